@@ -1,0 +1,109 @@
+//! osu_latency: ping-pong between ranks 0 and 1. Rank 0 times each round
+//! trip; latency is half of it.
+
+use super::{Kernel, Metric, Setup, SizeCase};
+use crate::backend::mpi::Mpi;
+use crate::buffer::{check_pattern, fill_pattern, fill_zero, AlignedBuf, AllocError, Mismatch, RECV_FILL, SEND_FILL};
+use crate::cli::BufferMode;
+
+const TAG: i32 = 1;
+
+/// Buffers and role of one side of a ping-pong; shared with osu_multi_lat.
+pub struct PingPong {
+    /// Whether this rank starts each exchange and keeps time.
+    pub initiator: bool,
+    pub peer: i32,
+    send: AlignedBuf,
+    recv: AlignedBuf,
+    fresh_per_size: bool,
+}
+
+impl PingPong {
+    pub fn new(initiator: bool, peer: i32, max_size: usize, mode: BufferMode) -> Result<PingPong, AllocError> {
+        let fresh_per_size = mode == BufferMode::Multiple;
+        let n = if fresh_per_size { 1 } else { max_size };
+        Ok(PingPong { initiator, peer, send: AlignedBuf::zeroed(n)?, recv: AlignedBuf::zeroed(n)?, fresh_per_size })
+    }
+
+    pub fn prepare(&mut self, case: &SizeCase) -> Result<(), AllocError> {
+        if self.fresh_per_size {
+            self.send = AlignedBuf::zeroed(case.size)?;
+            self.recv = AlignedBuf::zeroed(case.size)?;
+        }
+        self.send.as_mut_slice()[..case.size].fill(SEND_FILL);
+        self.recv.as_mut_slice()[..case.size].fill(RECV_FILL);
+        Ok(())
+    }
+
+    pub fn fill_validation(&mut self, case: &SizeCase, i: usize) {
+        fill_pattern(self.send.as_mut_slice(), case.datatype, case.count, case.size, i);
+        fill_zero(self.recv.as_mut_slice(), case.datatype, case.count);
+    }
+
+    /// One exchange; the initiator returns the round-trip time.
+    #[inline(always)]
+    pub fn exchange(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64> {
+        if self.initiator {
+            let t0 = mpi.wtime();
+            mpi.send(self.send.as_ptr(), case.count, case.datatype, self.peer, TAG);
+            mpi.recv(self.recv.as_mut_ptr(), case.count, case.datatype, self.peer, TAG);
+            Some(mpi.wtime() - t0)
+        } else {
+            mpi.recv(self.recv.as_mut_ptr(), case.count, case.datatype, self.peer, TAG);
+            mpi.send(self.send.as_ptr(), case.count, case.datatype, self.peer, TAG);
+            None
+        }
+    }
+
+    /// Both sides send the same pattern, so both can check what came back.
+    pub fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch> {
+        check_pattern(self.recv.as_slice(), case.datatype, case.count, case.size, i)
+    }
+}
+
+/// Round-trip seconds to one-way microseconds.
+pub fn one_way_us(round_trip_secs: f64) -> f64 {
+    round_trip_secs * 1e6 / 2.0
+}
+
+pub struct Latency {
+    pp: PingPong,
+}
+
+impl Latency {
+    pub fn new(s: &Setup) -> Result<Latency, AllocError> {
+        let rank = s.mpi.rank();
+        Ok(Latency { pp: PingPong::new(rank == 0, 1 - rank, s.opts.max_size, s.opts.buffers)? })
+    }
+}
+
+impl Kernel for Latency {
+    fn prepare(&mut self, _mpi: &Mpi, case: &SizeCase) -> Result<(), AllocError> {
+        self.pp.prepare(case)
+    }
+
+    fn fill_validation(&mut self, case: &SizeCase, i: usize) {
+        self.pp.fill_validation(case, i)
+    }
+
+    #[inline(always)]
+    fn step(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64> {
+        self.pp.exchange(mpi, case)
+    }
+
+    fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch> {
+        self.pp.check(case, i)
+    }
+
+    fn per_iteration(&self, _case: &SizeCase, secs: f64) -> f64 {
+        one_way_us(secs)
+    }
+
+    fn iteration_time_scale(&self) -> f64 {
+        0.5
+    }
+
+    fn metric(&mut self, _mpi: &Mpi, case: &SizeCase, total_secs: f64) -> Metric {
+        Metric { value: total_secs * 1e6 / (2.0 * case.iterations as f64), msg_rate: None }
+    }
+}

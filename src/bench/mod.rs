@@ -1,0 +1,162 @@
+//! Benchmarks. Each file says only what one timed step does on each rank,
+//! how the reported metric follows from the timings, and what a correct
+//! message looks like; [`timed_loop`] runs the iterations and
+//! [`runner`] does everything else (options, process checks, sizes,
+//! statistics, output).
+
+pub mod bibw;
+pub mod bw;
+pub mod latency;
+pub mod mbw_mr;
+pub mod multi_lat;
+pub mod runner;
+pub mod spec;
+pub mod timed_loop;
+
+use crate::backend::mpi::Mpi;
+use crate::buffer::{AllocError, Mismatch};
+use crate::cli::Options;
+use crate::datatype::Datatype;
+use spec::{BenchSpec, LARGE_MESSAGE_SIZE};
+
+/// One measurement point: a datatype, a message size and its counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SizeCase {
+    pub datatype: Datatype,
+    /// Message size in bytes.
+    pub size: usize,
+    /// Elements per message (size / element size).
+    pub count: usize,
+    pub iterations: usize,
+    pub warmup: usize,
+    /// Messages in flight per iteration (1 where there is no window).
+    pub window: usize,
+}
+
+/// What a benchmark needs to set itself up.
+pub struct Setup<'a> {
+    pub mpi: &'a Mpi,
+    pub opts: &'a Options,
+    /// Ranks that send (and as many that receive).
+    pub pairs: usize,
+    /// Largest window any size will use.
+    pub max_window: usize,
+}
+
+/// The reported value of one size, as OSU computes it (valid on rank 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Metric {
+    /// Latency in microseconds, or MB/s.
+    pub value: f64,
+    /// Messages per second (osu_mbw_mr).
+    pub msg_rate: Option<f64>,
+}
+
+/// The part of a benchmark that differs from the others.
+pub trait Kernel {
+    /// Sizes buffers and writes OSU's fill bytes before a size (untimed).
+    fn prepare(&mut self, mpi: &Mpi, case: &SizeCase) -> Result<(), AllocError>;
+
+    /// Start of iteration `i`, untimed. With validation, the default writes
+    /// the patterns and synchronises, as OSU does.
+    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validating: bool) {
+        if validating {
+            self.fill_validation(case, i);
+            mpi.barrier();
+        }
+    }
+
+    /// Writes the validation pattern of iteration `i` into the buffers.
+    fn fill_validation(&mut self, case: &SizeCase, i: usize);
+
+    /// One repetition of the timed operation. Returns this rank's elapsed
+    /// seconds if this rank keeps time.
+    fn step(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64>;
+
+    /// After iteration `i` with validation: the first wrong element this
+    /// rank received, if any.
+    fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch>;
+
+    /// The value of one iteration that took `secs` (for `-z`).
+    fn per_iteration(&self, case: &SizeCase, secs: f64) -> f64;
+
+    /// Multiplier that turns one iteration's time into the time the CSV
+    /// reports (0.5 for half a round trip).
+    fn iteration_time_scale(&self) -> f64 {
+        1.0
+    }
+
+    /// Turns this rank's total timed seconds into the reported metric; may
+    /// communicate (osu_mbw_mr averages over senders).
+    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, total_secs: f64) -> Metric;
+}
+
+/// Message sizes of a run, ascending: 0 (latency family only), then
+/// powers of two from the minimum, doubling up to the maximum.
+pub fn message_sizes(spec: &BenchSpec, min: usize, max: usize) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    let mut s = if spec.from_zero { min } else { min.max(1) };
+    while s <= max {
+        sizes.push(s);
+        s = match if s == 0 { Some(1) } else { s.checked_mul(2) } {
+            Some(n) => n,
+            None => break,
+        };
+    }
+    sizes
+}
+
+/// Iterations and warm-up for a size: `-i`/`-x` when given, otherwise the
+/// benchmark's defaults with the switch for sizes above 8192 bytes. Unlike
+/// OSU, a switch made for a large size does not stick to later sizes.
+pub fn counts(spec: &BenchSpec, opts: &Options, size: usize) -> (usize, usize) {
+    let large = spec.large_switch && size > LARGE_MESSAGE_SIZE;
+    let d = &spec.defaults;
+    let iters = opts.iterations.unwrap_or(if large { d.large_iterations } else { d.small_iterations });
+    let warm = opts.warmup.unwrap_or(if large { d.large_warmup } else { d.small_warmup });
+    (iters, warm)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spec::{BW, LATENCY, MBW_MR};
+    use super::*;
+    use crate::cli::{parse, Parsed};
+
+    fn opts(spec: &BenchSpec, args: &[&str]) -> Options {
+        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match parse(spec, &v).unwrap() {
+            Parsed::Run(o) => *o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn size_sequences() {
+        assert_eq!(message_sizes(&LATENCY, 0, 8), vec![0, 1, 2, 4, 8]);
+        assert_eq!(message_sizes(&BW, 1, 8), vec![1, 2, 4, 8]);
+        assert_eq!(message_sizes(&BW, 3, 20), vec![3, 6, 12]);
+        assert_eq!(message_sizes(&LATENCY, 0, 4194304).len(), 24);
+        assert_eq!(message_sizes(&BW, 1, 4194304).len(), 23);
+        assert!(message_sizes(&BW, 1, usize::MAX).len() >= 63);
+    }
+
+    #[test]
+    fn default_counts_switch_above_8192() {
+        let o = opts(&LATENCY, &[]);
+        assert_eq!(counts(&LATENCY, &o, 8192), (10000, 100));
+        assert_eq!(counts(&LATENCY, &o, 16384), (1000, 10));
+        let o = opts(&BW, &[]);
+        assert_eq!(counts(&BW, &o, 8192), (100, 10));
+        assert_eq!(counts(&BW, &o, 8193), (20, 2));
+        let o = opts(&MBW_MR, &[]);
+        assert_eq!(counts(&MBW_MR, &o, 1 << 22), (100, 10));
+    }
+
+    #[test]
+    fn given_counts_apply_to_all_sizes() {
+        let o = opts(&LATENCY, &["-i", "7", "-x", "0"]);
+        assert_eq!(counts(&LATENCY, &o, 1), (7, 0));
+        assert_eq!(counts(&LATENCY, &o, 1 << 20), (7, 0));
+    }
+}

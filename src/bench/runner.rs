@@ -1,0 +1,551 @@
+//! Drives one benchmark binary from argv to exit status: options, the
+//! launcher and process-count checks, result files, the size and datatype
+//! loops around the shared timed loop, validation verdicts, the rows for
+//! every sink, the run record, and the exit path every rank takes.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use super::spec::{BenchSpec, MetricKind, ProcRule};
+use super::timed_loop::{self, LoopOutcome};
+use super::{counts, message_sizes, Kernel, Metric, Setup, SizeCase};
+use crate::backend::mpi::Mpi;
+use crate::buffer::AllocError;
+use crate::cli::{self, help, Options, Parsed};
+use crate::launcher::{self, LauncherEnv};
+use crate::report::csv::CsvSink;
+use crate::report::files::{self, ResultFiles};
+use crate::report::osu::{OsuTable, TableLayout, VARIED_WINDOWS};
+use crate::report::record::{self, IterationPolicy, LauncherInfo, MpiInfo, RankInfo, RunRecord, ToolInfo};
+use crate::report::time::Utc;
+use crate::report::{Row, RunContext, Sink};
+use crate::stats::{osu_tails, Samples, Summary};
+use crate::topo::{self, affinity};
+use crate::watchdog::{self, OnFire, Progress, Step};
+
+/// Runs the benchmark and exits the process with its status.
+pub fn main<K: Kernel>(spec: &'static BenchSpec, make: fn(&Setup) -> Result<K, AllocError>) -> ! {
+    let code = run(spec, make);
+    let _ = io::stdout().flush();
+    std::process::exit(code)
+}
+
+/// One line on stderr (errors are always one line).
+fn say(line: &str) {
+    let _ = writeln!(io::stderr(), "{line}");
+}
+
+fn install_panic_hook(name: &'static str) {
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let loc = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        say(&format!("{name}: internal error: {msg}{loc} (please report this)"));
+        if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
+            // SAFETY: ends every rank; MPI is initialised and not finalised.
+            unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 1) };
+        }
+        std::process::exit(1);
+    }));
+}
+
+/// The process-count rule of the benchmark, or the line explaining why
+/// this job cannot run it.
+pub fn check_procs(spec: &BenchSpec, opts: &Options, np: usize) -> Result<usize, String> {
+    match spec.procs {
+        ProcRule::ExactlyTwo if np != 2 => Err("This test requires exactly two processes".into()),
+        ProcRule::ExactlyTwo => Ok(1),
+        ProcRule::AtLeastTwo if np < 2 => Err("This test requires at least two processes".into()),
+        ProcRule::AtLeastTwo => Ok(np / 2),
+        ProcRule::Pairs => {
+            if np < 2 {
+                return Err("This test requires at least two processes".into());
+            }
+            match opts.pairs {
+                Some(p) if p > np / 2 => {
+                    Err(format!("Invalid Number of Pairs [-p {p}] (at most np/2 = {} with {np} processes)", np / 2))
+                }
+                Some(p) => Ok(p),
+                None if np % 2 == 1 => Err(format!(
+                    "This test requires an even number of processes (rank i is paired with rank i + np/2), \
+                     got {np}"
+                )),
+                None => Ok(np / 2),
+            }
+        }
+    }
+}
+
+/// Everything rank 0 writes results to.
+struct Outputs {
+    table: OsuTable<io::Stdout>,
+    csv: Option<CsvSink<std::fs::File>>,
+}
+
+impl Outputs {
+    fn each(&mut self, f: &mut dyn FnMut(&mut dyn Sink) -> io::Result<()>) -> io::Result<()> {
+        f(&mut self.table)?;
+        if let Some(c) = &mut self.csv {
+            f(c)?;
+        }
+        Ok(())
+    }
+}
+
+fn run<K: Kernel>(spec: &'static BenchSpec, make: fn(&Setup) -> Result<K, AllocError>) -> i32 {
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let argv0 = argv.first().cloned().unwrap_or_else(|| spec.name.to_string());
+    let env = launcher::detect();
+    let leader = env.is_leader();
+    let opts = match cli::parse(spec, argv.get(1..).unwrap_or(&[])) {
+        Ok(Parsed::Help) => {
+            if leader {
+                print!("{}", help::text(spec));
+            }
+            return 0;
+        }
+        Ok(Parsed::Version) => {
+            if leader {
+                println!("{}", spec.title_line());
+                println!("commbench {} (OSU {} compatible)", crate::VERSION, crate::OSU_VERSION);
+            }
+            return 0;
+        }
+        Err(e) => {
+            if leader {
+                say(&e.to_string());
+            }
+            return 1;
+        }
+        Ok(Parsed::Run(o)) => *o,
+    };
+    install_panic_hook(spec.name);
+
+    let progress = Arc::new(Progress::default());
+    let on_fire: Arc<Mutex<Option<OnFire>>> = Arc::new(Mutex::new(None));
+    if let Some(t) = opts.timeout {
+        let rank = env.rank.map(|r| r.to_string()).unwrap_or_else(|| "?".into());
+        let who = format!("{} rank {rank} on {}", spec.name, topo::hostname());
+        watchdog::start(progress.clone(), t, who, on_fire.clone());
+    }
+
+    let start = Utc::now();
+    let Some(mpi) = Mpi::init() else {
+        say(&format!("{}: MPI was initialised before commbench could do it", spec.name));
+        return 1;
+    };
+    let np = mpi.size() as usize;
+    if let Some(msg) = env.mismatch(np, &mpi.library_version()) {
+        if leader {
+            say(&msg);
+        }
+        mpi.finalize();
+        return 1;
+    }
+    let pairs = match check_procs(spec, &opts, np) {
+        Ok(p) => p,
+        Err(msg) => {
+            if mpi.rank() == 0 {
+                say(&msg);
+            }
+            mpi.finalize();
+            return 1;
+        }
+    };
+    Session { spec, opts, argv, argv0, env, mpi, pairs, progress, on_fire, start }.run(make)
+}
+
+/// A run past the checks that need no communication.
+struct Session {
+    spec: &'static BenchSpec,
+    opts: Options,
+    argv: Vec<String>,
+    argv0: String,
+    env: LauncherEnv,
+    mpi: Mpi,
+    pairs: usize,
+    progress: Arc<Progress>,
+    on_fire: Arc<Mutex<Option<OnFire>>>,
+    start: Utc,
+}
+
+/// How the size loop ended.
+enum Ending {
+    Complete,
+    ValidationFailed { size: usize },
+}
+
+impl Session {
+    fn is_root(&self) -> bool {
+        self.mpi.rank() == 0
+    }
+
+    /// Ends every rank at once after a failure only this rank knows about.
+    fn abort(&self, line: &str) -> ! {
+        say(line);
+        let _ = io::stdout().flush();
+        self.mpi.abort(1)
+    }
+
+    fn windows(&self) -> Vec<usize> {
+        if !self.spec.windowed {
+            vec![1]
+        } else if self.opts.vary_window {
+            VARIED_WINDOWS.to_vec()
+        } else {
+            vec![self.opts.window]
+        }
+    }
+
+    fn rank_info(&self) -> RankInfo {
+        let cpus = affinity::allowed_cpus();
+        RankInfo {
+            rank: self.mpi.rank() as usize,
+            host: self.mpi.processor_name(),
+            pid: std::process::id(),
+            cpus: affinity::format_list(&cpus),
+            cpu_count: cpus.len(),
+            local_rank: self.env.local_rank,
+        }
+    }
+
+    /// Gathers every rank's placement at rank 0.
+    fn gather_ranks(&self) -> Vec<RankInfo> {
+        let mine = serde_json::to_vec(&self.rank_info()).unwrap_or_default();
+        self.mpi.gather_bytes(&mine).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect()
+    }
+
+    fn new_record(&self, ranks: Vec<RankInfo>, files: &ResultFiles) -> RunRecord {
+        let d = &self.spec.defaults;
+        let o = &self.opts;
+        RunRecord {
+            schema: record::SCHEMA.into(),
+            benchmark: self.spec.name.into(),
+            title: self.spec.title_line(),
+            status: "running".into(),
+            status_detail: None,
+            exit_code: None,
+            commbench: ToolInfo::current(),
+            command_line: self.argv.clone(),
+            working_dir: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
+            start_utc: self.start.rfc3339(),
+            end_utc: None,
+            mpi: MpiInfo {
+                library_version: self.mpi.library_version(),
+                standard_version: self.mpi.standard_version(),
+                world_size: self.mpi.size() as usize,
+                wtick_s: self.mpi.wtick(),
+            },
+            launcher: LauncherInfo { kind: self.env.kind.into(), size: self.env.size },
+            hosts: record::distinct_hosts(&ranks),
+            ranks,
+            options: serde_json::to_value(o).unwrap_or_default(),
+            iteration_policy: IterationPolicy {
+                small_iterations: o.iterations.unwrap_or(d.small_iterations),
+                small_warmup: o.warmup.unwrap_or(d.small_warmup),
+                large_iterations: o.iterations.unwrap_or(d.large_iterations),
+                large_warmup: o.warmup.unwrap_or(d.large_warmup),
+                large_above_bytes: self.spec.large_switch.then_some(super::spec::LARGE_MESSAGE_SIZE),
+                window: self.spec.windowed.then_some(o.window),
+                validation_warmup: o.validation_warmup,
+                min_size: o.min_size,
+                max_size: o.max_size,
+            },
+            environment: record::relevant_environment(),
+            results: record::ResultsInfo { csv: Some(files.csv_path.display().to_string()), rows: 0 },
+        }
+    }
+
+    /// Creates the result files on rank 0 and tells every rank whether
+    /// that worked; on failure every rank returns the error line.
+    fn open_results(&self) -> Result<Option<ResultFiles>, String> {
+        let mut outcome = Ok(None);
+        if self.is_root() {
+            let job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
+            outcome = files::create(&self.opts.results, self.spec.name, &self.start.compact(), job.as_deref())
+                .map_err(|e| e.to_string());
+        }
+        let ok = self.mpi.bcast_u64(u64::from(outcome.is_ok()));
+        match (ok, outcome) {
+            (1, o) => o,
+            (_, Err(e)) => Err(e),
+            (_, Ok(_)) => Err(String::new()),
+        }
+    }
+
+    fn run<K: Kernel>(self, make: fn(&Setup) -> Result<K, AllocError>) -> i32 {
+        self.progress.set_step(Step::Startup);
+        let files = match self.open_results() {
+            Ok(f) => f,
+            Err(msg) => {
+                if self.is_root() {
+                    say(&format!("{}: {msg}", self.spec.name));
+                }
+                self.mpi.finalize();
+                return 1;
+            }
+        };
+        let ranks = self.gather_ranks();
+
+        // Rank 0: run record, then the sinks.
+        let mut record: Option<(Arc<Mutex<RunRecord>>, PathBuf)> = None;
+        let mut outputs: Option<Outputs> = None;
+        if self.is_root() {
+            let ctx = RunContext {
+                benchmark: self.spec.name,
+                backend: "mpi",
+                np: self.mpi.size() as usize,
+                pairs: self.pairs,
+            };
+            let mut csv = None;
+            if let Some(f) = files {
+                let rec = self.new_record(ranks, &f);
+                if let Err(e) = rec.write(&f.record_path) {
+                    self.abort(&format!("{}: cannot write {}: {e}", self.spec.name, f.record_path.display()));
+                }
+                let rec = Arc::new(Mutex::new(rec));
+                self.arm_watchdog_record(rec.clone(), f.record_path.clone());
+                record = Some((rec, f.record_path.clone()));
+                match CsvSink::new(f.csv, ctx.clone()) {
+                    Ok(s) => csv = Some(s),
+                    Err(e) => self.abort(&format!("{}: cannot write {}: {e}", self.spec.name, f.csv_path.display())),
+                }
+                say_results(self.spec.name, &f.csv_path, &f.record_path);
+            }
+            let layout = TableLayout {
+                validation: self.opts.validation.is_some(),
+                tails: self.opts.tails.clone().unwrap_or_default(),
+                print_rate: self.opts.print_rate,
+                vary_window: self.opts.vary_window,
+                window: self.opts.window,
+                pairs: self.pairs,
+            };
+            let mut table = OsuTable::new(io::stdout(), self.spec, layout);
+            if let Err(e) = table.preamble() {
+                self.abort(&format!("{}: cannot write to stdout: {e}", self.spec.name));
+            }
+            outputs = Some(Outputs { table, csv });
+        }
+
+        let windows = self.windows();
+        let setup = Setup {
+            mpi: &self.mpi,
+            opts: &self.opts,
+            pairs: self.pairs,
+            max_window: windows.iter().copied().max().unwrap_or(1),
+        };
+        let mut kernel = match make(&setup) {
+            Ok(k) => k,
+            Err(e) => self.abort(&format!("{}: rank {}: {e}", self.spec.name, self.mpi.rank())),
+        };
+        let ending = self.size_loops(&mut kernel, &windows, &mut outputs, record.as_ref().map(|r| &r.0));
+
+        self.progress.set_step(Step::Finish);
+        let code = match ending {
+            Ending::Complete => 0,
+            Ending::ValidationFailed { .. } => 1,
+        };
+        if let Some((rec, path)) = &record {
+            if let Ok(mut r) = rec.lock() {
+                r.status = match ending {
+                    Ending::Complete => "complete".into(),
+                    Ending::ValidationFailed { size } => {
+                        r.status_detail = Some(format!("validation failed at message size {size}"));
+                        "validation_failed".into()
+                    }
+                };
+                r.exit_code = Some(code);
+                r.end_utc = Some(Utc::now().rfc3339());
+                if let Err(e) = r.write(path) {
+                    say(&format!("{}: cannot write {}: {e}", self.spec.name, path.display()));
+                }
+            }
+        }
+        let root = self.is_root();
+        self.mpi.finalize();
+        if let (Ending::ValidationFailed { size }, true) = (ending, root) {
+            println!("DATA VALIDATION ERROR: {} exited with status 1 on message size {size}.", self.argv0);
+        }
+        code
+    }
+
+    /// On rank 0, lets the watchdog mark the run record before it ends the
+    /// job.
+    fn arm_watchdog_record(&self, rec: Arc<Mutex<RunRecord>>, path: PathBuf) {
+        if let Ok(mut slot) = self.on_fire.lock() {
+            *slot = Some(Box::new(move |msg: &str| {
+                if let Ok(mut r) = rec.try_lock() {
+                    r.status = "timeout".into();
+                    r.status_detail = Some(msg.to_string());
+                    r.exit_code = Some(watchdog::TIMEOUT_EXIT);
+                    r.end_utc = Some(Utc::now().rfc3339());
+                    let _ = r.write(&path);
+                }
+            }));
+        }
+    }
+
+    fn size_loops<K: Kernel>(
+        &self,
+        kernel: &mut K,
+        windows: &[usize],
+        outputs: &mut Option<Outputs>,
+        record: Option<&Arc<Mutex<RunRecord>>>,
+    ) -> Ending {
+        let sizes = message_sizes(self.spec, self.opts.min_size, self.opts.max_size);
+        let max_iters = sizes.iter().map(|&s| counts(self.spec, &self.opts, s).0).max().unwrap_or(1);
+        let mut samples = Samples::with_capacity(max_iters);
+        let validating = self.opts.validation.is_some();
+        for &dt in &self.opts.datatypes {
+            self.emit(outputs, |s| s.begin_datatype(dt));
+            for &size in &sizes {
+                let count = size / dt.size();
+                if count == 0 {
+                    continue;
+                }
+                let (iterations, warmup) = counts(self.spec, &self.opts, size);
+                for &window in windows {
+                    let case = SizeCase { datatype: dt, size, count, iterations, warmup, window };
+                    self.progress.enter(Step::Setup, Some(dt), size);
+                    if let Err(e) = kernel.prepare(&self.mpi, &case) {
+                        self.abort(&format!("{}: rank {}: {e}", self.spec.name, self.mpi.rank()));
+                    }
+                    self.mpi.barrier();
+                    let outcome = timed_loop::run(
+                        &self.mpi,
+                        kernel,
+                        &case,
+                        validating,
+                        self.opts.validation_warmup,
+                        &mut samples,
+                        &self.progress,
+                    );
+                    self.progress.set_step(Step::Results);
+                    let metric = kernel.metric(&self.mpi, &case, samples.total());
+                    let passed = validating.then(|| self.verdict(&case, &outcome));
+                    if outputs.is_some() {
+                        let row = self.row(kernel, &case, metric, passed, &samples);
+                        self.emit(outputs, |s| s.row(&row));
+                        if let Some(rec) = record {
+                            if let Ok(mut r) = rec.lock() {
+                                r.results.rows += 1;
+                            }
+                        }
+                    }
+                    if passed == Some(false) {
+                        return Ending::ValidationFailed { size };
+                    }
+                }
+            }
+            self.emit(outputs, |s| s.end_datatype());
+        }
+        Ending::Complete
+    }
+
+    /// Sends a row (or block boundary) to every sink on rank 0.
+    fn emit(&self, outputs: &mut Option<Outputs>, mut f: impl FnMut(&mut dyn Sink) -> io::Result<()>) {
+        if let Some(o) = outputs {
+            if let Err(e) = o.each(&mut f) {
+                self.abort(&format!("{}: cannot write results: {e}", self.spec.name));
+            }
+        }
+    }
+
+    /// Combines every rank's checks; a rank that saw wrong data says where.
+    fn verdict(&self, case: &SizeCase, outcome: &LoopOutcome) -> bool {
+        if let Some((iteration, m)) = &outcome.first_mismatch {
+            let rank = self.mpi.rank();
+            say(&format!(
+                "{}: validation failed on rank {rank}: size {} ({}), iteration {iteration}: element {} expected {}, \
+                 found {} ({} of {} elements wrong; {} of {} iterations wrong)",
+                self.spec.name,
+                case.size,
+                case.datatype.mpi_name(),
+                m.index,
+                m.expected,
+                m.found,
+                m.count,
+                case.count,
+                outcome.errors,
+                case.iterations + case.warmup,
+            ));
+            if let Some(dir) = self.opts.validation.as_ref().and_then(|v| v.log_dir.as_ref()) {
+                write_validation_log(dir, rank, case, *iteration, m);
+            }
+        }
+        self.mpi.allreduce_sum_u64(outcome.errors) == 0
+    }
+
+    fn row<K: Kernel>(
+        &self,
+        kernel: &K,
+        case: &SizeCase,
+        metric: Metric,
+        passed: Option<bool>,
+        samples: &Samples,
+    ) -> Row {
+        let tails = match &self.opts.tails {
+            Some(ps) => {
+                let values: Vec<f64> = samples.as_slice().iter().map(|&t| kernel.per_iteration(case, t)).collect();
+                osu_tails(&values, ps)
+            }
+            None => Vec::new(),
+        };
+        let (avg_lat_us, bw_mbps) = match self.spec.metric {
+            MetricKind::Latency => (Some(metric.value), None),
+            MetricKind::Bandwidth | MetricKind::MultiBandwidth => (None, Some(metric.value)),
+        };
+        Row {
+            datatype: Some(case.datatype),
+            size: case.size,
+            window: self.spec.windowed.then_some(case.window),
+            iterations: case.iterations,
+            warmup: case.warmup,
+            avg_lat_us,
+            bw_mbps,
+            msg_rate: metric.msg_rate,
+            validation: passed,
+            tails,
+            iter: Summary::from_secs(samples.as_slice(), kernel.iteration_time_scale()),
+            finished_utc: Utc::now().rfc3339(),
+        }
+    }
+}
+
+fn say_results(name: &str, csv: &std::path::Path, record: &std::path::Path) {
+    say(&format!("{name}: results in {} (run record {})", csv.display(), record.display()));
+}
+
+/// `-clog[:DIR]`: each failing rank appends what it saw to DIR/log-<rank>.log.
+fn write_validation_log(
+    dir: &std::path::Path,
+    rank: i32,
+    case: &SizeCase,
+    iteration: usize,
+    m: &crate::buffer::Mismatch,
+) {
+    let write = || -> io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(dir.join(format!("log-{rank}.log")))?;
+        writeln!(
+            f,
+            "Size: {}, Iteration: {iteration}, Datatype: {}\nfirst wrong element: {}  expected: {}  found: {}  \
+             ({} of {} elements wrong)",
+            case.size,
+            case.datatype.mpi_name(),
+            m.index,
+            m.expected,
+            m.found,
+            m.count,
+            case.count
+        )
+    };
+    if let Err(e) = write() {
+        say(&format!("validation log {}: {e}", dir.display()));
+    }
+}

@@ -1,0 +1,337 @@
+//! Message buffers: page-aligned host allocations, the fill bytes OSU uses
+//! between sizes, and the validation patterns (`-c`) with their checks.
+
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+
+use crate::datatype::Datatype;
+
+/// Host buffers are aligned to the page size, as OSU's `posix_memalign`.
+pub const PAGE_ALIGN: usize = 4096;
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot allocate a {bytes}-byte message buffer (out of memory; lower -m or -W)")]
+pub struct AllocError {
+    pub bytes: usize,
+}
+
+/// A zero-initialised, page-aligned host buffer of fixed length.
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+    layout: Layout,
+}
+
+// The buffer owns its memory exclusively.
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    /// Allocates `len` bytes (at least one byte is allocated so that a
+    /// zero-length message still has a valid address).
+    pub fn zeroed(len: usize) -> Result<AlignedBuf, AllocError> {
+        let layout = Layout::from_size_align(len.max(1), PAGE_ALIGN).map_err(|_| AllocError { bytes: len })?;
+        // SAFETY: layout has non-zero size.
+        let raw = unsafe { alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).ok_or(AllocError { bytes: len })?;
+        Ok(AlignedBuf { ptr, len, layout })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len bytes, initialised at allocation.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and we hold &mut self.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated with this layout in `zeroed`.
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// The buffers one side of a windowed transfer uses: one shared buffer
+/// (`-b single`) or one per message in flight (`-b multiple`).
+pub struct BufferSet {
+    bufs: Vec<AlignedBuf>,
+    slots: usize,
+    multiple: bool,
+}
+
+impl BufferSet {
+    /// `slots` messages of up to `bytes` each.
+    pub fn new(bytes: usize, slots: usize, multiple: bool) -> Result<BufferSet, AllocError> {
+        let n = if multiple { slots.max(1) } else { 1 };
+        let bufs = (0..n).map(|_| AlignedBuf::zeroed(bytes)).collect::<Result<Vec<_>, _>>()?;
+        Ok(BufferSet { bufs, slots: slots.max(1), multiple })
+    }
+
+    /// Number of messages this set serves.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Number of distinct buffers (1 for `-b single`).
+    pub fn distinct(&self) -> usize {
+        self.bufs.len()
+    }
+
+    pub fn slot_ptr(&self, j: usize) -> *const u8 {
+        self.bufs[if self.bufs.len() == 1 { 0 } else { j }].as_ptr()
+    }
+
+    pub fn slot_mut_ptr(&mut self, j: usize) -> *mut u8 {
+        let n = self.bufs.len();
+        self.bufs[if n == 1 { 0 } else { j }].as_mut_ptr()
+    }
+
+    pub fn buf(&self, k: usize) -> &AlignedBuf {
+        &self.bufs[k]
+    }
+
+    pub fn buf_mut(&mut self, k: usize) -> &mut AlignedBuf {
+        &mut self.bufs[k]
+    }
+
+    /// Sets the first `bytes` of every buffer to `byte`.
+    pub fn fill(&mut self, bytes: usize, byte: u8) {
+        for b in &mut self.bufs {
+            b.as_mut_slice()[..bytes].fill(byte);
+        }
+    }
+
+    /// Makes the set serve `slots` messages of `bytes` each: a shared buffer
+    /// keeps its (large enough) allocation, a per-message set is rebuilt
+    /// when the window or the size changes.
+    pub fn reshape(&mut self, bytes: usize, slots: usize) -> Result<(), AllocError> {
+        if self.multiple {
+            if self.bufs.len() != slots.max(1) || self.bufs[0].len() != bytes {
+                *self = BufferSet::new(bytes, slots, true)?;
+            }
+        } else {
+            if self.bufs[0].len() < bytes {
+                self.bufs[0] = AlignedBuf::zeroed(bytes)?;
+            }
+            self.slots = slots.max(1);
+        }
+        Ok(())
+    }
+
+    /// Writes the validation pattern: message slot j of iteration i carries
+    /// the pattern of iteration i + j (with one shared buffer, i).
+    pub fn fill_patterns(&mut self, dt: Datatype, count: usize, size: usize, i: usize) {
+        for (k, b) in self.bufs.iter_mut().enumerate() {
+            fill_pattern(b.as_mut_slice(), dt, count, size, i + k);
+        }
+    }
+
+    /// Clears `count` elements of every buffer.
+    pub fn zero(&mut self, dt: Datatype, count: usize) {
+        for b in &mut self.bufs {
+            fill_zero(b.as_mut_slice(), dt, count);
+        }
+    }
+
+    /// Checks every buffer against `fill_patterns`' pattern.
+    pub fn check_patterns(&self, dt: Datatype, count: usize, size: usize, i: usize) -> Option<Mismatch> {
+        self.bufs.iter().enumerate().find_map(|(k, b)| check_pattern(b.as_slice(), dt, count, size, i + k))
+    }
+}
+
+/// OSU fills send buffers with 'a' and receive buffers with 'b' per size.
+pub const SEND_FILL: u8 = b'a';
+pub const RECV_FILL: u8 = b'b';
+
+/// The value validation writes for `v` in element type `dt` (OSU's
+/// multipliers: char 7, int 10, float 2.0).
+fn element(dt: Datatype, v: u64) -> [u8; 4] {
+    match dt {
+        Datatype::Char => [(v.wrapping_mul(7) & 0xff) as u8, 0, 0, 0],
+        Datatype::Int => ((v as i64).wrapping_mul(10) as i32).to_ne_bytes(),
+        Datatype::Float => (2.0f32 * v as f32).to_ne_bytes(),
+    }
+}
+
+/// Writes the point-to-point validation pattern: element k carries
+/// 7*(k+1) + size + iteration.
+pub fn fill_pattern(buf: &mut [u8], dt: Datatype, count: usize, size: usize, iteration: usize) {
+    let w = dt.size();
+    for k in 0..count {
+        let v = 7 * (k as u64 + 1) + size as u64 + iteration as u64;
+        buf[k * w..(k + 1) * w].copy_from_slice(&element(dt, v)[..w]);
+    }
+}
+
+/// Fills `count` elements with the value validation uses for zero, so a
+/// message that never arrives is caught.
+pub fn fill_zero(buf: &mut [u8], dt: Datatype, count: usize) {
+    buf[..count * dt.size()].fill(0);
+}
+
+/// First element that differs from the pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    pub index: usize,
+    pub expected: String,
+    pub found: String,
+    /// How many elements differ in total.
+    pub count: usize,
+}
+
+fn show(dt: Datatype, bytes: &[u8]) -> String {
+    match dt {
+        Datatype::Char => format!("{}", bytes[0] as i8),
+        Datatype::Int => format!("{}", i32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])),
+        Datatype::Float => format!("{}", f32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])),
+    }
+}
+
+/// Checks a received buffer against the point-to-point pattern. Every
+/// element is compared (char and int exactly, float within 0.001).
+pub fn check_pattern(buf: &[u8], dt: Datatype, count: usize, size: usize, iteration: usize) -> Option<Mismatch> {
+    let w = dt.size();
+    let mut first: Option<Mismatch> = None;
+    let mut wrong = 0;
+    for k in 0..count {
+        let v = 7 * (k as u64 + 1) + size as u64 + iteration as u64;
+        let want = element(dt, v);
+        let got = &buf[k * w..(k + 1) * w];
+        let ok = match dt {
+            Datatype::Float => {
+                let a = f32::from_ne_bytes([got[0], got[1], got[2], got[3]]);
+                let b = f32::from_ne_bytes(want);
+                (a - b).abs() <= 0.001
+            }
+            _ => got == &want[..w],
+        };
+        if !ok {
+            wrong += 1;
+            if first.is_none() {
+                first = Some(Mismatch { index: k, expected: show(dt, &want), found: show(dt, got), count: 0 });
+            }
+        }
+    }
+    first.map(|m| Mismatch { count: wrong, ..m })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_and_zeroed() {
+        let b = AlignedBuf::zeroed(10000).unwrap();
+        assert_eq!(b.as_ptr() as usize % PAGE_ALIGN, 0);
+        assert!(b.as_slice().iter().all(|&x| x == 0));
+        let z = AlignedBuf::zeroed(0).unwrap();
+        assert_eq!(z.len(), 0);
+        assert!(!z.as_ptr().is_null());
+    }
+
+    #[test]
+    fn huge_allocation_is_an_error() {
+        assert!(AlignedBuf::zeroed(usize::MAX / 2).is_err());
+    }
+
+    #[test]
+    fn buffer_set_slots() {
+        let mut s = BufferSet::new(8, 4, false).unwrap();
+        assert_eq!(s.distinct(), 1);
+        assert_eq!(s.slot_ptr(0), s.slot_ptr(3));
+        let m = BufferSet::new(8, 4, true).unwrap();
+        assert_eq!(m.distinct(), 4);
+        assert_ne!(m.slot_ptr(0), m.slot_ptr(3));
+        s.fill(8, b'a');
+        assert_eq!(s.buf(0).as_slice(), b"aaaaaaaa");
+    }
+
+    #[test]
+    fn reshape_keeps_or_rebuilds() {
+        let mut s = BufferSet::new(64, 4, false).unwrap();
+        let p = s.slot_ptr(0);
+        s.reshape(32, 8).unwrap();
+        assert_eq!((s.slots(), s.distinct(), s.slot_ptr(7)), (8, 1, p));
+        s.reshape(128, 2).unwrap();
+        assert_eq!(s.buf(0).len(), 128);
+        let mut m = BufferSet::new(64, 4, true).unwrap();
+        m.reshape(16, 2).unwrap();
+        assert_eq!((m.slots(), m.distinct(), m.buf(1).len()), (2, 2, 16));
+    }
+
+    #[test]
+    fn slot_patterns_follow_iteration_plus_slot() {
+        let mut m = BufferSet::new(8, 3, true).unwrap();
+        m.fill_patterns(Datatype::Char, 8, 8, 5);
+        assert!(m.check_patterns(Datatype::Char, 8, 8, 5).is_none());
+        assert_eq!(m.buf(2).as_slice(), {
+            let mut b = vec![0u8; 8];
+            fill_pattern(&mut b, Datatype::Char, 8, 8, 7);
+            b
+        });
+        m.zero(Datatype::Char, 8);
+        assert!(m.check_patterns(Datatype::Char, 8, 8, 5).is_some());
+    }
+
+    #[test]
+    fn pattern_round_trip_each_type() {
+        for dt in Datatype::ALL {
+            let count = 37;
+            let mut b = vec![0u8; count * dt.size()];
+            fill_pattern(&mut b, dt, count, 148, 3);
+            assert_eq!(check_pattern(&b, dt, count, 148, 3), None, "{dt:?}");
+            // a different iteration is a different pattern
+            assert!(check_pattern(&b, dt, count, 148, 4).is_some(), "{dt:?}");
+        }
+    }
+
+    #[test]
+    fn char_pattern_values() {
+        let mut b = vec![0u8; 2];
+        fill_pattern(&mut b, Datatype::Char, 2, 1, 0);
+        // element 0: v = 7 + 1 = 8 -> 56; element 1: v = 15 -> 105
+        assert_eq!(b, vec![56, 105]);
+    }
+
+    #[test]
+    fn mismatch_reports_first_and_total() {
+        let mut b = vec![0u8; 16];
+        fill_pattern(&mut b, Datatype::Int, 4, 16, 0);
+        b[8] ^= 1;
+        b[12] ^= 1;
+        let m = check_pattern(&b, Datatype::Int, 4, 16, 0).unwrap();
+        assert_eq!(m.index, 2);
+        assert_eq!(m.count, 2);
+        assert_eq!(m.expected, format!("{}", (7 * 3 + 16) * 10));
+    }
+
+    #[test]
+    fn float_tolerance() {
+        let mut b = vec![0u8; 4];
+        fill_pattern(&mut b, Datatype::Float, 1, 4, 0);
+        let v = f32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+        b.copy_from_slice(&(v + 0.0005).to_ne_bytes());
+        assert!(check_pattern(&b, Datatype::Float, 1, 4, 0).is_none());
+        b.copy_from_slice(&(v + 0.5).to_ne_bytes());
+        assert!(check_pattern(&b, Datatype::Float, 1, 4, 0).is_some());
+    }
+}

@@ -1,0 +1,85 @@
+//! `-h` text: the same letters and meanings as OSU 7.4, in OSU's order and
+//! column layout, described in commbench's own words, followed by the
+//! long-only commbench options.
+
+use super::{long_name, EXTENSIONS};
+use crate::bench::spec::{BenchSpec, ProcRule, DEFAULT_WINDOW, LARGE_MESSAGE_SIZE};
+
+fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
+    let d = &spec.defaults;
+    let counts = if spec.large_switch {
+        format!("{} up to {} bytes, {} above", d.small_iterations, LARGE_MESSAGE_SIZE, d.large_iterations)
+    } else {
+        format!("{}", d.small_iterations)
+    };
+    let warm = if spec.large_switch {
+        format!("{} up to {} bytes, {} above", d.small_warmup, LARGE_MESSAGE_SIZE, d.large_warmup)
+    } else {
+        format!("{}", d.small_warmup)
+    };
+    let lines: Vec<String> = match letter {
+        'h' => vec!["show this help and exit".into()],
+        'v' => vec!["show the benchmark title and commbench version, then exit".into()],
+        'm' => vec![
+            format!(
+                "[MIN:]MAX - message sizes in bytes, doubling from MIN to MAX (default {}:{})",
+                spec.min_size, spec.max_size
+            ),
+            "-m 128     only MAX; -m 2:128 both; -m 2: only MIN; K/M/G suffixes allowed".into(),
+        ],
+        'x' => vec![format!("N - untimed warm-up iterations per size (default {warm})")],
+        'i' => vec![format!("N - timed iterations per size (default {counts})")],
+        't' => vec!["N - accepted for compatibility and ignored".into()],
+        'W' => vec![format!("N - messages in flight before each synchronisation (default {DEFAULT_WINDOW})")],
+        'b' => vec![
+            "single|multiple - reuse one buffer, or give every message in flight".into(),
+            "its own buffer (default single)".into(),
+        ],
+        'c' => vec![
+            "[log[:DIR]] - check every received message and add a Validation column;".into(),
+            "with log, write the mismatches of failing ranks under DIR (default validation_output)".into(),
+        ],
+        'u' => vec!["N - with -c, untimed repetitions before each timed one (default 5, at most 10)".into()],
+        'G' => vec!["not supported: the CSV results carry per-size percentiles instead".into()],
+        'D' => vec!["not supported: derived datatypes".into()],
+        'P' => vec!["not supported: PAPI counters".into()],
+        'T' => vec!["mpi_char|mpi_int|mpi_float|all - element type; may be repeated (default mpi_char)".into()],
+        'I' => vec!["not supported: MPI-4 session initialisation".into()],
+        'z' => vec![
+            "[P1,P2,...] - add per-iteration percentile columns, at most 5, each 0..100".into(),
+            "(attach the list: -z50,99; a bare -z means 50,90,99)".into(),
+        ],
+        'p' => vec!["N - number of sending ranks, each paired with rank + np/2 (default np/2)".into()],
+        'R' => vec!["0|1 - print the Messages/s column (default 1)".into()],
+        'V' => vec!["run each size with windows 1, 2, 4 ... 128 (not together with -W)".into()],
+        _ => vec![String::new()],
+    };
+    lines
+}
+
+/// The full help text.
+pub fn text(spec: &BenchSpec) -> String {
+    let mut out = format!("Usage: {} [options]\nOptions:\n", spec.name);
+    for letter in spec.letters.chars() {
+        let long = long_name(letter).unwrap_or("");
+        let lines = describe(letter, spec);
+        out.push_str(&format!("  -{letter}, --{long:<20}{}\n", lines[0]));
+        for l in &lines[1..] {
+            out.push_str(&format!("{:28}{l}\n", ""));
+        }
+    }
+    out.push_str("commbench options (long form only):\n");
+    for (long, _, arg, what) in EXTENSIONS {
+        let name = if arg.is_empty() { long.to_string() } else { format!("{long} {arg}") };
+        out.push_str(&format!("      --{name:<20}{what}\n"));
+    }
+    match spec.procs {
+        ProcRule::ExactlyTwo => out.push_str("Run with exactly two processes, e.g. mpirun -np 2.\n"),
+        ProcRule::Pairs => out.push_str(
+            "Run with an even number of processes; rank i is paired with rank i + np/2,\n\
+             so place ranks in blocks (all senders on one node, receivers on the other).\n",
+        ),
+        ProcRule::AtLeastTwo => out.push_str("Run with at least two processes.\n"),
+    }
+    out
+}

@@ -1,0 +1,100 @@
+//! Command-line handling for the OSU-compatible binaries: the option table
+//! (OSU's letters and long names plus commbench's long-only extensions),
+//! parsing into [`Options`], and the help text.
+
+pub mod getopt;
+pub mod help;
+pub mod options;
+
+use getopt::{ArgKind, OptDef, OptId, SplitError};
+pub use options::{BufferMode, Options, Parsed, ResultsDest, Validation};
+
+use crate::bench::spec::BenchSpec;
+
+/// A command-line problem; its text is the one line printed on stderr.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CliError {
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// Every OSU option letter with its long name and argument kind.
+const OSU_OPTIONS: &[(char, &str, ArgKind)] = &[
+    ('h', "help", ArgKind::None),
+    ('v', "version", ArgKind::None),
+    ('f', "full", ArgKind::None),
+    ('m', "message-size", ArgKind::Required),
+    ('W', "window-size", ArgKind::Required),
+    ('t', "num-test-calls", ArgKind::Required),
+    ('i', "iterations", ArgKind::Required),
+    ('x', "warmup", ArgKind::Required),
+    ('a', "array-size", ArgKind::Required),
+    ('M', "mem-limit", ArgKind::Required),
+    ('R', "print-rate", ArgKind::Required),
+    ('p', "num-pairs", ArgKind::Required),
+    ('V', "vary-window", ArgKind::None),
+    ('c', "validation", ArgKind::Optional),
+    ('b', "buffer-num", ArgKind::Required),
+    ('u', "validation-warmup", ArgKind::Required),
+    ('G', "graph", ArgKind::Required),
+    ('P', "papi", ArgKind::Required),
+    ('D', "ddt", ArgKind::Required),
+    ('T', "type", ArgKind::Required),
+    ('I', "session", ArgKind::None),
+    ('l', "in-place", ArgKind::None),
+    ('z', "tail-lat", ArgKind::Optional),
+    ('k', "root-rank", ArgKind::Required),
+];
+
+/// commbench's own options: long names only, so no OSU letter is taken.
+pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
+    (
+        "results-dir",
+        ArgKind::Required,
+        "DIR",
+        "write the CSV and run record into DIR (default results/, or $COMMBENCH_RESULTS_DIR)",
+    ),
+    ("csv", ArgKind::Required, "FILE", "write the CSV to FILE and the run record beside it (FILE.json)"),
+    ("no-results", ArgKind::None, "", "write no CSV or run record, only the OSU table"),
+    ("timeout", ArgKind::Required, "SECONDS", "end the job with an error when no iteration completes for SECONDS"),
+];
+
+/// The option table for one benchmark, in OSU's option-string order.
+pub fn option_table(spec: &BenchSpec) -> Vec<OptDef> {
+    let mut defs: Vec<OptDef> = spec
+        .letters
+        .chars()
+        .filter_map(|c| {
+            OSU_OPTIONS.iter().find(|(l, ..)| *l == c).map(|&(l, long, arg)| OptDef {
+                id: OptId::Short(l),
+                long,
+                arg,
+                stops: l == 'h' || l == 'v',
+            })
+        })
+        .collect();
+    defs.extend(EXTENSIONS.iter().map(|&(long, arg, ..)| OptDef { id: OptId::Long(long), long, arg, stops: false }));
+    defs
+}
+
+/// Long name of an OSU letter.
+pub fn long_name(letter: char) -> Option<&'static str> {
+    OSU_OPTIONS.iter().find(|(l, ..)| *l == letter).map(|(_, n, _)| *n)
+}
+
+/// Parses argv (without argv[0]) for a benchmark.
+pub fn parse(spec: &BenchSpec, args: &[String]) -> Result<Parsed, CliError> {
+    let defs = option_table(spec);
+    let split = getopt::split(args, &defs).map_err(|e| match e {
+        SplitError::Unknown { shown } => CliError::Usage(format!("Invalid option [{shown}]")),
+        SplitError::MissingArgument { shown } => CliError::Usage(format!("Option Missing Required Argument [{shown}]")),
+        SplitError::Ambiguous { shown, candidates } => {
+            CliError::Usage(format!("Ambiguous option [{shown}] (could be {})", candidates.join(", ")))
+        }
+        SplitError::UnexpectedValue { shown } => CliError::Usage(format!("Option takes no argument [{shown}]")),
+    })?;
+    options::apply(spec, &split.tokens, &split.positional)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,410 @@
+//! The parsed options of one benchmark run, and the rules that turn option
+//! words into them. Error texts follow OSU 7.4 where OSU reports the problem;
+//! where OSU silently accepts something meaningless we say what is wrong.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::getopt::{OptId, Token};
+use super::CliError;
+use crate::bench::spec::{BenchSpec, DEFAULT_VALIDATION_WARMUP, MAX_VALIDATION_WARMUP};
+use crate::datatype::Datatype;
+
+/// OSU's `-b`: one buffer reused, or a fresh one per message in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferMode {
+    Single,
+    Multiple,
+}
+
+/// Where results go.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultsDest {
+    /// A new, uniquely named CSV + run record in this directory.
+    Dir(PathBuf),
+    /// This CSV file, with the run record beside it.
+    Csv(PathBuf),
+    /// No files.
+    Off,
+}
+
+/// Validation (`-c`), optionally logging failures (`-clog[:DIR]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Validation {
+    pub log_dir: Option<PathBuf>,
+}
+
+/// Default directory for `-clog` without a directory (OSU's).
+pub const DEFAULT_VALIDATION_LOG_DIR: &str = "validation_output";
+/// Most `-z` percentiles at once (OSU's array size).
+pub const MAX_TAIL_PERCENTILES: usize = 5;
+/// Percentiles printed by a bare `-z`, in print order.
+pub const DEFAULT_TAILS: [u32; 3] = [50, 90, 99];
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Options {
+    pub min_size: usize,
+    pub max_size: usize,
+    /// `-i` (both small and large counts), if given.
+    pub iterations: Option<usize>,
+    /// `-x` (both small and large counts), if given.
+    pub warmup: Option<usize>,
+    pub window: usize,
+    pub window_given: bool,
+    pub buffers: BufferMode,
+    pub validation: Option<Validation>,
+    /// `-u`; 0 when validation is off.
+    pub validation_warmup: usize,
+    pub datatypes: Vec<Datatype>,
+    /// `-z` percentiles, in the order given.
+    pub tails: Option<Vec<u32>>,
+    /// `-p` (mbw_mr), if given.
+    pub pairs: Option<usize>,
+    /// `-R` (mbw_mr); default on.
+    pub print_rate: bool,
+    /// `-V` (mbw_mr).
+    pub vary_window: bool,
+    pub results: ResultsDest,
+    pub timeout: Option<Duration>,
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Parsed {
+    Help,
+    Version,
+    Run(Box<Options>),
+}
+
+impl Options {
+    fn defaults(spec: &BenchSpec) -> Options {
+        let results = std::env::var_os("COMMBENCH_RESULTS_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("results"));
+        Options {
+            min_size: spec.min_size,
+            max_size: spec.max_size,
+            iterations: None,
+            warmup: None,
+            window: crate::bench::spec::DEFAULT_WINDOW,
+            window_given: false,
+            buffers: BufferMode::Single,
+            validation: None,
+            validation_warmup: DEFAULT_VALIDATION_WARMUP,
+            datatypes: Vec::new(),
+            tails: None,
+            pairs: None,
+            print_rate: true,
+            vary_window: false,
+            results: ResultsDest::Dir(results),
+            timeout: None,
+        }
+    }
+}
+
+fn bad(message: &str, letter: char, value: &str) -> CliError {
+    CliError::Usage(format!("{message} [-{letter} {value}]"))
+}
+
+fn bad_why(message: &str, letter: char, value: &str, why: &str) -> CliError {
+    CliError::Usage(format!("{message} [-{letter} {value}] ({why})"))
+}
+
+/// Parses a non-negative whole number, with an optional binary suffix
+/// K, M or G (`64K` = 65536). Unlike OSU's `atoi`, junk is an error.
+pub fn parse_count(text: &str) -> Option<usize> {
+    let t = text.trim();
+    let (digits, mult) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1usize << 10),
+        Some((i, 'm' | 'M')) => (&t[..i], 1 << 20),
+        Some((i, 'g' | 'G')) => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<usize>().ok()?.checked_mul(mult)
+}
+
+/// OSU's `-m [MIN:]MAX` grammar: `MAX`, `MIN:MAX`, `MIN:` or `:MAX`.
+/// Returns (min, max) with absent parts left as None.
+pub fn parse_message_sizes(text: &str) -> Result<(Option<usize>, Option<usize>), &'static str> {
+    let parts: Vec<&str> = text.split(':').collect();
+    let num = |s: &str| parse_count(s).ok_or("not a size in bytes");
+    match parts.as_slice() {
+        [max] => Ok((None, Some(num(max)?))),
+        ["", ""] => Err("give MIN:MAX, MIN: or :MAX"),
+        ["", max] => Ok((None, Some(num(max)?))),
+        [min, ""] => Ok((Some(num(min)?), None)),
+        [min, max] => Ok((Some(num(min)?), Some(num(max)?))),
+        _ => Err("more than one ':'"),
+    }
+}
+
+fn positive(value: &str) -> Option<usize> {
+    parse_count(value).filter(|&v| v >= 1)
+}
+
+/// Parses seconds for `--timeout` (`30`, `2.5`, `90s`, `5m`).
+fn parse_seconds(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num.parse().ok()?;
+    (v.is_finite() && v > 0.0).then(|| Duration::from_secs_f64(v * mult))
+}
+
+/// Applies option tokens in order, as OSU does.
+pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Result<Parsed, CliError> {
+    let mut o = Options::defaults(spec);
+    let mut dest_flag: Option<&'static str> = None;
+    let mut no_results = false;
+    for tok in tokens {
+        let v = tok.value.as_deref().unwrap_or("");
+        match tok.id {
+            OptId::Short('h') => return Ok(Parsed::Help),
+            OptId::Short('v') => return Ok(Parsed::Version),
+            OptId::Short('m') => {
+                let (min, max) = parse_message_sizes(v).map_err(|why| bad_why("Invalid Message Size", 'm', v, why))?;
+                if let Some(min) = min {
+                    // A minimum of 0 means "from the smallest size", as in OSU.
+                    o.min_size = min.max(spec.min_size);
+                }
+                if let Some(max) = max {
+                    if max == 0 {
+                        return Err(bad_why("Invalid Message Size", 'm', v, "the maximum must be at least 1 byte"));
+                    }
+                    o.max_size = max;
+                }
+                if o.min_size > o.max_size {
+                    return Err(bad_why("Invalid Message Size", 'm', v, "minimum is larger than maximum"));
+                }
+            }
+            OptId::Short('i') => {
+                o.iterations = Some(positive(v).ok_or_else(|| bad("Invalid Number of Iterations", 'i', v))?);
+            }
+            OptId::Short('x') => {
+                o.warmup = Some(parse_count(v).ok_or_else(|| bad("Invalid Number of Warmup Iterations", 'x', v))?);
+            }
+            OptId::Short('W') => {
+                o.window = positive(v).ok_or_else(|| bad("Invalid Window Size", 'W', v))?;
+                o.window_given = true;
+            }
+            OptId::Short('t') => {
+                // OSU's bw/bibw accept -t and ignore it; so do we.
+                parse_count(v).ok_or_else(|| bad("Invalid Number of Threads", 't', v))?;
+            }
+            OptId::Short('b') => {
+                o.buffers = match v.to_ascii_lowercase().as_str() {
+                    "single" => BufferMode::Single,
+                    "multiple" => BufferMode::Multiple,
+                    _ => return Err(bad("Please use 'single' or 'multiple' for buffer type", 'b', v)),
+                };
+            }
+            OptId::Short('c') => {
+                let log_dir = match tok.value.as_deref() {
+                    None => None,
+                    Some("log") => Some(PathBuf::from(DEFAULT_VALIDATION_LOG_DIR)),
+                    Some(s) if s.starts_with("log:") && s.len() > 4 => Some(PathBuf::from(&s[4..])),
+                    Some(s) => {
+                        return Err(bad_why("Invalid validation option", 'c', s, "use -c, -clog or -clog:DIR"));
+                    }
+                };
+                if let Some(dir) = &log_dir {
+                    if dir.exists() {
+                        return Err(CliError::Usage(format!(
+                            "Directory already exists. [-c log] (\"{}\"; choose a new one with -clog:<dir>)",
+                            dir.display()
+                        )));
+                    }
+                }
+                o.validation = Some(Validation { log_dir });
+            }
+            OptId::Short('u') => {
+                let n = v
+                    .trim()
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|&n| n >= 0)
+                    .ok_or_else(|| bad("Invalid Number of Validation Warmup  Iterations", 'u', v))?;
+                if n as usize > MAX_VALIDATION_WARMUP {
+                    return Err(bad("Number of Validation Warmup Iterationsmust be less than 10", 'u', v));
+                }
+                o.validation_warmup = n as usize;
+            }
+            OptId::Short('T') => {
+                let list = Datatype::parse_list(v)
+                    .ok_or_else(|| bad_why("Invalid datatype", 'T', v, "use mpi_char, mpi_int, mpi_float or all"))?;
+                for d in list {
+                    if !o.datatypes.contains(&d) {
+                        o.datatypes.push(d);
+                    }
+                }
+            }
+            OptId::Short('z') => {
+                let tails =
+                    match tok.value.as_deref() {
+                        None | Some("") => DEFAULT_TAILS.to_vec(),
+                        Some(list) => {
+                            let mut out = Vec::new();
+                            for item in list.split(',') {
+                                let p =
+                                    item.trim().parse::<i64>().ok().filter(|p| (0..=100).contains(p)).ok_or_else(
+                                        || bad("Percentile range must be in between 0 and 100", 'z', list),
+                                    )?;
+                                out.push(p as u32);
+                            }
+                            if out.len() > MAX_TAIL_PERCENTILES {
+                                return Err(bad_why("Too many percentiles", 'z', list, "at most 5 can be printed"));
+                            }
+                            out
+                        }
+                    };
+                o.tails = Some(tails);
+            }
+            OptId::Short('p') => {
+                o.pairs = Some(positive(v).ok_or_else(|| bad("Invalid Number of Pairs", 'p', v))?);
+            }
+            OptId::Short('R') => {
+                o.print_rate = match v.trim() {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(bad_why("Invalid message rate option", 'R', v, "use 0 or 1")),
+                };
+            }
+            OptId::Short('V') => o.vary_window = true,
+            OptId::Short('G') => {
+                return Err(CliError::Usage(format!(
+                    "Graph output is not supported by commbench [-G {v}] (the CSV results carry per-size percentiles)"
+                )))
+            }
+            OptId::Short('D') => {
+                return Err(CliError::Usage(format!("Derived datatypes are not supported by commbench [-D {v}]")))
+            }
+            OptId::Short('P') => {
+                return Err(CliError::Usage(format!("PAPI counters are not supported by commbench [-P {v}]")))
+            }
+            OptId::Short('I') => {
+                return Err(CliError::Usage(
+                    "MPI-4 session initialisation is not supported by commbench [-I]".to_string(),
+                ))
+            }
+            OptId::Short(c) => {
+                // A letter in the option table with no meaning here yet.
+                return Err(CliError::Usage(format!("Invalid option [-{c}]")));
+            }
+            OptId::Long("results-dir") => {
+                if v.is_empty() {
+                    return Err(CliError::Usage("--results-dir needs a directory".into()));
+                }
+                o.results = ResultsDest::Dir(PathBuf::from(v));
+                dest_flag = Some("--results-dir");
+            }
+            OptId::Long("csv") => {
+                if v.is_empty() {
+                    return Err(CliError::Usage("--csv needs a file name".into()));
+                }
+                o.results = ResultsDest::Csv(PathBuf::from(v));
+                dest_flag = Some("--csv");
+            }
+            OptId::Long("no-results") => no_results = true,
+            OptId::Long("timeout") => {
+                o.timeout = Some(parse_seconds(v).ok_or_else(|| {
+                    CliError::Usage(format!("Invalid timeout [--timeout {v}] (give seconds greater than 0, e.g. 60)"))
+                })?);
+            }
+            OptId::Long(other) => return Err(CliError::Usage(format!("Invalid option [--{other}]"))),
+        }
+    }
+    if no_results {
+        if let Some(flag) = dest_flag {
+            return Err(CliError::Usage(format!("--no-results cannot be combined with {flag}")));
+        }
+        o.results = ResultsDest::Off;
+    }
+    check_positional(positional)?;
+    if o.validation.is_none() {
+        o.validation_warmup = 0;
+    }
+    if o.datatypes.is_empty() {
+        o.datatypes.push(Datatype::Char);
+    }
+    if o.vary_window && o.window_given {
+        return Err(CliError::Usage("Window size (-W) cannot be combined with a varied window (-V)".into()));
+    }
+    Ok(Parsed::Run(Box::new(o)))
+}
+
+/// OSU's accelerator builds take `SRC DST` buffer locations after the
+/// options; host (`H H`) is what this build does. Anything else is refused
+/// rather than ignored.
+fn check_positional(words: &[String]) -> Result<(), CliError> {
+    if words.is_empty() {
+        return Ok(());
+    }
+    let is_loc = |w: &str| matches!(w, "H" | "D" | "MD" | "MH" | "M");
+    if words.len() == 2 && words.iter().all(|w| is_loc(w)) {
+        if words.iter().all(|w| w == "H") {
+            return Ok(());
+        }
+        return Err(CliError::Usage(format!(
+            "Device buffers are not available in this build [{} {}] (only host buffers: H H)",
+            words[0], words[1]
+        )));
+    }
+    Err(CliError::Usage(format!("Unexpected argument [{}]", words[0])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_with_suffixes() {
+        assert_eq!(parse_count("64"), Some(64));
+        assert_eq!(parse_count("4K"), Some(4096));
+        assert_eq!(parse_count("1m"), Some(1 << 20));
+        assert_eq!(parse_count("2G"), Some(2 << 30));
+        assert_eq!(parse_count("12abc"), None);
+        assert_eq!(parse_count("-1"), None);
+        assert_eq!(parse_count(""), None);
+        assert_eq!(parse_count("K"), None);
+        assert_eq!(parse_count("99999999999999999999"), None);
+    }
+
+    #[test]
+    fn message_size_grammar() {
+        assert_eq!(parse_message_sizes("128"), Ok((None, Some(128))));
+        assert_eq!(parse_message_sizes("2:128"), Ok((Some(2), Some(128))));
+        assert_eq!(parse_message_sizes("2:"), Ok((Some(2), None)));
+        assert_eq!(parse_message_sizes(":64"), Ok((None, Some(64))));
+        assert_eq!(parse_message_sizes("1K:4M"), Ok((Some(1024), Some(4 << 20))));
+        assert!(parse_message_sizes(":").is_err());
+        assert!(parse_message_sizes("1:2:3").is_err());
+        assert!(parse_message_sizes("abc").is_err());
+        assert!(parse_message_sizes("-5").is_err());
+        assert!(parse_message_sizes("4:x").is_err());
+        assert!(parse_message_sizes("").is_err());
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(parse_seconds("30"), Some(Duration::from_secs(30)));
+        assert_eq!(parse_seconds("1.5"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse_seconds("2m"), Some(Duration::from_secs(120)));
+        assert_eq!(parse_seconds("0"), None);
+        assert_eq!(parse_seconds("-3"), None);
+        assert_eq!(parse_seconds("inf"), None);
+        assert_eq!(parse_seconds("soon"), None);
+    }
+}

@@ -1,0 +1,206 @@
+//! Option grammar over the real benchmark specs: defaults, OSU's accepted
+//! forms, and the exact error line for each bad input.
+
+use super::*;
+use crate::bench::spec::{BIBW, BW, LATENCY, MBW_MR, MULTI_LAT};
+use crate::datatype::Datatype;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn args(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+fn run(spec: &BenchSpec, a: &[&str]) -> Options {
+    match parse(spec, &args(a)) {
+        Ok(Parsed::Run(o)) => *o,
+        other => panic!("{a:?}: {other:?}"),
+    }
+}
+
+fn err(spec: &BenchSpec, a: &[&str]) -> String {
+    match parse(spec, &args(a)) {
+        Err(CliError::Usage(m)) => m,
+        other => panic!("{a:?} should fail: {other:?}"),
+    }
+}
+
+#[test]
+fn defaults() {
+    let o = run(&LATENCY, &[]);
+    assert_eq!((o.min_size, o.max_size), (0, 4194304));
+    assert_eq!(o.datatypes, vec![Datatype::Char]);
+    assert_eq!(o.window, 64);
+    assert_eq!(o.validation_warmup, 0, "no -c means no validation repetitions");
+    assert_eq!(o.buffers, BufferMode::Single);
+    assert!(o.tails.is_none() && o.validation.is_none() && o.timeout.is_none());
+    let o = run(&BW, &[]);
+    assert_eq!((o.min_size, o.max_size), (1, 4194304));
+    let o = run(&BW, &["-c"]);
+    assert_eq!(o.validation_warmup, 5);
+}
+
+#[test]
+fn help_and_version() {
+    assert!(matches!(parse(&LATENCY, &args(&["-h"])), Ok(Parsed::Help)));
+    assert!(matches!(parse(&LATENCY, &args(&["--help", "-q"])), Ok(Parsed::Help)));
+    assert!(matches!(parse(&LATENCY, &args(&["-v"])), Ok(Parsed::Version)));
+    assert!(matches!(parse(&LATENCY, &args(&["--vers"])), Ok(Parsed::Version)));
+    assert_eq!(err(&LATENCY, &["-q", "-h"]), "Invalid option [-q]");
+    assert_eq!(err(&LATENCY, &["-i", "0", "-h"]), "Invalid Number of Iterations [-i 0]");
+}
+
+#[test]
+fn message_sizes() {
+    let o = run(&LATENCY, &["-m", "64"]);
+    assert_eq!((o.min_size, o.max_size), (0, 64));
+    let o = run(&BW, &["-m", "2:128"]);
+    assert_eq!((o.min_size, o.max_size), (2, 128));
+    let o = run(&BW, &["-m", "1024:"]);
+    assert_eq!((o.min_size, o.max_size), (1024, 4194304));
+    let o = run(&BW, &["--message-size=:8"]);
+    assert_eq!((o.min_size, o.max_size), (1, 8));
+    let o = run(&BW, &["-m", "0:8"]);
+    assert_eq!((o.min_size, o.max_size), (1, 8), "a minimum of 0 keeps the smallest size");
+    let o = run(&BW, &["-m", "4K:1M"]);
+    assert_eq!((o.min_size, o.max_size), (4096, 1 << 20));
+}
+
+#[test]
+fn bad_message_sizes() {
+    for (a, why) in [
+        ("1:2:3", "more than one ':'"),
+        (":", "give MIN:MAX, MIN: or :MAX"),
+        ("abc", "not a size in bytes"),
+        ("-5", "not a size in bytes"),
+        ("12abc", "not a size in bytes"),
+        ("0", "the maximum must be at least 1 byte"),
+        ("128:2", "minimum is larger than maximum"),
+        ("8:x", "not a size in bytes"),
+    ] {
+        assert_eq!(err(&LATENCY, &["-m", a]), format!("Invalid Message Size [-m {a}] ({why})"));
+    }
+    assert_eq!(err(&BW, &["-m", "8M:"]), "Invalid Message Size [-m 8M:] (minimum is larger than maximum)");
+}
+
+#[test]
+fn counts() {
+    let o = run(&LATENCY, &["-i", "5", "-x", "0"]);
+    assert_eq!((o.iterations, o.warmup), (Some(5), Some(0)));
+    assert_eq!(err(&LATENCY, &["-i", "0"]), "Invalid Number of Iterations [-i 0]");
+    assert_eq!(err(&LATENCY, &["-i", "abc"]), "Invalid Number of Iterations [-i abc]");
+    assert_eq!(err(&LATENCY, &["-x", "-1"]), "Invalid Number of Warmup Iterations [-x -1]");
+    assert_eq!(err(&LATENCY, &["-x", "abc"]), "Invalid Number of Warmup Iterations [-x abc]");
+    assert_eq!(err(&BW, &["-W", "0"]), "Invalid Window Size [-W 0]");
+    assert_eq!(run(&BW, &["-W", "16"]).window, 16);
+}
+
+#[test]
+fn buffers_types_tails() {
+    assert_eq!(run(&BW, &["-b", "Multiple"]).buffers, BufferMode::Multiple);
+    assert_eq!(err(&BW, &["-b", "foo"]), "Please use 'single' or 'multiple' for buffer type [-b foo]");
+    assert_eq!(run(&LATENCY, &["-T", "all"]).datatypes, Datatype::ALL.to_vec());
+    assert_eq!(
+        run(&LATENCY, &["-T", "mpi_float", "-T", "all"]).datatypes,
+        vec![Datatype::Float, Datatype::Char, Datatype::Int]
+    );
+    assert_eq!(
+        err(&LATENCY, &["-T", "mpi_double"]),
+        "Invalid datatype [-T mpi_double] (use mpi_char, mpi_int, mpi_float or all)"
+    );
+    assert_eq!(run(&LATENCY, &["-z"]).tails, Some(vec![50, 90, 99]));
+    assert_eq!(run(&LATENCY, &["-z5,95"]).tails, Some(vec![5, 95]));
+    assert_eq!(run(&LATENCY, &["--tail-lat=1,10,100"]).tails, Some(vec![1, 10, 100]));
+    assert_eq!(err(&LATENCY, &["-z101,5"]), "Percentile range must be in between 0 and 100 [-z 101,5]");
+    assert_eq!(err(&LATENCY, &["-z-1"]), "Percentile range must be in between 0 and 100 [-z -1]");
+    assert_eq!(err(&LATENCY, &["-zx"]), "Percentile range must be in between 0 and 100 [-z x]");
+    assert_eq!(err(&LATENCY, &["-z1,2,3,4,5,6"]), "Too many percentiles [-z 1,2,3,4,5,6] (at most 5 can be printed)");
+}
+
+#[test]
+fn validation_options() {
+    let o = run(&LATENCY, &["-c", "-u", "2"]);
+    assert_eq!(o.validation, Some(Validation { log_dir: None }));
+    assert_eq!(o.validation_warmup, 2);
+    let d = tempfile::tempdir().unwrap();
+    let fresh = d.path().join("logs");
+    let o = run(&LATENCY, &[&format!("-clog:{}", fresh.display())]);
+    assert_eq!(o.validation, Some(Validation { log_dir: Some(fresh) }));
+    let e = err(&LATENCY, &[&format!("-clog:{}", d.path().display())]);
+    assert!(e.starts_with("Directory already exists. [-c log]"), "{e}");
+    assert_eq!(err(&LATENCY, &["-cfoo"]), "Invalid validation option [-c foo] (use -c, -clog or -clog:DIR)");
+    assert_eq!(err(&LATENCY, &["-u", "11"]), "Number of Validation Warmup Iterationsmust be less than 10 [-u 11]");
+    assert_eq!(err(&LATENCY, &["-u", "-1"]), "Invalid Number of Validation Warmup  Iterations [-u -1]");
+}
+
+#[test]
+fn letters_per_benchmark() {
+    assert_eq!(err(&LATENCY, &["-W", "4"]), "Invalid option [-W]");
+    assert_eq!(err(&LATENCY, &["-f"]), "Invalid option [-f]");
+    assert_eq!(err(&BW, &["-p", "1"]), "Invalid option [-p]");
+    assert_eq!(err(&MULTI_LAT, &["-p", "1"]), "Invalid option [-p]");
+    assert_eq!(err(&LATENCY, &["-d", "cuda"]), "Invalid option [-d]");
+    assert_eq!(err(&LATENCY, &["--bogus"]), "Invalid option [--bogus]");
+    assert_eq!(err(&LATENCY, &["-m"]), "Option Missing Required Argument [-m]");
+    assert_eq!(err(&MBW_MR, &["-m"]), "Option Missing Required Argument [-m]");
+    assert_eq!(err(&BW, &["--window-size"]), "Option Missing Required Argument [-W]");
+    // bw/bibw accept -t and ignore it, as OSU does
+    run(&BIBW, &["-t", "4"]);
+}
+
+#[test]
+fn unsupported_osu_features_are_refused() {
+    assert!(err(&LATENCY, &["-G", "png"]).starts_with("Graph output is not supported by commbench [-G png]"));
+    assert_eq!(err(&LATENCY, &["-D", "cont"]), "Derived datatypes are not supported by commbench [-D cont]");
+    assert_eq!(err(&LATENCY, &["-P", "x:y"]), "PAPI counters are not supported by commbench [-P x:y]");
+    assert_eq!(err(&LATENCY, &["-I"]), "MPI-4 session initialisation is not supported by commbench [-I]");
+}
+
+#[test]
+fn mbw_mr_options() {
+    let o = run(&MBW_MR, &["-p", "2", "-R", "0", "-V"]);
+    assert_eq!((o.pairs, o.print_rate, o.vary_window), (Some(2), false, true));
+    assert_eq!(err(&MBW_MR, &["-R", "2"]), "Invalid message rate option [-R 2] (use 0 or 1)");
+    assert_eq!(err(&MBW_MR, &["-p", "0"]), "Invalid Number of Pairs [-p 0]");
+    assert_eq!(err(&MBW_MR, &["-V", "-W", "8"]), "Window size (-W) cannot be combined with a varied window (-V)");
+}
+
+#[test]
+fn stray_words_and_buffer_locations() {
+    assert_eq!(err(&LATENCY, &["-m", "4", "foo", "-m", "8"]), "Unexpected argument [foo]");
+    assert_eq!(err(&LATENCY, &["-z", "50,99"]), "Unexpected argument [50,99]");
+    run(&LATENCY, &["H", "H"]);
+    assert_eq!(err(&BW, &["D", "D"]), "Device buffers are not available in this build [D D] (only host buffers: H H)");
+}
+
+#[test]
+fn commbench_extensions() {
+    let o = run(&BW, &["--results-dir", "out", "--timeout", "30"]);
+    assert_eq!(o.results, ResultsDest::Dir(PathBuf::from("out")));
+    assert_eq!(o.timeout, Some(Duration::from_secs(30)));
+    assert_eq!(run(&BW, &["--csv=x.csv"]).results, ResultsDest::Csv(PathBuf::from("x.csv")));
+    assert_eq!(run(&BW, &["--no-results"]).results, ResultsDest::Off);
+    assert_eq!(err(&BW, &["--no-results", "--csv", "x"]), "--no-results cannot be combined with --csv");
+    assert_eq!(err(&BW, &["--results-dir", "x", "--no-results"]), "--no-results cannot be combined with --results-dir");
+    assert_eq!(err(&BW, &["--csv", "x", "--no-results"]), "--no-results cannot be combined with --csv");
+    assert_eq!(err(&BW, &["--timeout", "0"]), "Invalid timeout [--timeout 0] (give seconds greater than 0, e.g. 60)");
+    assert_eq!(err(&BW, &["--no-results=1"]), "Option takes no argument [--no-results]");
+    let e = err(&BW, &["--t", "1"]);
+    assert!(e.starts_with("Ambiguous option [--t] (could be "), "{e}");
+}
+
+#[test]
+fn help_text_lists_letters_in_osu_order() {
+    for spec in [&LATENCY, &BW, &BIBW, &MBW_MR, &MULTI_LAT] {
+        let text = help::text(spec);
+        assert!(text.starts_with(&format!("Usage: {} [options]\nOptions:\n", spec.name)));
+        let letters: String =
+            text.lines().filter_map(|l| l.strip_prefix("  -")).filter_map(|l| l.chars().next()).collect();
+        assert_eq!(letters, spec.letters, "{}", spec.name);
+        for l in text.lines().filter(|l| l.starts_with("  -")) {
+            assert_eq!(&l[2..4], &format!("-{}", &l[3..4]));
+            assert_eq!(&l[4..8], ", --");
+        }
+        assert!(text.contains("--results-dir DIR"));
+    }
+}

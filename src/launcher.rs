@@ -1,0 +1,120 @@
+//! What the launcher (mpirun, mpiexec, srun) tells a process through its
+//! environment before MPI starts: rank, job size and local rank. Used to
+//! let only rank 0 print before MPI is initialised, and to notice a binary
+//! started by a launcher of a different MPI (each rank then believes it is
+//! alone).
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LauncherEnv {
+    /// openmpi, hydra, mvapich, slurm, pmix, or none.
+    pub kind: &'static str,
+    pub rank: Option<usize>,
+    pub size: Option<usize>,
+    pub local_rank: Option<usize>,
+}
+
+type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+fn num(get: Lookup, key: &str) -> Option<usize> {
+    get(key).and_then(|v| v.trim().parse().ok())
+}
+
+/// Reads the launcher variables through `get` (testable without touching
+/// the real environment).
+pub fn detect_with(get: Lookup) -> LauncherEnv {
+    let pick = |kind, rank: &str, size: &str, local: &str| -> Option<LauncherEnv> {
+        let r = num(get, rank)?;
+        Some(LauncherEnv { kind, rank: Some(r), size: num(get, size), local_rank: num(get, local) })
+    };
+    pick("openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK")
+        .or_else(|| pick("mvapich", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_LOCAL_RANK"))
+        .or_else(|| pick("hydra", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"))
+        .or_else(|| {
+            // srun sets SLURM_STEP_ID for a job step; a batch script alone
+            // also has SLURM_PROCID=0 but is not a parallel launch.
+            get("SLURM_STEP_ID")?;
+            let mut env = pick("slurm", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID")?;
+            if env.size.is_none() {
+                env.size = num(get, "SLURM_NTASKS");
+            }
+            Some(env)
+        })
+        .or_else(|| pick("pmix", "PMIX_RANK", "PMIX_SIZE", "PMIX_LOCAL_RANK"))
+        .unwrap_or(LauncherEnv { kind: "none", rank: None, size: None, local_rank: None })
+}
+
+/// Reads the real environment.
+pub fn detect() -> LauncherEnv {
+    detect_with(&|k| std::env::var(k).ok())
+}
+
+impl LauncherEnv {
+    /// Whether this process should print before MPI is up: rank 0, or any
+    /// process when the launcher does not say.
+    pub fn is_leader(&self) -> bool {
+        self.rank.unwrap_or(0) == 0
+    }
+
+    /// The complaint when MPI sees one process but the launcher started
+    /// more: the binary's MPI does not match the launcher.
+    pub fn mismatch(&self, world_size: usize, mpi_library: &str) -> Option<String> {
+        let size = self.size?;
+        if world_size != 1 || size <= 1 {
+            return None;
+        }
+        let lib = mpi_library.lines().next().unwrap_or("").trim();
+        Some(format!(
+            "MPI started 1 process but the launcher ({}) started {size}: this binary was built against \
+             {lib} and the launcher belongs to another MPI; use that MPI's mpirun (or srun --mpi=pmix / \
+             --mpi=pmi2 to match), or rebuild commbench against the launcher's MPI",
+            self.kind
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> LauncherEnv {
+        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        detect_with(&|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn open_mpi() {
+        let e =
+            env(&[("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "4"), ("OMPI_COMM_WORLD_LOCAL_RANK", "1")]);
+        assert_eq!(e, LauncherEnv { kind: "openmpi", rank: Some(1), size: Some(4), local_rank: Some(1) });
+        assert!(!e.is_leader());
+    }
+
+    #[test]
+    fn hydra_and_slurm() {
+        let e = env(&[("PMI_RANK", "0"), ("PMI_SIZE", "2"), ("MPI_LOCALRANKID", "0")]);
+        assert_eq!(e.kind, "hydra");
+        assert_eq!(e.size, Some(2));
+        let s = env(&[("SLURM_STEP_ID", "0"), ("SLURM_PROCID", "3"), ("SLURM_NTASKS", "8"), ("SLURM_LOCALID", "1")]);
+        assert_eq!(s, LauncherEnv { kind: "slurm", rank: Some(3), size: Some(8), local_rank: Some(1) });
+    }
+
+    #[test]
+    fn batch_script_is_not_a_launch() {
+        let e = env(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "2"), ("SLURM_JOB_ID", "5")]);
+        assert_eq!(e.kind, "none");
+        assert!(e.is_leader());
+        assert_eq!(e.mismatch(1, "x"), None);
+    }
+
+    #[test]
+    fn mismatch_message() {
+        let e = env(&[("PMI_RANK", "1"), ("PMI_SIZE", "2")]);
+        let m = e.mismatch(1, "Open MPI v4.1.4, package: Debian\n").unwrap();
+        assert!(m.starts_with("MPI started 1 process but the launcher (hydra) started 2"), "{m}");
+        assert!(m.contains("Open MPI v4.1.4"));
+        assert_eq!(e.mismatch(2, "x"), None);
+    }
+}

@@ -1,0 +1,23 @@
+//! commbench: OSU Micro-Benchmarks 7.4 compatible communication benchmarks
+//! with machine-readable results. The binaries in `src/bin` are thin; the
+//! library holds option parsing (`cli`), the benchmarks and their shared
+//! measurement loop (`bench`), transports (`backend`), buffers, statistics,
+//! output formats (`report`) and placement (`topo`).
+
+pub mod backend;
+pub mod bench;
+pub mod buffer;
+pub mod cli;
+pub mod datatype;
+pub mod launcher;
+pub mod report;
+pub mod stats;
+pub mod topo;
+pub mod watchdog;
+
+/// commbench's version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The commit the binaries were built from (`-dirty` with local changes).
+pub const GIT_COMMIT: &str = env!("COMMBENCH_GIT_COMMIT");
+/// The OSU Micro-Benchmarks version whose behaviour and output we follow.
+pub const OSU_VERSION: &str = "7.4";

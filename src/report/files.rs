@@ -1,0 +1,130 @@
+//! Naming and creating result files: `<UTC stamp>_<benchmark>[_job<id>]`
+//! plus `.csv` and `.json`, in the results directory; a name that exists is
+//! never reused, and an explicit `--csv FILE` that exists is refused.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::cli::ResultsDest;
+
+#[derive(Debug, Error)]
+pub enum ResultsError {
+    #[error(
+        "cannot write results to '{path}': {source} (choose another place with --results-dir DIR, or --no-results)"
+    )]
+    Create { path: PathBuf, source: io::Error },
+    #[error("'{0}' already exists; commbench never overwrites results (choose a new --csv name)")]
+    Exists(PathBuf),
+}
+
+/// The two files of one run, created empty and owned by this run.
+#[derive(Debug)]
+pub struct ResultFiles {
+    pub csv_path: PathBuf,
+    pub record_path: PathBuf,
+    pub csv: File,
+}
+
+fn create_new(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).create_new(true).open(path)
+}
+
+/// Creates the CSV and run-record files for a run.
+pub fn create(
+    dest: &ResultsDest,
+    benchmark: &str,
+    stamp: &str,
+    job_id: Option<&str>,
+) -> Result<Option<ResultFiles>, ResultsError> {
+    match dest {
+        ResultsDest::Off => Ok(None),
+        ResultsDest::Csv(path) => {
+            let record_path = path.with_extension("json");
+            for p in [path, &record_path] {
+                if p.exists() {
+                    return Err(ResultsError::Exists(p.clone()));
+                }
+            }
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                fs::create_dir_all(parent).map_err(|source| ResultsError::Create { path: parent.into(), source })?;
+            }
+            let csv = create_new(path).map_err(|source| match source.kind() {
+                io::ErrorKind::AlreadyExists => ResultsError::Exists(path.clone()),
+                _ => ResultsError::Create { path: path.clone(), source },
+            })?;
+            create_new(&record_path).map_err(|source| ResultsError::Create { path: record_path.clone(), source })?;
+            Ok(Some(ResultFiles { csv_path: path.clone(), record_path, csv }))
+        }
+        ResultsDest::Dir(dir) => {
+            fs::create_dir_all(dir).map_err(|source| ResultsError::Create { path: dir.clone(), source })?;
+            let job = job_id.map(|j| format!("_job{j}")).unwrap_or_default();
+            let base = format!("{stamp}_{benchmark}{job}");
+            for n in 1.. {
+                let stem = if n == 1 { base.clone() } else { format!("{base}_{n}") };
+                let csv_path = dir.join(format!("{stem}.csv"));
+                let record_path = dir.join(format!("{stem}.json"));
+                if record_path.exists() {
+                    continue;
+                }
+                match create_new(&csv_path) {
+                    Ok(csv) => match create_new(&record_path) {
+                        Ok(_) => return Ok(Some(ResultFiles { csv_path, record_path, csv })),
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                            let _ = fs::remove_file(&csv_path);
+                            continue;
+                        }
+                        Err(source) => return Err(ResultsError::Create { path: record_path, source }),
+                    },
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                    Err(source) => return Err(ResultsError::Create { path: csv_path, source }),
+                }
+            }
+            unreachable!("the name loop only ends by returning")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unique_names_in_dir() {
+        let d = tempfile::tempdir().unwrap();
+        let dest = ResultsDest::Dir(d.path().join("r"));
+        let a = create(&dest, "osu_bw", "20261130T000000Z", Some("77")).unwrap().unwrap();
+        let b = create(&dest, "osu_bw", "20261130T000000Z", Some("77")).unwrap().unwrap();
+        assert_eq!(a.csv_path.file_name().unwrap(), "20261130T000000Z_osu_bw_job77.csv");
+        assert_eq!(b.csv_path.file_name().unwrap(), "20261130T000000Z_osu_bw_job77_2.csv");
+        assert_eq!(b.record_path.file_name().unwrap(), "20261130T000000Z_osu_bw_job77_2.json");
+    }
+
+    #[test]
+    fn explicit_csv_never_overwrites() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sub/out.csv");
+        let f = create(&ResultsDest::Csv(p.clone()), "osu_bw", "x", None).unwrap().unwrap();
+        assert_eq!(f.record_path, d.path().join("sub/out.json"));
+        match create(&ResultsDest::Csv(p), "osu_bw", "x", None) {
+            Err(ResultsError::Exists(_)) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn unwritable_dir_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("plain");
+        std::fs::write(&file, "x").unwrap();
+        let err = create(&ResultsDest::Dir(file.join("sub")), "osu_bw", "x", None).unwrap_err();
+        assert!(err.to_string().starts_with("cannot write results to"), "{err}");
+    }
+
+    #[test]
+    fn off_creates_nothing() {
+        assert!(create(&ResultsDest::Off, "osu_bw", "x", None).unwrap().is_none());
+    }
+}

@@ -1,0 +1,63 @@
+//! Where results go. Every format is a [`Sink`] that takes the same rows:
+//! the OSU table on stdout, the CSV file; the JSON run record describes the
+//! run as a whole and is written by the runner.
+
+pub mod csv;
+pub mod files;
+pub mod osu;
+pub mod record;
+pub mod time;
+
+use std::io;
+
+use crate::datatype::Datatype;
+use crate::stats::Summary;
+
+/// Facts that hold for every row of one run.
+#[derive(Clone, Debug)]
+pub struct RunContext {
+    pub benchmark: &'static str,
+    pub backend: &'static str,
+    pub np: usize,
+    /// Pairs that communicate (1 for latency/bw/bibw).
+    pub pairs: usize,
+}
+
+/// The result of one (datatype, size[, window]) measurement.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Row {
+    pub datatype: Option<Datatype>,
+    pub size: usize,
+    /// Messages in flight per iteration, for windowed benchmarks.
+    pub window: Option<usize>,
+    pub iterations: usize,
+    pub warmup: usize,
+    /// One-way latency in microseconds (latency benchmarks).
+    pub avg_lat_us: Option<f64>,
+    /// MB/s = 10^6 bytes per second (bandwidth benchmarks).
+    pub bw_mbps: Option<f64>,
+    /// Messages per second (osu_mbw_mr).
+    pub msg_rate: Option<f64>,
+    /// Some(true) = Pass, Some(false) = Fail; None without -c.
+    pub validation: Option<bool>,
+    /// `-z` values as printed (same unit as the main metric).
+    pub tails: Vec<(u32, f64)>,
+    /// Distribution of the per-iteration time.
+    pub iter: Option<Summary>,
+    /// When the row was finished (RFC 3339, UTC).
+    pub finished_utc: String,
+}
+
+/// A consumer of result rows.
+pub trait Sink {
+    /// A new datatype block starts.
+    fn begin_datatype(&mut self, _dt: Datatype) -> io::Result<()> {
+        Ok(())
+    }
+    /// One finished row; sinks write it out before returning.
+    fn row(&mut self, row: &Row) -> io::Result<()>;
+    /// The datatype block is complete.
+    fn end_datatype(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

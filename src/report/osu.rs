@@ -1,0 +1,190 @@
+//! The OSU 7.4 stdout layout: title, `# Datatype:` lines, column headers and
+//! rows with OSU's widths (size `%-10d`, values `%18.2f`), optional columns
+//! in OSU's order (Validation, then tail percentiles), and osu_mbw_mr's own
+//! header and `-V` tables.
+
+use std::io::{self, Write};
+
+use super::{Row, Sink};
+use crate::bench::spec::{BenchSpec, MetricKind};
+use crate::datatype::Datatype;
+
+/// Window sizes of osu_mbw_mr `-V`.
+pub const VARIED_WINDOWS: [usize; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+
+/// What the table shows beyond the main column.
+#[derive(Clone, Debug)]
+pub struct TableLayout {
+    pub validation: bool,
+    pub tails: Vec<u32>,
+    /// osu_mbw_mr: Messages/s column (`-R 1`).
+    pub print_rate: bool,
+    /// osu_mbw_mr `-V`.
+    pub vary_window: bool,
+    pub window: usize,
+    pub pairs: usize,
+}
+
+/// Writes the OSU table to `out` (stdout on rank 0).
+pub struct OsuTable<W: Write> {
+    out: W,
+    spec: &'static BenchSpec,
+    layout: TableLayout,
+    /// `-V`: (size, MB/s per window, msg/s per window) of the datatype.
+    varied: Vec<(usize, Vec<f64>, Vec<f64>)>,
+}
+
+fn tail_label(p: u32, bandwidth: bool) -> String {
+    let wide = usize::from(p > 9);
+    if bandwidth {
+        format!("{}P{p} Tail BW(MB/s)", " ".repeat(2 - wide))
+    } else {
+        format!("{}P{p} Tail Lat(us)", " ".repeat(3 - wide))
+    }
+}
+
+impl<W: Write> OsuTable<W> {
+    pub fn new(out: W, spec: &'static BenchSpec, layout: TableLayout) -> OsuTable<W> {
+        OsuTable { out, spec, layout, varied: Vec::new() }
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    /// Title lines, printed once before the first datatype.
+    pub fn preamble(&mut self) -> io::Result<()> {
+        if self.spec.metric == MetricKind::MultiBandwidth {
+            writeln!(self.out, "{}", self.spec.title_line())?;
+            if self.layout.vary_window {
+                writeln!(self.out, "# [ pairs: {} ] [ window size: varied ]", self.layout.pairs)?;
+            } else {
+                writeln!(self.out, "# [ pairs: {} ] [ window size: {} ]", self.layout.pairs, self.layout.window)?;
+            }
+        } else {
+            writeln!(self.out)?;
+            writeln!(self.out, "{}", self.spec.title_line())?;
+        }
+        self.out.flush()
+    }
+
+    fn header(&self) -> String {
+        let bandwidth = self.spec.metric != MetricKind::Latency;
+        let mut h = format!("{:<10}", "# Size");
+        match self.spec.metric {
+            MetricKind::Latency => h.push_str(&format!("{:>18}", "Avg Latency(us)")),
+            MetricKind::Bandwidth => h.push_str(&format!("{:>18}", "Bandwidth (MB/s)")),
+            MetricKind::MultiBandwidth => {
+                h.push_str(&format!("{:>18}", "MB/s"));
+                if self.layout.print_rate {
+                    h.push_str(&format!("{:>18}", "Messages/s"));
+                }
+            }
+        }
+        if self.layout.validation {
+            h.push_str(&format!("{:>18}", "Validation"));
+        }
+        for &p in &self.layout.tails {
+            h.push_str(&tail_label(p, bandwidth));
+        }
+        h
+    }
+
+    fn windows_line() -> String {
+        let mut s = String::from("#      ");
+        for w in VARIED_WINDOWS {
+            s.push_str(&format!("  {w:>10}"));
+        }
+        s
+    }
+
+    fn format_row(&self, row: &Row) -> String {
+        let mut s = format!("{:<10}", row.size);
+        match self.spec.metric {
+            MetricKind::Latency => s.push_str(&format!("{:>18.2}", row.avg_lat_us.unwrap_or(0.0))),
+            MetricKind::Bandwidth => s.push_str(&format!("{:>18.2}", row.bw_mbps.unwrap_or(0.0))),
+            MetricKind::MultiBandwidth => {
+                s.push_str(&format!("{:>18.2}", row.bw_mbps.unwrap_or(0.0)));
+                if self.layout.print_rate {
+                    s.push_str(&format!("{:>18.2}", row.msg_rate.unwrap_or(0.0)));
+                }
+            }
+        }
+        if let Some(ok) = row.validation {
+            s.push_str(&format!("{:>18}", if ok { "Pass" } else { "Fail" }));
+        }
+        for (_, v) in &row.tails {
+            s.push_str(&format!("{v:>18.2}"));
+        }
+        s
+    }
+
+    fn flush_varied_row(&mut self) -> io::Result<()> {
+        if let Some((size, bws, _)) = self.varied.last() {
+            let mut s = format!("{size:<7}");
+            for bw in bws {
+                s.push_str(&format!("  {bw:>10.2}"));
+            }
+            writeln!(self.out, "{s}")?;
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Sink for OsuTable<W> {
+    fn begin_datatype(&mut self, dt: Datatype) -> io::Result<()> {
+        if self.layout.vary_window {
+            self.varied.clear();
+            writeln!(self.out)?;
+            writeln!(self.out, "# Uni-directional Bandwidth (MB/sec)")?;
+            writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
+            writeln!(self.out, "{}", Self::windows_line())?;
+        } else {
+            writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
+            writeln!(self.out, "{}", self.header())?;
+        }
+        self.out.flush()
+    }
+
+    fn row(&mut self, row: &Row) -> io::Result<()> {
+        if self.layout.vary_window {
+            let starts_size =
+                self.varied.last().is_none_or(|(s, bws, _)| *s != row.size || bws.len() == VARIED_WINDOWS.len());
+            if starts_size {
+                self.varied.push((row.size, Vec::new(), Vec::new()));
+            }
+            if let Some((_, bws, rates)) = self.varied.last_mut() {
+                bws.push(row.bw_mbps.unwrap_or(0.0));
+                rates.push(row.msg_rate.unwrap_or(0.0));
+                if bws.len() == VARIED_WINDOWS.len() {
+                    self.flush_varied_row()?;
+                }
+            }
+            return Ok(());
+        }
+        let line = self.format_row(row);
+        writeln!(self.out, "{line}")?;
+        self.out.flush()
+    }
+
+    fn end_datatype(&mut self) -> io::Result<()> {
+        if self.layout.vary_window && self.layout.print_rate {
+            writeln!(self.out)?;
+            writeln!(self.out, "# Message Rate Profile")?;
+            writeln!(self.out, "{}", Self::windows_line())?;
+            for (size, _, rates) in &self.varied {
+                let mut s = format!("{size:<7}");
+                for r in rates {
+                    s.push_str(&format!("  {r:>10.2}"));
+                }
+                writeln!(self.out, "{s}")?;
+            }
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,86 @@
+//! UTC timestamps for file names and run records, without a date library.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Civil date (year, month, day) of a count of days since 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Broken-down UTC time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Utc {
+    pub year: i64,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+    pub millis: u32,
+}
+
+impl Utc {
+    pub fn from_system(t: SystemTime) -> Utc {
+        let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let secs = d.as_secs() as i64;
+        let (year, month, day) = civil_from_days(secs.div_euclid(86_400));
+        let rem = secs.rem_euclid(86_400);
+        Utc {
+            year,
+            month,
+            day,
+            hour: (rem / 3600) as u32,
+            minute: (rem % 3600 / 60) as u32,
+            second: (rem % 60) as u32,
+            millis: d.subsec_millis(),
+        }
+    }
+
+    pub fn now() -> Utc {
+        Utc::from_system(SystemTime::now())
+    }
+
+    /// `2026-11-30T08:36:46.123Z`
+    pub fn rfc3339(&self) -> String {
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            self.year, self.month, self.day, self.hour, self.minute, self.second, self.millis
+        )
+    }
+
+    /// `20261130T083646Z`, for file names.
+    pub fn compact(&self) -> String {
+        format!(
+            "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn known_instants() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_796_027_806_123);
+        let u = Utc::from_system(t);
+        assert_eq!(u.rfc3339(), "2026-11-30T08:36:46.123Z");
+        assert_eq!(u.compact(), "20261130T083646Z");
+        assert_eq!(Utc::from_system(UNIX_EPOCH).rfc3339(), "1970-01-01T00:00:00.000Z");
+        // a leap day
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(Utc::from_system(leap).compact(), "20000229T000000Z");
+    }
+}

@@ -1,0 +1,189 @@
+//! Per-iteration timing samples and what is derived from them: OSU's tail
+//! percentile pick (for `-z`), and an HdrHistogram summary (percentiles,
+//! mean, standard deviation) for the CSV.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Elapsed seconds of each timed iteration on this rank, in order. The
+/// capacity is reserved up front so recording never allocates.
+pub struct Samples {
+    secs: Vec<f64>,
+}
+
+impl Samples {
+    pub fn with_capacity(n: usize) -> Samples {
+        Samples { secs: Vec::with_capacity(n) }
+    }
+
+    /// Makes room for `n` samples (called between sizes, never while timing).
+    pub fn reset(&mut self, n: usize) {
+        self.secs.clear();
+        self.secs.reserve(n);
+    }
+
+    #[inline(always)]
+    pub fn push(&mut self, secs: f64) {
+        debug_assert!(self.secs.len() < self.secs.capacity());
+        self.secs.push(secs);
+    }
+
+    pub fn as_slice(&self) -> &[f64] {
+        &self.secs
+    }
+
+    pub fn len(&self) -> usize {
+        self.secs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.secs.is_empty()
+    }
+
+    /// Sum in recording order: the same floating-point result as OSU's
+    /// running `t_total += t_end - t_start`.
+    pub fn total(&self) -> f64 {
+        let mut t = 0.0;
+        for &s in &self.secs {
+            t += s;
+        }
+        t
+    }
+}
+
+/// OSU's `-z` pick: sort ascending and take element `floor(n*p/100) - 1`.
+/// Where that index would be negative (tiny n), the smallest value is used
+/// instead of reading out of bounds as OSU does.
+pub fn osu_percentile(sorted: &[f64], p: u32) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let idx = (sorted.len() * p as usize / 100).saturating_sub(1);
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+/// OSU tail values for the requested percentiles, from per-iteration
+/// metric values (in any order).
+pub fn osu_tails(values: &[f64], percentiles: &[u32]) -> Vec<(u32, f64)> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    percentiles.iter().map(|&p| (p, osu_percentile(&sorted, p))).collect()
+}
+
+/// Distribution of per-iteration times, in microseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub samples: u64,
+    pub min_us: f64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+    pub stddev_us: f64,
+}
+
+/// Largest value the histogram tracks: one hour, in nanoseconds.
+const HIST_MAX_NS: u64 = 3_600_000_000_000;
+
+/// A histogram of nanoseconds with 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    // Bounds are constants that hdrhistogram accepts.
+    Histogram::new_with_bounds(1, HIST_MAX_NS, 3).unwrap_or_else(|_| unreachable!("valid histogram bounds"))
+}
+
+impl Summary {
+    /// Summarises per-iteration times given in seconds, each multiplied by
+    /// `scale` first (0.5 turns a round trip into a one-way latency).
+    /// Percentiles come from an HdrHistogram of nanoseconds; min, max, mean
+    /// and standard deviation are exact.
+    pub fn from_secs(secs: &[f64], scale: f64) -> Option<Summary> {
+        if secs.is_empty() {
+            return None;
+        }
+        let mut h = new_histogram();
+        let (mut min, mut max, mut sum) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
+        for &s in secs {
+            let us = s * scale * 1e6;
+            min = min.min(us);
+            max = max.max(us);
+            sum += us;
+            let ns = (us * 1e3).round().clamp(1.0, HIST_MAX_NS as f64) as u64;
+            h.saturating_record(ns);
+        }
+        let n = secs.len() as f64;
+        let mean = sum / n;
+        let var = secs.iter().map(|&s| (s * scale * 1e6 - mean).powi(2)).sum::<f64>() / n;
+        let q = |p: f64| h.value_at_quantile(p) as f64 / 1e3;
+        Some(Summary {
+            samples: secs.len() as u64,
+            min_us: min,
+            mean_us: mean,
+            p50_us: q(0.50),
+            p90_us: q(0.90),
+            p99_us: q(0.99),
+            max_us: max,
+            stddev_us: var.sqrt(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn osu_index_rule() {
+        let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
+        assert_eq!(osu_percentile(&v, 50), 50.0);
+        assert_eq!(osu_percentile(&v, 90), 90.0);
+        assert_eq!(osu_percentile(&v, 99), 99.0);
+        assert_eq!(osu_percentile(&v, 100), 100.0);
+        // floor(10*5/100) - 1 = -1 in OSU: we take the smallest
+        let small: Vec<f64> = (1..=10).map(|x| x as f64).collect();
+        assert_eq!(osu_percentile(&small, 5), 1.0);
+        assert_eq!(osu_percentile(&small, 0), 1.0);
+        assert_eq!(osu_percentile(&[], 50), 0.0);
+    }
+
+    #[test]
+    fn tails_sort_first() {
+        let t = osu_tails(&[5.0, 1.0, 4.0, 2.0, 3.0, 9.0, 8.0, 7.0, 6.0, 10.0], &[50, 90]);
+        assert_eq!(t, vec![(50, 5.0), (90, 9.0)]);
+    }
+
+    #[test]
+    fn summary_values() {
+        // 1..=1000 microseconds
+        let secs: Vec<f64> = (1..=1000).map(|x| x as f64 * 1e-6).collect();
+        let s = Summary::from_secs(&secs, 1.0).unwrap();
+        assert_eq!(s.samples, 1000);
+        assert!((s.min_us - 1.0).abs() < 1e-9);
+        assert!((s.max_us - 1000.0).abs() < 1e-9);
+        assert!((s.mean_us - 500.5).abs() < 1e-6);
+        assert!((s.p50_us - 500.0).abs() / 500.0 < 0.002, "{}", s.p50_us);
+        assert!((s.p90_us - 900.0).abs() / 900.0 < 0.002, "{}", s.p90_us);
+        assert!((s.p99_us - 990.0).abs() / 990.0 < 0.002, "{}", s.p99_us);
+        assert!((s.stddev_us - 288.6749).abs() < 0.01, "{}", s.stddev_us);
+        let half = Summary::from_secs(&secs, 0.5).unwrap();
+        assert!((half.max_us - 500.0).abs() < 1e-9);
+        assert!(Summary::from_secs(&[], 1.0).is_none());
+    }
+
+    #[test]
+    fn sub_nanosecond_and_huge_values_do_not_panic() {
+        let s = Summary::from_secs(&[1e-12, 1e5], 1.0).unwrap();
+        assert!(s.max_us > 1e10);
+    }
+
+    #[test]
+    fn total_is_running_sum() {
+        let mut s = Samples::with_capacity(3);
+        s.push(0.1);
+        s.push(0.2);
+        s.push(0.3);
+        assert_eq!(s.total(), 0.1 + 0.2 + 0.3);
+        s.reset(2);
+        assert!(s.is_empty());
+    }
+}
