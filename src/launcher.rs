@@ -64,7 +64,7 @@ impl LauncherEnv {
         if world_size != 1 || size <= 1 {
             return None;
         }
-        let lib = mpi_library.lines().next().unwrap_or("").trim();
+        let lib = short_library_name(mpi_library);
         Some(format!(
             "MPI started 1 process but the launcher ({}) started {size}: this binary was built against \
              {lib} and the launcher belongs to another MPI; use that MPI's mpirun (or srun --mpi=pmix / \
@@ -72,6 +72,14 @@ impl LauncherEnv {
             self.kind
         ))
     }
+}
+
+/// "Open MPI v4.1.4" or "MPICH Version: 4.0.2" from a full
+/// `MPI_Get_library_version` string.
+pub fn short_library_name(full: &str) -> String {
+    let first = full.lines().next().unwrap_or("");
+    let head = first.split(',').next().unwrap_or("");
+    head.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -110,11 +118,18 @@ mod tests {
     }
 
     #[test]
+    fn library_names() {
+        assert_eq!(short_library_name("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4"), "Open MPI v4.1.4");
+        assert_eq!(short_library_name("MPICH Version:\t4.0.2\nMPICH Release date: x"), "MPICH Version: 4.0.2");
+        assert_eq!(short_library_name(""), "");
+    }
+
+    #[test]
     fn mismatch_message() {
         let e = env(&[("PMI_RANK", "1"), ("PMI_SIZE", "2")]);
         let m = e.mismatch(1, "Open MPI v4.1.4, package: Debian\n").unwrap();
         assert!(m.starts_with("MPI started 1 process but the launcher (hydra) started 2"), "{m}");
-        assert!(m.contains("Open MPI v4.1.4"));
+        assert!(m.contains("built against Open MPI v4.1.4 and the launcher"), "{m}");
         assert_eq!(e.mismatch(2, "x"), None);
     }
 }

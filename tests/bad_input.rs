@@ -1,0 +1,249 @@
+//! Bad input under real launchers: one clear line on stderr from rank 0,
+//! exit status 1 on every rank, nothing on stdout, no panic, within 5 s.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::time::Duration;
+
+struct Case {
+    bench: &'static str,
+    np: usize,
+    args: &'static [&'static str],
+    line: &'static str,
+}
+
+const fn case(bench: &'static str, np: usize, args: &'static [&'static str], line: &'static str) -> Case {
+    Case { bench, np, args, line }
+}
+
+const CASES: &[Case] = &[
+    case("osu_latency", 2, &["-q"], "Invalid option [-q]"),
+    case("osu_bw", 2, &["--bogus"], "Invalid option [--bogus]"),
+    case("osu_latency", 2, &["-f"], "Invalid option [-f]"),
+    case("osu_latency", 2, &["-m"], "Option Missing Required Argument [-m]"),
+    case("osu_mbw_mr", 2, &["-i"], "Option Missing Required Argument [-i]"),
+    case("osu_latency", 2, &["-m", "1:2:3"], "Invalid Message Size [-m 1:2:3] (more than one ':')"),
+    // (a lone ':' word would be MPICH mpiexec's program separator)
+    case("osu_latency", 2, &["--message-size=:"], "Invalid Message Size [-m :] (give MIN:MAX, MIN: or :MAX)"),
+    case("osu_bw", 2, &["-m", "abc"], "Invalid Message Size [-m abc] (not a size in bytes)"),
+    case("osu_bw", 2, &["-m", "-8"], "Invalid Message Size [-m -8] (not a size in bytes)"),
+    case("osu_bibw", 2, &["-m", "0"], "Invalid Message Size [-m 0] (the maximum must be at least 1 byte)"),
+    case("osu_latency", 2, &["-m", "128:2"], "Invalid Message Size [-m 128:2] (minimum is larger than maximum)"),
+    case("osu_mbw_mr", 2, &["-m", "8M:"], "Invalid Message Size [-m 8M:] (minimum is larger than maximum)"),
+    case("osu_latency", 2, &["-i", "0"], "Invalid Number of Iterations [-i 0]"),
+    case("osu_latency", 2, &["-x", "-1"], "Invalid Number of Warmup Iterations [-x -1]"),
+    case("osu_bw", 2, &["-W", "0"], "Invalid Window Size [-W 0]"),
+    case(
+        "osu_latency",
+        2,
+        &["-T", "mpi_double"],
+        "Invalid datatype [-T mpi_double] (use mpi_char, mpi_int, mpi_float or all)",
+    ),
+    case("osu_latency", 2, &["-z101"], "Percentile range must be in between 0 and 100 [-z 101]"),
+    case("osu_bw", 2, &["-z50,-1"], "Percentile range must be in between 0 and 100 [-z 50,-1]"),
+    case("osu_bibw", 2, &["-b", "double"], "Please use 'single' or 'multiple' for buffer type [-b double]"),
+    case("osu_latency", 2, &["-m", "8", "foo"], "Unexpected argument [foo]"),
+    case("osu_mbw_mr", 2, &["-R", "2"], "Invalid message rate option [-R 2] (use 0 or 1)"),
+    case("osu_mbw_mr", 2, &["-V", "-W", "4"], "Window size (-W) cannot be combined with a varied window (-V)"),
+    case(
+        "osu_latency",
+        2,
+        &["--timeout", "soon"],
+        "Invalid timeout [--timeout soon] (give seconds greater than 0, e.g. 60)",
+    ),
+    case("osu_latency", 3, &["-m", "8"], "This test requires exactly two processes"),
+    case("osu_bw", 3, &["-m", "8"], "This test requires exactly two processes"),
+    case("osu_bibw", 4, &["-m", "8"], "This test requires exactly two processes"),
+    case("osu_latency", 1, &["-m", "8"], "This test requires exactly two processes"),
+    case(
+        "osu_mbw_mr",
+        3,
+        &["-m", "8"],
+        "This test requires an even number of processes (rank i is paired with rank i + np/2), got 3",
+    ),
+    case(
+        "osu_multi_lat",
+        3,
+        &["-m", "8"],
+        "This test requires an even number of processes (rank i is paired with rank i + np/2), got 3",
+    ),
+    case("osu_multi_lat", 1, &["-m", "8"], "This test requires at least two processes"),
+    case(
+        "osu_mbw_mr",
+        4,
+        &["-m", "8", "-p", "3"],
+        "Invalid Number of Pairs [-p 3] (at most np/2 = 2 with 4 processes)",
+    ),
+];
+
+/// Launches with every rank's exit status recorded; returns the run and
+/// the statuses in rank order.
+fn launch_recorded(
+    launcher_mpi: Mpi,
+    built: Mpi,
+    np: usize,
+    bench: &str,
+    args: &[&str],
+    cwd: &Path,
+) -> (Run, Vec<i32>) {
+    let rc_dir = tempfile::tempdir().unwrap();
+    let mut o = Launch {
+        cwd: Some(cwd.to_path_buf()),
+        wrapper: Some(repo_root().join("tests/support/rank_rc.sh")),
+        env: vec![("RANK_RC_DIR".into(), rc_dir.path().display().to_string())],
+        timeout: Some(Duration::from_secs(30)),
+        ..Launch::default()
+    };
+    if launcher_mpi == Mpi::OpenMpi {
+        // Let every rank finish on its own so each status can be checked.
+        o.launcher_args = vec!["--mca".into(), "orte_abort_on_non_zero_status".into(), "0".into()];
+    }
+    let run = launch_with(launcher_mpi, built, np, bench, args, &o);
+    let mut codes = Vec::new();
+    for r in 0..np {
+        let f = rc_dir.path().join(format!("rank-{r}"));
+        let text = std::fs::read_to_string(&f)
+            .unwrap_or_else(|_| panic!("{bench} {args:?}: rank {r} left no exit status; {run:?}"));
+        codes.push(text.trim().parse().unwrap());
+    }
+    (run, codes)
+}
+
+/// Checks one bad-input case twice: with every rank's status recorded, and
+/// as a user runs it (the launcher's own status must say failure).
+fn check_case(launcher_mpi: Mpi, built: Mpi, np: usize, bench: &str, args: &[&str], cwd: &Path, line: &str) {
+    let what = format!("{launcher_mpi:?} launching {built:?} build, np={np} {bench} {args:?}");
+    let (run, codes) = launch_recorded(launcher_mpi, built, np, bench, args, cwd);
+    assert!(codes.iter().all(|&c| c == 1), "{what}: rank exit statuses {codes:?}");
+    check_output(&run, line, &what);
+    let plain = launch_with(
+        launcher_mpi,
+        built,
+        np,
+        bench,
+        args,
+        &Launch { cwd: Some(cwd.to_path_buf()), timeout: Some(Duration::from_secs(30)), ..Launch::default() },
+    );
+    assert_eq!(plain.code, Some(1), "{what}: launcher status; {plain:?}");
+    check_output(&plain, line, &what);
+}
+
+fn check_output(run: &Run, line: &str, what: &str) {
+    assert!(!run.timed_out, "{what}: hung");
+    run.assert_no_panic();
+    assert!(run.elapsed < Duration::from_secs(5), "{what}: took {:?}", run.elapsed);
+    assert_eq!(run.our_stderr_lines(), vec![line], "{what}: stderr was:\n{}", run.stderr);
+    assert_eq!(run.stdout, "", "{what}: stdout");
+}
+
+fn all_cases(mpi: Mpi) {
+    let _g = mpi_lock();
+    let cwd = tempfile::tempdir().unwrap();
+    for c in CASES {
+        check_case(mpi, mpi, c.np, c.bench, c.args, cwd.path(), c.line);
+    }
+    // No result files were left behind by any failed start.
+    let results = cwd.path().join("results");
+    assert!(!results.exists() || std::fs::read_dir(&results).unwrap().next().is_none());
+}
+
+#[test]
+fn open_mpi_bad_input() {
+    all_cases(Mpi::OpenMpi);
+}
+
+#[test]
+fn mpich_bad_input() {
+    if !have_mpich() {
+        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    all_cases(Mpi::Mpich);
+}
+
+#[test]
+fn unwritable_results_directory() {
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    let target = file.join("results");
+    let arg = target.display().to_string();
+    for mpi in [Mpi::OpenMpi, Mpi::Mpich] {
+        if mpi == Mpi::Mpich && !have_mpich() {
+            continue;
+        }
+        let line = format!(
+            "osu_latency: cannot write results to '{arg}': Not a directory (os error 20) (choose another place \
+             with --results-dir DIR, or --no-results)"
+        );
+        check_case(mpi, mpi, 2, "osu_latency", &["-m", "8", "--results-dir", &arg], d.path(), &line);
+    }
+}
+
+#[test]
+fn existing_csv_is_not_overwritten() {
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    let csv = d.path().join("mine.csv");
+    std::fs::write(&csv, "precious\n").unwrap();
+    let arg = csv.display().to_string();
+    let line = format!("osu_bw: '{arg}' already exists; commbench never overwrites results (choose a new --csv name)");
+    check_case(Mpi::OpenMpi, Mpi::OpenMpi, 2, "osu_bw", &["-m", "8", "--csv", &arg], d.path(), &line);
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), "precious\n");
+}
+
+#[test]
+fn mismatched_launcher_is_named() {
+    if !have_mpich() {
+        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    // An Open MPI binary under MPICH's launcher, and the other way round:
+    // each rank comes up alone in a world of one.
+    check_case(
+        Mpi::Mpich,
+        Mpi::OpenMpi,
+        2,
+        "osu_latency",
+        &["-m", "8"],
+        d.path(),
+        "MPI started 1 process but the launcher (hydra) started 2: this binary was built against Open MPI v4.1.4 \
+         and the launcher belongs to another MPI; use that MPI's mpirun (or srun --mpi=pmix / --mpi=pmi2 to \
+         match), or rebuild commbench against the launcher's MPI",
+    );
+    check_case(
+        Mpi::OpenMpi,
+        Mpi::Mpich,
+        2,
+        "osu_bw",
+        &["-m", "8"],
+        d.path(),
+        "MPI started 1 process but the launcher (openmpi) started 2: this binary was built against MPICH Version: \
+         4.0.2 and the launcher belongs to another MPI; use that MPI's mpirun (or srun --mpi=pmix / --mpi=pmi2 \
+         to match), or rebuild commbench against the launcher's MPI",
+    );
+}
+
+#[test]
+fn help_and_version_exit_zero_and_print_once() {
+    let _g = mpi_lock();
+    let o = Launch::default();
+    let run = launch(Mpi::OpenMpi, 2, "osu_latency", &["-h"], &o);
+    assert_eq!(run.code, Some(0));
+    assert!(run.stdout.starts_with("Usage: osu_latency [options]\nOptions:\n"));
+    assert_eq!(run.stdout.matches("Usage:").count(), 1, "only rank 0 prints help");
+    let run = launch(Mpi::OpenMpi, 2, "osu_mbw_mr", &["-v"], &o);
+    assert_eq!(run.code, Some(0));
+    assert_eq!(
+        run.stdout,
+        format!(
+            "# OSU MPI Multiple Bandwidth / Message Rate Test v7.4\ncommbench {} (OSU 7.4 compatible)\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+}

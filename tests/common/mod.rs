@@ -1,0 +1,273 @@
+//! Helpers for the integration tests: launching the real binaries under
+//! Open MPI's mpirun and MPICH's mpiexec, with a hard time limit, masking
+//! measured numbers, and reading the result files.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The MPI library a binary was built against, with its launcher.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mpi {
+    OpenMpi,
+    Mpich,
+}
+
+/// MPI jobs share two cores: one at a time.
+pub fn mpi_lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Directory of the binaries cargo built for this test run (Open MPI).
+fn cargo_bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> -> target/<profile>
+    exe.parent().and_then(Path::parent).expect("target dir").to_path_buf()
+}
+
+/// Binaries built against MPICH in their own target directory (rsmpi's
+/// build does not notice a change of MPI). Built on first use unless
+/// COMMBENCH_MPICH_BIN_DIR points at them.
+fn mpich_bin_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        if let Some(d) = std::env::var_os("COMMBENCH_MPICH_BIN_DIR") {
+            return PathBuf::from(d);
+        }
+        let target = repo_root().join("target/mpich");
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--release", "--bins"])
+            .current_dir(repo_root())
+            .env("CARGO_TARGET_DIR", &target)
+            .env("MPI_PKG_CONFIG", "mpich")
+            .status()
+            .expect("cargo build for MPICH");
+        assert!(status.success(), "building the MPICH binaries failed");
+        target.join("release")
+    })
+    .clone()
+}
+
+pub fn bin(mpi: Mpi, name: &str) -> PathBuf {
+    let p = match mpi {
+        Mpi::OpenMpi => cargo_bin_dir().join(name),
+        Mpi::Mpich => mpich_bin_dir().join(name),
+    };
+    assert!(p.exists(), "{} missing", p.display());
+    p
+}
+
+/// What a launched job did.
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+    pub timed_out: bool,
+}
+
+impl Run {
+    /// Lines of stderr that come from our program, not from the launcher's
+    /// own banners.
+    pub fn our_stderr_lines(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| {
+                let t = l.trim();
+                !t.is_empty() && !t.starts_with("----") && !launcher_noise(t)
+            })
+            .collect()
+    }
+
+    pub fn assert_no_panic(&self) {
+        for bad in ["panicked", "RUST_BACKTRACE", "stack backtrace", "Segmentation fault"] {
+            assert!(!self.stderr.contains(bad), "stderr shows '{bad}':\n{}", self.stderr);
+        }
+    }
+}
+
+/// Text that Open MPI's mpirun and MPICH's mpiexec print themselves.
+fn launcher_noise(t: &str) -> bool {
+    const NOISE: &[&str] = &[
+        "Primary job",
+        "a non-zero exit code",
+        "mpirun detected",
+        "the job to be terminated",
+        "Process name:",
+        "Exit code:",
+        "mpirun noticed",
+        "Signal:",
+        "Local host:",
+        "PID:",
+        "Node:",
+        "exited on signal",
+        "BAD TERMINATION",
+        "EXIT CODE:",
+        "CLEANING UP REMAINING PROCESSES",
+        "YOU CAN IGNORE THE BELOW CLEANUP MESSAGES",
+        "===",
+        "MPI_ABORT was invoked",
+        "with errorcode",
+        "NOTE: invoking MPI_ABORT",
+        "You may or may not see output",
+        "exactly when Open MPI kills them",
+        "[proxy:",
+        "abort:",
+        "process manager",
+    ];
+    NOISE.iter().any(|n| t.contains(n))
+}
+
+/// Options for `launch`.
+#[derive(Default, Clone)]
+pub struct Launch {
+    pub cwd: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    /// Extra launcher arguments before the binary.
+    pub launcher_args: Vec<String>,
+    /// Program to put in front of the binary (e.g. the rank exit recorder).
+    pub wrapper: Option<PathBuf>,
+    pub timeout: Option<Duration>,
+}
+
+fn read_all(mut r: impl Read + Send + 'static) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = r.read_to_end(&mut v);
+        String::from_utf8_lossy(&v).into_owned()
+    })
+}
+
+/// Runs `program args` (no launcher), killed with its process group after
+/// the timeout.
+pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Run {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
+    cmd.process_group(0);
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("spawn");
+    let out = read_all(child.stdout.take().expect("stdout"));
+    let err = read_all(child.stderr.take().expect("stderr"));
+    let mut timed_out = false;
+    let code = loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            break st.code();
+        }
+        if start.elapsed() > timeout {
+            timed_out = true;
+            // SAFETY: signals the process group we created (its id is the
+            // child's pid).
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            break None;
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    Run { code, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default(), elapsed, timed_out }
+}
+
+/// The launcher command for `np` ranks.
+pub fn launcher(mpi: Mpi, np: usize) -> Command {
+    match mpi {
+        Mpi::OpenMpi => {
+            let mut c = Command::new("mpirun");
+            c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+            c.args(["-np", &np.to_string()]);
+            if np > 2 {
+                c.arg("--oversubscribe");
+            }
+            c
+        }
+        Mpi::Mpich => {
+            let mut c = Command::new("mpiexec.mpich");
+            c.args(["-n", &np.to_string()]);
+            c
+        }
+    }
+}
+
+/// Launches `binary` (built for `built`) with `np` ranks under the launcher
+/// of `launcher_mpi`.
+pub fn launch_with(launcher_mpi: Mpi, built: Mpi, np: usize, name: &str, args: &[&str], o: &Launch) -> Run {
+    let mut c = launcher(launcher_mpi, np);
+    c.args(&o.launcher_args);
+    if let Some(w) = &o.wrapper {
+        c.arg(w);
+    }
+    c.arg(bin(built, name));
+    c.args(args);
+    if let Some(d) = &o.cwd {
+        c.current_dir(d);
+    }
+    for (k, v) in &o.env {
+        c.env(k, v);
+    }
+    run_cmd(c, o.timeout.unwrap_or(Duration::from_secs(120)))
+}
+
+pub fn launch(mpi: Mpi, np: usize, name: &str, args: &[&str], o: &Launch) -> Run {
+    launch_with(mpi, mpi, np, name, args, o)
+}
+
+/// Replaces every measured value (a number with a decimal point, and the
+/// spaces before it) by a right-aligned `#` of the same width, so layout,
+/// sizes, iteration counts and Pass/Fail still compare exactly.
+pub fn mask(text: &str) -> String {
+    let re = regex::Regex::new(r" +-?\d+\.\d+").expect("regex");
+    re.replace_all(text, |c: &regex::Captures| format!("{:>width$}", "#", width = c[0].len())).into_owned()
+}
+
+/// Data rows of an OSU table: lines that start with a digit, split on
+/// whitespace.
+pub fn osu_rows(stdout: &str) -> Vec<Vec<String>> {
+    stdout
+        .lines()
+        .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+/// Reads a CSV file into header-keyed rows.
+pub fn read_csv(path: &Path) -> Vec<HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let headers = r.headers().expect("csv header").clone();
+    r.records()
+        .map(|rec| {
+            let rec = rec.expect("csv record");
+            headers.iter().zip(rec.iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()
+        })
+        .collect()
+}
+
+/// Files in `dir` with `ext`, sorted.
+pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == ext)).collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// A value as OSU prints it.
+pub fn two_decimals(v: &str) -> String {
+    format!("{:.2}", v.parse::<f64>().unwrap_or_else(|_| panic!("not a number: {v}")))
+}
+
+/// Whether MPICH's launcher is installed.
+pub fn have_mpich() -> bool {
+    Command::new("mpiexec.mpich").arg("--version").output().is_ok_and(|o| o.status.success())
+}
