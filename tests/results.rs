@@ -1,0 +1,283 @@
+//! Result files from real runs: the CSV holds what stdout shows (to the
+//! printed digit), one row per (datatype, size[, window]); the JSON run
+//! record says what ran, where and how it ended; names never collide; a
+//! killed job keeps every finished row.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+struct Outcome {
+    run: Run,
+    csv: Vec<std::collections::HashMap<String, String>>,
+    record: Value,
+    csv_path: PathBuf,
+}
+
+/// Runs with results into a fresh directory and reads them back.
+fn run_with_results(mpi: Mpi, np: usize, bench: &str, args: &[&str]) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("res");
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.extend(["--results-dir".to_string(), rd.display().to_string()]);
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let run = launch(mpi, np, bench, &refs, &Launch { cwd: Some(dir.path().to_path_buf()), ..Launch::default() });
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let csvs = files_with_ext(&rd, "csv");
+    let jsons = files_with_ext(&rd, "json");
+    assert_eq!((csvs.len(), jsons.len()), (1, 1), "{:?} {:?}", csvs, jsons);
+    assert_eq!(csvs[0].with_extension("json"), jsons[0]);
+    let name = csvs[0].file_name().unwrap().to_string_lossy().into_owned();
+    let re = regex::Regex::new(&format!(r"^\d{{8}}T\d{{6}}Z_{bench}\.csv$")).unwrap();
+    assert!(re.is_match(&name), "file name {name}");
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(&jsons[0]).unwrap()).unwrap();
+    let csv = read_csv(&csvs[0]);
+    let keep = dir.keep();
+    Outcome { run, csv, record, csv_path: keep.join("res").join(name) }
+}
+
+/// Checks that each stdout row's value columns equal the CSV's, rounded
+/// as OSU prints them.
+fn assert_csv_matches_stdout(o: &Outcome, main_col: &str, extra: &[&str], tails: usize) {
+    let rows = osu_rows(&o.run.stdout);
+    assert_eq!(rows.len(), o.csv.len(), "row count\n{}", o.run.stdout);
+    for (row, rec) in rows.iter().zip(&o.csv) {
+        assert_eq!(row[0], rec["size_bytes"]);
+        assert_eq!(row[1], two_decimals(&rec[main_col]), "{main_col} at size {}", row[0]);
+        let mut i = 2;
+        for col in extra {
+            let want = if *col == "validation" { rec[*col].clone() } else { two_decimals(&rec[*col]) };
+            assert_eq!(row[i], want, "{col} at size {}", row[0]);
+            i += 1;
+        }
+        let tail_vals: Vec<String> = rec["osu_tails"]
+            .split(';')
+            .filter(|s| !s.is_empty())
+            .map(|t| two_decimals(t.split_once('=').unwrap().1))
+            .collect();
+        assert_eq!(tail_vals.len(), tails);
+        assert_eq!(&row[i..], &tail_vals[..], "tails at size {}", row[0]);
+        // per-iteration summary is always there
+        for c in [
+            "iter_min_us",
+            "iter_mean_us",
+            "iter_p50_us",
+            "iter_p90_us",
+            "iter_p99_us",
+            "iter_max_us",
+            "iter_stddev_us",
+        ] {
+            let v: f64 = rec[c].parse().unwrap_or_else(|_| panic!("{c} = '{}'", rec[c]));
+            assert!(v.is_finite() && v >= 0.0, "{c} = {v}");
+        }
+        let (p50, p99, max): (f64, f64, f64) = (
+            rec["iter_p50_us"].parse().unwrap(),
+            rec["iter_p99_us"].parse().unwrap(),
+            rec["iter_max_us"].parse().unwrap(),
+        );
+        assert!(p50 <= p99 * 1.001 && p99 <= max * 1.001, "percentiles out of order: {rec:?}");
+    }
+}
+
+#[test]
+fn latency_tails_csv_equals_stdout() {
+    let _g = mpi_lock();
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_latency", &["-m", "1:64", "-z"]);
+    assert!(o.run.stdout.contains("P50 Tail Lat(us)  P90 Tail Lat(us)  P99 Tail Lat(us)"));
+    assert_csv_matches_stdout(&o, "avg_lat_us", &[], 3);
+    let sizes: Vec<&str> = o.csv.iter().map(|r| r["size_bytes"].as_str()).collect();
+    assert_eq!(sizes, ["1", "2", "4", "8", "16", "32", "64"]);
+    for r in &o.csv {
+        assert_eq!(r["benchmark"], "osu_latency");
+        assert_eq!(r["backend"], "mpi");
+        assert_eq!(r["datatype"], "MPI_CHAR");
+        assert_eq!((r["np"].as_str(), r["pairs"].as_str()), ("2", "1"));
+        assert_eq!((r["iterations"].as_str(), r["warmup"].as_str()), ("10000", "100"));
+        assert_eq!(r["window"], "");
+        assert_eq!(r["bw_MBps"], "");
+        // the mean of the per-iteration one-way latencies is the average
+        let (avg, mean): (f64, f64) = (r["avg_lat_us"].parse().unwrap(), r["iter_mean_us"].parse().unwrap());
+        assert!((avg - mean).abs() < 1e-6 * avg.max(1.0), "{avg} vs {mean}");
+    }
+}
+
+#[test]
+fn every_benchmark_csv_equals_stdout() {
+    let _g = mpi_lock();
+    let common_args = ["-m", "1:256", "-i", "50", "-x", "5", "-c", "-z"];
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_bw", &common_args);
+    assert_csv_matches_stdout(&o, "bw_MBps", &["validation"], 3);
+    assert!(o.csv.iter().all(|r| r["window"] == "64" && r["validation"] == "Pass"));
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_bibw", &common_args);
+    assert_csv_matches_stdout(&o, "bw_MBps", &["validation"], 3);
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_mbw_mr", &common_args);
+    assert_csv_matches_stdout(&o, "bw_MBps", &["msg_rate_per_s", "validation"], 3);
+    let o = run_with_results(Mpi::OpenMpi, 4, "osu_multi_lat", &common_args);
+    assert_csv_matches_stdout(&o, "avg_lat_us", &["validation"], 3);
+    assert!(o.csv.iter().all(|r| r["np"] == "4" && r["pairs"] == "2"));
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_latency", &["-m", "1:64", "-i", "50", "-T", "all", "-c"]);
+    assert_csv_matches_stdout(&o, "avg_lat_us", &["validation"], 0);
+    let types: Vec<(&str, &str)> = o.csv.iter().map(|r| (r["datatype"].as_str(), r["elements"].as_str())).collect();
+    assert_eq!(types.len(), 7 + 5 + 5);
+    assert_eq!(types[7], ("MPI_INT", "1"));
+    assert_eq!(types[16], ("MPI_FLOAT", "16"));
+}
+
+#[test]
+fn varied_window_rows_carry_their_window() {
+    let _g = mpi_lock();
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_mbw_mr", &["-m", "4", "-i", "10", "-x", "1", "-V"]);
+    assert_eq!(o.csv.len(), 3 * 8);
+    let lines: Vec<&str> = o.run.stdout.lines().collect();
+    let bw_rows: Vec<Vec<&str>> = lines
+        .iter()
+        .skip_while(|l| !l.starts_with("# Uni-directional"))
+        .take_while(|l| !l.is_empty())
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(bw_rows.len(), 3);
+    for (k, rec) in o.csv.iter().enumerate() {
+        let (size_row, w) = (k / 8, k % 8);
+        assert_eq!(rec["window"], [1, 2, 4, 8, 16, 32, 64, 128][w].to_string());
+        assert_eq!(rec["size_bytes"], bw_rows[size_row][0]);
+        assert_eq!(two_decimals(&rec["bw_MBps"]), bw_rows[size_row][1 + w]);
+    }
+}
+
+#[test]
+fn run_record_describes_the_run() {
+    let _g = mpi_lock();
+    let args = ["-m", "1:8", "-i", "10", "-x", "1"];
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_bw", &args);
+    let r = &o.record;
+    assert_eq!(r["schema"], "commbench-run-record/1");
+    assert_eq!(r["benchmark"], "osu_bw");
+    assert_eq!(r["title"], "# OSU MPI Bandwidth Test v7.4");
+    assert_eq!(r["status"], "complete");
+    assert_eq!(r["exit_code"], 0);
+    assert_eq!(r["commbench"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(r["commbench"]["osu_compatible"], "7.4");
+    let commit = r["commbench"]["git_commit"].as_str().unwrap();
+    assert!(!commit.is_empty());
+    let cmd: Vec<&str> = r["command_line"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(cmd[0].ends_with("osu_bw"));
+    assert_eq!(&cmd[1..7], &args);
+    assert!(r["mpi"]["library_version"].as_str().unwrap().starts_with("Open MPI v"));
+    assert_eq!(r["mpi"]["world_size"], 2);
+    assert_eq!(r["launcher"]["kind"], "openmpi");
+    let ranks = r["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    for (i, rk) in ranks.iter().enumerate() {
+        assert_eq!(rk["rank"], i);
+        assert_eq!(rk["local_rank"], i);
+        assert!(rk["pid"].as_u64().unwrap() > 0);
+        assert!(!rk["cpus"].as_str().unwrap().is_empty());
+        assert!(rk["cpu_count"].as_u64().unwrap() >= 1);
+        assert!(r["hosts"].as_array().unwrap().contains(&rk["host"]));
+    }
+    assert_eq!(r["environment"]["OMPI_COMM_WORLD_SIZE"], "2");
+    assert_eq!(r["iteration_policy"]["small_iterations"], 10);
+    assert_eq!(r["iteration_policy"]["large_above_bytes"], 8192);
+    assert_eq!(r["iteration_policy"]["window"], 64);
+    assert_eq!(r["results"]["rows"], o.csv.len());
+    assert_eq!(r["results"]["csv"], o.csv_path.display().to_string());
+    assert!(r["start_utc"].as_str().unwrap() <= r["end_utc"].as_str().unwrap());
+    assert_eq!(r["options"]["max_size"], 8);
+}
+
+#[test]
+fn mpich_results() {
+    if !have_mpich() {
+        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let _g = mpi_lock();
+    let o = run_with_results(Mpi::Mpich, 2, "osu_latency", &["-m", "1:64", "-z", "-c"]);
+    assert_csv_matches_stdout(&o, "avg_lat_us", &["validation"], 3);
+    assert!(o.record["mpi"]["library_version"].as_str().unwrap().starts_with("MPICH"));
+    assert_eq!(o.record["launcher"]["kind"], "hydra");
+    assert_eq!(o.record["ranks"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn names_never_collide_and_results_can_be_redirected_or_off() {
+    let _g = mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = Launch { cwd: Some(dir.path().to_path_buf()), ..Launch::default() };
+    // default: results/ under the working directory; three runs, three sets
+    for _ in 0..3 {
+        let run = launch(Mpi::OpenMpi, 2, "osu_latency", &["-m", "4", "-i", "10"], &cwd);
+        assert_eq!(run.code, Some(0));
+    }
+    let res = dir.path().join("results");
+    assert_eq!(files_with_ext(&res, "csv").len(), 3);
+    assert_eq!(files_with_ext(&res, "json").len(), 3);
+    // --csv FILE puts the record beside it
+    let csv = dir.path().join("sub/mine.csv");
+    let run = launch(Mpi::OpenMpi, 2, "osu_bw", &["-m", "4", "-i", "10", "--csv", &csv.display().to_string()], &cwd);
+    assert_eq!(run.code, Some(0));
+    assert_eq!(read_csv(&csv).len(), 3);
+    assert!(dir.path().join("sub/mine.json").exists());
+    // --no-results: stdout only
+    let empty = tempfile::tempdir().unwrap();
+    let run = launch(
+        Mpi::OpenMpi,
+        2,
+        "osu_bw",
+        &["-m", "4", "-i", "10", "--no-results"],
+        &Launch { cwd: Some(empty.path().to_path_buf()), ..Launch::default() },
+    );
+    assert_eq!(run.code, Some(0));
+    assert_eq!(osu_rows(&run.stdout).len(), 3);
+    assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
+    // COMMBENCH_RESULTS_DIR sets the default directory
+    let envdir = dir.path().join("from-env");
+    let run = launch(
+        Mpi::OpenMpi,
+        2,
+        "osu_latency",
+        &["-m", "4", "-i", "10"],
+        &Launch { env: vec![("COMMBENCH_RESULTS_DIR".into(), envdir.display().to_string())], ..cwd.clone() },
+    );
+    assert_eq!(run.code, Some(0));
+    assert_eq!(files_with_ext(&envdir, "csv").len(), 1);
+}
+
+/// A job killed mid-run keeps every row it finished, each complete.
+#[test]
+fn killed_job_keeps_finished_rows() {
+    let _g = mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("k.csv");
+    let mut c = launcher(Mpi::OpenMpi, 2);
+    c.arg(bin(Mpi::OpenMpi, "osu_latency"))
+        .args(["-i", "3000", "-x", "10", "--csv", &csv.display().to_string()])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    let mut child = c.spawn().unwrap();
+    let start = Instant::now();
+    let rows_now = |p: &Path| std::fs::read_to_string(p).map(|t| t.lines().count().saturating_sub(1)).unwrap_or(0);
+    while rows_now(&csv) < 5 {
+        assert!(start.elapsed() < Duration::from_secs(60), "no rows appeared");
+        assert!(child.try_wait().unwrap().is_none(), "finished before it could be killed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: kills the process group this test created.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    let _ = child.wait();
+    let rows = read_csv(&csv);
+    assert!(rows.len() >= 5 && rows.len() < 23, "{} rows", rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r["size_bytes"], (1usize << i).to_string());
+        assert!(r["avg_lat_us"].parse::<f64>().unwrap() > 0.0);
+        assert!(!r["finished_utc"].is_empty());
+    }
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("k.json")).unwrap()).unwrap();
+    assert_eq!(record["status"], "running", "a killed run cannot claim to be complete");
+}
