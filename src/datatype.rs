@@ -5,8 +5,11 @@ use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Datatype {
+    #[serde(rename = "MPI_CHAR")]
     Char,
+    #[serde(rename = "MPI_INT")]
     Int,
+    #[serde(rename = "MPI_FLOAT")]
     Float,
 }
 

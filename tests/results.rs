@@ -151,7 +151,7 @@ fn varied_window_rows_carry_their_window() {
 #[test]
 fn run_record_describes_the_run() {
     let _g = mpi_lock();
-    let args = ["-m", "1:8", "-i", "10", "-x", "1"];
+    let args = ["-m", "1:8", "-i", "10", "-x", "1", "--timeout", "60"];
     let o = run_with_results(Mpi::OpenMpi, 2, "osu_bw", &args);
     let r = &o.record;
     assert_eq!(r["schema"], "commbench-run-record/1");
@@ -165,7 +165,7 @@ fn run_record_describes_the_run() {
     assert!(!commit.is_empty());
     let cmd: Vec<&str> = r["command_line"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     assert!(cmd[0].ends_with("osu_bw"));
-    assert_eq!(&cmd[1..7], &args);
+    assert_eq!(&cmd[1..9], &args);
     assert!(r["mpi"]["library_version"].as_str().unwrap().starts_with("Open MPI v"));
     assert_eq!(r["mpi"]["world_size"], 2);
     assert_eq!(r["launcher"]["kind"], "openmpi");
@@ -187,6 +187,9 @@ fn run_record_describes_the_run() {
     assert_eq!(r["results"]["csv"], o.csv_path.display().to_string());
     assert!(r["start_utc"].as_str().unwrap() <= r["end_utc"].as_str().unwrap());
     assert_eq!(r["options"]["max_size"], 8);
+    assert_eq!(r["options"]["datatypes"], serde_json::json!(["MPI_CHAR"]));
+    assert_eq!(r["options"]["timeout_s"], 60.0);
+    assert_eq!(r["options"]["buffers"], "single");
 }
 
 #[test]

@@ -155,21 +155,21 @@ impl Mpi {
     pub fn isend_window(&self, bufs: &BufferSet, env: Envelope, reqs: &mut Requests, offset: usize) {
         let n = bufs.slots();
         assert!(offset + n <= reqs.reqs.len());
-        for j in 0..n {
-            // SAFETY: the request slot is in bounds; the buffer outlives the
-            // request because callers complete it with `wait` before the set
-            // can be dropped or mutated (both borrow it for the step).
-            unsafe {
-                ffi::MPI_Isend(
-                    bufs.slot_ptr(j) as *const c_void,
-                    env.count as c_int,
-                    self.dt(env.datatype),
-                    env.peer,
-                    env.tag,
-                    self.world,
-                    reqs.reqs.as_mut_ptr().add(offset + j),
-                )
-            };
+        let (count, dt, world) = (env.count as c_int, self.dt(env.datatype), self.world);
+        let slots = reqs.reqs[offset..offset + n].iter_mut();
+        // SAFETY (both loops): each request slot is in bounds; the buffers
+        // outlive the requests because callers complete them with `waitall`
+        // within the same step, while the set is borrowed.
+        if bufs.distinct() == 1 {
+            let p = bufs.slot_ptr(0) as *const c_void;
+            for req in slots {
+                unsafe { ffi::MPI_Isend(p, count, dt, env.peer, env.tag, world, req) };
+            }
+        } else {
+            for (j, req) in slots.enumerate() {
+                let p = bufs.slot_ptr(j) as *const c_void;
+                unsafe { ffi::MPI_Isend(p, count, dt, env.peer, env.tag, world, req) };
+            }
         }
     }
 
@@ -178,19 +178,19 @@ impl Mpi {
     pub fn irecv_window(&self, bufs: &mut BufferSet, env: Envelope, reqs: &mut Requests, offset: usize) {
         let n = bufs.slots();
         assert!(offset + n <= reqs.reqs.len());
-        for j in 0..n {
-            // SAFETY: as in isend_window.
-            unsafe {
-                ffi::MPI_Irecv(
-                    bufs.slot_mut_ptr(j) as *mut c_void,
-                    env.count as c_int,
-                    self.dt(env.datatype),
-                    env.peer,
-                    env.tag,
-                    self.world,
-                    reqs.reqs.as_mut_ptr().add(offset + j),
-                )
-            };
+        let (count, dt, world) = (env.count as c_int, self.dt(env.datatype), self.world);
+        let slots = reqs.reqs[offset..offset + n].iter_mut();
+        // SAFETY: as in isend_window.
+        if bufs.distinct() == 1 {
+            let p = bufs.slot_mut_ptr(0) as *mut c_void;
+            for req in slots {
+                unsafe { ffi::MPI_Irecv(p, count, dt, env.peer, env.tag, world, req) };
+            }
+        } else {
+            for (j, req) in slots.enumerate() {
+                let p = bufs.slot_mut_ptr(j) as *mut c_void;
+                unsafe { ffi::MPI_Irecv(p, count, dt, env.peer, env.tag, world, req) };
+            }
         }
     }
 

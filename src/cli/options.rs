@@ -69,7 +69,15 @@ pub struct Options {
     /// `-V` (mbw_mr).
     pub vary_window: bool,
     pub results: ResultsDest,
+    #[serde(rename = "timeout_s", serialize_with = "seconds")]
     pub timeout: Option<Duration>,
+}
+
+fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
 }
 
 /// What the command line asks for.

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The main job: make sure everything is installed and built, then run every
+# implemented benchmark with two ranks on this machine. OSU tables go to
+# stdout; each run's CSV and JSON run record go under results/ (or
+# $COMMBENCH_RESULTS_DIR), listed at the end.
+#
+#   MPIRUN        launcher to use (default: mpirun)
+#   MPIRUN_ARGS   extra launcher arguments (default: none)
+#   BENCH_ARGS    extra benchmark arguments, e.g. "-m 1:65536" (default: none)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_setup=0
+for tool in mpirun mpicc pkg-config clang; do
+  command -v "$tool" >/dev/null 2>&1 || need_setup=1
+done
+if [ "$need_setup" -eq 1 ]; then
+  scripts/setup.sh
+fi
+if [ "$(id -u)" -eq 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+cargo build --release --bins --quiet
+
+results_dir=${COMMBENCH_RESULTS_DIR:-results}
+export COMMBENCH_RESULTS_DIR=$results_dir
+mkdir -p "$results_dir"
+marker=$(mktemp)
+trap 'rm -f "$marker"' EXIT
+
+launcher=${MPIRUN:-mpirun}
+# shellcheck disable=SC2206
+launcher_args=(${MPIRUN_ARGS:-})
+# shellcheck disable=SC2206
+bench_args=(${BENCH_ARGS:-})
+
+failed=()
+for bench in osu_latency osu_bw osu_bibw osu_mbw_mr osu_multi_lat; do
+  if ! "$launcher" -np 2 "${launcher_args[@]}" "target/release/$bench" "${bench_args[@]}"; then
+    failed+=("$bench")
+  fi
+done
+
+echo
+echo "Results written under $results_dir/:"
+find "$results_dir" -maxdepth 1 -type f \( -name '*.csv' -o -name '*.json' \) -newer "$marker" | sort | sed 's/^/  /'
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]}" >&2
+  exit 1
+fi
