@@ -1,7 +1,6 @@
 //! Message buffers: page-aligned host allocations, the fill bytes OSU uses
 //! between sizes, and the validation patterns (`-c`) with their checks.
 
-use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 
 use crate::datatype::Datatype;
@@ -15,25 +14,41 @@ pub struct AllocError {
     pub bytes: usize,
 }
 
-/// A zero-initialised, page-aligned host buffer of fixed length.
+/// A zero-initialised, page-aligned host buffer of fixed length. The
+/// memory comes straight from an anonymous mapping: zeroed and committed
+/// page by page as it is first touched, so asking for more than the node
+/// can give fails here instead of inside a fill.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     len: usize,
-    layout: Layout,
+    mapped: usize,
 }
 
 // The buffer owns its memory exclusively.
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
-    /// Allocates `len` bytes (at least one byte is allocated so that a
+    /// Allocates `len` bytes (at least one page is mapped so that a
     /// zero-length message still has a valid address).
     pub fn zeroed(len: usize) -> Result<AlignedBuf, AllocError> {
-        let layout = Layout::from_size_align(len.max(1), PAGE_ALIGN).map_err(|_| AllocError { bytes: len })?;
-        // SAFETY: layout has non-zero size.
-        let raw = unsafe { alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).ok_or(AllocError { bytes: len })?;
-        Ok(AlignedBuf { ptr, len, layout })
+        let err = AllocError { bytes: len };
+        let mapped = len.max(1).checked_next_multiple_of(PAGE_ALIGN).ok_or(err)?;
+        // SAFETY: a fresh private anonymous mapping; checked below.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                mapped,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            return Err(AllocError { bytes: len });
+        }
+        let ptr = NonNull::new(raw as *mut u8).ok_or(AllocError { bytes: len })?;
+        Ok(AlignedBuf { ptr, len, mapped })
     }
 
     pub fn len(&self) -> usize {
@@ -53,7 +68,7 @@ impl AlignedBuf {
     }
 
     pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr is valid for len bytes, initialised at allocation.
+        // SAFETY: ptr is valid for len bytes, zeroed by the mapping.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
@@ -65,8 +80,8 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        // SAFETY: allocated with this layout in `zeroed`.
-        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+        // SAFETY: mapped with this length in `zeroed`.
+        unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.mapped) };
     }
 }
 

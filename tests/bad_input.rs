@@ -247,3 +247,22 @@ fn help_and_version_exit_zero_and_print_once() {
         )
     );
 }
+
+#[test]
+fn buffers_larger_than_memory_are_refused_before_touching_it() {
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    // 64 messages of 1 GiB in flight, send and receive side: 128 GiB a rank.
+    let (run, codes) =
+        launch_recorded(Mpi::OpenMpi, Mpi::OpenMpi, 2, "osu_bw", &["-m", "1G:1G", "-b", "multiple"], d.path());
+    assert!(codes.iter().all(|&c| c == 1), "{codes:?}");
+    run.assert_no_panic();
+    assert!(run.elapsed < Duration::from_secs(5), "{:?}", run.elapsed);
+    let lines = run.our_stderr_lines();
+    let re = regex::Regex::new(
+        r"^osu_bw: message buffers need 128\.0 GiB per rank \(2 rank\(s\) on this node\) but only [0-9.]+ [KMGT]iB of memory is available \(lower -m or -W\)$",
+    )
+    .unwrap();
+    assert!(lines.len() == 1 && re.is_match(lines[0]), "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+}

@@ -126,6 +126,26 @@ fn every_benchmark_csv_equals_stdout() {
     assert_eq!(types[16], ("MPI_FLOAT", "16"));
 }
 
+/// `-b multiple` gives every message in flight its own buffer (and its own
+/// validation pattern); every benchmark must still pass validation.
+#[test]
+fn multiple_buffers_validate() {
+    let _g = mpi_lock();
+    for (bench, np) in [("osu_latency", 2), ("osu_bw", 2), ("osu_bibw", 2), ("osu_mbw_mr", 4), ("osu_multi_lat", 4)] {
+        let run = launch(
+            Mpi::OpenMpi,
+            np,
+            bench,
+            &["-m", "1:16K", "-i", "20", "-x", "2", "-b", "multiple", "-c", "-u", "2", "-T", "all", "--no-results"],
+            &Launch::default(),
+        );
+        assert_eq!(run.code, Some(0), "{bench}: {run:?}");
+        let rows = osu_rows(&run.stdout);
+        assert_eq!(rows.len(), 15 + 13 + 13, "{bench}");
+        assert!(rows.iter().all(|r| r.contains(&"Pass".to_string())), "{bench}:\n{}", run.stdout);
+    }
+}
+
 #[test]
 fn varied_window_rows_carry_their_window() {
     let _g = mpi_lock();

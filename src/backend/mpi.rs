@@ -330,6 +330,27 @@ impl Mpi {
             .collect()
     }
 
+    /// How many ranks share this rank's node (`MPI_Comm_split_type` with
+    /// MPI_COMM_TYPE_SHARED), and this rank's index among them.
+    pub fn node_ranks(&self) -> (usize, usize) {
+        // SAFETY: collective over the world; the new communicator is freed.
+        unsafe {
+            let mut node = ffi::RSMPI_COMM_NULL;
+            ffi::MPI_Comm_split_type(
+                self.world,
+                ffi::RSMPI_COMM_TYPE_SHARED,
+                self.rank,
+                ffi::RSMPI_INFO_NULL,
+                &mut node,
+            );
+            let (mut size, mut rank) = (1, 0);
+            ffi::MPI_Comm_size(node, &mut size);
+            ffi::MPI_Comm_rank(node, &mut rank);
+            ffi::MPI_Comm_free(&mut node);
+            (size as usize, rank as usize)
+        }
+    }
+
     /// The MPI library's own version string (`MPI_Get_library_version`).
     pub fn library_version(&self) -> String {
         mpi::environment::library_version()

@@ -106,6 +106,14 @@ pub fn message_sizes(spec: &BenchSpec, min: usize, max: usize) -> Vec<usize> {
     sizes
 }
 
+/// The most message-buffer memory one rank allocates: a send and a
+/// receive side, one buffer each, or one per message in flight with
+/// `-b multiple` on windowed benchmarks.
+pub fn buffer_bytes(spec: &BenchSpec, opts: &Options, max_window: usize) -> u128 {
+    let slots = if spec.windowed && opts.buffers == crate::cli::BufferMode::Multiple { max_window } else { 1 };
+    2 * opts.max_size as u128 * slots as u128
+}
+
 /// Iterations and warm-up for a size: `-i`/`-x` when given, otherwise the
 /// benchmark's defaults with the switch for sizes above 8192 bytes. Unlike
 /// OSU, a switch made for a large size does not stick to later sizes.
@@ -151,6 +159,13 @@ mod tests {
         assert_eq!(counts(&BW, &o, 8193), (20, 2));
         let o = opts(&MBW_MR, &[]);
         assert_eq!(counts(&MBW_MR, &o, 1 << 22), (100, 10));
+    }
+
+    #[test]
+    fn buffer_memory_estimate() {
+        assert_eq!(buffer_bytes(&BW, &opts(&BW, &["-m", "1M"]), 64), 2 << 20);
+        assert_eq!(buffer_bytes(&BW, &opts(&BW, &["-m", "1M", "-b", "multiple"]), 64), 128 << 20);
+        assert_eq!(buffer_bytes(&LATENCY, &opts(&LATENCY, &["-m", "1M", "-b", "multiple"]), 1), 2 << 20);
     }
 
     #[test]

@@ -177,7 +177,13 @@ struct Session {
 /// How the size loop ended.
 enum Ending {
     Complete,
-    ValidationFailed { size: usize },
+    ValidationFailed {
+        size: usize,
+    },
+    /// A rank could not set up a size (e.g. out of memory); said already.
+    Failed {
+        detail: String,
+    },
 }
 
 impl Session {
@@ -261,6 +267,41 @@ impl Session {
         }
     }
 
+    /// Refuses message sizes whose buffers cannot fit in this node's
+    /// available memory together with the other ranks on the node, before
+    /// anything is touched (the alternative is the kernel's OOM killer).
+    fn memory_check(&self, max_window: usize) -> Result<(), String> {
+        let need = super::buffer_bytes(self.spec, &self.opts, max_window);
+        let (on_node, _) = self.mpi.node_ranks();
+        match topo::available_memory() {
+            Some(avail) if need * on_node as u128 > avail as u128 => Err(format!(
+                "message buffers need {} per rank ({on_node} rank(s) on this node) but only {} of memory is \
+                 available (lower -m or -W)",
+                human_bytes(need),
+                human_bytes(avail as u128)
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Agrees across ranks on a step every rank takes (such as allocating
+    /// buffers): Some on every rank if it worked everywhere; otherwise None
+    /// everywhere, with one line from rank 0 (its own error, or how many
+    /// ranks failed).
+    fn everywhere<T, E: std::fmt::Display>(&self, r: Result<T, E>) -> Option<T> {
+        let failed = self.mpi.allreduce_sum_u64(u64::from(r.is_err()));
+        if failed == 0 {
+            return r.ok();
+        }
+        if self.is_root() {
+            match &r {
+                Err(e) => say(&format!("{}: {e}", self.spec.name)),
+                Ok(_) => say(&format!("{}: {failed} other rank(s) failed to set up (lower -m or -W)", self.spec.name)),
+            }
+        }
+        None
+    }
+
     /// Creates the result files on rank 0 and tells every rank whether
     /// that worked; on failure every rank returns the error line.
     fn open_results(&self) -> Result<Option<ResultFiles>, String> {
@@ -280,6 +321,21 @@ impl Session {
 
     fn run<K: Kernel>(self, make: fn(&Setup) -> Result<K, AllocError>) -> i32 {
         self.progress.set_step(Step::Startup);
+        let windows = self.windows();
+        let setup = Setup {
+            mpi: &self.mpi,
+            opts: &self.opts,
+            pairs: self.pairs,
+            max_window: windows.iter().copied().max().unwrap_or(1),
+        };
+        if self.everywhere(self.memory_check(setup.max_window)).is_none() {
+            self.mpi.finalize();
+            return 1;
+        }
+        let Some(mut kernel) = self.everywhere(make(&setup)) else {
+            self.mpi.finalize();
+            return 1;
+        };
         let files = match self.open_results() {
             Ok(f) => f,
             Err(msg) => {
@@ -332,23 +388,12 @@ impl Session {
             outputs = Some(Outputs { table, csv });
         }
 
-        let windows = self.windows();
-        let setup = Setup {
-            mpi: &self.mpi,
-            opts: &self.opts,
-            pairs: self.pairs,
-            max_window: windows.iter().copied().max().unwrap_or(1),
-        };
-        let mut kernel = match make(&setup) {
-            Ok(k) => k,
-            Err(e) => self.abort(&format!("{}: rank {}: {e}", self.spec.name, self.mpi.rank())),
-        };
         let ending = self.size_loops(&mut kernel, &windows, &mut outputs, record.as_ref().map(|r| &r.0));
 
         self.progress.set_step(Step::Finish);
         let code = match ending {
             Ending::Complete => 0,
-            Ending::ValidationFailed { .. } => 1,
+            Ending::ValidationFailed { .. } | Ending::Failed { .. } => 1,
         };
         if let Some((rec, path)) = &record {
             if let Ok(mut r) = rec.lock() {
@@ -357,6 +402,10 @@ impl Session {
                     Ending::ValidationFailed { size } => {
                         r.status_detail = Some(format!("validation failed at message size {size}"));
                         "validation_failed".into()
+                    }
+                    Ending::Failed { ref detail } => {
+                        r.status_detail = Some(detail.clone());
+                        "error".into()
                     }
                 };
                 r.exit_code = Some(code);
@@ -368,7 +417,7 @@ impl Session {
         }
         let root = self.is_root();
         self.mpi.finalize();
-        if let (Ending::ValidationFailed { size }, true) = (ending, root) {
+        if let (Ending::ValidationFailed { size }, true) = (&ending, root) {
             println!("DATA VALIDATION ERROR: {} exited with status 1 on message size {size}.", self.argv0);
         }
         code
@@ -412,8 +461,8 @@ impl Session {
                 for &window in windows {
                     let case = SizeCase { datatype: dt, size, count, iterations, warmup, window };
                     self.progress.enter(Step::Setup, Some(dt), size);
-                    if let Err(e) = kernel.prepare(&self.mpi, &case) {
-                        self.abort(&format!("{}: rank {}: {e}", self.spec.name, self.mpi.rank()));
+                    if self.everywhere(kernel.prepare(&self.mpi, &case)).is_none() {
+                        return Ending::Failed { detail: format!("could not set up message size {size}") };
                     }
                     self.mpi.barrier();
                     let outcome = timed_loop::run(
@@ -514,6 +563,22 @@ impl Session {
             iter: Summary::from_secs(samples.as_slice(), kernel.iteration_time_scale()),
             finished_utc: Utc::now().rfc3339(),
         }
+    }
+}
+
+/// 1536 -> "1.5 KiB".
+fn human_bytes(b: u128) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", units[u])
     }
 }
 

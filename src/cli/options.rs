@@ -38,6 +38,9 @@ pub struct Validation {
     pub log_dir: Option<PathBuf>,
 }
 
+/// Largest message: MPI counts are C ints.
+pub const MAX_MESSAGE_BYTES: usize = i32::MAX as usize;
+
 /// Default directory for `-clog` without a directory (OSU's).
 pub const DEFAULT_VALIDATION_LOG_DIR: &str = "validation_output";
 /// Most `-z` percentiles at once (OSU's array size).
@@ -191,6 +194,14 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                 if let Some(max) = max {
                     if max == 0 {
                         return Err(bad_why("Invalid Message Size", 'm', v, "the maximum must be at least 1 byte"));
+                    }
+                    if max > MAX_MESSAGE_BYTES {
+                        return Err(bad_why(
+                            "Invalid Message Size",
+                            'm',
+                            v,
+                            "MPI counts stop at 2147483647; the largest size is 2G - 1",
+                        ));
                     }
                     o.max_size = max;
                 }

@@ -81,6 +81,11 @@ fn bad_message_sizes() {
         assert_eq!(err(&LATENCY, &["-m", a]), format!("Invalid Message Size [-m {a}] ({why})"));
     }
     assert_eq!(err(&BW, &["-m", "8M:"]), "Invalid Message Size [-m 8M:] (minimum is larger than maximum)");
+    assert_eq!(
+        err(&BW, &["-m", "2G"]),
+        "Invalid Message Size [-m 2G] (MPI counts stop at 2147483647; the largest size is 2G - 1)"
+    );
+    assert_eq!(run(&BW, &["-m", "1G"]).max_size, 1 << 30);
 }
 
 #[test]
