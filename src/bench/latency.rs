@@ -1,8 +1,9 @@
 //! osu_latency: ping-pong between ranks 0 and 1. Rank 0 times each round
-//! trip; latency is half of it.
+//! trip; latency is half of it. The ping-pong kernel here also serves
+//! osu_multi_lat.
 
 use super::{Kernel, Metric, Setup, SizeCase};
-use crate::backend::mpi::Mpi;
+use crate::backend::mpi::{Mpi, ReduceOp};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AlignedBuf, AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
 
@@ -66,20 +67,40 @@ pub fn one_way_us(round_trip_secs: f64) -> f64 {
     round_trip_secs * 1e6 / 2.0
 }
 
-pub struct Latency {
+/// A ping-pong benchmark: osu_latency (one pair) or osu_multi_lat (np/2
+/// pairs, with a barrier before every exchange).
+pub struct PingPongBench {
     pp: PingPong,
+    pairs: usize,
+    barrier_each: bool,
 }
 
-impl Latency {
-    pub fn new(s: &Setup) -> Result<Latency, AllocError> {
-        let rank = s.mpi.rank();
-        Ok(Latency { pp: PingPong::new(rank == 0, 1 - rank, s.opts.max_size, s.opts.buffers)? })
+impl PingPongBench {
+    pub fn new(pp: PingPong, pairs: usize, barrier_each: bool) -> PingPongBench {
+        PingPongBench { pp, pairs, barrier_each }
     }
 }
 
-impl Kernel for Latency {
+/// osu_latency: ranks 0 and 1, rank 0 keeps time.
+pub fn new(s: &Setup) -> Result<PingPongBench, AllocError> {
+    let rank = s.mpi.rank();
+    let pp = PingPong::new(rank == 0, 1 - rank, s.opts.max_size, s.opts.buffers)?;
+    Ok(PingPongBench::new(pp, 1, false))
+}
+
+impl Kernel for PingPongBench {
     fn prepare(&mut self, _mpi: &Mpi, case: &SizeCase) -> Result<(), AllocError> {
         self.pp.prepare(case)
+    }
+
+    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validating: bool) {
+        if validating {
+            self.pp.fill_validation(case, i);
+            // With a barrier in every step, that one synchronises.
+            if !self.barrier_each {
+                mpi.barrier();
+            }
+        }
     }
 
     fn fill_validation(&mut self, case: &SizeCase, i: usize) {
@@ -88,6 +109,9 @@ impl Kernel for Latency {
 
     #[inline(always)]
     fn step(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64> {
+        if self.barrier_each {
+            mpi.barrier();
+        }
         self.pp.exchange(mpi, case)
     }
 
@@ -103,7 +127,14 @@ impl Kernel for Latency {
         0.5
     }
 
-    fn metric(&mut self, _mpi: &Mpi, case: &SizeCase, total_secs: f64) -> Metric {
-        Metric { value: total_secs * 1e6 / (2.0 * case.iterations as f64), msg_rate: None }
+    /// One pair: rank 0's own total. Several: the senders' average total.
+    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, total_secs: f64) -> Metric {
+        let total = if self.pairs == 1 && !self.barrier_each {
+            total_secs
+        } else {
+            let mine = if self.pp.initiator { total_secs } else { 0.0 };
+            mpi.reduce_f64(mine, ReduceOp::Sum) / self.pairs as f64
+        };
+        Metric { value: total * 1e6 / (2.0 * case.iterations as f64), msg_rate: None }
     }
 }

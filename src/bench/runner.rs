@@ -510,16 +510,9 @@ impl Session {
         if let Some((iteration, m)) = &outcome.first_mismatch {
             let rank = self.mpi.rank();
             say(&format!(
-                "{}: validation failed on rank {rank}: size {} ({}), iteration {iteration}: element {} expected {}, \
-                 found {} ({} of {} elements wrong; {} of {} iterations wrong)",
+                "{}: validation failed on rank {rank}: {}; {} of {} iterations wrong",
                 self.spec.name,
-                case.size,
-                case.datatype.mpi_name(),
-                m.index,
-                m.expected,
-                m.found,
-                m.count,
-                case.count,
+                describe_mismatch(case, *iteration, m),
                 outcome.errors,
                 case.iterations + case.warmup,
             ));
@@ -586,6 +579,20 @@ fn say_results(name: &str, csv: &std::path::Path, record: &std::path::Path) {
     say(&format!("{name}: results in {} (run record {})", csv.display(), record.display()));
 }
 
+/// Where validation failed, in one line.
+fn describe_mismatch(case: &SizeCase, iteration: usize, m: &crate::buffer::Mismatch) -> String {
+    format!(
+        "size {} ({}), iteration {iteration}: element {} expected {}, found {} ({} of {} elements wrong)",
+        case.size,
+        case.datatype.mpi_name(),
+        m.index,
+        m.expected,
+        m.found,
+        m.count,
+        case.count
+    )
+}
+
 /// `-clog[:DIR]`: each failing rank appends what it saw to DIR/log-<rank>.log.
 fn write_validation_log(
     dir: &std::path::Path,
@@ -597,20 +604,69 @@ fn write_validation_log(
     let write = || -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(dir.join(format!("log-{rank}.log")))?;
-        writeln!(
-            f,
-            "Size: {}, Iteration: {iteration}, Datatype: {}\nfirst wrong element: {}  expected: {}  found: {}  \
-             ({} of {} elements wrong)",
-            case.size,
-            case.datatype.mpi_name(),
-            m.index,
-            m.expected,
-            m.found,
-            m.count,
-            case.count
-        )
+        writeln!(f, "{}", describe_mismatch(case, iteration, m))
     };
     if let Err(e) = write() {
         say(&format!("validation log {}: {e}", dir.display()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::spec::{BW, LATENCY, MBW_MR, MULTI_LAT};
+    use crate::buffer::Mismatch;
+    use crate::datatype::Datatype;
+
+    fn opts(spec: &BenchSpec, args: &[&str]) -> Options {
+        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match cli::parse(spec, &v) {
+            Ok(Parsed::Run(o)) => *o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn process_counts() {
+        let o = opts(&LATENCY, &[]);
+        assert_eq!(check_procs(&LATENCY, &o, 2), Ok(1));
+        assert_eq!(check_procs(&BW, &o, 3), Err("This test requires exactly two processes".into()));
+        assert_eq!(check_procs(&MULTI_LAT, &o, 1), Err("This test requires at least two processes".into()));
+        assert_eq!(check_procs(&MULTI_LAT, &o, 8), Ok(4));
+        assert!(check_procs(&MULTI_LAT, &o, 5).unwrap_err().starts_with("This test requires an even number"));
+        let p1 = opts(&MBW_MR, &["-p", "1"]);
+        assert_eq!(check_procs(&MBW_MR, &p1, 5), Ok(1), "-p allows odd np with idle ranks");
+        let p3 = opts(&MBW_MR, &["-p", "3"]);
+        assert_eq!(
+            check_procs(&MBW_MR, &p3, 4),
+            Err("Invalid Number of Pairs [-p 3] (at most np/2 = 2 with 4 processes)".into())
+        );
+    }
+
+    fn case() -> SizeCase {
+        SizeCase { datatype: Datatype::Char, size: 16, count: 16, iterations: 10, warmup: 2, window: 1 }
+    }
+
+    #[test]
+    fn mismatch_line_and_log() {
+        let m = Mismatch { index: 9, expected: "-116".into(), found: "127".into(), count: 4 };
+        assert_eq!(
+            describe_mismatch(&case(), 3, &m),
+            "size 16 (MPI_CHAR), iteration 3: element 9 expected -116, found 127 (4 of 16 elements wrong)"
+        );
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("logs");
+        write_validation_log(&dir, 1, &case(), 3, &m);
+        write_validation_log(&dir, 1, &case(), 5, &m);
+        let text = std::fs::read_to_string(dir.join("log-1.log")).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        assert!(text.lines().nth(1).unwrap().contains("iteration 5"));
+    }
+
+    #[test]
+    fn byte_counts_for_people() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(128 << 30), "128.0 GiB");
     }
 }
