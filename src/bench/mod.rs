@@ -12,6 +12,7 @@ pub mod multi_lat;
 pub mod runner;
 pub mod spec;
 pub mod timed_loop;
+pub mod validation;
 
 use crate::backend::mpi::Mpi;
 use crate::buffer::{AllocError, Mismatch};

@@ -7,9 +7,9 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::spec::{BenchSpec, MetricKind, ProcRule};
+use super::spec::{BenchSpec, MetricKind};
 use super::timed_loop::{self, LoopOutcome};
-use super::{counts, message_sizes, Kernel, Metric, Setup, SizeCase};
+use super::{counts, message_sizes, validation, Kernel, Metric, Setup, SizeCase};
 use crate::backend::mpi::Mpi;
 use crate::buffer::AllocError;
 use crate::cli::{self, help, Options, Parsed};
@@ -52,33 +52,6 @@ fn install_panic_hook(name: &'static str) {
         }
         std::process::exit(1);
     }));
-}
-
-/// The process-count rule of the benchmark, or the line explaining why
-/// this job cannot run it.
-pub fn check_procs(spec: &BenchSpec, opts: &Options, np: usize) -> Result<usize, String> {
-    match spec.procs {
-        ProcRule::ExactlyTwo if np != 2 => Err("This test requires exactly two processes".into()),
-        ProcRule::ExactlyTwo => Ok(1),
-        ProcRule::AtLeastTwo if np < 2 => Err("This test requires at least two processes".into()),
-        ProcRule::AtLeastTwo => Ok(np / 2),
-        ProcRule::Pairs => {
-            if np < 2 {
-                return Err("This test requires at least two processes".into());
-            }
-            match opts.pairs {
-                Some(p) if p > np / 2 => {
-                    Err(format!("Invalid Number of Pairs [-p {p}] (at most np/2 = {} with {np} processes)", np / 2))
-                }
-                Some(p) => Ok(p),
-                None if np % 2 == 1 => Err(format!(
-                    "This test requires an even number of processes (rank i is paired with rank i + np/2), \
-                     got {np}"
-                )),
-                None => Ok(np / 2),
-            }
-        }
-    }
 }
 
 /// Everything rank 0 writes results to.
@@ -147,7 +120,7 @@ fn run<K: Kernel>(spec: &'static BenchSpec, make: fn(&Setup) -> Result<K, AllocE
         mpi.finalize();
         return 1;
     }
-    let pairs = match check_procs(spec, &opts, np) {
+    let pairs = match spec.pairs_for(np, opts.pairs) {
         Ok(p) => p,
         Err(msg) => {
             if mpi.rank() == 0 {
@@ -277,8 +250,8 @@ impl Session {
             Some(avail) if need * on_node as u128 > avail as u128 => Err(format!(
                 "message buffers need {} per rank ({on_node} rank(s) on this node) but only {} of memory is \
                  available (lower -m or -W)",
-                human_bytes(need),
-                human_bytes(avail as u128)
+                crate::report::human_bytes(need),
+                crate::report::human_bytes(avail as u128)
             )),
             _ => Ok(()),
         }
@@ -512,12 +485,12 @@ impl Session {
             say(&format!(
                 "{}: validation failed on rank {rank}: {}; {} of {} iterations wrong",
                 self.spec.name,
-                describe_mismatch(case, *iteration, m),
+                validation::describe_mismatch(case, *iteration, m),
                 outcome.errors,
                 case.iterations + case.warmup,
             ));
             if let Some(dir) = self.opts.validation.as_ref().and_then(|v| v.log_dir.as_ref()) {
-                write_validation_log(dir, rank, case, *iteration, m);
+                validation::write_log(dir, rank, case, *iteration, m);
             }
         }
         self.mpi.allreduce_sum_u64(outcome.errors) == 0
@@ -559,114 +532,6 @@ impl Session {
     }
 }
 
-/// 1536 -> "1.5 KiB".
-fn human_bytes(b: u128) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", units[u])
-    }
-}
-
 fn say_results(name: &str, csv: &std::path::Path, record: &std::path::Path) {
     say(&format!("{name}: results in {} (run record {})", csv.display(), record.display()));
-}
-
-/// Where validation failed, in one line.
-fn describe_mismatch(case: &SizeCase, iteration: usize, m: &crate::buffer::Mismatch) -> String {
-    format!(
-        "size {} ({}), iteration {iteration}: element {} expected {}, found {} ({} of {} elements wrong)",
-        case.size,
-        case.datatype.mpi_name(),
-        m.index,
-        m.expected,
-        m.found,
-        m.count,
-        case.count
-    )
-}
-
-/// `-clog[:DIR]`: each failing rank appends what it saw to DIR/log-<rank>.log.
-fn write_validation_log(
-    dir: &std::path::Path,
-    rank: i32,
-    case: &SizeCase,
-    iteration: usize,
-    m: &crate::buffer::Mismatch,
-) {
-    let write = || -> io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(dir.join(format!("log-{rank}.log")))?;
-        writeln!(f, "{}", describe_mismatch(case, iteration, m))
-    };
-    if let Err(e) = write() {
-        say(&format!("validation log {}: {e}", dir.display()));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bench::spec::{BW, LATENCY, MBW_MR, MULTI_LAT};
-    use crate::buffer::Mismatch;
-    use crate::datatype::Datatype;
-
-    fn opts(spec: &BenchSpec, args: &[&str]) -> Options {
-        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        match cli::parse(spec, &v) {
-            Ok(Parsed::Run(o)) => *o,
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn process_counts() {
-        let o = opts(&LATENCY, &[]);
-        assert_eq!(check_procs(&LATENCY, &o, 2), Ok(1));
-        assert_eq!(check_procs(&BW, &o, 3), Err("This test requires exactly two processes".into()));
-        assert_eq!(check_procs(&MULTI_LAT, &o, 1), Err("This test requires at least two processes".into()));
-        assert_eq!(check_procs(&MULTI_LAT, &o, 8), Ok(4));
-        assert!(check_procs(&MULTI_LAT, &o, 5).unwrap_err().starts_with("This test requires an even number"));
-        let p1 = opts(&MBW_MR, &["-p", "1"]);
-        assert_eq!(check_procs(&MBW_MR, &p1, 5), Ok(1), "-p allows odd np with idle ranks");
-        let p3 = opts(&MBW_MR, &["-p", "3"]);
-        assert_eq!(
-            check_procs(&MBW_MR, &p3, 4),
-            Err("Invalid Number of Pairs [-p 3] (at most np/2 = 2 with 4 processes)".into())
-        );
-    }
-
-    fn case() -> SizeCase {
-        SizeCase { datatype: Datatype::Char, size: 16, count: 16, iterations: 10, warmup: 2, window: 1 }
-    }
-
-    #[test]
-    fn mismatch_line_and_log() {
-        let m = Mismatch { index: 9, expected: "-116".into(), found: "127".into(), count: 4 };
-        assert_eq!(
-            describe_mismatch(&case(), 3, &m),
-            "size 16 (MPI_CHAR), iteration 3: element 9 expected -116, found 127 (4 of 16 elements wrong)"
-        );
-        let d = tempfile::tempdir().unwrap();
-        let dir = d.path().join("logs");
-        write_validation_log(&dir, 1, &case(), 3, &m);
-        write_validation_log(&dir, 1, &case(), 5, &m);
-        let text = std::fs::read_to_string(dir.join("log-1.log")).unwrap();
-        assert_eq!(text.lines().count(), 2);
-        assert!(text.lines().nth(1).unwrap().contains("iteration 5"));
-    }
-
-    #[test]
-    fn byte_counts_for_people() {
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(1536), "1.5 KiB");
-        assert_eq!(human_bytes(128 << 30), "128.0 GiB");
-    }
 }

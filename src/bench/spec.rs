@@ -68,6 +68,29 @@ impl BenchSpec {
         self.letters.contains(letter)
     }
 
+    /// How many pairs communicate with `np` ranks (`pairs` is `-p`), or the
+    /// line explaining why this benchmark cannot run with `np` ranks.
+    pub fn pairs_for(&self, np: usize, pairs: Option<usize>) -> Result<usize, String> {
+        match self.procs {
+            ProcRule::ExactlyTwo if np != 2 => Err("This test requires exactly two processes".into()),
+            ProcRule::ExactlyTwo => Ok(1),
+            ProcRule::AtLeastTwo if np < 2 => Err("This test requires at least two processes".into()),
+            ProcRule::AtLeastTwo => Ok(np / 2),
+            ProcRule::Pairs if np < 2 => Err("This test requires at least two processes".into()),
+            ProcRule::Pairs => match pairs {
+                Some(p) if p > np / 2 => {
+                    Err(format!("Invalid Number of Pairs [-p {p}] (at most np/2 = {} with {np} processes)", np / 2))
+                }
+                Some(p) => Ok(p),
+                None if np % 2 == 1 => Err(format!(
+                    "This test requires an even number of processes (rank i is paired with rank i + np/2), \
+                     got {np}"
+                )),
+                None => Ok(np / 2),
+            },
+        }
+    }
+
     /// The title line, e.g. `# OSU MPI Latency Test v7.4`.
     pub fn title_line(&self) -> String {
         format!("# {} v{}", self.title, crate::OSU_VERSION)
@@ -129,3 +152,28 @@ pub const MBW_MR: BenchSpec = BenchSpec {
     from_zero: false,
     windowed: true,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn process_counts() {
+        assert_eq!(LATENCY.pairs_for(2, None), Ok(1));
+        assert_eq!(BW.pairs_for(3, None), Err("This test requires exactly two processes".into()));
+        assert_eq!(MULTI_LAT.pairs_for(1, None), Err("This test requires at least two processes".into()));
+        assert_eq!(MULTI_LAT.pairs_for(8, None), Ok(4));
+        assert!(MULTI_LAT.pairs_for(5, None).unwrap_err().starts_with("This test requires an even number"));
+        assert_eq!(MBW_MR.pairs_for(5, Some(1)), Ok(1), "-p allows odd np with idle ranks");
+        assert_eq!(
+            MBW_MR.pairs_for(4, Some(3)),
+            Err("Invalid Number of Pairs [-p 3] (at most np/2 = 2 with 4 processes)".into())
+        );
+    }
+
+    #[test]
+    fn titles() {
+        assert_eq!(BIBW.title_line(), "# OSU MPI Bi-Directional Bandwidth Test v7.4");
+        assert!(LATENCY.takes('b') && !LATENCY.takes('W') && MBW_MR.takes('V'));
+    }
+}
