@@ -1,6 +1,7 @@
 //! Message buffers: page-aligned host allocations, the fill bytes OSU uses
 //! between sizes, and the validation patterns (`-c`) with their checks.
 
+use std::ops::Range;
 use std::ptr::NonNull;
 
 use crate::datatype::Datatype;
@@ -187,14 +188,57 @@ fn element(dt: Datatype, v: u64) -> [u8; 4] {
     }
 }
 
-/// Writes the point-to-point validation pattern: element k carries
-/// 7*(k+1) + size + iteration.
-pub fn fill_pattern(buf: &mut [u8], dt: Datatype, count: usize, size: usize, iteration: usize) {
+/// Writes `value(k)` into each element k of `range`.
+pub fn write_values(buf: &mut [u8], dt: Datatype, range: Range<usize>, value: impl Fn(usize) -> u64) {
     let w = dt.size();
-    for k in 0..count {
-        let v = 7 * (k as u64 + 1) + size as u64 + iteration as u64;
-        buf[k * w..(k + 1) * w].copy_from_slice(&element(dt, v)[..w]);
+    for k in range {
+        buf[k * w..(k + 1) * w].copy_from_slice(&element(dt, value(k))[..w]);
     }
+}
+
+/// First element in `range` that differs from `value(k)`. Char and int
+/// compare exactly; a float may be off by 0.001 plus the rounding that a
+/// sum of `terms` floats can accumulate.
+pub fn check_values(
+    buf: &[u8],
+    dt: Datatype,
+    range: Range<usize>,
+    value: impl Fn(usize) -> u64,
+    terms: usize,
+) -> Option<Mismatch> {
+    let w = dt.size();
+    let mut first: Option<Mismatch> = None;
+    let mut wrong = 0;
+    for k in range {
+        let want = element(dt, value(k));
+        let got = &buf[k * w..(k + 1) * w];
+        let ok = match dt {
+            Datatype::Float => {
+                let a = f32::from_ne_bytes([got[0], got[1], got[2], got[3]]);
+                let b = f32::from_ne_bytes(want);
+                (a - b).abs() <= 0.001 + b.abs() * terms as f32 * f32::EPSILON
+            }
+            _ => got == &want[..w],
+        };
+        if !ok {
+            wrong += 1;
+            if first.is_none() {
+                first = Some(Mismatch { index: k, expected: show(dt, &want), found: show(dt, got), count: 0 });
+            }
+        }
+    }
+    first.map(|m| Mismatch { count: wrong, ..m })
+}
+
+/// The point-to-point pattern: element k of iteration i carries
+/// 7*(k+1) + size + i.
+fn pt2pt_value(size: usize, iteration: usize) -> impl Fn(usize) -> u64 {
+    move |k| 7 * (k as u64 + 1) + size as u64 + iteration as u64
+}
+
+/// Writes the point-to-point validation pattern.
+pub fn fill_pattern(buf: &mut [u8], dt: Datatype, count: usize, size: usize, iteration: usize) {
+    write_values(buf, dt, 0..count, pt2pt_value(size, iteration));
 }
 
 /// Fills `count` elements with the value validation uses for zero, so a
@@ -221,32 +265,10 @@ fn show(dt: Datatype, bytes: &[u8]) -> String {
     }
 }
 
-/// Checks a received buffer against the point-to-point pattern. Every
-/// element is compared (char and int exactly, float within 0.001).
+/// Checks a received buffer against the point-to-point pattern, every
+/// element.
 pub fn check_pattern(buf: &[u8], dt: Datatype, count: usize, size: usize, iteration: usize) -> Option<Mismatch> {
-    let w = dt.size();
-    let mut first: Option<Mismatch> = None;
-    let mut wrong = 0;
-    for k in 0..count {
-        let v = 7 * (k as u64 + 1) + size as u64 + iteration as u64;
-        let want = element(dt, v);
-        let got = &buf[k * w..(k + 1) * w];
-        let ok = match dt {
-            Datatype::Float => {
-                let a = f32::from_ne_bytes([got[0], got[1], got[2], got[3]]);
-                let b = f32::from_ne_bytes(want);
-                (a - b).abs() <= 0.001
-            }
-            _ => got == &want[..w],
-        };
-        if !ok {
-            wrong += 1;
-            if first.is_none() {
-                first = Some(Mismatch { index: k, expected: show(dt, &want), found: show(dt, got), count: 0 });
-            }
-        }
-    }
-    first.map(|m| Mismatch { count: wrong, ..m })
+    check_values(buf, dt, 0..count, pt2pt_value(size, iteration), 1)
 }
 
 #[cfg(test)]
@@ -337,6 +359,30 @@ mod tests {
         assert_eq!(m.index, 2);
         assert_eq!(m.count, 2);
         assert_eq!(m.expected, format!("{}", (7 * 3 + 16) * 10));
+    }
+
+    #[test]
+    fn float_sums_tolerate_rounding_not_errors() {
+        // a sum of 1000 floats near 2e8 may be off by a few units
+        let v = 100_000_000u64;
+        let mut b = vec![0u8; 4];
+        let want = 2.0f32 * v as f32;
+        b.copy_from_slice(&(want + 64.0).to_ne_bytes());
+        assert!(check_values(&b, Datatype::Float, 0..1, |_| v, 1000).is_none());
+        b.copy_from_slice(&(want * 1.01).to_ne_bytes());
+        assert!(check_values(&b, Datatype::Float, 0..1, |_| v, 1000).is_some());
+    }
+
+    #[test]
+    fn char_sums_wrap_like_two_complement() {
+        // four ranks each contributing 7*50 mod 256 sum to 7*200 mod 256
+        let mut b = vec![0u8; 1];
+        let part = (7u32 * 50 % 256) as u8;
+        b[0] = part.wrapping_mul(4);
+        assert!(check_values(&b, Datatype::Char, 0..1, |_| 200, 4).is_none());
+        b[0] = 127; // a saturating sum
+        let m = check_values(&b, Datatype::Char, 0..1, |_| 200, 4).unwrap();
+        assert_eq!((m.expected.as_str(), m.found.as_str()), ("120", "127"));
     }
 
     #[test]

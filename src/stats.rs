@@ -70,6 +70,32 @@ pub fn osu_tails(values: &[f64], percentiles: &[u32]) -> Vec<(u32, f64)> {
     percentiles.iter().map(|&p| (p, osu_percentile(&sorted, p))).collect()
 }
 
+/// How each rank's mean latency compares across ranks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct RankSpread {
+    /// Fastest rank and its mean latency in microseconds (OSU's "Min").
+    pub fastest: (usize, f64),
+    /// Slowest rank and its mean latency in microseconds (OSU's "Max").
+    pub slowest: (usize, f64),
+}
+
+impl RankSpread {
+    /// From every rank's mean, in rank order. The first rank wins ties.
+    pub fn of(means: &[f64]) -> Option<RankSpread> {
+        let first = *means.first()?;
+        let mut s = RankSpread { fastest: (0, first), slowest: (0, first) };
+        for (r, &m) in means.iter().enumerate().skip(1) {
+            if m < s.fastest.1 {
+                s.fastest = (r, m);
+            }
+            if m > s.slowest.1 {
+                s.slowest = (r, m);
+            }
+        }
+        Some(s)
+    }
+}
+
 /// Distribution of per-iteration times, in microseconds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {
@@ -182,6 +208,14 @@ mod tests {
     fn sub_nanosecond_and_huge_values_do_not_panic() {
         let s = Summary::from_secs(&[1e-12, 1e5], 1.0).unwrap();
         assert!(s.max_us > 1e10);
+    }
+
+    #[test]
+    fn spread_over_ranks() {
+        let s = RankSpread::of(&[2.0, 1.0, 3.0, 1.0, 3.0]).unwrap();
+        assert_eq!(s.fastest, (1, 1.0));
+        assert_eq!(s.slowest, (2, 3.0));
+        assert!(RankSpread::of(&[]).is_none());
     }
 
     #[test]

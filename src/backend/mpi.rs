@@ -20,6 +20,13 @@ extern "C" {
     fn commbench_mpi_sum() -> ffi::MPI_Op;
     fn commbench_mpi_min() -> ffi::MPI_Op;
     fn commbench_mpi_max() -> ffi::MPI_Op;
+    fn commbench_mpi_in_place() -> *mut c_void;
+}
+
+/// `MPI_IN_PLACE`, for the send side of in-place collectives.
+pub fn in_place() -> *const u8 {
+    // SAFETY: returns a predefined constant address.
+    unsafe { commbench_mpi_in_place() as *const u8 }
 }
 
 /// Reduction operators used on results between sizes.
@@ -40,6 +47,7 @@ pub struct Mpi {
     byte: ffi::MPI_Datatype,
     f64_t: ffi::MPI_Datatype,
     u64_t: ffi::MPI_Datatype,
+    sum: ffi::MPI_Op,
 }
 
 /// Who a window of messages goes to or comes from, and what it holds.
@@ -89,6 +97,7 @@ impl Mpi {
                 byte: commbench_mpi_char(),
                 f64_t: commbench_mpi_double(),
                 u64_t: commbench_mpi_unsigned_long_long(),
+                sum: commbench_mpi_sum(),
             })
         }
     }
@@ -200,6 +209,122 @@ impl Mpi {
         assert!(offset + n <= reqs.reqs.len());
         // SAFETY: in-bounds request slice.
         unsafe { ffi::MPI_Waitall(n as c_int, reqs.reqs.as_mut_ptr().add(offset), ffi::RSMPI_STATUSES_IGNORE) };
+    }
+
+    /// `MPI_Allreduce` with MPI_SUM (`send` may be `in_place()`).
+    #[inline(always)]
+    pub fn allreduce_sum(&self, send: *const u8, recv: *mut u8, count: usize, dt: Datatype) {
+        // SAFETY: callers size both buffers for count elements.
+        unsafe {
+            ffi::MPI_Allreduce(
+                send as *const c_void,
+                recv as *mut c_void,
+                count as c_int,
+                self.dt(dt),
+                self.sum,
+                self.world,
+            )
+        };
+    }
+
+    /// `MPI_Reduce` with MPI_SUM to `root` (`send` may be `in_place()` on
+    /// the root).
+    #[inline(always)]
+    pub fn reduce_sum(&self, send: *const u8, recv: *mut u8, count: usize, dt: Datatype, root: i32) {
+        // SAFETY: as above.
+        unsafe {
+            ffi::MPI_Reduce(
+                send as *const c_void,
+                recv as *mut c_void,
+                count as c_int,
+                self.dt(dt),
+                self.sum,
+                root,
+                self.world,
+            )
+        };
+    }
+
+    /// `MPI_Reduce_scatter` with MPI_SUM.
+    #[inline(always)]
+    pub fn reduce_scatter_sum(&self, send: *const u8, recv: *mut u8, counts: &[c_int], dt: Datatype) {
+        // SAFETY: counts has one entry per rank; buffers sized by callers.
+        unsafe {
+            ffi::MPI_Reduce_scatter(
+                send as *const c_void,
+                recv as *mut c_void,
+                counts.as_ptr(),
+                self.dt(dt),
+                self.sum,
+                self.world,
+            )
+        };
+    }
+
+    /// `MPI_Allgather` of `count` elements per rank.
+    #[inline(always)]
+    pub fn allgather(&self, send: *const u8, recv: *mut u8, count: usize, dt: Datatype) {
+        let t = self.dt(dt);
+        // SAFETY: recv holds count elements per rank.
+        unsafe {
+            ffi::MPI_Allgather(
+                send as *const c_void,
+                count as c_int,
+                t,
+                recv as *mut c_void,
+                count as c_int,
+                t,
+                self.world,
+            )
+        };
+    }
+
+    /// `MPI_Alltoall` of `count` elements per pair of ranks.
+    #[inline(always)]
+    pub fn alltoall(&self, send: *const u8, recv: *mut u8, count: usize, dt: Datatype) {
+        let t = self.dt(dt);
+        // SAFETY: both buffers hold count elements per rank.
+        unsafe {
+            ffi::MPI_Alltoall(
+                send as *const c_void,
+                count as c_int,
+                t,
+                recv as *mut c_void,
+                count as c_int,
+                t,
+                self.world,
+            )
+        };
+    }
+
+    /// `MPI_Bcast` of `count` elements from `root`.
+    #[inline(always)]
+    pub fn bcast(&self, buf: *mut u8, count: usize, dt: Datatype, root: i32) {
+        // SAFETY: buf holds count elements.
+        unsafe { ffi::MPI_Bcast(buf as *mut c_void, count as c_int, self.dt(dt), root, self.world) };
+    }
+
+    /// Every rank's `x`, in rank order, at rank 0 (empty elsewhere).
+    pub fn gather_f64(&self, x: f64) -> Vec<f64> {
+        let mut all = vec![0.0f64; if self.rank == 0 { self.size as usize } else { 1 }];
+        // SAFETY: rank 0 receives one double per rank.
+        unsafe {
+            ffi::MPI_Gather(
+                &x as *const f64 as *const c_void,
+                1,
+                self.f64_t,
+                all.as_mut_ptr() as *mut c_void,
+                1,
+                self.f64_t,
+                0,
+                self.world,
+            )
+        };
+        if self.rank == 0 {
+            all
+        } else {
+            Vec::new()
+        }
     }
 
     fn op(op: ReduceOp) -> ffi::MPI_Op {

@@ -10,3 +10,4 @@ MPI_Datatype commbench_mpi_unsigned_long_long(void) { return MPI_UNSIGNED_LONG_L
 MPI_Op commbench_mpi_sum(void) { return MPI_SUM; }
 MPI_Op commbench_mpi_min(void) { return MPI_MIN; }
 MPI_Op commbench_mpi_max(void) { return MPI_MAX; }
+void *commbench_mpi_in_place(void) { return MPI_IN_PLACE; }

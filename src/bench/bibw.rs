@@ -7,6 +7,7 @@ use super::{Kernel, Metric, Setup, SizeCase};
 use crate::backend::mpi::{Envelope, Mpi, Requests};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
+use crate::stats::Samples;
 
 /// Tags as OSU: rank 0 sends with 100 and receives with 10.
 const TAG_FROM_0: i32 = 100;
@@ -78,8 +79,8 @@ impl Kernel for Bibw {
         mb_per_s((case.size * case.window * 2) as f64, secs)
     }
 
-    fn metric(&mut self, _mpi: &Mpi, case: &SizeCase, total_secs: f64) -> Metric {
+    fn metric(&mut self, _mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric {
         let bytes = case.size as f64 * case.iterations as f64 * case.window as f64 * 2.0;
-        Metric { value: mb_per_s(bytes, total_secs), msg_rate: None }
+        Metric { value: mb_per_s(bytes, samples.total()), ..Metric::default() }
     }
 }

@@ -7,6 +7,7 @@ use crate::backend::mpi::{Envelope, Mpi, Requests};
 use crate::buffer::{AlignedBuf, AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
 use crate::datatype::Datatype;
+use crate::stats::Samples;
 
 const TAG_DATA: i32 = 100;
 const TAG_ACK: i32 = 101;
@@ -118,8 +119,8 @@ impl Kernel for Bw {
         mb_per_s((case.size * case.window) as f64, secs)
     }
 
-    fn metric(&mut self, _mpi: &Mpi, case: &SizeCase, total_secs: f64) -> Metric {
+    fn metric(&mut self, _mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric {
         let bytes = case.size as f64 * case.iterations as f64 * case.window as f64;
-        Metric { value: mb_per_s(bytes, total_secs), msg_rate: None }
+        Metric { value: mb_per_s(bytes, samples.total()), ..Metric::default() }
     }
 }

@@ -6,6 +6,7 @@ use super::{Kernel, Metric, Setup, SizeCase};
 use crate::backend::mpi::{Mpi, ReduceOp};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AlignedBuf, AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
+use crate::stats::Samples;
 
 const TAG: i32 = 1;
 
@@ -93,12 +94,15 @@ impl Kernel for PingPongBench {
         self.pp.prepare(case)
     }
 
-    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validating: bool) {
-        if validating {
+    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validation: Option<usize>) {
+        if let Some(reps) = validation {
             self.pp.fill_validation(case, i);
             // With a barrier in every step, that one synchronises.
             if !self.barrier_each {
                 mpi.barrier();
+            }
+            for _ in 0..reps {
+                self.step(mpi, case);
             }
         }
     }
@@ -128,13 +132,14 @@ impl Kernel for PingPongBench {
     }
 
     /// One pair: rank 0's own total. Several: the senders' average total.
-    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, total_secs: f64) -> Metric {
+    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric {
+        let total_secs = samples.total();
         let total = if self.pairs == 1 && !self.barrier_each {
             total_secs
         } else {
             let mine = if self.pp.initiator { total_secs } else { 0.0 };
             mpi.reduce_f64(mine, ReduceOp::Sum) / self.pairs as f64
         };
-        Metric { value: total * 1e6 / (2.0 * case.iterations as f64), msg_rate: None }
+        Metric { value: total * 1e6 / (2.0 * case.iterations as f64), ..Metric::default() }
     }
 }

@@ -6,6 +6,7 @@ use super::bw::{mb_per_s, WindowSender};
 use super::{Kernel, Metric, Setup, SizeCase};
 use crate::backend::mpi::{Mpi, ReduceOp};
 use crate::buffer::{AllocError, Mismatch};
+use crate::stats::Samples;
 
 pub struct MbwMr {
     /// None on ranks outside the pairs (only with -p below np/2).
@@ -42,11 +43,14 @@ impl Kernel for MbwMr {
         }
     }
 
-    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validating: bool) {
-        if validating {
+    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validation: Option<usize>) {
+        if validation.is_some() {
             self.fill_validation(case, i);
         }
         mpi.barrier();
+        for _ in 0..validation.unwrap_or(0) {
+            self.step(mpi, case);
+        }
     }
 
     fn fill_validation(&mut self, case: &SizeCase, i: usize) {
@@ -72,11 +76,15 @@ impl Kernel for MbwMr {
         mb_per_s((case.size * self.pairs * case.window) as f64, secs)
     }
 
-    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, total_secs: f64) -> Metric {
+    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric {
         let sender = self.side.as_ref().is_some_and(|s| s.sender);
-        let sum = mpi.reduce_f64(if sender { total_secs } else { 0.0 }, ReduceOp::Sum);
+        let sum = mpi.reduce_f64(if sender { samples.total() } else { 0.0 }, ReduceOp::Sum);
         let avg = sum / self.pairs as f64;
         let messages = (self.pairs * case.iterations * case.window) as f64;
-        Metric { value: mb_per_s(messages * case.size as f64, avg), msg_rate: Some(messages / avg) }
+        Metric {
+            value: mb_per_s(messages * case.size as f64, avg),
+            msg_rate: Some(messages / avg),
+            ..Metric::default()
+        }
     }
 }

@@ -4,11 +4,19 @@
 //! [`runner`] does everything else (options, process checks, sizes,
 //! statistics, output).
 
+pub mod allgather;
+pub mod allreduce;
+pub mod alltoall;
+pub mod barrier;
+pub mod bcast;
 pub mod bibw;
 pub mod bw;
+pub mod collective;
 pub mod latency;
 pub mod mbw_mr;
 pub mod multi_lat;
+pub mod reduce;
+pub mod reduce_scatter;
 pub mod runner;
 pub mod spec;
 pub mod timed_loop;
@@ -18,6 +26,7 @@ use crate::backend::mpi::Mpi;
 use crate::buffer::{AllocError, Mismatch};
 use crate::cli::Options;
 use crate::datatype::Datatype;
+use crate::stats::{RankSpread, Samples};
 use spec::{BenchSpec, LARGE_MESSAGE_SIZE};
 
 /// One measurement point: a datatype, a message size and its counts.
@@ -45,12 +54,21 @@ pub struct Setup<'a> {
 }
 
 /// The reported value of one size, as OSU computes it (valid on rank 0).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Metric {
     /// Latency in microseconds, or MB/s.
     pub value: f64,
     /// Messages per second (osu_mbw_mr).
     pub msg_rate: Option<f64>,
+    /// Per-rank spread of the mean (collectives).
+    pub spread: Option<RankSpread>,
+    /// Algorithm and bus bandwidth in GB/s (collectives, nccl-tests
+    /// definitions).
+    pub algbw_busbw: Option<(f64, f64)>,
+    /// Per-iteration seconds that the tails and the CSV distribution
+    /// describe, when they are not rank 0's own samples (collectives: the
+    /// average over ranks of each iteration).
+    pub iteration_secs: Option<Vec<f64>>,
 }
 
 /// The part of a benchmark that differs from the others.
@@ -58,20 +76,35 @@ pub trait Kernel {
     /// Sizes buffers and writes OSU's fill bytes before a size (untimed).
     fn prepare(&mut self, mpi: &Mpi, case: &SizeCase) -> Result<(), AllocError>;
 
-    /// Start of iteration `i`, untimed. With validation, the default writes
-    /// the patterns and synchronises, as OSU does.
-    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validating: bool) {
-        if validating {
+    /// Whether ranks synchronise once before the iterations of a size
+    /// (OSU's osu_bcast does not).
+    fn sync_before_size(&self) -> bool {
+        true
+    }
+
+    /// Start of iteration `i`, untimed. `validation` carries the number of
+    /// untimed repetitions (`-u`) when validating. The default does what
+    /// OSU's point-to-point tests do: write the patterns, synchronise, then
+    /// repeat the step untimed.
+    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validation: Option<usize>) {
+        if let Some(reps) = validation {
             self.fill_validation(case, i);
             mpi.barrier();
+            for _ in 0..reps {
+                self.step(mpi, case);
+            }
         }
     }
+
+    /// After the timed step of an iteration, untimed (collectives
+    /// synchronise here).
+    fn end_iteration(&mut self, _mpi: &Mpi, _case: &SizeCase) {}
 
     /// Writes the validation pattern of iteration `i` into the buffers.
     fn fill_validation(&mut self, case: &SizeCase, i: usize);
 
-    /// One repetition of the timed operation. Returns this rank's elapsed
-    /// seconds if this rank keeps time.
+    /// One timed operation. Returns this rank's elapsed seconds if this
+    /// rank keeps time.
     fn step(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64>;
 
     /// After iteration `i` with validation: the first wrong element this
@@ -87,14 +120,18 @@ pub trait Kernel {
         1.0
     }
 
-    /// Turns this rank's total timed seconds into the reported metric; may
-    /// communicate (osu_mbw_mr averages over senders).
-    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, total_secs: f64) -> Metric;
+    /// Turns this rank's timed samples into the reported metric; may
+    /// communicate (averages over senders or ranks).
+    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric;
 }
 
 /// Message sizes of a run, ascending: 0 (latency family only), then
 /// powers of two from the minimum, doubling up to the maximum.
 pub fn message_sizes(spec: &BenchSpec, min: usize, max: usize) -> Vec<usize> {
+    if !spec.typed() {
+        // osu_barrier: one measurement, no message.
+        return vec![0];
+    }
     let mut sizes = Vec::new();
     let mut s = if spec.from_zero { min } else { min.max(1) };
     while s <= max {
@@ -109,10 +146,16 @@ pub fn message_sizes(spec: &BenchSpec, min: usize, max: usize) -> Vec<usize> {
 
 /// The most message-buffer memory one rank allocates: a send and a
 /// receive side, one buffer each, or one per message in flight with
-/// `-b multiple` on windowed benchmarks.
-pub fn buffer_bytes(spec: &BenchSpec, opts: &Options, max_window: usize) -> u128 {
+/// `-b multiple` on windowed benchmarks; collectives add a warm-up receive
+/// buffer, and hold np messages per buffer where they gather.
+pub fn buffer_bytes(spec: &BenchSpec, opts: &Options, max_window: usize, np: usize) -> u128 {
+    let max = opts.max_size as u128;
+    if !spec.is_point_to_point() {
+        let per = if spec.buffer_times_np { np as u128 } else { 1 };
+        return 3 * max * per;
+    }
     let slots = if spec.windowed && opts.buffers == crate::cli::BufferMode::Multiple { max_window } else { 1 };
-    2 * opts.max_size as u128 * slots as u128
+    2 * max * slots as u128
 }
 
 /// Iterations and warm-up for a size: `-i`/`-x` when given, otherwise the
@@ -128,7 +171,7 @@ pub fn counts(spec: &BenchSpec, opts: &Options, size: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::spec::{BW, LATENCY, MBW_MR};
+    use super::spec::{ALLREDUCE, ALLTOALL, BARRIER, BW, LATENCY, MBW_MR};
     use super::*;
     use crate::cli::{parse, Parsed};
 
@@ -148,6 +191,8 @@ mod tests {
         assert_eq!(message_sizes(&LATENCY, 0, 4194304).len(), 24);
         assert_eq!(message_sizes(&BW, 1, 4194304).len(), 23);
         assert!(message_sizes(&BW, 1, usize::MAX).len() >= 63);
+        assert_eq!(message_sizes(&ALLREDUCE, 1, 1 << 20).len(), 21);
+        assert_eq!(message_sizes(&BARRIER, 1, 1 << 20), vec![0]);
     }
 
     #[test]
@@ -164,9 +209,11 @@ mod tests {
 
     #[test]
     fn buffer_memory_estimate() {
-        assert_eq!(buffer_bytes(&BW, &opts(&BW, &["-m", "1M"]), 64), 2 << 20);
-        assert_eq!(buffer_bytes(&BW, &opts(&BW, &["-m", "1M", "-b", "multiple"]), 64), 128 << 20);
-        assert_eq!(buffer_bytes(&LATENCY, &opts(&LATENCY, &["-m", "1M", "-b", "multiple"]), 1), 2 << 20);
+        assert_eq!(buffer_bytes(&BW, &opts(&BW, &["-m", "1M"]), 64, 2), 2 << 20);
+        assert_eq!(buffer_bytes(&BW, &opts(&BW, &["-m", "1M", "-b", "multiple"]), 64, 2), 128 << 20);
+        assert_eq!(buffer_bytes(&LATENCY, &opts(&LATENCY, &["-m", "1M", "-b", "multiple"]), 1, 2), 2 << 20);
+        assert_eq!(buffer_bytes(&ALLTOALL, &opts(&ALLTOALL, &["-m", "1M"]), 1, 4), 12 << 20);
+        assert_eq!(buffer_bytes(&ALLREDUCE, &opts(&ALLREDUCE, &["-m", "1M"]), 1, 4), 3 << 20);
     }
 
     #[test]

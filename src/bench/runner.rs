@@ -120,8 +120,14 @@ fn run<K: Kernel>(spec: &'static BenchSpec, make: fn(&Setup) -> Result<K, AllocE
         mpi.finalize();
         return 1;
     }
-    let pairs = match spec.pairs_for(np, opts.pairs) {
-        Ok(p) => p,
+    let mut opts = opts;
+    let pairs = match spec.check_run(np, &mut opts) {
+        Ok((p, note)) => {
+            if let (Some(note), 0) = (note, mpi.rank()) {
+                say(&note);
+            }
+            p
+        }
         Err(msg) => {
             if mpi.rank() == 0 {
                 say(&msg);
@@ -244,7 +250,7 @@ impl Session {
     /// available memory together with the other ranks on the node, before
     /// anything is touched (the alternative is the kernel's OOM killer).
     fn memory_check(&self, max_window: usize) -> Result<(), String> {
-        let need = super::buffer_bytes(self.spec, &self.opts, max_window);
+        let need = super::buffer_bytes(self.spec, &self.opts, max_window, self.mpi.size() as usize);
         let (on_node, _) = self.mpi.node_ranks();
         match topo::available_memory() {
             Some(avail) if need * on_node as u128 > avail as u128 => Err(format!(
@@ -329,7 +335,7 @@ impl Session {
                 benchmark: self.spec.name,
                 backend: "mpi",
                 np: self.mpi.size() as usize,
-                pairs: self.pairs,
+                pairs: self.spec.is_point_to_point().then_some(self.pairs),
             };
             let mut csv = None;
             if let Some(f) = files {
@@ -353,6 +359,7 @@ impl Session {
                 vary_window: self.opts.vary_window,
                 window: self.opts.window,
                 pairs: self.pairs,
+                full: self.opts.full,
             };
             let mut table = OsuTable::new(io::stdout(), self.spec, layout);
             if let Err(e) = table.preamble() {
@@ -427,7 +434,7 @@ impl Session {
             self.emit(outputs, |s| s.begin_datatype(dt));
             for &size in &sizes {
                 let count = size / dt.size();
-                if count == 0 {
+                if count == 0 && self.spec.typed() {
                     continue;
                 }
                 let (iterations, warmup) = counts(self.spec, &self.opts, size);
@@ -437,7 +444,9 @@ impl Session {
                     if self.everywhere(kernel.prepare(&self.mpi, &case)).is_none() {
                         return Ending::Failed { detail: format!("could not set up message size {size}") };
                     }
-                    self.mpi.barrier();
+                    if kernel.sync_before_size() {
+                        self.mpi.barrier();
+                    }
                     let outcome = timed_loop::run(
                         &self.mpi,
                         kernel,
@@ -448,7 +457,7 @@ impl Session {
                         &self.progress,
                     );
                     self.progress.set_step(Step::Results);
-                    let metric = kernel.metric(&self.mpi, &case, samples.total());
+                    let metric = kernel.metric(&self.mpi, &case, &samples);
                     let passed = validating.then(|| self.verdict(&case, &outcome));
                     if outputs.is_some() {
                         let row = self.row(kernel, &case, metric, passed, &samples);
@@ -504,19 +513,20 @@ impl Session {
         passed: Option<bool>,
         samples: &Samples,
     ) -> Row {
+        let secs = metric.iteration_secs.as_deref().unwrap_or(samples.as_slice());
         let tails = match &self.opts.tails {
             Some(ps) => {
-                let values: Vec<f64> = samples.as_slice().iter().map(|&t| kernel.per_iteration(case, t)).collect();
+                let values: Vec<f64> = secs.iter().map(|&t| kernel.per_iteration(case, t)).collect();
                 osu_tails(&values, ps)
             }
             None => Vec::new(),
         };
         let (avg_lat_us, bw_mbps) = match self.spec.metric {
-            MetricKind::Latency => (Some(metric.value), None),
             MetricKind::Bandwidth | MetricKind::MultiBandwidth => (None, Some(metric.value)),
+            MetricKind::Latency | MetricKind::Collective | MetricKind::Barrier => (Some(metric.value), None),
         };
         Row {
-            datatype: Some(case.datatype),
+            datatype: self.spec.typed().then_some(case.datatype),
             size: case.size,
             window: self.spec.windowed.then_some(case.window),
             iterations: case.iterations,
@@ -524,9 +534,11 @@ impl Session {
             avg_lat_us,
             bw_mbps,
             msg_rate: metric.msg_rate,
+            spread: metric.spread,
+            algbw_busbw: metric.algbw_busbw,
             validation: passed,
             tails,
-            iter: Summary::from_secs(samples.as_slice(), kernel.iteration_time_scale()),
+            iter: Summary::from_secs(secs, kernel.iteration_time_scale()),
             finished_utc: Utc::now().rfc3339(),
         }
     }

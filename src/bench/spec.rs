@@ -2,6 +2,8 @@
 //! communication happens: its name and title, which OSU option letters it
 //! takes, how many processes it needs, its size range and iteration defaults.
 
+use crate::cli::{Options, RootRank};
+
 /// How many processes a benchmark needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProcRule {
@@ -39,6 +41,10 @@ pub enum MetricKind {
     Bandwidth,
     /// MB/s and messages/s over all pairs (osu_mbw_mr).
     MultiBandwidth,
+    /// Average latency over ranks in microseconds, per message size.
+    Collective,
+    /// Average latency over ranks, one row without a size (osu_barrier).
+    Barrier,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +67,9 @@ pub struct BenchSpec {
     pub from_zero: bool,
     /// Whether a window (`-W`) applies.
     pub windowed: bool,
+    /// Whether each rank's buffer holds np messages (allgather, alltoall),
+    /// which is what the memory limit (`-M`) is compared with.
+    pub buffer_times_np: bool,
 }
 
 impl BenchSpec {
@@ -68,9 +77,51 @@ impl BenchSpec {
         self.letters.contains(letter)
     }
 
+    /// Checks what only the job size can tell: the process count, the
+    /// number of pairs (`-p`), the root rank (`-k`) and the memory limit
+    /// (`-M`). Returns the pairs that communicate, and may lower the
+    /// largest message size to stay within OSU's default memory limit, as
+    /// OSU does (the returned note says so). An explicit `-M` that is too
+    /// small is an error instead.
+    pub fn check_run(&self, np: usize, opts: &mut Options) -> Result<(usize, Option<String>), String> {
+        let pairs = self.pairs_for(np, opts.pairs)?;
+        if let RootRank::Fixed(r) = opts.root {
+            if r >= np {
+                return Err(format!(
+                    "Invalid root rank [-k fixed:{r}] (the root must be a rank from 0 to {} with {np} processes)",
+                    np - 1
+                ));
+            }
+        }
+        let mut note = None;
+        if !self.is_point_to_point() && self.metric != MetricKind::Barrier {
+            let per = if self.buffer_times_np { np } else { 1 };
+            let need = opts.max_size.saturating_mul(per);
+            match opts.mem_limit {
+                Some(limit) if need > limit => {
+                    return Err(format!(
+                        "Memory limit too low [-M {limit}] (the largest message needs {need}-byte buffers{}; \
+                         raise -M or lower -m)",
+                        if per > 1 { format!(" with {np} processes") } else { String::new() }
+                    ))
+                }
+                None if need > DEFAULT_MEM_LIMIT => {
+                    opts.max_size = DEFAULT_MEM_LIMIT / per;
+                    note = Some(format!(
+                        "{}: largest message limited to {} bytes to keep buffers within the default memory limit \
+                         of {DEFAULT_MEM_LIMIT} bytes (raise it with -M)",
+                        self.name, opts.max_size
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok((pairs, note))
+    }
+
     /// How many pairs communicate with `np` ranks (`pairs` is `-p`), or the
     /// line explaining why this benchmark cannot run with `np` ranks.
-    pub fn pairs_for(&self, np: usize, pairs: Option<usize>) -> Result<usize, String> {
+    fn pairs_for(&self, np: usize, pairs: Option<usize>) -> Result<usize, String> {
         match self.procs {
             ProcRule::ExactlyTwo if np != 2 => Err("This test requires exactly two processes".into()),
             ProcRule::ExactlyTwo => Ok(1),
@@ -89,6 +140,15 @@ impl BenchSpec {
                 None => Ok(np / 2),
             },
         }
+    }
+
+    pub fn is_point_to_point(&self) -> bool {
+        matches!(self.metric, MetricKind::Latency | MetricKind::Bandwidth | MetricKind::MultiBandwidth)
+    }
+
+    /// Whether the benchmark moves typed elements (`-T`, `# Datatype:`).
+    pub fn typed(&self) -> bool {
+        self.metric != MetricKind::Barrier
     }
 
     /// The title line, e.g. `# OSU MPI Latency Test v7.4`.
@@ -118,6 +178,7 @@ pub const LATENCY: BenchSpec = BenchSpec {
     max_size: PT2PT_MAX,
     from_zero: true,
     windowed: false,
+    buffer_times_np: false,
 };
 
 pub const MULTI_LAT: BenchSpec =
@@ -135,6 +196,7 @@ pub const BW: BenchSpec = BenchSpec {
     max_size: PT2PT_MAX,
     from_zero: false,
     windowed: true,
+    buffer_times_np: false,
 };
 
 pub const BIBW: BenchSpec = BenchSpec { name: "osu_bibw", title: "OSU MPI Bi-Directional Bandwidth Test", ..BW };
@@ -151,6 +213,56 @@ pub const MBW_MR: BenchSpec = BenchSpec {
     max_size: PT2PT_MAX,
     from_zero: false,
     windowed: true,
+    buffer_times_np: false,
+};
+
+const COLL_ITERS: IterDefaults =
+    IterDefaults { small_iterations: 1000, small_warmup: 100, large_iterations: 100, large_warmup: 10 };
+
+/// OSU's default per-process memory limit for collective buffers (`-M`).
+pub const DEFAULT_MEM_LIMIT: usize = 512 << 20;
+
+pub const ALLREDUCE: BenchSpec = BenchSpec {
+    name: "osu_allreduce",
+    title: "OSU MPI Allreduce Latency Test",
+    letters: "hvfmixMacuGPTIlz",
+    procs: ProcRule::AtLeastTwo,
+    metric: MetricKind::Collective,
+    defaults: COLL_ITERS,
+    large_switch: true,
+    min_size: 1,
+    max_size: 1 << 20,
+    from_zero: false,
+    windowed: false,
+    buffer_times_np: false,
+};
+
+pub const REDUCE_SCATTER: BenchSpec =
+    BenchSpec { name: "osu_reduce_scatter", title: "OSU MPI Reduce_scatter Latency Test", ..ALLREDUCE };
+
+pub const REDUCE: BenchSpec =
+    BenchSpec { name: "osu_reduce", title: "OSU MPI Reduce Latency Test", letters: "hvfmixMacuGPTIlzk", ..ALLREDUCE };
+
+pub const ALLGATHER: BenchSpec = BenchSpec {
+    name: "osu_allgather",
+    title: "OSU MPI Allgather Latency Test",
+    letters: "hvfmixMacuGDPTIlz",
+    buffer_times_np: true,
+    ..ALLREDUCE
+};
+
+pub const ALLTOALL: BenchSpec =
+    BenchSpec { name: "osu_alltoall", title: "OSU MPI All-to-All Personalized Exchange Latency Test", ..ALLGATHER };
+
+pub const BCAST: BenchSpec =
+    BenchSpec { name: "osu_bcast", title: "OSU MPI Broadcast Latency Test", letters: "hvfmixMacuGDPTIz", ..ALLREDUCE };
+
+pub const BARRIER: BenchSpec = BenchSpec {
+    name: "osu_barrier",
+    title: "OSU MPI Barrier Latency Test",
+    letters: "hvfmixMauGPIz",
+    metric: MetricKind::Barrier,
+    ..ALLREDUCE
 };
 
 #[cfg(test)]
@@ -160,6 +272,7 @@ mod tests {
     #[test]
     fn process_counts() {
         assert_eq!(LATENCY.pairs_for(2, None), Ok(1));
+        assert_eq!(BCAST.pairs_for(1, None), Err("This test requires at least two processes".into()));
         assert_eq!(BW.pairs_for(3, None), Err("This test requires exactly two processes".into()));
         assert_eq!(MULTI_LAT.pairs_for(1, None), Err("This test requires at least two processes".into()));
         assert_eq!(MULTI_LAT.pairs_for(8, None), Ok(4));
@@ -169,6 +282,40 @@ mod tests {
             MBW_MR.pairs_for(4, Some(3)),
             Err("Invalid Number of Pairs [-p 3] (at most np/2 = 2 with 4 processes)".into())
         );
+    }
+
+    fn opts(spec: &BenchSpec, args: &[&str]) -> Options {
+        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match crate::cli::parse(spec, &v) {
+            Ok(crate::cli::Parsed::Run(o)) => *o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn root_rank_and_memory_limit() {
+        let mut o = opts(&REDUCE, &["-k", "fixed:3"]);
+        assert_eq!(REDUCE.check_run(4, &mut o), Ok((2, None)));
+        assert_eq!(
+            REDUCE.check_run(3, &mut o),
+            Err("Invalid root rank [-k fixed:3] (the root must be a rank from 0 to 2 with 3 processes)".into())
+        );
+        let mut o = opts(&ALLTOALL, &["-M", "1048576"]);
+        assert_eq!(
+            ALLTOALL.check_run(2, &mut o),
+            Err("Memory limit too low [-M 1048576] (the largest message needs 2097152-byte buffers with 2 \
+                 processes; raise -M or lower -m)"
+                .into())
+        );
+        let mut o = opts(&ALLREDUCE, &["-M", "1048576"]);
+        assert_eq!(ALLREDUCE.check_run(2, &mut o), Ok((1, None)));
+        // the default limit lowers the largest size, as OSU does
+        let mut o = opts(&ALLGATHER, &[]);
+        let (_, note) = ALLGATHER.check_run(1024, &mut o).unwrap();
+        assert_eq!(o.max_size, 524288);
+        assert!(note.unwrap().contains("largest message limited to 524288 bytes"));
+        let mut o = opts(&BARRIER, &["-M", "1"]);
+        assert!(BARRIER.check_run(2, &mut o).is_ok());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The measurement loop shared by every benchmark: warm-up and timed
-//! iterations, OSU's validation repetitions (`-u`, only the last one timed),
-//! checking, and recording each timed iteration. Nothing here allocates,
-//! prints or locks between the timer reads, which the kernel's `step` owns.
+//! iterations, the untimed start and end of each (where OSU's validation
+//! repetitions `-u` and synchronisations go), checking, and recording each
+//! timed iteration. Nothing here allocates, prints or locks between the
+//! timer reads, which the kernel's `step` owns.
 
 use super::{Kernel, SizeCase};
 use crate::backend::mpi::Mpi;
@@ -31,17 +32,15 @@ pub fn run<K: Kernel>(
 ) -> LoopOutcome {
     let mut out = LoopOutcome::default();
     samples.reset(case.iterations);
-    let reps = if validating { validation_warmup + 1 } else { 1 };
+    let validation = validating.then_some(validation_warmup);
     progress.set_step(if case.warmup > 0 { Step::Warmup } else { Step::Timed });
     for i in 0..case.warmup + case.iterations {
         if i == case.warmup {
             progress.set_step(Step::Timed);
         }
-        kernel.begin_iteration(mpi, case, i, validating);
-        let mut elapsed = None;
-        for _ in 0..reps {
-            elapsed = kernel.step(mpi, case);
-        }
+        kernel.begin_iteration(mpi, case, i, validation);
+        let elapsed = kernel.step(mpi, case);
+        kernel.end_iteration(mpi, case);
         if i >= case.warmup {
             if let Some(t) = elapsed {
                 samples.push(t);

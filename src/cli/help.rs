@@ -3,7 +3,7 @@
 //! long-only commbench options.
 
 use super::{long_name, EXTENSIONS};
-use crate::bench::spec::{BenchSpec, ProcRule, DEFAULT_WINDOW, LARGE_MESSAGE_SIZE};
+use crate::bench::spec::{BenchSpec, ProcRule, DEFAULT_MEM_LIMIT, DEFAULT_WINDOW, LARGE_MESSAGE_SIZE};
 
 fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
     let d = &spec.defaults;
@@ -20,6 +20,7 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
     let lines: Vec<String> = match letter {
         'h' => vec!["show this help and exit".into()],
         'v' => vec!["show the benchmark title and commbench version, then exit".into()],
+        'm' if !spec.typed() => vec!["accepted for compatibility and ignored (a barrier moves no message)".into()],
         'm' => vec![
             format!(
                 "[MIN:]MAX - message sizes in bytes, doubling from MIN to MAX (default {}:{})",
@@ -52,6 +53,17 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
         'p' => vec!["N - number of sending ranks, each paired with rank + np/2 (default np/2)".into()],
         'R' => vec!["0|1 - print the Messages/s column (default 1)".into()],
         'V' => vec!["run each size with windows 1, 2, 4 ... 128 (not together with -W)".into()],
+        'f' => vec!["add Min and Max latency over ranks and the Iterations column".into()],
+        'M' => vec![
+            format!("BYTES - most memory one message buffer may take (default {DEFAULT_MEM_LIMIT});"),
+            "a larger -m with this given is an error; without it the largest size is lowered".into(),
+        ],
+        'a' => vec!["N - accepted for compatibility (device arrays of non-blocking tests) and ignored".into()],
+        'l' => vec!["use MPI_IN_PLACE: the receive buffer is also the input".into()],
+        'k' => vec![
+            "fixed:R|rotate - root of the reduction: rank R (default fixed:0), or".into(),
+            "iteration i mod np".into(),
+        ],
         _ => vec![String::new()],
     };
     lines

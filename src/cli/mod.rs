@@ -7,7 +7,7 @@ pub mod help;
 pub mod options;
 
 use getopt::{ArgKind, OptDef, OptId, SplitError};
-pub use options::{BufferMode, Options, Parsed, ResultsDest, Validation};
+pub use options::{BufferMode, Options, Parsed, ResultsDest, RootRank, Validation};
 
 use crate::bench::spec::BenchSpec;
 
@@ -86,6 +86,9 @@ pub fn long_name(letter: char) -> Option<&'static str> {
 pub fn parse(spec: &BenchSpec, args: &[String]) -> Result<Parsed, CliError> {
     let defs = option_table(spec);
     let split = getopt::split(args, &defs).map_err(|e| match e {
+        SplitError::Unknown { shown } if shown == "-l" && !spec.is_point_to_point() => {
+            CliError::Usage(format!("Invalid option [-l] ({} has no in-place form)", spec.name))
+        }
         SplitError::Unknown { shown } => CliError::Usage(format!("Invalid option [{shown}]")),
         SplitError::MissingArgument { shown } => CliError::Usage(format!("Option Missing Required Argument [{shown}]")),
         SplitError::Ambiguous { shown, candidates } => {

@@ -32,6 +32,15 @@ pub enum ResultsDest {
     Off,
 }
 
+/// Which rank is the root of osu_reduce (`-k`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RootRank {
+    Fixed(usize),
+    /// Iteration i uses root i mod np.
+    Rotate,
+}
+
 /// Validation (`-c`), optionally logging failures (`-clog[:DIR]`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Validation {
@@ -71,6 +80,14 @@ pub struct Options {
     pub print_rate: bool,
     /// `-V` (mbw_mr).
     pub vary_window: bool,
+    /// `-f` (collectives): Min, Max and Iterations columns.
+    pub full: bool,
+    /// `-M` (collectives), if given: bytes one buffer may take.
+    pub mem_limit: Option<usize>,
+    /// `-l` (collectives with an in-place form).
+    pub in_place: bool,
+    /// `-k` (osu_reduce).
+    pub root: RootRank,
     pub results: ResultsDest,
     #[serde(rename = "timeout_s", serialize_with = "seconds")]
     pub timeout: Option<Duration>,
@@ -112,6 +129,10 @@ impl Options {
             pairs: None,
             print_rate: true,
             vary_window: false,
+            full: false,
+            mem_limit: None,
+            in_place: false,
+            root: RootRank::Fixed(0),
             results: ResultsDest::Dir(results),
             timeout: None,
         }
@@ -302,6 +323,16 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                 };
             }
             OptId::Short('V') => o.vary_window = true,
+            OptId::Short('f') => o.full = true,
+            OptId::Short('l') => o.in_place = true,
+            OptId::Short('M') => {
+                o.mem_limit = Some(positive(v).ok_or_else(|| bad("Invalid memory limit", 'M', v))?);
+            }
+            OptId::Short('a') => {
+                // Only non-blocking collectives use it; accepted as OSU does.
+                positive(v).ok_or_else(|| bad("Invalid Device Array Size", 'a', v))?;
+            }
+            OptId::Short('k') => o.root = parse_root(v)?,
             OptId::Short('G') => {
                 return Err(CliError::Usage(format!(
                     "Graph output is not supported by commbench [-G {v}] (the CSV results carry per-size percentiles)"
@@ -362,6 +393,21 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
         return Err(CliError::Usage("Window size (-W) cannot be combined with a varied window (-V)".into()));
     }
     Ok(Parsed::Run(Box::new(o)))
+}
+
+/// `-k rotate` or `-k fixed:R`.
+fn parse_root(v: &str) -> Result<RootRank, CliError> {
+    let lower = v.to_ascii_lowercase();
+    match lower.split_once(':') {
+        None if lower == "rotate" => Ok(RootRank::Rotate),
+        None if lower == "fixed" => Err(bad("Please pass root node rank. E.g: -k fixed:1", 'k', v)),
+        Some(("fixed", r)) => r
+            .trim()
+            .parse::<usize>()
+            .map(RootRank::Fixed)
+            .map_err(|_| bad_why("Invalid root rank", 'k', v, "give a rank from 0 to np-1")),
+        _ => Err(bad("Invalid root rank rotate type. Valid types[fixed, rotate]", 'k', v)),
+    }
 }
 
 /// OSU's accelerator builds take `SRC DST` buffer locations after the

@@ -2,8 +2,11 @@
 //! forms, and the exact error line for each bad input.
 
 use super::*;
-use crate::bench::spec::{BIBW, BW, LATENCY, MBW_MR, MULTI_LAT};
+use crate::bench::spec::{
+    ALLGATHER, ALLREDUCE, ALLTOALL, BARRIER, BCAST, BIBW, BW, LATENCY, MBW_MR, MULTI_LAT, REDUCE, REDUCE_SCATTER,
+};
 use crate::datatype::Datatype;
+use options::RootRank;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -196,7 +199,20 @@ fn commbench_extensions() {
 
 #[test]
 fn help_text_lists_letters_in_osu_order() {
-    for spec in [&LATENCY, &BW, &BIBW, &MBW_MR, &MULTI_LAT] {
+    for spec in [
+        &LATENCY,
+        &BW,
+        &BIBW,
+        &MBW_MR,
+        &MULTI_LAT,
+        &BARRIER,
+        &ALLREDUCE,
+        &ALLGATHER,
+        &ALLTOALL,
+        &REDUCE_SCATTER,
+        &BCAST,
+        &REDUCE,
+    ] {
         let text = help::text(spec);
         assert!(text.starts_with(&format!("Usage: {} [options]\nOptions:\n", spec.name)));
         let letters: String =
@@ -208,4 +224,28 @@ fn help_text_lists_letters_in_osu_order() {
         }
         assert!(text.contains("--results-dir DIR"));
     }
+}
+
+#[test]
+fn collective_options() {
+    let o = run(&ALLREDUCE, &[]);
+    assert_eq!((o.min_size, o.max_size, o.full, o.in_place), (1, 1 << 20, false, false));
+    let o = run(&ALLREDUCE, &["-f", "-l", "-M", "64M", "-a", "4"]);
+    assert_eq!((o.full, o.in_place, o.mem_limit), (true, true, Some(64 << 20)));
+    assert_eq!(run(&REDUCE, &["-k", "rotate"]).root, RootRank::Rotate);
+    assert_eq!(run(&REDUCE, &["-k", "FIXED:3"]).root, RootRank::Fixed(3));
+    assert_eq!(run(&REDUCE, &[]).root, RootRank::Fixed(0));
+    assert_eq!(err(&REDUCE, &["-k", "fixed"]), "Please pass root node rank. E.g: -k fixed:1 [-k fixed]");
+    assert_eq!(err(&REDUCE, &["-k", "fixed:-1"]), "Invalid root rank [-k fixed:-1] (give a rank from 0 to np-1)");
+    assert_eq!(err(&REDUCE, &["-k", "spin"]), "Invalid root rank rotate type. Valid types[fixed, rotate] [-k spin]");
+    assert_eq!(err(&ALLREDUCE, &["-k", "rotate"]), "Invalid option [-k]");
+    assert_eq!(err(&BCAST, &["-l"]), "Invalid option [-l] (osu_bcast has no in-place form)");
+    assert_eq!(err(&BARRIER, &["-l"]), "Invalid option [-l] (osu_barrier has no in-place form)");
+    assert_eq!(err(&BARRIER, &["-c"]), "Invalid option [-c]");
+    assert_eq!(err(&BARRIER, &["-T", "all"]), "Invalid option [-T]");
+    assert_eq!(err(&ALLREDUCE, &["-M", "0"]), "Invalid memory limit [-M 0]");
+    assert_eq!(err(&ALLREDUCE, &["-a", "0"]), "Invalid Device Array Size [-a 0]");
+    assert_eq!(err(&ALLGATHER, &["-W", "4"]), "Invalid option [-W]");
+    // -m is accepted by osu_barrier, as in OSU
+    run(&BARRIER, &["-m", "64"]);
 }

@@ -21,8 +21,14 @@ pub const COLUMNS: &[&str] = &[
     "iterations",
     "warmup",
     "avg_lat_us",
+    "min_lat_us",
+    "max_lat_us",
     "bw_MBps",
     "msg_rate_per_s",
+    "algbw_GBps",
+    "busbw_GBps",
+    "fastest_rank",
+    "slowest_rank",
     "validation",
     "iter_min_us",
     "iter_mean_us",
@@ -78,12 +84,18 @@ impl<W: Write> CsvSink<W> {
             r.datatype.map(|d| (r.size / d.size()).to_string()).unwrap_or_default(),
             r.window.map(|w| w.to_string()).unwrap_or_default(),
             self.ctx.np.to_string(),
-            self.ctx.pairs.to_string(),
+            self.ctx.pairs.map(|p| p.to_string()).unwrap_or_default(),
             r.iterations.to_string(),
             r.warmup.to_string(),
             num(r.avg_lat_us),
+            num(r.spread.map(|s| s.fastest.1)),
+            num(r.spread.map(|s| s.slowest.1)),
             num(r.bw_mbps),
             num(r.msg_rate),
+            num(r.algbw_busbw.map(|b| b.0)),
+            num(r.algbw_busbw.map(|b| b.1)),
+            r.spread.map(|s| s.fastest.0.to_string()).unwrap_or_default(),
+            r.spread.map(|s| s.slowest.0.to_string()).unwrap_or_default(),
             match r.validation {
                 Some(true) => "Pass".into(),
                 Some(false) => "Fail".into(),
@@ -123,11 +135,11 @@ impl<W: Write> Sink for CsvSink<W> {
 mod tests {
     use super::*;
     use crate::datatype::Datatype;
-    use crate::stats::Summary;
+    use crate::stats::{RankSpread, Summary};
 
     #[test]
     fn header_and_row() {
-        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: 1 };
+        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1) };
         let mut s = CsvSink::new(Vec::new(), ctx).unwrap();
         let row = Row {
             datatype: Some(Datatype::Int),
@@ -157,5 +169,28 @@ mod tests {
         assert_eq!(col("validation"), "Pass");
         assert_eq!(col("osu_tails"), "P50=0.25;P99=1.5");
         assert_eq!(col("iter_max_us").parse::<f64>().unwrap(), 3.0);
+        assert_eq!((col("pairs"), col("min_lat_us"), col("slowest_rank")), ("1", "", ""));
+    }
+
+    #[test]
+    fn collective_columns() {
+        let ctx = RunContext { benchmark: "osu_allreduce", backend: "mpi", np: 4, pairs: None };
+        let mut s = CsvSink::new(Vec::new(), ctx).unwrap();
+        let row = Row {
+            datatype: Some(Datatype::Char),
+            size: 8,
+            avg_lat_us: Some(2.0),
+            spread: Some(RankSpread { fastest: (3, 1.5), slowest: (1, 2.5) }),
+            algbw_busbw: Some((0.004, 0.006)),
+            ..Row::default()
+        };
+        s.row(&row).unwrap();
+        let text = String::from_utf8(s.into_inner().unwrap()).unwrap();
+        let fields: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+        let col = |name: &str| fields[COLUMNS.iter().position(|c| *c == name).unwrap()];
+        assert_eq!(col("pairs"), "");
+        assert_eq!((col("min_lat_us"), col("max_lat_us")), ("1.5", "2.5"));
+        assert_eq!((col("fastest_rank"), col("slowest_rank")), ("3", "1"));
+        assert_eq!((col("algbw_GBps"), col("busbw_GBps")), ("0.004", "0.006"));
     }
 }

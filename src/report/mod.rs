@@ -11,7 +11,7 @@ pub mod time;
 use std::io;
 
 use crate::datatype::Datatype;
-use crate::stats::Summary;
+use crate::stats::{RankSpread, Summary};
 
 /// Facts that hold for every row of one run.
 #[derive(Clone, Debug)]
@@ -19,8 +19,8 @@ pub struct RunContext {
     pub benchmark: &'static str,
     pub backend: &'static str,
     pub np: usize,
-    /// Pairs that communicate (1 for latency/bw/bibw).
-    pub pairs: usize,
+    /// Pairs that communicate (1 for latency/bw/bibw; none for collectives).
+    pub pairs: Option<usize>,
 }
 
 /// The result of one (datatype, size[, window]) measurement.
@@ -38,6 +38,11 @@ pub struct Row {
     pub bw_mbps: Option<f64>,
     /// Messages per second (osu_mbw_mr).
     pub msg_rate: Option<f64>,
+    /// Fastest and slowest rank's mean latency (collectives; OSU's Min and
+    /// Max columns).
+    pub spread: Option<RankSpread>,
+    /// nccl-tests algorithm and bus bandwidth, GB/s (collectives).
+    pub algbw_busbw: Option<(f64, f64)>,
     /// Some(true) = Pass, Some(false) = Fail; None without -c.
     pub validation: Option<bool>,
     /// `-z` values as printed (same unit as the main metric).

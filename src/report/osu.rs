@@ -23,6 +23,8 @@ pub struct TableLayout {
     pub vary_window: bool,
     pub window: usize,
     pub pairs: usize,
+    /// Collectives `-f`: Min, Max and Iterations columns.
+    pub full: bool,
 }
 
 /// Writes the OSU table to `out` (stdout on rank 0).
@@ -69,10 +71,16 @@ impl<W: Write> OsuTable<W> {
     }
 
     fn header(&self) -> String {
-        let bandwidth = self.spec.metric != MetricKind::Latency;
-        let mut h = format!("{:<10}", "# Size");
+        let bandwidth = matches!(self.spec.metric, MetricKind::Bandwidth | MetricKind::MultiBandwidth);
+        let mut h = String::new();
         match self.spec.metric {
-            MetricKind::Latency => h.push_str(&format!("{:>18}", "Avg Latency(us)")),
+            // No size column; the title fills 17 characters.
+            MetricKind::Barrier => h.push_str("# Avg Latency(us)"),
+            _ => h.push_str(&format!("{:<10}", "# Size")),
+        }
+        match self.spec.metric {
+            MetricKind::Barrier => {}
+            MetricKind::Latency | MetricKind::Collective => h.push_str(&format!("{:>18}", "Avg Latency(us)")),
             MetricKind::Bandwidth => h.push_str(&format!("{:>18}", "Bandwidth (MB/s)")),
             MetricKind::MultiBandwidth => {
                 h.push_str(&format!("{:>18}", "MB/s"));
@@ -80,6 +88,9 @@ impl<W: Write> OsuTable<W> {
                     h.push_str(&format!("{:>18}", "Messages/s"));
                 }
             }
+        }
+        if self.layout.full {
+            h.push_str(&format!("{:>18}{:>18}{:>12}", "Min Latency(us)", "Max Latency(us)", "Iterations"));
         }
         if self.layout.validation {
             h.push_str(&format!("{:>18}", "Validation"));
@@ -99,9 +110,15 @@ impl<W: Write> OsuTable<W> {
     }
 
     fn format_row(&self, row: &Row) -> String {
-        let mut s = format!("{:<10}", row.size);
+        let mut s = match self.spec.metric {
+            MetricKind::Barrier => String::new(),
+            _ => format!("{:<10}", row.size),
+        };
         match self.spec.metric {
-            MetricKind::Latency => s.push_str(&format!("{:>18.2}", row.avg_lat_us.unwrap_or(0.0))),
+            MetricKind::Barrier => s.push_str(&format!("{:>17.2}", row.avg_lat_us.unwrap_or(0.0))),
+            MetricKind::Latency | MetricKind::Collective => {
+                s.push_str(&format!("{:>18.2}", row.avg_lat_us.unwrap_or(0.0)))
+            }
             MetricKind::Bandwidth => s.push_str(&format!("{:>18.2}", row.bw_mbps.unwrap_or(0.0))),
             MetricKind::MultiBandwidth => {
                 s.push_str(&format!("{:>18.2}", row.bw_mbps.unwrap_or(0.0)));
@@ -109,6 +126,10 @@ impl<W: Write> OsuTable<W> {
                     s.push_str(&format!("{:>18.2}", row.msg_rate.unwrap_or(0.0)));
                 }
             }
+        }
+        if self.layout.full {
+            let spread = row.spread.unwrap_or_default();
+            s.push_str(&format!("{:>18.2}{:>18.2}{:>12}", spread.fastest.1, spread.slowest.1, row.iterations));
         }
         if let Some(ok) = row.validation {
             s.push_str(&format!("{:>18}", if ok { "Pass" } else { "Fail" }));
@@ -141,7 +162,9 @@ impl<W: Write> Sink for OsuTable<W> {
             writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
             writeln!(self.out, "{}", Self::windows_line())?;
         } else {
-            writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
+            if self.spec.typed() {
+                writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
+            }
             writeln!(self.out, "{}", self.header())?;
         }
         self.out.flush()

@@ -2,11 +2,20 @@
 //! (values fed in, so every byte must match).
 
 use super::*;
-use crate::bench::spec::{BW, LATENCY, MBW_MR, MULTI_LAT};
+use crate::bench::spec::{ALLREDUCE, BARRIER, BW, LATENCY, MBW_MR, MULTI_LAT};
 use crate::datatype::Datatype;
+use crate::stats::RankSpread;
 
 fn layout() -> TableLayout {
-    TableLayout { validation: false, tails: vec![], print_rate: true, vary_window: false, window: 64, pairs: 1 }
+    TableLayout {
+        validation: false,
+        tails: vec![],
+        print_rate: true,
+        vary_window: false,
+        window: 64,
+        pairs: 1,
+        full: false,
+    }
 }
 
 fn lat(size: usize, v: f64) -> Row {
@@ -148,5 +157,50 @@ fn mbw_mr_varied_window() {
 # Message Rate Profile\n\
 #                 1           2           4           8          16          32          64         128\n\
 1         702049.99  1808645.32  2432646.11  4109307.58  5573941.82  3632689.67  8569898.23  8074385.27\n";
+    assert_eq!(out, want);
+}
+
+fn coll(size: usize, avg: f64, min: f64, max: f64, iterations: usize) -> Row {
+    Row {
+        size,
+        avg_lat_us: Some(avg),
+        spread: Some(RankSpread { fastest: (0, min), slowest: (1, max) }),
+        iterations,
+        ..Row::default()
+    }
+}
+
+#[test]
+fn collective_full_validation_tails() {
+    let mut l = layout();
+    l.full = true;
+    l.validation = true;
+    l.tails = vec![50, 90, 99];
+    let row = Row {
+        validation: Some(false),
+        tails: vec![(50, 0.64), (90, 0.80), (99, 0.96)],
+        ..coll(16, 0.66, 0.63, 0.68, 100)
+    };
+    let out = render(&ALLREDUCE, l, &[(Datatype::Char, vec![row])]);
+    let want = "\n# OSU MPI Allreduce Latency Test v7.4\n# Datatype: MPI_CHAR.\n\
+# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations        Validation  P50 Tail Lat(us)  P90 Tail Lat(us)  P99 Tail Lat(us)\n\
+16                      0.66              0.63              0.68         100              Fail              0.64              0.80              0.96\n";
+    assert_eq!(out, want);
+}
+
+#[test]
+fn barrier_layouts() {
+    let out = render(&BARRIER, layout(), &[(Datatype::Char, vec![coll(0, 0.65, 0.6, 0.7, 100)])]);
+    assert_eq!(out, "\n# OSU MPI Barrier Latency Test v7.4\n# Avg Latency(us)\n             0.65\n");
+    let mut l = layout();
+    l.full = true;
+    l.tails = vec![50, 90, 99];
+    let row = Row { tails: vec![(50, 0.49), (90, 0.61), (99, 4.73)], ..coll(0, 0.66, 0.65, 0.66, 100) };
+    let out = render(&BARRIER, l, &[(Datatype::Char, vec![row])]);
+    let want = concat!(
+        "\n# OSU MPI Barrier Latency Test v7.4\n",
+        "# Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations  P50 Tail Lat(us)  P90 Tail Lat(us)  P99 Tail Lat(us)\n",
+        "             0.66              0.65              0.66         100              0.49              0.61              4.73\n"
+    );
     assert_eq!(out, want);
 }

@@ -1,0 +1,226 @@
+//! The kernel shared by the blocking collectives. Each collective file says
+//! only what differs (buffer sizes, the call, its bus-bandwidth factor, the
+//! validation pattern, where the barrier sits); this file times the call on
+//! every rank, keeps OSU's barriers and validation repetitions, and turns
+//! every rank's timings into OSU's average, min and max, the per-rank
+//! spread, nccl-tests bandwidths, and the per-iteration average over ranks.
+
+use super::{Kernel, Metric, Setup, SizeCase};
+use crate::backend::mpi::{Mpi, ReduceOp};
+use crate::buffer::{AlignedBuf, AllocError, Mismatch};
+use crate::cli::RootRank;
+use crate::stats::{RankSpread, Samples};
+
+/// Where a collective's synchronisation sits around the timed call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sync {
+    /// A barrier after each call, outside the timed region.
+    After,
+    /// A barrier before each call (osu_reduce).
+    Before,
+    /// None (osu_barrier, which is itself the synchronisation).
+    None,
+}
+
+/// Facts about the job a collective's pattern depends on.
+#[derive(Clone, Copy, Debug)]
+pub struct Job {
+    pub rank: usize,
+    pub np: usize,
+    pub in_place: bool,
+    pub root: RootRank,
+}
+
+impl Job {
+    /// The root of iteration `i`.
+    pub fn root_of(&self, i: usize) -> usize {
+        match self.root {
+            RootRank::Fixed(r) => r,
+            RootRank::Rotate => i % self.np,
+        }
+    }
+}
+
+/// The buffers of one rank: send, receive, and the receive buffer OSU's
+/// validation repetitions write into so the checked result stays intact.
+pub struct CollBuffers {
+    pub send: AlignedBuf,
+    pub recv: AlignedBuf,
+    pub warm: AlignedBuf,
+}
+
+/// What one blocking collective is.
+pub trait Collective {
+    /// Bytes of the send and receive buffers for messages of `size` bytes.
+    fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize);
+
+    /// Called before each size (e.g. to work out per-rank counts).
+    fn prepare(&mut self, _case: &SizeCase, _job: &Job) {}
+
+    /// The operation. `recv` is the real receive buffer, or the warm-up one
+    /// for untimed validation repetitions where the collective has one.
+    fn call(&self, mpi: &Mpi, send: *const u8, recv: *mut u8, case: &SizeCase, job: &Job, iteration: usize);
+
+    /// Whether untimed validation repetitions write into the separate
+    /// warm-up receive buffer (OSU: allreduce, alltoall, reduce_scatter,
+    /// reduce) rather than the real one.
+    fn warm_up_elsewhere(&self) -> bool {
+        true
+    }
+
+    fn sync(&self) -> Sync {
+        Sync::After
+    }
+
+    /// Whether ranks synchronise before the first iteration of a size.
+    fn sync_before_size(&self) -> bool {
+        true
+    }
+
+    /// Whether ranks synchronise once more after the last iteration.
+    fn sync_after_loop(&self) -> bool {
+        false
+    }
+
+    /// nccl-tests' data size S (algbw = S / time) and bus-bandwidth factor
+    /// (busbw = algbw * factor); None for osu_barrier.
+    fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)>;
+
+    /// Writes the inputs of iteration `i` (and clears the outputs).
+    fn fill(&self, b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize);
+
+    /// First wrong output element after iteration `i` on this rank.
+    fn check(&self, b: &CollBuffers, case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch>;
+}
+
+/// A collective with its buffers: the [`Kernel`] the runner drives.
+pub struct CollKernel<C: Collective> {
+    c: C,
+    bufs: CollBuffers,
+    job: Job,
+    iteration: usize,
+}
+
+impl<C: Collective> CollKernel<C> {
+    pub fn new(s: &Setup, c: C) -> Result<CollKernel<C>, AllocError> {
+        let np = s.mpi.size() as usize;
+        let (send, recv) = c.buffer_bytes(s.opts.max_size, np);
+        let mut bufs = CollBuffers {
+            send: AlignedBuf::zeroed(send)?,
+            recv: AlignedBuf::zeroed(recv)?,
+            warm: AlignedBuf::zeroed(if c.warm_up_elsewhere() { recv } else { 0 })?,
+        };
+        // OSU starts with send buffers of 1s and receive buffers of 0s.
+        bufs.send.as_mut_slice().fill(1);
+        let job = Job { rank: s.mpi.rank() as usize, np, in_place: s.opts.in_place, root: s.opts.root };
+        Ok(CollKernel { c, bufs, job, iteration: 0 })
+    }
+
+    #[inline(always)]
+    fn run_call(&mut self, mpi: &Mpi, case: &SizeCase, warm: bool) {
+        let recv =
+            if warm && self.c.warm_up_elsewhere() { self.bufs.warm.as_mut_ptr() } else { self.bufs.recv.as_mut_ptr() };
+        self.c.call(mpi, self.bufs.send.as_ptr(), recv, case, &self.job, self.iteration);
+    }
+}
+
+impl<C: Collective> Kernel for CollKernel<C> {
+    fn prepare(&mut self, _mpi: &Mpi, case: &SizeCase) -> Result<(), AllocError> {
+        self.c.prepare(case, &self.job);
+        Ok(())
+    }
+
+    fn sync_before_size(&self) -> bool {
+        self.c.sync_before_size()
+    }
+
+    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validation: Option<usize>) {
+        self.iteration = i;
+        if let Some(reps) = validation {
+            self.c.fill(&mut self.bufs, case, &self.job, i);
+            for _ in 0..reps {
+                mpi.barrier();
+                self.run_call(mpi, case, true);
+            }
+        }
+        if validation.is_some() || self.c.sync() == Sync::Before {
+            mpi.barrier();
+        }
+    }
+
+    fn end_iteration(&mut self, mpi: &Mpi, _case: &SizeCase) {
+        if self.c.sync() == Sync::After {
+            mpi.barrier();
+        }
+    }
+
+    fn fill_validation(&mut self, case: &SizeCase, i: usize) {
+        self.c.fill(&mut self.bufs, case, &self.job, i);
+    }
+
+    #[inline(always)]
+    fn step(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64> {
+        let t0 = mpi.wtime();
+        self.run_call(mpi, case, false);
+        Some(mpi.wtime() - t0)
+    }
+
+    fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch> {
+        self.c.check(&self.bufs, case, &self.job, i)
+    }
+
+    fn per_iteration(&self, _case: &SizeCase, secs: f64) -> f64 {
+        secs * 1e6
+    }
+
+    /// OSU: each rank's mean, then min, max and average over ranks. Also
+    /// which ranks were fastest and slowest, and each iteration's average
+    /// over ranks (what OSU's `-z` describes).
+    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric {
+        if self.c.sync_after_loop() {
+            mpi.barrier();
+        }
+        let mean_us = samples.total() * 1e6 / case.iterations as f64;
+        let means = mpi.gather_f64(mean_us);
+        let per_iter = mpi.reduce_f64_slice(samples.as_slice(), ReduceOp::Sum);
+        let np = self.job.np as f64;
+        let avg = means.iter().sum::<f64>() / np;
+        let algbw_busbw = self.c.bandwidth(case.size, self.job.np).map(|(bytes, factor)| {
+            let algbw = bytes / (avg * 1e-6) / 1e9;
+            (algbw, algbw * factor)
+        });
+        Metric {
+            value: avg,
+            msg_rate: None,
+            spread: RankSpread::of(&means),
+            algbw_busbw,
+            iteration_secs: Some(per_iter.iter().map(|t| t / np).collect()),
+        }
+    }
+}
+
+/// The value each element of a reduction input carries in iteration i:
+/// ((k mod 100) + 1) * (i + 1); the sum over np ranks is np times that.
+pub fn reduction_value(k: usize, i: usize) -> u64 {
+    ((k % 100) as u64 + 1) * (i as u64 + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots() {
+        let fixed = Job { rank: 0, np: 4, in_place: false, root: RootRank::Fixed(2) };
+        assert_eq!((fixed.root_of(0), fixed.root_of(7)), (2, 2));
+        let rot = Job { root: RootRank::Rotate, ..fixed };
+        assert_eq!((rot.root_of(0), rot.root_of(5), rot.root_of(7)), (0, 1, 3));
+    }
+
+    #[test]
+    fn reduction_values() {
+        assert_eq!(reduction_value(0, 0), 1);
+        assert_eq!(reduction_value(99, 1), 200);
+        assert_eq!(reduction_value(100, 2), 3);
+    }
+}

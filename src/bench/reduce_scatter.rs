@@ -1,0 +1,85 @@
+//! osu_reduce_scatter: MPI_Reduce_scatter with MPI_SUM over a vector of
+//! size / element-size elements, split as OSU does: n / np each, the
+//! first n mod np ranks one more (one each for the first n ranks when
+//! n < np). busbw = algbw * (n-1)/n.
+
+use std::ffi::c_int;
+
+use super::collective::{reduction_value, CollBuffers, CollKernel, Collective, Job};
+use super::{Setup, SizeCase};
+use crate::backend::mpi::{in_place, Mpi};
+use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
+
+#[derive(Default)]
+pub struct ReduceScatter {
+    counts: Vec<c_int>,
+}
+
+pub fn new(s: &Setup) -> Result<CollKernel<ReduceScatter>, AllocError> {
+    CollKernel::new(s, ReduceScatter::default())
+}
+
+/// Elements each rank receives out of `n`.
+pub fn recv_counts(n: usize, np: usize) -> Vec<c_int> {
+    (0..np).map(|r| (n / np + usize::from(r < n % np)) as c_int).collect()
+}
+
+impl ReduceScatter {
+    /// This rank's block: first element and length.
+    fn block(&self, rank: usize) -> (usize, usize) {
+        let start = self.counts[..rank].iter().map(|&c| c as usize).sum();
+        (start, self.counts[rank] as usize)
+    }
+}
+
+impl Collective for ReduceScatter {
+    /// In place, the receive buffer holds the whole input vector.
+    fn buffer_bytes(&self, size: usize, _np: usize) -> (usize, usize) {
+        (size, size)
+    }
+
+    fn prepare(&mut self, case: &SizeCase, job: &Job) {
+        self.counts = recv_counts(case.count, job.np);
+    }
+
+    #[inline(always)]
+    fn call(&self, mpi: &Mpi, send: *const u8, recv: *mut u8, case: &SizeCase, job: &Job, _i: usize) {
+        let send = if job.in_place { in_place() } else { send };
+        mpi.reduce_scatter_sum(send, recv, &self.counts, case.datatype);
+    }
+
+    fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
+        Some((size as f64, (np as f64 - 1.0) / np as f64))
+    }
+
+    fn fill(&self, b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize) {
+        let input = if job.in_place { &mut b.recv } else { &mut b.send };
+        write_values(input.as_mut_slice(), case.datatype, 0..case.count, |k| reduction_value(k, i));
+        if !job.in_place {
+            fill_zero(b.recv.as_mut_slice(), case.datatype, case.count);
+        }
+    }
+
+    /// Element l of this rank's result is element start + l of the summed
+    /// vector.
+    fn check(&self, b: &CollBuffers, case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
+        let (start, len) = self.block(job.rank);
+        let np = job.np as u64;
+        check_values(b.recv.as_slice(), case.datatype, 0..len, |l| reduction_value(start + l, i) * np, job.np)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn osu_split() {
+        assert_eq!(recv_counts(10, 4), vec![3, 3, 2, 2]);
+        assert_eq!(recv_counts(2, 4), vec![1, 1, 0, 0]);
+        assert_eq!(recv_counts(8, 4), vec![2, 2, 2, 2]);
+        let rs = ReduceScatter { counts: recv_counts(10, 4) };
+        assert_eq!(rs.block(0), (0, 3));
+        assert_eq!(rs.block(3), (8, 2));
+    }
+}
