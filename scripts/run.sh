@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job: make sure everything is installed and built, then run every
-# implemented benchmark with two ranks on this machine. OSU tables go to
-# stdout; each run's CSV and JSON run record go under results/ (or
-# $COMMBENCH_RESULTS_DIR), listed at the end.
+# implemented benchmark (point-to-point and collective) with two ranks on
+# this machine. OSU tables go to stdout; each run's CSV and JSON run record
+# go under results/ (or $COMMBENCH_RESULTS_DIR), listed at the end.
 #
 #   MPIRUN        launcher to use (default: mpirun)
 #   MPIRUN_ARGS   extra launcher arguments (default: none)
@@ -36,7 +36,8 @@ launcher_args=(${MPIRUN_ARGS:-})
 bench_args=(${BENCH_ARGS:-})
 
 failed=()
-for bench in osu_latency osu_bw osu_bibw osu_mbw_mr osu_multi_lat; do
+for bench in osu_latency osu_bw osu_bibw osu_mbw_mr osu_multi_lat \
+  osu_barrier osu_allreduce osu_allgather osu_alltoall osu_reduce_scatter osu_bcast osu_reduce; do
   if ! "$launcher" -np 2 "${launcher_args[@]}" "target/release/$bench" "${bench_args[@]}"; then
     failed+=("$bench")
   fi

@@ -15,13 +15,19 @@ pub struct AllocError {
     pub bytes: usize,
 }
 
-/// A zero-initialised, page-aligned host buffer of fixed length. The
-/// memory comes straight from an anonymous mapping: zeroed and committed
-/// page by page as it is first touched, so asking for more than the node
-/// can give fails here instead of inside a fill.
+/// Below this size a buffer comes from the C heap, above it from its own
+/// anonymous mapping: the same split glibc's allocator makes, so buffers
+/// sit where OSU's `posix_memalign` would put them.
+pub const MAPPED_ABOVE: usize = 128 * 1024;
+
+/// A zero-initialised, page-aligned host buffer of fixed length. Large
+/// buffers are anonymous mappings, zeroed and committed page by page as
+/// they are first touched, so asking for more than the node can give fails
+/// here instead of inside a fill.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     len: usize,
+    /// Bytes mapped, or 0 for a heap allocation.
     mapped: usize,
 }
 
@@ -29,11 +35,24 @@ pub struct AlignedBuf {
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
-    /// Allocates `len` bytes (at least one page is mapped so that a
-    /// zero-length message still has a valid address).
+    /// Allocates `len` bytes (at least one byte, so that a zero-length
+    /// message still has a valid address).
     pub fn zeroed(len: usize) -> Result<AlignedBuf, AllocError> {
         let err = AllocError { bytes: len };
-        let mapped = len.max(1).checked_next_multiple_of(PAGE_ALIGN).ok_or(err)?;
+        if len < MAPPED_ABOVE {
+            let mut raw: *mut libc::c_void = std::ptr::null_mut();
+            // SAFETY: posix_memalign with a power-of-two alignment; the
+            // result is checked, then zeroed over its whole length.
+            unsafe {
+                if libc::posix_memalign(&mut raw, PAGE_ALIGN, len.max(1)) != 0 {
+                    return Err(err);
+                }
+                std::ptr::write_bytes(raw as *mut u8, 0, len.max(1));
+            }
+            let ptr = NonNull::new(raw as *mut u8).ok_or(err)?;
+            return Ok(AlignedBuf { ptr, len, mapped: 0 });
+        }
+        let mapped = len.checked_next_multiple_of(PAGE_ALIGN).ok_or(AllocError { bytes: len })?;
         // SAFETY: a fresh private anonymous mapping; checked below.
         let raw = unsafe {
             libc::mmap(
@@ -46,9 +65,9 @@ impl AlignedBuf {
             )
         };
         if raw == libc::MAP_FAILED {
-            return Err(AllocError { bytes: len });
+            return Err(err);
         }
-        let ptr = NonNull::new(raw as *mut u8).ok_or(AllocError { bytes: len })?;
+        let ptr = NonNull::new(raw as *mut u8).ok_or(err)?;
         Ok(AlignedBuf { ptr, len, mapped })
     }
 
@@ -81,8 +100,15 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        // SAFETY: mapped with this length in `zeroed`.
-        unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.mapped) };
+        // SAFETY: allocated in `zeroed`, by posix_memalign or mmap of this
+        // length.
+        unsafe {
+            if self.mapped == 0 {
+                libc::free(self.ptr.as_ptr() as *mut libc::c_void);
+            } else {
+                libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.mapped);
+            }
+        }
     }
 }
 
@@ -283,6 +309,16 @@ mod tests {
         let z = AlignedBuf::zeroed(0).unwrap();
         assert_eq!(z.len(), 0);
         assert!(!z.as_ptr().is_null());
+    }
+
+    #[test]
+    fn heap_and_mapped_buffers() {
+        for len in [1, 4096, MAPPED_ABOVE - 1, MAPPED_ABOVE, 3 * MAPPED_ABOVE + 5] {
+            let mut b = AlignedBuf::zeroed(len).unwrap();
+            assert_eq!(b.as_ptr() as usize % PAGE_ALIGN, 0);
+            assert!(b.as_slice().iter().all(|&x| x == 0));
+            b.as_mut_slice()[len - 1] = 7;
+        }
     }
 
     #[test]

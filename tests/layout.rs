@@ -32,11 +32,6 @@ const GOLDEN: &[(&str, &str, usize, &[&str])] = &[
     ("multi_lat_c", "osu_multi_lat", 2, &["-m", "16", "-i", "20", "-x", "2", "-c"]),
 ];
 
-fn golden(name: &str) -> String {
-    let p = repo_root().join("tests/golden").join(format!("{name}.txt"));
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
 fn run_ok(mpi: Mpi, np: usize, bench: &str, args: &[&str], cwd: &std::path::Path) -> Run {
     let run = launch(mpi, np, bench, args, &Launch { cwd: Some(cwd.to_path_buf()), ..Launch::default() });
     assert_eq!(run.code, Some(0), "{mpi:?} {bench} {args:?}: {run:?}");

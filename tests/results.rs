@@ -7,37 +7,8 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
-
-struct Outcome {
-    run: Run,
-    csv: Vec<std::collections::HashMap<String, String>>,
-    record: Value,
-    csv_path: PathBuf,
-}
-
-/// Runs with results into a fresh directory and reads them back.
-fn run_with_results(mpi: Mpi, np: usize, bench: &str, args: &[&str]) -> Outcome {
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("res");
-    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    all.extend(["--results-dir".to_string(), rd.display().to_string()]);
-    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-    let run = launch(mpi, np, bench, &refs, &Launch { cwd: Some(dir.path().to_path_buf()), ..Launch::default() });
-    assert_eq!(run.code, Some(0), "{run:?}");
-    let csvs = files_with_ext(&rd, "csv");
-    let jsons = files_with_ext(&rd, "json");
-    assert_eq!((csvs.len(), jsons.len()), (1, 1), "{:?} {:?}", csvs, jsons);
-    assert_eq!(csvs[0].with_extension("json"), jsons[0]);
-    let name = csvs[0].file_name().unwrap().to_string_lossy().into_owned();
-    let re = regex::Regex::new(&format!(r"^\d{{8}}T\d{{6}}Z_{bench}\.csv$")).unwrap();
-    assert!(re.is_match(&name), "file name {name}");
-    let record: Value = serde_json::from_str(&std::fs::read_to_string(&jsons[0]).unwrap()).unwrap();
-    let csv = read_csv(&csvs[0]);
-    let keep = dir.keep();
-    Outcome { run, csv, record, csv_path: keep.join("res").join(name) }
-}
 
 /// Checks that each stdout row's value columns equal the CSV's, rounded
 /// as OSU prints them.

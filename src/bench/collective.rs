@@ -110,8 +110,11 @@ impl<C: Collective> CollKernel<C> {
             recv: AlignedBuf::zeroed(recv)?,
             warm: AlignedBuf::zeroed(if c.warm_up_elsewhere() { recv } else { 0 })?,
         };
-        // OSU starts with send buffers of 1s and receive buffers of 0s.
+        // OSU starts with send buffers of 1s and receive buffers of 0s,
+        // written (so every page is in place) before the first size.
         bufs.send.as_mut_slice().fill(1);
+        bufs.recv.as_mut_slice().fill(0);
+        bufs.warm.as_mut_slice().fill(0);
         let job = Job { rank: s.mpi.rank() as usize, np, in_place: s.opts.in_place, root: s.opts.root };
         Ok(CollKernel { c, bufs, job, iteration: 0 })
     }

@@ -229,12 +229,12 @@ pub fn mask(text: &str) -> String {
     re.replace_all(text, |c: &regex::Captures| format!("{:>width$}", "#", width = c[0].len())).into_owned()
 }
 
-/// Data rows of an OSU table: lines that start with a digit, split on
-/// whitespace.
+/// Data rows of an OSU table, split on whitespace: lines whose first word
+/// is a number (a size, or osu_barrier's average).
 pub fn osu_rows(stdout: &str) -> Vec<Vec<String>> {
     stdout
         .lines()
-        .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .filter(|l| l.split_whitespace().next().is_some_and(|w| w.parse::<f64>().is_ok()))
         .map(|l| l.split_whitespace().map(String::from).collect())
         .collect()
 }
@@ -270,4 +270,47 @@ pub fn two_decimals(v: &str) -> String {
 /// Whether MPICH's launcher is installed.
 pub fn have_mpich() -> bool {
     Command::new("mpiexec.mpich").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+pub struct Outcome {
+    pub run: Run,
+    pub csv: Vec<HashMap<String, String>>,
+    pub record: serde_json::Value,
+    pub csv_path: PathBuf,
+}
+
+/// Runs with results into a fresh directory and reads them back.
+pub fn run_with_results(mpi: Mpi, np: usize, bench: &str, args: &[&str]) -> Outcome {
+    let o = run_with_results_env(mpi, np, bench, args, &[]);
+    assert_eq!(o.run.code, Some(0), "{:?}", o.run);
+    o
+}
+
+/// As `run_with_results`, with extra environment variables for the job,
+/// and whatever its exit status.
+pub fn run_with_results_env(mpi: Mpi, np: usize, bench: &str, args: &[&str], env: &[(&str, &str)]) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("res");
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.extend(["--results-dir".to_string(), rd.display().to_string()]);
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let run = launch(mpi, np, bench, &refs, &Launch { cwd: Some(dir.path().to_path_buf()), env, ..Launch::default() });
+    let csvs = files_with_ext(&rd, "csv");
+    let jsons = files_with_ext(&rd, "json");
+    assert_eq!((csvs.len(), jsons.len()), (1, 1), "{:?} {:?}", csvs, jsons);
+    assert_eq!(csvs[0].with_extension("json"), jsons[0]);
+    let name = csvs[0].file_name().unwrap().to_string_lossy().into_owned();
+    let re = regex::Regex::new(&format!(r"^\d{{8}}T\d{{6}}Z_{bench}\.csv$")).unwrap();
+    assert!(re.is_match(&name), "file name {name}");
+    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&jsons[0]).unwrap()).unwrap();
+    let csv = read_csv(&csvs[0]);
+    let keep = dir.keep();
+    Outcome { run, csv, record, csv_path: keep.join("res").join(name) }
+}
+
+/// A golden file: OSU 7.4's own output for a command.
+pub fn golden(name: &str) -> String {
+    let p = repo_root().join("tests/golden").join(format!("{name}.txt"));
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
