@@ -38,21 +38,30 @@ fn env_of(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
-fn golden_layouts(mpi: Mpi) {
+/// The layout does not depend on the number of ranks, so every golden
+/// file is checked at each `np` given (`None`: the file's own).
+fn golden_layouts(mpi: Mpi, np: Option<usize>) {
     let _g = mpi_lock();
     let cwd = tempfile::tempdir().unwrap();
-    for (name, bench, np, args) in GOLDEN {
+    for (name, bench, own_np, args) in GOLDEN {
+        let np = np.unwrap_or(*own_np);
         let o = Launch { cwd: Some(cwd.path().to_path_buf()), env: env_of(&[NO_AVX]), ..Launch::default() };
-        let run = launch(mpi, *np, bench, args, &o);
-        assert_eq!(run.code, Some(0), "{mpi:?} {bench} {args:?}: {run:?}");
+        let run = launch(mpi, np, bench, args, &o);
+        assert_eq!(run.code, Some(0), "{mpi:?} np={np} {bench} {args:?}: {run:?}");
         run.assert_no_panic();
-        assert_eq!(mask(&run.stdout), mask(&golden(name)), "{mpi:?} {bench} {args:?} differs from {name}.txt");
+        assert_eq!(mask(&run.stdout), mask(&golden(name)), "{mpi:?} np={np} {bench} {args:?} differs from {name}.txt");
     }
 }
 
 #[test]
 fn open_mpi_collective_layout_matches_osu() {
-    golden_layouts(Mpi::OpenMpi);
+    golden_layouts(Mpi::OpenMpi, None);
+}
+
+#[test]
+fn open_mpi_collective_layout_np3_np4() {
+    golden_layouts(Mpi::OpenMpi, Some(3));
+    golden_layouts(Mpi::OpenMpi, Some(4));
 }
 
 #[test]
@@ -61,7 +70,7 @@ fn mpich_collective_layout_matches_osu() {
         eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
         return;
     }
-    golden_layouts(Mpi::Mpich);
+    golden_layouts(Mpi::Mpich, Some(2));
 }
 
 fn num(rec: &HashMap<String, String>, col: &str) -> f64 {
