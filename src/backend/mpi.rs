@@ -29,6 +29,17 @@ pub fn in_place() -> *const u8 {
     unsafe { commbench_mpi_in_place() as *const u8 }
 }
 
+/// MPI_Allgather and MPI_Alltoall share this signature.
+type Exchange = unsafe extern "C" fn(
+    *const c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    *mut c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    ffi::MPI_Comm,
+) -> c_int;
+
 /// Reduction operators used on results between sizes.
 #[derive(Clone, Copy, Debug)]
 pub enum ReduceOp {
@@ -264,37 +275,23 @@ impl Mpi {
     /// `MPI_Allgather` of `count` elements per rank.
     #[inline(always)]
     pub fn allgather(&self, send: *const u8, recv: *mut u8, count: usize, dt: Datatype) {
-        let t = self.dt(dt);
-        // SAFETY: recv holds count elements per rank.
-        unsafe {
-            ffi::MPI_Allgather(
-                send as *const c_void,
-                count as c_int,
-                t,
-                recv as *mut c_void,
-                count as c_int,
-                t,
-                self.world,
-            )
-        };
+        self.exchange(ffi::MPI_Allgather, send, recv, count, dt);
     }
 
     /// `MPI_Alltoall` of `count` elements per pair of ranks.
     #[inline(always)]
     pub fn alltoall(&self, send: *const u8, recv: *mut u8, count: usize, dt: Datatype) {
+        self.exchange(ffi::MPI_Alltoall, send, recv, count, dt);
+    }
+
+    /// A collective with the (send, count, type, recv, count, type, comm)
+    /// signature, the same count and type on both sides.
+    #[inline(always)]
+    fn exchange(&self, f: Exchange, send: *const u8, recv: *mut u8, count: usize, dt: Datatype) {
         let t = self.dt(dt);
-        // SAFETY: both buffers hold count elements per rank.
-        unsafe {
-            ffi::MPI_Alltoall(
-                send as *const c_void,
-                count as c_int,
-                t,
-                recv as *mut c_void,
-                count as c_int,
-                t,
-                self.world,
-            )
-        };
+        // SAFETY: callers size recv (and send, unless it is MPI_IN_PLACE)
+        // for count elements per rank.
+        unsafe { f(send as *const c_void, count as c_int, t, recv as *mut c_void, count as c_int, t, self.world) };
     }
 
     /// `MPI_Bcast` of `count` elements from `root`.

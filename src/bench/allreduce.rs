@@ -1,10 +1,10 @@
 //! osu_allreduce: MPI_Allreduce with MPI_SUM; every rank gets the sum.
 //! busbw = algbw * 2(n-1)/n.
 
-use super::collective::{reduction_value, CollBuffers, CollKernel, Collective, Job};
+use super::collective::{check_reduction, fill_reduction, CollBuffers, CollKernel, Collective, Job};
 use super::{Setup, SizeCase};
 use crate::backend::mpi::{in_place, Mpi};
-use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
+use crate::buffer::{AllocError, Mismatch};
 
 pub struct Allreduce;
 
@@ -28,15 +28,10 @@ impl Collective for Allreduce {
     }
 
     fn fill(&self, b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize) {
-        let input = if job.in_place { &mut b.recv } else { &mut b.send };
-        write_values(input.as_mut_slice(), case.datatype, 0..case.count, |k| reduction_value(k, i));
-        if !job.in_place {
-            fill_zero(b.recv.as_mut_slice(), case.datatype, case.count);
-        }
+        fill_reduction(b, case, job, i);
     }
 
     fn check(&self, b: &CollBuffers, case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
-        let np = job.np as u64;
-        check_values(b.recv.as_slice(), case.datatype, 0..case.count, |k| reduction_value(k, i) * np, job.np)
+        check_reduction(b, case, job, i, 0, case.count)
     }
 }

@@ -7,7 +7,7 @@
 
 use super::{Kernel, Metric, Setup, SizeCase};
 use crate::backend::mpi::{Mpi, ReduceOp};
-use crate::buffer::{AlignedBuf, AllocError, Mismatch};
+use crate::buffer::{check_values, fill_zero, write_values, AlignedBuf, AllocError, Mismatch};
 use crate::cli::RootRank;
 use crate::stats::{RankSpread, Samples};
 
@@ -206,6 +206,30 @@ impl<C: Collective> Kernel for CollKernel<C> {
 /// ((k mod 100) + 1) * (i + 1); the sum over np ranks is np times that.
 pub fn reduction_value(k: usize, i: usize) -> u64 {
     ((k % 100) as u64 + 1) * (i as u64 + 1)
+}
+
+/// Writes the reduction input of iteration `i` (into the receive buffer
+/// when in place) and clears the output otherwise.
+pub fn fill_reduction(b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize) {
+    let input = if job.in_place { &mut b.recv } else { &mut b.send };
+    write_values(input.as_mut_slice(), case.datatype, 0..case.count, |k| reduction_value(k, i));
+    if !job.in_place {
+        fill_zero(b.recv.as_mut_slice(), case.datatype, case.count);
+    }
+}
+
+/// Checks `len` result elements at the start of the receive buffer: they
+/// are the sums over ranks of input elements `first..first + len`.
+pub fn check_reduction(
+    b: &CollBuffers,
+    case: &SizeCase,
+    job: &Job,
+    i: usize,
+    first: usize,
+    len: usize,
+) -> Option<Mismatch> {
+    let np = job.np as u64;
+    check_values(b.recv.as_slice(), case.datatype, 0..len, |l| reduction_value(first + l, i) * np, job.np)
 }
 
 #[cfg(test)]

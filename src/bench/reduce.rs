@@ -2,10 +2,10 @@
 //! default 0) or one that rotates with the iteration (`-k rotate`). OSU
 //! synchronises before each call, not after. busbw = algbw.
 
-use super::collective::{reduction_value, CollBuffers, CollKernel, Collective, Job, Sync};
+use super::collective::{check_reduction, fill_reduction, CollBuffers, CollKernel, Collective, Job, Sync};
 use super::{Setup, SizeCase};
 use crate::backend::mpi::{in_place, Mpi};
-use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
+use crate::buffer::{AllocError, Mismatch};
 
 pub struct Reduce;
 
@@ -40,11 +40,7 @@ impl Collective for Reduce {
     }
 
     fn fill(&self, b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize) {
-        let input = if job.in_place { &mut b.recv } else { &mut b.send };
-        write_values(input.as_mut_slice(), case.datatype, 0..case.count, |k| reduction_value(k, i));
-        if !job.in_place {
-            fill_zero(b.recv.as_mut_slice(), case.datatype, case.count);
-        }
+        fill_reduction(b, case, job, i);
     }
 
     /// Only the root of the iteration holds the result.
@@ -52,7 +48,6 @@ impl Collective for Reduce {
         if job.rank != job.root_of(i) {
             return None;
         }
-        let np = job.np as u64;
-        check_values(b.recv.as_slice(), case.datatype, 0..case.count, |k| reduction_value(k, i) * np, job.np)
+        check_reduction(b, case, job, i, 0, case.count)
     }
 }

@@ -5,10 +5,10 @@
 
 use std::ffi::c_int;
 
-use super::collective::{reduction_value, CollBuffers, CollKernel, Collective, Job};
+use super::collective::{check_reduction, fill_reduction, CollBuffers, CollKernel, Collective, Job};
 use super::{Setup, SizeCase};
 use crate::backend::mpi::{in_place, Mpi};
-use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
+use crate::buffer::{AllocError, Mismatch};
 
 #[derive(Default)]
 pub struct ReduceScatter {
@@ -53,19 +53,14 @@ impl Collective for ReduceScatter {
     }
 
     fn fill(&self, b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize) {
-        let input = if job.in_place { &mut b.recv } else { &mut b.send };
-        write_values(input.as_mut_slice(), case.datatype, 0..case.count, |k| reduction_value(k, i));
-        if !job.in_place {
-            fill_zero(b.recv.as_mut_slice(), case.datatype, case.count);
-        }
+        fill_reduction(b, case, job, i);
     }
 
     /// Element l of this rank's result is element start + l of the summed
     /// vector.
     fn check(&self, b: &CollBuffers, case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         let (start, len) = self.block(job.rank);
-        let np = job.np as u64;
-        check_values(b.recv.as_slice(), case.datatype, 0..len, |l| reduction_value(start + l, i) * np, job.np)
+        check_reduction(b, case, job, i, start, len)
     }
 }
 
