@@ -151,10 +151,6 @@ impl BufferSet {
         &self.bufs[k]
     }
 
-    pub fn buf_mut(&mut self, k: usize) -> &mut AlignedBuf {
-        &mut self.bufs[k]
-    }
-
     /// Sets the first `bytes` of every buffer to `byte`.
     pub fn fill(&mut self, bytes: usize, byte: u8) {
         for b in &mut self.bufs {

@@ -32,15 +32,21 @@ fn assert_csv_matches_stdout(o: &Outcome, main_col: &str, extra: &[&str], tails:
         assert_eq!(tail_vals.len(), tails);
         assert_eq!(&row[i..], &tail_vals[..], "tails at size {}", row[0]);
         // per-iteration summary is always there
-        for c in [
-            "iter_min_us",
-            "iter_mean_us",
-            "iter_p50_us",
-            "iter_p90_us",
-            "iter_p99_us",
-            "iter_max_us",
-            "iter_stddev_us",
-        ] {
+        let iter_cols: Vec<&str> =
+            commbench::report::csv::COLUMNS.iter().copied().filter(|c| c.starts_with("iter_")).collect();
+        assert_eq!(
+            iter_cols,
+            [
+                "iter_min_us",
+                "iter_mean_us",
+                "iter_p50_us",
+                "iter_p90_us",
+                "iter_p99_us",
+                "iter_max_us",
+                "iter_stddev_us"
+            ]
+        );
+        for c in iter_cols {
             let v: f64 = rec[c].parse().unwrap_or_else(|_| panic!("{c} = '{}'", rec[c]));
             assert!(v.is_finite() && v >= 0.0, "{c} = {v}");
         }

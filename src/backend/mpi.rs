@@ -81,10 +81,6 @@ impl Requests {
         let null = unsafe { ffi::RSMPI_REQUEST_NULL };
         Requests { reqs: vec![null; n.max(1)] }
     }
-
-    pub fn capacity(&self) -> usize {
-        self.reqs.len()
-    }
 }
 
 impl Mpi {

@@ -173,15 +173,7 @@ pub fn counts(spec: &BenchSpec, opts: &Options, size: usize) -> (usize, usize) {
 mod tests {
     use super::spec::{ALLREDUCE, ALLTOALL, BARRIER, BW, LATENCY, MBW_MR};
     use super::*;
-    use crate::cli::{parse, Parsed};
-
-    fn opts(spec: &BenchSpec, args: &[&str]) -> Options {
-        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        match parse(spec, &v).unwrap() {
-            Parsed::Run(o) => *o,
-            other => panic!("{other:?}"),
-        }
-    }
+    use crate::cli::test_options as opts;
 
     #[test]
     fn size_sequences() {

@@ -284,13 +284,7 @@ mod tests {
         );
     }
 
-    fn opts(spec: &BenchSpec, args: &[&str]) -> Options {
-        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        match crate::cli::parse(spec, &v) {
-            Ok(crate::cli::Parsed::Run(o)) => *o,
-            other => panic!("{other:?}"),
-        }
-    }
+    use crate::cli::test_options as opts;
 
     #[test]
     fn root_rank_and_memory_limit() {

@@ -82,6 +82,16 @@ pub fn long_name(letter: char) -> Option<&'static str> {
     OSU_OPTIONS.iter().find(|(l, ..)| *l == letter).map(|(_, n, _)| *n)
 }
 
+/// Options for `args`, for tests that need a parsed command line.
+#[cfg(test)]
+pub(crate) fn test_options(spec: &BenchSpec, args: &[&str]) -> Options {
+    let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    match parse(spec, &v) {
+        Ok(Parsed::Run(o)) => *o,
+        other => panic!("{args:?}: {other:?}"),
+    }
+}
+
 /// Parses argv (without argv[0]) for a benchmark.
 pub fn parse(spec: &BenchSpec, args: &[String]) -> Result<Parsed, CliError> {
     let defs = option_table(spec);

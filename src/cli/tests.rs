@@ -15,10 +15,7 @@ fn args(a: &[&str]) -> Vec<String> {
 }
 
 fn run(spec: &BenchSpec, a: &[&str]) -> Options {
-    match parse(spec, &args(a)) {
-        Ok(Parsed::Run(o)) => *o,
-        other => panic!("{a:?}: {other:?}"),
-    }
+    test_options(spec, a)
 }
 
 fn err(spec: &BenchSpec, a: &[&str]) -> String {

@@ -3,7 +3,6 @@
 //! size finishes, so a killed job keeps every finished row. One schema for
 //! every benchmark; a column that does not apply is left empty.
 
-use std::fs::File;
 use std::io::{self, Write};
 
 use super::{Row, RunContext, Sink};
@@ -111,13 +110,6 @@ impl<W: Write> CsvSink<W> {
             tails,
             r.finished_utc.clone(),
         ]
-    }
-}
-
-impl CsvSink<File> {
-    /// Pushes written rows to the operating system (they survive a kill).
-    pub fn sync(&mut self) -> io::Result<()> {
-        self.w.flush()
     }
 }
 
