@@ -1,0 +1,52 @@
+//! `commbench`: the tool beside the OSU binaries. Each subcommand lives in
+//! the library and takes the arguments after its name; this file only
+//! dispatches and turns the result into the exit status.
+
+const USAGE: &str = "\
+usage: commbench <command> [options]
+
+commands:
+";
+
+/// Subcommands: name, one-line description, entry point.
+type Entry = fn(&[String]) -> i32;
+const COMMANDS: &[(&str, &str, Entry)] = &[];
+
+fn usage() -> String {
+    let mut s = USAGE.to_string();
+    for (name, what, _) in COMMANDS {
+        s.push_str(&format!("  {name:<10}{what}\n"));
+    }
+    s.push_str("\n`commbench <command> --help` describes each command.\n");
+    s
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let code = match args.first().map(String::as_str) {
+        None | Some("-h" | "--help" | "help") => {
+            print!("{}", usage());
+            if args.is_empty() {
+                2
+            } else {
+                0
+            }
+        }
+        Some("-V" | "--version") => {
+            println!("commbench {} (OSU {} compatible)", commbench::VERSION, commbench::OSU_VERSION);
+            0
+        }
+        Some(name) => match COMMANDS.iter().find(|(n, _, _)| *n == name) {
+            Some((_, _, run)) => run(&args[1..]),
+            None => {
+                eprintln!("commbench: unknown command '{name}' (commands: {})", names());
+                2
+            }
+        },
+    };
+    std::process::exit(code)
+}
+
+fn names() -> String {
+    COMMANDS.iter().map(|(n, _, _)| *n).collect::<Vec<_>>().join(", ")
+}
