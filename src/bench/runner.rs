@@ -243,6 +243,7 @@ impl Session {
             },
             environment: record::relevant_environment(),
             results: record::ResultsInfo { csv: Some(files.csv_path.display().to_string()), rows: 0 },
+            slurm: crate::report::slurm::SlurmInfo::from_env(),
         }
     }
 

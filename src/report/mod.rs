@@ -6,6 +6,7 @@ pub mod csv;
 pub mod files;
 pub mod osu;
 pub mod record;
+pub mod slurm;
 pub mod time;
 
 use std::io;

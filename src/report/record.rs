@@ -136,6 +136,9 @@ pub struct RunRecord {
     /// Environment of rank 0 (see ENV_PREFIXES for what is kept).
     pub environment: BTreeMap<String, String>,
     pub results: ResultsInfo,
+    /// The Slurm job this run belongs to (None outside Slurm).
+    #[serde(default)]
+    pub slurm: Option<super::slurm::SlurmInfo>,
 }
 
 impl RunRecord {
