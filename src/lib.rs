@@ -12,6 +12,7 @@ pub mod datatype;
 pub mod launcher;
 pub mod report;
 pub mod stats;
+pub mod suite;
 pub mod topo;
 pub mod watchdog;
 

@@ -10,7 +10,8 @@ commands:
 
 /// Subcommands: name, one-line description, entry point.
 type Entry = fn(&[String]) -> i32;
-const COMMANDS: &[(&str, &str, Entry)] = &[];
+const COMMANDS: &[(&str, &str, Entry)] =
+    &[("suite", "run a set of benchmarks through an MPI launcher, with a summary", commbench::suite::main)];
 
 fn usage() -> String {
     let mut s = USAGE.to_string();

@@ -1,0 +1,100 @@
+//! Reading a hostfile in either common format, Open MPI's (`node01 slots=64`)
+//! or MPICH hydra's (`node01:64`), or a bare host per line: the suite only
+//! needs the hosts in order (to count nodes and to name them to srun) and
+//! their slot counts (for the summary).
+
+use std::path::{Path, PathBuf};
+
+use super::SuiteError;
+
+/// One host line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostEntry {
+    pub host: String,
+    pub slots: Option<usize>,
+}
+
+/// Parses hostfile text. Blank lines and `#` comments are skipped; a host
+/// named twice counts once (its slots add up).
+pub fn parse(text: &str) -> Result<Vec<HostEntry>, String> {
+    let mut hosts: Vec<HostEntry> = Vec::new();
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let first = words.next().unwrap_or("");
+        let (host, mut slots) = match first.split_once(':') {
+            Some((h, s)) => (h, Some(parse_slots(s, n + 1)?)),
+            None => (first, None),
+        };
+        for w in words {
+            if let Some(v) = w.strip_prefix("slots=") {
+                slots = Some(parse_slots(v, n + 1)?);
+            }
+        }
+        if host.is_empty() {
+            return Err(format!("line {}: no host name", n + 1));
+        }
+        match hosts.iter_mut().find(|e| e.host == host) {
+            Some(e) => e.slots = add(e.slots, slots),
+            None => hosts.push(HostEntry { host: host.to_string(), slots }),
+        }
+    }
+    if hosts.is_empty() {
+        return Err("no hosts in it".into());
+    }
+    Ok(hosts)
+}
+
+fn add(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    }
+}
+
+fn parse_slots(v: &str, line: usize) -> Result<usize, String> {
+    v.trim().parse::<usize>().ok().filter(|&s| s > 0).ok_or_else(|| format!("line {line}: bad slot count '{v}'"))
+}
+
+/// Reads and parses a hostfile.
+pub fn read(path: &Path) -> Result<Vec<HostEntry>, SuiteError> {
+    let bad = |reason: String| SuiteError::Hostfile { path: PathBuf::from(path), reason };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    parse(&text).map_err(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(host: &str, slots: Option<usize>) -> HostEntry {
+        HostEntry { host: host.into(), slots }
+    }
+
+    #[test]
+    fn open_mpi_format() {
+        let h = parse("# two nodes\nnode01 slots=64\nnode02 slots=64 max_slots=64\n\n").unwrap();
+        assert_eq!(h, vec![e("node01", Some(64)), e("node02", Some(64))]);
+    }
+
+    #[test]
+    fn mpich_format_and_bare_hosts() {
+        assert_eq!(
+            parse("node01:64\nnode02:32  # half\n").unwrap(),
+            vec![e("node01", Some(64)), e("node02", Some(32))]
+        );
+        assert_eq!(parse("a\nb\na\n").unwrap(), vec![e("a", None), e("b", None)]);
+        assert_eq!(parse("a:2\na:2\n").unwrap(), vec![e("a", Some(4))]);
+    }
+
+    #[test]
+    fn bad_files() {
+        assert_eq!(parse("# nothing\n").unwrap_err(), "no hosts in it");
+        assert_eq!(parse("n1:x\n").unwrap_err(), "line 1: bad slot count 'x'");
+        assert_eq!(parse("n1 slots=0\n").unwrap_err(), "line 1: bad slot count '0'");
+        assert_eq!(parse(":4\n").unwrap_err(), "line 1: no host name");
+    }
+}

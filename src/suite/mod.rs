@@ -1,0 +1,368 @@
+//! `commbench suite`: runs a set of OSU benchmarks one after another through
+//! an MPI launcher and leaves one run directory,
+//! `<results>/<UTC>_suite[_<tag>][_job<id>]/`, with each benchmark's OSU
+//! output (`<bench>.txt`), stderr, CSV and run record (`<bench>.csv`,
+//! `<bench>.json`), plus `summary.md` and `suite.json`. A failing benchmark
+//! does not stop the others; the exit status is 0 when all passed, 1 when
+//! any did not, 2 for bad usage.
+
+pub mod exec;
+pub mod hostfile;
+pub mod launch;
+pub mod options;
+pub mod plan;
+pub mod progress;
+pub mod summary;
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use thiserror::Error;
+
+use crate::report::slurm::SlurmInfo;
+use crate::report::time::Utc;
+use launch::{LaunchContext, Launcher, MpiFlavor};
+use options::{Parsed, Settings};
+use plan::Shape;
+use summary::{BenchResult, SuiteReport};
+
+/// Why a suite could not run at all (a benchmark failing is not an error).
+#[derive(Debug, Error)]
+pub enum SuiteError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot read hostfile '{path}': {reason}")]
+    Hostfile { path: PathBuf, reason: String },
+    #[error("launcher '{0}' not found (install it, put it on PATH, or choose another with --launcher)")]
+    LauncherMissing(String),
+    #[error("cannot find the benchmark binaries: {0} (point --bin-dir at the directory holding osu_latency ...)")]
+    BinDir(String),
+    #[error("cannot create the run directory in '{path}': {source} (choose another place with --results-dir)")]
+    RunDir { path: PathBuf, source: io::Error },
+    #[error("cannot write '{path}': {source}")]
+    Write { path: PathBuf, source: io::Error },
+}
+
+impl SuiteError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            SuiteError::Usage(_) | SuiteError::Hostfile { .. } => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Entry point of `commbench suite` (arguments after the subcommand).
+pub fn main(args: &[String]) -> i32 {
+    match options::parse(args) {
+        Err(e) => {
+            eprintln!("{e}");
+            2
+        }
+        Ok(Parsed::Help(h)) => {
+            print!("{h}");
+            0
+        }
+        Ok(Parsed::Run(s)) => match run(&s) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("commbench suite: {e}");
+                e.exit_code()
+            }
+        },
+    }
+}
+
+/// One benchmark, ready to start.
+struct Job {
+    spec: &'static crate::bench::spec::BenchSpec,
+    layout: launch::Layout,
+    binary: PathBuf,
+    args: Vec<String>,
+    notes: Vec<String>,
+}
+
+/// Everything decided before the first benchmark starts.
+struct Prepared {
+    flavor: MpiFlavor,
+    library: String,
+    launcher: Launcher,
+    shape: Shape,
+    hosts: Vec<String>,
+    bin_dir: PathBuf,
+    slurm: Option<SlurmInfo>,
+    jobs: Vec<Job>,
+}
+
+fn bin_dir(s: &Settings) -> Result<PathBuf, SuiteError> {
+    let dir = match &s.bin_dir {
+        Some(d) => d.clone(),
+        None => {
+            let exe = std::env::current_exe().map_err(|e| SuiteError::BinDir(e.to_string()))?;
+            exe.parent().map(Path::to_path_buf).ok_or_else(|| SuiteError::BinDir("no directory".into()))?
+        }
+    };
+    if !dir.is_dir() {
+        return Err(SuiteError::BinDir(format!("'{}' is not a directory", dir.display())));
+    }
+    Ok(dir)
+}
+
+fn prepare(s: &Settings) -> Result<Prepared, SuiteError> {
+    let bin_dir = bin_dir(s)?;
+    let (flavor, library) = MpiFlavor::of_this_build();
+    let slurm = SlurmInfo::from_env();
+    let launcher = match &s.launcher {
+        Some(name) => Launcher::named(name, flavor).map_err(SuiteError::Usage)?,
+        None => Launcher::detect(flavor, slurm.is_some(), &launch::on_path),
+    };
+    if s.bin_dir.is_none() && !launcher.matches(flavor) {
+        return Err(SuiteError::Usage(format!(
+            "launcher '{}' belongs to another MPI than the binaries in {} ({}); use --launcher {} or srun",
+            launcher.program,
+            bin_dir.display(),
+            crate::launcher::short_library_name(&library),
+            if flavor == MpiFlavor::Mpich { "mpiexec.mpich" } else { "mpirun" },
+        )));
+    }
+    if !launch::on_path(&launcher.program) {
+        return Err(SuiteError::LauncherMissing(launcher.program.clone()));
+    }
+    let hosts: Vec<String> = match &s.hostfile {
+        Some(p) => hostfile::read(p)?.into_iter().map(|e| e.host).collect(),
+        None => Vec::new(),
+    };
+    let nodes = s
+        .nodes
+        .or((!hosts.is_empty()).then_some(hosts.len()))
+        .or(slurm.as_ref().and_then(|j| j.num_nodes))
+        .unwrap_or(1);
+    let np = s.np.or(slurm.as_ref().and_then(|j| j.ntasks)).unwrap_or(2);
+    let shape = Shape { np, ppn: s.ppn, nodes };
+    let mut jobs = Vec::new();
+    for spec in &s.benchmarks {
+        let layout = plan::layout_for(spec, &shape).map_err(|e| SuiteError::Usage(format!("{}: {e}", spec.name)))?;
+        let (args, notes) = s.bench_args.for_bench(spec);
+        jobs.push(Job { spec, layout, binary: bin_dir.join(spec.name), args, notes });
+    }
+    Ok(Prepared { flavor, library, launcher, shape, hosts, bin_dir, slurm, jobs })
+}
+
+/// Creates `<dir>/<stamp>_suite[_tag][_jobID]` (with `_2`, `_3` ... when
+/// taken); never reuses a directory.
+fn create_run_dir(results: &Path, stamp: &str, tag: Option<&str>, job: Option<&str>) -> Result<PathBuf, SuiteError> {
+    std::fs::create_dir_all(results).map_err(|source| SuiteError::RunDir { path: results.into(), source })?;
+    let tag = tag.map(|t| format!("_{t}")).unwrap_or_default();
+    let job = job.map(|j| format!("_job{j}")).unwrap_or_default();
+    let base = format!("{stamp}_suite{tag}{job}");
+    for n in 1.. {
+        let name = if n == 1 { base.clone() } else { format!("{base}_{n}") };
+        let dir = results.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(source) => return Err(SuiteError::RunDir { path: results.into(), source }),
+        }
+    }
+    unreachable!("the name loop only ends by returning")
+}
+
+fn results_root(s: &Settings) -> PathBuf {
+    s.results_dir
+        .clone()
+        .or_else(|| std::env::var_os("COMMBENCH_RESULTS_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("results"))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), SuiteError> {
+    std::fs::write(path, text).map_err(|source| SuiteError::Write { path: path.into(), source })
+}
+
+/// Runs the suite; the exit status when it got as far as running.
+pub fn run(s: &Settings) -> Result<i32, SuiteError> {
+    let p = prepare(s)?;
+    let hostfile: Option<(&Path, &[String])> = s.hostfile.as_deref().map(|h| (h, p.hosts.as_slice()));
+    let ctx = LaunchContext { flavor: Some(p.flavor), hostfile, launcher_args: &s.launcher_args };
+    // SAFETY: geteuid has no preconditions.
+    let is_root = unsafe { libc::geteuid() } == 0;
+    let env = launch::extra_env(&p.launcher, is_root, &|k| std::env::var(k).ok());
+
+    if s.dry_run {
+        for j in &p.jobs {
+            let mut args = j.args.clone();
+            args.extend(["--csv".into(), format!("RUN_DIR/{}.csv", j.spec.name)]);
+            println!("{}", launch::shell_line(&launch::command(&p.launcher, &j.layout, &ctx, &j.binary, &args)));
+        }
+        return Ok(0);
+    }
+
+    let start = Utc::now();
+    let dir = create_run_dir(
+        &results_root(s),
+        &start.compact(),
+        s.tag.as_deref(),
+        p.slurm.as_ref().map(|j| j.job_id.as_str()),
+    )?;
+    eprintln!("suite: {} benchmark(s) with {}; results in {}", p.jobs.len(), p.launcher.program, dir.display());
+    let mut progress = progress::Progress::new(p.jobs.len());
+    let mut results = Vec::new();
+    for (i, j) in p.jobs.iter().enumerate() {
+        let name = j.spec.name;
+        let csv = dir.join(format!("{name}.csv"));
+        let mut args = j.args.clone();
+        args.extend(["--csv".to_string(), csv.display().to_string()]);
+        let argv = launch::command(&p.launcher, &j.layout, &ctx, &j.binary, &args);
+        progress.start(i, name, &launch::shell_line(&argv));
+        let t0 = Instant::now();
+        let ended = if j.binary.is_file() {
+            exec::run(
+                &argv,
+                &env,
+                &dir.join(format!("{name}.txt")),
+                &dir.join(format!("{name}.stderr")),
+                s.max_time,
+                &mut progress,
+            )
+        } else {
+            let _ = std::fs::write(dir.join(format!("{name}.txt")), "");
+            let _ = std::fs::write(dir.join(format!("{name}.stderr")), "");
+            exec::Ended {
+                status: exec::Status::Failed,
+                exit_code: None,
+                took: t0.elapsed(),
+                detail: Some(format!("{} not found", j.binary.display())),
+            }
+        };
+        progress.finish(ended.status.word(), ended.took);
+        let exists = |ext: &str| {
+            let f = format!("{name}.{ext}");
+            dir.join(&f).is_file().then_some(f)
+        };
+        results.push(BenchResult {
+            benchmark: name.to_string(),
+            status: ended.status,
+            exit_code: ended.exit_code,
+            duration_s: ended.took.as_secs_f64(),
+            detail: ended.detail,
+            layout: j.layout.clone(),
+            command: argv,
+            notes: j.notes.clone(),
+            stdout: format!("{name}.txt"),
+            stderr: format!("{name}.stderr"),
+            csv: exists("csv"),
+            record: exists("json"),
+        });
+    }
+
+    // PLOTS: the one place where the run's plots are made. Once
+    // commbench::plot exists, set `plots` to
+    // `crate::plot::plot_run_dir(&dir)` (warning on stderr on error); the
+    // summary links each `<bench>.svg` under its benchmark.
+    let plots: Vec<PathBuf> = Vec::new();
+
+    let mut tables = HashMap::new();
+    let mut hosts: Vec<String> = Vec::new();
+    let mut commit = crate::GIT_COMMIT.to_string();
+    for b in &results {
+        if let Some(rows) = b.csv.as_ref().and_then(|c| summary::read_csv(&dir.join(c))) {
+            if let Some(t) = summary::key_table(&rows) {
+                tables.insert(b.benchmark.clone(), t);
+            }
+        }
+        if let Some(rec) = b.record.as_ref().and_then(|r| std::fs::read_to_string(dir.join(r)).ok()) {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&rec) {
+                for h in v["hosts"].as_array().into_iter().flatten().filter_map(|h| h.as_str()) {
+                    if !hosts.iter().any(|x| x == h) {
+                        hosts.push(h.to_string());
+                    }
+                }
+                if let Some(c) = v["commbench"]["git_commit"].as_str() {
+                    commit = c.to_string();
+                }
+            }
+        }
+    }
+    let mut common_args: Vec<String> = Vec::new();
+    for (l, v) in &s.bench_args.osu {
+        common_args.push(format!("-{l}"));
+        common_args.extend(v.clone());
+    }
+    common_args.extend(s.bench_args.verbatim.iter().cloned());
+    common_args.extend(s.bench_args.placement.iter().cloned());
+    if let Some(t) = &s.bench_args.timeout {
+        common_args.extend(["--timeout".to_string(), t.clone()]);
+    }
+    let report = SuiteReport {
+        schema: summary::SCHEMA.into(),
+        started_utc: start.rfc3339(),
+        finished_utc: Utc::now().rfc3339(),
+        run_dir: dir.display().to_string(),
+        host: crate::topo::hostname(),
+        commbench_version: crate::VERSION.into(),
+        commbench_commit: commit,
+        mpi_library: p.library.clone(),
+        launcher: p.launcher.clone(),
+        launcher_args: s.launcher_args.clone(),
+        launcher_env: env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        shape: p.shape,
+        hostfile: s.hostfile.as_ref().map(|h| h.display().to_string()),
+        common_args,
+        bin_dir: p.bin_dir.display().to_string(),
+        hosts,
+        slurm: p.slurm.clone(),
+        benchmarks: results,
+    };
+    let md = summary::render(&report, &tables, &plots);
+    write(&dir.join("summary.md"), &md)?;
+    let json = serde_json::to_string_pretty(&report)
+        .map_err(|e| SuiteError::Write { path: dir.join("suite.json"), source: io::Error::other(e) })?;
+    write(&dir.join("suite.json"), &(json + "\n"))?;
+
+    let mut out = io::stdout().lock();
+    for b in &report.benchmarks {
+        let _ = writeln!(
+            out,
+            "{:<20} {:<8} {:>6.1} s{}",
+            b.benchmark,
+            b.status.word(),
+            b.duration_s,
+            b.detail.as_ref().map(|d| format!("  {d}")).unwrap_or_default()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{} of {} passed; summary: {}",
+        report.passed(),
+        report.benchmarks.len(),
+        dir.join("summary.md").display()
+    );
+    Ok(if report.passed() == report.benchmarks.len() { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_dirs_are_never_reused() {
+        let d = tempfile::tempdir().unwrap();
+        let a = create_run_dir(d.path(), "20261130T100000Z", None, Some("42")).unwrap();
+        let b = create_run_dir(d.path(), "20261130T100000Z", None, Some("42")).unwrap();
+        let c = create_run_dir(d.path(), "20261130T100000Z", Some("1ppn"), None).unwrap();
+        assert_eq!(a.file_name().unwrap(), "20261130T100000Z_suite_job42");
+        assert_eq!(b.file_name().unwrap(), "20261130T100000Z_suite_job42_2");
+        assert_eq!(c.file_name().unwrap(), "20261130T100000Z_suite_1ppn");
+    }
+
+    #[test]
+    fn unwritable_results_dir() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("file");
+        std::fs::write(&f, "x").unwrap();
+        let e = create_run_dir(&f.join("sub"), "s", None, None).unwrap_err();
+        assert!(e.to_string().starts_with("cannot create the run directory"), "{e}");
+        assert_eq!(e.exit_code(), 1);
+    }
+}

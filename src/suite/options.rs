@@ -1,0 +1,305 @@
+//! `commbench suite`'s command line (clap) and its checks, turned into the
+//! settings the rest of the suite works from.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use super::plan::{self, BenchArgs};
+
+/// Runs a set of OSU benchmarks one after another through an MPI launcher and
+/// leaves one directory with every benchmark's OSU output, CSV and run record,
+/// plus summary.md.
+#[derive(Parser, Debug)]
+#[command(
+    name = "commbench suite",
+    disable_version_flag = true,
+    after_help = "Arguments after `--` go to the launcher, before the binary (e.g. `-- --mca pml ucx`).\n\
+                  Point-to-point benchmarks (latency, bw, bibw) always run on 2 ranks, one per node when there \
+                  are several nodes;\nmbw_mr and multi_lat on --np rounded down to even; collectives on --np.\n\
+                  Exit status: 0 all passed, 1 a benchmark failed (see summary.md), 2 bad usage."
+)]
+pub struct SuiteArgs {
+    /// Benchmarks to run instead of the default eight (latency, bw, bibw, mbw_mr, barrier,
+    /// allreduce, allgather, alltoall); comma-separated, with or without `osu_`
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub bench: Vec<String>,
+    /// Benchmarks to run in addition (e.g. `--add bcast,reduce,multi_lat`)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub add: Vec<String>,
+    /// Launcher: mpirun, mpiexec, mpiexec.mpich, mpiexec.hydra or srun [default: srun inside a
+    /// Slurm allocation, else the launcher of the MPI the binaries were built with]
+    #[arg(long, value_name = "PROGRAM")]
+    pub launcher: Option<String>,
+    /// Ranks for the collectives and mbw_mr [default: SLURM_NTASKS in an allocation, else 2]
+    #[arg(long, value_name = "N")]
+    pub np: Option<usize>,
+    /// Ranks per node for the collectives and mbw_mr [default: the launcher's placement]
+    #[arg(long, value_name = "N")]
+    pub ppn: Option<usize>,
+    /// Nodes available [default: the hosts in --hostfile, else the Slurm allocation's, else 1]
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<usize>,
+    /// Hostfile handed to the launcher (Open MPI `host slots=N` or MPICH `host:N`)
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// Message sizes for every benchmark that takes -m (OSU syntax, e.g. 1:4096)
+    #[arg(short = 'm', long = "message-size", value_name = "[MIN:]MAX")]
+    pub message_size: Option<String>,
+    /// Timed iterations for every benchmark
+    #[arg(short = 'i', long, value_name = "N")]
+    pub iterations: Option<String>,
+    /// Warm-up iterations for every benchmark
+    #[arg(short = 'x', long, value_name = "N")]
+    pub warmup: Option<String>,
+    /// Window for the benchmarks that have one (bw, bibw, mbw_mr)
+    #[arg(short = 'W', long = "window-size", value_name = "N")]
+    pub window: Option<String>,
+    /// Min, max and iterations columns for the collectives (OSU -f)
+    #[arg(short = 'f', long)]
+    pub full: bool,
+    /// More benchmark arguments, passed as they are to every benchmark (repeatable)
+    #[arg(long = "args", value_name = "ARGS", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+    /// Arguments for one benchmark only, e.g. `--bench-args "mbw_mr=-W 512"` (repeatable)
+    #[arg(long = "bench-args", value_name = "NAME=ARGS", allow_hyphen_values = true)]
+    pub bench_args: Vec<String>,
+    /// Binding policy, passed to every benchmark as --bind
+    #[arg(long, value_name = "POLICY")]
+    pub bind: Option<String>,
+    /// CPUs to bind to, passed to every benchmark as --cpu-list
+    #[arg(long = "cpu-list", value_name = "LIST")]
+    pub cpu_list: Option<String>,
+    /// Network device, passed to every benchmark as --nic
+    #[arg(long, value_name = "DEV")]
+    pub nic: Option<String>,
+    /// GPUs, passed to every benchmark as --gpu
+    #[arg(long, value_name = "LIST")]
+    pub gpu: Option<String>,
+    /// Where the run directory goes [default: $COMMBENCH_RESULTS_DIR, else results]
+    #[arg(long = "results-dir", value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    /// Each benchmark's stall watchdog: it ends itself (exit 124) when no iteration completes
+    /// for SECONDS
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub timeout: Option<f64>,
+    /// Wall-clock limit per benchmark: the suite stops its launcher after SECONDS
+    #[arg(long = "max-time", value_name = "SECONDS", allow_negative_numbers = true)]
+    pub max_time: Option<f64>,
+    /// A word added to the run directory's name (e.g. `1ppn`)
+    #[arg(long, value_name = "WORD")]
+    pub tag: Option<String>,
+    /// Where the osu_* binaries are [default: beside this commbench]
+    #[arg(long = "bin-dir", value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
+    /// Print each benchmark's command line and run nothing
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+    /// Launcher arguments (after `--`)
+    #[arg(last = true, value_name = "LAUNCHER ARGS")]
+    pub launcher_args: Vec<String>,
+}
+
+/// A usage problem (exit 2).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("commbench suite: {0}")]
+pub struct UsageError(pub String);
+
+/// The checked settings.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub benchmarks: Vec<&'static crate::bench::spec::BenchSpec>,
+    pub launcher: Option<String>,
+    pub np: Option<usize>,
+    pub ppn: Option<usize>,
+    pub nodes: Option<usize>,
+    pub hostfile: Option<PathBuf>,
+    pub bench_args: BenchArgs,
+    pub results_dir: Option<PathBuf>,
+    pub max_time: Option<f64>,
+    pub tag: Option<String>,
+    pub bin_dir: Option<PathBuf>,
+    pub dry_run: bool,
+    pub launcher_args: Vec<String>,
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Parsed {
+    Run(Box<Settings>),
+    /// Help text for stdout (exit 0).
+    Help(String),
+}
+
+fn positive(name: &str, v: Option<usize>) -> Result<Option<usize>, UsageError> {
+    match v {
+        Some(0) => Err(UsageError(format!("{name} must be at least 1"))),
+        v => Ok(v),
+    }
+}
+
+fn seconds(name: &str, v: Option<f64>) -> Result<Option<f64>, UsageError> {
+    match v {
+        Some(s) if !(s.is_finite() && s > 0.0) => {
+            Err(UsageError(format!("{name} must be a positive number of seconds")))
+        }
+        v => Ok(v),
+    }
+}
+
+/// Parses the arguments after `suite`.
+pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
+    let argv = std::iter::once("commbench suite".to_string()).chain(args.iter().cloned());
+    let a = match SuiteArgs::try_parse_from(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+                return Ok(Parsed::Help(e.render().to_string()));
+            }
+            // clap's own message, first line only, without its "error: ".
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string();
+            return Err(UsageError(format!("{first} (see commbench suite --help)")));
+        }
+    };
+    let benchmarks = plan::select(&a.bench, &a.add).map_err(UsageError)?;
+    let mut osu = Vec::new();
+    for (letter, v) in [('m', &a.message_size), ('i', &a.iterations), ('x', &a.warmup), ('W', &a.window)] {
+        if let Some(v) = v {
+            osu.push((letter, Some(v.clone())));
+        }
+    }
+    if a.full {
+        osu.push(('f', None));
+    }
+    let mut placement = Vec::new();
+    for (name, v) in [("--bind", &a.bind), ("--cpu-list", &a.cpu_list), ("--nic", &a.nic), ("--gpu", &a.gpu)] {
+        if let Some(v) = v {
+            placement.extend([name.to_string(), v.clone()]);
+        }
+    }
+    let per_bench = a.bench_args.iter().map(|s| plan::parse_bench_args(s)).collect::<Result<Vec<_>, _>>();
+    let per_bench = per_bench.map_err(UsageError)?;
+    if let Some(l) = &a.launcher {
+        // Checked again once the MPI library is known; the name is checked here.
+        super::launch::Launcher::named(l, super::launch::MpiFlavor::Unknown).map_err(UsageError)?;
+    }
+    if let Some(t) = &a.tag {
+        if t.is_empty() || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.') {
+            return Err(UsageError(format!("--tag '{t}' may use only letters, digits, '-' and '.'")));
+        }
+    }
+    let timeout = seconds("--timeout", a.timeout)?;
+    Ok(Parsed::Run(Box::new(Settings {
+        benchmarks,
+        launcher: a.launcher,
+        np: positive("--np", a.np)?,
+        ppn: positive("--ppn", a.ppn)?,
+        nodes: positive("--nodes", a.nodes)?,
+        hostfile: a.hostfile,
+        bench_args: BenchArgs {
+            osu,
+            verbatim: a.args.iter().flat_map(|s| plan::split_words(s)).collect(),
+            per_bench,
+            placement,
+            timeout: timeout.map(|t| t.to_string()),
+        },
+        results_dir: a.results_dir,
+        max_time: seconds("--max-time", a.max_time)?,
+        tag: a.tag,
+        bin_dir: a.bin_dir,
+        dry_run: a.dry_run,
+        launcher_args: a.launcher_args,
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<Settings, UsageError> {
+        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match parse(&v)? {
+            Parsed::Run(s) => Ok(*s),
+            Parsed::Help(_) => panic!("help"),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let s = run(&[]).unwrap();
+        assert_eq!(s.benchmarks.len(), 8);
+        assert_eq!((s.np, s.ppn, s.nodes), (None, None, None));
+        assert_eq!(s.bench_args, BenchArgs::default());
+        assert!(s.launcher_args.is_empty());
+    }
+
+    #[test]
+    fn everything_passes_through() {
+        let s = run(&[
+            "--bench",
+            "latency,allreduce",
+            "--np",
+            "4",
+            "--ppn",
+            "2",
+            "-m",
+            "1:4096",
+            "-i",
+            "100",
+            "-f",
+            "--args",
+            "-x 5 --no-results",
+            "--bench-args",
+            "allreduce=-T mpi_float",
+            "--bind",
+            "nic",
+            "--cpu-list",
+            "80",
+            "--nic",
+            "mlx5_2:1",
+            "--gpu",
+            "0,1",
+            "--timeout",
+            "30",
+            "--launcher",
+            "srun",
+            "--",
+            "--cpu-bind=none",
+            "-v",
+        ])
+        .unwrap();
+        assert_eq!(s.benchmarks.iter().map(|b| b.name).collect::<Vec<_>>(), ["osu_latency", "osu_allreduce"]);
+        assert_eq!((s.np, s.ppn), (Some(4), Some(2)));
+        let b = &s.bench_args;
+        assert_eq!(b.osu, vec![('m', Some("1:4096".into())), ('i', Some("100".into())), ('f', None)]);
+        assert_eq!(b.verbatim, ["-x", "5", "--no-results"]);
+        assert_eq!(b.per_bench, vec![("osu_allreduce".to_string(), vec!["-T".to_string(), "mpi_float".to_string()])]);
+        assert_eq!(b.placement, ["--bind", "nic", "--cpu-list", "80", "--nic", "mlx5_2:1", "--gpu", "0,1"]);
+        assert_eq!(b.timeout.as_deref(), Some("30"));
+        assert_eq!(s.launcher.as_deref(), Some("srun"));
+        assert_eq!(s.launcher_args, ["--cpu-bind=none", "-v"]);
+    }
+
+    #[test]
+    fn usage_errors() {
+        let e = |args: &[&str]| run(args).unwrap_err().0;
+        assert!(e(&["--np", "0"]).contains("--np must be at least 1"));
+        assert!(e(&["--bench", "nope"]).starts_with("unknown benchmark 'nope'"));
+        assert!(e(&["--launcher", "aprun"]).starts_with("unknown launcher 'aprun'"));
+        assert!(e(&["--timeout", "-1"]).contains("--timeout must be a positive"));
+        assert!(e(&["--tag", "a/b"]).contains("--tag 'a/b'"));
+        let m = e(&["--frobnicate"]);
+        assert!(m.contains("--frobnicate") && m.ends_with("(see commbench suite --help)"), "{m}");
+        assert!(!m.contains('\n'));
+    }
+
+    #[test]
+    fn help() {
+        match parse(&["--help".to_string()]).unwrap() {
+            Parsed::Help(h) => assert!(h.contains("--launcher") && h.contains("Exit status"), "{h}"),
+            Parsed::Run(_) => panic!("expected help"),
+        }
+    }
+}

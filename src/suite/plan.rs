@@ -1,0 +1,242 @@
+//! Which benchmarks a suite runs and how each one is started: the catalogue
+//! and the default set, the rank layout per kind of benchmark (point-to-point
+//! on exactly two ranks, one per node when there are several nodes; the pair
+//! benchmarks on an even count; collectives on all ranks), and the arguments
+//! each benchmark gets.
+
+use serde::Serialize;
+
+use super::launch::Layout;
+use crate::bench::spec::{self, BenchSpec, ProcRule};
+
+/// Every benchmark binary the suite knows, in the order it runs them.
+pub const CATALOG: &[&BenchSpec] = &[
+    &spec::LATENCY,
+    &spec::BW,
+    &spec::BIBW,
+    &spec::MBW_MR,
+    &spec::MULTI_LAT,
+    &spec::BARRIER,
+    &spec::ALLREDUCE,
+    &spec::ALLGATHER,
+    &spec::ALLTOALL,
+    &spec::REDUCE_SCATTER,
+    &spec::BCAST,
+    &spec::REDUCE,
+];
+
+/// The default set: the tuning guide's runs plus alltoall.
+pub const DEFAULT_SET: &[&str] = &["latency", "bw", "bibw", "mbw_mr", "barrier", "allreduce", "allgather", "alltoall"];
+
+/// A benchmark by its name with or without `osu_`.
+pub fn lookup(name: &str) -> Option<&'static BenchSpec> {
+    let n = name.trim();
+    let full = if n.starts_with("osu_") { n.to_string() } else { format!("osu_{n}") };
+    CATALOG.iter().copied().find(|s| s.name == full)
+}
+
+fn names() -> String {
+    CATALOG.iter().map(|s| s.name.trim_start_matches("osu_")).collect::<Vec<_>>().join(", ")
+}
+
+/// The benchmarks to run: `bench` (or the default set when empty) plus
+/// `add`, each once, in catalogue order.
+pub fn select(bench: &[String], add: &[String]) -> Result<Vec<&'static BenchSpec>, String> {
+    let base: Vec<String> =
+        if bench.is_empty() { DEFAULT_SET.iter().map(|s| s.to_string()).collect() } else { bench.to_vec() };
+    let mut chosen: Vec<&'static BenchSpec> = Vec::new();
+    for name in base.iter().chain(add).filter(|n| !n.trim().is_empty()) {
+        let s = lookup(name).ok_or_else(|| format!("unknown benchmark '{name}' (known: {})", names()))?;
+        if !chosen.iter().any(|c| c.name == s.name) {
+            chosen.push(s);
+        }
+    }
+    if chosen.is_empty() {
+        return Err("no benchmarks chosen".into());
+    }
+    chosen.sort_by_key(|s| CATALOG.iter().position(|c| c.name == s.name));
+    Ok(chosen)
+}
+
+/// The job the suite was given: ranks for the collectives, ranks per node,
+/// and how many nodes there are to spread over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Shape {
+    pub np: usize,
+    pub ppn: Option<usize>,
+    pub nodes: usize,
+}
+
+/// The ranks for one benchmark. Point-to-point runs on two ranks: one on
+/// each of two nodes when there are several, else both on the one node.
+/// mbw_mr and multi_lat run on all ranks rounded down to even (rank i pairs
+/// with i + np/2, so with `--ppn np/2` each pair crosses the two nodes).
+/// Collectives run on all ranks.
+pub fn layout_for(spec: &BenchSpec, shape: &Shape) -> Result<Layout, String> {
+    let spread = |np: usize| -> Option<usize> {
+        match shape.ppn {
+            Some(ppn) => Some(np.div_ceil(ppn)),
+            None if shape.nodes == 1 => Some(1),
+            None => None,
+        }
+    };
+    match spec.procs {
+        ProcRule::ExactlyTwo if shape.nodes >= 2 => Ok(Layout { np: 2, ppn: Some(1), nodes: Some(2) }),
+        ProcRule::ExactlyTwo => Ok(Layout { np: 2, ppn: None, nodes: Some(1) }),
+        ProcRule::Pairs => {
+            let np = shape.np - shape.np % 2;
+            if np < 2 {
+                return Err(format!("needs an even number of ranks, at least 2 (--np is {})", shape.np));
+            }
+            Ok(Layout { np, ppn: shape.ppn, nodes: spread(np) })
+        }
+        ProcRule::AtLeastTwo => {
+            if shape.np < 2 {
+                return Err(format!("needs at least 2 ranks (--np is {})", shape.np));
+            }
+            Ok(Layout { np: shape.np, ppn: shape.ppn, nodes: spread(shape.np) })
+        }
+    }
+}
+
+/// Arguments for the benchmarks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BenchArgs {
+    /// OSU options given to the suite (`-m`, `-i`, `-x`, `-W`, `-f`): each
+    /// goes to the benchmarks that take that letter.
+    pub osu: Vec<(char, Option<String>)>,
+    /// Passed to every benchmark as they are.
+    pub verbatim: Vec<String>,
+    /// Extra arguments for one benchmark (full binary name).
+    pub per_bench: Vec<(String, Vec<String>)>,
+    /// Placement options (`--bind X` ...), passed to every benchmark.
+    pub placement: Vec<String>,
+    /// The stall watchdog of every benchmark (`--timeout`).
+    pub timeout: Option<String>,
+}
+
+impl BenchArgs {
+    /// The arguments for `spec`, and a note for each suite option it does
+    /// not take.
+    pub fn for_bench(&self, spec: &BenchSpec) -> (Vec<String>, Vec<String>) {
+        let mut args = Vec::new();
+        let mut notes = Vec::new();
+        for (letter, value) in &self.osu {
+            if spec.takes(*letter) {
+                args.push(format!("-{letter}"));
+                args.extend(value.clone());
+            } else {
+                notes.push(format!("-{letter} left out: {} does not take it", spec.name));
+            }
+        }
+        args.extend(self.verbatim.iter().cloned());
+        for (name, extra) in &self.per_bench {
+            if name == spec.name {
+                args.extend(extra.iter().cloned());
+            }
+        }
+        args.extend(self.placement.iter().cloned());
+        if let Some(t) = &self.timeout {
+            args.extend(["--timeout".to_string(), t.clone()]);
+        }
+        (args, notes)
+    }
+}
+
+/// Splits `NAME=ARGS` of `--bench-args` into the benchmark and its words.
+pub fn parse_bench_args(v: &str) -> Result<(String, Vec<String>), String> {
+    let (name, rest) = v.split_once('=').ok_or_else(|| format!("--bench-args '{v}' is not NAME=ARGS"))?;
+    let spec = lookup(name).ok_or_else(|| format!("--bench-args: unknown benchmark '{name}' (known: {})", names()))?;
+    Ok((spec.name.to_string(), split_words(rest)))
+}
+
+/// Words of an argument string, split on whitespace (no quoting: benchmark
+/// and launcher options have no spaces in their values).
+pub fn split_words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    fn names_of(specs: &[&BenchSpec]) -> Vec<&'static str> {
+        specs.iter().map(|s| s.name).collect()
+    }
+
+    #[test]
+    fn default_set_is_the_eight() {
+        let s = select(&[], &[]).unwrap();
+        assert_eq!(
+            names_of(&s),
+            [
+                "osu_latency",
+                "osu_bw",
+                "osu_bibw",
+                "osu_mbw_mr",
+                "osu_barrier",
+                "osu_allreduce",
+                "osu_allgather",
+                "osu_alltoall"
+            ]
+        );
+    }
+
+    #[test]
+    fn choose_and_add() {
+        assert_eq!(names_of(&select(&v(&["bw", "osu_latency", "bw"]), &[]).unwrap()), ["osu_latency", "osu_bw"]);
+        let s = select(&[], &v(&["bcast", "reduce", "latency"])).unwrap();
+        assert_eq!(s.len(), 10);
+        assert_eq!(s.last().unwrap().name, "osu_reduce");
+        let e = select(&v(&["latnecy"]), &[]).unwrap_err();
+        assert!(e.starts_with("unknown benchmark 'latnecy' (known: latency, bw, bibw"), "{e}");
+    }
+
+    #[test]
+    fn layouts() {
+        let one = Shape { np: 2, ppn: None, nodes: 1 };
+        assert_eq!(layout_for(&spec::LATENCY, &one), Ok(Layout { np: 2, ppn: None, nodes: Some(1) }));
+        assert_eq!(layout_for(&spec::ALLREDUCE, &one), Ok(Layout { np: 2, ppn: None, nodes: Some(1) }));
+        let many = Shape { np: 128, ppn: Some(64), nodes: 2 };
+        assert_eq!(layout_for(&spec::BW, &many), Ok(Layout { np: 2, ppn: Some(1), nodes: Some(2) }));
+        assert_eq!(layout_for(&spec::MBW_MR, &many), Ok(Layout { np: 128, ppn: Some(64), nodes: Some(2) }));
+        let odd = Shape { np: 5, ppn: None, nodes: 4 };
+        assert_eq!(layout_for(&spec::MULTI_LAT, &odd), Ok(Layout { np: 4, ppn: None, nodes: None }));
+        assert_eq!(layout_for(&spec::BARRIER, &odd), Ok(Layout { np: 5, ppn: None, nodes: None }));
+        let tiny = Shape { np: 1, ppn: None, nodes: 1 };
+        assert_eq!(
+            layout_for(&spec::MBW_MR, &tiny).unwrap_err(),
+            "needs an even number of ranks, at least 2 (--np is 1)"
+        );
+        assert_eq!(layout_for(&spec::ALLGATHER, &tiny).unwrap_err(), "needs at least 2 ranks (--np is 1)");
+    }
+
+    #[test]
+    fn args_per_benchmark() {
+        let a = BenchArgs {
+            osu: vec![('m', Some("1:4096".into())), ('W', Some("512".into())), ('f', None)],
+            verbatim: v(&["-i", "100"]),
+            per_bench: vec![("osu_bibw".into(), v(&["-x", "5"]))],
+            placement: v(&["--bind", "nic"]),
+            timeout: Some("60".into()),
+        };
+        let (args, notes) = a.for_bench(&spec::BIBW);
+        assert_eq!(args, v(&["-m", "1:4096", "-W", "512", "-i", "100", "-x", "5", "--bind", "nic", "--timeout", "60"]));
+        assert_eq!(notes, ["-f left out: osu_bibw does not take it"]);
+        let (args, notes) = a.for_bench(&spec::ALLREDUCE);
+        assert_eq!(args, v(&["-m", "1:4096", "-f", "-i", "100", "--bind", "nic", "--timeout", "60"]));
+        assert_eq!(notes, ["-W left out: osu_allreduce does not take it"]);
+    }
+
+    #[test]
+    fn bench_args_option() {
+        assert_eq!(parse_bench_args("mbw_mr=-W 512").unwrap(), ("osu_mbw_mr".to_string(), v(&["-W", "512"])));
+        assert_eq!(parse_bench_args("osu_bw=").unwrap(), ("osu_bw".to_string(), vec![]));
+        assert!(parse_bench_args("-W 512").unwrap_err().contains("is not NAME=ARGS"));
+        assert!(parse_bench_args("nope=-x 1").unwrap_err().contains("unknown benchmark 'nope'"));
+    }
+}

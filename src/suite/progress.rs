@@ -1,0 +1,122 @@
+//! What the suite tells the person watching, on stderr: on a terminal one
+//! line rewritten in place (which benchmark, i/N, elapsed, ETA from the
+//! benchmarks already finished); otherwise one plain line when each
+//! benchmark starts and ends.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// Progress over the benchmarks of one suite.
+pub struct Progress {
+    total: usize,
+    tty: bool,
+    started: Instant,
+    finished: Vec<Duration>,
+    current: Option<(usize, String, Instant)>,
+    last_draw: Option<Instant>,
+}
+
+/// `m:ss` (or `h:mm:ss`).
+pub fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// Time left: the mean of the finished benchmarks for each one not yet
+/// finished, less what the current one has already taken. None before
+/// anything has finished.
+pub fn eta(finished: &[Duration], total: usize, current_elapsed: Duration) -> Option<Duration> {
+    if finished.is_empty() {
+        return None;
+    }
+    let mean = finished.iter().sum::<Duration>() / finished.len() as u32;
+    let left = total.saturating_sub(finished.len()) as u32;
+    Some((mean * left).saturating_sub(current_elapsed))
+}
+
+impl Progress {
+    pub fn new(total: usize) -> Progress {
+        // SAFETY: isatty only inspects the descriptor.
+        let tty = unsafe { libc::isatty(2) } == 1;
+        Progress { total, tty, started: Instant::now(), finished: Vec::new(), current: None, last_draw: None }
+    }
+
+    pub fn start(&mut self, index: usize, name: &str, command: &str) {
+        self.current = Some((index, name.to_string(), Instant::now()));
+        if self.tty {
+            self.draw(true);
+        } else {
+            say(&format!("suite: [{}/{}] {name} started: {command}", index + 1, self.total));
+        }
+    }
+
+    /// Called while the benchmark runs; redraws at most twice a second.
+    pub fn tick(&mut self) {
+        if self.tty {
+            self.draw(false);
+        }
+    }
+
+    pub fn finish(&mut self, status: &str, took: Duration) {
+        self.finished.push(took);
+        let Some((index, name, _)) = self.current.take() else { return };
+        let line = format!("[{}/{}] {name} {status} in {:.1} s", index + 1, self.total, took.as_secs_f64());
+        if self.tty {
+            // Clear the progress line, leave a permanent one.
+            let _ = write!(std::io::stderr(), "\r\x1b[2K{line}\n");
+        } else {
+            say(&format!("suite: {line}"));
+        }
+    }
+
+    fn draw(&mut self, force: bool) {
+        let now = Instant::now();
+        if !force && self.last_draw.is_some_and(|t| now.duration_since(t) < Duration::from_millis(500)) {
+            return;
+        }
+        self.last_draw = Some(now);
+        let Some((index, name, since)) = &self.current else { return };
+        let eta = match eta(&self.finished, self.total, now.duration_since(*since)) {
+            Some(d) => format!("ETA {}", clock(d)),
+            None => "ETA --".into(),
+        };
+        let _ = write!(
+            std::io::stderr(),
+            "\r\x1b[2K[{}/{}] {name}  running {}  elapsed {}  {eta}",
+            index + 1,
+            self.total,
+            clock(now.duration_since(*since)),
+            clock(now.duration_since(self.started)),
+        );
+        let _ = std::io::stderr().flush();
+    }
+}
+
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_format() {
+        assert_eq!(clock(Duration::from_secs(5)), "0:05");
+        assert_eq!(clock(Duration::from_secs(125)), "2:05");
+        assert_eq!(clock(Duration::from_secs(3725)), "1:02:05");
+    }
+
+    #[test]
+    fn eta_from_finished() {
+        let s = Duration::from_secs;
+        assert_eq!(eta(&[], 8, s(3)), None);
+        // Two done at 4 s and 6 s: 6 left at 5 s each, 2 s into the current one.
+        assert_eq!(eta(&[s(4), s(6)], 8, s(2)), Some(s(28)));
+        assert_eq!(eta(&[s(1)], 2, s(10)), Some(s(0)));
+    }
+}

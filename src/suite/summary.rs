@@ -1,0 +1,473 @@
+//! What a suite run reports: the data kept in `suite.json` and the
+//! `summary.md` a person reads: environment, a status table, and per
+//! benchmark its key message sizes (latency or bandwidth) taken from its
+//! CSV, with links to its files and plot.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::exec::Status;
+use super::launch::{Launcher, Layout};
+use super::plan::Shape;
+use crate::report::slurm::SlurmInfo;
+
+pub const SCHEMA: &str = "commbench-suite/1";
+
+/// Message sizes shown in the summary when the run measured them.
+pub const KEY_SIZES: &[usize] = &[8, 1 << 10, 64 << 10, 1 << 20, 4 << 20];
+
+/// One benchmark of the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchResult {
+    pub benchmark: String,
+    pub status: Status,
+    pub exit_code: Option<i32>,
+    pub duration_s: f64,
+    /// Why it did not pass.
+    pub detail: Option<String>,
+    pub layout: Layout,
+    pub command: Vec<String>,
+    /// Suite options this benchmark did not take.
+    pub notes: Vec<String>,
+    /// Its files in the run directory (names only); missing ones are None.
+    pub stdout: String,
+    pub stderr: String,
+    pub csv: Option<String>,
+    pub record: Option<String>,
+}
+
+/// The whole run.
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteReport {
+    pub schema: String,
+    pub started_utc: String,
+    pub finished_utc: String,
+    pub run_dir: String,
+    /// Where `commbench suite` itself ran.
+    pub host: String,
+    pub commbench_version: String,
+    pub commbench_commit: String,
+    pub mpi_library: String,
+    pub launcher: Launcher,
+    pub launcher_args: Vec<String>,
+    /// Variables the suite set for the launcher (`K=V`).
+    pub launcher_env: Vec<String>,
+    pub shape: Shape,
+    pub hostfile: Option<String>,
+    /// The arguments every benchmark got (before per-benchmark ones).
+    pub common_args: Vec<String>,
+    pub bin_dir: String,
+    /// Hosts the benchmarks ran on, from their run records.
+    pub hosts: Vec<String>,
+    pub slurm: Option<SlurmInfo>,
+    pub benchmarks: Vec<BenchResult>,
+}
+
+impl SuiteReport {
+    pub fn passed(&self) -> usize {
+        self.benchmarks.iter().filter(|b| b.status == Status::Passed).count()
+    }
+}
+
+/// Key rows of one benchmark's CSV, ready to print.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyTable {
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// CSV columns worth showing, their heading, and decimals.
+const COLUMNS: &[(&str, &str, usize)] = &[
+    ("avg_lat_us", "latency (us)", 2),
+    ("min_lat_us", "min (us)", 2),
+    ("max_lat_us", "max (us)", 2),
+    ("bw_MBps", "bandwidth (MB/s)", 2),
+    ("msg_rate_per_s", "messages/s", 0),
+    ("busbw_GBps", "busbw (GB/s)", 3),
+];
+
+/// `8 B`, `1 KiB`, `64 KiB`, `4 MiB`.
+pub fn size_label(b: usize) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if b >= 1 << shift && b % (1 << shift) == 0 {
+            return format!("{} {unit}", b >> shift);
+        }
+    }
+    format!("{b} B")
+}
+
+/// Reads a benchmark's CSV into header-keyed rows.
+pub fn read_csv(path: &Path) -> Option<Vec<HashMap<String, String>>> {
+    let mut r = csv::Reader::from_path(path).ok()?;
+    let headers = r.headers().ok()?.clone();
+    Some(
+        r.records()
+            .filter_map(Result::ok)
+            .map(|rec| headers.iter().zip(rec.iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
+            .collect(),
+    )
+}
+
+/// The rows at the key sizes (or, when the run measured none of them, its
+/// smallest and largest size), with the columns that have values.
+pub fn key_table(rows: &[HashMap<String, String>]) -> Option<KeyTable> {
+    let size = |r: &HashMap<String, String>| r.get("size_bytes").and_then(|s| s.parse::<usize>().ok());
+    let barrier = rows.iter().all(|r| r.get("benchmark").is_some_and(|b| b == "osu_barrier"));
+    let mut chosen: Vec<&HashMap<String, String>> = if barrier {
+        rows.iter().collect()
+    } else {
+        rows.iter().filter(|r| size(r).is_some_and(|s| KEY_SIZES.contains(&s))).collect()
+    };
+    if chosen.is_empty() {
+        let sizes: Vec<usize> = rows.iter().filter_map(size).collect();
+        let (lo, hi) = (sizes.iter().min()?, sizes.iter().max()?);
+        chosen = rows.iter().filter(|r| size(r).is_some_and(|s| s == *lo || s == *hi)).collect();
+    }
+    let filled = |col: &str| chosen.iter().any(|r| r.get(col).is_some_and(|v| !v.is_empty()));
+    let cols: Vec<&(&str, &str, usize)> = COLUMNS.iter().filter(|(c, ..)| filled(c)).collect();
+    let datatypes: Vec<&str> = {
+        let mut d: Vec<&str> = chosen.iter().filter_map(|r| r.get("datatype").map(String::as_str)).collect();
+        d.dedup();
+        d
+    };
+    let show_type = datatypes.len() > 1;
+    let show_window = filled("window") && {
+        let mut w: Vec<&str> = chosen.iter().filter_map(|r| r.get("window").map(String::as_str)).collect();
+        w.sort();
+        w.dedup();
+        w.len() > 1
+    };
+    let mut headers = Vec::new();
+    if show_type {
+        headers.push("datatype".to_string());
+    }
+    headers.push("size".into());
+    if show_window {
+        headers.push("window".into());
+    }
+    headers.extend(cols.iter().map(|(_, h, _)| h.to_string()));
+    let rows = chosen
+        .iter()
+        .map(|r| {
+            let mut line = Vec::new();
+            if show_type {
+                line.push(r.get("datatype").cloned().unwrap_or_default());
+            }
+            line.push(if barrier { "-".into() } else { size(r).map(size_label).unwrap_or_default() });
+            if show_window {
+                line.push(r.get("window").cloned().unwrap_or_default());
+            }
+            for (c, _, decimals) in &cols {
+                let v = r.get(*c).and_then(|v| v.parse::<f64>().ok());
+                line.push(v.map(|v| format!("{v:.prec$}", prec = *decimals)).unwrap_or_default());
+            }
+            line
+        })
+        .collect();
+    Some(KeyTable { headers, rows })
+}
+
+fn table(out: &mut String, headers: &[String], rows: &[Vec<String>], right_from: usize) {
+    let _ = writeln!(out, "| {} |", headers.join(" | "));
+    let rule: Vec<&str> = (0..headers.len()).map(|i| if i >= right_from { "---:" } else { "---" }).collect();
+    let _ = writeln!(out, "|{}|", rule.join("|"));
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+}
+
+fn code(s: &str) -> String {
+    format!("`{}`", s.replace('`', "'"))
+}
+
+fn slurm_line(s: &SlurmInfo) -> String {
+    let mut parts = vec![format!("job {}", s.job_id)];
+    if let Some(n) = &s.job_name {
+        parts.push(format!("({n})"));
+    }
+    if let Some(n) = &s.node_list {
+        parts.push(format!("on {n}"));
+    }
+    if let Some(p) = &s.partition {
+        parts.push(format!("partition {p}"));
+    }
+    if let Some(t) = s.ntasks {
+        parts.push(format!("{t} tasks"));
+    }
+    if let Some(t) = &s.tasks_per_node {
+        parts.push(format!("tasks per node {t}"));
+    }
+    parts.join(", ")
+}
+
+/// summary.md. `tables` holds each benchmark's key rows, `plots` the image
+/// files made for the run (linked under the benchmark they are named after).
+pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[PathBuf]) -> String {
+    let mut o = String::new();
+    let total = r.benchmarks.len();
+    let passed = r.passed();
+    let _ = writeln!(o, "# commbench suite: {passed} of {total} passed\n");
+    let failed: Vec<&str> =
+        r.benchmarks.iter().filter(|b| b.status != Status::Passed).map(|b| b.benchmark.as_str()).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(
+            o,
+            "**Not passed: {}** (see the status table and each benchmark's `.stderr`).\n",
+            failed.join(", ")
+        );
+    }
+
+    let _ = writeln!(o, "## Environment\n");
+    let mut env: Vec<Vec<String>> = vec![
+        vec!["date".into(), format!("{} to {}", r.started_utc, r.finished_utc)],
+        vec!["hosts".into(), if r.hosts.is_empty() { r.host.clone() } else { r.hosts.join(", ") }],
+        vec!["MPI library".into(), crate::launcher::short_library_name(&r.mpi_library)],
+        vec![
+            "commbench".into(),
+            format!("{} (commit {}), OSU {} compatible", r.commbench_version, r.commbench_commit, crate::OSU_VERSION),
+        ],
+        vec![
+            "launcher".into(),
+            format!(
+                "{}{}{}",
+                code(&r.launcher.program),
+                if r.launcher_args.is_empty() {
+                    String::new()
+                } else {
+                    format!(" with {}", code(&r.launcher_args.join(" ")))
+                },
+                if r.launcher_env.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (suite set {} for it)", code(&r.launcher_env.join(" ")))
+                }
+            ),
+        ],
+        vec![
+            "ranks".into(),
+            format!(
+                "np {}{}, {} node(s); point-to-point on 2 ranks",
+                r.shape.np,
+                r.shape.ppn.map(|p| format!(", {p} per node")).unwrap_or_default(),
+                r.shape.nodes
+            ),
+        ],
+    ];
+    if let Some(h) = &r.hostfile {
+        env.push(vec!["hostfile".into(), code(h)]);
+    }
+    if !r.common_args.is_empty() {
+        env.push(vec!["benchmark arguments".into(), code(&r.common_args.join(" "))]);
+    }
+    if let Some(s) = &r.slurm {
+        env.push(vec!["Slurm".into(), slurm_line(s)]);
+    }
+    env.push(vec!["binaries".into(), code(&r.bin_dir)]);
+    table(&mut o, &["setting".into(), "value".into()], &env, usize::MAX);
+
+    let _ = writeln!(o, "\n## Status\n");
+    let rows: Vec<Vec<String>> = r
+        .benchmarks
+        .iter()
+        .map(|b| {
+            let status = match b.status {
+                Status::Passed => "passed".to_string(),
+                s => format!("**{}**", s.word().to_uppercase()),
+            };
+            let mut note = b.detail.clone().unwrap_or_default();
+            for n in &b.notes {
+                if !note.is_empty() {
+                    note.push_str("; ");
+                }
+                note.push_str(n);
+            }
+            vec![
+                format!("[{0}](#{0})", b.benchmark),
+                status,
+                b.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+                b.layout.np.to_string(),
+                format!("{:.1} s", b.duration_s),
+                note,
+            ]
+        })
+        .collect();
+    let headers: Vec<String> =
+        ["benchmark", "status", "exit", "ranks", "duration", "note"].iter().map(|s| s.to_string()).collect();
+    table(&mut o, &headers, &rows, usize::MAX);
+
+    for b in &r.benchmarks {
+        let _ = writeln!(o, "\n## {}\n", b.benchmark);
+        match tables.get(&b.benchmark) {
+            Some(t) if !t.rows.is_empty() => {
+                table(&mut o, &t.headers, &t.rows, if t.headers[0] == "size" { 1 } else { 2 })
+            }
+            _ => {
+                let _ =
+                    writeln!(o, "No results{}.", if b.status == Status::Passed { "" } else { " (it did not pass)" });
+            }
+        }
+        // Plots: linked here when the run made one for this benchmark.
+        for p in plots.iter().filter(|p| p.file_stem().is_some_and(|s| s == b.benchmark.as_str())) {
+            if let Some(name) = p.file_name().and_then(|n| n.to_str()) {
+                let _ = writeln!(o, "\n![{} plot]({name})", b.benchmark);
+            }
+        }
+        let mut files = vec![format!("[OSU output]({})", b.stdout), format!("[stderr]({})", b.stderr)];
+        if let Some(c) = &b.csv {
+            files.push(format!("[CSV]({c})"));
+        }
+        if let Some(j) = &b.record {
+            files.push(format!("[run record]({j})"));
+        }
+        let _ = writeln!(o, "\nFiles: {}", files.join(" · "));
+    }
+
+    let _ = writeln!(o, "\n## Commands\n\n```sh");
+    for b in &r.benchmarks {
+        let _ = writeln!(o, "{}", super::launch::shell_line(&b.command));
+    }
+    let _ = writeln!(o, "```");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::launch::LauncherKind;
+
+    fn row(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn size_labels() {
+        assert_eq!(size_label(8), "8 B");
+        assert_eq!(size_label(1024), "1 KiB");
+        assert_eq!(size_label(65536), "64 KiB");
+        assert_eq!(size_label(4 << 20), "4 MiB");
+        assert_eq!(size_label(1536), "1536 B");
+    }
+
+    #[test]
+    fn latency_keys() {
+        let rows: Vec<_> = [1usize, 8, 1024, 2048]
+            .iter()
+            .map(|s| {
+                row(&[
+                    ("benchmark", "osu_latency"),
+                    ("size_bytes", &s.to_string()),
+                    ("avg_lat_us", "0.456"),
+                    ("bw_MBps", ""),
+                ])
+            })
+            .collect();
+        let t = key_table(&rows).unwrap();
+        assert_eq!(t.headers, ["size", "latency (us)"]);
+        assert_eq!(t.rows, vec![vec!["8 B".to_string(), "0.46".into()], vec!["1 KiB".into(), "0.46".into()]]);
+    }
+
+    #[test]
+    fn no_key_size_shows_ends_and_collective_columns() {
+        let rows: Vec<_> = [2usize, 4, 16]
+            .iter()
+            .map(|s| {
+                row(&[
+                    ("benchmark", "osu_allreduce"),
+                    ("size_bytes", &s.to_string()),
+                    ("avg_lat_us", "2"),
+                    ("min_lat_us", "1"),
+                    ("max_lat_us", "3"),
+                    ("busbw_GBps", "0.0012"),
+                ])
+            })
+            .collect();
+        let t = key_table(&rows).unwrap();
+        assert_eq!(t.headers, ["size", "latency (us)", "min (us)", "max (us)", "busbw (GB/s)"]);
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows[1], ["16 B", "2.00", "1.00", "3.00", "0.001"]);
+    }
+
+    #[test]
+    fn barrier_and_mbw() {
+        let t = key_table(&[row(&[("benchmark", "osu_barrier"), ("size_bytes", "0"), ("avg_lat_us", "3.5")])]).unwrap();
+        assert_eq!(t.rows, vec![vec!["-".to_string(), "3.50".into()]]);
+        let t = key_table(&[row(&[
+            ("benchmark", "osu_mbw_mr"),
+            ("size_bytes", "8"),
+            ("bw_MBps", "12.5"),
+            ("msg_rate_per_s", "1562500.4"),
+        ])])
+        .unwrap();
+        assert_eq!(t.headers, ["size", "bandwidth (MB/s)", "messages/s"]);
+        assert_eq!(t.rows[0], ["8 B", "12.50", "1562500"]);
+        assert_eq!(key_table(&[]), None);
+    }
+
+    fn report() -> SuiteReport {
+        let b = |name: &str, status, code, detail: Option<&str>| BenchResult {
+            benchmark: name.into(),
+            status,
+            exit_code: code,
+            duration_s: 1.25,
+            detail: detail.map(String::from),
+            layout: Layout { np: 2, ppn: None, nodes: Some(1) },
+            command: vec!["mpirun".into(), "-np".into(), "2".into(), format!("/b/{name}")],
+            notes: vec![],
+            stdout: format!("{name}.txt"),
+            stderr: format!("{name}.stderr"),
+            csv: (status == Status::Passed).then(|| format!("{name}.csv")),
+            record: Some(format!("{name}.json")),
+        };
+        SuiteReport {
+            schema: SCHEMA.into(),
+            started_utc: "2026-11-30T10:00:00Z".into(),
+            finished_utc: "2026-11-30T10:00:09Z".into(),
+            run_dir: "results/x".into(),
+            host: "h1".into(),
+            commbench_version: "0.1.0".into(),
+            commbench_commit: "abc".into(),
+            mpi_library: "Open MPI v4.1.4, package: Debian".into(),
+            launcher: Launcher { program: "mpirun".into(), kind: LauncherKind::OpenMpi },
+            launcher_args: vec![],
+            launcher_env: vec!["OMPI_ALLOW_RUN_AS_ROOT=1".into()],
+            shape: Shape { np: 2, ppn: None, nodes: 1 },
+            hostfile: None,
+            common_args: vec!["-m".into(), "1:1024".into()],
+            bin_dir: "/b".into(),
+            hosts: vec!["h1".into()],
+            slurm: Some(SlurmInfo { job_id: "42".into(), node_list: Some("localhost".into()), ..Default::default() }),
+            benchmarks: vec![
+                b("osu_latency", Status::Passed, Some(0), None),
+                b("osu_bw", Status::Failed, Some(1), Some("Invalid option [-W]")),
+            ],
+        }
+    }
+
+    #[test]
+    fn markdown() {
+        let r = report();
+        let mut tables = HashMap::new();
+        tables.insert(
+            "osu_latency".to_string(),
+            KeyTable {
+                headers: vec!["size".into(), "latency (us)".into()],
+                rows: vec![vec!["8 B".into(), "0.40".into()]],
+            },
+        );
+        let md = render(&r, &tables, &[PathBuf::from("osu_latency.svg")]);
+        assert!(md.starts_with("# commbench suite: 1 of 2 passed\n"), "{md}");
+        assert!(md.contains("**Not passed: osu_bw**"), "{md}");
+        assert!(md.contains("| MPI library | Open MPI v4.1.4 |"), "{md}");
+        assert!(md.contains("| launcher | `mpirun` (suite set `OMPI_ALLOW_RUN_AS_ROOT=1` for it) |"), "{md}");
+        assert!(md.contains("| Slurm | job 42, on localhost |"), "{md}");
+        assert!(md.contains("| [osu_bw](#osu_bw) | **FAILED** | 1 | 2 | 1.2 s | Invalid option [-W] |"), "{md}");
+        assert!(md.contains("| size | latency (us) |\n|---|---:|\n| 8 B | 0.40 |"), "{md}");
+        assert!(md.contains("![osu_latency plot](osu_latency.svg)"), "{md}");
+        assert!(md.contains("## osu_bw\n\nNo results (it did not pass)."), "{md}");
+        assert!(md.contains("```sh\nmpirun -np 2 /b/osu_latency\n"), "{md}");
+    }
+}
