@@ -2,6 +2,8 @@
 //! and binding policy (hwloc) grow here.
 
 pub mod affinity;
+pub mod cpuset;
+pub mod request;
 
 /// This machine's host name (`gethostname`), or "unknown".
 pub fn hostname() -> String {
