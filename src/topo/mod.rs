@@ -3,6 +3,10 @@
 
 pub mod affinity;
 pub mod cpuset;
+pub mod describe;
+pub mod hwloc;
+pub mod machine;
+pub mod policy;
 pub mod request;
 
 /// This machine's host name (`gethostname`), or "unknown".
