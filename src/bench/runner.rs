@@ -21,7 +21,7 @@ use crate::report::record::{self, IterationPolicy, LauncherInfo, MpiInfo, RankIn
 use crate::report::time::Utc;
 use crate::report::{Row, RunContext, Sink};
 use crate::stats::{osu_tails, Samples, Summary};
-use crate::topo::{self, affinity};
+use crate::topo::{self, affinity, cpuset};
 use crate::watchdog::{self, OnFire, Progress, Step};
 
 /// Runs the benchmark and exits the process with its status.
@@ -193,7 +193,7 @@ impl Session {
             rank: self.mpi.rank() as usize,
             host: self.mpi.processor_name(),
             pid: std::process::id(),
-            cpus: affinity::format_list(&cpus),
+            cpus: cpuset::format_list(&cpus),
             cpu_count: cpus.len(),
             local_rank: self.env.local_rank,
         }

@@ -11,6 +11,7 @@ use super::getopt::{OptId, Token};
 use super::CliError;
 use crate::bench::spec::{BenchSpec, DEFAULT_VALIDATION_WARMUP, MAX_VALIDATION_WARMUP};
 use crate::datatype::Datatype;
+use crate::topo::request::PlacementRequest;
 
 /// OSU's `-b`: one buffer reused, or a fresh one per message in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -91,6 +92,8 @@ pub struct Options {
     pub results: ResultsDest,
     #[serde(rename = "timeout_s", serialize_with = "seconds")]
     pub timeout: Option<Duration>,
+    /// `--bind`, `--cpu-list`, `--nic`, `--gpu`.
+    pub placement: PlacementRequest,
 }
 
 fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -135,6 +138,7 @@ impl Options {
             root: RootRank::Fixed(0),
             results: ResultsDest::Dir(results),
             timeout: None,
+            placement: PlacementRequest::default(),
         }
     }
 }
@@ -373,6 +377,11 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                     CliError::Usage(format!("Invalid timeout [--timeout {v}] (give seconds greater than 0, e.g. 60)"))
                 })?);
             }
+            OptId::Long(name @ ("bind" | "cpu-list" | "nic" | "gpu")) => {
+                o.placement
+                    .set(name, v)
+                    .map_err(|why| CliError::Usage(format!("Invalid value [--{name} {v}] ({why})")))?;
+            }
             OptId::Long(other) => return Err(CliError::Usage(format!("Invalid option [--{other}]"))),
         }
     }
@@ -382,6 +391,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
         }
         o.results = ResultsDest::Off;
     }
+    o.placement.check().map_err(CliError::Usage)?;
     check_positional(positional)?;
     if o.validation.is_none() {
         o.validation_warmup = 0;

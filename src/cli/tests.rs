@@ -246,3 +246,20 @@ fn collective_options() {
     // -m is accepted by osu_barrier, as in OSU
     run(&BARRIER, &["-m", "64"]);
 }
+
+#[test]
+fn placement_options() {
+    use crate::topo::request::{BindPolicy, NicSpec};
+    let o = run(&LATENCY, &["--bind", "nic", "--nic", "mlx5_2:1", "--cpu-list", "80"]);
+    assert_eq!(o.placement.policy(), BindPolicy::Nic);
+    assert_eq!(o.placement.nic, Some(vec![NicSpec { device: "mlx5_2".into(), port: Some(1) }]));
+    assert_eq!(o.placement.cpu_list, Some(vec![80]));
+    assert_eq!(run(&ALLREDUCE, &["--gpu=0,1"]).placement.gpu, Some(vec![0, 1]));
+    assert_eq!(err(&LATENCY, &["--bind", "socket"]), "Invalid value [--bind socket] (use none, core, nic or gpu)");
+    assert_eq!(err(&BW, &["--cpu-list", "3-1"]), "Invalid value [--cpu-list 3-1] (range '3-1' runs backwards)");
+    assert_eq!(
+        err(&BW, &["--cpu-list", "0", "--bind", "core"]),
+        "--cpu-list already says where each rank runs; drop --bind core"
+    );
+    assert_eq!(err(&BW, &["--bind"]), "Option Missing Required Argument [--bind]");
+}

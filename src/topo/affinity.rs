@@ -1,5 +1,5 @@
-//! The set of CPUs this process may run on (sched_getaffinity), and the
-//! compact list notation ("0-3,8,10-11") used in reports.
+//! This process's CPU affinity: reading it (sched_getaffinity) and
+//! binding to a set (sched_setaffinity).
 
 /// CPUs in this process's affinity mask, ascending.
 pub fn allowed_cpus() -> Vec<usize> {
@@ -13,34 +13,43 @@ pub fn allowed_cpus() -> Vec<usize> {
     }
 }
 
-/// Formats ascending CPU numbers as a range list.
-pub fn format_list(cpus: &[usize]) -> String {
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        let mut end = start;
-        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
-            i += 1;
-            end = cpus[i];
+/// Restricts this process to `cpus`: every thread it has now (the watchdog
+/// may already run) and, by inheritance, every thread it creates later.
+pub fn bind(cpus: &[usize]) -> std::io::Result<()> {
+    let tids: Vec<libc::pid_t> = std::fs::read_dir("/proc/self/task")
+        .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default();
+    for tid in tids {
+        // A thread that ended meanwhile is fine to miss.
+        match bind_task(tid, cpus) {
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+            other => other?,
         }
-        parts.push(if start == end { format!("{start}") } else { format!("{start}-{end}") });
-        i += 1;
     }
-    parts.join(",")
+    bind_task(0, cpus)
+}
+
+fn bind_task(tid: libc::pid_t, cpus: &[usize]) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET only touches bits below
+    // CPU_SETSIZE, which we check first.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            if c >= libc::CPU_SETSIZE as usize {
+                return Err(std::io::Error::other(format!("cpu {c} is beyond what the kernel interface can name")));
+            }
+            libc::CPU_SET(c, &mut set);
+        }
+        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ranges() {
-        assert_eq!(format_list(&[]), "");
-        assert_eq!(format_list(&[0]), "0");
-        assert_eq!(format_list(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
-        assert_eq!(format_list(&[1, 3, 5]), "1,3,5");
-    }
 
     #[test]
     fn this_process_has_cpus() {

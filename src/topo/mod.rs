@@ -2,6 +2,12 @@
 //! and binding policy (hwloc) grow here.
 
 pub mod affinity;
+pub mod cpuset;
+pub mod describe;
+pub mod hwloc;
+pub mod machine;
+pub mod policy;
+pub mod request;
 
 /// This machine's host name (`gethostname`), or "unknown".
 pub fn hostname() -> String {

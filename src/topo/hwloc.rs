@@ -1,0 +1,250 @@
+//! This node's map from hwloc (cores, NUMA nodes, PCI locality of NICs and
+//! GPUs), completed from sysfs where hwloc does not say (verbs port state,
+//! link layer and rate; interface state and speed).
+
+use std::fs;
+use std::path::Path;
+
+use hwlocality::object::attributes::ObjectAttributes;
+use hwlocality::object::types::{OSDeviceType, ObjectType};
+use hwlocality::object::TopologyObject;
+use hwlocality::topology::builder::TypeFilter;
+use hwlocality::Topology;
+use thiserror::Error;
+
+use super::affinity;
+use super::cpuset;
+use super::machine::{Core, Gpu, Machine, Nic, NicKind, NicPort, NumaNode};
+
+#[derive(Debug, Error)]
+#[error("cannot read this node's topology with hwloc: {0}")]
+pub struct DiscoveryError(String);
+
+fn cpu_list(set: Option<&hwlocality::cpu::cpuset::CpuSet>) -> Vec<usize> {
+    set.map(|b| b.iter_set().map(usize::from).collect()).unwrap_or_default()
+}
+
+fn node_list(set: Option<&hwlocality::memory::nodeset::NodeSet>) -> Vec<usize> {
+    set.map(|b| b.iter_set().map(usize::from).collect()).unwrap_or_default()
+}
+
+/// Local cpus, NUMA node and PCI bridge path of an I/O object.
+type Locality = (Vec<usize>, Option<usize>, Vec<String>);
+
+/// Reads the node this process runs on.
+pub fn discover() -> Result<Machine, DiscoveryError> {
+    let topo = Topology::builder()
+        .with_io_type_filter(TypeFilter::KeepImportant)
+        .map_err(|e| DiscoveryError(e.to_string()))?
+        .build()
+        .map_err(|e| DiscoveryError(e.to_string()))?;
+    let cpus_of = |o: &TopologyObject| -> Vec<usize> { cpu_list(o.cpuset().as_deref()) };
+
+    let packages = topo.objects_with_type(ObjectType::Package).count().max(1);
+    let numa_nodes: Vec<NumaNode> = topo
+        .objects_with_type(ObjectType::NUMANode)
+        .map(|n| NumaNode {
+            os_index: n.os_index().unwrap_or(0),
+            cpus: cpus_of(n),
+            memory_bytes: Some(n.total_memory()).filter(|&m| m > 0),
+        })
+        .collect();
+    let numa_of_cpu = |cpu: usize| numa_nodes.iter().find(|n| n.cpus.contains(&cpu)).map(|n| n.os_index);
+    let cores: Vec<Core> = topo
+        .objects_with_type(ObjectType::Core)
+        .enumerate()
+        .map(|(i, c)| {
+            let pus = cpus_of(c);
+            Core {
+                index: i,
+                package: c.first_ancestor_with_type(ObjectType::Package).map(|p| p.logical_index()).unwrap_or(0),
+                numa: pus.first().and_then(|&p| numa_of_cpu(p)),
+                pus,
+            }
+        })
+        .collect();
+    if cores.is_empty() {
+        return Err(DiscoveryError("hwloc reports no cores".into()));
+    }
+
+    // Locality of an I/O object: the cpus and NUMA node of its first
+    // non-I/O ancestor, and the PCI bridges above it.
+    let locality = |o: &TopologyObject| -> Locality {
+        let anc = o.first_non_io_ancestor();
+        let cpus = anc.map(&cpus_of).unwrap_or_default();
+        let nodes = node_list(anc.and_then(|a| a.nodeset()).as_deref());
+        let numa = if nodes.len() == 1 { Some(nodes[0]) } else { None };
+        let mut path: Vec<String> = o
+            .ancestors()
+            .filter(|a| a.object_type() == ObjectType::Bridge)
+            .map(|a| format!("bridge{}", a.global_persistent_index()))
+            .collect();
+        path.reverse();
+        (cpus, numa, path)
+    };
+    let pci_id = |o: &TopologyObject| -> Option<String> {
+        match o.attributes() {
+            Some(ObjectAttributes::PCIDevice(p)) => {
+                Some(format!("{:04x}:{:02x}:{:02x}.{:x}", p.domain(), p.bus_id(), p.bus_device(), p.function()))
+            }
+            _ => None,
+        }
+    };
+
+    let mut nics: Vec<Nic> = Vec::new();
+    let mut netdevs: Vec<(String, Option<String>, Locality)> = Vec::new();
+    for dev in topo.os_devices() {
+        let Some(ObjectAttributes::OSDevice(attr)) = dev.attributes() else { continue };
+        let Some(name) = dev.name().and_then(|n| n.to_str().ok()).map(str::to_string) else { continue };
+        let parent_pci = dev.parent().filter(|p| p.object_type() == ObjectType::PCIDevice);
+        match attr.device_type() {
+            OSDeviceType::OpenFabrics => {
+                let (cpus, numa, pci_path) = locality(dev);
+                let ports = verbs_ports(&name);
+                let ethernet = ports.iter().any(|(_, ll)| ll.eq_ignore_ascii_case("ethernet"));
+                nics.push(Nic {
+                    name,
+                    kind: if ethernet { NicKind::RoCE } else { NicKind::InfiniBand },
+                    netdev: None,
+                    ports: ports.into_iter().map(|(p, _)| p).collect(),
+                    pci_bus_id: parent_pci.and_then(pci_id),
+                    numa,
+                    cpus,
+                    pci_path,
+                });
+            }
+            OSDeviceType::Network => {
+                netdevs.push((name, parent_pci.and_then(pci_id), locality(dev)));
+            }
+            _ => {}
+        }
+    }
+    // An interface on the PCI function of a verbs device is that device's
+    // netdev (ib0 of mlx5_0); the others are NICs of their own.
+    for (name, pci, (cpus, numa, pci_path)) in netdevs {
+        if let Some(n) = nics.iter_mut().find(|n| n.pci_bus_id.is_some() && n.pci_bus_id == pci) {
+            if n.netdev.is_none() {
+                n.netdev = Some(name);
+            }
+            continue;
+        }
+        let port = interface_port(&name);
+        nics.push(Nic {
+            name,
+            kind: NicKind::Ethernet,
+            netdev: None,
+            ports: vec![port],
+            pci_bus_id: pci,
+            numa,
+            cpus,
+            pci_path,
+        });
+    }
+
+    // GPUs: NVIDIA display or 3D controllers, in PCI bus order (the order
+    // CUDA uses with CUDA_DEVICE_ORDER=PCI_BUS_ID and nvidia-smi shows).
+    let mut gpus: Vec<Gpu> = topo
+        .pci_devices()
+        .filter_map(|d| match d.attributes() {
+            Some(ObjectAttributes::PCIDevice(p)) if p.vendor_id() == 0x10de && p.class_id() >> 8 == 0x03 => {
+                let (cpus, numa, pci_path) = locality(d);
+                Some(Gpu {
+                    index: 0,
+                    name: d.info("PCIDevice").and_then(|s| s.to_str().ok()).map(str::to_string),
+                    pci_bus_id: pci_id(d)?,
+                    numa,
+                    cpus,
+                    pci_path,
+                })
+            }
+            _ => None,
+        })
+        .collect();
+    gpus.sort_by(|a, b| a.pci_bus_id.cmp(&b.pci_bus_id));
+    for (i, g) in gpus.iter_mut().enumerate() {
+        g.index = i;
+    }
+
+    let mut allowed = affinity::allowed_cpus();
+    if allowed.is_empty() {
+        allowed = cpu_list(Some(&topo.allowed_cpuset()));
+    }
+    Ok(Machine {
+        hostname: super::hostname(),
+        source: format!("hwloc {}", hwloc_version()),
+        packages,
+        numa_nodes,
+        cores,
+        nics,
+        gpus,
+        allowed_cpus: cpuset::normalized(&allowed),
+    })
+}
+
+fn hwloc_version() -> String {
+    let v = hwlocality::hwloc_api_version();
+    format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff)
+}
+
+fn read_trim(p: &Path) -> Option<String> {
+    fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+}
+
+/// Ports of a verbs device with their link layer, from
+/// /sys/class/infiniband/<dev>/ports/<n>/{state,rate,link_layer}.
+fn verbs_ports(dev: &str) -> Vec<(NicPort, String)> {
+    let dir = Path::new("/sys/class/infiniband").join(dev).join("ports");
+    let mut ports: Vec<(NicPort, String)> = fs::read_dir(&dir)
+        .map(|d| {
+            d.filter_map(|e| {
+                let e = e.ok()?;
+                let number: u32 = e.file_name().to_str()?.parse().ok()?;
+                let p = e.path();
+                // "4: ACTIVE" -> "ACTIVE"; "200 Gb/sec (4X HDR)" -> 200.
+                let state = read_trim(&p.join("state"))
+                    .map(|s| s.split_once(": ").map(|(_, s)| s.to_string()).unwrap_or(s))
+                    .unwrap_or_else(|| "unknown".into());
+                let rate_gbps = read_trim(&p.join("rate")).and_then(|r| r.split_whitespace().next()?.parse().ok());
+                let link = read_trim(&p.join("link_layer")).unwrap_or_default();
+                Some((NicPort { number, state, rate_gbps }, link))
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    ports.sort_by_key(|(p, _)| p.number);
+    ports
+}
+
+/// An interface as a one-port NIC: operstate and speed (Mb/s) from
+/// /sys/class/net/<if>.
+fn interface_port(name: &str) -> NicPort {
+    let dir = Path::new("/sys/class/net").join(name);
+    let state = read_trim(&dir.join("operstate")).unwrap_or_else(|| "unknown".into());
+    let rate_gbps =
+        read_trim(&dir.join("speed")).and_then(|s| s.parse::<f64>().ok()).filter(|&s| s > 0.0).map(|s| s / 1000.0);
+    NicPort { number: 1, state, rate_gbps }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The real hwloc path on the machine the tests run on.
+    #[test]
+    fn discovers_this_node() {
+        let m = discover().expect("hwloc");
+        assert!(!m.cores.is_empty() && !m.numa_nodes.is_empty());
+        assert_eq!(m.all_cpus().len(), m.pu_count());
+        assert!(cpuset::is_subset(&m.allowed_cpus, &m.all_cpus()));
+        for n in &m.nics {
+            assert!(cpuset::is_subset(&n.cpus, &m.all_cpus()), "{n:?}");
+        }
+        // Where /sys says eth0 is a PCI device, hwloc must show it with its
+        // local cpus.
+        if Path::new("/sys/class/net/eth0/device").exists() {
+            let eth0 = m.find_nic("eth0").expect("eth0 in hwloc's map");
+            assert!(!eth0.cpus.is_empty());
+            assert_eq!(eth0.kind, NicKind::Ethernet);
+        }
+    }
+}
