@@ -236,6 +236,14 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
             }
         };
         progress.finish(ended.status.word(), ended.took);
+        if !s.quiet {
+            // The OSU table on stdout as well, where job-output parsers look.
+            if let Ok(text) = std::fs::read(dir.join(format!("{name}.txt"))) {
+                let mut out = io::stdout().lock();
+                let _ = out.write_all(&text);
+                let _ = out.flush();
+            }
+        }
         let exists = |ext: &str| {
             let f = format!("{name}.{ext}");
             dir.join(&f).is_file().then_some(f)
@@ -321,6 +329,9 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     write(&dir.join("suite.json"), &(json + "\n"))?;
 
     let mut out = io::stdout().lock();
+    if !s.quiet {
+        let _ = writeln!(out);
+    }
     for b in &report.benchmarks {
         let _ = writeln!(
             out,

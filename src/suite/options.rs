@@ -9,7 +9,8 @@ use super::plan::{self, BenchArgs};
 
 /// Runs a set of OSU benchmarks one after another through an MPI launcher and
 /// leaves one directory with every benchmark's OSU output, CSV and run record,
-/// plus summary.md.
+/// plus summary.md. The OSU tables also go to stdout, one after another;
+/// progress goes to stderr.
 #[derive(Parser, Debug)]
 #[command(
     name = "commbench suite",
@@ -92,6 +93,9 @@ pub struct SuiteArgs {
     /// Where the osu_* binaries are [default: beside this commbench]
     #[arg(long = "bin-dir", value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
+    /// Keep the OSU tables off stdout (they are always in `<bench>.txt`)
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
     /// Print each benchmark's command line and run nothing
     #[arg(long = "dry-run")]
     pub dry_run: bool,
@@ -120,6 +124,7 @@ pub struct Settings {
     pub tag: Option<String>,
     pub bin_dir: Option<PathBuf>,
     pub dry_run: bool,
+    pub quiet: bool,
     pub launcher_args: Vec<String>,
 }
 
@@ -186,8 +191,8 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
         super::launch::Launcher::named(l, super::launch::MpiFlavor::Unknown).map_err(UsageError)?;
     }
     if let Some(t) = &a.tag {
-        if t.is_empty() || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.') {
-            return Err(UsageError(format!("--tag '{t}' may use only letters, digits, '-' and '.'")));
+        if t.is_empty() || !t.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+            return Err(UsageError(format!("--tag '{t}' may use only letters, digits, '-', '_' and '.'")));
         }
     }
     let timeout = seconds("--timeout", a.timeout)?;
@@ -210,6 +215,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
         tag: a.tag,
         bin_dir: a.bin_dir,
         dry_run: a.dry_run,
+        quiet: a.quiet,
         launcher_args: a.launcher_args,
     })))
 }

@@ -1,0 +1,193 @@
+//! The sbatch scripts in scripts/slurm/ run against a real one-node Slurm
+//! (started by the test), with node and task counts overridden to fit one
+//! small node: exit status, OSU tables in the job output, and a run
+//! directory named with the job id holding every benchmark's files, whose
+//! run records carry the Slurm job. Together they run `commbench suite`
+//! under srun with Open MPI (PMIx) and MPICH (PMI-2) builds, and under
+//! Open MPI's mpirun inside the allocation.
+
+mod common;
+#[path = "support/slurm_cluster.rs"]
+mod slurm_cluster;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::{bin, files_with_ext, mpi_lock, repo_root, run_cmd, Mpi};
+use slurm_cluster::SlurmCluster;
+
+/// Small runs: the tests check plumbing, not numbers.
+const SMALL: &str = "-m 1:1024 -i 10 -x 2";
+
+fn cluster() -> Option<SlurmCluster> {
+    if let Some(reason) = slurm_cluster::unavailable() {
+        eprintln!("SKIPPED: no one-node Slurm here: {reason}");
+        return None;
+    }
+    Some(SlurmCluster::start())
+}
+
+/// What one `sbatch --wait` gave.
+struct Job {
+    id: String,
+    code: Option<i32>,
+    output: String,
+    submit_dir: PathBuf,
+}
+
+/// Submits `script` from a fresh directory with `sbatch --wait` on one
+/// node with two tasks; `env` is exported to the job.
+fn sbatch(c: &SlurmCluster, script: &str, env: &[(&str, &str)], work: &Path) -> Job {
+    let mut cmd = c.command("sbatch");
+    cmd.args(["--wait", "--parsable", "-N", "1", "-n", "2", "--ntasks-per-node=2", "-o"])
+        .arg(work.join("job-%j.out"))
+        .arg(repo_root().join("scripts/slurm").join(script))
+        .current_dir(work);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let run = run_cmd(cmd, Duration::from_secs(180));
+    assert!(!run.timed_out, "sbatch {script} did not finish: {run:?}\n{}", c.logs());
+    let id = run.stdout.lines().next().unwrap_or("").split(';').next().unwrap_or("").trim().to_string();
+    assert!(id.chars().all(|ch| ch.is_ascii_digit()) && !id.is_empty(), "no job id from sbatch: {run:?}");
+    let output = std::fs::read_to_string(work.join(format!("job-{id}.out"))).unwrap_or_default();
+    Job { id, code: run.code, output, submit_dir: work.to_path_buf() }
+}
+
+/// The run directories of a job, named `<UTC>_suite_<tag>_job<id>`.
+fn run_dirs(job: &Job) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(job.submit_dir.join("results"))
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Checks a run directory: every benchmark's four files, summary.md
+/// saying all passed, and the Slurm job in the run records.
+fn check_run_dir(dir: &Path, job: &Job, tag: &str, benches: &[&str]) {
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let re = regex::Regex::new(&format!(r"^\d{{8}}T\d{{6}}Z_suite_{tag}_job{}$", job.id)).unwrap();
+    assert!(re.is_match(&name), "run directory name {name}");
+    assert_eq!(files_with_ext(dir, "csv").len(), benches.len(), "{}", dir.display());
+    for b in benches {
+        for ext in ["txt", "csv", "json", "stderr"] {
+            assert!(dir.join(format!("{b}.{ext}")).is_file(), "{b}.{ext} missing in {}", dir.display());
+        }
+        let rec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{b}.json"))).unwrap()).unwrap();
+        assert_eq!(rec["status"], "complete", "{b}");
+        assert_eq!(rec["slurm"]["job_id"], job.id.as_str(), "{b} record: {}", rec["slurm"]);
+        assert_eq!(rec["slurm"]["num_nodes"], 1, "{b}");
+        assert!(rec["slurm"]["step_id"].is_string(), "{b} ran as a job step (under srun): {}", rec["slurm"]);
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    let head = format!("# commbench suite: {0} of {0} passed", benches.len());
+    assert!(summary.starts_with(&head), "{summary}");
+    assert!(summary.contains(&format!("| Slurm | job {}", job.id)), "{summary}");
+}
+
+fn assert_ok(job: &Job, c: &SlurmCluster) {
+    assert_eq!(job.code, Some(0), "job {} failed:\n{}\n{}", job.id, job.output, c.logs());
+}
+
+fn bin_dir(mpi: Mpi) -> String {
+    bin(mpi, "commbench").parent().unwrap().display().to_string()
+}
+
+#[test]
+fn pt2pt_script_under_srun_with_pmix() {
+    let _g = mpi_lock();
+    let Some(c) = cluster() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let dir = bin_dir(Mpi::OpenMpi);
+    let job = sbatch(&c, "pt2pt.sbatch", &[("COMMBENCH_BIN", &dir), ("BENCH_ARGS", SMALL)], work.path());
+    assert_ok(&job, &c);
+    for title in
+        ["# OSU MPI Latency Test v7.4", "# OSU MPI Bandwidth Test v7.4", "# OSU MPI Bi-Directional Bandwidth Test v7.4"]
+    {
+        assert!(job.output.contains(title), "{title} not in job output:\n{}", job.output);
+    }
+    assert!(job.output.contains("3 of 3 passed"), "{}", job.output);
+    let dirs = run_dirs(&job);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    check_run_dir(&dirs[0], &job, "pt2pt", &["osu_latency", "osu_bw", "osu_bibw"]);
+    let cmd = std::fs::read_to_string(dirs[0].join("summary.md")).unwrap();
+    assert!(cmd.contains("srun --mpi=pmix -n 2 -N 1"), "{cmd}");
+    assert!(cmd.contains("--bind nic"), "placement passed through: {cmd}");
+}
+
+#[test]
+fn mbw_mr_script_under_open_mpi_mpirun() {
+    let _g = mpi_lock();
+    let Some(c) = cluster() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let dir = bin_dir(Mpi::OpenMpi);
+    let env = [("COMMBENCH_BIN", dir.as_str()), ("BENCH_ARGS", SMALL), ("LAUNCHER", "mpirun")];
+    let job = sbatch(&c, "mbw_mr.sbatch", &env, work.path());
+    assert_ok(&job, &c);
+    assert!(job.output.contains("# OSU MPI Multiple Bandwidth / Message Rate Test v7.4"), "{}", job.output);
+    let dirs = run_dirs(&job);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let name = dirs[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.ends_with(&format!("_suite_mbw_mr_job{}", job.id)), "{name}");
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dirs[0].join("osu_mbw_mr.json")).unwrap()).unwrap();
+    assert_eq!(rec["status"], "complete");
+    assert_eq!(rec["slurm"]["job_id"], job.id.as_str());
+    assert_eq!(rec["launcher"]["kind"], "openmpi", "started by mpirun: {}", rec["launcher"]);
+    let summary = std::fs::read_to_string(dirs[0].join("summary.md")).unwrap();
+    assert!(summary.contains("mpirun -np 2 --map-by ppr:2:node"), "{summary}");
+}
+
+#[test]
+fn collectives_script_full_nodes_and_skipped_1ppn() {
+    let _g = mpi_lock();
+    let Some(c) = cluster() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let dir = bin_dir(Mpi::OpenMpi);
+    let job = sbatch(&c, "collectives.sbatch", &[("COMMBENCH_BIN", &dir), ("BENCH_ARGS", SMALL)], work.path());
+    assert_ok(&job, &c);
+    assert!(job.output.contains("1 rank per node: skipped (needs 2 or more nodes, this job has 1)"), "{}", job.output);
+    for t in ["Barrier", "Allreduce", "Allgather", "All-to-All Personalized Exchange"] {
+        assert!(job.output.contains(&format!("# OSU MPI {t}")), "{t}:\n{}", job.output);
+    }
+    let dirs = run_dirs(&job);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    check_run_dir(&dirs[0], &job, "coll-full", &["osu_barrier", "osu_allreduce", "osu_allgather", "osu_alltoall"]);
+}
+
+#[test]
+fn suite_script_with_an_mpich_build_under_srun_pmi2() {
+    let _g = mpi_lock();
+    let Some(c) = cluster() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let dir = bin_dir(Mpi::Mpich);
+    let job = sbatch(&c, "suite.sbatch", &[("COMMBENCH_BIN", &dir), ("BENCH_ARGS", SMALL)], work.path());
+    assert_ok(&job, &c);
+    assert!(job.output.contains("8 of 8 passed"), "{}", job.output);
+    let dirs = run_dirs(&job);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let name = dirs[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.ends_with(&format!("_suite_job{}", job.id)), "{name}");
+    let benches = [
+        "osu_latency",
+        "osu_bw",
+        "osu_bibw",
+        "osu_mbw_mr",
+        "osu_barrier",
+        "osu_allreduce",
+        "osu_allgather",
+        "osu_alltoall",
+    ];
+    assert_eq!(files_with_ext(&dirs[0], "csv").len(), 8);
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dirs[0].join("osu_allreduce.json")).unwrap()).unwrap();
+    assert!(rec["mpi"]["library_version"].as_str().unwrap_or("").contains("MPICH"), "{}", rec["mpi"]);
+    assert_eq!(rec["slurm"]["job_id"], job.id.as_str());
+    let summary = std::fs::read_to_string(dirs[0].join("summary.md")).unwrap();
+    assert!(summary.contains("srun --mpi=pmi2 -n 2"), "{summary}");
+    for b in benches {
+        assert!(dirs[0].join(format!("{b}.txt")).is_file(), "{b}");
+    }
+}
