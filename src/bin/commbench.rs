@@ -10,7 +10,11 @@ commands:
 
 /// Subcommands: name, one-line description, entry point.
 type Entry = fn(&[String]) -> i32;
-const COMMANDS: &[(&str, &str, Entry)] = &[];
+const COMMANDS: &[(&str, &str, Entry)] = &[(
+    "topo",
+    "show this node's cpus, NUMA nodes, NICs and GPUs, and where ranks would be placed",
+    commbench::topo::command::main,
+)];
 
 fn usage() -> String {
     let mut s = USAGE.to_string();
