@@ -112,7 +112,7 @@ pub fn warnings(ranks: &[RankInfo], ctx: &WarnContext) -> Vec<String> {
             let what = if pair { format!("{} partners", ctx.benchmark) } else { "they".into() };
             out.push(format!(
                 "ranks {} share one core (core {core}) on {host}: {what} take turns on it instead of running at the \
-                 same time; give each rank its own core (--bind core)",
+                 same time; give each rank its own core (--bind core, or the launcher's core binding)",
                 list(rs)
             ));
         }
@@ -265,4 +265,131 @@ pub fn table(ranks: &[RankInfo]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank(
+        rank: usize,
+        host: &str,
+        cpus: &str,
+        cores: &[usize],
+        numa: &[usize],
+        nic: Option<(&str, usize)>,
+    ) -> RankInfo {
+        RankInfo {
+            rank,
+            host: host.into(),
+            pid: 1,
+            cpus: cpus.into(),
+            cpu_count: 1,
+            local_rank: Some(rank),
+            placement: Some(RankPlacement {
+                policy: "nic".into(),
+                cores: cores.to_vec(),
+                numa_nodes: numa.to_vec(),
+                node_cores: 128,
+                node_cpus: 128,
+                nic: nic.map(|(n, numa)| NicInfo {
+                    name: n.into(),
+                    kind: "InfiniBand".into(),
+                    numa: Some(numa),
+                    cpus: "80-95".into(),
+                    source: "policy".into(),
+                }),
+                ..RankPlacement::default()
+            }),
+        }
+    }
+
+    fn ctx(pairs: &[(usize, usize)], nodes: Option<usize>) -> WarnContext {
+        WarnContext { benchmark: "osu_bw".into(), pairs: pairs.to_vec(), allocation_nodes: nodes }
+    }
+
+    #[test]
+    fn well_placed_ranks_raise_nothing() {
+        let ranks = [
+            rank(0, "a", "80", &[80], &[5], Some(("mlx5_2:1", 5))),
+            rank(1, "b", "80", &[80], &[5], Some(("mlx5_2:1", 5))),
+        ];
+        assert!(warnings(&ranks, &ctx(&[(0, 1)], Some(2))).is_empty());
+    }
+
+    #[test]
+    fn off_nic_numa_node() {
+        let ranks = [
+            rank(0, "a", "0", &[0], &[0], Some(("mlx5_2:1", 5))),
+            rank(1, "a", "1", &[1], &[0], Some(("mlx5_2:1", 5))),
+        ];
+        assert_eq!(
+            warnings(&ranks, &ctx(&[], None)),
+            vec![
+                "ranks 0-1 on a run on NUMA node 0 but mlx5_2:1 is on NUMA node 5: traffic crosses between sockets; use \
+                 --bind nic or cpus of NUMA node 5"
+            ]
+        );
+    }
+
+    #[test]
+    fn partners_on_one_host_of_a_two_node_job() {
+        let ranks = [rank(0, "a", "80", &[80], &[5], None), rank(1, "a", "81", &[81], &[5], None)];
+        let w = warnings(&ranks, &ctx(&[(0, 1)], Some(2)));
+        assert_eq!(
+            w,
+            vec![
+                "osu_bw pair(s) 0<->1 have both ranks on one host although the job has 2 nodes, so they measure shared \
+                 memory, not the network: put one rank on each node (mpirun --map-by ppr:1:node, srun \
+                 --ntasks-per-node=1)"
+            ]
+        );
+        // One node allocated: that is what the user asked for.
+        assert!(warnings(&ranks, &ctx(&[(0, 1)], Some(1))).is_empty());
+        // Cyclic order of a 4-rank mbw_mr over two hosts: 0 and 2 on a.
+        let ranks = [
+            rank(0, "a", "80", &[80], &[5], None),
+            rank(1, "b", "80", &[80], &[5], None),
+            rank(2, "a", "81", &[81], &[5], None),
+            rank(3, "b", "81", &[81], &[5], None),
+        ];
+        let w = warnings(&ranks, &ctx(&[(0, 2), (1, 3)], None));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with("osu_bw pair(s) 0<->2, 1<->3 have both ranks on one host although the job has 2 nodes")
+        );
+        assert!(w[0].ends_with("pairs rank i with rank i+2: place the first half of the ranks on one node and the second half on the other (block order: mpirun --map-by slot, srun -m block)"), "{}", w[0]);
+    }
+
+    #[test]
+    fn unpinned_ranks_on_a_many_core_node() {
+        let all: Vec<usize> = (0..128).collect();
+        let ranks = [rank(0, "a", "0-127", &all, &[0, 1], None), rank(1, "a", "0-127", &all, &[0, 1], None)];
+        assert_eq!(
+            warnings(&ranks, &ctx(&[], None)),
+            vec![
+                "ranks 0-1 on a may run on any of 128 cores: the scheduler can move them mid-measurement; pin them \
+                 (--bind core, or the launcher's --bind-to core / --cpu-bind=cores)"
+            ]
+        );
+        // A small node: not worth a warning.
+        let mut small = ranks.clone();
+        for r in &mut small {
+            r.placement.as_mut().unwrap().node_cores = 2;
+        }
+        assert!(warnings(&small, &ctx(&[], None)).is_empty());
+    }
+
+    #[test]
+    fn table_layout() {
+        let ranks =
+            [rank(0, "node-a", "80", &[80], &[5], Some(("mlx5_2:1", 5))), rank(1, "node-b", "81", &[81], &[5], None)];
+        assert_eq!(
+            table(&ranks),
+            "# placement: --bind nic, 2 rank(s) on 2 host(s)\n\
+             # rank  host    local  cpus  numa  nic       gpu\n\
+             # 0     node-a  0      80    5     mlx5_2:1  -\n\
+             # 1     node-b  1      81    5     -         -\n"
+        );
+    }
 }
