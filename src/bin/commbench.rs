@@ -10,7 +10,10 @@ commands:
 
 /// Subcommands: name, one-line description, entry point.
 type Entry = fn(&[String]) -> i32;
-const COMMANDS: &[(&str, &str, Entry)] = &[];
+const COMMANDS: &[(&str, &str, Entry)] = &[
+    ("compare", "judge results against a reference (OSU text or CSV) with tolerances", commbench::compare::main),
+    ("plot", "draw SVG charts of latency and bandwidth against message size", commbench::plot::main),
+];
 
 fn usage() -> String {
     let mut s = USAGE.to_string();
