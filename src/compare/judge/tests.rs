@@ -62,7 +62,10 @@ fn latency_direction_is_reversed() {
 fn message_rate_is_higher_is_better() {
     let r = table("osu_mbw_mr", "ref", Metric::MessageRate, &[(1, 1e6)]);
     let m = table("osu_mbw_mr", "run", Metric::MessageRate, &[(1, 0.8e6)]);
-    assert_eq!(verdicts(&compare(&[r.clone()], &[m.clone()], &rules(&["20%"]))), [Verdict::Pass]);
+    assert_eq!(
+        verdicts(&compare(std::slice::from_ref(&r), std::slice::from_ref(&m), &rules(&["20%"]))),
+        [Verdict::Pass]
+    );
     assert_eq!(verdicts(&compare(&[r], &[m], &rules(&["19.9%"]))), [Verdict::Fail]);
 }
 
@@ -70,7 +73,7 @@ fn message_rate_is_higher_is_better() {
 fn per_size_range_tolerances_edges() {
     let r = table("osu_bw", "ref", Metric::Bandwidth, &[(8192, 100.0), (8193, 100.0)]);
     let m = table("osu_bw", "run", Metric::Bandwidth, &[(8192, 80.0), (8193, 80.0)]);
-    let rep = compare(&[r.clone()], &[m.clone()], &rules(&["1-8192:20%", "8193-:10%"]));
+    let rep = compare(std::slice::from_ref(&r), std::slice::from_ref(&m), &rules(&["1-8192:20%", "8193-:10%"]));
     assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail]);
     assert_eq!((rep.blocks[0].rows[0].tolerance_pct, rep.blocks[0].rows[1].tolerance_pct), (20.0, 10.0));
     // A later rule overrides an earlier one where they overlap.
@@ -91,7 +94,7 @@ fn allowed_failures_edge() {
     let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 50.0), (2, 50.0), (4, 100.0)]);
     let mut ru = rules(&["10%"]);
     ru.allowed_failures = 2;
-    let rep = compare(&[r.clone()], &[m.clone()], &ru);
+    let rep = compare(std::slice::from_ref(&r), std::slice::from_ref(&m), &ru);
     assert_eq!((rep.summary.failed, rep.summary.ok), (2, true));
     ru.allowed_failures = 1;
     assert!(!compare(&[r], &[m], &ru).summary.ok);

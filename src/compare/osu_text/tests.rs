@@ -138,7 +138,8 @@ fn whole_seed_document_gives_seven_outputs_and_reports_what_it_passed_over() {
 #[test]
 fn published_outputs_of_many_versions() {
     // (file, benchmark, version, datatype, rows, first size)
-    let cases: &[(&str, &str, &str, Option<&str>, usize, u64)] = &[
+    type Case<'a> = (&'a str, &'a str, &'a str, Option<&'a str>, usize, u64);
+    let cases: &[Case] = &[
         ("osu_latency_3.1.1_dockeribmpi-mvapich2.txt", "osu_latency", "3.1.1", None, 24, 0),
         ("osu_alltoall_4.2_ompiwww-ompi175rc1.txt", "osu_alltoall", "4.2", None, 21, 1),
         ("osu_latency_4.4.1_ompiwww-ompi185-cuda-DD.txt", "osu_latency", "4.4.1", None, 24, 0),
