@@ -3,6 +3,8 @@
 //! decides what "worse" means, several runs (or several reference outputs)
 //! are reduced to their median first.
 
+use std::path::Path;
+
 use serde::Serialize;
 
 use super::model::{Metric, Table};
@@ -154,12 +156,18 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
         refs.iter().flat_map(|t| t.points.iter().filter(|p| p.value(metric).is_some()).map(|p| p.size)).collect();
     sizes.sort_unstable();
     sizes.dedup();
-    let mut labels: Vec<String> = Vec::new();
-    for t in runs {
-        if !labels.contains(&t.run_label) {
-            labels.push(t.run_label.clone());
-        }
-    }
+    // One name per run; runs from files of the same name, or several
+    // outputs in one file, are told apart by file name and line.
+    let labels: Vec<String> = runs
+        .iter()
+        .map(|t| {
+            if runs.iter().filter(|o| o.run_label == t.run_label).count() < 2 {
+                return t.run_label.clone();
+            }
+            let file = Path::new(&t.path).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+            t.line.map_or(file.clone(), |l| format!("{file}:{l}"))
+        })
+        .collect();
     let mut rows = Vec::new();
     for size in sizes {
         let Some(reference) = median(&mut values_at(refs, metric, size)) else { continue };

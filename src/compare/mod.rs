@@ -104,7 +104,7 @@ pub fn main(args: &[String]) -> i32 {
         }
     }
     if report.blocks.is_empty() {
-        eprintln!("commbench compare: the reference and the runs have no benchmark, datatype and metric in common");
+        eprintln!("commbench compare: nothing in common: no benchmark, datatype and metric is in both the reference and the runs");
         return 2;
     }
     match format::render(&report, a.format) {
