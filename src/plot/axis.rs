@@ -31,8 +31,8 @@ pub fn value_label(v: f64) -> String {
         format!("{v:.0}")
     } else if a >= 1.0 {
         format!("{v:.1}")
-    } else if a >= 0.01 {
-        format!("{v:.2}")
+    } else if a >= 0.001 {
+        format!("{v:.4}")
     } else {
         format!("{v:.1e}")
     };
@@ -99,6 +99,7 @@ mod tests {
         assert_eq!(value_label(2.5), "2.5");
         assert_eq!(value_label(2.0), "2");
         assert_eq!(value_label(0.25), "0.25");
+        assert_eq!(value_label(0.125), "0.125");
         assert_eq!(value_label(0.0), "0");
     }
 

@@ -84,7 +84,8 @@ pub fn render(spec: &ChartSpec) -> Result<String, String> {
             let values = || spec.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
             if spec.metric == Metric::Latency {
                 let (y0, y1) = log_value_range(values()).ok_or("no positive values to draw")?;
-                draw_sized(&body, spec, x0..x1, (y0..y1).log_scale())?;
+                // Powers of two label a log axis more densely than powers of ten.
+                draw_sized(&body, spec, x0..x1, (y0..y1).log_scale().base(2.0))?;
             } else {
                 let (y0, y1) = linear_value_range(values()).ok_or("no positive values to draw")?;
                 draw_sized(&body, spec, x0..x1, y0..y1)?;
