@@ -65,8 +65,9 @@ pub fn summary_line(rep: &Report) -> String {
     let s = &rep.summary;
     let word = if s.ok { "PASS" } else { "FAIL" };
     let mut line = format!(
-        "{word}: {} reference sizes in {} table{}: {} pass ({} better than the reference beyond tolerance), {} fail",
+        "{word}: {} reference size{} in {} table{}: {} pass ({} better than the reference beyond tolerance), {} fail",
         s.points,
+        if s.points == 1 { "" } else { "s" },
         rep.blocks.len(),
         if rep.blocks.len() == 1 { "" } else { "s" },
         s.passed,
@@ -77,7 +78,7 @@ pub fn summary_line(rep: &Report) -> String {
         let _ = write!(line, ", {} not measured", s.missing);
     }
     if s.skipped > 0 {
-        let _ = write!(line, ", {} skipped (reference 0)", s.skipped);
+        let _ = write!(line, ", {} skipped (reference not above 0)", s.skipped);
     }
     if s.unmatched > 0 {
         let _ = write!(line, ", {} reference tables with no run", s.unmatched);

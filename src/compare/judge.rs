@@ -21,7 +21,7 @@ pub enum Verdict {
     Fail,
     /// In the reference, not in any run.
     Missing,
-    /// The reference value is 0: no ratio to judge.
+    /// The reference value is not above 0: no ratio to judge.
     Skipped,
 }
 

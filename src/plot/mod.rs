@@ -45,14 +45,19 @@ fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
 }
 
 fn line(t: &Table, metric: Metric, label: String, reference: bool) -> Line {
-    let mut points: Vec<(u64, f64)> =
-        t.points.iter().filter_map(|p| p.value(metric).map(|v| (p.size, v))).filter(|(_, v)| v.is_finite()).collect();
+    let mut points: Vec<(u64, f64)> = t
+        .points
+        .iter()
+        .filter_map(|p| p.value(metric).map(|v| (p.size, v)))
+        .filter(|(_, v)| v.is_finite() && *v > 0.0)
+        .collect();
     points.sort_by_key(|p| p.0);
     Line { label, points, reference }
 }
 
 /// The chart of one benchmark: its runs, and the reference tables of the
-/// same benchmark and datatypes. Notes say what could not be drawn.
+/// same benchmark and datatypes; values that are not positive are left out.
+/// Notes say what could not be drawn.
 pub fn chart_spec(benchmark: &str, runs: &[&Table], reference: &[&Table], notes: &mut Vec<Note>) -> Option<ChartSpec> {
     let metric = chart_metric(runs)?;
     let sized = runs.iter().all(|t| t.sized);
@@ -120,7 +125,7 @@ pub fn write_charts(
     for bench in distinct(runs.iter().map(|t| t.benchmark.clone())) {
         let tables: Vec<&Table> = runs.iter().filter(|t| t.benchmark == bench).collect();
         let Some(spec) = chart_spec(&bench, &tables, &refs, notes) else {
-            let message = "no latency or bandwidth values to draw".to_string();
+            let message = "no positive latency or bandwidth values to draw: no chart".to_string();
             notes.push(Note { path: bench.clone(), line: None, message });
             continue;
         };

@@ -163,3 +163,26 @@ fn plot_run_dir_of_an_empty_folder_is_an_error() {
     assert!(matches!(plot_run_dir(dir.path()), Err(PlotError::Input(InputError::Empty { .. }))));
     assert!(matches!(plot_run_dir(&dir.path().join("nope")), Err(PlotError::Input(InputError::Io { .. }))));
 }
+
+#[test]
+fn values_that_are_not_positive_are_left_out() {
+    let mut b = lat_table("b1", &[(0, 0.0)]);
+    b.sized = false;
+    assert!(chart_spec("osu_barrier", &[&b], &[], &mut Vec::new()).is_none());
+    let t = lat_table("l", &[(1, -1.0), (2, 0.0), (4, 2.0)]);
+    let spec = chart_spec("osu_latency", &[&t], &[], &mut Vec::new()).unwrap();
+    assert_eq!(spec.lines[0].points, [(4, 2.0)]);
+    assert!(roxmltree::Document::parse(&render(&spec).unwrap()).is_ok());
+}
+
+#[test]
+fn a_benchmark_with_nothing_to_draw_does_not_stop_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("osu_barrier.txt"), "# OSU MPI Barrier Latency Test v7.4\n# Avg Latency(us)\n  0.00\n")
+        .unwrap();
+    std::fs::write(d.join("osu_bw.txt"), "# OSU MPI Bandwidth Test v7.4\n# Size      Bandwidth (MB/s)\n1   5.0\n")
+        .unwrap();
+    let files = plot_run_dir(d).unwrap();
+    assert_eq!(files, [d.join("osu_bw.svg")]);
+}
