@@ -11,13 +11,23 @@ pub fn parse<T: Parser>(command: &str, args: &[String]) -> Result<T, i32> {
     let argv = std::iter::once(format!("commbench {command}")).chain(args.iter().cloned());
     T::try_parse_from(argv).map_err(|e| match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            print!("{e}");
+            let text = e.to_string();
+            print!("{text}");
+            if !text.ends_with('\n') {
+                println!();
+            }
             0
         }
         _ => {
             let rendered = e.to_string();
-            let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
-            let msg = first.trim_start_matches("error: ");
+            let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+            // "the following required arguments were not provided:" names
+            // them on the next line.
+            let msg = match (first.ends_with(':'), lines.next()) {
+                (true, Some(next)) => format!("{first} {next}"),
+                _ => first.to_string(),
+            };
             eprintln!("commbench {command}: {msg} (see 'commbench {command} --help')");
             2
         }
