@@ -144,3 +144,31 @@ fn unreadable_input_and_bad_options_exit_2_with_one_line() {
     assert_eq!(r.code, Some(0));
     assert!(r.stdout.contains("--tolerance") && r.stdout.contains("Exit status"));
 }
+
+/// OSU 7.4 output with optional columns (-f, -c, -z, -T all) from a real
+/// run reads back and matches the run's own CSV at every size and datatype.
+#[test]
+fn osu_7_4_outputs_with_optional_columns_match_their_csv() {
+    let cases: [(&str, &[&str], usize); 2] = [
+        ("osu_allreduce", &["-f", "-z", "-T", "all", "-m", "4:1024", "-i", "50", "-x", "5"], 3),
+        ("osu_latency", &["-c", "-z", "-m", "1:1024", "-i", "50", "-x", "5"], 1),
+    ];
+    for (bench, args, tables) in cases {
+        let o = {
+            let _g = mpi_lock();
+            run_with_results(Mpi::OpenMpi, 2, bench, args)
+        };
+        let txt = o.csv_path.with_extension("txt");
+        std::fs::write(&txt, &o.run.stdout).unwrap();
+        // Printed values have two decimals: allow for that rounding on
+        // sub-microsecond latencies.
+        let r =
+            commbench(&["compare", path_str(&txt), path_str(&o.csv_path), "--tolerance", "25%", "--format", "json"]);
+        assert_eq!(r.code, Some(0), "{bench}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stderr.is_empty(), "{bench}: {}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["blocks"].as_array().unwrap().len(), tables, "{bench}");
+        assert_eq!(v["summary"]["points"], o.csv.len(), "{bench}: every CSV row has its printed row");
+        assert_eq!(v["summary"]["missing"], 0);
+    }
+}
