@@ -13,6 +13,8 @@ pub struct LauncherEnv {
     pub rank: Option<usize>,
     pub size: Option<usize>,
     pub local_rank: Option<usize>,
+    /// Ranks the launcher started on this node, if it says.
+    pub local_size: Option<usize>,
 }
 
 type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -24,25 +26,69 @@ fn num(get: Lookup, key: &str) -> Option<usize> {
 /// Reads the launcher variables through `get` (testable without touching
 /// the real environment).
 pub fn detect_with(get: Lookup) -> LauncherEnv {
-    let pick = |kind, rank: &str, size: &str, local: &str| -> Option<LauncherEnv> {
+    let pick = |kind, rank: &str, size: &str, local: &str, local_size: &str| -> Option<LauncherEnv> {
         let r = num(get, rank)?;
-        Some(LauncherEnv { kind, rank: Some(r), size: num(get, size), local_rank: num(get, local) })
-    };
-    pick("openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK")
-        .or_else(|| pick("mvapich", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_LOCAL_RANK"))
-        .or_else(|| pick("hydra", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"))
-        .or_else(|| {
-            // srun sets SLURM_STEP_ID for a job step; a batch script alone
-            // also has SLURM_PROCID=0 but is not a parallel launch.
-            get("SLURM_STEP_ID")?;
-            let mut env = pick("slurm", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID")?;
-            if env.size.is_none() {
-                env.size = num(get, "SLURM_NTASKS");
-            }
-            Some(env)
+        Some(LauncherEnv {
+            kind,
+            rank: Some(r),
+            size: num(get, size),
+            local_rank: num(get, local),
+            local_size: num(get, local_size),
         })
-        .or_else(|| pick("pmix", "PMIX_RANK", "PMIX_SIZE", "PMIX_LOCAL_RANK"))
-        .unwrap_or(LauncherEnv { kind: "none", rank: None, size: None, local_rank: None })
+    };
+    pick(
+        "openmpi",
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_SIZE",
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "OMPI_COMM_WORLD_LOCAL_SIZE",
+    )
+    .or_else(|| {
+        pick(
+            "mvapich",
+            "MV2_COMM_WORLD_RANK",
+            "MV2_COMM_WORLD_SIZE",
+            "MV2_COMM_WORLD_LOCAL_RANK",
+            "MV2_COMM_WORLD_LOCAL_SIZE",
+        )
+    })
+    .or_else(|| {
+        let mut env = pick("hydra", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS")?;
+        env.local_rank = env.local_rank.or_else(|| num(get, "PMI_LOCAL_RANK"));
+        env.local_size = env.local_size.or_else(|| num(get, "PMI_LOCAL_SIZE"));
+        Some(env)
+    })
+    .or_else(|| {
+        // srun sets SLURM_STEP_ID for a job step; a batch script alone
+        // also has SLURM_PROCID=0 but is not a parallel launch.
+        get("SLURM_STEP_ID")?;
+        let mut env = pick("slurm", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", "")?;
+        if env.size.is_none() {
+            env.size = num(get, "SLURM_NTASKS");
+        }
+        let per_node = get("SLURM_STEP_TASKS_PER_NODE").or_else(|| get("SLURM_TASKS_PER_NODE"));
+        env.local_size = per_node.and_then(|t| slurm_tasks_on_node(&t, num(get, "SLURM_NODEID").unwrap_or(0)));
+        Some(env)
+    })
+    .or_else(|| pick("pmix", "PMIX_RANK", "PMIX_SIZE", "PMIX_LOCAL_RANK", "PMIX_LOCAL_SIZE"))
+    .unwrap_or(LauncherEnv { kind: "none", rank: None, size: None, local_rank: None, local_size: None })
+}
+
+/// Tasks on node `node` from Slurm's compressed list: "2(x3),1" means
+/// 2, 2, 2, 1.
+pub fn slurm_tasks_on_node(list: &str, node: usize) -> Option<usize> {
+    let mut seen = 0usize;
+    for part in list.split(',') {
+        let (count, repeat) = match part.split_once("(x") {
+            Some((c, r)) => (c.trim().parse::<usize>().ok()?, r.trim_end_matches(')').parse::<usize>().ok()?),
+            None => (part.trim().parse::<usize>().ok()?, 1),
+        };
+        if node < seen + repeat {
+            return Some(count);
+        }
+        seen += repeat;
+    }
+    None
 }
 
 /// Reads the real environment.
@@ -96,7 +142,10 @@ mod tests {
     fn open_mpi() {
         let e =
             env(&[("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "4"), ("OMPI_COMM_WORLD_LOCAL_RANK", "1")]);
-        assert_eq!(e, LauncherEnv { kind: "openmpi", rank: Some(1), size: Some(4), local_rank: Some(1) });
+        assert_eq!(
+            e,
+            LauncherEnv { kind: "openmpi", rank: Some(1), size: Some(4), local_rank: Some(1), local_size: None }
+        );
         assert!(!e.is_leader());
     }
 
@@ -106,7 +155,29 @@ mod tests {
         assert_eq!(e.kind, "hydra");
         assert_eq!(e.size, Some(2));
         let s = env(&[("SLURM_STEP_ID", "0"), ("SLURM_PROCID", "3"), ("SLURM_NTASKS", "8"), ("SLURM_LOCALID", "1")]);
-        assert_eq!(s, LauncherEnv { kind: "slurm", rank: Some(3), size: Some(8), local_rank: Some(1) });
+        assert_eq!(
+            s,
+            LauncherEnv { kind: "slurm", rank: Some(3), size: Some(8), local_rank: Some(1), local_size: None }
+        );
+    }
+
+    #[test]
+    fn ranks_on_this_node() {
+        let e = env(&[("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_LOCAL_SIZE", "4")]);
+        assert_eq!(e.local_size, Some(4));
+        let e = env(&[("PMI_RANK", "0"), ("MPI_LOCALNRANKS", "2")]);
+        assert_eq!(e.local_size, Some(2));
+        let e = env(&[
+            ("SLURM_STEP_ID", "0"),
+            ("SLURM_PROCID", "7"),
+            ("SLURM_NODEID", "3"),
+            ("SLURM_STEP_TASKS_PER_NODE", "2(x3),1"),
+        ]);
+        assert_eq!(e.local_size, Some(1));
+        assert_eq!(slurm_tasks_on_node("2(x3),1", 0), Some(2));
+        assert_eq!(slurm_tasks_on_node("2(x3),1", 2), Some(2));
+        assert_eq!(slurm_tasks_on_node("2(x3),1", 4), None);
+        assert_eq!(slurm_tasks_on_node("junk", 0), None);
     }
 
     #[test]

@@ -76,6 +76,14 @@ const CASES: &[Case] = &[
         &["-m", "8", "-p", "3"],
         "Invalid Number of Pairs [-p 3] (at most np/2 = 2 with 4 processes)",
     ),
+    case("osu_latency", 2, &["--bind", "socket"], "Invalid value [--bind socket] (use none, core, nic or gpu)"),
+    case(
+        "osu_bw",
+        2,
+        &["--cpu-list", "0", "--bind", "core"],
+        "--cpu-list already says where each rank runs; drop --bind core",
+    ),
+    case("osu_allreduce", 2, &["--gpu", "x"], "Invalid value [--gpu x] ('x' is not a GPU index (0, 1, ...))"),
 ];
 
 /// Launches with every rank's exit status recorded; returns the run and
@@ -265,4 +273,63 @@ fn buffers_larger_than_memory_are_refused_before_touching_it() {
     .unwrap();
     assert!(lines.len() == 1 && re.is_match(lines[0]), "{}", run.stderr);
     assert_eq!(run.stdout, "");
+}
+
+/// Placement requests this machine cannot satisfy: the line names the
+/// machine's real cpus and devices (read from `commbench topo`).
+#[test]
+fn impossible_placement() {
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    let topo =
+        std::process::Command::new(bin(Mpi::OpenMpi, "commbench")).args(["topo", "--format", "json"]).output().unwrap();
+    let map: serde_json::Value = serde_json::from_slice(&topo.stdout).unwrap();
+    let host = map["machine"]["hostname"].as_str().unwrap().to_string();
+    let mut cpus: Vec<u64> = map["machine"]["cores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["pus"].as_array().unwrap().clone())
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    cpus.sort_unstable();
+    let have = if cpus.windows(2).all(|w| w[1] == w[0] + 1) {
+        format!("{}-{}", cpus[0], cpus[cpus.len() - 1])
+    } else {
+        eprintln!("SKIPPED part: cpus are not contiguous here");
+        return;
+    };
+    let missing = (cpus[cpus.len() - 1] + 5).to_string();
+    let nics: Vec<String> =
+        map["machine"]["nics"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap().to_string()).collect();
+    let found = if nics.is_empty() { "none".to_string() } else { nics.join(", ") };
+    let mut cases: Vec<(&str, Vec<&str>, String)> = vec![
+        (
+            "osu_latency",
+            vec!["--cpu-list", &missing],
+            format!("osu_latency: --cpu-list {missing}: cpu {missing} does not exist on {host} (it has cpus {have})"),
+        ),
+        (
+            "osu_bw",
+            vec!["--nic", "nosuch0:1"],
+            format!("osu_bw: --nic nosuch0:1: no such network device on {host} (found: {found})"),
+        ),
+    ];
+    if map["machine"]["gpus"].as_array().unwrap().is_empty() {
+        cases.push((
+            "osu_allreduce",
+            vec!["--bind", "gpu"],
+            format!("osu_allreduce: --bind gpu: {host} has no GPU that hwloc can see"),
+        ));
+    }
+    for mpi in [Mpi::OpenMpi, Mpi::Mpich] {
+        if mpi == Mpi::Mpich && !have_mpich() {
+            continue;
+        }
+        for (bench, args, line) in &cases {
+            let mut all = vec!["-m", "8"];
+            all.extend(args.iter().copied());
+            check_case(mpi, mpi, 2, bench, &all, d.path(), line);
+        }
+    }
 }

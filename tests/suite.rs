@@ -57,12 +57,15 @@ fn check_complete(dir: &Path, benches: &[&str]) -> String {
             serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{b}.json"))).unwrap()).unwrap();
         assert_eq!(rec["status"], "complete", "{b}");
         assert!(dir.join(format!("{b}.stderr")).is_file());
+        assert!(dir.join(format!("{b}.svg")).is_file(), "{b}.svg (commbench plot) missing");
     }
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("suite.json")).unwrap()).unwrap();
     assert_eq!(report["schema"], "commbench-suite/1");
     assert_eq!(report["benchmarks"].as_array().unwrap().len(), benches.len());
-    std::fs::read_to_string(dir.join("summary.md")).unwrap()
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains(&format!("![{0} plot]({0}.svg)", benches[0])), "{md}");
+    md
 }
 
 #[test]

@@ -21,7 +21,8 @@ use crate::report::record::{self, IterationPolicy, LauncherInfo, MpiInfo, RankIn
 use crate::report::time::Utc;
 use crate::report::{Row, RunContext, Sink};
 use crate::stats::{osu_tails, Samples, Summary};
-use crate::topo::{self, affinity, cpuset};
+use crate::topo::report::{RankPlacement, WarnContext};
+use crate::topo::{self, affinity, cpuset, placement};
 use crate::watchdog::{self, OnFire, Progress, Step};
 
 /// Runs the benchmark and exits the process with its status.
@@ -108,6 +109,8 @@ fn run<K: Kernel>(spec: &'static BenchSpec, make: fn(&Setup) -> Result<K, AllocE
     }
 
     let start = Utc::now();
+    // Binding and NIC variables must be in place before MPI starts.
+    let prepared = placement::prepare(&env, &opts.placement);
     let Some(mpi) = Mpi::init() else {
         say(&format!("{}: MPI was initialised before commbench could do it", spec.name));
         return 1;
@@ -136,7 +139,17 @@ fn run<K: Kernel>(spec: &'static BenchSpec, make: fn(&Setup) -> Result<K, AllocE
             return 1;
         }
     };
-    Session { spec, opts, argv, argv0, env, mpi, pairs, progress, on_fire, start }.run(make)
+    let placement = match placement::confirm(&mpi, &env, prepared) {
+        Ok(p) => p,
+        Err(line) => {
+            if let Some(line) = line {
+                say(&format!("{}: {line}", spec.name));
+            }
+            mpi.finalize();
+            return 1;
+        }
+    };
+    Session { spec, opts, argv, argv0, env, mpi, pairs, placement, progress, on_fire, start }.run(make)
 }
 
 /// A run past the checks that need no communication.
@@ -148,6 +161,7 @@ struct Session {
     env: LauncherEnv,
     mpi: Mpi,
     pairs: usize,
+    placement: RankPlacement,
     progress: Arc<Progress>,
     on_fire: Arc<Mutex<Option<OnFire>>>,
     start: Utc,
@@ -196,7 +210,28 @@ impl Session {
             cpus: cpuset::format_list(&cpus),
             cpu_count: cpus.len(),
             local_rank: self.env.local_rank,
+            placement: Some(self.placement.clone()),
         }
+    }
+
+    /// Rank 0: prints the placement table and the misplacement warnings
+    /// on stderr, and returns the warnings for the run record.
+    fn placement_report(&self, ranks: &[RankInfo]) -> Vec<String> {
+        let pairs = if self.spec.is_point_to_point() {
+            (0..self.pairs).map(|i| (i, i + self.pairs)).collect()
+        } else {
+            Vec::new()
+        };
+        let nodes =
+            ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"].iter().find_map(|k| std::env::var(k).ok()?.trim().parse().ok());
+        let ctx = WarnContext { benchmark: self.spec.name.into(), pairs, allocation_nodes: nodes };
+        let warnings = topo::report::warnings(ranks, &ctx);
+        let mut text = topo::report::table(ranks);
+        for w in &warnings {
+            text.push_str(&format!("# warning: {w}\n"));
+        }
+        let _ = io::stderr().write_all(text.as_bytes());
+        warnings
     }
 
     /// Gathers every rank's placement at rank 0.
@@ -229,6 +264,7 @@ impl Session {
             launcher: LauncherInfo { kind: self.env.kind.into(), size: self.env.size },
             hosts: record::distinct_hosts(&ranks),
             ranks,
+            placement_warnings: Vec::new(),
             options: serde_json::to_value(o).unwrap_or_default(),
             iteration_policy: IterationPolicy {
                 small_iterations: o.iterations.unwrap_or(d.small_iterations),
@@ -332,6 +368,7 @@ impl Session {
         let mut record: Option<(Arc<Mutex<RunRecord>>, PathBuf)> = None;
         let mut outputs: Option<Outputs> = None;
         if self.is_root() {
+            let warnings = self.placement_report(&ranks);
             let ctx = RunContext {
                 benchmark: self.spec.name,
                 backend: "mpi",
@@ -340,7 +377,8 @@ impl Session {
             };
             let mut csv = None;
             if let Some(f) = files {
-                let rec = self.new_record(ranks, &f);
+                let mut rec = self.new_record(ranks, &f);
+                rec.placement_warnings = warnings;
                 if let Err(e) = rec.write(&f.record_path) {
                     self.abort(&format!("{}: cannot write {}: {e}", self.spec.name, f.record_path.display()));
                 }

@@ -10,8 +10,16 @@ commands:
 
 /// Subcommands: name, one-line description, entry point.
 type Entry = fn(&[String]) -> i32;
-const COMMANDS: &[(&str, &str, Entry)] =
-    &[("suite", "run a set of benchmarks through an MPI launcher, with a summary", commbench::suite::main)];
+const COMMANDS: &[(&str, &str, Entry)] = &[
+    ("suite", "run a set of benchmarks through an MPI launcher, with a summary", commbench::suite::main),
+    (
+        "topo",
+        "show this node's cpus, NUMA nodes, NICs and GPUs, and where ranks would go",
+        commbench::topo::command::main,
+    ),
+    ("compare", "judge results against a reference (OSU text or CSV) with tolerances", commbench::compare::main),
+    ("plot", "draw SVG charts of latency and bandwidth against message size", commbench::plot::main),
+];
 
 fn usage() -> String {
     let mut s = USAGE.to_string();

@@ -82,6 +82,9 @@ pub struct RankInfo {
     pub cpu_count: usize,
     /// Local rank as the launcher announced it, if it did.
     pub local_rank: Option<usize>,
+    /// NUMA nodes, cores, NIC, GPU and how they were chosen.
+    #[serde(default)]
+    pub placement: Option<crate::topo::report::RankPlacement>,
 }
 
 /// Iteration counts and thresholds in force.
@@ -131,6 +134,9 @@ pub struct RunRecord {
     pub launcher: LauncherInfo,
     pub hosts: Vec<String>,
     pub ranks: Vec<RankInfo>,
+    /// Misplacement found after start-up (also printed on stderr).
+    #[serde(default)]
+    pub placement_warnings: Vec<String>,
     pub options: serde_json::Value,
     pub iteration_policy: IterationPolicy,
     /// Environment of rank 0 (see ENV_PREFIXES for what is kept).
@@ -181,6 +187,7 @@ mod tests {
             cpus: "0".into(),
             cpu_count: 1,
             local_rank: None,
+            placement: None,
         };
         assert_eq!(distinct_hosts(&[r(0, "b"), r(1, "a"), r(2, "b")]), vec!["b", "a"]);
     }

@@ -264,11 +264,16 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         });
     }
 
-    // PLOTS: the one place where the run's plots are made. Once
-    // commbench::plot exists, set `plots` to
-    // `crate::plot::plot_run_dir(&dir)` (warning on stderr on error); the
-    // summary links each `<bench>.svg` under its benchmark.
-    let plots: Vec<PathBuf> = Vec::new();
+    // PLOTS: the one place where the run's plots are made (`<bench>.svg`
+    // in the run directory); the summary links each under its benchmark.
+    // A plot that cannot be drawn costs a warning, never the run.
+    let plots: Vec<PathBuf> = match crate::plot::plot_run_dir(&dir) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("suite: no plots: {e}");
+            Vec::new()
+        }
+    };
 
     let mut tables = HashMap::new();
     let mut hosts: Vec<String> = Vec::new();

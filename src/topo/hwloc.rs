@@ -171,7 +171,7 @@ pub fn discover() -> Result<Machine, DiscoveryError> {
     }
     Ok(Machine {
         hostname: super::hostname(),
-        source: format!("hwloc {}", hwloc_version()),
+        source: format!("hwloc {}", hwloc_version(&topo)),
         packages,
         numa_nodes,
         cores,
@@ -181,9 +181,14 @@ pub fn discover() -> Result<Machine, DiscoveryError> {
     })
 }
 
-fn hwloc_version() -> String {
+/// The library's release (the root object's hwlocVersion), else its API
+/// version.
+fn hwloc_version(topo: &Topology) -> String {
+    if let Some(v) = topo.root_object().info("hwlocVersion").and_then(|v| v.to_str().ok()) {
+        return v.to_string();
+    }
     let v = hwlocality::hwloc_api_version();
-    format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff)
+    format!("API {}.{}", v >> 16, (v >> 8) & 0xff)
 }
 
 fn read_trim(p: &Path) -> Option<String> {

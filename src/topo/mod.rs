@@ -2,11 +2,14 @@
 //! and binding policy (hwloc) grow here.
 
 pub mod affinity;
+pub mod command;
 pub mod cpuset;
 pub mod describe;
 pub mod hwloc;
 pub mod machine;
+pub mod placement;
 pub mod policy;
+pub mod report;
 pub mod request;
 
 /// This machine's host name (`gethostname`), or "unknown".

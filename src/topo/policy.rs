@@ -156,12 +156,13 @@ pub fn plan(m: &Machine, ranks_on_node: usize, req: &PlacementRequest) -> Result
             let dev = &m.nics[n];
             if !dev.cpus.is_empty() && !cpuset::is_subset(c, &dev.cpus) {
                 let local_allowed = cpuset::intersects(&dev.cpus, &m.allowed_cpus);
-                notes.push(if local_allowed {
+                let (list, local) = (format_list(c), format_list(&dev.cpus));
+                notes.push(if req.cpu_list.is_some() {
+                    format!("--cpu-list gives cpu {list} but {}'s local cpus are {local}", dev.name)
+                } else if local_allowed {
                     format!(
-                        "cpus {} are not local to {} (its cpus {} are taken)",
-                        format_list(c),
-                        dev.name,
-                        format_list(&dev.cpus)
+                        "cpus {list} are not local to {}: its local cpus {local} are taken by other ranks",
+                        dev.name
                     )
                 } else {
                     format!("none of {}'s local cpus {} is allowed for this rank", dev.name, format_list(&dev.cpus))

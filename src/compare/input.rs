@@ -1,0 +1,111 @@
+//! Turns paths given on the command line into tables: a commbench CSV, an
+//! OSU text output, or a directory of results (a results folder or a suite
+//! run folder), with the JSON run record beside each file when there is one.
+
+use std::path::{Path, PathBuf};
+
+use super::csv_input::{self, CsvInputError};
+use super::model::{Note, Parsed, RunInfo};
+use super::osu_text;
+
+/// Why an input could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}: {source}")]
+    Csv { path: String, source: CsvInputError },
+    #[error("{path}: no OSU benchmark output or commbench results found")]
+    Empty { path: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> InputError + '_ {
+    move |source| InputError::Io { path: path.display().to_string(), source }
+}
+
+/// The run record beside a results file (`X.json` for `X.csv` or `X.txt`).
+pub fn run_info(path: &Path) -> Option<RunInfo> {
+    let text = std::fs::read_to_string(path.with_extension("json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let hosts = v
+        .get("hosts")
+        .and_then(|h| h.as_array())
+        .map(|a| a.iter().filter_map(|h| h.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    let mpi_library = v
+        .pointer("/mpi/library_version")
+        .and_then(|l| l.as_str())
+        .map(|l| l.lines().next().unwrap_or("").split(',').next().unwrap_or("").trim().to_string())
+        .filter(|l| !l.is_empty());
+    Some(RunInfo { hosts, mpi_library })
+}
+
+/// A short name for a run: the file name without its extension, or the
+/// folder name for a file of a suite folder (`osu_bw.csv`).
+fn label(path: &Path) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let parent = path.parent().and_then(Path::file_name).map(|s| s.to_string_lossy().into_owned());
+    match parent {
+        Some(p) if stem.starts_with("osu_") => format!("{p}/{stem}"),
+        _ => stem,
+    }
+}
+
+/// Reads one file: CSV by its `.csv` name, anything else as OSU text.
+pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let shown = path.display().to_string();
+    let label = label(path);
+    let mut parsed = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")) {
+        csv_input::parse(&text, &shown, &label).map_err(|source| InputError::Csv { path: shown.clone(), source })?
+    } else {
+        osu_text::parse(&text, &shown, &label)
+    };
+    if parsed.tables.is_empty() {
+        return Err(InputError::Empty { path: shown });
+    }
+    let info = run_info(path);
+    for t in &mut parsed.tables {
+        t.run = info.clone();
+    }
+    Ok(parsed)
+}
+
+/// The results files of a directory: every `.csv`, and every `.txt` with
+/// no `.csv` of the same name (a suite folder keeps both), sorted by name.
+pub fn results_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io_err(dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    let has = |p: &Path, ext: &str| p.extension().is_some_and(|e| e == ext);
+    let keep = |p: &PathBuf| has(p, "csv") || (has(p, "txt") && !p.with_extension("csv").exists());
+    Ok(files.iter().filter(|p| keep(p)).cloned().collect())
+}
+
+/// Reads a file or every results file of a directory. Files in a
+/// directory that hold no results are noted and passed over.
+pub fn load(path: &Path) -> Result<Parsed, InputError> {
+    if !path.is_dir() {
+        return load_file(path);
+    }
+    let mut all = Parsed::default();
+    for f in results_files(path)? {
+        match load_file(&f) {
+            Ok(p) => {
+                all.tables.extend(p.tables);
+                all.notes.extend(p.notes);
+            }
+            Err(e) => {
+                all.notes.push(Note { path: f.display().to_string(), line: None, message: format!("skipped: {e}") })
+            }
+        }
+    }
+    if all.tables.is_empty() {
+        return Err(InputError::Empty { path: path.display().to_string() });
+    }
+    Ok(all)
+}

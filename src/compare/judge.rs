@@ -1,0 +1,278 @@
+//! Matches measured tables to reference tables by benchmark, datatype and
+//! size, and judges each size by the rules: the direction of the metric
+//! decides what "worse" means, several runs (or several reference outputs)
+//! are reduced to their median first.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::model::{Metric, Table};
+use super::tolerance::Rules;
+
+/// The outcome for one size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Within tolerance and limits.
+    Pass,
+    /// Passes, and is better than the reference by more than the tolerance.
+    Better,
+    Fail,
+    /// In the reference, not in any run.
+    Missing,
+    /// The reference value is not above 0: no ratio to judge.
+    Skipped,
+}
+
+/// One size of one compared table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub size: u64,
+    pub reference: f64,
+    /// Median over the runs that measured this size.
+    pub measured: Option<f64>,
+    pub runs: usize,
+    pub measured_min: Option<f64>,
+    pub measured_max: Option<f64>,
+    /// measured / reference.
+    pub ratio: Option<f64>,
+    pub tolerance_pct: f64,
+    pub verdict: Verdict,
+    pub reasons: Vec<String>,
+}
+
+/// One (benchmark, datatype, metric) comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct Block {
+    pub benchmark: String,
+    pub datatype: String,
+    pub metric: Metric,
+    pub unit: &'static str,
+    pub higher_is_better: bool,
+    /// False for benchmarks without sizes (barrier).
+    pub sized: bool,
+    /// Where the reference values came from (`path:line`) and its OSU version.
+    pub reference_from: Vec<String>,
+    pub reference_version: Option<String>,
+    /// The runs measured, by label.
+    pub runs: Vec<String>,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Summary {
+    pub points: usize,
+    pub passed: usize,
+    pub better: usize,
+    pub failed: usize,
+    pub missing: usize,
+    pub skipped: usize,
+    /// Reference tables no run measured.
+    pub unmatched: usize,
+    pub allowed_failures: usize,
+    /// Failures that count against the allowance.
+    pub counted_failures: usize,
+    pub ok: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub blocks: Vec<Block>,
+    pub notes: Vec<String>,
+    pub summary: Summary,
+}
+
+pub fn median(values: &mut [f64]) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
+}
+
+fn values_at(tables: &[&Table], metric: Metric, size: u64) -> Vec<f64> {
+    tables.iter().flat_map(|t| t.points.iter().filter(|p| p.size == size).filter_map(|p| p.value(metric))).collect()
+}
+
+/// Verdict, ratio and reasons for one measured value.
+pub fn judge_value(
+    metric: Metric,
+    size: u64,
+    reference: f64,
+    measured: f64,
+    rules: &Rules,
+) -> (Verdict, f64, Vec<String>) {
+    let tol = rules.tolerance_pct(size);
+    let mut reasons = Vec::new();
+    for l in rules.limits_for(metric, size) {
+        if l.violated_by(measured) {
+            reasons.push(l.describe());
+        }
+    }
+    if reference <= 0.0 {
+        let v = if reasons.is_empty() { Verdict::Skipped } else { Verdict::Fail };
+        return (v, f64::NAN, reasons);
+    }
+    let ratio = measured / reference;
+    let worse_pct = if metric.higher_is_better() { (1.0 - ratio) * 100.0 } else { (ratio - 1.0) * 100.0 };
+    // Exactly at the tolerance passes; the slack only absorbs rounding.
+    let slack = 1e-9 * tol.max(1.0);
+    if worse_pct > tol + slack {
+        let dir = if metric.higher_is_better() { "lower" } else { "higher" };
+        reasons.insert(0, format!("{worse_pct:.1}% {dir} than the reference (tolerance {tol}%)"));
+    }
+    let verdict = if !reasons.is_empty() {
+        Verdict::Fail
+    } else if -worse_pct > tol + slack {
+        Verdict::Better
+    } else {
+        Verdict::Pass
+    };
+    (verdict, ratio, reasons)
+}
+
+type Key = (String, String);
+
+fn key(t: &Table) -> Key {
+    (t.benchmark.clone(), t.datatype_key().to_string())
+}
+
+fn ordered_keys(tables: &[Table]) -> Vec<Key> {
+    let mut keys: Vec<Key> = Vec::new();
+    for t in tables {
+        let k = key(t);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys
+}
+
+fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rules: &Rules) -> Block {
+    let mut sizes: Vec<u64> =
+        refs.iter().flat_map(|t| t.points.iter().filter(|p| p.value(metric).is_some()).map(|p| p.size)).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    // One name per run; runs from files of the same name, or several
+    // outputs in one file, are told apart by file name and line.
+    let labels: Vec<String> = runs
+        .iter()
+        .map(|t| {
+            if runs.iter().filter(|o| o.run_label == t.run_label).count() < 2 {
+                return t.run_label.clone();
+            }
+            let file = Path::new(&t.path).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+            t.line.map_or(file.clone(), |l| format!("{file}:{l}"))
+        })
+        .collect();
+    let mut rows = Vec::new();
+    for size in sizes {
+        let Some(reference) = median(&mut values_at(refs, metric, size)) else { continue };
+        let tolerance_pct = rules.tolerance_pct(size);
+        let mut measured = values_at(runs, metric, size);
+        let Some(med) = median(&mut measured) else {
+            rows.push(Row {
+                size,
+                reference,
+                measured: None,
+                runs: 0,
+                measured_min: None,
+                measured_max: None,
+                ratio: None,
+                tolerance_pct,
+                verdict: Verdict::Missing,
+                reasons: vec!["not measured".into()],
+            });
+            continue;
+        };
+        let (mut verdict, ratio, mut reasons) = judge_value(metric, size, reference, med, rules);
+        let failed_checks = runs
+            .iter()
+            .flat_map(|t| t.points.iter().filter(|p| p.size == size))
+            .filter(|p| p.validation == Some(false))
+            .count();
+        if failed_checks > 0 {
+            verdict = Verdict::Fail;
+            reasons.push(format!("data validation failed in {failed_checks} run(s)"));
+        }
+        rows.push(Row {
+            size,
+            reference,
+            measured: Some(med),
+            runs: measured.len(),
+            measured_min: measured.first().copied(),
+            measured_max: measured.last().copied(),
+            ratio: ratio.is_finite().then_some(ratio),
+            tolerance_pct,
+            verdict,
+            reasons,
+        });
+    }
+    Block {
+        benchmark: k.0.clone(),
+        datatype: k.1.clone(),
+        metric,
+        unit: metric.unit(),
+        higher_is_better: metric.higher_is_better(),
+        sized: refs.iter().all(|t| t.sized),
+        reference_from: refs.iter().map(|t| t.origin()).collect(),
+        reference_version: refs.iter().find_map(|t| t.osu_version.clone()),
+        runs: labels,
+        rows,
+    }
+}
+
+/// Compares every reference table with the runs' tables of the same
+/// benchmark and datatype.
+pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
+    let mut blocks = Vec::new();
+    let mut notes = Vec::new();
+    let mut unmatched = 0;
+    let ref_keys = ordered_keys(reference);
+    for k in &ref_keys {
+        let refs: Vec<&Table> = reference.iter().filter(|t| key(t) == *k).collect();
+        let meas: Vec<&Table> = runs.iter().filter(|t| key(t) == *k).collect();
+        if meas.is_empty() {
+            notes.push(format!("{} {}: in the reference but in no run: not compared", k.0, k.1));
+            unmatched += 1;
+            continue;
+        }
+        let has = |ts: &[&Table], m: Metric| ts.iter().any(|t| t.points.iter().any(|p| p.value(m).is_some()));
+        let metrics: Vec<Metric> = Metric::ALL.into_iter().filter(|m| has(&refs, *m) && has(&meas, *m)).collect();
+        if metrics.is_empty() {
+            notes.push(format!("{} {}: the reference and the runs share no metric", k.0, k.1));
+            unmatched += 1;
+        }
+        for m in metrics {
+            blocks.push(compare_block(k, m, &refs, &meas, rules));
+        }
+    }
+    for k in ordered_keys(runs) {
+        if !ref_keys.contains(&k) {
+            notes.push(format!("{} {}: measured but not in the reference: not compared", k.0, k.1));
+        }
+    }
+    let mut s = Summary { unmatched, allowed_failures: rules.allowed_failures, ..Summary::default() };
+    for r in blocks.iter().flat_map(|b| &b.rows) {
+        s.points += 1;
+        match r.verdict {
+            Verdict::Pass => s.passed += 1,
+            Verdict::Better => {
+                s.passed += 1;
+                s.better += 1
+            }
+            Verdict::Fail => s.failed += 1,
+            Verdict::Missing => s.missing += 1,
+            Verdict::Skipped => s.skipped += 1,
+        }
+    }
+    s.counted_failures = s.failed + if rules.require_all { s.missing + s.unmatched } else { 0 };
+    s.ok = s.counted_failures <= s.allowed_failures;
+    Report { blocks, notes, summary: s }
+}
+
+#[cfg(test)]
+mod tests;

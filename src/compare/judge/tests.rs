@@ -1,0 +1,189 @@
+use super::*;
+use crate::compare::model::Point;
+use crate::compare::tolerance::{parse_limit, parse_tolerance};
+
+fn table(bench: &str, label: &str, metric: Metric, pts: &[(u64, f64)]) -> Table {
+    let points = pts
+        .iter()
+        .map(|&(size, v)| {
+            let mut p = Point { size, ..Point::default() };
+            match metric {
+                Metric::Latency => p.latency_us = Some(v),
+                Metric::Bandwidth => p.bw_mbps = Some(v),
+                Metric::MessageRate => p.msg_rate = Some(v),
+            }
+            p
+        })
+        .collect();
+    Table {
+        benchmark: bench.into(),
+        sized: true,
+        points,
+        path: label.into(),
+        run_label: label.into(),
+        ..Table::default()
+    }
+}
+
+fn rules(tol: &[&str]) -> Rules {
+    Rules { tolerances: tol.iter().map(|t| parse_tolerance(t).unwrap()).collect(), ..Rules::default() }
+}
+
+fn verdicts(rep: &Report) -> Vec<Verdict> {
+    rep.blocks.iter().flat_map(|b| b.rows.iter().map(|r| r.verdict)).collect()
+}
+
+#[test]
+fn bandwidth_exactly_at_ten_percent_passes_just_over_fails() {
+    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 100.0), (2, 100.0), (4, 100.0), (8, 24636.01)]);
+    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 90.0), (2, 89.99), (4, 111.0), (8, 24636.01 * 0.9)]);
+    let rep = compare(&[r], &[m], &rules(&["10%"]));
+    assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail, Verdict::Better, Verdict::Pass]);
+    let fail = &rep.blocks[0].rows[1];
+    assert!(fail.reasons[0].contains("10.0% lower"), "{:?}", fail.reasons);
+    assert_eq!(rep.summary.failed, 1);
+    assert!(!rep.summary.ok);
+}
+
+#[test]
+fn latency_direction_is_reversed() {
+    let r = table("osu_latency", "ref", Metric::Latency, &[(1, 1.0), (2, 1.0), (4, 1.0), (8, 2.0)]);
+    let m = table("osu_latency", "run", Metric::Latency, &[(1, 1.1), (2, 1.1001), (4, 0.5), (8, 1.0)]);
+    let rep = compare(&[r], &[m], &rules(&["10%"]));
+    assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail, Verdict::Better, Verdict::Better]);
+    assert!(rep.blocks[0].rows[1].reasons[0].contains("higher than the reference"));
+    // The same numbers as bandwidth judge the other way round.
+    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 1.0)]);
+    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 0.5)]);
+    assert_eq!(verdicts(&compare(&[r], &[m], &rules(&["10%"]))), [Verdict::Fail]);
+}
+
+#[test]
+fn message_rate_is_higher_is_better() {
+    let r = table("osu_mbw_mr", "ref", Metric::MessageRate, &[(1, 1e6)]);
+    let m = table("osu_mbw_mr", "run", Metric::MessageRate, &[(1, 0.8e6)]);
+    assert_eq!(
+        verdicts(&compare(std::slice::from_ref(&r), std::slice::from_ref(&m), &rules(&["20%"]))),
+        [Verdict::Pass]
+    );
+    assert_eq!(verdicts(&compare(&[r], &[m], &rules(&["19.9%"]))), [Verdict::Fail]);
+}
+
+#[test]
+fn per_size_range_tolerances_edges() {
+    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(8192, 100.0), (8193, 100.0)]);
+    let m = table("osu_bw", "run", Metric::Bandwidth, &[(8192, 80.0), (8193, 80.0)]);
+    let rep = compare(std::slice::from_ref(&r), std::slice::from_ref(&m), &rules(&["1-8192:20%", "8193-:10%"]));
+    assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail]);
+    assert_eq!((rep.blocks[0].rows[0].tolerance_pct, rep.blocks[0].rows[1].tolerance_pct), (20.0, 10.0));
+    // A later rule overrides an earlier one where they overlap.
+    let rep = compare(&[r], &[m], &rules(&["-8K:20%", "8K:5%"]));
+    assert_eq!(verdicts(&rep), [Verdict::Fail, Verdict::Fail]);
+}
+
+#[test]
+fn default_tolerance_is_ten_percent() {
+    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 100.0), (2, 100.0)]);
+    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 90.0), (2, 89.0)]);
+    assert_eq!(verdicts(&compare(&[r], &[m], &Rules::default())), [Verdict::Pass, Verdict::Fail]);
+}
+
+#[test]
+fn allowed_failures_edge() {
+    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 100.0), (2, 100.0), (4, 100.0)]);
+    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 50.0), (2, 50.0), (4, 100.0)]);
+    let mut ru = rules(&["10%"]);
+    ru.allowed_failures = 2;
+    let rep = compare(std::slice::from_ref(&r), std::slice::from_ref(&m), &ru);
+    assert_eq!((rep.summary.failed, rep.summary.ok), (2, true));
+    ru.allowed_failures = 1;
+    assert!(!compare(&[r], &[m], &ru).summary.ok);
+}
+
+#[test]
+fn absolute_floor_and_ceiling_edges() {
+    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 10.0), (4194304, 24000.0), (2097152, 24000.0)]);
+    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 10.0), (4194304, 24000.0), (2097152, 23999.0)]);
+    let mut ru = rules(&["10%"]);
+    ru.limits.push(parse_limit(Metric::Bandwidth, "1M-:24000").unwrap());
+    let rep = compare(&[r], &[m], &ru);
+    // Size 1 is outside the floor's range; 4 MiB sits exactly on it.
+    assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail, Verdict::Pass]);
+    assert!(rep.blocks[0].rows[1].reasons.iter().any(|s| s.contains("below the floor 24000 MB/s")));
+
+    let r = table("osu_latency", "ref", Metric::Latency, &[(8, 1.0), (16, 1.0)]);
+    let m = table("osu_latency", "run", Metric::Latency, &[(8, 1.05), (16, 1.0)]);
+    let mut ru = rules(&["10%"]);
+    ru.limits.push(parse_limit(Metric::Latency, "1.0").unwrap());
+    assert_eq!(verdicts(&compare(&[r], &[m], &ru)), [Verdict::Fail, Verdict::Pass]);
+}
+
+#[test]
+fn several_runs_compare_by_their_median() {
+    let r = table("osu_latency", "ref", Metric::Latency, &[(8, 1.0)]);
+    let runs = [
+        table("osu_latency", "a", Metric::Latency, &[(8, 0.9)]),
+        table("osu_latency", "b", Metric::Latency, &[(8, 5.0)]),
+        table("osu_latency", "c", Metric::Latency, &[(8, 1.05)]),
+    ];
+    let rep = compare(&[r], &runs, &rules(&["10%"]));
+    let row = &rep.blocks[0].rows[0];
+    assert_eq!((row.measured, row.runs, row.measured_min, row.measured_max), (Some(1.05), 3, Some(0.9), Some(5.0)));
+    assert_eq!(row.verdict, Verdict::Pass);
+    assert_eq!(rep.blocks[0].runs, ["a", "b", "c"]);
+    assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), Some(2.5));
+}
+
+#[test]
+fn matching_by_benchmark_and_datatype_and_missing_sizes() {
+    let mut r = table("osu_latency", "ref", Metric::Latency, &[(0, 1.0), (1, 1.0)]);
+    r.datatype = None; // pre-7 output: bytes
+    let mut m = table("osu_latency", "run", Metric::Latency, &[(1, 1.0), (2, 1.0)]);
+    m.datatype = Some("MPI_CHAR".into());
+    let mut other = table("osu_latency", "run", Metric::Latency, &[(4, 9.0)]);
+    other.datatype = Some("MPI_INT".into());
+    let bw = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 1.0)]);
+    let rep = compare(&[r.clone(), bw], &[m.clone(), other], &rules(&["10%"]));
+    assert_eq!(rep.blocks.len(), 1);
+    assert_eq!(verdicts(&rep), [Verdict::Missing, Verdict::Pass]);
+    assert!(rep.summary.ok, "missing sizes do not fail by default");
+    assert_eq!(rep.summary.unmatched, 1);
+    assert!(rep.notes.iter().any(|n| n.contains("osu_bw MPI_CHAR: in the reference but in no run")));
+    assert!(rep.notes.iter().any(|n| n.contains("osu_latency MPI_INT: measured but not in the reference")));
+    let mut ru = rules(&["10%"]);
+    ru.require_all = true;
+    let rep = compare(&[r], &[m], &ru);
+    assert_eq!((rep.summary.counted_failures, rep.summary.ok), (1, false));
+}
+
+#[test]
+fn failed_validation_fails_the_size() {
+    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 1.0)]);
+    let mut m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 1.0)]);
+    m.points[0].validation = Some(false);
+    let rep = compare(&[r], &[m], &rules(&["10%"]));
+    assert_eq!(verdicts(&rep), [Verdict::Fail]);
+    assert!(rep.blocks[0].rows[0].reasons[0].contains("validation"));
+}
+
+#[test]
+fn zero_reference_is_skipped_not_divided() {
+    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 0.0)]);
+    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 5.0)]);
+    let rep = compare(&[r], &[m], &rules(&["10%"]));
+    assert_eq!(verdicts(&rep), [Verdict::Skipped]);
+    assert_eq!(rep.blocks[0].rows[0].ratio, None);
+    assert!(rep.summary.ok);
+}
+
+#[test]
+fn mbw_mr_compares_bandwidth_and_message_rate() {
+    let mut r = table("osu_mbw_mr", "ref", Metric::Bandwidth, &[(1, 100.0)]);
+    r.points[0].msg_rate = Some(1e8);
+    let mut m = table("osu_mbw_mr", "run", Metric::Bandwidth, &[(1, 100.0)]);
+    m.points[0].msg_rate = Some(0.5e8);
+    let rep = compare(&[r], &[m], &rules(&["10%"]));
+    let metrics: Vec<Metric> = rep.blocks.iter().map(|b| b.metric).collect();
+    assert_eq!(metrics, [Metric::Bandwidth, Metric::MessageRate]);
+    assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail]);
+}

@@ -1,0 +1,122 @@
+//! `commbench compare REFERENCE RUN...`: reads OSU text outputs (any
+//! version) and commbench CSVs, matches benchmarks, datatypes and sizes, and
+//! judges each size against the reference with direction-aware tolerances.
+//! Exit status: 0 all pass, 1 any failure beyond the allowance, 2 bad
+//! options or unreadable input.
+
+pub mod args;
+pub mod csv_input;
+pub mod format;
+pub mod input;
+pub mod judge;
+pub mod model;
+pub mod osu_text;
+pub mod tolerance;
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use self::format::Format;
+use self::model::Metric;
+use self::tolerance::{Limit, Rules, ToleranceRule};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "commbench compare",
+    version = crate::VERSION,
+    about = "Compare benchmark results against a reference (OSU text output or commbench CSV).",
+    after_help = "SIZES is N, A-B, A- or -B in bytes, with an optional K, M or G suffix (powers of 1024).\n\
+                  Tolerances: later rules win where ranges overlap; sizes no rule names get 10%.\n\
+                  Latency may be that much higher, bandwidth and message rate that much lower.\n\
+                  Exit status: 0 all pass, 1 failures beyond --allowed-failures, 2 bad options or input."
+)]
+struct Args {
+    /// Reference results: an OSU text output (any version), a commbench CSV, or a results directory.
+    reference: PathBuf,
+    /// Measured results (same kinds). Several runs are compared by their median.
+    #[arg(required = true)]
+    runs: Vec<PathBuf>,
+    /// How much worse than the reference a size may be: PCT% or SIZES:PCT% (repeatable).
+    #[arg(long, value_name = "[SIZES:]PCT%", value_parser = tolerance::parse_tolerance)]
+    tolerance: Vec<ToleranceRule>,
+    /// Number of failing sizes tolerated before the comparison fails.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    allowed_failures: usize,
+    /// Bandwidth floor in MB/s, for all sizes or SIZES (repeatable).
+    #[arg(long, value_name = "[SIZES:]MBPS", value_parser = |s: &str| tolerance::parse_limit(Metric::Bandwidth, s))]
+    min_bw: Vec<Limit>,
+    /// Latency ceiling in microseconds, for all sizes or SIZES (repeatable).
+    #[arg(long, value_name = "[SIZES:]US", value_parser = |s: &str| tolerance::parse_limit(Metric::Latency, s))]
+    max_lat: Vec<Limit>,
+    /// Message-rate floor in messages/s, for all sizes or SIZES (repeatable).
+    #[arg(long, value_name = "[SIZES:]RATE", value_parser = |s: &str| tolerance::parse_limit(Metric::MessageRate, s))]
+    min_rate: Vec<Limit>,
+    /// Count reference sizes and benchmarks that no run measured as failures.
+    #[arg(long)]
+    require_all: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Do not print what the readers passed over.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// Entry point of `commbench compare`; returns the exit status.
+pub fn main(args: &[String]) -> i32 {
+    let a: Args = match args::parse("compare", args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let mut notes = Vec::new();
+    let reference = match input::load(&a.reference) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("commbench compare: reference {e}");
+            return 2;
+        }
+    };
+    notes.extend(reference.notes);
+    let mut runs = Vec::new();
+    for path in &a.runs {
+        match input::load(path) {
+            Ok(p) => {
+                runs.extend(p.tables);
+                notes.extend(p.notes);
+            }
+            Err(e) => {
+                eprintln!("commbench compare: {e}");
+                return 2;
+            }
+        }
+    }
+    let limits = a.min_bw.into_iter().chain(a.max_lat).chain(a.min_rate).collect();
+    let rules =
+        Rules { tolerances: a.tolerance, limits, allowed_failures: a.allowed_failures, require_all: a.require_all };
+    let mut report = judge::compare(&reference.tables, &runs, &rules);
+    let mut all_notes: Vec<String> = notes.iter().map(ToString::to_string).collect();
+    all_notes.append(&mut report.notes);
+    report.notes = all_notes;
+    if !a.quiet {
+        for n in &report.notes {
+            eprintln!("commbench compare: note: {n}");
+        }
+    }
+    if report.blocks.is_empty() {
+        eprintln!("commbench compare: nothing in common: no benchmark, datatype and metric is in both the reference and the runs");
+        return 2;
+    }
+    match format::render(&report, a.format) {
+        Ok(s) => print!("{s}"),
+        Err(e) => {
+            eprintln!("commbench compare: cannot write the report: {e}");
+            return 2;
+        }
+    }
+    if report.summary.ok {
+        0
+    } else {
+        1
+    }
+}

@@ -1,0 +1,140 @@
+//! What every reader produces and every consumer (the judge, the plots)
+//! reads: tables of measured points, one per (benchmark, datatype) block of
+//! one output, plus notes about what a reader could not use.
+
+use serde::Serialize;
+
+/// A quantity compared between runs, with the direction that is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Latency,
+    Bandwidth,
+    MessageRate,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 3] = [Metric::Latency, Metric::Bandwidth, Metric::MessageRate];
+
+    /// Bandwidth and message rate: more is better. Latency: less is better.
+    pub fn higher_is_better(self) -> bool {
+        !matches!(self, Metric::Latency)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Latency => "latency",
+            Metric::Bandwidth => "bandwidth",
+            Metric::MessageRate => "message rate",
+        }
+    }
+
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Latency => "us",
+            Metric::Bandwidth => "MB/s",
+            Metric::MessageRate => "messages/s",
+        }
+    }
+}
+
+/// One row of a table: a message size and whatever columns the output had.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Point {
+    /// Bytes; 0 for benchmarks without a size (barrier).
+    pub size: u64,
+    pub latency_us: Option<f64>,
+    pub bw_mbps: Option<f64>,
+    pub msg_rate: Option<f64>,
+    pub min_lat_us: Option<f64>,
+    pub max_lat_us: Option<f64>,
+    pub iterations: Option<u64>,
+    pub validation: Option<bool>,
+    /// Tail columns as printed, e.g. ("P99", 1.25).
+    pub tails: Vec<(String, f64)>,
+}
+
+impl Point {
+    pub fn value(&self, m: Metric) -> Option<f64> {
+        match m {
+            Metric::Latency => self.latency_us,
+            Metric::Bandwidth => self.bw_mbps,
+            Metric::MessageRate => self.msg_rate,
+        }
+    }
+}
+
+/// Where and on what a run was made, from the JSON run record beside it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunInfo {
+    pub hosts: Vec<String>,
+    /// The MPI library, shortened to its name and version.
+    pub mpi_library: Option<String>,
+}
+
+/// One block of results: a benchmark at one datatype from one output.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    /// Binary name, e.g. `osu_latency`.
+    pub benchmark: String,
+    /// As printed (`MPI_CHAR`); `None` where the output names none.
+    pub datatype: Option<String>,
+    /// OSU version from the title (`5.6.2`); `None` for commbench CSV.
+    pub osu_version: Option<String>,
+    /// False where the output has no size column (barrier).
+    pub sized: bool,
+    pub pairs: Option<u64>,
+    pub window: Option<String>,
+    pub points: Vec<Point>,
+    /// The file it came from.
+    pub path: String,
+    /// 1-based line of its column header (text outputs).
+    pub line: Option<usize>,
+    /// A short name for the run in tables and legends.
+    pub run_label: String,
+    pub run: Option<RunInfo>,
+}
+
+impl Table {
+    /// Outputs without a `# Datatype:` line (before OSU 7) measured bytes.
+    pub fn datatype_key(&self) -> &str {
+        self.datatype.as_deref().unwrap_or("MPI_CHAR")
+    }
+
+    /// Where it came from, as `path:line` or `path`.
+    pub fn origin(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}", self.path),
+            None => self.path.clone(),
+        }
+    }
+
+    /// Metrics with at least one value.
+    pub fn metrics(&self) -> Vec<Metric> {
+        Metric::ALL.into_iter().filter(|m| self.points.iter().any(|p| p.value(*m).is_some())).collect()
+    }
+}
+
+/// Something a reader saw and did not use, said instead of guessed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Note {
+    pub path: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{l}: {}", self.path, self.message),
+            None => write!(f, "{}: {}", self.path, self.message),
+        }
+    }
+}
+
+/// What reading one input gave.
+#[derive(Clone, Debug, Default)]
+pub struct Parsed {
+    pub tables: Vec<Table>,
+    pub notes: Vec<Note>,
+}

@@ -1,0 +1,248 @@
+//! `commbench plot RUN...`: one SVG chart per benchmark of the given
+//! results (CSV, OSU text, or a results or suite directory), one line per
+//! run, the reference drawn in when given. `plot_run_dir` is the entry the
+//! suite runner calls on its run directory.
+
+pub mod axis;
+pub mod chart;
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+use self::chart::{ChartSpec, Line};
+use crate::compare::input::{self, InputError};
+use crate::compare::model::{Metric, Note, Table};
+
+/// Why no chart, or not every chart, could be written.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("{benchmark}: cannot draw the chart: {message}")]
+    Draw { benchmark: String, message: String },
+    #[error("{path}: {source}")]
+    Write { path: String, source: std::io::Error },
+    #[error("nothing to plot: no table has latency or bandwidth values")]
+    Nothing,
+}
+
+/// The metric a benchmark's chart shows: bandwidth where there is one,
+/// else latency.
+fn chart_metric(tables: &[&Table]) -> Option<Metric> {
+    let has = |m: Metric| tables.iter().any(|t| t.points.iter().any(|p| p.value(m).is_some()));
+    [Metric::Bandwidth, Metric::Latency, Metric::MessageRate].into_iter().find(|m| has(*m))
+}
+
+fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v = Vec::new();
+    for i in items {
+        if !v.contains(&i) {
+            v.push(i);
+        }
+    }
+    v
+}
+
+fn line(t: &Table, metric: Metric, label: String, reference: bool) -> Line {
+    let mut points: Vec<(u64, f64)> = t
+        .points
+        .iter()
+        .filter_map(|p| p.value(metric).map(|v| (p.size, v)))
+        .filter(|(_, v)| v.is_finite() && *v > 0.0)
+        .collect();
+    points.sort_by_key(|p| p.0);
+    Line { label, points, reference }
+}
+
+/// The chart of one benchmark: its runs, and the reference tables of the
+/// same benchmark and datatypes; values that are not positive are left out.
+/// Notes say what could not be drawn.
+pub fn chart_spec(benchmark: &str, runs: &[&Table], reference: &[&Table], notes: &mut Vec<Note>) -> Option<ChartSpec> {
+    let metric = chart_metric(runs)?;
+    let sized = runs.iter().all(|t| t.sized);
+    let dts = distinct(runs.iter().map(|t| t.datatype_key().to_string()));
+    let with_dt = |label: &str, t: &Table| {
+        if dts.len() > 1 {
+            format!("{label} {}", t.datatype_key())
+        } else {
+            label.to_string()
+        }
+    };
+    let mut lines: Vec<Line> = runs.iter().map(|t| line(t, metric, with_dt(&t.run_label, t), false)).collect();
+    for r in reference.iter().filter(|r| r.benchmark == benchmark && dts.iter().any(|d| d == r.datatype_key())) {
+        let version = r.osu_version.as_ref().map(|v| format!(", OSU {v}")).unwrap_or_default();
+        let label = with_dt(&format!("reference ({}{version})", r.run_label), r);
+        lines.push(line(r, metric, label, true));
+    }
+    if sized {
+        for l in &mut lines {
+            let before = l.points.len();
+            l.points.retain(|p| p.0 > 0);
+            if l.points.len() < before {
+                let message = format!("{benchmark}: size 0 of '{}' left out of the log-scale chart", l.label);
+                notes.push(Note { path: benchmark.to_string(), line: None, message });
+            }
+        }
+    }
+    lines.retain(|l| !l.points.is_empty());
+    if lines.iter().all(|l| l.reference) {
+        return None;
+    }
+    let hosts = distinct(runs.iter().filter_map(|t| t.run.as_ref()).flat_map(|r| r.hosts.iter().cloned()));
+    let mpis = distinct(runs.iter().filter_map(|t| t.run.as_ref()?.mpi_library.clone()));
+    let mut sub = Vec::new();
+    if !hosts.is_empty() {
+        sub.push(format!("hosts: {}", hosts.join(", ")));
+    }
+    if !mpis.is_empty() {
+        sub.push(format!("MPI: {}", mpis.join(" / ")));
+    }
+    let versions = distinct(runs.iter().filter_map(|t| t.osu_version.clone()));
+    if !versions.is_empty() {
+        sub.push(format!("OSU {}", versions.join(", ")));
+    }
+    let runs_n = lines.iter().filter(|l| !l.reference).count();
+    sub.push(format!("{runs_n} run{}", if runs_n == 1 { "" } else { "s" }));
+    let what = if sized { format!("{} against message size", metric.name()) } else { metric.name().to_string() };
+    let named = distinct(runs.iter().filter_map(|t| t.datatype.clone()));
+    let title = match named.is_empty() {
+        true => format!("{benchmark}: {what}"),
+        false => format!("{benchmark}: {what} ({})", dts.join(", ")),
+    };
+    Some(ChartSpec { benchmark: benchmark.to_string(), metric, title, subtitle: sub.join("  ·  "), sized, lines })
+}
+
+/// Writes `<out>/<benchmark>.svg` for every benchmark in `runs`.
+pub fn write_charts(
+    runs: &[Table],
+    reference: &[Table],
+    out: &Path,
+    notes: &mut Vec<Note>,
+) -> Result<Vec<PathBuf>, PlotError> {
+    let refs: Vec<&Table> = reference.iter().collect();
+    let mut written = Vec::new();
+    for bench in distinct(runs.iter().map(|t| t.benchmark.clone())) {
+        let tables: Vec<&Table> = runs.iter().filter(|t| t.benchmark == bench).collect();
+        let Some(spec) = chart_spec(&bench, &tables, &refs, notes) else {
+            let message = "no positive latency or bandwidth values to draw: no chart".to_string();
+            notes.push(Note { path: bench.clone(), line: None, message });
+            continue;
+        };
+        let svg = chart::render(&spec).map_err(|message| PlotError::Draw { benchmark: bench.clone(), message })?;
+        let path = out.join(format!("{bench}.svg"));
+        std::fs::write(&path, svg).map_err(|source| PlotError::Write { path: path.display().to_string(), source })?;
+        written.push(path);
+    }
+    if written.is_empty() {
+        return Err(PlotError::Nothing);
+    }
+    Ok(written)
+}
+
+/// Plots every benchmark of a results or suite directory into that
+/// directory (`<benchmark>.svg`) and returns the files written.
+pub fn plot_run_dir(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    let parsed = input::load(dir)?;
+    let mut notes = parsed.notes;
+    write_charts(&parsed.tables, &[], dir, &mut notes)
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "commbench plot",
+    version = crate::VERSION,
+    about = "Draw SVG charts of latency or bandwidth against message size, one per benchmark.",
+    after_help = "Each RUN is a commbench CSV, an OSU text output, or a directory of them (a results or suite folder).\n\
+                  Writes <benchmark>.svg beside the first RUN (into it, for a directory) unless --out is given.\n\
+                  Exit status: 0 written, 1 a chart could not be written, 2 bad options or unreadable input."
+)]
+struct Args {
+    /// Results to draw, one line per run.
+    #[arg(required = true)]
+    runs: Vec<PathBuf>,
+    /// Reference results drawn in black (OSU text output or commbench CSV).
+    #[arg(long, value_name = "FILE")]
+    reference: Option<PathBuf>,
+    /// Directory for the SVG files (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Do not print what the readers passed over.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+fn default_out(first: &Path) -> PathBuf {
+    if first.is_dir() {
+        return first.to_path_buf();
+    }
+    match first.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Entry point of `commbench plot`; returns the exit status.
+pub fn main(args: &[String]) -> i32 {
+    let a: Args = match crate::compare::args::parse("plot", args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let mut notes = Vec::new();
+    let mut runs = Vec::new();
+    for p in &a.runs {
+        match input::load(p) {
+            Ok(parsed) => {
+                runs.extend(parsed.tables);
+                notes.extend(parsed.notes);
+            }
+            Err(e) => {
+                eprintln!("commbench plot: {e}");
+                return 2;
+            }
+        }
+    }
+    let reference = match &a.reference {
+        None => Vec::new(),
+        Some(r) => match input::load(r) {
+            Ok(parsed) => {
+                notes.extend(parsed.notes);
+                parsed.tables
+            }
+            Err(e) => {
+                eprintln!("commbench plot: reference {e}");
+                return 2;
+            }
+        },
+    };
+    let out = a.out.clone().unwrap_or_else(|| default_out(&a.runs[0]));
+    if let Err(e) = std::fs::create_dir_all(&out) {
+        eprintln!("commbench plot: {}: {e}", out.display());
+        return 2;
+    }
+    let result = write_charts(&runs, &reference, &out, &mut notes);
+    if !a.quiet {
+        for n in &notes {
+            eprintln!("commbench plot: note: {n}");
+        }
+    }
+    match result {
+        Ok(files) => {
+            for f in files {
+                println!("{}", f.display());
+            }
+            0
+        }
+        Err(e @ PlotError::Nothing) => {
+            eprintln!("commbench plot: {e}");
+            2
+        }
+        Err(e) => {
+            eprintln!("commbench plot: {e}");
+            1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

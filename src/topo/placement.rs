@@ -1,0 +1,231 @@
+//! Placement at start-up, shared by every MPI program of commbench:
+//! `prepare` runs before MPI_Init (discovers the node, computes this rank's
+//! placement from the launcher's local rank, binds, and sets the NIC
+//! variables so the transport sees them when it starts); `confirm` runs
+//! after it (every rank agrees on success or stops with one line, the
+//! local rank is checked against a shared-memory split, and the rank's
+//! placement is described for the report and run record).
+
+use super::affinity;
+use super::cpuset::{self, format_list};
+use super::hwloc;
+use super::machine::Machine;
+use super::policy::{self, Placement};
+use super::report::{EnvSetting, GpuInfo, NicInfo, RankPlacement};
+use super::request::{NicSpec, PlacementRequest};
+use crate::backend::mpi::Mpi;
+use crate::launcher::LauncherEnv;
+
+/// The result of the pre-MPI step, carried to `confirm`.
+pub struct Prepared {
+    req: PlacementRequest,
+    machine: Result<Machine, String>,
+    state: State,
+}
+
+enum State {
+    /// Nothing asked; ranks stay where the launcher put them.
+    NotAsked,
+    /// The launcher did not say the local rank: place after MPI starts.
+    Deferred,
+    Done {
+        placement: Placement,
+        env: Vec<EnvSetting>,
+        local_rank: usize,
+    },
+    Failed(String),
+}
+
+/// Before MPI_Init: place this rank if asked and the launcher says where
+/// it is on the node.
+pub fn prepare(env: &LauncherEnv, req: &PlacementRequest) -> Prepared {
+    let machine = hwloc::discover().map_err(|e| e.to_string());
+    let state = if !req.is_given() {
+        State::NotAsked
+    } else {
+        match (&machine, env.local_rank, env.local_size) {
+            (Err(e), ..) => State::Failed(e.clone()),
+            (Ok(m), Some(lr), Some(ls)) => place_and_apply(m, lr, ls, req),
+            _ => State::Deferred,
+        }
+    };
+    Prepared { req: req.clone(), machine, state }
+}
+
+fn place_and_apply(m: &Machine, local_rank: usize, ranks_on_node: usize, req: &PlacementRequest) -> State {
+    let placement = match policy::place(m, local_rank, ranks_on_node, req) {
+        Ok(p) => p,
+        Err(e) => return State::Failed(e.to_string()),
+    };
+    if let Some(cpus) = &placement.cpus {
+        if let Err(e) = affinity::bind(cpus) {
+            return State::Failed(format!("cannot bind to cpus {}: {e}", format_list(cpus)));
+        }
+    }
+    let env = placement.nic.as_ref().map(|n| set_nic_env(m, n)).unwrap_or_default();
+    State::Done { placement, env, local_rank }
+}
+
+/// The variables that carry a NIC choice to UCX (and so to Open MPI's UCX
+/// layer) and to NCCL.
+pub fn nic_variables(m: &Machine, nic: &NicSpec) -> Vec<(&'static str, String)> {
+    let verbs = m.find_nic(&nic.device).is_some_and(|n| n.has_verbs_ports());
+    if verbs {
+        vec![("UCX_NET_DEVICES", nic.to_string()), ("NCCL_IB_HCA", format!("={nic}"))]
+    } else {
+        vec![("UCX_NET_DEVICES", nic.device.clone()), ("NCCL_SOCKET_IFNAME", format!("={}", nic.device))]
+    }
+}
+
+/// Sets the NIC variables, leaving alone any the user set already.
+fn set_nic_env(m: &Machine, nic: &NicSpec) -> Vec<EnvSetting> {
+    nic_variables(m, nic)
+        .into_iter()
+        .map(|(name, ours)| match std::env::var(name).ok().filter(|v| !v.is_empty()) {
+            Some(user) if user != ours => {
+                EnvSetting { name: name.into(), value: user, set_by: "user".into(), commbench_choice: Some(ours) }
+            }
+            Some(user) => EnvSetting { name: name.into(), value: user, set_by: "user".into(), commbench_choice: None },
+            None => {
+                // Start-up is single-threaded apart from the watchdog,
+                // which reads no environment.
+                std::env::set_var(name, &ours);
+                EnvSetting { name: name.into(), value: ours, set_by: "commbench".into(), commbench_choice: None }
+            }
+        })
+        .collect()
+}
+
+/// After MPI_Init, on every rank: Ok with this rank's placement, or Err
+/// on every rank when any rank failed, carrying the line to print on rank
+/// 0 (None elsewhere).
+pub fn confirm(mpi: &Mpi, env: &LauncherEnv, prepared: Prepared) -> Result<RankPlacement, Option<String>> {
+    let Prepared { req, machine, mut state } = prepared;
+    let (ranks_on_node, split_rank) = mpi.node_ranks();
+    let mut notes = Vec::new();
+    if matches!(state, State::Deferred) {
+        state = match &machine {
+            Ok(m) => place_and_apply(m, split_rank, ranks_on_node, &req),
+            Err(e) => State::Failed(e.clone()),
+        };
+        if req.nic.is_some() || req.policy() == super::request::BindPolicy::Nic {
+            notes.push(
+                "the launcher did not say the local rank, so placement happened after MPI started: a NIC choice \
+                 may not reach the transport (set UCX_NET_DEVICES yourself)"
+                    .to_string(),
+            );
+        }
+    }
+    agree(mpi, &state)?;
+    if let (Some(lr), State::Done { local_rank, .. }) = (env.local_rank, &state) {
+        if lr != split_rank || *local_rank != split_rank {
+            notes.push(format!(
+                "the launcher says local rank {lr} but MPI's node split says {split_rank}; placement used {local_rank}"
+            ));
+        }
+    }
+    Ok(describe(&req, machine.as_ref(), state, notes))
+}
+
+/// Every rank learns whether any rank failed; rank 0 gets the first
+/// failure's text.
+fn agree(mpi: &Mpi, state: &State) -> Result<(), Option<String>> {
+    let failed = mpi.allreduce_sum_u64(u64::from(matches!(state, State::Failed(_))));
+    if failed == 0 {
+        return Ok(());
+    }
+    let mine = match state {
+        State::Failed(msg) => msg.as_bytes().to_vec(),
+        _ => Vec::new(),
+    };
+    let all = mpi.gather_bytes(&mine);
+    if mpi.rank() != 0 {
+        return Err(None);
+    }
+    let failures: Vec<(usize, String)> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| !m.is_empty())
+        .map(|(r, m)| (r, String::from_utf8_lossy(m).into_owned()))
+        .collect();
+    let (rank, text) = failures.first().cloned().unwrap_or((0, "placement failed".into()));
+    // The same complaint from several ranks is said once.
+    let differ = failures.iter().filter(|(_, m)| *m != text).count();
+    let others = if differ > 0 { format!(" (and {differ} rank(s) failed otherwise)") } else { String::new() };
+    let line = if rank == 0 { format!("{text}{others}") } else { format!("rank {rank}: {text}{others}") };
+    Err(Some(line))
+}
+
+fn describe(
+    req: &PlacementRequest,
+    machine: Result<&Machine, &String>,
+    state: State,
+    mut notes: Vec<String>,
+) -> RankPlacement {
+    let cpus = affinity::allowed_cpus();
+    let mut p = RankPlacement { policy: req.policy().name().into(), ..RankPlacement::default() };
+    let (placement, env) = match state {
+        State::Done { placement, env, .. } => (Some(placement), env),
+        _ => (None, Vec::new()),
+    };
+    match machine {
+        Ok(m) => {
+            p.topology = m.source.clone();
+            p.cores = m.cores_touching(&cpus);
+            p.numa_nodes = m.numa_of(&cpus);
+            p.node_cores = m.cores.len();
+            p.node_cpus = m.pu_count();
+        }
+        Err(e) => p.topology = format!("unavailable: {e}"),
+    }
+    p.bound_by = if placement.as_ref().is_some_and(|pl| pl.cpus.is_some()) {
+        "commbench".into()
+    } else if p.node_cpus > 0 && cpus.len() < p.node_cpus {
+        "launcher".into()
+    } else {
+        "unbound".into()
+    };
+    let m = machine.ok();
+    let nic_info = |name: &str, source: &str| -> NicInfo {
+        let dev = name.split(':').next().unwrap_or(name);
+        let found = m.and_then(|m| m.find_nic(dev));
+        NicInfo {
+            name: name.to_string(),
+            kind: found.map(|n| n.kind.name().to_string()).unwrap_or_else(|| "unknown".into()),
+            numa: found.and_then(|n| n.numa),
+            cpus: found.map(|n| format_list(&n.cpus)).unwrap_or_default(),
+            source: source.to_string(),
+        }
+    };
+    let user_ucx = env.iter().find(|e| e.name == "UCX_NET_DEVICES" && e.set_by == "user").map(|e| e.value.clone());
+    p.nic = match (placement.as_ref().and_then(|pl| pl.nic.as_ref()), user_ucx) {
+        // The user's UCX_NET_DEVICES decides what UCX uses.
+        (Some(_), Some(user)) => Some(nic_info(user.split(',').next().unwrap_or(&user), "UCX_NET_DEVICES (user)")),
+        (Some(n), None) => Some(nic_info(&n.to_string(), if req.nic.is_some() { "--nic" } else { "policy" })),
+        (None, _) => std::env::var("UCX_NET_DEVICES")
+            .ok()
+            .filter(|v| !v.is_empty() && v != "all")
+            .map(|v| nic_info(v.split(',').next().unwrap_or(&v), "UCX_NET_DEVICES (user)")),
+    };
+    p.gpu = placement.as_ref().and_then(|pl| pl.gpu).and_then(|g| {
+        let gpu = m?.gpus.get(g)?;
+        Some(GpuInfo {
+            index: g,
+            pci_bus_id: gpu.pci_bus_id.clone(),
+            name: gpu.name.clone(),
+            numa: gpu.numa,
+            source: if req.gpu.is_some() { "--gpu".into() } else { "policy".into() },
+        })
+    });
+    if let Some(pl) = placement {
+        if let Some(want) = &pl.cpus {
+            if cpuset::normalized(want) != cpus {
+                notes.push(format!("asked for cpus {} but runs on {}", format_list(want), format_list(&cpus)));
+            }
+        }
+        notes.extend(pl.notes);
+    }
+    p.env = env;
+    p.notes = notes;
+    p
+}

@@ -1,0 +1,174 @@
+//! `commbench compare` and `commbench plot` as a user runs them: the seed's
+//! HDR InfiniBand osu_bw (OSU 5.6.2) as the reference against a real osu_bw
+//! run on this machine, a run against its own output, and inputs or options
+//! that cannot be used.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+fn commbench(args: &[&str]) -> Run {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    c.args(args);
+    let r = run_cmd(c, Duration::from_secs(60));
+    r.assert_no_panic();
+    r
+}
+
+fn data(name: &str) -> String {
+    repo_root().join("tests/data/compare").join(name).display().to_string()
+}
+
+/// One osu_bw run on this machine (all default sizes, fewer iterations),
+/// shared by the tests: its CSV, and its stdout saved as a text file.
+fn measured() -> &'static (PathBuf, PathBuf) {
+    static RUN: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let _g = mpi_lock();
+        let o = run_with_results(Mpi::OpenMpi, 2, "osu_bw", &["-i", "100", "-x", "10"]);
+        let txt = o.csv_path.with_extension("txt");
+        std::fs::write(&txt, &o.run.stdout).unwrap();
+        (o.csv_path, txt)
+    })
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn hdr_reference_against_shared_memory_reports_failures() {
+    let (csv, _) = measured();
+    let r = commbench(&["compare", &data("seed_osu_bw.txt"), path_str(csv), "--tolerance", "10%"]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.starts_with("osu_bw MPI_CHAR: bandwidth in MB/s (higher is better)"), "{}", r.stdout);
+    let rows: Vec<&str> =
+        r.stdout.lines().filter(|l| l.split_whitespace().next().is_some_and(|w| w.parse::<u64>().is_ok())).collect();
+    assert_eq!(rows.len(), 23, "every reference size has a verdict:\n{}", r.stdout);
+    // Shared memory on this VM does not reach an HDR link's 24.6 GB/s at 4 MiB.
+    let last = rows.last().unwrap();
+    assert!(
+        last.trim_start().starts_with("4194304") && last.contains("FAIL") && last.contains("lower than the reference"),
+        "{last}"
+    );
+    let summary = r.stdout.lines().last().unwrap();
+    assert!(summary.starts_with("FAIL: 23 reference sizes in 1 table"), "{summary}");
+    assert!(r.stderr.is_empty(), "no notes expected: {}", r.stderr);
+
+    // The same, allowing every failure, passes.
+    let r = commbench(&["compare", &data("seed_osu_bw.txt"), path_str(csv), "--allowed-failures", "23"]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+}
+
+#[test]
+fn a_run_against_its_own_stdout_passes_in_every_format() {
+    let (csv, txt) = measured();
+    let r = commbench(&["compare", path_str(txt), path_str(csv), "--tolerance", "5%"]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.lines().last().unwrap().starts_with("PASS: 23 reference sizes"), "{}", r.stdout);
+    assert!(r.stdout.contains("(OSU 7.4)"));
+
+    let r = commbench(&["compare", path_str(csv), path_str(csv), path_str(txt), "--format", "md"]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    assert!(r.stdout.starts_with("### osu_bw MPI_CHAR"));
+    assert!(r.stdout.contains("median of 2 runs"), "{}", r.stdout);
+    assert!(r.stdout.contains("| Size | Reference | Measured | Runs range | Ratio | Tolerance | Verdict |"));
+
+    let r = commbench(&["compare", path_str(csv), path_str(txt), "--format", "json"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON report");
+    assert_eq!(v["summary"]["points"], 23);
+    assert_eq!(v["summary"]["ok"], true);
+    assert_eq!(v["blocks"][0]["benchmark"], "osu_bw");
+}
+
+#[test]
+fn a_floor_fails_what_the_tolerance_lets_pass() {
+    let (csv, txt) = measured();
+    let r = commbench(&["compare", path_str(txt), path_str(csv), "--min-bw", "4M:1000000000"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    let fails: Vec<&str> = r.stdout.lines().filter(|l| l.contains("FAIL ")).collect();
+    assert_eq!(fails.len(), 1, "{}", r.stdout);
+    assert!(fails[0].contains("below the floor 1000000000 MB/s"));
+}
+
+#[test]
+fn plot_of_a_results_directory() {
+    let (csv, _) = measured();
+    let dir = csv.parent().unwrap();
+    let r = commbench(&["plot", path_str(dir), "--reference", &data("seed_osu_bw.txt"), "-q"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let svg_path = dir.join("osu_bw.svg");
+    assert_eq!(r.stdout.trim(), svg_path.display().to_string());
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("valid SVG");
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).map(str::trim).collect();
+    assert!(texts.iter().any(|t| t.starts_with("osu_bw: bandwidth against message size")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.starts_with("reference (seed_osu_bw, OSU 5.6.2)")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("MPI: Open MPI")), "{texts:?}");
+}
+
+#[test]
+fn unreadable_input_and_bad_options_exit_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.bin");
+    std::fs::write(&junk, [0u8, 159, 146, 150, 255, 10, 1, 2]).unwrap();
+    let not_ours = dir.path().join("other.csv");
+    std::fs::write(&not_ours, "a,b\n1,2\n").unwrap();
+    let seed = data("seed_osu_bw.txt");
+    let seed_lat = data("seed_osu_latency.txt");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["compare", "/nonexistent/ref.txt", &seed], "No such file"),
+        (vec!["compare", &seed, path_str(&junk)], "no OSU benchmark output"),
+        (vec!["compare", &seed, path_str(&not_ours)], "not a commbench results CSV"),
+        (vec!["compare", &seed, &seed, "--tolerance", "ten"], "--tolerance"),
+        (vec!["compare", &seed, &seed, "--tolerance", "9-3:5%"], "ends before it starts"),
+        (vec!["compare", &seed, &seed, "--min-bw", "fast"], "--min-bw"),
+        (vec!["compare", &seed], "required"),
+        (vec!["compare", &seed, &seed_lat], "nothing in common"),
+        (vec!["plot", path_str(&junk)], "no OSU benchmark output"),
+        (vec!["plot", path_str(dir.path()), "--bogus"], "--bogus"),
+    ];
+    for (args, want) in cases {
+        let r = commbench(&args);
+        assert_eq!(r.code, Some(2), "{args:?}: {}\n{}", r.stdout, r.stderr);
+        let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.contains(": note: ")).collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {}", r.stderr);
+        assert!(lines[0].contains(want), "{args:?}: {}", lines[0]);
+    }
+    let r = commbench(&["compare", "--help"]);
+    assert_eq!(r.code, Some(0));
+    assert!(r.stdout.contains("--tolerance") && r.stdout.contains("Exit status"));
+}
+
+/// OSU 7.4 output with optional columns (-f, -c, -z, -T all) from a real
+/// run reads back and matches the run's own CSV at every size and datatype.
+#[test]
+fn osu_7_4_outputs_with_optional_columns_match_their_csv() {
+    let cases: [(&str, &[&str], usize); 2] = [
+        ("osu_allreduce", &["-f", "-z", "-T", "all", "-m", "4:1024", "-i", "50", "-x", "5"], 3),
+        ("osu_latency", &["-c", "-z", "-m", "1:1024", "-i", "50", "-x", "5"], 1),
+    ];
+    for (bench, args, tables) in cases {
+        let o = {
+            let _g = mpi_lock();
+            run_with_results(Mpi::OpenMpi, 2, bench, args)
+        };
+        let txt = o.csv_path.with_extension("txt");
+        std::fs::write(&txt, &o.run.stdout).unwrap();
+        // Printed values have two decimals: allow for that rounding on
+        // sub-microsecond latencies.
+        let r =
+            commbench(&["compare", path_str(&txt), path_str(&o.csv_path), "--tolerance", "25%", "--format", "json"]);
+        assert_eq!(r.code, Some(0), "{bench}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stderr.is_empty(), "{bench}: {}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["blocks"].as_array().unwrap().len(), tables, "{bench}");
+        assert_eq!(v["summary"]["points"], o.csv.len(), "{bench}: every CSV row has its printed row");
+        assert_eq!(v["summary"]["missing"], 0);
+    }
+}
