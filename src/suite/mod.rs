@@ -261,6 +261,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
             stderr: format!("{name}.stderr"),
             csv: exists("csv"),
             record: exists("json"),
+            placement: None,
         });
     }
 
@@ -278,7 +279,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     let mut tables = HashMap::new();
     let mut hosts: Vec<String> = Vec::new();
     let mut commit = crate::GIT_COMMIT.to_string();
-    for b in &results {
+    for b in &mut results {
         if let Some(rows) = b.csv.as_ref().and_then(|c| summary::read_csv(&dir.join(c))) {
             if let Some(t) = summary::key_table(&rows) {
                 tables.insert(b.benchmark.clone(), t);
@@ -294,6 +295,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
                 if let Some(c) = v["commbench"]["git_commit"].as_str() {
                     commit = c.to_string();
                 }
+                b.placement = summary::placement_line(&v);
             }
         }
     }

@@ -37,6 +37,8 @@ pub struct BenchResult {
     pub stderr: String,
     pub csv: Option<String>,
     pub record: Option<String>,
+    /// Where its ranks ran, from its run record.
+    pub placement: Option<String>,
 }
 
 /// The whole run.
@@ -97,6 +99,29 @@ pub fn size_label(b: usize) -> String {
         }
     }
     format!("{b} B")
+}
+
+/// Where the ranks of a run record ran, in one line: each rank's host,
+/// cpus and NIC for up to 8 ranks, else how many ranks on how many hosts.
+pub fn placement_line(record: &serde_json::Value) -> Option<String> {
+    let ranks = record["ranks"].as_array().filter(|r| !r.is_empty())?;
+    if ranks.len() > 8 {
+        let hosts = record["hosts"].as_array().map(Vec::len).unwrap_or(0);
+        return Some(format!("{} ranks on {hosts} host(s)", ranks.len()));
+    }
+    let one = |r: &serde_json::Value| {
+        let mut s = format!(
+            "rank {} on {} cpus {}",
+            r["rank"].as_u64().map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
+            r["host"].as_str().unwrap_or("?"),
+            r["cpus"].as_str().unwrap_or("?")
+        );
+        if let Some(nic) = r["placement"]["nic"]["name"].as_str() {
+            s.push_str(&format!(" nic {nic}"));
+        }
+        s
+    };
+    Some(ranks.iter().map(one).collect::<Vec<_>>().join("; "))
 }
 
 /// Reads a benchmark's CSV into header-keyed rows.
@@ -310,6 +335,9 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
                     writeln!(o, "No results{}.", if b.status == Status::Passed { "" } else { " (it did not pass)" });
             }
         }
+        if let Some(p) = &b.placement {
+            let _ = writeln!(o, "\nRanks: {p}");
+        }
         // Plots: linked here when the run made one for this benchmark.
         for p in plots.iter().filter(|p| p.file_stem().is_some_and(|s| s == b.benchmark.as_str())) {
             if let Some(name) = p.file_name().and_then(|n| n.to_str()) {
@@ -407,6 +435,25 @@ mod tests {
         assert_eq!(key_table(&[]), None);
     }
 
+    #[test]
+    fn placement_lines() {
+        let rec = serde_json::json!({
+            "hosts": ["a", "b"],
+            "ranks": [
+                {"rank": 0, "host": "a", "cpus": "80", "placement": {"nic": {"name": "mlx5_2"}}},
+                {"rank": 1, "host": "b", "cpus": "80", "placement": null}
+            ]
+        });
+        assert_eq!(placement_line(&rec).unwrap(), "rank 0 on a cpus 80 nic mlx5_2; rank 1 on b cpus 80");
+        let many: Vec<serde_json::Value> =
+            (0..16).map(|r| serde_json::json!({"rank": r, "host": "a", "cpus": "0"})).collect();
+        assert_eq!(
+            placement_line(&serde_json::json!({"hosts": ["a", "b"], "ranks": many})).unwrap(),
+            "16 ranks on 2 host(s)"
+        );
+        assert_eq!(placement_line(&serde_json::json!({})), None);
+    }
+
     fn report() -> SuiteReport {
         let b = |name: &str, status, code, detail: Option<&str>| BenchResult {
             benchmark: name.into(),
@@ -421,6 +468,7 @@ mod tests {
             stderr: format!("{name}.stderr"),
             csv: (status == Status::Passed).then(|| format!("{name}.csv")),
             record: Some(format!("{name}.json")),
+            placement: Some("rank 0 on h1 cpus 0; rank 1 on h1 cpus 1".into()),
         };
         SuiteReport {
             schema: SCHEMA.into(),
@@ -467,6 +515,7 @@ mod tests {
         assert!(md.contains("| [osu_bw](#osu_bw) | **FAILED** | 1 | 2 | 1.2 s | Invalid option [-W] |"), "{md}");
         assert!(md.contains("| size | latency (us) |\n|---|---:|\n| 8 B | 0.40 |"), "{md}");
         assert!(md.contains("![osu_latency plot](osu_latency.svg)"), "{md}");
+        assert!(md.contains("\nRanks: rank 0 on h1 cpus 0; rank 1 on h1 cpus 1\n"), "{md}");
         assert!(md.contains("## osu_bw\n\nNo results (it did not pass)."), "{md}");
         assert!(md.contains("```sh\nmpirun -np 2 /b/osu_latency\n"), "{md}");
     }
