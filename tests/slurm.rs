@@ -115,6 +115,15 @@ fn pt2pt_script_under_srun_with_pmix() {
     let cmd = std::fs::read_to_string(dirs[0].join("summary.md")).unwrap();
     assert!(cmd.contains("srun --mpi=pmix -n 2 -N 1"), "{cmd}");
     assert!(cmd.contains("--bind nic"), "placement passed through: {cmd}");
+    // ... and applied by the benchmark: both ranks placed by the nic policy.
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dirs[0].join("osu_latency.json")).unwrap()).unwrap();
+    let ranks = rec["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    for r in ranks {
+        assert_eq!(r["placement"]["policy"], "nic", "{r}");
+    }
+    assert!(cmd.contains("Ranks: rank 0 on "), "{cmd}");
 }
 
 #[test]
