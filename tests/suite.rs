@@ -56,6 +56,9 @@ fn check_complete(dir: &Path, benches: &[&str]) -> String {
         let rec: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{b}.json"))).unwrap()).unwrap();
         assert_eq!(rec["status"], "complete", "{b}");
+        if std::env::var_os("SLURM_JOB_ID").is_none() {
+            assert!(rec["slurm"].is_null(), "{b}: no Slurm job here: {}", rec["slurm"]);
+        }
         assert!(dir.join(format!("{b}.stderr")).is_file());
         assert!(dir.join(format!("{b}.svg")).is_file(), "{b}.svg (commbench plot) missing");
     }
