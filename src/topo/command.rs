@@ -13,7 +13,7 @@ use super::machine::Machine;
 use super::placement::nic_variables;
 use super::policy;
 use super::request::PlacementRequest;
-use crate::report::human_bytes;
+use crate::report::{aligned_columns, human_bytes};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -246,16 +246,9 @@ fn placement_text(rows: &[RankRow], policy: &str) -> String {
             r.gpu.map(|g| g.to_string()).unwrap_or_else(dash),
         ]);
     }
-    let mut widths = [0usize; 5];
-    for row in &table {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.len());
-        }
-    }
     let mut s = format!("\nplacement of {} with --bind {policy}:\n", plural(rows.len(), "rank", "ranks"));
-    for row in &table {
-        let cells: Vec<String> = row.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
-        s.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
+    for line in aligned_columns(&table) {
+        s.push_str(&format!("  {line}\n"));
     }
     if let Some(first) = rows.iter().find(|r| !r.environment.is_empty()) {
         let vars: Vec<&str> = first.environment.iter().map(|(k, _)| k.as_str()).collect();
