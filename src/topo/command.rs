@@ -219,7 +219,12 @@ fn map_text(m: &Machine) -> String {
     if !nics.is_empty() || !gpus.is_empty() {
         s.push_str("  not attached to one NUMA node:\n");
         for n in nics {
-            s.push_str(&nic_line(n).replacen("\n", &format!(" (local cpus {})\n", format_list(&n.cpus)), 1));
+            let where_ = if n.cpus.is_empty() {
+                " (not a PCI device)".to_string()
+            } else {
+                format!(" (local cpus {})", format_list(&n.cpus))
+            };
+            s.push_str(&nic_line(n).replacen("\n", &format!("{where_}\n"), 1));
         }
         for g in gpus {
             s.push_str(&gpu_line(g).replacen("\n", &format!(" (local cpus {})\n", format_list(&g.cpus)), 1));
