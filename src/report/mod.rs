@@ -68,6 +68,23 @@ pub trait Sink {
     }
 }
 
+/// Left-aligned columns two spaces apart, one line per row (no newline),
+/// trailing spaces trimmed: the plain tables people read on a terminal.
+pub fn aligned_columns<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let cells: Vec<String> = row.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+            cells.join("  ").trim_end().to_string()
+        })
+        .collect()
+}
+
 /// 1536 -> "1.5 KiB".
 pub fn human_bytes(b: u128) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];

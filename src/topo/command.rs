@@ -13,7 +13,7 @@ use super::machine::Machine;
 use super::placement::nic_variables;
 use super::policy;
 use super::request::PlacementRequest;
-use crate::report::human_bytes;
+use crate::report::{aligned_columns, human_bytes};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -219,7 +219,12 @@ fn map_text(m: &Machine) -> String {
     if !nics.is_empty() || !gpus.is_empty() {
         s.push_str("  not attached to one NUMA node:\n");
         for n in nics {
-            s.push_str(&nic_line(n).replacen("\n", &format!(" (local cpus {})\n", format_list(&n.cpus)), 1));
+            let where_ = if n.cpus.is_empty() {
+                " (not a PCI device)".to_string()
+            } else {
+                format!(" (local cpus {})", format_list(&n.cpus))
+            };
+            s.push_str(&nic_line(n).replacen("\n", &format!("{where_}\n"), 1));
         }
         for g in gpus {
             s.push_str(&gpu_line(g).replacen("\n", &format!(" (local cpus {})\n", format_list(&g.cpus)), 1));
@@ -246,16 +251,9 @@ fn placement_text(rows: &[RankRow], policy: &str) -> String {
             r.gpu.map(|g| g.to_string()).unwrap_or_else(dash),
         ]);
     }
-    let mut widths = [0usize; 5];
-    for row in &table {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.len());
-        }
-    }
     let mut s = format!("\nplacement of {} with --bind {policy}:\n", plural(rows.len(), "rank", "ranks"));
-    for row in &table {
-        let cells: Vec<String> = row.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
-        s.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
+    for line in aligned_columns(&table) {
+        s.push_str(&format!("  {line}\n"));
     }
     if let Some(first) = rows.iter().find(|r| !r.environment.is_empty()) {
         let vars: Vec<&str> = first.environment.iter().map(|(k, _)| k.as_str()).collect();

@@ -102,14 +102,14 @@ pub fn from_json(text: &str, source: &str) -> Result<Machine, String> {
         p
     };
     let mut nics = Vec::new();
-    for n in &d.nics {
+    for (i, n) in d.nics.iter().enumerate() {
         check_numa(&n.name, n.numa)?;
         nics.push(Nic {
             name: n.name.clone(),
             kind: n.kind,
             netdev: n.netdev.clone(),
             ports: n.ports.clone(),
-            pci_bus_id: None,
+            pci_bus_id: Some(format!("0000:{:02x}:00.0", 0x40 + i)),
             numa: Some(n.numa),
             cpus: numa_cpus(n.numa),
             pci_path: path(&n.switch, n.numa),

@@ -141,6 +141,23 @@ pub fn discover() -> Result<Machine, DiscoveryError> {
         });
     }
 
+    // Interfaces hwloc does not show (bonds, veths, VLANs, interfaces of
+    // another network namespace's view): no PCI locality, but they can be
+    // named with --nic.
+    for name in extra_interfaces(&nics) {
+        let port = interface_port(&name);
+        nics.push(Nic {
+            name,
+            kind: NicKind::Ethernet,
+            netdev: None,
+            ports: vec![port],
+            pci_bus_id: None,
+            numa: None,
+            cpus: Vec::new(),
+            pci_path: Vec::new(),
+        });
+    }
+
     // GPUs: NVIDIA display or 3D controllers, in PCI bus order (the order
     // CUDA uses with CUDA_DEVICE_ORDER=PCI_BUS_ID and nvidia-smi shows).
     let mut gpus: Vec<Gpu> = topo
@@ -218,6 +235,21 @@ fn verbs_ports(dev: &str) -> Vec<(NicPort, String)> {
         .unwrap_or_default();
     ports.sort_by_key(|(p, _)| p.number);
     ports
+}
+
+/// Ethernet-type interfaces in /sys/class/net not already in `known`
+/// (by name or as a verbs device's interface), loopback excluded.
+fn extra_interfaces(known: &[Nic]) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir("/sys/class/net")
+        .map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+        .into_iter()
+        .filter(|n| !known.iter().any(|k| &k.name == n || k.netdev.as_ref() == Some(n)))
+        // ARPHRD_ETHER; loopback is 772, IPoIB 32 (reached through its verbs device).
+        .filter(|n| read_trim(&Path::new("/sys/class/net").join(n).join("type")).as_deref() == Some("1"))
+        .collect()
 }
 
 /// An interface as a one-port NIC: operstate and speed (Mb/s) from

@@ -247,10 +247,15 @@ fn nic_spec(nic: &Nic, port: Option<u32>) -> NicSpec {
     }
 }
 
-/// NICs a policy may choose from: those with an active link, of the best
-/// kind present (InfiniBand, RoCE, Ethernet), at the best rate of that kind.
+/// NICs a policy may choose from: those with an active link, on PCI when
+/// any is, of the best kind present (InfiniBand, RoCE, Ethernet), at the
+/// best rate of that kind.
 pub fn best_nics(m: &Machine) -> Vec<usize> {
-    let usable: Vec<usize> = (0..m.nics.len()).filter(|&i| m.nics[i].is_usable()).collect();
+    let mut usable: Vec<usize> = (0..m.nics.len()).filter(|&i| m.nics[i].is_usable()).collect();
+    // Devices on PCI first; virtual interfaces only when there is no other.
+    if usable.iter().any(|&i| m.nics[i].pci_bus_id.is_some()) {
+        usable.retain(|&i| m.nics[i].pci_bus_id.is_some());
+    }
     let Some(kind) = usable.iter().map(|&i| m.nics[i].kind.rank()).min() else { return Vec::new() };
     let of_kind: Vec<usize> = usable.into_iter().filter(|&i| m.nics[i].kind.rank() == kind).collect();
     let best = of_kind.iter().map(|&i| m.nics[i].best_rate()).fold(0.0, f64::max);

@@ -180,3 +180,22 @@ fn dgx_h100_gpu_policy_triples() {
     // An explicit adapter overrides the GPU's nearest one.
     assert_eq!(triples(&m, 1, &[("gpu", "2"), ("nic", "mlx5_8")]), vec![t("0,112", "mlx5_8:1", "2")]);
 }
+
+#[test]
+fn virtual_interfaces_only_when_nothing_else() {
+    let mut m = machine("epyc-hdr.json");
+    m.nics.retain(|n| n.name == "eth0");
+    let mut bond = m.nics[0].clone();
+    bond.name = "bond0".into();
+    bond.pci_bus_id = None;
+    bond.cpus.clear();
+    bond.numa = None;
+    bond.ports[0].rate_gbps = Some(100.0);
+    m.nics.push(bond);
+    assert_eq!(triples(&m, 1, &[("bind", "nic")]), vec![t("0", "eth0", "-")]);
+    // Named explicitly, a virtual interface is fine; its cpus follow the
+    // machine order since it has no locality.
+    assert_eq!(triples(&m, 1, &[("nic", "bond0")]), vec![t("0", "bond0", "-")]);
+    m.nics.retain(|n| n.name == "bond0");
+    assert_eq!(triples(&m, 1, &[("bind", "nic")]), vec![t("0", "bond0", "-")]);
+}

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::cpuset::format_list;
+use crate::report::aligned_columns;
 use crate::report::record::RankInfo;
 
 /// Where one rank ended up and why, beside its host, pid and cpus.
@@ -227,20 +228,13 @@ pub fn table(ranks: &[RankInfo]) -> String {
             p.and_then(|p| p.gpu.as_ref()).map(|g| g.index.to_string()).unwrap_or_else(dash),
         ]);
     }
-    let mut widths = [0usize; 7];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
-        }
-    }
     let mut s = format!(
         "# placement: --bind {policy}, {} rank(s) on {hosts} host(s)\n",
         ranks.len(),
         policy = if policy.is_empty() { "none" } else { &policy }
     );
-    for row in &rows {
-        let cells: Vec<String> = row.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
-        s.push_str(&format!("# {}\n", cells.join("  ").trim_end()));
+    for line in aligned_columns(&rows) {
+        s.push_str(&format!("# {line}\n"));
     }
     if ranks.len() > TABLE_ROWS {
         s.push_str(&format!("# ... {} more rank(s): see the run record\n", ranks.len() - TABLE_ROWS));
