@@ -41,9 +41,11 @@ fn main() {
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty()).unwrap_or(false);
     let desc = if dirty { format!("{commit}-dirty") } else { commit };
     println!("cargo:rustc-env=COMMBENCH_GIT_COMMIT={desc}");
-    for p in [".git/HEAD", ".git/index", ".git/refs/heads"] {
-        if Path::new(p).exists() {
-            println!("cargo:rerun-if-changed={p}");
+    // `--git-path` finds these in a worktree too, where .git is a file.
+    for p in ["HEAD", "index", "refs/heads"] {
+        let path = git(&["rev-parse", "--git-path", p]).unwrap_or_else(|| format!(".git/{p}"));
+        if Path::new(&path).exists() {
+            println!("cargo:rerun-if-changed={path}");
         }
     }
 }
