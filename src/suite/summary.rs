@@ -195,6 +195,52 @@ pub fn key_table(rows: &[HashMap<String, String>]) -> Option<KeyTable> {
     Some(KeyTable { headers, rows })
 }
 
+/// One table over all benchmarks: each benchmark's main value (latency or
+/// bandwidth, from its key table) at each key size any of them measured.
+pub fn glance(order: &[String], tables: &HashMap<String, KeyTable>) -> Option<KeyTable> {
+    /// Benchmark, metric heading, (size label, value) pairs.
+    type Line = (String, String, Vec<(String, String)>);
+    let mut sizes: Vec<String> = Vec::new();
+    let mut lines: Vec<Line> = Vec::new();
+    for name in order {
+        let Some(t) = tables.get(name) else { continue };
+        let Some(size_col) = t.headers.iter().position(|h| h == "size") else { continue };
+        let metric_col = size_col + 1 + usize::from(t.headers.get(size_col + 1).is_some_and(|h| h == "window"));
+        let Some(metric) = t.headers.get(metric_col) else { continue };
+        let mut values = Vec::new();
+        for row in &t.rows {
+            let (Some(size), Some(v)) = (row.get(size_col), row.get(metric_col)) else { continue };
+            if values.iter().any(|(s, _)| s == size) {
+                continue; // first datatype or window only
+            }
+            if !sizes.contains(size) {
+                sizes.push(size.clone());
+            }
+            values.push((size.clone(), v.clone()));
+        }
+        lines.push((name.clone(), metric.clone(), values));
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    // Key sizes in increasing order; barrier's "-" (no size) last.
+    let order_of = |l: &String| KEY_SIZES.iter().position(|&k| size_label(k) == *l).unwrap_or(usize::MAX);
+    sizes.sort_by_key(order_of);
+    let mut headers = vec!["benchmark".to_string(), "value".to_string()];
+    headers.extend(sizes.iter().map(|s| if s == "-" { "no size".to_string() } else { s.clone() }));
+    let rows = lines
+        .into_iter()
+        .map(|(name, metric, values)| {
+            let mut row = vec![format!("[{name}](#{name})"), metric];
+            for s in &sizes {
+                row.push(values.iter().find(|(k, _)| k == s).map(|(_, v)| v.clone()).unwrap_or_default());
+            }
+            row
+        })
+        .collect();
+    Some(KeyTable { headers, rows })
+}
+
 fn table(out: &mut String, headers: &[String], rows: &[Vec<String>], right_from: usize) {
     let _ = writeln!(out, "| {} |", headers.join(" | "));
     let rule: Vec<&str> = (0..headers.len()).map(|i| if i >= right_from { "---:" } else { "---" }).collect();
@@ -324,6 +370,12 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
         ["benchmark", "status", "exit", "ranks", "duration", "note"].iter().map(|s| s.to_string()).collect();
     table(&mut o, &headers, &rows, usize::MAX);
 
+    let order: Vec<String> = r.benchmarks.iter().map(|b| b.benchmark.clone()).collect();
+    if let Some(g) = glance(&order, tables) {
+        let _ = writeln!(o, "\n## At a glance\n");
+        table(&mut o, &g.headers, &g.rows, 2);
+    }
+
     for b in &r.benchmarks {
         let _ = writeln!(o, "\n## {}\n", b.benchmark);
         match tables.get(&b.benchmark) {
@@ -452,6 +504,33 @@ mod tests {
             "16 ranks on 2 host(s)"
         );
         assert_eq!(placement_line(&serde_json::json!({})), None);
+    }
+
+    #[test]
+    fn one_table_over_all() {
+        let mut t = HashMap::new();
+        let kt = |h: &[&str], rows: &[&[&str]]| KeyTable {
+            headers: h.iter().map(|s| s.to_string()).collect(),
+            rows: rows.iter().map(|r| r.iter().map(|s| s.to_string()).collect()).collect(),
+        };
+        t.insert("osu_bw".to_string(), kt(&["size", "bandwidth (MB/s)"], &[&["8 B", "200.00"], &["4 MiB", "9000.00"]]));
+        t.insert("osu_barrier".to_string(), kt(&["size", "latency (us)", "min (us)"], &[&["-", "3.00", "2.00"]]));
+        t.insert(
+            "osu_allreduce".to_string(),
+            kt(
+                &["datatype", "size", "latency (us)"],
+                &[&["MPI_INT", "1 KiB", "2.00"], &["MPI_FLOAT", "1 KiB", "9.00"], &["MPI_INT", "8 B", "1.00"]],
+            ),
+        );
+        let order: Vec<String> =
+            ["osu_bw", "osu_barrier", "osu_allreduce", "osu_latency"].iter().map(|s| s.to_string()).collect();
+        let g = glance(&order, &t).unwrap();
+        assert_eq!(g.headers, ["benchmark", "value", "8 B", "1 KiB", "4 MiB", "no size"]);
+        assert_eq!(g.rows[0], ["[osu_bw](#osu_bw)", "bandwidth (MB/s)", "200.00", "", "9000.00", ""]);
+        assert_eq!(g.rows[1], ["[osu_barrier](#osu_barrier)", "latency (us)", "", "", "", "3.00"]);
+        assert_eq!(g.rows[2], ["[osu_allreduce](#osu_allreduce)", "latency (us)", "1.00", "2.00", "", ""]);
+        assert_eq!(g.rows.len(), 3);
+        assert_eq!(glance(&order, &HashMap::new()), None);
     }
 
     fn report() -> SuiteReport {
