@@ -131,26 +131,36 @@ pub fn run(
     }
 }
 
-/// The first line of a failed run's stderr that says something: not blank,
-/// not a launcher's banner rule, not the "results in" note.
+/// The line of a failed run's stderr that says why: the first one that is
+/// not blank, not inside a launcher's dashed banner block, not a launcher
+/// diagnostic tagged `[host:pid]`, and not the "results in" note; failing
+/// that, the first non-blank line.
 pub fn first_error_line(stderr: &str) -> Option<String> {
-    stderr
-        .lines()
-        .map(str::trim)
-        .find(|l| {
-            !l.is_empty()
-                && !l.starts_with("---")
-                && !l.starts_with("===")
-                && !l.contains(": results in ")
-                && !l.starts_with("srun: Job step")
-        })
-        .map(|l| {
-            let mut s: String = l.chars().take(200).collect();
-            if s.len() < l.len() {
-                s.push_str(" ...");
-            }
-            s
-        })
+    let mut in_banner = false;
+    let mut fallback = None;
+    let mut found = None;
+    for l in stderr.lines().map(str::trim) {
+        if l.starts_with("---") || l.starts_with("===") {
+            in_banner = !in_banner;
+            continue;
+        }
+        if l.is_empty() {
+            continue;
+        }
+        fallback = fallback.or(Some(l));
+        let noise = in_banner || l.starts_with('[') || l.contains(": results in ") || l.starts_with("srun: ");
+        if !noise {
+            found = Some(l);
+            break;
+        }
+    }
+    found.or(fallback).map(|l| {
+        let mut s: String = l.chars().take(200).collect();
+        if s.len() < l.len() {
+            s.push_str(" ...");
+        }
+        s
+    })
 }
 
 #[cfg(test)]
@@ -180,6 +190,19 @@ mod tests {
         assert_eq!(e.detail.as_deref(), Some("Invalid option [-W]"));
         let (e, ..) = sh("echo 'osu_bw: no progress for 1 s' >&2; exit 124", None);
         assert_eq!((e.status, e.detail.as_deref()), (Status::Timeout, Some("osu_bw: no progress for 1 s")));
+    }
+
+    #[test]
+    fn launcher_noise_is_not_the_reason() {
+        let err = "[vm:01234] shmem: mmap: an error occurred\n\
+                   --------------------------------------\n\
+                   WARNING: There was an error initializing an OpenFabrics device.\n\
+                   --------------------------------------\n\
+                   srun: error: task 0 exited\n\
+                   osu_bw: This test requires exactly two processes\n";
+        assert_eq!(first_error_line(err).as_deref(), Some("osu_bw: This test requires exactly two processes"));
+        assert_eq!(first_error_line("[proxy:0:0@vm] oops\n").as_deref(), Some("[proxy:0:0@vm] oops"));
+        assert_eq!(first_error_line(" \n"), None);
     }
 
     #[test]
