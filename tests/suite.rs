@@ -175,3 +175,14 @@ fn bad_usage_is_one_line_and_exit_2() {
         assert!(dir.is_none(), "{args:?} left a run directory");
     }
 }
+
+#[test]
+fn a_missing_binary_is_a_failed_benchmark_not_a_crash() {
+    let empty = tempfile::tempdir().unwrap();
+    let bins = empty.path().display().to_string();
+    let (run, dir, _w) = suite(Mpi::OpenMpi, &["--bench", "latency", "--bin-dir", &bins]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let md = std::fs::read_to_string(dir.expect("run directory").join("summary.md")).unwrap();
+    assert!(md.contains("| **FAILED** | - | 2 |"), "{md}");
+    assert!(md.contains(&format!("{bins}/osu_latency not found")), "{md}");
+}

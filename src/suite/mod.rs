@@ -17,7 +17,6 @@ pub mod summary;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use thiserror::Error;
 
@@ -180,6 +179,91 @@ fn write(path: &Path, text: &str) -> Result<(), SuiteError> {
     std::fs::write(path, text).map_err(|source| SuiteError::Write { path: path.into(), source })
 }
 
+/// Runs one benchmark into the run directory.
+fn run_job(
+    j: &Job,
+    argv: &[String],
+    env: &[(String, String)],
+    dir: &Path,
+    max_time: Option<f64>,
+    progress: &mut progress::Progress,
+) -> exec::Ended {
+    let name = j.spec.name;
+    let (out, err) = (dir.join(format!("{name}.txt")), dir.join(format!("{name}.stderr")));
+    if j.binary.is_file() {
+        return exec::run(argv, env, &out, &err, max_time, progress);
+    }
+    let _ = std::fs::write(out, "");
+    let _ = std::fs::write(err, "");
+    exec::Ended {
+        status: exec::Status::Failed,
+        exit_code: None,
+        took: std::time::Duration::ZERO,
+        detail: Some(format!("{} not found", j.binary.display())),
+    }
+}
+
+/// What the suite learns back from the benchmarks' own files.
+struct ReadBack {
+    tables: HashMap<String, summary::KeyTable>,
+    hosts: Vec<String>,
+    commit: String,
+}
+
+/// Reads each benchmark's CSV (key sizes) and run record (hosts, commit,
+/// where its ranks ran).
+fn read_back(dir: &Path, results: &mut [BenchResult]) -> ReadBack {
+    let mut back = ReadBack { tables: HashMap::new(), hosts: Vec::new(), commit: crate::GIT_COMMIT.to_string() };
+    for b in results {
+        if let Some(rows) = b.csv.as_ref().and_then(|c| summary::read_csv(&dir.join(c))) {
+            if let Some(t) = summary::key_table(&rows) {
+                back.tables.insert(b.benchmark.clone(), t);
+            }
+        }
+        let text = b.record.as_ref().and_then(|r| std::fs::read_to_string(dir.join(r)).ok());
+        let Some(v) = text.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()) else { continue };
+        for h in v["hosts"].as_array().into_iter().flatten().filter_map(|h| h.as_str()) {
+            if !back.hosts.iter().any(|x| x == h) {
+                back.hosts.push(h.to_string());
+            }
+        }
+        if let Some(c) = v["commbench"]["git_commit"].as_str() {
+            back.commit = c.to_string();
+        }
+        b.placement = summary::placement_line(&v);
+    }
+    back
+}
+
+/// The arguments every benchmark got, for the summary.
+fn common_args(a: &plan::BenchArgs) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for (l, val) in &a.osu {
+        v.push(format!("-{l}"));
+        v.extend(val.clone());
+    }
+    v.extend(a.verbatim.iter().cloned());
+    v.extend(a.placement.iter().cloned());
+    if let Some(t) = &a.timeout {
+        v.extend(["--timeout".to_string(), t.clone()]);
+    }
+    v
+}
+
+/// One line per benchmark and the summary's path, on stdout.
+fn print_status(report: &SuiteReport, summary_path: &Path, quiet: bool) {
+    let mut out = io::stdout().lock();
+    if !quiet {
+        let _ = writeln!(out);
+    }
+    for b in &report.benchmarks {
+        let detail = b.detail.as_ref().map(|d| format!("  {d}")).unwrap_or_default();
+        let _ = writeln!(out, "{:<20} {:<8} {:>6.1} s{detail}", b.benchmark, b.status.word(), b.duration_s);
+    }
+    let (passed, total) = (report.passed(), report.benchmarks.len());
+    let _ = writeln!(out, "{passed} of {total} passed; summary: {}", summary_path.display());
+}
+
 /// Runs the suite; the exit status when it got as far as running.
 pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     let p = prepare(s)?;
@@ -188,53 +272,30 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     // SAFETY: geteuid has no preconditions.
     let is_root = unsafe { libc::geteuid() } == 0;
     let env = launch::extra_env(&p.launcher, is_root, &|k| std::env::var(k).ok());
+    let argv_for = |j: &Job, csv: String| {
+        let mut args = j.args.clone();
+        args.extend(["--csv".to_string(), csv]);
+        launch::command(&p.launcher, &j.layout, &ctx, &j.binary, &args)
+    };
 
     if s.dry_run {
         for j in &p.jobs {
-            let mut args = j.args.clone();
-            args.extend(["--csv".into(), format!("RUN_DIR/{}.csv", j.spec.name)]);
-            println!("{}", launch::shell_line(&launch::command(&p.launcher, &j.layout, &ctx, &j.binary, &args)));
+            println!("{}", launch::shell_line(&argv_for(j, format!("RUN_DIR/{}.csv", j.spec.name))));
         }
         return Ok(0);
     }
 
     let start = Utc::now();
-    let dir = create_run_dir(
-        &results_root(s),
-        &start.compact(),
-        s.tag.as_deref(),
-        p.slurm.as_ref().map(|j| j.job_id.as_str()),
-    )?;
+    let job_id = p.slurm.as_ref().map(|j| j.job_id.as_str());
+    let dir = create_run_dir(&results_root(s), &start.compact(), s.tag.as_deref(), job_id)?;
     eprintln!("suite: {} benchmark(s) with {}; results in {}", p.jobs.len(), p.launcher.program, dir.display());
     let mut progress = progress::Progress::new(p.jobs.len());
     let mut results = Vec::new();
     for (i, j) in p.jobs.iter().enumerate() {
         let name = j.spec.name;
-        let csv = dir.join(format!("{name}.csv"));
-        let mut args = j.args.clone();
-        args.extend(["--csv".to_string(), csv.display().to_string()]);
-        let argv = launch::command(&p.launcher, &j.layout, &ctx, &j.binary, &args);
+        let argv = argv_for(j, dir.join(format!("{name}.csv")).display().to_string());
         progress.start(i, name, &launch::shell_line(&argv));
-        let t0 = Instant::now();
-        let ended = if j.binary.is_file() {
-            exec::run(
-                &argv,
-                &env,
-                &dir.join(format!("{name}.txt")),
-                &dir.join(format!("{name}.stderr")),
-                s.max_time,
-                &mut progress,
-            )
-        } else {
-            let _ = std::fs::write(dir.join(format!("{name}.txt")), "");
-            let _ = std::fs::write(dir.join(format!("{name}.stderr")), "");
-            exec::Ended {
-                status: exec::Status::Failed,
-                exit_code: None,
-                took: t0.elapsed(),
-                detail: Some(format!("{} not found", j.binary.display())),
-            }
-        };
+        let ended = run_job(j, &argv, &env, &dir, s.max_time, &mut progress);
         progress.finish(ended.status.word(), ended.took);
         if !s.quiet {
             // The OSU table on stdout as well, where job-output parsers look.
@@ -244,10 +305,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
                 let _ = out.flush();
             }
         }
-        let exists = |ext: &str| {
-            let f = format!("{name}.{ext}");
-            dir.join(&f).is_file().then_some(f)
-        };
+        let exists = |ext: &str| Some(format!("{name}.{ext}")).filter(|f| dir.join(f).is_file());
         results.push(BenchResult {
             benchmark: name.to_string(),
             status: ended.status,
@@ -276,39 +334,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         }
     };
 
-    let mut tables = HashMap::new();
-    let mut hosts: Vec<String> = Vec::new();
-    let mut commit = crate::GIT_COMMIT.to_string();
-    for b in &mut results {
-        if let Some(rows) = b.csv.as_ref().and_then(|c| summary::read_csv(&dir.join(c))) {
-            if let Some(t) = summary::key_table(&rows) {
-                tables.insert(b.benchmark.clone(), t);
-            }
-        }
-        if let Some(rec) = b.record.as_ref().and_then(|r| std::fs::read_to_string(dir.join(r)).ok()) {
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&rec) {
-                for h in v["hosts"].as_array().into_iter().flatten().filter_map(|h| h.as_str()) {
-                    if !hosts.iter().any(|x| x == h) {
-                        hosts.push(h.to_string());
-                    }
-                }
-                if let Some(c) = v["commbench"]["git_commit"].as_str() {
-                    commit = c.to_string();
-                }
-                b.placement = summary::placement_line(&v);
-            }
-        }
-    }
-    let mut common_args: Vec<String> = Vec::new();
-    for (l, v) in &s.bench_args.osu {
-        common_args.push(format!("-{l}"));
-        common_args.extend(v.clone());
-    }
-    common_args.extend(s.bench_args.verbatim.iter().cloned());
-    common_args.extend(s.bench_args.placement.iter().cloned());
-    if let Some(t) = &s.bench_args.timeout {
-        common_args.extend(["--timeout".to_string(), t.clone()]);
-    }
+    let back = read_back(&dir, &mut results);
     let report = SuiteReport {
         schema: summary::SCHEMA.into(),
         started_utc: start.rfc3339(),
@@ -316,46 +342,25 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         run_dir: dir.display().to_string(),
         host: crate::topo::hostname(),
         commbench_version: crate::VERSION.into(),
-        commbench_commit: commit,
+        commbench_commit: back.commit,
         mpi_library: p.library.clone(),
         launcher: p.launcher.clone(),
         launcher_args: s.launcher_args.clone(),
         launcher_env: env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
         shape: p.shape,
         hostfile: s.hostfile.as_ref().map(|h| h.display().to_string()),
-        common_args,
+        common_args: common_args(&s.bench_args),
         bin_dir: p.bin_dir.display().to_string(),
-        hosts,
+        hosts: back.hosts,
         slurm: p.slurm.clone(),
         benchmarks: results,
     };
-    let md = summary::render(&report, &tables, &plots);
-    write(&dir.join("summary.md"), &md)?;
+    let summary_path = dir.join("summary.md");
+    write(&summary_path, &summary::render(&report, &back.tables, &plots))?;
     let json = serde_json::to_string_pretty(&report)
         .map_err(|e| SuiteError::Write { path: dir.join("suite.json"), source: io::Error::other(e) })?;
     write(&dir.join("suite.json"), &(json + "\n"))?;
-
-    let mut out = io::stdout().lock();
-    if !s.quiet {
-        let _ = writeln!(out);
-    }
-    for b in &report.benchmarks {
-        let _ = writeln!(
-            out,
-            "{:<20} {:<8} {:>6.1} s{}",
-            b.benchmark,
-            b.status.word(),
-            b.duration_s,
-            b.detail.as_ref().map(|d| format!("  {d}")).unwrap_or_default()
-        );
-    }
-    let _ = writeln!(
-        out,
-        "{} of {} passed; summary: {}",
-        report.passed(),
-        report.benchmarks.len(),
-        dir.join("summary.md").display()
-    );
+    print_status(&report, &summary_path, s.quiet);
     Ok(if report.passed() == report.benchmarks.len() { 0 } else { 1 })
 }
 
