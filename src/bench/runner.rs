@@ -36,7 +36,7 @@ fn say(line: &str) {
     let _ = writeln!(io::stderr(), "{line}");
 }
 
-fn install_panic_hook(name: &'static str) {
+pub(crate) fn install_panic_hook(name: &'static str) {
     std::panic::set_hook(Box::new(move |info| {
         let msg = info
             .payload()
@@ -187,22 +187,9 @@ impl Session {
         }
     }
 
-    fn rank_info(&self) -> RankInfo {
-        let cpus = affinity::allowed_cpus();
-        RankInfo {
-            rank: self.mpi.rank() as usize,
-            host: self.mpi.processor_name(),
-            pid: std::process::id(),
-            cpus: affinity::format_list(&cpus),
-            cpu_count: cpus.len(),
-            local_rank: self.env.local_rank,
-        }
-    }
-
     /// Gathers every rank's placement at rank 0.
     fn gather_ranks(&self) -> Vec<RankInfo> {
-        let mine = serde_json::to_vec(&self.rank_info()).unwrap_or_default();
-        self.mpi.gather_bytes(&mine).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect()
+        gather_ranks(&self.mpi, &self.env)
     }
 
     fn new_record(&self, ranks: Vec<RankInfo>, files: &ResultFiles) -> RunRecord {
@@ -546,4 +533,23 @@ impl Session {
 
 fn say_results(name: &str, csv: &std::path::Path, record: &std::path::Path) {
     say(&format!("{name}: results in {} (run record {})", csv.display(), record.display()));
+}
+
+/// Where this rank runs: host, pid, allowed cpus, local rank.
+pub(crate) fn rank_info(mpi: &Mpi, env: &LauncherEnv) -> RankInfo {
+    let cpus = affinity::allowed_cpus();
+    RankInfo {
+        rank: mpi.rank() as usize,
+        host: mpi.processor_name(),
+        pid: std::process::id(),
+        cpus: affinity::format_list(&cpus),
+        cpu_count: cpus.len(),
+        local_rank: env.local_rank,
+    }
+}
+
+/// Every rank's placement, in rank order, at rank 0 (empty elsewhere).
+pub(crate) fn gather_ranks(mpi: &Mpi, env: &LauncherEnv) -> Vec<RankInfo> {
+    let mine = serde_json::to_vec(&rank_info(mpi, env)).unwrap_or_default();
+    mpi.gather_bytes(&mine).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect()
 }
