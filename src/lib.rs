@@ -10,6 +10,7 @@ pub mod buffer;
 pub mod cli;
 pub mod datatype;
 pub mod launcher;
+pub mod pairs;
 pub mod report;
 pub mod stats;
 pub mod topo;

@@ -10,7 +10,8 @@ commands:
 
 /// Subcommands: name, one-line description, entry point.
 type Entry = fn(&[String]) -> i32;
-const COMMANDS: &[(&str, &str, Entry)] = &[];
+const COMMANDS: &[(&str, &str, Entry)] =
+    &[("pairs", "bandwidth between pairs of ranks (bisection, all pairs) with PASS criteria", commbench::pairs::main)];
 
 fn usage() -> String {
     let mut s = USAGE.to_string();

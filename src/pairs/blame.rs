@@ -1,0 +1,223 @@
+//! Per-host and per-rank summaries, and where a failure most likely lies.
+//! A host (or rank) is called bad when every direction that touches it
+//! failed, it was measured with at least two different pairs, and some
+//! direction that does not touch it passed: then the fault is the host,
+//! not each of its links. When every direction fails, nothing is singled
+//! out (the limit may be above what the system can do).
+
+use serde::Serialize;
+
+use super::criteria::{median, Evaluation, Measured};
+use super::results::PairRow;
+
+/// One direction with its verdict.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Direction {
+    src: usize,
+    dst: usize,
+    value: Option<f64>,
+    failed: bool,
+    pair: (usize, usize),
+}
+
+fn directions(rows: &[PairRow], eval: &Evaluation) -> Vec<Direction> {
+    let mut out = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        let fails = &eval.failures[i];
+        let hit = |m: Measured| fails.iter().any(|f| f.measured == m || f.measured == Measured::Latency);
+        for (src, dst, value, m) in [(r.a, r.b, r.ab, Measured::Forward), (r.b, r.a, r.ba, Measured::Backward)] {
+            let missing_is_failure = fails.iter().any(|f| f.measured == m);
+            if value.is_some() || missing_is_failure {
+                out.push(Direction { src, dst, value, failed: hit(m), pair: (r.a, r.b) });
+            }
+        }
+    }
+    out
+}
+
+/// What one host or rank saw.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EndpointSummary {
+    pub name: String,
+    pub ranks: Vec<usize>,
+    /// Directions sent or received by a member.
+    pub directions: usize,
+    pub failing_directions: usize,
+    /// Distinct pairs those directions belong to.
+    pub pairs: usize,
+    /// Bytes per second.
+    pub median_out: Option<f64>,
+    pub median_in: Option<f64>,
+    pub min_out: Option<f64>,
+    pub min_in: Option<f64>,
+    pub bad: bool,
+}
+
+/// Most likely place of a failing row's fault.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    Host(String),
+    Rank(usize),
+    /// Every direction failed: nothing stands out.
+    Everything,
+    Link,
+}
+
+impl Cause {
+    pub fn describe(&self) -> String {
+        match self {
+            Cause::Host(h) => format!("bad host {h}"),
+            Cause::Rank(r) => format!("bad rank {r}"),
+            Cause::Everything => "all pairs fail".into(),
+            Cause::Link => "link".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Blame {
+    pub hosts: Vec<EndpointSummary>,
+    pub ranks: Vec<EndpointSummary>,
+    /// Per row: None when it passed.
+    pub causes: Vec<Option<Cause>>,
+}
+
+fn summarise(name: String, members: Vec<usize>, dirs: &[Direction]) -> EndpointSummary {
+    let is_member = |r: usize| members.contains(&r);
+    let touching: Vec<&Direction> = dirs.iter().filter(|d| is_member(d.src) || is_member(d.dst)).collect();
+    let mut pairs: Vec<(usize, usize)> = touching.iter().map(|d| d.pair).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let out: Vec<f64> = touching.iter().filter(|d| is_member(d.src)).filter_map(|d| d.value).collect();
+    let inn: Vec<f64> = touching.iter().filter(|d| is_member(d.dst)).filter_map(|d| d.value).collect();
+    let min = |v: &[f64]| v.iter().copied().reduce(f64::min);
+    let failing = touching.iter().filter(|d| d.failed).count();
+    let passes_elsewhere = dirs.iter().any(|d| !d.failed && !is_member(d.src) && !is_member(d.dst));
+    EndpointSummary {
+        name,
+        directions: touching.len(),
+        failing_directions: failing,
+        pairs: pairs.len(),
+        median_out: median(&out),
+        median_in: median(&inn),
+        min_out: min(&out),
+        min_in: min(&inn),
+        bad: !touching.is_empty() && failing == touching.len() && pairs.len() >= 2 && passes_elsewhere,
+        ranks: members,
+    }
+}
+
+/// Summaries per host (in order of first rank) and per rank, and a cause
+/// for each failing row. `hosts[r]` is rank r's host.
+pub fn blame(rows: &[PairRow], eval: &Evaluation, hosts: &[String]) -> Blame {
+    let dirs = directions(rows, eval);
+    let mut names: Vec<&String> = Vec::new();
+    for h in hosts {
+        if !names.contains(&h) {
+            names.push(h);
+        }
+    }
+    let host_sums: Vec<EndpointSummary> = names
+        .iter()
+        .map(|&h| {
+            let members = (0..hosts.len()).filter(|&r| &hosts[r] == h).collect();
+            summarise(h.clone(), members, &dirs)
+        })
+        .collect();
+    let rank_sums: Vec<EndpointSummary> =
+        (0..hosts.len()).map(|r| summarise(format!("rank {r}"), vec![r], &dirs)).collect();
+    let everything = !dirs.is_empty() && dirs.iter().all(|d| d.failed);
+    let causes = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            if eval.failures[i].is_empty() {
+                return None;
+            }
+            let host_of = |x: usize| hosts.get(x);
+            let bad_host = host_sums.iter().find(|s| s.bad && [r.a, r.b].iter().any(|&x| host_of(x) == Some(&s.name)));
+            let bad_rank = [r.a, r.b].into_iter().find(|&x| rank_sums.get(x).is_some_and(|s| s.bad));
+            Some(match (bad_host, bad_rank) {
+                (Some(h), _) => Cause::Host(h.name.clone()),
+                (None, Some(x)) => Cause::Rank(x),
+                _ if everything => Cause::Everything,
+                _ => Cause::Link,
+            })
+        })
+        .collect();
+    Blame { hosts: host_sums, ranks: rank_sums, causes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pairs::criteria::{evaluate, Criteria};
+    use crate::pairs::results::Measurements;
+    use crate::pairs::schedule::{rounds, RandomRounds, Scheme};
+
+    /// `all` over 8 ranks on 4 hosts (2 each) with bandwidth from `bw`.
+    fn run(bw: impl Fn(usize, usize) -> f64) -> (Vec<PairRow>, Evaluation, Blame) {
+        let n = 8;
+        let hosts: Vec<String> = (0..n).map(|r| format!("h{}", r / 2)).collect();
+        let mut m = Measurements::default();
+        for (i, round) in rounds(Scheme::All, n, RandomRounds { rounds: 1, seed: 1 }).unwrap().iter().enumerate() {
+            let g: Vec<f64> = round
+                .flows
+                .iter()
+                .enumerate()
+                .flat_map(|(r, f)| [f.from.map(|s| bw(s, r)).unwrap_or(f64::NAN), f64::NAN])
+                .collect();
+            m.add_round(i, round, &g);
+        }
+        let rows = m.pair_rows();
+        let eval = evaluate(&rows, &Criteria { min_bw: Some(50.0), ..Criteria::default() }, true);
+        let b = blame(&rows, &eval, &hosts);
+        (rows, eval, b)
+    }
+
+    #[test]
+    fn a_slow_host_is_a_bad_host() {
+        // Host h1 (ranks 2, 3) is slow in everything it does.
+        let (rows, eval, b) = run(|s, d| if [s, d].iter().any(|&x| x / 2 == 1) { 10.0 } else { 100.0 });
+        assert_eq!(b.hosts.len(), 4);
+        assert!(b.hosts[1].bad);
+        assert_eq!(b.hosts[1].ranks, vec![2, 3]);
+        assert!(!b.hosts[0].bad && !b.hosts[2].bad);
+        assert_eq!(b.hosts[1].min_out, Some(10.0));
+        assert_eq!(b.hosts[0].median_out, Some(100.0));
+        for &i in &eval.failing {
+            assert_eq!(b.causes[i], Some(Cause::Host("h1".into())), "{:?}", rows[i]);
+        }
+    }
+
+    #[test]
+    fn one_slow_link_is_a_link() {
+        let (rows, eval, b) = run(|s, d| if (s, d) == (1, 6) { 10.0 } else { 100.0 });
+        assert_eq!(eval.failing.len(), 1);
+        let i = eval.failing[0];
+        assert_eq!((rows[i].a, rows[i].b), (1, 6));
+        assert_eq!(b.causes[i], Some(Cause::Link));
+        assert!(b.hosts.iter().all(|h| !h.bad));
+        assert!(b.ranks.iter().all(|r| !r.bad));
+        assert_eq!(b.hosts[0].failing_directions, 1);
+    }
+
+    #[test]
+    fn a_slow_rank_is_a_bad_rank() {
+        let (_, eval, b) = run(|s, d| if s == 5 || d == 5 { 10.0 } else { 100.0 });
+        assert!(b.ranks[5].bad);
+        assert!(!b.hosts[2].bad, "rank 4 on the same host is fine");
+        for &i in &eval.failing {
+            assert_eq!(b.causes[i], Some(Cause::Rank(5)));
+        }
+    }
+
+    #[test]
+    fn everything_slow_blames_nobody() {
+        let (_, eval, b) = run(|_, _| 1.0);
+        assert_eq!(eval.failing.len(), 28);
+        assert!(b.hosts.iter().all(|h| !h.bad));
+        assert!(b.causes.iter().all(|c| c == &Some(Cause::Everything)));
+    }
+}
