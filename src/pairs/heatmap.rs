@@ -11,6 +11,8 @@ use super::matrix::Matrix;
 /// What the picture shows and how to read it.
 pub struct HeatmapSpec<'a> {
     pub title: &'a str,
+    /// Second line: what ran (scheme, size).
+    pub subtitle: &'a str,
     /// Unit of the printed values, after `scale` is applied ("MB/s").
     pub unit: &'a str,
     pub scale: f64,
@@ -48,11 +50,13 @@ fn escape(s: &str) -> String {
 /// Renders the heatmap.
 pub fn svg(m: &Matrix, spec: &HeatmapSpec) -> String {
     let n = m.size().max(1);
-    let grid = (n as f64 * 24.0).clamp(240.0, 800.0);
+    let grid = (n as f64 * 24.0).clamp(360.0, 800.0);
     let cell = grid / n as f64;
-    let (left, top) = (60.0, 56.0);
+    let (left, top) = (60.0, 74.0);
     let (width, height) = (left + grid + 130.0, top + grid + 40.0);
-    let (lo, hi) = m.range().unwrap_or((0.0, 0.0));
+    // Colours run from zero to the best value, so a link at 90% of the
+    // best stays green and one at 10% is red.
+    let (lo, hi) = (0.0, m.range().map_or(0.0, |r| r.1));
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -62,7 +66,9 @@ pub fn svg(m: &Matrix, spec: &HeatmapSpec) -> String {
     let _ = writeln!(s, r#"<text x="{left}" y="20" font-size="14">{}</text>"#, escape(spec.title));
     let _ = writeln!(
         s,
-        r##"<text x="{left}" y="38" fill="#444">row: sender rank, column: receiver rank; grey: not measured</text>"##
+        r##"<text x="{left}" y="38" fill="#444">{}</text>
+<text x="{left}" y="56" fill="#444">row: sender rank, column: receiver rank; grey: not measured; outlined: failed</text>"##,
+        escape(spec.subtitle)
     );
     let _ = writeln!(s, r##"<rect x="{left}" y="{top}" width="{grid:.2}" height="{grid:.2}" fill="#e6e6e6"/>"##);
 
@@ -187,6 +193,7 @@ mod tests {
             &matrix(n, bw),
             &HeatmapSpec {
                 title: "bw <test>",
+                subtitle: "scheme all",
                 unit: "MB/s",
                 scale: 1e-6,
                 higher_is_better: true,
@@ -204,7 +211,7 @@ mod tests {
         assert!(s.contains("bw &lt;test&gt;"));
         assert_eq!(s.matches(r#"stroke="black""#).count(), 1);
         assert_eq!(s.matches("<line").count(), 2, "one boundary per host change");
-        assert!(s.contains("3.00 MB/s") && s.contains("1.00 MB/s"));
+        assert!(s.contains("3.00 MB/s") && s.contains("0.00 MB/s"));
     }
 
     #[test]
@@ -213,6 +220,7 @@ mod tests {
         assert_eq!(colour(LEVELS - 1), "#1a9850");
         assert_eq!(level(5.0, 0.0, 10.0, false), level(5.0, 0.0, 10.0, true));
         assert_eq!(level(0.0, 0.0, 10.0, false), LEVELS - 1);
+        assert_eq!(level(10.0, 0.0, 10.0, true), LEVELS - 1);
         assert_eq!(level(3.0, 3.0, 3.0, true), LEVELS - 1);
     }
 

@@ -397,15 +397,18 @@ impl Session {
                 }
             }
         }
-        let title = format!(
-            "Pair bandwidth by direction (MB/s), {} messages, scheme {}",
+        let subtitle = format!(
+            "scheme {}, {} messages, window {}, {} processes",
+            self.cfg.scheme,
             units::size_text(self.cfg.size_bytes),
-            self.cfg.scheme
+            self.cfg.window,
+            n
         );
         let bw = matrix::Matrix::bandwidth(n, m);
         let failed_bw = |r: usize, c: usize| bad_dir[r * n + c];
         let spec = heatmap::HeatmapSpec {
-            title: &title,
+            title: "Bandwidth by direction (MB/s)",
+            subtitle: &subtitle,
             unit: "MB/s",
             scale: 1e-6,
             higher_is_better: true,
@@ -413,12 +416,16 @@ impl Session {
             failed: &failed_bw,
         };
         f.write_matrix("bw_MBps", &bw, "sender\\receiver", &spec)?;
-        if self.cfg.latency.is_some() {
+        if let Some(l) = self.cfg.latency {
             let lat = matrix::Matrix::latency(n, m);
-            let title = format!("Pair latency (us, half round trip), scheme {}", self.cfg.scheme);
+            let subtitle = format!(
+                "scheme {}, {} byte ping-pong, {} round trips, {} processes",
+                self.cfg.scheme, l.size_bytes, l.iterations, n
+            );
             let failed_lat = |r: usize, c: usize| bad_lat[r * n + c];
             let spec = heatmap::HeatmapSpec {
-                title: &title,
+                title: "Latency (us, half the round trip)",
+                subtitle: &subtitle,
                 unit: "us",
                 scale: 1e6,
                 higher_is_better: false,

@@ -116,6 +116,8 @@ fn describe_failure(row: &PairRow, f: &Failure) -> String {
 fn host_line(h: &EndpointSummary, hw: usize) -> String {
     let verdict = if h.bad {
         "BAD HOST (every pair slow)"
+    } else if h.failing_directions > 0 && h.failing_directions == h.directions {
+        "every direction fails"
     } else if h.failing_directions > 0 {
         "some directions fail"
     } else {

@@ -135,10 +135,10 @@ pub fn size_text(bytes: usize) -> String {
     format!("{bytes} B")
 }
 
-/// Bytes per second as "68 GB/s" (decimal, up to 3 significant decimals).
+/// Bytes per second as "68 GB/s" (decimal, at most GB/s as fabric specs
+/// are quoted, up to 3 decimals).
 pub fn rate_text(bytes_per_s: f64) -> String {
     let (v, unit) = match bytes_per_s {
-        x if x >= 1e12 => (x / 1e12, "TB/s"),
         x if x >= 1e9 => (x / 1e9, "GB/s"),
         x if x >= 1e6 => (x / 1e6, "MB/s"),
         x if x >= 1e3 => (x / 1e3, "KB/s"),
