@@ -5,6 +5,8 @@
 //! not each of its links. When every direction fails, nothing is singled
 //! out (the limit may be above what the system can do).
 
+use std::collections::{HashMap, HashSet};
+
 use serde::Serialize;
 
 use super::criteria::{median, Evaluation, Measured};
@@ -83,50 +85,83 @@ pub struct Blame {
     pub causes: Vec<Option<Cause>>,
 }
 
-fn summarise(name: String, members: Vec<usize>, dirs: &[Direction]) -> EndpointSummary {
-    let is_member = |r: usize| members.contains(&r);
-    let touching: Vec<&Direction> = dirs.iter().filter(|d| is_member(d.src) || is_member(d.dst)).collect();
-    let mut pairs: Vec<(usize, usize)> = touching.iter().map(|d| d.pair).collect();
-    pairs.sort_unstable();
-    pairs.dedup();
-    let out: Vec<f64> = touching.iter().filter(|d| is_member(d.src)).filter_map(|d| d.value).collect();
-    let inn: Vec<f64> = touching.iter().filter(|d| is_member(d.dst)).filter_map(|d| d.value).collect();
-    let min = |v: &[f64]| v.iter().copied().reduce(f64::min);
-    let failing = touching.iter().filter(|d| d.failed).count();
-    let passes_elsewhere = dirs.iter().any(|d| !d.failed && !is_member(d.src) && !is_member(d.dst));
-    EndpointSummary {
-        name,
-        directions: touching.len(),
-        failing_directions: failing,
-        pairs: pairs.len(),
-        median_out: median(&out),
-        median_in: median(&inn),
-        min_out: min(&out),
-        min_in: min(&inn),
-        bad: !touching.is_empty() && failing == touching.len() && pairs.len() >= 2 && passes_elsewhere,
-        ranks: members,
+/// Running totals of one endpoint.
+#[derive(Default)]
+struct Tally {
+    directions: usize,
+    failing: usize,
+    passing: usize,
+    pairs: HashSet<(usize, usize)>,
+    out: Vec<f64>,
+    inn: Vec<f64>,
+}
+
+/// Summaries of the endpoints `group` maps ranks to (one pass over the
+/// directions, so 1024 ranks with every pair measured stay quick).
+fn summarise(names: Vec<String>, group: &[usize], dirs: &[Direction]) -> Vec<EndpointSummary> {
+    let mut tallies: Vec<Tally> = names.iter().map(|_| Tally::default()).collect();
+    let mut passing_total = 0;
+    for d in dirs {
+        passing_total += usize::from(!d.failed);
+        let (gs, gd) = (group[d.src], group[d.dst]);
+        for (g, is_src, is_dst) in [(gs, true, gs == gd), (gd, false, true)] {
+            if !is_src && gs == gd {
+                continue; // counted once, as both ends, above
+            }
+            let t = &mut tallies[g];
+            t.directions += 1;
+            t.failing += usize::from(d.failed);
+            t.passing += usize::from(!d.failed);
+            t.pairs.insert(d.pair);
+            if let Some(v) = d.value {
+                if is_src {
+                    t.out.push(v);
+                }
+                if is_dst {
+                    t.inn.push(v);
+                }
+            }
+        }
     }
+    let min = |v: &[f64]| v.iter().copied().reduce(f64::min);
+    names
+        .into_iter()
+        .zip(tallies)
+        .enumerate()
+        .map(|(g, (name, t))| EndpointSummary {
+            name,
+            ranks: (0..group.len()).filter(|&r| group[r] == g).collect(),
+            directions: t.directions,
+            failing_directions: t.failing,
+            pairs: t.pairs.len(),
+            median_out: median(&t.out),
+            median_in: median(&t.inn),
+            min_out: min(&t.out),
+            min_in: min(&t.inn),
+            // Every direction touching it failed, with two pairs or more,
+            // while some direction elsewhere passed.
+            bad: t.directions > 0 && t.failing == t.directions && t.pairs.len() >= 2 && passing_total > t.passing,
+        })
+        .collect()
 }
 
 /// Summaries per host (in order of first rank) and per rank, and a cause
 /// for each failing row. `hosts[r]` is rank r's host.
 pub fn blame(rows: &[PairRow], eval: &Evaluation, hosts: &[String]) -> Blame {
     let dirs = directions(rows, eval);
-    let mut names: Vec<&String> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut host_group = Vec::with_capacity(hosts.len());
+    let mut index: HashMap<&String, usize> = HashMap::new();
     for h in hosts {
-        if !names.contains(&h) {
-            names.push(h);
-        }
+        let g = *index.entry(h).or_insert_with(|| {
+            names.push(h.clone());
+            names.len() - 1
+        });
+        host_group.push(g);
     }
-    let host_sums: Vec<EndpointSummary> = names
-        .iter()
-        .map(|&h| {
-            let members = (0..hosts.len()).filter(|&r| &hosts[r] == h).collect();
-            summarise(h.clone(), members, &dirs)
-        })
-        .collect();
-    let rank_sums: Vec<EndpointSummary> =
-        (0..hosts.len()).map(|r| summarise(format!("rank {r}"), vec![r], &dirs)).collect();
+    let host_sums = summarise(names, &host_group, &dirs);
+    let rank_group: Vec<usize> = (0..hosts.len()).collect();
+    let rank_sums = summarise((0..hosts.len()).map(|r| format!("rank {r}")).collect(), &rank_group, &dirs);
     let everything = !dirs.is_empty() && dirs.iter().all(|d| d.failed);
     let causes = rows
         .iter()
@@ -135,11 +170,11 @@ pub fn blame(rows: &[PairRow], eval: &Evaluation, hosts: &[String]) -> Blame {
             if eval.failures[i].is_empty() {
                 return None;
             }
-            let host_of = |x: usize| hosts.get(x);
-            let bad_host = host_sums.iter().find(|s| s.bad && [r.a, r.b].iter().any(|&x| host_of(x) == Some(&s.name)));
+            let bad_host =
+                [r.a, r.b].into_iter().filter_map(|x| host_group.get(x)).find(|&&g| host_sums[g].bad).copied();
             let bad_rank = [r.a, r.b].into_iter().find(|&x| rank_sums.get(x).is_some_and(|s| s.bad));
             Some(match (bad_host, bad_rank) {
-                (Some(h), _) => Cause::Host(h.name.clone()),
+                (Some(g), _) => Cause::Host(host_sums[g].name.clone()),
                 (None, Some(x)) => Cause::Rank(x),
                 _ if everything => Cause::Everything,
                 _ => Cause::Link,

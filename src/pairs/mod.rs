@@ -292,11 +292,11 @@ impl Session {
             if !root {
                 continue;
             }
-            let before = m.directed.len();
+            let (before, lat_before) = (m.directed.len(), m.latency.len());
             m.add_round(i + 1, &round, &gathered);
             if let Some(f) = files.as_mut() {
                 let counts = (self.cfg.size_bytes, self.cfg.window, self.cfg.iterations);
-                if let Err(e) = f.append_round(&m.directed[before..], &m.latency, &hosts, counts) {
+                if let Err(e) = f.append_round(&m.directed[before..], &m.latency[lat_before..], &hosts, counts) {
                     say(&format!("{NAME}: cannot write {}: {e}", f.measurements_path.display()));
                     mpi.abort(EXIT_USAGE);
                 }

@@ -4,7 +4,7 @@
 //! flushed after each round), and at the end `_bw_MBps.csv`/`.svg` and
 //! `_lat_us.csv`/`.svg` (matrices and heatmaps) and `_hosts.csv`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -84,7 +84,8 @@ impl PairsFiles {
         PathBuf::from(s)
     }
 
-    /// Appends one round's directions and flushes them.
+    /// Appends one round's directions (with that round's latencies) and
+    /// flushes them.
     pub fn append_round(
         &mut self,
         directed: &[Directed],
@@ -94,9 +95,11 @@ impl PairsFiles {
     ) -> io::Result<()> {
         let (size, window, iterations) = counts;
         let host = |x: usize| hosts.get(x).cloned().unwrap_or_default();
+        let lat_of: HashMap<(usize, usize, usize), f64> =
+            latency.iter().map(|l| ((l.round, l.a, l.b), l.secs)).collect();
         for d in directed {
             let (a, b) = (d.src.min(d.dst), d.src.max(d.dst));
-            let lat = latency.iter().find(|l| l.round == d.round && l.a == a && l.b == b).map(|l| l.secs);
+            let lat = lat_of.get(&(d.round, a, b)).copied();
             self.measurements
                 .write_record([
                     d.round.to_string(),

@@ -2,7 +2,7 @@
 //! their grouping into pair rows (both directions of two ranks, plus the
 //! latency between them) for the table, the criteria and the matrices.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::measure::RankResult;
 use super::schedule::Round;
@@ -110,9 +110,10 @@ impl Measurements {
             }
         }
         rows.extend(pending.into_values());
+        let latency: HashMap<(usize, usize, usize), f64> =
+            self.latency.iter().map(|l| ((l.round, l.a, l.b), l.secs)).collect();
         for row in &mut rows {
-            row.latency =
-                self.latency.iter().find(|l| l.round == row.round && l.a == row.a && l.b == row.b).map(|l| l.secs);
+            row.latency = latency.get(&(row.round, row.a, row.b)).copied();
         }
         rows.sort_by_key(|r| (r.round, r.a, r.b));
         rows
@@ -180,6 +181,35 @@ mod tests {
         let rows = measure(Scheme::Shift(Some(1)), 4).pair_rows();
         assert_eq!(rows.len(), 4);
         assert_eq!(rows.iter().filter(|r| r.ab.is_some() != r.ba.is_some()).count(), 4);
+    }
+
+    /// Everything rank 0 does after the rounds, at `n` ranks with every
+    /// pair and latency: nothing in it may be quadratic in the rows.
+    fn post_process(n: usize) -> usize {
+        use crate::pairs::{blame, criteria, matrix::Matrix};
+        let m = measure(Scheme::All, n);
+        let rows = m.pair_rows();
+        let c = criteria::Criteria { min_bw: Some(1500.0), max_lat: Some(1.0), min_fraction_of_median: Some(0.5) };
+        let eval = criteria::evaluate(&rows, &c, true);
+        let hosts: Vec<String> = (0..n).map(|r| format!("h{}", r / 8)).collect();
+        let b = blame::blame(&rows, &eval, &hosts);
+        assert_eq!(b.hosts.len(), n / 8);
+        assert!(!Matrix::bandwidth(n, &m).is_empty() && !Matrix::latency(n, &m).is_empty());
+        rows.len()
+    }
+
+    #[test]
+    fn post_processing_scales() {
+        assert_eq!(post_process(256), 256 * 255 / 2);
+    }
+
+    /// `cargo test --release --lib -- --ignored post_processing_at_1024`
+    #[test]
+    #[ignore]
+    fn post_processing_at_1024() {
+        let t = std::time::Instant::now();
+        assert_eq!(post_process(1024), 1024 * 1023 / 2);
+        eprintln!("1024 ranks, all pairs: {:.2} s", t.elapsed().as_secs_f64());
     }
 
     #[test]
