@@ -46,6 +46,10 @@ impl Outcome {
 }
 
 fn pairs(np: usize, args: &[&str]) -> Outcome {
+    pairs_with(Mpi::OpenMpi, np, args)
+}
+
+fn pairs_with(mpi: Mpi, np: usize, args: &[&str]) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("res");
     let mut all: Vec<String> = vec!["pairs".into()];
@@ -53,7 +57,7 @@ fn pairs(np: usize, args: &[&str]) -> Outcome {
     all.extend(["--results-dir".to_string(), rd.display().to_string()]);
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     let o = Launch { cwd: Some(dir.path().to_path_buf()), timeout: Some(Duration::from_secs(60)), ..Launch::default() };
-    let run = launch(Mpi::OpenMpi, np, "commbench", &refs, &o);
+    let run = launch(mpi, np, "commbench", &refs, &o);
     assert!(!run.timed_out, "{args:?} at np {np} hung: {run:?}");
     run.assert_no_panic();
     let mut files: Vec<PathBuf> =
@@ -183,6 +187,22 @@ fn every_scheme_at_2_4_and_8_ranks() {
         }
     }
     eprintln!("every_scheme_at_2_4_and_8_ranks: {:.1} s", t.elapsed().as_secs_f64());
+}
+
+#[test]
+fn mpich_build_under_mpiexec() {
+    if !have_mpich() {
+        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let _g = mpi_lock();
+    let mut args = vec!["--scheme", "shift", "--min-bw", "1MB/s"];
+    args.extend(QUICK);
+    let o = pairs_with(Mpi::Mpich, 3, &args);
+    assert_eq!(o.run.code, Some(0), "{:?}", o.run);
+    assert_eq!(o.last_line(), "PASS: all 3 pairs meet the criteria (min-bw 1 MB/s per direction)");
+    assert!(o.record()["mpi"]["library_version"].as_str().unwrap().contains("MPICH"));
+    assert_eq!(matrix(&o.read("_bw_MBps.csv"), 3).iter().flatten().filter(|c| c.is_some()).count(), 6);
 }
 
 #[test]
