@@ -288,7 +288,7 @@ fn bad_options_one_line_every_rank() {
         (
             2,
             &["--min-bw", "68"],
-            "commbench pairs: invalid value '68' for '--min-bw <MIN_BW>': '68' is not a bandwidth (give a number and \
+            "commbench pairs: invalid value '68' for '--min-bw <RATE>': '68' is not a bandwidth (give a number and \
              a unit such as 68GB/s, 500MB/s, 25GiB/s or 400Gbit/s) (see commbench pairs --help)",
         ),
         (4, &["--scheme", "xor:4"], "commbench pairs: xor:4 needs K below the number of processes (4)"),

@@ -112,9 +112,8 @@ pub fn main(args: &[String]) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let argv =
-        std::iter::once("commbench".to_string()).chain(std::iter::once("pairs".into())).chain(args.iter().cloned());
-    let session = Session { cfg, env, schedule, progress, on_fire, start, argv: argv.collect() };
+    let argv = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let session = Session { cfg, env, schedule, progress, on_fire, start, argv };
     let code = session.run(&mpi);
     mpi.finalize();
     code

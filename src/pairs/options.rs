@@ -42,43 +42,43 @@ struct Args {
     #[arg(long, default_value = "all", value_parser = parse_scheme)]
     scheme: Scheme,
     /// Bytes per message (K, M, G and KB, MB, GB are binary, like KiB, MiB, GiB)
-    #[arg(long, default_value = "64MB", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", default_value = "64MB", value_parser = parse_size)]
     size: usize,
     /// Messages in flight per direction [default: 64, fewer for large sizes so at most 256 MiB is in flight]
-    #[arg(long, short = 'W', value_parser = parse_positive)]
+    #[arg(long, short = 'W', value_name = "N", value_parser = parse_positive)]
     window: Option<usize>,
     /// Timed batches of `window` messages per round [default: 100, or 20 above 8 KiB]
-    #[arg(long, short = 'i', value_parser = parse_positive)]
+    #[arg(long, short = 'i', value_name = "N", value_parser = parse_positive)]
     iterations: Option<usize>,
     /// Untimed batches before them [default: 10, or 2 above 8 KiB]
-    #[arg(long, short = 'x', value_parser = parse_count)]
+    #[arg(long, short = 'x', value_name = "N", value_parser = parse_count)]
     warmup: Option<usize>,
     /// Also measure small-message latency (ping-pong, half the round trip) for each pair
     #[arg(long)]
     latency: bool,
     /// Bytes per latency message
-    #[arg(long, default_value = "8", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", default_value = "8", value_parser = parse_size)]
     latency_size: usize,
     /// Timed round trips per pair
-    #[arg(long, default_value = "1000", value_parser = parse_positive)]
+    #[arg(long, value_name = "N", default_value = "1000", value_parser = parse_positive)]
     latency_iterations: usize,
     /// Untimed round trips before them
-    #[arg(long, default_value = "100", value_parser = parse_count)]
+    #[arg(long, value_name = "N", default_value = "100", value_parser = parse_count)]
     latency_warmup: usize,
     /// Fail a pair when either direction is below this bandwidth (e.g. 68GB/s)
-    #[arg(long, value_parser = parse_rate)]
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
     min_bw: Option<f64>,
     /// Fail a pair whose latency is above this (e.g. 5us); implies --latency
-    #[arg(long, value_parser = parse_time)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     max_lat: Option<f64>,
     /// Fail a direction below this share of the median of all directions (e.g. 80%)
-    #[arg(long, value_parser = parse_fraction)]
+    #[arg(long, value_name = "SHARE", value_parser = parse_fraction)]
     min_fraction_of_median: Option<f64>,
     /// Seed of --scheme random [default: 1]
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     seed: Option<u64>,
     /// Matchings drawn by --scheme random [default: 4]
-    #[arg(long, value_parser = parse_positive)]
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
     rounds: Option<usize>,
     /// Directory for the result files [default: results, or $COMMBENCH_RESULTS_DIR]
     #[arg(long, value_name = "DIR")]
@@ -312,7 +312,7 @@ mod tests {
     fn bad_input_is_one_line() {
         let cases: &[(&[&str], &str)] = &[
             (&["--bogus"], "unexpected argument '--bogus' found"),
-            (&["--size", "64XB"], "invalid value '64XB' for '--size <SIZE>'"),
+            (&["--size", "64XB"], "invalid value '64XB' for '--size <BYTES>'"),
             (&["--min-bw", "68"], "is not a bandwidth"),
             (&["--max-lat", "5"], "is not a time"),
             (&["--scheme", "ring"], "'ring' is not a scheme"),
