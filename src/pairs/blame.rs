@@ -1,9 +1,10 @@
 //! Per-host and per-rank summaries, and where a failure most likely lies.
-//! A host (or rank) is called bad when every direction that touches it
-//! failed, it was measured with at least two different pairs, and some
-//! direction that does not touch it passed: then the fault is the host,
-//! not each of its links. When every direction fails, nothing is singled
-//! out (the limit may be above what the system can do).
+//! A host (or rank) is called bad when every direction between it and the
+//! others failed, over at least two different pairs, while some direction
+//! between other hosts (ranks) passed: then the fault is the host, not
+//! each of its links. Pairs inside a host do not clear it (they do not use
+//! its network). When every direction fails, nothing is singled out (the
+//! limit may be above what the system can do).
 
 use std::collections::{HashMap, HashSet};
 
@@ -90,29 +91,43 @@ pub struct Blame {
 struct Tally {
     directions: usize,
     failing: usize,
-    passing: usize,
     pairs: HashSet<(usize, usize)>,
+    /// The same over directions to or from other endpoints only.
+    cross: usize,
+    cross_failing: usize,
+    cross_pairs: HashSet<(usize, usize)>,
     out: Vec<f64>,
     inn: Vec<f64>,
 }
 
-/// Summaries of the endpoints `group` maps ranks to (one pass over the
-/// directions, so 1024 ranks with every pair measured stay quick).
+/// Summaries of the endpoints `group` maps ranks to, in one pass over the
+/// directions (1024 ranks with every pair measured stay quick). Whether an
+/// endpoint is bad is judged on the directions that leave or enter it: a
+/// host whose NIC is broken still has fast pairs inside itself.
 fn summarise(names: Vec<String>, group: &[usize], dirs: &[Direction]) -> Vec<EndpointSummary> {
     let mut tallies: Vec<Tally> = names.iter().map(|_| Tally::default()).collect();
-    let mut passing_total = 0;
+    let mut cross_passing_total = 0;
+    let mut cross_passing = vec![0usize; names.len()];
     for d in dirs {
-        passing_total += usize::from(!d.failed);
         let (gs, gd) = (group[d.src], group[d.dst]);
-        for (g, is_src, is_dst) in [(gs, true, gs == gd), (gd, false, true)] {
-            if !is_src && gs == gd {
-                continue; // counted once, as both ends, above
-            }
+        let cross = gs != gd;
+        if cross && !d.failed {
+            cross_passing_total += 1;
+            cross_passing[gs] += 1;
+            cross_passing[gd] += 1;
+        }
+        let ends: &[(usize, bool, bool)] =
+            if cross { &[(gs, true, false), (gd, false, true)] } else { &[(gs, true, true)] };
+        for &(g, is_src, is_dst) in ends {
             let t = &mut tallies[g];
             t.directions += 1;
             t.failing += usize::from(d.failed);
-            t.passing += usize::from(!d.failed);
             t.pairs.insert(d.pair);
+            if cross {
+                t.cross += 1;
+                t.cross_failing += usize::from(d.failed);
+                t.cross_pairs.insert(d.pair);
+            }
             if let Some(v) = d.value {
                 if is_src {
                     t.out.push(v);
@@ -138,9 +153,12 @@ fn summarise(names: Vec<String>, group: &[usize], dirs: &[Direction]) -> Vec<End
             median_in: median(&t.inn),
             min_out: min(&t.out),
             min_in: min(&t.inn),
-            // Every direction touching it failed, with two pairs or more,
-            // while some direction elsewhere passed.
-            bad: t.directions > 0 && t.failing == t.directions && t.pairs.len() >= 2 && passing_total > t.passing,
+            // Every direction to or from it failed, over two pairs or
+            // more, while some direction between other endpoints passed.
+            bad: t.cross > 0
+                && t.cross_failing == t.cross
+                && t.cross_pairs.len() >= 2
+                && cross_passing_total > cross_passing[g],
         })
         .collect()
 }
@@ -224,6 +242,42 @@ mod tests {
         for &i in &eval.failing {
             assert_eq!(b.causes[i], Some(Cause::Host("h1".into())), "{:?}", rows[i]);
         }
+    }
+
+    #[test]
+    fn a_host_slow_to_everyone_else_is_bad_even_if_fast_inside() {
+        // h1's pair 2 <-> 3 stays inside the host and is fast.
+        let (_, eval, b) = run(|s, d| if (s / 2 == 1) != (d / 2 == 1) { 10.0 } else { 100.0 });
+        assert!(b.hosts[1].bad);
+        assert_eq!(b.hosts[1].failing_directions, 2 * 2 * 6);
+        assert!(!b.ranks[2].bad, "rank 2 is fast to rank 3");
+        for &i in &eval.failing {
+            assert_eq!(b.causes[i], Some(Cause::Host("h1".into())));
+        }
+    }
+
+    #[test]
+    fn two_hosts_cannot_tell_which_one_is_bad() {
+        let n = 4;
+        let hosts: Vec<String> = (0..n).map(|r| format!("h{}", r / 2)).collect();
+        let mut m = Measurements::default();
+        for (i, round) in rounds(Scheme::All, n, RandomRounds { rounds: 1, seed: 1 }).unwrap().iter().enumerate() {
+            let g: Vec<f64> = round
+                .flows
+                .iter()
+                .enumerate()
+                .flat_map(|(r, f)| {
+                    [f.from.map(|s| if s / 2 == r / 2 { 100.0 } else { 10.0 }).unwrap_or(f64::NAN), f64::NAN]
+                })
+                .collect();
+            m.add_round(i, round, &g);
+        }
+        let rows = m.pair_rows();
+        let eval = evaluate(&rows, &Criteria { min_bw: Some(50.0), ..Criteria::default() }, true);
+        let b = blame(&rows, &eval, &hosts);
+        assert!(b.hosts.iter().all(|h| !h.bad));
+        assert_eq!(eval.failing.len(), 4);
+        assert!(eval.failing.iter().all(|&i| b.causes[i] == Some(Cause::Link)));
     }
 
     #[test]
