@@ -242,9 +242,20 @@ fn a_floor_below_the_machine_passes() {
     let _g = mpi_lock();
     let mut args = vec!["--scheme", "all", "--min-bw", "1GB/s"];
     args.extend(QUICK);
-    let o = pairs(2, &args);
-    assert_eq!(o.run.code, Some(0), "{:?}", o.run);
-    assert_eq!(o.last_line(), "PASS: all 1 pairs meet the criteria (min-bw 1 GB/s per direction)");
+    // This machine does about 3 GB/s per direction; other jobs on its two
+    // cores can dip one run, so up to three tries (never a pass by luck:
+    // each try must measure above the floor).
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let o = pairs(2, &args);
+        if o.run.code == Some(0) {
+            assert_eq!(o.last_line(), "PASS: all 1 pairs meet the criteria (min-bw 1 GB/s per direction)");
+            return;
+        }
+        assert_eq!(o.run.code, Some(1), "{:?}", o.run);
+        tries.push(o.run.stdout);
+    }
+    panic!("three runs below 1 GB/s:\n{}", tries.join("\n"));
 }
 
 #[test]
@@ -429,12 +440,14 @@ fn a_slow_host_is_named_across_hosts() {
     }
     let _g = mpi_lock();
     let hosts = Hosts::up(3).expect("network namespaces");
-    assert!(hosts.limit(3, "80mbit"));
+    // About 2 MB/s per direction for the slow host, against tens to
+    // hundreds elsewhere.
+    assert!(hosts.limit(3, "40mbit"));
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("res");
     let rd_arg = rd.display().to_string();
-    let mut args = vec!["pairs", "--scheme", "all", "--size", "1MB", "-W", "2", "-i", "2", "-x", "1"];
-    args.extend(["--min-bw", "15MB/s", "--results-dir", &rd_arg]);
+    let mut args = vec!["pairs", "--scheme", "all", "--size", "1MB", "-W", "1", "-i", "2", "-x", "1"];
+    args.extend(["--min-bw", "8MB/s", "--results-dir", &rd_arg]);
     let o = Launch {
         cwd: Some(dir.path().to_path_buf()),
         launcher_args: hosts.launcher_args(2),
