@@ -268,7 +268,8 @@ impl Session {
             ));
         }
         if root {
-            out(&report::header(&self.cfg, n, self.schedule.len(), transport.name()));
+            let idle = self.schedule.never_busy();
+            out(&report::header(&self.cfg, n, self.schedule.len(), transport.name(), &idle));
         }
 
         let round_plan = measure::RoundPlan {

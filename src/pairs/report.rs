@@ -29,8 +29,8 @@ pub struct ReportInput<'a> {
     pub blame: &'a Blame,
 }
 
-/// The lines before any measurement.
-pub fn header(cfg: &Config, np: usize, rounds: usize, transport: &str) -> String {
+/// The lines before any measurement; `idle` are ranks no round uses.
+pub fn header(cfg: &Config, np: usize, rounds: usize, transport: &str, idle: &[usize]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -38,6 +38,9 @@ pub fn header(cfg: &Config, np: usize, rounds: usize, transport: &str) -> String
         crate::VERSION
     );
     let _ = writeln!(s, "# Scheme: {} ({np} processes, {rounds} round(s)), transport {transport}", cfg.scheme);
+    if !idle.is_empty() {
+        let _ = writeln!(s, "# Not measured: rank(s) {} (no partner in this scheme)", format_list(idle));
+    }
     if let Some(seed) = cfg.seed {
         let _ = writeln!(s, "# Random seed: {seed}");
     }
@@ -254,7 +257,7 @@ mod tests {
             eval: &eval,
             blame: &b,
         };
-        format!("{}{}{}", header(&cfg, 4, 1, "mpi-host"), table(&input), summary(&input))
+        format!("{}{}{}", header(&cfg, 4, 1, "mpi-host", &[]), table(&input), summary(&input))
     }
 
     #[test]
@@ -290,6 +293,12 @@ mod tests {
             "FAIL: 2 of 2 pairs fail the criteria (min-bw 4.5 GB/s per direction)"
         );
         assert!(text.contains("# nodeA "), "{text}");
+    }
+
+    #[test]
+    fn idle_ranks_are_named() {
+        let h = header(&config(&["--scheme", "half"]), 5, 1, "mpi-host", &[4]);
+        assert!(h.contains("# Not measured: rank(s) 4 (no partner in this scheme)\n"), "{h}");
     }
 
     #[test]
