@@ -11,6 +11,7 @@ pub mod cli;
 pub mod compare;
 pub mod datatype;
 pub mod launcher;
+pub mod pairs;
 pub mod plot;
 pub mod report;
 pub mod stats;

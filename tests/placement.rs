@@ -219,3 +219,31 @@ fn nic_choice_sets_transport_variables_and_user_wins() {
         o.run.stderr
     );
 }
+
+/// `commbench pairs` takes the same placement options and reports the same
+/// way.
+#[test]
+fn pairs_places_ranks_too() {
+    let _g = mpi_lock();
+    let cores = first_cores(&topo_json(&[]), 2);
+    if cores.len() < 2 {
+        eprintln!("SKIPPED: fewer than 2 cores allowed here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("res");
+    let rd_s = rd.display().to_string();
+    let args =
+        ["pairs", "--scheme", "all", "--size", "64K", "-i", "2", "-x", "1", "--bind", "core", "--results-dir", &rd_s];
+    let o = Launch { launcher_args: vec!["--bind-to".into(), "none".into()], ..Launch::default() };
+    let run = launch(Mpi::OpenMpi, 2, "commbench", &args, &o);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stderr.contains("# placement: --bind core, 2 rank(s) on 1 host(s)\n"), "{}", run.stderr);
+    let json = files_with_ext(&rd, "json");
+    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json[0]).unwrap()).unwrap();
+    for (i, core) in cores.iter().enumerate() {
+        assert_eq!(record["ranks"][i]["cpus"], core.as_str(), "{record}");
+        assert_eq!(record["ranks"][i]["placement"]["bound_by"], "commbench");
+    }
+    assert_eq!(record["placement_warnings"], serde_json::json!([]));
+}

@@ -218,6 +218,20 @@ impl Mpi {
         unsafe { ffi::MPI_Waitall(n as c_int, reqs.reqs.as_mut_ptr().add(offset), ffi::RSMPI_STATUSES_IGNORE) };
     }
 
+    /// `MPI_Testall` on `reqs[offset..offset + n]`: whether every request
+    /// there has completed (completed ones become null requests). Never
+    /// blocks.
+    #[inline(always)]
+    pub fn testall(&self, reqs: &mut Requests, offset: usize, n: usize) -> bool {
+        assert!(offset + n <= reqs.reqs.len());
+        let mut flag: c_int = 0;
+        // SAFETY: in-bounds request slice.
+        unsafe {
+            ffi::MPI_Testall(n as c_int, reqs.reqs.as_mut_ptr().add(offset), &mut flag, ffi::RSMPI_STATUSES_IGNORE)
+        };
+        flag != 0
+    }
+
     /// `MPI_Allreduce` with MPI_SUM (`send` may be `in_place()`).
     #[inline(always)]
     pub fn allreduce_sum(&self, send: *const u8, recv: *mut u8, count: usize, dt: Datatype) {
@@ -308,6 +322,31 @@ impl Mpi {
                 self.f64_t,
                 all.as_mut_ptr() as *mut c_void,
                 1,
+                self.f64_t,
+                0,
+                self.world,
+            )
+        };
+        if self.rank == 0 {
+            all
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Every rank's `xs` (all of the same length), concatenated in rank
+    /// order at rank 0; other ranks get an empty vector.
+    pub fn gather_f64_slice(&self, xs: &[f64]) -> Vec<f64> {
+        let k = xs.len();
+        let mut all = vec![0.0f64; if self.rank == 0 { self.size as usize * k } else { 1 }];
+        // SAFETY: rank 0 receives k doubles per rank; every rank sends k.
+        unsafe {
+            ffi::MPI_Gather(
+                xs.as_ptr() as *const c_void,
+                k as c_int,
+                self.f64_t,
+                all.as_mut_ptr() as *mut c_void,
+                k as c_int,
                 self.f64_t,
                 0,
                 self.world,

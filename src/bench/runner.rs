@@ -37,7 +37,7 @@ fn say(line: &str) {
     let _ = writeln!(io::stderr(), "{line}");
 }
 
-fn install_panic_hook(name: &'static str) {
+pub(crate) fn install_panic_hook(name: &'static str) {
     std::panic::set_hook(Box::new(move |info| {
         let msg = info
             .payload()
@@ -201,19 +201,6 @@ impl Session {
         }
     }
 
-    fn rank_info(&self) -> RankInfo {
-        let cpus = affinity::allowed_cpus();
-        RankInfo {
-            rank: self.mpi.rank() as usize,
-            host: self.mpi.processor_name(),
-            pid: std::process::id(),
-            cpus: cpuset::format_list(&cpus),
-            cpu_count: cpus.len(),
-            local_rank: self.env.local_rank,
-            placement: Some(self.placement.clone()),
-        }
-    }
-
     /// Rank 0: prints the placement table and the misplacement warnings
     /// on stderr, and returns the warnings for the run record.
     fn placement_report(&self, ranks: &[RankInfo]) -> Vec<String> {
@@ -222,22 +209,14 @@ impl Session {
         } else {
             Vec::new()
         };
-        let nodes =
-            ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"].iter().find_map(|k| std::env::var(k).ok()?.trim().parse().ok());
-        let ctx = WarnContext { benchmark: self.spec.name.into(), pairs, allocation_nodes: nodes };
-        let warnings = topo::report::warnings(ranks, &ctx);
-        let mut text = topo::report::table(ranks);
-        for w in &warnings {
-            text.push_str(&format!("# warning: {w}\n"));
-        }
-        let _ = io::stderr().write_all(text.as_bytes());
-        warnings
+        let ctx =
+            WarnContext { benchmark: self.spec.name.into(), pairs, allocation_nodes: topo::report::allocation_nodes() };
+        topo::report::print(ranks, &ctx)
     }
 
     /// Gathers every rank's placement at rank 0.
     fn gather_ranks(&self) -> Vec<RankInfo> {
-        let mine = serde_json::to_vec(&self.rank_info()).unwrap_or_default();
-        self.mpi.gather_bytes(&mine).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect()
+        gather_ranks(&self.mpi, &self.env, Some(&self.placement))
     }
 
     fn new_record(&self, ranks: Vec<RankInfo>, files: &ResultFiles) -> RunRecord {
@@ -585,4 +564,24 @@ impl Session {
 
 fn say_results(name: &str, csv: &std::path::Path, record: &std::path::Path) {
     say(&format!("{name}: results in {} (run record {})", csv.display(), record.display()));
+}
+
+/// Where this rank runs: host, pid, allowed cpus, local rank.
+pub(crate) fn rank_info(mpi: &Mpi, env: &LauncherEnv, placement: Option<&RankPlacement>) -> RankInfo {
+    let cpus = affinity::allowed_cpus();
+    RankInfo {
+        rank: mpi.rank() as usize,
+        host: mpi.processor_name(),
+        pid: std::process::id(),
+        cpus: cpuset::format_list(&cpus),
+        cpu_count: cpus.len(),
+        local_rank: env.local_rank,
+        placement: placement.cloned(),
+    }
+}
+
+/// Every rank's placement, in rank order, at rank 0 (empty elsewhere).
+pub(crate) fn gather_ranks(mpi: &Mpi, env: &LauncherEnv, placement: Option<&RankPlacement>) -> Vec<RankInfo> {
+    let mine = serde_json::to_vec(&rank_info(mpi, env, placement)).unwrap_or_default();
+    mpi.gather_bytes(&mine).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect()
 }

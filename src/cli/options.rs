@@ -187,7 +187,7 @@ fn positive(value: &str) -> Option<usize> {
 }
 
 /// Parses seconds for `--timeout` (`30`, `2.5`, `90s`, `5m`).
-fn parse_seconds(text: &str) -> Option<Duration> {
+pub(crate) fn parse_seconds(text: &str) -> Option<Duration> {
     let t = text.trim();
     let (num, mult) = if let Some(n) = t.strip_suffix('m') {
         (n, 60.0)

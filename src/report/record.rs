@@ -151,16 +151,22 @@ impl RunRecord {
     /// Writes the record to `path` through a temporary file and a rename,
     /// so a reader never sees half a record.
     pub fn write(&self, path: &Path) -> io::Result<()> {
-        let text = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
-        let tmp = path.with_extension("json.tmp");
-        {
-            let mut f = fs::File::create(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.write_all(b"\n")?;
-            f.flush()?;
-        }
-        fs::rename(&tmp, path)
+        write_json(self, path)
     }
+}
+
+/// Writes `value` as pretty JSON to `path` through a temporary file and a
+/// rename, so a reader never sees half a file.
+pub fn write_json<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+    let tmp = path.with_extension("json.tmp");
+    {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.write_all(b"\n")?;
+        f.flush()?;
+    }
+    fs::rename(&tmp, path)
 }
 
 /// Distinct hosts in order of first appearance.

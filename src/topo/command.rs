@@ -12,7 +12,7 @@ use super::hwloc;
 use super::machine::Machine;
 use super::placement::nic_variables;
 use super::policy;
-use super::request::PlacementRequest;
+use super::request::{PlacementArgs, PlacementRequest};
 use crate::report::{aligned_columns, human_bytes};
 
 #[derive(Parser, Debug)]
@@ -24,18 +24,8 @@ struct Args {
     /// Show the placement of N ranks on this node.
     #[arg(long, value_name = "N")]
     ranks_per_node: Option<usize>,
-    /// Placement policy: none, core, nic or gpu.
-    #[arg(long, value_name = "POLICY")]
-    bind: Option<String>,
-    /// Bind local rank i to the i-th cpu of CPUS.
-    #[arg(long, value_name = "CPUS")]
-    cpu_list: Option<String>,
-    /// Network device per local rank, e.g. mlx5_2:1.
-    #[arg(long, value_name = "DEVS")]
-    nic: Option<String>,
-    /// GPU per local rank (CUDA index).
-    #[arg(long, value_name = "IDS")]
-    gpu: Option<String>,
+    #[command(flatten)]
+    placement: PlacementArgs,
     /// Read a machine description (JSON) instead of this node.
     #[arg(long, value_name = "FILE")]
     machine: Option<std::path::PathBuf>,
@@ -100,13 +90,7 @@ fn first_line(s: &str) -> String {
 
 /// The placement options, checked as far as possible without a machine.
 fn request(args: &Args) -> Result<PlacementRequest, String> {
-    let mut req = PlacementRequest::default();
-    for (name, value) in [("bind", &args.bind), ("cpu-list", &args.cpu_list), ("nic", &args.nic), ("gpu", &args.gpu)] {
-        if let Some(v) = value {
-            req.set(name, v).map_err(|why| format!("--{name} {v}: {why}"))?;
-        }
-    }
-    req.check()?;
+    let req = args.placement.request()?;
     if req.is_given() && args.ranks_per_node.is_none() {
         return Err("placement options need --ranks-per-node N".into());
     }

@@ -111,9 +111,16 @@ pub fn warnings(ranks: &[RankInfo], ctx: &WarnContext) -> Vec<String> {
         if rs.len() > 1 {
             let pair = ctx.pairs.iter().any(|&(a, b)| rs.contains(&a) && rs.contains(&b));
             let what = if pair { format!("{} partners", ctx.benchmark) } else { "they".into() };
+            let on_host = placed.iter().filter(|(r, _)| r.host == *host).count();
+            let cores = placed.iter().find(|(r, _)| r.host == *host).map_or(0, |(_, p)| p.node_cores);
+            let advice = if cores > 0 && on_host > cores {
+                format!("{host} has {cores} cores for {on_host} ranks: run fewer ranks per node")
+            } else {
+                "give each rank its own core (--bind core, or the launcher's core binding)".to_string()
+            };
             out.push(format!(
                 "ranks {} share one core (core {core}) on {host}: {what} take turns on it instead of running at the \
-                 same time; give each rank its own core (--bind core, or the launcher's core binding)",
+                 same time; {advice}",
                 list(rs)
             ));
         }
@@ -197,6 +204,23 @@ pub fn warnings(ranks: &[RankInfo], ctx: &WarnContext) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Nodes in the job's allocation as Slurm says, if it does.
+pub fn allocation_nodes() -> Option<usize> {
+    ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"].iter().find_map(|k| std::env::var(k).ok()?.trim().parse().ok())
+}
+
+/// Rank 0: prints the table and the warnings on stderr; returns the
+/// warnings for the run record.
+pub fn print(ranks: &[RankInfo], ctx: &WarnContext) -> Vec<String> {
+    let warnings = warnings(ranks, ctx);
+    let mut text = table(ranks);
+    for w in &warnings {
+        text.push_str(&format!("# warning: {w}\n"));
+    }
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+    warnings
 }
 
 /// Rows of the summary table at most; the run record has all.

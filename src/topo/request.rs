@@ -140,6 +140,41 @@ impl PlacementRequest {
     }
 }
 
+/// The placement options as clap arguments, for the `commbench` commands
+/// (`pairs`, `topo`); the OSU binaries parse the same names themselves.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PlacementArgs {
+    /// Place each rank: none (as launched), core, nic (cores near the NIC) or gpu
+    #[arg(long, value_name = "POLICY")]
+    pub bind: Option<String>,
+    /// Bind local rank i to the i-th cpu of CPUS, e.g. 80 or 0,8,16
+    #[arg(long, value_name = "CPUS")]
+    pub cpu_list: Option<String>,
+    /// Network device per local rank, e.g. mlx5_2:1 (sets UCX_NET_DEVICES)
+    #[arg(long, value_name = "DEVS")]
+    pub nic: Option<String>,
+    /// GPU (CUDA index) per local rank, e.g. 0,1,2,3
+    #[arg(long, value_name = "IDS")]
+    pub gpu: Option<String>,
+}
+
+impl PlacementArgs {
+    /// The request, checked as far as it can be without a machine; the
+    /// error is one line naming the option.
+    pub fn request(&self) -> Result<PlacementRequest, String> {
+        let mut req = PlacementRequest::default();
+        for (name, value) in
+            [("bind", &self.bind), ("cpu-list", &self.cpu_list), ("nic", &self.nic), ("gpu", &self.gpu)]
+        {
+            if let Some(v) = value {
+                req.set(name, v).map_err(|why| format!("--{name} {v}: {why}"))?;
+            }
+        }
+        req.check()?;
+        Ok(req)
+    }
+}
+
 fn split_list<T>(text: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
     if text.trim().is_empty() {
         return Err("empty list".into());

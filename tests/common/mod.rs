@@ -314,3 +314,36 @@ pub fn golden(name: &str) -> String {
     let p = repo_root().join("tests/golden").join(format!("{name}.txt"));
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
+
+/// Launches with every rank's exit status recorded; returns the run and
+/// the statuses in rank order.
+pub fn launch_recorded(
+    launcher_mpi: Mpi,
+    built: Mpi,
+    np: usize,
+    bench: &str,
+    args: &[&str],
+    cwd: &Path,
+) -> (Run, Vec<i32>) {
+    let rc_dir = tempfile::tempdir().unwrap();
+    let mut o = Launch {
+        cwd: Some(cwd.to_path_buf()),
+        wrapper: Some(repo_root().join("tests/support/rank_rc.sh")),
+        env: vec![("RANK_RC_DIR".into(), rc_dir.path().display().to_string())],
+        timeout: Some(Duration::from_secs(30)),
+        ..Launch::default()
+    };
+    if launcher_mpi == Mpi::OpenMpi {
+        // Let every rank finish on its own so each status can be checked.
+        o.launcher_args = vec!["--mca".into(), "orte_abort_on_non_zero_status".into(), "0".into()];
+    }
+    let run = launch_with(launcher_mpi, built, np, bench, args, &o);
+    let mut codes = Vec::new();
+    for r in 0..np {
+        let f = rc_dir.path().join(format!("rank-{r}"));
+        let text = std::fs::read_to_string(&f)
+            .unwrap_or_else(|_| panic!("{bench} {args:?}: rank {r} left no exit status; {run:?}"));
+        codes.push(text.trim().parse().unwrap());
+    }
+    (run, codes)
+}

@@ -1,0 +1,170 @@
+//! The result files of a pairs run, all named after one unique stem
+//! (`<UTC stamp>_pairs[_job<id>]`, from the shared result-file naming):
+//! `.json` run record, `.csv` one row per measured direction (appended and
+//! flushed after each round), and at the end `_bw_MBps.csv`/`.svg` and
+//! `_lat_us.csv`/`.svg` (matrices and heatmaps) and `_hosts.csv`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::blame::Blame;
+use super::heatmap::{self, HeatmapSpec};
+use super::matrix::Matrix;
+use super::results::{Directed, LatencySample};
+use crate::cli::ResultsDest;
+use crate::report::files::{self, ResultsError};
+use crate::topo::cpuset::format_list;
+
+/// Columns of the measurements CSV.
+pub const MEASUREMENT_COLUMNS: &[&str] = &[
+    "round",
+    "src_rank",
+    "dst_rank",
+    "src_host",
+    "dst_host",
+    "size_bytes",
+    "window",
+    "iterations",
+    "bw_MBps",
+    "latency_us",
+];
+
+pub const HOST_COLUMNS: &[&str] = &[
+    "host",
+    "ranks",
+    "directions",
+    "failing_directions",
+    "pairs",
+    "median_out_MBps",
+    "median_in_MBps",
+    "min_out_MBps",
+    "min_in_MBps",
+    "verdict",
+];
+
+/// The open files of a run (rank 0 only).
+pub struct PairsFiles {
+    stem: PathBuf,
+    pub record_path: PathBuf,
+    pub measurements_path: PathBuf,
+    measurements: csv::Writer<File>,
+    /// Every file written so far, by kind.
+    pub written: BTreeMap<String, String>,
+}
+
+fn create_new(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).create_new(true).open(path)
+}
+
+fn opt(v: Option<f64>, scale: f64) -> String {
+    v.map(|x| format!("{:.2}", x * scale)).unwrap_or_default()
+}
+
+impl PairsFiles {
+    /// Creates the record and measurement files (None with --no-results).
+    pub fn create(dest: &ResultsDest, stamp: &str, job: Option<&str>) -> Result<Option<PairsFiles>, ResultsError> {
+        let Some(f) = files::create(dest, "pairs", stamp, job)? else { return Ok(None) };
+        let stem = f.csv_path.with_extension("");
+        let mut measurements = csv::Writer::from_writer(f.csv);
+        measurements
+            .write_record(MEASUREMENT_COLUMNS)
+            .and_then(|_| measurements.flush().map_err(csv::Error::from))
+            .map_err(|e| ResultsError::Create { path: f.csv_path.clone(), source: io::Error::other(e) })?;
+        let mut written = BTreeMap::new();
+        written.insert("measurements".to_string(), f.csv_path.display().to_string());
+        written.insert("record".to_string(), f.record_path.display().to_string());
+        Ok(Some(PairsFiles { stem, record_path: f.record_path, measurements_path: f.csv_path, measurements, written }))
+    }
+
+    fn sibling(&self, suffix: &str) -> PathBuf {
+        let mut s = self.stem.clone().into_os_string();
+        s.push(suffix);
+        PathBuf::from(s)
+    }
+
+    /// Appends one round's directions (with that round's latencies) and
+    /// flushes them.
+    pub fn append_round(
+        &mut self,
+        directed: &[Directed],
+        latency: &[LatencySample],
+        hosts: &[String],
+        counts: (usize, usize, usize),
+    ) -> io::Result<()> {
+        let (size, window, iterations) = counts;
+        let host = |x: usize| hosts.get(x).cloned().unwrap_or_default();
+        let lat_of: HashMap<(usize, usize, usize), f64> =
+            latency.iter().map(|l| ((l.round, l.a, l.b), l.secs)).collect();
+        for d in directed {
+            let (a, b) = (d.src.min(d.dst), d.src.max(d.dst));
+            let lat = lat_of.get(&(d.round, a, b)).copied();
+            self.measurements
+                .write_record([
+                    d.round.to_string(),
+                    d.src.to_string(),
+                    d.dst.to_string(),
+                    host(d.src),
+                    host(d.dst),
+                    size.to_string(),
+                    window.to_string(),
+                    iterations.to_string(),
+                    format!("{:.2}", d.bytes_per_s / 1e6),
+                    opt(lat, 1e6),
+                ])
+                .map_err(io::Error::other)?;
+        }
+        self.measurements.flush()
+    }
+
+    fn write_new(&mut self, kind: &str, suffix: &str, body: &dyn Fn(&mut File) -> io::Result<()>) -> io::Result<()> {
+        let path = self.sibling(suffix);
+        let mut f = create_new(&path).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        body(&mut f)
+            .and_then(|_| f.flush())
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        self.written.insert(kind.to_string(), path.display().to_string());
+        Ok(())
+    }
+
+    /// Writes a matrix as CSV and as a heatmap.
+    pub fn write_matrix(&mut self, kind: &str, m: &Matrix, corner: &str, spec: &HeatmapSpec) -> io::Result<()> {
+        self.write_new(&format!("{kind}_matrix"), &format!("_{kind}.csv"), &|f| m.write_csv(f, corner, spec.scale))?;
+        let svg = heatmap::svg(m, spec);
+        self.write_new(&format!("{kind}_heatmap"), &format!("_{kind}.svg"), &|f| f.write_all(svg.as_bytes()))
+    }
+
+    /// Writes the per-host summary.
+    pub fn write_hosts(&mut self, blame: &Blame) -> io::Result<()> {
+        let mut text = Vec::new();
+        {
+            let mut w = csv::Writer::from_writer(&mut text);
+            w.write_record(HOST_COLUMNS).map_err(io::Error::other)?;
+            for h in &blame.hosts {
+                let verdict = if h.bad {
+                    "bad_host"
+                } else if h.failing_directions > 0 {
+                    "failing_links"
+                } else {
+                    "ok"
+                };
+                w.write_record([
+                    h.name.clone(),
+                    format_list(&h.ranks),
+                    h.directions.to_string(),
+                    h.failing_directions.to_string(),
+                    h.pairs.to_string(),
+                    opt(h.median_out, 1e-6),
+                    opt(h.median_in, 1e-6),
+                    opt(h.min_out, 1e-6),
+                    opt(h.min_in, 1e-6),
+                    verdict.to_string(),
+                ])
+                .map_err(io::Error::other)?;
+            }
+            w.flush()?;
+        }
+        self.write_new("hosts", "_hosts.csv", &|f| f.write_all(&text))
+    }
+}

@@ -1,0 +1,113 @@
+//! The JSON run record of `commbench pairs`: the shared pieces of the OSU
+//! binaries' record (tool, MPI, launcher, ranks, environment) plus what a
+//! pairs run adds (configuration, schedule, output files, verdict with the
+//! failing pairs and the per-host summary).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::blame::{Blame, Cause, EndpointSummary};
+use super::criteria::{Evaluation, Failure};
+use super::options::Config;
+use super::results::PairRow;
+use crate::report::record::{LauncherInfo, MpiInfo, RankInfo, ToolInfo};
+
+pub const SCHEMA: &str = "commbench-pairs-record/1";
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PairsRecord {
+    pub schema: String,
+    pub command: String,
+    /// running, passed, failed, error or timeout.
+    pub status: String,
+    pub status_detail: Option<String>,
+    pub exit_code: Option<i32>,
+    pub commbench: ToolInfo,
+    pub command_line: Vec<String>,
+    pub working_dir: String,
+    pub start_utc: String,
+    pub end_utc: Option<String>,
+    pub mpi: MpiInfo,
+    pub launcher: LauncherInfo,
+    pub transport: String,
+    pub hosts: Vec<String>,
+    pub ranks: Vec<RankInfo>,
+    /// Misplacement found at start-up (also printed on stderr).
+    pub placement_warnings: Vec<String>,
+    pub config: Config,
+    pub schedule: ScheduleInfo,
+    pub environment: BTreeMap<String, String>,
+    /// Output files by kind (measurements, bw_matrix, bw_heatmap, ...).
+    pub files: BTreeMap<String, String>,
+    pub outcome: Option<Outcome>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ScheduleInfo {
+    pub rounds: usize,
+    /// Directions measured over all rounds.
+    pub directions: usize,
+}
+
+/// The verdict.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    pub passed: bool,
+    pub pairs: usize,
+    pub failing_pairs: usize,
+    pub median_bw_mbps: Option<f64>,
+    /// Worst first.
+    pub failing: Vec<FailingPair>,
+    pub bad_hosts: Vec<String>,
+    pub bad_ranks: Vec<usize>,
+    pub hosts: Vec<EndpointSummary>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FailingPair {
+    pub round: usize,
+    pub a: usize,
+    pub b: usize,
+    pub host_a: String,
+    pub host_b: String,
+    pub bw_ab_mbps: Option<f64>,
+    pub bw_ba_mbps: Option<f64>,
+    pub latency_us: Option<f64>,
+    pub failures: Vec<Failure>,
+    pub cause: Option<Cause>,
+}
+
+impl Outcome {
+    pub fn new(rows: &[PairRow], eval: &Evaluation, blame: &Blame, hosts: &[String]) -> Outcome {
+        let host = |x: usize| hosts.get(x).cloned().unwrap_or_default();
+        Outcome {
+            passed: eval.passed(),
+            pairs: rows.len(),
+            failing_pairs: eval.failing.len(),
+            median_bw_mbps: eval.median_bw.map(|m| m / 1e6),
+            failing: eval
+                .failing
+                .iter()
+                .map(|&k| {
+                    let r = &rows[k];
+                    FailingPair {
+                        round: r.round,
+                        a: r.a,
+                        b: r.b,
+                        host_a: host(r.a),
+                        host_b: host(r.b),
+                        bw_ab_mbps: r.ab.map(|v| v / 1e6),
+                        bw_ba_mbps: r.ba.map(|v| v / 1e6),
+                        latency_us: r.latency.map(|v| v * 1e6),
+                        failures: eval.failures[k].clone(),
+                        cause: blame.causes.get(k).cloned().flatten(),
+                    }
+                })
+                .collect(),
+            bad_hosts: blame.hosts.iter().filter(|h| h.bad).map(|h| h.name.clone()).collect(),
+            bad_ranks: blame.ranks.iter().filter(|r| r.bad).flat_map(|r| r.ranks.clone()).collect(),
+            hosts: blame.hosts.clone(),
+        }
+    }
+}

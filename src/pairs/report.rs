@@ -1,0 +1,310 @@
+//! The text people read on stdout: a header in OSU's `#` comment style, one
+//! row per pair (both directions, latency, verdict), the bandwidth spread,
+//! a per-host summary, the failing pairs worst first, and a last line that
+//! starts with PASS or FAIL.
+
+use std::fmt::Write;
+
+use super::blame::{Blame, EndpointSummary};
+use super::criteria::{Check, Evaluation, Failure, Measured};
+use super::options::Config;
+use super::results::PairRow;
+use super::units::size_text;
+use crate::topo::cpuset::format_list;
+
+/// MB/s as printed (OSU's unit: 10^6 bytes per second).
+pub fn mbps(bytes_per_s: f64) -> f64 {
+    bytes_per_s / 1e6
+}
+
+/// Everything the report shows.
+pub struct ReportInput<'a> {
+    pub config: &'a Config,
+    pub np: usize,
+    pub rounds: usize,
+    pub transport: &'a str,
+    pub hosts: &'a [String],
+    pub rows: &'a [PairRow],
+    pub eval: &'a Evaluation,
+    pub blame: &'a Blame,
+}
+
+/// The lines before any measurement; `idle` are ranks no round uses.
+pub fn header(cfg: &Config, np: usize, rounds: usize, transport: &str, idle: &[usize]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# commbench pairs {}: bidirectional bandwidth per pair, every pair of a round at once",
+        crate::VERSION
+    );
+    let _ = writeln!(s, "# Scheme: {} ({np} processes, {rounds} round(s)), transport {transport}", cfg.scheme);
+    if !idle.is_empty() {
+        let _ = writeln!(s, "# Not measured: rank(s) {} (no partner in this scheme)", format_list(idle));
+    }
+    if let Some(seed) = cfg.seed {
+        let _ = writeln!(s, "# Random seed: {seed}");
+    }
+    let _ = writeln!(
+        s,
+        "# Message size: {} bytes ({}), window {}, {} iterations after {} warm-up; MB/s = 10^6 bytes/s",
+        cfg.size_bytes,
+        size_text(cfg.size_bytes),
+        cfg.window,
+        cfg.iterations,
+        cfg.warmup
+    );
+    if let Some(l) = cfg.latency {
+        let _ = writeln!(
+            s,
+            "# Latency: {} byte ping-pong, {} round trips after {} warm-up, half the round trip",
+            l.size_bytes, l.iterations, l.warmup
+        );
+    }
+    let _ = writeln!(s, "# Criteria: {}", cfg.criteria.describe(None));
+    s
+}
+
+fn host_width(hosts: &[String]) -> usize {
+    hosts.iter().map(String::len).max().unwrap_or(0).max(6)
+}
+
+fn opt(v: Option<f64>, scale: f64) -> String {
+    v.map(|x| format!("{:.2}", x * scale)).unwrap_or_else(|| "-".into())
+}
+
+/// The pair table.
+pub fn table(r: &ReportInput) -> String {
+    let hw = host_width(r.hosts);
+    let host = |x: usize| r.hosts.get(x).map(String::as_str).unwrap_or("?");
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<7}{:>7}{:>7}  {:<hw$}  {:<hw$}{:>16}{:>16}{:>14}  Verdict",
+        "# Round", "i", "j", "Host i", "Host j", "i->j (MB/s)", "j->i (MB/s)", "Latency (us)"
+    );
+    for (k, row) in r.rows.iter().enumerate() {
+        let verdict = if r.eval.failures[k].is_empty() { "PASS" } else { "FAIL" };
+        let _ = writeln!(
+            s,
+            "{:>7}{:>7}{:>7}  {:<hw$}  {:<hw$}{:>16}{:>16}{:>14}  {verdict}",
+            row.round,
+            row.a,
+            row.b,
+            host(row.a),
+            host(row.b),
+            opt(row.ab, 1e-6),
+            opt(row.ba, 1e-6),
+            opt(row.latency, 1e6),
+        );
+    }
+    s
+}
+
+fn describe_failure(row: &PairRow, f: &Failure) -> String {
+    let what = match f.measured {
+        Measured::Forward => format!("{} -> {}", row.a, row.b),
+        Measured::Backward => format!("{} -> {}", row.b, row.a),
+        Measured::Latency => "latency".into(),
+    };
+    match f.check {
+        Check::Missing => format!("{what} not measured"),
+        Check::MinBw => format!("{what} {:.2} MB/s < min-bw {:.2} MB/s", mbps(f.value), mbps(f.limit)),
+        Check::FractionOfMedian => {
+            format!("{what} {:.2} MB/s < {:.2} MB/s (share of the median)", mbps(f.value), mbps(f.limit))
+        }
+        Check::MaxLat => format!("{what} {:.2} us > max-lat {:.2} us", f.value * 1e6, f.limit * 1e6),
+    }
+}
+
+fn host_line(h: &EndpointSummary, hw: usize) -> String {
+    let verdict = if h.bad {
+        "BAD HOST (every pair slow)"
+    } else if h.failing_directions > 0 && h.failing_directions == h.directions {
+        "every direction fails"
+    } else if h.failing_directions > 0 {
+        "some directions fail"
+    } else {
+        "ok"
+    };
+    format!(
+        "# {:<hw$}  {:<12}{:>10}{:>9}{:>19}{:>18}  {verdict}",
+        h.name,
+        format_list(&h.ranks),
+        h.directions,
+        h.failing_directions,
+        opt(h.median_out, 1e-6),
+        opt(h.median_in, 1e-6),
+    )
+}
+
+/// Spread, hosts, failing pairs and the final verdict line.
+pub fn summary(r: &ReportInput) -> String {
+    let mut s = String::new();
+    let dirs: Vec<(usize, usize, f64)> = r
+        .rows
+        .iter()
+        .flat_map(|row| [(row.a, row.b, row.ab), (row.b, row.a, row.ba)])
+        .filter_map(|(i, j, v)| v.map(|v| (i, j, v)))
+        .collect();
+    let min = dirs.iter().min_by(|x, y| x.2.total_cmp(&y.2));
+    let max = dirs.iter().max_by(|x, y| x.2.total_cmp(&y.2));
+    if let (Some(med), Some(lo), Some(hi)) = (r.eval.median_bw, min, max) {
+        let _ = writeln!(
+            s,
+            "# Bandwidth over {} directions: median {:.2} MB/s, min {:.2} MB/s ({} -> {}), max {:.2} MB/s ({} -> {})",
+            dirs.len(),
+            mbps(med),
+            mbps(lo.2),
+            lo.0,
+            lo.1,
+            mbps(hi.2),
+            hi.0,
+            hi.1
+        );
+    }
+    let lats: Vec<&PairRow> = r.rows.iter().filter(|row| row.latency.is_some()).collect();
+    if let Some(worst) = lats.iter().max_by(|x, y| x.latency.unwrap_or(0.0).total_cmp(&y.latency.unwrap_or(0.0))) {
+        let values: Vec<f64> = lats.iter().filter_map(|row| row.latency).collect();
+        let _ = writeln!(
+            s,
+            "# Latency over {} pairs: median {:.2} us, max {:.2} us ({} <-> {})",
+            values.len(),
+            super::criteria::median(&values).unwrap_or(0.0) * 1e6,
+            worst.latency.unwrap_or(0.0) * 1e6,
+            worst.a,
+            worst.b
+        );
+    }
+    let hw = host_width(&r.blame.hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>());
+    let _ = writeln!(
+        s,
+        "# {:<hw$}  {:<12}{:>10}{:>9}{:>19}{:>18}  Verdict",
+        "Host", "Ranks", "Directions", "Failing", "Median out (MB/s)", "Median in (MB/s)"
+    );
+    for h in &r.blame.hosts {
+        let _ = writeln!(s, "{}", host_line(h, hw));
+    }
+    let bad_ranks: Vec<usize> = r.blame.ranks.iter().filter(|x| x.bad).flat_map(|x| x.ranks.clone()).collect();
+    if !bad_ranks.is_empty() {
+        let _ = writeln!(s, "# Ranks whose every pair fails: {}", format_list(&bad_ranks));
+    }
+    let criteria = r.config.criteria.describe(r.eval.median_bw);
+    let total = r.rows.len();
+    if r.eval.passed() {
+        if r.config.criteria.any() {
+            let _ = writeln!(s, "PASS: all {total} pairs meet the criteria ({criteria})");
+        } else {
+            let _ = writeln!(s, "PASS: {total} pairs measured; no criteria given (report only)");
+        }
+        return s;
+    }
+    let _ = writeln!(s, "# Failing pairs, worst first:");
+    let host = |x: usize| r.hosts.get(x).map(String::as_str).unwrap_or("?");
+    for &k in &r.eval.failing {
+        let row = &r.rows[k];
+        let what: Vec<String> = r.eval.failures[k].iter().map(|f| describe_failure(row, f)).collect();
+        let cause = r.blame.causes.get(k).cloned().flatten().map(|c| c.describe()).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "FAIL {} <-> {} ({} <-> {}, round {}): {} [{cause}]",
+            row.a,
+            row.b,
+            host(row.a),
+            host(row.b),
+            row.round,
+            what.join("; ")
+        );
+    }
+    let _ = writeln!(s, "FAIL: {} of {total} pairs fail the criteria ({criteria})", r.eval.failing.len());
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pairs::blame::blame;
+    use crate::pairs::criteria::{evaluate, Criteria};
+    use crate::pairs::options::{parse, Parsed};
+
+    fn config(args: &[&str]) -> Config {
+        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match parse(&v) {
+            Ok(Parsed::Run(c)) => *c,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn rows() -> Vec<PairRow> {
+        vec![
+            PairRow { round: 0, a: 0, b: 1, ab: Some(5e9), ba: Some(4e9), latency: Some(1e-6) },
+            PairRow { round: 0, a: 2, b: 3, ab: Some(5e9), ba: Some(0.5e9), latency: Some(3e-6) },
+        ]
+    }
+
+    fn render(args: &[&str]) -> String {
+        let cfg = config(args);
+        let rows = rows();
+        let hosts: Vec<String> = vec!["nodeA".into(), "nodeA".into(), "nodeB".into(), "nodeB".into()];
+        let eval = evaluate(&rows, &cfg.criteria, true);
+        let b = blame(&rows, &eval, &hosts);
+        let input = ReportInput {
+            config: &cfg,
+            np: 4,
+            rounds: 1,
+            transport: "mpi-host",
+            hosts: &hosts,
+            rows: &rows,
+            eval: &eval,
+            blame: &b,
+        };
+        format!("{}{}{}", header(&cfg, 4, 1, "mpi-host", &[]), table(&input), summary(&input))
+    }
+
+    #[test]
+    fn passing_report() {
+        let text = render(&["--scheme", "half", "--min-bw", "100MB/s", "--latency"]);
+        assert!(text.contains("# Scheme: half (4 processes, 1 round(s)), transport mpi-host"), "{text}");
+        assert!(text.contains("# Criteria: min-bw 100 MB/s per direction"), "{text}");
+        let row = text.lines().find(|l| l.trim_start().starts_with("0      2      3")).unwrap();
+        assert_eq!(
+            row.split_whitespace().collect::<Vec<_>>(),
+            ["0", "2", "3", "nodeB", "nodeB", "5000.00", "500.00", "3.00", "PASS"]
+        );
+        assert!(
+            text.contains("# Bandwidth over 4 directions: median 4500.00 MB/s, min 500.00 MB/s (3 -> 2)"),
+            "{text}"
+        );
+        assert!(text.contains("# Latency over 2 pairs: median 2.00 us, max 3.00 us (2 <-> 3)"), "{text}");
+        assert_eq!(text.lines().last().unwrap(), "PASS: all 2 pairs meet the criteria (min-bw 100 MB/s per direction)");
+    }
+
+    #[test]
+    fn failing_report_lists_worst_first() {
+        let text = render(&["--min-bw", "4.5GB/s"]);
+        let fails: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL ")).collect();
+        assert_eq!(fails.len(), 2, "{text}");
+        assert!(
+            fails[0].starts_with("FAIL 2 <-> 3 (nodeB <-> nodeB, round 0): 3 -> 2 500.00 MB/s < min-bw 4500.00 MB/s"),
+            "{text}"
+        );
+        assert!(fails[1].starts_with("FAIL 0 <-> 1"), "{text}");
+        assert_eq!(
+            text.lines().last().unwrap(),
+            "FAIL: 2 of 2 pairs fail the criteria (min-bw 4.5 GB/s per direction)"
+        );
+        assert!(text.contains("# nodeA "), "{text}");
+    }
+
+    #[test]
+    fn idle_ranks_are_named() {
+        let h = header(&config(&["--scheme", "half"]), 5, 1, "mpi-host", &[4]);
+        assert!(h.contains("# Not measured: rank(s) 4 (no partner in this scheme)\n"), "{h}");
+    }
+
+    #[test]
+    fn no_criteria_is_report_only() {
+        let text = render(&[]);
+        assert_eq!(text.lines().last().unwrap(), "PASS: 2 pairs measured; no criteria given (report only)");
+        assert!(Criteria::default().describe(None).contains("report only"));
+    }
+}

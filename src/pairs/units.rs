@@ -1,0 +1,234 @@
+//! Quantities on the `pairs` command line and in its output: message sizes
+//! (binary multiples), bandwidths (decimal bytes or bits per second, or
+//! binary bytes per second), times and fractions; parsing with messages a
+//! user can act on, and short human-readable forms.
+
+use thiserror::Error;
+
+/// The largest message one MPI call can move with a C `int` count of bytes.
+pub const MAX_MESSAGE_BYTES: u64 = i32::MAX as u64;
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum UnitError {
+    #[error("'{0}' is not a size (give bytes, or a number with K, KB, KiB, M, MB, MiB, G, GB or GiB; all binary)")]
+    Size(String),
+    #[error("size '{0}' is out of range (1 byte to {MAX_MESSAGE_BYTES} bytes, the most one MPI message can carry)")]
+    SizeRange(String),
+    #[error("'{0}' is not a bandwidth (give a number and a unit such as 68GB/s, 500MB/s, 25GiB/s or 400Gbit/s)")]
+    Rate(String),
+    #[error("'{0}' is not a time (give a number and a unit such as 5us, 800ns, 0.01ms or 1s)")]
+    Time(String),
+    #[error(
+        "'{0}' is not a fraction (give a percentage such as 80% or a fraction such as 0.8, above 0 and at most 1)"
+    )]
+    Fraction(String),
+}
+
+/// Splits "64MB" into (64.0, "MB"): the longest leading text that reads as
+/// a finite number, then the rest without surrounding spaces.
+fn split_number(text: &str) -> Option<(f64, &str)> {
+    let t = text.trim();
+    let mut ends: Vec<usize> = t.char_indices().map(|(i, _)| i).skip(1).collect();
+    ends.push(t.len());
+    ends.into_iter().rev().find_map(|end| {
+        let head = &t[..end];
+        // Rust also reads "inf" and "nan"; a number starts with a digit,
+        // a sign or a point.
+        let numeric = head.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.'));
+        let value: f64 = head.parse().ok().filter(|v: &f64| v.is_finite() && numeric)?;
+        Some((value, t[end..].trim()))
+    })
+}
+
+/// Parses a message size. Every multiple is binary, as in OSU's `-m 8M`
+/// and the HCCL demo's `--size 64m`: K, KB and KiB are all 1024 bytes.
+pub fn parse_size(text: &str) -> Result<usize, UnitError> {
+    let bad = || UnitError::Size(text.to_string());
+    let (value, unit) = split_number(text).ok_or_else(bad)?;
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(bad()),
+    };
+    let bytes = value * mult as f64;
+    if bytes.fract() != 0.0 {
+        return Err(bad());
+    }
+    if !(1.0..=MAX_MESSAGE_BYTES as f64).contains(&bytes) {
+        return Err(UnitError::SizeRange(text.to_string()));
+    }
+    Ok(bytes as usize)
+}
+
+/// Parses a bandwidth into bytes per second. Decimal prefixes (k, M, G, T)
+/// on B (bytes) or b/bit (bits), binary ones on iB; "/s" or "ps" optional.
+/// The unit is required: a bare number is ambiguous.
+pub fn parse_rate(text: &str) -> Result<f64, UnitError> {
+    let bad = || UnitError::Rate(text.to_string());
+    let (value, unit) = split_number(text).ok_or_else(bad)?;
+    let unit = unit.strip_suffix("/s").or_else(|| unit.strip_suffix("ps")).unwrap_or(unit);
+    let (prefix, rest) = match unit.chars().next() {
+        Some(c @ ('k' | 'K' | 'm' | 'M' | 'g' | 'G' | 't' | 'T')) => (Some(c.to_ascii_uppercase()), &unit[1..]),
+        _ => (None, unit),
+    };
+    let power = |base: f64| match prefix {
+        None => 1.0,
+        Some('K') => base,
+        Some('M') => base.powi(2),
+        Some('G') => base.powi(3),
+        _ => base.powi(4),
+    };
+    let bytes_per_s = match rest {
+        "B" => value * power(1e3),
+        "iB" if prefix.is_some() => value * power(1024.0),
+        "b" | "bit" => value * power(1e3) / 8.0,
+        _ => return Err(bad()),
+    };
+    if bytes_per_s <= 0.0 {
+        return Err(bad());
+    }
+    Ok(bytes_per_s)
+}
+
+/// Parses a time into seconds (ns, us or µs, ms, s; unit required).
+pub fn parse_time(text: &str) -> Result<f64, UnitError> {
+    let bad = || UnitError::Time(text.to_string());
+    let (value, unit) = split_number(text).ok_or_else(bad)?;
+    // Divide (not multiply by 1e-6) so that "5us" is exactly 5e-6.
+    let per_second = match unit {
+        "ns" => 1e9,
+        "us" | "µs" | "μs" => 1e6,
+        "ms" => 1e3,
+        "s" => 1.0,
+        _ => return Err(bad()),
+    };
+    if value <= 0.0 {
+        return Err(bad());
+    }
+    Ok(value / per_second)
+}
+
+/// Parses "80%" or "0.8" into 0.8.
+pub fn parse_fraction(text: &str) -> Result<f64, UnitError> {
+    let bad = || UnitError::Fraction(text.to_string());
+    let t = text.trim();
+    let f = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
+        None => t.parse::<f64>().map_err(|_| bad())?,
+    };
+    if f.is_finite() && f > 0.0 && f <= 1.0 {
+        Ok(f)
+    } else {
+        Err(bad())
+    }
+}
+
+/// 67108864 -> "64 MiB"; sizes that are not whole multiples stay in bytes.
+pub fn size_text(bytes: usize) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{} {unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// Bytes per second as "68 GB/s" (decimal, at most GB/s as fabric specs
+/// are quoted, up to 3 decimals).
+pub fn rate_text(bytes_per_s: f64) -> String {
+    let (v, unit) = match bytes_per_s {
+        x if x >= 1e9 => (x / 1e9, "GB/s"),
+        x if x >= 1e6 => (x / 1e6, "MB/s"),
+        x if x >= 1e3 => (x / 1e3, "KB/s"),
+        x => (x, "B/s"),
+    };
+    format!("{} {unit}", trim_number(v))
+}
+
+/// Seconds as "5 us".
+pub fn time_text(secs: f64) -> String {
+    let (v, unit) = match secs {
+        x if x >= 1.0 => (x, "s"),
+        x if x >= 1e-3 => (x * 1e3, "ms"),
+        x if x >= 1e-6 => (x * 1e6, "us"),
+        x => (x * 1e9, "ns"),
+    };
+    format!("{} {unit}", trim_number(v))
+}
+
+/// Up to three decimals, without trailing zeros.
+fn trim_number(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_binary() {
+        assert_eq!(parse_size("64MB"), Ok(64 << 20));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("64m"), Ok(64 << 20));
+        assert_eq!(parse_size("4 KB"), Ok(4096));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("1.5K"), Ok(1536));
+        assert_eq!(parse_size("8"), Ok(8));
+        assert_eq!(parse_size("8B"), Ok(8));
+        assert!(matches!(parse_size("0"), Err(UnitError::SizeRange(_))));
+        assert!(matches!(parse_size("2GB"), Err(UnitError::SizeRange(_))));
+        assert!(matches!(parse_size("64XB"), Err(UnitError::Size(_))));
+        assert!(matches!(parse_size("1.3"), Err(UnitError::Size(_))));
+        assert!(matches!(parse_size("-4"), Err(UnitError::SizeRange(_))));
+        assert!(matches!(parse_size(""), Err(UnitError::Size(_))));
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("68GB/s"), Ok(68e9));
+        assert_eq!(parse_rate("68 GB/s"), Ok(68e9));
+        assert_eq!(parse_rate("500MB/s"), Ok(500e6));
+        assert_eq!(parse_rate("1kB/s"), Ok(1e3));
+        assert_eq!(parse_rate("2GiB/s"), Ok(2.0 * 1024.0 * 1024.0 * 1024.0));
+        assert_eq!(parse_rate("400Gbit/s"), Ok(50e9));
+        assert_eq!(parse_rate("400Gb/s"), Ok(50e9));
+        assert_eq!(parse_rate("400Gbps"), Ok(50e9));
+        assert_eq!(parse_rate("1e3MB/s"), Ok(1e9));
+        assert_eq!(parse_rate("100B/s"), Ok(100.0));
+        for bad in ["68", "68GB/h", "0GB/s", "-1GB/s", "GB/s", "68XB/s", "68iB/s"] {
+            assert!(matches!(parse_rate(bad), Err(UnitError::Rate(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn times_and_fractions() {
+        assert_eq!(parse_time("5us"), Ok(5e-6));
+        assert_eq!(parse_time("5 µs"), Ok(5e-6));
+        assert_eq!(parse_time("800ns"), Ok(800e-9));
+        assert_eq!(parse_time("2ms"), Ok(2e-3));
+        assert_eq!(parse_time("1s"), Ok(1.0));
+        assert!(parse_time("5").is_err());
+        assert!(parse_time("0us").is_err());
+        assert_eq!(parse_fraction("80%"), Ok(0.8));
+        assert_eq!(parse_fraction("0.8"), Ok(0.8));
+        assert_eq!(parse_fraction("100%"), Ok(1.0));
+        for bad in ["80", "0", "0%", "120%", "x"] {
+            assert!(parse_fraction(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn texts() {
+        assert_eq!(size_text(64 << 20), "64 MiB");
+        assert_eq!(size_text(1000), "1000 B");
+        assert_eq!(size_text(3 << 10), "3 KiB");
+        assert_eq!(rate_text(68e9), "68 GB/s");
+        assert_eq!(rate_text(1.5e6), "1.5 MB/s");
+        assert_eq!(time_text(5e-6), "5 us");
+        assert_eq!(time_text(0.25), "250 ms");
+    }
+}
