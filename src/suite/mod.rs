@@ -231,6 +231,12 @@ fn read_back(dir: &Path, results: &mut [BenchResult]) -> ReadBack {
             back.commit = c.to_string();
         }
         b.placement = summary::placement_line(&v);
+        b.placement_warnings = v["placement_warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|w| w.as_str().map(str::to_string))
+            .collect();
     }
     back
 }
@@ -320,6 +326,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
             csv: exists("csv"),
             record: exists("json"),
             placement: None,
+            placement_warnings: Vec::new(),
         });
     }
 

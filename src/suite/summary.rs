@@ -39,6 +39,8 @@ pub struct BenchResult {
     pub record: Option<String>,
     /// Where its ranks ran, from its run record.
     pub placement: Option<String>,
+    /// Misplacement its run record warns about.
+    pub placement_warnings: Vec<String>,
 }
 
 /// The whole run.
@@ -390,6 +392,9 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
         if let Some(p) = &b.placement {
             let _ = writeln!(o, "\nRanks: {p}");
         }
+        for w in &b.placement_warnings {
+            let _ = writeln!(o, "\n**Placement warning:** {w}");
+        }
         // Plots: linked here when the run made one for this benchmark.
         for p in plots.iter().filter(|p| p.file_stem().is_some_and(|s| s == b.benchmark.as_str())) {
             if let Some(name) = p.file_name().and_then(|n| n.to_str()) {
@@ -548,6 +553,7 @@ mod tests {
             csv: (status == Status::Passed).then(|| format!("{name}.csv")),
             record: Some(format!("{name}.json")),
             placement: Some("rank 0 on h1 cpus 0; rank 1 on h1 cpus 1".into()),
+            placement_warnings: vec!["ranks 0-1 share one core (core 0) on h1".into()],
         };
         SuiteReport {
             schema: SCHEMA.into(),
@@ -595,6 +601,7 @@ mod tests {
         assert!(md.contains("| size | latency (us) |\n|---|---:|\n| 8 B | 0.40 |"), "{md}");
         assert!(md.contains("![osu_latency plot](osu_latency.svg)"), "{md}");
         assert!(md.contains("\nRanks: rank 0 on h1 cpus 0; rank 1 on h1 cpus 1\n"), "{md}");
+        assert!(md.contains("\n**Placement warning:** ranks 0-1 share one core (core 0) on h1\n"), "{md}");
         assert!(md.contains("## osu_bw\n\nNo results (it did not pass)."), "{md}");
         assert!(md.contains("```sh\nmpirun -np 2 /b/osu_latency\n"), "{md}");
     }
