@@ -48,6 +48,15 @@ fn escape(s: &str) -> String {
 }
 
 /// Renders the heatmap.
+/// A value short enough for a cell: 3 significant digits.
+fn cell_label(v: f64) -> String {
+    match v.abs() {
+        a if a >= 100.0 => format!("{v:.0}"),
+        a if a >= 10.0 => format!("{v:.1}"),
+        _ => format!("{v:.2}"),
+    }
+}
+
 pub fn svg(m: &Matrix, spec: &HeatmapSpec) -> String {
     let n = m.size().max(1);
     let grid = (n as f64 * 24.0).clamp(360.0, 800.0);
@@ -118,6 +127,24 @@ pub fn svg(m: &Matrix, spec: &HeatmapSpec) -> String {
                         r#"<rect x="{x:.2}" y="{y:.2}" width="{:.2}" height="{:.2}" fill="none" stroke="black" stroke-width="2"/>"#,
                         cell - 2.0,
                         cell - 2.0
+                    );
+                }
+            }
+        }
+    }
+
+    // Values written in the cells when they are wide enough to read, as
+    // in the bandwidth matrices people know from GPU and fabric tests.
+    if cell >= 40.0 {
+        let font = (cell / 5.0).clamp(9.0, 14.0);
+        for r in 0..m.size() {
+            for c in 0..m.size() {
+                if let Some(v) = m.get(r, c) {
+                    let (x, y) = (left + (c as f64 + 0.5) * cell, top + (r as f64 + 0.5) * cell + font / 3.0);
+                    let _ = writeln!(
+                        s,
+                        r#"<text x="{x:.2}" y="{y:.2}" text-anchor="middle" font-size="{font:.0}">{}</text>"#,
+                        cell_label(v * spec.scale)
                     );
                 }
             }
@@ -222,6 +249,18 @@ mod tests {
         assert_eq!(level(0.0, 0.0, 10.0, false), LEVELS - 1);
         assert_eq!(level(10.0, 0.0, 10.0, true), LEVELS - 1);
         assert_eq!(level(3.0, 3.0, 3.0, true), LEVELS - 1);
+    }
+
+    #[test]
+    fn small_matrix_shows_values_in_cells() {
+        let s = render(4, &|_, _| false);
+        let labels = s.matches(r#"text-anchor="middle" font-size="#).count();
+        assert_eq!(labels, 12, "one label per measured direction");
+        assert_eq!(cell_label(5810.25), "5810");
+        assert_eq!(cell_label(12.345), "12.3");
+        assert_eq!(cell_label(0.5), "0.50");
+        // Too many ranks for readable cells: no labels.
+        assert_eq!(render(64, &|_, _| false).matches(r#"font-size="9">"#).count(), 0);
     }
 
     #[test]
