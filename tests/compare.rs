@@ -32,6 +32,8 @@ fn measured() -> &'static (PathBuf, PathBuf) {
         let o = run_with_results(Mpi::OpenMpi, 2, "osu_bw", &["-i", "100", "-x", "10"]);
         let txt = o.csv_path.with_extension("txt");
         std::fs::write(&txt, &o.run.stdout).unwrap();
+        // Shared by every test of this binary: kept for the process's life.
+        let _ = o._dir.keep();
         (o.csv_path, txt)
     })
 }

@@ -277,6 +277,8 @@ pub struct Outcome {
     pub csv: Vec<HashMap<String, String>>,
     pub record: serde_json::Value,
     pub csv_path: PathBuf,
+    /// Removes the results when the outcome is dropped.
+    pub _dir: tempfile::TempDir,
 }
 
 /// Runs with results into a fresh directory and reads them back.
@@ -305,8 +307,8 @@ pub fn run_with_results_env(mpi: Mpi, np: usize, bench: &str, args: &[&str], env
     assert!(re.is_match(&name), "file name {name}");
     let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&jsons[0]).unwrap()).unwrap();
     let csv = read_csv(&csvs[0]);
-    let keep = dir.keep();
-    Outcome { run, csv, record, csv_path: keep.join("res").join(name) }
+    let csv_path = rd.join(name);
+    Outcome { run, csv, record, csv_path, _dir: dir }
 }
 
 /// A golden file: OSU 7.4's own output for a command.
