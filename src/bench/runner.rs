@@ -234,12 +234,7 @@ impl Session {
             working_dir: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
             start_utc: self.start.rfc3339(),
             end_utc: None,
-            mpi: MpiInfo {
-                library_version: self.mpi.library_version(),
-                standard_version: self.mpi.standard_version(),
-                world_size: self.mpi.size() as usize,
-                wtick_s: self.mpi.wtick(),
-            },
+            mpi: MpiInfo::of(&self.mpi),
             launcher: LauncherInfo { kind: self.env.kind.into(), size: self.env.size },
             hosts: record::distinct_hosts(&ranks),
             ranks,

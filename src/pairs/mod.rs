@@ -206,12 +206,7 @@ impl Session {
             working_dir: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
             start_utc: self.start.rfc3339(),
             end_utc: None,
-            mpi: MpiInfo {
-                library_version: mpi.library_version(),
-                standard_version: mpi.standard_version(),
-                world_size: mpi.size() as usize,
-                wtick_s: mpi.wtick(),
-            },
+            mpi: MpiInfo::of(mpi),
             launcher: LauncherInfo { kind: self.env.kind.into(), size: self.env.size },
             transport: transport.into(),
             hosts: crate::report::record::distinct_hosts(&ranks),

@@ -71,6 +71,18 @@ pub struct MpiInfo {
     pub wtick_s: f64,
 }
 
+impl MpiInfo {
+    /// The running library, as every run record describes it.
+    pub fn of(mpi: &crate::backend::mpi::Mpi) -> MpiInfo {
+        MpiInfo {
+            library_version: mpi.library_version(),
+            standard_version: mpi.standard_version(),
+            world_size: mpi.size() as usize,
+            wtick_s: mpi.wtick(),
+        }
+    }
+}
+
 /// Where one rank ran.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RankInfo {
