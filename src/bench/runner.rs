@@ -17,7 +17,7 @@ use crate::launcher::{self, LauncherEnv};
 use crate::report::csv::CsvSink;
 use crate::report::files::{self, ResultFiles};
 use crate::report::osu::{OsuTable, TableLayout, VARIED_WINDOWS};
-use crate::report::record::{self, IterationPolicy, LauncherInfo, MpiInfo, RankInfo, RunRecord, ToolInfo};
+use crate::report::record::{self, IterationPolicy, RankInfo, RunHeader, RunRecord};
 use crate::report::time::Utc;
 use crate::report::{Row, RunContext, Sink};
 use crate::stats::{osu_tails, Samples, Summary};
@@ -226,19 +226,7 @@ impl Session {
             schema: record::SCHEMA.into(),
             benchmark: self.spec.name.into(),
             title: self.spec.title_line(),
-            status: "running".into(),
-            status_detail: None,
-            exit_code: None,
-            commbench: ToolInfo::current(),
-            command_line: self.argv.clone(),
-            working_dir: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
-            start_utc: self.start.rfc3339(),
-            end_utc: None,
-            mpi: MpiInfo::of(&self.mpi),
-            launcher: LauncherInfo { kind: self.env.kind.into(), size: self.env.size },
-            hosts: record::distinct_hosts(&ranks),
-            ranks,
-            placement_warnings: Vec::new(),
+            run: RunHeader::running(self.argv.clone(), self.start.rfc3339(), &self.mpi, &self.env, ranks),
             options: serde_json::to_value(o).unwrap_or_default(),
             iteration_policy: IterationPolicy {
                 small_iterations: o.iterations.unwrap_or(d.small_iterations),
@@ -251,7 +239,6 @@ impl Session {
                 min_size: o.min_size,
                 max_size: o.max_size,
             },
-            environment: record::relevant_environment(),
             results: record::ResultsInfo { csv: Some(files.csv_path.display().to_string()), rows: 0 },
             slurm: crate::report::slurm::SlurmInfo::from_env(),
         }
@@ -352,7 +339,7 @@ impl Session {
             let mut csv = None;
             if let Some(f) = files {
                 let mut rec = self.new_record(ranks, &f);
-                rec.placement_warnings = warnings;
+                rec.run.placement_warnings = warnings;
                 if let Err(e) = rec.write(&f.record_path) {
                     self.abort(&format!("{}: cannot write {}: {e}", self.spec.name, f.record_path.display()));
                 }
@@ -390,19 +377,14 @@ impl Session {
         };
         if let Some((rec, path)) = &record {
             if let Ok(mut r) = rec.lock() {
-                r.status = match ending {
-                    Ending::Complete => "complete".into(),
+                let (status, detail) = match ending {
+                    Ending::Complete => ("complete", None),
                     Ending::ValidationFailed { size } => {
-                        r.status_detail = Some(format!("validation failed at message size {size}"));
-                        "validation_failed".into()
+                        ("validation_failed", Some(format!("validation failed at message size {size}")))
                     }
-                    Ending::Failed { ref detail } => {
-                        r.status_detail = Some(detail.clone());
-                        "error".into()
-                    }
+                    Ending::Failed { ref detail } => ("error", Some(detail.clone())),
                 };
-                r.exit_code = Some(code);
-                r.end_utc = Some(Utc::now().rfc3339());
+                r.run.end(status, detail, code);
                 if let Err(e) = r.write(path) {
                     say(&format!("{}: cannot write {}: {e}", self.spec.name, path.display()));
                 }
@@ -420,15 +402,7 @@ impl Session {
     /// job.
     fn arm_watchdog_record(&self, rec: Arc<Mutex<RunRecord>>, path: PathBuf) {
         if let Ok(mut slot) = self.on_fire.lock() {
-            *slot = Some(Box::new(move |msg: &str| {
-                if let Ok(mut r) = rec.try_lock() {
-                    r.status = "timeout".into();
-                    r.status_detail = Some(msg.to_string());
-                    r.exit_code = Some(watchdog::TIMEOUT_EXIT);
-                    r.end_utc = Some(Utc::now().rfc3339());
-                    let _ = r.write(&path);
-                }
-            }));
+            *slot = Some(record::timeout_marker(rec, path, |r| &mut r.run));
         }
     }
 

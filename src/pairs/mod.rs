@@ -30,7 +30,7 @@ use std::time::Instant;
 use crate::backend::mpi::Mpi;
 use crate::bench::runner;
 use crate::launcher::{self, LauncherEnv};
-use crate::report::record::{relevant_environment, write_json, LauncherInfo, MpiInfo, ToolInfo};
+use crate::report::record::{timeout_marker, write_json, RunHeader};
 use crate::report::time::Utc;
 use crate::topo::placement;
 use crate::topo::report::{RankPlacement, WarnContext};
@@ -198,23 +198,10 @@ impl Session {
         PairsRecord {
             schema: record::SCHEMA.into(),
             command: "pairs".into(),
-            status: "running".into(),
-            status_detail: None,
-            exit_code: None,
-            commbench: ToolInfo::current(),
-            command_line: self.argv.clone(),
-            working_dir: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
-            start_utc: self.start.rfc3339(),
-            end_utc: None,
-            mpi: MpiInfo::of(mpi),
-            launcher: LauncherInfo { kind: self.env.kind.into(), size: self.env.size },
+            run: RunHeader::running(self.argv.clone(), self.start.rfc3339(), mpi, &self.env, ranks),
             transport: transport.into(),
-            hosts: crate::report::record::distinct_hosts(&ranks),
-            ranks,
-            placement_warnings: Vec::new(),
             config: self.cfg.clone(),
             schedule: ScheduleInfo { rounds: self.schedule.len(), directions: self.schedule.directions() },
-            environment: relevant_environment(),
             files: Default::default(),
             outcome: None,
         }
@@ -223,15 +210,7 @@ impl Session {
     /// Lets the watchdog mark the record before it ends the job.
     fn arm_watchdog_record(&self, rec: Arc<Mutex<PairsRecord>>, path: std::path::PathBuf) {
         if let Ok(mut slot) = self.on_fire.lock() {
-            *slot = Some(Box::new(move |msg: &str| {
-                if let Ok(mut r) = rec.try_lock() {
-                    r.status = "timeout".into();
-                    r.status_detail = Some(msg.to_string());
-                    r.exit_code = Some(watchdog::TIMEOUT_EXIT);
-                    r.end_utc = Some(Utc::now().rfc3339());
-                    let _ = write_json(&*r, &path);
-                }
-            }));
+            *slot = Some(timeout_marker(rec, path, |r| &mut r.run));
         }
     }
 
@@ -270,7 +249,7 @@ impl Session {
         let hosts: Vec<String> =
             (0..n).map(|r| ranks.iter().find(|x| x.rank == r).map(|x| x.host.clone()).unwrap_or("?".into())).collect();
         let mut rec = self.new_record(mpi, transport.name(), ranks);
-        rec.placement_warnings = placement_warnings;
+        rec.run.placement_warnings = placement_warnings;
         let record = Arc::new(Mutex::new(rec));
         if let Some(f) = files.as_mut().filter(|_| root) {
             if let Ok(r) = record.lock() {
@@ -372,15 +351,12 @@ impl Session {
             if let Ok(mut r) = record.lock() {
                 r.files = f.written.clone();
                 r.outcome = Some(Outcome::new(&rows, &eval, &blame, hosts));
-                r.status = match code {
+                let status = match code {
                     EXIT_PASS => "passed",
                     EXIT_FAIL => "failed",
                     _ => "error",
-                }
-                .into();
-                r.status_detail = detail;
-                r.exit_code = Some(code);
-                r.end_utc = Some(Utc::now().rfc3339());
+                };
+                r.run.end(status, detail, code);
                 if let Err(e) = write_json(&*r, &f.record_path) {
                     say(&format!("{NAME}: cannot write {}: {e}", f.record_path.display()));
                     code = EXIT_USAGE;

@@ -11,7 +11,7 @@ use super::blame::{Blame, Cause, EndpointSummary};
 use super::criteria::{Evaluation, Failure};
 use super::options::Config;
 use super::results::PairRow;
-use crate::report::record::{LauncherInfo, MpiInfo, RankInfo, ToolInfo};
+use crate::report::record::RunHeader;
 
 pub const SCHEMA: &str = "commbench-pairs-record/1";
 
@@ -19,25 +19,11 @@ pub const SCHEMA: &str = "commbench-pairs-record/1";
 pub struct PairsRecord {
     pub schema: String,
     pub command: String,
-    /// running, passed, failed, error or timeout.
-    pub status: String,
-    pub status_detail: Option<String>,
-    pub exit_code: Option<i32>,
-    pub commbench: ToolInfo,
-    pub command_line: Vec<String>,
-    pub working_dir: String,
-    pub start_utc: String,
-    pub end_utc: Option<String>,
-    pub mpi: MpiInfo,
-    pub launcher: LauncherInfo,
+    #[serde(flatten)]
+    pub run: RunHeader,
     pub transport: String,
-    pub hosts: Vec<String>,
-    pub ranks: Vec<RankInfo>,
-    /// Misplacement found at start-up (also printed on stderr).
-    pub placement_warnings: Vec<String>,
     pub config: Config,
     pub schedule: ScheduleInfo,
-    pub environment: BTreeMap<String, String>,
     /// Output files by kind (measurements, bw_matrix, bw_heatmap, ...).
     pub files: BTreeMap<String, String>,
     pub outcome: Option<Outcome>,

@@ -128,12 +128,14 @@ pub struct LauncherInfo {
     pub size: Option<usize>,
 }
 
+/// What every run record of commbench starts with, whichever program wrote
+/// it (an OSU binary or `commbench pairs`): how the run ended, what ran,
+/// with which MPI and launcher, where its ranks were, and the environment.
+/// Flattened into each record, so its fields sit at the top level.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct RunRecord {
-    pub schema: String,
-    pub benchmark: String,
-    pub title: String,
-    /// running, complete, validation_failed, timeout or error.
+pub struct RunHeader {
+    /// running, then how the run ended (complete, validation_failed,
+    /// passed, failed, timeout or error).
     pub status: String,
     pub status_detail: Option<String>,
     pub exit_code: Option<i32>,
@@ -149,10 +151,72 @@ pub struct RunRecord {
     /// Misplacement found after start-up (also printed on stderr).
     #[serde(default)]
     pub placement_warnings: Vec<String>,
-    pub options: serde_json::Value,
-    pub iteration_policy: IterationPolicy,
     /// Environment of rank 0 (see ENV_PREFIXES for what is kept).
     pub environment: BTreeMap<String, String>,
+}
+
+impl RunHeader {
+    /// A run that has just started on `mpi`, with every rank's placement.
+    pub fn running(
+        command_line: Vec<String>,
+        start_utc: String,
+        mpi: &crate::backend::mpi::Mpi,
+        launcher: &crate::launcher::LauncherEnv,
+        ranks: Vec<RankInfo>,
+    ) -> RunHeader {
+        RunHeader {
+            status: "running".into(),
+            status_detail: None,
+            exit_code: None,
+            commbench: ToolInfo::current(),
+            command_line,
+            working_dir: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
+            start_utc,
+            end_utc: None,
+            mpi: MpiInfo::of(mpi),
+            launcher: LauncherInfo { kind: launcher.kind.into(), size: launcher.size },
+            hosts: distinct_hosts(&ranks),
+            ranks,
+            placement_warnings: Vec::new(),
+            environment: relevant_environment(),
+        }
+    }
+
+    /// Marks the run ended now.
+    pub fn end(&mut self, status: &str, detail: Option<String>, exit_code: i32) {
+        self.status = status.into();
+        self.status_detail = detail;
+        self.exit_code = Some(exit_code);
+        self.end_utc = Some(super::time::Utc::now().rfc3339());
+    }
+}
+
+/// A watchdog action that marks the shared record as timed out and
+/// rewrites it at `path` before the watchdog ends the job; `header` finds
+/// the header inside the record. It does not wait for a record that is
+/// being written.
+pub fn timeout_marker<R: Serialize + Send + 'static>(
+    record: std::sync::Arc<std::sync::Mutex<R>>,
+    path: std::path::PathBuf,
+    header: fn(&mut R) -> &mut RunHeader,
+) -> crate::watchdog::OnFire {
+    Box::new(move |msg: &str| {
+        if let Ok(mut r) = record.try_lock() {
+            header(&mut r).end("timeout", Some(msg.to_string()), crate::watchdog::TIMEOUT_EXIT);
+            let _ = write_json(&*r, &path);
+        }
+    })
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    pub schema: String,
+    pub benchmark: String,
+    pub title: String,
+    #[serde(flatten)]
+    pub run: RunHeader,
+    pub options: serde_json::Value,
+    pub iteration_policy: IterationPolicy,
     pub results: ResultsInfo,
     /// The Slurm job this run belongs to (None outside Slurm).
     #[serde(default)]
@@ -208,6 +272,53 @@ mod tests {
             placement: None,
         };
         assert_eq!(distinct_hosts(&[r(0, "b"), r(1, "a"), r(2, "b")]), vec!["b", "a"]);
+    }
+
+    fn header() -> RunHeader {
+        RunHeader {
+            status: "running".into(),
+            status_detail: None,
+            exit_code: None,
+            commbench: ToolInfo::current(),
+            command_line: vec!["osu_bw".into()],
+            working_dir: "/tmp".into(),
+            start_utc: "2026-11-30T00:00:00Z".into(),
+            end_utc: None,
+            mpi: MpiInfo { library_version: "x".into(), standard_version: "3.1".into(), world_size: 2, wtick_s: 1e-9 },
+            launcher: LauncherInfo { kind: "openmpi".into(), size: Some(2) },
+            hosts: vec!["a".into()],
+            ranks: Vec::new(),
+            placement_warnings: vec!["w".into()],
+            environment: BTreeMap::new(),
+        }
+    }
+
+    /// The header's fields sit at the top level of any record holding it,
+    /// and the watchdog's marker ends the run as timed out on disk.
+    #[test]
+    fn header_is_flat_and_the_timeout_marker_rewrites_the_record() {
+        #[derive(Serialize)]
+        struct Rec {
+            schema: String,
+            #[serde(flatten)]
+            run: RunHeader,
+            extra: u32,
+        }
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("r.json");
+        let rec = std::sync::Arc::new(std::sync::Mutex::new(Rec { schema: "s".into(), run: header(), extra: 7 }));
+        let marker = timeout_marker(rec.clone(), path.clone(), |r| &mut r.run);
+        marker("no progress for 2s");
+        let v: serde_json::Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(v["status"], "timeout");
+        assert_eq!(v["status_detail"], "no progress for 2s");
+        assert_eq!(v["exit_code"], crate::watchdog::TIMEOUT_EXIT);
+        assert!(v["end_utc"].is_string());
+        assert_eq!((v["hosts"][0].as_str(), v["extra"].as_u64()), (Some("a"), Some(7)));
+        assert_eq!(v["placement_warnings"][0], "w");
+        let mut h = header();
+        h.end("complete", None, 0);
+        assert_eq!((h.status.as_str(), h.exit_code, h.end_utc.is_some()), ("complete", Some(0), true));
     }
 
     #[test]
