@@ -211,7 +211,11 @@ mod tests {
 
     /// `all` over 8 ranks on 4 hosts (2 each) with bandwidth from `bw`.
     fn run(bw: impl Fn(usize, usize) -> f64) -> (Vec<PairRow>, Evaluation, Blame) {
-        let n = 8;
+        run_on(8, bw)
+    }
+
+    /// `all` over `n` ranks, two per host, with bandwidth from `bw`.
+    fn run_on(n: usize, bw: impl Fn(usize, usize) -> f64) -> (Vec<PairRow>, Evaluation, Blame) {
         let hosts: Vec<String> = (0..n).map(|r| format!("h{}", r / 2)).collect();
         let mut m = Measurements::default();
         for (i, round) in rounds(Scheme::All, n, RandomRounds { rounds: 1, seed: 1 }).unwrap().iter().enumerate() {
@@ -258,23 +262,7 @@ mod tests {
 
     #[test]
     fn two_hosts_cannot_tell_which_one_is_bad() {
-        let n = 4;
-        let hosts: Vec<String> = (0..n).map(|r| format!("h{}", r / 2)).collect();
-        let mut m = Measurements::default();
-        for (i, round) in rounds(Scheme::All, n, RandomRounds { rounds: 1, seed: 1 }).unwrap().iter().enumerate() {
-            let g: Vec<f64> = round
-                .flows
-                .iter()
-                .enumerate()
-                .flat_map(|(r, f)| {
-                    [f.from.map(|s| if s / 2 == r / 2 { 100.0 } else { 10.0 }).unwrap_or(f64::NAN), f64::NAN]
-                })
-                .collect();
-            m.add_round(i, round, &g);
-        }
-        let rows = m.pair_rows();
-        let eval = evaluate(&rows, &Criteria { min_bw: Some(50.0), ..Criteria::default() }, true);
-        let b = blame(&rows, &eval, &hosts);
+        let (_, eval, b) = run_on(4, |s, d| if s / 2 == d / 2 { 100.0 } else { 10.0 });
         assert!(b.hosts.iter().all(|h| !h.bad));
         assert_eq!(eval.failing.len(), 4);
         assert!(eval.failing.iter().all(|&i| b.causes[i] == Some(Cause::Link)));
