@@ -64,6 +64,17 @@ fn colour(spec: &ChartSpec, i: usize) -> RGBColor {
     }
 }
 
+/// Grid lines of both chart kinds.
+const GRID_BOLD: RGBColor = RGBColor(205, 205, 205);
+const GRID_LIGHT: RGBColor = RGBColor(238, 238, 238);
+
+/// The plot area with room for the axis labels, the same for both kinds.
+fn chart_builder<'a, 'b>(area: &'a DrawingArea<SVGBackend<'b>, Shift>) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut b = ChartBuilder::on(area);
+    b.margin_left(16).margin_right(36).margin_bottom(12).x_label_area_size(64).y_label_area_size(96);
+    b
+}
+
 fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("{e:?}")
 }
@@ -104,14 +115,7 @@ where
     Y::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let powers = (x.end - x.start).round() as usize + 1;
-    let mut chart = ChartBuilder::on(area)
-        .margin_left(16)
-        .margin_right(36)
-        .margin_bottom(12)
-        .x_label_area_size(64)
-        .y_label_area_size(96)
-        .build_cartesian_2d::<Range<f64>, Y>(x, y)
-        .map_err(err)?;
+    let mut chart = chart_builder(area).build_cartesian_2d::<Range<f64>, Y>(x, y).map_err(err)?;
     let x_fmt = |v: &f64| log2_tick_label(*v);
     let y_fmt = |v: &f64| value_label(*v);
     chart
@@ -125,8 +129,8 @@ where
         .y_desc(spec.y_desc())
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
-        .bold_line_style(RGBColor(205, 205, 205))
-        .light_line_style(RGBColor(238, 238, 238))
+        .bold_line_style(GRID_BOLD)
+        .light_line_style(GRID_LIGHT)
         .draw()
         .map_err(err)?;
     for (i, line) in spec.lines.iter().enumerate() {
@@ -164,12 +168,7 @@ fn draw_sizeless(area: &DrawingArea<SVGBackend, Shift>, spec: &ChartSpec) -> Res
     let n = spec.lines.len();
     let values = spec.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
     let (y0, y1) = linear_value_range(values).ok_or("no positive values to draw")?;
-    let mut chart = ChartBuilder::on(area)
-        .margin_left(16)
-        .margin_right(36)
-        .margin_bottom(12)
-        .x_label_area_size(64)
-        .y_label_area_size(96)
+    let mut chart = chart_builder(area)
         .build_cartesian_2d::<Range<f64>, Range<f64>>(0.5..n as f64 + 0.5, y0..y1 * 1.1)
         .map_err(err)?;
     let names: Vec<String> =
@@ -193,8 +192,8 @@ fn draw_sizeless(area: &DrawingArea<SVGBackend, Shift>, spec: &ChartSpec) -> Res
         .y_desc(spec.y_desc())
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 18))
-        .bold_line_style(RGBColor(205, 205, 205))
-        .light_line_style(RGBColor(238, 238, 238))
+        .bold_line_style(GRID_BOLD)
+        .light_line_style(GRID_LIGHT)
         .draw()
         .map_err(err)?;
     for (i, line) in spec.lines.iter().enumerate() {
