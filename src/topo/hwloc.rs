@@ -128,34 +128,14 @@ pub fn discover() -> Result<Machine, DiscoveryError> {
             }
             continue;
         }
-        let port = interface_port(&name);
-        nics.push(Nic {
-            name,
-            kind: NicKind::Ethernet,
-            netdev: None,
-            ports: vec![port],
-            pci_bus_id: pci,
-            numa,
-            cpus,
-            pci_path,
-        });
+        nics.push(interface_nic(name, pci, (cpus, numa, pci_path)));
     }
 
     // Interfaces hwloc does not show (bonds, veths, VLANs, interfaces of
     // another network namespace's view): no PCI locality, but they can be
     // named with --nic.
     for name in extra_interfaces(&nics) {
-        let port = interface_port(&name);
-        nics.push(Nic {
-            name,
-            kind: NicKind::Ethernet,
-            netdev: None,
-            ports: vec![port],
-            pci_bus_id: None,
-            numa: None,
-            cpus: Vec::new(),
-            pci_path: Vec::new(),
-        });
+        nics.push(interface_nic(name, None, (Vec::new(), None, Vec::new())));
     }
 
     // GPUs: NVIDIA display or 3D controllers, in PCI bus order (the order
@@ -250,6 +230,12 @@ fn extra_interfaces(known: &[Nic]) -> Vec<String> {
         // ARPHRD_ETHER; loopback is 772, IPoIB 32 (reached through its verbs device).
         .filter(|n| read_trim(&Path::new("/sys/class/net").join(n).join("type")).as_deref() == Some("1"))
         .collect()
+}
+
+/// A plain network interface as a NIC, with its locality if known.
+fn interface_nic(name: String, pci_bus_id: Option<String>, (cpus, numa, pci_path): Locality) -> Nic {
+    let port = interface_port(&name);
+    Nic { name, kind: NicKind::Ethernet, netdev: None, ports: vec![port], pci_bus_id, numa, cpus, pci_path }
 }
 
 /// An interface as a one-port NIC: operstate and speed (Mb/s) from
