@@ -13,7 +13,7 @@ mod slurm_cluster;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{bin, files_with_ext, mpi_lock, repo_root, run_cmd, Mpi};
+use common::{bin, files_with_ext, mpi_lock, repo_root, run_cmd, Mpi, SUITE_DEFAULT};
 use slurm_cluster::SlurmCluster;
 
 /// Small runs: the tests check plumbing, not numbers.
@@ -179,16 +179,7 @@ fn suite_script_with_an_mpich_build_under_srun_pmi2() {
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     let name = dirs[0].file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.ends_with(&format!("_suite_job{}", job.id)), "{name}");
-    let benches = [
-        "osu_latency",
-        "osu_bw",
-        "osu_bibw",
-        "osu_mbw_mr",
-        "osu_barrier",
-        "osu_allreduce",
-        "osu_allgather",
-        "osu_alltoall",
-    ];
+    let benches = SUITE_DEFAULT;
     assert_eq!(files_with_ext(&dirs[0], "csv").len(), 8);
     let rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dirs[0].join("osu_allreduce.json")).unwrap()).unwrap();

@@ -10,18 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{bin, files_with_ext, have_mpich, mpi_lock, read_csv, repo_root, run_cmd, Mpi, Run};
-
-const EIGHT: &[&str] = &[
-    "osu_latency",
-    "osu_bw",
-    "osu_bibw",
-    "osu_mbw_mr",
-    "osu_barrier",
-    "osu_allreduce",
-    "osu_allgather",
-    "osu_alltoall",
-];
+use common::{bin, files_with_ext, have_mpich, mpi_lock, read_csv, repo_root, run_cmd, Mpi, Run, SUITE_DEFAULT};
 
 /// Runs `commbench suite ARGS` (the build of `mpi`) with results in a
 /// fresh directory; returns the run and its run directory (if one).
@@ -79,7 +68,7 @@ fn eight_benchmarks_under_open_mpi_with_a_hostfile_and_placement() {
         suite(Mpi::OpenMpi, &["--np", "2", "--hostfile", &hf, "-m", "1:1024", "-i", "10", "-x", "2", "--bind", "core"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let dir = dir.expect("run directory");
-    let md = check_complete(&dir, EIGHT);
+    let md = check_complete(&dir, SUITE_DEFAULT);
     assert!(md.starts_with("# commbench suite: 8 of 8 passed\n"), "{md}");
     assert!(md.contains("| MPI library | Open MPI"), "{md}");
     assert!(md.contains(&format!("mpirun -np 2 --hostfile {hf} ")), "{md}");
@@ -108,7 +97,7 @@ fn eight_benchmarks_under_mpich_with_a_hostfile() {
     let hf = hostfile("localhost.mpich");
     let (run, dir, _w) = suite(Mpi::Mpich, &["--hostfile", &hf, "-m", "1:1024", "-i", "10", "-x", "2", "-q"]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    let md = check_complete(&dir.expect("run directory"), EIGHT);
+    let md = check_complete(&dir.expect("run directory"), SUITE_DEFAULT);
     assert!(md.contains("| MPI library | MPICH"), "{md}");
     assert!(md.contains(&format!("mpiexec.mpich -n 2 -f {hf} ")), "{md}");
     assert!(!run.stdout.contains("# OSU MPI"), "-q keeps the tables off stdout: {}", run.stdout);

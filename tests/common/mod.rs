@@ -19,6 +19,18 @@ pub enum Mpi {
     Mpich,
 }
 
+/// The eight benchmarks `commbench suite` runs by default, in its order.
+pub const SUITE_DEFAULT: &[&str] = &[
+    "osu_latency",
+    "osu_bw",
+    "osu_bibw",
+    "osu_mbw_mr",
+    "osu_barrier",
+    "osu_allreduce",
+    "osu_allgather",
+    "osu_alltoall",
+];
+
 /// MPI jobs share two cores: one at a time.
 pub fn mpi_lock() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
