@@ -4,6 +4,7 @@
 use std::ops::Range;
 use std::ptr::NonNull;
 
+use crate::backend::{Buffer, Transport};
 use crate::datatype::Datatype;
 
 /// Host buffers are aligned to the page size, as OSU's `posix_memalign`.
@@ -112,19 +113,31 @@ impl Drop for AlignedBuf {
     }
 }
 
+impl crate::backend::Buffer for AlignedBuf {
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// The buffers one side of a windowed transfer uses: one shared buffer
-/// (`-b single`) or one per message in flight (`-b multiple`).
-pub struct BufferSet {
-    bufs: Vec<AlignedBuf>,
+/// (`-b single`) or one per message in flight (`-b multiple`), of any
+/// transport's buffer type.
+pub struct BufferSet<B> {
+    bufs: Vec<B>,
     slots: usize,
     multiple: bool,
 }
 
-impl BufferSet {
+impl<B: Buffer> BufferSet<B> {
     /// `slots` messages of up to `bytes` each.
-    pub fn new(bytes: usize, slots: usize, multiple: bool) -> Result<BufferSet, AllocError> {
+    pub fn new<T: Transport<Buf = B>>(
+        t: &T,
+        bytes: usize,
+        slots: usize,
+        multiple: bool,
+    ) -> Result<BufferSet<B>, AllocError> {
         let n = if multiple { slots.max(1) } else { 1 };
-        let bufs = (0..n).map(|_| AlignedBuf::zeroed(bytes)).collect::<Result<Vec<_>, _>>()?;
+        let bufs = (0..n).map(|_| t.alloc(bytes)).collect::<Result<Vec<_>, _>>()?;
         Ok(BufferSet { bufs, slots: slots.max(1), multiple })
     }
 
@@ -138,37 +151,44 @@ impl BufferSet {
         self.bufs.len()
     }
 
-    pub fn slot_ptr(&self, j: usize) -> *const u8 {
-        self.bufs[if self.bufs.len() == 1 { 0 } else { j }].as_ptr()
+    /// The buffer message slot `j` uses.
+    #[inline(always)]
+    pub fn slot(&self, j: usize) -> &B {
+        &self.bufs[if self.bufs.len() == 1 { 0 } else { j }]
     }
 
-    pub fn slot_mut_ptr(&mut self, j: usize) -> *mut u8 {
+    /// The buffer message slot `j` uses, writable.
+    #[inline(always)]
+    pub fn slot_mut(&mut self, j: usize) -> &mut B {
         let n = self.bufs.len();
-        self.bufs[if n == 1 { 0 } else { j }].as_mut_ptr()
+        &mut self.bufs[if n == 1 { 0 } else { j }]
     }
 
-    pub fn buf(&self, k: usize) -> &AlignedBuf {
+    /// Distinct buffer `k`.
+    pub fn buf(&self, k: usize) -> &B {
         &self.bufs[k]
     }
 
     /// Sets the first `bytes` of every buffer to `byte`.
-    pub fn fill(&mut self, bytes: usize, byte: u8) {
+    pub fn fill<T: Transport<Buf = B>>(&mut self, t: &T, bytes: usize, byte: u8) {
         for b in &mut self.bufs {
-            b.as_mut_slice()[..bytes].fill(byte);
+            t.write_host(b, |s| s[..bytes].fill(byte));
         }
     }
 
     /// Makes the set serve `slots` messages of `bytes` each: a shared buffer
     /// keeps its (large enough) allocation, a per-message set is rebuilt
     /// when the window or the size changes.
-    pub fn reshape(&mut self, bytes: usize, slots: usize) -> Result<(), AllocError> {
+    pub fn reshape<T: Transport<Buf = B>>(&mut self, t: &T, bytes: usize, slots: usize) -> Result<(), AllocError> {
         if self.multiple {
             if self.bufs.len() != slots.max(1) || self.bufs[0].len() != bytes {
-                *self = BufferSet::new(bytes, slots, true)?;
+                // Free the old set before allocating the new one.
+                self.bufs.clear();
+                *self = BufferSet::new(t, bytes, slots, true)?;
             }
         } else {
             if self.bufs[0].len() < bytes {
-                self.bufs[0] = AlignedBuf::zeroed(bytes)?;
+                self.bufs[0] = t.alloc(bytes)?;
             }
             self.slots = slots.max(1);
         }
@@ -177,22 +197,29 @@ impl BufferSet {
 
     /// Writes the validation pattern: message slot j of iteration i carries
     /// the pattern of iteration i + j (with one shared buffer, i).
-    pub fn fill_patterns(&mut self, dt: Datatype, count: usize, size: usize, i: usize) {
+    pub fn fill_patterns<T: Transport<Buf = B>>(&mut self, t: &T, dt: Datatype, count: usize, size: usize, i: usize) {
         for (k, b) in self.bufs.iter_mut().enumerate() {
-            fill_pattern(b.as_mut_slice(), dt, count, size, i + k);
+            t.write_host(b, |s| fill_pattern(s, dt, count, size, i + k));
         }
     }
 
     /// Clears `count` elements of every buffer.
-    pub fn zero(&mut self, dt: Datatype, count: usize) {
+    pub fn zero<T: Transport<Buf = B>>(&mut self, t: &T, dt: Datatype, count: usize) {
         for b in &mut self.bufs {
-            fill_zero(b.as_mut_slice(), dt, count);
+            t.write_host(b, |s| fill_zero(s, dt, count));
         }
     }
 
     /// Checks every buffer against `fill_patterns`' pattern.
-    pub fn check_patterns(&self, dt: Datatype, count: usize, size: usize, i: usize) -> Option<Mismatch> {
-        self.bufs.iter().enumerate().find_map(|(k, b)| check_pattern(b.as_slice(), dt, count, size, i + k))
+    pub fn check_patterns<T: Transport<Buf = B>>(
+        &self,
+        t: &T,
+        dt: Datatype,
+        count: usize,
+        size: usize,
+        i: usize,
+    ) -> Option<Mismatch> {
+        self.bufs.iter().enumerate().find_map(|(k, b)| t.read_host(b, |s| check_pattern(s, dt, count, size, i + k)))
     }
 }
 
@@ -322,43 +349,54 @@ mod tests {
         assert!(AlignedBuf::zeroed(usize::MAX / 2).is_err());
     }
 
+    /// Runs `f` with the one rank of a mock job (host buffers).
+    fn with_transport(f: impl Fn(&crate::backend::mock::MockTransport) + Sync) {
+        crate::backend::mock::run(1, crate::backend::mock::Model::default(), f);
+    }
+
     #[test]
     fn buffer_set_slots() {
-        let mut s = BufferSet::new(8, 4, false).unwrap();
-        assert_eq!(s.distinct(), 1);
-        assert_eq!(s.slot_ptr(0), s.slot_ptr(3));
-        let m = BufferSet::new(8, 4, true).unwrap();
-        assert_eq!(m.distinct(), 4);
-        assert_ne!(m.slot_ptr(0), m.slot_ptr(3));
-        s.fill(8, b'a');
-        assert_eq!(s.buf(0).as_slice(), b"aaaaaaaa");
+        with_transport(|t| {
+            let mut s = BufferSet::new(t, 8, 4, false).unwrap();
+            assert_eq!(s.distinct(), 1);
+            assert_eq!(s.slot(0).as_ptr(), s.slot(3).as_ptr());
+            let m = BufferSet::new(t, 8, 4, true).unwrap();
+            assert_eq!(m.distinct(), 4);
+            assert_ne!(m.slot(0).as_ptr(), m.slot(3).as_ptr());
+            s.fill(t, 8, b'a');
+            assert_eq!(s.buf(0).as_slice(), b"aaaaaaaa");
+        });
     }
 
     #[test]
     fn reshape_keeps_or_rebuilds() {
-        let mut s = BufferSet::new(64, 4, false).unwrap();
-        let p = s.slot_ptr(0);
-        s.reshape(32, 8).unwrap();
-        assert_eq!((s.slots(), s.distinct(), s.slot_ptr(7)), (8, 1, p));
-        s.reshape(128, 2).unwrap();
-        assert_eq!(s.buf(0).len(), 128);
-        let mut m = BufferSet::new(64, 4, true).unwrap();
-        m.reshape(16, 2).unwrap();
-        assert_eq!((m.slots(), m.distinct(), m.buf(1).len()), (2, 2, 16));
+        with_transport(|t| {
+            let mut s = BufferSet::new(t, 64, 4, false).unwrap();
+            let p = s.slot(0).as_ptr();
+            s.reshape(t, 32, 8).unwrap();
+            assert_eq!((s.slots(), s.distinct(), s.slot(7).as_ptr()), (8, 1, p));
+            s.reshape(t, 128, 2).unwrap();
+            assert_eq!(s.buf(0).len(), 128);
+            let mut m = BufferSet::new(t, 64, 4, true).unwrap();
+            m.reshape(t, 16, 2).unwrap();
+            assert_eq!((m.slots(), m.distinct(), m.buf(1).len()), (2, 2, 16));
+        });
     }
 
     #[test]
     fn slot_patterns_follow_iteration_plus_slot() {
-        let mut m = BufferSet::new(8, 3, true).unwrap();
-        m.fill_patterns(Datatype::Char, 8, 8, 5);
-        assert!(m.check_patterns(Datatype::Char, 8, 8, 5).is_none());
-        assert_eq!(m.buf(2).as_slice(), {
-            let mut b = vec![0u8; 8];
-            fill_pattern(&mut b, Datatype::Char, 8, 8, 7);
-            b
+        with_transport(|t| {
+            let mut m = BufferSet::new(t, 8, 3, true).unwrap();
+            m.fill_patterns(t, Datatype::Char, 8, 8, 5);
+            assert!(m.check_patterns(t, Datatype::Char, 8, 8, 5).is_none());
+            assert_eq!(m.buf(2).as_slice(), {
+                let mut b = vec![0u8; 8];
+                fill_pattern(&mut b, Datatype::Char, 8, 8, 7);
+                b
+            });
+            m.zero(t, Datatype::Char, 8);
+            assert!(m.check_patterns(t, Datatype::Char, 8, 8, 5).is_some());
         });
-        m.zero(Datatype::Char, 8);
-        assert!(m.check_patterns(Datatype::Char, 8, 8, 5).is_some());
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod buffer;
 pub mod cli;
 pub mod compare;
 pub mod datatype;
+pub mod job;
 pub mod launcher;
 pub mod pairs;
 pub mod plot;

@@ -1,4 +1,188 @@
-//! Transports the benchmarks run over. MPI (rsmpi plus raw calls for the
-//! timed operations) is the one built today; NCCL and UCX plug in here.
+//! The two planes every benchmark runs on.
+//!
+//! The control plane ([`Control`]) is what ranks use to agree between
+//! timed regions: rank and size, barriers, the small gathers, reductions
+//! and broadcasts of results, node ranks, abort. In a real job it is
+//! always MPI ([`world::World`]), whatever carries the measured traffic.
+//!
+//! The data plane ([`Transport`]) is what is timed: its own buffer type
+//! (host memory here; device or registered memory for other transports)
+//! with host staging for fill and check, a clock and a completion point,
+//! blocking and windowed point-to-point, and the collectives. Kernels are
+//! generic over it and monomorphised, so nothing dynamic sits between the
+//! timer reads.
+//!
+//! Transports: MPI on host memory ([`mpi_host::MpiHost`]) and an
+//! in-process mock with a deterministic clock ([`mock`]) for unit tests.
 
-pub mod mpi;
+mod agree;
+pub mod mock;
+pub mod mpi_host;
+mod shim;
+pub mod world;
+
+use crate::buffer::AllocError;
+use crate::datatype::Datatype;
+
+/// Reduction operators used on results between sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    Sum,
+    Min,
+    Max,
+}
+
+/// The control plane: how ranks agree between timed regions.
+pub trait Control {
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// Synchronises every rank.
+    fn barrier(&self);
+    /// Every rank's `x`, in rank order, at rank 0 (empty elsewhere).
+    fn gather_f64(&self, x: f64) -> Vec<f64>;
+    /// Every rank's `xs` (all of the same length), concatenated in rank
+    /// order at rank 0; other ranks get an empty vector.
+    fn gather_f64_slice(&self, xs: &[f64]) -> Vec<f64>;
+    /// Reduces `x` over all ranks to rank 0; the result is meaningful there.
+    fn reduce_f64(&self, x: f64, op: ReduceOp) -> f64;
+    /// Element-wise reduction of a slice to rank 0 (result valid there).
+    fn reduce_f64_slice(&self, xs: &[f64], op: ReduceOp) -> Vec<f64>;
+    /// Sum of `x` over all ranks, known everywhere.
+    fn allreduce_sum_u64(&self, x: u64) -> u64;
+    /// Rank 0's `x`, everywhere.
+    fn bcast_u64(&self, x: u64) -> u64;
+    /// Every rank's bytes at rank 0, in rank order; empty elsewhere.
+    fn gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>>;
+    /// How many ranks share this rank's node, and this rank's index among
+    /// them.
+    fn node_ranks(&self) -> (usize, usize);
+}
+
+/// A message buffer of some transport.
+pub trait Buffer {
+    /// Usable bytes.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Who a message goes to or comes from, and what it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Envelope {
+    /// Elements of `datatype`.
+    pub count: usize,
+    pub datatype: Datatype,
+    pub peer: usize,
+    pub tag: i32,
+}
+
+impl Envelope {
+    pub fn bytes(&self) -> usize {
+        self.count * self.datatype.size()
+    }
+}
+
+/// The buffers of a collective call: apart, or one buffer holding input
+/// and output (MPI_IN_PLACE).
+pub enum Operands<'a, B> {
+    Apart { send: &'a B, recv: &'a mut B },
+    InPlace(&'a mut B),
+}
+
+/// The data plane: what a benchmark times. Every operation checks that
+/// the buffers it is given hold the elements it moves; the unsafe calls
+/// stay inside the implementation.
+pub trait Transport {
+    /// The control plane this transport runs beside.
+    type World: Control;
+    /// A message buffer of this transport.
+    type Buf: Buffer;
+    /// Room for the requests of windowed non-blocking operations.
+    type Requests;
+
+    /// The `backend` column of the CSV (`mpi`).
+    const BACKEND: &'static str;
+    /// Where message buffers live (`host`).
+    const MEMORY: &'static str;
+
+    fn world(&self) -> &Self::World;
+
+    /// A zeroed buffer of `bytes` (a zero-length one still has an address).
+    fn alloc(&self, bytes: usize) -> Result<Self::Buf, AllocError>;
+    /// Lets `write` change the buffer's contents through host memory
+    /// (untimed: fills and validation patterns).
+    fn write_host(&self, buf: &mut Self::Buf, write: impl FnOnce(&mut [u8]));
+    /// Lets `read` see the buffer's contents in host memory (untimed).
+    fn read_host<R>(&self, buf: &Self::Buf, read: impl FnOnce(&[u8]) -> R) -> R;
+    /// Request slots for `n` operations in flight.
+    fn requests(&self, n: usize) -> Self::Requests;
+
+    /// The clock timed regions read, in seconds.
+    fn now(&self) -> f64;
+    /// Seconds between ticks of that clock.
+    fn tick(&self) -> f64;
+    /// Waits until the operations issued so far have finished, before the
+    /// closing clock read (a stream synchronisation for GPU transports;
+    /// nothing where calls return complete).
+    #[inline(always)]
+    fn complete(&self) {}
+
+    /// Blocking send of `env.count` elements from `buf`.
+    fn send(&self, buf: &Self::Buf, env: Envelope);
+    /// Blocking receive into `buf`.
+    fn recv(&self, buf: &mut Self::Buf, env: Envelope);
+    /// Posts one non-blocking send per slot of `bufs` into
+    /// `reqs[offset..]`.
+    fn isend_window(&self, bufs: &BufferSet<Self::Buf>, env: Envelope, reqs: &mut Self::Requests, offset: usize);
+    /// Posts one non-blocking receive per slot of `bufs` into
+    /// `reqs[offset..]`.
+    fn irecv_window(&self, bufs: &mut BufferSet<Self::Buf>, env: Envelope, reqs: &mut Self::Requests, offset: usize);
+    /// Waits for `reqs[offset..offset + n]`.
+    fn waitall(&self, reqs: &mut Self::Requests, offset: usize, n: usize);
+    /// Whether `reqs[offset..offset + n]` have all completed. Never blocks.
+    fn testall(&self, reqs: &mut Self::Requests, offset: usize, n: usize) -> bool;
+
+    /// The barrier of the data plane (what osu_barrier times).
+    fn barrier(&self);
+    /// Sum over ranks, everywhere.
+    fn allreduce_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
+    /// Sum over ranks at `root`. In place, the root's buffer holds its
+    /// input and receives the result; other ranks send from theirs.
+    fn reduce_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
+    /// Sum over ranks, rank r keeping `counts[r]` elements of the result.
+    fn reduce_scatter_sum(&self, io: Operands<Self::Buf>, counts: &[i32], dt: Datatype);
+    /// `count` elements from every rank to every rank (in place: each
+    /// rank's block already sits at its offset of the receive buffer).
+    fn allgather(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
+    /// `count` elements from every rank to each rank.
+    fn alltoall(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
+    /// `count` elements of `root`'s buffer to every rank.
+    fn bcast(&self, buf: &mut Self::Buf, count: usize, dt: Datatype, root: usize);
+    /// `count` elements from every rank, concatenated at `root` (the
+    /// receive buffer matters only there).
+    fn gather(&self, send: &Self::Buf, recv: &mut Self::Buf, count: usize, dt: Datatype, root: usize);
+    /// Block r of `root`'s send buffer (`count` elements) to rank r.
+    fn scatter(&self, send: &Self::Buf, recv: &mut Self::Buf, count: usize, dt: Datatype, root: usize);
+}
+
+/// Panics (an internal error: the runner sized the buffers) when a buffer
+/// of `len` bytes cannot hold `need`. Kept out of line so the check costs
+/// one compare in a timed region.
+#[inline(always)]
+#[track_caller]
+pub fn check_len(len: usize, need: usize) {
+    if need > len {
+        too_short(len, need)
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn too_short(len: usize, need: usize) -> ! {
+    panic!("a {len}-byte message buffer was given {need} bytes to move")
+}
+
+pub use crate::buffer::BufferSet;
+pub use agree::agree_failures;

@@ -1,37 +1,54 @@
 //! osu_allreduce: MPI_Allreduce with MPI_SUM; every rank gets the sum.
 //! busbw = algbw * 2(n-1)/n.
 
-use super::collective::{check_reduction, fill_reduction, CollBuffers, CollKernel, Collective, Job};
-use super::{Setup, SizeCase};
-use crate::backend::mpi::{in_place, Mpi};
-use crate::buffer::{AllocError, Mismatch};
+use super::collective::{check_reduction, fill_reduction, Collective, Job};
+use super::spec::{BenchSpec, MetricKind, ProcRule, COLL_ITERS};
+use super::SizeCase;
+use crate::backend::Transport;
+use crate::buffer::Mismatch;
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_allreduce",
+    title: "OSU MPI Allreduce Latency Test",
+    letters: "hvfmixMacuGPTIlz",
+    procs: ProcRule::AtLeastTwo,
+    metric: MetricKind::Collective,
+    defaults: COLL_ITERS,
+    large_switch: true,
+    min_size: 1,
+    max_size: 1 << 20,
+    from_zero: false,
+    windowed: false,
+    buffer_times_np: false,
+};
 
 pub struct Allreduce;
 
-pub fn new(s: &Setup) -> Result<CollKernel<Allreduce>, AllocError> {
-    CollKernel::new(s, Allreduce)
-}
-
 impl Collective for Allreduce {
+    const SPEC: &'static BenchSpec = &SPEC;
+
+    fn new(_np: usize) -> Self {
+        Allreduce
+    }
+
     fn buffer_bytes(&self, size: usize, _np: usize) -> (usize, usize) {
         (size, size)
     }
 
     #[inline(always)]
-    fn call(&self, mpi: &Mpi, send: *const u8, recv: *mut u8, case: &SizeCase, job: &Job, _i: usize) {
-        let send = if job.in_place { in_place() } else { send };
-        mpi.allreduce_sum(send, recv, case.count, case.datatype);
+    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+        t.allreduce_sum(job.operands(send, recv), case.count, case.datatype);
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
         Some((size as f64, 2.0 * (np as f64 - 1.0) / np as f64))
     }
 
-    fn fill(&self, b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize) {
-        fill_reduction(b, case, job, i);
+    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {
+        fill_reduction(send, recv, case, job, i);
     }
 
-    fn check(&self, b: &CollBuffers, case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
-        check_reduction(b, case, job, i, 0, case.count)
+    fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
+        check_reduction(recv, case, job, i, 0, case.count)
     }
 }

@@ -1,16 +1,19 @@
 //! osu_alltoall: MPI_Alltoall, size bytes from every rank to every rank.
 //! algbw counts size * np bytes; busbw = algbw * (n-1)/n.
 
-use super::collective::{CollBuffers, CollKernel, Collective, Job};
-use super::{Setup, SizeCase};
-use crate::backend::mpi::{in_place, Mpi};
-use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
+use super::collective::{Collective, Job};
+use super::spec::BenchSpec;
+use super::SizeCase;
+use crate::backend::Transport;
+use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_alltoall",
+    title: "OSU MPI All-to-All Personalized Exchange Latency Test",
+    ..super::allgather::SPEC
+};
 
 pub struct Alltoall;
-
-pub fn new(s: &Setup) -> Result<CollKernel<Alltoall>, AllocError> {
-    CollKernel::new(s, Alltoall)
-}
 
 /// The value of every element rank `from` sends to rank `to` in iteration i.
 fn pair_value(from: usize, to: usize, np: usize, i: usize) -> u64 {
@@ -19,14 +22,19 @@ fn pair_value(from: usize, to: usize, np: usize, i: usize) -> u64 {
 }
 
 impl Collective for Alltoall {
+    const SPEC: &'static BenchSpec = &SPEC;
+
+    fn new(_np: usize) -> Self {
+        Alltoall
+    }
+
     fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize) {
         (size * np, size * np)
     }
 
     #[inline(always)]
-    fn call(&self, mpi: &Mpi, send: *const u8, recv: *mut u8, case: &SizeCase, job: &Job, _i: usize) {
-        let send = if job.in_place { in_place() } else { send };
-        mpi.alltoall(send, recv, case.count, case.datatype);
+    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+        t.alltoall(job.operands(send, recv), case.count, case.datatype);
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
@@ -34,18 +42,18 @@ impl Collective for Alltoall {
     }
 
     /// Block d of the input goes to rank d.
-    fn fill(&self, b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize) {
+    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {
         let (c, dt, np, me) = (case.count, case.datatype, job.np, job.rank);
-        let input = if job.in_place { &mut b.recv } else { &mut b.send };
-        write_values(input.as_mut_slice(), dt, 0..c * np, |k| pair_value(me, k / c, np, i));
+        let input = if job.in_place { &mut *recv } else { &mut *send };
+        write_values(input, dt, 0..c * np, |k| pair_value(me, k / c, np, i));
         if !job.in_place {
-            fill_zero(b.recv.as_mut_slice(), dt, c * np);
+            fill_zero(recv, dt, c * np);
         }
     }
 
     /// Block s of the output came from rank s.
-    fn check(&self, b: &CollBuffers, case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
+    fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         let (c, np, me) = (case.count, job.np, job.rank);
-        check_values(b.recv.as_slice(), case.datatype, 0..c * np, |k| pair_value(k / c, me, np, i), 1)
+        check_values(recv, case.datatype, 0..c * np, |k| pair_value(k / c, me, np, i), 1)
     }
 }

@@ -1,25 +1,36 @@
-//! osu_barrier: the time of MPI_Barrier itself, with no other
+//! osu_barrier: the time of the barrier itself, with no other
 //! synchronisation and no message size.
 
-use super::collective::{CollBuffers, CollKernel, Collective, Job, Sync};
-use super::{Setup, SizeCase};
-use crate::backend::mpi::Mpi;
-use crate::buffer::{AllocError, Mismatch};
+use super::collective::{Collective, Job, Sync};
+use super::spec::{BenchSpec, MetricKind};
+use super::SizeCase;
+use crate::backend::Transport;
+use crate::buffer::Mismatch;
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_barrier",
+    title: "OSU MPI Barrier Latency Test",
+    letters: "hvfmixMauGPIz",
+    metric: MetricKind::Barrier,
+    ..super::allreduce::SPEC
+};
 
 pub struct Barrier;
 
-pub fn new(s: &Setup) -> Result<CollKernel<Barrier>, AllocError> {
-    CollKernel::new(s, Barrier)
-}
-
 impl Collective for Barrier {
+    const SPEC: &'static BenchSpec = &SPEC;
+
+    fn new(_np: usize) -> Self {
+        Barrier
+    }
+
     fn buffer_bytes(&self, _size: usize, _np: usize) -> (usize, usize) {
         (0, 0)
     }
 
     #[inline(always)]
-    fn call(&self, mpi: &Mpi, _send: *const u8, _recv: *mut u8, _case: &SizeCase, _job: &Job, _i: usize) {
-        mpi.barrier();
+    fn call<T: Transport>(&self, t: &T, _send: &T::Buf, _recv: &mut T::Buf, _case: &SizeCase, _job: &Job, _i: usize) {
+        t.barrier();
     }
 
     fn warm_up_elsewhere(&self) -> bool {
@@ -39,9 +50,9 @@ impl Collective for Barrier {
     }
 
     /// osu_barrier has no validation (-c is not one of its options).
-    fn fill(&self, _b: &mut CollBuffers, _case: &SizeCase, _job: &Job, _i: usize) {}
+    fn fill(&self, _send: &mut [u8], _recv: &mut [u8], _case: &SizeCase, _job: &Job, _i: usize) {}
 
-    fn check(&self, _b: &CollBuffers, _case: &SizeCase, _job: &Job, _i: usize) -> Option<Mismatch> {
+    fn check(&self, _recv: &[u8], _case: &SizeCase, _job: &Job, _i: usize) -> Option<Mismatch> {
         None
     }
 }

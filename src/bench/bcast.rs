@@ -1,16 +1,20 @@
 //! osu_bcast: MPI_Bcast from rank 0. As in OSU, there is no barrier before
 //! the first iteration of a size. busbw = algbw.
 
-use super::collective::{CollBuffers, CollKernel, Collective, Job};
-use super::{Setup, SizeCase};
-use crate::backend::mpi::Mpi;
-use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
+use super::collective::{Collective, Job};
+use super::spec::BenchSpec;
+use super::SizeCase;
+use crate::backend::Transport;
+use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_bcast",
+    title: "OSU MPI Broadcast Latency Test",
+    letters: "hvfmixMacuGDPTIz",
+    ..super::allreduce::SPEC
+};
 
 pub struct Bcast;
-
-pub fn new(s: &Setup) -> Result<CollKernel<Bcast>, AllocError> {
-    CollKernel::new(s, Bcast)
-}
 
 const ROOT: usize = 0;
 
@@ -19,14 +23,20 @@ fn root_value(i: usize) -> u64 {
 }
 
 impl Collective for Bcast {
+    const SPEC: &'static BenchSpec = &SPEC;
+
+    fn new(_np: usize) -> Self {
+        Bcast
+    }
+
     /// One buffer (the receive side), sent from at the root.
     fn buffer_bytes(&self, size: usize, _np: usize) -> (usize, usize) {
         (0, size)
     }
 
     #[inline(always)]
-    fn call(&self, mpi: &Mpi, _send: *const u8, recv: *mut u8, case: &SizeCase, _job: &Job, _i: usize) {
-        mpi.bcast(recv, case.count, case.datatype, ROOT as i32);
+    fn call<T: Transport>(&self, t: &T, _send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, _job: &Job, _i: usize) {
+        t.bcast(recv, case.count, case.datatype, ROOT);
     }
 
     fn warm_up_elsewhere(&self) -> bool {
@@ -45,15 +55,15 @@ impl Collective for Bcast {
         Some((size as f64, 1.0))
     }
 
-    fn fill(&self, b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize) {
+    fn fill(&self, _send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {
         if job.rank == ROOT {
-            write_values(b.recv.as_mut_slice(), case.datatype, 0..case.count, |_| root_value(i));
+            write_values(recv, case.datatype, 0..case.count, |_| root_value(i));
         } else {
-            fill_zero(b.recv.as_mut_slice(), case.datatype, case.count);
+            fill_zero(recv, case.datatype, case.count);
         }
     }
 
-    fn check(&self, b: &CollBuffers, case: &SizeCase, _job: &Job, i: usize) -> Option<Mismatch> {
-        check_values(b.recv.as_slice(), case.datatype, 0..case.count, |_| root_value(i), 1)
+    fn check(&self, recv: &[u8], case: &SizeCase, _job: &Job, i: usize) -> Option<Mismatch> {
+        check_values(recv, case.datatype, 0..case.count, |_| root_value(i), 1)
     }
 }

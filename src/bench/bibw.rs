@@ -3,83 +3,93 @@
 //! its sends and receives completed; MB/s counts both directions.
 
 use super::bw::mb_per_s;
-use super::{Kernel, Metric, Setup, SizeCase};
-use crate::backend::mpi::{Envelope, Mpi, Requests};
+use super::spec::BenchSpec;
+use super::{Bench, Kernel, Metric, Setup, SizeCase};
+use crate::backend::{Envelope, Transport};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
 use crate::stats::Samples;
+
+pub const SPEC: BenchSpec =
+    BenchSpec { name: "osu_bibw", title: "OSU MPI Bi-Directional Bandwidth Test", ..super::bw::SPEC };
 
 /// Tags as OSU: rank 0 sends with 100 and receives with 10.
 const TAG_FROM_0: i32 = 100;
 const TAG_FROM_1: i32 = 10;
 
-pub struct Bibw {
+pub struct Bibw;
+
+pub struct BibwKernel<T: Transport> {
     rank0: bool,
-    peer: i32,
-    send: BufferSet,
-    recv: BufferSet,
-    reqs: Requests,
+    peer: usize,
+    send: BufferSet<T::Buf>,
+    recv: BufferSet<T::Buf>,
+    reqs: T::Requests,
 }
 
-impl Bibw {
-    pub fn new(s: &Setup) -> Result<Bibw, AllocError> {
-        let rank = s.mpi.rank();
+impl Bench for Bibw {
+    const SPEC: &'static BenchSpec = &SPEC;
+    type Kernel<T: Transport> = BibwKernel<T>;
+
+    fn kernel<T: Transport>(s: &Setup<T>) -> Result<BibwKernel<T>, AllocError> {
+        let rank = s.rank();
         let multiple = s.opts.buffers == BufferMode::Multiple;
         let bytes = if multiple { 1 } else { s.opts.max_size };
-        Ok(Bibw {
+        Ok(BibwKernel {
             rank0: rank == 0,
             peer: 1 - rank,
-            send: BufferSet::new(bytes, s.max_window, multiple)?,
-            recv: BufferSet::new(bytes, s.max_window, multiple)?,
-            reqs: Requests::new(2 * s.max_window),
+            send: BufferSet::new(s.t, bytes, s.max_window, multiple)?,
+            recv: BufferSet::new(s.t, bytes, s.max_window, multiple)?,
+            reqs: s.t.requests(2 * s.max_window),
         })
     }
 }
 
-impl Kernel for Bibw {
-    fn prepare(&mut self, _mpi: &Mpi, case: &SizeCase) -> Result<(), AllocError> {
-        self.send.reshape(case.size, case.window)?;
-        self.recv.reshape(case.size, case.window)?;
-        self.send.fill(case.size, SEND_FILL);
-        self.recv.fill(case.size, RECV_FILL);
+impl<T: Transport> Kernel<T> for BibwKernel<T> {
+    fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
+        self.send.reshape(t, case.size, case.window)?;
+        self.recv.reshape(t, case.size, case.window)?;
+        self.send.fill(t, case.size, SEND_FILL);
+        self.recv.fill(t, case.size, RECV_FILL);
         Ok(())
     }
 
-    fn fill_validation(&mut self, case: &SizeCase, i: usize) {
-        self.send.fill_patterns(case.datatype, case.count, case.size, i);
-        self.recv.zero(case.datatype, case.count);
+    fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
+        self.send.fill_patterns(t, case.datatype, case.count, case.size, i);
+        self.recv.zero(t, case.datatype, case.count);
     }
 
     #[inline(always)]
-    fn step(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64> {
+    fn step(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
         let w = case.window;
         let from_0 = Envelope { count: case.count, datatype: case.datatype, peer: self.peer, tag: TAG_FROM_0 };
         let from_1 = Envelope { tag: TAG_FROM_1, ..from_0 };
         if self.rank0 {
-            let t0 = mpi.wtime();
-            mpi.irecv_window(&mut self.recv, from_1, &mut self.reqs, 0);
-            mpi.isend_window(&self.send, from_0, &mut self.reqs, w);
-            mpi.waitall(&mut self.reqs, w, w);
-            mpi.waitall(&mut self.reqs, 0, w);
-            Some(mpi.wtime() - t0)
+            let t0 = t.now();
+            t.irecv_window(&mut self.recv, from_1, &mut self.reqs, 0);
+            t.isend_window(&self.send, from_0, &mut self.reqs, w);
+            t.waitall(&mut self.reqs, w, w);
+            t.waitall(&mut self.reqs, 0, w);
+            t.complete();
+            Some(t.now() - t0)
         } else {
-            mpi.irecv_window(&mut self.recv, from_0, &mut self.reqs, 0);
-            mpi.isend_window(&self.send, from_1, &mut self.reqs, w);
-            mpi.waitall(&mut self.reqs, 0, w);
-            mpi.waitall(&mut self.reqs, w, w);
+            t.irecv_window(&mut self.recv, from_0, &mut self.reqs, 0);
+            t.isend_window(&self.send, from_1, &mut self.reqs, w);
+            t.waitall(&mut self.reqs, 0, w);
+            t.waitall(&mut self.reqs, w, w);
             None
         }
     }
 
-    fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch> {
-        self.recv.check_patterns(case.datatype, case.count, case.size, i)
+    fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
+        self.recv.check_patterns(t, case.datatype, case.count, case.size, i)
     }
 
     fn per_iteration(&self, case: &SizeCase, secs: f64) -> f64 {
         mb_per_s((case.size * case.window * 2) as f64, secs)
     }
 
-    fn metric(&mut self, _mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric {
+    fn metric(&mut self, _t: &T, case: &SizeCase, samples: &Samples) -> Metric {
         let bytes = case.size as f64 * case.iterations as f64 * case.window as f64 * 2.0;
         Metric { value: mb_per_s(bytes, samples.total()), ..Metric::default() }
     }

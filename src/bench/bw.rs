@@ -2,81 +2,100 @@
 //! the whole window with one byte. MB/s = bytes in the window over the time
 //! from the first send to the acknowledgement.
 
-use super::{Kernel, Metric, Setup, SizeCase};
-use crate::backend::mpi::{Envelope, Mpi, Requests};
-use crate::buffer::{AlignedBuf, AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
+use super::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
+use super::{Bench, Kernel, Metric, Setup, SizeCase};
+use crate::backend::{Envelope, Transport};
+use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
 use crate::datatype::Datatype;
 use crate::stats::Samples;
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_bw",
+    title: "OSU MPI Bandwidth Test",
+    letters: "hvmxitWbcuGDPTIz",
+    procs: ProcRule::ExactlyTwo,
+    metric: MetricKind::Bandwidth,
+    defaults: BW_ITERS,
+    large_switch: true,
+    min_size: 1,
+    max_size: PT2PT_MAX,
+    from_zero: false,
+    windowed: true,
+    buffer_times_np: false,
+};
 
 const TAG_DATA: i32 = 100;
 const TAG_ACK: i32 = 101;
 
 /// One side of a windowed one-way transfer; shared with osu_mbw_mr.
-pub struct WindowSender {
+pub struct WindowSender<T: Transport> {
     pub sender: bool,
-    pub peer: i32,
-    data: BufferSet,
-    ack: AlignedBuf,
-    reqs: Requests,
+    pub peer: usize,
+    data: BufferSet<T::Buf>,
+    ack: T::Buf,
+    reqs: T::Requests,
 }
 
-impl WindowSender {
+impl<T: Transport> WindowSender<T> {
     pub fn new(
+        t: &T,
         sender: bool,
-        peer: i32,
+        peer: usize,
         max_size: usize,
         max_window: usize,
         mode: BufferMode,
-    ) -> Result<WindowSender, AllocError> {
+    ) -> Result<Self, AllocError> {
         let multiple = mode == BufferMode::Multiple;
         Ok(WindowSender {
             sender,
             peer,
-            data: BufferSet::new(if multiple { 1 } else { max_size }, max_window, multiple)?,
-            ack: AlignedBuf::zeroed(1)?,
-            reqs: Requests::new(max_window),
+            data: BufferSet::new(t, if multiple { 1 } else { max_size }, max_window, multiple)?,
+            ack: t.alloc(1)?,
+            reqs: t.requests(max_window),
         })
     }
 
-    pub fn prepare(&mut self, case: &SizeCase) -> Result<(), AllocError> {
-        self.data.reshape(case.size, case.window)?;
-        self.data.fill(case.size, if self.sender { SEND_FILL } else { RECV_FILL });
+    pub fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
+        self.data.reshape(t, case.size, case.window)?;
+        self.data.fill(t, case.size, if self.sender { SEND_FILL } else { RECV_FILL });
         Ok(())
     }
 
-    pub fn fill_validation(&mut self, case: &SizeCase, i: usize) {
+    pub fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
         if self.sender {
-            self.data.fill_patterns(case.datatype, case.count, case.size, i);
+            self.data.fill_patterns(t, case.datatype, case.count, case.size, i);
         } else {
-            self.data.zero(case.datatype, case.count);
+            self.data.zero(t, case.datatype, case.count);
         }
     }
 
     /// One window; the sender returns the time until the acknowledgement.
     #[inline(always)]
-    pub fn window(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64> {
+    pub fn window(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
         let w = case.window;
         let env = Envelope { count: case.count, datatype: case.datatype, peer: self.peer, tag: TAG_DATA };
+        let ack = Envelope { count: 1, datatype: Datatype::Char, peer: self.peer, tag: TAG_ACK };
         if self.sender {
-            let t0 = mpi.wtime();
-            mpi.isend_window(&self.data, env, &mut self.reqs, 0);
-            mpi.waitall(&mut self.reqs, 0, w);
-            mpi.recv(self.ack.as_mut_ptr(), 1, Datatype::Char, self.peer, TAG_ACK);
-            Some(mpi.wtime() - t0)
+            let t0 = t.now();
+            t.isend_window(&self.data, env, &mut self.reqs, 0);
+            t.waitall(&mut self.reqs, 0, w);
+            t.recv(&mut self.ack, ack);
+            t.complete();
+            Some(t.now() - t0)
         } else {
-            mpi.irecv_window(&mut self.data, env, &mut self.reqs, 0);
-            mpi.waitall(&mut self.reqs, 0, w);
-            mpi.send(self.ack.as_ptr(), 1, Datatype::Char, self.peer, TAG_ACK);
+            t.irecv_window(&mut self.data, env, &mut self.reqs, 0);
+            t.waitall(&mut self.reqs, 0, w);
+            t.send(&self.ack, ack);
             None
         }
     }
 
-    pub fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch> {
+    pub fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
         if self.sender {
             None
         } else {
-            self.data.check_patterns(case.datatype, case.count, case.size, i)
+            self.data.check_patterns(t, case.datatype, case.count, case.size, i)
         }
     }
 }
@@ -86,40 +105,46 @@ pub fn mb_per_s(bytes: f64, secs: f64) -> f64 {
     bytes / 1e6 / secs
 }
 
-pub struct Bw {
-    side: WindowSender,
+pub struct Bw;
+
+pub struct BwKernel<T: Transport> {
+    side: WindowSender<T>,
 }
 
-impl Bw {
-    pub fn new(s: &Setup) -> Result<Bw, AllocError> {
-        let rank = s.mpi.rank();
-        Ok(Bw { side: WindowSender::new(rank == 0, 1 - rank, s.opts.max_size, s.max_window, s.opts.buffers)? })
+impl Bench for Bw {
+    const SPEC: &'static BenchSpec = &SPEC;
+    type Kernel<T: Transport> = BwKernel<T>;
+
+    fn kernel<T: Transport>(s: &Setup<T>) -> Result<BwKernel<T>, AllocError> {
+        let rank = s.rank();
+        let side = WindowSender::new(s.t, rank == 0, 1 - rank, s.opts.max_size, s.max_window, s.opts.buffers)?;
+        Ok(BwKernel { side })
     }
 }
 
-impl Kernel for Bw {
-    fn prepare(&mut self, _mpi: &Mpi, case: &SizeCase) -> Result<(), AllocError> {
-        self.side.prepare(case)
+impl<T: Transport> Kernel<T> for BwKernel<T> {
+    fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
+        self.side.prepare(t, case)
     }
 
-    fn fill_validation(&mut self, case: &SizeCase, i: usize) {
-        self.side.fill_validation(case, i)
+    fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
+        self.side.fill_validation(t, case, i)
     }
 
     #[inline(always)]
-    fn step(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64> {
-        self.side.window(mpi, case)
+    fn step(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
+        self.side.window(t, case)
     }
 
-    fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch> {
-        self.side.check(case, i)
+    fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
+        self.side.check(t, case, i)
     }
 
     fn per_iteration(&self, case: &SizeCase, secs: f64) -> f64 {
         mb_per_s((case.size * case.window) as f64, secs)
     }
 
-    fn metric(&mut self, _mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric {
+    fn metric(&mut self, _t: &T, case: &SizeCase, samples: &Samples) -> Metric {
         let bytes = case.size as f64 * case.iterations as f64 * case.window as f64;
         Metric { value: mb_per_s(bytes, samples.total()), ..Metric::default() }
     }

@@ -5,9 +5,10 @@
 //! every rank's timings into OSU's average, min and max, the per-rank
 //! spread, nccl-tests bandwidths, and the per-iteration average over ranks.
 
-use super::{Kernel, Metric, Setup, SizeCase};
-use crate::backend::mpi::{Mpi, ReduceOp};
-use crate::buffer::{check_values, fill_zero, write_values, AlignedBuf, AllocError, Mismatch};
+use super::spec::BenchSpec;
+use super::{Bench, Kernel, Metric, Setup, SizeCase};
+use crate::backend::{Control, Operands, ReduceOp, Transport};
+use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
 use crate::cli::RootRank;
 use crate::stats::{RankSpread, Samples};
 
@@ -39,18 +40,35 @@ impl Job {
             RootRank::Rotate => i % self.np,
         }
     }
+
+    /// The buffers of a call: apart, or the receive buffer alone with
+    /// `-l`.
+    #[inline(always)]
+    pub fn operands<'a, B>(&self, send: &'a B, recv: &'a mut B) -> Operands<'a, B> {
+        if self.in_place {
+            Operands::InPlace(recv)
+        } else {
+            Operands::Apart { send, recv }
+        }
+    }
 }
 
 /// The buffers of one rank: send, receive, and the receive buffer OSU's
 /// validation repetitions write into so the checked result stays intact.
-pub struct CollBuffers {
-    pub send: AlignedBuf,
-    pub recv: AlignedBuf,
-    pub warm: AlignedBuf,
+pub struct CollBuffers<B> {
+    pub send: B,
+    pub recv: B,
+    pub warm: B,
 }
 
-/// What one blocking collective is.
-pub trait Collective {
+/// What one blocking collective is. A type implementing it is a benchmark
+/// (see the [`Bench`] implementation below).
+pub trait Collective: Sized {
+    const SPEC: &'static BenchSpec;
+
+    /// The collective for a job of `np` ranks.
+    fn new(np: usize) -> Self;
+
     /// Bytes of the send and receive buffers for messages of `size` bytes.
     fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize);
 
@@ -59,7 +77,7 @@ pub trait Collective {
 
     /// The operation. `recv` is the real receive buffer, or the warm-up one
     /// for untimed validation repetitions where the collective has one.
-    fn call(&self, mpi: &Mpi, send: *const u8, recv: *mut u8, case: &SizeCase, job: &Job, iteration: usize);
+    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize);
 
     /// Whether untimed validation repetitions write into the separate
     /// warm-up receive buffer (OSU: allreduce, alltoall, reduce_scatter,
@@ -86,49 +104,59 @@ pub trait Collective {
     /// (busbw = algbw * factor); None for osu_barrier.
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)>;
 
-    /// Writes the inputs of iteration `i` (and clears the outputs).
-    fn fill(&self, b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize);
+    /// Writes the inputs of iteration `i` (and clears the outputs), in the
+    /// host views of the send and receive buffers.
+    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize);
 
-    /// First wrong output element after iteration `i` on this rank.
-    fn check(&self, b: &CollBuffers, case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch>;
+    /// First wrong output element after iteration `i` on this rank, from
+    /// the host view of the receive buffer.
+    fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch>;
+}
+
+impl<C: Collective> Bench for C {
+    const SPEC: &'static BenchSpec = <C as Collective>::SPEC;
+    type Kernel<T: Transport> = CollKernel<C, T>;
+
+    fn kernel<T: Transport>(s: &Setup<T>) -> Result<CollKernel<C, T>, AllocError> {
+        CollKernel::new(s, C::new(s.np()))
+    }
 }
 
 /// A collective with its buffers: the [`Kernel`] the runner drives.
-pub struct CollKernel<C: Collective> {
+pub struct CollKernel<C: Collective, T: Transport> {
     c: C,
-    bufs: CollBuffers,
+    bufs: CollBuffers<T::Buf>,
     job: Job,
     iteration: usize,
 }
 
-impl<C: Collective> CollKernel<C> {
-    pub fn new(s: &Setup, c: C) -> Result<CollKernel<C>, AllocError> {
-        let np = s.mpi.size() as usize;
+impl<C: Collective, T: Transport> CollKernel<C, T> {
+    pub fn new(s: &Setup<T>, c: C) -> Result<Self, AllocError> {
+        let (t, np) = (s.t, s.np());
         let (send, recv) = c.buffer_bytes(s.opts.max_size, np);
         let mut bufs = CollBuffers {
-            send: AlignedBuf::zeroed(send)?,
-            recv: AlignedBuf::zeroed(recv)?,
-            warm: AlignedBuf::zeroed(if c.warm_up_elsewhere() { recv } else { 0 })?,
+            send: t.alloc(send)?,
+            recv: t.alloc(recv)?,
+            warm: t.alloc(if c.warm_up_elsewhere() { recv } else { 0 })?,
         };
         // OSU starts with send buffers of 1s and receive buffers of 0s,
         // written (so every page is in place) before the first size.
-        bufs.send.as_mut_slice().fill(1);
-        bufs.recv.as_mut_slice().fill(0);
-        bufs.warm.as_mut_slice().fill(0);
-        let job = Job { rank: s.mpi.rank() as usize, np, in_place: s.opts.in_place, root: s.opts.root };
+        t.write_host(&mut bufs.send, |b| b.fill(1));
+        t.write_host(&mut bufs.recv, |b| b.fill(0));
+        t.write_host(&mut bufs.warm, |b| b.fill(0));
+        let job = Job { rank: s.rank(), np, in_place: s.opts.in_place, root: s.opts.root };
         Ok(CollKernel { c, bufs, job, iteration: 0 })
     }
 
     #[inline(always)]
-    fn run_call(&mut self, mpi: &Mpi, case: &SizeCase, warm: bool) {
-        let recv =
-            if warm && self.c.warm_up_elsewhere() { self.bufs.warm.as_mut_ptr() } else { self.bufs.recv.as_mut_ptr() };
-        self.c.call(mpi, self.bufs.send.as_ptr(), recv, case, &self.job, self.iteration);
+    fn run_call(&mut self, t: &T, case: &SizeCase, warm: bool) {
+        let recv = if warm && self.c.warm_up_elsewhere() { &mut self.bufs.warm } else { &mut self.bufs.recv };
+        self.c.call(t, &self.bufs.send, recv, case, &self.job, self.iteration);
     }
 }
 
-impl<C: Collective> Kernel for CollKernel<C> {
-    fn prepare(&mut self, _mpi: &Mpi, case: &SizeCase) -> Result<(), AllocError> {
+impl<C: Collective, T: Transport> Kernel<T> for CollKernel<C, T> {
+    fn prepare(&mut self, _t: &T, case: &SizeCase) -> Result<(), AllocError> {
         self.c.prepare(case, &self.job);
         Ok(())
     }
@@ -137,39 +165,42 @@ impl<C: Collective> Kernel for CollKernel<C> {
         self.c.sync_before_size()
     }
 
-    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validation: Option<usize>) {
+    fn begin_iteration(&mut self, t: &T, case: &SizeCase, i: usize, validation: Option<usize>) {
         self.iteration = i;
         if let Some(reps) = validation {
-            self.c.fill(&mut self.bufs, case, &self.job, i);
+            self.fill_validation(t, case, i);
             for _ in 0..reps {
-                mpi.barrier();
-                self.run_call(mpi, case, true);
+                t.world().barrier();
+                self.run_call(t, case, true);
             }
         }
         if validation.is_some() || self.c.sync() == Sync::Before {
-            mpi.barrier();
+            t.world().barrier();
         }
     }
 
-    fn end_iteration(&mut self, mpi: &Mpi, _case: &SizeCase) {
+    fn end_iteration(&mut self, t: &T, _case: &SizeCase) {
         if self.c.sync() == Sync::After {
-            mpi.barrier();
+            t.world().barrier();
         }
     }
 
-    fn fill_validation(&mut self, case: &SizeCase, i: usize) {
-        self.c.fill(&mut self.bufs, case, &self.job, i);
+    fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
+        let CollBuffers { send, recv, .. } = &mut self.bufs;
+        let (c, job) = (&self.c, &self.job);
+        t.write_host(send, |s| t.write_host(recv, |r| c.fill(s, r, case, job, i)));
     }
 
     #[inline(always)]
-    fn step(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64> {
-        let t0 = mpi.wtime();
-        self.run_call(mpi, case, false);
-        Some(mpi.wtime() - t0)
+    fn step(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
+        let t0 = t.now();
+        self.run_call(t, case, false);
+        t.complete();
+        Some(t.now() - t0)
     }
 
-    fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch> {
-        self.c.check(&self.bufs, case, &self.job, i)
+    fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
+        t.read_host(&self.bufs.recv, |r| self.c.check(r, case, &self.job, i))
     }
 
     fn per_iteration(&self, _case: &SizeCase, secs: f64) -> f64 {
@@ -179,13 +210,14 @@ impl<C: Collective> Kernel for CollKernel<C> {
     /// OSU: each rank's mean, then min, max and average over ranks. Also
     /// which ranks were fastest and slowest, and each iteration's average
     /// over ranks (what OSU's `-z` describes).
-    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric {
+    fn metric(&mut self, t: &T, case: &SizeCase, samples: &Samples) -> Metric {
+        let w = t.world();
         if self.c.sync_after_loop() {
-            mpi.barrier();
+            w.barrier();
         }
         let mean_us = samples.total() * 1e6 / case.iterations as f64;
-        let means = mpi.gather_f64(mean_us);
-        let per_iter = mpi.reduce_f64_slice(samples.as_slice(), ReduceOp::Sum);
+        let means = w.gather_f64(mean_us);
+        let per_iter = w.reduce_f64_slice(samples.as_slice(), ReduceOp::Sum);
         let np = self.job.np as f64;
         let avg = means.iter().sum::<f64>() / np;
         let algbw_busbw = self.c.bandwidth(case.size, self.job.np).map(|(bytes, factor)| {
@@ -210,18 +242,18 @@ pub fn reduction_value(k: usize, i: usize) -> u64 {
 
 /// Writes the reduction input of iteration `i` (into the receive buffer
 /// when in place) and clears the output otherwise.
-pub fn fill_reduction(b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize) {
-    let input = if job.in_place { &mut b.recv } else { &mut b.send };
-    write_values(input.as_mut_slice(), case.datatype, 0..case.count, |k| reduction_value(k, i));
+pub fn fill_reduction(send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {
+    let input = if job.in_place { &mut *recv } else { &mut *send };
+    write_values(input, case.datatype, 0..case.count, |k| reduction_value(k, i));
     if !job.in_place {
-        fill_zero(b.recv.as_mut_slice(), case.datatype, case.count);
+        fill_zero(recv, case.datatype, case.count);
     }
 }
 
 /// Checks `len` result elements at the start of the receive buffer: they
 /// are the sums over ranks of input elements `first..first + len`.
 pub fn check_reduction(
-    b: &CollBuffers,
+    recv: &[u8],
     case: &SizeCase,
     job: &Job,
     i: usize,
@@ -229,7 +261,7 @@ pub fn check_reduction(
     len: usize,
 ) -> Option<Mismatch> {
     let np = job.np as u64;
-    check_values(b.recv.as_slice(), case.datatype, 0..len, |l| reduction_value(first + l, i) * np, job.np)
+    check_values(recv, case.datatype, 0..len, |l| reduction_value(first + l, i) * np, job.np)
 }
 
 #[cfg(test)]

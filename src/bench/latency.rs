@@ -2,64 +2,82 @@
 //! trip; latency is half of it. The ping-pong kernel here also serves
 //! osu_multi_lat.
 
-use super::{Kernel, Metric, Setup, SizeCase};
-use crate::backend::mpi::{Mpi, ReduceOp};
-use crate::buffer::{check_pattern, fill_pattern, fill_zero, AlignedBuf, AllocError, Mismatch, RECV_FILL, SEND_FILL};
+use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
+use super::{Bench, Kernel, Metric, Setup, SizeCase};
+use crate::backend::{Control, Envelope, ReduceOp, Transport};
+use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
 use crate::stats::Samples;
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_latency",
+    title: "OSU MPI Latency Test",
+    letters: "hvmxibcuGDPTIz",
+    procs: ProcRule::ExactlyTwo,
+    metric: MetricKind::Latency,
+    defaults: LAT_ITERS,
+    large_switch: true,
+    min_size: 0,
+    max_size: PT2PT_MAX,
+    from_zero: true,
+    windowed: false,
+    buffer_times_np: false,
+};
 
 const TAG: i32 = 1;
 
 /// Buffers and role of one side of a ping-pong; shared with osu_multi_lat.
-pub struct PingPong {
+pub struct PingPong<T: Transport> {
     /// Whether this rank starts each exchange and keeps time.
     pub initiator: bool,
-    pub peer: i32,
-    send: AlignedBuf,
-    recv: AlignedBuf,
+    pub peer: usize,
+    send: T::Buf,
+    recv: T::Buf,
     fresh_per_size: bool,
 }
 
-impl PingPong {
-    pub fn new(initiator: bool, peer: i32, max_size: usize, mode: BufferMode) -> Result<PingPong, AllocError> {
+impl<T: Transport> PingPong<T> {
+    pub fn new(t: &T, initiator: bool, peer: usize, max_size: usize, mode: BufferMode) -> Result<Self, AllocError> {
         let fresh_per_size = mode == BufferMode::Multiple;
         let n = if fresh_per_size { 1 } else { max_size };
-        Ok(PingPong { initiator, peer, send: AlignedBuf::zeroed(n)?, recv: AlignedBuf::zeroed(n)?, fresh_per_size })
+        Ok(PingPong { initiator, peer, send: t.alloc(n)?, recv: t.alloc(n)?, fresh_per_size })
     }
 
-    pub fn prepare(&mut self, case: &SizeCase) -> Result<(), AllocError> {
+    pub fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         if self.fresh_per_size {
-            self.send = AlignedBuf::zeroed(case.size)?;
-            self.recv = AlignedBuf::zeroed(case.size)?;
+            self.send = t.alloc(case.size)?;
+            self.recv = t.alloc(case.size)?;
         }
-        self.send.as_mut_slice()[..case.size].fill(SEND_FILL);
-        self.recv.as_mut_slice()[..case.size].fill(RECV_FILL);
+        t.write_host(&mut self.send, |s| s[..case.size].fill(SEND_FILL));
+        t.write_host(&mut self.recv, |s| s[..case.size].fill(RECV_FILL));
         Ok(())
     }
 
-    pub fn fill_validation(&mut self, case: &SizeCase, i: usize) {
-        fill_pattern(self.send.as_mut_slice(), case.datatype, case.count, case.size, i);
-        fill_zero(self.recv.as_mut_slice(), case.datatype, case.count);
+    pub fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
+        t.write_host(&mut self.send, |s| fill_pattern(s, case.datatype, case.count, case.size, i));
+        t.write_host(&mut self.recv, |s| fill_zero(s, case.datatype, case.count));
     }
 
     /// One exchange; the initiator returns the round-trip time.
     #[inline(always)]
-    pub fn exchange(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64> {
+    pub fn exchange(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
+        let env = Envelope { count: case.count, datatype: case.datatype, peer: self.peer, tag: TAG };
         if self.initiator {
-            let t0 = mpi.wtime();
-            mpi.send(self.send.as_ptr(), case.count, case.datatype, self.peer, TAG);
-            mpi.recv(self.recv.as_mut_ptr(), case.count, case.datatype, self.peer, TAG);
-            Some(mpi.wtime() - t0)
+            let t0 = t.now();
+            t.send(&self.send, env);
+            t.recv(&mut self.recv, env);
+            t.complete();
+            Some(t.now() - t0)
         } else {
-            mpi.recv(self.recv.as_mut_ptr(), case.count, case.datatype, self.peer, TAG);
-            mpi.send(self.send.as_ptr(), case.count, case.datatype, self.peer, TAG);
+            t.recv(&mut self.recv, env);
+            t.send(&self.send, env);
             None
         }
     }
 
     /// Both sides send the same pattern, so both can check what came back.
-    pub fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch> {
-        check_pattern(self.recv.as_slice(), case.datatype, case.count, case.size, i)
+    pub fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
+        t.read_host(&self.recv, |s| check_pattern(s, case.datatype, case.count, case.size, i))
     }
 }
 
@@ -70,57 +88,64 @@ pub fn one_way_us(round_trip_secs: f64) -> f64 {
 
 /// A ping-pong benchmark: osu_latency (one pair) or osu_multi_lat (np/2
 /// pairs, with a barrier before every exchange).
-pub struct PingPongBench {
-    pp: PingPong,
+pub struct PingPongBench<T: Transport> {
+    pp: PingPong<T>,
     pairs: usize,
     barrier_each: bool,
 }
 
-impl PingPongBench {
-    pub fn new(pp: PingPong, pairs: usize, barrier_each: bool) -> PingPongBench {
+impl<T: Transport> PingPongBench<T> {
+    pub fn new(pp: PingPong<T>, pairs: usize, barrier_each: bool) -> Self {
         PingPongBench { pp, pairs, barrier_each }
     }
 }
 
 /// osu_latency: ranks 0 and 1, rank 0 keeps time.
-pub fn new(s: &Setup) -> Result<PingPongBench, AllocError> {
-    let rank = s.mpi.rank();
-    let pp = PingPong::new(rank == 0, 1 - rank, s.opts.max_size, s.opts.buffers)?;
-    Ok(PingPongBench::new(pp, 1, false))
+pub struct Latency;
+
+impl Bench for Latency {
+    const SPEC: &'static BenchSpec = &SPEC;
+    type Kernel<T: Transport> = PingPongBench<T>;
+
+    fn kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
+        let rank = s.rank();
+        let pp = PingPong::new(s.t, rank == 0, 1 - rank, s.opts.max_size, s.opts.buffers)?;
+        Ok(PingPongBench::new(pp, 1, false))
+    }
 }
 
-impl Kernel for PingPongBench {
-    fn prepare(&mut self, _mpi: &Mpi, case: &SizeCase) -> Result<(), AllocError> {
-        self.pp.prepare(case)
+impl<T: Transport> Kernel<T> for PingPongBench<T> {
+    fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
+        self.pp.prepare(t, case)
     }
 
-    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validation: Option<usize>) {
+    fn begin_iteration(&mut self, t: &T, case: &SizeCase, i: usize, validation: Option<usize>) {
         if let Some(reps) = validation {
-            self.pp.fill_validation(case, i);
+            self.pp.fill_validation(t, case, i);
             // With a barrier in every step, that one synchronises.
             if !self.barrier_each {
-                mpi.barrier();
+                t.world().barrier();
             }
             for _ in 0..reps {
-                self.step(mpi, case);
+                self.step(t, case);
             }
         }
     }
 
-    fn fill_validation(&mut self, case: &SizeCase, i: usize) {
-        self.pp.fill_validation(case, i)
+    fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
+        self.pp.fill_validation(t, case, i)
     }
 
     #[inline(always)]
-    fn step(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64> {
+    fn step(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
         if self.barrier_each {
-            mpi.barrier();
+            t.world().barrier();
         }
-        self.pp.exchange(mpi, case)
+        self.pp.exchange(t, case)
     }
 
-    fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch> {
-        self.pp.check(case, i)
+    fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
+        self.pp.check(t, case, i)
     }
 
     fn per_iteration(&self, _case: &SizeCase, secs: f64) -> f64 {
@@ -132,13 +157,13 @@ impl Kernel for PingPongBench {
     }
 
     /// One pair: rank 0's own total. Several: the senders' average total.
-    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric {
+    fn metric(&mut self, t: &T, case: &SizeCase, samples: &Samples) -> Metric {
         let total_secs = samples.total();
         let total = if self.pairs == 1 && !self.barrier_each {
             total_secs
         } else {
             let mine = if self.pp.initiator { total_secs } else { 0.0 };
-            mpi.reduce_f64(mine, ReduceOp::Sum) / self.pairs as f64
+            t.world().reduce_f64(mine, ReduceOp::Sum) / self.pairs as f64
         };
         Metric { value: total * 1e6 / (2.0 * case.iterations as f64), ..Metric::default() }
     }

@@ -3,21 +3,41 @@
 //! are summed over pairs from the senders' average time.
 
 use super::bw::{mb_per_s, WindowSender};
-use super::{Kernel, Metric, Setup, SizeCase};
-use crate::backend::mpi::{Mpi, ReduceOp};
+use super::spec::{BenchSpec, MetricKind, ProcRule, MBW_ITERS, PT2PT_MAX};
+use super::{Bench, Kernel, Metric, Setup, SizeCase};
+use crate::backend::{Control, ReduceOp, Transport};
 use crate::buffer::{AllocError, Mismatch};
 use crate::stats::Samples;
 
-pub struct MbwMr {
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_mbw_mr",
+    title: "OSU MPI Multiple Bandwidth / Message Rate Test",
+    letters: "pWRximVhvbcuGDPTIz",
+    procs: ProcRule::Pairs,
+    metric: MetricKind::MultiBandwidth,
+    defaults: MBW_ITERS,
+    large_switch: false,
+    min_size: 1,
+    max_size: PT2PT_MAX,
+    from_zero: false,
+    windowed: true,
+    buffer_times_np: false,
+};
+
+pub struct MbwMr;
+
+pub struct MbwMrKernel<T: Transport> {
     /// None on ranks outside the pairs (only with -p below np/2).
-    side: Option<WindowSender>,
+    side: Option<WindowSender<T>>,
     pairs: usize,
 }
 
-impl MbwMr {
-    pub fn new(s: &Setup) -> Result<MbwMr, AllocError> {
-        let rank = s.mpi.rank() as usize;
-        let half = s.mpi.size() as usize / 2;
+impl Bench for MbwMr {
+    const SPEC: &'static BenchSpec = &SPEC;
+    type Kernel<T: Transport> = MbwMrKernel<T>;
+
+    fn kernel<T: Transport>(s: &Setup<T>) -> Result<MbwMrKernel<T>, AllocError> {
+        let (rank, half) = (s.rank(), s.np() / 2);
         let role = if rank < s.pairs {
             Some((true, rank + half))
         } else if rank >= half && rank < half + s.pairs {
@@ -27,58 +47,58 @@ impl MbwMr {
         };
         let side = match role {
             Some((sender, peer)) => {
-                Some(WindowSender::new(sender, peer as i32, s.opts.max_size, s.max_window, s.opts.buffers)?)
+                Some(WindowSender::new(s.t, sender, peer, s.opts.max_size, s.max_window, s.opts.buffers)?)
             }
             None => None,
         };
-        Ok(MbwMr { side, pairs: s.pairs })
+        Ok(MbwMrKernel { side, pairs: s.pairs })
     }
 }
 
-impl Kernel for MbwMr {
-    fn prepare(&mut self, _mpi: &Mpi, case: &SizeCase) -> Result<(), AllocError> {
+impl<T: Transport> Kernel<T> for MbwMrKernel<T> {
+    fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         match &mut self.side {
-            Some(s) => s.prepare(case),
+            Some(s) => s.prepare(t, case),
             None => Ok(()),
         }
     }
 
-    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validation: Option<usize>) {
+    fn begin_iteration(&mut self, t: &T, case: &SizeCase, i: usize, validation: Option<usize>) {
         if validation.is_some() {
-            self.fill_validation(case, i);
+            self.fill_validation(t, case, i);
         }
-        mpi.barrier();
+        t.world().barrier();
         for _ in 0..validation.unwrap_or(0) {
-            self.step(mpi, case);
+            self.step(t, case);
         }
     }
 
-    fn fill_validation(&mut self, case: &SizeCase, i: usize) {
+    fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
         if let Some(s) = &mut self.side {
-            s.fill_validation(case, i);
+            s.fill_validation(t, case, i);
         }
     }
 
     #[inline(always)]
-    fn step(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64> {
-        mpi.barrier();
+    fn step(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
+        t.world().barrier();
         match &mut self.side {
-            Some(s) => s.window(mpi, case),
+            Some(s) => s.window(t, case),
             None => None,
         }
     }
 
-    fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch> {
-        self.side.as_ref().and_then(|s| s.check(case, i))
+    fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
+        self.side.as_ref().and_then(|s| s.check(t, case, i))
     }
 
     fn per_iteration(&self, case: &SizeCase, secs: f64) -> f64 {
         mb_per_s((case.size * self.pairs * case.window) as f64, secs)
     }
 
-    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric {
+    fn metric(&mut self, t: &T, case: &SizeCase, samples: &Samples) -> Metric {
         let sender = self.side.as_ref().is_some_and(|s| s.sender);
-        let sum = mpi.reduce_f64(if sender { samples.total() } else { 0.0 }, ReduceOp::Sum);
+        let sum = t.world().reduce_f64(if sender { samples.total() } else { 0.0 }, ReduceOp::Sum);
         let avg = sum / self.pairs as f64;
         let messages = (self.pairs * case.iterations * case.window) as f64;
         Metric {

@@ -14,15 +14,17 @@ pub mod bw;
 pub mod collective;
 pub mod latency;
 pub mod mbw_mr;
+pub mod measure;
 pub mod multi_lat;
 pub mod reduce;
 pub mod reduce_scatter;
+pub mod registry;
 pub mod runner;
 pub mod spec;
 pub mod timed_loop;
 pub mod validation;
 
-use crate::backend::mpi::Mpi;
+use crate::backend::{Control, Transport};
 use crate::buffer::{AllocError, Mismatch};
 use crate::cli::Options;
 use crate::datatype::Datatype;
@@ -44,13 +46,23 @@ pub struct SizeCase {
 }
 
 /// What a benchmark needs to set itself up.
-pub struct Setup<'a> {
-    pub mpi: &'a Mpi,
+pub struct Setup<'a, T: Transport> {
+    pub t: &'a T,
     pub opts: &'a Options,
     /// Ranks that send (and as many that receive).
     pub pairs: usize,
     /// Largest window any size will use.
     pub max_window: usize,
+}
+
+impl<T: Transport> Setup<'_, T> {
+    pub fn rank(&self) -> usize {
+        self.t.world().rank()
+    }
+
+    pub fn np(&self) -> usize {
+        self.t.world().size()
+    }
 }
 
 /// The reported value of one size, as OSU computes it (valid on rank 0).
@@ -71,10 +83,11 @@ pub struct Metric {
     pub iteration_secs: Option<Vec<f64>>,
 }
 
-/// The part of a benchmark that differs from the others.
-pub trait Kernel {
+/// The part of a benchmark that differs from the others, over any
+/// transport `T`.
+pub trait Kernel<T: Transport> {
     /// Sizes buffers and writes OSU's fill bytes before a size (untimed).
-    fn prepare(&mut self, mpi: &Mpi, case: &SizeCase) -> Result<(), AllocError>;
+    fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError>;
 
     /// Whether ranks synchronise once before the iterations of a size
     /// (OSU's osu_bcast does not).
@@ -86,30 +99,30 @@ pub trait Kernel {
     /// untimed repetitions (`-u`) when validating. The default does what
     /// OSU's point-to-point tests do: write the patterns, synchronise, then
     /// repeat the step untimed.
-    fn begin_iteration(&mut self, mpi: &Mpi, case: &SizeCase, i: usize, validation: Option<usize>) {
+    fn begin_iteration(&mut self, t: &T, case: &SizeCase, i: usize, validation: Option<usize>) {
         if let Some(reps) = validation {
-            self.fill_validation(case, i);
-            mpi.barrier();
+            self.fill_validation(t, case, i);
+            t.world().barrier();
             for _ in 0..reps {
-                self.step(mpi, case);
+                self.step(t, case);
             }
         }
     }
 
     /// After the timed step of an iteration, untimed (collectives
     /// synchronise here).
-    fn end_iteration(&mut self, _mpi: &Mpi, _case: &SizeCase) {}
+    fn end_iteration(&mut self, _t: &T, _case: &SizeCase) {}
 
     /// Writes the validation pattern of iteration `i` into the buffers.
-    fn fill_validation(&mut self, case: &SizeCase, i: usize);
+    fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize);
 
     /// One timed operation. Returns this rank's elapsed seconds if this
     /// rank keeps time.
-    fn step(&mut self, mpi: &Mpi, case: &SizeCase) -> Option<f64>;
+    fn step(&mut self, t: &T, case: &SizeCase) -> Option<f64>;
 
     /// After iteration `i` with validation: the first wrong element this
     /// rank received, if any.
-    fn check(&self, case: &SizeCase, i: usize) -> Option<Mismatch>;
+    fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch>;
 
     /// The value of one iteration that took `secs` (for `-z`).
     fn per_iteration(&self, case: &SizeCase, secs: f64) -> f64;
@@ -122,7 +135,16 @@ pub trait Kernel {
 
     /// Turns this rank's timed samples into the reported metric; may
     /// communicate (averages over senders or ranks).
-    fn metric(&mut self, mpi: &Mpi, case: &SizeCase, samples: &Samples) -> Metric;
+    fn metric(&mut self, t: &T, case: &SizeCase, samples: &Samples) -> Metric;
+}
+
+/// What a benchmark file provides: its spec and how to build its kernel
+/// over any transport. The registry and the binaries name benchmarks by
+/// the type implementing this.
+pub trait Bench {
+    const SPEC: &'static BenchSpec;
+    type Kernel<T: Transport>: Kernel<T>;
+    fn kernel<T: Transport>(s: &Setup<T>) -> Result<Self::Kernel<T>, AllocError>;
 }
 
 /// Message sizes of a run, ascending: 0 (latency family only), then
@@ -171,7 +193,12 @@ pub fn counts(spec: &BenchSpec, opts: &Options, size: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::spec::{ALLREDUCE, ALLTOALL, BARRIER, BW, LATENCY, MBW_MR};
+    use super::allreduce::SPEC as ALLREDUCE;
+    use super::alltoall::SPEC as ALLTOALL;
+    use super::barrier::SPEC as BARRIER;
+    use super::bw::SPEC as BW;
+    use super::latency::SPEC as LATENCY;
+    use super::mbw_mr::SPEC as MBW_MR;
     use super::*;
     use crate::cli::test_options as opts;
 

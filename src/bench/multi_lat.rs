@@ -3,13 +3,28 @@
 //! round trip, halved.
 
 use super::latency::{PingPong, PingPongBench};
-use super::Setup;
+use super::spec::{BenchSpec, ProcRule};
+use super::{Bench, Setup};
+use crate::backend::Transport;
 use crate::buffer::AllocError;
 
-pub fn new(s: &Setup) -> Result<PingPongBench, AllocError> {
-    let rank = s.mpi.rank() as usize;
-    let half = s.mpi.size() as usize / 2;
-    let (initiator, peer) = if rank < half { (true, rank + half) } else { (false, rank - half) };
-    let pp = PingPong::new(initiator, peer as i32, s.opts.max_size, s.opts.buffers)?;
-    Ok(PingPongBench::new(pp, half, true))
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_multi_lat",
+    title: "OSU MPI Multi Latency Test",
+    procs: ProcRule::Pairs,
+    ..super::latency::SPEC
+};
+
+pub struct MultiLat;
+
+impl Bench for MultiLat {
+    const SPEC: &'static BenchSpec = &SPEC;
+    type Kernel<T: Transport> = PingPongBench<T>;
+
+    fn kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
+        let (rank, half) = (s.rank(), s.np() / 2);
+        let (initiator, peer) = if rank < half { (true, rank + half) } else { (false, rank - half) };
+        let pp = PingPong::new(s.t, initiator, peer, s.opts.max_size, s.opts.buffers)?;
+        Ok(PingPongBench::new(pp, half, true))
+    }
 }

@@ -2,18 +2,28 @@
 //! default 0) or one that rotates with the iteration (`-k rotate`). OSU
 //! synchronises before each call, not after. busbw = algbw.
 
-use super::collective::{check_reduction, fill_reduction, CollBuffers, CollKernel, Collective, Job, Sync};
-use super::{Setup, SizeCase};
-use crate::backend::mpi::{in_place, Mpi};
-use crate::buffer::{AllocError, Mismatch};
+use super::collective::{check_reduction, fill_reduction, Collective, Job, Sync};
+use super::spec::BenchSpec;
+use super::SizeCase;
+use crate::backend::Transport;
+use crate::buffer::Mismatch;
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_reduce",
+    title: "OSU MPI Reduce Latency Test",
+    letters: "hvfmixMacuGPTIlzk",
+    ..super::allreduce::SPEC
+};
 
 pub struct Reduce;
 
-pub fn new(s: &Setup) -> Result<CollKernel<Reduce>, AllocError> {
-    CollKernel::new(s, Reduce)
-}
-
 impl Collective for Reduce {
+    const SPEC: &'static BenchSpec = &SPEC;
+
+    fn new(_np: usize) -> Self {
+        Reduce
+    }
+
     fn buffer_bytes(&self, size: usize, _np: usize) -> (usize, usize) {
         (size, size)
     }
@@ -21,14 +31,8 @@ impl Collective for Reduce {
     /// In place, the root reduces into its receive buffer and the other
     /// ranks send from theirs.
     #[inline(always)]
-    fn call(&self, mpi: &Mpi, send: *const u8, recv: *mut u8, case: &SizeCase, job: &Job, i: usize) {
-        let root = job.root_of(i);
-        let send = match (job.in_place, job.rank == root) {
-            (true, true) => in_place(),
-            (true, false) => recv as *const u8,
-            (false, _) => send,
-        };
-        mpi.reduce_sum(send, recv, case.count, case.datatype, root as i32);
+    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
+        t.reduce_sum(job.operands(send, recv), case.count, case.datatype, job.root_of(i));
     }
 
     fn sync(&self) -> Sync {
@@ -39,15 +43,15 @@ impl Collective for Reduce {
         Some((size as f64, 1.0))
     }
 
-    fn fill(&self, b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize) {
-        fill_reduction(b, case, job, i);
+    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {
+        fill_reduction(send, recv, case, job, i);
     }
 
     /// Only the root of the iteration holds the result.
-    fn check(&self, b: &CollBuffers, case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
+    fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         if job.rank != job.root_of(i) {
             return None;
         }
-        check_reduction(b, case, job, i, 0, case.count)
+        check_reduction(recv, case, job, i, 0, case.count)
     }
 }

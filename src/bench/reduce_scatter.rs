@@ -3,25 +3,22 @@
 //! first n mod np ranks one more (one each for the first n ranks when
 //! n < np). busbw = algbw * (n-1)/n.
 
-use std::ffi::c_int;
+use super::collective::{check_reduction, fill_reduction, Collective, Job};
+use super::spec::BenchSpec;
+use super::SizeCase;
+use crate::backend::Transport;
+use crate::buffer::Mismatch;
 
-use super::collective::{check_reduction, fill_reduction, CollBuffers, CollKernel, Collective, Job};
-use super::{Setup, SizeCase};
-use crate::backend::mpi::{in_place, Mpi};
-use crate::buffer::{AllocError, Mismatch};
+pub const SPEC: BenchSpec =
+    BenchSpec { name: "osu_reduce_scatter", title: "OSU MPI Reduce_scatter Latency Test", ..super::allreduce::SPEC };
 
-#[derive(Default)]
 pub struct ReduceScatter {
-    counts: Vec<c_int>,
-}
-
-pub fn new(s: &Setup) -> Result<CollKernel<ReduceScatter>, AllocError> {
-    CollKernel::new(s, ReduceScatter::default())
+    counts: Vec<i32>,
 }
 
 /// Elements each rank receives out of `n`.
-pub fn recv_counts(n: usize, np: usize) -> Vec<c_int> {
-    (0..np).map(|r| (n / np + usize::from(r < n % np)) as c_int).collect()
+pub fn recv_counts(n: usize, np: usize) -> Vec<i32> {
+    (0..np).map(|r| (n / np + usize::from(r < n % np)) as i32).collect()
 }
 
 impl ReduceScatter {
@@ -33,6 +30,12 @@ impl ReduceScatter {
 }
 
 impl Collective for ReduceScatter {
+    const SPEC: &'static BenchSpec = &SPEC;
+
+    fn new(_np: usize) -> Self {
+        ReduceScatter { counts: Vec::new() }
+    }
+
     /// In place, the receive buffer holds the whole input vector.
     fn buffer_bytes(&self, size: usize, _np: usize) -> (usize, usize) {
         (size, size)
@@ -43,24 +46,23 @@ impl Collective for ReduceScatter {
     }
 
     #[inline(always)]
-    fn call(&self, mpi: &Mpi, send: *const u8, recv: *mut u8, case: &SizeCase, job: &Job, _i: usize) {
-        let send = if job.in_place { in_place() } else { send };
-        mpi.reduce_scatter_sum(send, recv, &self.counts, case.datatype);
+    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+        t.reduce_scatter_sum(job.operands(send, recv), &self.counts, case.datatype);
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
         Some((size as f64, (np as f64 - 1.0) / np as f64))
     }
 
-    fn fill(&self, b: &mut CollBuffers, case: &SizeCase, job: &Job, i: usize) {
-        fill_reduction(b, case, job, i);
+    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {
+        fill_reduction(send, recv, case, job, i);
     }
 
     /// Element l of this rank's result is element start + l of the summed
     /// vector.
-    fn check(&self, b: &CollBuffers, case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
+    fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         let (start, len) = self.block(job.rank);
-        check_reduction(b, case, job, i, start, len)
+        check_reduction(recv, case, job, i, start, len)
     }
 }
 

@@ -157,117 +157,34 @@ impl BenchSpec {
     }
 }
 
-const LAT_ITERS: IterDefaults =
+pub const LAT_ITERS: IterDefaults =
     IterDefaults { small_iterations: 10000, small_warmup: 100, large_iterations: 1000, large_warmup: 10 };
-const BW_ITERS: IterDefaults =
+pub const BW_ITERS: IterDefaults =
     IterDefaults { small_iterations: 100, small_warmup: 10, large_iterations: 20, large_warmup: 2 };
-const MBW_ITERS: IterDefaults =
+pub const MBW_ITERS: IterDefaults =
     IterDefaults { small_iterations: 100, small_warmup: 10, large_iterations: 100, large_warmup: 10 };
-
-const PT2PT_MAX: usize = 1 << 22;
-
-pub const LATENCY: BenchSpec = BenchSpec {
-    name: "osu_latency",
-    title: "OSU MPI Latency Test",
-    letters: "hvmxibcuGDPTIz",
-    procs: ProcRule::ExactlyTwo,
-    metric: MetricKind::Latency,
-    defaults: LAT_ITERS,
-    large_switch: true,
-    min_size: 0,
-    max_size: PT2PT_MAX,
-    from_zero: true,
-    windowed: false,
-    buffer_times_np: false,
-};
-
-pub const MULTI_LAT: BenchSpec =
-    BenchSpec { name: "osu_multi_lat", title: "OSU MPI Multi Latency Test", procs: ProcRule::Pairs, ..LATENCY };
-
-pub const BW: BenchSpec = BenchSpec {
-    name: "osu_bw",
-    title: "OSU MPI Bandwidth Test",
-    letters: "hvmxitWbcuGDPTIz",
-    procs: ProcRule::ExactlyTwo,
-    metric: MetricKind::Bandwidth,
-    defaults: BW_ITERS,
-    large_switch: true,
-    min_size: 1,
-    max_size: PT2PT_MAX,
-    from_zero: false,
-    windowed: true,
-    buffer_times_np: false,
-};
-
-pub const BIBW: BenchSpec = BenchSpec { name: "osu_bibw", title: "OSU MPI Bi-Directional Bandwidth Test", ..BW };
-
-pub const MBW_MR: BenchSpec = BenchSpec {
-    name: "osu_mbw_mr",
-    title: "OSU MPI Multiple Bandwidth / Message Rate Test",
-    letters: "pWRximVhvbcuGDPTIz",
-    procs: ProcRule::Pairs,
-    metric: MetricKind::MultiBandwidth,
-    defaults: MBW_ITERS,
-    large_switch: false,
-    min_size: 1,
-    max_size: PT2PT_MAX,
-    from_zero: false,
-    windowed: true,
-    buffer_times_np: false,
-};
-
-const COLL_ITERS: IterDefaults =
+pub const COLL_ITERS: IterDefaults =
     IterDefaults { small_iterations: 1000, small_warmup: 100, large_iterations: 100, large_warmup: 10 };
+
+/// Largest default message of the point-to-point benchmarks.
+pub const PT2PT_MAX: usize = 1 << 22;
 
 /// OSU's default per-process memory limit for collective buffers (`-M`).
 pub const DEFAULT_MEM_LIMIT: usize = 512 << 20;
 
-pub const ALLREDUCE: BenchSpec = BenchSpec {
-    name: "osu_allreduce",
-    title: "OSU MPI Allreduce Latency Test",
-    letters: "hvfmixMacuGPTIlz",
-    procs: ProcRule::AtLeastTwo,
-    metric: MetricKind::Collective,
-    defaults: COLL_ITERS,
-    large_switch: true,
-    min_size: 1,
-    max_size: 1 << 20,
-    from_zero: false,
-    windowed: false,
-    buffer_times_np: false,
-};
-
-pub const REDUCE_SCATTER: BenchSpec =
-    BenchSpec { name: "osu_reduce_scatter", title: "OSU MPI Reduce_scatter Latency Test", ..ALLREDUCE };
-
-pub const REDUCE: BenchSpec =
-    BenchSpec { name: "osu_reduce", title: "OSU MPI Reduce Latency Test", letters: "hvfmixMacuGPTIlzk", ..ALLREDUCE };
-
-pub const ALLGATHER: BenchSpec = BenchSpec {
-    name: "osu_allgather",
-    title: "OSU MPI Allgather Latency Test",
-    letters: "hvfmixMacuGDPTIlz",
-    buffer_times_np: true,
-    ..ALLREDUCE
-};
-
-pub const ALLTOALL: BenchSpec =
-    BenchSpec { name: "osu_alltoall", title: "OSU MPI All-to-All Personalized Exchange Latency Test", ..ALLGATHER };
-
-pub const BCAST: BenchSpec =
-    BenchSpec { name: "osu_bcast", title: "OSU MPI Broadcast Latency Test", letters: "hvfmixMacuGDPTIz", ..ALLREDUCE };
-
-pub const BARRIER: BenchSpec = BenchSpec {
-    name: "osu_barrier",
-    title: "OSU MPI Barrier Latency Test",
-    letters: "hvfmixMauGPIz",
-    metric: MetricKind::Barrier,
-    ..ALLREDUCE
-};
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::bench::allgather::SPEC as ALLGATHER;
+    use crate::bench::allreduce::SPEC as ALLREDUCE;
+    use crate::bench::alltoall::SPEC as ALLTOALL;
+    use crate::bench::barrier::SPEC as BARRIER;
+    use crate::bench::bcast::SPEC as BCAST;
+    use crate::bench::bibw::SPEC as BIBW;
+    use crate::bench::bw::SPEC as BW;
+    use crate::bench::latency::SPEC as LATENCY;
+    use crate::bench::mbw_mr::SPEC as MBW_MR;
+    use crate::bench::multi_lat::SPEC as MULTI_LAT;
+    use crate::bench::reduce::SPEC as REDUCE;
 
     #[test]
     fn process_counts() {

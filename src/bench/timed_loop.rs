@@ -5,7 +5,7 @@
 //! timer reads, which the kernel's `step` owns.
 
 use super::{Kernel, SizeCase};
-use crate::backend::mpi::Mpi;
+use crate::backend::Transport;
 use crate::buffer::Mismatch;
 use crate::stats::Samples;
 use crate::watchdog::{Progress, Step};
@@ -21,8 +21,8 @@ pub struct LoopOutcome {
 
 /// Runs warm-up plus timed iterations of `kernel` for one size, recording
 /// this rank's timed iterations into `samples`.
-pub fn run<K: Kernel>(
-    mpi: &Mpi,
+pub fn run<T: Transport, K: Kernel<T>>(
+    t: &T,
     kernel: &mut K,
     case: &SizeCase,
     validating: bool,
@@ -38,16 +38,16 @@ pub fn run<K: Kernel>(
         if i == case.warmup {
             progress.set_step(Step::Timed);
         }
-        kernel.begin_iteration(mpi, case, i, validation);
-        let elapsed = kernel.step(mpi, case);
-        kernel.end_iteration(mpi, case);
+        kernel.begin_iteration(t, case, i, validation);
+        let elapsed = kernel.step(t, case);
+        kernel.end_iteration(t, case);
         if i >= case.warmup {
             if let Some(t) = elapsed {
                 samples.push(t);
             }
         }
         if validating {
-            if let Some(m) = kernel.check(case, i) {
+            if let Some(m) = kernel.check(t, case, i) {
                 out.errors += 1;
                 if out.first_mismatch.is_none() {
                     out.first_mismatch = Some((i, m));

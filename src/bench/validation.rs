@@ -22,7 +22,7 @@ pub fn describe_mismatch(case: &SizeCase, iteration: usize, m: &Mismatch) -> Str
 }
 
 /// `-clog[:DIR]`: each failing rank appends what it saw to DIR/log-<rank>.log.
-pub fn write_log(dir: &Path, rank: i32, case: &SizeCase, iteration: usize, m: &Mismatch) {
+pub fn write_log(dir: &Path, rank: usize, case: &SizeCase, iteration: usize, m: &Mismatch) {
     let write = || -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(dir.join(format!("log-{rank}.log")))?;

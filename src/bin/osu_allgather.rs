@@ -1,6 +1,6 @@
 //! osu_allgather, OSU 7.4 compatible.
-use commbench::bench::{allgather, runner, spec};
+use commbench::bench::{allgather::Allgather, runner};
 
 fn main() {
-    runner::main(&spec::ALLGATHER, allgather::new)
+    runner::main::<Allgather>()
 }

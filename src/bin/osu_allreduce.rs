@@ -1,6 +1,6 @@
 //! osu_allreduce, OSU 7.4 compatible.
-use commbench::bench::{allreduce, runner, spec};
+use commbench::bench::{allreduce::Allreduce, runner};
 
 fn main() {
-    runner::main(&spec::ALLREDUCE, allreduce::new)
+    runner::main::<Allreduce>()
 }

@@ -1,6 +1,6 @@
 //! osu_alltoall, OSU 7.4 compatible.
-use commbench::bench::{alltoall, runner, spec};
+use commbench::bench::{alltoall::Alltoall, runner};
 
 fn main() {
-    runner::main(&spec::ALLTOALL, alltoall::new)
+    runner::main::<Alltoall>()
 }

@@ -1,6 +1,6 @@
 //! osu_barrier, OSU 7.4 compatible.
-use commbench::bench::{barrier, runner, spec};
+use commbench::bench::{barrier::Barrier, runner};
 
 fn main() {
-    runner::main(&spec::BARRIER, barrier::new)
+    runner::main::<Barrier>()
 }

@@ -1,6 +1,6 @@
 //! osu_bcast, OSU 7.4 compatible.
-use commbench::bench::{bcast, runner, spec};
+use commbench::bench::{bcast::Bcast, runner};
 
 fn main() {
-    runner::main(&spec::BCAST, bcast::new)
+    runner::main::<Bcast>()
 }

@@ -1,6 +1,6 @@
 //! osu_bibw, OSU 7.4 compatible.
-use commbench::bench::{bibw::Bibw, runner, spec};
+use commbench::bench::{bibw::Bibw, runner};
 
 fn main() {
-    runner::main(&spec::BIBW, Bibw::new)
+    runner::main::<Bibw>()
 }

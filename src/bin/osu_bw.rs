@@ -1,6 +1,6 @@
 //! osu_bw, OSU 7.4 compatible.
-use commbench::bench::{bw::Bw, runner, spec};
+use commbench::bench::{bw::Bw, runner};
 
 fn main() {
-    runner::main(&spec::BW, Bw::new)
+    runner::main::<Bw>()
 }

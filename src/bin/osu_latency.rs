@@ -1,6 +1,6 @@
 //! osu_latency, OSU 7.4 compatible.
-use commbench::bench::{latency, runner, spec};
+use commbench::bench::{latency::Latency, runner};
 
 fn main() {
-    runner::main(&spec::LATENCY, latency::new)
+    runner::main::<Latency>()
 }

@@ -1,6 +1,6 @@
 //! osu_mbw_mr, OSU 7.4 compatible.
-use commbench::bench::{mbw_mr::MbwMr, runner, spec};
+use commbench::bench::{mbw_mr::MbwMr, runner};
 
 fn main() {
-    runner::main(&spec::MBW_MR, MbwMr::new)
+    runner::main::<MbwMr>()
 }

@@ -1,6 +1,6 @@
 //! osu_multi_lat, OSU 7.4 compatible.
-use commbench::bench::{multi_lat, runner, spec};
+use commbench::bench::{multi_lat::MultiLat, runner};
 
 fn main() {
-    runner::main(&spec::MULTI_LAT, multi_lat::new)
+    runner::main::<MultiLat>()
 }

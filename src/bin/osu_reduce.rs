@@ -1,6 +1,6 @@
 //! osu_reduce, OSU 7.4 compatible.
-use commbench::bench::{reduce, runner, spec};
+use commbench::bench::{reduce::Reduce, runner};
 
 fn main() {
-    runner::main(&spec::REDUCE, reduce::new)
+    runner::main::<Reduce>()
 }

@@ -1,6 +1,6 @@
 //! osu_reduce_scatter, OSU 7.4 compatible.
-use commbench::bench::{reduce_scatter, runner, spec};
+use commbench::bench::{reduce_scatter::ReduceScatter, runner};
 
 fn main() {
-    runner::main(&spec::REDUCE_SCATTER, reduce_scatter::new)
+    runner::main::<ReduceScatter>()
 }

@@ -2,9 +2,18 @@
 //! forms, and the exact error line for each bad input.
 
 use super::*;
-use crate::bench::spec::{
-    ALLGATHER, ALLREDUCE, ALLTOALL, BARRIER, BCAST, BIBW, BW, LATENCY, MBW_MR, MULTI_LAT, REDUCE, REDUCE_SCATTER,
-};
+use crate::bench::allgather::SPEC as ALLGATHER;
+use crate::bench::allreduce::SPEC as ALLREDUCE;
+use crate::bench::alltoall::SPEC as ALLTOALL;
+use crate::bench::barrier::SPEC as BARRIER;
+use crate::bench::bcast::SPEC as BCAST;
+use crate::bench::bibw::SPEC as BIBW;
+use crate::bench::bw::SPEC as BW;
+use crate::bench::latency::SPEC as LATENCY;
+use crate::bench::mbw_mr::SPEC as MBW_MR;
+use crate::bench::multi_lat::SPEC as MULTI_LAT;
+use crate::bench::reduce::SPEC as REDUCE;
+use crate::bench::reduce_scatter::SPEC as REDUCE_SCATTER;
 use crate::datatype::Datatype;
 use options::RootRank;
 use std::path::PathBuf;

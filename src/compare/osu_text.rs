@@ -6,7 +6,7 @@
 //! not fit its columns become notes: the reader never guesses a value.
 
 use super::model::{Note, Parsed, Point, Table};
-use crate::bench::spec;
+use crate::bench::registry;
 
 /// A column of an OSU table header.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,22 +65,7 @@ pub fn parse_title(line: &str) -> Option<(String, String)> {
     if !test.ends_with("Test") {
         return None;
     }
-    let ours = [
-        spec::LATENCY,
-        spec::MULTI_LAT,
-        spec::BW,
-        spec::BIBW,
-        spec::MBW_MR,
-        spec::ALLREDUCE,
-        spec::REDUCE,
-        spec::REDUCE_SCATTER,
-        spec::ALLGATHER,
-        spec::ALLTOALL,
-        spec::BCAST,
-        spec::BARRIER,
-    ];
-    let name = ours
-        .iter()
+    let name = registry::specs()
         .find(|b| b.title.strip_prefix("OSU MPI ") == Some(test))
         .map(|b| b.name.to_string())
         .or_else(|| OTHER_TITLES.iter().find(|(t, _)| *t == test).map(|(_, n)| n.to_string()))

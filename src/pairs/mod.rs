@@ -20,26 +20,22 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub mod schedule;
-pub mod transport;
 pub mod units;
 
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::backend::mpi::Mpi;
-use crate::bench::runner;
-use crate::launcher::{self, LauncherEnv};
-use crate::report::record::{timeout_marker, write_json, RunHeader};
-use crate::report::time::Utc;
-use crate::topo::placement;
-use crate::topo::report::{RankPlacement, WarnContext};
-use crate::watchdog::{self, OnFire, Progress, Step};
+use crate::backend::mpi_host::MpiHost;
+use crate::backend::{Control, Transport};
+use crate::job::{say, Ending, Job, JobConfig, RecordFile};
+use crate::report::record::RankInfo;
+use crate::topo::report::WarnContext;
+use crate::watchdog::Step;
+use measure::{PairBuffers, RoundPlan};
 use options::{Config, Parsed};
 use output::PairsFiles;
 use record::{Outcome, PairsRecord, ScheduleInfo};
 use schedule::{Schedule, Scheme};
-use transport::{BufferPlan, HostMpi, PairTransport};
 
 pub const EXIT_PASS: i32 = 0;
 pub const EXIT_FAIL: i32 = 1;
@@ -50,10 +46,6 @@ const NAME: &str = "commbench pairs";
 /// Seconds between progress lines on stderr during long runs.
 const PROGRESS_EVERY_S: u64 = 10;
 
-fn say(line: &str) {
-    let _ = writeln!(io::stderr(), "{line}");
-}
-
 fn out(text: &str) {
     let mut o = io::stdout().lock();
     let _ = o.write_all(text.as_bytes());
@@ -62,8 +54,7 @@ fn out(text: &str) {
 
 /// Entry point: the arguments after `pairs`; returns the exit status.
 pub fn main(args: &[String]) -> i32 {
-    let env = launcher::detect();
-    let leader = env.is_leader();
+    let leader = crate::launcher::detect().is_leader();
     let cfg = match options::parse(args) {
         Ok(Parsed::Run(c)) => *c,
         Ok(Parsed::Help(text)) => {
@@ -79,126 +70,53 @@ pub fn main(args: &[String]) -> i32 {
             return EXIT_USAGE;
         }
     };
-    runner::install_panic_hook(NAME);
-    let progress = Arc::new(Progress::default());
-    let on_fire: Arc<Mutex<Option<OnFire>>> = Arc::new(Mutex::new(None));
-    if let Some(t) = cfg.timeout {
-        let rank = env.rank.map(|r| r.to_string()).unwrap_or_else(|| "?".into());
-        watchdog::start(
-            progress.clone(),
-            t,
-            format!("{NAME} rank {rank} on {}", crate::topo::hostname()),
-            on_fire.clone(),
-        );
-    }
-    let start = Utc::now();
-    // Binding and NIC variables must be in place before MPI starts.
-    let prepared = placement::prepare(&env, &cfg.placement);
-    let Some(mpi) = Mpi::init() else {
-        say(&format!("{NAME}: MPI was initialised before commbench could do it"));
-        return EXIT_USAGE;
+    let mut schedule = None;
+    let job_cfg = JobConfig {
+        name: NAME,
+        timeout: cfg.timeout,
+        placement: &cfg.placement,
+        setup_exit: EXIT_USAGE,
+        name_shape_lines: true,
     };
-    let n = mpi.size() as usize;
-    if let Some(msg) = env.mismatch(n, &mpi.library_version()) {
-        if leader {
-            say(&format!("{NAME}: {msg}"));
-        }
-        mpi.finalize();
-        return EXIT_USAGE;
-    }
-    let placement = match placement::confirm(&mpi, &env, prepared) {
-        Ok(p) => p,
-        Err(line) => {
-            if let Some(line) = line {
-                say(&format!("{NAME}: {line}"));
-            }
-            mpi.finalize();
-            return EXIT_USAGE;
-        }
+    let job = match Job::start(job_cfg, |world| {
+        schedule = Some(Schedule::new(cfg.scheme, world.size(), cfg.random()).map_err(|e| format!("{NAME}: {e}"))?);
+        Ok(())
+    }) {
+        Ok(j) => j,
+        Err(code) => return code,
     };
-    let schedule = match Schedule::new(cfg.scheme, n, cfg.random()) {
-        Ok(r) => r,
-        Err(e) => {
-            if mpi.rank() == 0 {
-                say(&format!("{NAME}: {e}"));
-            }
-            mpi.finalize();
-            return EXIT_USAGE;
-        }
-    };
-    let argv = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
-    let session = Session { cfg, env, placement, schedule, progress, on_fire, start, argv };
-    let code = session.run(&mpi);
-    mpi.finalize();
+    let Some(schedule) = schedule else { return EXIT_USAGE };
+    let t = MpiHost::new(&job.world);
+    let code = Session { cfg, schedule, job: &job }.run(&t);
+    job.finish();
     code
 }
 
-/// A run past the checks that need no communication.
-struct Session {
+/// A started job measuring pairs.
+struct Session<'a> {
     cfg: Config,
-    env: LauncherEnv,
-    placement: RankPlacement,
     schedule: Schedule,
-    progress: Arc<Progress>,
-    on_fire: Arc<Mutex<Option<OnFire>>>,
-    start: Utc,
-    argv: Vec<String>,
+    job: &'a Job,
 }
 
-impl Session {
-    /// Some on every rank when `r` is Ok everywhere; otherwise None on
-    /// every rank, with the error said once.
-    fn everywhere<T, E: std::fmt::Display>(&self, mpi: &Mpi, r: Result<T, E>) -> Option<T> {
-        let failed = mpi.allreduce_sum_u64(u64::from(r.is_err()));
-        if failed == 0 {
-            return r.ok();
-        }
-        let root_failed = mpi.bcast_u64(u64::from(r.is_err())) == 1;
-        match (&r, mpi.rank() == 0) {
-            (Err(e), true) => say(&format!("{NAME}: {e}")),
-            (Err(e), false) if !root_failed => say(&format!("{NAME}: rank {}: {e}", mpi.rank())),
-            _ => {}
-        }
-        None
-    }
-
-    /// Refuses buffers that cannot fit beside the other ranks of the node.
-    fn memory_check(&self, mpi: &Mpi) -> Result<(), String> {
-        let lat = self.cfg.latency.map_or(0, |l| l.size_bytes);
-        let need = (2 * self.cfg.size_bytes + lat) as u128;
-        let (on_node, _) = mpi.node_ranks();
-        match crate::topo::available_memory() {
-            Some(avail) if need * on_node as u128 > avail as u128 => Err(format!(
-                "message buffers need {} per rank ({on_node} rank(s) on this node) but only {} of memory is \
-                 available (lower --size)",
-                crate::report::human_bytes(need),
-                crate::report::human_bytes(avail as u128)
-            )),
-            _ => Ok(()),
+impl Session<'_> {
+    fn round_plan(&self) -> RoundPlan {
+        RoundPlan {
+            bytes: self.cfg.size_bytes,
+            window: self.cfg.window,
+            iterations: self.cfg.iterations,
+            warmup: self.cfg.warmup,
+            latency_iterations: self.cfg.latency.map_or(0, |l| l.iterations),
+            latency_warmup: self.cfg.latency.map_or(0, |l| l.warmup),
+            latency_bytes: self.cfg.latency.map_or(0, |l| l.size_bytes),
         }
     }
 
-    /// Creates the result files on rank 0; every rank learns whether that
-    /// worked.
-    fn open_results(&self, mpi: &Mpi) -> Result<Option<PairsFiles>, String> {
-        let mut outcome = Ok(None);
-        if mpi.rank() == 0 {
-            let job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
-            outcome =
-                PairsFiles::create(&self.cfg.results, &self.start.compact(), job.as_deref()).map_err(|e| e.to_string());
-        }
-        match (mpi.bcast_u64(u64::from(outcome.is_ok())), outcome) {
-            (1, o) => o,
-            (_, Err(e)) => Err(e),
-            (_, Ok(_)) => Err(String::new()),
-        }
-    }
-
-    fn new_record(&self, mpi: &Mpi, transport: &str, ranks: Vec<crate::report::record::RankInfo>) -> PairsRecord {
+    fn new_record(&self, transport: &str, ranks: Vec<RankInfo>) -> PairsRecord {
         PairsRecord {
             schema: record::SCHEMA.into(),
             command: "pairs".into(),
-            run: RunHeader::running(self.argv.clone(), self.start.rfc3339(), mpi, &self.env, ranks),
+            run: self.job.header(ranks),
             transport: transport.into(),
             config: self.cfg.clone(),
             schedule: ScheduleInfo { rounds: self.schedule.len(), directions: self.schedule.directions() },
@@ -207,58 +125,49 @@ impl Session {
         }
     }
 
-    /// Lets the watchdog mark the record before it ends the job.
-    fn arm_watchdog_record(&self, rec: Arc<Mutex<PairsRecord>>, path: std::path::PathBuf) {
-        if let Ok(mut slot) = self.on_fire.lock() {
-            *slot = Some(timeout_marker(rec, path, |r| &mut r.run));
-        }
-    }
-
-    fn run(self, mpi: &Mpi) -> i32 {
-        self.progress.set_step(Step::Startup);
-        if self.everywhere(mpi, self.memory_check(mpi)).is_none() {
+    fn run<T: Transport>(self, t: &T) -> i32 {
+        let job = self.job;
+        let transport = format!("{}-{}", T::BACKEND, T::MEMORY);
+        job.step(Step::Startup);
+        let lat = self.cfg.latency.map_or(0, |l| l.size_bytes);
+        let need = (2 * self.cfg.size_bytes + lat) as u128;
+        if job.everywhere(job.memory_check(need, "lower --size")).is_none() {
             return EXIT_USAGE;
         }
-        let mut transport = HostMpi::new(mpi);
-        let plan = BufferPlan {
-            bytes: self.cfg.size_bytes,
-            window: self.cfg.window,
-            latency_bytes: self.cfg.latency.map_or(0, |l| l.size_bytes),
+        let Some(mut bufs) = job.everywhere(PairBuffers::new(t, self.round_plan())) else {
+            return EXIT_USAGE;
         };
-        if self.everywhere(mpi, transport.prepare(plan)).is_none() {
-            return EXIT_USAGE;
-        }
-        let mut files = match self.open_results(mpi) {
+        let mut files = match job.open_results(|| {
+            let slurm_job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
+            PairsFiles::create(&self.cfg.results, &job.start.compact(), slurm_job.as_deref())
+        }) {
             Ok(f) => f,
             Err(msg) => {
-                if mpi.rank() == 0 {
+                if job.is_root() {
                     say(&format!("{NAME}: {msg}"));
                 }
                 return EXIT_USAGE;
             }
         };
-        let ranks = runner::gather_ranks(mpi, &self.env, Some(&self.placement));
-        let root = mpi.rank() == 0;
+        let ranks = job.gather_ranks();
+        let root = job.is_root();
         let placement_warnings = if root {
             let ctx = WarnContext { benchmark: NAME.into(), pairs: Vec::new(), allocation_nodes: None };
             crate::topo::report::print(&ranks, &ctx)
         } else {
             Vec::new()
         };
-        let n = mpi.size() as usize;
+        let n = job.world.size();
         let hosts: Vec<String> =
             (0..n).map(|r| ranks.iter().find(|x| x.rank == r).map(|x| x.host.clone()).unwrap_or("?".into())).collect();
-        let mut rec = self.new_record(mpi, transport.name(), ranks);
+        let mut rec = self.new_record(&transport, ranks);
         rec.run.placement_warnings = placement_warnings;
-        let record = Arc::new(Mutex::new(rec));
+        let mut record = None;
         if let Some(f) = files.as_mut().filter(|_| root) {
-            if let Ok(r) = record.lock() {
-                if let Err(e) = write_json(&*r, &f.record_path) {
-                    say(&format!("{NAME}: cannot write {}: {e}", f.record_path.display()));
-                    mpi.abort(EXIT_USAGE);
-                }
+            match job.record(rec, f.record_path.clone(), |r| &mut r.run) {
+                Ok(r) => record = Some(r),
+                Err(e) => job.abort(&format!("{NAME}: cannot write {}: {e}", f.record_path.display())),
             }
-            self.arm_watchdog_record(record.clone(), f.record_path.clone());
             say(&format!(
                 "{NAME}: results in {} and its siblings (run record {})",
                 f.measurements_path.display(),
@@ -267,26 +176,18 @@ impl Session {
         }
         if root {
             let idle = self.schedule.never_busy();
-            out(&report::header(&self.cfg, n, self.schedule.len(), transport.name(), &idle));
+            out(&report::header(&self.cfg, n, self.schedule.len(), &transport, &idle));
         }
 
-        let round_plan = measure::RoundPlan {
-            bytes: self.cfg.size_bytes,
-            window: self.cfg.window,
-            iterations: self.cfg.iterations,
-            warmup: self.cfg.warmup,
-            latency_iterations: self.cfg.latency.map_or(0, |l| l.iterations),
-            latency_warmup: self.cfg.latency.map_or(0, |l| l.warmup),
-        };
-        let me = mpi.rank() as usize;
+        let me = job.world.rank();
         let mut m = results::Measurements::default();
         let began = Instant::now();
         let mut last_note = Instant::now();
         for i in 0..self.schedule.len() {
             let round = self.schedule.round(i);
             let flow = round.flows[me];
-            let res = measure::run_round(mpi, &mut transport, me, flow, &round_plan, &self.progress);
-            let gathered = mpi.gather_f64_slice(&results::encode(&res));
+            let res = measure::run_round(t, &mut bufs, me, flow, &job.progress);
+            let gathered = job.world.gather_f64_slice(&results::encode(&res));
             if !root {
                 continue;
             }
@@ -295,8 +196,7 @@ impl Session {
             if let Some(f) = files.as_mut() {
                 let counts = (self.cfg.size_bytes, self.cfg.window, self.cfg.iterations);
                 if let Err(e) = f.append_round(&m.directed[before..], &m.latency[lat_before..], &hosts, counts) {
-                    say(&format!("{NAME}: cannot write {}: {e}", f.measurements_path.display()));
-                    mpi.abort(EXIT_USAGE);
+                    job.abort(&format!("{NAME}: cannot write {}: {e}", f.measurements_path.display()));
                 }
             }
             if last_note.elapsed().as_secs() >= PROGRESS_EVERY_S && i + 1 < self.schedule.len() {
@@ -309,9 +209,9 @@ impl Session {
                 last_note = Instant::now();
             }
         }
-        self.progress.set_step(Step::Finish);
-        let code = if root { self.finish(&m, &hosts, files.as_mut(), &record, transport.name()) } else { 0 };
-        mpi.bcast_u64(code as u64) as i32
+        job.step(Step::Finish);
+        let code = if root { self.finish(&m, &hosts, files.as_mut(), record.as_ref(), &transport) } else { 0 };
+        job.world.bcast_u64(code as u64) as i32
     }
 
     /// Rank 0: verdict, stdout, matrices, heatmaps, host summary, record.
@@ -320,7 +220,7 @@ impl Session {
         m: &results::Measurements,
         hosts: &[String],
         files: Option<&mut PairsFiles>,
-        record: &Arc<Mutex<PairsRecord>>,
+        record: Option<&RecordFile<PairsRecord>>,
         transport: &str,
     ) -> i32 {
         let n = hosts.len();
@@ -348,17 +248,18 @@ impl Session {
                 detail = Some(e.to_string());
                 code = EXIT_USAGE;
             }
-            if let Ok(mut r) = record.lock() {
-                r.files = f.written.clone();
-                r.outcome = Some(Outcome::new(&rows, &eval, &blame, hosts));
-                let status = match code {
-                    EXIT_PASS => "passed",
-                    EXIT_FAIL => "failed",
-                    _ => "error",
+            if let Some(rec) = record {
+                rec.update(|r| {
+                    r.files = f.written.clone();
+                    r.outcome = Some(Outcome::new(&rows, &eval, &blame, hosts));
+                });
+                let ending = match code {
+                    EXIT_PASS => Ending::Passed,
+                    EXIT_FAIL => Ending::Failed,
+                    _ => Ending::Error { detail: detail.unwrap_or_default() },
                 };
-                r.run.end(status, detail, code);
-                if let Err(e) = write_json(&*r, &f.record_path) {
-                    say(&format!("{NAME}: cannot write {}: {e}", f.record_path.display()));
+                if let Err(e) = rec.end(&ending, code) {
+                    say(&format!("{NAME}: cannot write {}: {e}", rec.path().display()));
                     code = EXIT_USAGE;
                 }
             }

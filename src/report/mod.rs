@@ -6,6 +6,7 @@ pub mod csv;
 pub mod files;
 pub mod osu;
 pub mod record;
+pub mod sinks;
 pub mod slurm;
 pub mod time;
 
@@ -54,7 +55,7 @@ pub struct Row {
     pub finished_utc: String,
 }
 
-/// A consumer of result rows.
+/// A consumer of result rows: one output format.
 pub trait Sink {
     /// A new datatype block starts.
     fn begin_datatype(&mut self, _dt: Datatype) -> io::Result<()> {

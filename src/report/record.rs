@@ -73,11 +73,12 @@ pub struct MpiInfo {
 
 impl MpiInfo {
     /// The running library, as every run record describes it.
-    pub fn of(mpi: &crate::backend::mpi::Mpi) -> MpiInfo {
+    pub fn of(mpi: &crate::backend::world::World) -> MpiInfo {
+        use crate::backend::Control;
         MpiInfo {
             library_version: mpi.library_version(),
             standard_version: mpi.standard_version(),
-            world_size: mpi.size() as usize,
+            world_size: mpi.size(),
             wtick_s: mpi.wtick(),
         }
     }
@@ -160,7 +161,7 @@ impl RunHeader {
     pub fn running(
         command_line: Vec<String>,
         start_utc: String,
-        mpi: &crate::backend::mpi::Mpi,
+        mpi: &crate::backend::world::World,
         launcher: &crate::launcher::LauncherEnv,
         ranks: Vec<RankInfo>,
     ) -> RunHeader {

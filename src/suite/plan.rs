@@ -7,36 +7,19 @@
 use serde::Serialize;
 
 use super::launch::Layout;
-use crate::bench::spec::{self, BenchSpec, ProcRule};
-
-/// Every benchmark binary the suite knows, in the order it runs them.
-pub const CATALOG: &[&BenchSpec] = &[
-    &spec::LATENCY,
-    &spec::BW,
-    &spec::BIBW,
-    &spec::MBW_MR,
-    &spec::MULTI_LAT,
-    &spec::BARRIER,
-    &spec::ALLREDUCE,
-    &spec::ALLGATHER,
-    &spec::ALLTOALL,
-    &spec::REDUCE_SCATTER,
-    &spec::BCAST,
-    &spec::REDUCE,
-];
+use crate::bench::registry;
+use crate::bench::spec::{BenchSpec, ProcRule};
 
 /// The default set: the tuning guide's runs plus alltoall.
 pub const DEFAULT_SET: &[&str] = &["latency", "bw", "bibw", "mbw_mr", "barrier", "allreduce", "allgather", "alltoall"];
 
 /// A benchmark by its name with or without `osu_`.
 pub fn lookup(name: &str) -> Option<&'static BenchSpec> {
-    let n = name.trim();
-    let full = if n.starts_with("osu_") { n.to_string() } else { format!("osu_{n}") };
-    CATALOG.iter().copied().find(|s| s.name == full)
+    registry::lookup(name).map(|e| e.spec)
 }
 
 fn names() -> String {
-    CATALOG.iter().map(|s| s.name.trim_start_matches("osu_")).collect::<Vec<_>>().join(", ")
+    registry::specs().map(|s| s.name.trim_start_matches("osu_")).collect::<Vec<_>>().join(", ")
 }
 
 /// The benchmarks to run: `bench` (or the default set when empty) plus
@@ -54,7 +37,7 @@ pub fn select(bench: &[String], add: &[String]) -> Result<Vec<&'static BenchSpec
     if chosen.is_empty() {
         return Err("no benchmarks chosen".into());
     }
-    chosen.sort_by_key(|s| CATALOG.iter().position(|c| c.name == s.name));
+    chosen.sort_by_key(|s| registry::specs().position(|c| c.name == s.name));
     Ok(chosen)
 }
 
@@ -199,20 +182,26 @@ mod tests {
     #[test]
     fn layouts() {
         let one = Shape { np: 2, ppn: None, nodes: 1 };
-        assert_eq!(layout_for(&spec::LATENCY, &one), Ok(Layout { np: 2, ppn: None, nodes: Some(1) }));
-        assert_eq!(layout_for(&spec::ALLREDUCE, &one), Ok(Layout { np: 2, ppn: None, nodes: Some(1) }));
+        assert_eq!(layout_for(&crate::bench::latency::SPEC, &one), Ok(Layout { np: 2, ppn: None, nodes: Some(1) }));
+        assert_eq!(layout_for(&crate::bench::allreduce::SPEC, &one), Ok(Layout { np: 2, ppn: None, nodes: Some(1) }));
         let many = Shape { np: 128, ppn: Some(64), nodes: 2 };
-        assert_eq!(layout_for(&spec::BW, &many), Ok(Layout { np: 2, ppn: Some(1), nodes: Some(2) }));
-        assert_eq!(layout_for(&spec::MBW_MR, &many), Ok(Layout { np: 128, ppn: Some(64), nodes: Some(2) }));
+        assert_eq!(layout_for(&crate::bench::bw::SPEC, &many), Ok(Layout { np: 2, ppn: Some(1), nodes: Some(2) }));
+        assert_eq!(
+            layout_for(&crate::bench::mbw_mr::SPEC, &many),
+            Ok(Layout { np: 128, ppn: Some(64), nodes: Some(2) })
+        );
         let odd = Shape { np: 5, ppn: None, nodes: 4 };
-        assert_eq!(layout_for(&spec::MULTI_LAT, &odd), Ok(Layout { np: 4, ppn: None, nodes: None }));
-        assert_eq!(layout_for(&spec::BARRIER, &odd), Ok(Layout { np: 5, ppn: None, nodes: None }));
+        assert_eq!(layout_for(&crate::bench::multi_lat::SPEC, &odd), Ok(Layout { np: 4, ppn: None, nodes: None }));
+        assert_eq!(layout_for(&crate::bench::barrier::SPEC, &odd), Ok(Layout { np: 5, ppn: None, nodes: None }));
         let tiny = Shape { np: 1, ppn: None, nodes: 1 };
         assert_eq!(
-            layout_for(&spec::MBW_MR, &tiny).unwrap_err(),
+            layout_for(&crate::bench::mbw_mr::SPEC, &tiny).unwrap_err(),
             "needs an even number of ranks, at least 2 (--np is 1)"
         );
-        assert_eq!(layout_for(&spec::ALLGATHER, &tiny).unwrap_err(), "needs at least 2 ranks (--np is 1)");
+        assert_eq!(
+            layout_for(&crate::bench::allgather::SPEC, &tiny).unwrap_err(),
+            "needs at least 2 ranks (--np is 1)"
+        );
     }
 
     #[test]
@@ -224,10 +213,10 @@ mod tests {
             placement: v(&["--bind", "nic"]),
             timeout: Some("60".into()),
         };
-        let (args, notes) = a.for_bench(&spec::BIBW);
+        let (args, notes) = a.for_bench(&crate::bench::bibw::SPEC);
         assert_eq!(args, v(&["-m", "1:4096", "-W", "512", "-i", "100", "-x", "5", "--bind", "nic", "--timeout", "60"]));
         assert_eq!(notes, ["-f left out: osu_bibw does not take it"]);
-        let (args, notes) = a.for_bench(&spec::ALLREDUCE);
+        let (args, notes) = a.for_bench(&crate::bench::allreduce::SPEC);
         assert_eq!(args, v(&["-m", "1:4096", "-f", "-i", "100", "--bind", "nic", "--timeout", "60"]));
         assert_eq!(notes, ["-W left out: osu_allreduce does not take it"]);
     }

@@ -13,7 +13,7 @@ use super::machine::Machine;
 use super::policy::{self, Placement};
 use super::report::{EnvSetting, GpuInfo, NicInfo, RankPlacement};
 use super::request::{NicSpec, PlacementRequest};
-use crate::backend::mpi::Mpi;
+use crate::backend::{agree_failures, Control};
 use crate::launcher::LauncherEnv;
 
 /// The result of the pre-MPI step, carried to `confirm`.
@@ -99,9 +99,9 @@ fn set_nic_env(m: &Machine, nic: &NicSpec) -> Vec<EnvSetting> {
 /// After MPI_Init, on every rank: Ok with this rank's placement, or Err
 /// on every rank when any rank failed, carrying the line to print on rank
 /// 0 (None elsewhere).
-pub fn confirm(mpi: &Mpi, env: &LauncherEnv, prepared: Prepared) -> Result<RankPlacement, Option<String>> {
+pub fn confirm<C: Control>(w: &C, env: &LauncherEnv, prepared: Prepared) -> Result<RankPlacement, Option<String>> {
     let Prepared { req, machine, mut state } = prepared;
-    let (ranks_on_node, split_rank) = mpi.node_ranks();
+    let (ranks_on_node, split_rank) = w.node_ranks();
     let mut notes = Vec::new();
     if matches!(state, State::Deferred) {
         state = match &machine {
@@ -116,7 +116,11 @@ pub fn confirm(mpi: &Mpi, env: &LauncherEnv, prepared: Prepared) -> Result<RankP
             );
         }
     }
-    agree(mpi, &state)?;
+    let failure = match &state {
+        State::Failed(msg) => Some(msg.as_str()),
+        _ => None,
+    };
+    agree_failures(w, failure)?;
     if let (Some(lr), State::Done { local_rank, .. }) = (env.local_rank, &state) {
         if lr != split_rank || *local_rank != split_rank {
             notes.push(format!(
@@ -125,35 +129,6 @@ pub fn confirm(mpi: &Mpi, env: &LauncherEnv, prepared: Prepared) -> Result<RankP
         }
     }
     Ok(describe(&req, machine.as_ref(), state, notes))
-}
-
-/// Every rank learns whether any rank failed; rank 0 gets the first
-/// failure's text.
-fn agree(mpi: &Mpi, state: &State) -> Result<(), Option<String>> {
-    let failed = mpi.allreduce_sum_u64(u64::from(matches!(state, State::Failed(_))));
-    if failed == 0 {
-        return Ok(());
-    }
-    let mine = match state {
-        State::Failed(msg) => msg.as_bytes().to_vec(),
-        _ => Vec::new(),
-    };
-    let all = mpi.gather_bytes(&mine);
-    if mpi.rank() != 0 {
-        return Err(None);
-    }
-    let failures: Vec<(usize, String)> = all
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| !m.is_empty())
-        .map(|(r, m)| (r, String::from_utf8_lossy(m).into_owned()))
-        .collect();
-    let (rank, text) = failures.first().cloned().unwrap_or((0, "placement failed".into()));
-    // The same complaint from several ranks is said once.
-    let differ = failures.iter().filter(|(_, m)| *m != text).count();
-    let others = if differ > 0 { format!(" (and {differ} rank(s) failed otherwise)") } else { String::new() };
-    let line = if rank == 0 { format!("{text}{others}") } else { format!("rank {rank}: {text}{others}") };
-    Err(Some(line))
 }
 
 fn describe(

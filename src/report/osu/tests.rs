@@ -2,7 +2,12 @@
 //! (values fed in, so every byte must match).
 
 use super::*;
-use crate::bench::spec::{ALLREDUCE, BARRIER, BW, LATENCY, MBW_MR, MULTI_LAT};
+use crate::bench::allreduce::SPEC as ALLREDUCE;
+use crate::bench::barrier::SPEC as BARRIER;
+use crate::bench::bw::SPEC as BW;
+use crate::bench::latency::SPEC as LATENCY;
+use crate::bench::mbw_mr::SPEC as MBW_MR;
+use crate::bench::multi_lat::SPEC as MULTI_LAT;
 use crate::datatype::Datatype;
 use crate::stats::RankSpread;
 

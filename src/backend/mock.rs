@@ -1,0 +1,754 @@
+//! An in-process stand-in for a job: `np` ranks as threads of one process,
+//! each with a control plane ([`MockWorld`]) and a data plane
+//! ([`MockTransport`]) that really move bytes between the ranks' host
+//! buffers, so fills, validation and reductions are exercised for real.
+//!
+//! Time is virtual and deterministic: every rank has its own clock, and
+//! each operation moves it by a fixed cost model (see [`Model`]) instead of
+//! by what the machine happens to do. A message sent at virtual time t on
+//! an idle link arrives at t + overhead + bytes / bandwidth + latency; a
+//! link carries one message at a time; a receive completes at the later of
+//! its own clock and the arrival; barriers and collectives end every rank
+//! at the latest clock plus the operation's cost. So a ping-pong of S bytes
+//! takes exactly 2 (overhead + latency + S / bandwidth), whatever the
+//! threads' scheduling, and the measurement loop, the runner's size logic
+//! and the metric formulas can be tested without a launcher.
+//!
+//! Blocking operations, windows completed with `waitall` and collectives
+//! are exactly reproducible. `testall` completes receives whose messages
+//! have been sent by then in real time (moving the clock to their
+//! arrival), so a loop that polls and posts new sends in between may leave
+//! a link idle for up to one latency, depending on the threads' timing.
+//!
+//! A rank that waits more than [`STUCK_AFTER`] for its peers panics with
+//! what it waited for, so a broken test fails instead of hanging.
+
+use std::cell::Cell;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::{check_len, Control, Envelope, Operands, ReduceOp, Transport};
+use crate::buffer::{AlignedBuf, AllocError, BufferSet};
+use crate::datatype::Datatype;
+
+/// How long a mock rank waits for the others before declaring the test
+/// stuck.
+pub const STUCK_AFTER: Duration = Duration::from_secs(30);
+
+/// The cost model of the virtual clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Model {
+    /// Seconds from the end of a transfer to its arrival.
+    pub latency_s: f64,
+    /// Seconds each posted operation costs the rank that posts it.
+    pub overhead_s: f64,
+    /// Bytes per second of every link and of the collectives.
+    pub bytes_per_s: f64,
+}
+
+impl Default for Model {
+    /// 1 us latency, 0.1 us per call, 10 GB/s.
+    fn default() -> Model {
+        Model { latency_s: 1e-6, overhead_s: 1e-7, bytes_per_s: 1e10 }
+    }
+}
+
+impl Model {
+    /// One-way time of one `bytes` message on an idle link.
+    pub fn one_way(&self, bytes: usize) -> f64 {
+        self.overhead_s + bytes as f64 / self.bytes_per_s + self.latency_s
+    }
+
+    /// Rounds of a tree or dissemination algorithm over `np` ranks.
+    pub fn steps(np: usize) -> f64 {
+        (np.max(1) as f64).log2().ceil()
+    }
+
+    /// Time of a barrier over `np` ranks.
+    pub fn barrier(&self, np: usize) -> f64 {
+        Model::steps(np) * (self.overhead_s + self.latency_s)
+    }
+
+    /// Time of a collective that moves `bytes` through each rank's link.
+    pub fn collective(&self, np: usize, bytes: f64) -> f64 {
+        self.barrier(np) + bytes / self.bytes_per_s
+    }
+}
+
+/// A deliberate fault, for tests of what happens when data goes wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Every point-to-point message that `to` receives has its first byte
+    /// flipped.
+    CorruptTo { to: usize },
+}
+
+struct Parcel {
+    data: Vec<u8>,
+    arrival: f64,
+}
+
+#[derive(Default)]
+struct Mail {
+    /// Messages in flight, by (source, destination, tag), in send order.
+    queues: HashMap<(usize, usize, i32), VecDeque<Parcel>>,
+    /// When each directed link is free again.
+    link_free: HashMap<(usize, usize), f64>,
+}
+
+/// Contributions to the collective under way.
+struct Round {
+    generation: u64,
+    arrived: usize,
+    slots: Vec<Option<(Vec<u8>, f64)>>,
+    /// Everyone's contributions and the latest clock, once all arrived.
+    done: Option<Arc<(Vec<Vec<u8>>, f64)>>,
+    /// Ranks that have taken the result of the finished round.
+    taken: usize,
+}
+
+struct Shared {
+    np: usize,
+    model: Model,
+    fault: Option<Fault>,
+    mail: Mutex<Mail>,
+    mail_moved: Condvar,
+    round: Mutex<Round>,
+    round_moved: Condvar,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Runs `f` on `np` mock ranks, one thread each, and returns what each
+/// rank returned, in rank order.
+pub fn run<R: Send>(np: usize, model: Model, f: impl Fn(&MockTransport) -> R + Sync) -> Vec<R> {
+    run_with(np, model, None, f)
+}
+
+/// [`run`] with a fault injected.
+pub fn run_with<R: Send>(
+    np: usize,
+    model: Model,
+    fault: Option<Fault>,
+    f: impl Fn(&MockTransport) -> R + Sync,
+) -> Vec<R> {
+    let shared = Arc::new(Shared {
+        np,
+        model,
+        fault,
+        mail: Mutex::new(Mail::default()),
+        mail_moved: Condvar::new(),
+        round: Mutex::new(Round { generation: 0, arrived: 0, slots: vec![None; np], done: None, taken: 0 }),
+        round_moved: Condvar::new(),
+    });
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..np)
+            .map(|rank| {
+                let shared = shared.clone();
+                s.spawn(move || {
+                    let t = MockTransport { world: MockWorld { rank, shared, clock: Cell::new(0.0) } };
+                    f(&t)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    })
+}
+
+/// One rank's control plane (and clock).
+pub struct MockWorld {
+    rank: usize,
+    shared: Arc<Shared>,
+    clock: Cell<f64>,
+}
+
+impl MockWorld {
+    /// This rank's virtual time.
+    pub fn clock(&self) -> f64 {
+        self.clock.get()
+    }
+
+    fn advance(&self, by: f64) {
+        self.clock.set(self.clock.get() + by);
+    }
+
+    fn at_least(&self, t: f64) {
+        if t > self.clock.get() {
+            self.clock.set(t);
+        }
+    }
+
+    /// Every rank's `mine`, in rank order, everywhere, and the latest
+    /// clock among the ranks as they arrived. Every rank must call this in
+    /// the same order, as with any collective.
+    fn exchange(&self, mine: Vec<u8>) -> Arc<(Vec<Vec<u8>>, f64)> {
+        let sh = &*self.shared;
+        let mut r = lock(&sh.round);
+        // A previous round still being collected by slower ranks: wait.
+        while r.done.is_some() {
+            r = self.wait(r, "the previous collective to be collected");
+        }
+        let generation = r.generation;
+        r.slots[self.rank] = Some((mine, self.clock.get()));
+        r.arrived += 1;
+        if r.arrived == sh.np {
+            let mut all = Vec::with_capacity(sh.np);
+            let mut latest = f64::NEG_INFINITY;
+            for slot in r.slots.iter_mut() {
+                let (data, clock) = slot.take().unwrap_or_default();
+                latest = latest.max(clock);
+                all.push(data);
+            }
+            r.done = Some(Arc::new((all, latest)));
+            r.arrived = 0;
+            sh.round_moved.notify_all();
+        }
+        while r.generation == generation && r.done.is_none() {
+            r = self.wait(r, "the other ranks to join a collective");
+        }
+        let result = r.done.clone().unwrap_or_else(|| unreachable!("a finished round has a result"));
+        r.taken += 1;
+        if r.taken == sh.np {
+            r.taken = 0;
+            r.done = None;
+            r.generation += 1;
+            sh.round_moved.notify_all();
+        }
+        result
+    }
+
+    fn wait<'a>(&self, g: MutexGuard<'a, Round>, what: &str) -> MutexGuard<'a, Round> {
+        let (g, t) = self.shared.round_moved.wait_timeout(g, STUCK_AFTER).unwrap_or_else(|p| p.into_inner());
+        if t.timed_out() {
+            panic!("mock rank {} stuck waiting for {what}", self.rank);
+        }
+        g
+    }
+
+    /// All ranks meet; every clock moves to the latest one plus `cost`.
+    fn meet(&self, cost: f64) -> Arc<(Vec<Vec<u8>>, f64)> {
+        let all = self.exchange(Vec::new());
+        self.clock.set(all.1 + cost);
+        all
+    }
+}
+
+fn f64s(bytes: &[u8]) -> Vec<f64> {
+    bytes.chunks_exact(8).map(|c| f64::from_ne_bytes(c.try_into().unwrap_or([0; 8]))).collect()
+}
+
+fn f64_bytes(xs: &[f64]) -> Vec<u8> {
+    xs.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+impl Control for MockWorld {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.shared.np
+    }
+
+    fn barrier(&self) {
+        self.meet(self.shared.model.barrier(self.shared.np));
+    }
+
+    fn gather_f64(&self, x: f64) -> Vec<f64> {
+        self.gather_f64_slice(&[x])
+    }
+
+    fn gather_f64_slice(&self, xs: &[f64]) -> Vec<f64> {
+        let all = self.exchange(f64_bytes(xs));
+        if self.rank != 0 {
+            return Vec::new();
+        }
+        all.0.iter().flat_map(|b| f64s(b)).collect()
+    }
+
+    fn reduce_f64(&self, x: f64, op: ReduceOp) -> f64 {
+        self.reduce_f64_slice(&[x], op)[0]
+    }
+
+    fn reduce_f64_slice(&self, xs: &[f64], op: ReduceOp) -> Vec<f64> {
+        let all = self.exchange(f64_bytes(xs));
+        let mut out = f64s(&all.0[0]);
+        for other in &all.0[1..] {
+            for (o, v) in out.iter_mut().zip(f64s(other)) {
+                *o = match op {
+                    ReduceOp::Sum => *o + v,
+                    ReduceOp::Min => o.min(v),
+                    ReduceOp::Max => o.max(v),
+                };
+            }
+        }
+        out
+    }
+
+    fn allreduce_sum_u64(&self, x: u64) -> u64 {
+        let all = self.exchange(x.to_ne_bytes().to_vec());
+        all.0.iter().map(|b| u64::from_ne_bytes(b[..8].try_into().unwrap_or([0; 8]))).sum()
+    }
+
+    fn bcast_u64(&self, x: u64) -> u64 {
+        let all = self.exchange(x.to_ne_bytes().to_vec());
+        u64::from_ne_bytes(all.0[0][..8].try_into().unwrap_or([0; 8]))
+    }
+
+    fn gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        let all = self.exchange(mine.to_vec());
+        if self.rank == 0 {
+            all.0.clone()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Every mock rank is on one node.
+    fn node_ranks(&self) -> (usize, usize) {
+        (self.shared.np, self.rank)
+    }
+}
+
+/// A request slot of the mock.
+#[derive(Clone, Copy, Debug)]
+enum Req {
+    /// Nothing pending (a completed or never used slot).
+    Null,
+    /// A receive into `len` bytes at `ptr` from `peer` with `tag`. The
+    /// buffer outlives the request as with MPI: callers complete it while
+    /// the buffer set is borrowed.
+    Recv { peer: usize, tag: i32, ptr: *mut u8, len: usize },
+}
+
+pub struct MockRequests {
+    reqs: Vec<Req>,
+}
+
+/// One rank's data plane: host buffers, virtual time.
+pub struct MockTransport {
+    world: MockWorld,
+}
+
+impl MockTransport {
+    fn model(&self) -> &Model {
+        &self.world.shared.model
+    }
+
+    /// Sends `data` to `env.peer`: the rank pays the call, the link
+    /// carries it after whatever it is still carrying.
+    fn post(&self, data: &[u8], env: Envelope) {
+        let me = self.world.rank;
+        self.world.advance(self.model().overhead_s);
+        let now = self.world.clock();
+        let sh = &*self.world.shared;
+        let mut mail = lock(&sh.mail);
+        let free = mail.link_free.get(&(me, env.peer)).copied().unwrap_or(0.0);
+        let done = now.max(free) + data.len() as f64 / sh.model.bytes_per_s;
+        mail.link_free.insert((me, env.peer), done);
+        let mut data = data.to_vec();
+        if let (Some(Fault::CorruptTo { to }), Some(b)) = (sh.fault, data.first_mut()) {
+            if to == env.peer {
+                *b ^= 0xff;
+            }
+        }
+        mail.queues
+            .entry((me, env.peer, env.tag))
+            .or_default()
+            .push_back(Parcel { data, arrival: done + sh.model.latency_s });
+        sh.mail_moved.notify_all();
+    }
+
+    /// Takes the next message from `peer` with `tag`, waiting for it.
+    fn take(&self, peer: usize, tag: i32) -> Parcel {
+        let sh = &*self.world.shared;
+        let mut mail = lock(&sh.mail);
+        loop {
+            if let Some(p) = mail.queues.get_mut(&(peer, self.world.rank, tag)).and_then(VecDeque::pop_front) {
+                return p;
+            }
+            let (m, t) = sh.mail_moved.wait_timeout(mail, STUCK_AFTER).unwrap_or_else(|p| p.into_inner());
+            if t.timed_out() {
+                panic!("mock rank {} stuck waiting for a message from rank {peer} with tag {tag}", self.world.rank);
+            }
+            mail = m;
+        }
+    }
+
+    /// Writes a received message into `len` bytes at `dst`.
+    fn deliver(&self, p: Parcel, dst: &mut [u8]) {
+        assert!(p.data.len() <= dst.len(), "message of {} bytes truncated to {}", p.data.len(), dst.len());
+        dst[..p.data.len()].copy_from_slice(&p.data);
+        self.world.at_least(p.arrival);
+    }
+
+    /// Completes every receive in `reqs`.
+    fn complete_recvs(&self, reqs: &mut [Req]) {
+        for r in reqs.iter_mut() {
+            if let Req::Recv { peer, tag, ptr, len } = *r {
+                let p = self.take(peer, tag);
+                // SAFETY: the request was posted on a live buffer of `len`
+                // bytes that its owner keeps borrowed until completion.
+                let dst = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+                self.deliver(p, dst);
+            }
+            *r = Req::Null;
+        }
+    }
+
+    /// Ends a collective: every rank's contribution, every clock at the
+    /// latest plus the cost of moving `bytes` through each link.
+    fn collective(&self, mine: Vec<u8>, bytes: f64) -> Arc<(Vec<Vec<u8>>, f64)> {
+        let all = self.world.exchange(mine);
+        self.world.clock.set(all.1 + self.model().collective(self.world.shared.np, bytes));
+        all
+    }
+
+    fn np(&self) -> usize {
+        self.world.shared.np
+    }
+}
+
+/// The input and output of a collective, as host slices.
+fn split_io<'a>(io: &'a mut Operands<AlignedBuf>) -> (Vec<u8>, &'a mut AlignedBuf) {
+    match io {
+        Operands::Apart { send, recv } => (send.as_slice().to_vec(), recv),
+        Operands::InPlace(buf) => (buf.as_slice().to_vec(), buf),
+    }
+}
+
+/// Element-wise sum of `count` elements of every input, as MPI_SUM on
+/// `dt` (chars and ints wrap).
+fn sum(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize) -> Vec<u8> {
+    let w = dt.size();
+    let mut out = vec![0u8; count * w];
+    for k in 0..count {
+        let at = (first + k) * w;
+        let cell = &mut out[k * w..(k + 1) * w];
+        match dt {
+            Datatype::Char => {
+                cell[0] = inputs.iter().fold(0u8, |a, b| a.wrapping_add(b[at]));
+            }
+            Datatype::Int => {
+                let v = inputs
+                    .iter()
+                    .fold(0i32, |a, b| a.wrapping_add(i32::from_ne_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))));
+                cell.copy_from_slice(&v.to_ne_bytes());
+            }
+            Datatype::Float => {
+                let v =
+                    inputs.iter().fold(0f32, |a, b| a + f32::from_ne_bytes(b[at..at + 4].try_into().unwrap_or([0; 4])));
+                cell.copy_from_slice(&v.to_ne_bytes());
+            }
+        }
+    }
+    out
+}
+
+impl Transport for MockTransport {
+    type World = MockWorld;
+    type Buf = AlignedBuf;
+    type Requests = MockRequests;
+
+    const BACKEND: &'static str = "mock";
+    const MEMORY: &'static str = "host";
+
+    fn world(&self) -> &MockWorld {
+        &self.world
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<AlignedBuf, AllocError> {
+        AlignedBuf::zeroed(bytes)
+    }
+
+    fn write_host(&self, buf: &mut AlignedBuf, write: impl FnOnce(&mut [u8])) {
+        write(buf.as_mut_slice())
+    }
+
+    fn read_host<R>(&self, buf: &AlignedBuf, read: impl FnOnce(&[u8]) -> R) -> R {
+        read(buf.as_slice())
+    }
+
+    fn requests(&self, n: usize) -> MockRequests {
+        MockRequests { reqs: vec![Req::Null; n.max(1)] }
+    }
+
+    fn now(&self) -> f64 {
+        self.world.clock()
+    }
+
+    fn tick(&self) -> f64 {
+        1e-9
+    }
+
+    fn send(&self, buf: &AlignedBuf, env: Envelope) {
+        check_len(buf.len(), env.bytes());
+        self.post(&buf.as_slice()[..env.bytes()], env);
+    }
+
+    fn recv(&self, buf: &mut AlignedBuf, env: Envelope) {
+        check_len(buf.len(), env.bytes());
+        self.world.advance(self.model().overhead_s);
+        let p = self.take(env.peer, env.tag);
+        self.deliver(p, &mut buf.as_mut_slice()[..env.bytes()]);
+    }
+
+    fn isend_window(&self, bufs: &BufferSet<AlignedBuf>, env: Envelope, reqs: &mut MockRequests, offset: usize) {
+        let n = bufs.slots();
+        assert!(offset + n <= reqs.reqs.len());
+        for j in 0..n {
+            let b = bufs.slot(j);
+            check_len(b.len(), env.bytes());
+            // Sends are buffered: complete once posted.
+            self.post(&b.as_slice()[..env.bytes()], env);
+            reqs.reqs[offset + j] = Req::Null;
+        }
+    }
+
+    fn irecv_window(&self, bufs: &mut BufferSet<AlignedBuf>, env: Envelope, reqs: &mut MockRequests, offset: usize) {
+        let n = bufs.slots();
+        assert!(offset + n <= reqs.reqs.len());
+        for j in 0..n {
+            let b = bufs.slot_mut(j);
+            check_len(b.len(), env.bytes());
+            self.world.advance(self.model().overhead_s);
+            reqs.reqs[offset + j] = Req::Recv { peer: env.peer, tag: env.tag, ptr: b.as_mut_ptr(), len: env.bytes() };
+        }
+    }
+
+    fn waitall(&self, reqs: &mut MockRequests, offset: usize, n: usize) {
+        self.complete_recvs(&mut reqs.reqs[offset..offset + n]);
+    }
+
+    /// All or nothing, as MPI_Testall: true when every pending receive's
+    /// message has been sent (its arrival then moves the clock).
+    fn testall(&self, reqs: &mut MockRequests, offset: usize, n: usize) -> bool {
+        let range = &mut reqs.reqs[offset..offset + n];
+        {
+            let mail = lock(&self.world.shared.mail);
+            let mut wanted: HashMap<(usize, i32), usize> = HashMap::new();
+            for r in range.iter() {
+                if let Req::Recv { peer, tag, .. } = *r {
+                    *wanted.entry((peer, tag)).or_default() += 1;
+                }
+            }
+            let me = self.world.rank;
+            let ready =
+                wanted.iter().all(|(&(peer, tag), &k)| mail.queues.get(&(peer, me, tag)).map_or(0, VecDeque::len) >= k);
+            if !ready {
+                return false;
+            }
+        }
+        self.complete_recvs(range);
+        true
+    }
+
+    fn barrier(&self) {
+        self.world.barrier();
+    }
+
+    fn allreduce_sum(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        let bytes = count * dt.size();
+        let (input, out) = split_io(&mut io);
+        check_len(input.len(), bytes);
+        check_len(out.len(), bytes);
+        let np = self.np() as f64;
+        let all = self.collective(input, 2.0 * (np - 1.0) / np * bytes as f64);
+        out.as_mut_slice()[..bytes].copy_from_slice(&sum(&all.0, count, dt, 0));
+    }
+
+    fn reduce_sum(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+        let bytes = count * dt.size();
+        let (input, out) = split_io(&mut io);
+        check_len(input.len(), bytes);
+        let all = self.collective(input, bytes as f64);
+        if self.world.rank == root {
+            check_len(out.len(), bytes);
+            out.as_mut_slice()[..bytes].copy_from_slice(&sum(&all.0, count, dt, 0));
+        }
+    }
+
+    fn reduce_scatter_sum(&self, mut io: Operands<AlignedBuf>, counts: &[i32], dt: Datatype) {
+        assert_eq!(counts.len(), self.np());
+        let me = self.world.rank;
+        let first: usize = counts[..me].iter().map(|&c| c as usize).sum();
+        let total: usize = counts.iter().map(|&c| c as usize).sum();
+        let (input, out) = split_io(&mut io);
+        check_len(input.len(), total * dt.size());
+        let np = self.np() as f64;
+        let all = self.collective(input, (np - 1.0) / np * (total * dt.size()) as f64);
+        let mine = sum(&all.0, counts[me] as usize, dt, first);
+        check_len(out.len(), mine.len());
+        out.as_mut_slice()[..mine.len()].copy_from_slice(&mine);
+    }
+
+    fn allgather(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
+        let in_place = matches!(io, Operands::InPlace(_));
+        let (input, out) = split_io(&mut io);
+        check_len(out.len(), bytes * np);
+        let block = if in_place { input[me * bytes..(me + 1) * bytes].to_vec() } else { input[..bytes].to_vec() };
+        let all = self.collective(block, ((np - 1) * bytes) as f64);
+        for (r, b) in all.0.iter().enumerate() {
+            out.as_mut_slice()[r * bytes..(r + 1) * bytes].copy_from_slice(b);
+        }
+    }
+
+    fn alltoall(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
+        let (input, out) = split_io(&mut io);
+        check_len(input.len(), bytes * np);
+        check_len(out.len(), bytes * np);
+        let all = self.collective(input, ((np - 1) * bytes) as f64);
+        for (r, b) in all.0.iter().enumerate() {
+            out.as_mut_slice()[r * bytes..(r + 1) * bytes].copy_from_slice(&b[me * bytes..(me + 1) * bytes]);
+        }
+    }
+
+    fn bcast(&self, buf: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+        let bytes = count * dt.size();
+        check_len(buf.len(), bytes);
+        let mine = if self.world.rank == root { buf.as_slice()[..bytes].to_vec() } else { Vec::new() };
+        let all = self.collective(mine, bytes as f64);
+        buf.as_mut_slice()[..bytes].copy_from_slice(&all.0[root]);
+    }
+
+    fn gather(&self, send: &AlignedBuf, recv: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+        let (np, bytes) = (self.np(), count * dt.size());
+        check_len(send.len(), bytes);
+        let all = self.collective(send.as_slice()[..bytes].to_vec(), ((np - 1) * bytes) as f64);
+        if self.world.rank == root {
+            check_len(recv.len(), bytes * np);
+            for (r, b) in all.0.iter().enumerate() {
+                recv.as_mut_slice()[r * bytes..(r + 1) * bytes].copy_from_slice(b);
+            }
+        }
+    }
+
+    fn scatter(&self, send: &AlignedBuf, recv: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+        let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
+        check_len(recv.len(), bytes);
+        let mine = if me == root {
+            check_len(send.len(), bytes * np);
+            send.as_slice()[..bytes * np].to_vec()
+        } else {
+            Vec::new()
+        };
+        let all = self.collective(mine, ((np - 1) * bytes) as f64);
+        recv.as_mut_slice()[..bytes].copy_from_slice(&all.0[root][me * bytes..(me + 1) * bytes]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(count: usize, peer: usize) -> Envelope {
+        Envelope { count, datatype: Datatype::Char, peer, tag: 1 }
+    }
+
+    #[test]
+    fn ping_pong_time_follows_the_model() {
+        let m = Model::default();
+        let rtts = run(2, m, |t| {
+            let me = t.world().rank();
+            let mut b = t.alloc(100).unwrap();
+            t.write_host(&mut b, |s| s.fill(me as u8 + 1));
+            t.world().barrier();
+            let t0 = t.now();
+            if me == 0 {
+                t.send(&b, env(100, 1));
+                t.recv(&mut b, env(100, 1));
+            } else {
+                t.recv(&mut b, env(100, 0));
+                t.send(&b, env(100, 0));
+            }
+            (t.now() - t0, t.read_host(&b, |s| s[0]))
+        });
+        let want = 2.0 * m.one_way(100);
+        assert!((rtts[0].0 - want).abs() < 1e-15, "{} vs {want}", rtts[0].0);
+        // rank 1 echoed rank 0's bytes back
+        assert_eq!((rtts[0].1, rtts[1].1), (1, 1));
+    }
+
+    #[test]
+    fn a_window_shares_the_link() {
+        let m = Model { latency_s: 0.0, overhead_s: 0.0, bytes_per_s: 1e9 };
+        let took = run(2, m, |t| {
+            let me = t.world().rank();
+            let mut set = BufferSet::new(t, 1000, 4, false).unwrap();
+            let mut reqs = t.requests(4);
+            let t0 = t.now();
+            if me == 0 {
+                t.isend_window(&set, env(1000, 1), &mut reqs, 0);
+                t.waitall(&mut reqs, 0, 4);
+            } else {
+                t.irecv_window(&mut set, env(1000, 0), &mut reqs, 0);
+                while !t.testall(&mut reqs, 0, 4) {}
+            }
+            t.now() - t0
+        });
+        // four 1000-byte messages one after the other at 1 GB/s
+        assert!((took[1] - 4e-6).abs() < 1e-15, "{}", took[1]);
+    }
+
+    #[test]
+    fn collectives_move_real_data() {
+        let out = run(3, Model::default(), |t| {
+            let me = t.world().rank();
+            let mut send = t.alloc(12).unwrap();
+            let mut recv = t.alloc(12).unwrap();
+            t.write_host(&mut send, |s| s.copy_from_slice(&[me as u8 + 1; 12]));
+            t.allreduce_sum(Operands::Apart { send: &send, recv: &mut recv }, 3, Datatype::Int);
+            let sum = t.read_host(&recv, |s| i32::from_ne_bytes(s[..4].try_into().unwrap()));
+            t.allgather(Operands::Apart { send: &send, recv: &mut recv }, 4, Datatype::Char);
+            let gathered = t.read_host(&recv, |s| s.to_vec());
+            (sum, gathered, t.now())
+        });
+        let one = i32::from_ne_bytes([1; 4]);
+        assert_eq!(out[0].0, one + 2 * one + 3 * one);
+        assert_eq!(out[2].1, [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]);
+        // every rank leaves a collective at the same virtual time
+        assert!(out.iter().all(|o| o.2 == out[0].2));
+    }
+
+    #[test]
+    fn control_plane_reductions_and_gathers() {
+        let out = run(4, Model::default(), |t| {
+            let w = t.world();
+            let r = w.rank() as f64;
+            (
+                w.reduce_f64(r, ReduceOp::Sum),
+                w.reduce_f64_slice(&[r, -r], ReduceOp::Max),
+                w.gather_f64(r),
+                w.allreduce_sum_u64(1),
+                w.bcast_u64(w.rank() as u64 + 7),
+                w.gather_bytes(&vec![1u8; w.rank()]).iter().map(Vec::len).collect::<Vec<_>>(),
+            )
+        });
+        assert_eq!(out[0].0, 6.0);
+        assert_eq!(out[0].1, vec![3.0, 0.0]);
+        assert_eq!(out[0].2, vec![0.0, 1.0, 2.0, 3.0]);
+        assert!(out[1].2.is_empty());
+        assert!(out.iter().all(|o| o.3 == 4 && o.4 == 7));
+        assert_eq!(out[0].5, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_fault_corrupts_what_one_rank_receives() {
+        let got = run_with(2, Model::default(), Some(Fault::CorruptTo { to: 1 }), |t| {
+            let mut b = t.alloc(4).unwrap();
+            if t.world().rank() == 0 {
+                t.send(&b, env(4, 1));
+            } else {
+                t.recv(&mut b, env(4, 0));
+            }
+            t.read_host(&b, |s| s[0])
+        });
+        assert_eq!(got, vec![0, 0xff]);
+    }
+}

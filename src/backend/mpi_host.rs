@@ -1,0 +1,370 @@
+//! MPI on host memory: the data plane as OSU times it. Each operation is
+//! the one C call OSU makes (MPI_Send/Recv, Isend/Irecv + Waitall,
+//! Barrier, the collectives) on page-aligned host buffers, timed with
+//! `MPI_Wtime`; the length checks are one compare each.
+
+use std::ffi::{c_int, c_void};
+
+use mpi::ffi;
+
+use super::shim::Handles;
+use super::world::World;
+use super::{check_len, Control, Envelope, Operands, Transport};
+use crate::buffer::{AlignedBuf, AllocError, BufferSet};
+use crate::datatype::Datatype;
+
+/// MPI point-to-point and collectives over host buffers, on the world's
+/// communicator.
+pub struct MpiHost<'w> {
+    world: &'w World,
+    comm: ffi::MPI_Comm,
+    h: Handles,
+}
+
+impl<'w> MpiHost<'w> {
+    pub fn new(world: &'w World) -> MpiHost<'w> {
+        MpiHost { world, comm: world.comm(), h: world.handles() }
+    }
+
+    /// (send pointer, receive buffer) of a collective; in place, the send
+    /// side is MPI_IN_PLACE.
+    #[inline(always)]
+    fn operands<'a>(&self, io: Operands<'a, AlignedBuf>) -> (*const c_void, &'a mut AlignedBuf) {
+        match io {
+            Operands::Apart { send, recv } => (send.as_ptr() as *const c_void, recv),
+            Operands::InPlace(buf) => (self.h.in_place as *const c_void, buf),
+        }
+    }
+}
+
+/// Request slots reused by every windowed step of a run.
+pub struct Requests {
+    reqs: Vec<ffi::MPI_Request>,
+}
+
+/// The signature MPI_Allgather and MPI_Alltoall share.
+type Exchange = unsafe extern "C" fn(
+    *const c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    *mut c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    ffi::MPI_Comm,
+) -> c_int;
+
+/// MPI_Gather and MPI_Scatter share this one (with a root).
+type Rooted = unsafe extern "C" fn(
+    *const c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    *mut c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    c_int,
+    ffi::MPI_Comm,
+) -> c_int;
+
+impl<'w> MpiHost<'w> {
+    /// A collective with the (send, count, type, recv, count, type, comm)
+    /// signature; `per_rank` is how many blocks of `count` the buffers hold.
+    #[inline(always)]
+    fn exchange(&self, f: Exchange, io: Operands<AlignedBuf>, count: usize, dt: Datatype, send_blocks: usize) {
+        let need = count * dt.size();
+        let np = self.world.size();
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), need * send_blocks);
+        }
+        let (send, recv) = self.operands(io);
+        check_len(recv.len(), need * np);
+        let t = self.h.dt(dt);
+        // SAFETY: both buffers were checked for the elements they carry.
+        unsafe { f(send, count as c_int, t, recv.as_mut_ptr() as *mut c_void, count as c_int, t, self.comm) };
+    }
+
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn rooted(
+        &self,
+        f: Rooted,
+        send: &AlignedBuf,
+        send_n: usize,
+        recv: &mut AlignedBuf,
+        recv_n: usize,
+        count: usize,
+        dt: Datatype,
+        root: usize,
+    ) {
+        check_len(send.len(), send_n);
+        check_len(recv.len(), recv_n);
+        let t = self.h.dt(dt);
+        // SAFETY: buffers checked for what this rank sends and receives.
+        unsafe {
+            f(
+                send.as_ptr() as *const c_void,
+                count as c_int,
+                t,
+                recv.as_mut_ptr() as *mut c_void,
+                count as c_int,
+                t,
+                root as c_int,
+                self.comm,
+            )
+        };
+    }
+}
+
+impl<'w> Transport for MpiHost<'w> {
+    type World = World;
+    type Buf = AlignedBuf;
+    type Requests = Requests;
+
+    const BACKEND: &'static str = "mpi";
+    const MEMORY: &'static str = "host";
+
+    fn world(&self) -> &World {
+        self.world
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<AlignedBuf, AllocError> {
+        AlignedBuf::zeroed(bytes)
+    }
+
+    fn write_host(&self, buf: &mut AlignedBuf, write: impl FnOnce(&mut [u8])) {
+        write(buf.as_mut_slice())
+    }
+
+    fn read_host<R>(&self, buf: &AlignedBuf, read: impl FnOnce(&[u8]) -> R) -> R {
+        read(buf.as_slice())
+    }
+
+    fn requests(&self, n: usize) -> Requests {
+        // SAFETY: reading an extern constant.
+        let null = unsafe { ffi::RSMPI_REQUEST_NULL };
+        Requests { reqs: vec![null; n.max(1)] }
+    }
+
+    #[inline(always)]
+    fn now(&self) -> f64 {
+        self.world.wtime()
+    }
+
+    fn tick(&self) -> f64 {
+        self.world.wtick()
+    }
+
+    #[inline(always)]
+    fn send(&self, buf: &AlignedBuf, env: Envelope) {
+        check_len(buf.len(), env.bytes());
+        // SAFETY: the buffer holds count elements (checked above).
+        unsafe {
+            ffi::MPI_Send(
+                buf.as_ptr() as *const c_void,
+                env.count as c_int,
+                self.h.dt(env.datatype),
+                env.peer as c_int,
+                env.tag,
+                self.comm,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn recv(&self, buf: &mut AlignedBuf, env: Envelope) {
+        check_len(buf.len(), env.bytes());
+        // SAFETY: as for send.
+        unsafe {
+            ffi::MPI_Recv(
+                buf.as_mut_ptr() as *mut c_void,
+                env.count as c_int,
+                self.h.dt(env.datatype),
+                env.peer as c_int,
+                env.tag,
+                self.comm,
+                ffi::RSMPI_STATUS_IGNORE,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn isend_window(&self, bufs: &BufferSet<AlignedBuf>, env: Envelope, reqs: &mut Requests, offset: usize) {
+        let n = bufs.slots();
+        assert!(offset + n <= reqs.reqs.len());
+        check_len(bufs.slot(0).len(), env.bytes());
+        let (count, dt, peer, comm) = (env.count as c_int, self.h.dt(env.datatype), env.peer as c_int, self.comm);
+        let slots = reqs.reqs[offset..offset + n].iter_mut();
+        // SAFETY (both loops): each request slot is in bounds; every buffer
+        // of the set has the same length (checked once); the buffers
+        // outlive the requests because callers complete them with `waitall`
+        // or `testall` while the set is borrowed.
+        if bufs.distinct() == 1 {
+            let p = bufs.slot(0).as_ptr() as *const c_void;
+            for req in slots {
+                unsafe { ffi::MPI_Isend(p, count, dt, peer, env.tag, comm, req) };
+            }
+        } else {
+            for (j, req) in slots.enumerate() {
+                let p = bufs.slot(j).as_ptr() as *const c_void;
+                unsafe { ffi::MPI_Isend(p, count, dt, peer, env.tag, comm, req) };
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn irecv_window(&self, bufs: &mut BufferSet<AlignedBuf>, env: Envelope, reqs: &mut Requests, offset: usize) {
+        let n = bufs.slots();
+        assert!(offset + n <= reqs.reqs.len());
+        check_len(bufs.slot(0).len(), env.bytes());
+        let (count, dt, peer, comm) = (env.count as c_int, self.h.dt(env.datatype), env.peer as c_int, self.comm);
+        let slots = reqs.reqs[offset..offset + n].iter_mut();
+        // SAFETY: as in isend_window.
+        if bufs.distinct() == 1 {
+            let p = bufs.slot_mut(0).as_mut_ptr() as *mut c_void;
+            for req in slots {
+                unsafe { ffi::MPI_Irecv(p, count, dt, peer, env.tag, comm, req) };
+            }
+        } else {
+            for (j, req) in slots.enumerate() {
+                let p = bufs.slot_mut(j).as_mut_ptr() as *mut c_void;
+                unsafe { ffi::MPI_Irecv(p, count, dt, peer, env.tag, comm, req) };
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn waitall(&self, reqs: &mut Requests, offset: usize, n: usize) {
+        assert!(offset + n <= reqs.reqs.len());
+        // SAFETY: in-bounds request slice.
+        unsafe { ffi::MPI_Waitall(n as c_int, reqs.reqs.as_mut_ptr().add(offset), ffi::RSMPI_STATUSES_IGNORE) };
+    }
+
+    #[inline(always)]
+    fn testall(&self, reqs: &mut Requests, offset: usize, n: usize) -> bool {
+        assert!(offset + n <= reqs.reqs.len());
+        let mut flag: c_int = 0;
+        // SAFETY: in-bounds request slice.
+        unsafe {
+            ffi::MPI_Testall(n as c_int, reqs.reqs.as_mut_ptr().add(offset), &mut flag, ffi::RSMPI_STATUSES_IGNORE)
+        };
+        flag != 0
+    }
+
+    #[inline(always)]
+    fn barrier(&self) {
+        self.world.barrier();
+    }
+
+    #[inline(always)]
+    fn allreduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        let need = count * dt.size();
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), need);
+        }
+        let (send, recv) = self.operands(io);
+        check_len(recv.len(), need);
+        // SAFETY: both buffers hold count elements.
+        unsafe {
+            ffi::MPI_Allreduce(
+                send,
+                recv.as_mut_ptr() as *mut c_void,
+                count as c_int,
+                self.h.dt(dt),
+                self.h.sum,
+                self.comm,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn reduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+        let need = count * dt.size();
+        let is_root = self.world.rank() == root;
+        let (send, recv): (*const c_void, &mut AlignedBuf) = match io {
+            Operands::Apart { send, recv } => {
+                check_len(send.len(), need);
+                (send.as_ptr() as *const c_void, recv)
+            }
+            Operands::InPlace(buf) if is_root => (self.h.in_place as *const c_void, buf),
+            // Other ranks send from their buffer (the receive side is
+            // not used there).
+            Operands::InPlace(buf) => (buf.as_ptr() as *const c_void, buf),
+        };
+        check_len(recv.len(), need);
+        // SAFETY: every buffer involved holds count elements.
+        unsafe {
+            ffi::MPI_Reduce(
+                send,
+                recv.as_mut_ptr() as *mut c_void,
+                count as c_int,
+                self.h.dt(dt),
+                self.h.sum,
+                root as c_int,
+                self.comm,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn reduce_scatter_sum(&self, io: Operands<AlignedBuf>, counts: &[i32], dt: Datatype) {
+        assert_eq!(counts.len(), self.world.size());
+        let total: usize = counts.iter().map(|&c| c as usize).sum::<usize>() * dt.size();
+        let mine = counts[self.world.rank()] as usize * dt.size();
+        let (send, recv): (*const c_void, &mut AlignedBuf) = match io {
+            Operands::Apart { send, recv } => {
+                check_len(send.len(), total);
+                check_len(recv.len(), mine);
+                (send.as_ptr() as *const c_void, recv)
+            }
+            // In place the receive buffer holds the whole input vector.
+            Operands::InPlace(buf) => {
+                check_len(buf.len(), total);
+                (self.h.in_place as *const c_void, buf)
+            }
+        };
+        // SAFETY: counts has one entry per rank; buffers checked above.
+        unsafe {
+            ffi::MPI_Reduce_scatter(
+                send,
+                recv.as_mut_ptr() as *mut c_void,
+                counts.as_ptr(),
+                self.h.dt(dt),
+                self.h.sum,
+                self.comm,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn allgather(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        self.exchange(ffi::MPI_Allgather, io, count, dt, 1);
+    }
+
+    #[inline(always)]
+    fn alltoall(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        let np = self.world.size();
+        self.exchange(ffi::MPI_Alltoall, io, count, dt, np);
+    }
+
+    #[inline(always)]
+    fn bcast(&self, buf: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+        check_len(buf.len(), count * dt.size());
+        // SAFETY: buf holds count elements.
+        unsafe {
+            ffi::MPI_Bcast(buf.as_mut_ptr() as *mut c_void, count as c_int, self.h.dt(dt), root as c_int, self.comm)
+        };
+    }
+
+    #[inline(always)]
+    fn gather(&self, send: &AlignedBuf, recv: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+        let need = count * dt.size();
+        let at_root = if self.world.rank() == root { need * self.world.size() } else { 0 };
+        self.rooted(ffi::MPI_Gather, send, need, recv, at_root, count, dt, root);
+    }
+
+    #[inline(always)]
+    fn scatter(&self, send: &AlignedBuf, recv: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+        let need = count * dt.size();
+        let at_root = if self.world.rank() == root { need * self.world.size() } else { 0 };
+        self.rooted(ffi::MPI_Scatter, send, at_root, recv, need, count, dt, root);
+    }
+}

@@ -1,0 +1,269 @@
+//! The MPI world: initialisation and finalisation (through rsmpi), and the
+//! control plane every run uses whatever its transport: rank and size,
+//! barriers, the small gathers, reductions and broadcasts between sizes,
+//! node ranks, abort, and the library's own description.
+
+use std::ffi::{c_int, c_void};
+
+use mpi::ffi;
+
+use super::shim::Handles;
+use super::{Control, ReduceOp};
+
+/// An initialised MPI world. Dropping it finalises MPI.
+pub struct World {
+    universe: Option<mpi::environment::Universe>,
+    comm: ffi::MPI_Comm,
+    rank: usize,
+    size: usize,
+    h: Handles,
+}
+
+impl World {
+    /// Initialises MPI (`MPI_Init_thread` with MPI_THREAD_SINGLE, like
+    /// `MPI_Init`). Returns None if MPI was already initialised.
+    pub fn init() -> Option<World> {
+        let universe = mpi::initialize()?;
+        // SAFETY: MPI is initialised; these read predefined handles.
+        unsafe {
+            let comm = ffi::RSMPI_COMM_WORLD;
+            let mut rank = 0;
+            let mut size = 0;
+            ffi::MPI_Comm_rank(comm, &mut rank);
+            ffi::MPI_Comm_size(comm, &mut size);
+            Some(World { universe: Some(universe), comm, rank: rank as usize, size: size as usize, h: Handles::get() })
+        }
+    }
+
+    /// The communicator every rank of the job is in.
+    pub(super) fn comm(&self) -> ffi::MPI_Comm {
+        self.comm
+    }
+
+    pub(super) fn handles(&self) -> Handles {
+        self.h
+    }
+
+    /// `MPI_Wtime`.
+    #[inline(always)]
+    pub fn wtime(&self) -> f64 {
+        // SAFETY: plain library call.
+        unsafe { ffi::RSMPI_Wtime() }
+    }
+
+    /// Seconds between ticks of `MPI_Wtime`.
+    pub fn wtick(&self) -> f64 {
+        // SAFETY: plain library call.
+        unsafe { ffi::RSMPI_Wtick() }
+    }
+
+    /// The MPI library's own version string (`MPI_Get_library_version`).
+    pub fn library_version(&self) -> String {
+        mpi::environment::library_version()
+            .map(|s| s.trim_end_matches(['\0', '\n', ' ']).to_string())
+            .unwrap_or_else(|_| "unknown".into())
+    }
+
+    /// MPI standard version (`MPI_Get_version`), e.g. "3.1".
+    pub fn standard_version(&self) -> String {
+        let (a, b) = mpi::environment::version();
+        format!("{a}.{b}")
+    }
+
+    /// `MPI_Get_processor_name`.
+    pub fn processor_name(&self) -> String {
+        mpi::environment::processor_name().unwrap_or_else(|_| "unknown".into())
+    }
+
+    /// `MPI_Abort` on the world: ends every rank with `code`.
+    pub fn abort(&self, code: i32) -> ! {
+        // SAFETY: valid communicator.
+        unsafe { ffi::MPI_Abort(self.comm, code) };
+        std::process::exit(code)
+    }
+
+    /// Finalises MPI now.
+    pub fn finalize(mut self) {
+        self.universe.take();
+    }
+
+    /// `MPI_Gather` of `k` doubles per rank to rank 0.
+    fn gather_doubles(&self, xs: &[f64]) -> Vec<f64> {
+        let k = xs.len();
+        let root = self.rank == 0;
+        let mut all = vec![0.0f64; if root { self.size * k } else { 1 }];
+        // SAFETY: rank 0 receives k doubles per rank; every rank sends k.
+        unsafe {
+            ffi::MPI_Gather(
+                xs.as_ptr() as *const c_void,
+                k as c_int,
+                self.h.double,
+                all.as_mut_ptr() as *mut c_void,
+                k as c_int,
+                self.h.double,
+                0,
+                self.comm,
+            )
+        };
+        if root {
+            all
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// `MPI_Reduce` of doubles to rank 0.
+    fn reduce_doubles(&self, xs: &[f64], op: ReduceOp) -> Vec<f64> {
+        let mut out = vec![0.0f64; xs.len()];
+        // SAFETY: equal-length buffers.
+        unsafe {
+            ffi::MPI_Reduce(
+                xs.as_ptr() as *const c_void,
+                out.as_mut_ptr() as *mut c_void,
+                xs.len() as c_int,
+                self.h.double,
+                Handles::op(op),
+                0,
+                self.comm,
+            )
+        };
+        out
+    }
+}
+
+impl Control for World {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    #[inline(always)]
+    fn barrier(&self) {
+        // SAFETY: valid communicator.
+        unsafe { ffi::MPI_Barrier(self.comm) };
+    }
+
+    fn gather_f64(&self, x: f64) -> Vec<f64> {
+        self.gather_doubles(&[x])
+    }
+
+    fn gather_f64_slice(&self, xs: &[f64]) -> Vec<f64> {
+        self.gather_doubles(xs)
+    }
+
+    fn reduce_f64(&self, x: f64, op: ReduceOp) -> f64 {
+        self.reduce_doubles(&[x], op)[0]
+    }
+
+    fn reduce_f64_slice(&self, xs: &[f64], op: ReduceOp) -> Vec<f64> {
+        self.reduce_doubles(xs, op)
+    }
+
+    fn allreduce_sum_u64(&self, x: u64) -> u64 {
+        let mut out = 0u64;
+        // SAFETY: one value in, one out.
+        unsafe {
+            ffi::MPI_Allreduce(
+                &x as *const u64 as *const c_void,
+                &mut out as *mut u64 as *mut c_void,
+                1,
+                self.h.u64,
+                self.h.sum,
+                self.comm,
+            )
+        };
+        out
+    }
+
+    fn bcast_u64(&self, x: u64) -> u64 {
+        let mut v = x;
+        // SAFETY: one value.
+        unsafe { ffi::MPI_Bcast(&mut v as *mut u64 as *mut c_void, 1, self.h.u64, 0, self.comm) };
+        v
+    }
+
+    fn gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        let n = self.size;
+        let root = self.rank == 0;
+        let len = mine.len() as c_int;
+        let mut lens = vec![0 as c_int; if root { n } else { 1 }];
+        // SAFETY: rank 0 receives n ints; others pass a dummy receive buffer.
+        unsafe {
+            ffi::MPI_Gather(
+                &len as *const c_int as *const c_void,
+                1,
+                self.h.int,
+                lens.as_mut_ptr() as *mut c_void,
+                1,
+                self.h.int,
+                0,
+                self.comm,
+            )
+        };
+        let (displs, total) = if root {
+            let mut d = Vec::with_capacity(n);
+            let mut acc: c_int = 0;
+            for &l in &lens {
+                d.push(acc);
+                acc += l;
+            }
+            (d, acc as usize)
+        } else {
+            (vec![0], 0)
+        };
+        let mut all = vec![0u8; total.max(1)];
+        let byte = self.h.dt(crate::datatype::Datatype::Char);
+        // SAFETY: counts and displacements describe `all` on rank 0.
+        unsafe {
+            ffi::MPI_Gatherv(
+                mine.as_ptr() as *const c_void,
+                len,
+                byte,
+                all.as_mut_ptr() as *mut c_void,
+                lens.as_ptr(),
+                displs.as_ptr(),
+                byte,
+                0,
+                self.comm,
+            )
+        };
+        if !root {
+            return Vec::new();
+        }
+        (0..n)
+            .map(|r| {
+                let s = displs[r] as usize;
+                all[s..s + lens[r] as usize].to_vec()
+            })
+            .collect()
+    }
+
+    /// `MPI_Comm_split_type` with MPI_COMM_TYPE_SHARED.
+    fn node_ranks(&self) -> (usize, usize) {
+        // SAFETY: collective over the world; the new communicator is freed.
+        unsafe {
+            let mut node = ffi::RSMPI_COMM_NULL;
+            ffi::MPI_Comm_split_type(
+                self.comm,
+                ffi::RSMPI_COMM_TYPE_SHARED,
+                self.rank as c_int,
+                ffi::RSMPI_INFO_NULL,
+                &mut node,
+            );
+            let (mut size, mut rank) = (1, 0);
+            ffi::MPI_Comm_size(node, &mut size);
+            ffi::MPI_Comm_rank(node, &mut rank);
+            ffi::MPI_Comm_free(&mut node);
+            (size as usize, rank as usize)
+        }
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        self.universe.take();
+    }
+}

@@ -1,0 +1,206 @@
+//! The measurement loop, the size logic and the metric formulas on mock
+//! ranks: virtual time makes every value exact.
+
+use std::cell::RefCell;
+use std::io;
+use std::rc::Rc;
+
+use super::{run, Plan};
+use crate::backend::mock::{self, Fault, Model};
+use crate::backend::Transport;
+use crate::bench::{allreduce, barrier, bw, latency, mbw_mr, reduce_scatter, Bench, Setup};
+use crate::cli::test_options;
+use crate::datatype::Datatype;
+use crate::job::Ending;
+use crate::report::sinks::Sinks;
+use crate::report::{Row, Sink};
+use crate::watchdog::Progress;
+
+/// What an output saw.
+#[derive(Debug, Clone, PartialEq)]
+enum Seen {
+    Begin(Datatype),
+    Row(Box<Row>),
+    End,
+}
+
+struct Collect(Rc<RefCell<Vec<Seen>>>);
+
+impl Sink for Collect {
+    fn begin_datatype(&mut self, dt: Datatype) -> io::Result<()> {
+        self.0.borrow_mut().push(Seen::Begin(dt));
+        Ok(())
+    }
+    fn row(&mut self, row: &Row) -> io::Result<()> {
+        self.0.borrow_mut().push(Seen::Row(Box::new(row.clone())));
+        Ok(())
+    }
+    fn end_datatype(&mut self) -> io::Result<()> {
+        self.0.borrow_mut().push(Seen::End);
+        Ok(())
+    }
+}
+
+/// Runs benchmark `B` with `args` on `np` mock ranks; returns what rank
+/// 0's output saw, how the run ended and how many rows were counted.
+fn measure<B: Bench>(np: usize, args: &[&str], model: Model, fault: Option<Fault>) -> (Vec<Seen>, Ending, usize) {
+    let out = mock::run_with(np, model, fault, |t| {
+        let mut opts = test_options(B::SPEC, args);
+        let (pairs, _) = B::SPEC.check_run(np, &mut opts).expect("a job of the right size");
+        let plan = Plan { spec: B::SPEC, opts: &opts };
+        let setup = Setup { t, opts: &opts, pairs, max_window: plan.max_window() };
+        let mut kernel = B::kernel(&setup).expect("buffers");
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let mut sinks = Sinks::new(vec![Box::new(Collect(seen.clone()))]);
+        let root = t.world().rank() == 0;
+        let mut rows = 0;
+        let ending = run(t, &mut kernel, &plan, root.then_some(&mut sinks), &Progress::default(), || rows += 1)
+            .expect("outputs");
+        let seen = seen.borrow().clone();
+        (seen, ending, rows)
+    });
+    out.into_iter().next().expect("rank 0")
+}
+
+fn rows(seen: &[Seen]) -> Vec<Row> {
+    seen.iter()
+        .filter_map(|s| match s {
+            Seen::Row(r) => Some((**r).clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1e-12)
+}
+
+use crate::backend::Control;
+
+#[test]
+fn latency_is_half_the_modelled_round_trip_at_every_size() {
+    let m = Model::default();
+    let (seen, ending, counted) = measure::<latency::Latency>(2, &["-m", "0:16", "-i", "10", "-x", "2"], m, None);
+    assert_eq!(ending, Ending::Complete);
+    let rows = rows(&seen);
+    // OSU 7.4 prints no row for size 0 (no element fits).
+    assert_eq!(rows.iter().map(|r| r.size).collect::<Vec<_>>(), [1, 2, 4, 8, 16]);
+    assert_eq!(counted, rows.len());
+    for r in &rows {
+        let want = m.one_way(r.size) * 1e6;
+        assert!(close(r.avg_lat_us.unwrap(), want), "size {}: {:?} vs {want}", r.size, r.avg_lat_us);
+        assert_eq!((r.iterations, r.warmup, r.window, r.bw_mbps), (10, 2, None, None));
+        let it = r.iter.as_ref().unwrap();
+        // every iteration took the same virtual time: the spread is nil
+        assert_eq!(it.samples, 10);
+        assert!(close(it.mean_us, want) && it.stddev_us < 1e-9, "{it:?}");
+    }
+    assert_eq!(seen.first(), Some(&Seen::Begin(Datatype::Char)));
+    assert_eq!(seen.last(), Some(&Seen::End));
+}
+
+#[test]
+fn bandwidth_is_the_window_over_its_modelled_time() {
+    let m = Model { latency_s: 2e-6, overhead_s: 0.0, bytes_per_s: 5e9 };
+    let (seen, ending, _) = measure::<bw::Bw>(2, &["-m", "1024:4096", "-i", "4", "-x", "1", "-W", "8"], m, None);
+    assert_eq!(ending, Ending::Complete);
+    let rows = rows(&seen);
+    assert_eq!(rows.iter().map(|r| r.size).collect::<Vec<_>>(), [1024, 2048, 4096]);
+    for r in &rows {
+        // the window streams over the link, then a one-byte ack comes back
+        let secs = (8 * r.size) as f64 / m.bytes_per_s + 2.0 * m.latency_s + 1.0 / m.bytes_per_s;
+        let want = (8 * r.size) as f64 / 1e6 / secs;
+        assert!(close(r.bw_mbps.unwrap(), want), "size {}: {:?} vs {want}", r.size, r.bw_mbps);
+        assert_eq!(r.window, Some(8));
+    }
+}
+
+#[test]
+fn sizes_types_and_counts_follow_osu() {
+    // Sizes double from the minimum; a size smaller than an element is
+    // skipped for that type; counts switch above 8192 bytes.
+    let (seen, _, _) = measure::<allreduce::Allreduce>(2, &["-m", "3:16384", "-T", "all"], Model::default(), None);
+    let per_type: Vec<(Datatype, Vec<usize>)> = Datatype::ALL
+        .iter()
+        .map(|&dt| {
+            let start = seen.iter().position(|s| *s == Seen::Begin(dt)).unwrap();
+            let sizes = seen[start + 1..]
+                .iter()
+                .take_while(|s| matches!(s, Seen::Row(_)))
+                .map(|s| if let Seen::Row(r) = s { r.size } else { 0 })
+                .collect();
+            (dt, sizes)
+        })
+        .collect();
+    assert_eq!(per_type[0].1, [3, 6, 12, 24, 48, 96, 192, 384, 768, 1536, 3072, 6144, 12288]);
+    assert_eq!(per_type[1].1, [6, 12, 24, 48, 96, 192, 384, 768, 1536, 3072, 6144, 12288], "int skips 3");
+    let rows = rows(&seen);
+    let big = rows.iter().find(|r| r.size == 12288).unwrap();
+    let small = rows.iter().find(|r| r.size == 6144).unwrap();
+    assert_eq!((small.iterations, small.warmup, big.iterations, big.warmup), (1000, 100, 100, 10));
+}
+
+#[test]
+fn collectives_average_over_ranks_and_validate() {
+    let m = Model::default();
+    let np = 4;
+    let (seen, ending, _) =
+        measure::<allreduce::Allreduce>(np, &["-m", "4:64", "-i", "5", "-x", "1", "-c", "-f"], m, None);
+    assert_eq!(ending, Ending::Complete);
+    for r in rows(&seen) {
+        let bytes = r.size as f64;
+        let want = m.collective(np, 2.0 * 3.0 / 4.0 * bytes) * 1e6;
+        assert!(close(r.avg_lat_us.unwrap(), want), "{:?} vs {want}", r.avg_lat_us);
+        let spread = r.spread.unwrap();
+        assert!(close(spread.fastest.1, want) && close(spread.slowest.1, want));
+        let (algbw, busbw) = r.algbw_busbw.unwrap();
+        assert!(close(algbw, bytes / (want * 1e-6) / 1e9) && close(busbw, algbw * 1.5));
+        assert_eq!(r.validation, Some(true));
+    }
+    // the reduce-scatter split and its check, on an odd element count
+    let (_, ending, _) =
+        measure::<reduce_scatter::ReduceScatter>(3, &["-m", "4:40", "-i", "3", "-x", "1", "-c"], m, None);
+    assert_eq!(ending, Ending::Complete);
+    // in place too
+    let (_, ending, _) =
+        measure::<allreduce::Allreduce>(3, &["-m", "4:40", "-i", "3", "-x", "1", "-c", "-l", "-T", "all"], m, None);
+    assert_eq!(ending, Ending::Complete);
+}
+
+#[test]
+fn wrong_data_stops_at_the_first_size() {
+    let (seen, ending, _) = measure::<bw::Bw>(
+        2,
+        &["-m", "4:64", "-i", "3", "-x", "1", "-c"],
+        Model::default(),
+        Some(Fault::CorruptTo { to: 1 }),
+    );
+    assert_eq!(ending, Ending::ValidationFailed { size: 4 });
+    let rows = rows(&seen);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].validation, Some(false));
+}
+
+#[test]
+fn message_rate_sums_over_pairs() {
+    let m = Model { latency_s: 1e-6, overhead_s: 0.0, bytes_per_s: 1e9 };
+    let (seen, ending, _) = measure::<mbw_mr::MbwMr>(4, &["-m", "1000:1000", "-i", "2", "-x", "0", "-W", "4"], m, None);
+    assert_eq!(ending, Ending::Complete);
+    let r = &rows(&seen)[0];
+    // each pair: 4 messages back to back, then the ack
+    let secs = 4.0 * 1000.0 / 1e9 + 2.0 * 1e-6 + 1.0 / 1e9;
+    let rate = 2.0 * 4.0 / secs;
+    assert!(close(r.msg_rate.unwrap(), rate), "{:?} vs {rate}", r.msg_rate);
+    assert!(close(r.bw_mbps.unwrap(), rate * 1000.0 / 1e6));
+}
+
+#[test]
+fn barrier_has_one_row_without_size() {
+    let m = Model::default();
+    let (seen, ending, _) = measure::<barrier::Barrier>(4, &["-i", "7", "-x", "1"], m, None);
+    assert_eq!(ending, Ending::Complete);
+    let rows = rows(&seen);
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].datatype, rows[0].size, rows[0].iterations), (None, 0, 7));
+    assert!(close(rows[0].avg_lat_us.unwrap(), m.barrier(4) * 1e6));
+}

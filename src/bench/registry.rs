@@ -1,0 +1,89 @@
+//! Every benchmark commbench has, in the order the suite runs them: its
+//! spec (name, title, options, process rule, metric) and its entry point.
+//! The binaries, the suite, compare, plot and the tests all read this list;
+//! a new benchmark is one file in src/bench, one binary in src/bin and one
+//! line here.
+
+use super::allgather::Allgather;
+use super::allreduce::Allreduce;
+use super::alltoall::Alltoall;
+use super::barrier::Barrier;
+use super::bcast::Bcast;
+use super::bibw::Bibw;
+use super::bw::Bw;
+use super::latency::Latency;
+use super::mbw_mr::MbwMr;
+use super::multi_lat::MultiLat;
+use super::reduce::Reduce;
+use super::reduce_scatter::ReduceScatter;
+use super::spec::BenchSpec;
+use super::{runner, Bench};
+
+/// One benchmark.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    pub spec: &'static BenchSpec,
+    /// Runs it with the process's arguments and returns the exit status.
+    pub run: fn() -> i32,
+}
+
+impl Entry {
+    pub const fn of<B: Bench>() -> Entry {
+        Entry { spec: B::SPEC, run: runner::run::<B> }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.spec.name
+    }
+
+    /// Whether every rank takes part in one collective operation (rather
+    /// than pairs of ranks exchanging messages).
+    pub fn is_collective(&self) -> bool {
+        !self.spec.is_point_to_point()
+    }
+}
+
+/// Every benchmark, in the suite's order.
+pub const BENCHMARKS: &[Entry] = &[
+    Entry::of::<Latency>(),
+    Entry::of::<Bw>(),
+    Entry::of::<Bibw>(),
+    Entry::of::<MbwMr>(),
+    Entry::of::<MultiLat>(),
+    Entry::of::<Barrier>(),
+    Entry::of::<Allreduce>(),
+    Entry::of::<Allgather>(),
+    Entry::of::<Alltoall>(),
+    Entry::of::<ReduceScatter>(),
+    Entry::of::<Bcast>(),
+    Entry::of::<Reduce>(),
+];
+
+/// Every benchmark's spec, in the suite's order.
+pub fn specs() -> impl Iterator<Item = &'static BenchSpec> {
+    BENCHMARKS.iter().map(|e| e.spec)
+}
+
+/// A benchmark by its name, with or without the `osu_` prefix.
+pub fn lookup(name: &str) -> Option<&'static Entry> {
+    let n = name.trim();
+    let n = n.strip_prefix("osu_").unwrap_or(n);
+    BENCHMARKS.iter().find(|e| e.spec.name.strip_prefix("osu_") == Some(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found() {
+        for (i, e) in BENCHMARKS.iter().enumerate() {
+            assert!(e.name().starts_with("osu_"), "{}", e.name());
+            assert!(BENCHMARKS[..i].iter().all(|o| o.name() != e.name()), "{} twice", e.name());
+            assert_eq!(lookup(e.name()).map(Entry::name), Some(e.name()));
+            assert_eq!(lookup(e.name().trim_start_matches("osu_")).map(Entry::name), Some(e.name()));
+        }
+        assert!(lookup("nope").is_none() && lookup("osu_").is_none());
+        assert!(lookup("allreduce").unwrap().is_collective() && !lookup("bw").unwrap().is_collective());
+    }
+}

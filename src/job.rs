@@ -1,0 +1,352 @@
+//! The life of one commbench job on every rank, the same for the OSU
+//! binaries and `commbench pairs`: the panic hook and the watchdog, placement
+//! before and after MPI starts, the launcher and job-size checks, agreement
+//! across ranks when a step fails, the memory check, the result files, the
+//! run record (written at start, marked by the watchdog, ended with a
+//! [`Ending`]), and the one-line messages on stderr.
+
+use std::fmt::Display;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::backend::world::World;
+use crate::backend::{agree_failures, Control};
+use crate::launcher::{self, LauncherEnv};
+use crate::report::record::{self, RankInfo, RunHeader};
+use crate::report::time::Utc;
+use crate::topo::placement;
+use crate::topo::report::RankPlacement;
+use crate::topo::request::PlacementRequest;
+use crate::topo::{self, affinity, cpuset};
+use crate::watchdog::{self, OnFire, Progress, Step};
+
+/// Writes one line on stderr with a single write, so that a launcher
+/// merging the ranks' streams never splits it or glues it to its own text.
+pub fn say(line: &str) {
+    let mut text = String::with_capacity(line.len() + 1);
+    text.push_str(line);
+    text.push('\n');
+    let _ = io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// Turns a panic into one line naming the program, and ends every rank.
+pub fn install_panic_hook(name: &'static str) {
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let loc = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        say(&format!("{name}: internal error: {msg}{loc} (please report this)"));
+        if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
+            // SAFETY: ends every rank; MPI is initialised and not finalised.
+            unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 1) };
+        }
+        std::process::exit(1);
+    }));
+}
+
+/// How a job ended. Maps to the run record's status and the exit status.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ending {
+    /// Every size measured (OSU binaries).
+    Complete,
+    /// `-c` found wrong data at this message size.
+    ValidationFailed { size: usize },
+    /// Every pair met the criteria (`pairs`).
+    Passed,
+    /// Some pair failed the criteria (`pairs`).
+    Failed,
+    /// Something went wrong that was said already.
+    Error { detail: String },
+}
+
+impl Ending {
+    /// The run record's `status`.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Ending::Complete => "complete",
+            Ending::ValidationFailed { .. } => "validation_failed",
+            Ending::Passed => "passed",
+            Ending::Failed => "failed",
+            Ending::Error { .. } => "error",
+        }
+    }
+
+    /// The run record's `status_detail`.
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            Ending::ValidationFailed { size } => Some(format!("validation failed at message size {size}")),
+            Ending::Error { detail } => Some(detail.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// What a program tells [`Job::start`].
+pub struct JobConfig<'a> {
+    /// Prefix of every line the job says (`osu_bw`, `commbench pairs`).
+    pub name: &'static str,
+    pub timeout: Option<Duration>,
+    pub placement: &'a PlacementRequest,
+    /// Exit status of a job that cannot start or be set up.
+    pub setup_exit: i32,
+    /// Whether lines about the job's shape (a launcher of another MPI)
+    /// carry `name`: the OSU binaries print them bare, like OSU's own
+    /// process-count lines.
+    pub name_shape_lines: bool,
+}
+
+/// A started job on one rank: MPI is up, the job size suits the program
+/// and every rank is placed.
+pub struct Job {
+    pub name: &'static str,
+    pub argv: Vec<String>,
+    pub env: LauncherEnv,
+    pub world: World,
+    pub placement: RankPlacement,
+    pub progress: Arc<Progress>,
+    pub start: Utc,
+    pub setup_exit: i32,
+    on_fire: Arc<Mutex<Option<OnFire>>>,
+}
+
+/// The command line as given.
+pub fn argv() -> Vec<String> {
+    std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect()
+}
+
+impl Job {
+    /// Starts the job on this rank: panic hook and watchdog, placement
+    /// before MPI_Init, MPI, the launcher check, the program's own check of
+    /// the job (`check`: Err is the line rank 0 prints), and placement
+    /// after MPI_Init. On failure, returns the exit status (the line has
+    /// been said and MPI finalised).
+    pub fn start(cfg: JobConfig, check: impl FnOnce(&World) -> Result<(), String>) -> Result<Job, i32> {
+        let name = cfg.name;
+        let env = launcher::detect();
+        install_panic_hook(name);
+        let progress = Arc::new(Progress::default());
+        let on_fire: Arc<Mutex<Option<OnFire>>> = Arc::new(Mutex::new(None));
+        if let Some(t) = cfg.timeout {
+            let rank = env.rank.map(|r| r.to_string()).unwrap_or_else(|| "?".into());
+            let who = format!("{name} rank {rank} on {}", topo::hostname());
+            watchdog::start(progress.clone(), t, who, on_fire.clone());
+        }
+        let start = Utc::now();
+        // Binding and NIC variables must be in place before MPI starts.
+        let prepared = placement::prepare(&env, cfg.placement);
+        let Some(world) = World::init() else {
+            say(&format!("{name}: MPI was initialised before commbench could do it"));
+            return Err(cfg.setup_exit);
+        };
+        let refuse = |world: World, line: Option<String>| {
+            if let Some(line) = line {
+                say(&line);
+            }
+            world.finalize();
+            Err(cfg.setup_exit)
+        };
+        if let Some(msg) = env.mismatch(world.size(), &world.library_version()) {
+            let leader = env.is_leader();
+            let line = if cfg.name_shape_lines { format!("{name}: {msg}") } else { msg };
+            return refuse(world, leader.then_some(line));
+        }
+        if let Err(msg) = check(&world) {
+            let root = world.rank() == 0;
+            return refuse(world, root.then_some(msg));
+        }
+        let placement = match placement::confirm(&world, &env, prepared) {
+            Ok(p) => p,
+            Err(line) => return refuse(world, line.map(|l| format!("{name}: {l}"))),
+        };
+        Ok(Job { name, argv: argv(), env, world, placement, progress, start, setup_exit: cfg.setup_exit, on_fire })
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.world.rank() == 0
+    }
+
+    /// Ends every rank at once after a failure only this rank knows about.
+    pub fn abort(&self, line: &str) -> ! {
+        say(line);
+        let _ = io::stdout().flush();
+        self.world.abort(self.setup_exit)
+    }
+
+    /// Some on every rank if `r` is Ok everywhere; otherwise None
+    /// everywhere, with one line from rank 0 naming the first failing rank
+    /// and its error.
+    pub fn everywhere<T, E: Display>(&self, r: Result<T, E>) -> Option<T> {
+        everywhere(&self.world, self.name, r)
+    }
+
+    /// Refuses message buffers of `need` bytes per rank that cannot fit in
+    /// this node's available memory together with the other ranks on the
+    /// node, before anything is touched (the alternative is the kernel's
+    /// OOM killer). `hint` says what to lower.
+    pub fn memory_check(&self, need: u128, hint: &str) -> Result<(), String> {
+        let (on_node, _) = self.world.node_ranks();
+        match topo::available_memory() {
+            Some(avail) if need * on_node as u128 > avail as u128 => Err(format!(
+                "message buffers need {} per rank ({on_node} rank(s) on this node) but only {} of memory is \
+                 available ({hint})",
+                crate::report::human_bytes(need),
+                crate::report::human_bytes(avail as u128)
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Creates the result files on rank 0 (`create`, None for no files)
+    /// and tells every rank whether that worked; on failure every rank
+    /// returns the error line (rank 0's text; empty elsewhere).
+    pub fn open_results<F, E: Display>(
+        &self,
+        create: impl FnOnce() -> Result<Option<F>, E>,
+    ) -> Result<Option<F>, String> {
+        let mut outcome = Ok(None);
+        if self.is_root() {
+            outcome = create().map_err(|e| e.to_string());
+        }
+        match (self.world.bcast_u64(u64::from(outcome.is_ok())), outcome) {
+            (1, o) => o,
+            (_, Err(e)) => Err(e),
+            (_, Ok(_)) => Err(String::new()),
+        }
+    }
+
+    /// Every rank's placement, in rank order, at rank 0 (empty elsewhere).
+    pub fn gather_ranks(&self) -> Vec<RankInfo> {
+        gather_ranks(&self.world, &self.env, Some(&self.placement))
+    }
+
+    /// The run record's header for a run that has just started.
+    pub fn header(&self, ranks: Vec<RankInfo>) -> RunHeader {
+        RunHeader::running(self.argv.clone(), self.start.rfc3339(), &self.world, &self.env, ranks)
+    }
+
+    /// Writes `rec` to `path` (rank 0) and lets the watchdog mark it as
+    /// timed out before it ends the job. `header` finds the header inside.
+    pub fn record<R: Serialize + Send + 'static>(
+        &self,
+        rec: R,
+        path: PathBuf,
+        header: fn(&mut R) -> &mut RunHeader,
+    ) -> io::Result<RecordFile<R>> {
+        record::write_json(&rec, &path)?;
+        let file = RecordFile { rec: Arc::new(Mutex::new(rec)), path, header };
+        if let Ok(mut slot) = self.on_fire.lock() {
+            *slot = Some(record::timeout_marker(file.rec.clone(), file.path.clone(), header));
+        }
+        Ok(file)
+    }
+
+    /// Marks the watchdog's position.
+    pub fn step(&self, step: Step) {
+        self.progress.set_step(step);
+    }
+
+    /// Finalises MPI.
+    pub fn finish(self) {
+        self.world.finalize();
+    }
+}
+
+/// [`Job::everywhere`] over any control plane.
+pub fn everywhere<C: Control, T, E: Display>(w: &C, name: &str, r: Result<T, E>) -> Option<T> {
+    let mine = r.as_ref().err().map(|e| e.to_string());
+    match agree_failures(w, mine.as_deref()) {
+        Ok(()) => r.ok(),
+        Err(line) => {
+            if let Some(line) = line {
+                say(&format!("{name}: {line}"));
+            }
+            None
+        }
+    }
+}
+
+/// The run record of a job on rank 0, shared with the watchdog.
+pub struct RecordFile<R> {
+    rec: Arc<Mutex<R>>,
+    path: PathBuf,
+    header: fn(&mut R) -> &mut RunHeader,
+}
+
+impl<R: Serialize> RecordFile<R> {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Changes the record in memory (written at the end, or by the
+    /// watchdog).
+    pub fn update(&self, f: impl FnOnce(&mut R)) {
+        if let Ok(mut r) = self.rec.lock() {
+            f(&mut r);
+        }
+    }
+
+    /// Marks the run ended and rewrites the record.
+    pub fn end(&self, ending: &Ending, exit_code: i32) -> io::Result<()> {
+        let Ok(mut r) = self.rec.lock() else { return Ok(()) };
+        (self.header)(&mut r).end(ending.status(), ending.detail(), exit_code);
+        record::write_json(&*r, &self.path)
+    }
+}
+
+/// Where this rank runs: host, pid, allowed cpus, local rank.
+pub fn rank_info(world: &World, env: &LauncherEnv, placement: Option<&RankPlacement>) -> RankInfo {
+    let cpus = affinity::allowed_cpus();
+    RankInfo {
+        rank: world.rank(),
+        host: world.processor_name(),
+        pid: std::process::id(),
+        cpus: cpuset::format_list(&cpus),
+        cpu_count: cpus.len(),
+        local_rank: env.local_rank,
+        placement: placement.cloned(),
+    }
+}
+
+/// Every rank's placement, in rank order, at rank 0 (empty elsewhere).
+pub fn gather_ranks(world: &World, env: &LauncherEnv, placement: Option<&RankPlacement>) -> Vec<RankInfo> {
+    let mine = serde_json::to_vec(&rank_info(world, env, placement)).unwrap_or_default();
+    world.gather_bytes(&mine).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endings_as_recorded() {
+        assert_eq!((Ending::Complete.status(), Ending::Complete.detail()), ("complete", None));
+        let v = Ending::ValidationFailed { size: 64 };
+        assert_eq!(
+            (v.status(), v.detail().as_deref()),
+            ("validation_failed", Some("validation failed at message size 64"))
+        );
+        assert_eq!(Ending::Error { detail: "x".into() }.detail().as_deref(), Some("x"));
+        assert_eq!((Ending::Passed.status(), Ending::Failed.status()), ("passed", "failed"));
+    }
+
+    #[test]
+    fn everywhere_agrees_on_mock_ranks() {
+        use crate::backend::mock::{self, Model};
+        use crate::backend::Transport;
+        let out = mock::run(3, Model::default(), |t| {
+            let r: Result<u32, String> = if t.world().rank() == 1 { Err("no memory".into()) } else { Ok(7) };
+            everywhere(t.world(), "osu_x", r)
+        });
+        assert_eq!(out, vec![None, None, None]);
+        let out = mock::run(2, Model::default(), |t| everywhere(t.world(), "osu_x", Ok::<u32, String>(7)));
+        assert_eq!(out, vec![Some(7), Some(7)]);
+    }
+}
