@@ -1,97 +1,247 @@
 #!/usr/bin/env bash
-# Overhead benchmark (not a test): alternates commbench's osu_latency,
-# osu_bw and osu_allreduce with a minimal C program making the same MPI
-# calls (benches/overhead/minimal.c), under the same launcher and binding,
-# for ROUNDS rounds (default 9, at least 9), and prints per size the median
-# of each and their ratio.
+# Overhead benchmark (not a test): runs commbench's OSU binaries and OSU
+# 7.4's own C binaries (built by scripts/build-osu.sh) side by side, np=2,
+# under the same launcher, binding and options, for ROUNDS rounds (default
+# 9, at least 9), alternating which program goes first each round so that
+# drift hits both alike, and prints per benchmark and size the median of
+# each, their ratio and the spread over rounds (interquartile range as a
+# share of the median).
 #
-# Targets: latency ratios (commbench / C) <= 1.05, bandwidth ratio >= 0.95.
+# Benchmarks: osu_latency osu_bw osu_bibw osu_mbw_mr osu_barrier
+#             osu_allreduce osu_allgather osu_alltoall
+# Targets, at every size: latency-type (latency, barrier, allreduce,
+# allgather, alltoall) median ours / median OSU <= 1.05; bandwidth-type
+# (bw, bibw, mbw_mr) ratio >= 0.95. Exit 0 when every target is met, 1 when
+# some is missed, 2 on bad settings or a run that failed; the last line says
+# which.
 #
-#   ROUNDS=15 MAX_SIZE=1048576 scripts/bench-overhead.sh
+#   scripts/bench-overhead.sh
+#   ROUNDS=15 MAX_SIZE=65536 COLL_MAX_SIZE=65536 scripts/bench-overhead.sh
+#   BENCHES="osu_allreduce osu_barrier" ...     a subset
 #   LAT_ITERS=20000:200 BW_ITERS=1000:100 COLL_ITERS=2000:200 ...
-#       fixed iterations:warm-up for every size (default: OSU's, which
-#       switch above 8192 bytes); more iterations make each round less noisy
-#   BENCHES="osu_allreduce" ...   a subset
-#   MPIRUN="mpiexec.mpich" ...    another launcher (build accordingly)
+#       fixed iterations:warm-up (-i/-x, given to both programs) for every
+#       size of osu_latency / of bw, bibw, mbw_mr / of the collectives;
+#       default OSU's own, which switch above 8192 bytes. More iterations
+#       make each round less noisy.
+#   MAX_SIZE (default 4194304) largest point-to-point size, COLL_MAX_SIZE
+#       (default 1048576) largest collective size (-m; barrier has none)
+#   MPIRUN=mpiexec.mpich MPIRUN_ARGS="-bind-to core" ...
+#       another launcher; MPIRUN_ARGS defaults to "--bind-to core". OSU is
+#       then built with MPICH (OSU_MPI, guessed from the launcher's name),
+#       and commbench must be built against MPICH too: set CARGO_TARGET_DIR
+#       to that build's target dir, e.g. MPI_PKG_CONFIG=mpich
+#       CARGO_TARGET_DIR=target/mpich.
+#   OSU_BIN=DIR     OSU binaries to use instead of building them
+#   RUN_TIMEOUT=600 seconds one run may take before it counts as failed
+#   RAW_DIR=DIR     keep every run's stdout, stderr and CSV there
+#                   (<ours|osu>-<bench>-<round>.txt/.err/.csv); default: a
+#                   temporary directory removed at the end
+#
+# Why the verdict compares numbers at OSU's printed precision: OSU prints
+# two decimals and keeps no other record, so at sub-microsecond latencies
+# one printed step (0.01 us) is 4-6% of the value, as large as the target.
+# Comparing our full-precision CSV median with OSU's rounded median would
+# mix a rounding error of up to +-0.005 us into one side only. So the
+# ratio is taken between medians of like with like: our stdout values
+# (printed by the same %.2f rule as OSU's) against OSU's stdout values,
+# each rounded once the same way. Our full-precision median (from --csv)
+# is shown beside it for information. A size whose two medians differ by
+# at most one printed step (0.01) counts as met whatever the ratio, marked
+# '=': OSU cannot show a smaller difference, so none is claimed. With large
+# run-to-run noise the rounding acts as dither and medians over >= 9
+# rounds are stable to about that step.
+#
+# Noise: these machines are shared and noisy (8-byte latency moves between
+# about 0.2 and 0.7 us from one run to the next); a single miss with a wide
+# spread is weather, a miss at many neighbouring sizes is a finding. With
+# Open MPI's shared-memory transport, 1-8 byte collectives can settle into
+# one of two levels (e.g. about 0.45 or 0.9 us for allreduce) depending on
+# the MPI calls a program made before its loop; commbench makes a few at
+# start-up (node split, small agreements, a placement gather) that OSU does
+# not, so a persistent 2x at only the smallest collective sizes points
+# there, not at the timed loop.
 set -euo pipefail
+# Paths given by the caller are relative to where they called from.
+here=$PWD
+abspath() { case $1 in /*) echo "$1" ;; *) echo "$here/$1" ;; esac; }
+[ -z "${OSU_BIN:-}" ] || OSU_BIN=$(abspath "$OSU_BIN")
+[ -z "${RAW_DIR:-}" ] || RAW_DIR=$(abspath "$RAW_DIR")
 cd "$(dirname "$0")/.."
 
+all_benches="osu_latency osu_bw osu_bibw osu_mbw_mr osu_barrier osu_allreduce osu_allgather osu_alltoall"
 rounds=${ROUNDS:-9}
 max=${MAX_SIZE:-4194304}
 coll_max=${COLL_MAX_SIZE:-1048576}
-benches=${BENCHES:-osu_latency osu_bw osu_allreduce}
-if [ "$rounds" -lt 9 ]; then
-  echo "ROUNDS must be at least 9" >&2
-  exit 2
-fi
+benches=${BENCHES:-$all_benches}
+run_timeout=${RUN_TIMEOUT:-600}
+
+die() { echo "bench-overhead.sh: $*" >&2; exit 2; }
+case $rounds in '' | *[!0-9]*) die "ROUNDS must be a whole number, not '$rounds'" ;; esac
+[ "$rounds" -ge 9 ] || die "ROUNDS must be at least 9 (medians of fewer rounds are noise here)"
+for b in $benches; do
+  case " $all_benches " in *" $b "*) ;; *) die "unknown benchmark '$b' in BENCHES (known: $all_benches)" ;; esac
+done
+for v in LAT_ITERS BW_ITERS COLL_ITERS; do
+  val=${!v:-}
+  [ -z "$val" ] || [[ $val =~ ^[0-9]+:[0-9]+$ ]] || die "$v must be ITERS:WARMUP, not '$val'"
+done
+
 if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 launcher=${MPIRUN:-mpirun}
 # shellcheck disable=SC2206
 launcher_args=(${MPIRUN_ARGS:---bind-to core})
+case $(basename "$launcher") in *mpich* | *hydra*) osu_mpi_guess=mpich ;; *) osu_mpi_guess=openmpi ;; esac
 
-cargo build --release --quiet --bins
-mkdir -p target/overhead
-${MPICC:-mpicc} -O2 -o target/overhead/minimal benches/overhead/minimal.c
+if [ -n "${OSU_BIN:-}" ]; then
+  osu_bin=$OSU_BIN
+else
+  osu_bin=$(OSU_MPI=${OSU_MPI:-$osu_mpi_guess} scripts/build-osu.sh) || exit 2
+fi
+cargo build --release --quiet --bins || die "cargo build failed"
+ours_bin=${CARGO_TARGET_DIR:-target}/release
+for b in $benches; do
+  [ -x "$osu_bin/$b" ] || die "no OSU binary $osu_bin/$b"
+  [ -x "$ours_bin/$b" ] || die "no commbench binary $ours_bin/$b"
+done
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "${RAW_DIR:-}" ]; then
+  work=$RAW_DIR
+  mkdir -p "$work"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
 
-# bench -> C mode, largest size, ITERS:WARMUP override
-mode_of() { case $1 in osu_latency) echo lat ;; osu_bw) echo bw ;; osu_allreduce) echo allreduce ;; esac; }
-max_of() { case $1 in osu_allreduce) echo "$coll_max" ;; *) echo "$max" ;; esac; }
-iters_of() { case $1 in osu_latency) echo "${LAT_ITERS:-}" ;; osu_bw) echo "${BW_ITERS:-}" ;; *) echo "${COLL_ITERS:-}" ;; esac; }
-
-run_ours() { # bench round
-  local it; it=$(iters_of "$1")
-  local counts=()
-  [ -n "$it" ] && counts=(-i "${it%%:*}" -x "${it##*:}")
-  "$launcher" -np 2 "${launcher_args[@]}" "target/release/$1" -m "1:$(max_of "$1")" "${counts[@]}" \
-    --csv "$work/ours_$1_$2.csv" >/dev/null 2>&1
+# Options given to both programs for one benchmark.
+args_of() {
+  local it=""
+  case $1 in
+    osu_latency) it=${LAT_ITERS:-}; echo "-m $max" ;;
+    osu_bw | osu_bibw | osu_mbw_mr) it=${BW_ITERS:-}; echo "-m $max" ;;
+    osu_barrier) it=${COLL_ITERS:-} ;;
+    *) it=${COLL_ITERS:-}; echo "-m $coll_max" ;;
+  esac
+  [ -z "$it" ] || echo "-i ${it%%:*} -x ${it##*:}"
 }
-run_c() { # bench round
-  local it; it=$(iters_of "$1")
-  local counts=()
-  [ -n "$it" ] && counts=("${it%%:*}" "${it##*:}")
-  "$launcher" -np 2 "${launcher_args[@]}" target/overhead/minimal "$(mode_of "$1")" "$(max_of "$1")" \
-    "${counts[@]}" >"$work/c_$1_$2.txt"
+
+run_one() { # who(ours|osu) bench round
+  local who=$1 b=$2 r=$3 out=$work/$1-$2-$3
+  local -a extra
+  rm -f "$out".*
+  read -r -a extra <<<"$(args_of "$b" | tr '\n' ' ')"
+  local -a cmd=(timeout "$run_timeout" "$launcher" -np 2 "${launcher_args[@]}")
+  if [ "$who" = ours ]; then
+    cmd+=("$ours_bin/$b" "${extra[@]}" --csv "$out.csv")
+  else
+    cmd+=("$osu_bin/$b" "${extra[@]}")
+  fi
+  if ! "${cmd[@]}" >"$out.txt" 2>"$out.err"; then
+    echo "bench-overhead.sh: failed: ${cmd[*]}" >&2
+    tail -n 15 "$out.err" "$out.txt" >&2
+    exit 2
+  fi
 }
 
+echo "OSU binaries: $osu_bin; commbench: $ours_bin; launcher: $launcher ${launcher_args[*]}" >&2
 for r in $(seq 1 "$rounds"); do
   echo "round $r/$rounds" >&2
   for b in $benches; do
     # Alternate which program goes first, so drift hits both alike.
-    if [ $((r % 2)) -eq 1 ]; then run_ours "$b" "$r"; run_c "$b" "$r"; else run_c "$b" "$r"; run_ours "$b" "$r"; fi
+    if [ $((r % 2)) -eq 1 ]; then
+      run_one ours "$b" "$r"
+      run_one osu "$b" "$r"
+    else
+      run_one osu "$b" "$r"
+      run_one ours "$b" "$r"
+    fi
   done
 done
 
-python3 - "$work" "$rounds" $benches <<'PY'
+python3 - "$work" "$rounds" "$launcher ${launcher_args[*]}" $benches <<'PY'
 import csv, statistics, sys
-work, rounds, benches = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-col = {"osu_latency": "avg_lat_us", "osu_bw": "bw_MBps", "osu_allreduce": "avg_lat_us"}
-ok = True
+
+work, rounds, launch, benches = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+BANDWIDTH = {"osu_bw", "osu_bibw", "osu_mbw_mr"}
+STEP = 0.01  # one step of OSU's two-decimal output
+
+
+def stdout_values(path, bench):
+    """size -> value of the first measured column in an OSU-layout stdout."""
+    vals = {}
+    with open(path) as f:
+        for line in f:
+            tok = line.split()
+            if not tok or tok[0].startswith("#"):
+                continue
+            try:
+                if bench == "osu_barrier":  # one row, no size column
+                    vals[0] = float(tok[0])
+                else:
+                    vals[int(tok[0])] = float(tok[1])
+            except (ValueError, IndexError):
+                continue  # a launcher or library message, not a row
+    return vals
+
+
+def csv_values(path, bench):
+    col = "bw_MBps" if bench in BANDWIDTH else "avg_lat_us"
+    with open(path) as f:
+        return {int(row["size_bytes"]): float(row[col]) for row in csv.DictReader(f)}
+
+
+def spread(xs):
+    """Interquartile range over the rounds, as a share of the median: robust to the
+    one-off stalls a shared machine produces, which a min-max range is not."""
+    q1, _, q3 = statistics.quantiles(xs, n=4, method="inclusive")
+    m = statistics.median(xs)
+    return 100.0 * (q3 - q1) / m if m else 0.0
+
+
+all_ok, missed, errors = True, [], []
 for b in benches:
-    ours, theirs = {}, {}
+    ours, full, osu = {}, {}, {}
     for r in range(1, rounds + 1):
-        with open(f"{work}/ours_{b}_{r}.csv") as f:
-            for row in csv.DictReader(f):
-                ours.setdefault(int(row["size_bytes"]), []).append(float(row[col[b]]))
-        with open(f"{work}/c_{b}_{r}.txt") as f:
-            for line in f:
-                s, v = line.split()
-                theirs.setdefault(int(s), []).append(float(v))
-    bandwidth = b == "osu_bw"
-    unit = "MB/s; higher is better" if bandwidth else "us; lower is better"
-    print(f"\n{b} vs minimal C, np=2, median of {rounds} alternating rounds ({unit})")
-    print(f"{'size':>8} {'commbench':>12} {'C':>12} {'ratio':>7}  {'spread C (min-max)':>22}")
-    for size in sorted(ours):
-        a, c = statistics.median(ours[size]), statistics.median(theirs[size])
-        ratio = a / c
-        good = ratio >= 0.95 if bandwidth else ratio <= 1.05
-        ok &= good
-        print(f"{size:>8} {a:>12.3f} {c:>12.3f} {ratio:>7.3f}{'' if good else ' *'}  "
-              f"{min(theirs[size]):>10.3f}-{max(theirs[size]):<10.3f}")
-    print(f"target: ratio {'>= 0.95' if bandwidth else '<= 1.05'}; * marks a miss")
-print("\nALL TARGETS MET" if ok else "\nSOME TARGETS MISSED (see *)")
+        for who, dest in (("ours", ours), ("osu", osu)):
+            for s, v in stdout_values(f"{work}/{who}-{b}-{r}.txt", b).items():
+                dest.setdefault(s, []).append(v)
+        for s, v in csv_values(f"{work}/ours-{b}-{r}.csv", b).items():
+            full.setdefault(s, []).append(v)
+    sizes = sorted(set(ours) | set(osu))
+    bw = b in BANDWIDTH
+    unit = "MB/s, higher is better" if bw else "us, lower is better"
+    target = ">= 0.95" if bw else "<= 1.05"
+    print(f"\n{b}: commbench vs OSU 7.4, np=2, {launch}, medians of {rounds} alternating rounds ({unit})")
+    print(f"{'size':>8} {'ours':>11} {'ours full':>12} {'OSU':>11} {'ratio':>7}    "
+          f"{'IQR ours':>9} {'IQR OSU':>8}")
+    for size in sizes:
+        if len(ours.get(size, [])) != rounds or len(osu.get(size, [])) != rounds:
+            errors.append(f"{b} size {size}: not measured in every round by both programs")
+            continue
+        a, o = statistics.median(ours[size]), statistics.median(osu[size])
+        f = statistics.median(full[size]) if len(full.get(size, [])) == rounds else float("nan")
+        ratio = a / o if o else float("inf")
+        if (ratio >= 0.95) if bw else (ratio <= 1.05):
+            mark = ""
+        elif abs(a - o) <= STEP + 1e-9:
+            mark = "="
+        else:
+            mark, all_ok = "*", False
+            missed.append(f"{b}@{size}")
+        print(f"{size:>8} {a:>11.2f} {f:>12.4f} {o:>11.2f} {ratio:>7.3f} {mark:<2} "
+              f"{spread(ours[size]):>8.0f}% {spread(osu[size]):>7.0f}%")
+    print(f"target: ratio {target} at every size; * a miss; = within one printed step (0.01); "
+          f"IQR = interquartile range over rounds / median")
+
+for e in errors:
+    print(f"error: {e}")
+if errors:
+    print("\nRESULT: INCOMPLETE (sizes missing, see errors)")
+    sys.exit(2)
+if all_ok:
+    print("\nRESULT: ALL TARGETS MET")
+    sys.exit(0)
+print(f"\nRESULT: TARGETS MISSED at {len(missed)} size(s): {' '.join(missed)}")
+sys.exit(1)
 PY

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds the real OSU Micro-Benchmarks 7.4 C MPI binaries (point-to-point
+# standard and blocking collectives only; no CUDA, no OpenSHMEM/UPC) so that
+# tests and benchmarks can run them beside ours, and prints on stdout the one
+# directory holding symlinks to every osu_* binary built:
+#
+#   target/osu-7.4/openmpi/bin    built with mpicc / mpicxx            (default)
+#   target/osu-7.4/mpich/bin      built with mpicc.mpich / mpicxx.mpich (OSU_MPI=mpich)
+#
+#   scripts/build-osu.sh                      # -> .../target/osu-7.4/openmpi/bin
+#   OSU_MPI=mpich scripts/build-osu.sh
+#   OSU_TARBALL=/elsewhere/osu-micro-benchmarks-7.4.tar.gz scripts/build-osu.sh
+#   OSU_MPICC=... OSU_MPICXX=...              # other compiler wrappers
+#
+# Idempotent: a finished build leaves a stamp naming the tarball's checksum
+# and the compilers; with the stamp and every binary present it only prints
+# the directory. An interrupted or stale build is thrown away and redone.
+# Concurrent callers wait for each other (flock). The build log stays in
+# target/osu-7.4/<mpi>/build.log; progress goes to stderr, never stdout.
+#
+# The tarball defaults to ../shared/reference/ beside the repository. Nothing
+# from it is ever written outside target/ (which git ignores). It is OSU's
+# code: a reference for behaviour, built and run, never copied.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+tarball=${OSU_TARBALL:-$(dirname "$0")/../../shared/reference/osu-micro-benchmarks-7.4.tar.gz}
+mpi=${OSU_MPI:-openmpi}
+
+die() { echo "build-osu.sh: $*" >&2; exit 1; }
+
+case $mpi in
+  openmpi) cc=${OSU_MPICC:-mpicc} cxx=${OSU_MPICXX:-mpicxx} ;;
+  mpich) cc=${OSU_MPICC:-mpicc.mpich} cxx=${OSU_MPICXX:-mpicxx.mpich} ;;
+  *) die "OSU_MPI must be openmpi or mpich, not '$mpi'" ;;
+esac
+[ -f "$tarball" ] || die "OSU 7.4 tarball not found: $tarball (set OSU_TARBALL to its path)"
+command -v "$cc" >/dev/null 2>&1 || die "MPI C compiler '$cc' not found (scripts/setup.sh installs it)"
+command -v "$cxx" >/dev/null 2>&1 || die "MPI C++ compiler '$cxx' not found (scripts/setup.sh installs it)"
+tarball=$(cd "$(dirname "$tarball")" && pwd)/$(basename "$tarball")
+
+dest=$here/target/osu-7.4/$mpi
+bin=$dest/bin
+# The programs built, by the OSU directory that holds them.
+dirs=(c/mpi/pt2pt/standard c/mpi/collective/blocking)
+
+mkdir -p "$dest"
+exec 9>"$dest/.lock"
+flock 9
+
+stamp="tarball $(sha256sum "$tarball" | cut -d' ' -f1) cc $cc cxx $cxx"
+built() {
+  [ -f "$dest/.stamp" ] && [ "$(cat "$dest/.stamp")" = "$stamp" ] || return 1
+  [ -x "$bin/osu_latency" ] && [ -x "$bin/osu_allreduce" ] && [ -x "$bin/osu_gather" ]
+}
+
+if ! built; then
+  echo "build-osu.sh: building OSU 7.4 with $cc into $dest (a few minutes; log: $dest/build.log)" >&2
+  rm -rf "$dest/src" "$bin" "$dest/.stamp"
+  mkdir -p "$dest/src"
+  log=$dest/build.log
+  : >"$log"
+  fail() { tail -n 20 "$log" >&2; die "$1 failed (full log: $log)"; }
+  tar xzf "$tarball" -C "$dest/src" --strip-components=1 || die "cannot unpack $tarball"
+  (
+    cd "$dest/src"
+    # The release ships a generated configure; no autotools run is needed.
+    ./configure CC="$cc" CXX="$cxx" --disable-dependency-tracking >>"$log" 2>&1
+  ) || fail "configure"
+  for d in "${dirs[@]}"; do
+    make -C "$dest/src/$d" -j"$(nproc)" >>"$log" 2>&1 || fail "make in $d"
+  done
+  mkdir -p "$bin"
+  for d in "${dirs[@]}"; do
+    for f in "$dest/src/$d"/osu_*; do
+      # Executables only, not sources or objects; relative links survive a moved checkout.
+      case $f in *.c | *.o | *.h) continue ;; esac
+      if [ -f "$f" ] && [ -x "$f" ]; then
+        ln -sfn "../src/$d/$(basename "$f")" "$bin/$(basename "$f")"
+      fi
+    done
+  done
+  echo "$stamp" >"$dest/.stamp"
+  built || die "build finished but binaries are missing in $bin (log: $log)"
+  echo "build-osu.sh: built $(ls "$bin" | wc -l) OSU binaries" >&2
+fi
+
+echo "$bin"
