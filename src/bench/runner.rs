@@ -378,11 +378,11 @@ impl Session {
         if let Some((rec, path)) = &record {
             if let Ok(mut r) = rec.lock() {
                 let (status, detail) = match ending {
-                    Ending::Complete => ("complete", None),
+                    Ending::Complete => (record::RunStatus::Complete, None),
                     Ending::ValidationFailed { size } => {
-                        ("validation_failed", Some(format!("validation failed at message size {size}")))
+                        (record::RunStatus::ValidationFailed, Some(format!("validation failed at message size {size}")))
                     }
-                    Ending::Failed { ref detail } => ("error", Some(detail.clone())),
+                    Ending::Failed { ref detail } => (record::RunStatus::Error, Some(detail.clone())),
                 };
                 r.run.end(status, detail, code);
                 if let Err(e) = r.write(path) {

@@ -30,7 +30,7 @@ use std::time::Instant;
 use crate::backend::mpi::Mpi;
 use crate::bench::runner;
 use crate::launcher::{self, LauncherEnv};
-use crate::report::record::{timeout_marker, write_json, RunHeader};
+use crate::report::record::{timeout_marker, write_json, RunHeader, RunStatus};
 use crate::report::time::Utc;
 use crate::topo::placement;
 use crate::topo::report::{RankPlacement, WarnContext};
@@ -352,9 +352,9 @@ impl Session {
                 r.files = f.written.clone();
                 r.outcome = Some(Outcome::new(&rows, &eval, &blame, hosts));
                 let status = match code {
-                    EXIT_PASS => "passed",
-                    EXIT_FAIL => "failed",
-                    _ => "error",
+                    EXIT_PASS => RunStatus::Passed,
+                    EXIT_FAIL => RunStatus::Failed,
+                    _ => RunStatus::Error,
                 };
                 r.run.end(status, detail, code);
                 if let Err(e) = write_json(&*r, &f.record_path) {

@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::exec::Status;
 use super::launch::{Launcher, Layout};
 use super::plan::Shape;
+use crate::report::record::{RankInfo, RunHeader};
 use crate::report::slurm::SlurmInfo;
 
 pub const SCHEMA: &str = "commbench-suite/1";
@@ -105,21 +106,18 @@ pub fn size_label(b: usize) -> String {
 
 /// Where the ranks of a run record ran, in one line: each rank's host,
 /// cpus and NIC for up to 8 ranks, else how many ranks on how many hosts.
-pub fn placement_line(record: &serde_json::Value) -> Option<String> {
-    let ranks = record["ranks"].as_array().filter(|r| !r.is_empty())?;
-    if ranks.len() > 8 {
-        let hosts = record["hosts"].as_array().map(Vec::len).unwrap_or(0);
-        return Some(format!("{} ranks on {hosts} host(s)", ranks.len()));
+pub fn placement_line(run: &RunHeader) -> Option<String> {
+    let ranks = &run.ranks;
+    if ranks.is_empty() {
+        return None;
     }
-    let one = |r: &serde_json::Value| {
-        let mut s = format!(
-            "rank {} on {} cpus {}",
-            r["rank"].as_u64().map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
-            r["host"].as_str().unwrap_or("?"),
-            r["cpus"].as_str().unwrap_or("?")
-        );
-        if let Some(nic) = r["placement"]["nic"]["name"].as_str() {
-            s.push_str(&format!(" nic {nic}"));
+    if ranks.len() > 8 {
+        return Some(format!("{} ranks on {} host(s)", ranks.len(), run.hosts.len()));
+    }
+    let one = |r: &RankInfo| {
+        let mut s = format!("rank {} on {} cpus {}", r.rank, r.host, r.cpus);
+        if let Some(nic) = r.placement.as_ref().and_then(|p| p.nic.as_ref()) {
+            s.push_str(&format!(" nic {}", nic.name));
         }
         s
     };
@@ -494,21 +492,24 @@ mod tests {
 
     #[test]
     fn placement_lines() {
-        let rec = serde_json::json!({
-            "hosts": ["a", "b"],
-            "ranks": [
-                {"rank": 0, "host": "a", "cpus": "80", "placement": {"nic": {"name": "mlx5_2"}}},
-                {"rank": 1, "host": "b", "cpus": "80", "placement": null}
-            ]
-        });
-        assert_eq!(placement_line(&rec).unwrap(), "rank 0 on a cpus 80 nic mlx5_2; rank 1 on b cpus 80");
-        let many: Vec<serde_json::Value> =
-            (0..16).map(|r| serde_json::json!({"rank": r, "host": "a", "cpus": "0"})).collect();
-        assert_eq!(
-            placement_line(&serde_json::json!({"hosts": ["a", "b"], "ranks": many})).unwrap(),
-            "16 ranks on 2 host(s)"
-        );
-        assert_eq!(placement_line(&serde_json::json!({})), None);
+        use crate::report::record::samples;
+        use crate::topo::report::{NicInfo, NicSource, RankPlacement};
+        let mut run = samples::header();
+        let nic = NicInfo {
+            name: "mlx5_2".into(),
+            kind: None,
+            numa: None,
+            cpus: String::new(),
+            source: NicSource::NicOption,
+        };
+        run.hosts = vec!["a".into(), "b".into()];
+        run.ranks = vec![samples::rank(0, "a", "80"), samples::rank(1, "b", "80")];
+        run.ranks[0].placement = Some(RankPlacement { nic: Some(nic), ..RankPlacement::default() });
+        assert_eq!(placement_line(&run).unwrap(), "rank 0 on a cpus 80 nic mlx5_2; rank 1 on b cpus 80");
+        run.ranks = (0..16).map(|r| samples::rank(r, "a", "0")).collect();
+        assert_eq!(placement_line(&run).unwrap(), "16 ranks on 2 host(s)");
+        run.ranks.clear();
+        assert_eq!(placement_line(&run), None);
     }
 
     #[test]
