@@ -1,9 +1,9 @@
 //! The element types a benchmark can move (OSU's `-T`): their size, the MPI
 //! name printed in `# Datatype:` lines, and how `-T` words select them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Datatype {
     #[serde(rename = "MPI_CHAR")]
     Char,

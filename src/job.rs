@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::backend::world::World;
 use crate::backend::{agree_failures, Control};
 use crate::launcher::{self, LauncherEnv};
-use crate::report::record::{self, RankInfo, RunHeader};
+use crate::report::record::{self, RankInfo, RunHeader, RunStatus};
 use crate::report::time::Utc;
 use crate::topo::placement;
 use crate::topo::report::RankPlacement;
@@ -69,13 +69,13 @@ pub enum Ending {
 
 impl Ending {
     /// The run record's `status`.
-    pub fn status(&self) -> &'static str {
+    pub fn status(&self) -> RunStatus {
         match self {
-            Ending::Complete => "complete",
-            Ending::ValidationFailed { .. } => "validation_failed",
-            Ending::Passed => "passed",
-            Ending::Failed => "failed",
-            Ending::Error { .. } => "error",
+            Ending::Complete => RunStatus::Complete,
+            Ending::ValidationFailed { .. } => RunStatus::ValidationFailed,
+            Ending::Passed => RunStatus::Passed,
+            Ending::Failed => RunStatus::Failed,
+            Ending::Error { .. } => RunStatus::Error,
         }
     }
 

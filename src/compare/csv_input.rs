@@ -1,7 +1,9 @@
-//! Reader of commbench's own results CSV (schema in `report::csv::COLUMNS`):
-//! rows grouped into one table per (benchmark, datatype) in file order.
+//! Reader of commbench's own results CSV: each row read back as the
+//! `report::csv::CsvRow` that wrote it, and rows grouped into one table per
+//! (benchmark, datatype) in file order.
 
 use super::model::{Note, Parsed, Point, Table};
+use crate::report::csv::CsvRow;
 
 /// Why a CSV could not be read at all.
 #[derive(Debug, thiserror::Error)]
@@ -12,74 +14,79 @@ pub enum CsvInputError {
     Csv(#[from] csv::Error),
 }
 
-fn cell(rec: &csv::StringRecord, idx: Option<usize>) -> Option<&str> {
-    idx.and_then(|i| rec.get(i)).map(str::trim).filter(|s| !s.is_empty())
+/// What is wrong with a row, naming its column where the reader knows it
+/// (a row that ends early lacks the column after its last cell).
+fn row_error(e: &csv::Error, rec: &csv::StringRecord, header: &csv::StringRecord) -> String {
+    let csv::ErrorKind::Deserialize { err, .. } = e.kind() else { return e.to_string() };
+    let column = match err.kind() {
+        csv::DeserializeErrorKind::UnexpectedEndOfRow => header.get(rec.len()),
+        _ => err.field().and_then(|f| header.get(f as usize)),
+    };
+    match column {
+        Some(c) => format!("{c}: {}", err.kind()),
+        None => err.kind().to_string(),
+    }
 }
 
 /// Reads the CSV in `text`; rows that do not fit become notes.
 pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputError> {
-    let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+    let mut rdr = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(text.as_bytes());
     let header = rdr.headers()?.clone();
-    let col = |name: &str| header.iter().position(|h| h.trim() == name);
-    let bench_i = col("benchmark").ok_or(CsvInputError::MissingColumn("benchmark"))?;
-    let size_i = col("size_bytes").ok_or(CsvInputError::MissingColumn("size_bytes"))?;
-    let (dt_i, win_i, pairs_i) = (col("datatype"), col("window"), col("pairs"));
-    let (lat_i, min_i, max_i) = (col("avg_lat_us"), col("min_lat_us"), col("max_lat_us"));
-    let (bw_i, rate_i, it_i) = (col("bw_MBps"), col("msg_rate_per_s"), col("iterations"));
-    let (val_i, tails_i) = (col("validation"), col("osu_tails"));
+    for required in ["benchmark", "size_bytes"] {
+        if !header.iter().any(|h| h == required) {
+            return Err(CsvInputError::MissingColumn(required));
+        }
+    }
 
     let mut out = Parsed::default();
     let mut windows: Vec<Vec<String>> = Vec::new();
     for (i, rec) in rdr.records().enumerate() {
         let line = i + 2;
+        let note = |m: String| Note { path: path.into(), line: Some(line), message: m };
         let rec = match rec {
             Ok(r) => r,
             Err(e) => {
-                out.notes.push(Note { path: path.into(), line: Some(line), message: format!("unreadable row: {e}") });
+                out.notes.push(note(format!("unreadable row: {e}")));
                 continue;
             }
         };
-        let note = |m: String| Note { path: path.into(), line: Some(line), message: m };
-        let Some(bench) = cell(&rec, Some(bench_i)) else {
+        let row = match rec.deserialize::<CsvRow>(Some(&header)) {
+            Ok(r) => r,
+            Err(e) => {
+                out.notes.push(note(format!("unreadable row: {}", row_error(&e, &rec, &header))));
+                continue;
+            }
+        };
+        if row.benchmark.is_empty() {
             out.notes.push(note("row with no benchmark".into()));
             continue;
-        };
-        let Some(size) = cell(&rec, Some(size_i)).and_then(|s| s.parse::<u64>().ok()) else {
-            out.notes.push(note("row with no whole-number size_bytes".into()));
-            continue;
-        };
-        let num = |idx: Option<usize>| cell(&rec, idx).and_then(|s| s.parse::<f64>().ok()).filter(|v| v.is_finite());
-        let tails = cell(&rec, tails_i)
-            .map(|t| {
-                t.split(';')
-                    .filter_map(|kv| kv.split_once('='))
-                    .filter_map(|(k, v)| Some((k.to_string(), v.parse::<f64>().ok()?)))
-                    .collect()
-            })
-            .unwrap_or_default();
+        }
+        let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
         let point = Point {
-            size,
-            latency_us: num(lat_i),
-            bw_mbps: num(bw_i),
-            msg_rate: num(rate_i),
-            min_lat_us: num(min_i),
-            max_lat_us: num(max_i),
-            iterations: cell(&rec, it_i).and_then(|s| s.parse().ok()),
-            validation: cell(&rec, val_i).map(|v| v == "Pass"),
-            tails,
+            size: row.size_bytes as u64,
+            latency_us: finite(row.avg_lat_us),
+            bw_mbps: finite(row.bw_mbps),
+            msg_rate: finite(row.msg_rate_per_s),
+            min_lat_us: finite(row.min_lat_us),
+            max_lat_us: finite(row.max_lat_us),
+            // 0: the file does not say (an older CSV or a row cut short).
+            iterations: Some(row.iterations as u64).filter(|&n| n > 0),
+            validation: row.validation,
+            tails: row.osu_tails.iter().map(|(p, v)| (format!("P{p}"), *v)).collect(),
         };
-        let datatype = cell(&rec, dt_i).map(String::from);
-        let window = cell(&rec, win_i).map(String::from);
+        let datatype = row.datatype.map(|d| d.mpi_name().to_string());
+        let window = row.window.map(|w| w.to_string());
+        let bench = row.benchmark;
         let found = out.tables.iter().position(|t| t.benchmark == bench && t.datatype == datatype);
         let idx = match found {
             Some(idx) => idx,
             None => {
                 out.tables.push(Table {
-                    benchmark: bench.to_string(),
+                    sized: bench != "osu_barrier",
+                    benchmark: bench,
                     datatype,
                     osu_version: None,
-                    sized: bench != "osu_barrier",
-                    pairs: cell(&rec, pairs_i).and_then(|s| s.parse().ok()),
+                    pairs: row.pairs.map(|p| p as u64),
                     window: window.clone(),
                     points: Vec::new(),
                     path: path.to_string(),
@@ -142,6 +149,7 @@ mod tests {
         assert_eq!(p.tables[1].points[0].size, 4);
         assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
         assert_eq!(p.notes[0].line, Some(5));
+        assert!(p.notes[0].message.starts_with("unreadable row: size_bytes: "), "{}", p.notes[0].message);
     }
 
     #[test]
@@ -164,6 +172,65 @@ mod tests {
         let p = parse(&text, "m.csv", "m").unwrap();
         assert!(p.tables.is_empty());
         assert!(p.notes[0].message.contains("-V"));
+    }
+
+    /// What the benchmark binaries write reads back point for point.
+    #[test]
+    fn reads_what_the_writer_wrote() {
+        use crate::datatype::Datatype;
+        use crate::report::{csv::CsvSink, Row, RunContext, Sink};
+        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1) };
+        let mut sink = CsvSink::new(Vec::new(), ctx).unwrap();
+        let row = |size, lat| Row {
+            datatype: Some(Datatype::Int),
+            size,
+            iterations: 100,
+            avg_lat_us: Some(lat),
+            validation: Some(true),
+            tails: vec![(99, 1.5)],
+            ..Row::default()
+        };
+        sink.row(&row(4, 0.1 + 0.2)).unwrap();
+        sink.row(&row(8, 1e-7)).unwrap();
+        let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+        let p = parse(&text, "l.csv", "l").unwrap();
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+        let t = &p.tables[0];
+        assert_eq!((t.datatype.as_deref(), t.pairs, t.window.as_deref()), (Some("MPI_INT"), Some(1), None));
+        let pt = &t.points[0];
+        assert_eq!((pt.size, pt.latency_us, pt.iterations, pt.validation), (4, Some(0.1 + 0.2), Some(100), Some(true)));
+        assert_eq!(pt.tails, vec![("P99".to_string(), 1.5)]);
+        assert_eq!(t.points[1].latency_us, Some(1e-7));
+    }
+
+    /// An older CSV (fewer columns, spaces around cells) and a file cut
+    /// short inside its last row.
+    #[test]
+    fn older_and_truncated_files() {
+        let text = "benchmark, backend, datatype, size_bytes, bw_MBps, avg_lat_us\n\
+                    osu_latency, mpi, MPI_CHAR, 1, , 0.5\n\
+                    osu_latency,mpi,MPI_CHAR,2,,0.6\n";
+        let p = parse(text, "old.csv", "old").unwrap();
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+        let pts: Vec<(u64, Option<f64>, Option<u64>)> =
+            p.tables[0].points.iter().map(|p| (p.size, p.latency_us, p.iterations)).collect();
+        assert_eq!(pts, vec![(1, Some(0.5), None), (2, Some(0.6), None)]);
+
+        let mut text = COLUMNS.join(",") + "\n";
+        text += &(row(&[("benchmark", "osu_bw"), ("size_bytes", "8"), ("bw_MBps", "5")]) + "\n");
+        text += "osu_bw,mpi,,16,,64,2,1,100,10,,,,7.5";
+        let p = parse(&text, "cut.csv", "cut").unwrap();
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+        assert_eq!(p.tables[0].points[1].bw_mbps, Some(7.5));
+        assert_eq!(p.tables[0].points[1].iterations, Some(100));
+
+        // Cut before its size: not a result, and the note says why.
+        let p = parse(&(COLUMNS.join(",") + "\nosu_bw,mpi,MPI_CHAR"), "cut.csv", "cut").unwrap();
+        assert!(p.tables.is_empty());
+        assert_eq!(p.notes[0].line, Some(2));
+        assert!(p.notes[0].message.starts_with("unreadable row: size_bytes: "), "{}", p.notes[0].message);
+        let p = parse(&(COLUMNS.join(",") + "\nosu_bw,mpi,MPI_CH"), "cut.csv", "cut").unwrap();
+        assert!(p.notes[0].message.contains("unknown variant `MPI_CH`"), "{}", p.notes[0].message);
     }
 
     #[test]

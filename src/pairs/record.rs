@@ -97,3 +97,37 @@ impl Outcome {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pairs::options::{parse, Parsed};
+    use crate::report::record::{samples, RunStatus};
+
+    /// A pairs record carries the same header as the OSU binaries' record,
+    /// flat at its top level, and reads back as that header; its status
+    /// words are `passed`, `failed` and `error`.
+    #[test]
+    fn header_reads_back() {
+        let Ok(Parsed::Run(config)) = parse(&["--no-results".to_string()]) else { panic!("pairs options") };
+        for (status, word) in
+            [(RunStatus::Passed, "passed"), (RunStatus::Failed, "failed"), (RunStatus::Error, "error")]
+        {
+            let mut run = samples::header();
+            run.end(status, None, 1);
+            let rec = PairsRecord {
+                schema: SCHEMA.into(),
+                command: "pairs".into(),
+                run: run.clone(),
+                transport: "mpi".into(),
+                config: (*config).clone(),
+                schedule: ScheduleInfo { rounds: 1, directions: 2 },
+                files: BTreeMap::new(),
+                outcome: None,
+            };
+            let v = serde_json::to_value(&rec).unwrap();
+            assert_eq!((v["status"].as_str(), v["transport"].as_str()), (Some(word), Some("mpi")));
+            assert_eq!(serde_json::from_value::<RunHeader>(v).unwrap(), run);
+        }
+    }
+}

@@ -5,9 +5,13 @@
 
 use std::io::{self, Write};
 
-use super::{Row, RunContext, Sink};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Column names, in order. Documented in the README.
+use super::{Row, RunContext, Sink};
+use crate::datatype::Datatype;
+
+/// Column names, in order: the fields of [`CsvRow`]. Documented in the
+/// README.
 pub const COLUMNS: &[&str] = &[
     "benchmark",
     "backend",
@@ -40,16 +44,181 @@ pub const COLUMNS: &[&str] = &[
     "finished_utc",
 ];
 
+/// One row of the results CSV, as the writer serialises it and every
+/// reader (the suite's summary, `commbench compare`, the plots) reads it
+/// back. Field names are the column names (`COLUMNS`), in order; a column
+/// that does not apply is None and written empty. Numbers are written with
+/// Rust's `{}` (the shortest text that reads back to the same value), not
+/// the csv crate's float format.
+///
+/// Reading: `benchmark` and `size_bytes` must be there; every other column
+/// may be missing (CSV of older versions, a row cut short by a killed
+/// job): Option columns then read as None, the others as empty or 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CsvRow {
+    pub benchmark: String,
+    #[serde(default, deserialize_with = "or_default")]
+    pub backend: String,
+    #[serde(default)]
+    pub datatype: Option<Datatype>,
+    pub size_bytes: usize,
+    #[serde(default)]
+    pub elements: Option<usize>,
+    #[serde(default)]
+    pub window: Option<usize>,
+    #[serde(default, deserialize_with = "or_default")]
+    pub np: usize,
+    #[serde(default)]
+    pub pairs: Option<usize>,
+    #[serde(default, deserialize_with = "or_default")]
+    pub iterations: usize,
+    #[serde(default, deserialize_with = "or_default")]
+    pub warmup: usize,
+    #[serde(default, serialize_with = "float")]
+    pub avg_lat_us: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub min_lat_us: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub max_lat_us: Option<f64>,
+    #[serde(rename = "bw_MBps", default, serialize_with = "float")]
+    pub bw_mbps: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub msg_rate_per_s: Option<f64>,
+    #[serde(rename = "algbw_GBps", default, serialize_with = "float")]
+    pub algbw_gbps: Option<f64>,
+    #[serde(rename = "busbw_GBps", default, serialize_with = "float")]
+    pub busbw_gbps: Option<f64>,
+    #[serde(default)]
+    pub fastest_rank: Option<usize>,
+    #[serde(default)]
+    pub slowest_rank: Option<usize>,
+    /// `Pass` (true) or `Fail` (false); None without -c.
+    #[serde(default, with = "pass_fail")]
+    pub validation: Option<bool>,
+    #[serde(default, serialize_with = "float")]
+    pub iter_min_us: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub iter_mean_us: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub iter_p50_us: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub iter_p90_us: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub iter_p99_us: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub iter_max_us: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub iter_stddev_us: Option<f64>,
+    /// `-z` values as (percentile, value), written `P50=0.25;P99=1.5`.
+    #[serde(default, with = "tails")]
+    pub osu_tails: Vec<(u32, f64)>,
+    #[serde(default, deserialize_with = "or_default")]
+    pub finished_utc: String,
+}
+
+impl CsvRow {
+    /// The CSV row of one measured `row` of the run `ctx`.
+    pub fn new(ctx: &RunContext, r: &Row) -> CsvRow {
+        let it = r.iter.as_ref();
+        CsvRow {
+            benchmark: ctx.benchmark.to_string(),
+            backend: ctx.backend.to_string(),
+            datatype: r.datatype,
+            size_bytes: r.size,
+            elements: r.datatype.map(|d| r.size / d.size()),
+            window: r.window,
+            np: ctx.np,
+            pairs: ctx.pairs,
+            iterations: r.iterations,
+            warmup: r.warmup,
+            avg_lat_us: r.avg_lat_us,
+            min_lat_us: r.spread.map(|s| s.fastest.1),
+            max_lat_us: r.spread.map(|s| s.slowest.1),
+            bw_mbps: r.bw_mbps,
+            msg_rate_per_s: r.msg_rate,
+            algbw_gbps: r.algbw_busbw.map(|b| b.0),
+            busbw_gbps: r.algbw_busbw.map(|b| b.1),
+            fastest_rank: r.spread.map(|s| s.fastest.0),
+            slowest_rank: r.spread.map(|s| s.slowest.0),
+            validation: r.validation,
+            iter_min_us: it.map(|s| s.min_us),
+            iter_mean_us: it.map(|s| s.mean_us),
+            iter_p50_us: it.map(|s| s.p50_us),
+            iter_p90_us: it.map(|s| s.p90_us),
+            iter_p99_us: it.map(|s| s.p99_us),
+            iter_max_us: it.map(|s| s.max_us),
+            iter_stddev_us: it.map(|s| s.stddev_us),
+            osu_tails: r.tails.clone(),
+            finished_utc: r.finished_utc.clone(),
+        }
+    }
+}
+
+/// An f64 as `{}` writes it: the shortest text that reads back to the same
+/// value (`3`, `0.30000000000000004`, `0.0000001`); the csv crate's own
+/// float format would write `3.0` and `1e-7`.
+fn float<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => s.collect_str(x),
+        None => s.serialize_none(),
+    }
+}
+
+/// A column the writer always fills, read as its empty value (`""`, 0)
+/// where a row leaves it empty or ends before it.
+fn or_default<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(d: D) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// The validation column: `Pass`, `Fail`, or empty.
+mod pass_fail {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(true) => s.serialize_str("Pass"),
+            Some(false) => s.serialize_str("Fail"),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+        match Option::<String>::deserialize(d)?.as_deref() {
+            None | Some("") => Ok(None),
+            Some("Pass") => Ok(Some(true)),
+            Some("Fail") => Ok(Some(false)),
+            Some(other) => Err(serde::de::Error::custom(format!("'{other}' is neither Pass nor Fail"))),
+        }
+    }
+}
+
+/// The osu_tails column: `P50=0.25;P99=1.5` (values as `{}` writes them).
+mod tails {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[(u32, f64)], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&v.iter().map(|(p, v)| format!("P{p}={v}")).collect::<Vec<_>>().join(";"))
+    }
+
+    /// Entries that do not read as `P<percentile>=<value>` (the end of a
+    /// row cut short) are left out, as the readers always did.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u32, f64)>, D::Error> {
+        let text = Option::<String>::deserialize(d)?.unwrap_or_default();
+        Ok(text
+            .split(';')
+            .filter_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                Some((k.trim().strip_prefix('P')?.parse().ok()?, v.trim().parse().ok()?))
+            })
+            .collect())
+    }
+}
+
 /// Writes rows to any `Write` (a file in practice).
 pub struct CsvSink<W: Write> {
     w: csv::Writer<W>,
     ctx: RunContext,
     rows: usize,
-}
-
-fn num(v: Option<f64>) -> String {
-    // `{}` on f64 is the shortest text that reads back to the same value.
-    v.map(|x| format!("{x}")).unwrap_or_default()
 }
 
 fn to_io(e: csv::Error) -> io::Error {
@@ -58,7 +227,10 @@ fn to_io(e: csv::Error) -> io::Error {
 
 impl<W: Write> CsvSink<W> {
     pub fn new(out: W, ctx: RunContext) -> io::Result<CsvSink<W>> {
-        let mut w = csv::Writer::from_writer(out);
+        // The header goes out at once, so a run that ends before its first
+        // row still leaves a CSV that says what it would hold; rows then
+        // come without a second header.
+        let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(out);
         w.write_record(COLUMNS).map_err(to_io)?;
         w.flush()?;
         Ok(CsvSink { w, ctx, rows: 0 })
@@ -71,19 +243,39 @@ impl<W: Write> CsvSink<W> {
     pub fn into_inner(self) -> io::Result<W> {
         self.w.into_inner().map_err(|e| e.into_error())
     }
+}
 
-    fn record(&self, r: &Row) -> Vec<String> {
+impl<W: Write> Sink for CsvSink<W> {
+    fn row(&mut self, row: &Row) -> io::Result<()> {
+        self.w.serialize(CsvRow::new(&self.ctx, row)).map_err(to_io)?;
+        self.w.flush()?;
+        self.rows += 1;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{RankSpread, Summary};
+
+    /// The row as the writer made it before `CsvRow` (cell by cell, `{}`
+    /// for floats): the typed row must write the same bytes.
+    fn legacy_record(ctx: &RunContext, r: &Row) -> Vec<String> {
+        fn num(v: Option<f64>) -> String {
+            v.map(|x| format!("{x}")).unwrap_or_default()
+        }
         let it = r.iter.as_ref();
         let tails = r.tails.iter().map(|(p, v)| format!("P{p}={v}")).collect::<Vec<_>>().join(";");
         vec![
-            self.ctx.benchmark.to_string(),
-            self.ctx.backend.to_string(),
+            ctx.benchmark.to_string(),
+            ctx.backend.to_string(),
             r.datatype.map(|d| d.mpi_name().to_string()).unwrap_or_default(),
             r.size.to_string(),
             r.datatype.map(|d| (r.size / d.size()).to_string()).unwrap_or_default(),
             r.window.map(|w| w.to_string()).unwrap_or_default(),
-            self.ctx.np.to_string(),
-            self.ctx.pairs.map(|p| p.to_string()).unwrap_or_default(),
+            ctx.np.to_string(),
+            ctx.pairs.map(|p| p.to_string()).unwrap_or_default(),
             r.iterations.to_string(),
             r.warmup.to_string(),
             num(r.avg_lat_us),
@@ -111,23 +303,123 @@ impl<W: Write> CsvSink<W> {
             r.finished_utc.clone(),
         ]
     }
-}
 
-impl<W: Write> Sink for CsvSink<W> {
-    fn row(&mut self, row: &Row) -> io::Result<()> {
-        let rec = self.record(row);
-        self.w.write_record(&rec).map_err(to_io)?;
-        self.w.flush()?;
-        self.rows += 1;
-        Ok(())
+    /// Rows that exercise every column and the float texts where the csv
+    /// crate's own format differs from `{}` (3 vs 3.0, 1e-7, 1e21, NaN).
+    fn varied_rows() -> Vec<Row> {
+        vec![
+            Row {
+                datatype: Some(Datatype::Float),
+                size: 4096,
+                window: Some(64),
+                iterations: 1000,
+                warmup: 10,
+                avg_lat_us: Some(0.1 + 0.2),
+                bw_mbps: Some(3.0),
+                msg_rate: Some(1e21),
+                spread: Some(RankSpread { fastest: (3, 1e-7), slowest: (0, 123456789.125) }),
+                algbw_busbw: Some((f64::INFINITY, -0.0)),
+                validation: Some(false),
+                tails: vec![(50, 0.25), (99, 1e-5), (100, 2.0)],
+                iter: Summary::from_secs(&[1e-6, 3e-6, 2.5e-6], 1.0),
+                finished_utc: "2026-11-30T00:00:00.000Z".into(),
+            },
+            Row { size: 0, avg_lat_us: Some(f64::NAN), ..Row::default() },
+            Row { datatype: Some(Datatype::Char), size: 1, validation: Some(true), ..Row::default() },
+        ]
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::datatype::Datatype;
-    use crate::stats::{RankSpread, Summary};
+    fn contexts() -> [RunContext; 2] {
+        [
+            RunContext { benchmark: "osu_mbw_mr", backend: "mpi", np: 4, pairs: Some(2) },
+            RunContext { benchmark: "osu_barrier", backend: "mpi", np: 3, pairs: None },
+        ]
+    }
+
+    fn written(ctx: &RunContext, rows: &[Row]) -> String {
+        let mut s = CsvSink::new(Vec::new(), ctx.clone()).unwrap();
+        for r in rows {
+            s.row(r).unwrap();
+        }
+        String::from_utf8(s.into_inner().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn typed_rows_write_the_same_bytes_as_before() {
+        for ctx in contexts() {
+            let rows = varied_rows();
+            let mut legacy = csv::Writer::from_writer(Vec::new());
+            legacy.write_record(COLUMNS).unwrap();
+            for r in &rows {
+                legacy.write_record(legacy_record(&ctx, r)).unwrap();
+            }
+            let legacy = String::from_utf8(legacy.into_inner().unwrap()).unwrap();
+            assert_eq!(written(&ctx, &rows), legacy);
+        }
+    }
+
+    /// The column list is the struct's fields, in order.
+    #[test]
+    fn columns_are_the_fields() {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.serialize(CsvRow::new(&contexts()[0], &varied_rows()[0])).unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(text.lines().next().unwrap(), COLUMNS.join(","));
+    }
+
+    /// What the writer writes reads back as the same rows.
+    #[test]
+    fn round_trip() {
+        for ctx in contexts() {
+            let rows = varied_rows();
+            let text = written(&ctx, &rows);
+            let back: Vec<CsvRow> =
+                csv::Reader::from_reader(text.as_bytes()).deserialize().map(Result::unwrap).collect();
+            let want: Vec<CsvRow> = rows.iter().map(|r| CsvRow::new(&ctx, r)).collect();
+            assert_eq!(back.len(), want.len());
+            for (b, w) in back.iter().zip(&want) {
+                if w.avg_lat_us.is_some_and(f64::is_nan) {
+                    assert!(b.avg_lat_us.is_some_and(f64::is_nan));
+                    assert_eq!(CsvRow { avg_lat_us: None, ..b.clone() }, CsvRow { avg_lat_us: None, ..w.clone() });
+                } else {
+                    assert_eq!(b, w);
+                }
+            }
+        }
+    }
+
+    /// CSV of an older version (fewer columns, another order) and a row cut
+    /// short by a kill read with what they have.
+    #[test]
+    fn older_and_short_rows() {
+        let text = "benchmark,backend,datatype,size_bytes,bw_MBps,avg_lat_us\n\
+                    osu_latency,mpi,MPI_CHAR,1,,0.5\n";
+        let r: CsvRow = csv::Reader::from_reader(text.as_bytes()).deserialize().next().unwrap().unwrap();
+        assert_eq!((r.benchmark.as_str(), r.datatype, r.size_bytes), ("osu_latency", Some(Datatype::Char), 1));
+        assert_eq!((r.avg_lat_us, r.bw_mbps, r.np, r.iterations), (Some(0.5), None, 0, 0));
+        assert_eq!((r.osu_tails.len(), r.validation, r.finished_utc.as_str()), (0, None, ""));
+
+        let text = format!("{}\nosu_bw,mpi,MPI_INT,64,16,64,2,1,100\nosu_bw,mpi\n", COLUMNS.join(","));
+        let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+        let mut rows = rdr.deserialize::<CsvRow>();
+        let r = rows.next().unwrap().unwrap();
+        assert_eq!((r.window, r.pairs, r.iterations, r.warmup, r.avg_lat_us), (Some(64), Some(1), 100, 0, None));
+        assert!(rows.next().unwrap().is_err(), "a row without a size is no result");
+    }
+
+    #[test]
+    fn validation_and_tails_words() {
+        let read = |validation: &str, tails: &str| {
+            let text = format!("benchmark,size_bytes,validation,osu_tails\nb,8,{validation},{tails}\n");
+            csv::Reader::from_reader(text.as_bytes()).deserialize::<CsvRow>().next().unwrap()
+        };
+        let r = read("Pass", "P50=0.25;P99=1.5").unwrap();
+        assert_eq!((r.validation, r.osu_tails), (Some(true), vec![(50, 0.25), (99, 1.5)]));
+        assert_eq!(read("Fail", "").unwrap().validation, Some(false));
+        assert_eq!(read("", "P50=0.25;P9").unwrap().osu_tails, vec![(50, 0.25)], "a cut-off entry is left out");
+        let e = read("pass", "").unwrap_err().to_string();
+        assert!(e.contains("'pass' is neither Pass nor Fail"), "{e}");
+    }
 
     #[test]
     fn header_and_row() {

@@ -95,7 +95,8 @@ pub struct RankInfo {
     pub cpu_count: usize,
     /// Local rank as the launcher announced it, if it did.
     pub local_rank: Option<usize>,
-    /// NUMA nodes, cores, NIC, GPU and how they were chosen.
+    /// NUMA nodes, cores, NIC, GPU and how they were chosen. Absent in
+    /// records written before placement was reported.
     #[serde(default)]
     pub placement: Option<crate::topo::report::RankPlacement>,
 }
@@ -129,15 +130,29 @@ pub struct LauncherInfo {
     pub size: Option<usize>,
 }
 
+/// How a run stands: `running` from start-up until it ends, then how it
+/// ended. The OSU binaries end `complete`, `validation_failed` or `error`;
+/// `commbench pairs` ends `passed`, `failed` or `error`; the watchdog ends
+/// either `timeout`. A run killed before it could say stays `running`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    ValidationFailed,
+    Passed,
+    Failed,
+    Timeout,
+    Error,
+}
+
 /// What every run record of commbench starts with, whichever program wrote
 /// it (an OSU binary or `commbench pairs`): how the run ended, what ran,
 /// with which MPI and launcher, where its ranks were, and the environment.
 /// Flattened into each record, so its fields sit at the top level.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunHeader {
-    /// running, then how the run ended (complete, validation_failed,
-    /// passed, failed, timeout or error).
-    pub status: String,
+    pub status: RunStatus,
     pub status_detail: Option<String>,
     pub exit_code: Option<i32>,
     pub commbench: ToolInfo,
@@ -149,7 +164,8 @@ pub struct RunHeader {
     pub launcher: LauncherInfo,
     pub hosts: Vec<String>,
     pub ranks: Vec<RankInfo>,
-    /// Misplacement found after start-up (also printed on stderr).
+    /// Misplacement found after start-up (also printed on stderr). Absent
+    /// in records written before placement was reported.
     #[serde(default)]
     pub placement_warnings: Vec<String>,
     /// Environment of rank 0 (see ENV_PREFIXES for what is kept).
@@ -166,7 +182,7 @@ impl RunHeader {
         ranks: Vec<RankInfo>,
     ) -> RunHeader {
         RunHeader {
-            status: "running".into(),
+            status: RunStatus::Running,
             status_detail: None,
             exit_code: None,
             commbench: ToolInfo::current(),
@@ -184,8 +200,8 @@ impl RunHeader {
     }
 
     /// Marks the run ended now.
-    pub fn end(&mut self, status: &str, detail: Option<String>, exit_code: i32) {
-        self.status = status.into();
+    pub fn end(&mut self, status: RunStatus, detail: Option<String>, exit_code: i32) {
+        self.status = status;
         self.status_detail = detail;
         self.exit_code = Some(exit_code);
         self.end_utc = Some(super::time::Utc::now().rfc3339());
@@ -203,7 +219,7 @@ pub fn timeout_marker<R: Serialize + Send + 'static>(
 ) -> crate::watchdog::OnFire {
     Box::new(move |msg: &str| {
         if let Ok(mut r) = record.try_lock() {
-            header(&mut r).end("timeout", Some(msg.to_string()), crate::watchdog::TIMEOUT_EXIT);
+            header(&mut r).end(RunStatus::Timeout, Some(msg.to_string()), crate::watchdog::TIMEOUT_EXIT);
             let _ = write_json(&*r, &path);
         }
     })
@@ -219,7 +235,8 @@ pub struct RunRecord {
     pub options: serde_json::Value,
     pub iteration_policy: IterationPolicy,
     pub results: ResultsInfo,
-    /// The Slurm job this run belongs to (None outside Slurm).
+    /// The Slurm job this run belongs to (None outside Slurm). Absent in
+    /// records written before Slurm facts were recorded.
     #[serde(default)]
     pub slurm: Option<super::slurm::SlurmInfo>,
 }
@@ -230,6 +247,37 @@ impl RunRecord {
     pub fn write(&self, path: &Path) -> io::Result<()> {
         write_json(self, path)
     }
+
+    /// Reads a record back as the struct that wrote it. Records of earlier
+    /// commbench versions read too (fields added since carry
+    /// `#[serde(default)]`), and so does the record of a run killed before
+    /// it ended (status `running`, no end time or exit code).
+    pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
+        let text = fs::read_to_string(path).map_err(|source| RecordError::Io { path: path.into(), source })?;
+        RunRecord::parse(&text).map_err(|reason| RecordError::Invalid { path: path.into(), reason })
+    }
+
+    /// The record in `text`; the error says what does not fit.
+    pub fn parse(text: &str) -> Result<RunRecord, String> {
+        #[derive(Deserialize)]
+        struct Schema {
+            schema: String,
+        }
+        let found = serde_json::from_str::<Schema>(text).map_err(|e| e.to_string())?.schema;
+        if found != SCHEMA {
+            return Err(format!("schema '{found}', expected '{SCHEMA}'"));
+        }
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+}
+
+/// Why a run record could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("cannot read run record {}: {source}", path.display())]
+    Io { path: std::path::PathBuf, source: io::Error },
+    #[error("{} is not a commbench run record: {reason}", path.display())]
+    Invalid { path: std::path::PathBuf, reason: String },
 }
 
 /// Writes `value` as pretty JSON to `path` through a temporary file and a
@@ -257,27 +305,15 @@ pub fn distinct_hosts(ranks: &[RankInfo]) -> Vec<String> {
     hosts
 }
 
+/// Records for tests elsewhere in the crate.
 #[cfg(test)]
-mod tests {
+pub(crate) mod samples {
     use super::*;
 
-    #[test]
-    fn hosts_in_order() {
-        let r = |rank, host: &str| RankInfo {
-            rank,
-            host: host.into(),
-            pid: 1,
-            cpus: "0".into(),
-            cpu_count: 1,
-            local_rank: None,
-            placement: None,
-        };
-        assert_eq!(distinct_hosts(&[r(0, "b"), r(1, "a"), r(2, "b")]), vec!["b", "a"]);
-    }
-
-    fn header() -> RunHeader {
+    /// A header of a run that has just started on two ranks of host `a`.
+    pub(crate) fn header() -> RunHeader {
         RunHeader {
-            status: "running".into(),
+            status: RunStatus::Running,
             status_detail: None,
             exit_code: None,
             commbench: ToolInfo::current(),
@@ -288,10 +324,60 @@ mod tests {
             mpi: MpiInfo { library_version: "x".into(), standard_version: "3.1".into(), world_size: 2, wtick_s: 1e-9 },
             launcher: LauncherInfo { kind: "openmpi".into(), size: Some(2) },
             hosts: vec!["a".into()],
-            ranks: Vec::new(),
+            ranks: vec![rank(0, "a", "0"), rank(1, "a", "1")],
             placement_warnings: vec!["w".into()],
-            environment: BTreeMap::new(),
+            environment: BTreeMap::from([("UCX_TLS".to_string(), "rc".to_string())]),
         }
+    }
+
+    pub(crate) fn rank(rank: usize, host: &str, cpus: &str) -> RankInfo {
+        RankInfo {
+            rank,
+            host: host.into(),
+            pid: 100 + rank as u32,
+            cpus: cpus.into(),
+            cpu_count: 1,
+            local_rank: Some(rank),
+            placement: None,
+        }
+    }
+
+    /// A whole record of an osu_bw run holding the header.
+    pub(crate) fn record(run: RunHeader) -> RunRecord {
+        RunRecord {
+            schema: SCHEMA.into(),
+            benchmark: "osu_bw".into(),
+            title: "OSU MPI Bandwidth Test".into(),
+            run,
+            options: serde_json::json!({"min_size": 1, "max_size": 8}),
+            iteration_policy: IterationPolicy {
+                small_iterations: 10000,
+                small_warmup: 1000,
+                large_iterations: 1000,
+                large_warmup: 100,
+                large_above_bytes: Some(8192),
+                window: Some(64),
+                validation_warmup: 5,
+                min_size: 1,
+                max_size: 8,
+            },
+            results: ResultsInfo { csv: Some("osu_bw.csv".into()), rows: 4 },
+            slurm: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::samples::{header, rank, record};
+    use super::*;
+    use crate::topo::machine::NicKind;
+    use crate::topo::report::{BoundBy, EnvSetting, GpuInfo, GpuSource, NicInfo, NicSource, RankPlacement, SetBy};
+    use crate::topo::request::BindPolicy;
+
+    #[test]
+    fn hosts_in_order() {
+        assert_eq!(distinct_hosts(&[rank(0, "b", "0"), rank(1, "a", "0"), rank(2, "b", "1")]), vec!["b", "a"]);
     }
 
     /// The header's fields sit at the top level of any record holding it,
@@ -317,9 +403,147 @@ mod tests {
         assert!(v["end_utc"].is_string());
         assert_eq!((v["hosts"][0].as_str(), v["extra"].as_u64()), (Some("a"), Some(7)));
         assert_eq!(v["placement_warnings"][0], "w");
+        // The same file reads back as the header that wrote it.
+        let back: RunHeader = serde_json::from_value(v).unwrap();
+        assert_eq!(back, rec.lock().unwrap().run);
+        assert_eq!(back.status, RunStatus::Timeout);
         let mut h = header();
-        h.end("complete", None, 0);
-        assert_eq!((h.status.as_str(), h.exit_code, h.end_utc.is_some()), ("complete", Some(0), true));
+        h.end(RunStatus::Complete, None, 0);
+        assert_eq!((h.status, h.exit_code, h.end_utc.is_some()), (RunStatus::Complete, Some(0), true));
+    }
+
+    /// Every status keeps the word earlier records (and the tests, and
+    /// users' scripts) use, both ways.
+    #[test]
+    fn status_words() {
+        let words = [
+            (RunStatus::Running, "running"),
+            (RunStatus::Complete, "complete"),
+            (RunStatus::ValidationFailed, "validation_failed"),
+            (RunStatus::Passed, "passed"),
+            (RunStatus::Failed, "failed"),
+            (RunStatus::Timeout, "timeout"),
+            (RunStatus::Error, "error"),
+        ];
+        for (status, word) in words {
+            assert_eq!(serde_json::to_value(status).unwrap(), word);
+            assert_eq!(serde_json::from_value::<RunStatus>(word.into()).unwrap(), status);
+        }
+        assert!(serde_json::from_value::<RunStatus>("killed".into()).is_err());
+        assert!(serde_json::from_value::<RunStatus>("Complete".into()).is_err());
+    }
+
+    /// A record with every part filled (placement of each kind, Slurm)
+    /// reads back from its file as the struct that wrote it.
+    #[test]
+    fn record_round_trip() {
+        let mut run = header();
+        run.end(RunStatus::ValidationFailed, Some("validation failed at message size 8".into()), 1);
+        run.ranks[0].placement = Some(RankPlacement {
+            policy: BindPolicy::Nic,
+            bound_by: BoundBy::Commbench,
+            numa_nodes: vec![1],
+            cores: vec![8],
+            node_cores: 16,
+            node_cpus: 32,
+            nic: Some(NicInfo {
+                name: "mlx5_2:1".into(),
+                kind: Some(NicKind::RoCE),
+                numa: Some(1),
+                cpus: "8-15".into(),
+                source: NicSource::NicOption,
+            }),
+            gpu: Some(GpuInfo {
+                index: 3,
+                pci_bus_id: "0000:41:00.0".into(),
+                name: None,
+                numa: Some(1),
+                source: GpuSource::Policy,
+            }),
+            env: vec![EnvSetting {
+                name: "UCX_NET_DEVICES".into(),
+                value: "mlx5_0:1".into(),
+                set_by: SetBy::User,
+                commbench_choice: Some("mlx5_2:1".into()),
+            }],
+            notes: vec!["n".into()],
+            topology: "hwloc 2.9.0".into(),
+        });
+        run.ranks[1].placement = Some(RankPlacement::default());
+        let mut rec = record(run);
+        rec.slurm = Some(crate::report::slurm::SlurmInfo { job_id: "42".into(), ..Default::default() });
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("osu_bw.json");
+        rec.write(&path).unwrap();
+        assert_eq!(RunRecord::read(&path).unwrap(), rec);
+    }
+
+    /// A record as the first commbench wrote it: no placement, no
+    /// placement warnings, no Slurm facts.
+    const FIRST_RECORD: &str = r#"{
+  "schema": "commbench-run-record/1",
+  "benchmark": "osu_latency",
+  "title": "OSU MPI Latency Test",
+  "status": "complete",
+  "status_detail": null,
+  "exit_code": 0,
+  "commbench": { "version": "0.1.0", "git_commit": "bb2ae73", "osu_compatible": "7.4" },
+  "command_line": ["osu_latency", "-m", "1:8"],
+  "working_dir": "/work",
+  "start_utc": "2026-11-30T10:00:00.000Z",
+  "end_utc": "2026-11-30T10:00:01.000Z",
+  "mpi": { "library_version": "Open MPI v4.1.4", "standard_version": "3.1", "world_size": 2, "wtick_s": 1e-9 },
+  "launcher": { "kind": "openmpi", "size": 2 },
+  "hosts": ["n1"],
+  "ranks": [
+    { "rank": 0, "host": "n1", "pid": 10, "cpus": "0-1", "cpu_count": 2, "local_rank": 0 },
+    { "rank": 1, "host": "n1", "pid": 11, "cpus": "0-1", "cpu_count": 2, "local_rank": null }
+  ],
+  "options": { "min_size": 1, "max_size": 8 },
+  "iteration_policy": {
+    "small_iterations": 10000, "small_warmup": 100, "large_iterations": 1000, "large_warmup": 10,
+    "large_above_bytes": 8192, "window": null, "validation_warmup": 5, "min_size": 1, "max_size": 8
+  },
+  "environment": { "OMPI_COMM_WORLD_RANK": "0" },
+  "results": { "csv": "results/x.csv", "rows": 4 }
+}"#;
+
+    #[test]
+    fn first_records_still_read() {
+        let rec = RunRecord::parse(FIRST_RECORD).unwrap();
+        assert_eq!(rec.run.status, RunStatus::Complete);
+        assert_eq!(rec.run.hosts, ["n1"]);
+        assert_eq!((rec.run.ranks[0].placement.as_ref(), rec.run.ranks[1].local_rank), (None, None));
+        assert!(rec.run.placement_warnings.is_empty());
+        assert_eq!(rec.slurm, None);
+        assert_eq!(rec.run.commbench.git_commit, "bb2ae73");
+    }
+
+    /// A run killed before it ended leaves `running` with no end time and
+    /// no exit code; optional fields may also be missing altogether.
+    #[test]
+    fn a_killed_run_reads_as_running() {
+        let mut v: serde_json::Value = serde_json::from_str(FIRST_RECORD).unwrap();
+        v["status"] = "running".into();
+        v["exit_code"] = serde_json::Value::Null;
+        let o = v.as_object_mut().unwrap();
+        o.remove("end_utc");
+        o.remove("status_detail");
+        let rec = RunRecord::parse(&v.to_string()).unwrap();
+        assert_eq!((rec.run.status, rec.run.exit_code, rec.run.end_utc), (RunStatus::Running, None, None));
+    }
+
+    #[test]
+    fn what_is_not_a_run_record_says_why() {
+        let e = RunRecord::parse(&FIRST_RECORD.replace("commbench-run-record/1", "commbench-pairs-record/1"));
+        assert_eq!(e.unwrap_err(), "schema 'commbench-pairs-record/1', expected 'commbench-run-record/1'");
+        let e = RunRecord::parse(&FIRST_RECORD.replace("\"hosts\"", "\"host_names\"")).unwrap_err();
+        assert!(e.contains("missing field `hosts`"), "{e}");
+        let e = RunRecord::parse(&FIRST_RECORD.replace("\"complete\"", "\"finished\"")).unwrap_err();
+        assert!(e.contains("unknown variant `finished`"), "{e}");
+        let d = tempfile::tempdir().unwrap();
+        let e = RunRecord::read(&d.path().join("none.json")).unwrap_err();
+        assert!(e.to_string().starts_with("cannot read run record "), "{e}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::report::record::RunRecord;
 use crate::report::slurm::SlurmInfo;
 use crate::report::time::Utc;
 use launch::{LaunchContext, Launcher, MpiFlavor};
@@ -211,7 +212,8 @@ struct ReadBack {
 }
 
 /// Reads each benchmark's CSV (key sizes) and run record (hosts, commit,
-/// where its ranks ran).
+/// where its ranks ran). A record that cannot be read costs a warning on
+/// stderr and that benchmark's placement line, never the run.
 fn read_back(dir: &Path, results: &mut [BenchResult]) -> ReadBack {
     let mut back = ReadBack { tables: HashMap::new(), hosts: Vec::new(), commit: crate::GIT_COMMIT.to_string() };
     for b in results {
@@ -220,23 +222,22 @@ fn read_back(dir: &Path, results: &mut [BenchResult]) -> ReadBack {
                 back.tables.insert(b.benchmark.clone(), t);
             }
         }
-        let text = b.record.as_ref().and_then(|r| std::fs::read_to_string(dir.join(r)).ok());
-        let Some(v) = text.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()) else { continue };
-        for h in v["hosts"].as_array().into_iter().flatten().filter_map(|h| h.as_str()) {
-            if !back.hosts.iter().any(|x| x == h) {
-                back.hosts.push(h.to_string());
+        let Some(name) = &b.record else { continue };
+        let run = match RunRecord::read(&dir.join(name)) {
+            Ok(r) => r.run,
+            Err(e) => {
+                eprintln!("suite: {e}");
+                continue;
+            }
+        };
+        for h in &run.hosts {
+            if !back.hosts.contains(h) {
+                back.hosts.push(h.clone());
             }
         }
-        if let Some(c) = v["commbench"]["git_commit"].as_str() {
-            back.commit = c.to_string();
-        }
-        b.placement = summary::placement_line(&v);
-        b.placement_warnings = v["placement_warnings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|w| w.as_str().map(str::to_string))
-            .collect();
+        back.commit = run.commbench.git_commit.clone();
+        b.placement = summary::placement_line(&run);
+        b.placement_warnings = run.placement_warnings;
     }
     back
 }
@@ -384,6 +385,52 @@ mod tests {
         assert_eq!(a.file_name().unwrap(), "20261130T100000Z_suite_job42");
         assert_eq!(b.file_name().unwrap(), "20261130T100000Z_suite_job42_2");
         assert_eq!(c.file_name().unwrap(), "20261130T100000Z_suite_1ppn");
+    }
+
+    /// The suite learns hosts, commit, placement and warnings from the
+    /// run records the benchmarks wrote, and key sizes from their CSV; a
+    /// record it cannot read costs only that benchmark's placement line.
+    #[test]
+    fn read_back_from_the_benchmarks_files() {
+        use crate::report::record::{samples, RunStatus};
+        let d = tempfile::tempdir().unwrap();
+        let bench = |name: &str| BenchResult {
+            benchmark: name.into(),
+            status: exec::Status::Passed,
+            exit_code: Some(0),
+            duration_s: 1.0,
+            detail: None,
+            layout: launch::Layout { np: 2, ppn: None, nodes: Some(1) },
+            command: Vec::new(),
+            notes: Vec::new(),
+            stdout: format!("{name}.txt"),
+            stderr: format!("{name}.stderr"),
+            csv: Some(format!("{name}.csv")),
+            record: Some(format!("{name}.json")),
+            placement: None,
+            placement_warnings: Vec::new(),
+        };
+        // A run killed before it ended: still `running`, no end time.
+        let mut run = samples::header();
+        assert_eq!((run.status, run.end_utc.as_ref()), (RunStatus::Running, None));
+        run.hosts = vec!["b".into(), "a".into()];
+        run.commbench.git_commit = "feed".into();
+        samples::record(run).write(&d.path().join("osu_bw.json")).unwrap();
+        let header = crate::report::csv::COLUMNS.join(",");
+        std::fs::write(
+            d.path().join("osu_bw.csv"),
+            format!("{header}\nosu_bw,mpi,MPI_CHAR,8,8,64,2,1,10,1,,,,4.5{}\n", ",".repeat(15)),
+        )
+        .unwrap();
+        std::fs::write(d.path().join("osu_latency.json"), "{\"schema\": \"commbench-run-record/1\"}").unwrap();
+        let mut results = vec![bench("osu_bw"), bench("osu_latency")];
+        let back = read_back(d.path(), &mut results);
+        assert_eq!(back.hosts, ["b", "a"]);
+        assert_eq!(back.commit, "feed");
+        assert_eq!(results[0].placement.as_deref(), Some("rank 0 on a cpus 0; rank 1 on a cpus 1"));
+        assert_eq!(results[0].placement_warnings, ["w"]);
+        assert_eq!(back.tables["osu_bw"].rows, [["8 B", "4.50"]]);
+        assert_eq!((results[1].placement.as_ref(), results[1].placement_warnings.len()), (None, 0));
     }
 
     #[test]

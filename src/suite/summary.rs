@@ -12,6 +12,9 @@ use serde::Serialize;
 use super::exec::Status;
 use super::launch::{Launcher, Layout};
 use super::plan::Shape;
+use crate::datatype::Datatype;
+use crate::report::csv::CsvRow;
+use crate::report::record::{RankInfo, RunHeader};
 use crate::report::slurm::SlurmInfo;
 
 pub const SCHEMA: &str = "commbench-suite/1";
@@ -83,14 +86,17 @@ pub struct KeyTable {
     pub rows: Vec<Vec<String>>,
 }
 
-/// CSV columns worth showing, their heading, and decimals.
-const COLUMNS: &[(&str, &str, usize)] = &[
-    ("avg_lat_us", "latency (us)", 2),
-    ("min_lat_us", "min (us)", 2),
-    ("max_lat_us", "max (us)", 2),
-    ("bw_MBps", "bandwidth (MB/s)", 2),
-    ("msg_rate_per_s", "messages/s", 0),
-    ("busbw_GBps", "busbw (GB/s)", 3),
+/// A CSV column worth showing: its value, heading, and decimals.
+type Shown = (fn(&CsvRow) -> Option<f64>, &'static str, usize);
+
+/// CSV columns worth showing, in order.
+const COLUMNS: &[Shown] = &[
+    (|r| r.avg_lat_us, "latency (us)", 2),
+    (|r| r.min_lat_us, "min (us)", 2),
+    (|r| r.max_lat_us, "max (us)", 2),
+    (|r| r.bw_mbps, "bandwidth (MB/s)", 2),
+    (|r| r.msg_rate_per_s, "messages/s", 0),
+    (|r| r.busbw_gbps, "busbw (GB/s)", 3),
 ];
 
 /// `8 B`, `1 KiB`, `64 KiB`, `4 MiB`.
@@ -105,64 +111,53 @@ pub fn size_label(b: usize) -> String {
 
 /// Where the ranks of a run record ran, in one line: each rank's host,
 /// cpus and NIC for up to 8 ranks, else how many ranks on how many hosts.
-pub fn placement_line(record: &serde_json::Value) -> Option<String> {
-    let ranks = record["ranks"].as_array().filter(|r| !r.is_empty())?;
-    if ranks.len() > 8 {
-        let hosts = record["hosts"].as_array().map(Vec::len).unwrap_or(0);
-        return Some(format!("{} ranks on {hosts} host(s)", ranks.len()));
+pub fn placement_line(run: &RunHeader) -> Option<String> {
+    let ranks = &run.ranks;
+    if ranks.is_empty() {
+        return None;
     }
-    let one = |r: &serde_json::Value| {
-        let mut s = format!(
-            "rank {} on {} cpus {}",
-            r["rank"].as_u64().map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
-            r["host"].as_str().unwrap_or("?"),
-            r["cpus"].as_str().unwrap_or("?")
-        );
-        if let Some(nic) = r["placement"]["nic"]["name"].as_str() {
-            s.push_str(&format!(" nic {nic}"));
+    if ranks.len() > 8 {
+        return Some(format!("{} ranks on {} host(s)", ranks.len(), run.hosts.len()));
+    }
+    let one = |r: &RankInfo| {
+        let mut s = format!("rank {} on {} cpus {}", r.rank, r.host, r.cpus);
+        if let Some(nic) = r.placement.as_ref().and_then(|p| p.nic.as_ref()) {
+            s.push_str(&format!(" nic {}", nic.name));
         }
         s
     };
     Some(ranks.iter().map(one).collect::<Vec<_>>().join("; "))
 }
 
-/// Reads a benchmark's CSV into header-keyed rows.
-pub fn read_csv(path: &Path) -> Option<Vec<HashMap<String, String>>> {
+/// Reads a benchmark's CSV back as the rows its writer wrote; rows that
+/// do not read (cut short by a killed job) are left out.
+pub fn read_csv(path: &Path) -> Option<Vec<CsvRow>> {
     let mut r = csv::Reader::from_path(path).ok()?;
-    let headers = r.headers().ok()?.clone();
-    Some(
-        r.records()
-            .filter_map(Result::ok)
-            .map(|rec| headers.iter().zip(rec.iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
-            .collect(),
-    )
+    Some(r.deserialize::<CsvRow>().filter_map(Result::ok).collect())
 }
 
 /// The rows at the key sizes (or, when the run measured none of them, its
 /// smallest and largest size), with the columns that have values.
-pub fn key_table(rows: &[HashMap<String, String>]) -> Option<KeyTable> {
-    let size = |r: &HashMap<String, String>| r.get("size_bytes").and_then(|s| s.parse::<usize>().ok());
-    let barrier = rows.iter().all(|r| r.get("benchmark").is_some_and(|b| b == "osu_barrier"));
-    let mut chosen: Vec<&HashMap<String, String>> = if barrier {
+pub fn key_table(rows: &[CsvRow]) -> Option<KeyTable> {
+    let barrier = rows.iter().all(|r| r.benchmark == "osu_barrier");
+    let mut chosen: Vec<&CsvRow> = if barrier {
         rows.iter().collect()
     } else {
-        rows.iter().filter(|r| size(r).is_some_and(|s| KEY_SIZES.contains(&s))).collect()
+        rows.iter().filter(|r| KEY_SIZES.contains(&r.size_bytes)).collect()
     };
     if chosen.is_empty() {
-        let sizes: Vec<usize> = rows.iter().filter_map(size).collect();
-        let (lo, hi) = (sizes.iter().min()?, sizes.iter().max()?);
-        chosen = rows.iter().filter(|r| size(r).is_some_and(|s| s == *lo || s == *hi)).collect();
+        let (lo, hi) = (rows.iter().map(|r| r.size_bytes).min()?, rows.iter().map(|r| r.size_bytes).max()?);
+        chosen = rows.iter().filter(|r| r.size_bytes == lo || r.size_bytes == hi).collect();
     }
-    let filled = |col: &str| chosen.iter().any(|r| r.get(col).is_some_and(|v| !v.is_empty()));
-    let cols: Vec<&(&str, &str, usize)> = COLUMNS.iter().filter(|(c, ..)| filled(c)).collect();
-    let datatypes: Vec<&str> = {
-        let mut d: Vec<&str> = chosen.iter().filter_map(|r| r.get("datatype").map(String::as_str)).collect();
+    let cols: Vec<&Shown> = COLUMNS.iter().filter(|(value, ..)| chosen.iter().any(|r| value(r).is_some())).collect();
+    let datatypes: Vec<Option<Datatype>> = {
+        let mut d: Vec<Option<Datatype>> = chosen.iter().map(|r| r.datatype).collect();
         d.dedup();
         d
     };
     let show_type = datatypes.len() > 1;
-    let show_window = filled("window") && {
-        let mut w: Vec<&str> = chosen.iter().filter_map(|r| r.get("window").map(String::as_str)).collect();
+    let show_window = chosen.iter().any(|r| r.window.is_some()) && {
+        let mut w: Vec<Option<usize>> = chosen.iter().map(|r| r.window).collect();
         w.sort();
         w.dedup();
         w.len() > 1
@@ -181,15 +176,14 @@ pub fn key_table(rows: &[HashMap<String, String>]) -> Option<KeyTable> {
         .map(|r| {
             let mut line = Vec::new();
             if show_type {
-                line.push(r.get("datatype").cloned().unwrap_or_default());
+                line.push(r.datatype.map(|d| d.mpi_name().to_string()).unwrap_or_default());
             }
-            line.push(if barrier { "-".into() } else { size(r).map(size_label).unwrap_or_default() });
+            line.push(if barrier { "-".into() } else { size_label(r.size_bytes) });
             if show_window {
-                line.push(r.get("window").cloned().unwrap_or_default());
+                line.push(r.window.map(|w| w.to_string()).unwrap_or_default());
             }
-            for (c, _, decimals) in &cols {
-                let v = r.get(*c).and_then(|v| v.parse::<f64>().ok());
-                line.push(v.map(|v| format!("{v:.prec$}", prec = *decimals)).unwrap_or_default());
+            for (value, _, decimals) in &cols {
+                line.push(value(r).map(|v| format!("{v:.prec$}", prec = *decimals)).unwrap_or_default());
             }
             line
         })
@@ -424,8 +418,38 @@ mod tests {
     use super::*;
     use crate::suite::launch::LauncherKind;
 
-    fn row(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    /// A row as the reader gives it from a CSV holding only these columns.
+    fn row(pairs: &[(&str, &str)]) -> CsvRow {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(pairs.iter().map(|(k, _)| k)).unwrap();
+        w.write_record(pairs.iter().map(|(_, v)| v)).unwrap();
+        let text = w.into_inner().unwrap();
+        csv::Reader::from_reader(text.as_slice()).deserialize().next().unwrap().unwrap()
+    }
+
+    /// What the benchmark binaries write reads back into the key table;
+    /// a row cut short by a kill is left out.
+    #[test]
+    fn key_table_from_a_written_csv() {
+        use crate::report::{csv::CsvSink, Row, RunContext, Sink};
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("osu_bw.csv");
+        let ctx = RunContext { benchmark: "osu_bw", backend: "mpi", np: 2, pairs: Some(1) };
+        let mut sink = CsvSink::new(std::fs::File::create(&path).unwrap(), ctx).unwrap();
+        for (size, bw) in [(1, 0.5), (8, 4.25), (1024, 512.0)] {
+            let r = Row { size, window: Some(64), bw_mbps: Some(bw), ..Row::default() };
+            sink.row(&r).unwrap();
+        }
+        drop(sink);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("osu_bw,mpi,,2048,,64");
+        std::fs::write(&path, text).unwrap();
+        let rows = read_csv(&path).unwrap();
+        assert_eq!(rows.len(), 3);
+        let t = key_table(&rows).unwrap();
+        assert_eq!(t.headers, ["size", "bandwidth (MB/s)"]);
+        assert_eq!(t.rows, vec![vec!["8 B".to_string(), "4.25".into()], vec!["1 KiB".into(), "512.00".into()]]);
+        assert_eq!(read_csv(&d.path().join("missing.csv")), None);
     }
 
     #[test]
@@ -494,21 +518,24 @@ mod tests {
 
     #[test]
     fn placement_lines() {
-        let rec = serde_json::json!({
-            "hosts": ["a", "b"],
-            "ranks": [
-                {"rank": 0, "host": "a", "cpus": "80", "placement": {"nic": {"name": "mlx5_2"}}},
-                {"rank": 1, "host": "b", "cpus": "80", "placement": null}
-            ]
-        });
-        assert_eq!(placement_line(&rec).unwrap(), "rank 0 on a cpus 80 nic mlx5_2; rank 1 on b cpus 80");
-        let many: Vec<serde_json::Value> =
-            (0..16).map(|r| serde_json::json!({"rank": r, "host": "a", "cpus": "0"})).collect();
-        assert_eq!(
-            placement_line(&serde_json::json!({"hosts": ["a", "b"], "ranks": many})).unwrap(),
-            "16 ranks on 2 host(s)"
-        );
-        assert_eq!(placement_line(&serde_json::json!({})), None);
+        use crate::report::record::samples;
+        use crate::topo::report::{NicInfo, NicSource, RankPlacement};
+        let mut run = samples::header();
+        let nic = NicInfo {
+            name: "mlx5_2".into(),
+            kind: None,
+            numa: None,
+            cpus: String::new(),
+            source: NicSource::NicOption,
+        };
+        run.hosts = vec!["a".into(), "b".into()];
+        run.ranks = vec![samples::rank(0, "a", "80"), samples::rank(1, "b", "80")];
+        run.ranks[0].placement = Some(RankPlacement { nic: Some(nic), ..RankPlacement::default() });
+        assert_eq!(placement_line(&run).unwrap(), "rank 0 on a cpus 80 nic mlx5_2; rank 1 on b cpus 80");
+        run.ranks = (0..16).map(|r| samples::rank(r, "a", "0")).collect();
+        assert_eq!(placement_line(&run).unwrap(), "16 ranks on 2 host(s)");
+        run.ranks.clear();
+        assert_eq!(placement_line(&run), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::cpuset::{self, format_list};
 use super::hwloc;
 use super::machine::Machine;
 use super::policy::{self, Placement};
-use super::report::{EnvSetting, GpuInfo, NicInfo, RankPlacement};
+use super::report::{BoundBy, EnvSetting, GpuInfo, GpuSource, NicInfo, NicSource, RankPlacement, SetBy};
 use super::request::{NicSpec, PlacementRequest};
 use crate::backend::{agree_failures, Control};
 use crate::launcher::LauncherEnv;
@@ -83,14 +83,14 @@ fn set_nic_env(m: &Machine, nic: &NicSpec) -> Vec<EnvSetting> {
         .into_iter()
         .map(|(name, ours)| match std::env::var(name).ok().filter(|v| !v.is_empty()) {
             Some(user) if user != ours => {
-                EnvSetting { name: name.into(), value: user, set_by: "user".into(), commbench_choice: Some(ours) }
+                EnvSetting { name: name.into(), value: user, set_by: SetBy::User, commbench_choice: Some(ours) }
             }
-            Some(user) => EnvSetting { name: name.into(), value: user, set_by: "user".into(), commbench_choice: None },
+            Some(user) => EnvSetting { name: name.into(), value: user, set_by: SetBy::User, commbench_choice: None },
             None => {
                 // Start-up is single-threaded apart from the watchdog,
                 // which reads no environment.
                 std::env::set_var(name, &ours);
-                EnvSetting { name: name.into(), value: ours, set_by: "commbench".into(), commbench_choice: None }
+                EnvSetting { name: name.into(), value: ours, set_by: SetBy::Commbench, commbench_choice: None }
             }
         })
         .collect()
@@ -138,7 +138,7 @@ fn describe(
     mut notes: Vec<String>,
 ) -> RankPlacement {
     let cpus = affinity::allowed_cpus();
-    let mut p = RankPlacement { policy: req.policy().name().into(), ..RankPlacement::default() };
+    let mut p = RankPlacement { policy: req.policy(), ..RankPlacement::default() };
     let (placement, env) = match state {
         State::Done { placement, env, .. } => (Some(placement), env),
         _ => (None, Vec::new()),
@@ -154,33 +154,35 @@ fn describe(
         Err(e) => p.topology = format!("unavailable: {e}"),
     }
     p.bound_by = if placement.as_ref().is_some_and(|pl| pl.cpus.is_some()) {
-        "commbench".into()
+        BoundBy::Commbench
     } else if p.node_cpus > 0 && cpus.len() < p.node_cpus {
-        "launcher".into()
+        BoundBy::Launcher
     } else {
-        "unbound".into()
+        BoundBy::Unbound
     };
     let m = machine.ok();
-    let nic_info = |name: &str, source: &str| -> NicInfo {
+    let nic_info = |name: &str, source: NicSource| -> NicInfo {
         let dev = name.split(':').next().unwrap_or(name);
         let found = m.and_then(|m| m.find_nic(dev));
         NicInfo {
             name: name.to_string(),
-            kind: found.map(|n| n.kind.name().to_string()).unwrap_or_else(|| "unknown".into()),
+            kind: found.map(|n| n.kind),
             numa: found.and_then(|n| n.numa),
             cpus: found.map(|n| format_list(&n.cpus)).unwrap_or_default(),
-            source: source.to_string(),
+            source,
         }
     };
-    let user_ucx = env.iter().find(|e| e.name == "UCX_NET_DEVICES" && e.set_by == "user").map(|e| e.value.clone());
+    let user_ucx = env.iter().find(|e| e.name == "UCX_NET_DEVICES" && e.set_by == SetBy::User).map(|e| e.value.clone());
     p.nic = match (placement.as_ref().and_then(|pl| pl.nic.as_ref()), user_ucx) {
         // The user's UCX_NET_DEVICES decides what UCX uses.
-        (Some(_), Some(user)) => Some(nic_info(user.split(',').next().unwrap_or(&user), "UCX_NET_DEVICES (user)")),
-        (Some(n), None) => Some(nic_info(&n.to_string(), if req.nic.is_some() { "--nic" } else { "policy" })),
+        (Some(_), Some(user)) => Some(nic_info(user.split(',').next().unwrap_or(&user), NicSource::UserUcxNetDevices)),
+        (Some(n), None) => {
+            Some(nic_info(&n.to_string(), if req.nic.is_some() { NicSource::NicOption } else { NicSource::Policy }))
+        }
         (None, _) => std::env::var("UCX_NET_DEVICES")
             .ok()
             .filter(|v| !v.is_empty() && v != "all")
-            .map(|v| nic_info(v.split(',').next().unwrap_or(&v), "UCX_NET_DEVICES (user)")),
+            .map(|v| nic_info(v.split(',').next().unwrap_or(&v), NicSource::UserUcxNetDevices)),
     };
     p.gpu = placement.as_ref().and_then(|pl| pl.gpu).and_then(|g| {
         let gpu = m?.gpus.get(g)?;
@@ -189,7 +191,7 @@ fn describe(
             pci_bus_id: gpu.pci_bus_id.clone(),
             name: gpu.name.clone(),
             numa: gpu.numa,
-            source: if req.gpu.is_some() { "--gpu".into() } else { "policy".into() },
+            source: if req.gpu.is_some() { GpuSource::GpuOption } else { GpuSource::Policy },
         })
     });
     if let Some(pl) = placement {

@@ -7,17 +7,17 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::cpuset::format_list;
+use super::machine::NicKind;
+use super::request::BindPolicy;
 use crate::report::aligned_columns;
 use crate::report::record::RankInfo;
 
 /// Where one rank ended up and why, beside its host, pid and cpus.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankPlacement {
-    /// The policy in force (`none`, `core`, `nic`, `gpu`).
-    pub policy: String,
-    /// `commbench` when we bound the rank, otherwise `launcher` (the rank
-    /// runs on fewer cpus than the node has) or `unbound`.
-    pub bound_by: String,
+    /// The policy in force.
+    pub policy: BindPolicy,
+    pub bound_by: BoundBy,
     pub numa_nodes: Vec<usize>,
     /// Logical indexes of the cores the rank's cpus belong to.
     pub cores: Vec<usize>,
@@ -33,15 +33,64 @@ pub struct RankPlacement {
     pub topology: String,
 }
 
+impl Default for RankPlacement {
+    /// Nothing placed and nothing known: policy `none`, `unbound`.
+    fn default() -> RankPlacement {
+        RankPlacement {
+            policy: BindPolicy::None,
+            bound_by: BoundBy::Unbound,
+            numa_nodes: Vec::new(),
+            cores: Vec::new(),
+            node_cores: 0,
+            node_cpus: 0,
+            nic: None,
+            gpu: None,
+            env: Vec::new(),
+            notes: Vec::new(),
+            topology: String::new(),
+        }
+    }
+}
+
+/// Who decided the cpus a rank runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BoundBy {
+    /// commbench bound the rank (a policy or `--cpu-list`).
+    Commbench,
+    /// The rank runs on fewer cpus than the node has, so the launcher (or
+    /// a cgroup) bound it.
+    Launcher,
+    /// The rank may run anywhere on the node.
+    Unbound,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NicInfo {
     /// As given to the transport: `mlx5_2:1` or `eth0`.
     pub name: String,
-    pub kind: String,
+    /// The device's kind as `NicKind::name` says it (`InfiniBand`, `RoCE`,
+    /// `Ethernet`, `other`); `unknown` (None) when the node map does not
+    /// have the device.
+    #[serde(with = "nic_kind_name")]
+    pub kind: Option<NicKind>,
     pub numa: Option<usize>,
     pub cpus: String,
-    /// `policy`, `--nic`, or the variable the user set (`UCX_NET_DEVICES`).
-    pub source: String,
+    pub source: NicSource,
+}
+
+/// What chose a rank's NIC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NicSource {
+    /// The binding policy.
+    #[serde(rename = "policy")]
+    Policy,
+    /// The `--nic` list.
+    #[serde(rename = "--nic")]
+    NicOption,
+    /// `UCX_NET_DEVICES` as the user set it (it decides what UCX uses).
+    #[serde(rename = "UCX_NET_DEVICES (user)")]
+    UserUcxNetDevices,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,7 +99,18 @@ pub struct GpuInfo {
     pub pci_bus_id: String,
     pub name: Option<String>,
     pub numa: Option<usize>,
-    pub source: String,
+    pub source: GpuSource,
+}
+
+/// What chose a rank's GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GpuSource {
+    /// The binding policy.
+    #[serde(rename = "policy")]
+    Policy,
+    /// The `--gpu` list.
+    #[serde(rename = "--gpu")]
+    GpuOption,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -58,10 +118,50 @@ pub struct EnvSetting {
     pub name: String,
     /// The value in force.
     pub value: String,
-    /// `commbench` or `user` (a value already in the environment wins).
-    pub set_by: String,
+    /// A value already in the environment wins over commbench's.
+    pub set_by: SetBy,
     /// What commbench would have set when the user's value won.
     pub commbench_choice: Option<String>,
+}
+
+/// Who set a transport variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SetBy {
+    Commbench,
+    User,
+}
+
+/// `NicInfo::kind` as the report writes it: the kind's display name
+/// (`NicKind::name`, not NicKind's own serde form, which the node map
+/// files use), or `unknown`.
+mod nic_kind_name {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::topo::machine::NicKind;
+
+    pub const UNKNOWN: &str = "unknown";
+
+    /// Every kind; `kinds_are_all_listed` keeps it complete.
+    pub const KINDS: [NicKind; 4] = [NicKind::InfiniBand, NicKind::RoCE, NicKind::Ethernet, NicKind::Other];
+
+    pub fn serialize<S: Serializer>(kind: &Option<NicKind>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(kind.map_or(UNKNOWN, NicKind::name))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NicKind>, D::Error> {
+        let text = String::deserialize(d)?;
+        if text == UNKNOWN {
+            return Ok(None);
+        }
+        match KINDS.into_iter().find(|k| k.name() == text) {
+            Some(k) => Ok(Some(k)),
+            None => Err(serde::de::Error::custom(format!(
+                "unknown NIC kind '{text}', expected {UNKNOWN} or one of {}",
+                KINDS.map(NicKind::name).join(", ")
+            ))),
+        }
+    }
 }
 
 /// What the warnings need beyond the ranks.
@@ -230,7 +330,7 @@ pub const TABLE_ROWS: usize = 32;
 /// line starting with "# " so that tools reading stdout and stderr together
 /// skip it as a comment.
 pub fn table(ranks: &[RankInfo]) -> String {
-    let policy = ranks.iter().find_map(|r| r.placement.as_ref()).map(|p| p.policy.clone()).unwrap_or_default();
+    let policy = ranks.iter().find_map(|r| r.placement.as_ref()).map_or(BindPolicy::None, |p| p.policy);
     let hosts = {
         let mut h: Vec<&str> = ranks.iter().map(|r| r.host.as_str()).collect();
         h.sort_unstable();
@@ -252,11 +352,7 @@ pub fn table(ranks: &[RankInfo]) -> String {
             p.and_then(|p| p.gpu.as_ref()).map(|g| g.index.to_string()).unwrap_or_else(dash),
         ]);
     }
-    let mut s = format!(
-        "# placement: --bind {policy}, {} rank(s) on {hosts} host(s)\n",
-        ranks.len(),
-        policy = if policy.is_empty() { "none" } else { &policy }
-    );
+    let mut s = format!("# placement: --bind {}, {} rank(s) on {hosts} host(s)\n", policy.name(), ranks.len());
     for line in aligned_columns(&rows) {
         s.push_str(&format!("# {line}\n"));
     }
@@ -305,17 +401,17 @@ mod tests {
             cpu_count: 1,
             local_rank: Some(rank),
             placement: Some(RankPlacement {
-                policy: "nic".into(),
+                policy: BindPolicy::Nic,
                 cores: cores.to_vec(),
                 numa_nodes: numa.to_vec(),
                 node_cores: 128,
                 node_cpus: 128,
                 nic: nic.map(|(n, numa)| NicInfo {
                     name: n.into(),
-                    kind: "InfiniBand".into(),
+                    kind: Some(NicKind::InfiniBand),
                     numa: Some(numa),
                     cpus: "80-95".into(),
-                    source: "policy".into(),
+                    source: NicSource::Policy,
                 }),
                 ..RankPlacement::default()
             }),
@@ -396,6 +492,63 @@ mod tests {
             r.placement.as_mut().unwrap().node_cores = 2;
         }
         assert!(warnings(&small, &ctx(&[], None)).is_empty());
+    }
+
+    /// A placement as the string-valued report wrote it reads into the
+    /// enums and writes back the same JSON, for every value each field can
+    /// take.
+    #[test]
+    fn placement_json_keeps_its_words() {
+        let nic = |kind: &str, source: &str| serde_json::json!({"name": "mlx5_2:1", "kind": kind, "numa": 1, "cpus": "8-15", "source": source});
+        let cases = [
+            ("none", "unbound", nic("InfiniBand", "policy"), "policy", "commbench"),
+            ("core", "commbench", nic("RoCE", "--nic"), "--gpu", "user"),
+            ("nic", "launcher", nic("Ethernet", "UCX_NET_DEVICES (user)"), "policy", "user"),
+            ("gpu", "commbench", nic("other", "policy"), "--gpu", "commbench"),
+            ("nic", "commbench", nic("unknown", "--nic"), "policy", "commbench"),
+        ];
+        for (policy, bound_by, nic, gpu_source, set_by) in cases {
+            let v = serde_json::json!({
+                "policy": policy,
+                "bound_by": bound_by,
+                "numa_nodes": [1],
+                "cores": [8],
+                "node_cores": 16,
+                "node_cpus": 32,
+                "nic": nic,
+                "gpu": {"index": 0, "pci_bus_id": "0000:41:00.0", "name": null, "numa": 1, "source": gpu_source},
+                "env": [{"name": "UCX_NET_DEVICES", "value": "mlx5_2:1", "set_by": set_by, "commbench_choice": null}],
+                "notes": [],
+                "topology": "hwloc 2.9.0"
+            });
+            let p: RankPlacement = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&p).unwrap(), v);
+        }
+        let p: RankPlacement = serde_json::from_value(serde_json::json!({
+            "policy": "nic", "bound_by": "unbound", "numa_nodes": [], "cores": [], "node_cores": 0, "node_cpus": 0,
+            "nic": {"name": "eth0", "kind": "unknown", "numa": null, "cpus": "", "source": "policy"},
+            "gpu": null, "env": [], "notes": [], "topology": ""
+        }))
+        .unwrap();
+        assert_eq!(p.nic.unwrap().kind, None);
+        let bad = serde_json::json!({"name": "x", "kind": "infiniband", "numa": null, "cpus": "", "source": "policy"});
+        let e = serde_json::from_value::<NicInfo>(bad).unwrap_err().to_string();
+        assert!(e.contains("unknown NIC kind 'infiniband'"), "{e}");
+    }
+
+    /// `nic_kind_name::KINDS` lists every kind: adding one to `NicKind`
+    /// stops this from compiling until the list has it.
+    #[test]
+    fn kinds_are_all_listed() {
+        let slot = |k: NicKind| match k {
+            NicKind::InfiniBand => 0,
+            NicKind::RoCE => 1,
+            NicKind::Ethernet => 2,
+            NicKind::Other => 3,
+        };
+        let mut slots: Vec<usize> = nic_kind_name::KINDS.iter().map(|&k| slot(k)).collect();
+        slots.sort_unstable();
+        assert_eq!(slots, [0, 1, 2, 3]);
     }
 
     #[test]
