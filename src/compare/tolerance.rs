@@ -1,12 +1,14 @@
 //! The rules a comparison judges by, and their command-line grammar:
 //! `--tolerance [SIZES:]PCT%` (later rules win where ranges overlap),
 //! absolute limits `--min-bw [SIZES:]MBPS`, `--max-lat [SIZES:]US`,
-//! `--min-rate [SIZES:]MSG_PER_S`. SIZES is `N`, `A-B`, `A-` or `-B` in
-//! bytes with an optional K, M or G suffix (powers of 1024), inclusive.
+//! `--min-rate [SIZES:]MSG_PER_S`. SIZES is `N`, `A-B`, `A-` or `-B`,
+//! inclusive, each a byte size as `crate::bytes` reads it (`64`, `8K`, `1M`,
+//! `2G`; every multiple a power of 1024).
 
 use std::fmt;
 
 use super::model::Metric;
+use crate::bytes;
 
 /// The tolerance where no rule names a size.
 pub const DEFAULT_TOLERANCE_PCT: f64 = 10.0;
@@ -37,20 +39,10 @@ impl fmt::Display for SizeRange {
     }
 }
 
-/// `64`, `8K`, `1M`, `2G` in bytes.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (digits, mult) = match t.char_indices().last() {
-        Some((i, 'k' | 'K')) => (&t[..i], 1u64 << 10),
-        Some((i, 'm' | 'M')) => (&t[..i], 1 << 20),
-        Some((i, 'g' | 'G')) => (&t[..i], 1 << 30),
-        _ => (t, 1),
-    };
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("'{s}' is not a size (bytes, optionally with K, M or G)"))
+/// `64`, `8K`, `1M`, `2G` in bytes; 0 is a size here (a range may start
+/// at 0).
+fn parse_size(s: &str) -> Result<u64, String> {
+    bytes::parse_size(s).map_err(|_| format!("'{s}' is not a size (bytes, optionally with K, M or G)"))
 }
 
 /// `N`, `A-B`, `A-` or `-B`.
@@ -166,8 +158,14 @@ mod tests {
     fn sizes_and_ranges() {
         assert_eq!(parse_size("8K"), Ok(8192));
         assert_eq!(parse_size("1m"), Ok(1 << 20));
-        assert!(parse_size("1.5K").is_err());
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("8G"), Ok(8 << 30));
+        // The shared grammar's other forms mean the same here.
+        assert_eq!(parse_size("8KB"), Ok(8192));
+        assert_eq!(parse_size("1.5K"), Ok(1536));
+        assert_eq!(parse_size("1.3"), Err("'1.3' is not a size (bytes, optionally with K, M or G)".to_string()));
         assert!(parse_size("").is_err());
+        assert!(parse_size("99999999999G").is_err());
         assert_eq!(parse_range("1-8192"), Ok(SizeRange { lo: 1, hi: Some(8192) }));
         assert_eq!(parse_range("8193-"), Ok(SizeRange { lo: 8193, hi: None }));
         assert_eq!(parse_range("-64K"), Ok(SizeRange { lo: 0, hi: Some(65536) }));

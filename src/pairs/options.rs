@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::criteria::Criteria;
 use super::schedule::{RandomRounds, Scheme};
-use super::units;
+use super::units::{parse_fraction, parse_rate, parse_size, parse_time};
 use crate::cli::options::parse_seconds;
 use crate::cli::ResultsDest;
 use crate::topo::request::{PlacementArgs, PlacementRequest};
@@ -96,18 +96,6 @@ struct Args {
 
 fn parse_scheme(s: &str) -> Result<Scheme, String> {
     s.parse()
-}
-fn parse_size(s: &str) -> Result<usize, String> {
-    units::parse_size(s).map_err(|e| e.to_string())
-}
-fn parse_rate(s: &str) -> Result<f64, String> {
-    units::parse_rate(s).map_err(|e| e.to_string())
-}
-fn parse_time(s: &str) -> Result<f64, String> {
-    units::parse_time(s).map_err(|e| e.to_string())
-}
-fn parse_fraction(s: &str) -> Result<f64, String> {
-    units::parse_fraction(s).map_err(|e| e.to_string())
 }
 fn parse_count(s: &str) -> Result<usize, String> {
     s.trim().parse::<usize>().map_err(|_| format!("'{s}' is not a whole number"))
