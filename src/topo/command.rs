@@ -13,7 +13,8 @@ use super::machine::Machine;
 use super::placement::nic_variables;
 use super::policy;
 use super::request::{PlacementArgs, PlacementRequest};
-use crate::report::{aligned_columns, human_bytes};
+use crate::bytes::human_bytes;
+use crate::report::aligned_columns;
 
 #[derive(Parser, Debug)]
 #[command(
