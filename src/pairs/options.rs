@@ -10,7 +10,7 @@ use clap::Parser;
 use serde::Serialize;
 
 use super::criteria::Criteria;
-use super::schedule::{RandomRounds, Scheme};
+use super::schedule::{RandomRounds, Scheme, SchemeError};
 use super::units::{parse_fraction, parse_rate, parse_size, parse_time};
 use crate::cli::options::parse_seconds;
 use crate::cli::ResultsDest;
@@ -94,7 +94,7 @@ struct Args {
     placement: PlacementArgs,
 }
 
-fn parse_scheme(s: &str) -> Result<Scheme, String> {
+fn parse_scheme(s: &str) -> Result<Scheme, SchemeError> {
     s.parse()
 }
 fn parse_count(s: &str) -> Result<usize, String> {
