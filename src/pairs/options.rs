@@ -340,6 +340,22 @@ mod tests {
     }
 
     #[test]
+    fn size_errors_word_for_word() {
+        assert_eq!(
+            err(&["--size", "64XB"]),
+            "invalid value '64XB' for '--size <BYTES>': '64XB' is not a size (give bytes, or a number with K, KB, \
+             KiB, M, MB, MiB, G, GB or GiB; all binary) (see commbench pairs --help)"
+        );
+        assert_eq!(
+            err(&["--latency-size", "0"]),
+            "invalid value '0' for '--latency-size <BYTES>': size '0' is out of range (1 byte to 2147483647 bytes, \
+             the most one MPI message can carry) (see commbench pairs --help)"
+        );
+        assert_eq!(run(&["--size", "1.5K"]).size_bytes, 1536);
+        assert_eq!(run(&["--size", "2147483647"]).size_bytes, 2147483647);
+    }
+
+    #[test]
     fn help_is_not_an_error() {
         match parse(&["--help".to_string()]) {
             Ok(Parsed::Help(text)) => {
