@@ -197,8 +197,8 @@ impl Job {
             Some(avail) if need * on_node as u128 > avail as u128 => Err(format!(
                 "message buffers need {} per rank ({on_node} rank(s) on this node) but only {} of memory is \
                  available ({hint})",
-                crate::report::human_bytes(need),
-                crate::report::human_bytes(avail as u128)
+                crate::bytes::human_bytes(need),
+                crate::bytes::human_bytes(avail as u128)
             )),
             _ => Ok(()),
         }
@@ -327,14 +327,14 @@ mod tests {
 
     #[test]
     fn endings_as_recorded() {
-        assert_eq!((Ending::Complete.status(), Ending::Complete.detail()), ("complete", None));
+        assert_eq!((Ending::Complete.status(), Ending::Complete.detail()), (RunStatus::Complete, None));
         let v = Ending::ValidationFailed { size: 64 };
         assert_eq!(
             (v.status(), v.detail().as_deref()),
-            ("validation_failed", Some("validation failed at message size 64"))
+            (RunStatus::ValidationFailed, Some("validation failed at message size 64"))
         );
         assert_eq!(Ending::Error { detail: "x".into() }.detail().as_deref(), Some("x"));
-        assert_eq!((Ending::Passed.status(), Ending::Failed.status()), ("passed", "failed"));
+        assert_eq!((Ending::Passed.status(), Ending::Failed.status()), (RunStatus::Passed, RunStatus::Failed));
     }
 
     #[test]

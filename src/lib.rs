@@ -2,11 +2,12 @@
 //! with machine-readable results. The binaries in `src/bin` are thin; the
 //! library holds option parsing (`cli`), the benchmarks and their shared
 //! measurement loop (`bench`), transports (`backend`), buffers, statistics,
-//! output formats (`report`) and placement (`topo`).
+//! output formats (`report`), placement (`topo`) and byte sizes (`bytes`).
 
 pub mod backend;
 pub mod bench;
 pub mod buffer;
+pub mod bytes;
 pub mod cli;
 pub mod compare;
 pub mod datatype;

@@ -391,7 +391,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
         }
         o.results = ResultsDest::Off;
     }
-    o.placement.check().map_err(CliError::Usage)?;
+    o.placement.check().map_err(|e| CliError::Usage(e.to_string()))?;
     check_positional(positional)?;
     if o.validation.is_none() {
         o.validation_warmup = 0;

@@ -109,3 +109,23 @@ pub fn load(path: &Path) -> Result<Parsed, InputError> {
     }
     Ok(all)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads the fields by name, so records of other tools with only some
+    /// of them still help; this keeps the names the same as the header
+    /// commbench writes.
+    #[test]
+    fn run_info_reads_what_the_run_header_writes() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = crate::report::record::samples::header();
+        h.hosts = vec!["n1".into(), "n2".into()];
+        h.mpi.library_version = "Open MPI v4.1.4, package: Debian OpenMPI\nmore".into();
+        crate::report::record::write_json(&h, &d.path().join("r.json")).unwrap();
+        let info = run_info(&d.path().join("r.csv")).unwrap();
+        assert_eq!(info.hosts, ["n1", "n2"]);
+        assert_eq!(info.mpi_library.as_deref(), Some("Open MPI v4.1.4"));
+    }
+}

@@ -1,12 +1,32 @@
 //! The rules a comparison judges by, and their command-line grammar:
 //! `--tolerance [SIZES:]PCT%` (later rules win where ranges overlap),
 //! absolute limits `--min-bw [SIZES:]MBPS`, `--max-lat [SIZES:]US`,
-//! `--min-rate [SIZES:]MSG_PER_S`. SIZES is `N`, `A-B`, `A-` or `-B` in
-//! bytes with an optional K, M or G suffix (powers of 1024), inclusive.
+//! `--min-rate [SIZES:]MSG_PER_S`. SIZES is `N`, `A-B`, `A-` or `-B`,
+//! inclusive, each a byte size as `crate::bytes` reads it (`64`, `8K`, `1M`,
+//! `2G`; every multiple a power of 1024).
 
 use std::fmt;
 
+use thiserror::Error;
+
 use super::model::Metric;
+use crate::bytes;
+
+/// A `--tolerance` or limit option clap cannot turn into a rule; the text
+/// follows clap's "invalid value ... for ...:".
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum RuleError {
+    #[error("'{0}' is not a size (bytes, optionally with K, M or G)")]
+    Size(String),
+    #[error("'{0}' is not a size range")]
+    Range(String),
+    #[error("size range '{0}' ends before it starts")]
+    Backwards(String),
+    #[error("tolerance '{0}' is not [SIZES:]PERCENT% (e.g. 10% or 1-8K:20%)")]
+    Tolerance(String),
+    #[error("limit '{text}' is not [SIZES:]{unit} (a number)")]
+    Limit { text: String, unit: &'static str },
+}
 
 /// The tolerance where no rule names a size.
 pub const DEFAULT_TOLERANCE_PCT: f64 = 10.0;
@@ -37,24 +57,14 @@ impl fmt::Display for SizeRange {
     }
 }
 
-/// `64`, `8K`, `1M`, `2G` in bytes.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (digits, mult) = match t.char_indices().last() {
-        Some((i, 'k' | 'K')) => (&t[..i], 1u64 << 10),
-        Some((i, 'm' | 'M')) => (&t[..i], 1 << 20),
-        Some((i, 'g' | 'G')) => (&t[..i], 1 << 30),
-        _ => (t, 1),
-    };
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("'{s}' is not a size (bytes, optionally with K, M or G)"))
+/// `64`, `8K`, `1M`, `2G` in bytes; 0 is a size here (a range may start
+/// at 0).
+fn parse_size(s: &str) -> Result<u64, RuleError> {
+    bytes::parse_size(s).map_err(|_| RuleError::Size(s.to_string()))
 }
 
 /// `N`, `A-B`, `A-` or `-B`.
-pub fn parse_range(s: &str) -> Result<SizeRange, String> {
+pub fn parse_range(s: &str) -> Result<SizeRange, RuleError> {
     let r = match s.split_once('-') {
         None => {
             let n = parse_size(s)?;
@@ -64,19 +74,19 @@ pub fn parse_range(s: &str) -> Result<SizeRange, String> {
             let lo = if a.trim().is_empty() { 0 } else { parse_size(a)? };
             let hi = if b.trim().is_empty() { None } else { Some(parse_size(b)?) };
             if a.trim().is_empty() && hi.is_none() {
-                return Err(format!("'{s}' is not a size range"));
+                return Err(RuleError::Range(s.to_string()));
             }
             SizeRange { lo, hi }
         }
     };
     if r.hi.is_some_and(|h| h < r.lo) {
-        return Err(format!("size range '{s}' ends before it starts"));
+        return Err(RuleError::Backwards(s.to_string()));
     }
     Ok(r)
 }
 
 /// Splits `[SIZES:]VALUE`.
-fn split_ranged(s: &str) -> Result<(SizeRange, &str), String> {
+fn split_ranged(s: &str) -> Result<(SizeRange, &str), RuleError> {
     match s.rsplit_once(':') {
         Some((r, v)) => Ok((parse_range(r)?, v.trim())),
         None => Ok((SizeRange::ALL, s.trim())),
@@ -91,13 +101,13 @@ pub struct ToleranceRule {
 }
 
 /// `10%` or `1-8K:20%`.
-pub fn parse_tolerance(s: &str) -> Result<ToleranceRule, String> {
+pub fn parse_tolerance(s: &str) -> Result<ToleranceRule, RuleError> {
     let (range, v) = split_ranged(s)?;
     let pct = v
         .strip_suffix('%')
         .and_then(|n| n.trim().parse::<f64>().ok())
         .filter(|p| p.is_finite() && *p >= 0.0)
-        .ok_or_else(|| format!("tolerance '{s}' is not [SIZES:]PERCENT% (e.g. 10% or 1-8K:20%)"))?;
+        .ok_or_else(|| RuleError::Tolerance(s.to_string()))?;
     Ok(ToleranceRule { range, pct })
 }
 
@@ -126,13 +136,13 @@ impl Limit {
 }
 
 /// `24000` or `1M-:24000` for `metric`.
-pub fn parse_limit(metric: Metric, s: &str) -> Result<Limit, String> {
+pub fn parse_limit(metric: Metric, s: &str) -> Result<Limit, RuleError> {
     let (range, v) = split_ranged(s)?;
     let value = v
         .parse::<f64>()
         .ok()
         .filter(|x| x.is_finite() && *x >= 0.0)
-        .ok_or_else(|| format!("limit '{s}' is not [SIZES:]{} (a number)", metric.unit()))?;
+        .ok_or_else(|| RuleError::Limit { text: s.to_string(), unit: metric.unit() })?;
     Ok(Limit { metric, range, value })
 }
 
@@ -166,14 +176,24 @@ mod tests {
     fn sizes_and_ranges() {
         assert_eq!(parse_size("8K"), Ok(8192));
         assert_eq!(parse_size("1m"), Ok(1 << 20));
-        assert!(parse_size("1.5K").is_err());
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("8G"), Ok(8 << 30));
+        // The shared grammar's other forms mean the same here.
+        assert_eq!(parse_size("8KB"), Ok(8192));
+        assert_eq!(parse_size("1.5K"), Ok(1536));
+        assert_eq!(
+            parse_size("1.3").unwrap_err().to_string(),
+            "'1.3' is not a size (bytes, optionally with K, M or G)"
+        );
         assert!(parse_size("").is_err());
+        assert!(parse_size("99999999999G").is_err());
         assert_eq!(parse_range("1-8192"), Ok(SizeRange { lo: 1, hi: Some(8192) }));
         assert_eq!(parse_range("8193-"), Ok(SizeRange { lo: 8193, hi: None }));
         assert_eq!(parse_range("-64K"), Ok(SizeRange { lo: 0, hi: Some(65536) }));
         assert_eq!(parse_range("4M"), Ok(SizeRange { lo: 4 << 20, hi: Some(4 << 20) }));
-        assert!(parse_range("-").is_err());
-        assert!(parse_range("9-3").is_err());
+        assert_eq!(parse_range("-").unwrap_err().to_string(), "'-' is not a size range");
+        assert_eq!(parse_range("9-3").unwrap_err().to_string(), "size range '9-3' ends before it starts");
+        assert_eq!(parse_range("1-x"), Err(RuleError::Size("x".into())));
     }
 
     #[test]
@@ -184,6 +204,10 @@ mod tests {
         for bad in ["10", "x%", "-5%", "1-2:10", ":10%", "a-b:5%"] {
             assert!(parse_tolerance(bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            parse_tolerance("1-2:10").unwrap_err().to_string(),
+            "tolerance '1-2:10' is not [SIZES:]PERCENT% (e.g. 10% or 1-8K:20%)"
+        );
     }
 
     #[test]
@@ -205,6 +229,9 @@ mod tests {
         assert!(floor.violated_by(23999.99) && !floor.violated_by(24000.0));
         let ceil = parse_limit(Metric::Latency, "2.5").unwrap();
         assert!(ceil.violated_by(2.51) && !ceil.violated_by(2.5));
-        assert!(parse_limit(Metric::Latency, "fast").is_err());
+        assert_eq!(
+            parse_limit(Metric::Latency, "fast").unwrap_err().to_string(),
+            "limit 'fast' is not [SIZES:]us (a number)"
+        );
     }
 }

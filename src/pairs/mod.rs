@@ -296,7 +296,7 @@ impl Session<'_> {
         let subtitle = format!(
             "scheme {}, {} messages, window {}, {} processes",
             self.cfg.scheme,
-            units::size_text(self.cfg.size_bytes),
+            crate::bytes::exact_label(self.cfg.size_bytes as u64),
             self.cfg.window,
             n
         );

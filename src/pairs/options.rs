@@ -8,13 +8,14 @@ use std::time::Duration;
 use clap::error::ErrorKind;
 use clap::Parser;
 use serde::Serialize;
+use thiserror::Error;
 
 use super::criteria::Criteria;
-use super::schedule::{RandomRounds, Scheme};
-use super::units;
+use super::schedule::{RandomRounds, Scheme, SchemeError};
+use super::units::{parse_fraction, parse_rate, parse_size, parse_time};
 use crate::cli::options::parse_seconds;
 use crate::cli::ResultsDest;
-use crate::topo::request::{PlacementArgs, PlacementRequest};
+use crate::topo::request::{PlacementArgs, PlacementError, PlacementRequest};
 
 /// Above this size the defaults are those of OSU's large messages.
 const LARGE_ABOVE: usize = 8192;
@@ -94,20 +95,8 @@ struct Args {
     placement: PlacementArgs,
 }
 
-fn parse_scheme(s: &str) -> Result<Scheme, String> {
+fn parse_scheme(s: &str) -> Result<Scheme, SchemeError> {
     s.parse()
-}
-fn parse_size(s: &str) -> Result<usize, String> {
-    units::parse_size(s).map_err(|e| e.to_string())
-}
-fn parse_rate(s: &str) -> Result<f64, String> {
-    units::parse_rate(s).map_err(|e| e.to_string())
-}
-fn parse_time(s: &str) -> Result<f64, String> {
-    units::parse_time(s).map_err(|e| e.to_string())
-}
-fn parse_fraction(s: &str) -> Result<f64, String> {
-    units::parse_fraction(s).map_err(|e| e.to_string())
 }
 fn parse_count(s: &str) -> Result<usize, String> {
     s.trim().parse::<usize>().map_err(|_| format!("'{s}' is not a whole number"))
@@ -172,6 +161,23 @@ impl Config {
     }
 }
 
+/// A command line `pairs` cannot run, in one line.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum OptionsError {
+    /// clap's own first line, without its "error: ", and where to look.
+    #[error("{0} (see commbench pairs --help)")]
+    Usage(String),
+    #[error("{option} applies to --scheme random only (the scheme is {scheme})")]
+    RandomOnly { option: &'static str, scheme: Scheme },
+    #[error(
+        "--latency and --max-lat need a pairing scheme (xor:K, half, all or random); {0} sends and receives with \
+         different ranks"
+    )]
+    LatencyNeedsPairs(Scheme),
+    #[error(transparent)]
+    Placement(#[from] PlacementError),
+}
+
 /// What the command line asks for.
 #[derive(Debug)]
 pub enum Parsed {
@@ -186,17 +192,17 @@ pub fn default_window(size: usize) -> usize {
 }
 
 /// Parses the arguments after `pairs`. Errors are one line.
-pub fn parse(args: &[String]) -> Result<Parsed, String> {
+pub fn parse(args: &[String]) -> Result<Parsed, OptionsError> {
     let argv = std::iter::once("commbench pairs".to_string()).chain(args.iter().cloned());
     let a = match Args::try_parse_from(argv) {
         Ok(a) => a,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp) => return Ok(Parsed::Help(e.to_string())),
-        Err(e) => return Err(one_line(&e.to_string())),
+        Err(e) => return Err(OptionsError::Usage(first_line(&e.to_string()))),
     };
     let random = a.scheme == Scheme::Random;
     if !random && (a.seed.is_some() || a.rounds.is_some()) {
-        let opt = if a.seed.is_some() { "--seed" } else { "--rounds" };
-        return Err(format!("{opt} applies to --scheme random only (the scheme is {})", a.scheme));
+        let option = if a.seed.is_some() { "--seed" } else { "--rounds" };
+        return Err(OptionsError::RandomOnly { option, scheme: a.scheme });
     }
     let large = a.size > LARGE_ABOVE;
     let latency = (a.latency || a.max_lat.is_some()).then_some(LatencyPlan {
@@ -205,11 +211,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
         warmup: a.latency_warmup,
     });
     if latency.is_some() && matches!(a.scheme, Scheme::Shift(_)) {
-        return Err(format!(
-            "--latency and --max-lat need a pairing scheme (xor:K, half, all or random); {} sends and receives \
-             with different ranks",
-            a.scheme
-        ));
+        return Err(OptionsError::LatencyNeedsPairs(a.scheme));
     }
     let placement = a.placement.request()?;
     let results = if a.no_results {
@@ -236,11 +238,10 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
     })))
 }
 
-/// clap's first line without its "error: " prefix, and where to look.
-fn one_line(text: &str) -> String {
+/// clap's first line without its "error: " prefix.
+fn first_line(text: &str) -> String {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
-    let first = first.trim().trim_start_matches("error: ");
-    format!("{first} (see commbench pairs --help)")
+    first.trim().trim_start_matches("error: ").to_string()
 }
 
 #[cfg(test)]
@@ -258,7 +259,7 @@ mod tests {
     fn err(args: &[&str]) -> String {
         let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         match parse(&v) {
-            Err(e) => e,
+            Err(e) => e.to_string(),
             other => panic!("{args:?}: {other:?}"),
         }
     }
@@ -336,6 +337,22 @@ mod tests {
             assert!(e.contains(want), "{args:?}: {e}");
             assert!(!e.contains('\n'), "{args:?}: {e}");
         }
+    }
+
+    #[test]
+    fn size_errors_word_for_word() {
+        assert_eq!(
+            err(&["--size", "64XB"]),
+            "invalid value '64XB' for '--size <BYTES>': '64XB' is not a size (give bytes, or a number with K, KB, \
+             KiB, M, MB, MiB, G, GB or GiB; all binary) (see commbench pairs --help)"
+        );
+        assert_eq!(
+            err(&["--latency-size", "0"]),
+            "invalid value '0' for '--latency-size <BYTES>': size '0' is out of range (1 byte to 2147483647 bytes, \
+             the most one MPI message can carry) (see commbench pairs --help)"
+        );
+        assert_eq!(run(&["--size", "1.5K"]).size_bytes, 1536);
+        assert_eq!(run(&["--size", "2147483647"]).size_bytes, 2147483647);
     }
 
     #[test]

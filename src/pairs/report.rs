@@ -9,7 +9,6 @@ use super::blame::{Blame, EndpointSummary};
 use super::criteria::{Check, Evaluation, Failure, Measured};
 use super::options::Config;
 use super::results::PairRow;
-use super::units::size_text;
 use crate::topo::cpuset::format_list;
 
 /// MB/s as printed (OSU's unit: 10^6 bytes per second).
@@ -48,7 +47,7 @@ pub fn header(cfg: &Config, np: usize, rounds: usize, transport: &str, idle: &[u
         s,
         "# Message size: {} bytes ({}), window {}, {} iterations after {} warm-up; MB/s = 10^6 bytes/s",
         cfg.size_bytes,
-        size_text(cfg.size_bytes),
+        crate::bytes::exact_label(cfg.size_bytes as u64),
         cfg.window,
         cfg.iterations,
         cfg.warmup

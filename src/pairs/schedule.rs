@@ -38,11 +38,20 @@ impl fmt::Display for Scheme {
     }
 }
 
-impl FromStr for Scheme {
-    type Err = String;
+/// A `--scheme` word that names no scheme.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum SchemeError {
+    #[error("'{0}' is not a scheme (use xor:K, half, all, shift, shift:K or random)")]
+    Unknown(String),
+    #[error("'{0}' needs its distance: xor:K pairs rank r with rank r ^ K")]
+    XorWithoutDistance(String),
+}
 
-    fn from_str(s: &str) -> Result<Scheme, String> {
-        let bad = || format!("'{s}' is not a scheme (use xor:K, half, all, shift, shift:K or random)");
+impl FromStr for Scheme {
+    type Err = SchemeError;
+
+    fn from_str(s: &str) -> Result<Scheme, SchemeError> {
+        let bad = || SchemeError::Unknown(s.to_string());
         let number = |v: &str| v.parse::<usize>().map_err(|_| bad());
         match s.split_once(':') {
             Some(("xor", k)) => Ok(Scheme::Xor(number(k)?)),
@@ -53,7 +62,7 @@ impl FromStr for Scheme {
                 "all" => Ok(Scheme::All),
                 "shift" => Ok(Scheme::Shift(None)),
                 "random" => Ok(Scheme::Random),
-                "xor" => Err(format!("'{s}' needs its distance: xor:K pairs rank r with rank r ^ K")),
+                "xor" => Err(SchemeError::XorWithoutDistance(s.to_string())),
                 _ => Err(bad()),
             },
         }
@@ -525,8 +534,16 @@ mod tests {
         for w in ["xor:8", "half", "all", "shift", "shift:3", "random"] {
             assert_eq!(w.parse::<Scheme>().unwrap().to_string(), w);
         }
-        for w in ["xor", "xor:x", "rings", "shift:-1", "all:2", ""] {
-            assert!(w.parse::<Scheme>().is_err(), "{w}");
+        for w in ["xor:x", "rings", "shift:-1", "all:2", ""] {
+            assert_eq!(w.parse::<Scheme>(), Err(SchemeError::Unknown(w.to_string())), "{w}");
         }
+        assert_eq!(
+            "xor".parse::<Scheme>().unwrap_err().to_string(),
+            "'xor' needs its distance: xor:K pairs rank r with rank r ^ K"
+        );
+        assert_eq!(
+            "ring".parse::<Scheme>().unwrap_err().to_string(),
+            "'ring' is not a scheme (use xor:K, half, all, shift, shift:K or random)"
+        );
     }
 }

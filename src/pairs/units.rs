@@ -1,9 +1,12 @@
 //! Quantities on the `pairs` command line and in its output: message sizes
-//! (binary multiples), bandwidths (decimal bytes or bits per second, or
-//! binary bytes per second), times and fractions; parsing with messages a
-//! user can act on, and short human-readable forms.
+//! (read by `crate::bytes`, held to what one MPI message can carry),
+//! bandwidths (decimal bytes or bits per second, or binary bytes per
+//! second), times and fractions; parsing with messages a user can act on,
+//! and short human-readable forms.
 
 use thiserror::Error;
+
+use crate::bytes::{self, split_number, ParseSizeError};
 
 /// The largest message one MPI call can move with a C `int` count of bytes.
 pub const MAX_MESSAGE_BYTES: u64 = i32::MAX as u64;
@@ -24,42 +27,15 @@ pub enum UnitError {
     Fraction(String),
 }
 
-/// Splits "64MB" into (64.0, "MB"): the longest leading text that reads as
-/// a finite number, then the rest without surrounding spaces.
-fn split_number(text: &str) -> Option<(f64, &str)> {
-    let t = text.trim();
-    let mut ends: Vec<usize> = t.char_indices().map(|(i, _)| i).skip(1).collect();
-    ends.push(t.len());
-    ends.into_iter().rev().find_map(|end| {
-        let head = &t[..end];
-        // Rust also reads "inf" and "nan"; a number starts with a digit,
-        // a sign or a point.
-        let numeric = head.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.'));
-        let value: f64 = head.parse().ok().filter(|v: &f64| v.is_finite() && numeric)?;
-        Some((value, t[end..].trim()))
-    })
-}
-
-/// Parses a message size. Every multiple is binary, as in OSU's `-m 8M`
-/// and the HCCL demo's `--size 64m`: K, KB and KiB are all 1024 bytes.
+/// Parses a message size: any byte size (`crate::bytes::parse_size`, every
+/// multiple binary, as in OSU's `-m 8M` and the HCCL demo's `--size 64m`)
+/// from 1 byte to [`MAX_MESSAGE_BYTES`].
 pub fn parse_size(text: &str) -> Result<usize, UnitError> {
-    let bad = || UnitError::Size(text.to_string());
-    let (value, unit) = split_number(text).ok_or_else(bad)?;
-    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        _ => return Err(bad()),
-    };
-    let bytes = value * mult as f64;
-    if bytes.fract() != 0.0 {
-        return Err(bad());
+    match bytes::parse_size(text) {
+        Ok(b) if (1..=MAX_MESSAGE_BYTES).contains(&b) => Ok(b as usize),
+        Ok(_) | Err(ParseSizeError::OutOfRange(_)) => Err(UnitError::SizeRange(text.to_string())),
+        Err(ParseSizeError::Malformed(_)) => Err(UnitError::Size(text.to_string())),
     }
-    if !(1.0..=MAX_MESSAGE_BYTES as f64).contains(&bytes) {
-        return Err(UnitError::SizeRange(text.to_string()));
-    }
-    Ok(bytes as usize)
 }
 
 /// Parses a bandwidth into bytes per second. Decimal prefixes (k, M, G, T)
@@ -67,7 +43,7 @@ pub fn parse_size(text: &str) -> Result<usize, UnitError> {
 /// The unit is required: a bare number is ambiguous.
 pub fn parse_rate(text: &str) -> Result<f64, UnitError> {
     let bad = || UnitError::Rate(text.to_string());
-    let (value, unit) = split_number(text).ok_or_else(bad)?;
+    let (_, value, unit) = split_number(text).ok_or_else(bad)?;
     let unit = unit.strip_suffix("/s").or_else(|| unit.strip_suffix("ps")).unwrap_or(unit);
     let (prefix, rest) = match unit.chars().next() {
         Some(c @ ('k' | 'K' | 'm' | 'M' | 'g' | 'G' | 't' | 'T')) => (Some(c.to_ascii_uppercase()), &unit[1..]),
@@ -95,7 +71,7 @@ pub fn parse_rate(text: &str) -> Result<f64, UnitError> {
 /// Parses a time into seconds (ns, us or µs, ms, s; unit required).
 pub fn parse_time(text: &str) -> Result<f64, UnitError> {
     let bad = || UnitError::Time(text.to_string());
-    let (value, unit) = split_number(text).ok_or_else(bad)?;
+    let (_, value, unit) = split_number(text).ok_or_else(bad)?;
     // Divide (not multiply by 1e-6) so that "5us" is exactly 5e-6.
     let per_second = match unit {
         "ns" => 1e9,
@@ -123,16 +99,6 @@ pub fn parse_fraction(text: &str) -> Result<f64, UnitError> {
     } else {
         Err(bad())
     }
-}
-
-/// 67108864 -> "64 MiB"; sizes that are not whole multiples stay in bytes.
-pub fn size_text(bytes: usize) -> String {
-    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
-            return format!("{} {unit}", bytes >> shift);
-        }
-    }
-    format!("{bytes} B")
 }
 
 /// Bytes per second as "68 GB/s" (decimal, at most GB/s as fabric specs
@@ -223,9 +189,6 @@ mod tests {
 
     #[test]
     fn texts() {
-        assert_eq!(size_text(64 << 20), "64 MiB");
-        assert_eq!(size_text(1000), "1000 B");
-        assert_eq!(size_text(3 << 10), "3 KiB");
         assert_eq!(rate_text(68e9), "68 GB/s");
         assert_eq!(rate_text(1.5e6), "1.5 MB/s");
         assert_eq!(time_text(5e-6), "5 us");

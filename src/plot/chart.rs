@@ -8,9 +8,22 @@ use std::ops::Range;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use thiserror::Error;
 
 use super::axis::{linear_value_range, log2_range, log2_tick_label, log_value_range, value_label};
 use crate::compare::model::Metric;
+
+/// Why a chart could not be drawn.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ChartError {
+    #[error("no positive message sizes to draw")]
+    NoSizes,
+    #[error("no positive values to draw")]
+    NoValues,
+    /// plotters' own error, as it describes itself (Debug).
+    #[error("{0}")]
+    Drawing(String),
+}
 
 pub const WIDTH: u32 = 1100;
 pub const HEIGHT: u32 = 680;
@@ -75,12 +88,12 @@ fn chart_builder<'a, 'b>(area: &'a DrawingArea<SVGBackend<'b>, Shift>) -> ChartB
     b
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("{e:?}")
+fn err<E: std::fmt::Debug>(e: E) -> ChartError {
+    ChartError::Drawing(format!("{e:?}"))
 }
 
 /// The chart as an SVG document.
-pub fn render(spec: &ChartSpec) -> Result<String, String> {
+pub fn render(spec: &ChartSpec) -> Result<String, ChartError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
@@ -91,14 +104,14 @@ pub fn render(spec: &ChartSpec) -> Result<String, String> {
             .map_err(err)?;
         if spec.sized {
             let sizes = spec.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
-            let (x0, x1) = log2_range(sizes).ok_or("no positive message sizes to draw")?;
+            let (x0, x1) = log2_range(sizes).ok_or(ChartError::NoSizes)?;
             let values = || spec.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
             if spec.metric == Metric::Latency {
-                let (y0, y1) = log_value_range(values()).ok_or("no positive values to draw")?;
+                let (y0, y1) = log_value_range(values()).ok_or(ChartError::NoValues)?;
                 // Powers of two label a log axis more densely than powers of ten.
                 draw_sized(&body, spec, x0..x1, (y0..y1).log_scale().base(2.0))?;
             } else {
-                let (y0, y1) = linear_value_range(values()).ok_or("no positive values to draw")?;
+                let (y0, y1) = linear_value_range(values()).ok_or(ChartError::NoValues)?;
                 draw_sized(&body, spec, x0..x1, y0..y1)?;
             }
         } else {
@@ -109,7 +122,7 @@ pub fn render(spec: &ChartSpec) -> Result<String, String> {
     Ok(svg)
 }
 
-fn draw_sized<Y>(area: &DrawingArea<SVGBackend, Shift>, spec: &ChartSpec, x: Range<f64>, y: Y) -> Result<(), String>
+fn draw_sized<Y>(area: &DrawingArea<SVGBackend, Shift>, spec: &ChartSpec, x: Range<f64>, y: Y) -> Result<(), ChartError>
 where
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -164,10 +177,10 @@ where
         .map_err(err)
 }
 
-fn draw_sizeless(area: &DrawingArea<SVGBackend, Shift>, spec: &ChartSpec) -> Result<(), String> {
+fn draw_sizeless(area: &DrawingArea<SVGBackend, Shift>, spec: &ChartSpec) -> Result<(), ChartError> {
     let n = spec.lines.len();
     let values = spec.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
-    let (y0, y1) = linear_value_range(values).ok_or("no positive values to draw")?;
+    let (y0, y1) = linear_value_range(values).ok_or(ChartError::NoValues)?;
     let mut chart = chart_builder(area)
         .build_cartesian_2d::<Range<f64>, Range<f64>>(0.5..n as f64 + 0.5, y0..y1 * 1.1)
         .map_err(err)?;

@@ -19,8 +19,8 @@ use crate::compare::model::{Metric, Note, Table};
 pub enum PlotError {
     #[error(transparent)]
     Input(#[from] InputError),
-    #[error("{benchmark}: cannot draw the chart: {message}")]
-    Draw { benchmark: String, message: String },
+    #[error("{benchmark}: cannot draw the chart: {source}")]
+    Draw { benchmark: String, source: chart::ChartError },
     #[error("{path}: {source}")]
     Write { path: String, source: std::io::Error },
     #[error("nothing to plot: no table has latency or bandwidth values")]
@@ -129,7 +129,7 @@ pub fn write_charts(
             notes.push(Note { path: bench.clone(), line: None, message });
             continue;
         };
-        let svg = chart::render(&spec).map_err(|message| PlotError::Draw { benchmark: bench.clone(), message })?;
+        let svg = chart::render(&spec).map_err(|source| PlotError::Draw { benchmark: bench.clone(), source })?;
         let path = out.join(format!("{bench}.svg"));
         std::fs::write(&path, svg).map_err(|source| PlotError::Write { path: path.display().to_string(), source })?;
         written.push(path);

@@ -1,4 +1,4 @@
-use super::chart::{render, PALETTE};
+use super::chart::{render, ChartError, PALETTE};
 use super::*;
 use crate::compare::model::{Point, RunInfo};
 
@@ -173,6 +173,18 @@ fn values_that_are_not_positive_are_left_out() {
     let spec = chart_spec("osu_latency", &[&t], &[], &mut Vec::new()).unwrap();
     assert_eq!(spec.lines[0].points, [(4, 2.0)]);
     assert!(roxmltree::Document::parse(&render(&spec).unwrap()).is_ok());
+}
+
+#[test]
+fn a_chart_without_points_says_why() {
+    let t = lat_table("l", &[(4, 2.0)]);
+    let mut spec = chart_spec("osu_latency", &[&t], &[], &mut Vec::new()).unwrap();
+    spec.lines[0].points.clear();
+    assert_eq!(render(&spec), Err(ChartError::NoSizes));
+    let e = PlotError::Draw { benchmark: "osu_latency".into(), source: ChartError::NoSizes };
+    assert_eq!(e.to_string(), "osu_latency: cannot draw the chart: no positive message sizes to draw");
+    spec.lines[0].points.push((4, -1.0));
+    assert_eq!(render(&spec).unwrap_err().to_string(), "no positive values to draw");
 }
 
 #[test]

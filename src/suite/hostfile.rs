@@ -5,7 +5,20 @@
 
 use std::path::{Path, PathBuf};
 
+use thiserror::Error;
+
 use super::SuiteError;
+
+/// Why hostfile text names no usable hosts.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum HostfileError {
+    #[error("line {line}: no host name")]
+    NoHostName { line: usize },
+    #[error("line {line}: bad slot count '{value}'")]
+    BadSlots { line: usize, value: String },
+    #[error("no hosts in it")]
+    Empty,
+}
 
 /// One host line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,7 +29,7 @@ pub struct HostEntry {
 
 /// Parses hostfile text. Blank lines and `#` comments are skipped; a host
 /// named twice counts once (its slots add up).
-pub fn parse(text: &str) -> Result<Vec<HostEntry>, String> {
+pub fn parse(text: &str) -> Result<Vec<HostEntry>, HostfileError> {
     let mut hosts: Vec<HostEntry> = Vec::new();
     for (n, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -35,7 +48,7 @@ pub fn parse(text: &str) -> Result<Vec<HostEntry>, String> {
             }
         }
         if host.is_empty() {
-            return Err(format!("line {}: no host name", n + 1));
+            return Err(HostfileError::NoHostName { line: n + 1 });
         }
         match hosts.iter_mut().find(|e| e.host == host) {
             Some(e) => e.slots = add(e.slots, slots),
@@ -43,7 +56,7 @@ pub fn parse(text: &str) -> Result<Vec<HostEntry>, String> {
         }
     }
     if hosts.is_empty() {
-        return Err("no hosts in it".into());
+        return Err(HostfileError::Empty);
     }
     Ok(hosts)
 }
@@ -55,15 +68,15 @@ fn add(a: Option<usize>, b: Option<usize>) -> Option<usize> {
     }
 }
 
-fn parse_slots(v: &str, line: usize) -> Result<usize, String> {
-    v.trim().parse::<usize>().ok().filter(|&s| s > 0).ok_or_else(|| format!("line {line}: bad slot count '{v}'"))
+fn parse_slots(v: &str, line: usize) -> Result<usize, HostfileError> {
+    v.trim().parse::<usize>().ok().filter(|&s| s > 0).ok_or_else(|| HostfileError::BadSlots { line, value: v.into() })
 }
 
 /// Reads and parses a hostfile.
 pub fn read(path: &Path) -> Result<Vec<HostEntry>, SuiteError> {
     let bad = |reason: String| SuiteError::Hostfile { path: PathBuf::from(path), reason };
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-    parse(&text).map_err(bad)
+    parse(&text).map_err(|e| bad(e.to_string()))
 }
 
 #[cfg(test)]
@@ -92,9 +105,10 @@ mod tests {
 
     #[test]
     fn bad_files() {
-        assert_eq!(parse("# nothing\n").unwrap_err(), "no hosts in it");
-        assert_eq!(parse("n1:x\n").unwrap_err(), "line 1: bad slot count 'x'");
-        assert_eq!(parse("n1 slots=0\n").unwrap_err(), "line 1: bad slot count '0'");
-        assert_eq!(parse(":4\n").unwrap_err(), "line 1: no host name");
+        let err = |text: &str| parse(text).unwrap_err().to_string();
+        assert_eq!(err("# nothing\n"), "no hosts in it");
+        assert_eq!(err("n1:x\n"), "line 1: bad slot count 'x'");
+        assert_eq!(err("a\nn1 slots=0\n"), "line 2: bad slot count '0'");
+        assert_eq!(err(":4\n"), "line 1: no host name");
     }
 }

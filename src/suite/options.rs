@@ -109,6 +109,12 @@ pub struct SuiteArgs {
 #[error("commbench suite: {0}")]
 pub struct UsageError(pub String);
 
+impl From<plan::PlanError> for UsageError {
+    fn from(e: plan::PlanError) -> UsageError {
+        UsageError(e.to_string())
+    }
+}
+
 /// The checked settings.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -168,7 +174,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
             return Err(UsageError(format!("{first} (see commbench suite --help)")));
         }
     };
-    let benchmarks = plan::select(&a.bench, &a.add).map_err(UsageError)?;
+    let benchmarks = plan::select(&a.bench, &a.add)?;
     let mut osu = Vec::new();
     for (letter, v) in [('m', &a.message_size), ('i', &a.iterations), ('x', &a.warmup), ('W', &a.window)] {
         if let Some(v) = v {
@@ -185,7 +191,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
         }
     }
     let per_bench = a.bench_args.iter().map(|s| plan::parse_bench_args(s)).collect::<Result<Vec<_>, _>>();
-    let per_bench = per_bench.map_err(UsageError)?;
+    let per_bench = per_bench?;
     if let Some(l) = &a.launcher {
         // Checked again once the MPI library is known; the name is checked here.
         super::launch::Launcher::named(l, super::launch::MpiFlavor::Unknown).map_err(UsageError)?;

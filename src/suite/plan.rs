@@ -5,10 +5,28 @@
 //! each benchmark gets.
 
 use serde::Serialize;
+use thiserror::Error;
 
 use super::launch::Layout;
 use crate::bench::registry;
 use crate::bench::spec::{BenchSpec, ProcRule};
+
+/// A benchmark choice or rank count the suite cannot run.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum PlanError {
+    #[error("unknown benchmark '{name}' (known: {})", names())]
+    UnknownBenchmark { name: String },
+    #[error("no benchmarks chosen")]
+    NoneChosen,
+    #[error("needs an even number of ranks, at least 2 (--np is {np})")]
+    NeedsEvenRanks { np: usize },
+    #[error("needs at least 2 ranks (--np is {np})")]
+    NeedsTwoRanks { np: usize },
+    #[error("--bench-args '{0}' is not NAME=ARGS")]
+    BenchArgsForm(String),
+    #[error("--bench-args: unknown benchmark '{name}' (known: {})", names())]
+    BenchArgsBenchmark { name: String },
+}
 
 /// The default set: the tuning guide's runs plus alltoall.
 pub const DEFAULT_SET: &[&str] = &["latency", "bw", "bibw", "mbw_mr", "barrier", "allreduce", "allgather", "alltoall"];
@@ -24,18 +42,18 @@ fn names() -> String {
 
 /// The benchmarks to run: `bench` (or the default set when empty) plus
 /// `add`, each once, in catalogue order.
-pub fn select(bench: &[String], add: &[String]) -> Result<Vec<&'static BenchSpec>, String> {
+pub fn select(bench: &[String], add: &[String]) -> Result<Vec<&'static BenchSpec>, PlanError> {
     let base: Vec<String> =
         if bench.is_empty() { DEFAULT_SET.iter().map(|s| s.to_string()).collect() } else { bench.to_vec() };
     let mut chosen: Vec<&'static BenchSpec> = Vec::new();
     for name in base.iter().chain(add).filter(|n| !n.trim().is_empty()) {
-        let s = lookup(name).ok_or_else(|| format!("unknown benchmark '{name}' (known: {})", names()))?;
+        let s = lookup(name).ok_or_else(|| PlanError::UnknownBenchmark { name: name.clone() })?;
         if !chosen.iter().any(|c| c.name == s.name) {
             chosen.push(s);
         }
     }
     if chosen.is_empty() {
-        return Err("no benchmarks chosen".into());
+        return Err(PlanError::NoneChosen);
     }
     chosen.sort_by_key(|s| registry::specs().position(|c| c.name == s.name));
     Ok(chosen)
@@ -55,7 +73,7 @@ pub struct Shape {
 /// mbw_mr and multi_lat run on all ranks rounded down to even (rank i pairs
 /// with i + np/2, so with `--ppn np/2` each pair crosses the two nodes).
 /// Collectives run on all ranks.
-pub fn layout_for(spec: &BenchSpec, shape: &Shape) -> Result<Layout, String> {
+pub fn layout_for(spec: &BenchSpec, shape: &Shape) -> Result<Layout, PlanError> {
     let spread = |np: usize| -> Option<usize> {
         match shape.ppn {
             Some(ppn) => Some(np.div_ceil(ppn)),
@@ -69,13 +87,13 @@ pub fn layout_for(spec: &BenchSpec, shape: &Shape) -> Result<Layout, String> {
         ProcRule::Pairs => {
             let np = shape.np - shape.np % 2;
             if np < 2 {
-                return Err(format!("needs an even number of ranks, at least 2 (--np is {})", shape.np));
+                return Err(PlanError::NeedsEvenRanks { np: shape.np });
             }
             Ok(Layout { np, ppn: shape.ppn, nodes: spread(np) })
         }
         ProcRule::AtLeastTwo => {
             if shape.np < 2 {
-                return Err(format!("needs at least 2 ranks (--np is {})", shape.np));
+                return Err(PlanError::NeedsTwoRanks { np: shape.np });
             }
             Ok(Layout { np: shape.np, ppn: shape.ppn, nodes: spread(shape.np) })
         }
@@ -127,9 +145,9 @@ impl BenchArgs {
 }
 
 /// Splits `NAME=ARGS` of `--bench-args` into the benchmark and its words.
-pub fn parse_bench_args(v: &str) -> Result<(String, Vec<String>), String> {
-    let (name, rest) = v.split_once('=').ok_or_else(|| format!("--bench-args '{v}' is not NAME=ARGS"))?;
-    let spec = lookup(name).ok_or_else(|| format!("--bench-args: unknown benchmark '{name}' (known: {})", names()))?;
+pub fn parse_bench_args(v: &str) -> Result<(String, Vec<String>), PlanError> {
+    let (name, rest) = v.split_once('=').ok_or_else(|| PlanError::BenchArgsForm(v.to_string()))?;
+    let spec = lookup(name).ok_or_else(|| PlanError::BenchArgsBenchmark { name: name.to_string() })?;
     Ok((spec.name.to_string(), split_words(rest)))
 }
 
@@ -175,8 +193,14 @@ mod tests {
         let s = select(&[], &v(&["bcast", "reduce", "latency"])).unwrap();
         assert_eq!(s.len(), 10);
         assert_eq!(s.last().unwrap().name, "osu_reduce");
-        let e = select(&v(&["latnecy"]), &[]).unwrap_err();
-        assert!(e.starts_with("unknown benchmark 'latnecy' (known: latency, bw, bibw"), "{e}");
+        let e = select(&v(&["latnecy"]), &[]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "unknown benchmark 'latnecy' (known: latency, bw, bibw, mbw_mr, multi_lat, barrier, allreduce, \
+             allgather, alltoall, reduce_scatter, bcast, reduce)"
+        );
+        assert_eq!(select(&v(&[" "]), &[]).unwrap_err(), PlanError::NoneChosen);
+        assert_eq!(PlanError::NoneChosen.to_string(), "no benchmarks chosen");
     }
 
     #[test]
@@ -195,11 +219,11 @@ mod tests {
         assert_eq!(layout_for(&crate::bench::barrier::SPEC, &odd), Ok(Layout { np: 5, ppn: None, nodes: None }));
         let tiny = Shape { np: 1, ppn: None, nodes: 1 };
         assert_eq!(
-            layout_for(&crate::bench::mbw_mr::SPEC, &tiny).unwrap_err(),
+            layout_for(&crate::bench::mbw_mr::SPEC, &tiny).unwrap_err().to_string(),
             "needs an even number of ranks, at least 2 (--np is 1)"
         );
         assert_eq!(
-            layout_for(&crate::bench::allgather::SPEC, &tiny).unwrap_err(),
+            layout_for(&crate::bench::allgather::SPEC, &tiny).unwrap_err().to_string(),
             "needs at least 2 ranks (--np is 1)"
         );
     }
@@ -225,7 +249,8 @@ mod tests {
     fn bench_args_option() {
         assert_eq!(parse_bench_args("mbw_mr=-W 512").unwrap(), ("osu_mbw_mr".to_string(), v(&["-W", "512"])));
         assert_eq!(parse_bench_args("osu_bw=").unwrap(), ("osu_bw".to_string(), vec![]));
-        assert!(parse_bench_args("-W 512").unwrap_err().contains("is not NAME=ARGS"));
-        assert!(parse_bench_args("nope=-x 1").unwrap_err().contains("unknown benchmark 'nope'"));
+        assert_eq!(parse_bench_args("-W 512").unwrap_err().to_string(), "--bench-args '-W 512' is not NAME=ARGS");
+        let e = parse_bench_args("nope=-x 1").unwrap_err().to_string();
+        assert!(e.starts_with("--bench-args: unknown benchmark 'nope' (known: latency, bw,"), "{e}");
     }
 }

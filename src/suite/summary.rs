@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::exec::Status;
 use super::launch::{Launcher, Layout};
 use super::plan::Shape;
+use crate::bytes::exact_label;
 use crate::datatype::Datatype;
 use crate::report::csv::CsvRow;
 use crate::report::record::{RankInfo, RunHeader};
@@ -99,16 +100,6 @@ const COLUMNS: &[Shown] = &[
     (|r| r.busbw_gbps, "busbw (GB/s)", 3),
 ];
 
-/// `8 B`, `1 KiB`, `64 KiB`, `4 MiB`.
-pub fn size_label(b: usize) -> String {
-    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if b >= 1 << shift && b % (1 << shift) == 0 {
-            return format!("{} {unit}", b >> shift);
-        }
-    }
-    format!("{b} B")
-}
-
 /// Where the ranks of a run record ran, in one line: each rank's host,
 /// cpus and NIC for up to 8 ranks, else how many ranks on how many hosts.
 pub fn placement_line(run: &RunHeader) -> Option<String> {
@@ -178,7 +169,7 @@ pub fn key_table(rows: &[CsvRow]) -> Option<KeyTable> {
             if show_type {
                 line.push(r.datatype.map(|d| d.mpi_name().to_string()).unwrap_or_default());
             }
-            line.push(if barrier { "-".into() } else { size_label(r.size_bytes) });
+            line.push(if barrier { "-".into() } else { exact_label(r.size_bytes as u64) });
             if show_window {
                 line.push(r.window.map(|w| w.to_string()).unwrap_or_default());
             }
@@ -220,7 +211,7 @@ pub fn glance(order: &[String], tables: &HashMap<String, KeyTable>) -> Option<Ke
         return None;
     }
     // Key sizes in increasing order; barrier's "-" (no size) last.
-    let order_of = |l: &String| KEY_SIZES.iter().position(|&k| size_label(k) == *l).unwrap_or(usize::MAX);
+    let order_of = |l: &String| KEY_SIZES.iter().position(|&k| exact_label(k as u64) == *l).unwrap_or(usize::MAX);
     sizes.sort_by_key(order_of);
     let mut headers = vec!["benchmark".to_string(), "value".to_string()];
     headers.extend(sizes.iter().map(|s| if s == "-" { "no size".to_string() } else { s.clone() }));
@@ -450,15 +441,6 @@ mod tests {
         assert_eq!(t.headers, ["size", "bandwidth (MB/s)"]);
         assert_eq!(t.rows, vec![vec!["8 B".to_string(), "4.25".into()], vec!["1 KiB".into(), "512.00".into()]]);
         assert_eq!(read_csv(&d.path().join("missing.csv")), None);
-    }
-
-    #[test]
-    fn size_labels() {
-        assert_eq!(size_label(8), "8 B");
-        assert_eq!(size_label(1024), "1 KiB");
-        assert_eq!(size_label(65536), "64 KiB");
-        assert_eq!(size_label(4 << 20), "4 MiB");
-        assert_eq!(size_label(1536), "1536 B");
     }
 
     #[test]

@@ -13,7 +13,8 @@ use super::machine::Machine;
 use super::placement::nic_variables;
 use super::policy;
 use super::request::{PlacementArgs, PlacementRequest};
-use crate::report::{aligned_columns, human_bytes};
+use crate::bytes::human_bytes;
+use crate::report::aligned_columns;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -90,7 +91,7 @@ fn first_line(s: &str) -> String {
 
 /// The placement options, checked as far as possible without a machine.
 fn request(args: &Args) -> Result<PlacementRequest, String> {
-    let req = args.placement.request()?;
+    let req = args.placement.request().map_err(|e| e.to_string())?;
     if req.is_given() && args.ranks_per_node.is_none() {
         return Err("placement options need --ranks-per-node N".into());
     }
@@ -102,7 +103,7 @@ fn request(args: &Args) -> Result<PlacementRequest, String> {
 
 fn run(args: &Args, req: &PlacementRequest) -> Result<String, String> {
     let machine = match &args.machine {
-        Some(path) => describe::load(path)?,
+        Some(path) => describe::load(path).map_err(|e| e.to_string())?,
         None => hwloc::discover().map_err(|e| e.to_string())?,
     };
     let placement = match args.ranks_per_node {

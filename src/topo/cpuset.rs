@@ -2,6 +2,23 @@
 //! ("0-3,8,10-11") used on the command line, in reports and in the run
 //! record.
 
+use thiserror::Error;
+
+/// Why a cpu list does not parse.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum CpuListError {
+    #[error("empty list")]
+    Empty,
+    #[error("'{0}' is not a cpu number or range")]
+    NotACpu(String),
+    #[error("range '{0}' runs backwards")]
+    Backwards(String),
+    #[error("range '{0}' is too long")]
+    TooLong(String),
+    #[error("cpu {0} is listed twice")]
+    Twice(usize),
+}
+
 /// Formats ascending CPU numbers as a range list.
 pub fn format_list(cpus: &[usize]) -> String {
     let mut parts = Vec::new();
@@ -21,14 +38,14 @@ pub fn format_list(cpus: &[usize]) -> String {
 
 /// Parses "0-3,8,10-11" into the listed numbers, in the order written
 /// (ranges ascending). Duplicates are an error: a list names each cpu once.
-pub fn parse_list(text: &str) -> Result<Vec<usize>, String> {
+pub fn parse_list(text: &str) -> Result<Vec<usize>, CpuListError> {
     let mut out: Vec<usize> = Vec::new();
     if text.trim().is_empty() {
-        return Err("empty list".into());
+        return Err(CpuListError::Empty);
     }
     for part in text.split(',') {
         let part = part.trim();
-        let num = |s: &str| s.trim().parse::<usize>().map_err(|_| format!("'{part}' is not a cpu number or range"));
+        let num = |s: &str| s.trim().parse::<usize>().map_err(|_| CpuListError::NotACpu(part.to_string()));
         let (a, b) = match part.split_once('-') {
             Some((a, b)) => (num(a)?, num(b)?),
             None => {
@@ -37,14 +54,14 @@ pub fn parse_list(text: &str) -> Result<Vec<usize>, String> {
             }
         };
         if b < a {
-            return Err(format!("range '{part}' runs backwards"));
+            return Err(CpuListError::Backwards(part.to_string()));
         }
         if b - a >= 1 << 16 {
-            return Err(format!("range '{part}' is too long"));
+            return Err(CpuListError::TooLong(part.to_string()));
         }
         for c in a..=b {
             if out.contains(&c) {
-                return Err(format!("cpu {c} is listed twice"));
+                return Err(CpuListError::Twice(c));
             }
             out.push(c);
         }
@@ -88,11 +105,12 @@ mod tests {
         assert_eq!(parse_list("0-3,8, 10-11").unwrap(), vec![0, 1, 2, 3, 8, 10, 11]);
         assert_eq!(parse_list("5,1").unwrap(), vec![5, 1]);
         assert_eq!(format_list(&normalized(&parse_list("3,0-2").unwrap())), "0-3");
-        assert_eq!(parse_list("").unwrap_err(), "empty list");
-        assert_eq!(parse_list("x").unwrap_err(), "'x' is not a cpu number or range");
-        assert_eq!(parse_list("3-1").unwrap_err(), "range '3-1' runs backwards");
-        assert_eq!(parse_list("1,0-2").unwrap_err(), "cpu 1 is listed twice");
-        assert!(parse_list("0-99999999").is_err());
+        let err = |text: &str| parse_list(text).unwrap_err().to_string();
+        assert_eq!(err(""), "empty list");
+        assert_eq!(err("x"), "'x' is not a cpu number or range");
+        assert_eq!(err("3-1"), "range '3-1' runs backwards");
+        assert_eq!(err("1,0-2"), "cpu 1 is listed twice");
+        assert_eq!(err("0-99999999"), "range '0-99999999' is too long");
         assert!(parse_list("-1").is_err());
     }
 

@@ -11,9 +11,30 @@
 use std::path::Path;
 
 use serde::Deserialize;
+use thiserror::Error;
 
-use super::cpuset;
+use super::cpuset::{self, CpuListError};
 use super::machine::{Core, Gpu, Machine, Nic, NicKind, NicPort, NumaNode};
+
+/// Why a description cannot be used; each message starts with the file it
+/// came from (`origin`).
+#[derive(Debug, Error)]
+pub enum DescribeError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{origin}: {source}")]
+    Json { origin: String, source: serde_json::Error },
+    #[error("{0}: packages, numa_per_package, cores_per_numa and threads_per_core must be > 0")]
+    ZeroCount(String),
+    #[error("{0}: more than 16384 cpus")]
+    TooManyCpus(String),
+    #[error("{origin}: {what} is on NUMA node {numa}, but there are {numa_count}")]
+    NoSuchNuma { origin: String, what: String, numa: usize, numa_count: usize },
+    #[error("{origin}: allowed_cpus: {source}")]
+    AllowedCpus { origin: String, source: CpuListError },
+    #[error("{0}: allowed_cpus names cpus the machine does not have")]
+    AllowedCpusAbsent(String),
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,21 +78,24 @@ struct GpuDescription {
 }
 
 /// Reads a description file.
-pub fn load(path: &Path) -> Result<Machine, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn load(path: &Path) -> Result<Machine, DescribeError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| DescribeError::Read { path: path.display().to_string(), source })?;
     from_json(&text, &path.display().to_string())
 }
 
 /// Builds the machine a description says.
-pub fn from_json(text: &str, source: &str) -> Result<Machine, String> {
-    let d: Description = serde_json::from_str(text).map_err(|e| format!("{source}: {e}"))?;
+pub fn from_json(text: &str, source: &str) -> Result<Machine, DescribeError> {
+    let origin = || source.to_string();
+    let d: Description =
+        serde_json::from_str(text).map_err(|source| DescribeError::Json { origin: origin(), source })?;
     if d.packages == 0 || d.numa_per_package == 0 || d.cores_per_numa == 0 || d.threads_per_core == 0 {
-        return Err(format!("{source}: packages, numa_per_package, cores_per_numa and threads_per_core must be > 0"));
+        return Err(DescribeError::ZeroCount(origin()));
     }
     let numa_count = d.packages * d.numa_per_package;
     let core_count = numa_count * d.cores_per_numa;
     if core_count * d.threads_per_core > 1 << 14 {
-        return Err(format!("{source}: more than 16384 cpus"));
+        return Err(DescribeError::TooManyCpus(origin()));
     }
     let cores: Vec<Core> = (0..core_count)
         .map(|c| {
@@ -93,7 +117,7 @@ pub fn from_json(text: &str, source: &str) -> Result<Machine, String> {
         if n < numa_count {
             Ok(())
         } else {
-            Err(format!("{source}: {what} is on NUMA node {n}, but there are {numa_count}"))
+            Err(DescribeError::NoSuchNuma { origin: origin(), what: what.to_string(), numa: n, numa_count })
         }
     };
     let path = |sw: &Option<String>, numa: usize| -> Vec<String> {
@@ -131,9 +155,10 @@ pub fn from_json(text: &str, source: &str) -> Result<Machine, String> {
     let allowed_cpus = match &d.allowed_cpus {
         Some(text) => {
             let list =
-                cpuset::normalized(&cpuset::parse_list(text).map_err(|e| format!("{source}: allowed_cpus: {e}"))?);
+                cpuset::parse_list(text).map_err(|e| DescribeError::AllowedCpus { origin: origin(), source: e })?;
+            let list = cpuset::normalized(&list);
             if !cpuset::is_subset(&list, &all) {
-                return Err(format!("{source}: allowed_cpus names cpus the machine does not have"));
+                return Err(DescribeError::AllowedCpusAbsent(origin()));
             }
             list
         }
@@ -181,16 +206,32 @@ mod tests {
             r#"{"hostname":"h","packages":1,"numa_per_package":1,"cores_per_numa":2,"gpus":[{"numa":3}]}"#,
             "f",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert_eq!(e, "f: GPU 0 is on NUMA node 3, but there are 1");
         let e = from_json(r#"{"hostname":"h","packages":1,"numa_per_package":1,"cores_per_numa":2,"x":1}"#, "f")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("f: unknown field `x`"), "{e}");
         let e = from_json(
             r#"{"hostname":"h","packages":1,"numa_per_package":1,"cores_per_numa":2,"allowed_cpus":"0-5"}"#,
             "f",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert_eq!(e, "f: allowed_cpus names cpus the machine does not have");
+        let e = from_json(
+            r#"{"hostname":"h","packages":1,"numa_per_package":1,"cores_per_numa":2,"allowed_cpus":"1-0"}"#,
+            "f",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "f: allowed_cpus: range '1-0' runs backwards");
+        let e = from_json(r#"{"hostname":"h","packages":0,"numa_per_package":1,"cores_per_numa":2}"#, "f")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "f: packages, numa_per_package, cores_per_numa and threads_per_core must be > 0");
+        let e = load(Path::new("/nonexistent/machine.json")).unwrap_err().to_string();
+        assert!(e.starts_with("cannot read /nonexistent/machine.json: "), "{e}");
     }
 }

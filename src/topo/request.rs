@@ -4,8 +4,9 @@
 //! `commbench topo`.
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
-use super::cpuset;
+use super::cpuset::{self, CpuListError};
 
 /// How ranks are placed on a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,6 +23,35 @@ pub enum BindPolicy {
 }
 
 pub const POLICY_NAMES: &str = "none, core, nic or gpu";
+
+/// Why the value of one placement option is wrong; each caller wraps it
+/// in its own message style.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum PlacementValueError {
+    #[error("use {}", POLICY_NAMES)]
+    Policy,
+    #[error(transparent)]
+    CpuList(#[from] CpuListError),
+    #[error("'{0}': port must be a number from 1")]
+    NicPort(String),
+    #[error("'{0}' is not a device name such as mlx5_0:1 or eth0")]
+    NicName(String),
+    #[error("'{0}' is not a GPU index (0, 1, ...)")]
+    GpuIndex(String),
+    #[error("empty list")]
+    EmptyList,
+    #[error("not a placement option: --{0}")]
+    NotAnOption(String),
+}
+
+/// A placement request that cannot be used, in one line naming the option.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum PlacementError {
+    #[error("--{option} {value}: {reason}")]
+    Value { option: &'static str, value: String, reason: PlacementValueError },
+    #[error("--cpu-list already says where each rank runs; drop --bind core")]
+    CpuListWithBindCore,
+}
 
 impl BindPolicy {
     pub fn name(self) -> &'static str {
@@ -52,7 +82,7 @@ pub struct NicSpec {
 }
 
 impl NicSpec {
-    pub fn parse(text: &str) -> Result<NicSpec, String> {
+    pub fn parse(text: &str) -> Result<NicSpec, PlacementValueError> {
         let t = text.trim();
         let (device, port) = match t.rsplit_once(':') {
             Some((d, p)) => {
@@ -60,13 +90,13 @@ impl NicSpec {
                     .parse::<u32>()
                     .ok()
                     .filter(|&p| p >= 1)
-                    .ok_or_else(|| format!("'{t}': port must be a number from 1"))?;
+                    .ok_or_else(|| PlacementValueError::NicPort(t.to_string()))?;
                 (d, Some(port))
             }
             None => (t, None),
         };
         if device.is_empty() || !device.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
-            return Err(format!("'{t}' is not a device name such as mlx5_0:1 or eth0"));
+            return Err(PlacementValueError::NicName(t.to_string()));
         }
         Ok(NicSpec { device: device.to_string(), port })
     }
@@ -114,27 +144,25 @@ impl PlacementRequest {
 
     /// Applies one `--bind/--cpu-list/--nic/--gpu` option; the error is
     /// the reason, for the caller to wrap in its own message style.
-    pub fn set(&mut self, option: &str, value: &str) -> Result<(), String> {
+    pub fn set(&mut self, option: &str, value: &str) -> Result<(), PlacementValueError> {
         match option {
-            "bind" => {
-                self.policy = Some(BindPolicy::parse(value).ok_or_else(|| format!("use {POLICY_NAMES}"))?);
-            }
+            "bind" => self.policy = Some(BindPolicy::parse(value).ok_or(PlacementValueError::Policy)?),
             "cpu-list" => self.cpu_list = Some(cpuset::parse_list(value)?),
             "nic" => self.nic = Some(split_list(value, NicSpec::parse)?),
             "gpu" => {
                 self.gpu = Some(split_list(value, |t| {
-                    t.trim().parse::<usize>().map_err(|_| format!("'{t}' is not a GPU index (0, 1, ...)"))
+                    t.trim().parse::<usize>().map_err(|_| PlacementValueError::GpuIndex(t.to_string()))
                 })?)
             }
-            other => return Err(format!("not a placement option: --{other}")),
+            other => return Err(PlacementValueError::NotAnOption(other.to_string())),
         }
         Ok(())
     }
 
     /// Contradictions visible without looking at the machine.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), PlacementError> {
         if self.cpu_list.is_some() && matches!(self.policy, Some(BindPolicy::Core)) {
-            return Err("--cpu-list already says where each rank runs; drop --bind core".into());
+            return Err(PlacementError::CpuListWithBindCore);
         }
         Ok(())
     }
@@ -161,13 +189,13 @@ pub struct PlacementArgs {
 impl PlacementArgs {
     /// The request, checked as far as it can be without a machine; the
     /// error is one line naming the option.
-    pub fn request(&self) -> Result<PlacementRequest, String> {
+    pub fn request(&self) -> Result<PlacementRequest, PlacementError> {
         let mut req = PlacementRequest::default();
-        for (name, value) in
+        for (option, value) in
             [("bind", &self.bind), ("cpu-list", &self.cpu_list), ("nic", &self.nic), ("gpu", &self.gpu)]
         {
             if let Some(v) = value {
-                req.set(name, v).map_err(|why| format!("--{name} {v}: {why}"))?;
+                req.set(option, v).map_err(|reason| PlacementError::Value { option, value: v.clone(), reason })?;
             }
         }
         req.check()?;
@@ -175,9 +203,12 @@ impl PlacementArgs {
     }
 }
 
-fn split_list<T>(text: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+fn split_list<T>(
+    text: &str,
+    item: impl Fn(&str) -> Result<T, PlacementValueError>,
+) -> Result<Vec<T>, PlacementValueError> {
     if text.trim().is_empty() {
-        return Err("empty list".into());
+        return Err(PlacementValueError::EmptyList);
     }
     text.split(',').map(item).collect()
 }
@@ -186,12 +217,13 @@ fn split_list<T>(text: &str, item: impl Fn(&str) -> Result<T, String>) -> Result
 mod tests {
     use super::*;
 
+    /// The request, or the error's text.
     fn req(args: &[(&str, &str)]) -> Result<PlacementRequest, String> {
         let mut r = PlacementRequest::default();
         for (o, v) in args {
-            r.set(o, v)?;
+            r.set(o, v).map_err(|e| e.to_string())?;
         }
-        r.check()?;
+        r.check().map_err(|e| e.to_string())?;
         Ok(r)
     }
 
@@ -217,6 +249,19 @@ mod tests {
         assert_eq!(req(&[("nic", "a b")]).unwrap_err(), "'a b' is not a device name such as mlx5_0:1 or eth0");
         assert_eq!(req(&[("gpu", "one")]).unwrap_err(), "'one' is not a GPU index (0, 1, ...)");
         assert_eq!(req(&[("gpu", "")]).unwrap_err(), "empty list");
-        assert!(req(&[("cpu-list", "0"), ("bind", "core")]).is_err());
+        assert_eq!(req(&[("cpu-list", "0-1,1")]).unwrap_err(), "cpu 1 is listed twice");
+        assert_eq!(req(&[("mem", "0")]).unwrap_err(), "not a placement option: --mem");
+        assert_eq!(
+            req(&[("cpu-list", "0"), ("bind", "core")]).unwrap_err(),
+            "--cpu-list already says where each rank runs; drop --bind core"
+        );
+    }
+
+    #[test]
+    fn clap_arguments_name_the_option() {
+        let args = PlacementArgs { gpu: Some("0,x".into()), ..PlacementArgs::default() };
+        assert_eq!(args.request().unwrap_err().to_string(), "--gpu 0,x: 'x' is not a GPU index (0, 1, ...)");
+        let args = PlacementArgs { bind: Some("core".into()), cpu_list: Some("3".into()), ..PlacementArgs::default() };
+        assert_eq!(args.request(), Err(PlacementError::CpuListWithBindCore));
     }
 }
