@@ -15,9 +15,6 @@ use std::io;
 use crate::datatype::Datatype;
 use crate::stats::{RankSpread, Summary};
 
-/// 1536 -> "1.5 KiB". Lives in `crate::bytes`; named here for the
-/// memory checks of `bench::runner` and `pairs` until they call it there.
-
 /// Facts that hold for every row of one run.
 #[derive(Clone, Debug)]
 pub struct RunContext {
