@@ -84,6 +84,20 @@ const CASES: &[Case] = &[
         "--cpu-list already says where each rank runs; drop --bind core",
     ),
     case("osu_allreduce", 2, &["--gpu", "x"], "Invalid value [--gpu x] ('x' is not a GPU index (0, 1, ...))"),
+    case("osu_gather", 1, &["-m", "8"], "This test requires at least two processes"),
+    case(
+        "osu_scatter",
+        2,
+        &["-m", "8", "-k", "fixed:2"],
+        "Invalid root rank [-k fixed:2] (the root must be a rank from 0 to 1 with 2 processes)",
+    ),
+    case(
+        "osu_gather",
+        2,
+        &["-m", "1M", "-M", "1048576"],
+        "Memory limit too low [-M 1048576] (the largest message needs 2097152-byte buffers with 2 processes; raise -M or \
+         lower -m)",
+    ),
 ];
 
 /// Checks one bad-input case twice: with every rank's status recorded, and
@@ -212,6 +226,12 @@ fn help_and_version_exit_zero_and_print_once() {
     assert_eq!(run.code, Some(0));
     assert!(run.stdout.starts_with("Usage: osu_latency [options]\nOptions:\n"));
     assert_eq!(run.stdout.matches("Usage:").count(), 1, "only rank 0 prints help");
+    // Every benchmark of the registry is built and says what it is.
+    for e in commbench::bench::registry::BENCHMARKS {
+        let run = launch(Mpi::OpenMpi, 1, e.name(), &["--version"], &o);
+        assert_eq!(run.code, Some(0), "{}: {run:?}", e.name());
+        assert_eq!(run.stdout.lines().next(), Some(e.spec.title_line().as_str()), "{}", e.name());
+    }
     let run = launch(Mpi::OpenMpi, 2, "osu_mbw_mr", &["-v"], &o);
     assert_eq!(run.code, Some(0));
     assert_eq!(

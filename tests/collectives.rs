@@ -12,8 +12,15 @@ use std::collections::HashMap;
 /// elements on (open-mpi/ompi#8045); this turns it off.
 const NO_AVX: (&str, &str) = ("OMPI_MCA_op", "^avx");
 
-const COLLECTIVES: [&str; 7] =
-    ["osu_barrier", "osu_allreduce", "osu_allgather", "osu_alltoall", "osu_reduce_scatter", "osu_bcast", "osu_reduce"];
+/// Every collective benchmark of the registry.
+fn collectives() -> Vec<&'static str> {
+    commbench::bench::registry::BENCHMARKS.iter().filter(|e| e.is_collective()).map(|e| e.name()).collect()
+}
+
+/// Whether a benchmark takes OSU's `-k` (root rank).
+fn takes_root(bench: &str) -> bool {
+    commbench::bench::registry::lookup(bench).is_some_and(|e| e.spec.takes('k'))
+}
 
 /// (golden file, benchmark, np, arguments)
 const GOLDEN: &[(&str, &str, usize, &[&str])] = &[
@@ -32,6 +39,14 @@ const GOLDEN: &[(&str, &str, usize, &[&str])] = &[
     ("bcast_f_c_z", "osu_bcast", 2, &["-m", "16", "-i", "100", "-x", "2", "-f", "-c", "-z"]),
     ("reduce_f", "osu_reduce", 2, &["-m", "16", "-i", "20", "-x", "2", "-f"]),
     ("reduce_T_all", "osu_reduce", 2, &["-m", "8", "-T", "all", "-i", "20", "-x", "2"]),
+    ("gather_m64", "osu_gather", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("gather_f_c_z", "osu_gather", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+    ("gather_np4_f", "osu_gather", 4, &["-m", "16", "-i", "10", "-x", "1", "-f"]),
+    ("gather_T_all", "osu_gather", 2, &["-T", "all", "-m", "8", "-i", "10", "-x", "1"]),
+    ("scatter_m64", "osu_scatter", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("scatter_f_c_z", "osu_scatter", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+    ("scatter_np4_f", "osu_scatter", 4, &["-m", "16", "-i", "10", "-x", "1", "-f"]),
+    ("scatter_T_all", "osu_scatter", 2, &["-T", "all", "-m", "8", "-i", "10", "-x", "1"]),
 ];
 
 fn env_of(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -112,7 +127,7 @@ fn assert_collective_csv(o: &Outcome, bench: &str, np: usize) {
         let n = np as f64;
         let (bytes, factor) = match bench {
             "osu_allreduce" => (size, 2.0 * (n - 1.0) / n),
-            "osu_allgather" | "osu_alltoall" => (size * n, (n - 1.0) / n),
+            "osu_allgather" | "osu_alltoall" | "osu_gather" | "osu_scatter" => (size * n, (n - 1.0) / n),
             "osu_reduce_scatter" => (size, (n - 1.0) / n),
             _ => (size, 1.0),
         };
@@ -125,7 +140,7 @@ fn assert_collective_csv(o: &Outcome, bench: &str, np: usize) {
 
 fn every_collective(mpi: Mpi, np: usize) {
     let _g = mpi_lock();
-    for bench in COLLECTIVES {
+    for bench in collectives() {
         let mut args = vec!["-m", "1:4K", "-i", "30", "-x", "3", "-f", "-z"];
         if bench != "osu_barrier" {
             args.extend(["-c", "-T", "all"]);
@@ -142,6 +157,22 @@ fn every_collective(mpi: Mpi, np: usize) {
             let o = run_with_results_env(mpi, np, bench, &args, &[NO_AVX]);
             assert_eq!(o.run.code, Some(0), "{bench} -l: {:?}", o.run);
             assert_collective_csv(&o, bench, np);
+        }
+        if takes_root(bench) {
+            // a root that moves every iteration, in place too
+            for extra in [&["-k", "rotate"][..], &["-k", "rotate", "-l"], &["-k", &format!("fixed:{}", np - 1)]] {
+                let mut args = args.clone();
+                args.extend(extra);
+                if mpi == Mpi::Mpich && bench == "osu_reduce" && extra.contains(&"-l") {
+                    // MPICH 4.0.2 crashes in an in-place MPI_Reduce to a
+                    // root other than 0 from 4096 bytes on; OSU 7.4's own
+                    // osu_reduce -k rotate -l does the same.
+                    args[1] = "1:2K";
+                }
+                let o = run_with_results_env(mpi, np, bench, &args, &[NO_AVX]);
+                assert_eq!(o.run.code, Some(0), "{bench} {extra:?}: {:?}", o.run);
+                assert_collective_csv(&o, bench, np);
+            }
         }
     }
 }

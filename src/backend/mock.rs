@@ -617,29 +617,36 @@ impl Transport for MockTransport {
         buf.as_mut_slice()[..bytes].copy_from_slice(&all.0[root]);
     }
 
-    fn gather(&self, send: &AlignedBuf, recv: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
-        let (np, bytes) = (self.np(), count * dt.size());
-        check_len(send.len(), bytes);
-        let all = self.collective(send.as_slice()[..bytes].to_vec(), ((np - 1) * bytes) as f64);
-        if self.world.rank == root {
-            check_len(recv.len(), bytes * np);
+    fn gather(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+        let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
+        let in_place_root = me == root && matches!(io, Operands::InPlace(_));
+        let (input, out) = split_io(&mut io);
+        let block = if in_place_root { &input[me * bytes..(me + 1) * bytes] } else { &input[..bytes] };
+        let all = self.collective(block.to_vec(), ((np - 1) * bytes) as f64);
+        if me == root {
+            check_len(out.len(), bytes * np);
             for (r, b) in all.0.iter().enumerate() {
-                recv.as_mut_slice()[r * bytes..(r + 1) * bytes].copy_from_slice(b);
+                out.as_mut_slice()[r * bytes..(r + 1) * bytes].copy_from_slice(b);
             }
         }
     }
 
-    fn scatter(&self, send: &AlignedBuf, recv: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+    fn scatter(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
-        check_len(recv.len(), bytes);
+        let in_place = matches!(io, Operands::InPlace(_));
+        let (input, out) = split_io(&mut io);
         let mine = if me == root {
-            check_len(send.len(), bytes * np);
-            send.as_slice()[..bytes * np].to_vec()
+            check_len(input.len(), bytes * np);
+            input[..bytes * np].to_vec()
         } else {
             Vec::new()
         };
         let all = self.collective(mine, ((np - 1) * bytes) as f64);
-        recv.as_mut_slice()[..bytes].copy_from_slice(&all.0[root][me * bytes..(me + 1) * bytes]);
+        // In place, the root keeps its block where it is.
+        if !(in_place && me == root) {
+            check_len(out.len(), bytes);
+            out.as_mut_slice()[..bytes].copy_from_slice(&all.0[root][me * bytes..(me + 1) * bytes]);
+        }
     }
 }
 

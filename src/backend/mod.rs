@@ -160,10 +160,14 @@ pub trait Transport {
     /// `count` elements of `root`'s buffer to every rank.
     fn bcast(&self, buf: &mut Self::Buf, count: usize, dt: Datatype, root: usize);
     /// `count` elements from every rank, concatenated at `root` (the
-    /// receive buffer matters only there).
-    fn gather(&self, send: &Self::Buf, recv: &mut Self::Buf, count: usize, dt: Datatype, root: usize);
-    /// Block r of `root`'s send buffer (`count` elements) to rank r.
-    fn scatter(&self, send: &Self::Buf, recv: &mut Self::Buf, count: usize, dt: Datatype, root: usize);
+    /// receive side matters only there). In place, the root's own block
+    /// already sits at its offset of the buffer; other ranks send from
+    /// theirs.
+    fn gather(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
+    /// Block r of `root`'s send buffer (`count` elements) to rank r. In
+    /// place, the root's buffer holds every block and keeps its own; other
+    /// ranks receive into theirs.
+    fn scatter(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
 }
 
 /// Panics (an internal error: the runner sized the buffers) when a buffer

@@ -53,18 +53,6 @@ type Exchange = unsafe extern "C" fn(
     ffi::MPI_Comm,
 ) -> c_int;
 
-/// MPI_Gather and MPI_Scatter share this one (with a root).
-type Rooted = unsafe extern "C" fn(
-    *const c_void,
-    c_int,
-    ffi::MPI_Datatype,
-    *mut c_void,
-    c_int,
-    ffi::MPI_Datatype,
-    c_int,
-    ffi::MPI_Comm,
-) -> c_int;
-
 impl<'w> MpiHost<'w> {
     /// A collective with the (send, count, type, recv, count, type, comm)
     /// signature; `per_rank` is how many blocks of `count` the buffers hold.
@@ -80,37 +68,6 @@ impl<'w> MpiHost<'w> {
         let t = self.h.dt(dt);
         // SAFETY: both buffers were checked for the elements they carry.
         unsafe { f(send, count as c_int, t, recv.as_mut_ptr() as *mut c_void, count as c_int, t, self.comm) };
-    }
-
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn rooted(
-        &self,
-        f: Rooted,
-        send: &AlignedBuf,
-        send_n: usize,
-        recv: &mut AlignedBuf,
-        recv_n: usize,
-        count: usize,
-        dt: Datatype,
-        root: usize,
-    ) {
-        check_len(send.len(), send_n);
-        check_len(recv.len(), recv_n);
-        let t = self.h.dt(dt);
-        // SAFETY: buffers checked for what this rank sends and receives.
-        unsafe {
-            f(
-                send.as_ptr() as *const c_void,
-                count as c_int,
-                t,
-                recv.as_mut_ptr() as *mut c_void,
-                count as c_int,
-                t,
-                root as c_int,
-                self.comm,
-            )
-        };
     }
 }
 
@@ -355,16 +312,64 @@ impl<'w> Transport for MpiHost<'w> {
     }
 
     #[inline(always)]
-    fn gather(&self, send: &AlignedBuf, recv: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+    fn gather(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
         let need = count * dt.size();
-        let at_root = if self.world.rank() == root { need * self.world.size() } else { 0 };
-        self.rooted(ffi::MPI_Gather, send, need, recv, at_root, count, dt, root);
+        let all = need * self.world.size();
+        let (send, recv): (*const c_void, *mut c_void) = if self.world.rank() == root {
+            match io {
+                Operands::Apart { send, recv } => {
+                    check_len(send.len(), need);
+                    check_len(recv.len(), all);
+                    (send.as_ptr() as *const c_void, recv.as_mut_ptr() as *mut c_void)
+                }
+                Operands::InPlace(buf) => {
+                    check_len(buf.len(), all);
+                    (self.h.in_place as *const c_void, buf.as_mut_ptr() as *mut c_void)
+                }
+            }
+        } else {
+            // Only the root receives.
+            let send = match io {
+                Operands::Apart { send, .. } => send,
+                Operands::InPlace(buf) => &*buf,
+            };
+            check_len(send.len(), need);
+            (send.as_ptr() as *const c_void, std::ptr::null_mut())
+        };
+        let t = self.h.dt(dt);
+        // SAFETY: the buffers hold what this rank sends and, at the root,
+        // receives; elsewhere the receive side is not used.
+        unsafe { ffi::MPI_Gather(send, count as c_int, t, recv, count as c_int, t, root as c_int, self.comm) };
     }
 
     #[inline(always)]
-    fn scatter(&self, send: &AlignedBuf, recv: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+    fn scatter(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
         let need = count * dt.size();
-        let at_root = if self.world.rank() == root { need * self.world.size() } else { 0 };
-        self.rooted(ffi::MPI_Scatter, send, at_root, recv, need, count, dt, root);
+        let all = need * self.world.size();
+        let (send, recv): (*const c_void, *mut c_void) = if self.world.rank() == root {
+            match io {
+                Operands::Apart { send, recv } => {
+                    check_len(send.len(), all);
+                    check_len(recv.len(), need);
+                    (send.as_ptr() as *const c_void, recv.as_mut_ptr() as *mut c_void)
+                }
+                Operands::InPlace(buf) => {
+                    check_len(buf.len(), all);
+                    (buf.as_ptr() as *const c_void, self.h.in_place)
+                }
+            }
+        } else {
+            // Only the root sends.
+            let recv = match io {
+                Operands::Apart { recv, .. } => recv,
+                Operands::InPlace(buf) => buf,
+            };
+            check_len(recv.len(), need);
+            (std::ptr::null(), recv.as_mut_ptr() as *mut c_void)
+        };
+        let t = self.h.dt(dt);
+        // SAFETY: the buffers hold what this rank receives and, at the
+        // root, sends; elsewhere the send side is not used.
+        unsafe { ffi::MPI_Scatter(send, count as c_int, t, recv, count as c_int, t, root as c_int, self.comm) };
     }
 }

@@ -4,25 +4,41 @@
 //! [`runner`] does everything else (options, process checks, sizes,
 //! statistics, output).
 
-pub mod allgather;
-pub mod allreduce;
-pub mod alltoall;
-pub mod barrier;
-pub mod bcast;
-pub mod bibw;
-pub mod bw;
 pub mod collective;
-pub mod latency;
-pub mod mbw_mr;
 pub mod measure;
-pub mod multi_lat;
-pub mod reduce;
-pub mod reduce_scatter;
 pub mod registry;
 pub mod runner;
 pub mod spec;
 pub mod timed_loop;
 pub mod validation;
+
+/// Declares each benchmark's module and lists it, in the suite's order,
+/// in [`BENCHMARKS`] (what [`registry`] serves). A new benchmark is its
+/// file, its binary and one line here.
+macro_rules! benchmarks {
+    ($($module:ident :: $bench:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// Every benchmark, in the suite's order.
+        pub const BENCHMARKS: &[registry::Entry] = &[$(registry::Entry::of::<$module::$bench>()),*];
+    };
+}
+
+benchmarks! {
+    latency::Latency,
+    bw::Bw,
+    bibw::Bibw,
+    mbw_mr::MbwMr,
+    multi_lat::MultiLat,
+    barrier::Barrier,
+    allreduce::Allreduce,
+    allgather::Allgather,
+    alltoall::Alltoall,
+    reduce_scatter::ReduceScatter,
+    bcast::Bcast,
+    reduce::Reduce,
+    gather::Gather,
+    scatter::Scatter,
+}
 
 use crate::backend::{Control, Transport};
 use crate::buffer::{AllocError, Mismatch};

@@ -2,20 +2,8 @@
 //! spec (name, title, options, process rule, metric) and its entry point.
 //! The binaries, the suite, compare, plot and the tests all read this list;
 //! a new benchmark is one file in src/bench, one binary in src/bin and one
-//! line here.
+//! line in the `benchmarks!` list of src/bench/mod.rs.
 
-use super::allgather::Allgather;
-use super::allreduce::Allreduce;
-use super::alltoall::Alltoall;
-use super::barrier::Barrier;
-use super::bcast::Bcast;
-use super::bibw::Bibw;
-use super::bw::Bw;
-use super::latency::Latency;
-use super::mbw_mr::MbwMr;
-use super::multi_lat::MultiLat;
-use super::reduce::Reduce;
-use super::reduce_scatter::ReduceScatter;
 use super::spec::BenchSpec;
 use super::{runner, Bench};
 
@@ -43,21 +31,7 @@ impl Entry {
     }
 }
 
-/// Every benchmark, in the suite's order.
-pub const BENCHMARKS: &[Entry] = &[
-    Entry::of::<Latency>(),
-    Entry::of::<Bw>(),
-    Entry::of::<Bibw>(),
-    Entry::of::<MbwMr>(),
-    Entry::of::<MultiLat>(),
-    Entry::of::<Barrier>(),
-    Entry::of::<Allreduce>(),
-    Entry::of::<Allgather>(),
-    Entry::of::<Alltoall>(),
-    Entry::of::<ReduceScatter>(),
-    Entry::of::<Bcast>(),
-    Entry::of::<Reduce>(),
-];
+pub use super::BENCHMARKS;
 
 /// Every benchmark's spec, in the suite's order.
 pub fn specs() -> impl Iterator<Item = &'static BenchSpec> {

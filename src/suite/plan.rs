@@ -197,7 +197,7 @@ mod tests {
         assert_eq!(
             e,
             "unknown benchmark 'latnecy' (known: latency, bw, bibw, mbw_mr, multi_lat, barrier, allreduce, \
-             allgather, alltoall, reduce_scatter, bcast, reduce)"
+             allgather, alltoall, reduce_scatter, bcast, reduce, gather, scatter)"
         );
         assert_eq!(select(&v(&[" "]), &[]).unwrap_err(), PlanError::NoneChosen);
         assert_eq!(PlanError::NoneChosen.to_string(), "no benchmarks chosen");

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use super::{run, Plan};
 use crate::backend::mock::{self, Fault, Model};
 use crate::backend::Transport;
-use crate::bench::{allreduce, barrier, bw, latency, mbw_mr, reduce_scatter, Bench, Setup};
+use crate::bench::{allreduce, barrier, bw, gather, latency, mbw_mr, reduce, reduce_scatter, scatter, Bench, Setup};
 use crate::cli::test_options;
 use crate::datatype::Datatype;
 use crate::job::Ending;
@@ -203,4 +203,24 @@ fn barrier_has_one_row_without_size() {
     assert_eq!(rows.len(), 1);
     assert_eq!((rows[0].datatype, rows[0].size, rows[0].iterations), (None, 0, 7));
     assert!(close(rows[0].avg_lat_us.unwrap(), m.barrier(4) * 1e6));
+}
+
+#[test]
+fn rooted_collectives_validate_with_any_root() {
+    let m = Model::default();
+    for args in [&[][..], &["-k", "rotate"], &["-l"], &["-k", "rotate", "-l"], &["-k", "fixed:2", "-l"]] {
+        let mut a = vec!["-m", "1:64", "-i", "4", "-x", "2", "-c", "-T", "all"];
+        a.extend(args);
+        for (name, ending) in [
+            ("gather", measure::<gather::Gather>(3, &a, m, None).1),
+            ("scatter", measure::<scatter::Scatter>(3, &a, m, None).1),
+            ("reduce", measure::<reduce::Reduce>(3, &a, m, None).1),
+        ] {
+            assert_eq!(ending, Ending::Complete, "{name} {a:?}");
+        }
+    }
+    // gather's time follows the model: (np - 1) blocks through the root
+    let (seen, _, _) = measure::<gather::Gather>(4, &["-m", "64:64", "-i", "3", "-x", "0"], m, None);
+    let want = m.collective(4, 3.0 * 64.0) * 1e6;
+    assert!(close(rows(&seen)[0].avg_lat_us.unwrap(), want));
 }

@@ -1,0 +1,6 @@
+//! osu_gather, OSU 7.4 compatible.
+use commbench::bench::{gather::Gather, runner};
+
+fn main() {
+    runner::main::<Gather>()
+}
