@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: make sure everything is installed and built, then run every
-# implemented benchmark (point-to-point and collective) with two ranks on
+# benchmark `commbench list` names (point-to-point and collective) with two ranks on
 # this machine. OSU tables go to stdout; each run's CSV and JSON run record
 # go under results/ (or $COMMBENCH_RESULTS_DIR), listed at the end.
 #
@@ -36,8 +36,8 @@ launcher_args=(${MPIRUN_ARGS:-})
 bench_args=(${BENCH_ARGS:-})
 
 failed=()
-for bench in osu_latency osu_bw osu_bibw osu_mbw_mr osu_multi_lat \
-  osu_barrier osu_allreduce osu_allgather osu_alltoall osu_reduce_scatter osu_bcast osu_reduce; do
+# Every benchmark this build has, in the suite's order.
+for bench in $(target/release/commbench list); do
   if ! "$launcher" -np 2 "${launcher_args[@]}" "target/release/$bench" "${bench_args[@]}"; then
     failed+=("$bench")
   fi

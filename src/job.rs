@@ -128,7 +128,7 @@ impl Job {
     /// the job (`check`: Err is the line rank 0 prints), and placement
     /// after MPI_Init. On failure, returns the exit status (the line has
     /// been said and MPI finalised).
-    pub fn start(cfg: JobConfig, check: impl FnOnce(&World) -> Result<(), String>) -> Result<Job, i32> {
+    pub fn start<E: Display>(cfg: JobConfig, check: impl FnOnce(&World) -> Result<(), E>) -> Result<Job, i32> {
         let name = cfg.name;
         let env = launcher::detect();
         install_panic_hook(name);
@@ -160,7 +160,7 @@ impl Job {
         }
         if let Err(msg) = check(&world) {
             let root = world.rank() == 0;
-            return refuse(world, root.then_some(msg));
+            return refuse(world, root.then(|| msg.to_string()));
         }
         let placement = match placement::confirm(&world, &env, prepared) {
             Ok(p) => p,
@@ -191,34 +191,28 @@ impl Job {
     /// this node's available memory together with the other ranks on the
     /// node, before anything is touched (the alternative is the kernel's
     /// OOM killer). `hint` says what to lower.
-    pub fn memory_check(&self, need: u128, hint: &str) -> Result<(), String> {
+    pub fn memory_check(&self, need: u128, hint: &'static str) -> Result<(), MemoryError> {
         let (on_node, _) = self.world.node_ranks();
         match topo::available_memory() {
-            Some(avail) if need * on_node as u128 > avail as u128 => Err(format!(
-                "message buffers need {} per rank ({on_node} rank(s) on this node) but only {} of memory is \
-                 available ({hint})",
-                crate::bytes::human_bytes(need),
-                crate::bytes::human_bytes(avail as u128)
-            )),
+            Some(avail) if need * on_node as u128 > avail as u128 => {
+                Err(MemoryError { need, on_node, available: avail as u128, hint })
+            }
             _ => Ok(()),
         }
     }
 
     /// Creates the result files on rank 0 (`create`, None for no files)
     /// and tells every rank whether that worked; on failure every rank
-    /// returns the error line (rank 0's text; empty elsewhere).
-    pub fn open_results<F, E: Display>(
-        &self,
-        create: impl FnOnce() -> Result<Option<F>, E>,
-    ) -> Result<Option<F>, String> {
+    /// returns Err, carrying the error on rank 0 (None elsewhere).
+    pub fn open_results<F, E>(&self, create: impl FnOnce() -> Result<Option<F>, E>) -> Result<Option<F>, Option<E>> {
         let mut outcome = Ok(None);
         if self.is_root() {
-            outcome = create().map_err(|e| e.to_string());
+            outcome = create().map_err(Some);
         }
         match (self.world.bcast_u64(u64::from(outcome.is_ok())), outcome) {
             (1, o) => o,
             (_, Err(e)) => Err(e),
-            (_, Ok(_)) => Err(String::new()),
+            (_, Ok(_)) => Err(None),
         }
     }
 
@@ -257,6 +251,21 @@ impl Job {
     pub fn finish(self) {
         self.world.finalize();
     }
+}
+
+/// Message buffers that would not fit in the node's memory.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "message buffers need {} per rank ({on_node} rank(s) on this node) but only {} of memory is available ({hint})",
+    crate::bytes::human_bytes(*need),
+    crate::bytes::human_bytes(*available)
+)]
+pub struct MemoryError {
+    pub need: u128,
+    pub on_node: usize,
+    pub available: u128,
+    /// What to lower (`lower -m or -W`).
+    pub hint: &'static str,
 }
 
 /// [`Job::everywhere`] over any control plane.

@@ -45,6 +45,39 @@ pub fn lookup(name: &str) -> Option<&'static Entry> {
     BENCHMARKS.iter().find(|e| e.spec.name.strip_prefix("osu_") == Some(n))
 }
 
+/// `commbench list`: every benchmark's name, one per line (what scripts
+/// loop over); `--long` adds what it measures, on how many ranks.
+pub fn list_main(args: &[String]) -> i32 {
+    let long = match args {
+        [] => false,
+        [a] if a == "--long" || a == "-l" => true,
+        [a] if a == "-h" || a == "--help" => {
+            print!("usage: commbench list [--long]\n\nThe benchmarks this build has, in the suite's order.\n");
+            return 0;
+        }
+        _ => {
+            crate::job::say(&format!("commbench list: unexpected argument '{}' (use --long)", args[0]));
+            return 2;
+        }
+    };
+    let rows: Vec<[String; 3]> = BENCHMARKS
+        .iter()
+        .map(|e| {
+            let ranks = match e.spec.procs {
+                super::spec::ProcRule::ExactlyTwo => "2 ranks",
+                super::spec::ProcRule::Pairs => "pairs of ranks",
+                super::spec::ProcRule::AtLeastTwo => "2 or more ranks",
+            };
+            [e.name().to_string(), ranks.to_string(), e.spec.title.to_string()]
+        })
+        .collect();
+    let lines = if long { crate::report::aligned_columns(&rows) } else { rows.into_iter().map(|[n, ..]| n).collect() };
+    let mut text = lines.join("\n");
+    text.push('\n');
+    print!("{text}");
+    0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

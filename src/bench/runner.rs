@@ -70,7 +70,7 @@ pub fn run<B: Bench>() -> i32 {
             say(&note);
         }
         pairs = p;
-        Ok(())
+        Ok::<(), super::spec::JobShapeError>(())
     }) {
         Ok(j) => j,
         Err(code) => return code,
@@ -124,9 +124,9 @@ impl Session<'_> {
             files::create(&opts.results, spec.name, &job.start.compact(), slurm_job.as_deref())
         }) {
             Ok(f) => f,
-            Err(msg) => {
-                if job.is_root() {
-                    say(&format!("{}: {msg}", spec.name));
+            Err(e) => {
+                if let Some(e) = e {
+                    say(&format!("{}: {e}", spec.name));
                 }
                 return Exit::setup_failed();
             }

@@ -47,6 +47,26 @@ pub enum MetricKind {
     Barrier,
 }
 
+/// Why a benchmark cannot run on a job of this size; the text is the one
+/// line rank 0 prints (OSU's words where OSU has them).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobShapeError {
+    #[error("This test requires exactly two processes")]
+    ExactlyTwo,
+    #[error("This test requires at least two processes")]
+    AtLeastTwo,
+    #[error("This test requires an even number of processes (rank i is paired with rank i + np/2), got {np}")]
+    EvenCount { np: usize },
+    #[error("Invalid Number of Pairs [-p {pairs}] (at most np/2 = {} with {np} processes)", np / 2)]
+    Pairs { pairs: usize, np: usize },
+    #[error("Invalid root rank [-k fixed:{root}] (the root must be a rank from 0 to {} with {np} processes)", np - 1)]
+    Root { root: usize, np: usize },
+    #[error(
+        "Memory limit too low [-M {limit}] (the largest message needs {need}-byte buffers{with}; raise -M or lower -m)"
+    )]
+    MemoryLimit { limit: usize, need: usize, with: String },
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct BenchSpec {
     /// Binary name, as in `Usage:` and file names (`osu_latency`).
@@ -83,14 +103,11 @@ impl BenchSpec {
     /// largest message size to stay within OSU's default memory limit, as
     /// OSU does (the returned note says so). An explicit `-M` that is too
     /// small is an error instead.
-    pub fn check_run(&self, np: usize, opts: &mut Options) -> Result<(usize, Option<String>), String> {
+    pub fn check_run(&self, np: usize, opts: &mut Options) -> Result<(usize, Option<String>), JobShapeError> {
         let pairs = self.pairs_for(np, opts.pairs)?;
-        if let RootRank::Fixed(r) = opts.root {
-            if r >= np {
-                return Err(format!(
-                    "Invalid root rank [-k fixed:{r}] (the root must be a rank from 0 to {} with {np} processes)",
-                    np - 1
-                ));
+        if let RootRank::Fixed(root) = opts.root {
+            if root >= np {
+                return Err(JobShapeError::Root { root, np });
             }
         }
         let mut note = None;
@@ -99,11 +116,8 @@ impl BenchSpec {
             let need = opts.max_size.saturating_mul(per);
             match opts.mem_limit {
                 Some(limit) if need > limit => {
-                    return Err(format!(
-                        "Memory limit too low [-M {limit}] (the largest message needs {need}-byte buffers{}; \
-                         raise -M or lower -m)",
-                        if per > 1 { format!(" with {np} processes") } else { String::new() }
-                    ))
+                    let with = if per > 1 { format!(" with {np} processes") } else { String::new() };
+                    return Err(JobShapeError::MemoryLimit { limit, need, with });
                 }
                 None if need > DEFAULT_MEM_LIMIT => {
                     opts.max_size = DEFAULT_MEM_LIMIT / per;
@@ -119,24 +133,18 @@ impl BenchSpec {
         Ok((pairs, note))
     }
 
-    /// How many pairs communicate with `np` ranks (`pairs` is `-p`), or the
-    /// line explaining why this benchmark cannot run with `np` ranks.
-    fn pairs_for(&self, np: usize, pairs: Option<usize>) -> Result<usize, String> {
+    /// How many pairs communicate with `np` ranks (`pairs` is `-p`), or
+    /// why this benchmark cannot run with `np` ranks.
+    fn pairs_for(&self, np: usize, pairs: Option<usize>) -> Result<usize, JobShapeError> {
         match self.procs {
-            ProcRule::ExactlyTwo if np != 2 => Err("This test requires exactly two processes".into()),
+            ProcRule::ExactlyTwo if np != 2 => Err(JobShapeError::ExactlyTwo),
             ProcRule::ExactlyTwo => Ok(1),
-            ProcRule::AtLeastTwo if np < 2 => Err("This test requires at least two processes".into()),
+            ProcRule::AtLeastTwo | ProcRule::Pairs if np < 2 => Err(JobShapeError::AtLeastTwo),
             ProcRule::AtLeastTwo => Ok(np / 2),
-            ProcRule::Pairs if np < 2 => Err("This test requires at least two processes".into()),
             ProcRule::Pairs => match pairs {
-                Some(p) if p > np / 2 => {
-                    Err(format!("Invalid Number of Pairs [-p {p}] (at most np/2 = {} with {np} processes)", np / 2))
-                }
+                Some(p) if p > np / 2 => Err(JobShapeError::Pairs { pairs: p, np }),
                 Some(p) => Ok(p),
-                None if np % 2 == 1 => Err(format!(
-                    "This test requires an even number of processes (rank i is paired with rank i + np/2), \
-                     got {np}"
-                )),
+                None if np % 2 == 1 => Err(JobShapeError::EvenCount { np }),
                 None => Ok(np / 2),
             },
         }
@@ -174,6 +182,7 @@ pub const DEFAULT_MEM_LIMIT: usize = 512 << 20;
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::bench::allgather::SPEC as ALLGATHER;
     use crate::bench::allreduce::SPEC as ALLREDUCE;
     use crate::bench::alltoall::SPEC as ALLTOALL;
@@ -186,17 +195,28 @@ mod tests {
     use crate::bench::multi_lat::SPEC as MULTI_LAT;
     use crate::bench::reduce::SPEC as REDUCE;
 
+    impl BenchSpec {
+        /// The results with errors as the lines rank 0 prints.
+        fn pairs_for_text(&self, np: usize, pairs: Option<usize>) -> Result<usize, String> {
+            self.pairs_for(np, pairs).map_err(|e| e.to_string())
+        }
+
+        fn check_run_text(&self, np: usize, opts: &mut Options) -> Result<(usize, Option<String>), String> {
+            self.check_run(np, opts).map_err(|e| e.to_string())
+        }
+    }
+
     #[test]
     fn process_counts() {
-        assert_eq!(LATENCY.pairs_for(2, None), Ok(1));
-        assert_eq!(BCAST.pairs_for(1, None), Err("This test requires at least two processes".into()));
-        assert_eq!(BW.pairs_for(3, None), Err("This test requires exactly two processes".into()));
-        assert_eq!(MULTI_LAT.pairs_for(1, None), Err("This test requires at least two processes".into()));
-        assert_eq!(MULTI_LAT.pairs_for(8, None), Ok(4));
-        assert!(MULTI_LAT.pairs_for(5, None).unwrap_err().starts_with("This test requires an even number"));
-        assert_eq!(MBW_MR.pairs_for(5, Some(1)), Ok(1), "-p allows odd np with idle ranks");
+        assert_eq!(LATENCY.pairs_for_text(2, None), Ok(1));
+        assert_eq!(BCAST.pairs_for_text(1, None), Err("This test requires at least two processes".into()));
+        assert_eq!(BW.pairs_for_text(3, None), Err("This test requires exactly two processes".into()));
+        assert_eq!(MULTI_LAT.pairs_for_text(1, None), Err("This test requires at least two processes".into()));
+        assert_eq!(MULTI_LAT.pairs_for_text(8, None), Ok(4));
+        assert!(MULTI_LAT.pairs_for_text(5, None).unwrap_err().starts_with("This test requires an even number"));
+        assert_eq!(MBW_MR.pairs_for_text(5, Some(1)), Ok(1), "-p allows odd np with idle ranks");
         assert_eq!(
-            MBW_MR.pairs_for(4, Some(3)),
+            MBW_MR.pairs_for_text(4, Some(3)),
             Err("Invalid Number of Pairs [-p 3] (at most np/2 = 2 with 4 processes)".into())
         );
     }
@@ -206,27 +226,27 @@ mod tests {
     #[test]
     fn root_rank_and_memory_limit() {
         let mut o = opts(&REDUCE, &["-k", "fixed:3"]);
-        assert_eq!(REDUCE.check_run(4, &mut o), Ok((2, None)));
+        assert_eq!(REDUCE.check_run_text(4, &mut o), Ok((2, None)));
         assert_eq!(
-            REDUCE.check_run(3, &mut o),
+            REDUCE.check_run_text(3, &mut o),
             Err("Invalid root rank [-k fixed:3] (the root must be a rank from 0 to 2 with 3 processes)".into())
         );
         let mut o = opts(&ALLTOALL, &["-M", "1048576"]);
         assert_eq!(
-            ALLTOALL.check_run(2, &mut o),
+            ALLTOALL.check_run_text(2, &mut o),
             Err("Memory limit too low [-M 1048576] (the largest message needs 2097152-byte buffers with 2 \
                  processes; raise -M or lower -m)"
                 .into())
         );
         let mut o = opts(&ALLREDUCE, &["-M", "1048576"]);
-        assert_eq!(ALLREDUCE.check_run(2, &mut o), Ok((1, None)));
+        assert_eq!(ALLREDUCE.check_run_text(2, &mut o), Ok((1, None)));
         // the default limit lowers the largest size, as OSU does
         let mut o = opts(&ALLGATHER, &[]);
-        let (_, note) = ALLGATHER.check_run(1024, &mut o).unwrap();
+        let (_, note) = ALLGATHER.check_run_text(1024, &mut o).unwrap();
         assert_eq!(o.max_size, 524288);
         assert!(note.unwrap().contains("largest message limited to 524288 bytes"));
         let mut o = opts(&BARRIER, &["-M", "1"]);
-        assert!(BARRIER.check_run(2, &mut o).is_ok());
+        assert!(BARRIER.check_run_text(2, &mut o).is_ok());
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub fn main(args: &[String]) -> i32 {
     };
     let job = match Job::start(job_cfg, |world| {
         schedule = Some(Schedule::new(cfg.scheme, world.size(), cfg.random()).map_err(|e| format!("{NAME}: {e}"))?);
-        Ok(())
+        Ok::<(), String>(())
     }) {
         Ok(j) => j,
         Err(code) => return code,
@@ -142,9 +142,9 @@ impl Session<'_> {
             PairsFiles::create(&self.cfg.results, &job.start.compact(), slurm_job.as_deref())
         }) {
             Ok(f) => f,
-            Err(msg) => {
-                if job.is_root() {
-                    say(&format!("{NAME}: {msg}"));
+            Err(e) => {
+                if let Some(e) = e {
+                    say(&format!("{NAME}: {e}"));
                 }
                 return EXIT_USAGE;
             }
