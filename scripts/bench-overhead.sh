@@ -32,6 +32,10 @@
 #       to that build's target dir, e.g. MPI_PKG_CONFIG=mpich
 #       CARGO_TARGET_DIR=target/mpich.
 #   OSU_BIN=DIR     OSU binaries to use instead of building them
+#   OURS_BIN=DIR    the binaries to measure as "ours" instead of this
+#                   checkout's release build (not rebuilt): another
+#                   commbench build, to compare two commits, or OSU's own
+#                   binaries, for an A/A run that shows the noise floor
 #   RUN_TIMEOUT=600 seconds one run may take before it counts as failed
 #   RAW_DIR=DIR     keep every run's stdout, stderr and CSV there
 #                   (<ours|osu>-<bench>-<round>.txt/.err/.csv); default: a
@@ -66,6 +70,7 @@ here=$PWD
 abspath() { case $1 in /*) echo "$1" ;; *) echo "$here/$1" ;; esac; }
 [ -z "${OSU_BIN:-}" ] || OSU_BIN=$(abspath "$OSU_BIN")
 [ -z "${RAW_DIR:-}" ] || RAW_DIR=$(abspath "$RAW_DIR")
+[ -z "${OURS_BIN:-}" ] || OURS_BIN=$(abspath "$OURS_BIN")
 cd "$(dirname "$0")/.."
 
 all_benches="osu_latency osu_bw osu_bibw osu_mbw_mr osu_barrier osu_allreduce osu_allgather osu_alltoall"
@@ -99,12 +104,19 @@ if [ -n "${OSU_BIN:-}" ]; then
 else
   osu_bin=$(OSU_MPI=${OSU_MPI:-$osu_mpi_guess} scripts/build-osu.sh) || exit 2
 fi
-cargo build --release --quiet --bins || die "cargo build failed"
-ours_bin=${CARGO_TARGET_DIR:-target}/release
+if [ -n "${OURS_BIN:-}" ]; then
+  ours_bin=$OURS_BIN
+else
+  cargo build --release --quiet --bins || die "cargo build failed"
+  ours_bin=${CARGO_TARGET_DIR:-target}/release
+fi
 for b in $benches; do
   [ -x "$osu_bin/$b" ] || die "no OSU binary $osu_bin/$b"
-  [ -x "$ours_bin/$b" ] || die "no commbench binary $ours_bin/$b"
+  [ -x "$ours_bin/$b" ] || die "no binary $ours_bin/$b to measure"
 done
+# commbench binaries also write a full-precision CSV; others only stdout.
+ours_csv=0
+"$ours_bin/osu_latency" --version 2>/dev/null | grep -q '^commbench' && ours_csv=1
 
 if [ -n "${RAW_DIR:-}" ]; then
   work=$RAW_DIR
@@ -132,8 +144,10 @@ run_one() { # who(ours|osu) bench round
   rm -f "$out".*
   read -r -a extra <<<"$(args_of "$b" | tr '\n' ' ')"
   local -a cmd=(timeout "$run_timeout" "$launcher" -np 2 "${launcher_args[@]}")
-  if [ "$who" = ours ]; then
+  if [ "$who" = ours ] && [ "$ours_csv" = 1 ]; then
     cmd+=("$ours_bin/$b" "${extra[@]}" --csv "$out.csv")
+  elif [ "$who" = ours ]; then
+    cmd+=("$ours_bin/$b" "${extra[@]}")
   else
     cmd+=("$osu_bin/$b" "${extra[@]}")
   fi
@@ -160,7 +174,7 @@ for r in $(seq 1 "$rounds"); do
 done
 
 python3 - "$work" "$rounds" "$launcher ${launcher_args[*]}" $benches <<'PY'
-import csv, statistics, sys
+import csv, math, statistics, sys
 
 work, rounds, launch, benches = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 BANDWIDTH = {"osu_bw", "osu_bibw", "osu_mbw_mr"}
@@ -187,8 +201,11 @@ def stdout_values(path, bench):
 
 def csv_values(path, bench):
     col = "bw_MBps" if bench in BANDWIDTH else "avg_lat_us"
-    with open(path) as f:
-        return {int(row["size_bytes"]): float(row[col]) for row in csv.DictReader(f)}
+    try:
+        with open(path) as f:
+            return {int(row["size_bytes"]): float(row[col]) for row in csv.DictReader(f)}
+    except FileNotFoundError:  # binaries that write no CSV (OURS_BIN)
+        return {}
 
 
 def spread(xs):
@@ -199,7 +216,7 @@ def spread(xs):
     return 100.0 * (q3 - q1) / m if m else 0.0
 
 
-all_ok, missed, errors = True, [], []
+all_ok, missed, errors, leans = True, [], [], []
 for b in benches:
     ours, full, osu = {}, {}, {}
     for r in range(1, rounds + 1):
@@ -233,7 +250,20 @@ for b in benches:
               f"{spread(ours[size]):>8.0f}% {spread(osu[size]):>7.0f}%")
     print(f"target: ratio {target} at every size; * a miss; = within one printed step (0.01); "
           f"IQR = interquartile range over rounds / median")
+    # How the ratios lean over all sizes: an overhead shows as a lean one
+    # way at most sizes; noise leans both ways.
+    rs = [statistics.median(ours[s]) / statistics.median(osu[s]) for s in sizes
+          if len(ours.get(s, [])) == rounds and len(osu.get(s, [])) == rounds and statistics.median(osu[s])]
+    if rs:
+        geo = math.exp(sum(math.log(r) for r in rs) / len(rs))
+        ahead = sum(1 for r in rs if (r > 1.05 if bw else r < 0.95))
+        behind = sum(1 for r in rs if (r < 0.95 if bw else r > 1.05))
+        print(f"geometric mean of the ratios {geo:.3f} over {len(rs)} size(s); ours ahead by more than 5% at "
+              f"{ahead}, behind by more than 5% at {behind}")
+        leans.append((b, geo))
 
+if leans:
+    print("\ngeometric means of the ratios: " + ", ".join(f"{b} {g:.3f}" for b, g in leans))
 for e in errors:
     print(f"error: {e}")
 if errors:

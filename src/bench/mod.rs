@@ -1,8 +1,9 @@
-//! Benchmarks. Each file says only what one timed step does on each rank,
-//! how the reported metric follows from the timings, and what a correct
-//! message looks like; [`timed_loop`] runs the iterations and
-//! [`runner`] does everything else (options, process checks, sizes,
-//! statistics, output).
+//! Benchmarks. Each benchmark file holds its spec (name, title, options,
+//! process rule, defaults) and its kernel: what one timed step does on each
+//! rank over any transport, how the reported metric follows from the
+//! timings, and what a correct message looks like. [`timed_loop`] runs the
+//! iterations, [`measure`] the sizes around it, [`runner`] the process
+//! around that; [`registry`] lists every benchmark.
 
 pub mod collective;
 pub mod measure;

@@ -1,6 +1,8 @@
 //! What distinguishes one benchmark binary from another before any
-//! communication happens: its name and title, which OSU option letters it
-//! takes, how many processes it needs, its size range and iteration defaults.
+//! communication happens (the type every benchmark file fills in): its name
+//! and title, which OSU option letters it takes, how many processes it
+//! needs, its size range and iteration defaults; OSU's shared defaults; and
+//! the checks only the job's size can settle.
 
 use crate::cli::{Options, RootRank};
 
