@@ -42,6 +42,31 @@ pub struct Requests {
     reqs: Vec<ffi::MPI_Request>,
 }
 
+/// Posts one operation per message slot of a window into
+/// `reqs[offset..offset + n]`: `post` gets the slot's buffer (`addr`, asked
+/// once when all slots share one buffer) and its request.
+#[inline(always)]
+fn post_window(
+    reqs: &mut Requests,
+    offset: usize,
+    n: usize,
+    distinct: usize,
+    mut addr: impl FnMut(usize) -> *mut c_void,
+    post: impl Fn(*mut c_void, &mut ffi::MPI_Request),
+) {
+    let slots = &mut reqs.reqs[offset..offset + n];
+    if distinct == 1 {
+        let p = addr(0);
+        for req in slots {
+            post(p, req);
+        }
+    } else {
+        for (j, req) in slots.iter_mut().enumerate() {
+            post(addr(j), req);
+        }
+    }
+}
+
 /// The signature MPI_Allgather and MPI_Alltoall share.
 type Exchange = unsafe extern "C" fn(
     *const c_void,
@@ -145,47 +170,29 @@ impl<'w> Transport for MpiHost<'w> {
 
     #[inline(always)]
     fn isend_window(&self, bufs: &BufferSet<AlignedBuf>, env: Envelope, reqs: &mut Requests, offset: usize) {
-        let n = bufs.slots();
-        assert!(offset + n <= reqs.reqs.len());
         check_len(bufs.slot(0).len(), env.bytes());
         let (count, dt, peer, comm) = (env.count as c_int, self.h.dt(env.datatype), env.peer as c_int, self.comm);
-        let slots = reqs.reqs[offset..offset + n].iter_mut();
-        // SAFETY (both loops): each request slot is in bounds; every buffer
-        // of the set has the same length (checked once); the buffers
-        // outlive the requests because callers complete them with `waitall`
-        // or `testall` while the set is borrowed.
-        if bufs.distinct() == 1 {
-            let p = bufs.slot(0).as_ptr() as *const c_void;
-            for req in slots {
-                unsafe { ffi::MPI_Isend(p, count, dt, peer, env.tag, comm, req) };
-            }
-        } else {
-            for (j, req) in slots.enumerate() {
-                let p = bufs.slot(j).as_ptr() as *const c_void;
-                unsafe { ffi::MPI_Isend(p, count, dt, peer, env.tag, comm, req) };
-            }
-        }
+        let addr = |j: usize| bufs.slot(j).as_ptr() as *mut c_void;
+        // SAFETY: every buffer of the set has the same length (checked
+        // once); the buffers outlive the requests because callers complete
+        // them with `waitall` or `testall` while the set is borrowed.
+        let post = |p: *mut c_void, req: &mut ffi::MPI_Request| unsafe {
+            ffi::MPI_Isend(p as *const c_void, count, dt, peer, env.tag, comm, req);
+        };
+        post_window(reqs, offset, bufs.slots(), bufs.distinct(), addr, post);
     }
 
     #[inline(always)]
     fn irecv_window(&self, bufs: &mut BufferSet<AlignedBuf>, env: Envelope, reqs: &mut Requests, offset: usize) {
-        let n = bufs.slots();
-        assert!(offset + n <= reqs.reqs.len());
         check_len(bufs.slot(0).len(), env.bytes());
         let (count, dt, peer, comm) = (env.count as c_int, self.h.dt(env.datatype), env.peer as c_int, self.comm);
-        let slots = reqs.reqs[offset..offset + n].iter_mut();
+        let (slots, distinct) = (bufs.slots(), bufs.distinct());
+        let addr = |j: usize| bufs.slot_mut(j).as_mut_ptr() as *mut c_void;
         // SAFETY: as in isend_window.
-        if bufs.distinct() == 1 {
-            let p = bufs.slot_mut(0).as_mut_ptr() as *mut c_void;
-            for req in slots {
-                unsafe { ffi::MPI_Irecv(p, count, dt, peer, env.tag, comm, req) };
-            }
-        } else {
-            for (j, req) in slots.enumerate() {
-                let p = bufs.slot_mut(j).as_mut_ptr() as *mut c_void;
-                unsafe { ffi::MPI_Irecv(p, count, dt, peer, env.tag, comm, req) };
-            }
-        }
+        let post = |p: *mut c_void, req: &mut ffi::MPI_Request| unsafe {
+            ffi::MPI_Irecv(p, count, dt, peer, env.tag, comm, req);
+        };
+        post_window(reqs, offset, slots, distinct, addr, post);
     }
 
     #[inline(always)]

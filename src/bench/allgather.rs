@@ -18,8 +18,9 @@ pub const SPEC: BenchSpec = BenchSpec {
 
 pub struct Allgather;
 
-/// The value every element of rank s's block carries in iteration i.
-fn block_value(s: usize, np: usize, i: usize) -> u64 {
+/// The value every element of rank s's block carries in iteration i (also
+/// what each rank sends in osu_gather).
+pub fn block_value(s: usize, np: usize, i: usize) -> u64 {
     let sn = (s * np) as u64;
     sn + (i as u64 + 1) * (sn + 1)
 }

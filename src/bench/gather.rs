@@ -7,6 +7,7 @@
 //! buffer, so the check is about the timed call; and the root's receive
 //! buffer is cleared, not pre-filled, before each validated iteration.
 
+use super::allgather::block_value;
 use super::collective::{Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
@@ -22,12 +23,6 @@ pub const SPEC: BenchSpec = BenchSpec {
 };
 
 pub struct Gather;
-
-/// The value of every element rank s sends in iteration i.
-fn block_value(s: usize, np: usize, i: usize) -> u64 {
-    let sn = (s * np) as u64;
-    sn + (i as u64 + 1) * (sn + 1)
-}
 
 impl Collective for Gather {
     const SPEC: &'static BenchSpec = &SPEC;
