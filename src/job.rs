@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::backend::world::World;
 use crate::backend::{agree_failures, Control};
-use crate::launcher::{self, LauncherEnv};
+use crate::launcher::LauncherEnv;
 use crate::report::record::{self, RankInfo, RunHeader, RunStatus};
 use crate::report::time::Utc;
 use crate::topo::placement;
@@ -123,14 +123,18 @@ pub fn argv() -> Vec<String> {
 }
 
 impl Job {
-    /// Starts the job on this rank: panic hook and watchdog, placement
+    /// Starts the job on this rank (`env`: what the launcher said, read
+    /// before option parsing): panic hook and watchdog, placement
     /// before MPI_Init, MPI, the launcher check, the program's own check of
     /// the job (`check`: Err is the line rank 0 prints), and placement
     /// after MPI_Init. On failure, returns the exit status (the line has
     /// been said and MPI finalised).
-    pub fn start<E: Display>(cfg: JobConfig, check: impl FnOnce(&World) -> Result<(), E>) -> Result<Job, i32> {
+    pub fn start<E: Display>(
+        cfg: JobConfig,
+        env: LauncherEnv,
+        check: impl FnOnce(&World) -> Result<(), E>,
+    ) -> Result<Job, i32> {
         let name = cfg.name;
-        let env = launcher::detect();
         install_panic_hook(name);
         let progress = Arc::new(Progress::default());
         let on_fire: Arc<Mutex<Option<OnFire>>> = Arc::new(Mutex::new(None));

@@ -21,7 +21,7 @@ pub mod mpi_host;
 mod shim;
 pub mod world;
 
-use crate::buffer::AllocError;
+use crate::buffer::{AllocError, BufferSet};
 use crate::datatype::Datatype;
 
 /// Reduction operators used on results between sizes.
@@ -188,5 +188,4 @@ fn too_short(len: usize, need: usize) -> ! {
     panic!("a {len}-byte message buffer was given {need} bytes to move")
 }
 
-pub use crate::buffer::BufferSet;
 pub use agree::agree_failures;

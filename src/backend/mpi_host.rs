@@ -78,7 +78,39 @@ type Exchange = unsafe extern "C" fn(
     ffi::MPI_Comm,
 ) -> c_int;
 
+/// MPI_Gather and MPI_Scatter share this one (with a root).
+type Rooted = unsafe extern "C" fn(
+    *const c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    *mut c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    c_int,
+    ffi::MPI_Comm,
+) -> c_int;
+
 impl<'w> MpiHost<'w> {
+    /// A rooted collective with `count` elements of `dt` per rank on both
+    /// sides.
+    ///
+    /// # Safety
+    /// `send` and `recv` must hold what this rank sends and receives (or
+    /// be unused by `f` on this rank).
+    #[inline(always)]
+    unsafe fn rooted(
+        &self,
+        f: Rooted,
+        send: *const c_void,
+        recv: *mut c_void,
+        count: usize,
+        dt: Datatype,
+        root: usize,
+    ) {
+        let t = self.h.dt(dt);
+        f(send, count as c_int, t, recv, count as c_int, t, root as c_int, self.comm);
+    }
+
     /// A collective with the (send, count, type, recv, count, type, comm)
     /// signature; `per_rank` is how many blocks of `count` the buffers hold.
     #[inline(always)]
@@ -343,10 +375,9 @@ impl<'w> Transport for MpiHost<'w> {
             check_len(send.len(), need);
             (send.as_ptr() as *const c_void, std::ptr::null_mut())
         };
-        let t = self.h.dt(dt);
         // SAFETY: the buffers hold what this rank sends and, at the root,
         // receives; elsewhere the receive side is not used.
-        unsafe { ffi::MPI_Gather(send, count as c_int, t, recv, count as c_int, t, root as c_int, self.comm) };
+        unsafe { self.rooted(ffi::MPI_Gather, send, recv, count, dt, root) };
     }
 
     #[inline(always)]
@@ -374,9 +405,8 @@ impl<'w> Transport for MpiHost<'w> {
             check_len(recv.len(), need);
             (std::ptr::null(), recv.as_mut_ptr() as *mut c_void)
         };
-        let t = self.h.dt(dt);
         // SAFETY: the buffers hold what this rank receives and, at the
         // root, sends; elsewhere the send side is not used.
-        unsafe { ffi::MPI_Scatter(send, count as c_int, t, recv, count as c_int, t, root as c_int, self.comm) };
+        unsafe { self.rooted(ffi::MPI_Scatter, send, recv, count, dt, root) };
     }
 }

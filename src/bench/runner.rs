@@ -32,7 +32,8 @@ pub fn main<B: Bench>() -> ! {
 pub fn run<B: Bench>() -> i32 {
     let spec = B::SPEC;
     let argv = job::argv();
-    let leader = crate::launcher::detect().is_leader();
+    let env = crate::launcher::detect();
+    let leader = env.is_leader();
     let mut opts = match cli::parse(spec, argv.get(1..).unwrap_or(&[])) {
         Ok(Parsed::Help) => {
             if leader {
@@ -64,7 +65,7 @@ pub fn run<B: Bench>() -> i32 {
         setup_exit: 1,
         name_shape_lines: false,
     };
-    let job = match Job::start(cfg, |world| {
+    let job = match Job::start(cfg, env, |world| {
         let (p, note) = spec.check_run(world.size(), &mut opts)?;
         if let (Some(note), 0) = (note, world.rank()) {
             say(&note);
@@ -76,26 +77,28 @@ pub fn run<B: Bench>() -> i32 {
         Err(code) => return code,
     };
     let t = MpiHost::new(&job.world);
-    let code = Session { job: &job, opts: &opts, pairs, spec }.run::<MpiHost, B>(&t);
+    let ending = Session { job: &job, opts: &opts, pairs, spec }.run::<MpiHost, B>(&t);
     let root = job.is_root();
     job.finish();
-    if let (Some(size), true) = (code.validation_failed, root) {
+    if let (Ending::ValidationFailed { size }, true) = (&ending, root) {
         let argv0 = argv.first().cloned().unwrap_or_else(|| spec.name.to_string());
         println!("DATA VALIDATION ERROR: {argv0} exited with status 1 on message size {size}.");
     }
-    code.exit
+    exit_status(&ending)
 }
 
-/// How a run ended, for the process.
-struct Exit {
-    exit: i32,
-    validation_failed: Option<usize>,
-}
-
-impl Exit {
-    fn setup_failed() -> Exit {
-        Exit { exit: 1, validation_failed: None }
+/// The exit status of an OSU binary: 0 only when every size was measured.
+fn exit_status(ending: &Ending) -> i32 {
+    if *ending == Ending::Complete {
+        0
+    } else {
+        1
     }
+}
+
+/// A set-up step failed on some rank (and was said).
+fn setup_failed() -> Ending {
+    Ending::Error { detail: "the run could not be set up".into() }
 }
 
 /// A started job running one benchmark.
@@ -107,17 +110,17 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
-    fn run<T: Transport, B: Bench>(&self, t: &T) -> Exit {
+    fn run<T: Transport, B: Bench>(&self, t: &T) -> Ending {
         let (job, spec, opts) = (self.job, self.spec, self.opts);
         job.step(Step::Startup);
         let plan = Plan { spec, opts };
         let setup = Setup { t, opts, pairs: self.pairs, max_window: plan.max_window() };
         let need = buffer_bytes(spec, opts, setup.max_window, setup.np());
         if job.everywhere(job.memory_check(need, "lower -m or -W")).is_none() {
-            return Exit::setup_failed();
+            return setup_failed();
         }
         let Some(mut kernel) = job.everywhere(B::kernel(&setup)) else {
-            return Exit::setup_failed();
+            return setup_failed();
         };
         let files = match job.open_results(|| {
             let slurm_job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
@@ -128,31 +131,24 @@ impl Session<'_> {
                 if let Some(e) = e {
                     say(&format!("{}: {e}", spec.name));
                 }
-                return Exit::setup_failed();
+                return setup_failed();
             }
         };
         let ranks = job.gather_ranks();
-        let mut outputs = None;
-        if job.is_root() {
-            outputs = Some(self.outputs::<T>(ranks, files));
-        }
-        let (mut sinks, record) = match outputs {
-            Some((s, r)) => (Some(s), r),
-            None => (None, None),
+        let (mut sinks, record) = if job.is_root() {
+            let (sinks, record) = self.outputs::<T>(ranks, files);
+            (Some(sinks), record)
+        } else {
+            (None, None)
         };
         let ending = self.measure(t, &mut kernel, &plan, sinks.as_mut(), record.as_ref());
         job.step(Step::Finish);
-        let exit = if ending == Ending::Complete { 0 } else { 1 };
         if let Some(rec) = &record {
-            if let Err(e) = rec.end(&ending, exit) {
+            if let Err(e) = rec.end(&ending, exit_status(&ending)) {
                 say(&format!("{}: cannot write {}: {e}", spec.name, rec.path().display()));
             }
         }
-        let validation_failed = match ending {
-            Ending::ValidationFailed { size } => Some(size),
-            _ => None,
-        };
-        Exit { exit, validation_failed }
+        ending
     }
 
     fn measure<T: Transport, K: Kernel<T>>(

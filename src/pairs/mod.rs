@@ -54,7 +54,8 @@ fn out(text: &str) {
 
 /// Entry point: the arguments after `pairs`; returns the exit status.
 pub fn main(args: &[String]) -> i32 {
-    let leader = crate::launcher::detect().is_leader();
+    let env = crate::launcher::detect();
+    let leader = env.is_leader();
     let cfg = match options::parse(args) {
         Ok(Parsed::Run(c)) => *c,
         Ok(Parsed::Help(text)) => {
@@ -78,7 +79,7 @@ pub fn main(args: &[String]) -> i32 {
         setup_exit: EXIT_USAGE,
         name_shape_lines: true,
     };
-    let job = match Job::start(job_cfg, |world| {
+    let job = match Job::start(job_cfg, env, |world| {
         schedule = Some(Schedule::new(cfg.scheme, world.size(), cfg.random()).map_err(|e| format!("{NAME}: {e}"))?);
         Ok::<(), String>(())
     }) {
