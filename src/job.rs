@@ -24,14 +24,7 @@ use crate::topo::request::PlacementRequest;
 use crate::topo::{self, affinity, cpuset};
 use crate::watchdog::{self, OnFire, Progress, Step};
 
-/// Writes one line on stderr with a single write, so that a launcher
-/// merging the ranks' streams never splits it or glues it to its own text.
-pub fn say(line: &str) {
-    let mut text = String::with_capacity(line.len() + 1);
-    text.push_str(line);
-    text.push('\n');
-    let _ = io::stderr().lock().write_all(text.as_bytes());
-}
+pub use crate::diag::say;
 
 /// Turns a panic into one line naming the program, and ends every rank.
 pub fn install_panic_hook(name: &'static str) {

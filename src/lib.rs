@@ -11,6 +11,7 @@ pub mod bytes;
 pub mod cli;
 pub mod compare;
 pub mod datatype;
+pub mod diag;
 pub mod job;
 pub mod launcher;
 pub mod pairs;

@@ -4,7 +4,6 @@
 //! has not moved for the timeout, reports it and ends the process, so the
 //! launcher tears down the job with a non-zero status.
 
-use std::io::Write;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -107,7 +106,7 @@ pub fn start(progress: Arc<Progress>, timeout: Duration, who: String, on_fire: A
                 }
                 if since.elapsed() >= timeout {
                     let msg = describe(&who, timeout, now);
-                    let _ = writeln!(std::io::stderr(), "{msg}");
+                    crate::diag::say(&msg);
                     if let Ok(guard) = on_fire.lock() {
                         if let Some(f) = guard.as_ref() {
                             f(&msg);
@@ -120,7 +119,7 @@ pub fn start(progress: Arc<Progress>, timeout: Duration, who: String, on_fire: A
             }
         })
         .map(|_| ())
-        .unwrap_or_else(|e| eprintln!("{name}: cannot start the --timeout watchdog: {e}"));
+        .unwrap_or_else(|e| crate::say!("{name}: cannot start the --timeout watchdog: {e}"));
 }
 
 fn describe(who: &str, timeout: Duration, (step, dt, size, iteration): (u8, u8, u64, u64)) -> String {

@@ -29,7 +29,7 @@ pub fn write_log(dir: &Path, rank: usize, case: &SizeCase, iteration: usize, m: 
         writeln!(f, "{}", describe_mismatch(case, iteration, m))
     };
     if let Err(e) = write() {
-        let _ = writeln!(io::stderr(), "validation log {}: {e}", dir.display());
+        crate::say!("validation log {}: {e}", dir.display());
     }
 }
 

@@ -50,7 +50,7 @@ fn main() {
         Some(name) => match COMMANDS.iter().find(|(n, _, _)| *n == name) {
             Some((_, _, run)) => run(&args[1..]),
             None => {
-                eprintln!("commbench: unknown command '{name}' (commands: {})", names());
+                commbench::say!("commbench: unknown command '{name}' (commands: {})", names());
                 2
             }
         },

@@ -28,7 +28,7 @@ pub fn parse<T: Parser>(command: &str, args: &[String]) -> Result<T, i32> {
                 (true, Some(next)) => format!("{first} {next}"),
                 _ => first.to_string(),
             };
-            eprintln!("commbench {command}: {msg} (see 'commbench {command} --help')");
+            crate::say!("commbench {command}: {msg} (see 'commbench {command} --help')");
             2
         }
     })

@@ -73,7 +73,7 @@ pub fn main(args: &[String]) -> i32 {
     let reference = match input::load(&a.reference) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("commbench compare: reference {e}");
+            crate::say!("commbench compare: reference {e}");
             return 2;
         }
     };
@@ -86,7 +86,7 @@ pub fn main(args: &[String]) -> i32 {
                 notes.extend(p.notes);
             }
             Err(e) => {
-                eprintln!("commbench compare: {e}");
+                crate::say!("commbench compare: {e}");
                 return 2;
             }
         }
@@ -100,17 +100,17 @@ pub fn main(args: &[String]) -> i32 {
     report.notes = all_notes;
     if !a.quiet {
         for n in &report.notes {
-            eprintln!("commbench compare: note: {n}");
+            crate::say!("commbench compare: note: {n}");
         }
     }
     if report.blocks.is_empty() {
-        eprintln!("commbench compare: nothing in common: no benchmark, datatype and metric is in both the reference and the runs");
+        crate::say!("commbench compare: nothing in common: no benchmark, datatype and metric is in both the reference and the runs");
         return 2;
     }
     match format::render(&report, a.format) {
         Ok(s) => print!("{s}"),
         Err(e) => {
-            eprintln!("commbench compare: cannot write the report: {e}");
+            crate::say!("commbench compare: cannot write the report: {e}");
             return 2;
         }
     }

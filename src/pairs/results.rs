@@ -211,7 +211,7 @@ mod tests {
     fn post_processing_at_1024() {
         let t = std::time::Instant::now();
         assert_eq!(post_process(1024), 1024 * 1023 / 2);
-        eprintln!("1024 ranks, all pairs: {:.2} s", t.elapsed().as_secs_f64());
+        crate::say!("1024 ranks, all pairs: {:.2} s", t.elapsed().as_secs_f64());
     }
 
     #[test]

@@ -197,7 +197,7 @@ pub fn main(args: &[String]) -> i32 {
                 notes.extend(parsed.notes);
             }
             Err(e) => {
-                eprintln!("commbench plot: {e}");
+                crate::say!("commbench plot: {e}");
                 return 2;
             }
         }
@@ -210,20 +210,20 @@ pub fn main(args: &[String]) -> i32 {
                 parsed.tables
             }
             Err(e) => {
-                eprintln!("commbench plot: reference {e}");
+                crate::say!("commbench plot: reference {e}");
                 return 2;
             }
         },
     };
     let out = a.out.clone().unwrap_or_else(|| default_out(&a.runs[0]));
     if let Err(e) = std::fs::create_dir_all(&out) {
-        eprintln!("commbench plot: {}: {e}", out.display());
+        crate::say!("commbench plot: {}: {e}", out.display());
         return 2;
     }
     let result = write_charts(&runs, &reference, &out, &mut notes);
     if !a.quiet {
         for n in &notes {
-            eprintln!("commbench plot: note: {n}");
+            crate::say!("commbench plot: note: {n}");
         }
     }
     match result {
@@ -234,11 +234,11 @@ pub fn main(args: &[String]) -> i32 {
             0
         }
         Err(e @ PlotError::Nothing) => {
-            eprintln!("commbench plot: {e}");
+            crate::say!("commbench plot: {e}");
             2
         }
         Err(e) => {
-            eprintln!("commbench plot: {e}");
+            crate::say!("commbench plot: {e}");
             1
         }
     }

@@ -58,7 +58,7 @@ impl SuiteError {
 pub fn main(args: &[String]) -> i32 {
     match options::parse(args) {
         Err(e) => {
-            eprintln!("{e}");
+            crate::say!("{e}");
             2
         }
         Ok(Parsed::Help(h)) => {
@@ -68,7 +68,7 @@ pub fn main(args: &[String]) -> i32 {
         Ok(Parsed::Run(s)) => match run(&s) {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("commbench suite: {e}");
+                crate::say!("commbench suite: {e}");
                 e.exit_code()
             }
         },
@@ -226,7 +226,7 @@ fn read_back(dir: &Path, results: &mut [BenchResult]) -> ReadBack {
         let run = match RunRecord::read(&dir.join(name)) {
             Ok(r) => r.run,
             Err(e) => {
-                eprintln!("suite: {e}");
+                crate::say!("suite: {e}");
                 continue;
             }
         };
@@ -295,7 +295,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     let start = Utc::now();
     let job_id = p.slurm.as_ref().map(|j| j.job_id.as_str());
     let dir = create_run_dir(&results_root(s), &start.compact(), s.tag.as_deref(), job_id)?;
-    eprintln!("suite: {} benchmark(s) with {}; results in {}", p.jobs.len(), p.launcher.program, dir.display());
+    crate::say!("suite: {} benchmark(s) with {}; results in {}", p.jobs.len(), p.launcher.program, dir.display());
     let mut progress = progress::Progress::new(p.jobs.len());
     let mut results = Vec::new();
     for (i, j) in p.jobs.iter().enumerate() {
@@ -337,7 +337,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     let plots: Vec<PathBuf> = match crate::plot::plot_run_dir(&dir) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("suite: no plots: {e}");
+            crate::say!("suite: no plots: {e}");
             Vec::new()
         }
     };

@@ -3,7 +3,6 @@
 //! benchmarks already finished); otherwise one plain line when each
 //! benchmark starts and ends.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 /// Progress over the benchmarks of one suite.
@@ -67,7 +66,7 @@ impl Progress {
         let line = format!("[{}/{}] {name} {status} in {:.1} s", index + 1, self.total, took.as_secs_f64());
         if self.tty {
             // Clear the progress line, leave a permanent one.
-            let _ = write!(std::io::stderr(), "\r\x1b[2K{line}\n");
+            crate::diag::write_once(&format!("\r\x1b[2K{line}\n"));
         } else {
             say(&format!("suite: {line}"));
         }
@@ -84,21 +83,17 @@ impl Progress {
             Some(d) => format!("ETA {}", clock(d)),
             None => "ETA --".into(),
         };
-        let _ = write!(
-            std::io::stderr(),
+        crate::diag::write_once(&format!(
             "\r\x1b[2K[{}/{}] {name}  running {}  elapsed {}  {eta}",
             index + 1,
             self.total,
             clock(now.duration_since(*since)),
             clock(now.duration_since(self.started)),
-        );
-        let _ = std::io::stderr().flush();
+        ));
     }
 }
 
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
+use crate::diag::say;
 
 #[cfg(test)]
 mod tests {

@@ -61,7 +61,7 @@ pub fn main(args: &[String]) -> i32 {
             if code == 0 {
                 print!("{e}");
             } else {
-                eprintln!("commbench topo: {}", first_line(&e.to_string()));
+                crate::say!("commbench topo: {}", first_line(&e.to_string()));
             }
             return code;
         }
@@ -69,7 +69,7 @@ pub fn main(args: &[String]) -> i32 {
     let req = match request(&args) {
         Ok(r) => r,
         Err(msg) => {
-            eprintln!("commbench topo: {msg}");
+            crate::say!("commbench topo: {msg}");
             return 2;
         }
     };
@@ -79,7 +79,7 @@ pub fn main(args: &[String]) -> i32 {
             0
         }
         Err(msg) => {
-            eprintln!("commbench topo: {msg}");
+            crate::say!("commbench topo: {msg}");
             1
         }
     }

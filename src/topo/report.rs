@@ -319,7 +319,7 @@ pub fn print(ranks: &[RankInfo], ctx: &WarnContext) -> Vec<String> {
     for w in &warnings {
         text.push_str(&format!("# warning: {w}\n"));
     }
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+    crate::diag::write_once(&text);
     warnings
 }
 
