@@ -31,27 +31,33 @@ macro_rules! say {
 }
 
 /// `line` rewritten so that the loose row pattern older OSU harnesses use,
-/// an unanchored `(\d+)\s+([\d.]+)`, cannot match it: wherever a digit is
-/// followed by white space and then a digit or a dot, a comma goes after
-/// the digit ("ranks 2 3" becomes "ranks 2, 3"). Used for the warnings a
-/// successful run may print among the OSU table's rows.
+/// an unanchored `(\d+)\s+([\d.]+)` applied line by line or to the whole
+/// merged output (where `\s` also matches a newline), cannot match it or
+/// reach across it into a neighbouring row: wherever a digit is followed
+/// by white space and then a digit or a dot, a comma goes after the digit
+/// ("ranks 2 3" becomes "ranks 2, 3"); a line that would end in a digit
+/// ends with a full stop; and one that would start with a digit or a dot
+/// starts with "# ". Used for the warnings a successful run may print among
+/// the OSU table's rows.
 pub fn row_safe(line: &str) -> String {
-    let chars: Vec<char> = line.chars().collect();
+    let chars: Vec<char> = line.trim_end().chars().collect();
     let mut out = String::with_capacity(line.len() + 4);
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    if chars.first().is_some_and(|c| c.is_ascii_digit() || *c == '.') {
+        out.push_str("# ");
+    }
+    for (i, &c) in chars.iter().enumerate() {
         out.push(c);
         if c.is_ascii_digit() {
-            let mut j = i + 1;
-            while j < chars.len() && chars[j].is_whitespace() {
-                j += 1;
-            }
-            if j > i + 1 && j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.') {
-                out.push(',');
+            let next = chars[i + 1..].iter().position(|c| !c.is_whitespace()).map(|p| i + 1 + p);
+            if let Some(j) = next.filter(|&j| j > i + 1) {
+                if chars[j].is_ascii_digit() || chars[j] == '.' {
+                    out.push(',');
+                }
             }
         }
-        i += 1;
+    }
+    if chars.last().is_some_and(|c| c.is_ascii_digit()) {
+        out.push('.');
     }
     out
 }
@@ -78,22 +84,38 @@ mod tests {
 
     #[test]
     fn row_safe_breaks_the_loose_row_pattern() {
-        for line in [
+        let lines = [
             "ranks 2 3 share core 4",
             "host has 2 cores for 4 ranks . see",
             "size 8\t1.5",
             "8                       0.34",
             "ends with 7 .",
+            ".5 starts with a dot",
             "no digits at all",
             "9",
-        ] {
+        ];
+        for line in lines {
             let safe = row_safe(line);
             assert!(!looks_like_row(&safe), "{line:?} -> {safe:?}");
+            // Nor across the line ends, between two table rows.
+            let merged = format!("8    0.25\n{safe}\n16   0.27\n");
+            let rows: Vec<&str> = merged.lines().filter(|l| looks_like_row(l)).collect();
+            assert_eq!(rows, ["8    0.25", "16   0.27"]);
+            assert_eq!(loose_matches(&merged), [("8", "0.25"), ("16", "0.27")], "{merged:?}");
         }
         assert_eq!(row_safe("ranks 2 3 share"), "ranks 2, 3 share");
-        assert_eq!(row_safe("2 cores for 4 ranks"), "2 cores for 4 ranks");
+        assert_eq!(row_safe("on 2 cores for 4 ranks"), "on 2 cores for 4 ranks");
+        assert_eq!(row_safe("on core 0"), "on core 0.");
+        assert_eq!(row_safe("9 ranks"), "# 9 ranks");
         assert!(looks_like_row("8                       0.34"));
         assert!(looks_like_row("x 12 .5"));
         assert!(!looks_like_row("0<->1 and 2-3"));
+    }
+
+    /// Every match of the loose row pattern in `text`, as harnesses find
+    /// them.
+    fn loose_matches(text: &str) -> Vec<(&str, &str)> {
+        let re = regex::Regex::new(r"(\d+)\s+([\d.]+)").unwrap();
+        re.captures_iter(text).map(|c| (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str())).collect()
     }
 }

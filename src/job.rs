@@ -26,6 +26,23 @@ use crate::watchdog::{self, OnFire, Progress, Step};
 
 pub use crate::diag::say;
 
+/// How long a failing rank other than the leader waits before it exits.
+/// Launchers tear the whole job down at the first non-zero exit, and Open
+/// MPI can then drop output the leader wrote but it had not yet forwarded:
+/// the one line that says what was wrong. With the leader first, its line
+/// is out before anything is torn down.
+pub const LEADER_FIRST: Duration = Duration::from_millis(1500);
+
+/// Ends the process with `code`, the leader first when it is a failure
+/// (see [`LEADER_FIRST`]).
+pub fn exit(code: i32) -> ! {
+    let _ = io::stdout().flush();
+    if code != 0 && !crate::launcher::detect().is_leader() {
+        std::thread::sleep(LEADER_FIRST);
+    }
+    std::process::exit(code)
+}
+
 /// Turns a panic into one line naming the program, and ends every rank.
 pub fn install_panic_hook(name: &'static str) {
     std::panic::set_hook(Box::new(move |info| {

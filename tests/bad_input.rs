@@ -45,6 +45,9 @@ const CASES: &[Case] = &[
     case("osu_bw", 2, &["-z50,-1"], "Percentile range must be in between 0 and 100 [-z 50,-1]"),
     case("osu_bibw", 2, &["-b", "double"], "Please use 'single' or 'multiple' for buffer type [-b double]"),
     case("osu_latency", 2, &["-m", "8", "foo"], "Unexpected argument [foo]"),
+    case("osu_latency", 2, &["-m", "8", "D"], "Buffer locations come in pairs [D] (give SRC DST, e.g. H H or D D)"),
+    case("osu_bw", 2, &["D", "D", "H"], "Too many buffer locations [D D H] (give SRC DST, e.g. H H or D D)"),
+    case("osu_allreduce", 2, &["D", "X"], "Unexpected argument [X]"),
     case("osu_mbw_mr", 2, &["-R", "2"], "Invalid message rate option [-R 2] (use 0 or 1)"),
     case("osu_mbw_mr", 2, &["-V", "-W", "4"], "Window size (-W) cannot be combined with a varied window (-V)"),
     case(

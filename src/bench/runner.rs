@@ -13,7 +13,7 @@ use crate::backend::{Control, Transport};
 use crate::cli::{self, help, Options, Parsed};
 use crate::job::{self, say, Ending, Job, JobConfig, RecordFile};
 use crate::report::files::{self, ResultFiles};
-use crate::report::record::{self, IterationPolicy, RankInfo, RunRecord};
+use crate::report::record::{self, BufferInfo, IterationPolicy, RankInfo, RunRecord};
 use crate::report::sinks::Sinks;
 use crate::report::RunContext;
 use crate::topo;
@@ -24,7 +24,7 @@ use crate::watchdog::Step;
 pub fn main<B: Bench>() -> ! {
     let code = run::<B>();
     let _ = io::stdout().flush();
-    std::process::exit(code)
+    job::exit(code)
 }
 
 /// Runs benchmark `B` with the process's arguments; returns the exit
@@ -124,7 +124,13 @@ impl Session<'_> {
         };
         let files = match job.open_results(|| {
             let slurm_job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
-            files::create(&opts.results, spec.name, &job.start.compact(), slurm_job.as_deref())
+            match files::create(&opts.results, spec.name, &job.start.compact(), slurm_job.as_deref()) {
+                Err(e) if !opts.results_chosen => {
+                    say(&format!("{}: warning: no CSV or run record for this run: {e}", spec.name));
+                    Ok(None)
+                }
+                r => r,
+            }
         }) {
             Ok(f) => f,
             Err(e) => {
@@ -187,14 +193,34 @@ impl Session<'_> {
         let mut record = None;
         let mut csv = None;
         if let Some(f) = files {
-            let mut rec = self.new_record(ranks, &f);
+            let mut rec = self.new_record::<T>(ranks, &f);
             rec.run.placement_warnings = warnings;
             match job.record(rec, f.record_path.clone(), |r| &mut r.run) {
-                Ok(r) => record = Some(r),
+                Ok(r) => {
+                    record = Some(r);
+                    if self.opts.verbose {
+                        say(&format!(
+                            "{}: results in {} (run record {})",
+                            spec.name,
+                            f.csv_path.display(),
+                            f.record_path.display()
+                        ));
+                    }
+                    csv = Some((f.csv, f.csv_path));
+                }
+                Err(e) if !self.opts.results_chosen => {
+                    // Results in the default place: the table goes on
+                    // without them, and no empty file is left to be read.
+                    let _ = std::fs::remove_file(&f.record_path);
+                    let _ = std::fs::remove_file(&f.csv_path);
+                    say(&format!(
+                        "{}: warning: no CSV or run record for this run: cannot write {}: {e}",
+                        spec.name,
+                        f.record_path.display()
+                    ));
+                }
                 Err(e) => job.abort(&format!("{}: cannot write {}: {e}", spec.name, f.record_path.display())),
             }
-            csv = Some((f.csv, f.csv_path.clone()));
-            say_results(spec.name, &f.csv_path, &f.record_path);
         }
         match Sinks::for_run(spec, self.opts, self.pairs, ctx, csv) {
             Ok(s) => (s, record),
@@ -202,8 +228,9 @@ impl Session<'_> {
         }
     }
 
-    /// Rank 0: prints the placement table and the misplacement warnings
-    /// on stderr, and returns the warnings for the run record.
+    /// Rank 0: prints the misplacement warnings on stderr (and the
+    /// placement table with `--verbose`), and returns the warnings for the
+    /// run record.
     fn placement_report(&self, ranks: &[RankInfo]) -> Vec<String> {
         let pairs = if self.spec.is_point_to_point() {
             (0..self.pairs).map(|i| (i, i + self.pairs)).collect()
@@ -212,10 +239,10 @@ impl Session<'_> {
         };
         let ctx =
             WarnContext { benchmark: self.spec.name.into(), pairs, allocation_nodes: topo::report::allocation_nodes() };
-        topo::report::print(ranks, &ctx)
+        topo::report::print(ranks, &ctx, self.opts.verbose)
     }
 
-    fn new_record(&self, ranks: Vec<RankInfo>, files: &ResultFiles) -> RunRecord {
+    fn new_record<T: Transport>(&self, ranks: Vec<RankInfo>, files: &ResultFiles) -> RunRecord {
         let d = &self.spec.defaults;
         let o = self.opts;
         RunRecord {
@@ -237,10 +264,7 @@ impl Session<'_> {
             },
             results: record::ResultsInfo { csv: Some(files.csv_path.display().to_string()), rows: 0 },
             slurm: crate::report::slurm::SlurmInfo::from_env(),
+            buffers: Some(BufferInfo::new(T::MEMORY, o.buffer_locations.as_ref())),
         }
     }
-}
-
-fn say_results(name: &str, csv: &std::path::Path, record: &std::path::Path) {
-    say(&format!("{name}: results in {} (run record {})", csv.display(), record.display()));
 }

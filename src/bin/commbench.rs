@@ -55,7 +55,7 @@ fn main() {
             }
         },
     };
-    std::process::exit(code)
+    commbench::job::exit(code)
 }
 
 fn names() -> String {

@@ -7,7 +7,7 @@ pub mod help;
 pub mod options;
 
 use getopt::{ArgKind, OptDef, OptId, SplitError};
-pub use options::{BufferMode, Options, Parsed, ResultsDest, RootRank, Validation};
+pub use options::{BufferLocations, BufferMode, Options, Parsed, ResultsDest, RootRank, Validation};
 
 use crate::bench::spec::BenchSpec;
 
@@ -61,6 +61,7 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
     ("cpu-list", ArgKind::Required, "CPUS", "bind local rank i to the i-th cpu of CPUS, e.g. 80 or 0,8,16"),
     ("nic", ArgKind::Required, "DEVS", "network device per local rank, e.g. mlx5_2:1 (sets UCX_NET_DEVICES)"),
     ("gpu", ArgKind::Required, "IDS", "GPU (CUDA index) per local rank, e.g. 0,1,2,3"),
+    ("verbose", ArgKind::None, "", "also print the placement table and where the results went, on stderr"),
 ];
 
 /// The option table for one benchmark, in OSU's option-string order.

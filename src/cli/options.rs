@@ -33,6 +33,28 @@ pub enum ResultsDest {
     Off,
 }
 
+/// OSU's positional buffer locations, `SRC DST` after the options (`H`
+/// host, `D` device, `M`/`MD`/`MH` managed), as given. Without `-d`, an
+/// OSU build with no GPU support runs them on host memory, and so do we;
+/// the run record says so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BufferLocations {
+    pub send: String,
+    pub recv: String,
+}
+
+impl BufferLocations {
+    /// Whether either side asks for something other than host memory.
+    pub fn asks_for_device(&self) -> bool {
+        [&self.send, &self.recv].iter().any(|w| !w.starts_with('H'))
+    }
+
+    /// `SRC DST` as typed.
+    pub fn words(&self) -> String {
+        format!("{} {}", self.send, self.recv)
+    }
+}
+
 /// Which rank is the root of osu_reduce (`-k`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -90,6 +112,14 @@ pub struct Options {
     /// `-k` (osu_reduce).
     pub root: RootRank,
     pub results: ResultsDest,
+    /// Whether the user chose where results go (`--results-dir`, `--csv`,
+    /// `--no-results` or `$COMMBENCH_RESULTS_DIR`). When not, results
+    /// that cannot be written cost a warning, never the OSU table.
+    pub results_chosen: bool,
+    /// `--verbose`: the placement table and the results line on stderr.
+    pub verbose: bool,
+    /// `SRC DST` after the options, if given.
+    pub buffer_locations: Option<BufferLocations>,
     #[serde(rename = "timeout_s", serialize_with = "seconds")]
     pub timeout: Option<Duration>,
     /// `--bind`, `--cpu-list`, `--nic`, `--gpu`.
@@ -113,10 +143,9 @@ pub enum Parsed {
 
 impl Options {
     fn defaults(spec: &BenchSpec) -> Options {
-        let results = std::env::var_os("COMMBENCH_RESULTS_DIR")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("results"));
+        let from_env = std::env::var_os("COMMBENCH_RESULTS_DIR").filter(|v| !v.is_empty()).map(PathBuf::from);
+        let results_chosen = from_env.is_some();
+        let results = from_env.unwrap_or_else(|| PathBuf::from("results"));
         Options {
             min_size: spec.min_size,
             max_size: spec.max_size,
@@ -137,6 +166,9 @@ impl Options {
             in_place: false,
             root: RootRank::Fixed(0),
             results: ResultsDest::Dir(results),
+            results_chosen,
+            verbose: false,
+            buffer_locations: None,
             timeout: None,
             placement: PlacementRequest::default(),
         }
@@ -372,6 +404,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                 dest_flag = Some("--csv");
             }
             OptId::Long("no-results") => no_results = true,
+            OptId::Long("verbose") => o.verbose = true,
             OptId::Long("timeout") => {
                 o.timeout = Some(parse_seconds(v).ok_or_else(|| {
                     CliError::Usage(format!("Invalid timeout [--timeout {v}] (give seconds greater than 0, e.g. 60)"))
@@ -391,8 +424,11 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
         }
         o.results = ResultsDest::Off;
     }
+    if dest_flag.is_some() || no_results {
+        o.results_chosen = true;
+    }
     o.placement.check().map_err(|e| CliError::Usage(e.to_string()))?;
-    check_positional(positional)?;
+    o.buffer_locations = buffer_locations(positional)?;
     if o.validation.is_none() {
         o.validation_warmup = 0;
     }
@@ -420,24 +456,31 @@ fn parse_root(v: &str) -> Result<RootRank, CliError> {
     }
 }
 
-/// OSU's accelerator builds take `SRC DST` buffer locations after the
-/// options; host (`H H`) is what this build does. Anything else is refused
-/// rather than ignored.
-fn check_positional(words: &[String]) -> Result<(), CliError> {
-    if words.is_empty() {
-        return Ok(());
-    }
-    let is_loc = |w: &str| matches!(w, "H" | "D" | "MD" | "MH" | "M");
-    if words.len() == 2 && words.iter().all(|w| is_loc(w)) {
-        if words.iter().all(|w| w == "H") {
-            return Ok(());
+/// OSU's `SRC DST` buffer locations after the options. OSU reads the
+/// first letter of each word (H host, D device, M managed); we accept the
+/// same words and, with no device requested, run on host memory as an OSU
+/// build without GPU support does. Any other word, or another number of
+/// words, is refused (OSU's GPU builds refuse other counts too; its
+/// non-GPU builds ignore every stray word, which hides typos).
+fn buffer_locations(words: &[String]) -> Result<Option<BufferLocations>, CliError> {
+    let is_location = |w: &str| matches!(w.as_bytes().first(), Some(b'H' | b'D' | b'M'));
+    match words {
+        [] => Ok(None),
+        [send, recv] if is_location(send) && is_location(recv) => {
+            Ok(Some(BufferLocations { send: send.clone(), recv: recv.clone() }))
         }
-        return Err(CliError::Usage(format!(
-            "Device buffers are not available in this build [{} {}] (only host buffers: H H)",
-            words[0], words[1]
-        )));
+        [one] if is_location(one) => {
+            Err(CliError::Usage(format!("Buffer locations come in pairs [{one}] (give SRC DST, e.g. H H or D D)")))
+        }
+        [_, ..] if words.iter().all(|w| is_location(w)) => Err(CliError::Usage(format!(
+            "Too many buffer locations [{}] (give SRC DST, e.g. H H or D D)",
+            words.join(" ")
+        ))),
+        _ => {
+            let odd = words.iter().find(|w| !is_location(w)).unwrap_or(&words[0]);
+            Err(CliError::Usage(format!("Unexpected argument [{odd}]")))
+        }
     }
-    Err(CliError::Usage(format!("Unexpected argument [{}]", words[0])))
 }
 
 #[cfg(test)]

@@ -183,8 +183,29 @@ fn mbw_mr_options() {
 fn stray_words_and_buffer_locations() {
     assert_eq!(err(&LATENCY, &["-m", "4", "foo", "-m", "8"]), "Unexpected argument [foo]");
     assert_eq!(err(&LATENCY, &["-z", "50,99"]), "Unexpected argument [50,99]");
-    run(&LATENCY, &["H", "H"]);
-    assert_eq!(err(&BW, &["D", "D"]), "Device buffers are not available in this build [D D] (only host buffers: H H)");
+    let words = |o: Options| o.buffer_locations.map(|b| (b.words(), b.asks_for_device()));
+    assert_eq!(words(run(&LATENCY, &["H", "H"])), Some(("H H".into(), false)));
+    assert_eq!(words(run(&BW, &["-m", "8", "D", "D"])), Some(("D D".into(), true)));
+    assert_eq!(words(run(&BW, &["H", "D", "-i", "5"])), Some(("H D".into(), true)));
+    assert_eq!(words(run(&MBW_MR, &["MD", "MH"])), Some(("MD MH".into(), true)));
+    // OSU reads the first letter only; so do we.
+    assert_eq!(words(run(&ALLREDUCE, &["Device", "Host"])), Some(("Device Host".into(), true)));
+    assert_eq!(words(run(&LATENCY, &[])), None);
+    assert_eq!(err(&LATENCY, &["D"]), "Buffer locations come in pairs [D] (give SRC DST, e.g. H H or D D)");
+    assert_eq!(err(&LATENCY, &["D", "D", "H"]), "Too many buffer locations [D D H] (give SRC DST, e.g. H H or D D)");
+    assert_eq!(err(&LATENCY, &["D", "X"]), "Unexpected argument [X]");
+}
+
+#[test]
+fn verbose_and_chosen_results() {
+    assert!(run(&BW, &["--verbose"]).verbose);
+    assert!(!run(&BW, &[]).verbose);
+    if std::env::var_os("COMMBENCH_RESULTS_DIR").is_none() {
+        assert!(!run(&BW, &[]).results_chosen);
+    }
+    for args in [&["--results-dir", "x"][..], &["--csv", "x.csv"], &["--no-results"]] {
+        assert!(run(&BW, args).results_chosen, "{args:?}");
+    }
 }
 
 #[test]

@@ -154,7 +154,7 @@ impl Session<'_> {
         let root = job.is_root();
         let placement_warnings = if root {
             let ctx = WarnContext { benchmark: NAME.into(), pairs: Vec::new(), allocation_nodes: None };
-            crate::topo::report::print(&ranks, &ctx)
+            crate::topo::report::print(&ranks, &ctx, true)
         } else {
             Vec::new()
         };

@@ -239,6 +239,35 @@ pub struct RunRecord {
     /// records written before Slurm facts were recorded.
     #[serde(default)]
     pub slurm: Option<super::slurm::SlurmInfo>,
+    /// Where the message buffers were (absent in records written before
+    /// buffer locations were accepted).
+    #[serde(default)]
+    pub buffers: Option<BufferInfo>,
+}
+
+/// Where a run's message buffers lived, and what was asked for.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BufferInfo {
+    /// `host` (or, with a GPU transport, `device`).
+    pub memory: String,
+    /// OSU's positional `SRC DST` as given (`D D`), if any.
+    pub requested: Option<String>,
+    /// Why `memory` differs from what was requested, if it does.
+    pub note: Option<String>,
+}
+
+impl BufferInfo {
+    /// Buffers in `memory`, given OSU's positional locations `requested`.
+    pub fn new(memory: &str, requested: Option<&crate::cli::BufferLocations>) -> BufferInfo {
+        let note = requested.filter(|b| b.asks_for_device() && memory == "host").map(|b| {
+            format!(
+                "'{}' asked for device or managed buffers but no device was requested (-d): run on host memory, \
+                 as an OSU build without GPU support does",
+                b.words()
+            )
+        });
+        BufferInfo { memory: memory.into(), requested: requested.map(|b| b.words()), note }
+    }
 }
 
 impl RunRecord {
@@ -285,13 +314,20 @@ pub enum RecordError {
 pub fn write_json<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
     let tmp = path.with_extension("json.tmp");
-    {
+    let written = (|| {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.write_all(b"\n")?;
-        f.flush()?;
+        f.flush()
+    })();
+    match written {
+        Ok(()) => fs::rename(&tmp, path),
+        Err(e) => {
+            // A half-written temporary file is nobody's record.
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
     }
-    fs::rename(&tmp, path)
 }
 
 /// Distinct hosts in order of first appearance.
@@ -363,6 +399,7 @@ pub(crate) mod samples {
             },
             results: ResultsInfo { csv: Some("osu_bw.csv".into()), rows: 4 },
             slurm: None,
+            buffers: None,
         }
     }
 }

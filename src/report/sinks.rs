@@ -1,6 +1,11 @@
 //! The outputs of one benchmark run, built from its options: OSU's table
 //! on stdout always, the CSV file when results are written. A new output
 //! format is one more [`Sink`] file and one more line here.
+//!
+//! An output can be optional: results in the default place that nobody
+//! asked for. When it fails, one warning line says which results are
+//! missing and the run goes on with the others; the OSU table is never
+//! lost to a file.
 
 use std::fs::File;
 use std::io;
@@ -24,13 +29,20 @@ pub enum SinkError {
 
 /// Every output of a run, in the order rows reach them.
 pub struct Sinks {
-    list: Vec<Box<dyn Sink>>,
+    list: Vec<Output>,
+}
+
+struct Output {
+    sink: Box<dyn Sink>,
+    /// Set for an optional output: the warning's prefix when it fails
+    /// (`osu_bw: warning: the CSV results/x.csv`).
+    optional: Option<String>,
 }
 
 impl Sinks {
-    /// These outputs, in this order.
+    /// These outputs, in this order, each required.
     pub fn new(list: Vec<Box<dyn Sink>>) -> Sinks {
-        Sinks { list }
+        Sinks { list: list.into_iter().map(|sink| Output { sink, optional: None }).collect() }
     }
 
     /// The outputs rank 0 writes for `spec` run with `opts` over `pairs`
@@ -43,10 +55,25 @@ impl Sinks {
         ctx: RunContext,
         csv: Option<(File, PathBuf)>,
     ) -> Result<Sinks, SinkError> {
-        let mut list: Vec<Box<dyn Sink>> = Vec::new();
+        let mut list: Vec<Output> = Vec::new();
+        let optional = !opts.results_chosen;
         if let Some((file, path)) = csv {
-            let sink = CsvSink::new(file, ctx).map_err(|source| SinkError::File { path, source })?;
-            list.push(Box::new(sink));
+            match CsvSink::new(file, ctx) {
+                Ok(sink) => list.push(Output {
+                    sink: Box::new(sink),
+                    optional: optional.then(|| format!("{}: warning: the CSV {}", spec.name, path.display())),
+                }),
+                Err(source) if optional => {
+                    // An empty CSV would read as a run with no rows.
+                    let _ = std::fs::remove_file(&path);
+                    crate::say!(
+                        "{}: warning: no CSV for this run: cannot write {}: {source} (the OSU table goes on)",
+                        spec.name,
+                        path.display()
+                    )
+                }
+                Err(source) => return Err(SinkError::File { path, source }),
+            }
         }
         let layout = TableLayout {
             validation: opts.validation.is_some(),
@@ -60,15 +87,83 @@ impl Sinks {
         let mut table = OsuTable::new(io::stdout(), spec, layout);
         table.preamble().map_err(SinkError::Stdout)?;
         // stdout first, as people see it.
-        list.insert(0, Box::new(table));
+        list.insert(0, Output { sink: Box::new(table), optional: None });
         Ok(Sinks { list })
     }
 
-    /// Sends something to every output in turn.
+    /// Sends something to every output in turn. A required output's error
+    /// is returned; an optional output that fails is dropped with one
+    /// warning line, and the others go on.
     pub fn each(&mut self, mut f: impl FnMut(&mut dyn Sink) -> io::Result<()>) -> io::Result<()> {
-        for s in &mut self.list {
-            f(s.as_mut())?;
+        let mut i = 0;
+        while i < self.list.len() {
+            let out = &mut self.list[i];
+            match (f(out.sink.as_mut()), &out.optional) {
+                (Ok(()), _) => i += 1,
+                (Err(e), None) => return Err(e),
+                (Err(e), Some(what)) => {
+                    crate::say!("{what} is incomplete from here on: {e} (the OSU table goes on)");
+                    self.list.remove(i);
+                }
+            }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Row;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// Counts rows; fails from row `fail_from` on.
+    struct Flaky {
+        rows: Rc<Cell<usize>>,
+        fail_from: usize,
+    }
+
+    impl Sink for Flaky {
+        fn row(&mut self, _row: &Row) -> io::Result<()> {
+            if self.rows.get() + 1 >= self.fail_from {
+                return Err(io::Error::other("No space left on device"));
+            }
+            self.rows.set(self.rows.get() + 1);
+            Ok(())
+        }
+    }
+
+    fn flaky(fail_from: usize) -> (Box<dyn Sink>, Rc<Cell<usize>>) {
+        let rows = Rc::new(Cell::new(0));
+        (Box::new(Flaky { rows: rows.clone(), fail_from }), rows)
+    }
+
+    fn send_rows(sinks: &mut Sinks, n: usize) -> io::Result<()> {
+        let row = Row::default();
+        (0..n).try_for_each(|_| sinks.each(|s| s.row(&row)))
+    }
+
+    #[test]
+    fn an_optional_output_that_fails_is_dropped_and_the_rest_go_on() {
+        let (table, table_rows) = flaky(usize::MAX);
+        let (csv, csv_rows) = flaky(3);
+        let mut sinks = Sinks {
+            list: vec![
+                Output { sink: table, optional: None },
+                Output { sink: csv, optional: Some("osu_bw: warning: the CSV x.csv".into()) },
+            ],
+        };
+        send_rows(&mut sinks, 5).expect("the table goes on");
+        assert_eq!((table_rows.get(), csv_rows.get(), sinks.list.len()), (5, 2, 1));
+    }
+
+    #[test]
+    fn a_required_output_that_fails_ends_the_run() {
+        let (table, _) = flaky(usize::MAX);
+        let (csv, csv_rows) = flaky(2);
+        let mut sinks = Sinks::new(vec![table, csv]);
+        let err = send_rows(&mut sinks, 5).unwrap_err();
+        assert_eq!((err.to_string().as_str(), csv_rows.get()), ("No space left on device", 1));
     }
 }

@@ -311,15 +311,21 @@ pub fn allocation_nodes() -> Option<usize> {
     ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"].iter().find_map(|k| std::env::var(k).ok()?.trim().parse().ok())
 }
 
-/// Rank 0: prints the table and the warnings on stderr; returns the
-/// warnings for the run record.
-pub fn print(ranks: &[RankInfo], ctx: &WarnContext) -> Vec<String> {
+/// Rank 0: prints the warnings on stderr, after the table when `table_too`
+/// (`--verbose`); returns the warnings for the run record. A run that
+/// succeeds shows only real warnings by default, each one line that an OSU
+/// row parser cannot take for a data row ([`crate::diag::row_safe`]), since
+/// harnesses read stdout and stderr merged.
+pub fn print(ranks: &[RankInfo], ctx: &WarnContext, table_too: bool) -> Vec<String> {
     let warnings = warnings(ranks, ctx);
-    let mut text = table(ranks);
+    let mut text = if table_too { table(ranks) } else { String::new() };
     for w in &warnings {
-        text.push_str(&format!("# warning: {w}\n"));
+        text.push_str(&crate::diag::row_safe(&format!("# warning: {w}")));
+        text.push('\n');
     }
-    crate::diag::write_once(&text);
+    if !text.is_empty() {
+        crate::diag::write_once(&text);
+    }
     warnings
 }
 

@@ -152,6 +152,9 @@ pub struct Launch {
     /// Program to put in front of the binary (e.g. the rank exit recorder).
     pub wrapper: Option<PathBuf>,
     pub timeout: Option<Duration>,
+    /// stdout and stderr into one pipe (`2>&1`), as Slurm's slurm-%j.out
+    /// and many harnesses capture them: the whole text is in `Run::stdout`.
+    pub merge_streams: bool,
 }
 
 fn read_all(mut r: impl Read + Send + 'static) -> thread::JoinHandle<String> {
@@ -226,7 +229,26 @@ pub fn launch_with(launcher_mpi: Mpi, built: Mpi, np: usize, name: &str, args: &
     for (k, v) in &o.env {
         c.env(k, v);
     }
+    if o.merge_streams {
+        c = merged(c);
+    }
     run_cmd(c, o.timeout.unwrap_or(Duration::from_secs(120)))
+}
+
+/// `cmd` run through `sh -c 'exec "$@" 2>&1'`: one pipe for both streams.
+pub fn merged(cmd: Command) -> Command {
+    let mut sh = Command::new("sh");
+    sh.args(["-c", "exec \"$@\" 2>&1", "sh"]).arg(cmd.get_program()).args(cmd.get_args());
+    if let Some(d) = cmd.get_current_dir() {
+        sh.current_dir(d);
+    }
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    sh
 }
 
 pub fn launch(mpi: Mpi, np: usize, name: &str, args: &[&str], o: &Launch) -> Run {

@@ -1,0 +1,295 @@
+//! Drop-in behaviour beyond stdout, as sites run OSU binaries: harnesses
+//! and Slurm's slurm-%j.out read stdout and stderr merged, ReFrame passes
+//! OSU's `D D` buffer words on CPU nodes, and working directories can be
+//! read-only or full. Every benchmark is checked with its streams merged
+//! against OSU 7.4's own stdout (digits masked).
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// One merged-stream case per benchmark: (benchmark, golden file cut from
+/// OSU's binary, np, arguments). Every benchmark in the registry must have
+/// one (checked below), so a new benchmark cannot skip this test.
+const MERGED: &[(&str, &str, usize, &[&str])] = &[
+    ("osu_latency", "latency_c_z", 2, &["-m", "16", "-i", "100", "-x", "2", "-c", "-z"]),
+    ("osu_bw", "bw_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("osu_bibw", "bibw_c", 2, &["-m", "16", "-i", "10", "-x", "1", "-c"]),
+    ("osu_mbw_mr", "mbw_mr_np4", 4, &["-m", "16", "-i", "10", "-x", "1"]),
+    ("osu_multi_lat", "multi_lat_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("osu_barrier", "barrier_f", 2, &["-i", "100", "-x", "10", "-f"]),
+    ("osu_allreduce", "allreduce_f", 2, &["-m", "16", "-i", "20", "-x", "2", "-f"]),
+    ("osu_allgather", "allgather_f_c_z", 2, &["-m", "16", "-i", "100", "-x", "2", "-f", "-c", "-z"]),
+    ("osu_alltoall", "alltoall_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("osu_reduce_scatter", "reduce_scatter_np4_f_c", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
+    ("osu_bcast", "bcast_f_c_z", 2, &["-m", "16", "-i", "100", "-x", "2", "-f", "-c", "-z"]),
+    ("osu_reduce", "reduce_f", 2, &["-m", "16", "-i", "20", "-x", "2", "-f"]),
+    ("osu_gather", "gather_np4_f", 4, &["-m", "16", "-i", "10", "-x", "1", "-f"]),
+    ("osu_scatter", "scatter_f_c_z", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+];
+
+/// The loose row pattern of older OSU harnesses, unanchored, applied to
+/// the whole merged text (where `\s` also crosses line ends).
+fn loose_rows(text: &str) -> Vec<(String, String)> {
+    let re = regex::Regex::new(r"(\d+)\s+([\d.]+)").unwrap();
+    re.captures_iter(text).map(|c| (c[1].to_string(), c[2].to_string())).collect()
+}
+
+/// The (size, first value) of each data row of an OSU table.
+fn table_rows(stdout: &str) -> Vec<(String, String)> {
+    osu_rows(stdout).into_iter().map(|r| (r[0].clone(), r[1].clone())).collect()
+}
+
+/// The loose regex finds in `merged` exactly what it finds in the OSU
+/// table alone (`merged` without the lines commbench added), and, line by
+/// line, matches only the table's data rows.
+fn assert_regex_sees_only_rows(merged: &str, added: impl Fn(&str) -> bool, what: &str) {
+    let table: String = merged.lines().filter(|l| !added(l)).map(|l| format!("{l}\n")).collect();
+    assert_eq!(loose_rows(merged), loose_rows(&table), "{what}: the regex took added text for a row:\n{merged}");
+    let matched: Vec<&str> = merged.lines().filter(|l| !loose_rows(l).is_empty()).collect();
+    // Data rows: every line of an OSU table that is neither blank nor a
+    // '#' comment (osu_barrier's rows start with spaces, not a size).
+    let rows: Vec<&str> = merged.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).collect();
+    assert_eq!(matched, rows, "{what}: lines the regex matches");
+    assert!(!rows.is_empty(), "{what}: no rows in\n{merged}");
+}
+
+fn merged_run(mpi: Mpi, np: usize, bench: &str, args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Run {
+    let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let o = Launch { cwd: Some(cwd.to_path_buf()), env, merge_streams: true, ..Launch::default() };
+    let run = launch(mpi, np, bench, args, &o);
+    assert_eq!(run.code, Some(0), "{mpi:?} {bench} {args:?}: {run:?}");
+    run.assert_no_panic();
+    run
+}
+
+fn merged_matches_osu(mpi: Mpi, cases: &[(&str, &str, usize, &[&str])]) {
+    let _g = mpi_lock();
+    for (bench, golden_name, np, args) in cases {
+        // The default results place (./results): files are written, and
+        // nothing about them is said.
+        let cwd = tempfile::tempdir().unwrap();
+        let run = merged_run(mpi, *np, bench, args, cwd.path(), &[("OMPI_MCA_op", "^avx")]);
+        let what = format!("{mpi:?} {bench} {args:?}");
+        assert_eq!(mask(&run.stdout), mask(&golden(golden_name)), "{what}: merged output differs from OSU's stdout");
+        assert_regex_sees_only_rows(&run.stdout, |_| false, &what);
+        let results = cwd.path().join("results");
+        assert_eq!(files_with_ext(&results, "csv").len(), 1, "{what}: no CSV in the default place");
+        assert_eq!(files_with_ext(&results, "json").len(), 1, "{what}: no run record in the default place");
+    }
+}
+
+#[test]
+fn every_benchmark_has_a_merged_stream_case() {
+    let names: Vec<&str> = commbench::bench::registry::specs().map(|s| s.name).collect();
+    let covered: Vec<&str> = MERGED.iter().map(|c| c.0).collect();
+    for n in &names {
+        assert!(covered.contains(n), "{n} has no merged-stream case in tests/dropin.rs");
+    }
+    assert_eq!(names.len(), covered.len());
+}
+
+#[test]
+fn open_mpi_merged_streams_match_osu_stdout() {
+    merged_matches_osu(Mpi::OpenMpi, MERGED);
+}
+
+#[test]
+fn mpich_merged_streams_match_osu_stdout() {
+    if !have_mpich() {
+        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    // A point-to-point, a windowed and a collective benchmark.
+    let some: Vec<_> =
+        MERGED.iter().filter(|c| ["osu_latency", "osu_mbw_mr", "osu_allgather"].contains(&c.0)).copied().collect();
+    merged_matches_osu(Mpi::Mpich, &some);
+}
+
+/// A real misplacement (every rank squeezed onto core 0) is warned about
+/// among the rows; the loose regex still finds exactly the size rows, in
+/// whichever order the launcher interleaved the two streams.
+#[test]
+fn a_misplacement_warning_never_reads_as_a_row() {
+    let _g = mpi_lock();
+    if Command::new("taskset").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: taskset is not installed");
+        return;
+    }
+    for (bench, np, args) in [
+        ("osu_latency", 2, &["-m", "1:1024", "-i", "50", "-x", "5"][..]),
+        ("osu_allreduce", 4, &["-m", "1:1024", "-i", "20", "-x", "2", "-f"][..]),
+    ] {
+        for round in 0..3 {
+            let cwd = tempfile::tempdir().unwrap();
+            let mut c = Command::new("taskset");
+            c.args(["-c", "0", "mpirun", "-np", &np.to_string(), "--oversubscribe", "--bind-to", "none"]);
+            c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+            c.arg(bin(Mpi::OpenMpi, bench)).args(args).current_dir(cwd.path());
+            let run = run_cmd(merged(c), Duration::from_secs(120));
+            assert_eq!(run.code, Some(0), "{bench} round {round}: {run:?}");
+            let text = &run.stdout;
+            let warnings: Vec<&str> = text.lines().filter(|l| l.starts_with("# warning: ")).collect();
+            assert!(!warnings.is_empty(), "{bench}: no misplacement warning in\n{text}");
+            assert_eq!(table_rows(text).len(), 11, "{bench}: {text}");
+            let what = format!("{bench} round {round}");
+            assert_regex_sees_only_rows(text, |l| l.starts_with("# warning: "), &what);
+        }
+    }
+}
+
+/// ReFrame's OSU checks pass `D D` (or `H D`) even on CPU nodes; an OSU
+/// build without GPU support runs them on host memory, and so do we, with
+/// OSU's stdout and the run record saying what happened.
+#[test]
+fn buffer_locations_run_on_host_memory_and_are_recorded() {
+    let _g = mpi_lock();
+    for (bench, golden_name, np, args, words) in [
+        ("osu_latency", "latency_m64", 2, &["-m", "64", "-i", "100", "-x", "10"][..], ["D", "D"]),
+        ("osu_bw", "bw_m64", 2, &["-m", "64", "-i", "20", "-x", "2"][..], ["H", "D"]),
+        ("osu_mbw_mr", "mbw_mr_np2", 2, &["-m", "64", "-i", "20", "-x", "2"][..], ["MD", "MH"]),
+        ("osu_allreduce", "allreduce_m64", 2, &["-m", "64", "-i", "20", "-x", "2"][..], ["D", "D"]),
+        ("osu_latency", "latency_m64", 2, &["-m", "64", "-i", "100", "-x", "10"][..], ["H", "H"]),
+    ] {
+        let cwd = tempfile::tempdir().unwrap();
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(words);
+        let run = merged_run(Mpi::OpenMpi, np, bench, &all, cwd.path(), &[("OMPI_MCA_op", "^avx")]);
+        assert_eq!(mask(&run.stdout), mask(&golden(golden_name)), "{bench} {all:?}");
+        let json = files_with_ext(&cwd.path().join("results"), "json");
+        let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json[0]).unwrap()).unwrap();
+        let b = &record["buffers"];
+        let given = words.join(" ");
+        assert_eq!((b["memory"].as_str(), b["requested"].as_str()), (Some("host"), Some(given.as_str())), "{b}");
+        if given == "H H" {
+            assert!(b["note"].is_null(), "{b}");
+        } else {
+            let note = b["note"].as_str().unwrap();
+            assert!(note.contains(&format!("'{given}' asked for device or managed buffers")), "{note}");
+            assert!(note.contains("run on host memory"), "{note}");
+        }
+    }
+}
+
+/// The lines a successful run printed on stderr (launcher banners aside).
+fn stderr_lines(run: &Run) -> Vec<String> {
+    run.our_stderr_lines().iter().map(|s| s.to_string()).collect()
+}
+
+fn osu_latency_in(cwd: &Path, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut args = vec!["-m", "1:16", "-i", "20", "-x", "2"];
+    args.extend(extra);
+    let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    launch(Mpi::OpenMpi, 2, "osu_latency", &args, &Launch { cwd: Some(cwd.into()), env, ..Launch::default() })
+}
+
+fn assert_table_and_one_warning(run: &Run, what: &str, reason: &str) {
+    assert_eq!(run.code, Some(0), "{what}: {run:?}");
+    assert_eq!(mask(&run.stdout), mask(&golden_prefix("latency_m64", 16)), "{what}");
+    let lines = stderr_lines(run);
+    assert_eq!(lines.len(), 1, "{what}: {lines:?}");
+    assert!(lines[0].starts_with("osu_latency: warning: no CSV or run record for this run: "), "{what}: {lines:?}");
+    assert!(lines[0].contains(reason), "{what}: {lines:?}");
+}
+
+/// OSU's latency table up to `max` bytes, from a golden file going further.
+fn golden_prefix(name: &str, max: usize) -> String {
+    golden(name)
+        .lines()
+        .filter(|l| {
+            !l.starts_with(|c: char| c.is_ascii_digit())
+                || l.split_whitespace().next().unwrap().parse::<usize>().unwrap() <= max
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// Results in the default place that cannot be written cost one warning,
+/// never the table; a place the user chose is an error.
+#[test]
+fn unwritable_default_results_place_costs_a_warning_not_the_table() {
+    let _g = mpi_lock();
+    // ./results is a plain file.
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("results"), "not a directory").unwrap();
+    let run = osu_latency_in(cwd.path(), &[], &[]);
+    assert_table_and_one_warning(&run, "results is a file", "cannot write results to 'results'");
+
+    // The same place named by the user is an error, on every rank.
+    let run = osu_latency_in(cwd.path(), &["--results-dir", "results"], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.stdout, "");
+    let run = osu_latency_in(cwd.path(), &[], &[("COMMBENCH_RESULTS_DIR", "results")]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+
+    // A read-only working directory and a full one (a private mount
+    // namespace: root can write anywhere a permission bit says not to).
+    if !Command::new("unshare").args(["-m", "true"]).status().is_ok_and(|s| s.success()) {
+        panic!("unshare -m is not available: the read-only and full-disk cases need it (util-linux, root)");
+    }
+    let ro = tempfile::tempdir().unwrap();
+    let dir = ro.path().display().to_string();
+    let run = in_namespace(&format!("mount --bind {dir} {dir} && mount -o remount,ro,bind {dir}"), ro.path());
+    assert_table_and_one_warning(&run, "read-only cwd", "Read-only file system");
+
+    let full = tempfile::tempdir().unwrap();
+    let dir = full.path().display().to_string();
+    let setup = format!(
+        "mount -t tmpfs -o size=64k tmpfs {dir} && mkdir {dir}/results && \
+         (dd if=/dev/zero of={dir}/fill bs=1k count=128 2>/dev/null; true)"
+    );
+    let run = in_namespace(&setup, full.path());
+    assert_table_and_one_warning(&run, "full disk", "No space left on device");
+}
+
+/// Runs osu_latency in `cwd` inside a private mount namespace prepared by
+/// `setup`; reports what was left in `cwd/results` on stdout's tail.
+fn in_namespace(setup: &str, cwd: &Path) -> Run {
+    let launcher = launcher(Mpi::OpenMpi, 2);
+    let mut line = format!("{setup} && cd {} && exec {}", cwd.display(), launcher.get_program().to_string_lossy());
+    for a in launcher.get_args() {
+        line.push(' ');
+        line.push_str(&a.to_string_lossy());
+    }
+    line.push_str(&format!(" {} -m 1:16 -i 20 -x 2", bin(Mpi::OpenMpi, "osu_latency").display()));
+    let mut c = Command::new("unshare");
+    c.args(["-m", "sh", "-c", &line]);
+    c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    run_cmd(c, Duration::from_secs(120))
+}
+
+/// `--verbose` brings back the placement table and the results line.
+#[test]
+fn verbose_shows_placement_and_results() {
+    let _g = mpi_lock();
+    let cwd = tempfile::tempdir().unwrap();
+    let quiet = osu_latency_in(cwd.path(), &[], &[]);
+    assert_eq!((quiet.code, stderr_lines(&quiet)), (Some(0), vec![]), "{quiet:?}");
+    let run = osu_latency_in(cwd.path(), &["--verbose"], &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines = stderr_lines(&run);
+    assert!(lines[0].starts_with("# placement: --bind none, 2 rank(s) on 1 host(s)"), "{lines:?}");
+    assert!(lines.iter().any(|l| l.starts_with("# rank  host")), "{lines:?}");
+    let last = lines.last().unwrap();
+    assert!(last.starts_with("osu_latency: results in results/") && last.contains("(run record results/"), "{last}");
+    assert_eq!(files_with_ext(&cwd.path().join("results"), "json").len(), 2);
+}
+
+/// A usage error's line gets out even when the launcher tears the job
+/// down at the first non-zero exit: ranks other than the leader give the
+/// leader's line time to be forwarded.
+#[test]
+fn a_usage_error_line_always_gets_out() {
+    let _g = mpi_lock();
+    let cwd = tempfile::tempdir().unwrap();
+    for round in 0..8 {
+        let o = Launch { cwd: Some(cwd.path().into()), timeout: Some(Duration::from_secs(30)), ..Launch::default() };
+        let run = launch(Mpi::OpenMpi, 4, "osu_allreduce", &["-x", "oops"], &o);
+        assert_eq!(run.code, Some(1), "round {round}: {run:?}");
+        assert_eq!(stderr_lines(&run), ["Invalid Number of Warmup Iterations [-x oops]"], "round {round}: {run:?}");
+        assert!(run.elapsed < Duration::from_secs(5), "round {round}: took {:?}", run.elapsed);
+    }
+}
