@@ -119,6 +119,28 @@ fn bin_dir(s: &Settings) -> Result<PathBuf, SuiteError> {
     Ok(dir)
 }
 
+/// `dir/name`, or where an OSU install keeps it one or two folders down
+/// (`mpi/pt2pt/osu_latency`, `mpi/pt2pt/standard/osu_latency`,
+/// `mpi/collective/blocking/osu_allreduce`); `dir/name` when none is there.
+fn find_binary(dir: &Path, name: &str) -> PathBuf {
+    let direct = dir.join(name);
+    let subdirs = |d: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let one = subdirs(dir);
+    let two = one.iter().flat_map(|d| subdirs(d));
+    std::iter::once(dir.to_path_buf())
+        .chain(one.clone())
+        .chain(two)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or(direct)
+}
+
 fn flavor_name(f: MpiFlavor) -> &'static str {
     match f {
         MpiFlavor::OpenMpi => "Open MPI",
@@ -145,7 +167,7 @@ fn inspect_binaries(binaries: &[PathBuf]) -> Result<(Maker, MpiFlavor, String), 
 
 fn prepare(s: &Settings) -> Result<Prepared, SuiteError> {
     let bin_dir = bin_dir(s)?;
-    let paths: Vec<PathBuf> = s.benchmarks.iter().map(|spec| bin_dir.join(spec.name)).collect();
+    let paths: Vec<PathBuf> = s.benchmarks.iter().map(|spec| find_binary(&bin_dir, spec.name)).collect();
     let (maker, flavor, library) = inspect_binaries(&paths)?;
     let slurm = SlurmInfo::from_env();
     let launcher = match &s.launcher {
@@ -491,6 +513,21 @@ mod tests {
         assert_eq!(results[0].placement_warnings, ["w"]);
         assert_eq!(back.tables["osu_bw"].rows, [["8 B", "4.50"]]);
         assert_eq!((results[1].placement.as_ref(), results[1].placement_warnings.len()), (None, 0));
+    }
+
+    /// OSU's install keeps the binaries one folder down.
+    #[test]
+    fn binaries_in_osu_install_folders() {
+        let d = tempfile::tempdir().unwrap();
+        for (sub, name) in [("pt2pt", "osu_latency"), ("collective/blocking", "osu_allreduce")] {
+            std::fs::create_dir_all(d.path().join(sub)).unwrap();
+            std::fs::write(d.path().join(sub).join(name), "").unwrap();
+        }
+        std::fs::write(d.path().join("osu_bw"), "").unwrap();
+        assert_eq!(find_binary(d.path(), "osu_latency"), d.path().join("pt2pt/osu_latency"));
+        assert_eq!(find_binary(d.path(), "osu_allreduce"), d.path().join("collective/blocking/osu_allreduce"));
+        assert_eq!(find_binary(d.path(), "osu_bw"), d.path().join("osu_bw"));
+        assert_eq!(find_binary(d.path(), "osu_bibw"), d.path().join("osu_bibw"));
     }
 
     #[test]

@@ -94,8 +94,9 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "WORD")]
     pub tag: Option<String>,
     /// Where the osu_* binaries are [default: beside this commbench]. The launcher follows the MPI
-    /// they are linked with. OSU's own binaries (e.g. its libexec/osu-micro-benchmarks/mpi/*
-    /// directories) work too: they get only OSU options, and their output becomes the same CSV
+    /// they are linked with. OSU's own binaries (e.g. its libexec/osu-micro-benchmarks/mpi, whose
+    /// subfolders are searched) work too: they get only OSU options, and their output becomes the
+    /// same CSV
     #[arg(long = "bin-dir", value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
     /// Keep the OSU tables off stdout (they are always in `<bench>.txt`)
