@@ -4,7 +4,9 @@
 //! directory named with the job id holding every benchmark's files, whose
 //! run records carry the Slurm job. Together they run `commbench suite`
 //! under srun with Open MPI (PMIx) and MPICH (PMI-2) builds, and under
-//! Open MPI's mpirun inside the allocation.
+//! Open MPI's mpirun inside the allocation; and `commbench suite` itself
+//! in a batch job handing the binding over from srun with `--cpu-list`,
+//! its OSU tables streamed into the job output as they come.
 
 mod common;
 #[path = "support/slurm_cluster.rs"]
@@ -189,5 +191,61 @@ fn suite_script_with_an_mpich_build_under_srun_pmi2() {
     assert!(summary.contains("srun --mpi=pmi2 -n 2"), "{summary}");
     for b in benches {
         assert!(dirs[0].join(format!("{b}.txt")).is_file(), "{b}");
+    }
+}
+
+/// `commbench suite --cpu-list 1,0` in a batch job: srun gets
+/// `--cpu-bind=none` from the suite (no launcher argument needed), every
+/// rank sits where the list says, and the job output shows each table
+/// before the line saying its benchmark ended.
+#[test]
+fn suite_in_a_batch_job_hands_binding_over_from_srun() {
+    let _g = mpi_lock();
+    let Some(c) = cluster() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let commbench = bin(Mpi::OpenMpi, "commbench");
+    let wrap = format!(
+        "{} suite --launcher srun --bench latency,allreduce --cpu-list 1,0 -m 1:64 -i 10 -x 2 --tag bind",
+        commbench.display()
+    );
+    let mut cmd = c.command("sbatch");
+    cmd.args(["--wait", "--parsable", "-N", "1", "-n", "2", "--ntasks-per-node=2", "-o"])
+        .arg(work.path().join("job-%j.out"))
+        .arg("--wrap")
+        .arg(&wrap)
+        .current_dir(work.path());
+    let run = run_cmd(cmd, Duration::from_secs(180));
+    assert!(!run.timed_out, "sbatch did not finish: {run:?}\n{}", c.logs());
+    let id = run.stdout.lines().next().unwrap_or("").split(';').next().unwrap_or("").trim().to_string();
+    let output = std::fs::read_to_string(work.path().join(format!("job-{id}.out"))).unwrap_or_default();
+    let job = Job { id, code: run.code, output, submit_dir: work.path().to_path_buf() };
+    assert_ok(&job, &c);
+    let dirs = run_dirs(&job);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    check_run_dir(&dirs[0], &job, "bind", &["osu_latency", "osu_allreduce"]);
+    let summary = std::fs::read_to_string(dirs[0].join("summary.md")).unwrap();
+    assert!(summary.contains("srun --mpi=pmix -n 2 -N 1 --cpu-bind=none "), "{summary}");
+    for b in ["osu_latency", "osu_allreduce"] {
+        let rec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dirs[0].join(format!("{b}.json"))).unwrap()).unwrap();
+        let mut ranks: Vec<(u64, String)> = rec["ranks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["rank"].as_u64().unwrap(), r["cpus"].as_str().unwrap_or("").to_string()))
+            .collect();
+        ranks.sort();
+        assert_eq!(ranks, [(0, "1".to_string()), (1, "0".to_string())], "{b}");
+    }
+    // Streamed: each table's last row comes before its "passed" line.
+    for (title, done) in [
+        ("# OSU MPI Latency Test v7.4", "[1/2] osu_latency passed"),
+        ("# OSU MPI Allreduce Latency Test v7.4", "[2/2] osu_allreduce passed"),
+    ] {
+        let (t, d) = (job.output.find(title), job.output.find(done));
+        assert!(t.is_some() && d.is_some(), "{title} / {done}:\n{}", job.output);
+        let table = &job.output[t.unwrap()..];
+        let row64 = table.lines().find(|l| l.starts_with("64 ")).and_then(|l| table.find(l)).map(|r| t.unwrap() + r);
+        assert!(row64.is_some_and(|r| r < d.unwrap()), "{title} rows before '{done}':\n{}", job.output);
     }
 }

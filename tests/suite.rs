@@ -2,7 +2,9 @@
 //! MPI's mpirun and MPICH's mpiexec with a localhost hostfile from
 //! hostfiles/, the run directory it leaves, a failing benchmark reported
 //! while the others still run, placement options passed to every
-//! benchmark, and bad usage.
+//! benchmark (with the launcher's binding handed over), the OSU tables
+//! streamed to stdout, the launcher following the binaries' MPI, OSU's own
+//! binaries judged against ours by `commbench compare`, and bad usage.
 
 mod common;
 
@@ -10,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{bin, files_with_ext, have_mpich, mpi_lock, read_csv, repo_root, run_cmd, Mpi, Run, SUITE_DEFAULT};
+use common::{
+    bin, files_with_ext, have_mpich, mask, mpi_lock, osu_bin_dir, read_csv, repo_root, run_cmd, Mpi, Run, SUITE_DEFAULT,
+};
 
 /// Runs `commbench suite ARGS` (the build of `mpi`) with results in a
 /// fresh directory; returns the run and its run directory (if one).
@@ -174,4 +178,229 @@ fn a_missing_binary_is_a_failed_benchmark_not_a_crash() {
     let md = std::fs::read_to_string(dir.expect("run directory").join("summary.md")).unwrap();
     assert!(md.contains("| **FAILED** | - | 2 |"), "{md}");
     assert!(md.contains(&format!("{bins}/osu_latency not found")), "{md}");
+}
+
+fn record(dir: &Path, bench: &str) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{bench}.json"))).unwrap()).unwrap()
+}
+
+/// Each rank's cpu list in its run record, in rank order.
+fn cpus(rec: &serde_json::Value) -> Vec<String> {
+    let mut ranks: Vec<(u64, String)> = rec["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["rank"].as_u64().unwrap(), r["cpus"].as_str().unwrap_or("").to_string()))
+        .collect();
+    ranks.sort();
+    ranks.into_iter().map(|(_, c)| c).collect()
+}
+
+/// The suite's stdout holds every benchmark's OSU output whole, in the
+/// order they ran, before the status lines (digits masked: the same text).
+fn assert_tables_streamed(stdout: &str, dir: &Path, benches: &[&str]) {
+    let mut expected = String::new();
+    for b in benches {
+        expected.push_str(&std::fs::read_to_string(dir.join(format!("{b}.txt"))).unwrap());
+    }
+    assert!(expected.contains("# OSU MPI"), "{expected}");
+    assert!(mask(stdout).starts_with(&mask(&expected)), "stdout:\n{stdout}\nexpected first:\n{expected}");
+}
+
+/// `--cpu-list 1,0` needs no launcher argument: Open MPI's mpirun gets
+/// `--bind-to none` and each rank sits where the list says.
+#[test]
+fn cpu_list_hands_binding_over_under_open_mpi() {
+    let _g = mpi_lock();
+    let (run, dir, _w) = suite(
+        Mpi::OpenMpi,
+        &["--bench", "latency,allreduce", "--cpu-list", "1,0", "-m", "1:64", "-i", "10", "-x", "2"],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let dir = dir.expect("run directory");
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("mpirun -np 2 --bind-to none "), "{md}");
+    for b in ["osu_latency", "osu_allreduce"] {
+        assert_eq!(cpus(&record(&dir, b)), ["1", "0"], "{b}");
+    }
+    assert_tables_streamed(&run.stdout, &dir, &["osu_latency", "osu_allreduce"]);
+    // A binding of the user's own is left alone.
+    let (run, _, _w) = suite(Mpi::OpenMpi, &["--dry-run", "--bind", "core", "--", "--bind-to", "socket"]);
+    assert!(run.stdout.lines().all(|l| l.starts_with("mpirun -np 2 --bind-to socket ")), "{}", run.stdout);
+}
+
+/// `commbench` built against Open MPI runs MPICH binaries with MPICH's
+/// launcher (`-bind-to none` with placement), and srun with PMI-2.
+#[test]
+fn an_mpich_bin_dir_gets_the_mpich_launcher() {
+    if !have_mpich() {
+        eprintln!("SKIPPED: mpiexec.mpich is not installed");
+        return;
+    }
+    let _g = mpi_lock();
+    let mpich = bin(Mpi::Mpich, "osu_latency").parent().unwrap().display().to_string();
+    let (run, dir, _w) = suite(
+        Mpi::OpenMpi,
+        &["--bin-dir", &mpich, "--bench", "latency,barrier", "--cpu-list", "1,0", "-m", "1:64", "-i", "10", "-x", "2"],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let dir = dir.expect("run directory");
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains(&format!("mpiexec.mpich -n 2 -bind-to none {mpich}/osu_latency ")), "{md}");
+    assert!(md.contains("| MPI library | MPICH"), "{md}");
+    assert!(run.stderr.contains("with mpiexec.mpich for MPICH"), "{}", run.stderr);
+    for b in ["osu_latency", "osu_barrier"] {
+        let rec = record(&dir, b);
+        assert!(rec["mpi"]["library_version"].as_str().unwrap().contains("MPICH"), "{b}: {}", rec["mpi"]);
+        assert_eq!(cpus(&rec), ["1", "0"], "{b}");
+    }
+    let (run, _, _w) = suite(Mpi::OpenMpi, &["--bin-dir", &mpich, "--dry-run", "--launcher", "srun", "--bind", "core"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.lines().all(|l| l.starts_with("srun --mpi=pmi2 -n ")), "{}", run.stdout);
+    assert!(run.stdout.lines().all(|l| l.contains(" --cpu-bind=none ")), "{}", run.stdout);
+    // Open MPI's launcher for MPICH binaries would start singletons: refused.
+    let (run, dir, _w) = suite(Mpi::OpenMpi, &["--bin-dir", &mpich, "--launcher", "mpirun.openmpi"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(run.stderr.contains("belongs to another MPI than the binaries"), "{}", run.stderr);
+    assert!(dir.is_none());
+}
+
+/// A/B against OSU itself: the suite runs OSU's own C binaries with OSU
+/// options only, keeps their output and makes our CSV of it, so that one
+/// `commbench compare` judges our run directory against theirs.
+#[test]
+fn osu_own_binaries_then_compare() {
+    let _g = mpi_lock();
+    let osu = osu_bin_dir(Mpi::OpenMpi).display().to_string();
+    let work = tempfile::tempdir().unwrap();
+    let res = work.path().join("res");
+    let res_s = res.display().to_string();
+    let common = ["--bench", "latency,bw,mbw_mr,barrier,allreduce", "-m", "1:1024", "-i", "20", "-x", "2", "-f"];
+    let mut dirs = Vec::new();
+    for (tag, extra) in [("osu", vec!["--bin-dir", osu.as_str(), "--bind", "core"]), ("ours", vec!["--bind", "core"])] {
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.arg("suite").args(common).args(&extra).args(["--tag", tag, "--results-dir", &res_s]).current_dir(work.path());
+        let run = run_cmd(c, Duration::from_secs(180));
+        run.assert_no_panic();
+        assert_eq!(run.code, Some(0), "{tag}: {run:?}");
+        let dir = files_in(&res).into_iter().find(|d| d.to_string_lossy().ends_with(&format!("_suite_{tag}"))).unwrap();
+        let names = ["osu_latency", "osu_bw", "osu_mbw_mr", "osu_barrier", "osu_allreduce"];
+        assert_tables_streamed(&run.stdout, &dir, &names);
+        if tag == "osu" {
+            let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+            assert!(md.contains("(OSU's own: no run records; CSV made from their output)"), "{md}");
+            assert!(md.contains("--bind core left out: OSU's own binaries do not take it"), "{md}");
+            assert!(md.contains(&format!("mpirun -np 2 {osu}/osu_latency -m 1:1024 -i 20 -x 2\n")), "{md}");
+            for b in names {
+                let txt = std::fs::read_to_string(dir.join(format!("{b}.txt"))).unwrap();
+                let rows = common::osu_rows(&txt);
+                let csv = read_csv(&dir.join(format!("{b}.csv")));
+                assert_eq!(csv.len(), rows.len(), "{b}: one CSV row per OSU row\n{txt}");
+                assert!(csv.iter().all(|r| r["benchmark"] == b && r["np"] == "2"), "{b}: {csv:?}");
+                assert!(!dir.join(format!("{b}.json")).exists());
+            }
+            let bw = read_csv(&dir.join("osu_bw.csv"));
+            assert_eq!((bw[0]["size_bytes"].as_str(), bw[0]["window"].as_str()), ("1", "64"));
+            assert_eq!((bw[0]["iterations"].as_str(), bw[0]["datatype"].as_str()), ("20", "MPI_CHAR"));
+            let ar = read_csv(&dir.join("osu_allreduce.csv"));
+            assert!(ar.iter().all(|r| !r["min_lat_us"].is_empty() && r["iterations"] == "20"), "{ar:?}");
+        }
+        dirs.push(dir);
+    }
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.args(["compare"]).arg(&dirs[0]).arg(&dirs[1]).args(["--tolerance", "100000%"]);
+    let run = run_cmd(c, Duration::from_secs(60));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    for b in ["osu_latency MPI_CHAR: latency", "osu_bw MPI_CHAR: bandwidth", "osu_mbw_mr MPI_CHAR: message rate"] {
+        assert!(run.stdout.contains(b), "{b}:\n{}", run.stdout);
+    }
+    assert!(run.stdout.contains("osu_allreduce") && run.stdout.contains("osu_barrier"), "{}", run.stdout);
+    assert!(run.stdout.contains("PASS: "), "{}", run.stdout);
+}
+
+/// OSU's MPICH build gets MPICH's launcher.
+#[test]
+fn osu_own_mpich_binaries_get_the_mpich_launcher() {
+    if !have_mpich() {
+        eprintln!("SKIPPED: mpiexec.mpich is not installed");
+        return;
+    }
+    let _g = mpi_lock();
+    let osu = osu_bin_dir(Mpi::Mpich).display().to_string();
+    let (run, dir, _w) = suite(Mpi::OpenMpi, &["--bin-dir", &osu, "--bench", "latency", "-m", "1:64", "-i", "10"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let dir = dir.expect("run directory");
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains(&format!("mpiexec.mpich -n 2 {osu}/osu_latency -m 1:64 -i 10\n")), "{md}");
+    assert_eq!(read_csv(&dir.join("osu_latency.csv")).len(), 7, "sizes 1 to 64");
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir).map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default()
+}
+
+/// Rows reach the suite's stdout while the benchmark still runs: a stand-in
+/// benchmark prints its row, waits 3 s, and ends; the row must come long
+/// before the suite ends.
+#[test]
+fn rows_stream_while_the_benchmark_runs() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::time::Instant;
+    let _g = mpi_lock();
+    let bins = tempfile::tempdir().unwrap();
+    let fake = bins.path().join("osu_barrier");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\n[ \"${OMPI_COMM_WORLD_RANK:-0}\" = 0 ] || exit 0\n\
+         printf '# OSU MPI Barrier Latency Test v7.4\\n# Avg Latency(us)\\n             1.25\\n'\nsleep 3\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.args(["suite", "--bench", "barrier", "--launcher", "mpirun", "--bin-dir"])
+        .arg(bins.path())
+        .arg("--results-dir")
+        .arg(work.path().join("res"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let start = Instant::now();
+    let mut child = c.spawn().unwrap();
+    let mut row_at = None;
+    let mut all = String::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.trim() == "1.25" && row_at.is_none() {
+            row_at = Some(start.elapsed());
+        }
+        all.push_str(&line);
+        all.push('\n');
+    }
+    let status = child.wait().unwrap();
+    let end = start.elapsed();
+    let row_at = row_at.unwrap_or_else(|| panic!("no row on stdout:\n{all}"));
+    assert!(status.success(), "{all}");
+    assert!(end - row_at >= Duration::from_secs(2), "row at {row_at:?}, suite ended at {end:?}:\n{all}");
+    let csv = std::fs::read_to_string(files_in(&work.path().join("res"))[0].join("osu_barrier.csv")).unwrap();
+    assert!(csv.lines().nth(1).is_some_and(|l| l.starts_with("osu_barrier,mpi,,0,")), "{csv}");
+}
+
+/// A benchmark the launcher cannot start: its reason is the launcher's
+/// whole first sentence, with the suite's hint.
+#[test]
+fn a_launcher_refusal_is_reported_in_a_whole_sentence_with_a_hint() {
+    let _g = mpi_lock();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    let np = (cores + 2).to_string();
+    let (run, dir, _w) = suite(Mpi::OpenMpi, &["--bench", "barrier", "--np", &np, "-i", "10"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let md = std::fs::read_to_string(dir.expect("run directory").join("summary.md")).unwrap();
+    let sentence = format!(
+        "There are not enough slots available in the system to satisfy the {np} slots that were requested by the \
+         application (hint: more ranks than slots; let Open MPI oversubscribe with `commbench suite ... -- \
+         --oversubscribe`"
+    );
+    assert!(md.contains(&sentence), "{md}");
+    assert!(run.stdout.contains(&sentence), "{}", run.stdout);
 }

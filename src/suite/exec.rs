@@ -1,12 +1,15 @@
 //! Running one benchmark of the suite: starts its launcher command with
-//! stdout and stderr going to `<bench>.txt` and `<bench>.stderr` in the run
-//! directory, waits for it (stopping it after `--max-time`), and says how
-//! it ended.
+//! stdout going to `<bench>.txt` in the run directory and, line by line as
+//! it comes, to the suite's stdout, and stderr to `<bench>.stderr`; waits
+//! for it (stopping it after `--max-time`), and says how it ended and, when
+//! it failed, why in one line.
 
 use std::fs::File;
+use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -46,12 +49,24 @@ pub struct Ended {
 /// Exit status of a benchmark stopped by its own watchdog.
 pub const WATCHDOG_EXIT: i32 = crate::watchdog::TIMEOUT_EXIT;
 
-/// Runs `argv` with output into `out` (stdout) and `err` (stderr).
+/// Where a benchmark's output goes: its stdout into `out` (and, with
+/// `echo`, to the suite's stdout as whole lines arrive), its stderr into
+/// `err`.
+pub struct Output<'a> {
+    pub out: &'a Path,
+    pub err: &'a Path,
+    pub echo: bool,
+}
+
+/// How long the suite waits, once the launcher has exited, for the last of
+/// its output (a rank left behind may hold the pipe open).
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
+
+/// Runs `argv`, its output as `o` says.
 pub fn run(
     argv: &[String],
     env: &[(String, String)],
-    out: &Path,
-    err: &Path,
+    o: &Output,
     max_time: Option<f64>,
     progress: &mut Progress,
 ) -> Ended {
@@ -59,13 +74,13 @@ pub fn run(
     let failed =
         |detail: String| Ended { status: Status::Failed, exit_code: None, took: start.elapsed(), detail: Some(detail) };
     let Some((program, rest)) = argv.split_first() else { return failed("empty command".into()) };
-    let (stdout, stderr) = match (File::create(out), File::create(err)) {
-        (Ok(o), Ok(e)) => (o, e),
-        (Err(e), _) => return failed(format!("cannot create {}: {e}", out.display())),
-        (_, Err(e)) => return failed(format!("cannot create {}: {e}", err.display())),
+    let (mut stdout, stderr) = match (File::create(o.out), File::create(o.err)) {
+        (Ok(out), Ok(e)) => (out, e),
+        (Err(e), _) => return failed(format!("cannot create {}: {e}", o.out.display())),
+        (_, Err(e)) => return failed(format!("cannot create {}: {e}", o.err.display())),
     };
     let mut cmd = Command::new(program);
-    cmd.args(rest).stdin(Stdio::null()).stdout(stdout).stderr(stderr);
+    cmd.args(rest).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -73,36 +88,80 @@ pub fn run(
         Ok(c) => c,
         Err(e) => return failed(format!("cannot start {program}: {e}")),
     };
+    let chunks = child.stdout.take().map(read_in_chunks);
+    let mut lines = LineBuffer::default();
+    let mut take = |chunk: Vec<u8>, progress: &mut Progress| {
+        let _ = stdout.write_all(&chunk);
+        if o.echo {
+            progress.echo(&lines.push(&chunk));
+        }
+    };
     let limit = max_time.map(Duration::from_secs_f64);
     let mut stopped_at: Option<Instant> = None;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Ok(st),
-            Ok(None) => {}
-            Err(e) => break Err(e),
+    let mut exited_at: Option<Instant> = None;
+    let mut status = None;
+    loop {
+        if status.is_none() {
+            match child.try_wait() {
+                Ok(Some(st)) => {
+                    status = Some(Ok(st));
+                    exited_at = Some(Instant::now());
+                }
+                Ok(None) => {}
+                Err(e) => status = Some(Err(e)),
+            }
         }
         let now = Instant::now();
-        match (limit, stopped_at) {
-            (Some(l), None) if now.duration_since(start) > l => {
+        match (&status, limit, stopped_at) {
+            (None, Some(l), None) if now.duration_since(start) > l => {
                 // The launcher ends its ranks on SIGTERM.
                 // SAFETY: signals our own child by its pid.
                 unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
                 stopped_at = Some(now);
             }
-            (_, Some(t)) if now.duration_since(t) > Duration::from_secs(10) => {
+            (None, _, Some(t)) if now.duration_since(t) > Duration::from_secs(10) => {
                 let _ = child.kill();
             }
             _ => {}
         }
         progress.tick();
-        std::thread::sleep(Duration::from_millis(50));
-    };
+        let wait = Duration::from_millis(50);
+        let more = match &chunks {
+            Some(rx) => match rx.recv_timeout(wait) {
+                Ok(chunk) => {
+                    take(chunk, progress);
+                    true
+                }
+                Err(RecvTimeoutError::Timeout) => true,
+                Err(RecvTimeoutError::Disconnected) => {
+                    if status.is_none() {
+                        std::thread::sleep(wait);
+                    }
+                    false
+                }
+            },
+            None => {
+                std::thread::sleep(wait);
+                false
+            }
+        };
+        match (&status, exited_at) {
+            (Some(Err(_)), _) => break,
+            (Some(Ok(_)), Some(t)) if !more || t.elapsed() > DRAIN_AFTER_EXIT => break,
+            _ => {}
+        }
+    }
+    // A last line without its newline still reaches stdout, on its own line.
+    if o.echo {
+        progress.echo(&lines.rest());
+    }
     let took = start.elapsed();
     let st = match status {
-        Ok(st) => st,
-        Err(e) => return failed(format!("waiting for {program}: {e}")),
+        Some(Ok(st)) => st,
+        Some(Err(e)) => return failed(format!("waiting for {program}: {e}")),
+        None => return failed(format!("waiting for {program}: no status")),
     };
-    let stderr_text = std::fs::read_to_string(err).unwrap_or_default();
+    let stderr_text = std::fs::read_to_string(o.err).unwrap_or_default();
     if let (Some(l), Some(_)) = (max_time, stopped_at) {
         return Ended {
             status: Status::Timeout,
@@ -117,10 +176,10 @@ pub fn run(
             status: Status::Timeout,
             exit_code: Some(WATCHDOG_EXIT),
             took,
-            detail: first_error_line(&stderr_text).or_else(|| Some("ended by its --timeout watchdog".into())),
+            detail: failure_reason(&stderr_text).or_else(|| Some("ended by its --timeout watchdog".into())),
         },
         (Some(c), _) => {
-            Ended { status: Status::Failed, exit_code: Some(c), took, detail: first_error_line(&stderr_text) }
+            Ended { status: Status::Failed, exit_code: Some(c), took, detail: failure_reason(&stderr_text) }
         }
         (None, sig) => Ended {
             status: Status::Failed,
@@ -131,15 +190,78 @@ pub fn run(
     }
 }
 
-/// The line of a failed run's stderr that says why: the first one that is
-/// not blank, not inside a launcher's dashed banner block, not a launcher
-/// diagnostic tagged `[host:pid]`, and not the "results in" note; failing
-/// that, the first non-blank line.
-pub fn first_error_line(stderr: &str) -> Option<String> {
+/// Reads `r` on a thread of its own, handing over what arrives; the
+/// channel closes at end of file.
+fn read_in_chunks(mut r: impl Read + Send + 'static) -> Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+    });
+    rx
+}
+
+/// Bytes cut into whole lines: what `push` returns ends with a newline
+/// (or is empty); a partial line waits for the rest.
+#[derive(Default)]
+pub struct LineBuffer {
+    partial: Vec<u8>,
+}
+
+impl LineBuffer {
+    /// Adds `chunk`; returns the whole lines now complete.
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        self.partial.extend_from_slice(chunk);
+        match self.partial.iter().rposition(|&b| b == b'\n') {
+            Some(i) => {
+                let rest = self.partial.split_off(i + 1);
+                std::mem::replace(&mut self.partial, rest)
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// What is left at the end, given its newline.
+    pub fn rest(&mut self) -> Vec<u8> {
+        let mut r = std::mem::take(&mut self.partial);
+        if !r.is_empty() {
+            r.push(b'\n');
+        }
+        r
+    }
+}
+
+/// Whether a line of stderr is a launcher's own chatter rather than the
+/// benchmark's message: tagged `[host:pid]`, srun's, or the "results in"
+/// note.
+fn is_noise(l: &str) -> bool {
+    l.starts_with('[') || l.contains(": results in ") || l.starts_with("srun: ")
+}
+
+/// Why a failed run failed, in one line: the benchmark's own message (the
+/// first line that is not blank, not inside a launcher's dashed banner and
+/// not launcher chatter); failing that, the launcher's first error sentence
+/// whole (its lines joined: Open MPI wraps its prose inside the banner),
+/// with a hint where the suite knows one.
+pub fn failure_reason(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr.lines().map(str::trim).collect();
     let mut in_banner = false;
-    let mut fallback = None;
-    let mut found = None;
-    for l in stderr.lines().map(str::trim) {
+    // (index, inside a banner) of the first non-blank line; srun's first error.
+    let mut first: Option<(usize, bool)> = None;
+    let mut srun_error: Option<usize> = None;
+    let mut own = None;
+    for (i, l) in lines.iter().enumerate() {
         if l.starts_with("---") || l.starts_with("===") {
             in_banner = !in_banner;
             continue;
@@ -147,33 +269,188 @@ pub fn first_error_line(stderr: &str) -> Option<String> {
         if l.is_empty() {
             continue;
         }
-        fallback = fallback.or(Some(l));
-        let noise = in_banner || l.starts_with('[') || l.contains(": results in ") || l.starts_with("srun: ");
-        if !noise {
-            found = Some(l);
+        first = first.or(Some((i, in_banner)));
+        if l.starts_with("srun: error:") {
+            srun_error = srun_error.or(Some(i));
+        }
+        if !in_banner && !is_noise(l) {
+            own = Some(i);
             break;
         }
     }
-    found.or(fallback).map(|l| {
-        let mut s: String = l.chars().take(200).collect();
-        if s.len() < l.len() {
-            s.push_str(" ...");
+    let text = match (own, srun_error, first) {
+        (Some(i), ..) => lines[i].to_string(),
+        (None, Some(i), _) => lines[i].to_string(),
+        (None, None, Some((i, true))) => sentence(&lines[i..]),
+        (None, None, Some((i, false))) => lines[i].to_string(),
+        (None, None, None) => return None,
+    };
+    let mut text = clip(&text);
+    if let Some(h) = hint(&text) {
+        text.push_str(" (");
+        text.push_str(h);
+        text.push(')');
+    }
+    Some(text)
+}
+
+/// The first sentence of a banner's prose starting at `lines[0]`: lines
+/// joined until one ends a sentence, a paragraph ends or the banner does.
+/// A sentence that ends in a colon says what follows; the colon goes.
+fn sentence(lines: &[&str]) -> String {
+    let mut s = String::new();
+    for l in lines {
+        if l.is_empty() || l.starts_with("---") || l.starts_with("===") {
+            break;
         }
-        s
-    })
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        s.push_str(l);
+        if let Some(end) = sentence_end(&s) {
+            s.truncate(end);
+            break;
+        }
+    }
+    s.trim_end_matches(':').trim_end().to_string()
+}
+
+/// Where the first sentence of `s` ends (after its `.`, `!`, `?`, or a
+/// colon that ends the line).
+fn sentence_end(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        let last = i + 1 == b.len();
+        let before_space = b.get(i + 1) == Some(&b' ');
+        if matches!(c, b'.' | b'!' | b'?') && (last || before_space) {
+            return Some(i + 1);
+        }
+        if c == b':' && last {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// At most 400 characters (a reason is one line of a table).
+fn clip(l: &str) -> String {
+    const MAX: usize = 400;
+    let mut s: String = l.chars().take(MAX).collect();
+    if s.len() < l.len() {
+        s.push_str(" ...");
+    }
+    s
+}
+
+/// What to do about a launcher error the suite recognises.
+fn hint(reason: &str) -> Option<&'static str> {
+    const HINTS: &[(&str, &str)] = &[
+        (
+            "not enough slots available",
+            "hint: more ranks than slots; let Open MPI oversubscribe with `commbench suite ... -- \
+             --oversubscribe`, give a hostfile with more slots, or lower --np",
+        ),
+        (
+            "More processors requested than permitted",
+            "hint: more ranks than the allocation's tasks; lower --np or ask sbatch/salloc for more tasks",
+        ),
+    ];
+    HINTS.iter().find(|(pat, _)| reason.contains(pat)).map(|(_, h)| *h)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sh(script: &str, max_time: Option<f64>) -> (Ended, String, String) {
+    use std::sync::{Arc, Mutex};
+
+    /// What the echo wrote, each write with when it came.
+    #[derive(Clone, Default)]
+    struct Echoed(Arc<Mutex<Vec<Write1>>>);
+
+    /// One write: when, and what.
+    type Write1 = (Instant, Vec<u8>);
+
+    impl Write for Echoed {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().push((Instant::now(), b.to_vec()));
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn sh_echo(script: &str, max_time: Option<f64>, echo: &Echoed) -> (Ended, String, String) {
         let d = tempfile::tempdir().unwrap();
-        let (o, e) = (d.path().join("o.txt"), d.path().join("e.txt"));
+        let (out, err) = (d.path().join("o.txt"), d.path().join("e.txt"));
         let argv: Vec<String> = ["sh", "-c", script].iter().map(|s| s.to_string()).collect();
-        let mut p = Progress::new(1);
-        let ended = run(&argv, &[("SUITE_T".into(), "v".into())], &o, &e, max_time, &mut p);
-        (ended, std::fs::read_to_string(o).unwrap(), std::fs::read_to_string(e).unwrap())
+        let mut p = Progress::with_output(1, false, Box::new(echo.clone()));
+        let o = Output { out: &out, err: &err, echo: true };
+        let ended = run(&argv, &[("SUITE_T".into(), "v".into())], &o, max_time, &mut p);
+        (ended, std::fs::read_to_string(out).unwrap(), std::fs::read_to_string(err).unwrap())
+    }
+
+    fn sh(script: &str, max_time: Option<f64>) -> (Ended, String, String) {
+        sh_echo(script, max_time, &Echoed::default())
+    }
+
+    /// Each line reaches the echo when the program prints it, not when it
+    /// ends; only whole lines, and a last line without its newline gets one.
+    #[test]
+    fn output_streams_as_it_comes() {
+        let echo = Echoed::default();
+        let (e, out, _) = sh_echo("echo first; printf 'sec'; sleep 1; echo ond; printf tail", None, &echo);
+        assert_eq!(e.status, Status::Passed);
+        assert_eq!(out, "first\nsecond\ntail");
+        let w = echo.0.lock().unwrap().clone();
+        let texts: Vec<&[u8]> = w.iter().map(|(_, b)| b.as_slice()).collect();
+        assert_eq!(texts, [&b"first\n"[..], b"second\n", b"tail\n"]);
+        let gap = w[1].0.duration_since(w[0].0);
+        assert!(gap >= Duration::from_millis(700), "first line echoed only {gap:?} before the second");
+    }
+
+    #[test]
+    fn line_buffer() {
+        let mut b = LineBuffer::default();
+        assert_eq!(b.push(b"ab"), b"");
+        assert_eq!(b.push(b"c\nd\ne"), b"abc\nd\n");
+        assert_eq!(b.push(b"\n"), b"e\n");
+        assert_eq!(b.rest(), b"");
+        b.push(b"x");
+        assert_eq!(b.rest(), b"x\n");
+    }
+
+    /// A launcher's prose, wrapped over several lines inside its banner,
+    /// comes back as its whole first sentence, with the suite's hint.
+    #[test]
+    fn launcher_sentence_whole_with_hint() {
+        let err = "------------------------------------------\n\
+                   Sorry: there are not enough slots available in the system to satisfy the 4\n\
+                   slots this application asked for:\n\
+                   \n\
+                   \x20 /bin/osu_allreduce\n\
+                   \n\
+                   More words. And more.\n\
+                   ------------------------------------------\n";
+        let r = failure_reason(err).unwrap();
+        assert!(
+            r.starts_with(
+                "Sorry: there are not enough slots available in the system to satisfy the 4 slots this \
+                 application asked for (hint: "
+            ),
+            "{r}"
+        );
+        assert!(r.contains("-- --oversubscribe"), "{r}");
+        let err = "-----\nA first sentence. A second one\nwrapped.\n-----\n";
+        assert_eq!(failure_reason(err).as_deref(), Some("A first sentence."));
+        let err = "srun: Job 3 step creation temporarily disabled\n\
+                   srun: error: Unable to create step for job 3: More processors requested than permitted\n";
+        let r = failure_reason(err).unwrap();
+        assert!(r.starts_with("srun: error: Unable to create step for job 3: More processors"), "{r}");
+        assert!(r.contains("lower --np"), "{r}");
+        let long = "x".repeat(1000);
+        assert_eq!(failure_reason(&long).unwrap().len(), 404);
     }
 
     #[test]
@@ -200,9 +477,9 @@ mod tests {
                    --------------------------------------\n\
                    srun: error: task 0 exited\n\
                    osu_bw: This test requires exactly two processes\n";
-        assert_eq!(first_error_line(err).as_deref(), Some("osu_bw: This test requires exactly two processes"));
-        assert_eq!(first_error_line("[proxy:0:0@vm] oops\n").as_deref(), Some("[proxy:0:0@vm] oops"));
-        assert_eq!(first_error_line(" \n"), None);
+        assert_eq!(failure_reason(err).as_deref(), Some("osu_bw: This test requires exactly two processes"));
+        assert_eq!(failure_reason("[proxy:0:0@vm] oops\n").as_deref(), Some("[proxy:0:0@vm] oops"));
+        assert_eq!(failure_reason(" \n"), None);
     }
 
     #[test]
@@ -217,7 +494,9 @@ mod tests {
     fn missing_program() {
         let d = tempfile::tempdir().unwrap();
         let argv = vec!["/nonexistent/mpirun".to_string()];
-        let e = run(&argv, &[], &d.path().join("o"), &d.path().join("e"), None, &mut Progress::new(1));
+        let (out, err) = (d.path().join("o"), d.path().join("e"));
+        let o = Output { out: &out, err: &err, echo: false };
+        let e = run(&argv, &[], &o, None, &mut Progress::new(1));
         assert_eq!(e.status, Status::Failed);
         assert!(e.detail.unwrap().starts_with("cannot start /nonexistent/mpirun"));
     }

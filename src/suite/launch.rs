@@ -1,7 +1,8 @@
-//! The launcher side of the suite: which MPI library the binaries use,
-//! which launcher to start them with (asked for, or detected: srun inside a
-//! Slurm allocation, otherwise the library's own mpirun / mpiexec), and the
-//! exact command line for one benchmark with a given rank layout.
+//! The launcher side of the suite: which launcher to start the binaries
+//! with for the MPI they use (asked for, or detected: srun inside a Slurm
+//! allocation, otherwise the library's own mpirun / mpiexec), and the exact
+//! command line for one benchmark with a given rank layout, including
+//! switching the launcher's binding off when commbench places the ranks.
 
 use std::path::Path;
 
@@ -27,9 +28,9 @@ impl MpiFlavor {
         }
     }
 
-    /// The library this executable is linked with (the benchmark binaries
-    /// beside it come from the same build). MPI allows asking before
-    /// MPI_Init.
+    /// The library this executable is linked with (what the binaries use
+    /// when they say nothing else; see `binaries::mpi_of`). MPI allows
+    /// asking before MPI_Init.
     pub fn of_this_build() -> (MpiFlavor, String) {
         let v = mpi::environment::library_version().unwrap_or_default();
         (MpiFlavor::from_library_version(&v), v)
@@ -76,17 +77,19 @@ pub const KNOWN: &[&str] = &[
 ];
 
 impl Launcher {
-    /// The launcher named by `--launcher`; plain mpirun/mpiexec belong to
-    /// whichever MPI the binaries were built with.
+    /// The launcher named by `--launcher`. Plain mpirun/mpiexec are what
+    /// they resolve to on PATH (Debian's alternatives link them to one MPI's
+    /// launcher), else taken to belong to the binaries' MPI.
     pub fn named(program: &str, flavor: MpiFlavor) -> Result<Launcher, String> {
         let base = Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or(program);
         let kind = match base {
             "srun" => LauncherKind::Srun,
             "mpiexec.mpich" | "mpiexec.hydra" | "mpirun.mpich" => LauncherKind::Hydra,
             "mpirun.openmpi" | "mpiexec.openmpi" => LauncherKind::OpenMpi,
-            "mpirun" | "mpiexec" => match flavor {
-                MpiFlavor::Mpich => LauncherKind::Hydra,
-                MpiFlavor::OpenMpi | MpiFlavor::Unknown => LauncherKind::OpenMpi,
+            "mpirun" | "mpiexec" => match (locate(program).and_then(|p| kind_of_file(&p)), flavor) {
+                (Some(kind), _) => kind,
+                (None, MpiFlavor::Mpich) => LauncherKind::Hydra,
+                (None, MpiFlavor::OpenMpi | MpiFlavor::Unknown) => LauncherKind::OpenMpi,
             },
             _ => return Err(format!("unknown launcher '{program}' (one of: {})", KNOWN.join(", "))),
         };
@@ -138,6 +141,28 @@ pub struct LaunchContext<'a> {
     pub hostfile: Option<(&'a Path, &'a [String])>,
     /// Passed to the launcher verbatim, before the binary.
     pub launcher_args: &'a [String],
+    /// Placement belongs to commbench (`--bind`, `--cpu-list`, `--nic`,
+    /// `--gpu`): the launcher's own binding is switched off, unless the
+    /// launcher arguments already say how to bind.
+    pub unbind: bool,
+}
+
+/// Launcher options that choose a binding: with one of these among the
+/// launcher arguments, the suite adds none of its own.
+const BINDING_OPTIONS: &[&str] = &["--bind-to", "-bind-to", "-binding", "--cpu-bind", "--cpu_bind"];
+
+/// Whether `args` already choose the launcher's binding.
+pub fn binds(args: &[String]) -> bool {
+    args.iter().any(|a| BINDING_OPTIONS.iter().any(|o| a == o || a.starts_with(&format!("{o}="))))
+}
+
+/// The launcher's options for "do not bind the ranks".
+pub fn binding_off(kind: LauncherKind) -> &'static [&'static str] {
+    match kind {
+        LauncherKind::OpenMpi => &["--bind-to", "none"],
+        LauncherKind::Hydra => &["-bind-to", "none"],
+        LauncherKind::Srun => &["--cpu-bind=none"],
+    }
 }
 
 /// The full command line: launcher, its options, the binary, its arguments.
@@ -188,6 +213,9 @@ pub fn command(l: &Launcher, layout: &Layout, ctx: &LaunchContext, binary: &Path
             }
         }
     }
+    if ctx.unbind && !binds(ctx.launcher_args) {
+        c.extend(binding_off(l.kind).iter().map(|a| a.to_string()));
+    }
     c.extend(ctx.launcher_args.iter().cloned());
     c.push(binary.display().to_string());
     c.extend(args.iter().cloned());
@@ -209,12 +237,29 @@ pub fn extra_env(l: &Launcher, is_root: bool, get: &dyn Fn(&str) -> Option<Strin
 
 /// Whether `program` can be run: a path that exists, or a name on PATH.
 pub fn on_path(program: &str) -> bool {
+    locate(program).is_some()
+}
+
+/// The file `program` runs: a path that exists, or the first on PATH.
+fn locate(program: &str) -> Option<std::path::PathBuf> {
     if program.contains('/') {
-        return Path::new(program).is_file();
+        return Some(std::path::PathBuf::from(program)).filter(|p| p.is_file());
     }
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
-        .unwrap_or(false)
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths).map(|d| d.join(program)).find(|p| p.is_file())
+}
+
+/// Which launcher a file is, by the name it resolves to through its links
+/// (`mpirun` -> `orterun`, `mpiexec` -> `mpiexec.hydra`); None when the
+/// name says nothing.
+pub fn kind_of_file(path: &Path) -> Option<LauncherKind> {
+    let real = std::fs::canonicalize(path).ok()?;
+    let name = real.file_name()?.to_str()?;
+    match name {
+        "orterun" | "prterun" | "mpirun.openmpi" | "mpiexec.openmpi" => Some(LauncherKind::OpenMpi),
+        "mpiexec.hydra" | "mpiexec.mpich" | "mpirun.mpich" => Some(LauncherKind::Hydra),
+        _ => None,
+    }
 }
 
 /// A command line as one shell-pasteable string.
@@ -253,14 +298,34 @@ mod tests {
 
     #[test]
     fn named_launchers() {
-        assert_eq!(l("mpirun", MpiFlavor::OpenMpi).kind, LauncherKind::OpenMpi);
-        assert_eq!(l("mpirun", MpiFlavor::Mpich).kind, LauncherKind::Hydra);
+        // Not found, so the binaries' MPI decides.
+        assert_eq!(l("/nonexistent/mpirun", MpiFlavor::OpenMpi).kind, LauncherKind::OpenMpi);
+        assert_eq!(l("/nonexistent/mpirun", MpiFlavor::Mpich).kind, LauncherKind::Hydra);
         assert_eq!(l("/usr/bin/mpiexec.mpich", MpiFlavor::OpenMpi).kind, LauncherKind::Hydra);
         assert_eq!(l("srun", MpiFlavor::Mpich).kind, LauncherKind::Srun);
         let e = Launcher::named("aprun", MpiFlavor::OpenMpi).unwrap_err();
         assert!(e.starts_with("unknown launcher 'aprun' (one of: mpirun, mpiexec"), "{e}");
         assert!(!l("mpiexec.mpich", MpiFlavor::OpenMpi).matches(MpiFlavor::OpenMpi));
         assert!(l("srun", MpiFlavor::OpenMpi).matches(MpiFlavor::Mpich));
+    }
+
+    /// A plain `mpirun` is what its links lead to.
+    #[test]
+    fn plain_names_follow_their_links() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("mpiexec.hydra");
+        std::fs::write(&real, "").unwrap();
+        let alt = d.path().join("alternative");
+        std::os::unix::fs::symlink(&real, &alt).unwrap();
+        let mpirun = d.path().join("mpirun");
+        std::os::unix::fs::symlink(&alt, &mpirun).unwrap();
+        assert_eq!(kind_of_file(&mpirun), Some(LauncherKind::Hydra));
+        let plain = d.path().join("mpiexec");
+        std::fs::write(&plain, "").unwrap();
+        assert_eq!(kind_of_file(&plain), None);
+        assert_eq!(kind_of_file(&d.path().join("missing")), None);
+        let named = Launcher::named(&mpirun.display().to_string(), MpiFlavor::OpenMpi).unwrap();
+        assert_eq!(named.kind, LauncherKind::Hydra);
     }
 
     #[test]
@@ -283,6 +348,7 @@ mod tests {
             flavor: Some(MpiFlavor::OpenMpi),
             hostfile: Some((Path::new("hosts"), &hosts)),
             launcher_args: &extra,
+            unbind: false,
         };
         let c = command(&l("mpirun", MpiFlavor::OpenMpi), &lay, &ctx, Path::new("/b/osu_latency"), &s(&["-i", "10"]));
         assert_eq!(
@@ -309,7 +375,8 @@ mod tests {
     fn hydra_command() {
         let lay = Layout { np: 8, ppn: Some(4), nodes: None };
         let hosts = s(&["n1"]);
-        let ctx = LaunchContext { flavor: None, hostfile: Some((Path::new("h"), &hosts)), launcher_args: &[] };
+        let ctx =
+            LaunchContext { flavor: None, hostfile: Some((Path::new("h"), &hosts)), launcher_args: &[], unbind: false };
         let c = command(&l("mpiexec.mpich", MpiFlavor::Mpich), &lay, &ctx, Path::new("b"), &[]);
         assert_eq!(c, s(&["mpiexec.mpich", "-n", "8", "-f", "h", "-ppn", "4", "b"]));
     }
@@ -322,12 +389,14 @@ mod tests {
             flavor: Some(MpiFlavor::Mpich),
             hostfile: Some((Path::new("h"), &hosts)),
             launcher_args: &[],
+            unbind: false,
         };
         let c = command(&l("srun", MpiFlavor::Mpich), &lay, &ctx, Path::new("b"), &[]);
         assert_eq!(c, s(&["srun", "--mpi=pmi2", "-n", "2", "-N", "2", "--ntasks-per-node", "1", "-w", "n1,n2", "b"]));
         // A --mpi of the user's wins; no layout beyond -n when none is asked.
         let mine = s(&["--mpi=pmix_v4"]);
-        let ctx = LaunchContext { flavor: Some(MpiFlavor::OpenMpi), hostfile: None, launcher_args: &mine };
+        let ctx =
+            LaunchContext { flavor: Some(MpiFlavor::OpenMpi), hostfile: None, launcher_args: &mine, unbind: false };
         let c = command(
             &l("srun", MpiFlavor::OpenMpi),
             &Layout { np: 4, ppn: None, nodes: None },
@@ -336,6 +405,35 @@ mod tests {
             &[],
         );
         assert_eq!(c, s(&["srun", "-n", "4", "--mpi=pmix_v4", "b"]));
+    }
+
+    /// Placement by commbench switches each launcher's binding off, before
+    /// the user's launcher arguments; a binding of the user's wins.
+    #[test]
+    fn binding_hand_over() {
+        let lay = Layout { np: 2, ppn: None, nodes: Some(1) };
+        let cmd = |program: &str, flavor, extra: &[String]| {
+            let ctx = LaunchContext { flavor: Some(flavor), hostfile: None, launcher_args: extra, unbind: true };
+            command(&l(program, flavor), &lay, &ctx, Path::new("b"), &[])
+        };
+        let x = s(&["-v"]);
+        assert_eq!(cmd("mpirun", MpiFlavor::OpenMpi, &x), s(&["mpirun", "-np", "2", "--bind-to", "none", "-v", "b"]));
+        assert_eq!(
+            cmd("mpiexec.mpich", MpiFlavor::Mpich, &[]),
+            s(&["mpiexec.mpich", "-n", "2", "-bind-to", "none", "b"])
+        );
+        assert_eq!(
+            cmd("srun", MpiFlavor::Mpich, &[]),
+            s(&["srun", "--mpi=pmi2", "-n", "2", "-N", "1", "--cpu-bind=none", "b"])
+        );
+        let mine = s(&["--cpu-bind=cores"]);
+        assert_eq!(
+            cmd("srun", MpiFlavor::OpenMpi, &mine),
+            s(&["srun", "--mpi=pmix", "-n", "2", "-N", "1", "--cpu-bind=cores", "b"])
+        );
+        let mine = s(&["--bind-to", "socket"]);
+        assert_eq!(cmd("mpirun", MpiFlavor::OpenMpi, &mine), s(&["mpirun", "-np", "2", "--bind-to", "socket", "b"]));
+        assert!(!binds(&s(&["--bind-tox"])));
     }
 
     #[test]

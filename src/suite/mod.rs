@@ -1,15 +1,19 @@
 //! `commbench suite`: runs a set of OSU benchmarks one after another through
 //! an MPI launcher and leaves one run directory,
 //! `<results>/<UTC>_suite[_<tag>][_job<id>]/`, with each benchmark's OSU
-//! output (`<bench>.txt`), stderr, CSV and run record (`<bench>.csv`,
-//! `<bench>.json`), plus `summary.md` and `suite.json`. A failing benchmark
-//! does not stop the others; the exit status is 0 when all passed, 1 when
-//! any did not, 2 for bad usage.
+//! output (`<bench>.txt`, also streamed to stdout as it comes), stderr, CSV
+//! and run record (`<bench>.csv`, `<bench>.json`), plus `summary.md` and
+//! `suite.json`. The launcher follows the MPI the binaries are linked with;
+//! OSU's own binaries run too (their CSV made from their output). A failing
+//! benchmark does not stop the others; the exit status is 0 when all
+//! passed, 1 when any did not, 2 for bad usage.
 
+pub mod binaries;
 pub mod exec;
 pub mod hostfile;
 pub mod launch;
 pub mod options;
+pub mod osu_c;
 pub mod plan;
 pub mod progress;
 pub mod summary;
@@ -23,6 +27,7 @@ use thiserror::Error;
 use crate::report::record::RunRecord;
 use crate::report::slurm::SlurmInfo;
 use crate::report::time::Utc;
+use binaries::Maker;
 use launch::{LaunchContext, Launcher, MpiFlavor};
 use options::{Parsed, Settings};
 use plan::Shape;
@@ -87,7 +92,11 @@ struct Job {
 /// Everything decided before the first benchmark starts.
 struct Prepared {
     flavor: MpiFlavor,
+    /// The MPI library: this build's version string, or what the binaries
+    /// showed when they use another (replaced by their run records' word
+    /// once they ran).
     library: String,
+    maker: Maker,
     launcher: Launcher,
     shape: Shape,
     hosts: Vec<String>,
@@ -110,15 +119,62 @@ fn bin_dir(s: &Settings) -> Result<PathBuf, SuiteError> {
     Ok(dir)
 }
 
+/// `dir/name`, or where an OSU install keeps it one or two folders down
+/// (`mpi/pt2pt/osu_latency`, `mpi/pt2pt/standard/osu_latency`,
+/// `mpi/collective/blocking/osu_allreduce`); `dir/name` when none is there.
+fn find_binary(dir: &Path, name: &str) -> PathBuf {
+    let direct = dir.join(name);
+    let subdirs = |d: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let one = subdirs(dir);
+    let two = one.iter().flat_map(|d| subdirs(d));
+    std::iter::once(dir.to_path_buf())
+        .chain(one.clone())
+        .chain(two)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or(direct)
+}
+
+fn flavor_name(f: MpiFlavor) -> &'static str {
+    match f {
+        MpiFlavor::OpenMpi => "Open MPI",
+        MpiFlavor::Mpich => "MPICH",
+        MpiFlavor::Unknown => "an unknown MPI",
+    }
+}
+
+/// Who made the binaries and which MPI they use, from the first one there
+/// is (they come from one build); this build's MPI when they name none.
+fn inspect_binaries(binaries: &[PathBuf]) -> Result<(Maker, MpiFlavor, String), SuiteError> {
+    let (own_flavor, own_library) = MpiFlavor::of_this_build();
+    let Some(probe) = binaries.iter().find(|b| b.is_file()) else {
+        // Nothing to run: each benchmark fails as "not found".
+        return Ok((Maker::Commbench, own_flavor, own_library));
+    };
+    let maker = binaries::maker_of(probe).map_err(|e| SuiteError::BinDir(format!("{}: {e}", probe.display())))?;
+    Ok(match binaries::mpi_of(probe) {
+        Some((f, _)) if f == own_flavor => (maker, f, own_library),
+        Some((f, how)) => (maker, f, format!("{}, as {how}", flavor_name(f))),
+        None => (maker, own_flavor, own_library),
+    })
+}
+
 fn prepare(s: &Settings) -> Result<Prepared, SuiteError> {
     let bin_dir = bin_dir(s)?;
-    let (flavor, library) = MpiFlavor::of_this_build();
+    let paths: Vec<PathBuf> = s.benchmarks.iter().map(|spec| find_binary(&bin_dir, spec.name)).collect();
+    let (maker, flavor, library) = inspect_binaries(&paths)?;
     let slurm = SlurmInfo::from_env();
     let launcher = match &s.launcher {
         Some(name) => Launcher::named(name, flavor).map_err(SuiteError::Usage)?,
         None => Launcher::detect(flavor, slurm.is_some(), &launch::on_path),
     };
-    if s.bin_dir.is_none() && !launcher.matches(flavor) {
+    if !launcher.matches(flavor) {
         return Err(SuiteError::Usage(format!(
             "launcher '{}' belongs to another MPI than the binaries in {} ({}); use --launcher {} or srun",
             launcher.program,
@@ -142,12 +198,15 @@ fn prepare(s: &Settings) -> Result<Prepared, SuiteError> {
     let np = s.np.or(slurm.as_ref().and_then(|j| j.ntasks)).unwrap_or(2);
     let shape = Shape { np, ppn: s.ppn, nodes };
     let mut jobs = Vec::new();
-    for spec in &s.benchmarks {
+    for (spec, binary) in s.benchmarks.iter().zip(paths) {
         let layout = plan::layout_for(spec, &shape).map_err(|e| SuiteError::Usage(format!("{}: {e}", spec.name)))?;
-        let (args, notes) = s.bench_args.for_bench(spec);
-        jobs.push(Job { spec, layout, binary: bin_dir.join(spec.name), args, notes });
+        let (args, notes) = match maker {
+            Maker::Commbench => s.bench_args.for_bench(spec),
+            Maker::Osu => s.bench_args.for_osu_binary(spec),
+        };
+        jobs.push(Job { spec, layout, binary, args, notes });
     }
-    Ok(Prepared { flavor, library, launcher, shape, hosts, bin_dir, slurm, jobs })
+    Ok(Prepared { flavor, library, maker, launcher, shape, hosts, bin_dir, slurm, jobs })
 }
 
 /// Creates `<dir>/<stamp>_suite[_tag][_jobID]` (with `_2`, `_3` ... when
@@ -180,19 +239,21 @@ fn write(path: &Path, text: &str) -> Result<(), SuiteError> {
     std::fs::write(path, text).map_err(|source| SuiteError::Write { path: path.into(), source })
 }
 
-/// Runs one benchmark into the run directory.
+/// Runs one benchmark into the run directory (and its output to stdout
+/// unless `quiet`).
 fn run_job(
     j: &Job,
     argv: &[String],
     env: &[(String, String)],
     dir: &Path,
-    max_time: Option<f64>,
+    s: &Settings,
     progress: &mut progress::Progress,
 ) -> exec::Ended {
     let name = j.spec.name;
     let (out, err) = (dir.join(format!("{name}.txt")), dir.join(format!("{name}.stderr")));
     if j.binary.is_file() {
-        return exec::run(argv, env, &out, &err, max_time, progress);
+        let o = exec::Output { out: &out, err: &err, echo: !s.quiet };
+        return exec::run(argv, env, &o, s.max_time, progress);
     }
     let _ = std::fs::write(out, "");
     let _ = std::fs::write(err, "");
@@ -209,13 +270,16 @@ struct ReadBack {
     tables: HashMap<String, summary::KeyTable>,
     hosts: Vec<String>,
     commit: String,
+    /// The MPI library the benchmarks ran with, as they said.
+    library: Option<String>,
 }
 
 /// Reads each benchmark's CSV (key sizes) and run record (hosts, commit,
 /// where its ranks ran). A record that cannot be read costs a warning on
 /// stderr and that benchmark's placement line, never the run.
 fn read_back(dir: &Path, results: &mut [BenchResult]) -> ReadBack {
-    let mut back = ReadBack { tables: HashMap::new(), hosts: Vec::new(), commit: crate::GIT_COMMIT.to_string() };
+    let mut back =
+        ReadBack { tables: HashMap::new(), hosts: Vec::new(), commit: crate::GIT_COMMIT.to_string(), library: None };
     for b in results {
         if let Some(rows) = b.csv.as_ref().and_then(|c| summary::read_csv(&dir.join(c))) {
             if let Some(t) = summary::key_table(&rows) {
@@ -236,6 +300,9 @@ fn read_back(dir: &Path, results: &mut [BenchResult]) -> ReadBack {
             }
         }
         back.commit = run.commbench.git_commit.clone();
+        if back.library.is_none() && !run.mpi.library_version.is_empty() {
+            back.library = Some(run.mpi.library_version.clone());
+        }
         b.placement = summary::placement_line(&run);
         b.placement_warnings = run.placement_warnings;
     }
@@ -275,13 +342,18 @@ fn print_status(report: &SuiteReport, summary_path: &Path, quiet: bool) {
 pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     let p = prepare(s)?;
     let hostfile: Option<(&Path, &[String])> = s.hostfile.as_deref().map(|h| (h, p.hosts.as_slice()));
-    let ctx = LaunchContext { flavor: Some(p.flavor), hostfile, launcher_args: &s.launcher_args };
+    // Placement is commbench's when asked for: the launcher's binding goes
+    // off. OSU's binaries get no placement options, so theirs stays.
+    let unbind = s.places_ranks && p.maker == Maker::Commbench;
+    let ctx = LaunchContext { flavor: Some(p.flavor), hostfile, launcher_args: &s.launcher_args, unbind };
     // SAFETY: geteuid has no preconditions.
     let is_root = unsafe { libc::geteuid() } == 0;
     let env = launch::extra_env(&p.launcher, is_root, &|k| std::env::var(k).ok());
     let argv_for = |j: &Job, csv: String| {
         let mut args = j.args.clone();
-        args.extend(["--csv".to_string(), csv]);
+        if p.maker == Maker::Commbench {
+            args.extend(["--csv".to_string(), csv]);
+        }
         launch::command(&p.launcher, &j.layout, &ctx, &j.binary, &args)
     };
 
@@ -295,21 +367,30 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     let start = Utc::now();
     let job_id = p.slurm.as_ref().map(|j| j.job_id.as_str());
     let dir = create_run_dir(&results_root(s), &start.compact(), s.tag.as_deref(), job_id)?;
-    crate::say!("suite: {} benchmark(s) with {}; results in {}", p.jobs.len(), p.launcher.program, dir.display());
+    let whose = match p.maker {
+        Maker::Commbench => "",
+        Maker::Osu => " (OSU's own binaries: CSV made from their output)",
+    };
+    crate::say!(
+        "suite: {} benchmark(s){whose} with {} for {}; results in {}",
+        p.jobs.len(),
+        p.launcher.program,
+        crate::launcher::short_library_name(&p.library),
+        dir.display()
+    );
     let mut progress = progress::Progress::new(p.jobs.len());
     let mut results = Vec::new();
     for (i, j) in p.jobs.iter().enumerate() {
         let name = j.spec.name;
         let argv = argv_for(j, dir.join(format!("{name}.csv")).display().to_string());
         progress.start(i, name, &launch::shell_line(&argv));
-        let ended = run_job(j, &argv, &env, &dir, s.max_time, &mut progress);
+        let ended = run_job(j, &argv, &env, &dir, s, &mut progress);
         progress.finish(ended.status.word(), ended.took);
-        if !s.quiet {
-            // The OSU table on stdout as well, where job-output parsers look.
-            if let Ok(text) = std::fs::read(dir.join(format!("{name}.txt"))) {
-                let mut out = io::stdout().lock();
-                let _ = out.write_all(&text);
-                let _ = out.flush();
+        if p.maker == Maker::Osu && j.binary.is_file() {
+            let known = osu_c::known(j.spec, &j.args, j.layout.np);
+            let (txt, csv) = (dir.join(format!("{name}.txt")), dir.join(format!("{name}.csv")));
+            if let Err(e) = osu_c::write_csv(&txt, &csv, j.spec, &known, &Utc::now().rfc3339()) {
+                crate::say!("suite: no CSV for {name}: {e}");
             }
         }
         let exists = |ext: &str| Some(format!("{name}.{ext}")).filter(|f| dir.join(f).is_file());
@@ -351,7 +432,8 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         host: crate::topo::hostname(),
         commbench_version: crate::VERSION.into(),
         commbench_commit: back.commit,
-        mpi_library: p.library.clone(),
+        mpi_library: back.library.clone().unwrap_or_else(|| p.library.clone()),
+        binaries: p.maker,
         launcher: p.launcher.clone(),
         launcher_args: s.launcher_args.clone(),
         launcher_env: env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
@@ -431,6 +513,21 @@ mod tests {
         assert_eq!(results[0].placement_warnings, ["w"]);
         assert_eq!(back.tables["osu_bw"].rows, [["8 B", "4.50"]]);
         assert_eq!((results[1].placement.as_ref(), results[1].placement_warnings.len()), (None, 0));
+    }
+
+    /// OSU's install keeps the binaries one folder down.
+    #[test]
+    fn binaries_in_osu_install_folders() {
+        let d = tempfile::tempdir().unwrap();
+        for (sub, name) in [("pt2pt", "osu_latency"), ("collective/blocking", "osu_allreduce")] {
+            std::fs::create_dir_all(d.path().join(sub)).unwrap();
+            std::fs::write(d.path().join(sub).join(name), "").unwrap();
+        }
+        std::fs::write(d.path().join("osu_bw"), "").unwrap();
+        assert_eq!(find_binary(d.path(), "osu_latency"), d.path().join("pt2pt/osu_latency"));
+        assert_eq!(find_binary(d.path(), "osu_allreduce"), d.path().join("collective/blocking/osu_allreduce"));
+        assert_eq!(find_binary(d.path(), "osu_bw"), d.path().join("osu_bw"));
+        assert_eq!(find_binary(d.path(), "osu_bibw"), d.path().join("osu_bibw"));
     }
 
     #[test]

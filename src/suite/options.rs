@@ -65,16 +65,19 @@ pub struct SuiteArgs {
     /// Arguments for one benchmark only, e.g. `--bench-args "mbw_mr=-W 512"` (repeatable)
     #[arg(long = "bench-args", value_name = "NAME=ARGS", allow_hyphen_values = true)]
     pub bench_args: Vec<String>,
-    /// Binding policy, passed to every benchmark as --bind
+    /// Binding policy, passed to every benchmark as --bind; the launcher's own binding is then
+    /// switched off (unless POLICY is none)
     #[arg(long, value_name = "POLICY")]
     pub bind: Option<String>,
-    /// CPUs to bind to, passed to every benchmark as --cpu-list
+    /// CPUs to bind to, passed to every benchmark as --cpu-list; the launcher's own binding is then
+    /// switched off
     #[arg(long = "cpu-list", value_name = "LIST")]
     pub cpu_list: Option<String>,
-    /// Network device, passed to every benchmark as --nic
+    /// Network device, passed to every benchmark as --nic; the launcher's own binding is then
+    /// switched off
     #[arg(long, value_name = "DEV")]
     pub nic: Option<String>,
-    /// GPUs, passed to every benchmark as --gpu
+    /// GPUs, passed to every benchmark as --gpu; the launcher's own binding is then switched off
     #[arg(long, value_name = "LIST")]
     pub gpu: Option<String>,
     /// Where the run directory goes [default: $COMMBENCH_RESULTS_DIR, else results]
@@ -90,7 +93,10 @@ pub struct SuiteArgs {
     /// A word added to the run directory's name (e.g. `1ppn`)
     #[arg(long, value_name = "WORD")]
     pub tag: Option<String>,
-    /// Where the osu_* binaries are [default: beside this commbench]
+    /// Where the osu_* binaries are [default: beside this commbench]. The launcher follows the MPI
+    /// they are linked with. OSU's own binaries (e.g. its libexec/osu-micro-benchmarks/mpi, whose
+    /// subfolders are searched) work too: they get only OSU options, and their output becomes the
+    /// same CSV
     #[arg(long = "bin-dir", value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
     /// Keep the OSU tables off stdout (they are always in `<bench>.txt`)
@@ -125,6 +131,8 @@ pub struct Settings {
     pub nodes: Option<usize>,
     pub hostfile: Option<PathBuf>,
     pub bench_args: BenchArgs,
+    /// Whether commbench places the ranks (the launcher's binding goes off).
+    pub places_ranks: bool,
     pub results_dir: Option<PathBuf>,
     pub max_time: Option<f64>,
     pub tag: Option<String>,
@@ -202,6 +210,12 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
         }
     }
     let timeout = seconds("--timeout", a.timeout)?;
+    let places_ranks = a.cpu_list.is_some()
+        || match a.bind.as_deref() {
+            Some("none") => false,
+            Some(_) => true,
+            None => a.nic.is_some() || a.gpu.is_some(),
+        };
     Ok(Parsed::Run(Box::new(Settings {
         benchmarks,
         launcher: a.launcher,
@@ -216,6 +230,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
             placement,
             timeout: timeout.map(|t| t.to_string()),
         },
+        places_ranks,
         results_dir: a.results_dir,
         max_time: seconds("--max-time", a.max_time)?,
         tag: a.tag,
@@ -292,6 +307,19 @@ mod tests {
         assert_eq!(b.timeout.as_deref(), Some("30"));
         assert_eq!(s.launcher.as_deref(), Some("srun"));
         assert_eq!(s.launcher_args, ["--cpu-bind=none", "-v"]);
+        assert!(s.places_ranks);
+    }
+
+    /// Which placement options hand the binding over from the launcher.
+    #[test]
+    fn who_places_the_ranks() {
+        let places = |args: &[&str]| run(args).unwrap().places_ranks;
+        assert!(!places(&[]));
+        assert!(places(&["--cpu-list", "1,0"]));
+        assert!(places(&["--bind", "core"]));
+        assert!(places(&["--nic", "mlx5_0"]));
+        assert!(!places(&["--bind", "none", "--nic", "mlx5_0"]));
+        assert!(places(&["--bind", "none", "--cpu-list", "3"]));
     }
 
     #[test]

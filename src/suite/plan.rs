@@ -117,9 +117,19 @@ pub struct BenchArgs {
 }
 
 impl BenchArgs {
-    /// The arguments for `spec`, and a note for each suite option it does
-    /// not take.
+    /// The arguments for commbench's `spec`, and a note for each suite
+    /// option it does not take.
     pub fn for_bench(&self, spec: &BenchSpec) -> (Vec<String>, Vec<String>) {
+        self.args(spec, true)
+    }
+
+    /// The arguments for OSU's own binary of `spec`: OSU options only; a
+    /// note for each suite option left out (placement, `--timeout`).
+    pub fn for_osu_binary(&self, spec: &BenchSpec) -> (Vec<String>, Vec<String>) {
+        self.args(spec, false)
+    }
+
+    fn args(&self, spec: &BenchSpec, ours: bool) -> (Vec<String>, Vec<String>) {
         let mut args = Vec::new();
         let mut notes = Vec::new();
         for (letter, value) in &self.osu {
@@ -136,9 +146,21 @@ impl BenchArgs {
                 args.extend(extra.iter().cloned());
             }
         }
-        args.extend(self.placement.iter().cloned());
-        if let Some(t) = &self.timeout {
-            args.extend(["--timeout".to_string(), t.clone()]);
+        if ours {
+            args.extend(self.placement.iter().cloned());
+            if let Some(t) = &self.timeout {
+                args.extend(["--timeout".to_string(), t.clone()]);
+            }
+        } else {
+            if !self.placement.is_empty() {
+                notes.push(format!(
+                    "{} left out: OSU's own binaries do not take it (the launcher placed the ranks)",
+                    self.placement.join(" ")
+                ));
+            }
+            if let Some(t) = &self.timeout {
+                notes.push(format!("--timeout {t} left out: OSU's own binaries have no watchdog"));
+            }
         }
         (args, notes)
     }
@@ -243,6 +265,16 @@ mod tests {
         let (args, notes) = a.for_bench(&crate::bench::allreduce::SPEC);
         assert_eq!(args, v(&["-m", "1:4096", "-f", "-i", "100", "--bind", "nic", "--timeout", "60"]));
         assert_eq!(notes, ["-W left out: osu_allreduce does not take it"]);
+        let (args, notes) = a.for_osu_binary(&crate::bench::bibw::SPEC);
+        assert_eq!(args, v(&["-m", "1:4096", "-W", "512", "-i", "100", "-x", "5"]));
+        assert_eq!(
+            notes,
+            [
+                "-f left out: osu_bibw does not take it",
+                "--bind nic left out: OSU's own binaries do not take it (the launcher placed the ranks)",
+                "--timeout 60 left out: OSU's own binaries have no watchdog"
+            ]
+        );
     }
 
     #[test]

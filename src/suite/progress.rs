@@ -1,8 +1,11 @@
-//! What the suite tells the person watching, on stderr: on a terminal one
+//! What the suite tells the person watching: on stderr, on a terminal one
 //! line rewritten in place (which benchmark, i/N, elapsed, ETA from the
-//! benchmarks already finished); otherwise one plain line when each
-//! benchmark starts and ends.
+//! benchmarks already finished), otherwise one plain line when each
+//! benchmark starts and ends; on stdout, the benchmarks' own output as it
+//! comes, in whole lines, with the progress line cleared first so the two
+//! never share a line on a terminal.
 
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 /// Progress over the benchmarks of one suite.
@@ -13,6 +16,10 @@ pub struct Progress {
     finished: Vec<Duration>,
     current: Option<(usize, String, Instant)>,
     last_draw: Option<Instant>,
+    /// Whether the progress line is on the terminal now.
+    drawn: bool,
+    /// Where the benchmarks' output is echoed (stdout).
+    out: Box<dyn Write + Send>,
 }
 
 /// `m:ss` (or `h:mm:ss`).
@@ -41,7 +48,37 @@ impl Progress {
     pub fn new(total: usize) -> Progress {
         // SAFETY: isatty only inspects the descriptor.
         let tty = unsafe { libc::isatty(2) } == 1;
-        Progress { total, tty, started: Instant::now(), finished: Vec::new(), current: None, last_draw: None }
+        Progress::with_output(total, tty, Box::new(std::io::stdout()))
+    }
+
+    /// Progress with the echo going to `out`; `tty` says whether stderr is
+    /// a terminal (the line rewritten in place).
+    pub fn with_output(total: usize, tty: bool, out: Box<dyn Write + Send>) -> Progress {
+        Progress {
+            total,
+            tty,
+            started: Instant::now(),
+            finished: Vec::new(),
+            current: None,
+            last_draw: None,
+            drawn: false,
+            out,
+        }
+    }
+
+    /// Writes whole lines of a benchmark's output to stdout at once; on a
+    /// terminal the progress line is cleared first and drawn again on the
+    /// next tick, below them.
+    pub fn echo(&mut self, lines: &[u8]) {
+        if lines.is_empty() {
+            return;
+        }
+        if self.tty && self.drawn {
+            crate::diag::write_once("\r\x1b[2K");
+            self.drawn = false;
+        }
+        let _ = self.out.write_all(lines);
+        let _ = self.out.flush();
     }
 
     pub fn start(&mut self, index: usize, name: &str, command: &str) {
@@ -53,10 +90,12 @@ impl Progress {
         }
     }
 
-    /// Called while the benchmark runs; redraws at most twice a second.
+    /// Called while the benchmark runs; redraws at most twice a second,
+    /// or at once after an echo took the line away.
     pub fn tick(&mut self) {
         if self.tty {
-            self.draw(false);
+            let force = !self.drawn;
+            self.draw(force);
         }
     }
 
@@ -67,6 +106,7 @@ impl Progress {
         if self.tty {
             // Clear the progress line, leave a permanent one.
             crate::diag::write_once(&format!("\r\x1b[2K{line}\n"));
+            self.drawn = false;
         } else {
             say(&format!("suite: {line}"));
         }
@@ -83,6 +123,7 @@ impl Progress {
             Some(d) => format!("ETA {}", clock(d)),
             None => "ETA --".into(),
         };
+        self.drawn = true;
         crate::diag::write_once(&format!(
             "\r\x1b[2K[{}/{}] {name}  running {}  elapsed {}  {eta}",
             index + 1,

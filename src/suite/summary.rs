@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::binaries::Maker;
 use super::exec::Status;
 use super::launch::{Launcher, Layout};
 use super::plan::Shape;
@@ -68,6 +69,9 @@ pub struct SuiteReport {
     /// The arguments every benchmark got (before per-benchmark ones).
     pub common_args: Vec<String>,
     pub bin_dir: String,
+    /// Whose binaries ran: commbench's, or OSU's own (CSV made from their
+    /// output).
+    pub binaries: Maker,
     /// Hosts the benchmarks ran on, from their run records.
     pub hosts: Vec<String>,
     pub slurm: Option<SlurmInfo>,
@@ -324,7 +328,11 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
     if let Some(s) = &r.slurm {
         env.push(vec!["Slurm".into(), slurm_line(s)]);
     }
-    env.push(vec!["binaries".into(), code(&r.bin_dir)]);
+    let whose = match r.binaries {
+        Maker::Commbench => "",
+        Maker::Osu => " (OSU's own: no run records; CSV made from their output)",
+    };
+    env.push(vec!["binaries".into(), format!("{}{whose}", code(&r.bin_dir))]);
     table(&mut o, &["setting".into(), "value".into()], &env, usize::MAX);
 
     let _ = writeln!(o, "\n## Status\n");
@@ -580,6 +588,7 @@ mod tests {
             hostfile: None,
             common_args: vec!["-m".into(), "1:1024".into()],
             bin_dir: "/b".into(),
+            binaries: Maker::Commbench,
             hosts: vec!["h1".into()],
             slurm: Some(SlurmInfo { job_id: "42".into(), node_list: Some("localhost".into()), ..Default::default() }),
             benchmarks: vec![
@@ -613,5 +622,9 @@ mod tests {
         assert!(md.contains("\n**Placement warning:** ranks 0-1 share one core (core 0) on h1\n"), "{md}");
         assert!(md.contains("## osu_bw\n\nNo results (it did not pass)."), "{md}");
         assert!(md.contains("```sh\nmpirun -np 2 /b/osu_latency\n"), "{md}");
+        assert!(md.contains("| binaries | `/b` |"), "{md}");
+        let osu = SuiteReport { binaries: Maker::Osu, ..r };
+        let md = render(&osu, &tables, &[]);
+        assert!(md.contains("| binaries | `/b` (OSU's own: no run records; CSV made from their output) |"), "{md}");
     }
 }

@@ -383,3 +383,23 @@ pub fn launch_recorded(
     }
     (run, codes)
 }
+
+/// OSU 7.4's own C binaries built against `mpi` (scripts/build-osu.sh builds
+/// them on first use into target/osu-7.4/<mpi>/bin and only prints the
+/// directory afterwards).
+pub fn osu_bin_dir(mpi: Mpi) -> PathBuf {
+    let name = match mpi {
+        Mpi::OpenMpi => "openmpi",
+        Mpi::Mpich => "mpich",
+    };
+    let out = Command::new("bash")
+        .arg(repo_root().join("scripts/build-osu.sh"))
+        .env("OSU_MPI", name)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run scripts/build-osu.sh");
+    assert!(out.status.success(), "scripts/build-osu.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert!(dir.join("osu_latency").is_file(), "no osu_latency in {}", dir.display());
+    dir
+}
