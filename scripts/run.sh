@@ -21,7 +21,9 @@ if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 
-cargo build --release --bins --quiet
+# Cargo's own progress on stderr: a first build takes a few minutes.
+echo "run.sh: building the benchmarks (cargo build --release --bins; the first build takes a few minutes)" >&2
+cargo build --release --bins
 
 results_dir=${COMMBENCH_RESULTS_DIR:-results}
 export COMMBENCH_RESULTS_DIR=$results_dir

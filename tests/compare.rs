@@ -174,3 +174,57 @@ fn osu_7_4_outputs_with_optional_columns_match_their_csv() {
         assert_eq!(v["summary"]["missing"], 0);
     }
 }
+
+/// A device-buffer reference (a published `osu_bw -d cuda D D`) against a
+/// run on host memory, either way round, is refused with one line naming
+/// the option that allows it; with the option it is judged, and the
+/// mismatch is a warning on stderr and in the report.
+#[test]
+fn device_reference_against_a_host_run_is_refused_unless_allowed() {
+    let (csv, _) = measured();
+    let dd = data("published/osu_bw_7.2_eessi716-ompi415-cuda-DD.txt");
+    for args in [vec!["compare", &dd, path_str(csv)], vec!["compare", path_str(csv), &dd]] {
+        let r = commbench(&args);
+        assert_eq!(r.code, Some(2), "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
+        let lines: Vec<&str> = r.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{}", r.stderr);
+        assert!(lines[0].contains("device memory") && lines[0].contains("host memory"), "{}", lines[0]);
+        assert!(lines[0].contains("--allow-memory-mismatch"), "{}", lines[0]);
+    }
+    let r = commbench(&["compare", &dd, path_str(csv), "--allow-memory-mismatch", "--allowed-failures", "99"]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let warnings: Vec<&str> = r.stderr.lines().filter(|l| l.contains(": warning: ")).collect();
+    assert_eq!(warnings.len(), 1, "{}", r.stderr);
+    assert!(warnings[0].contains("is on device memory"), "{}", warnings[0]);
+    assert!(r.stdout.lines().any(|l| l.starts_with("warning: osu_bw MPI_CHAR: the reference")), "{}", r.stdout);
+    let r = commbench(&["compare", &dd, path_str(csv), "--allow-memory-mismatch", "--format", "json", "-q"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON report");
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1), "{}", r.stdout);
+}
+
+/// Process counts that differ where both sides say (the CSV's np column)
+/// warn once, on stderr and in the report; the comparison still runs.
+#[test]
+fn differing_process_counts_warn() {
+    let (csv, _) = measured();
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let np = header.split(',').position(|c| c == "np").unwrap();
+    let mut out = format!("{header}\n");
+    for l in lines {
+        let mut cells: Vec<&str> = l.split(',').collect();
+        cells[np] = "4";
+        out += &(cells.join(",") + "\n");
+    }
+    let other = dir.path().join("np4.csv");
+    std::fs::write(&other, out).unwrap();
+    let r = commbench(&["compare", path_str(&other), path_str(csv), "--tolerance", "1000%"]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let want = "osu_bw MPI_CHAR: process counts differ: the reference has 4, the runs 2";
+    assert_eq!(r.stderr.trim(), format!("commbench compare: warning: {want}"));
+    assert!(r.stdout.contains(&format!("warning: {want}\n")), "{}", r.stdout);
+    assert!(r.stdout.lines().last().unwrap().starts_with("PASS"));
+}

@@ -40,10 +40,16 @@ struct Job {
 /// Submits `script` from a fresh directory with `sbatch --wait` on one
 /// node with two tasks; `env` is exported to the job.
 fn sbatch(c: &SlurmCluster, script: &str, env: &[(&str, &str)], work: &Path) -> Job {
+    sbatch_with_args(c, script, &[], env, work)
+}
+
+/// As `sbatch`, with arguments after the script.
+fn sbatch_with_args(c: &SlurmCluster, script: &str, args: &[&str], env: &[(&str, &str)], work: &Path) -> Job {
     let mut cmd = c.command("sbatch");
     cmd.args(["--wait", "--parsable", "-N", "1", "-n", "2", "--ntasks-per-node=2", "-o"])
         .arg(work.join("job-%j.out"))
         .arg(repo_root().join("scripts/slurm").join(script))
+        .args(args)
         .current_dir(work);
     for (k, v) in env {
         cmd.env(k, v);
@@ -174,15 +180,18 @@ fn suite_script_with_an_mpich_build_under_srun_pmi2() {
     let Some(c) = cluster() else { return };
     let work = tempfile::tempdir().unwrap();
     let dir = bin_dir(Mpi::Mpich);
-    let job = sbatch(&c, "suite.sbatch", &[("COMMBENCH_BIN", &dir), ("BENCH_ARGS", SMALL)], work.path());
+    // Suite options with a comma as arguments after the script: through
+    // `--export=ALL,SUITE_ARGS=--add bcast,reduce` Slurm would split them.
+    let env = [("COMMBENCH_BIN", dir.as_str()), ("BENCH_ARGS", SMALL)];
+    let job = sbatch_with_args(&c, "suite.sbatch", &["--add", "bcast,reduce"], &env, work.path());
     assert_ok(&job, &c);
-    assert!(job.output.contains("8 of 8 passed"), "{}", job.output);
+    assert!(job.output.contains("10 of 10 passed"), "{}", job.output);
     let dirs = run_dirs(&job);
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     let name = dirs[0].file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.ends_with(&format!("_suite_job{}", job.id)), "{name}");
-    let benches = SUITE_DEFAULT;
-    assert_eq!(files_with_ext(&dirs[0], "csv").len(), 8);
+    let benches: Vec<&str> = SUITE_DEFAULT.iter().copied().chain(["osu_bcast", "osu_reduce"]).collect();
+    assert_eq!(files_with_ext(&dirs[0], "csv").len(), 10);
     let rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dirs[0].join("osu_allreduce.json")).unwrap()).unwrap();
     assert!(rec["mpi"]["library_version"].as_str().unwrap_or("").contains("MPICH"), "{}", rec["mpi"]);

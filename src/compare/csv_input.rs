@@ -2,7 +2,7 @@
 //! `report::csv::CsvRow` that wrote it, and rows grouped into one table per
 //! (benchmark, datatype) in file order.
 
-use super::model::{Note, Parsed, Point, Table};
+use super::model::{Memory, MemoryInfo, Note, Parsed, Point, Table};
 use crate::report::csv::CsvRow;
 
 /// Why a CSV could not be read at all.
@@ -26,6 +26,30 @@ fn row_error(e: &csv::Error, rec: &csv::StringRecord, header: &csv::StringRecord
         Some(c) => format!("{c}: {}", err.kind()),
         None => err.kind().to_string(),
     }
+}
+
+/// Where a commbench backend's buffers were: `mpi` is MPI on host memory
+/// (the only MPI transport that writes `mpi`); a backend naming a device
+/// API (`mpi-cuda`, `nccl` ...) ran on device memory; anything else is not
+/// known from the CSV alone.
+pub fn backend_memory(backend: &str) -> Option<MemoryInfo> {
+    let b = backend.trim().to_ascii_lowercase();
+    if b.is_empty() {
+        return None;
+    }
+    let from = format!("CSV backend '{backend}'");
+    if b == "mpi" || b.ends_with("-host") {
+        return Some(MemoryInfo { memory: Memory::Host, from, weak: false });
+    }
+    let device = ["cuda", "rocm", "hip", "ze", "nccl", "rccl", "hccl", "device", "gpu"];
+    if b.split(['-', '_', '+']).any(|w| device.contains(&w)) {
+        return Some(MemoryInfo { memory: Memory::Device, from, weak: false });
+    }
+    b.split(['-', '_', '+']).any(|w| w == "managed").then_some(MemoryInfo {
+        memory: Memory::Managed,
+        from,
+        weak: false,
+    })
 }
 
 /// Reads the CSV in `text`; rows that do not fit become notes.
@@ -90,6 +114,8 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
                     osu_version: None,
                     pairs: row.pairs.map(|p| p as u64),
                     window: window.clone(),
+                    np: Some(row.np as u64).filter(|&n| n > 0),
+                    memory: backend_memory(&row.backend),
                     points: Vec::new(),
                     path: path.to_string(),
                     line: Some(line),

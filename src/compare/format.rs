@@ -118,6 +118,9 @@ pub fn text(rep: &Report) -> String {
         }
         o.push('\n');
     }
+    for w in &rep.warnings {
+        let _ = writeln!(o, "warning: {w}");
+    }
     o.push_str(&summary_line(rep));
     o.push('\n');
     o
@@ -151,6 +154,12 @@ pub fn markdown(rep: &Report) -> String {
                 r.tolerance_pct
             );
         }
+        o.push('\n');
+    }
+    for w in &rep.warnings {
+        let _ = writeln!(o, "- warning: {w}");
+    }
+    if !rep.warnings.is_empty() {
         o.push('\n');
     }
     let _ = writeln!(o, "**{}**", summary_line(rep));

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::csv_input::{self, CsvInputError};
-use super::model::{Note, Parsed, RunInfo};
+use super::model::{Memory, MemoryInfo, Note, Parsed, RunInfo, Table};
 use super::osu_text;
 
 /// Why an input could not be read.
@@ -37,7 +37,46 @@ pub fn run_info(path: &Path) -> Option<RunInfo> {
         .and_then(|l| l.as_str())
         .map(|l| l.lines().next().unwrap_or("").split(',').next().unwrap_or("").trim().to_string())
         .filter(|l| !l.is_empty());
-    Some(RunInfo { hosts, mpi_library })
+    let world_size = v.pointer("/mpi/world_size").and_then(serde_json::Value::as_u64).filter(|&n| n > 0);
+    let options = v.get("options").and_then(|o| o.as_object()).cloned();
+    // What ran, not what was asked for: `memory` (or `options.memory`), or
+    // the memory half of a pairs record's `transport` (`mpi-host`).
+    let word = |p: &str| v.pointer(p).and_then(|m| m.as_str());
+    let memory = word("/memory")
+        .or_else(|| word("/options/memory"))
+        .or_else(|| word("/transport").and_then(|t| t.rsplit('-').next()))
+        .and_then(Memory::from_word);
+    Some(RunInfo { hosts, mpi_library, world_size, memory, options })
+}
+
+/// A device-buffer marker in a file name (`osu_bw-DD.txt`,
+/// `lat_cuda_D_D.txt`): a word `DD`, `DH`, `HD`, `MD` ... or two one-letter
+/// words `D D`. Host-only markers (`HH`) say nothing a title does not.
+fn name_marker(path: &Path) -> Option<Memory> {
+    let stem = path.file_stem()?.to_string_lossy().into_owned();
+    let words: Vec<&str> = stem.split(['-', '_', '.', ' ']).filter(|w| !w.is_empty()).collect();
+    let pair = |a: &str, b: &str| -> Option<Memory> {
+        let is = |c: &str| matches!(c, "D" | "H" | "M");
+        if !(is(a) && is(b)) || (a == "H" && b == "H") {
+            return None;
+        }
+        Some(if a == "D" || b == "D" { Memory::Device } else { Memory::Managed })
+    };
+    let joined = words.iter().find_map(|w| (w.len() == 2).then(|| pair(&w[..1], &w[1..])).flatten());
+    joined.or_else(|| words.windows(2).find_map(|w| pair(w[0], w[1])))
+}
+
+/// Settles where each table's buffers were: the run record (what ran) over
+/// anything else; a file name marker over a plain `OSU MPI` title.
+fn settle_memory(t: &mut Table, path: &Path, info: Option<&RunInfo>) {
+    if let Some(m) = info.and_then(|i| i.memory) {
+        t.memory = Some(MemoryInfo { memory: m, from: "run record".into(), weak: false });
+        return;
+    }
+    let weak = t.memory.as_ref().is_none_or(|m| m.weak);
+    if let (true, Some(m)) = (weak, name_marker(path)) {
+        t.memory = Some(MemoryInfo { memory: m, from: "file name".into(), weak: false });
+    }
 }
 
 /// A short name for a run: the file name without its extension, or the
@@ -67,6 +106,10 @@ pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
     }
     let info = run_info(path);
     for t in &mut parsed.tables {
+        settle_memory(t, path, info.as_ref());
+        if t.np.is_none() {
+            t.np = info.as_ref().and_then(|i| i.world_size);
+        }
         t.run = info.clone();
     }
     Ok(parsed)
@@ -127,5 +170,47 @@ mod tests {
         let info = run_info(&d.path().join("r.csv")).unwrap();
         assert_eq!(info.hosts, ["n1", "n2"]);
         assert_eq!(info.mpi_library.as_deref(), Some("Open MPI v4.1.4"));
+        assert_eq!(info.world_size, Some(h.mpi.world_size as u64).filter(|&n| n > 0));
+        assert_eq!(info.memory, None);
+    }
+
+    #[test]
+    fn file_name_markers() {
+        let m = |n: &str| name_marker(Path::new(n));
+        assert_eq!(m("osu_bw_7.2_eessi716-ompi415-cuda-DD.txt"), Some(Memory::Device));
+        assert_eq!(m("lat D H.txt"), Some(Memory::Device));
+        assert_eq!(m("lat_M_M.txt"), Some(Memory::Managed));
+        for none in ["osu_bw-HH.txt", "osu_bw.txt", "run-ADD.txt", "osu_latency_5.8_x.txt"] {
+            assert_eq!(m(none), None, "{none}");
+        }
+    }
+
+    /// What ran decides: a record saying host memory beats the `D D`
+    /// words and a device title; a file name marker beats a plain title
+    /// but not a buffer line.
+    #[test]
+    fn the_run_record_says_what_ran() {
+        let d = tempfile::tempdir().unwrap();
+        let cuda = "# OSU MPI-CUDA Latency Test v7.4\n# Size Latency (us)\n1 2.0\n";
+        let plain = "# OSU MPI Latency Test v7.4\n# Size Latency (us)\n1 2.0\n";
+        let host_line = "# OSU MPI Latency Test v7.4\n# Send Buffer on HOST (H) and Receive Buffer on HOST (H)\n# Size Latency (us)\n1 2.0\n";
+        let write = |name: &str, text: &str| {
+            let p = d.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let memory = |p: &Path| load_file(p).unwrap().tables[0].memory.clone().unwrap();
+        let p = write("ran-DD.txt", cuda);
+        assert_eq!(memory(&p).memory, Memory::Device);
+        std::fs::write(p.with_extension("json"), r#"{"memory": "host", "options": {"buffer_words": ["D", "D"]}}"#)
+            .unwrap();
+        assert_eq!((memory(&p).memory, memory(&p).from.as_str()), (Memory::Host, "run record"));
+        let p = write("plain-DD.txt", plain);
+        assert_eq!((memory(&p).memory, memory(&p).from.as_str()), (Memory::Device, "file name"));
+        let p = write("line-DD.txt", host_line);
+        assert_eq!(memory(&p).memory, Memory::Host);
+        let p = write("pairs.txt", plain);
+        std::fs::write(p.with_extension("json"), r#"{"transport": "mpi-cuda"}"#).unwrap();
+        assert_eq!(memory(&p).memory, Memory::Device);
     }
 }

@@ -80,6 +80,9 @@ pub struct Summary {
 pub struct Report {
     pub blocks: Vec<Block>,
     pub notes: Vec<String>,
+    /// Differences between the reference and the runs that make the
+    /// numbers less comparable (memory, datatypes, process counts, options).
+    pub warnings: Vec<String>,
     pub summary: Summary,
 }
 
@@ -271,7 +274,7 @@ pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
     }
     s.counted_failures = s.failed + if rules.require_all { s.missing + s.unmatched } else { 0 };
     s.ok = s.counted_failures <= s.allowed_failures;
-    Report { blocks, notes, summary: s }
+    Report { blocks, notes, warnings: Vec::new(), summary: s }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! options or unreadable input.
 
 pub mod args;
+pub mod context;
 pub mod csv_input;
 pub mod format;
 pub mod input;
@@ -29,6 +30,8 @@ use self::tolerance::{Limit, Rules, ToleranceRule};
     after_help = "SIZES is N, A-B, A- or -B in bytes, with an optional K, M or G suffix (powers of 1024).\n\
                   Tolerances: later rules win where ranges overlap; sizes no rule names get 10%.\n\
                   Latency may be that much higher, bandwidth and message rate that much lower.\n\
+                  A reference on device memory and runs on host memory (or the reverse) are refused\n\
+                  unless --allow-memory-mismatch; differing datatypes, process counts or options warn.\n\
                   Exit status: 0 all pass, 1 failures beyond --allowed-failures, 2 bad options or input."
 )]
 struct Args {
@@ -58,6 +61,10 @@ struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// Judge results on device memory against results on host memory (or
+    /// managed memory) anyway, with a warning, instead of refusing.
+    #[arg(long)]
+    allow_memory_mismatch: bool,
     /// Do not print what the readers passed over.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -91,6 +98,14 @@ pub fn main(args: &[String]) -> i32 {
             }
         }
     }
+    let mut warnings = context::memory_mismatches(&reference.tables, &runs);
+    if !a.allow_memory_mismatch {
+        if let Some(line) = context::refusal(&warnings) {
+            crate::say!("commbench compare: {line}");
+            return 2;
+        }
+    }
+    warnings.extend(context::warnings(&reference.tables, &runs));
     let limits = a.min_bw.into_iter().chain(a.max_lat).chain(a.min_rate).collect();
     let rules =
         Rules { tolerances: a.tolerance, limits, allowed_failures: a.allowed_failures, require_all: a.require_all };
@@ -98,10 +113,14 @@ pub fn main(args: &[String]) -> i32 {
     let mut all_notes: Vec<String> = notes.iter().map(ToString::to_string).collect();
     all_notes.append(&mut report.notes);
     report.notes = all_notes;
+    report.warnings = warnings;
     if !a.quiet {
         for n in &report.notes {
             crate::say!("commbench compare: note: {n}");
         }
+    }
+    for w in &report.warnings {
+        crate::say!("commbench compare: warning: {w}");
     }
     if report.blocks.is_empty() {
         crate::say!("commbench compare: nothing in common: no benchmark, datatype and metric is in both the reference and the runs");

@@ -64,12 +64,63 @@ impl Point {
     }
 }
 
+/// Where the measured buffers were: results on device memory and on host
+/// memory measure different things and are not judged against each other
+/// unless the user says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Memory {
+    Host,
+    Device,
+    /// Managed (unified) memory: OSU's `M`.
+    Managed,
+}
+
+impl Memory {
+    pub fn name(self) -> &'static str {
+        match self {
+            Memory::Host => "host memory",
+            Memory::Device => "device memory",
+            Memory::Managed => "managed memory",
+        }
+    }
+
+    /// A run record's or a CSV's word for it (`host`, `device`, `cuda`, ...).
+    pub fn from_word(w: &str) -> Option<Memory> {
+        let w = w.trim().to_ascii_lowercase();
+        match w.as_str() {
+            "host" | "h" | "cpu" => Some(Memory::Host),
+            "managed" | "m" | "unified" => Some(Memory::Managed),
+            "device" | "d" | "gpu" | "cuda" | "rocm" | "hip" | "ze" | "sycl" | "openacc" => Some(Memory::Device),
+            _ => None,
+        }
+    }
+}
+
+/// Where a table's buffers were, and what says so (`title 'OSU MPI-CUDA'`,
+/// `run record`, ...), for the line that refuses or warns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryInfo {
+    pub memory: Memory,
+    pub from: String,
+    /// True when only a plain `OSU MPI` title says host: weaker than a
+    /// buffer line, a file name marker or a run record.
+    pub weak: bool,
+}
+
 /// Where and on what a run was made, from the JSON run record beside it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunInfo {
     pub hosts: Vec<String>,
     /// The MPI library, shortened to its name and version.
     pub mpi_library: Option<String>,
+    /// `mpi.world_size`.
+    pub world_size: Option<u64>,
+    /// Where the buffers were (`memory`): what ran, whatever buffer words
+    /// were given on the command line.
+    pub memory: Option<Memory>,
+    /// The record's `options` object.
+    pub options: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// One block of results: a benchmark at one datatype from one output.
@@ -85,6 +136,10 @@ pub struct Table {
     pub sized: bool,
     pub pairs: Option<u64>,
     pub window: Option<String>,
+    /// Processes in the job, where the output says (CSV `np`, run record).
+    pub np: Option<u64>,
+    /// Where the buffers were, where the output says.
+    pub memory: Option<MemoryInfo>,
     pub points: Vec<Point>,
     /// The file it came from.
     pub path: String,

@@ -5,7 +5,7 @@
 //! is passed over. Lines that start like a data row of an open table but do
 //! not fit its columns become notes: the reader never guesses a value.
 
-use super::model::{Note, Parsed, Point, Table};
+use super::model::{Memory, MemoryInfo, Note, Parsed, Point, Table};
 use crate::bench::registry;
 
 /// A column of an OSU table header.
@@ -71,6 +71,47 @@ pub fn parse_title(line: &str) -> Option<(String, String)> {
         .or_else(|| OTHER_TITLES.iter().find(|(t, _)| *t == test).map(|(_, n)| n.to_string()))
         .unwrap_or_else(|| slug(test));
     Some((name, version.to_string()))
+}
+
+/// The API word of a title (`MPI`, `MPI-CUDA`, `MPI-ROCM`, `MPI-ZE` ...).
+pub fn title_api(line: &str) -> Option<&str> {
+    let s = line.trim().trim_start_matches('\\').trim_start_matches('#').trim();
+    s.strip_prefix("OSU ")?.split_whitespace().next()
+}
+
+/// Where OSU says the buffers were: the buffer line (`Send Buffer on
+/// DEVICE (D) and Receive Buffer on HOST (H)`) when there is one, else the
+/// title's API word (`MPI-CUDA`: device buffers; collectives print no
+/// buffer line), else host.
+fn memory_from(api: Option<&str>, buffers: Option<&(String, String)>) -> Option<MemoryInfo> {
+    if let Some((send, recv)) = buffers {
+        let kind = |w: &str| match w {
+            "DEVICE" => Some(Memory::Device),
+            "MANAGED" => Some(Memory::Managed),
+            "HOST" => Some(Memory::Host),
+            _ => None,
+        };
+        if let (Some(s), Some(r)) = (kind(send), kind(recv)) {
+            // One device side makes it a device run; host only when both are.
+            let memory = [s, r].into_iter().find(|m| *m == Memory::Device).unwrap_or(s.max(r));
+            let from = format!("buffer line 'Send Buffer on {send}, Receive Buffer on {recv}'");
+            return Some(MemoryInfo { memory, from, weak: false });
+        }
+    }
+    let api = api?;
+    if api == "MPI" {
+        return Some(MemoryInfo { memory: Memory::Host, from: "title 'OSU MPI'".into(), weak: true });
+    }
+    Some(MemoryInfo { memory: Memory::Device, from: format!("title 'OSU {api}'"), weak: false })
+}
+
+/// The two locations of a buffer line, e.g. (`DEVICE`, `HOST`).
+fn parse_buffer_line(body: &str) -> Option<(String, String)> {
+    let word = |key: &str| {
+        let (_, rest) = body.split_once(key)?;
+        rest.split_whitespace().next().map(|w| w.trim_end_matches(',').to_string())
+    };
+    Some((word("Send Buffer on ")?, word("Receive Buffer on ")?))
 }
 
 /// `Foo_bar Latency Test` -> `osu_foo_bar`.
@@ -166,6 +207,10 @@ struct Context {
     pairs: Option<u64>,
     window: Option<String>,
     datatype: Option<String>,
+    /// The title's API word (`MPI`, `MPI-CUDA` ...).
+    api: Option<String>,
+    /// The buffer line's send and receive locations.
+    buffers: Option<(String, String)>,
 }
 
 /// The table being filled.
@@ -232,7 +277,9 @@ impl Reader<'_> {
             if !repeat {
                 self.end_title();
             }
-            self.ctx = Context { benchmark: Some(bench), version: Some(version), title_line: n, ..Context::default() };
+            let api = title_api(s).map(String::from);
+            self.ctx =
+                Context { benchmark: Some(bench), version: Some(version), title_line: n, api, ..Context::default() };
             return;
         }
         if let Some(body) = s.strip_prefix('#') {
@@ -250,6 +297,10 @@ impl Reader<'_> {
                 State::Table(open) if open.table.points.is_empty() => open.table.datatype = Some(dt),
                 _ => self.ctx.datatype = Some(dt),
             }
+            return;
+        }
+        if let Some(b) = parse_buffer_line(body) {
+            self.ctx.buffers = Some(b);
             return;
         }
         if body.starts_with("[ pairs:") {
@@ -284,6 +335,8 @@ impl Reader<'_> {
                 sized: cols.first() == Some(&Column::Size),
                 pairs: self.ctx.pairs,
                 window: self.ctx.window.clone(),
+                np: None,
+                memory: memory_from(self.ctx.api.as_deref(), self.ctx.buffers.as_ref()),
                 points: Vec::new(),
                 path: self.path.to_string(),
                 line: Some(n),

@@ -43,9 +43,6 @@ pub const EXIT_USAGE: i32 = 2;
 
 const NAME: &str = "commbench pairs";
 
-/// Seconds between progress lines on stderr during long runs.
-const PROGRESS_EVERY_S: u64 = 10;
-
 fn out(text: &str) {
     let mut o = io::stdout().lock();
     let _ = o.write_all(text.as_bytes());
@@ -182,9 +179,8 @@ impl Session<'_> {
 
         let me = job.world.rank();
         let mut m = results::Measurements::default();
-        let began = Instant::now();
-        let mut last_note = Instant::now();
         for i in 0..self.schedule.len() {
+            let began = Instant::now();
             let round = self.schedule.round(i);
             let flow = round.flows[me];
             let res = measure::run_round(t, &mut bufs, me, flow, &job.progress);
@@ -200,15 +196,15 @@ impl Session<'_> {
                     job.abort(&format!("{NAME}: cannot write {}: {e}", f.measurements_path.display()));
                 }
             }
-            if last_note.elapsed().as_secs() >= PROGRESS_EVERY_S && i + 1 < self.schedule.len() {
-                say(&format!(
-                    "{NAME}: round {}/{} done ({:.0} s)",
-                    i + 1,
-                    self.schedule.len(),
-                    began.elapsed().as_secs_f64()
-                ));
-                last_note = Instant::now();
-            }
+            // Live: one line per round as it ends (one write, flushed).
+            out(&report::round_line(
+                i + 1,
+                self.schedule.len(),
+                began.elapsed().as_secs_f64(),
+                &m.directed[before..],
+                &m.latency[lat_before..],
+                &self.cfg.criteria,
+            ));
         }
         job.step(Step::Finish);
         let code = if root { self.finish(&m, &hosts, files.as_mut(), record.as_ref(), &transport) } else { 0 };
@@ -242,6 +238,7 @@ impl Session<'_> {
         out(&report::table(&input));
         out(&report::summary(&input));
         let mut code = if eval.passed() { EXIT_PASS } else { EXIT_FAIL };
+        let judged = self.cfg.criteria.any();
         let mut detail = None;
         if let Some(f) = files {
             if let Err(e) = self.write_outputs(f, m, &eval, &rows, &blame, hosts) {
@@ -252,9 +249,11 @@ impl Session<'_> {
             if let Some(rec) = record {
                 rec.update(|r| {
                     r.files = f.written.clone();
-                    r.outcome = Some(Outcome::new(&rows, &eval, &blame, hosts));
+                    r.outcome = Some(Outcome::new(&rows, &eval, &blame, hosts, judged));
                 });
                 let ending = match code {
+                    // Nothing was judged: complete, not passed.
+                    EXIT_PASS if !judged => Ending::Complete,
                     EXIT_PASS => Ending::Passed,
                     EXIT_FAIL => Ending::Failed,
                     _ => Ending::Error { detail: detail.unwrap_or_default() },

@@ -39,7 +39,10 @@ pub struct ScheduleInfo {
 /// The verdict.
 #[derive(Clone, Debug, Serialize)]
 pub struct Outcome {
-    pub passed: bool,
+    /// Null when no criterion was given: nothing was judged.
+    pub passed: Option<bool>,
+    /// `pass`, `fail`, or `measured, no criteria`.
+    pub verdict: String,
     pub pairs: usize,
     pub failing_pairs: usize,
     pub median_bw_mbps: Option<f64>,
@@ -65,10 +68,20 @@ pub struct FailingPair {
 }
 
 impl Outcome {
-    pub fn new(rows: &[PairRow], eval: &Evaluation, blame: &Blame, hosts: &[String]) -> Outcome {
+    /// `criteria`: whether any criterion was given.
+    pub fn new(rows: &[PairRow], eval: &Evaluation, blame: &Blame, hosts: &[String], criteria: bool) -> Outcome {
         let host = |x: usize| hosts.get(x).cloned().unwrap_or_default();
+        // Without criteria nothing is judged, except that a direction the
+        // scheme should have measured and did not still fails.
+        let judged = criteria || !eval.passed();
+        let verdict = match (judged, eval.passed()) {
+            (false, _) => super::report::NO_CRITERIA,
+            (true, true) => "pass",
+            (true, false) => "fail",
+        };
         Outcome {
-            passed: eval.passed(),
+            passed: judged.then(|| eval.passed()),
+            verdict: verdict.to_string(),
             pairs: rows.len(),
             failing_pairs: eval.failing.len(),
             median_bw_mbps: eval.median_bw.map(|m| m / 1e6),

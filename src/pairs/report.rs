@@ -6,10 +6,15 @@
 use std::fmt::Write;
 
 use super::blame::{Blame, EndpointSummary};
+use super::criteria::Criteria;
 use super::criteria::{Check, Evaluation, Failure, Measured};
 use super::options::Config;
-use super::results::PairRow;
+use super::results::{Directed, LatencySample, PairRow};
 use crate::topo::cpuset::format_list;
+
+/// The last line's first words when no criterion was given: nothing was
+/// judged, so it says neither PASS nor FAIL (the exit status is still 0).
+pub const NO_CRITERIA: &str = "measured, no criteria";
 
 /// MB/s as printed (OSU's unit: 10^6 bytes per second).
 pub fn mbps(bytes_per_s: f64) -> f64 {
@@ -63,6 +68,70 @@ pub fn header(cfg: &Config, np: usize, rounds: usize, transport: &str, idle: &[u
     s
 }
 
+/// One line per finished round, printed as the round ends so a long run's
+/// log (a `slurm-%j.out`) shows progress: `#`-commented like the header so
+/// nothing that reads the pair table mistakes it for a row, and worded so
+/// it does not start like the table's `# Round` header. `directed` and
+/// `latency` are that round's; `below_min_bw` counts directions under
+/// `--min-bw` (the share-of-median floor is only known at the end).
+pub fn round_line(
+    index: usize,
+    rounds: usize,
+    secs: f64,
+    directed: &[Directed],
+    latency: &[LatencySample],
+    criteria: &Criteria,
+) -> String {
+    let mut s = format!("# Measured round {index}/{rounds} in {secs:.2} s: ");
+    let mut bws: Vec<&Directed> = directed.iter().collect();
+    bws.sort_by(|x, y| x.bytes_per_s.total_cmp(&y.bytes_per_s));
+    match (bws.first(), bws.last()) {
+        (Some(lo), Some(hi)) => {
+            let values: Vec<f64> = bws.iter().map(|d| d.bytes_per_s).collect();
+            let med = super::criteria::median(&values).unwrap_or(0.0);
+            let _ = write!(
+                s,
+                "{} direction{}, min {:.2} MB/s ({} -> {}), median {:.2} MB/s, max {:.2} MB/s ({} -> {})",
+                bws.len(),
+                if bws.len() == 1 { "" } else { "s" },
+                mbps(lo.bytes_per_s),
+                lo.src,
+                lo.dst,
+                mbps(med),
+                mbps(hi.bytes_per_s),
+                hi.src,
+                hi.dst
+            );
+        }
+        _ => s.push_str("no direction measured"),
+    }
+    if let Some(worst) = latency.iter().max_by(|x, y| x.secs.total_cmp(&y.secs)) {
+        let _ = write!(s, "; latency max {:.2} us ({} <-> {})", worst.secs * 1e6, worst.a, worst.b);
+    }
+    if let Some(floor) = criteria.min_bw {
+        let below = directed.iter().filter(|d| d.bytes_per_s < floor).count();
+        let _ = write!(s, "; {below} below min-bw");
+    }
+    if let Some(ceiling) = criteria.max_lat {
+        let above = latency.iter().filter(|l| l.secs > ceiling).count();
+        let _ = write!(s, "; {above} above max-lat");
+    }
+    s.push('\n');
+    s
+}
+
+/// The verdict word of a pair row: without criteria a measured pair is
+/// "measured", not passed (a direction not measured still fails).
+fn row_verdict(r: &ReportInput, k: usize) -> &'static str {
+    if !r.eval.failures[k].is_empty() {
+        "FAIL"
+    } else if r.config.criteria.any() {
+        "PASS"
+    } else {
+        "measured"
+    }
+}
+
 fn host_width(hosts: &[String]) -> usize {
     hosts.iter().map(String::len).max().unwrap_or(0).max(6)
 }
@@ -82,7 +151,7 @@ pub fn table(r: &ReportInput) -> String {
         "# Round", "i", "j", "Host i", "Host j", "i->j (MB/s)", "j->i (MB/s)", "Latency (us)"
     );
     for (k, row) in r.rows.iter().enumerate() {
-        let verdict = if r.eval.failures[k].is_empty() { "PASS" } else { "FAIL" };
+        let verdict = row_verdict(r, k);
         let _ = writeln!(
             s,
             "{:>7}{:>7}{:>7}  {:<hw$}  {:<hw$}{:>16}{:>16}{:>14}  {verdict}",
@@ -193,7 +262,7 @@ pub fn summary(r: &ReportInput) -> String {
         if r.config.criteria.any() {
             let _ = writeln!(s, "PASS: all {total} pairs meet the criteria ({criteria})");
         } else {
-            let _ = writeln!(s, "PASS: {total} pairs measured; no criteria given (report only)");
+            let _ = writeln!(s, "{NO_CRITERIA}: {total} pairs measured; give --min-bw, --max-lat or --min-fraction-of-median to judge them");
         }
         return s;
     }
@@ -295,6 +364,23 @@ mod tests {
     }
 
     #[test]
+    fn round_lines() {
+        let d = |src, dst, bw| Directed { round: 2, src, dst, bytes_per_s: bw };
+        let dirs = [d(0, 1, 5e9), d(1, 0, 4e9), d(2, 3, 0.5e9), d(3, 2, 6e9)];
+        let lat = [LatencySample { round: 2, a: 0, b: 1, secs: 2e-6 }];
+        let crit = config(&["--min-bw", "1GB/s", "--max-lat", "1us"]).criteria;
+        let line = round_line(2, 7, 0.5, &dirs, &lat, &crit);
+        assert_eq!(
+            line,
+            "# Measured round 2/7 in 0.50 s: 4 directions, min 500.00 MB/s (2 -> 3), median 4500.00 MB/s, \
+             max 6000.00 MB/s (3 -> 2); latency max 2.00 us (0 <-> 1); 1 below min-bw; 1 above max-lat\n"
+        );
+        assert_eq!(line.lines().count(), 1);
+        let none = round_line(1, 1, 0.0, &[], &[], &Criteria::default());
+        assert_eq!(none, "# Measured round 1/1 in 0.00 s: no direction measured\n");
+    }
+
+    #[test]
     fn idle_ranks_are_named() {
         let h = header(&config(&["--scheme", "half"]), 5, 1, "mpi-host", &[4]);
         assert!(h.contains("# Not measured: rank(s) 4 (no partner in this scheme)\n"), "{h}");
@@ -303,7 +389,13 @@ mod tests {
     #[test]
     fn no_criteria_is_report_only() {
         let text = render(&[]);
-        assert_eq!(text.lines().last().unwrap(), "PASS: 2 pairs measured; no criteria given (report only)");
+        assert_eq!(
+            text.lines().last().unwrap(),
+            "measured, no criteria: 2 pairs measured; give --min-bw, --max-lat or --min-fraction-of-median to judge them"
+        );
+        assert!(!text.contains("PASS"), "{text}");
+        let row = text.lines().find(|l| l.trim_start().starts_with("0      0      1")).unwrap();
+        assert!(row.ends_with("  measured"), "{row}");
         assert!(Criteria::default().describe(None).contains("report only"));
     }
 }

@@ -10,7 +10,11 @@ fn bw_table(label: &str, pts: &[(u64, f64)]) -> Table {
         points: pts.iter().map(|&(size, v)| Point { size, bw_mbps: Some(v), ..Point::default() }).collect(),
         path: format!("{label}.csv"),
         run_label: label.into(),
-        run: Some(RunInfo { hosts: vec!["nodeA".into(), "nodeB".into()], mpi_library: Some("Open MPI v4.1.4".into()) }),
+        run: Some(RunInfo {
+            hosts: vec!["nodeA".into(), "nodeB".into()],
+            mpi_library: Some("Open MPI v4.1.4".into()),
+            ..RunInfo::default()
+        }),
         ..Table::default()
     }
 }

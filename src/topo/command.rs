@@ -244,10 +244,32 @@ fn placement_text(rows: &[RankRow], policy: &str) -> String {
         let vars: Vec<&str> = first.environment.iter().map(|(k, _)| k.as_str()).collect();
         s.push_str(&format!("each rank's NIC reaches the transport through {}\n", vars.join(" and ")));
     }
-    for r in rows {
-        for note in &r.notes {
-            s.push_str(&format!("note: rank {}: {note}\n", r.local_rank));
-        }
+    let notes = rows.iter().flat_map(|r| r.notes.iter().map(|n| (r.local_rank, n.as_str())));
+    for line in crate::topo::report::merged_notes(notes) {
+        s.push_str(&format!("note: {line}\n"));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topo::request::BindPolicy;
+
+    /// 64 ranks on the EPYC + HDR node with --bind nic: 48 ranks cannot sit
+    /// near the NIC, said once with their ranks as a range, as the
+    /// benchmarks' placement table does.
+    #[test]
+    fn notes_are_merged_into_rank_ranges() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/machines/epyc-hdr.json");
+        let m = describe::load(std::path::Path::new(path)).unwrap();
+        let req = PlacementRequest { policy: Some(BindPolicy::Nic), ..PlacementRequest::default() };
+        let text = placement_text(&rows(&m, 64, &req).unwrap(), "nic");
+        let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("note: ")).collect();
+        assert_eq!(
+            notes,
+            ["note: ranks 16-63: its cpus are not local to mlx5_2: the local cpus 80-95 are taken by other ranks"],
+            "{text}"
+        );
+    }
 }

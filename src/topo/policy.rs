@@ -156,14 +156,14 @@ pub fn plan(m: &Machine, ranks_on_node: usize, req: &PlacementRequest) -> Result
             let dev = &m.nics[n];
             if !dev.cpus.is_empty() && !cpuset::is_subset(c, &dev.cpus) {
                 let local_allowed = cpuset::intersects(&dev.cpus, &m.allowed_cpus);
-                let (list, local) = (format_list(c), format_list(&dev.cpus));
+                // The rank's own cpus are in every placement table: the
+                // note leaves them out so ranks with the same problem share
+                // one line (`ranks 16-63: ...`).
+                let local = format_list(&dev.cpus);
                 notes.push(if req.cpu_list.is_some() {
-                    format!("--cpu-list gives cpu {list} but {}'s local cpus are {local}", dev.name)
+                    format!("--cpu-list places it off {}'s local cpus {local}", dev.name)
                 } else if local_allowed {
-                    format!(
-                        "cpus {list} are not local to {}: its local cpus {local} are taken by other ranks",
-                        dev.name
-                    )
+                    format!("its cpus are not local to {}: the local cpus {local} are taken by other ranks", dev.name)
                 } else {
                     format!("none of {}'s local cpus {} is allowed for this rank", dev.name, format_list(&dev.cpus))
                 });

@@ -52,7 +52,7 @@ fn epyc_nic_policy_picks_the_hdr_port_and_its_numa_node() {
     assert_eq!(cpus[15], "95");
     assert_eq!(cpus[16..], ["64", "65"]);
     let notes = plan(&m, 18, &request(&[("bind", "nic")])).unwrap()[17].notes.clone();
-    assert_eq!(notes, vec!["cpus 65 are not local to mlx5_2: its local cpus 80-95 are taken by other ranks"]);
+    assert_eq!(notes, vec!["its cpus are not local to mlx5_2: the local cpus 80-95 are taken by other ranks"]);
     assert!(p.iter().all(|x| x.1 == "mlx5_2:1"));
     // Naming the adapter alone implies the nic policy.
     assert_eq!(triples(&m, 1, &[("nic", "mlx5_2")]), vec![t("80", "mlx5_2:1", "-")]);
@@ -67,7 +67,7 @@ fn epyc_seed_command_line_is_reproduced() {
     assert!(p[0].notes.is_empty(), "{:?}", p[0].notes);
     // A core on the other socket is allowed but noted.
     let p = plan(&m, 1, &request(&[("cpu-list", "3"), ("nic", "mlx5_2:1")])).unwrap();
-    assert_eq!(p[0].notes, vec!["--cpu-list gives cpu 3 but mlx5_2's local cpus are 80-95"]);
+    assert_eq!(p[0].notes, vec!["--cpu-list places it off mlx5_2's local cpus 80-95"]);
 }
 
 #[test]

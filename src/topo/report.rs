@@ -185,6 +185,16 @@ fn list(ranks: &[usize]) -> String {
     format_list(&r)
 }
 
+/// One line per distinct note, naming the ranks that have it as ranges
+/// (`ranks 16-63: ...`), so a big job does not repeat a note per rank.
+pub fn merged_notes<'a>(notes: impl IntoIterator<Item = (usize, &'a str)>) -> Vec<String> {
+    let mut by_text: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (rank, note) in notes {
+        by_text.entry(note).or_default().push(rank);
+    }
+    by_text.into_iter().map(|(note, rs)| format!("{} {}: {note}", ranks_word(&rs), list(&rs))).collect()
+}
+
 fn ranks_word(ranks: &[usize]) -> &'static str {
     if ranks.len() == 1 {
         "rank"
@@ -365,14 +375,9 @@ pub fn table(ranks: &[RankInfo]) -> String {
     if ranks.len() > TABLE_ROWS {
         s.push_str(&format!("# ... {} more rank(s): see the run record\n", ranks.len() - TABLE_ROWS));
     }
-    let mut notes: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for r in ranks {
-        for note in r.placement.iter().flat_map(|p| &p.notes) {
-            notes.entry(note.as_str()).or_default().push(r.rank);
-        }
-    }
-    for (note, rs) in notes {
-        s.push_str(&format!("# note: {} {}: {note}\n", ranks_word(&rs), list(&rs)));
+    let notes = ranks.iter().flat_map(|r| r.placement.iter().flat_map(|p| &p.notes).map(|n| (r.rank, n.as_str())));
+    for line in merged_notes(notes) {
+        s.push_str(&format!("# note: {line}\n"));
     }
     for r in ranks {
         for e in r.placement.iter().flat_map(|p| &p.env) {

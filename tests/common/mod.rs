@@ -165,9 +165,24 @@ fn read_all(mut r: impl Read + Send + 'static) -> thread::JoinHandle<String> {
     })
 }
 
+/// A time limit stretched by how busy the machine is: the 1-minute load
+/// average over the CPU count, between 1 and 8. CI shares its cores; a
+/// job that takes 1 s alone can take minutes at load 9 (MPI ranks poll
+/// for messages and wait for the scheduler to run their partner), while a
+/// real hang still hits the stretched limit.
+pub fn under_load(limit: Duration) -> Duration {
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|w| w.parse::<f64>().ok()))
+        .unwrap_or(0.0);
+    let cpus = thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
+    limit.mul_f64((load / cpus).clamp(1.0, 8.0))
+}
+
 /// Runs `program args` (no launcher), killed with its process group after
-/// the timeout.
+/// the timeout (stretched by `under_load`).
 pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Run {
+    let timeout = under_load(timeout);
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
     cmd.process_group(0);
     let start = Instant::now();

@@ -286,3 +286,31 @@ fn title_without_table_and_header_without_title_are_reported() {
     let p = parse("# OSU MPI Latency Test v7.4\n# Size       Avg Latency(us)\n", "f", "f");
     assert!(p.notes[0].message.contains("no data rows"));
 }
+
+/// Device runs say so in a buffer line, or only in the title's API word
+/// (collectives, and 7.5 pt2pt); 5.7 mbw_mr has a plain title and a
+/// device buffer line. Everything else ran on host memory.
+#[test]
+fn memory_of_every_published_output() {
+    let dir = format!("{}/tests/data/compare/published", env!("CARGO_MANIFEST_DIR"));
+    let mut seen = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".txt") {
+            continue;
+        }
+        let p = parse(&data(&format!("published/{name}")), &name, &name);
+        let device = name.contains("-DD") || name.contains("cuda") || name.contains("-ze-");
+        let want = if device { Memory::Device } else { Memory::Host };
+        for t in &p.tables {
+            assert_eq!(t.memory.as_ref().map(|m| m.memory), Some(want), "{name}");
+            seen += 1;
+        }
+    }
+    assert!(seen >= 30, "{seen}");
+    let t = one("# OSU MPI-CUDA Bandwidth Test v7.4\n# Send Buffer on HOST (H) and Receive Buffer on HOST (H)\n# Size Bandwidth (MB/s)\n1 2.0\n");
+    assert_eq!(t.memory.unwrap().memory, Memory::Host, "the buffer line wins over the title");
+    let t = one("# OSU MPI Latency Test v7.4\n# Send Buffer on MANAGED (M) and Receive Buffer on DEVICE (D)\n# Size Latency (us)\n1 2.0\n");
+    assert_eq!(t.memory.unwrap().memory, Memory::Device);
+    assert!(one("# OSU MPI Latency Test v7.4\n# Size Latency (us)\n1 2.0\n").memory.unwrap().weak);
+}

@@ -1,0 +1,253 @@
+//! What the compared runs measured besides their numbers: where the
+//! buffers were, the datatypes, the process counts and the options. A
+//! device-memory reference against a host-memory run (or the reverse) is a
+//! mismatch the caller refuses unless told otherwise; the other differences
+//! are warnings. Only what both sides say is compared: an output that does
+//! not say is not taken to agree or to differ.
+
+use std::collections::BTreeSet;
+
+use super::model::Table;
+
+/// Options of a commbench run record that do not change how one size is
+/// measured (where results go, the watchdog, the size range: sizes only
+/// one side has are already reported) or that other checks cover.
+const OPTIONS_NOT_COMPARED: &[&str] =
+    &["results", "timeout_s", "min_size", "max_size", "datatypes", "window_given", "memory"];
+
+type Key = (String, String);
+
+/// What one table says about a field, as text to compare and print.
+type Field<'a> = &'a dyn Fn(&Table) -> Option<String>;
+
+fn key(t: &Table) -> Key {
+    (t.benchmark.clone(), t.datatype_key().to_string())
+}
+
+/// Keys in both the reference and the runs, in reference order.
+fn shared_keys(reference: &[Table], runs: &[Table]) -> Vec<Key> {
+    let mut keys: Vec<Key> = Vec::new();
+    for t in reference {
+        let k = key(t);
+        if !keys.contains(&k) && runs.iter().any(|r| key(r) == k) {
+            keys.push(k);
+        }
+    }
+    keys
+}
+
+fn of<'a>(tables: &'a [Table], k: &Key) -> Vec<&'a Table> {
+    tables.iter().filter(|t| key(t) == *k).collect()
+}
+
+fn list<T: ToString>(values: impl IntoIterator<Item = T>) -> String {
+    values.into_iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// One line per compared (benchmark, datatype) whose reference and runs
+/// were on different memory (host, device, managed), naming what says so.
+pub fn memory_mismatches(reference: &[Table], runs: &[Table]) -> Vec<String> {
+    let mut out = Vec::new();
+    for k in shared_keys(reference, runs) {
+        let (refs, meas) = (of(reference, &k), of(runs, &k));
+        let Some(r) = refs.iter().find_map(|t| t.memory.as_ref().map(|m| (m, *t))) else { continue };
+        let other = meas.iter().find_map(|t| t.memory.as_ref().filter(|m| m.memory != r.0.memory).map(|m| (m, *t)));
+        if let Some((m, t)) = other {
+            out.push(format!(
+                "{} {}: the reference {} is on {} ({}) and the run {} on {} ({})",
+                k.0,
+                k.1,
+                r.1.origin(),
+                r.0.memory.name(),
+                r.0.from,
+                t.origin(),
+                m.memory.name(),
+                m.from
+            ));
+        }
+    }
+    out
+}
+
+/// Values that differ between the two sides, where both have some.
+fn differ<T: Ord + Clone>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> bool {
+    !a.is_empty() && !b.is_empty() && a != b
+}
+
+/// The warnings about differences that make the numbers less comparable:
+/// datatypes per benchmark, process counts, pairs, window, iterations per
+/// size, and the options of commbench run records.
+pub fn warnings(reference: &[Table], runs: &[Table]) -> Vec<String> {
+    let mut out = Vec::new();
+    // Datatypes: per benchmark, where both name theirs.
+    let mut benches: Vec<&str> = Vec::new();
+    for t in reference {
+        if !benches.contains(&t.benchmark.as_str()) && runs.iter().any(|r| r.benchmark == t.benchmark) {
+            benches.push(&t.benchmark);
+        }
+    }
+    for b in benches {
+        let named = |ts: &[Table]| -> BTreeSet<String> {
+            ts.iter().filter(|t| t.benchmark == b).filter_map(|t| t.datatype.clone()).collect()
+        };
+        let (r, m) = (named(reference), named(runs));
+        if differ(&r, &m) {
+            out.push(format!("{b}: datatypes differ: the reference has {}, the runs {}", list(&r), list(&m)));
+        }
+    }
+    for k in shared_keys(reference, runs) {
+        let (refs, meas) = (of(reference, &k), of(runs, &k));
+        let name = format!("{} {}", k.0, k.1);
+        let set = |ts: &[&Table], f: Field| -> BTreeSet<String> { ts.iter().filter_map(|t| f(t)).collect() };
+        let fields: [(&str, Field); 4] = [
+            ("process counts", &|t| t.np.map(|n| n.to_string())),
+            ("pairs", &|t| t.pairs.map(|n| n.to_string())),
+            ("window sizes", &|t| t.window.clone()),
+            ("memory", &|t| t.memory.as_ref().map(|m| m.memory.name().to_string())),
+        ];
+        for (what, f) in fields {
+            let (r, m) = (set(&refs, f), set(&meas, f));
+            // A memory mismatch between the sides is refused or already
+            // said; this catches runs that disagree among themselves.
+            if what == "memory" {
+                if m.len() > 1 {
+                    out.push(format!("{name}: the runs were on different memory: {}", list(&m)));
+                }
+                continue;
+            }
+            if differ(&r, &m) {
+                out.push(format!("{name}: {what} differ: the reference has {}, the runs {}", list(&r), list(&m)));
+            }
+        }
+        let records = refs.iter().all(|t| options(t).is_some()) && meas.iter().all(|t| options(t).is_some());
+        if records {
+            out.extend(option_warnings(&name, &refs, &meas));
+        } else if let Some(w) = iteration_warning(&name, &refs, &meas) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+fn options(t: &Table) -> Option<&serde_json::Map<String, serde_json::Value>> {
+    t.run.as_ref()?.options.as_ref()
+}
+
+/// One line per option of the run records whose values differ.
+fn option_warnings(name: &str, refs: &[&Table], meas: &[&Table]) -> Vec<String> {
+    let mut keys: Vec<&String> = Vec::new();
+    for t in refs.iter().chain(meas) {
+        for k in options(t).into_iter().flat_map(|o| o.keys()) {
+            if !keys.contains(&k) && !OPTIONS_NOT_COMPARED.contains(&k.as_str()) {
+                keys.push(k);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for k in keys {
+        let values = |ts: &[&Table]| -> BTreeSet<String> {
+            ts.iter().filter_map(|t| options(t)?.get(k.as_str()).map(|v| v.to_string())).collect()
+        };
+        let (r, m) = (values(refs), values(meas));
+        if differ(&r, &m) {
+            out.push(format!("{name}: option '{k}' differs: the reference has {}, the runs {}", list(&r), list(&m)));
+        }
+    }
+    out
+}
+
+/// Iterations at the sizes both sides printed them for (OSU's `-f`
+/// column, the CSV's), as one line with the first size that differs.
+fn iteration_warning(name: &str, refs: &[&Table], meas: &[&Table]) -> Option<String> {
+    let at = |ts: &[&Table], size: u64| -> BTreeSet<u64> {
+        ts.iter().flat_map(|t| t.points.iter().filter(|p| p.size == size).filter_map(|p| p.iterations)).collect()
+    };
+    let mut sizes: Vec<u64> = refs.iter().flat_map(|t| t.points.iter().map(|p| p.size)).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let differing: Vec<(u64, BTreeSet<u64>, BTreeSet<u64>)> =
+        sizes.into_iter().map(|s| (s, at(refs, s), at(meas, s))).filter(|(_, r, m)| differ(r, m)).collect();
+    let (size, r, m) = differing.first()?;
+    Some(format!(
+        "{name}: iterations differ at {} size{} (at {size} bytes the reference has {}, the runs {})",
+        differing.len(),
+        if differing.len() == 1 { "" } else { "s" },
+        list(r),
+        list(m)
+    ))
+}
+
+/// The one line that refuses a comparison across memory kinds.
+pub fn refusal(mismatches: &[String]) -> Option<String> {
+    let first = mismatches.first()?;
+    let more = match mismatches.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    Some(format!(
+        "{first}{more}: results on different memory are not compared; --allow-memory-mismatch compares them anyway"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::model::{Memory, MemoryInfo, Point, RunInfo};
+
+    fn table(path: &str, dt: Option<&str>, memory: Option<Memory>) -> Table {
+        Table {
+            benchmark: "osu_bw".into(),
+            datatype: dt.map(String::from),
+            sized: true,
+            points: vec![Point { size: 8, bw_mbps: Some(1.0), iterations: Some(100), ..Point::default() }],
+            path: path.into(),
+            run_label: path.into(),
+            memory: memory.map(|memory| MemoryInfo { memory, from: "test".into(), weak: false }),
+            ..Table::default()
+        }
+    }
+
+    #[test]
+    fn device_against_host_is_a_mismatch_naming_both_sides() {
+        let r = [table("ref.txt", None, Some(Memory::Device))];
+        let m = [table("run.csv", Some("MPI_CHAR"), Some(Memory::Host))];
+        let mm = memory_mismatches(&r, &m);
+        assert_eq!(mm.len(), 1);
+        assert!(mm[0].contains("ref.txt is on device memory") && mm[0].contains("run.csv on host memory"), "{}", mm[0]);
+        assert!(refusal(&mm).unwrap().contains("--allow-memory-mismatch"));
+        // Same memory, or a side that does not say: nothing.
+        assert!(memory_mismatches(&r, &[table("d.csv", None, Some(Memory::Device))]).is_empty());
+        assert!(memory_mismatches(&r, &[table("u.csv", None, None)]).is_empty());
+        assert!(refusal(&[]).is_none());
+    }
+
+    #[test]
+    fn warnings_only_where_both_sides_say() {
+        let mut r = table("ref.csv", Some("MPI_CHAR"), Some(Memory::Host));
+        let mut m = table("run.csv", Some("MPI_CHAR"), Some(Memory::Host));
+        assert!(warnings(&[r.clone()], &[m.clone()]).is_empty());
+        r.np = Some(4);
+        assert!(warnings(&[r.clone()], &[m.clone()]).is_empty(), "the run does not say");
+        m.np = Some(8);
+        m.points[0].iterations = Some(1000);
+        let w = warnings(&[r.clone()], &[m.clone()]);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("process counts differ: the reference has 4, the runs 8"), "{w:?}");
+        assert!(w[1].contains("iterations differ at 1 size (at 8 bytes the reference has 100, the runs 1000)"));
+
+        // Run records: options compared instead of the iteration column.
+        let opts = |i: u64, w: u64| {
+            let v = serde_json::json!({"iterations": i, "window": w, "results": {"dir": "x"}, "timeout_s": 5});
+            Some(RunInfo { options: v.as_object().cloned(), ..RunInfo::default() })
+        };
+        r.run = opts(100, 64);
+        m.run = opts(1000, 64);
+        m.np = Some(4);
+        let w = warnings(&[r.clone()], &[m.clone()]);
+        assert_eq!(w, ["osu_bw MPI_CHAR: option 'iterations' differs: the reference has 100, the runs 1000"]);
+
+        // Datatypes per benchmark.
+        let w = warnings(&[r], &[table("run.csv", Some("MPI_INT"), None)]);
+        assert_eq!(w, ["osu_bw: datatypes differ: the reference has MPI_CHAR, the runs MPI_INT"]);
+    }
+}
