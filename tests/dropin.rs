@@ -293,3 +293,22 @@ fn a_usage_error_line_always_gets_out() {
         assert!(run.elapsed < Duration::from_secs(5), "round {round}: took {:?}", run.elapsed);
     }
 }
+
+/// A `D D` run here ran on host memory (its run record says so), so
+/// compare will not judge it against a CUDA `D D` reference unless told.
+#[test]
+fn a_host_run_given_d_d_is_not_judged_against_a_device_reference() {
+    let o = {
+        let _g = mpi_lock();
+        run_with_results(Mpi::OpenMpi, 2, "osu_bw", &["-i", "20", "-x", "2", "D", "D"])
+    };
+    assert_eq!(o.record["buffers"]["memory"], "host", "{}", o.record);
+    let reference = repo_root().join("tests/data/compare/published/osu_bw_7.2_eessi716-ompi415-cuda-DD.txt");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    c.arg("compare").arg(&reference).arg(&o.csv_path);
+    let r = run_cmd(c, Duration::from_secs(60));
+    assert_eq!(r.code, Some(2), "{r:?}");
+    let lines = r.our_stderr_lines();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    assert!(lines[0].contains("host memory") && lines[0].contains("--allow-memory-mismatch"), "{}", lines[0]);
+}

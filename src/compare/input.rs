@@ -39,11 +39,11 @@ pub fn run_info(path: &Path) -> Option<RunInfo> {
         .filter(|l| !l.is_empty());
     let world_size = v.pointer("/mpi/world_size").and_then(serde_json::Value::as_u64).filter(|&n| n > 0);
     let options = v.get("options").and_then(|o| o.as_object()).cloned();
-    // What ran, not what was asked for: `memory` (or `options.memory`), or
-    // the memory half of a pairs record's `transport` (`mpi-host`).
+    // What ran, not what was asked for: the benchmark record's
+    // `buffers.memory` (host for a `D D` run without a device), or the
+    // memory half of a pairs record's `transport` (`mpi-host`).
     let word = |p: &str| v.pointer(p).and_then(|m| m.as_str());
-    let memory = word("/memory")
-        .or_else(|| word("/options/memory"))
+    let memory = word("/buffers/memory")
         .or_else(|| word("/transport").and_then(|t| t.rsplit('-').next()))
         .and_then(Memory::from_word);
     Some(RunInfo { hosts, mpi_library, world_size, memory, options })
@@ -202,8 +202,7 @@ mod tests {
         let memory = |p: &Path| load_file(p).unwrap().tables[0].memory.clone().unwrap();
         let p = write("ran-DD.txt", cuda);
         assert_eq!(memory(&p).memory, Memory::Device);
-        std::fs::write(p.with_extension("json"), r#"{"memory": "host", "options": {"buffer_words": ["D", "D"]}}"#)
-            .unwrap();
+        std::fs::write(p.with_extension("json"), r#"{"buffers": {"memory": "host", "requested": "D D"}}"#).unwrap();
         assert_eq!((memory(&p).memory, memory(&p).from.as_str()), (Memory::Host, "run record"));
         let p = write("plain-DD.txt", plain);
         assert_eq!((memory(&p).memory, memory(&p).from.as_str()), (Memory::Device, "file name"));
