@@ -25,7 +25,7 @@ pub fn describe_mismatch(case: &SizeCase, iteration: usize, m: &Mismatch) -> Str
 pub fn write_log(dir: &Path, rank: usize, case: &SizeCase, iteration: usize, m: &Mismatch) {
     let write = || -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(dir.join(format!("log-{rank}.log")))?;
+        let mut f = crate::report::safe_file::open_append(&dir.join(format!("log-{rank}.log")))?;
         writeln!(f, "{}", describe_mismatch(case, iteration, m))
     };
     if let Err(e) = write() {

@@ -5,9 +5,8 @@
 //! `_lat_us.csv`/`.svg` (matrices and heatmaps) and `_hosts.csv`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::blame::Blame;
 use super::heatmap::{self, HeatmapSpec};
@@ -15,6 +14,7 @@ use super::matrix::Matrix;
 use super::results::{Directed, LatencySample};
 use crate::cli::ResultsDest;
 use crate::report::files::{self, ResultsError};
+use crate::report::safe_file::{self, RowFile};
 use crate::topo::cpuset::format_list;
 
 /// Columns of the measurements CSV.
@@ -49,13 +49,23 @@ pub struct PairsFiles {
     stem: PathBuf,
     pub record_path: PathBuf,
     pub measurements_path: PathBuf,
-    measurements: csv::Writer<File>,
+    measurements: RowFile,
     /// Every file written so far, by kind.
     pub written: BTreeMap<String, String>,
 }
 
-fn create_new(path: &Path) -> io::Result<File> {
-    OpenOptions::new().write(true).create_new(true).open(path)
+/// `records` as CSV bytes.
+fn csv_bytes<I, R>(records: I) -> io::Result<Vec<u8>>
+where
+    I: IntoIterator<Item = R>,
+    R: IntoIterator,
+    R::Item: AsRef<[u8]>,
+{
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in records {
+        w.write_record(r).map_err(io::Error::other)?;
+    }
+    w.into_inner().map_err(|e| e.into_error())
 }
 
 fn opt(v: Option<f64>, scale: f64) -> String {
@@ -67,11 +77,9 @@ impl PairsFiles {
     pub fn create(dest: &ResultsDest, stamp: &str, job: Option<&str>) -> Result<Option<PairsFiles>, ResultsError> {
         let Some(f) = files::create(dest, "pairs", stamp, job)? else { return Ok(None) };
         let stem = f.csv_path.with_extension("");
-        let mut measurements = csv::Writer::from_writer(f.csv);
-        measurements
-            .write_record(MEASUREMENT_COLUMNS)
-            .and_then(|_| measurements.flush().map_err(csv::Error::from))
-            .map_err(|e| ResultsError::Create { path: f.csv_path.clone(), source: io::Error::other(e) })?;
+        let header = |source| ResultsError::Create { path: f.csv_path.clone(), source };
+        let mut measurements = RowFile::new(f.csv).map_err(header)?;
+        csv_bytes([MEASUREMENT_COLUMNS]).and_then(|b| measurements.append(&b)).map_err(header)?;
         let mut written = BTreeMap::new();
         written.insert("measurements".to_string(), f.csv_path.display().to_string());
         written.insert("record".to_string(), f.record_path.display().to_string());
@@ -84,8 +92,8 @@ impl PairsFiles {
         PathBuf::from(s)
     }
 
-    /// Appends one round's directions (with that round's latencies) and
-    /// flushes them.
+    /// Appends one round's directions (with that round's latencies) in one
+    /// write: the whole round or, on error, none of it.
     pub fn append_round(
         &mut self,
         directed: &[Directed],
@@ -97,32 +105,30 @@ impl PairsFiles {
         let host = |x: usize| hosts.get(x).cloned().unwrap_or_default();
         let lat_of: HashMap<(usize, usize, usize), f64> =
             latency.iter().map(|l| ((l.round, l.a, l.b), l.secs)).collect();
-        for d in directed {
+        let rows = directed.iter().map(|d| {
             let (a, b) = (d.src.min(d.dst), d.src.max(d.dst));
             let lat = lat_of.get(&(d.round, a, b)).copied();
-            self.measurements
-                .write_record([
-                    d.round.to_string(),
-                    d.src.to_string(),
-                    d.dst.to_string(),
-                    host(d.src),
-                    host(d.dst),
-                    size.to_string(),
-                    window.to_string(),
-                    iterations.to_string(),
-                    format!("{:.2}", d.bytes_per_s / 1e6),
-                    opt(lat, 1e6),
-                ])
-                .map_err(io::Error::other)?;
-        }
-        self.measurements.flush()
+            [
+                d.round.to_string(),
+                d.src.to_string(),
+                d.dst.to_string(),
+                host(d.src),
+                host(d.dst),
+                size.to_string(),
+                window.to_string(),
+                iterations.to_string(),
+                format!("{:.2}", d.bytes_per_s / 1e6),
+                opt(lat, 1e6),
+            ]
+        });
+        self.measurements.append(&csv_bytes(rows)?)
     }
 
-    fn write_new(&mut self, kind: &str, suffix: &str, body: &dyn Fn(&mut File) -> io::Result<()>) -> io::Result<()> {
+    fn write_new(&mut self, kind: &str, suffix: &str, body: &dyn Fn(&mut Vec<u8>) -> io::Result<()>) -> io::Result<()> {
         let path = self.sibling(suffix);
-        let mut f = create_new(&path).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        body(&mut f)
-            .and_then(|_| f.flush())
+        let mut bytes = Vec::new();
+        body(&mut bytes)
+            .and_then(|_| safe_file::write_new(&path, &bytes))
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         self.written.insert(kind.to_string(), path.display().to_string());
         Ok(())

@@ -131,7 +131,10 @@ pub fn write_charts(
         };
         let svg = chart::render(&spec).map_err(|source| PlotError::Draw { benchmark: bench.clone(), source })?;
         let path = out.join(format!("{bench}.svg"));
-        std::fs::write(&path, svg).map_err(|source| PlotError::Write { path: path.display().to_string(), source })?;
+        // Replaces an older chart (or a link at the name), never writes
+        // through a link.
+        crate::report::safe_file::replace(&path, svg.as_bytes())
+            .map_err(|source| PlotError::Write { path: path.display().to_string(), source })?;
         written.push(path);
     }
     if written.is_empty() {

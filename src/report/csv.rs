@@ -3,10 +3,11 @@
 //! size finishes, so a killed job keeps every finished row. One schema for
 //! every benchmark; a column that does not apply is left empty.
 
-use std::io::{self, Write};
+use std::io;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::safe_file::RowSink;
 use super::{Row, RunContext, Sink};
 use crate::datatype::Datatype;
 
@@ -214,9 +215,10 @@ mod tails {
     }
 }
 
-/// Writes rows to any `Write` (a file in practice).
-pub struct CsvSink<W: Write> {
-    w: csv::Writer<W>,
+/// Writes rows to a [`RowSink`] (a [`RowFile`](super::safe_file::RowFile)
+/// in practice): each row in one write, whole or not at all.
+pub struct CsvSink<W: RowSink> {
+    out: W,
     ctx: RunContext,
     rows: usize,
 }
@@ -225,15 +227,20 @@ fn to_io(e: csv::Error) -> io::Error {
     io::Error::other(e)
 }
 
-impl<W: Write> CsvSink<W> {
-    pub fn new(out: W, ctx: RunContext) -> io::Result<CsvSink<W>> {
+/// `fill`'s records as CSV bytes.
+fn csv_bytes(fill: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> csv::Result<()>) -> io::Result<Vec<u8>> {
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    fill(&mut w).map_err(to_io)?;
+    w.into_inner().map_err(|e| e.into_error())
+}
+
+impl<W: RowSink> CsvSink<W> {
+    pub fn new(mut out: W, ctx: RunContext) -> io::Result<CsvSink<W>> {
         // The header goes out at once, so a run that ends before its first
         // row still leaves a CSV that says what it would hold; rows then
         // come without a second header.
-        let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(out);
-        w.write_record(COLUMNS).map_err(to_io)?;
-        w.flush()?;
-        Ok(CsvSink { w, ctx, rows: 0 })
+        out.append_rows(&csv_bytes(|w| w.write_record(COLUMNS))?)?;
+        Ok(CsvSink { out, ctx, rows: 0 })
     }
 
     pub fn rows_written(&self) -> usize {
@@ -241,14 +248,21 @@ impl<W: Write> CsvSink<W> {
     }
 
     pub fn into_inner(self) -> io::Result<W> {
-        self.w.into_inner().map_err(|e| e.into_error())
+        Ok(self.out)
     }
 }
 
-impl<W: Write> Sink for CsvSink<W> {
+impl<W: RowSink> Sink for CsvSink<W> {
+    /// The error says which rows are missing: this one and those after it.
     fn row(&mut self, row: &Row) -> io::Result<()> {
-        self.w.serialize(CsvRow::new(&self.ctx, row)).map_err(to_io)?;
-        self.w.flush()?;
+        let bytes = csv_bytes(|w| w.serialize(CsvRow::new(&self.ctx, row)))?;
+        self.out.append_rows(&bytes).map_err(|e| {
+            let what = match row.datatype {
+                Some(dt) => format!("{} size {}", dt.mpi_name(), row.size),
+                None => format!("size {}", row.size),
+            };
+            io::Error::new(e.kind(), format!("the rows from {what} on are missing ({e})"))
+        })?;
         self.rows += 1;
         Ok(())
     }

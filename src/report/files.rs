@@ -2,12 +2,13 @@
 //! plus `.csv` and `.json`, in the results directory; a name that exists is
 //! never reused, and an explicit `--csv FILE` that exists is refused.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use thiserror::Error;
 
+use super::safe_file::create_new;
 use crate::cli::ResultsDest;
 
 #[derive(Debug, Error)]
@@ -26,10 +27,6 @@ pub struct ResultFiles {
     pub csv_path: PathBuf,
     pub record_path: PathBuf,
     pub csv: File,
-}
-
-fn create_new(path: &Path) -> io::Result<File> {
-    OpenOptions::new().write(true).create_new(true).open(path)
 }
 
 /// Creates the CSV and run-record files for a run.
@@ -55,7 +52,15 @@ pub fn create(
                 io::ErrorKind::AlreadyExists => ResultsError::Exists(path.clone()),
                 _ => ResultsError::Create { path: path.clone(), source },
             })?;
-            create_new(&record_path).map_err(|source| ResultsError::Create { path: record_path.clone(), source })?;
+            if let Err(source) = create_new(&record_path) {
+                // A refused run leaves nothing behind.
+                drop(csv);
+                let _ = fs::remove_file(path);
+                return Err(match source.kind() {
+                    io::ErrorKind::AlreadyExists => ResultsError::Exists(record_path),
+                    _ => ResultsError::Create { path: record_path, source },
+                });
+            }
             Ok(Some(ResultFiles { csv_path: path.clone(), record_path, csv }))
         }
         ResultsDest::Dir(dir) => {
@@ -76,7 +81,11 @@ pub fn create(
                             let _ = fs::remove_file(&csv_path);
                             continue;
                         }
-                        Err(source) => return Err(ResultsError::Create { path: record_path, source }),
+                        Err(source) => {
+                            drop(csv);
+                            let _ = fs::remove_file(&csv_path);
+                            return Err(ResultsError::Create { path: record_path, source });
+                        }
                     },
                     Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                     Err(source) => return Err(ResultsError::Create { path: csv_path, source }),

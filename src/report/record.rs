@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -312,22 +312,9 @@ pub enum RecordError {
 /// Writes `value` as pretty JSON to `path` through a temporary file and a
 /// rename, so a reader never sees half a file.
 pub fn write_json<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
-    let tmp = path.with_extension("json.tmp");
-    let written = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.flush()
-    })();
-    match written {
-        Ok(()) => fs::rename(&tmp, path),
-        Err(e) => {
-            // A half-written temporary file is nobody's record.
-            let _ = fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+    text.push('\n');
+    super::safe_file::replace(path, text.as_bytes())
 }
 
 /// Distinct hosts in order of first appearance.

@@ -15,6 +15,7 @@ use thiserror::Error;
 
 use super::csv::CsvSink;
 use super::osu::{OsuTable, TableLayout};
+use super::safe_file::RowFile;
 use super::{RunContext, Sink};
 use crate::bench::spec::BenchSpec;
 use crate::cli::Options;
@@ -58,7 +59,7 @@ impl Sinks {
         let mut list: Vec<Output> = Vec::new();
         let optional = !opts.results_chosen;
         if let Some((file, path)) = csv {
-            match CsvSink::new(file, ctx) {
+            match RowFile::new(file).and_then(|f| CsvSink::new(f, ctx)) {
                 Ok(sink) => list.push(Output {
                     sink: Box::new(sink),
                     optional: optional.then(|| format!("{}: warning: the CSV {}", spec.name, path.display())),
@@ -102,7 +103,7 @@ impl Sinks {
                 (Ok(()), _) => i += 1,
                 (Err(e), None) => return Err(e),
                 (Err(e), Some(what)) => {
-                    crate::say!("{what} is incomplete from here on: {e} (the OSU table goes on)");
+                    crate::say!("{what} is incomplete: {e}; the OSU table goes on");
                     self.list.remove(i);
                 }
             }

@@ -4,7 +4,6 @@
 //! for it (stopping it after `--max-time`), and says how it ended and, when
 //! it failed, why in one line.
 
-use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -74,7 +73,8 @@ pub fn run(
     let failed =
         |detail: String| Ended { status: Status::Failed, exit_code: None, took: start.elapsed(), detail: Some(detail) };
     let Some((program, rest)) = argv.split_first() else { return failed("empty command".into()) };
-    let (mut stdout, stderr) = match (File::create(o.out), File::create(o.err)) {
+    let create = crate::report::safe_file::create_new;
+    let (mut stdout, stderr) = match (create(o.out), create(o.err)) {
         (Ok(out), Ok(e)) => (out, e),
         (Err(e), _) => return failed(format!("cannot create {}: {e}", o.out.display())),
         (_, Err(e)) => return failed(format!("cannot create {}: {e}", o.err.display())),

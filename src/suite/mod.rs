@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use crate::report::record::RunRecord;
+use crate::report::safe_file;
 use crate::report::slurm::SlurmInfo;
 use crate::report::time::Utc;
 use binaries::Maker;
@@ -236,7 +237,7 @@ fn results_root(s: &Settings) -> PathBuf {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), SuiteError> {
-    std::fs::write(path, text).map_err(|source| SuiteError::Write { path: path.into(), source })
+    safe_file::write_new(path, text.as_bytes()).map_err(|source| SuiteError::Write { path: path.into(), source })
 }
 
 /// Runs one benchmark into the run directory (and its output to stdout
@@ -255,8 +256,8 @@ fn run_job(
         let o = exec::Output { out: &out, err: &err, echo: !s.quiet };
         return exec::run(argv, env, &o, s.max_time, progress);
     }
-    let _ = std::fs::write(out, "");
-    let _ = std::fs::write(err, "");
+    let _ = safe_file::write_new(&out, b"");
+    let _ = safe_file::write_new(&err, b"");
     exec::Ended {
         status: exec::Status::Failed,
         exit_code: None,

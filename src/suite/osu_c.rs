@@ -101,13 +101,15 @@ pub fn write_csv(
 ) -> Result<usize, String> {
     let text = std::fs::read(txt).map_err(|e| format!("{}: {e}", txt.display()))?;
     let rows = rows(&String::from_utf8_lossy(&text), spec, k, finished_utc);
-    let fail = |e: csv::Error| format!("{}: {e}", csv_path.display());
-    let mut w = csv::WriterBuilder::new().has_headers(false).from_path(csv_path).map_err(fail)?;
-    w.write_record(COLUMNS).map_err(fail)?;
+    let fail = |e: std::io::Error| format!("{}: {e}", csv_path.display());
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    w.write_record(COLUMNS).map_err(|e| fail(std::io::Error::other(e)))?;
     for r in &rows {
-        w.serialize(r).map_err(fail)?;
+        w.serialize(r).map_err(|e| fail(std::io::Error::other(e)))?;
     }
-    w.flush().map_err(|e| format!("{}: {e}", csv_path.display()))?;
+    let bytes = w.into_inner().map_err(|e| fail(e.into_error()))?;
+    // A new file, never one planted at the name; a failed write leaves none.
+    crate::report::safe_file::write_new(csv_path, &bytes).map_err(fail)?;
     Ok(rows.len())
 }
 

@@ -434,7 +434,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let path = d.path().join("osu_bw.csv");
         let ctx = RunContext { benchmark: "osu_bw", backend: "mpi", np: 2, pairs: Some(1) };
-        let mut sink = CsvSink::new(std::fs::File::create(&path).unwrap(), ctx).unwrap();
+        let mut sink =
+            CsvSink::new(crate::report::safe_file::RowFile::new(std::fs::File::create(&path).unwrap()).unwrap(), ctx)
+                .unwrap();
         for (size, bw) in [(1, 0.5), (8, 4.25), (1024, 512.0)] {
             let r = Row { size, window: Some(64), bw_mbps: Some(bw), ..Row::default() };
             sink.row(&r).unwrap();

@@ -1,0 +1,224 @@
+//! Creating and writing every output file safely: the one place that opens
+//! a file for writing. A name in a results directory is predictable, so
+//! something else (a symlink planted there, another run) may already hold
+//! it; nothing here follows a link or writes into a file this process did
+//! not create.
+//!
+//! - [`create_new`]: a new file, never an existing one (O_CREAT|O_EXCL;
+//!   a symlink at the name, even a dangling one, is refused).
+//! - [`replace`]: a whole file put in place at once, through a temporary
+//!   file with an unpredictable name in the same directory and a rename
+//!   (which replaces a link at the name, never its target).
+//! - [`open_append`]: an append-only log that may exist, never through a
+//!   link (O_NOFOLLOW).
+//! - [`RowFile`]: a file written in whole rows: a row that cannot be
+//!   written whole is taken back, so a reader never sees half of one.
+
+use std::fs::{self, File, OpenOptions};
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// Creates `path` as a new, empty file for writing; fails with
+/// `AlreadyExists` when anything (a file, a link, a directory) is there.
+pub fn create_new(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
+}
+
+/// Opens `path` for appending, creating it if needed; a symlink at `path`
+/// is refused (ELOOP).
+pub fn open_append(path: &Path) -> io::Result<File> {
+    OpenOptions::new().append(true).create(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
+}
+
+/// An unpredictable name beside `path`: `.<name>.<random>.tmp`.
+fn temporary_beside(path: &Path) -> PathBuf {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.{:016x}.tmp", h.finish()))
+}
+
+/// Puts `bytes` at `path` as a whole: written to a new temporary file in
+/// the same directory, then renamed over `path`. A reader sees the old
+/// file or the new one, never half of one; a link at `path` is replaced,
+/// its target untouched. On failure nothing is left but what was there.
+pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (tmp, mut f) = loop {
+        let tmp = temporary_beside(path);
+        match create_new(&tmp) {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let written = f.write_all(bytes).and_then(|_| f.flush()).and_then(|_| fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Creates `path` holding `bytes` (a new file: an existing one, or a link,
+/// is refused with `AlreadyExists`). A failed write removes the file.
+pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = create_new(path)?;
+    let written = f.write_all(bytes).and_then(|_| f.flush());
+    if written.is_err() {
+        drop(f);
+        let _ = fs::remove_file(path);
+    }
+    written
+}
+
+/// A file written in whole rows (lines): each row goes out in one write;
+/// a row that does not get out whole (a full disk, a short write) is cut
+/// off again, so the file always ends with the last complete row.
+#[derive(Debug)]
+pub struct RowFile {
+    file: File,
+    /// Bytes of complete rows.
+    good: u64,
+}
+
+impl RowFile {
+    /// Rows appended to `file` from its current end.
+    pub fn new(mut file: File) -> io::Result<RowFile> {
+        let good = file.seek(SeekFrom::End(0))?;
+        Ok(RowFile { file, good })
+    }
+
+    /// Appends one or more whole rows; on error the file is as it was.
+    pub fn append(&mut self, rows: &[u8]) -> io::Result<()> {
+        match self.file.write_all(rows).and_then(|_| self.file.flush()) {
+            Ok(()) => {
+                self.good += rows.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                // Take back whatever part of the row reached the file.
+                let _ = self.file.set_len(self.good);
+                let _ = self.file.seek(SeekFrom::Start(self.good));
+                Err(e)
+            }
+        }
+    }
+
+    /// Bytes of complete rows in the file.
+    pub fn len(&self) -> u64 {
+        self.good
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.good == 0
+    }
+}
+
+/// Where whole rows go: a [`RowFile`], or any writer (tests, memory).
+pub trait RowSink {
+    /// Writes `rows` whole or not at all (as far as the target allows).
+    fn append_rows(&mut self, rows: &[u8]) -> io::Result<()>;
+}
+
+impl RowSink for RowFile {
+    fn append_rows(&mut self, rows: &[u8]) -> io::Result<()> {
+        self.append(rows)
+    }
+}
+
+impl RowSink for Vec<u8> {
+    fn append_rows(&mut self, rows: &[u8]) -> io::Result<()> {
+        self.extend_from_slice(rows);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn create_new_refuses_links_and_files() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("target");
+        fs::write(&target, "keep").unwrap();
+        let link = d.path().join("link");
+        symlink(&target, &link).unwrap();
+        assert_eq!(create_new(&link).unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        let dangling = d.path().join("dangling");
+        symlink(d.path().join("nowhere"), &dangling).unwrap();
+        assert_eq!(create_new(&dangling).unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        assert!(!d.path().join("nowhere").exists());
+        assert_eq!(create_new(&target).unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
+    }
+
+    #[test]
+    fn open_append_refuses_a_link() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("target");
+        fs::write(&target, "keep").unwrap();
+        let link = d.path().join("log");
+        symlink(&target, &link).unwrap();
+        assert!(open_append(&link).is_err());
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
+        let mut f = open_append(&d.path().join("new.log")).unwrap();
+        f.write_all(b"x").unwrap();
+    }
+
+    #[test]
+    fn replace_swaps_a_link_not_its_target() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("target");
+        fs::write(&target, "keep").unwrap();
+        let link = d.path().join("x.svg");
+        symlink(&target, &link).unwrap();
+        replace(&link, b"<svg/>").unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
+        assert!(!fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read_to_string(&link).unwrap(), "<svg/>");
+        // Nothing else is left in the directory.
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn temporary_names_differ() {
+        let p = Path::new("/r/x.json");
+        assert_ne!(temporary_beside(p), temporary_beside(p));
+        assert_eq!(temporary_beside(p).parent(), Some(Path::new("/r")));
+    }
+
+    #[test]
+    fn write_new_never_overwrites() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("summary.md");
+        write_new(&p, b"one").unwrap();
+        assert_eq!(write_new(&p, b"two").unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read_to_string(&p).unwrap(), "one");
+    }
+
+    #[test]
+    fn row_file_appends_whole_rows() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.csv");
+        let mut f = RowFile::new(create_new(&p).unwrap()).unwrap();
+        f.append(b"a,b\n").unwrap();
+        f.append(b"1,2\n").unwrap();
+        assert_eq!((f.len(), fs::read_to_string(&p).unwrap().as_str()), (8, "a,b\n1,2\n"));
+    }
+
+    /// /dev/full fails every write: the row is taken back (set_len fails
+    /// on a device too, quietly) and the error comes out.
+    #[test]
+    fn a_failed_row_is_an_error() {
+        let Ok(file) = OpenOptions::new().write(true).open("/dev/full") else { return };
+        let mut f = RowFile { file, good: 0 };
+        assert_eq!(f.append(b"1,2\n").unwrap_err().raw_os_error(), Some(libc::ENOSPC));
+        assert_eq!(f.len(), 0);
+    }
+}
