@@ -147,11 +147,25 @@ impl Session<'_> {
         } else {
             (None, None)
         };
-        let ending = self.measure(t, &mut kernel, &plan, sinks.as_mut(), record.as_ref());
+        let mut ending = self.measure(t, &mut kernel, &plan, sinks.as_mut(), record.as_ref());
         job.step(Step::Finish);
         if let Some(rec) = &record {
+            if let Some(lost) = sinks.as_ref().and_then(|s| s.lost().borrow().clone()) {
+                rec.update(|r| r.results.incomplete = Some(lost));
+            }
             if let Err(e) = rec.end(&ending, exit_status(&ending)) {
-                say(&format!("{}: cannot write {}: {e}", spec.name, rec.path().display()));
+                let path = rec.path().display();
+                if opts.results_chosen {
+                    // The place was chosen: a record that still says
+                    // `running` is a result lost, and the status says so.
+                    let line = format!("{}: cannot write the run record {path}: {e}", spec.name);
+                    say(&line);
+                    if ending == Ending::Complete {
+                        ending = Ending::Error { detail: line };
+                    }
+                } else {
+                    say(&format!("{}: warning: the run record {path} does not say how the run ended: {e}", spec.name));
+                }
             }
         }
         ending
@@ -165,14 +179,24 @@ impl Session<'_> {
         sinks: Option<&mut Sinks>,
         record: Option<&RecordFile<RunRecord>>,
     ) -> Ending {
+        // Rows count in the record while they reach the CSV.
+        let lost = sinks.as_ref().map(|s| s.lost());
         let on_row = || {
-            if let Some(r) = record {
+            if let (Some(r), false) = (record, lost.as_ref().is_some_and(|l| l.borrow().is_some())) {
                 r.update(|r| r.results.rows += 1);
             }
         };
         match measure::run(t, kernel, plan, sinks, &self.job.progress, on_row) {
             Ok(ending) => ending,
-            Err(e) => self.job.abort(&format!("{}: cannot write results: {e}", self.spec.name)),
+            Err(e) => {
+                // A required output failed: the run ends non-zero, and the
+                // record says why if it can still be written.
+                let line = format!("{}: {e}", self.spec.name);
+                if let Some(r) = record {
+                    let _ = r.end(&Ending::Error { detail: line.clone() }, 1);
+                }
+                self.job.abort(&line)
+            }
         }
     }
 
@@ -219,12 +243,23 @@ impl Session<'_> {
                         f.record_path.display()
                     ));
                 }
-                Err(e) => job.abort(&format!("{}: cannot write {}: {e}", spec.name, f.record_path.display())),
+                Err(e) => {
+                    // Nothing of a run that never started is left behind.
+                    let _ = std::fs::remove_file(&f.record_path);
+                    let _ = std::fs::remove_file(&f.csv_path);
+                    job.abort(&format!("{}: cannot write {}: {e}", spec.name, f.record_path.display()))
+                }
             }
         }
         match Sinks::for_run(spec, self.opts, self.pairs, ctx, csv) {
             Ok(s) => (s, record),
-            Err(e) => job.abort(&format!("{}: {e}", spec.name)),
+            Err(e) => {
+                let line = format!("{}: {e}", spec.name);
+                if let Some(r) = &record {
+                    let _ = r.end(&Ending::Error { detail: line.clone() }, 1);
+                }
+                job.abort(&line)
+            }
         }
     }
 
@@ -262,7 +297,7 @@ impl Session<'_> {
                 min_size: o.min_size,
                 max_size: o.max_size,
             },
-            results: record::ResultsInfo { csv: Some(files.csv_path.display().to_string()), rows: 0 },
+            results: record::ResultsInfo { csv: Some(files.csv_path.display().to_string()), ..Default::default() },
             slurm: crate::report::slurm::SlurmInfo::from_env(),
             buffers: Some(BufferInfo::new(T::MEMORY, o.buffer_locations.as_ref())),
         }

@@ -193,7 +193,11 @@ impl Session<'_> {
             if let Some(f) = files.as_mut() {
                 let counts = (self.cfg.size_bytes, self.cfg.window, self.cfg.iterations);
                 if let Err(e) = f.append_round(&m.directed[before..], &m.latency[lat_before..], &hosts, counts) {
-                    job.abort(&format!("{NAME}: cannot write {}: {e}", f.measurements_path.display()));
+                    let line = format!("{NAME}: cannot write {}: {e}", f.measurements_path.display());
+                    if let Some(r) = &record {
+                        let _ = r.end(&Ending::Error { detail: line.clone() }, EXIT_USAGE);
+                    }
+                    job.abort(&line);
                 }
             }
             // Live: one line per round as it ends (one write, flushed).

@@ -120,7 +120,12 @@ pub struct IterationPolicy {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
 pub struct ResultsInfo {
     pub csv: Option<String>,
+    /// Complete rows in the CSV.
     pub rows: usize,
+    /// Why the CSV lacks rows the run measured (a write failed), if it
+    /// does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// How the launcher describes the job.

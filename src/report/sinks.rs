@@ -7,9 +7,11 @@
 //! missing and the run goes on with the others; the OSU table is never
 //! lost to a file.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use thiserror::Error;
 
@@ -31,6 +33,8 @@ pub enum SinkError {
 /// Every output of a run, in the order rows reach them.
 pub struct Sinks {
     list: Vec<Output>,
+    /// Set when an optional output was dropped: what is missing and why.
+    lost: Rc<RefCell<Option<String>>>,
 }
 
 struct Output {
@@ -38,12 +42,17 @@ struct Output {
     /// Set for an optional output: the warning's prefix when it fails
     /// (`osu_bw: warning: the CSV results/x.csv`).
     optional: Option<String>,
+    /// What a required output's error names (`stdout`, `the CSV x.csv`).
+    label: Option<String>,
 }
 
 impl Sinks {
     /// These outputs, in this order, each required.
     pub fn new(list: Vec<Box<dyn Sink>>) -> Sinks {
-        Sinks { list: list.into_iter().map(|sink| Output { sink, optional: None }).collect() }
+        Sinks {
+            list: list.into_iter().map(|sink| Output { sink, optional: None, label: None }).collect(),
+            lost: Rc::default(),
+        }
     }
 
     /// The outputs rank 0 writes for `spec` run with `opts` over `pairs`
@@ -63,6 +72,7 @@ impl Sinks {
                 Ok(sink) => list.push(Output {
                     sink: Box::new(sink),
                     optional: optional.then(|| format!("{}: warning: the CSV {}", spec.name, path.display())),
+                    label: Some(format!("the CSV {}", path.display())),
                 }),
                 Err(source) if optional => {
                     // An empty CSV would read as a run with no rows.
@@ -88,8 +98,14 @@ impl Sinks {
         let mut table = OsuTable::new(io::stdout(), spec, layout);
         table.preamble().map_err(SinkError::Stdout)?;
         // stdout first, as people see it.
-        list.insert(0, Output { sink: Box::new(table), optional: None });
-        Ok(Sinks { list })
+        list.insert(0, Output { sink: Box::new(table), optional: None, label: Some("stdout".into()) });
+        Ok(Sinks { list, lost: Rc::default() })
+    }
+
+    /// What an optional output that was dropped is missing (None while
+    /// every output is whole); shared, so it can be read while rows flow.
+    pub fn lost(&self) -> Rc<RefCell<Option<String>>> {
+        self.lost.clone()
     }
 
     /// Sends something to every output in turn. A required output's error
@@ -101,9 +117,15 @@ impl Sinks {
             let out = &mut self.list[i];
             match (f(out.sink.as_mut()), &out.optional) {
                 (Ok(()), _) => i += 1,
-                (Err(e), None) => return Err(e),
+                (Err(e), None) => {
+                    return Err(match &out.label {
+                        Some(label) => io::Error::new(e.kind(), format!("cannot write {label}: {e}")),
+                        None => e,
+                    })
+                }
                 (Err(e), Some(what)) => {
                     crate::say!("{what} is incomplete: {e}; the OSU table goes on");
+                    self.lost.borrow_mut().get_or_insert_with(|| e.to_string());
                     self.list.remove(i);
                 }
             }
@@ -150,13 +172,15 @@ mod tests {
         let (table, table_rows) = flaky(usize::MAX);
         let (csv, csv_rows) = flaky(3);
         let mut sinks = Sinks {
+            lost: Rc::default(),
             list: vec![
-                Output { sink: table, optional: None },
-                Output { sink: csv, optional: Some("osu_bw: warning: the CSV x.csv".into()) },
+                Output { sink: table, optional: None, label: None },
+                Output { sink: csv, optional: Some("osu_bw: warning: the CSV x.csv".into()), label: None },
             ],
         };
         send_rows(&mut sinks, 5).expect("the table goes on");
         assert_eq!((table_rows.get(), csv_rows.get(), sinks.list.len()), (5, 2, 1));
+        assert_eq!(sinks.lost().borrow().as_deref(), Some("No space left on device"));
     }
 
     #[test]
