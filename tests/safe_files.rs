@@ -1,0 +1,177 @@
+//! Nothing lost, nothing overwritten: result files never go through a
+//! link planted at their name, a refused run leaves no file, a full disk
+//! is an error where the user chose the place (a warning in the default
+//! place) and never leaves half a row, and compare judges no bad data.
+
+mod common;
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+
+const QUICK: &[&str] = &["-m", "1:16", "-i", "20", "-x", "2"];
+
+fn latency(cwd: &Path, extra: &[&str]) -> Run {
+    let mut args = QUICK.to_vec();
+    args.extend(extra);
+    launch(Mpi::OpenMpi, 2, "osu_latency", &args, &Launch { cwd: Some(cwd.into()), ..Launch::default() })
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// `--csv X` where X is a link: refused, its target untouched, nothing
+/// left.
+#[test]
+fn a_link_at_the_csv_name_is_refused() {
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    let target = d.path().join("precious");
+    std::fs::write(&target, "keep").unwrap();
+    symlink(&target, d.path().join("out.csv")).unwrap();
+    let run = latency(d.path(), &["--csv", "out.csv"]);
+    run.assert_no_panic();
+    assert_ne!(run.code, Some(0), "{run:?}");
+    assert!(run.stderr.contains("'out.csv' already exists"), "{run:?}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    assert_eq!(names_in(d.path()), ["out.csv", "precious"]);
+}
+
+/// A dangling link at the record's name (X.json) refuses the run before
+/// anything is written: no empty X.csv is left, the link's target is not
+/// created.
+#[test]
+fn a_dangling_link_at_the_record_name_leaves_nothing() {
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    symlink(d.path().join("created-through-link"), d.path().join("out.json")).unwrap();
+    let run = latency(d.path(), &["--csv", "out.csv"]);
+    run.assert_no_panic();
+    assert_ne!(run.code, Some(0), "{run:?}");
+    assert!(run.stderr.contains("out.json' already exists"), "{run:?}");
+    assert_eq!(names_in(d.path()), ["out.json"]);
+}
+
+/// `--csv X` refused because X.json exists, or because X cannot be
+/// created: no X is left behind.
+#[test]
+fn a_refused_csv_leaves_no_file() {
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("out.json"), "{}").unwrap();
+    let run = latency(d.path(), &["--csv", "out.csv"]);
+    assert_ne!(run.code, Some(0), "{run:?}");
+    assert_eq!(names_in(d.path()), ["out.json"]);
+    std::fs::write(d.path().join("plain"), "x").unwrap();
+    let run = latency(d.path(), &["--csv", "plain/out.csv"]);
+    run.assert_no_panic();
+    assert_ne!(run.code, Some(0), "{run:?}");
+    assert!(run.stderr.contains("cannot write results to 'plain'"), "{run:?}");
+    assert_eq!(names_in(d.path()), ["out.json", "plain"]);
+}
+
+/// The record used to be written through `X.json.tmp`, a name anyone
+/// could plant a link at; the link's target stays untouched now.
+#[test]
+fn a_link_at_the_old_temporary_name_is_left_alone() {
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    let target = d.path().join("precious");
+    std::fs::write(&target, "keep").unwrap();
+    symlink(&target, d.path().join("out.json.tmp")).unwrap();
+    let run = latency(d.path(), &["--csv", "out.csv"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    assert_eq!(names_in(d.path()), ["out.csv", "out.json", "out.json.tmp", "precious"]);
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("out.json")).unwrap()).unwrap();
+    assert_eq!(rec["status"], "complete", "{rec}");
+}
+
+/// Every line of `csv` is a whole row: it ends with a newline and each
+/// row has the header's number of cells.
+fn assert_whole_rows(csv: &Path) {
+    let text = std::fs::read_to_string(csv).unwrap();
+    assert!(text.ends_with('\n'), "{} ends mid-row: {text:?}", csv.display());
+    let mut lines = text.lines();
+    let cells = lines.next().unwrap().split(',').count();
+    for l in lines {
+        assert_eq!(l.split(',').count(), cells, "{l}");
+    }
+}
+
+/// osu_latency up to 4 MiB in `cwd` (`extra` options) on a 64 KiB tmpfs
+/// at `cwd/t` holding 12 KiB free: room for the record and one page of
+/// CSV, not for every row.
+fn on_full_tmpfs(cwd: &Path, results_dir: Option<&str>) -> Run {
+    let t = cwd.join("t");
+    std::fs::create_dir(&t).unwrap();
+    let mut line = format!(
+        "mount -t tmpfs -o size=64k tmpfs {t} && dd if=/dev/zero of={t}/fill bs=4k count=13 2>/dev/null && cd {t} && exec",
+        t = t.display()
+    );
+    let launcher = launcher(Mpi::OpenMpi, 2);
+    for w in std::iter::once(launcher.get_program()).chain(launcher.get_args()) {
+        line.push(' ');
+        line.push_str(&w.to_string_lossy());
+    }
+    line.push_str(&format!(" {} -m 1:4194304 -i 2 -x 0", bin(Mpi::OpenMpi, "osu_latency").display()));
+    if let Some(r) = results_dir {
+        line.push_str(&format!(" --results-dir {r}"));
+    }
+    // What was left, for the test to read after the namespace is gone.
+    line = line.replacen(" && exec", " && ", 1);
+    line.push_str(&format!("; rc=$?; cp -r {t}/. {}/left/; exit $rc", cwd.display(), t = t.display()));
+    std::fs::create_dir(cwd.join("left")).unwrap();
+    let mut c = Command::new("unshare");
+    c.args(["-m", "sh", "-c", &line]);
+    c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    run_cmd(c, Duration::from_secs(120))
+}
+
+fn only_csv(dir: &Path) -> std::path::PathBuf {
+    let csvs = files_with_ext(dir, "csv");
+    assert_eq!(csvs.len(), 1, "{csvs:?}");
+    csvs[0].clone()
+}
+
+/// A full disk where the user chose the place: the run ends non-zero with
+/// one line naming the CSV and the missing rows, and no half row is left.
+#[test]
+fn a_full_disk_in_a_chosen_place_is_an_error() {
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    let run = on_full_tmpfs(d.path(), Some("r"));
+    run.assert_no_panic();
+    assert_ne!(run.code, Some(0), "{run:?}");
+    let line = run.stderr.lines().find(|l| l.starts_with("osu_latency: ")).expect("a line");
+    assert!(line.contains("cannot write the CSV r/") && line.contains("are missing"), "{line}");
+    assert!(line.contains("No space left on device"), "{line}");
+    assert_whole_rows(&only_csv(&d.path().join("left/r")));
+}
+
+/// The same in the default place: warnings that name the missing rows,
+/// the whole OSU table, exit 0, whole rows only.
+#[test]
+fn a_full_disk_in_the_default_place_is_a_warning() {
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    let run = on_full_tmpfs(d.path(), None);
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(osu_rows(&run.stdout).len(), 23, "{}", run.stdout);
+    let warning = run.stderr.lines().find(|l| l.contains("warning: the CSV")).expect("a warning");
+    assert!(
+        warning.contains("is incomplete: the rows from MPI_CHAR size") && warning.contains("are missing"),
+        "{warning}"
+    );
+    assert!(warning.ends_with("the OSU table goes on"), "{warning}");
+    assert_whole_rows(&only_csv(&d.path().join("left/results")));
+}
