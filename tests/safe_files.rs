@@ -175,3 +175,97 @@ fn a_full_disk_in_the_default_place_is_a_warning() {
     assert!(warning.ends_with("the OSU table goes on"), "{warning}");
     assert_whole_rows(&only_csv(&d.path().join("left/results")));
 }
+
+fn compare(args: &[&Path]) -> Run {
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.arg("compare").args(args);
+    run_cmd(c, Duration::from_secs(20))
+}
+
+/// A commbench CSV of osu_bw with these (size, bw_MBps) rows.
+fn bw_csv(rows: &[(u64, &str)]) -> String {
+    const COLS: usize = 29;
+    let mut header = "benchmark,backend,datatype,size_bytes,elements,window,np,pairs,iterations,warmup,avg_lat_us,min_lat_us,max_lat_us,bw_MBps".to_string();
+    let extra = [
+        "msg_rate_per_s",
+        "algbw_GBps",
+        "busbw_GBps",
+        "fastest_rank",
+        "slowest_rank",
+        "validation",
+        "iter_min_us",
+        "iter_mean_us",
+        "iter_p50_us",
+        "iter_p90_us",
+        "iter_p99_us",
+        "iter_max_us",
+        "iter_stddev_us",
+        "osu_tails",
+        "finished_utc",
+    ];
+    for c in extra {
+        header.push(',');
+        header.push_str(c);
+    }
+    assert_eq!(header.split(',').count(), COLS);
+    let mut text = header + "\n";
+    for (size, bw) in rows {
+        let cells = [format!("osu_bw,mpi,MPI_CHAR,{size},{size},64,2,1,100,10,,,,{bw}")];
+        text += &(cells[0].clone() + &",".repeat(COLS - 14) + "\n");
+    }
+    text
+}
+
+const REFERENCE: &[(u64, &str)] = &[(1, "2"), (2, "4"), (4, "8")];
+
+/// Compare fails a truncated CSV (exit 2, one line naming it), a NaN or
+/// non-positive value (exit 1), says "nothing to judge" for a run sharing
+/// no size (exit 3), and fails a run whose record says it did not
+/// complete (exit 1).
+#[test]
+fn compare_never_passes_bad_data() {
+    let d = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let p = d.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let reference = file("ref.csv", &bw_csv(REFERENCE));
+    let good = file("good.csv", &bw_csv(REFERENCE));
+    let run = compare(&[&reference, &good]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("PASS: 3 reference sizes"), "{run:?}");
+
+    let whole = bw_csv(REFERENCE);
+    let cut = file("cut.csv", whole.trim_end_matches('\n'));
+    let run = compare(&[&reference, &cut]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(run.stderr.contains("cut.csv:4: the last line has no newline"), "{run:?}");
+    let short = file("short.csv", &(whole.clone() + "osu_bw,mpi,MPI_CHAR,8,8,64\n"));
+    let run = compare(&[&reference, &short]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(run.stderr.contains("short.csv:5: 6 cells where the header has 29"), "{run:?}");
+
+    for (name, bad) in [("nan", "NaN"), ("zero", "0"), ("neg", "-3"), ("inf", "inf")] {
+        let p = file(&format!("{name}.csv"), &bw_csv(&[(1, "2"), (2, bad), (4, "8")]));
+        let run = compare(&[&reference, &p]);
+        assert_eq!(run.code, Some(1), "{name}: {run:?}");
+        assert!(run.stdout.contains("FAIL: 3 reference sizes"), "{name}: {run:?}");
+        assert!(run.stdout.contains("is not a positive number"), "{name}: {run:?}");
+    }
+
+    let other = file("other.csv", &bw_csv(&[(1024, "2"), (2048, "4")]));
+    let run = compare(&[&reference, &other]);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(run.stdout.contains("NOTHING TO JUDGE: 3 reference sizes"), "{run:?}");
+    assert!(run.stderr.contains("nothing to judge"), "{run:?}");
+
+    for status in ["running", "error", "timeout", "interrupted"] {
+        let p = file(&format!("{status}.csv"), &bw_csv(REFERENCE));
+        std::fs::write(p.with_extension("json"), format!("{{\"status\": \"{status}\"}}")).unwrap();
+        let run = compare(&[&reference, &p]);
+        assert_eq!(run.code, Some(1), "{status}: {run:?}");
+        assert!(run.stderr.contains(&format!("the run record says '{status}'")), "{status}: {run:?}");
+        assert!(run.stdout.contains("FAIL:"), "{status}: {run:?}");
+    }
+}

@@ -63,6 +63,11 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
     }
 
     let mut out = Parsed::default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        let line = text.lines().count();
+        let message = "the last line has no newline: the file was cut off in the middle of a row".to_string();
+        out.cut.push(Note { path: path.into(), line: Some(line), message });
+    }
     let mut windows: Vec<Vec<String>> = Vec::new();
     for (i, rec) in rdr.records().enumerate() {
         let line = i + 2;
@@ -74,6 +79,11 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
                 continue;
             }
         };
+        if rec.len() != header.len() {
+            let message =
+                format!("{} cells where the header has {}: the row is cut short or damaged", rec.len(), header.len());
+            out.cut.push(note(message));
+        }
         let row = match rec.deserialize::<CsvRow>(Some(&header)) {
             Ok(r) => r,
             Err(e) => {
@@ -85,14 +95,15 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
             out.notes.push(note("row with no benchmark".into()));
             continue;
         }
-        let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
+        // Values as written, NaN and infinities included: compare fails
+        // them, the plots draw only positive finite values.
         let point = Point {
             size: row.size_bytes as u64,
-            latency_us: finite(row.avg_lat_us),
-            bw_mbps: finite(row.bw_mbps),
-            msg_rate: finite(row.msg_rate_per_s),
-            min_lat_us: finite(row.min_lat_us),
-            max_lat_us: finite(row.max_lat_us),
+            latency_us: row.avg_lat_us,
+            bw_mbps: row.bw_mbps,
+            msg_rate: row.msg_rate_per_s,
+            min_lat_us: row.min_lat_us,
+            max_lat_us: row.max_lat_us,
             // 0: the file does not say (an older CSV or a row cut short).
             iterations: Some(row.iterations as u64).filter(|&n| n > 0),
             validation: row.validation,

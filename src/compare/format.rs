@@ -63,7 +63,13 @@ fn range_cell(r: &Row) -> String {
 /// The one-line summary.
 pub fn summary_line(rep: &Report) -> String {
     let s = &rep.summary;
-    let word = if s.ok { "PASS" } else { "FAIL" };
+    let word = if !s.ok {
+        "FAIL"
+    } else if s.nothing_judged() {
+        "NOTHING TO JUDGE"
+    } else {
+        "PASS"
+    };
     let mut line = format!(
         "{word}: {} reference size{} in {} table{}: {} pass ({} better than the reference beyond tolerance), {} fail",
         s.points,
@@ -82,6 +88,9 @@ pub fn summary_line(rep: &Report) -> String {
     }
     if s.unmatched > 0 {
         let _ = write!(line, ", {} reference tables with no run", s.unmatched);
+    }
+    if !s.incomplete_runs.is_empty() {
+        let _ = write!(line, ", {} run(s) that did not complete", s.incomplete_runs.len());
     }
     let _ = write!(line, "; {} failures counted, {} allowed", s.counted_failures, s.allowed_failures);
     line

@@ -46,7 +46,8 @@ pub fn run_info(path: &Path) -> Option<RunInfo> {
     let memory = word("/buffers/memory")
         .or_else(|| word("/transport").and_then(|t| t.rsplit('-').next()))
         .and_then(Memory::from_word);
-    Some(RunInfo { hosts, mpi_library, world_size, memory, options })
+    let status = word("/status").map(String::from);
+    Some(RunInfo { hosts, mpi_library, world_size, memory, options, status })
 }
 
 /// A device-buffer marker in a file name (`osu_bw-DD.txt`,
@@ -141,6 +142,7 @@ pub fn load(path: &Path) -> Result<Parsed, InputError> {
             Ok(p) => {
                 all.tables.extend(p.tables);
                 all.notes.extend(p.notes);
+                all.cut.extend(p.cut);
             }
             Err(e) => {
                 all.notes.push(Note { path: f.display().to_string(), line: None, message: format!("skipped: {e}") })

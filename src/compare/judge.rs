@@ -73,7 +73,18 @@ pub struct Summary {
     pub allowed_failures: usize,
     /// Failures that count against the allowance.
     pub counted_failures: usize,
+    /// Runs whose record says they did not complete (`running`, `error`,
+    /// `timeout` ...): their results are not trusted, the comparison fails.
+    pub incomplete_runs: Vec<String>,
     pub ok: bool,
+}
+
+impl Summary {
+    /// No size was judged (every one missing or skipped): neither a pass
+    /// nor a failure.
+    pub fn nothing_judged(&self) -> bool {
+        self.passed + self.failed == 0
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -173,9 +184,29 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
         .collect();
     let mut rows = Vec::new();
     for size in sizes {
-        let Some(reference) = median(&mut values_at(refs, metric, size)) else { continue };
+        let mut ref_values: Vec<f64> = values_at(refs, metric, size).into_iter().filter(|v| v.is_finite()).collect();
+        let Some(reference) = median(&mut ref_values) else { continue };
         let tolerance_pct = rules.tolerance_pct(size);
-        let mut measured = values_at(runs, metric, size);
+        let (mut measured, bad): (Vec<f64>, Vec<f64>) =
+            values_at(runs, metric, size).into_iter().partition(|v| v.is_finite() && *v > 0.0);
+        if !bad.is_empty() {
+            // A time or a rate is a positive number: anything else is a
+            // broken measurement, never a pass.
+            let shown: Vec<String> = bad.iter().map(|v| v.to_string()).collect();
+            rows.push(Row {
+                size,
+                reference,
+                measured: None,
+                runs: measured.len() + bad.len(),
+                measured_min: None,
+                measured_max: None,
+                ratio: None,
+                tolerance_pct,
+                verdict: Verdict::Fail,
+                reasons: vec![format!("measured {} is not a positive number", shown.join(", "))],
+            });
+            continue;
+        }
         let Some(med) = median(&mut measured) else {
             rows.push(Row {
                 size,

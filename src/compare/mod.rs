@@ -1,8 +1,9 @@
 //! `commbench compare REFERENCE RUN...`: reads OSU text outputs (any
 //! version) and commbench CSVs, matches benchmarks, datatypes and sizes, and
 //! judges each size against the reference with direction-aware tolerances.
-//! Exit status: 0 all pass, 1 any failure beyond the allowance, 2 bad
-//! options or unreadable input.
+//! Exit status: 0 all pass, 1 any failure beyond the allowance (or a run
+//! whose record says it did not complete), 2 bad options or unreadable
+//! input (a truncated CSV included), 3 nothing to judge (no size in both).
 
 pub mod args;
 pub mod context;
@@ -32,7 +33,14 @@ use self::tolerance::{Limit, Rules, ToleranceRule};
                   Latency may be that much higher, bandwidth and message rate that much lower.\n\
                   A reference on device memory and runs on host memory (or the reverse) are refused\n\
                   unless --allow-memory-mismatch; differing datatypes, process counts or options warn.\n\
-                  Exit status: 0 all pass, 1 failures beyond --allowed-failures, 2 bad options or input."
+                  A measured value that is not a positive number fails its size.\n\n\
+                  Exit status:\n  \
+                  0  every judged size passes\n  \
+                  1  failures beyond --allowed-failures, or a run whose run record says it did not\n     \
+                  complete (running, error, timeout, interrupted ...)\n  \
+                  2  bad options or input: unreadable, or a CSV cut short (a last line without a\n     \
+                  newline, a row with the wrong number of cells)\n  \
+                  3  nothing to judge: no size was measured by both the reference and the runs"
 )]
 struct Args {
     /// Reference results: an OSU text output (any version), a commbench CSV, or a results directory.
@@ -86,17 +94,23 @@ pub fn main(args: &[String]) -> i32 {
     };
     notes.extend(reference.notes);
     let mut runs = Vec::new();
+    let mut cut = Vec::new();
     for path in &a.runs {
         match input::load(path) {
             Ok(p) => {
                 runs.extend(p.tables);
                 notes.extend(p.notes);
+                cut.extend(p.cut);
             }
             Err(e) => {
                 crate::say!("commbench compare: {e}");
                 return 2;
             }
         }
+    }
+    if let Some(cut) = reference.cut.iter().chain(&cut).next() {
+        crate::say!("commbench compare: {cut}; a truncated results file is not judged");
+        return 2;
     }
     let mut warnings = context::memory_mismatches(&reference.tables, &runs);
     if !a.allow_memory_mismatch {
@@ -110,6 +124,10 @@ pub fn main(args: &[String]) -> i32 {
     let rules =
         Rules { tolerances: a.tolerance, limits, allowed_failures: a.allowed_failures, require_all: a.require_all };
     let mut report = judge::compare(&reference.tables, &runs, &rules);
+    report.summary.incomplete_runs = incomplete_runs(&runs);
+    if !report.summary.incomplete_runs.is_empty() {
+        report.summary.ok = false;
+    }
     let mut all_notes: Vec<String> = notes.iter().map(ToString::to_string).collect();
     all_notes.append(&mut report.notes);
     report.notes = all_notes;
@@ -133,9 +151,29 @@ pub fn main(args: &[String]) -> i32 {
             return 2;
         }
     }
-    if report.summary.ok {
-        0
-    } else {
-        1
+    for run in &report.summary.incomplete_runs {
+        crate::say!("commbench compare: {run}: its results are not trusted: the comparison fails");
     }
+    if !report.summary.ok {
+        1
+    } else if report.summary.nothing_judged() {
+        crate::say!("commbench compare: nothing to judge: no size was measured by both the reference and the runs");
+        3
+    } else {
+        0
+    }
+}
+
+/// The runs (by file) whose run record says they did not complete, each
+/// as `<file>: the run record says '<status>'`.
+fn incomplete_runs(runs: &[model::Table]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in runs {
+        let Some(info) = t.run.as_ref().filter(|i| !i.completed()) else { continue };
+        let line = format!("{}: the run record says '{}'", t.path, info.status.as_deref().unwrap_or_default());
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
 }

@@ -121,6 +121,19 @@ pub struct RunInfo {
     pub memory: Option<Memory>,
     /// The record's `options` object.
     pub options: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The record's `status` (`complete`, `running`, `error` ...), if it
+    /// has one.
+    pub status: Option<String>,
+}
+
+impl RunInfo {
+    /// The run ended on its own and measured what it was asked to (or
+    /// judged it: pairs' `passed`/`failed`; a validation failure is judged
+    /// by its rows). A record without a status (another tool's) counts as
+    /// complete.
+    pub fn completed(&self) -> bool {
+        matches!(self.status.as_deref(), None | Some("complete" | "passed" | "failed" | "validation_failed"))
+    }
 }
 
 /// One block of results: a benchmark at one datatype from one output.
@@ -192,4 +205,7 @@ impl std::fmt::Display for Note {
 pub struct Parsed {
     pub tables: Vec<Table>,
     pub notes: Vec<Note>,
+    /// Where a file is cut short (a last line with no newline, a row with
+    /// fewer or more cells than the header): compare judges no such file.
+    pub cut: Vec<Note>,
 }

@@ -389,7 +389,7 @@ pub(crate) mod samples {
                 min_size: 1,
                 max_size: 8,
             },
-            results: ResultsInfo { csv: Some("osu_bw.csv".into()), rows: 4 },
+            results: ResultsInfo { csv: Some("osu_bw.csv".into()), rows: 4, incomplete: None },
             slurm: None,
             buffers: None,
         }
