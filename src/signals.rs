@@ -54,11 +54,19 @@ fn set() -> libc::sigset_t {
 
 /// Blocks the handled signals in the calling thread and every thread it
 /// starts from now on. Call before any other thread exists. Children
-/// started with `std::process::Command` get an empty mask back.
+/// inherit the mask: unblock it for them ([`unblock`] in `pre_exec`).
 pub fn block() -> bool {
     let s = set();
     // SAFETY: changes this thread's mask with a valid set.
     unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &s, std::ptr::null_mut()) == 0 }
+}
+
+/// Unblocks the handled signals in the calling thread (a child about to
+/// exec: the mask is inherited). Async-signal-safe.
+pub fn unblock() {
+    let s = set();
+    // SAFETY: changes this thread's mask with a valid set.
+    unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &s, std::ptr::null_mut()) };
 }
 
 /// Waits up to `t` for one of the handled (blocked) signals.
@@ -78,6 +86,39 @@ pub fn name(sig: i32) -> String {
         libc::SIGHUP => "SIGHUP".into(),
         libc::SIGKILL => "SIGKILL".into(),
         s => format!("signal {s}"),
+    }
+}
+
+/// The first handled signal the process got since [`catch`], 0 for none.
+static CAUGHT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// For a process that ends its own way (the suite): blocks the handled
+/// signals and starts a thread that notes the first one for [`caught`].
+/// Call before any other thread exists.
+pub fn catch() {
+    if !block() {
+        return;
+    }
+    let spawned = std::thread::Builder::new().name("commbench-signals".into()).spawn(|| loop {
+        if let Some(sig) = wait(Duration::from_secs(3600)) {
+            let _ = CAUGHT.compare_exchange(
+                0,
+                sig,
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+            );
+        }
+    });
+    if let Err(e) = spawned {
+        crate::say!("cannot watch for signals: {e}");
+    }
+}
+
+/// The first signal [`catch`] noted.
+pub fn caught() -> Option<i32> {
+    match CAUGHT.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
     }
 }
 
