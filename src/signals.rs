@@ -212,14 +212,10 @@ pub fn start(name: &'static str, progress: Arc<Progress>, timeout: Option<Durati
             match failed {
                 None => {
                     if let Some(p) = watch.dead_peer() {
-                        let detail = format!(
-                            "rank {} (pid {} on {}) ended while this run was{}; the job is ended",
-                            p.rank,
-                            p.pid,
-                            p.host,
-                            progress.position()
-                        );
-                        if watch.mark(RunStatus::RankFailed, &detail, 1) {
+                        let at = progress.position();
+                        let (status, detail) = judge(Some(p), timeout, progress.still_for(), &at, "rank 0 looked");
+                        let code = if status == RunStatus::Timeout { crate::watchdog::TIMEOUT_EXIT } else { 1 };
+                        if watch.mark(status, &detail, code) {
                             crate::say!("{name}: {detail}");
                         }
                         failed = Some(Instant::now());
@@ -239,35 +235,49 @@ pub fn start(name: &'static str, progress: Arc<Progress>, timeout: Option<Durati
     }
 }
 
+/// How the run ended, and why, when `what` happened (a signal came, a
+/// rank was seen gone): a stall of half the `--timeout` or more on this
+/// rank first (another rank's watchdog most likely ended the job, and
+/// that rank is then the one gone), then a rank gone, else interrupted.
+fn judge(
+    dead: Option<Peer>,
+    timeout: Option<Duration>,
+    still: Option<Duration>,
+    at: &str,
+    what: &str,
+) -> (RunStatus, String) {
+    let gone = dead.map(|p| format!("rank {} (pid {} on {}) had ended", p.rank, p.pid, p.host));
+    match (gone, timeout, still) {
+        (gone, Some(t), Some(s)) if s >= t / 2 => (
+            RunStatus::Timeout,
+            format!(
+                "{what} after this rank had made no progress for {:.1}s (--timeout {}s){at}{}: most likely another \
+                 rank's --timeout watchdog ended the job (its line is on stderr)",
+                s.as_secs_f64(),
+                t.as_secs_f64(),
+                gone.map(|g| format!("; {g}")).unwrap_or_default()
+            ),
+        ),
+        (Some(g), ..) => (
+            RunStatus::RankFailed,
+            format!("{g} when {what} (the launcher ends the job when a rank fails); this rank was{at}"),
+        ),
+        _ => (
+            RunStatus::Interrupted,
+            format!(
+                "interrupted: {what}{at} (from the launcher: Ctrl-C, a cancel, a time limit or another rank's end)"
+            ),
+        ),
+    }
+}
+
 /// Ends the run record (rank 0) and the process after signal `sig`.
 fn on_signal(name: &str, sig: i32, progress: &Progress, timeout: Option<Duration>, watch: &Watch) -> ! {
     let code = 128 + sig;
     let signame = self::name(sig);
     let at = progress.position();
     let still = progress.still_for();
-    let (status, detail) = match (watch.dead_peer(), timeout, still) {
-        (Some(p), ..) => (
-            RunStatus::RankFailed,
-            format!(
-                "rank {} (pid {} on {}) had ended when {signame} came (the launcher ends the job when a rank \
-                 fails); this rank was{at}",
-                p.rank, p.pid, p.host
-            ),
-        ),
-        (None, Some(t), Some(s)) if s >= t / 2 => (
-            RunStatus::Timeout,
-            format!(
-                "{signame} came after this rank had made no progress for {:.1}s (--timeout {}s){at}: most likely \
-                 another rank's --timeout watchdog ended the job (its line is on stderr)",
-                s.as_secs_f64(),
-                t.as_secs_f64()
-            ),
-        ),
-        _ => (
-            RunStatus::Interrupted,
-            format!("interrupted by {signame}{at} (from the launcher: Ctrl-C, a cancel, a time limit or another rank's end)"),
-        ),
-    };
+    let (status, detail) = judge(watch.dead_peer(), timeout, still, &at, &format!("{signame} came"));
     if watch.mark(status, &detail, code) {
         crate::say!("{name}: {detail}");
     } else {
