@@ -18,6 +18,7 @@ use crate::backend::{agree_failures, Control};
 use crate::launcher::LauncherEnv;
 use crate::report::record::{self, RankInfo, RunHeader, RunStatus};
 use crate::report::time::Utc;
+use crate::signals;
 use crate::topo::placement;
 use crate::topo::report::RankPlacement;
 use crate::topo::request::PlacementRequest;
@@ -125,6 +126,7 @@ pub struct Job {
     pub start: Utc,
     pub setup_exit: i32,
     on_fire: Arc<Mutex<Option<OnFire>>>,
+    watch: Arc<signals::Watch>,
 }
 
 /// The command line as given.
@@ -148,6 +150,12 @@ impl Job {
         install_panic_hook(name);
         let progress = Arc::new(Progress::default());
         let on_fire: Arc<Mutex<Option<OnFire>>> = Arc::new(Mutex::new(None));
+        // Before any other thread starts (the watchdog's, MPI's), so that
+        // only the signal thread takes them.
+        let watch = Arc::new(signals::Watch::default());
+        if signals::block() {
+            signals::start(name, progress.clone(), cfg.timeout, watch.clone());
+        }
         if let Some(t) = cfg.timeout {
             let rank = env.rank.map(|r| r.to_string()).unwrap_or_else(|| "?".into());
             let who = format!("{name} rank {rank} on {}", topo::hostname());
@@ -180,7 +188,18 @@ impl Job {
             Ok(p) => p,
             Err(line) => return refuse(world, line.map(|l| format!("{name}: {l}"))),
         };
-        Ok(Job { name, argv: argv(), env, world, placement, progress, start, setup_exit: cfg.setup_exit, on_fire })
+        Ok(Job {
+            name,
+            argv: argv(),
+            env,
+            world,
+            placement,
+            progress,
+            start,
+            setup_exit: cfg.setup_exit,
+            on_fire,
+            watch,
+        })
     }
 
     pub fn is_root(&self) -> bool {
@@ -241,18 +260,22 @@ impl Job {
     }
 
     /// Writes `rec` to `path` (rank 0) and lets the watchdog mark it as
-    /// timed out before it ends the job. `header` finds the header inside.
+    /// timed out, and the signal thread as interrupted or failed, before
+    /// they end the job (see [`crate::signals`]). `header` finds the header
+    /// inside; the ranks it lists are the ones watched.
     pub fn record<R: Serialize + Send + 'static>(
         &self,
-        rec: R,
+        mut rec: R,
         path: PathBuf,
         header: fn(&mut R) -> &mut RunHeader,
     ) -> io::Result<RecordFile<R>> {
         record::write_json(&rec, &path)?;
+        let ranks = header(&mut rec).ranks.clone();
         let file = RecordFile { rec: Arc::new(Mutex::new(rec)), path, header };
         if let Ok(mut slot) = self.on_fire.lock() {
             *slot = Some(record::timeout_marker(file.rec.clone(), file.path.clone(), header));
         }
+        self.watch.arm(record::end_marker(file.rec.clone(), file.path.clone(), header), &ranks);
         Ok(file)
     }
 
@@ -316,10 +339,15 @@ impl<R: Serialize> RecordFile<R> {
         }
     }
 
-    /// Marks the run ended and rewrites the record.
+    /// Marks the run ended and rewrites the record, unless the watchdog or
+    /// the signal thread ended it first (the process is then ending).
     pub fn end(&self, ending: &Ending, exit_code: i32) -> io::Result<()> {
         let Ok(mut r) = self.rec.lock() else { return Ok(()) };
-        (self.header)(&mut r).end(ending.status(), ending.detail(), exit_code);
+        let h = (self.header)(&mut r);
+        if h.status != RunStatus::Running {
+            return Ok(());
+        }
+        h.end(ending.status(), ending.detail(), exit_code);
         record::write_json(&*r, &self.path)
     }
 }

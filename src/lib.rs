@@ -17,6 +17,7 @@ pub mod launcher;
 pub mod pairs;
 pub mod plot;
 pub mod report;
+pub mod signals;
 pub mod stats;
 pub mod suite;
 pub mod topo;

@@ -57,6 +57,15 @@ pub struct Progress {
     datatype: AtomicU8,
     size: AtomicU64,
     iteration: AtomicU64,
+    /// Milliseconds (since [`epoch`]) the watchdog last saw the position
+    /// move; 0 without a watchdog.
+    moved_ms: AtomicU64,
+}
+
+/// A fixed instant of this process, for [`Progress::still_for`].
+fn epoch() -> Instant {
+    static E: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *E.get_or_init(Instant::now)
 }
 
 impl Progress {
@@ -75,6 +84,30 @@ impl Progress {
     #[inline(always)]
     pub fn iteration(&self, i: usize) {
         self.iteration.store(i as u64 + 1, Relaxed);
+    }
+
+    /// The step now.
+    pub fn step(&self) -> Step {
+        Step::from_u8(self.step.load(Relaxed))
+    }
+
+    /// How long the position has not moved, as the watchdog saw it (None
+    /// without a watchdog).
+    pub fn still_for(&self) -> Option<Duration> {
+        match self.moved_ms.load(Relaxed) {
+            0 => None,
+            ms => Some(epoch().elapsed().saturating_sub(Duration::from_millis(ms))),
+        }
+    }
+
+    fn mark_moved(&self) {
+        self.moved_ms.store((epoch().elapsed().as_millis() as u64).max(1), Relaxed);
+    }
+
+    /// Where the run is, as the watchdog says it: ` at message size 4096
+    /// (MPI_CHAR), step: timed iterations after iteration 17`.
+    pub fn position(&self) -> String {
+        position(self.snapshot())
     }
 
     fn snapshot(&self) -> (u8, u8, u64, u64) {
@@ -96,12 +129,14 @@ pub fn start(progress: Arc<Progress>, timeout: Duration, who: String, on_fire: A
             let poll = (timeout / 10).clamp(Duration::from_millis(10), Duration::from_millis(200));
             let mut last = progress.snapshot();
             let mut since = Instant::now();
+            progress.mark_moved();
             loop {
                 thread::sleep(poll);
                 let now = progress.snapshot();
                 if now != last {
                     last = now;
                     since = Instant::now();
+                    progress.mark_moved();
                     continue;
                 }
                 if since.elapsed() >= timeout {
@@ -122,7 +157,11 @@ pub fn start(progress: Arc<Progress>, timeout: Duration, who: String, on_fire: A
         .unwrap_or_else(|e| crate::say!("{name}: cannot start the --timeout watchdog: {e}"));
 }
 
-fn describe(who: &str, timeout: Duration, (step, dt, size, iteration): (u8, u8, u64, u64)) -> String {
+fn describe(who: &str, timeout: Duration, at: (u8, u8, u64, u64)) -> String {
+    format!("{who}: no progress for {}s{}; ending the job (--timeout)", timeout.as_secs_f64(), position(at))
+}
+
+fn position((step, dt, size, iteration): (u8, u8, u64, u64)) -> String {
     let step = Step::from_u8(step);
     let mut where_ = String::new();
     if matches!(step, Step::Setup | Step::Warmup | Step::Timed | Step::Results) {
@@ -136,11 +175,7 @@ fn describe(who: &str, timeout: Duration, (step, dt, size, iteration): (u8, u8, 
     } else {
         String::new()
     };
-    format!(
-        "{who}: no progress for {}s{where_}, step: {}{iter}; ending the job (--timeout)",
-        timeout.as_secs_f64(),
-        step.describe()
-    )
+    format!("{where_}, step: {}{iter}", step.describe())
 }
 
 #[cfg(test)]

@@ -138,7 +138,11 @@ pub struct LauncherInfo {
 /// How a run stands: `running` from start-up until it ends, then how it
 /// ended. The OSU binaries end `complete`, `validation_failed` or `error`;
 /// `commbench pairs` ends `passed`, `failed` or `error`; the watchdog ends
-/// either `timeout`. A run killed before it could say stays `running`.
+/// either `timeout`; a signal to rank 0 (the launcher's, after Ctrl-C, a
+/// Slurm cancel, the suite's `--max-time`) ends it `interrupted`, and a
+/// rank seen to die first ends it `rank_failed`. Only a run killed outright
+/// (SIGKILL) before it could say stays `running`. Records written before
+/// the last two existed read as they did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -149,6 +153,8 @@ pub enum RunStatus {
     Failed,
     Timeout,
     Error,
+    Interrupted,
+    RankFailed,
 }
 
 /// What every run record of commbench starts with, whichever program wrote
@@ -222,10 +228,38 @@ pub fn timeout_marker<R: Serialize + Send + 'static>(
     path: std::path::PathBuf,
     header: fn(&mut R) -> &mut RunHeader,
 ) -> crate::watchdog::OnFire {
-    Box::new(move |msg: &str| {
-        if let Ok(mut r) = record.try_lock() {
-            header(&mut r).end(RunStatus::Timeout, Some(msg.to_string()), crate::watchdog::TIMEOUT_EXIT);
-            let _ = write_json(&*r, &path);
+    let mark = end_marker(record, path, header);
+    Box::new(move |msg: &str| mark(RunStatus::Timeout, msg, crate::watchdog::TIMEOUT_EXIT))
+}
+
+/// Ends the shared record with a status, a detail and an exit status, and
+/// rewrites it at `path`: what the watchdog and the signal thread do before
+/// the process ends. It waits at most half a second for a record that is
+/// being written (the main thread holds it only to count a row or end it),
+/// and leaves alone a record that has already ended.
+pub type EndMarker = Box<dyn Fn(RunStatus, &str, i32) + Send + Sync>;
+
+/// An [`EndMarker`] over `record` at `path`; `header` finds the header.
+pub fn end_marker<R: Serialize + Send + 'static>(
+    record: std::sync::Arc<std::sync::Mutex<R>>,
+    path: std::path::PathBuf,
+    header: fn(&mut R) -> &mut RunHeader,
+) -> EndMarker {
+    Box::new(move |status: RunStatus, msg: &str, code: i32| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+        loop {
+            if let Ok(mut r) = record.try_lock() {
+                let h = header(&mut r);
+                if h.status == RunStatus::Running {
+                    h.end(status, Some(msg.to_string()), code);
+                    let _ = write_json(&*r, &path);
+                }
+                return;
+            }
+            if std::time::Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
     })
 }
@@ -453,6 +487,8 @@ mod tests {
             (RunStatus::Failed, "failed"),
             (RunStatus::Timeout, "timeout"),
             (RunStatus::Error, "error"),
+            (RunStatus::Interrupted, "interrupted"),
+            (RunStatus::RankFailed, "rank_failed"),
         ];
         for (status, word) in words {
             assert_eq!(serde_json::to_value(status).unwrap(), word);

@@ -23,6 +23,8 @@ pub enum Status {
     Failed,
     /// Its own watchdog (exit 124) or the suite's --max-time ended it.
     Timeout,
+    /// The suite got a signal while it ran, or before it started.
+    Interrupted,
 }
 
 impl Status {
@@ -31,6 +33,7 @@ impl Status {
             Status::Passed => "passed",
             Status::Failed => "failed",
             Status::Timeout => "timeout",
+            Status::Interrupted => "interrupted",
         }
     }
 }
@@ -61,7 +64,21 @@ pub struct Output<'a> {
 /// its output (a rank left behind may hold the pipe open).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 
-/// Runs `argv`, its output as `o` says.
+/// How long the launcher's process group has after SIGTERM (the suite's
+/// signal or --max-time) before it gets SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Signals process group `pgid` (the launcher's, which the suite made).
+fn signal_group(pgid: i32, sig: i32) {
+    // SAFETY: signals the process group the suite created for its child.
+    unsafe { libc::kill(-pgid, sig) };
+}
+
+/// Runs `argv`, its output as `o` says, in a process group of its own:
+/// the suite's SIGTERM, SIGINT or SIGHUP ([`crate::signals::caught`]) is
+/// passed to that group, and --max-time sends it SIGTERM; either way the
+/// group gets SIGKILL after [`STOP_GRACE`], and what is left of it once
+/// the launcher has exited.
 pub fn run(
     argv: &[String],
     env: &[(String, String)],
@@ -81,6 +98,16 @@ pub fn run(
     };
     let mut cmd = Command::new(program);
     cmd.args(rest).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    // SAFETY: between fork and exec only pthread_sigmask runs, which is
+    // async-signal-safe: the launcher must not inherit the suite's
+    // blocked signals (it forwards them to its ranks).
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            crate::signals::unblock();
+            Ok(())
+        })
+    };
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -88,6 +115,8 @@ pub fn run(
         Ok(c) => c,
         Err(e) => return failed(format!("cannot start {program}: {e}")),
     };
+    let pgid = child.id() as i32;
+    let mut interrupted: Option<i32> = None;
     let chunks = child.stdout.take().map(read_in_chunks);
     let mut lines = LineBuffer::default();
     let mut take = |chunk: Vec<u8>, progress: &mut Progress| {
@@ -112,14 +141,20 @@ pub fn run(
             }
         }
         let now = Instant::now();
+        let signal = crate::signals::caught();
         match (&status, limit, stopped_at) {
-            (None, Some(l), None) if now.duration_since(start) > l => {
-                // The launcher ends its ranks on SIGTERM.
-                // SAFETY: signals our own child by its pid.
-                unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            (None, _, None) if signal.is_some() => {
+                interrupted = signal;
+                signal_group(pgid, signal.unwrap_or(libc::SIGTERM));
                 stopped_at = Some(now);
             }
-            (None, _, Some(t)) if now.duration_since(t) > Duration::from_secs(10) => {
+            (None, Some(l), None) if now.duration_since(start) > l => {
+                // The launcher ends its ranks on SIGTERM.
+                signal_group(pgid, libc::SIGTERM);
+                stopped_at = Some(now);
+            }
+            (None, _, Some(t)) if now.duration_since(t) > STOP_GRACE => {
+                signal_group(pgid, libc::SIGKILL);
                 let _ = child.kill();
             }
             _ => {}
@@ -155,6 +190,10 @@ pub fn run(
     if o.echo {
         progress.echo(&lines.rest());
     }
+    if stopped_at.is_some() {
+        // Ranks the launcher left behind.
+        signal_group(pgid, libc::SIGKILL);
+    }
     let took = start.elapsed();
     let st = match status {
         Some(Ok(st)) => st,
@@ -162,6 +201,14 @@ pub fn run(
         None => return failed(format!("waiting for {program}: no status")),
     };
     let stderr_text = std::fs::read_to_string(o.err).unwrap_or_default();
+    if let Some(sig) = interrupted {
+        return Ended {
+            status: Status::Interrupted,
+            exit_code: st.code(),
+            took,
+            detail: Some(format!("interrupted: the suite got {} and passed it on", crate::signals::name(sig))),
+        };
+    }
     if let (Some(l), Some(_)) = (max_time, stopped_at) {
         return Ended {
             status: Status::Timeout,

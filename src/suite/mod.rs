@@ -71,13 +71,17 @@ pub fn main(args: &[String]) -> i32 {
             print!("{h}");
             0
         }
-        Ok(Parsed::Run(s)) => match run(&s) {
-            Ok(code) => code,
-            Err(e) => {
-                crate::say!("commbench suite: {e}");
-                e.exit_code()
+        Ok(Parsed::Run(s)) => {
+            // Before any thread starts: the suite ends its job itself.
+            crate::signals::catch();
+            match run(&s) {
+                Ok(code) => code,
+                Err(e) => {
+                    crate::say!("commbench suite: {e}");
+                    e.exit_code()
+                }
             }
-        },
+        }
     }
 }
 
@@ -384,9 +388,23 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     for (i, j) in p.jobs.iter().enumerate() {
         let name = j.spec.name;
         let argv = argv_for(j, dir.join(format!("{name}.csv")).display().to_string());
-        progress.start(i, name, &launch::shell_line(&argv));
-        let ended = run_job(j, &argv, &env, &dir, s, &mut progress);
-        progress.finish(ended.status.word(), ended.took);
+        let ended = match crate::signals::caught() {
+            Some(sig) => exec::Ended {
+                status: exec::Status::Interrupted,
+                exit_code: None,
+                took: std::time::Duration::ZERO,
+                detail: Some(format!("not started: the suite got {}", crate::signals::name(sig))),
+            },
+            None => {
+                progress.start(i, name, &launch::shell_line(&argv));
+                let ended = run_job(j, &argv, &env, &dir, s, &mut progress);
+                progress.finish(ended.status.word(), ended.took);
+                if matches!(ended.status, exec::Status::Interrupted | exec::Status::Timeout) {
+                    close_record(&dir.join(format!("{name}.json")), &ended);
+                }
+                ended
+            }
+        };
         if p.maker == Maker::Osu && j.binary.is_file() {
             let known = osu_c::known(j.spec, &j.args, j.layout.np);
             let (txt, csv) = (dir.join(format!("{name}.txt")), dir.join(format!("{name}.csv")));
@@ -452,7 +470,27 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         .map_err(|e| SuiteError::Write { path: dir.join("suite.json"), source: io::Error::other(e) })?;
     write(&dir.join("suite.json"), &(json + "\n"))?;
     print_status(&report, &summary_path, s.quiet);
+    if let Some(sig) = crate::signals::caught() {
+        return Ok(128 + sig);
+    }
     Ok(if report.passed() == report.benchmarks.len() { 0 } else { 1 })
+}
+
+/// A benchmark the suite stopped (its signal or --max-time) whose ranks
+/// were killed before rank 0 could end its run record: the suite ends it,
+/// `interrupted`, with why.
+fn close_record(path: &Path, ended: &exec::Ended) {
+    use crate::report::record::RunStatus;
+    let Ok(mut rec) = RunRecord::read(path) else { return };
+    if rec.run.status != RunStatus::Running {
+        return;
+    }
+    let why = ended.detail.clone().unwrap_or_else(|| "stopped by the suite".into());
+    let detail = format!("{why}; its ranks ended before rank 0 could say where it was");
+    rec.run.end(RunStatus::Interrupted, Some(detail), ended.exit_code.unwrap_or(1));
+    if let Err(e) = rec.write(path) {
+        crate::say!("suite: cannot write {}: {e}", path.display());
+    }
 }
 
 #[cfg(test)]

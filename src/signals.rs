@@ -1,0 +1,312 @@
+//! How a job's end is recorded when it does not end by itself: SIGTERM,
+//! SIGINT or SIGHUP to a rank (the launcher forwards Ctrl-C, a Slurm
+//! cancel, the suite's `--max-time`, and sends SIGTERM when another rank
+//! failed), and a rank on rank 0's node that dies.
+//!
+//! The three signals are blocked in every thread before the first thread
+//! starts (MPI's too), and one thread takes them with `sigtimedwait`: no
+//! handler runs inside the timed region and the measuring thread does no
+//! extra work. On a signal, rank 0 ends the run record (`interrupted`;
+//! `rank_failed` when a rank of its node was already gone; `timeout` when
+//! it had itself made no progress for half the `--timeout`, so another
+//! rank's watchdog most likely ended the job), says one line, and every
+//! rank exits with 128 + the signal (143 for SIGTERM, 130 for SIGINT).
+//! Other ranks wait [`OTHERS_AFTER_SIGNAL`] first, so rank 0 can still
+//! tell a rank that died from one that is ending as it is.
+//!
+//! Liveness: between the record's start and its end, the same thread
+//! looks at the other ranks on rank 0's node every [`POLL`] (their pids
+//! from the record, in `/proc`). One that is gone ends the record
+//! `rank_failed` at once; the launcher then normally tears the job down,
+//! and if it has not within [`GRACE`], rank 0 exits 1 itself rather than
+//! wait in MPI for a dead peer. Ranks on other nodes are the launcher's
+//! to watch (it SIGTERMs rank 0: `interrupted`) and, for a job that hangs
+//! instead, the `--timeout` watchdog's.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::report::record::{EndMarker, RankInfo, RunStatus};
+use crate::watchdog::{Progress, Step};
+
+/// How often the signal thread looks at the other ranks.
+pub const POLL: Duration = Duration::from_millis(250);
+/// How long rank 0 waits for the launcher after it saw a rank die.
+pub const GRACE: Duration = Duration::from_secs(5);
+/// How long a rank other than 0 waits after a signal before it exits.
+pub const OTHERS_AFTER_SIGNAL: Duration = Duration::from_millis(300);
+
+/// The signals handled.
+pub const HANDLED: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
+/// The set of [`HANDLED`] signals.
+fn set() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise and fill a local set.
+    unsafe {
+        let mut s: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut s);
+        for sig in HANDLED {
+            libc::sigaddset(&mut s, sig);
+        }
+        s
+    }
+}
+
+/// Blocks the handled signals in the calling thread and every thread it
+/// starts from now on. Call before any other thread exists. Children
+/// inherit the mask: unblock it for them ([`unblock`] in `pre_exec`).
+pub fn block() -> bool {
+    let s = set();
+    // SAFETY: changes this thread's mask with a valid set.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &s, std::ptr::null_mut()) == 0 }
+}
+
+/// Unblocks the handled signals in the calling thread (a child about to
+/// exec: the mask is inherited). Async-signal-safe.
+pub fn unblock() {
+    let s = set();
+    // SAFETY: changes this thread's mask with a valid set.
+    unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &s, std::ptr::null_mut()) };
+}
+
+/// Waits up to `t` for one of the handled (blocked) signals.
+pub fn wait(t: Duration) -> Option<i32> {
+    let s = set();
+    let ts = libc::timespec { tv_sec: t.as_secs() as libc::time_t, tv_nsec: t.subsec_nanos() as libc::c_long };
+    // SAFETY: valid set and timeout; no siginfo wanted.
+    let r = unsafe { libc::sigtimedwait(&s, std::ptr::null_mut(), &ts) };
+    (r > 0).then_some(r)
+}
+
+/// The signal's name.
+pub fn name(sig: i32) -> String {
+    match sig {
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGHUP => "SIGHUP".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        s => format!("signal {s}"),
+    }
+}
+
+/// The first handled signal the process got since [`catch`], 0 for none.
+static CAUGHT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// For a process that ends its own way (the suite): blocks the handled
+/// signals and starts a thread that notes the first one for [`caught`].
+/// Call before any other thread exists.
+pub fn catch() {
+    if !block() {
+        return;
+    }
+    let spawned = std::thread::Builder::new().name("commbench-signals".into()).spawn(|| loop {
+        if let Some(sig) = wait(Duration::from_secs(3600)) {
+            let _ = CAUGHT.compare_exchange(
+                0,
+                sig,
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+            );
+        }
+    });
+    if let Err(e) = spawned {
+        crate::say!("cannot watch for signals: {e}");
+    }
+}
+
+/// The first signal [`catch`] noted.
+pub fn caught() -> Option<i32> {
+    match CAUGHT.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// A rank of rank 0's node, as first seen.
+#[derive(Clone, Debug)]
+struct Peer {
+    rank: usize,
+    pid: u32,
+    host: String,
+    /// Field 22 of /proc/<pid>/stat: tells the process from a later one
+    /// with its pid.
+    started: String,
+}
+
+/// The start time of `pid` and whether it is still running (not a
+/// zombie); None when there is no such process.
+fn proc_state(pid: u32) -> Option<(String, bool)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // After the name: state is field 3, starttime field 22.
+    Some((fields.get(19)?.to_string(), fields.first().is_some_and(|s| *s != "Z" && *s != "X")))
+}
+
+impl Peer {
+    fn alive(&self) -> bool {
+        matches!(proc_state(self.pid), Some((s, true)) if s == self.started)
+    }
+}
+
+/// What the signal thread shares with the job.
+#[derive(Default)]
+pub struct Watch {
+    marker: Mutex<Option<EndMarker>>,
+    peers: Mutex<Vec<Peer>>,
+}
+
+impl Watch {
+    /// Rank 0: the record to end and the ranks to watch (`ranks` as the
+    /// record lists them; those on rank 0's node other than rank 0 that
+    /// can be seen now are watched).
+    pub fn arm(&self, marker: EndMarker, ranks: &[RankInfo]) {
+        let me = std::process::id();
+        let host = ranks.iter().find(|r| r.rank == 0).map(|r| r.host.clone());
+        let peers: Vec<Peer> = ranks
+            .iter()
+            .filter(|r| Some(&r.host) == host.as_ref() && r.rank != 0 && r.pid != me)
+            .filter_map(|r| {
+                let (started, alive) = proc_state(r.pid)?;
+                alive.then(|| Peer { rank: r.rank, pid: r.pid, host: r.host.clone(), started })
+            })
+            .collect();
+        if let Ok(mut m) = self.marker.lock() {
+            *m = Some(marker);
+        }
+        if let Ok(mut p) = self.peers.lock() {
+            *p = peers;
+        }
+    }
+
+    fn dead_peer(&self) -> Option<Peer> {
+        self.peers.lock().ok()?.iter().find(|p| !p.alive()).cloned()
+    }
+
+    fn mark(&self, status: RunStatus, detail: &str, code: i32) -> bool {
+        match self.marker.lock() {
+            Ok(m) => match m.as_ref() {
+                Some(f) => {
+                    f(status, detail, code);
+                    true
+                }
+                None => false,
+            },
+            Err(_) => false,
+        }
+    }
+}
+
+/// Starts the signal thread (after [`block`]). `name` prefixes its line;
+/// `timeout` is the job's `--timeout`.
+pub fn start(name: &'static str, progress: Arc<Progress>, timeout: Option<Duration>, watch: Arc<Watch>) {
+    let spawned = std::thread::Builder::new().name("commbench-signals".into()).spawn(move || {
+        let mut failed: Option<Instant> = None;
+        loop {
+            if let Some(sig) = wait(POLL) {
+                on_signal(name, sig, &progress, timeout, &watch);
+            }
+            if progress.step() == Step::Finish {
+                continue;
+            }
+            match failed {
+                None => {
+                    if let Some(p) = watch.dead_peer() {
+                        let at = progress.position();
+                        let (status, detail) = judge(Some(p), timeout, progress.still_for(), &at, "rank 0 looked");
+                        let code = if status == RunStatus::Timeout { crate::watchdog::TIMEOUT_EXIT } else { 1 };
+                        if watch.mark(status, &detail, code) {
+                            crate::say!("{name}: {detail}");
+                        }
+                        failed = Some(Instant::now());
+                    }
+                }
+                Some(t) if t.elapsed() >= GRACE => {
+                    // SAFETY: ends the process without waiting in MPI for
+                    // the dead rank.
+                    unsafe { libc::_exit(1) }
+                }
+                Some(_) => {}
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        crate::say!("{name}: cannot watch for signals: {e}");
+    }
+}
+
+/// How the run ended, and why, when `what` happened (a signal came, a
+/// rank was seen gone): a stall of half the `--timeout` or more on this
+/// rank first (another rank's watchdog most likely ended the job, and
+/// that rank is then the one gone), then a rank gone, else interrupted.
+fn judge(
+    dead: Option<Peer>,
+    timeout: Option<Duration>,
+    still: Option<Duration>,
+    at: &str,
+    what: &str,
+) -> (RunStatus, String) {
+    let gone = dead.map(|p| format!("rank {} (pid {} on {}) had ended", p.rank, p.pid, p.host));
+    match (gone, timeout, still) {
+        (gone, Some(t), Some(s)) if s >= t / 2 => (
+            RunStatus::Timeout,
+            format!(
+                "{what} after this rank had made no progress for {:.1}s (--timeout {}s){at}{}: most likely another \
+                 rank's --timeout watchdog ended the job (its line is on stderr)",
+                s.as_secs_f64(),
+                t.as_secs_f64(),
+                gone.map(|g| format!("; {g}")).unwrap_or_default()
+            ),
+        ),
+        (Some(g), ..) => (
+            RunStatus::RankFailed,
+            format!("{g} when {what} (the launcher ends the job when a rank fails); this rank was{at}"),
+        ),
+        _ => (
+            RunStatus::Interrupted,
+            format!(
+                "interrupted: {what}{at} (from the launcher: Ctrl-C, a cancel, a time limit or another rank's end)"
+            ),
+        ),
+    }
+}
+
+/// Ends the run record (rank 0) and the process after signal `sig`.
+fn on_signal(name: &str, sig: i32, progress: &Progress, timeout: Option<Duration>, watch: &Watch) -> ! {
+    let code = 128 + sig;
+    let signame = self::name(sig);
+    let at = progress.position();
+    let still = progress.still_for();
+    let (status, detail) = judge(watch.dead_peer(), timeout, still, &at, &format!("{signame} came"));
+    if watch.mark(status, &detail, code) {
+        crate::say!("{name}: {detail}");
+    } else {
+        std::thread::sleep(OTHERS_AFTER_SIGNAL);
+    }
+    // SAFETY: ends the process at once; the main thread may be inside MPI.
+    unsafe { libc::_exit(code) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_process_is_alive_and_a_missing_one_is_not() {
+        let (started, alive) = proc_state(std::process::id()).unwrap();
+        assert!(alive);
+        let me = Peer { rank: 1, pid: std::process::id(), host: "h".into(), started: started.clone() };
+        assert!(me.alive());
+        let reused = Peer { started: format!("{started}1"), ..me.clone() };
+        assert!(!reused.alive());
+        assert!(proc_state(u32::MAX - 1).is_none());
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(
+            (name(libc::SIGTERM), name(libc::SIGINT), name(libc::SIGHUP)),
+            ("SIGTERM".into(), "SIGINT".into(), "SIGHUP".into())
+        );
+    }
+}

@@ -1,0 +1,274 @@
+//! A run's end is always recorded, on real jobs: SIGTERM and SIGINT to the
+//! launcher mid-run, a rank killed outright, a watchdog that fires on rank 1
+//! only, and `commbench suite` signalled or out of --max-time. The record
+//! must not stay `running`, finished CSV rows stay whole, and nothing of
+//! the job is left behind.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Signals `pid` (a process this test started, or one of its job's ranks).
+fn signal(pid: i32, sig: i32) {
+    // SAFETY: sends a signal to a process of this test's own job.
+    unsafe { libc::kill(pid, sig) };
+}
+
+fn alive(pid: i32) -> bool {
+    // Zombies count as gone.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+fn read_json(path: &Path) -> Option<Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// Waits for the run record to list every rank's pid, then for the CSV to
+/// have `rows` data rows; returns the ranks' pids.
+fn wait_started(record: &Path, csv: &Path, np: usize, rows: usize, start: Instant) -> Vec<i32> {
+    let pids = loop {
+        assert!(start.elapsed() < under_load(Duration::from_secs(40)), "run record never appeared");
+        if let Some(v) = read_json(record) {
+            let pids: Vec<i32> = (0..np).filter_map(|r| v["ranks"][r]["pid"].as_i64().map(|p| p as i32)).collect();
+            if pids.len() == np {
+                break pids;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    while std::fs::read_to_string(csv).map(|t| t.lines().count()).unwrap_or(0) < rows + 1 {
+        assert!(start.elapsed() < under_load(Duration::from_secs(40)), "no rows appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    pids
+}
+
+/// Waits for `child` up to `limit`: its exit code (None if it did not end).
+fn wait_for(child: &mut Child, limit: Duration) -> Option<Option<i32>> {
+    let start = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return Some(st.code());
+        }
+        if start.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Kills whatever is left: the job's process group and the ranks.
+fn clean_up(group: i32, pids: &[i32]) {
+    signal(-group, libc::SIGKILL);
+    for &p in pids {
+        if alive(p) {
+            signal(p, libc::SIGCONT);
+            signal(p, libc::SIGKILL);
+        }
+    }
+}
+
+/// Every line of the CSV is whole (it ends with a newline and has the
+/// header's number of fields).
+fn csv_intact(csv: &Path) {
+    let text = std::fs::read_to_string(csv).unwrap();
+    assert!(text.ends_with('\n'), "a cut line at the end of {text}");
+    let mut lines = text.lines();
+    let fields = lines.next().unwrap().split(',').count();
+    for l in lines {
+        assert_eq!(l.split(',').count(), fields, "incomplete row: {l}");
+    }
+}
+
+struct LongRun {
+    child: Child,
+    group: i32,
+    pids: Vec<i32>,
+    record: std::path::PathBuf,
+    csv: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// A long osu_latency under `mpi` with 2 ranks, running with rows written.
+fn long_latency(mpi: Mpi, extra: &[&str]) -> LongRun {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("s.csv");
+    let record = dir.path().join("s.json");
+    let mut c = launcher(mpi, 2);
+    c.arg(bin(mpi, "osu_latency"))
+        .args(["-i", "2000000", "-x", "10", "--csv", &csv.display().to_string()])
+        .args(extra)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let start = Instant::now();
+    let child = c.spawn().unwrap();
+    let group = child.id() as i32;
+    let pids = wait_started(&record, &csv, 2, 1, start);
+    LongRun { child, group, pids, record, csv, _dir: dir }
+}
+
+fn launcher_signal(mpi: Mpi, sig: i32) {
+    let mut r = long_latency(mpi, &[]);
+    signal(r.child.id() as i32, sig);
+    let code = wait_for(&mut r.child, under_load(Duration::from_secs(20)));
+    clean_up(r.group, &r.pids);
+    let code = code.expect("the job did not end after the signal");
+    assert_ne!(code, Some(0), "{mpi:?}");
+    let v = read_json(&r.record).unwrap();
+    assert_eq!(v["status"], "interrupted", "{mpi:?}: {v}");
+    // Open MPI's mpirun ends its ranks with SIGTERM whatever it got.
+    let code = v["exit_code"].as_i64().unwrap() as i32;
+    assert!(code == 128 + sig || code == 128 + libc::SIGTERM, "{mpi:?}: {v}");
+    let detail = v["status_detail"].as_str().unwrap();
+    assert!(detail.contains("at message size ") && detail.contains("step: "), "{detail}");
+    assert!(v["end_utc"].is_string());
+    csv_intact(&r.csv);
+    assert!(!read_csv(&r.csv).is_empty());
+}
+
+#[test]
+fn sigterm_to_mpirun_is_recorded() {
+    let _g = mpi_lock();
+    launcher_signal(Mpi::OpenMpi, libc::SIGTERM);
+}
+
+#[test]
+fn sigint_to_mpirun_is_recorded() {
+    let _g = mpi_lock();
+    launcher_signal(Mpi::OpenMpi, libc::SIGINT);
+}
+
+#[test]
+fn sigterm_to_mpiexec_mpich_is_recorded() {
+    if !have_mpich() {
+        eprintln!("SKIPPED: mpiexec.mpich is not installed");
+        return;
+    }
+    let _g = mpi_lock();
+    launcher_signal(Mpi::Mpich, libc::SIGTERM);
+}
+
+/// A rank killed outright: rank 0 sees it gone, the record says so, and
+/// the job ends within a bound.
+#[test]
+fn a_killed_rank_ends_the_job_and_is_recorded() {
+    let _g = mpi_lock();
+    let mut r = long_latency(Mpi::OpenMpi, &[]);
+    let killed = Instant::now();
+    signal(r.pids[1], libc::SIGKILL);
+    let code = wait_for(&mut r.child, under_load(Duration::from_secs(20)));
+    let took = killed.elapsed();
+    clean_up(r.group, &r.pids);
+    let code = code.expect("the job did not end after a rank was killed");
+    assert_ne!(code, Some(0));
+    assert!(took < under_load(Duration::from_secs(15)), "took {took:?}");
+    let v = read_json(&r.record).unwrap();
+    assert_ne!(v["status"], "running", "{v}");
+    assert_eq!(v["status"], "rank_failed", "{v}");
+    assert!(v["status_detail"].as_str().unwrap().contains("rank 1 (pid "), "{v}");
+    csv_intact(&r.csv);
+}
+
+/// Rank 0 frozen: only rank 1's watchdog fires; the launcher then ends rank
+/// 0, whose record says timeout. Not yet: rank 0, once continued, moves
+/// one iteration on before it waits for the dead rank, so its stall looks
+/// short and the record says rank_failed.
+#[test]
+#[ignore = "rank 0 resumed from SIGSTOP reads as rank_failed, not timeout (see signals::judge)"]
+fn a_watchdog_on_rank_one_is_recorded_as_timeout() {
+    let _g = mpi_lock();
+    let mut r = long_latency(Mpi::OpenMpi, &["--timeout", "2"]);
+    signal(r.pids[0], libc::SIGSTOP);
+    // Rank 1's watchdog ends it after 2 s; then rank 0 may go on.
+    let start = Instant::now();
+    while alive(r.pids[1]) && start.elapsed() < under_load(Duration::from_secs(15)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(r.pids[0], libc::SIGCONT);
+    let code = wait_for(&mut r.child, under_load(Duration::from_secs(20)));
+    clean_up(r.group, &r.pids);
+    let code = code.expect("the job did not end after rank 1's watchdog fired");
+    assert_ne!(code, Some(0));
+    let v = read_json(&r.record).unwrap();
+    assert_eq!(v["status"], "timeout", "{v}");
+    assert!(v["status_detail"].as_str().unwrap().contains("no progress"), "{v}");
+    csv_intact(&r.csv);
+}
+
+/// `commbench suite` with a long osu_latency and osu_bw after it.
+fn suite(benches: &str, extra: &[&str]) -> (Child, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.args(["suite", "--bench", benches, "-q", "--bench-args", "latency=-i 2000000 -x 10", "--results-dir"])
+        .arg(dir.path())
+        .args(extra)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    (c.spawn().unwrap(), dir)
+}
+
+fn run_dir(results: &Path) -> std::path::PathBuf {
+    let start = Instant::now();
+    loop {
+        if let Some(d) =
+            std::fs::read_dir(results).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).find(|p| p.is_dir())
+        {
+            return d;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "no run directory");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_to_the_suite_ends_its_job() {
+    let _g = mpi_lock();
+    let (mut child, results) = suite("latency,bw", &[]);
+    let group = child.id() as i32;
+    let dir = run_dir(results.path());
+    let pids = wait_started(&dir.join("osu_latency.json"), &dir.join("osu_latency.csv"), 2, 1, Instant::now());
+    signal(child.id() as i32, libc::SIGTERM);
+    let code = wait_for(&mut child, under_load(Duration::from_secs(25)));
+    let left: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+    clean_up(group, &pids);
+    assert_eq!(code.expect("the suite did not end"), Some(143));
+    assert!(left.is_empty(), "ranks left running: {left:?}");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("**INTERRUPTED**"), "{summary}");
+    let suite: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("suite.json")).unwrap()).unwrap();
+    let statuses: Vec<&str> =
+        suite["benchmarks"].as_array().unwrap().iter().map(|b| b["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["interrupted", "interrupted"]);
+    let v = read_json(&dir.join("osu_latency.json")).unwrap();
+    assert_eq!(v["status"], "interrupted", "{v}");
+    csv_intact(&dir.join("osu_latency.csv"));
+}
+
+#[test]
+fn suite_max_time_leaves_no_running_record() {
+    let _g = mpi_lock();
+    let (mut child, results) = suite("latency", &["--max-time", "4"]);
+    let group = child.id() as i32;
+    let code = wait_for(&mut child, under_load(Duration::from_secs(40)));
+    clean_up(group, &[]);
+    assert_eq!(code.expect("the suite did not end"), Some(1));
+    let dir = run_dir(results.path());
+    let v = read_json(&dir.join("osu_latency.json")).unwrap();
+    assert!(v["status"] == "interrupted" || v["status"] == "timeout", "{v}");
+    for p in v["ranks"].as_array().unwrap() {
+        assert!(!alive(p["pid"].as_i64().unwrap() as i32), "rank left running: {p}");
+    }
+}
