@@ -75,7 +75,7 @@ fn parse_slots(v: &str, line: usize) -> Result<usize, HostfileError> {
 /// Reads and parses a hostfile.
 pub fn read(path: &Path) -> Result<Vec<HostEntry>, SuiteError> {
     let bad = |reason: String| SuiteError::Hostfile { path: PathBuf::from(path), reason };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let text = crate::input_file::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     parse(&text).map_err(|e| bad(e.to_string()))
 }
 
