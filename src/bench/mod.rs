@@ -204,7 +204,6 @@ pub fn counts(spec: &BenchSpec, opts: &Options, size: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::allreduce::SPEC as ALLREDUCE;
-    use super::alltoall::SPEC as ALLTOALL;
     use super::barrier::SPEC as BARRIER;
     use super::bw::SPEC as BW;
     use super::latency::SPEC as LATENCY;

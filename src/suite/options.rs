@@ -174,6 +174,7 @@ fn seconds(name: &str, v: Option<f64>) -> Result<Option<f64>, UsageError> {
 
 /// Parses the arguments after `suite`.
 pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
+    crate::cli::options::check_arg_lengths(args).map_err(UsageError)?;
     let argv = std::iter::once("commbench suite".to_string()).chain(args.iter().cloned());
     let a = match SuiteArgs::try_parse_from(argv) {
         Ok(a) => a,

@@ -58,6 +58,10 @@ struct Output<'a> {
 }
 
 pub fn main(args: &[String]) -> i32 {
+    if let Err(why) = crate::cli::options::check_arg_lengths(args) {
+        crate::say!("commbench topo: {why}");
+        return 2;
+    }
     let args = match Args::try_parse_from(std::iter::once("commbench topo".to_string()).chain(args.iter().cloned())) {
         Ok(a) => a,
         Err(e) => {
