@@ -133,3 +133,44 @@ fn subcommand_numbers_are_bounded() {
         assert!(lines[0].contains(want), "{args:?}: {}", lines[0]);
     }
 }
+
+/// The highest estimate and the highest VmHWM over the ranks of one run
+/// with the hidden COMMBENCH_MEMORY_REPORT switch.
+fn estimate_and_peak(np: usize, bench: &str, args: &[&str]) -> (f64, f64) {
+    let o = Launch {
+        env: vec![("COMMBENCH_MEMORY_REPORT".into(), "1".into())],
+        timeout: Some(Duration::from_secs(60)),
+        ..Launch::default()
+    };
+    let mut all = args.to_vec();
+    all.push("--no-results");
+    let run = launch(Mpi::OpenMpi, np, bench, &all, &o);
+    assert_eq!(run.code, Some(0), "{bench} {args:?}: {}", run.stderr);
+    let (mut est, mut hwm) = (0f64, 0f64);
+    for l in run.stderr.lines().filter(|l| l.contains(" memory rank ")) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let after = |k: &str| w.iter().position(|x| *x == k).and_then(|i| w.get(i + 1)?.parse::<f64>().ok());
+        est = est.max(after("estimate").unwrap());
+        hwm = hwm.max(after("vmhwm").unwrap());
+    }
+    assert!(hwm > 0.0, "{bench} {args:?}: no memory report in {}", run.stderr);
+    (est, hwm)
+}
+
+/// A small subset of scripts/check-memory.sh: the pre-flight estimate is
+/// within 25% of the measured peak for a window of separate buffers, a
+/// large request window, and a reduction with MPI temporaries.
+#[test]
+fn memory_estimate_matches_the_measured_peak() {
+    let _g = mpi_lock();
+    for (np, bench, args) in [
+        (2, "osu_bw", &["-m", "1M:1M", "-W", "128", "-b", "multiple", "-i", "2", "-x", "0"][..]),
+        (2, "osu_bw", &["-m", "1:1", "-W", "16K", "-i", "1", "-x", "0"]),
+        (2, "osu_reduce_scatter", &["-m", "32M:32M", "-i", "1", "-x", "0"]),
+        (2, "osu_latency", &["-m", "1:1", "-i", "1M", "-x", "0"]),
+    ] {
+        let (est, hwm) = estimate_and_peak(np, bench, args);
+        let ratio = est / hwm;
+        assert!((0.75..=1.25).contains(&ratio), "{bench} {args:?}: estimate {est} against VmHWM {hwm} ({ratio:.3})");
+    }
+}
