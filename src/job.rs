@@ -227,11 +227,21 @@ impl Job {
     pub fn memory_check(&self, need: u128, hint: &'static str) -> Result<(), MemoryError> {
         let (on_node, _) = self.world.node_ranks();
         match topo::available_memory() {
-            Some(avail) if need * on_node as u128 > avail as u128 => {
-                Err(MemoryError { need, on_node, available: avail as u128, hint })
+            Some(avail) if need.saturating_mul(on_node as u128) > avail as u128 => {
+                Err(MemoryError { need, on_node, available: avail as u128, hint, parts: String::new() })
             }
             _ => Ok(()),
         }
+    }
+
+    /// [`Job::memory_check`] for a benchmark's full estimate: what it will
+    /// add to what each rank holds now, with the parts in the refusal.
+    pub fn memory_check_estimate(
+        &self,
+        est: &crate::bench::memory::Estimate,
+        hint: &'static str,
+    ) -> Result<(), MemoryError> {
+        self.memory_check(est.more(), hint).map_err(|e| MemoryError { parts: format!(": {}", est.parts()), ..e })
     }
 
     /// Creates the result files on rank 0 (`create`, None for no files)
@@ -293,7 +303,7 @@ impl Job {
 /// Message buffers that would not fit in the node's memory.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "message buffers need {} per rank ({on_node} rank(s) on this node) but only {} of memory is available ({hint})",
+    "this run needs about {} more memory per rank{parts} ({on_node} rank(s) on this node) but only {} is available ({hint})",
     crate::bytes::human_bytes(*need),
     crate::bytes::human_bytes(*available)
 )]
@@ -303,6 +313,8 @@ pub struct MemoryError {
     pub available: u128,
     /// What to lower (`lower -m or -W`).
     pub hint: &'static str,
+    /// What the need is made of, when known (`: buffers 2 GiB, ...`).
+    pub parts: String,
 }
 
 /// [`Job::everywhere`] over any control plane.

@@ -120,6 +120,14 @@ impl<C: Collective> Bench for C {
     fn kernel<T: Transport>(s: &Setup<T>) -> Result<CollKernel<C, T>, AllocError> {
         CollKernel::new(s, C::new(s.np()))
     }
+
+    /// The send, receive and warm-up buffers [`CollKernel::new`] allocates.
+    fn message_bytes(opts: &crate::cli::Options, _max_window: usize, np: usize) -> u128 {
+        let c = C::new(np);
+        let (send, recv) = c.buffer_bytes(opts.max_size, np);
+        let warm = if c.warm_up_elsewhere() { recv } else { 0 };
+        (send as u128) + (recv as u128) + (warm as u128)
+    }
 }
 
 /// A collective with its buffers: the [`Kernel`] the runner drives.

@@ -7,6 +7,7 @@
 
 pub mod collective;
 pub mod measure;
+pub mod memory;
 pub mod registry;
 pub mod runner;
 pub mod spec;
@@ -162,6 +163,12 @@ pub trait Bench {
     const SPEC: &'static BenchSpec;
     type Kernel<T: Transport>: Kernel<T>;
     fn kernel<T: Transport>(s: &Setup<T>) -> Result<Self::Kernel<T>, AllocError>;
+
+    /// The message-buffer memory the kernel allocates on one rank; the
+    /// default is the point-to-point shape ([`memory::pt2pt_buffers`]).
+    fn message_bytes(opts: &Options, max_window: usize, _np: usize) -> u128 {
+        memory::pt2pt_buffers(Self::SPEC, opts, max_window)
+    }
 }
 
 /// Message sizes of a run, ascending: 0 (latency family only), then
@@ -183,20 +190,6 @@ pub fn message_sizes(spec: &BenchSpec, min: usize, max: usize) -> Vec<usize> {
     sizes
 }
 
-/// The most message-buffer memory one rank allocates: a send and a
-/// receive side, one buffer each, or one per message in flight with
-/// `-b multiple` on windowed benchmarks; collectives add a warm-up receive
-/// buffer, and hold np messages per buffer where they gather.
-pub fn buffer_bytes(spec: &BenchSpec, opts: &Options, max_window: usize, np: usize) -> u128 {
-    let max = opts.max_size as u128;
-    if !spec.is_point_to_point() {
-        let per = if spec.buffer_times_np { np as u128 } else { 1 };
-        return 3 * max * per;
-    }
-    let slots = if spec.windowed && opts.buffers == crate::cli::BufferMode::Multiple { max_window } else { 1 };
-    2 * max * slots as u128
-}
-
 /// Iterations and warm-up for a size: `-i`/`-x` when given, otherwise the
 /// benchmark's defaults with the switch for sizes above 8192 bytes. Unlike
 /// OSU, a switch made for a large size does not stick to later sizes.
@@ -211,7 +204,6 @@ pub fn counts(spec: &BenchSpec, opts: &Options, size: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::allreduce::SPEC as ALLREDUCE;
-    use super::alltoall::SPEC as ALLTOALL;
     use super::barrier::SPEC as BARRIER;
     use super::bw::SPEC as BW;
     use super::latency::SPEC as LATENCY;
@@ -241,15 +233,6 @@ mod tests {
         assert_eq!(counts(&BW, &o, 8193), (20, 2));
         let o = opts(&MBW_MR, &[]);
         assert_eq!(counts(&MBW_MR, &o, 1 << 22), (100, 10));
-    }
-
-    #[test]
-    fn buffer_memory_estimate() {
-        assert_eq!(buffer_bytes(&BW, &opts(&BW, &["-m", "1M"]), 64, 2), 2 << 20);
-        assert_eq!(buffer_bytes(&BW, &opts(&BW, &["-m", "1M", "-b", "multiple"]), 64, 2), 128 << 20);
-        assert_eq!(buffer_bytes(&LATENCY, &opts(&LATENCY, &["-m", "1M", "-b", "multiple"]), 1, 2), 2 << 20);
-        assert_eq!(buffer_bytes(&ALLTOALL, &opts(&ALLTOALL, &["-m", "1M"]), 1, 4), 12 << 20);
-        assert_eq!(buffer_bytes(&ALLREDUCE, &opts(&ALLREDUCE, &["-m", "1M"]), 1, 4), 3 << 20);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use std::io::{self, Write};
 
 use super::measure::{self, Plan};
-use super::{buffer_bytes, Bench, Kernel, Setup};
+use super::{memory, Bench, Kernel, Setup};
 use crate::backend::mpi_host::MpiHost;
 use crate::backend::{Control, Transport};
 use crate::cli::{self, help, Options, Parsed};
@@ -115,8 +115,9 @@ impl Session<'_> {
         job.step(Step::Startup);
         let plan = Plan { spec, opts };
         let setup = Setup { t, opts, pairs: self.pairs, max_window: plan.max_window() };
-        let need = buffer_bytes(spec, opts, setup.max_window, setup.np());
-        if job.everywhere(job.memory_check(need, "lower -m or -W")).is_none() {
+        let buffers = B::message_bytes(opts, setup.max_window, setup.np());
+        let estimate = memory::estimate(spec, opts, setup.max_window, setup.np(), buffers);
+        if job.everywhere(job.memory_check_estimate(&estimate, "lower -m, -W or -i")).is_none() {
             return setup_failed();
         }
         let Some(mut kernel) = job.everywhere(B::kernel(&setup)) else {
@@ -149,6 +150,9 @@ impl Session<'_> {
         };
         let mut ending = self.measure(t, &mut kernel, &plan, sinks.as_mut(), record.as_ref());
         job.step(Step::Finish);
+        if std::env::var_os(memory::REPORT_ENV).is_some() {
+            say(&memory::report_line(spec.name, job.world.rank(), &estimate));
+        }
         if let Some(rec) = &record {
             if let Some(lost) = sinks.as_ref().and_then(|s| s.lost().borrow().clone()) {
                 rec.update(|r| r.results.incomplete = Some(lost));

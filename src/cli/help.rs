@@ -28,10 +28,12 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
             ),
             "-m 128     only MAX; -m 2:128 both; -m 2: only MIN; K/M/G suffixes allowed".into(),
         ],
-        'x' => vec![format!("N - untimed warm-up iterations per size (default {warm})")],
-        'i' => vec![format!("N - timed iterations per size (default {counts})")],
+        'x' => vec![format!("N - untimed warm-up iterations per size, up to 2147483647 (default {warm})")],
+        'i' => vec![format!("N - timed iterations per size, 1 to 2147483647 (default {counts})")],
         't' => vec!["N - accepted for compatibility and ignored".into()],
-        'W' => vec![format!("N - messages in flight before each synchronisation (default {DEFAULT_WINDOW})")],
+        'W' => vec![format!(
+            "N - messages in flight before each synchronisation, 1 to 2147483647 (default {DEFAULT_WINDOW})"
+        )],
         'b' => vec![
             "single|multiple - reuse one buffer, or give every message in flight".into(),
             "its own buffer (default single)".into(),

@@ -56,7 +56,12 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
     ),
     ("csv", ArgKind::Required, "FILE", "write the CSV to FILE and the run record beside it (FILE.json)"),
     ("no-results", ArgKind::None, "", "write no CSV or run record, only the OSU table"),
-    ("timeout", ArgKind::Required, "SECONDS", "end the job with an error when no iteration completes for SECONDS"),
+    (
+        "timeout",
+        ArgKind::Required,
+        "SECONDS",
+        "end the job with an error when no iteration completes for SECONDS (1 to 2592000)",
+    ),
     ("bind", ArgKind::Required, "POLICY", "place each rank: none (as launched), core, nic (cores near the NIC) or gpu"),
     ("cpu-list", ArgKind::Required, "CPUS", "bind local rank i to the i-th cpu of CPUS, e.g. 80 or 0,8,16"),
     ("nic", ArgKind::Required, "DEVS", "network device per local rank, e.g. mlx5_2:1 (sets UCX_NET_DEVICES)"),

@@ -218,6 +218,47 @@ fn positive(value: &str) -> Option<usize> {
     parse_count(value).filter(|&v| v >= 1)
 }
 
+/// The largest count `-i`, `-x`, `-W` and `-p` take: OSU keeps them in a C
+/// `int`, and nothing larger can be allocated or run in a lifetime.
+pub const MAX_COUNT: usize = i32::MAX as usize;
+
+/// The range of a watchdog or time limit in seconds (`--timeout`, the
+/// suite's `--timeout` and `--max-time`, pairs' `--timeout`): below one
+/// second a job cannot even start; above 30 days is a typo.
+pub const MIN_SECONDS: f64 = 1.0;
+pub const MAX_SECONDS: f64 = 30.0 * 86400.0;
+
+/// A count from `min` to [`MAX_COUNT`]; OSU's plain message for what is
+/// not a count, the range added for a count out of it.
+fn bounded(value: &str, min: usize, message: &str, letter: char) -> Result<usize, CliError> {
+    match parse_count(value) {
+        Some(n) if (min..=MAX_COUNT).contains(&n) => Ok(n),
+        Some(n) if n > MAX_COUNT => Err(bad_why(message, letter, value, &format!("give {min} to {MAX_COUNT}"))),
+        _ => Err(bad(message, letter, value)),
+    }
+}
+
+/// The longest argument a subcommand takes (the longest path Linux
+/// accepts); a longer one would only cost time (clap's "did you mean"
+/// compares it with every option name, quadratically).
+pub const MAX_ARG_BYTES: usize = 4096;
+
+/// Refuses an argument longer than [`MAX_ARG_BYTES`], naming its start.
+pub fn check_arg_lengths(args: &[String]) -> Result<(), String> {
+    match args.iter().find(|a| a.len() > MAX_ARG_BYTES) {
+        Some(a) => {
+            let start: String = a.chars().take(24).collect();
+            Err(format!("an argument of {} bytes ('{start}...') is longer than {MAX_ARG_BYTES}", a.len()))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Whether `secs` is a usable time limit (see [`MIN_SECONDS`]).
+pub fn seconds_in_range(secs: f64) -> bool {
+    secs.is_finite() && (MIN_SECONDS..=MAX_SECONDS).contains(&secs)
+}
+
 /// Parses seconds for `--timeout` (`30`, `2.5`, `90s`, `5m`).
 pub(crate) fn parse_seconds(text: &str) -> Option<Duration> {
     let t = text.trim();
@@ -229,7 +270,8 @@ pub(crate) fn parse_seconds(text: &str) -> Option<Duration> {
         (t, 1.0)
     };
     let v: f64 = num.parse().ok()?;
-    (v.is_finite() && v > 0.0).then(|| Duration::from_secs_f64(v * mult))
+    let secs = v * mult;
+    seconds_in_range(secs).then(|| Duration::from_secs_f64(secs))
 }
 
 /// Applies option tokens in order, as OSU does.
@@ -267,13 +309,13 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                 }
             }
             OptId::Short('i') => {
-                o.iterations = Some(positive(v).ok_or_else(|| bad("Invalid Number of Iterations", 'i', v))?);
+                o.iterations = Some(bounded(v, 1, "Invalid Number of Iterations", 'i')?);
             }
             OptId::Short('x') => {
-                o.warmup = Some(parse_count(v).ok_or_else(|| bad("Invalid Number of Warmup Iterations", 'x', v))?);
+                o.warmup = Some(bounded(v, 0, "Invalid Number of Warmup Iterations", 'x')?);
             }
             OptId::Short('W') => {
-                o.window = positive(v).ok_or_else(|| bad("Invalid Window Size", 'W', v))?;
+                o.window = bounded(v, 1, "Invalid Window Size", 'W')?;
                 o.window_given = true;
             }
             OptId::Short('t') => {
@@ -349,7 +391,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                 o.tails = Some(tails);
             }
             OptId::Short('p') => {
-                o.pairs = Some(positive(v).ok_or_else(|| bad("Invalid Number of Pairs", 'p', v))?);
+                o.pairs = Some(bounded(v, 1, "Invalid Number of Pairs", 'p')?);
             }
             OptId::Short('R') => {
                 o.print_rate = match v.trim() {
@@ -407,7 +449,9 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             OptId::Long("verbose") => o.verbose = true,
             OptId::Long("timeout") => {
                 o.timeout = Some(parse_seconds(v).ok_or_else(|| {
-                    CliError::Usage(format!("Invalid timeout [--timeout {v}] (give seconds greater than 0, e.g. 60)"))
+                    CliError::Usage(format!(
+                        "Invalid timeout [--timeout {v}] (give 1 to 2592000 seconds, e.g. 60 or 5m)"
+                    ))
                 })?);
             }
             OptId::Long(name @ ("bind" | "cpu-list" | "nic" | "gpu")) => {
@@ -516,11 +560,24 @@ mod tests {
     }
 
     #[test]
+    fn argument_lengths() {
+        assert!(check_arg_lengths(&["x".repeat(MAX_ARG_BYTES)]).is_ok());
+        let e = check_arg_lengths(&["a".into(), "y".repeat(MAX_ARG_BYTES + 1)]).unwrap_err();
+        assert!(e.starts_with("an argument of 4097 bytes ('yyyy"), "{e}");
+    }
+
+    #[test]
     fn seconds() {
         assert_eq!(parse_seconds("30"), Some(Duration::from_secs(30)));
         assert_eq!(parse_seconds("1.5"), Some(Duration::from_millis(1500)));
         assert_eq!(parse_seconds("2m"), Some(Duration::from_secs(120)));
         assert_eq!(parse_seconds("0"), None);
+        assert_eq!(parse_seconds("1e20"), None);
+        assert_eq!(parse_seconds("1e-12"), None);
+        assert_eq!(parse_seconds("0.5"), None);
+        assert_eq!(parse_seconds("NaN"), None);
+        assert_eq!(parse_seconds("2592000"), Some(Duration::from_secs(2592000)));
+        assert_eq!(parse_seconds("43201m"), None);
         assert_eq!(parse_seconds("-3"), None);
         assert_eq!(parse_seconds("inf"), None);
         assert_eq!(parse_seconds("soon"), None);

@@ -104,6 +104,14 @@ fn counts() {
     assert_eq!(err(&LATENCY, &["-i", "0"]), "Invalid Number of Iterations [-i 0]");
     assert_eq!(err(&LATENCY, &["-i", "abc"]), "Invalid Number of Iterations [-i abc]");
     assert_eq!(err(&LATENCY, &["-x", "-1"]), "Invalid Number of Warmup Iterations [-x -1]");
+    // Counts OSU keeps in a C int are bounded, so none can abort an allocation.
+    assert_eq!(run(&BW, &["-i", "2147483647", "-W", "2147483647"]).window, 2147483647);
+    for (letter, value) in [("-i", "4294967296"), ("-i", "18446744073709551615"), ("-W", "4G"), ("-x", "2G")] {
+        assert!(err(&BW, &[letter, value]).ends_with("(give 1 to 2147483647)") || letter == "-x", "{letter} {value}");
+    }
+    assert_eq!(err(&BW, &["-x", "2G"]), "Invalid Number of Warmup Iterations [-x 2G] (give 0 to 2147483647)");
+    assert!(err(&BW, &["--timeout", "1e20"]).starts_with("Invalid timeout [--timeout 1e20]"));
+    assert!(err(&BW, &["--timeout", "1e-12"]).starts_with("Invalid timeout"));
     assert_eq!(err(&LATENCY, &["-x", "abc"]), "Invalid Number of Warmup Iterations [-x abc]");
     assert_eq!(err(&BW, &["-W", "0"]), "Invalid Window Size [-W 0]");
     assert_eq!(run(&BW, &["-W", "16"]).window, 16);
@@ -218,7 +226,10 @@ fn commbench_extensions() {
     assert_eq!(err(&BW, &["--no-results", "--csv", "x"]), "--no-results cannot be combined with --csv");
     assert_eq!(err(&BW, &["--results-dir", "x", "--no-results"]), "--no-results cannot be combined with --results-dir");
     assert_eq!(err(&BW, &["--csv", "x", "--no-results"]), "--no-results cannot be combined with --csv");
-    assert_eq!(err(&BW, &["--timeout", "0"]), "Invalid timeout [--timeout 0] (give seconds greater than 0, e.g. 60)");
+    assert_eq!(
+        err(&BW, &["--timeout", "0"]),
+        "Invalid timeout [--timeout 0] (give 1 to 2592000 seconds, e.g. 60 or 5m)"
+    );
     assert_eq!(err(&BW, &["--no-results=1"]), "Option takes no argument [--no-results]");
     let e = err(&BW, &["--t", "1"]);
     assert!(e.starts_with("Ambiguous option [--t] (could be "), "{e}");

@@ -8,6 +8,10 @@ use clap::Parser;
 /// Parses `args` (the words after the subcommand) or says why not, as the
 /// exit status to end with.
 pub fn parse<T: Parser>(command: &str, args: &[String]) -> Result<T, i32> {
+    if let Err(why) = crate::cli::options::check_arg_lengths(args) {
+        crate::say!("commbench {command}: {why}");
+        return Err(2);
+    }
     let argv = std::iter::once(format!("commbench {command}")).chain(args.iter().cloned());
     T::try_parse_from(argv).map_err(|e| match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {

@@ -25,7 +25,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> InputError + '_ {
 
 /// The run record beside a results file (`X.json` for `X.csv` or `X.txt`).
 pub fn run_info(path: &Path) -> Option<RunInfo> {
-    let text = std::fs::read_to_string(path.with_extension("json")).ok()?;
+    let text = crate::input_file::read_to_string(&path.with_extension("json")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     let hosts = v
         .get("hosts")
@@ -93,7 +93,7 @@ fn label(path: &Path) -> String {
 
 /// Reads one file: CSV by its `.csv` name, anything else as OSU text.
 pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
-    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    let bytes = crate::input_file::read(path).map_err(io_err(path))?;
     let text = String::from_utf8_lossy(&bytes);
     let shown = path.display().to_string();
     let label = label(path);

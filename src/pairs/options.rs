@@ -99,7 +99,12 @@ fn parse_scheme(s: &str) -> Result<Scheme, SchemeError> {
     s.parse()
 }
 fn parse_count(s: &str) -> Result<usize, String> {
-    s.trim().parse::<usize>().map_err(|_| format!("'{s}' is not a whole number"))
+    let max = crate::cli::options::MAX_COUNT;
+    match s.trim().parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
+        Ok(_) => Err(format!("'{s}' is larger than {max}")),
+        Err(_) => Err(format!("'{s}' is not a whole number")),
+    }
 }
 fn parse_positive(s: &str) -> Result<usize, String> {
     match parse_count(s)? {
@@ -108,7 +113,7 @@ fn parse_positive(s: &str) -> Result<usize, String> {
     }
 }
 fn parse_timeout(s: &str) -> Result<Duration, String> {
-    parse_seconds(s).ok_or_else(|| format!("'{s}' is not a time in seconds greater than 0 (e.g. 60, 2.5, 5m)"))
+    parse_seconds(s).ok_or_else(|| format!("'{s}' is not a time in seconds from 1 to 2592000 (e.g. 60, 2.5, 5m)"))
 }
 
 /// A checked run configuration.
@@ -193,6 +198,7 @@ pub fn default_window(size: usize) -> usize {
 
 /// Parses the arguments after `pairs`. Errors are one line.
 pub fn parse(args: &[String]) -> Result<Parsed, OptionsError> {
+    crate::cli::options::check_arg_lengths(args).map_err(OptionsError::Usage)?;
     let argv = std::iter::once("commbench pairs".to_string()).chain(args.iter().cloned());
     let a = match Args::try_parse_from(argv) {
         Ok(a) => a,

@@ -31,6 +31,8 @@ pub struct HostEntry {
 /// named twice counts once (its slots add up).
 pub fn parse(text: &str) -> Result<Vec<HostEntry>, HostfileError> {
     let mut hosts: Vec<HostEntry> = Vec::new();
+    // Where each host is in `hosts`: linear in the file, however many hosts.
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (n, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
@@ -50,9 +52,12 @@ pub fn parse(text: &str) -> Result<Vec<HostEntry>, HostfileError> {
         if host.is_empty() {
             return Err(HostfileError::NoHostName { line: n + 1 });
         }
-        match hosts.iter_mut().find(|e| e.host == host) {
-            Some(e) => e.slots = add(e.slots, slots),
-            None => hosts.push(HostEntry { host: host.to_string(), slots }),
+        match index.get(host) {
+            Some(&i) => hosts[i].slots = add(hosts[i].slots, slots),
+            None => {
+                index.insert(host.to_string(), hosts.len());
+                hosts.push(HostEntry { host: host.to_string(), slots });
+            }
         }
     }
     if hosts.is_empty() {
@@ -63,19 +68,24 @@ pub fn parse(text: &str) -> Result<Vec<HostEntry>, HostfileError> {
 
 fn add(a: Option<usize>, b: Option<usize>) -> Option<usize> {
     match (a, b) {
-        (Some(a), Some(b)) => Some(a + b),
+        // Each count is bounded; a host named again and again saturates.
+        (Some(a), Some(b)) => Some(a.saturating_add(b).min(super::options::MAX_RANKS)),
         (a, b) => a.or(b),
     }
 }
 
 fn parse_slots(v: &str, line: usize) -> Result<usize, HostfileError> {
-    v.trim().parse::<usize>().ok().filter(|&s| s > 0).ok_or_else(|| HostfileError::BadSlots { line, value: v.into() })
+    v.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|&s| s > 0 && s <= super::options::MAX_RANKS)
+        .ok_or_else(|| HostfileError::BadSlots { line, value: v.into() })
 }
 
 /// Reads and parses a hostfile.
 pub fn read(path: &Path) -> Result<Vec<HostEntry>, SuiteError> {
     let bad = |reason: String| SuiteError::Hostfile { path: PathBuf::from(path), reason };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let text = crate::input_file::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     parse(&text).map_err(|e| bad(e.to_string()))
 }
 
@@ -109,6 +119,10 @@ mod tests {
         assert_eq!(err("# nothing\n"), "no hosts in it");
         assert_eq!(err("n1:x\n"), "line 1: bad slot count 'x'");
         assert_eq!(err("a\nn1 slots=0\n"), "line 2: bad slot count '0'");
+        // Found by scripts/fuzz.sh: slot counts that overflowed when added.
+        assert_eq!(err("n1:18446744073709551615\n"), "line 1: bad slot count '18446744073709551615'");
+        let many = "n1:1048576\n".repeat(3);
+        assert_eq!(parse(&many).unwrap(), vec![e("n1", Some(1 << 20))]);
         assert_eq!(err(":4\n"), "line 1: no host name");
     }
 }

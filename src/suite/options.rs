@@ -150,24 +150,31 @@ pub enum Parsed {
     Help(String),
 }
 
+/// The most ranks, ranks per node or nodes the suite plans for.
+pub const MAX_RANKS: usize = 1 << 20;
+
 fn positive(name: &str, v: Option<usize>) -> Result<Option<usize>, UsageError> {
     match v {
         Some(0) => Err(UsageError(format!("{name} must be at least 1"))),
+        Some(n) if n > MAX_RANKS => Err(UsageError(format!("{name} must be at most {MAX_RANKS}"))),
         v => Ok(v),
     }
 }
 
 fn seconds(name: &str, v: Option<f64>) -> Result<Option<f64>, UsageError> {
     match v {
-        Some(s) if !(s.is_finite() && s > 0.0) => {
-            Err(UsageError(format!("{name} must be a positive number of seconds")))
-        }
+        Some(s) if !crate::cli::options::seconds_in_range(s) => Err(UsageError(format!(
+            "{name} must be a positive number of seconds from {} to {} (30 days)",
+            crate::cli::options::MIN_SECONDS,
+            crate::cli::options::MAX_SECONDS
+        ))),
         v => Ok(v),
     }
 }
 
 /// Parses the arguments after `suite`.
 pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
+    crate::cli::options::check_arg_lengths(args).map_err(UsageError)?;
     let argv = std::iter::once("commbench suite".to_string()).chain(args.iter().cloned());
     let a = match SuiteArgs::try_parse_from(argv) {
         Ok(a) => a,

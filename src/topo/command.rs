@@ -22,7 +22,7 @@ use crate::report::aligned_columns;
     about = "Show this node's CPUs, NUMA nodes, NICs and GPUs, and where ranks would go"
 )]
 struct Args {
-    /// Show the placement of N ranks on this node.
+    /// Show the placement of N ranks on this node (1 to 4096).
     #[arg(long, value_name = "N")]
     ranks_per_node: Option<usize>,
     #[command(flatten)]
@@ -34,6 +34,10 @@ struct Args {
     #[arg(long, value_parser = ["text", "json"], default_value = "text")]
     format: String,
 }
+
+/// The most ranks one node's placement is shown for (16 times the largest
+/// nodes' hardware threads; memory and output grow with it).
+pub const MAX_RANKS_PER_NODE: usize = 4096;
 
 #[derive(Serialize)]
 struct RankRow {
@@ -54,6 +58,10 @@ struct Output<'a> {
 }
 
 pub fn main(args: &[String]) -> i32 {
+    if let Err(why) = crate::cli::options::check_arg_lengths(args) {
+        crate::say!("commbench topo: {why}");
+        return 2;
+    }
     let args = match Args::try_parse_from(std::iter::once("commbench topo".to_string()).chain(args.iter().cloned())) {
         Ok(a) => a,
         Err(e) => {
@@ -95,8 +103,12 @@ fn request(args: &Args) -> Result<PlacementRequest, String> {
     if req.is_given() && args.ranks_per_node.is_none() {
         return Err("placement options need --ranks-per-node N".into());
     }
-    if args.ranks_per_node == Some(0) {
-        return Err("--ranks-per-node must be at least 1".into());
+    match args.ranks_per_node {
+        Some(0) => return Err("--ranks-per-node must be at least 1".into()),
+        Some(n) if n > MAX_RANKS_PER_NODE => {
+            return Err(format!("--ranks-per-node must be at most {MAX_RANKS_PER_NODE}"))
+        }
+        _ => {}
     }
     Ok(req)
 }

@@ -79,7 +79,7 @@ struct GpuDescription {
 
 /// Reads a description file.
 pub fn load(path: &Path) -> Result<Machine, DescribeError> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::input_file::read_to_string(path)
         .map_err(|source| DescribeError::Read { path: path.display().to_string(), source })?;
     from_json(&text, &path.display().to_string())
 }
@@ -92,10 +92,11 @@ pub fn from_json(text: &str, source: &str) -> Result<Machine, DescribeError> {
     if d.packages == 0 || d.numa_per_package == 0 || d.cores_per_numa == 0 || d.threads_per_core == 0 {
         return Err(DescribeError::ZeroCount(origin()));
     }
-    let numa_count = d.packages * d.numa_per_package;
-    let core_count = numa_count * d.cores_per_numa;
-    if core_count * d.threads_per_core > 1 << 14 {
-        return Err(DescribeError::TooManyCpus(origin()));
+    let too_many = || DescribeError::TooManyCpus(origin());
+    let numa_count = d.packages.checked_mul(d.numa_per_package).ok_or_else(too_many)?;
+    let core_count = numa_count.checked_mul(d.cores_per_numa).ok_or_else(too_many)?;
+    if core_count.checked_mul(d.threads_per_core).is_none_or(|n| n > 1 << 14) {
+        return Err(too_many());
     }
     let cores: Vec<Core> = (0..core_count)
         .map(|c| {

@@ -1,0 +1,184 @@
+//! What a run will hold in memory on each rank, estimated before anything
+//! is allocated, so that a run that cannot fit is refused in one line
+//! instead of ending under the kernel's OOM killer: the memory the process
+//! already holds (the program and the MPI library after MPI_Init), the
+//! message buffers, the request state of windowed benchmarks (our
+//! MPI_Request array and the MPI library's own per-request memory), the
+//! MPI library's temporary buffers inside collectives, and the sample
+//! array sized by the iteration count.
+//!
+//! The MPI library's shares are measured, not documented: Open MPI 4.1
+//! (ob1 over the shared-memory and TCP transports) on x86-64, with peaks
+//! read from VmHWM (`scripts/check-memory.sh`). Other libraries are close
+//! enough for a refusal, which only has to be right about runs far beyond
+//! the node.
+
+use super::spec::BenchSpec;
+use crate::cli::{BufferMode, Options};
+
+/// Bytes one outstanding non-blocking request costs: our MPI_Request
+/// handle (8 bytes) plus the MPI library's request object and its
+/// matching state, measured with `osu_bw -W 64K` and `-W 16K` at 1 B, 4 KiB,
+/// 8 KiB and 64 KiB (about 950 bytes on the sender, 820 on the receiver,
+/// whatever the message size).
+pub const REQUEST_BYTES: u128 = 8 + 1000;
+
+/// Memory MPI maps lazily on the first messages between ranks (shared
+/// memory segments, fragment pools), beyond what MPI_Init has touched.
+pub const MPI_FIRST_TRAFFIC: u128 = 1 << 20;
+
+/// One rank's estimate, by part, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Estimate {
+    /// What the process holds now (VmRSS), after MPI_Init.
+    pub held: u128,
+    pub buffers: u128,
+    pub requests: u128,
+    pub mpi_temporaries: u128,
+    pub samples: u128,
+}
+
+impl Estimate {
+    /// What the run will add to what it holds now.
+    pub fn more(&self) -> u128 {
+        MPI_FIRST_TRAFFIC + self.buffers + self.requests + self.mpi_temporaries + self.samples
+    }
+
+    /// The expected peak resident size (to compare with VmHWM).
+    pub fn peak(&self) -> u128 {
+        self.held + self.more()
+    }
+
+    /// The parts in words, for the refusal line.
+    pub fn parts(&self) -> String {
+        let h = crate::bytes::human_bytes;
+        format!(
+            "buffers {}, requests {}, MPI temporaries {}, samples {}",
+            h(self.buffers),
+            h(self.requests),
+            h(self.mpi_temporaries),
+            h(self.samples)
+        )
+    }
+}
+
+/// Rounds a heap or mapped buffer up to what it occupies in pages.
+fn pages(bytes: u128) -> u128 {
+    bytes.div_ceil(4096).max(1) * 4096
+}
+
+/// The estimate for a run of `spec` with `opts` on `np` ranks; `buffers`
+/// is the benchmark's own message-buffer memory ([`super::Bench::message_bytes`]).
+pub fn estimate(spec: &BenchSpec, opts: &Options, max_window: usize, np: usize, buffers: u128) -> Estimate {
+    let max = opts.max_size as u128;
+    let w = max_window as u128;
+    let requests = if spec.windowed {
+        // bibw posts a window each way; bw and mbw_mr one.
+        let per_side = if spec.name == "osu_bibw" { 2 } else { 1 };
+        per_side * w * REQUEST_BYTES
+    } else {
+        0
+    };
+    let max_iters = opts.iterations.unwrap_or(spec.defaults.small_iterations.max(spec.defaults.large_iterations));
+    Estimate {
+        held: held_now(),
+        buffers,
+        requests,
+        mpi_temporaries: mpi_temporaries(spec.name, max, np as u128),
+        samples: 8 * max_iters as u128,
+    }
+}
+
+/// The MPI library's own buffers inside one collective call with
+/// `max`-byte messages on `np` ranks (Open MPI's tuned algorithms).
+fn mpi_temporaries(name: &str, max: u128, np: u128) -> u128 {
+    match name {
+        // Measured at 32 MiB on 2 and 4 ranks: allreduce holds half the
+        // vector more, reduce_scatter one and a half; reduce's root one
+        // once it has more than one child (np > 2), none on 2 ranks;
+        // allgather and alltoall none (measured at 32 and 128 MiB).
+        "osu_allreduce" => max / 2,
+        "osu_reduce_scatter" => 3 * max / 2,
+        "osu_reduce" if np > 2 => max,
+        _ => 0,
+    }
+}
+
+/// Message buffers of a point-to-point benchmark on one rank: a window of
+/// buffers with `-b multiple`, one otherwise; bibw and the latency family
+/// hold a send and a receive side, bw and mbw_mr one side per rank.
+pub fn pt2pt_buffers(spec: &BenchSpec, opts: &Options, max_window: usize) -> u128 {
+    let max = opts.max_size as u128;
+    let multiple = spec.windowed && opts.buffers == BufferMode::Multiple;
+    let one = if multiple { max_window as u128 * pages(max) } else { pages(max) };
+    let sides = if spec.windowed && spec.name != "osu_bibw" { 1 } else { 2 };
+    sides * one
+}
+
+/// A field of /proc/self/status in bytes (`VmRSS`, `VmHWM`).
+pub fn proc_status(field: &str) -> Option<u128> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))?;
+    let kib: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn held_now() -> u128 {
+    proc_status("VmRSS").unwrap_or(0)
+}
+
+/// Set to anything, every rank says its estimate and its VmHWM at the
+/// end of the run (for `scripts/check-memory.sh`; not a user option).
+pub const REPORT_ENV: &str = "COMMBENCH_MEMORY_REPORT";
+
+/// The line [`REPORT_ENV`] asks for.
+pub fn report_line(name: &str, rank: usize, est: &Estimate) -> String {
+    format!(
+        "{name}: memory rank {rank} estimate {} vmhwm {} held {} buffers {} requests {} temporaries {} samples {}",
+        est.peak(),
+        proc_status("VmHWM").unwrap_or(0),
+        est.held,
+        est.buffers,
+        est.requests,
+        est.mpi_temporaries,
+        est.samples
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::bibw::SPEC as BIBW;
+    use crate::bench::bw::SPEC as BW;
+    use crate::bench::latency::SPEC as LATENCY;
+    use crate::cli::test_options as opts;
+
+    #[test]
+    fn buffers_per_side_and_mode() {
+        assert_eq!(pt2pt_buffers(&BW, &opts(&BW, &["-m", "1M"]), 64), 1 << 20);
+        assert_eq!(pt2pt_buffers(&BW, &opts(&BW, &["-m", "1M", "-b", "multiple"]), 64), 64 << 20);
+        assert_eq!(pt2pt_buffers(&BIBW, &opts(&BIBW, &["-m", "1M", "-b", "multiple"]), 64), 128 << 20);
+        assert_eq!(pt2pt_buffers(&LATENCY, &opts(&LATENCY, &["-m", "1M", "-b", "multiple"]), 1), 2 << 20);
+        // Small messages in their own buffers still take a page each.
+        assert_eq!(pt2pt_buffers(&BW, &opts(&BW, &["-m", "8", "-b", "multiple"]), 1000), 1000 * 4096);
+    }
+
+    #[test]
+    fn requests_and_samples_count() {
+        let o = opts(&BW, &["-m", "1", "-W", "1M", "-i", "1000000"]);
+        let e = estimate(&BW, &o, 1 << 20, 2, 0);
+        assert_eq!(e.requests, (1 << 20) * REQUEST_BYTES);
+        assert_eq!(e.samples, 8_000_000);
+        // The largest count the options allow cannot overflow the sum.
+        let o = opts(&BW, &["-m", "2147483647", "-W", "2147483647", "-i", "2147483647", "-b", "multiple"]);
+        let e = estimate(&BW, &o, i32::MAX as usize, 2, pt2pt_buffers(&BW, &o, i32::MAX as usize));
+        assert!(e.peak() > 1 << 60);
+    }
+
+    #[test]
+    fn reads_its_own_status() {
+        assert!(proc_status("VmRSS").is_some_and(|b| b > 0));
+        assert!(proc_status("VmHWM").is_some_and(|b| b > 0));
+        assert_eq!(proc_status("NoSuchField"), None);
+    }
+}
