@@ -123,7 +123,12 @@ fn launcher_signal(mpi: Mpi, sig: i32) {
     let code = wait_for(&mut r.child, under_load(Duration::from_secs(20)));
     clean_up(r.group, &r.pids);
     let code = code.expect("the job did not end after the signal");
-    assert_ne!(code, Some(0), "{mpi:?}");
+    // The launcher's own status is its choice: MPICH's mpiexec, leading
+    // its own process group, exits 0 after forwarding SIGTERM even though
+    // the ranks exit 143 (the record's exit_code, checked below).
+    if mpi == Mpi::OpenMpi {
+        assert_ne!(code, Some(0), "{mpi:?}");
+    }
     let v = read_json(&r.record).unwrap();
     assert_eq!(v["status"], "interrupted", "{mpi:?}: {v}");
     // Open MPI's mpirun ends its ranks with SIGTERM whatever it got.
