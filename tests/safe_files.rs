@@ -184,34 +184,13 @@ fn compare(args: &[&Path]) -> Run {
 
 /// A commbench CSV of osu_bw with these (size, bw_MBps) rows.
 fn bw_csv(rows: &[(u64, &str)]) -> String {
-    const COLS: usize = 29;
-    let mut header = "benchmark,backend,datatype,size_bytes,elements,window,np,pairs,iterations,warmup,avg_lat_us,min_lat_us,max_lat_us,bw_MBps".to_string();
-    let extra = [
-        "msg_rate_per_s",
-        "algbw_GBps",
-        "busbw_GBps",
-        "fastest_rank",
-        "slowest_rank",
-        "validation",
-        "iter_min_us",
-        "iter_mean_us",
-        "iter_p50_us",
-        "iter_p90_us",
-        "iter_p99_us",
-        "iter_max_us",
-        "iter_stddev_us",
-        "osu_tails",
-        "finished_utc",
-    ];
-    for c in extra {
-        header.push(',');
-        header.push_str(c);
-    }
-    assert_eq!(header.split(',').count(), COLS);
-    let mut text = header + "\n";
+    // The writer's own column list: the file is ours in every way but its values.
+    let cols = commbench::report::csv::COLUMNS;
+    assert_eq!(cols.iter().position(|c| *c == "bw_MBps"), Some(13));
+    let mut text = cols.join(",") + "\n";
     for (size, bw) in rows {
-        let cells = [format!("osu_bw,mpi,MPI_CHAR,{size},{size},64,2,1,100,10,,,,{bw}")];
-        text += &(cells[0].clone() + &",".repeat(COLS - 14) + "\n");
+        let cells = format!("osu_bw,mpi,MPI_CHAR,{size},{size},64,2,1,100,10,,,,{bw}");
+        text += &(cells + &",".repeat(cols.len() - 14) + "\n");
     }
     text
 }
