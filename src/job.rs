@@ -17,6 +17,7 @@ use crate::backend::world::World;
 use crate::backend::{agree_failures, Control};
 use crate::launcher::LauncherEnv;
 use crate::report::record::{self, RankInfo, RunHeader, RunStatus};
+use crate::report::record_end::{self, RecordPlace};
 use crate::report::time::Utc;
 use crate::signals;
 use crate::topo::placement;
@@ -287,6 +288,25 @@ impl Job {
         }
         self.watch.arm(record::end_marker(file.rec.clone(), file.path.clone(), header), &ranks);
         Ok(file)
+    }
+
+    /// Tells every rank where rank 0's run record is (`path` on rank 0,
+    /// None for no record; collective), so that another rank can end it
+    /// when rank 0 cannot: its watchdog's `timeout`, or rank 0 gone after
+    /// a signal (see [`crate::report::record_end`]).
+    pub fn share_record(&self, path: Option<&Path>) {
+        let place = path.filter(|_| self.is_root()).map(RecordPlace::of_rank0);
+        let bytes = self.world.bcast_bytes(&RecordPlace::encode(place.as_ref()));
+        let (_, local) = self.world.node_ranks();
+        let rank = self.world.rank();
+        let Some(place) = RecordPlace::decode(&bytes).filter(|_| rank != 0) else { return };
+        let file = place.path.clone();
+        if let Ok(mut slot) = self.on_fire.lock() {
+            *slot = Some(Box::new(move |msg: &str| {
+                let _ = record_end::end_on_disk(&file, RunStatus::Timeout, msg, watchdog::TIMEOUT_EXIT, rank);
+            }));
+        }
+        self.watch.follow(place, rank, local == 0);
     }
 
     /// Marks the watchdog's position.

@@ -14,6 +14,11 @@
 //! Other ranks wait [`OTHERS_AFTER_SIGNAL`] first, so rank 0 can still
 //! tell a rank that died from one that is ending as it is.
 //!
+//! A rank other than 0 that can see rank 0's record ends it when rank 0
+//! cannot: `rank_failed` when rank 0 had not ended it shortly after the
+//! signal (rank 0 or its host is gone), and `timeout` when its own
+//! watchdog fired (see [`crate::report::record_end`]).
+//!
 //! Liveness: between the record's start and its end, the same thread
 //! looks at the other ranks on rank 0's node every [`POLL`] (their pids
 //! from the record, in `/proc`). One that is gone ends the record
@@ -27,6 +32,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::report::record::{EndMarker, RankInfo, RunStatus};
+use crate::report::record_end::{self, RecordPlace};
 use crate::watchdog::{Progress, Step};
 
 /// How often the signal thread looks at the other ranks.
@@ -149,11 +155,24 @@ impl Peer {
     }
 }
 
+/// A rank other than 0 that can see rank 0's record (see
+/// [`crate::report::record_end`]).
+#[derive(Clone, Debug)]
+struct Follow {
+    place: RecordPlace,
+    rank: usize,
+    /// The first rank of its node: only these end a record rank 0 left
+    /// `running` after a signal, so a large job does not send every rank
+    /// to the file.
+    node_leader: bool,
+}
+
 /// What the signal thread shares with the job.
 #[derive(Default)]
 pub struct Watch {
     marker: Mutex<Option<EndMarker>>,
     peers: Mutex<Vec<Peer>>,
+    follow: Mutex<Option<Follow>>,
 }
 
 impl Watch {
@@ -177,6 +196,36 @@ impl Watch {
         if let Ok(mut p) = self.peers.lock() {
             *p = peers;
         }
+    }
+
+    /// A rank other than 0: where rank 0's record is, for [`on_signal`].
+    pub fn follow(&self, place: RecordPlace, rank: usize, node_leader: bool) {
+        if let Ok(mut f) = self.follow.lock() {
+            *f = Some(Follow { place, rank, node_leader });
+        }
+    }
+
+    /// After a signal on a rank other than 0, rank 0 has had
+    /// [`OTHERS_AFTER_SIGNAL`] to end its record; a record still
+    /// `running` then means rank 0 is gone (or cut off from the launcher):
+    /// a node leader ends it `rank_failed`, naming rank 0. Rank 0 alive on
+    /// this same host is left to do it.
+    fn end_for_rank0(&self, signame: &str, at: &str, code: i32) {
+        let Some(f) = self.follow.lock().ok().and_then(|f| f.clone()) else { return };
+        let p = &f.place;
+        let same_host = p.host == crate::topo::hostname();
+        if !f.node_leader || (same_host && proc_state(p.pid).is_some_and(|(_, alive)| alive)) {
+            return;
+        }
+        let detail = format!(
+            "rank 0 (pid {} on {}) had not ended the run record {} ms after {signame} came: rank 0 or its host \
+             most likely failed; rank {} was{at}",
+            p.pid,
+            p.host,
+            OTHERS_AFTER_SIGNAL.as_millis(),
+            f.rank
+        );
+        let _ = record_end::end_on_disk(&p.path, RunStatus::RankFailed, &detail, code, f.rank);
     }
 
     fn dead_peer(&self) -> Option<Peer> {
@@ -282,6 +331,7 @@ fn on_signal(name: &str, sig: i32, progress: &Progress, timeout: Option<Duration
         crate::say!("{name}: {detail}");
     } else {
         std::thread::sleep(OTHERS_AFTER_SIGNAL);
+        watch.end_for_rank0(&signame, &at, code);
     }
     // SAFETY: ends the process at once; the main thread may be inside MPI.
     unsafe { libc::_exit(code) }

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::netns::Hosts;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -328,111 +329,6 @@ fn bad_options_one_line_every_rank() {
     }
     let results = cwd.path().join("results");
     assert!(!results.exists() || std::fs::read_dir(&results).unwrap().next().is_none(), "no files from failed starts");
-}
-
-/// Three "hosts" from network namespaces, each with its own address and
-/// host name, joined by a bridge; one host's link is rate-limited. Needs
-/// root and iproute2 (skipped otherwise); removed again on drop.
-struct Hosts {
-    tag: String,
-    subnet: String,
-    addrs: Vec<String>,
-    dir: tempfile::TempDir,
-}
-
-impl Hosts {
-    fn sh(cmd: &str) -> bool {
-        std::process::Command::new("sh").args(["-c", cmd]).status().is_ok_and(|s| s.success())
-    }
-
-    fn available() -> bool {
-        // SAFETY: plain libc query.
-        (unsafe { libc::geteuid() } == 0)
-            && Self::sh("(command -v ip && command -v tc && command -v unshare) >/dev/null")
-    }
-
-    fn up(count: usize) -> Option<Hosts> {
-        let pid = std::process::id() % 10000;
-        let tag = format!("cbp{pid}");
-        let net = format!("10.239.{}", 20 + pid % 200);
-        let dir = tempfile::tempdir().unwrap();
-        let mut h = Hosts { tag: tag.clone(), subnet: format!("{net}.0/24"), addrs: Vec::new(), dir };
-        let mut cmds = vec![
-            format!("ip link add {tag} type bridge"),
-            format!("ip addr add {net}.1/24 dev {tag}"),
-            format!("ip link set {tag} up"),
-        ];
-        let mut cases = String::new();
-        for i in 1..=count {
-            let (ns, addr) = (format!("{tag}h{i}"), format!("{net}.1{i}"));
-            cmds.extend([
-                format!("ip netns add {ns}"),
-                format!("ip link add {tag}v{i} type veth peer name eth{i} netns {ns}"),
-                format!("ip link set {tag}v{i} master {tag} up"),
-                format!("ip -n {ns} addr add {addr}/24 dev eth{i}"),
-                format!("ip -n {ns} link set eth{i} up"),
-                format!("ip -n {ns} link set lo up"),
-            ]);
-            cases.push_str(&format!("  {addr}) ns={ns};;\n"));
-            h.addrs.push(addr);
-        }
-        // The launcher's remote shell: run the command in the address's
-        // namespace under a host name of its own.
-        let agent = format!(
-            "#!/bin/sh\nwhile [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; esac; done\n\
-             host=\"$1\"; shift\ncase \"$host\" in\n{cases}  *) exit 1;;\nesac\n\
-             exec ip netns exec $ns unshare --uts /bin/sh -c \"hostname $ns; $*\"\n"
-        );
-        let path = h.agent();
-        std::fs::write(&path, agent).unwrap();
-        let ok = Self::sh(&format!("chmod +x {}", path.display())) && cmds.iter().all(|c| Self::sh(c));
-        ok.then_some(h)
-    }
-
-    fn agent(&self) -> PathBuf {
-        self.dir.path().join("agent.sh")
-    }
-
-    /// Limits host `i` (1-based) to `rate` both ways.
-    fn limit(&self, i: usize, rate: &str) -> bool {
-        let tbf = format!("root tbf rate {rate} burst 64kb latency 200ms");
-        Self::sh(&format!("ip netns exec {}h{i} tc qdisc add dev eth{i} {tbf}", self.tag))
-            && Self::sh(&format!("tc qdisc add dev {}v{i} {tbf}", self.tag))
-    }
-
-    fn launcher_args(&self, per_host: usize) -> Vec<String> {
-        let hosts: Vec<String> = self.addrs.iter().map(|a| format!("{a}:{per_host}")).collect();
-        [
-            "--mca",
-            "plm_rsh_agent",
-            &self.agent().display().to_string(),
-            "--host",
-            &hosts.join(","),
-            "--bind-to",
-            "none",
-            "--mca",
-            "btl",
-            "tcp,self,vader",
-            "--mca",
-            "oob_tcp_if_include",
-            &self.subnet,
-            "--mca",
-            "btl_tcp_if_include",
-            &self.subnet,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-    }
-}
-
-impl Drop for Hosts {
-    fn drop(&mut self) {
-        for i in 1..=self.addrs.len() {
-            Self::sh(&format!("ip netns del {}h{i} 2>/dev/null", self.tag));
-        }
-        Self::sh(&format!("ip link del {} 2>/dev/null", self.tag));
-    }
 }
 
 #[test]

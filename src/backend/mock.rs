@@ -299,6 +299,10 @@ impl Control for MockWorld {
         u64::from_ne_bytes(all.0[0][..8].try_into().unwrap_or([0; 8]))
     }
 
+    fn bcast_bytes(&self, mine: &[u8]) -> Vec<u8> {
+        self.exchange(mine.to_vec()).0[0].clone()
+    }
+
     fn gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>> {
         let all = self.exchange(mine.to_vec());
         if self.rank == 0 {

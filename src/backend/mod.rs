@@ -51,6 +51,8 @@ pub trait Control {
     fn allreduce_sum_u64(&self, x: u64) -> u64;
     /// Rank 0's `x`, everywhere.
     fn bcast_u64(&self, x: u64) -> u64;
+    /// Rank 0's bytes, everywhere (`mine` is ignored on other ranks).
+    fn bcast_bytes(&self, mine: &[u8]) -> Vec<u8>;
     /// Every rank's bytes at rank 0, in rank order; empty elsewhere.
     fn gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>>;
     /// How many ranks share this rank's node, and this rank's index among

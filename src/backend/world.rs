@@ -185,6 +185,19 @@ impl Control for World {
         v
     }
 
+    fn bcast_bytes(&self, mine: &[u8]) -> Vec<u8> {
+        let len = self.bcast_u64(mine.len() as u64) as usize;
+        let mut all = if self.rank == 0 { mine.to_vec() } else { vec![0u8; len] };
+        if len == 0 {
+            return all;
+        }
+        let byte = self.h.dt(crate::datatype::Datatype::Char);
+        // SAFETY: `all` holds `len` bytes on every rank; len fits an int
+        // (callers send short texts).
+        unsafe { ffi::MPI_Bcast(all.as_mut_ptr() as *mut c_void, len as c_int, byte, 0, self.comm) };
+        all
+    }
+
     fn gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>> {
         let n = self.size;
         let root = self.rank == 0;

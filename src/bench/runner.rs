@@ -148,6 +148,7 @@ impl Session<'_> {
         } else {
             (None, None)
         };
+        job.share_record(record.as_ref().map(|r| r.path()));
         let mut ending = self.measure(t, &mut kernel, &plan, sinks.as_mut(), record.as_ref());
         job.step(Step::Finish);
         if std::env::var_os(memory::REPORT_ENV).is_some() {

@@ -172,6 +172,7 @@ impl Session<'_> {
                 f.record_path.display()
             ));
         }
+        job.share_record(record.as_ref().map(|r| r.path()));
         if root {
             let idle = self.schedule.never_busy();
             out(&report::header(&self.cfg, n, self.schedule.len(), &transport, &idle));

@@ -6,6 +6,7 @@ pub mod csv;
 pub mod files;
 pub mod osu;
 pub mod record;
+pub mod record_end;
 pub mod safe_file;
 pub mod sinks;
 pub mod slurm;

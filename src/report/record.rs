@@ -171,6 +171,10 @@ pub struct RunHeader {
     pub working_dir: String,
     pub start_utc: String,
     pub end_utc: Option<String>,
+    /// The rank other than 0 that ended the record, when rank 0 could not
+    /// (see [`super::record_end`]); absent when rank 0 ended it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_by_rank: Option<usize>,
     pub mpi: MpiInfo,
     pub launcher: LauncherInfo,
     pub hosts: Vec<String>,
@@ -201,6 +205,7 @@ impl RunHeader {
             working_dir: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
             start_utc,
             end_utc: None,
+            ended_by_rank: None,
             mpi: MpiInfo::of(mpi),
             launcher: LauncherInfo { kind: launcher.kind.into(), size: launcher.size },
             hosts: distinct_hosts(&ranks),
@@ -251,7 +256,14 @@ pub fn end_marker<R: Serialize + Send + 'static>(
             if let Ok(mut r) = record.try_lock() {
                 let h = header(&mut r);
                 if h.status == RunStatus::Running {
-                    h.end(status, Some(msg.to_string()), code);
+                    // Another rank's watchdog saw the hang first-hand.
+                    match super::record_end::timeout_from_another_rank(&path) {
+                        Some(e) => {
+                            h.end(e.status, e.detail, e.exit_code.unwrap_or(code));
+                            h.ended_by_rank = Some(e.by_rank);
+                        }
+                        None => h.end(status, Some(msg.to_string()), code),
+                    }
                     let _ = write_json(&*r, &path);
                 }
                 return;
@@ -383,6 +395,7 @@ pub(crate) mod samples {
             working_dir: "/tmp".into(),
             start_utc: "2026-11-30T00:00:00Z".into(),
             end_utc: None,
+            ended_by_rank: None,
             mpi: MpiInfo { library_version: "x".into(), standard_version: "3.1".into(), world_size: 2, wtick_s: 1e-9 },
             launcher: LauncherInfo { kind: "openmpi".into(), size: Some(2) },
             hosts: vec!["a".into()],

@@ -58,7 +58,29 @@ pub struct Output<'a> {
     pub out: &'a Path,
     pub err: &'a Path,
     pub echo: bool,
+    /// The run record the benchmark writes (commbench's binaries): once it
+    /// says the run ended, the launcher has [`linger`] to exit.
+    pub record: Option<&'a Path>,
 }
+
+/// How long the launcher may go on after the run record says the run
+/// ended before the suite stops it: a launcher that waits for a daemon on
+/// a host it can no longer reach (Open MPI's mpirun does, for as long as
+/// TCP keeps retrying: over 14 minutes here) would otherwise hold the
+/// suite. A run that failed (`timeout`, `rank_failed`, `interrupted`,
+/// `error`) has its ranks gone or going: 5 s. One that ended well still
+/// has MPI_Finalize and the launcher's teardown to do, which take longer
+/// on large jobs: 60 s.
+pub fn linger(status: crate::report::record::RunStatus) -> Duration {
+    use crate::report::record::RunStatus::*;
+    match status {
+        Complete | Passed | Failed | ValidationFailed => Duration::from_secs(60),
+        _ => Duration::from_secs(5),
+    }
+}
+
+/// How often the run record is read while the launcher runs.
+const RECORD_POLL: Duration = Duration::from_millis(500);
 
 /// How long the suite waits, once the launcher has exited, for the last of
 /// its output (a rank left behind may hold the pipe open).
@@ -126,6 +148,7 @@ pub fn run(
         }
     };
     let limit = max_time.map(Duration::from_secs_f64);
+    let mut record = RecordWatch { path: o.record, read_at: None, ended: None, lingered: None };
     let mut stopped_at: Option<Instant> = None;
     let mut exited_at: Option<Instant> = None;
     let mut status = None;
@@ -150,6 +173,10 @@ pub fn run(
             }
             (None, Some(l), None) if now.duration_since(start) > l => {
                 // The launcher ends its ranks on SIGTERM.
+                signal_group(pgid, libc::SIGTERM);
+                stopped_at = Some(now);
+            }
+            (None, _, None) if record.launcher_lingers(now) => {
                 signal_group(pgid, libc::SIGTERM);
                 stopped_at = Some(now);
             }
@@ -209,6 +236,21 @@ pub fn run(
             detail: Some(format!("interrupted: the suite got {} and passed it on", crate::signals::name(sig))),
         };
     }
+    if let Some((status, detail)) = record.lingered {
+        use crate::report::record::RunStatus;
+        let word = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let why = format!(
+            "the launcher had not exited {} s after the run record said `{word}`, so the suite stopped it (a host \
+             it cannot reach any more, most likely)",
+            linger(status).as_secs()
+        );
+        return Ended {
+            status: if status == RunStatus::Timeout { Status::Timeout } else { Status::Failed },
+            exit_code: st.code(),
+            took,
+            detail: Some(detail.map(|d| format!("{d}; {why}")).unwrap_or(why)),
+        };
+    }
     if let (Some(l), Some(_)) = (max_time, stopped_at) {
         return Ended {
             status: Status::Timeout,
@@ -234,6 +276,41 @@ pub fn run(
             took,
             detail: Some(format!("{program} was killed by signal {}", sig.unwrap_or(0))),
         },
+    }
+}
+
+/// The run record as [`run`] watches it.
+struct RecordWatch<'a> {
+    path: Option<&'a Path>,
+    read_at: Option<Instant>,
+    /// When the record was first seen ended, with its status and detail.
+    ended: Option<(Instant, crate::report::record::RunStatus, Option<String>)>,
+    /// The record's status and detail, once the launcher outlived it.
+    lingered: Option<(crate::report::record::RunStatus, Option<String>)>,
+}
+
+impl RecordWatch<'_> {
+    /// Whether the launcher (still running at `now`) has outlived the
+    /// record's end by [`linger`]; reads the record every
+    /// [`RECORD_POLL`] until it says the run ended.
+    fn launcher_lingers(&mut self, now: Instant) -> bool {
+        use crate::report::record::RunStatus;
+        let Some(path) = self.path else { return false };
+        if self.ended.is_none() && self.read_at.is_none_or(|t| now.duration_since(t) >= RECORD_POLL) {
+            self.read_at = Some(now);
+            if let Some((status, detail)) = crate::report::record_end::status_on_disk(path) {
+                if status != RunStatus::Running {
+                    self.ended = Some((now, status, detail));
+                }
+            }
+        }
+        match &self.ended {
+            Some((t, status, detail)) if now.duration_since(*t) > linger(*status) => {
+                self.lingered = Some((*status, detail.clone()));
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -433,7 +510,7 @@ mod tests {
         let (out, err) = (d.path().join("o.txt"), d.path().join("e.txt"));
         let argv: Vec<String> = ["sh", "-c", script].iter().map(|s| s.to_string()).collect();
         let mut p = Progress::with_output(1, false, Box::new(echo.clone()));
-        let o = Output { out: &out, err: &err, echo: true };
+        let o = Output { out: &out, err: &err, echo: true, record: None };
         let ended = run(&argv, &[("SUITE_T".into(), "v".into())], &o, max_time, &mut p);
         (ended, std::fs::read_to_string(out).unwrap(), std::fs::read_to_string(err).unwrap())
     }
@@ -542,7 +619,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let argv = vec!["/nonexistent/mpirun".to_string()];
         let (out, err) = (d.path().join("o"), d.path().join("e"));
-        let o = Output { out: &out, err: &err, echo: false };
+        let o = Output { out: &out, err: &err, echo: false, record: None };
         let e = run(&argv, &[], &o, None, &mut Progress::new(1));
         assert_eq!(e.status, Status::Failed);
         assert!(e.detail.unwrap().starts_with("cannot start /nonexistent/mpirun"));

@@ -252,12 +252,14 @@ fn run_job(
     env: &[(String, String)],
     dir: &Path,
     s: &Settings,
+    ours: bool,
     progress: &mut progress::Progress,
 ) -> exec::Ended {
     let name = j.spec.name;
     let (out, err) = (dir.join(format!("{name}.txt")), dir.join(format!("{name}.stderr")));
     if j.binary.is_file() {
-        let o = exec::Output { out: &out, err: &err, echo: !s.quiet };
+        let record = dir.join(format!("{name}.json"));
+        let o = exec::Output { out: &out, err: &err, echo: !s.quiet, record: ours.then_some(record.as_path()) };
         return exec::run(argv, env, &o, s.max_time, progress);
     }
     let _ = safe_file::write_new(&out, b"");
@@ -397,7 +399,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
             },
             None => {
                 progress.start(i, name, &launch::shell_line(&argv));
-                let ended = run_job(j, &argv, &env, &dir, s, &mut progress);
+                let ended = run_job(j, &argv, &env, &dir, s, p.maker == Maker::Commbench, &mut progress);
                 progress.finish(ended.status.word(), ended.took);
                 if matches!(ended.status, exec::Status::Interrupted | exec::Status::Timeout) {
                     close_record(&dir.join(format!("{name}.json")), &ended);

@@ -3,6 +3,9 @@
 //! measured numbers, and reading the result files.
 #![allow(dead_code)]
 
+pub mod jobs;
+pub mod netns;
+
 use std::collections::HashMap;
 use std::io::Read;
 use std::os::unix::process::CommandExt;

@@ -1,0 +1,189 @@
+//! The run record on disk as the place where every rank can say how the
+//! job ended. Rank 0 owns the record and ends it (see [`crate::signals`]),
+//! but some ends only another rank sees: its own `--timeout` watchdog
+//! firing while rank 0 still waits, or rank 0 itself gone with its host.
+//! Rank 0 tells every rank where its record is ([`RecordPlace`], sent once
+//! after the record is written); where the file can be seen (results on a
+//! shared file system, or the same node), another rank then ends a record
+//! that still says `running`, naming itself in `ended_by_rank`.
+//!
+//! Rank 0 reads the file before it ends the record itself: a `timeout` that
+//! another rank wrote is first-hand (that rank's watchdog fired), so rank 0
+//! keeps it rather than its own guess; any other status another rank wrote
+//! is only a fallback, and rank 0's own judgement replaces it.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::record::RunStatus;
+
+/// Largest run record another rank reads back (a record lists every rank;
+/// a few hundred bytes each).
+const READ_CAP: u64 = 256 << 20;
+
+/// Where rank 0's record is, and whose it is: what rank 0 sends to every
+/// rank once the record exists.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RecordPlace {
+    /// Absolute path (rank 0's working directory joined).
+    pub path: PathBuf,
+    pub host: String,
+    pub pid: u32,
+}
+
+impl RecordPlace {
+    /// Rank 0's record at `path`.
+    pub fn of_rank0(path: &Path) -> RecordPlace {
+        let path = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::env::current_dir().map(|d| d.join(path)).unwrap_or_else(|_| path.to_path_buf())
+        };
+        RecordPlace { path, host: crate::topo::hostname(), pid: std::process::id() }
+    }
+
+    /// The bytes sent (empty for no record).
+    pub fn encode(place: Option<&RecordPlace>) -> Vec<u8> {
+        place.and_then(|p| serde_json::to_vec(p).ok()).unwrap_or_default()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Option<RecordPlace> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// How another rank ended the record on disk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EndedElsewhere {
+    pub status: RunStatus,
+    pub detail: Option<String>,
+    pub exit_code: Option<i32>,
+    pub by_rank: usize,
+}
+
+fn read(path: &Path) -> io::Result<Value> {
+    let bytes = crate::input_file::read_capped(path, READ_CAP)?;
+    serde_json::from_slice(&bytes).map_err(io::Error::other)
+}
+
+fn status_of(v: &Value) -> Option<RunStatus> {
+    serde_json::from_value(v.get("status")?.clone()).ok()
+}
+
+/// Ends the record at `path` as rank `by_rank` saw the job end, if it still
+/// says `running`. Ok(true) when this call ended it; Ok(false) when it had
+/// ended already.
+pub fn end_on_disk(path: &Path, status: RunStatus, detail: &str, exit_code: i32, by_rank: usize) -> io::Result<bool> {
+    let mut v = read(path)?;
+    if status_of(&v) != Some(RunStatus::Running) {
+        return Ok(false);
+    }
+    let Some(obj) = v.as_object_mut() else {
+        return Err(io::Error::other("the run record is not a JSON object"));
+    };
+    obj.insert("status".into(), serde_json::to_value(status).map_err(io::Error::other)?);
+    obj.insert("status_detail".into(), detail.into());
+    obj.insert("exit_code".into(), exit_code.into());
+    obj.insert("end_utc".into(), super::time::Utc::now().rfc3339().into());
+    obj.insert("ended_by_rank".into(), by_rank.into());
+    let mut text = serde_json::to_string_pretty(&v).map_err(io::Error::other)?;
+    text.push('\n');
+    super::safe_file::replace(path, text.as_bytes())?;
+    Ok(true)
+}
+
+/// The record's status and detail as the file at `path` says now (None
+/// when it cannot be read): how the suite sees that a run has ended while
+/// its launcher still waits.
+pub fn status_on_disk(path: &Path) -> Option<(RunStatus, Option<String>)> {
+    let v = read(path).ok()?;
+    Some((status_of(&v)?, v.get("status_detail").and_then(|d| d.as_str()).map(str::to_string)))
+}
+
+/// What rank 0 should keep from the record at `path`: a `timeout` another
+/// rank wrote (see the module's note), else None.
+pub fn timeout_from_another_rank(path: &Path) -> Option<EndedElsewhere> {
+    let v = read(path).ok()?;
+    let by_rank = v.get("ended_by_rank")?.as_u64()? as usize;
+    let status = status_of(&v).filter(|s| *s == RunStatus::Timeout)?;
+    Some(EndedElsewhere {
+        status,
+        detail: v.get("status_detail").and_then(|d| d.as_str()).map(str::to_string),
+        exit_code: v.get("exit_code").and_then(|c| c.as_i64()).map(|c| c as i32),
+        by_rank,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(dir: &Path, status: &str) -> PathBuf {
+        let p = dir.join("r.json");
+        let v = serde_json::json!({"schema": "x", "status": status, "status_detail": null, "exit_code": null,
+            "end_utc": null, "ranks": [{"rank": 0}], "results": {"rows": 3}});
+        std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        p
+    }
+
+    #[test]
+    fn another_rank_ends_a_running_record_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = record(dir.path(), "running");
+        assert!(end_on_disk(&p, RunStatus::Timeout, "rank 1: no progress", 124, 1).unwrap());
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(v["status"], "timeout");
+        assert_eq!(v["ended_by_rank"], 1);
+        assert_eq!(v["exit_code"], 124);
+        assert!(v["end_utc"].is_string());
+        // Everything else is kept.
+        assert_eq!(v["results"]["rows"], 3);
+        // A second rank leaves it alone.
+        assert!(!end_on_disk(&p, RunStatus::RankFailed, "x", 143, 2).unwrap());
+        let kept = timeout_from_another_rank(&p).unwrap();
+        assert_eq!(
+            kept,
+            EndedElsewhere {
+                status: RunStatus::Timeout,
+                detail: Some("rank 1: no progress".into()),
+                exit_code: Some(124),
+                by_rank: 1
+            }
+        );
+    }
+
+    #[test]
+    fn only_a_timeout_from_another_rank_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = record(dir.path(), "running");
+        assert!(end_on_disk(&p, RunStatus::RankFailed, "rank 0 did not end it", 143, 3).unwrap());
+        assert_eq!(timeout_from_another_rank(&p), None);
+        // Rank 0's own timeout has no ended_by_rank.
+        let own = record(dir.path(), "timeout");
+        assert_eq!(timeout_from_another_rank(&own), None);
+    }
+
+    #[test]
+    fn ended_records_and_bad_files_are_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = record(dir.path(), "complete");
+        assert!(!end_on_disk(&p, RunStatus::Timeout, "x", 124, 1).unwrap());
+        let bad = dir.path().join("bad.json");
+        std::fs::write(&bad, "{\"status\": \"runn").unwrap();
+        assert!(end_on_disk(&bad, RunStatus::Timeout, "x", 124, 1).is_err());
+        assert!(end_on_disk(&dir.path().join("none.json"), RunStatus::Timeout, "x", 124, 1).is_err());
+        assert_eq!(status_on_disk(&p), Some((RunStatus::Complete, None)));
+        assert_eq!(status_on_disk(&bad), None);
+    }
+
+    #[test]
+    fn place_round_trips_and_is_absolute() {
+        let p = RecordPlace::of_rank0(Path::new("results/x.json"));
+        assert!(p.path.is_absolute());
+        assert_eq!(RecordPlace::decode(&RecordPlace::encode(Some(&p))), Some(p));
+        assert_eq!(RecordPlace::decode(&RecordPlace::encode(None)), None);
+    }
+}
