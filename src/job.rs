@@ -306,7 +306,7 @@ impl Job {
                 let _ = record_end::end_on_disk(&file, RunStatus::Timeout, msg, watchdog::TIMEOUT_EXIT, rank);
             }));
         }
-        self.watch.follow(place, rank, local == 0);
+        self.watch.follow(place, rank, local);
     }
 
     /// Marks the watchdog's position.

@@ -161,10 +161,11 @@ impl Peer {
 struct Follow {
     place: RecordPlace,
     rank: usize,
-    /// The first rank of its node: only these end a record rank 0 left
-    /// `running` after a signal, so a large job does not send every rank
-    /// to the file.
-    node_leader: bool,
+    /// Whether this rank ends a record rank 0 left `running` after a
+    /// signal: the first rank of each other node, and the next rank after
+    /// rank 0 on rank 0's node, so a large job does not send every rank to
+    /// the file.
+    stands_in: bool,
 }
 
 /// What the signal thread shares with the job.
@@ -199,22 +200,24 @@ impl Watch {
     }
 
     /// A rank other than 0: where rank 0's record is, for [`on_signal`].
-    pub fn follow(&self, place: RecordPlace, rank: usize, node_leader: bool) {
+    /// `local` is this rank's index among the ranks of its node.
+    pub fn follow(&self, place: RecordPlace, rank: usize, local: usize) {
+        let stands_in = local == 0 || (local == 1 && place.host == crate::topo::hostname());
         if let Ok(mut f) = self.follow.lock() {
-            *f = Some(Follow { place, rank, node_leader });
+            *f = Some(Follow { place, rank, stands_in });
         }
     }
 
     /// After a signal on a rank other than 0, rank 0 has had
     /// [`OTHERS_AFTER_SIGNAL`] to end its record; a record still
     /// `running` then means rank 0 is gone (or cut off from the launcher):
-    /// a node leader ends it `rank_failed`, naming rank 0. Rank 0 alive on
-    /// this same host is left to do it.
+    /// a rank that stands in ends it `rank_failed`, naming rank 0. Rank 0
+    /// alive on this same host is left to do it.
     fn end_for_rank0(&self, signame: &str, at: &str, code: i32) {
         let Some(f) = self.follow.lock().ok().and_then(|f| f.clone()) else { return };
         let p = &f.place;
         let same_host = p.host == crate::topo::hostname();
-        if !f.node_leader || (same_host && proc_state(p.pid).is_some_and(|(_, alive)| alive)) {
+        if !f.stands_in || (same_host && proc_state(p.pid).is_some_and(|(_, alive)| alive)) {
             return;
         }
         let detail = format!(

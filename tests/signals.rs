@@ -110,6 +110,28 @@ fn a_killed_rank_ends_the_job_and_is_recorded() {
     csv_intact(&r.csv);
 }
 
+/// Rank 0 itself killed (as when an MPI error aborts it): the launcher
+/// ends rank 1, which finds rank 0 gone and ends the record for it.
+#[test]
+fn rank_zero_killed_is_recorded_by_rank_one() {
+    let _g = mpi_lock();
+    let mut r = long_latency(Mpi::OpenMpi, &[]);
+    let killed = Instant::now();
+    signal(r.pids[0], libc::SIGKILL);
+    let code = wait_for(&mut r.child, under_load(Duration::from_secs(20)));
+    let took = killed.elapsed();
+    clean_up(r.group, &r.pids);
+    assert_ne!(code.expect("the job did not end after rank 0 was killed"), Some(0));
+    assert!(took < under_load(Duration::from_secs(15)), "took {took:?}");
+    let v = read_json(&r.record).unwrap();
+    assert_eq!(v["status"], "rank_failed", "{v}");
+    assert_eq!(v["ended_by_rank"], 1, "{v}");
+    let detail = v["status_detail"].as_str().unwrap();
+    assert!(detail.starts_with(&format!("rank 0 (pid {} on ", r.pids[0])), "{detail}");
+    assert!(detail.contains("rank 1 was at message size "), "{detail}");
+    csv_intact(&r.csv);
+}
+
 /// Rank 0 frozen: only rank 1's watchdog fires, and rank 1 ends the record
 /// `timeout` (rank 0 cannot); rank 0, continued and then ended by the
 /// launcher, keeps that first-hand timeout rather than its own view (a

@@ -140,9 +140,11 @@ pub struct LauncherInfo {
 /// `commbench pairs` ends `passed`, `failed` or `error`; the watchdog ends
 /// either `timeout`; a signal to rank 0 (the launcher's, after Ctrl-C, a
 /// Slurm cancel, the suite's `--max-time`) ends it `interrupted`, and a
-/// rank seen to die first ends it `rank_failed`. Only a run killed outright
-/// (SIGKILL) before it could say stays `running`. Records written before
-/// the last two existed read as they did.
+/// rank seen to die first ends it `rank_failed`; when rank 0 itself is gone
+/// another rank ends it (see [`super::record_end`]). Only a job killed
+/// outright everywhere (SIGKILL), or whose other ranks cannot see the file,
+/// stays `running`. Records written before the last two existed read as
+/// they did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
