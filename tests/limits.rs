@@ -69,6 +69,16 @@ fn runs_that_cannot_fit_are_refused_with_the_estimate() {
         });
     }
     refused(2, "osu_bibw", &["-W", "1G", "-b", "multiple"], |l| l.starts_with("osu_bibw: this run needs about "));
+    // commbench pairs counts its requests too (a window of 1G once reached
+    // the kernel's OOM killer): refused with its usage status, 2.
+    let cwd = tempfile::tempdir().unwrap();
+    let args = ["pairs", "-W", "1073741824", "--no-results"];
+    let (run, codes) = launch_recorded(Mpi::OpenMpi, Mpi::OpenMpi, 2, "commbench", &args, cwd.path());
+    assert!(codes.iter().all(|&c| c == 2), "rank exit statuses {codes:?}: {}", run.stderr);
+    let lines = run.our_stderr_lines();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(lines[0].starts_with("commbench pairs: this run needs about 2.0 TiB more memory per rank"), "{}", lines[0]);
+    assert!(lines[0].ends_with("(lower --size or -W)"), "{}", lines[0]);
 }
 
 fn commbench(args: &[&str]) -> Run {

@@ -128,8 +128,13 @@ impl Session<'_> {
         let transport = format!("{}-{}", T::BACKEND, T::MEMORY);
         job.step(Step::Startup);
         let lat = self.cfg.latency.map_or(0, |l| l.size_bytes);
-        let need = (2 * self.cfg.size_bytes + lat) as u128;
-        if job.everywhere(job.memory_check(need, "lower --size")).is_none() {
+        // One send and one receive buffer, and a send and a receive request
+        // for every message of the window (each with the MPI library's
+        // request state), and what MPI maps on first traffic.
+        use crate::bench::memory::{MPI_FIRST_TRAFFIC, REQUEST_BYTES};
+        let requests = 2 * self.cfg.window as u128 * REQUEST_BYTES;
+        let need = (2 * self.cfg.size_bytes + lat) as u128 + requests + MPI_FIRST_TRAFFIC;
+        if job.everywhere(job.memory_check(need, "lower --size or -W")).is_none() {
             return EXIT_USAGE;
         }
         let Some(mut bufs) = job.everywhere(PairBuffers::new(t, self.round_plan())) else {
