@@ -14,9 +14,9 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 echo "== format and lints"
-if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check; else echo "rustfmt not installed: format check skipped"; fi
+if cargo fmt --version >/dev/null 2>&1; then cargo fmt --all --check; else echo "rustfmt not installed: format check skipped"; fi
 if cargo clippy --version >/dev/null 2>&1; then
-  cargo clippy --all-targets --quiet -- -D warnings
+  cargo clippy --workspace --all-targets --quiet -- -D warnings
 else
   echo "clippy not installed: lint check skipped"
 fi
@@ -26,5 +26,5 @@ CARGO_TARGET_DIR=target/mpich MPI_PKG_CONFIG=mpich cargo build --release --bins 
 export COMMBENCH_MPICH_BIN_DIR="$PWD/target/mpich/release"
 
 echo "== tests (Open MPI build, plus the MPICH binaries above)"
-cargo test --quiet -- --test-threads=1 "$@"
+cargo test --workspace --quiet -- --test-threads=1 "$@"
 echo "== all tests passed"
