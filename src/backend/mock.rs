@@ -28,7 +28,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{check_len, Control, Envelope, Operands, ReduceOp, Transport};
+use super::{check_len, Collectives, Control, Envelope, Operands, ReduceOp, Transport};
 use crate::buffer::{AlignedBuf, AllocError, BufferSet};
 use crate::datatype::Datatype;
 
@@ -550,7 +550,9 @@ impl Transport for MockTransport {
         self.complete_recvs(range);
         true
     }
+}
 
+impl Collectives for MockTransport {
     fn barrier(&self) {
         self.world.barrier();
     }

@@ -19,6 +19,7 @@ mod agree;
 pub mod mock;
 pub mod mpi_host;
 mod shim;
+pub mod ucx;
 pub mod world;
 
 use crate::buffer::{AllocError, BufferSet};
@@ -130,6 +131,12 @@ pub trait Transport {
     #[inline(always)]
     fn complete(&self) {}
 
+    /// What the run record says about this transport beyond its name
+    /// (`backend_details`), at rank 0; collective (every rank calls it).
+    fn record_info(&self) -> Option<serde_json::Value> {
+        None
+    }
+
     /// Blocking send of `env.count` elements from `buf`.
     fn send(&self, buf: &Self::Buf, env: Envelope);
     /// Blocking receive into `buf`.
@@ -144,7 +151,11 @@ pub trait Transport {
     fn waitall(&self, reqs: &mut Self::Requests, offset: usize, n: usize);
     /// Whether `reqs[offset..offset + n]` have all completed. Never blocks.
     fn testall(&self, reqs: &mut Self::Requests, offset: usize, n: usize) -> bool;
+}
 
+/// The collectives of a transport that has them (MPI, the mock; UCX's tag
+/// API has none): what the collective benchmarks and osu_barrier time.
+pub trait Collectives: Transport {
     /// The barrier of the data plane (what osu_barrier times).
     fn barrier(&self);
     /// Sum over ranks, everywhere.

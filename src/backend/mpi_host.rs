@@ -9,7 +9,7 @@ use mpi::ffi;
 
 use super::shim::Handles;
 use super::world::World;
-use super::{check_len, Control, Envelope, Operands, Transport};
+use super::{check_len, Collectives, Control, Envelope, Operands, Transport};
 use crate::buffer::{AlignedBuf, AllocError, BufferSet};
 use crate::datatype::Datatype;
 
@@ -244,7 +244,9 @@ impl<'w> Transport for MpiHost<'w> {
         };
         flag != 0
     }
+}
 
+impl<'w> Collectives for MpiHost<'w> {
     #[inline(always)]
     fn barrier(&self) {
         self.world.barrier();

@@ -5,7 +5,7 @@
 use super::collective::{Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
-use crate::backend::Transport;
+use crate::backend::Collectives;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -37,7 +37,7 @@ impl Collective for Allgather {
     }
 
     #[inline(always)]
-    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
         t.allgather(job.operands(send, recv), case.count, case.datatype);
     }
 

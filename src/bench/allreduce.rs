@@ -4,7 +4,7 @@
 use super::collective::{check_reduction, fill_reduction, Collective, Job};
 use super::spec::{BenchSpec, MetricKind, ProcRule, COLL_ITERS};
 use super::SizeCase;
-use crate::backend::Transport;
+use crate::backend::Collectives;
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -36,7 +36,7 @@ impl Collective for Allreduce {
     }
 
     #[inline(always)]
-    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
         t.allreduce_sum(job.operands(send, recv), case.count, case.datatype);
     }
 

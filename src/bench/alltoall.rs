@@ -4,7 +4,7 @@
 use super::collective::{Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
-use crate::backend::Transport;
+use crate::backend::Collectives;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -33,7 +33,7 @@ impl Collective for Alltoall {
     }
 
     #[inline(always)]
-    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
         t.alltoall(job.operands(send, recv), case.count, case.datatype);
     }
 

@@ -4,7 +4,7 @@
 use super::collective::{Collective, Job, Sync};
 use super::spec::{BenchSpec, MetricKind};
 use super::SizeCase;
-use crate::backend::Transport;
+use crate::backend::Collectives;
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -29,7 +29,7 @@ impl Collective for Barrier {
     }
 
     #[inline(always)]
-    fn call<T: Transport>(&self, t: &T, _send: &T::Buf, _recv: &mut T::Buf, _case: &SizeCase, _job: &Job, _i: usize) {
+    fn call<T: Collectives>(&self, t: &T, _send: &T::Buf, _recv: &mut T::Buf, _case: &SizeCase, _job: &Job, _i: usize) {
         t.barrier();
     }
 

@@ -4,7 +4,7 @@
 use super::collective::{Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
-use crate::backend::Transport;
+use crate::backend::Collectives;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -35,7 +35,7 @@ impl Collective for Bcast {
     }
 
     #[inline(always)]
-    fn call<T: Transport>(&self, t: &T, _send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, _job: &Job, _i: usize) {
+    fn call<T: Collectives>(&self, t: &T, _send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, _job: &Job, _i: usize) {
         t.bcast(recv, case.count, case.datatype, ROOT);
     }
 

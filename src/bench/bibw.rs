@@ -4,8 +4,8 @@
 
 use super::bw::mb_per_s;
 use super::spec::BenchSpec;
-use super::{Bench, Kernel, Metric, Setup, SizeCase};
-use crate::backend::{Envelope, Transport};
+use super::{Bench, Kernel, Metric, Setup, SizeCase, PointToPoint};
+use crate::backend::{Collectives, Envelope, Transport};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
 use crate::stats::Samples;
@@ -29,9 +29,17 @@ pub struct BibwKernel<T: Transport> {
 
 impl Bench for Bibw {
     const SPEC: &'static BenchSpec = &SPEC;
-    type Kernel<T: Transport> = BibwKernel<T>;
+    type Kernel<T: Collectives> = BibwKernel<T>;
 
-    fn kernel<T: Transport>(s: &Setup<T>) -> Result<BibwKernel<T>, AllocError> {
+    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<BibwKernel<T>, AllocError> {
+        Self::p2p_kernel(s)
+    }
+}
+
+impl PointToPoint for Bibw {
+    type P2pKernel<T: Transport> = BibwKernel<T>;
+
+    fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<BibwKernel<T>, AllocError> {
         let rank = s.rank();
         let multiple = s.opts.buffers == BufferMode::Multiple;
         let bytes = if multiple { 1 } else { s.opts.max_size };

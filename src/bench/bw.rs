@@ -3,8 +3,8 @@
 //! from the first send to the acknowledgement.
 
 use super::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
-use super::{Bench, Kernel, Metric, Setup, SizeCase};
-use crate::backend::{Envelope, Transport};
+use super::{Bench, Kernel, Metric, Setup, SizeCase, PointToPoint};
+use crate::backend::{Collectives, Envelope, Transport};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
 use crate::datatype::Datatype;
@@ -113,9 +113,17 @@ pub struct BwKernel<T: Transport> {
 
 impl Bench for Bw {
     const SPEC: &'static BenchSpec = &SPEC;
-    type Kernel<T: Transport> = BwKernel<T>;
+    type Kernel<T: Collectives> = BwKernel<T>;
 
-    fn kernel<T: Transport>(s: &Setup<T>) -> Result<BwKernel<T>, AllocError> {
+    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<BwKernel<T>, AllocError> {
+        Self::p2p_kernel(s)
+    }
+}
+
+impl PointToPoint for Bw {
+    type P2pKernel<T: Transport> = BwKernel<T>;
+
+    fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<BwKernel<T>, AllocError> {
         let rank = s.rank();
         let side = WindowSender::new(s.t, rank == 0, 1 - rank, s.opts.max_size, s.max_window, s.opts.buffers)?;
         Ok(BwKernel { side })

@@ -7,7 +7,7 @@
 
 use super::spec::BenchSpec;
 use super::{Bench, Kernel, Metric, Setup, SizeCase};
-use crate::backend::{Control, Operands, ReduceOp, Transport};
+use crate::backend::{Collectives, Control, Operands, ReduceOp};
 use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
 use crate::cli::RootRank;
 use crate::stats::{RankSpread, Samples};
@@ -77,7 +77,7 @@ pub trait Collective: Sized {
 
     /// The operation. `recv` is the real receive buffer, or the warm-up one
     /// for untimed validation repetitions where the collective has one.
-    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize);
+    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize);
 
     /// Whether untimed validation repetitions write into the separate
     /// warm-up receive buffer (OSU: allreduce, alltoall, reduce_scatter,
@@ -115,9 +115,9 @@ pub trait Collective: Sized {
 
 impl<C: Collective> Bench for C {
     const SPEC: &'static BenchSpec = <C as Collective>::SPEC;
-    type Kernel<T: Transport> = CollKernel<C, T>;
+    type Kernel<T: Collectives> = CollKernel<C, T>;
 
-    fn kernel<T: Transport>(s: &Setup<T>) -> Result<CollKernel<C, T>, AllocError> {
+    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<CollKernel<C, T>, AllocError> {
         CollKernel::new(s, C::new(s.np()))
     }
 
@@ -131,14 +131,14 @@ impl<C: Collective> Bench for C {
 }
 
 /// A collective with its buffers: the [`Kernel`] the runner drives.
-pub struct CollKernel<C: Collective, T: Transport> {
+pub struct CollKernel<C: Collective, T: Collectives> {
     c: C,
     bufs: CollBuffers<T::Buf>,
     job: Job,
     iteration: usize,
 }
 
-impl<C: Collective, T: Transport> CollKernel<C, T> {
+impl<C: Collective, T: Collectives> CollKernel<C, T> {
     pub fn new(s: &Setup<T>, c: C) -> Result<Self, AllocError> {
         let (t, np) = (s.t, s.np());
         let (send, recv) = c.buffer_bytes(s.opts.max_size, np);
@@ -163,7 +163,7 @@ impl<C: Collective, T: Transport> CollKernel<C, T> {
     }
 }
 
-impl<C: Collective, T: Transport> Kernel<T> for CollKernel<C, T> {
+impl<C: Collective, T: Collectives> Kernel<T> for CollKernel<C, T> {
     fn prepare(&mut self, _t: &T, case: &SizeCase) -> Result<(), AllocError> {
         self.c.prepare(case, &self.job);
         Ok(())

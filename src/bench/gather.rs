@@ -11,7 +11,7 @@ use super::allgather::block_value;
 use super::collective::{Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
-use crate::backend::{Operands, Transport};
+use crate::backend::{Collectives, Operands};
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -38,7 +38,7 @@ impl Collective for Gather {
 
     /// In place, the root's own block already sits in its receive buffer.
     #[inline(always)]
-    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
+    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
         let root = job.root_of(i);
         let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
         t.gather(io, case.count, case.datatype, root);

@@ -3,8 +3,8 @@
 //! osu_multi_lat.
 
 use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
-use super::{Bench, Kernel, Metric, Setup, SizeCase};
-use crate::backend::{Control, Envelope, ReduceOp, Transport};
+use super::{Bench, Kernel, Metric, Setup, SizeCase, PointToPoint};
+use crate::backend::{Collectives, Control, Envelope, ReduceOp, Transport};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
 use crate::stats::Samples;
@@ -105,9 +105,17 @@ pub struct Latency;
 
 impl Bench for Latency {
     const SPEC: &'static BenchSpec = &SPEC;
-    type Kernel<T: Transport> = PingPongBench<T>;
+    type Kernel<T: Collectives> = PingPongBench<T>;
 
-    fn kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
+    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
+        Self::p2p_kernel(s)
+    }
+}
+
+impl PointToPoint for Latency {
+    type P2pKernel<T: Transport> = PingPongBench<T>;
+
+    fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
         let rank = s.rank();
         let pp = PingPong::new(s.t, rank == 0, 1 - rank, s.opts.max_size, s.opts.buffers)?;
         Ok(PingPongBench::new(pp, 1, false))

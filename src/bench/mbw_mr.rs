@@ -4,8 +4,8 @@
 
 use super::bw::{mb_per_s, WindowSender};
 use super::spec::{BenchSpec, MetricKind, ProcRule, MBW_ITERS, PT2PT_MAX};
-use super::{Bench, Kernel, Metric, Setup, SizeCase};
-use crate::backend::{Control, ReduceOp, Transport};
+use super::{Bench, Kernel, Metric, Setup, SizeCase, PointToPoint};
+use crate::backend::{Collectives, Control, ReduceOp, Transport};
 use crate::buffer::{AllocError, Mismatch};
 use crate::stats::Samples;
 
@@ -34,9 +34,17 @@ pub struct MbwMrKernel<T: Transport> {
 
 impl Bench for MbwMr {
     const SPEC: &'static BenchSpec = &SPEC;
-    type Kernel<T: Transport> = MbwMrKernel<T>;
+    type Kernel<T: Collectives> = MbwMrKernel<T>;
 
-    fn kernel<T: Transport>(s: &Setup<T>) -> Result<MbwMrKernel<T>, AllocError> {
+    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<MbwMrKernel<T>, AllocError> {
+        Self::p2p_kernel(s)
+    }
+}
+
+impl PointToPoint for MbwMr {
+    type P2pKernel<T: Transport> = MbwMrKernel<T>;
+
+    fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<MbwMrKernel<T>, AllocError> {
         let (rank, half) = (s.rank(), s.np() / 2);
         let role = if rank < s.pairs {
             Some((true, rank + half))

@@ -42,7 +42,7 @@ benchmarks! {
     scatter::Scatter,
 }
 
-use crate::backend::{Control, Transport};
+use crate::backend::{Collectives, Control, Transport};
 use crate::buffer::{AllocError, Mismatch};
 use crate::cli::Options;
 use crate::datatype::Datatype;
@@ -161,14 +161,21 @@ pub trait Kernel<T: Transport> {
 /// the type implementing this.
 pub trait Bench {
     const SPEC: &'static BenchSpec;
-    type Kernel<T: Transport>: Kernel<T>;
-    fn kernel<T: Transport>(s: &Setup<T>) -> Result<Self::Kernel<T>, AllocError>;
+    type Kernel<T: Collectives>: Kernel<T>;
+    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<Self::Kernel<T>, AllocError>;
 
     /// The message-buffer memory the kernel allocates on one rank; the
     /// default is the point-to-point shape ([`memory::pt2pt_buffers`]).
     fn message_bytes(opts: &Options, max_window: usize, _np: usize) -> u128 {
         memory::pt2pt_buffers(Self::SPEC, opts, max_window)
     }
+}
+
+/// A benchmark whose kernel needs only point-to-point messages, so that it
+/// runs over every transport, those without collectives too (UCX).
+pub trait PointToPoint: Bench {
+    type P2pKernel<T: Transport>: Kernel<T>;
+    fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<Self::P2pKernel<T>, AllocError>;
 }
 
 /// Message sizes of a run, ascending: 0 (latency family only), then

@@ -4,8 +4,8 @@
 
 use super::latency::{PingPong, PingPongBench};
 use super::spec::{BenchSpec, ProcRule};
-use super::{Bench, Setup};
-use crate::backend::Transport;
+use super::{Bench, Setup, PointToPoint};
+use crate::backend::{Collectives, Transport};
 use crate::buffer::AllocError;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -19,9 +19,17 @@ pub struct MultiLat;
 
 impl Bench for MultiLat {
     const SPEC: &'static BenchSpec = &SPEC;
-    type Kernel<T: Transport> = PingPongBench<T>;
+    type Kernel<T: Collectives> = PingPongBench<T>;
 
-    fn kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
+    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
+        Self::p2p_kernel(s)
+    }
+}
+
+impl PointToPoint for MultiLat {
+    type P2pKernel<T: Transport> = PingPongBench<T>;
+
+    fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
         let (rank, half) = (s.rank(), s.np() / 2);
         let (initiator, peer) = if rank < half { (true, rank + half) } else { (false, rank - half) };
         let pp = PingPong::new(s.t, initiator, peer, s.opts.max_size, s.opts.buffers)?;

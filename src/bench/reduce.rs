@@ -5,7 +5,7 @@
 use super::collective::{check_reduction, fill_reduction, Collective, Job, Sync};
 use super::spec::BenchSpec;
 use super::SizeCase;
-use crate::backend::Transport;
+use crate::backend::Collectives;
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -31,7 +31,7 @@ impl Collective for Reduce {
     /// In place, the root reduces into its receive buffer and the other
     /// ranks send from theirs.
     #[inline(always)]
-    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
+    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
         t.reduce_sum(job.operands(send, recv), case.count, case.datatype, job.root_of(i));
     }
 

@@ -6,7 +6,7 @@
 use super::collective::{check_reduction, fill_reduction, Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
-use crate::backend::Transport;
+use crate::backend::Collectives;
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec =
@@ -46,7 +46,7 @@ impl Collective for ReduceScatter {
     }
 
     #[inline(always)]
-    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
         t.reduce_scatter_sum(job.operands(send, recv), &self.counts, case.datatype);
     }
 

@@ -7,9 +7,12 @@
 use std::io::{self, Write};
 
 use super::measure::{self, Plan};
-use super::{memory, Bench, Kernel, Setup};
+use super::{memory, Bench, Kernel, PointToPoint, Setup};
 use crate::backend::mpi_host::MpiHost;
+use crate::backend::ucx::Ucx;
 use crate::backend::{Control, Transport};
+use crate::buffer::AllocError;
+use crate::cli::Backend;
 use crate::cli::{self, help, Options, Parsed};
 use crate::job::{self, say, Ending, Job, JobConfig, RecordFile};
 use crate::report::files::{self, ResultFiles};
@@ -30,7 +33,40 @@ pub fn main<B: Bench>() -> ! {
 /// Runs benchmark `B` with the process's arguments; returns the exit
 /// status.
 pub fn run<B: Bench>() -> i32 {
-    let spec = B::SPEC;
+    run_with(B::SPEC, |s: &Session| {
+        let t = MpiHost::new(&s.job.world);
+        s.run(&t, B::message_bytes, B::kernel)
+    })
+}
+
+/// [`main`] for a point-to-point benchmark, which `--backend` can also run
+/// over UCX.
+pub fn main_p2p<B: PointToPoint>() -> ! {
+    let code = run_p2p::<B>();
+    let _ = io::stdout().flush();
+    job::exit(code)
+}
+
+/// [`run`] for a point-to-point benchmark: over MPI, or over UCX with
+/// `--backend ucx`.
+pub fn run_p2p<B: PointToPoint>() -> i32 {
+    run_with(B::SPEC, |s: &Session| match s.opts.backend {
+        Backend::Mpi => {
+            let t = MpiHost::new(&s.job.world);
+            s.run(&t, B::message_bytes, B::kernel)
+        }
+        Backend::Ucx => {
+            let Some(t) = s.job.everywhere(Ucx::new(&s.job.world)) else {
+                return setup_failed();
+            };
+            s.run(&t, B::message_bytes, B::p2p_kernel)
+        }
+    })
+}
+
+/// Options, the job's start-up, `measure` on a started session, and the
+/// end: what every OSU binary does around its measurement.
+fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session) -> Ending) -> i32 {
     let argv = job::argv();
     let env = crate::launcher::detect();
     let leader = env.is_leader();
@@ -65,6 +101,9 @@ pub fn run<B: Bench>() -> i32 {
         setup_exit: 1,
         name_shape_lines: false,
     };
+    if opts.backend == Backend::Ucx {
+        crate::backend::ucx::quiet_by_default();
+    }
     let job = match Job::start(cfg, env, |world| {
         let (p, note) = spec.check_run(world.size(), &mut opts)?;
         if let (Some(note), 0) = (note, world.rank()) {
@@ -76,8 +115,7 @@ pub fn run<B: Bench>() -> i32 {
         Ok(j) => j,
         Err(code) => return code,
     };
-    let t = MpiHost::new(&job.world);
-    let ending = Session { job: &job, opts: &opts, pairs, spec }.run::<MpiHost, B>(&t);
+    let ending = measure(&Session { job: &job, opts: &opts, pairs, spec });
     let root = job.is_root();
     job.finish();
     if let (Ending::ValidationFailed { size }, true) = (&ending, root) {
@@ -110,17 +148,24 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
-    fn run<T: Transport, B: Bench>(&self, t: &T) -> Ending {
+    /// Measures over transport `t`: `message_bytes` is the benchmark's
+    /// [`Bench::message_bytes`], `kernel` builds its kernel over `T`.
+    fn run<T: Transport, K: Kernel<T>>(
+        &self,
+        t: &T,
+        message_bytes: fn(&Options, usize, usize) -> u128,
+        kernel: impl FnOnce(&Setup<T>) -> Result<K, AllocError>,
+    ) -> Ending {
         let (job, spec, opts) = (self.job, self.spec, self.opts);
         job.step(Step::Startup);
         let plan = Plan { spec, opts };
         let setup = Setup { t, opts, pairs: self.pairs, max_window: plan.max_window() };
-        let buffers = B::message_bytes(opts, setup.max_window, setup.np());
+        let buffers = message_bytes(opts, setup.max_window, setup.np());
         let estimate = memory::estimate(spec, opts, setup.max_window, setup.np(), buffers);
         if job.everywhere(job.memory_check_estimate(&estimate, "lower -m, -W or -i")).is_none() {
             return setup_failed();
         }
-        let Some(mut kernel) = job.everywhere(B::kernel(&setup)) else {
+        let Some(mut kernel) = job.everywhere(kernel(&setup)) else {
             return setup_failed();
         };
         let files = match job.open_results(|| {
@@ -142,8 +187,9 @@ impl Session<'_> {
             }
         };
         let ranks = job.gather_ranks();
+        let details = t.record_info();
         let (mut sinks, record) = if job.is_root() {
-            let (sinks, record) = self.outputs::<T>(ranks, files);
+            let (sinks, record) = self.outputs::<T>(ranks, files, details);
             (Some(sinks), record)
         } else {
             (None, None)
@@ -210,6 +256,7 @@ impl Session<'_> {
         &self,
         ranks: Vec<RankInfo>,
         files: Option<ResultFiles>,
+        backend_details: Option<serde_json::Value>,
     ) -> (Sinks, Option<RecordFile<RunRecord>>) {
         let (job, spec) = (self.job, self.spec);
         let warnings = self.placement_report(&ranks);
@@ -223,6 +270,7 @@ impl Session<'_> {
         let mut csv = None;
         if let Some(f) = files {
             let mut rec = self.new_record::<T>(ranks, &f);
+            rec.backend_details = backend_details;
             rec.run.placement_warnings = warnings;
             match job.record(rec, f.record_path.clone(), |r| &mut r.run) {
                 Ok(r) => {
@@ -305,6 +353,7 @@ impl Session<'_> {
             results: record::ResultsInfo { csv: Some(files.csv_path.display().to_string()), ..Default::default() },
             slurm: crate::report::slurm::SlurmInfo::from_env(),
             buffers: Some(BufferInfo::new(T::MEMORY, o.buffer_locations.as_ref())),
+            backend_details: None,
         }
     }
 }

@@ -5,7 +5,7 @@
 use super::collective::{Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
-use crate::backend::{Operands, Transport};
+use crate::backend::{Collectives, Operands};
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
 
 pub const SPEC: BenchSpec =
@@ -32,7 +32,7 @@ impl Collective for Scatter {
     }
 
     #[inline(always)]
-    fn call<T: Transport>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
+    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
         let root = job.root_of(i);
         let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
         t.scatter(io, case.count, case.datatype, root);

@@ -2,5 +2,5 @@
 use commbench::bench::{bibw::Bibw, runner};
 
 fn main() {
-    runner::main::<Bibw>()
+    runner::main_p2p::<Bibw>()
 }

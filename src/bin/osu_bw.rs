@@ -2,5 +2,5 @@
 use commbench::bench::{bw::Bw, runner};
 
 fn main() {
-    runner::main::<Bw>()
+    runner::main_p2p::<Bw>()
 }

@@ -7,7 +7,7 @@ pub mod help;
 pub mod options;
 
 use getopt::{ArgKind, OptDef, OptId, SplitError};
-pub use options::{BufferLocations, BufferMode, Options, Parsed, ResultsDest, RootRank, Validation};
+pub use options::{Backend, BufferLocations, BufferMode, Options, Parsed, ResultsDest, RootRank, Validation};
 
 use crate::bench::spec::BenchSpec;
 
@@ -67,6 +67,12 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
     ("nic", ArgKind::Required, "DEVS", "network device per local rank, e.g. mlx5_2:1 (sets UCX_NET_DEVICES)"),
     ("gpu", ArgKind::Required, "IDS", "GPU (CUDA index) per local rank, e.g. 0,1,2,3"),
     ("verbose", ArgKind::None, "", "also print the placement table and where the results went, on stderr"),
+    (
+        "backend",
+        ArgKind::Required,
+        "NAME",
+        "what carries the timed messages: mpi (default) or ucx (UCP tagged messages; point-to-point benchmarks)",
+    ),
 ];
 
 /// The option table for one benchmark, in OSU's option-string order.

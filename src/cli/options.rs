@@ -120,6 +120,8 @@ pub struct Options {
     pub verbose: bool,
     /// `SRC DST` after the options, if given.
     pub buffer_locations: Option<BufferLocations>,
+    /// `--backend`: what carries the timed messages.
+    pub backend: Backend,
     #[serde(rename = "timeout_s", serialize_with = "seconds")]
     pub timeout: Option<Duration>,
     /// `--bind`, `--cpu-list`, `--nic`, `--gpu`.
@@ -130,6 +132,31 @@ fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S:
     match d {
         Some(d) => s.serialize_some(&d.as_secs_f64()),
         None => s.serialize_none(),
+    }
+}
+
+/// What carries the timed messages (`--backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// The MPI library the binary was built with.
+    Mpi,
+    /// UCX's UCP tagged messages, straight (point-to-point benchmarks).
+    Ucx,
+}
+
+impl Backend {
+    fn parse(spec: &BenchSpec, v: &str) -> Result<Backend, CliError> {
+        match v {
+            "mpi" => Ok(Backend::Mpi),
+            "ucx" if spec.is_point_to_point() => Ok(Backend::Ucx),
+            "ucx" => Err(CliError::Usage(format!(
+                "Invalid value [--backend ucx] ({} is a collective; UCX runs the point-to-point benchmarks: \
+                 osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat)",
+                spec.name
+            ))),
+            _ => Err(CliError::Usage(format!("Invalid value [--backend {v}] (give mpi or ucx)"))),
+        }
     }
 }
 
@@ -169,6 +196,7 @@ impl Options {
             results_chosen,
             verbose: false,
             buffer_locations: None,
+            backend: Backend::Mpi,
             timeout: None,
             placement: PlacementRequest::default(),
         }
@@ -447,6 +475,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             }
             OptId::Long("no-results") => no_results = true,
             OptId::Long("verbose") => o.verbose = true,
+            OptId::Long("backend") => o.backend = Backend::parse(spec, v)?,
             OptId::Long("timeout") => {
                 o.timeout = Some(parse_seconds(v).ok_or_else(|| {
                     CliError::Usage(format!(

@@ -296,6 +296,11 @@ pub struct RunRecord {
     /// buffer locations were accepted).
     #[serde(default)]
     pub buffers: Option<BufferInfo>,
+    /// What the backend says about itself beyond its name: for UCX, the
+    /// library version, `UCX_TLS` / `UCX_NET_DEVICES` as used and the
+    /// lanes (transport/device) of every rank's endpoints. Absent for MPI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_details: Option<serde_json::Value>,
 }
 
 /// Where a run's message buffers lived, and what was asked for.
@@ -441,6 +446,7 @@ pub(crate) mod samples {
             results: ResultsInfo { csv: Some("osu_bw.csv".into()), rows: 4, incomplete: None },
             slurm: None,
             buffers: None,
+            backend_details: None,
         }
     }
 }
