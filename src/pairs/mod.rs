@@ -26,6 +26,8 @@ use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::backend::mpi_host::MpiHost;
+use crate::backend::ucx::Ucx;
+use crate::cli::Backend;
 use crate::backend::{Control, Transport};
 use crate::job::{say, Ending, Job, JobConfig, RecordFile};
 use crate::report::record::RankInfo;
@@ -76,6 +78,9 @@ pub fn main(args: &[String]) -> i32 {
         setup_exit: EXIT_USAGE,
         name_shape_lines: true,
     };
+    if cfg.backend == Backend::Ucx {
+        crate::backend::ucx::quiet_by_default();
+    }
     let job = match Job::start(job_cfg, env, |world| {
         schedule = Some(Schedule::new(cfg.scheme, world.size(), cfg.random()).map_err(|e| format!("{NAME}: {e}"))?);
         Ok::<(), String>(())
@@ -84,8 +89,16 @@ pub fn main(args: &[String]) -> i32 {
         Err(code) => return code,
     };
     let Some(schedule) = schedule else { return EXIT_USAGE };
-    let t = MpiHost::new(&job.world);
-    let code = Session { cfg, schedule, job: &job }.run(&t);
+    let code = match cfg.backend {
+        Backend::Mpi => {
+            let t = MpiHost::new(&job.world);
+            Session { cfg, schedule, job: &job }.run(&t)
+        }
+        Backend::Ucx => match job.everywhere(Ucx::new(&job.world)) {
+            Some(t) => Session { cfg, schedule, job: &job }.run(&t),
+            None => EXIT_USAGE,
+        },
+    };
     job.finish();
     code
 }
@@ -120,6 +133,7 @@ impl Session<'_> {
             schedule: ScheduleInfo { rounds: self.schedule.len(), directions: self.schedule.directions() },
             files: Default::default(),
             outcome: None,
+            backend_details: None,
         }
     }
 
@@ -163,7 +177,9 @@ impl Session<'_> {
         let n = job.world.size();
         let hosts: Vec<String> =
             (0..n).map(|r| ranks.iter().find(|x| x.rank == r).map(|x| x.host.clone()).unwrap_or("?".into())).collect();
+        let details = t.record_info();
         let mut rec = self.new_record(&transport, ranks);
+        rec.backend_details = details;
         rec.run.placement_warnings = placement_warnings;
         let mut record = None;
         if let Some(f) = files.as_mut().filter(|_| root) {

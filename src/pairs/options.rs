@@ -14,7 +14,7 @@ use super::criteria::Criteria;
 use super::schedule::{RandomRounds, Scheme, SchemeError};
 use super::units::{parse_fraction, parse_rate, parse_size, parse_time};
 use crate::cli::options::parse_seconds;
-use crate::cli::ResultsDest;
+use crate::cli::{Backend, ResultsDest};
 use crate::topo::request::{PlacementArgs, PlacementError, PlacementRequest};
 
 /// Above this size the defaults are those of OSU's large messages.
@@ -91,10 +91,20 @@ struct Args {
     /// End the job with an error when a round makes no progress for SECONDS
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     timeout: Option<Duration>,
+    /// What carries the measured messages: mpi, or ucx (UCP tagged messages)
+    #[arg(long, value_name = "NAME", default_value = "mpi", value_parser = parse_backend)]
+    backend: Backend,
     #[command(flatten)]
     placement: PlacementArgs,
 }
 
+fn parse_backend(s: &str) -> Result<Backend, String> {
+    match s {
+        "mpi" => Ok(Backend::Mpi),
+        "ucx" => Ok(Backend::Ucx),
+        _ => Err(format!("'{s}' is not a backend (give mpi or ucx)")),
+    }
+}
 fn parse_scheme(s: &str) -> Result<Scheme, SchemeError> {
     s.parse()
 }
@@ -134,6 +144,8 @@ pub struct Config {
     pub results: ResultsDest,
     #[serde(rename = "timeout_s", serialize_with = "seconds")]
     pub timeout: Option<Duration>,
+    /// `--backend`.
+    pub backend: Backend,
     /// `--bind`, `--cpu-list`, `--nic`, `--gpu`.
     pub placement: PlacementRequest,
 }
@@ -240,6 +252,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, OptionsError> {
         seed: random.then(|| a.seed.unwrap_or(DEFAULT_SEED)),
         results,
         timeout: a.timeout,
+        backend: a.backend,
         placement,
     })))
 }

@@ -27,6 +27,10 @@ pub struct PairsRecord {
     /// Output files by kind (measurements, bw_matrix, bw_heatmap, ...).
     pub files: BTreeMap<String, String>,
     pub outcome: Option<Outcome>,
+    /// What the backend says about itself (UCX: version, UCX_TLS,
+    /// UCX_NET_DEVICES, each rank's endpoint lanes); absent for MPI.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend_details: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -137,6 +141,7 @@ mod tests {
                 schedule: ScheduleInfo { rounds: 1, directions: 2 },
                 files: BTreeMap::new(),
                 outcome: None,
+                backend_details: None,
             };
             let v = serde_json::to_value(&rec).unwrap();
             assert_eq!((v["status"].as_str(), v["transport"].as_str()), (Some(word), Some("mpi")));
