@@ -379,17 +379,30 @@ pub fn launch_recorded(
     args: &[&str],
     cwd: &Path,
 ) -> (Run, Vec<i32>) {
+    let base = Launch { cwd: Some(cwd.to_path_buf()), ..Launch::default() };
+    launch_recorded_with(launcher_mpi, built, np, bench, args, base)
+}
+
+/// [`launch_recorded`] with more environment and launcher arguments (in
+/// `base`; its wrapper and timeout are the recorder's).
+pub fn launch_recorded_with(
+    launcher_mpi: Mpi,
+    built: Mpi,
+    np: usize,
+    bench: &str,
+    args: &[&str],
+    base: Launch,
+) -> (Run, Vec<i32>) {
     let rc_dir = tempfile::tempdir().unwrap();
     let mut o = Launch {
-        cwd: Some(cwd.to_path_buf()),
         wrapper: Some(repo_root().join("tests/support/rank_rc.sh")),
-        env: vec![("RANK_RC_DIR".into(), rc_dir.path().display().to_string())],
         timeout: Some(Duration::from_secs(30)),
-        ..Launch::default()
+        ..base
     };
+    o.env.push(("RANK_RC_DIR".into(), rc_dir.path().display().to_string()));
     if launcher_mpi == Mpi::OpenMpi {
         // Let every rank finish on its own so each status can be checked.
-        o.launcher_args = vec!["--mca".into(), "orte_abort_on_non_zero_status".into(), "0".into()];
+        o.launcher_args.extend(["--mca".into(), "orte_abort_on_non_zero_status".into(), "0".into()]);
     }
     let run = launch_with(launcher_mpi, built, np, bench, args, &o);
     let mut codes = Vec::new();
