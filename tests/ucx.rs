@@ -125,6 +125,28 @@ fn across_two_network_namespace_hosts() {
     }
 }
 
+/// Placement feeds UCX: `--nic` becomes UCX_NET_DEVICES before the
+/// context is made (both ranks on one namespace host, whose only network
+/// device is eth1).
+#[test]
+fn nic_placement_feeds_ucx() {
+    if !Hosts::available() {
+        eprintln!("SKIPPED: needs root, ip, tc and unshare for network-namespace hosts");
+        return;
+    }
+    let _g = mpi_lock();
+    let hosts = Hosts::up_salted(1, 12).expect("network namespaces");
+    let mut la = hosts.launcher_args(2);
+    la.extend(["-x", "UCX_TLS"].map(String::from));
+    let args = [QUICK, &["--backend", "ucx", "--nic", "eth1"]].concat();
+    let o = run("osu_latency", &args, &[("UCX_TLS", "tcp")], la);
+    assert_eq!(o.record["backend_details"]["net_devices"], "eth1", "{}", o.record);
+    for rank in 0..2 {
+        let l = lanes(&o.record, rank);
+        assert!(!l.is_empty() && l.iter().all(|x| x.contains("tcp/eth1")), "rank {rank}: {l:?}");
+    }
+}
+
 /// One line from rank 0, status 1 on every rank, within 5 s.
 fn refused(bench: &str, args: &[&str], env: &[(&str, &str)], line: impl Fn(&str) -> bool) {
     let cwd = tempfile::tempdir().unwrap();
@@ -198,7 +220,11 @@ fn ucx_missing_at_run_time() {
     assert!(r.elapsed < under_load(Duration::from_secs(5)), "took {:?}", r.elapsed);
     let lines = r.our_stderr_lines();
     assert_eq!(lines.len(), 1, "{}", r.stderr);
-    assert!(lines[0].starts_with("osu_latency: UCX is not available: cannot open libucp (libucp.so.0: "), "{}", lines[0]);
+    assert!(
+        lines[0].starts_with("osu_latency: UCX is not available: cannot open libucp (libucp.so.0: "),
+        "{}",
+        lines[0]
+    );
     assert!(lines[0].ends_with("install UCX (Debian: libucx0) or load its module"), "{}", lines[0]);
     // The MPI-only binaries do not need UCX to start.
     let r = hidden(&["-m", "8", "-i", "10", "--no-results"]);

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# UCX benchmark (not a test): commbench's `--backend ucx` against UCX's own
+# ucx_perftest (ucx-utils), tag matching both ways: osu_latency against
+# `-t tag_lat`, osu_bw against `-t tag_bw`, at every size from 8 B to 4 MiB,
+# for each UCX transport set in TRANSPORTS (UCX_TLS, the same for both),
+# ROUNDS rounds (default 9, at least 9) alternating which program goes first,
+# both pinned to cores 0 and 1. Prints per transport and size the median of
+# each, their ratio and the spread of ours (interquartile range over the
+# median), as a Markdown table.
+#
+# Targets, at every size: latency ours / perftest <= 1.05; bandwidth
+# ours / perftest >= 0.95. Exit 0 when every target is met, 1 when some is
+# missed (listed), 2 when a run failed.
+#
+#   scripts/bench-ucx.sh
+#   ROUNDS=15 TRANSPORTS=shm MAX_SIZE=65536 scripts/bench-ucx.sh
+#
+# Like for like: iterations and warm-up are OSU's defaults for both
+# (latency 10000/1000 up to 8 KiB, 1000/100 above; bandwidth 100/10 windows
+# of 64 messages up to 8 KiB, 20/2 above, i.e. 6400 and 1280 messages for
+# perftest). ucx_perftest reports latency as half the round trip, as OSU
+# does, and bandwidth in MiB/s: it is converted to OSU's MB/s (10^6 B/s).
+# ucx_perftest's tag_bw keeps messages flowing without OSU's per-window
+# acknowledgement, so some gap at small sizes is the method, not overhead.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-9}
+TRANSPORTS=${TRANSPORTS:-"shm tcp"}
+MAX_SIZE=${MAX_SIZE:-4194304}
+PORT=${PORT:-13451}
+if [ "$ROUNDS" -lt 9 ]; then echo "bench-ucx: ROUNDS must be at least 9" >&2; exit 2; fi
+command -v ucx_perftest >/dev/null || { echo "bench-ucx: ucx_perftest not found (apt install ucx-utils)" >&2; exit 2; }
+cargo build --release --quiet --bins || exit 2
+bin=target/release
+if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+raw=$(mktemp -d)
+trap 'rm -rf "$raw"' EXIT
+
+sizes=()
+for ((s = 8; s <= MAX_SIZE; s *= 2)); do sizes+=("$s"); done
+
+# ours <tls> <bench> <round>: one sweep into $raw/ours-<bench>-<tls>-<round>.csv
+ours() {
+  UCX_TLS=$1 timeout 600 mpirun -np 2 --bind-to core -x UCX_TLS "$bin/$2" --backend ucx -m "8:$MAX_SIZE" \
+    --csv "$raw/ours-$2-$1-$3.csv" >/dev/null 2>"$raw/err" || { echo "bench-ucx: $2 over $1 failed: $(tail -1 "$raw/err")" >&2; exit 2; }
+}
+
+# perftest <tls> <test> <size> <iters> <warmup>: prints the CSV line.
+perftest() {
+  local port=$((PORT + RANDOM % 500))
+  UCX_TLS=$1 taskset -c 0 timeout 600 ucx_perftest -p "$port" >/dev/null 2>&1 &
+  local server=$!
+  local out=""
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    sleep 0.2
+    out=$(UCX_TLS=$1 taskset -c 1 timeout 600 ucx_perftest 127.0.0.1 -p "$port" -t "$2" -s "$3" -n "$4" -w "$5" -v -f 2>/dev/null | tail -1) && [ -n "$out" ] && break
+  done
+  wait "$server" 2>/dev/null
+  [ -n "$out" ] || { echo "bench-ucx: ucx_perftest -t $2 -s $3 over $1 failed" >&2; exit 2; }
+  echo "$out"
+}
+
+# perftest_sweep <tls> <round>: $raw/pt-<lat|bw>-<tls>-<round>.txt, "size value" lines
+perftest_sweep() {
+  : >"$raw/pt-lat-$1-$2.txt"
+  : >"$raw/pt-bw-$1-$2.txt"
+  for s in "${sizes[@]}"; do
+    if [ "$s" -le 8192 ]; then li=10000 lw=1000 bi=6400 bw=640; else li=1000 lw=100 bi=1280 bw=128; fi
+    # CSV columns: iterations, p50 latency, average latency, overall
+    # latency, average bw, overall bw (MiB/s), ...
+    echo "$s $(perftest "$1" tag_lat "$s" $li $lw | cut -d, -f3)" >>"$raw/pt-lat-$1-$2.txt"
+    echo "$s $(perftest "$1" tag_bw "$s" $bi $bw | cut -d, -f6)" >>"$raw/pt-bw-$1-$2.txt"
+  done
+}
+
+for tls in $TRANSPORTS; do
+  for ((r = 1; r <= ROUNDS; r++)); do
+    echo "bench-ucx: $tls round $r/$ROUNDS" >&2
+    if ((r % 2)); then
+      ours "$tls" osu_latency "$r"; ours "$tls" osu_bw "$r"; perftest_sweep "$tls" "$r"
+    else
+      perftest_sweep "$tls" "$r"; ours "$tls" osu_latency "$r"; ours "$tls" osu_bw "$r"
+    fi
+  done
+done
+
+python3 - "$raw" "$ROUNDS" "$TRANSPORTS" <<'EOF'
+import csv, statistics, sys
+raw, rounds, transports = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+
+def quartiles(xs):
+    xs = sorted(xs)
+    q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
+    return q[1], q[2] - q[0]
+
+missed = []
+for tls in transports:
+    for kind, bench, col, better in [("latency (us)", "osu_latency", "avg_lat_us", "lower"), ("bandwidth (MB/s)", "osu_bw", "bw_MBps", "higher")]:
+        short = "lat" if bench == "osu_latency" else "bw"
+        ours, theirs = {}, {}
+        for r in range(1, rounds + 1):
+            for row in csv.DictReader(open(f"{raw}/ours-{bench}-{tls}-{r}.csv")):
+                ours.setdefault(int(row["size_bytes"]), []).append(float(row[col]))
+            for line in open(f"{raw}/pt-{short}-{tls}-{r}.txt"):
+                s, v = line.split()
+                v = float(v) * (1.048576 if short == "bw" else 1.0)
+                theirs.setdefault(int(s), []).append(v)
+        print(f"\n### UCX_TLS={tls}: {kind}, medians of {rounds} rounds\n")
+        print("| size | commbench --backend ucx | ucx_perftest | ratio | our IQR / median | target |")
+        print("|---:|---:|---:|---:|---:|:---:|")
+        for s in sorted(theirs):
+            if s not in ours:
+                continue
+            (mo, iqr), mt = quartiles(ours[s]), statistics.median(theirs[s])
+            ratio = mo / mt if mt else float("inf")
+            ok = ratio <= 1.05 if better == "lower" else ratio >= 0.95
+            if not ok:
+                missed.append(f"{tls} {short} {s} B ({ratio:.3f})")
+            print(f"| {s} | {mo:.2f} | {mt:.2f} | {ratio:.3f} | {iqr / mo * 100:.0f}% | {'met' if ok else 'MISSED'} |")
+print()
+if missed:
+    print(f"bench-ucx: {len(missed)} size(s) missed their target: " + ", ".join(missed))
+    sys.exit(1)
+print("bench-ucx: every size met its target")
+EOF
