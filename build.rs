@@ -13,6 +13,13 @@ use std::path::Path;
 use std::process::Command;
 
 fn main() {
+    // The UCX transport is compiled when crates/ucx-sys found UCX headers
+    // (it says so through its `links = "ucx"` metadata).
+    println!("cargo::rustc-check-cfg=cfg(ucx)");
+    println!("cargo:rerun-if-env-changed=DEP_UCX_HEADERS");
+    if std::env::var_os("DEP_UCX_HEADERS").is_some() {
+        println!("cargo::rustc-cfg=ucx");
+    }
     println!("cargo:rerun-if-changed=src/backend/mpi_shim.c");
     println!("cargo:rerun-if-env-changed=MPICC");
     println!("cargo:rerun-if-env-changed=MPI_PKG_CONFIG");

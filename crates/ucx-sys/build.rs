@@ -41,7 +41,8 @@ fn main() {
     let lib = match pkg_config::Config::new().cargo_metadata(false).env_metadata(false).probe(&name) {
         Ok(l) => l,
         Err(e) => {
-            let first = e.to_string().lines().next().unwrap_or_default().to_string();
+            let text = e.to_string();
+            let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("not found").to_string();
             println!(
                 "cargo::warning=UCX headers not found (pkg-config {name}: {first}); building without the UCX \
                  backend (install libucx-dev or load a UCX module, then rebuild)"
@@ -71,6 +72,7 @@ fn main() {
             bindings.write_to_file(&out).expect("write the UCP bindings");
             println!("cargo::rustc-cfg=ucx_headers");
             println!("cargo::rustc-env=COMMBENCH_UCX_HEADERS={}", lib.version);
+            println!("cargo::metadata=headers={}", lib.version);
         }
         Err(e) => println!(
             "cargo::warning=cannot generate the UCP bindings from UCX {} ({e}); building without the UCX backend",

@@ -19,6 +19,7 @@ mod agree;
 pub mod mock;
 pub mod mpi_host;
 mod shim;
+#[cfg(ucx)]
 pub mod ucx;
 pub mod world;
 
@@ -199,6 +200,18 @@ pub fn check_len(len: usize, need: usize) {
 #[track_caller]
 fn too_short(len: usize, need: usize) -> ! {
     panic!("a {len}-byte message buffer was given {need} bytes to move")
+}
+
+/// Keeps UCX's own log lines (warnings about transports or devices it
+/// cannot use, errors it then reports to us) off stderr, where OSU prints
+/// nothing, unless the user set `UCX_LOG_LEVEL`: every failure still ends
+/// in one line of ours with UCX's status. UCX reads the level when the
+/// library is first loaded (Open MPI may load it during MPI_Init), so this
+/// runs before MPI starts, while the process has one thread.
+pub fn quiet_ucx_by_default() {
+    if std::env::var_os("UCX_LOG_LEVEL").is_none() {
+        std::env::set_var("UCX_LOG_LEVEL", "fatal");
+    }
 }
 
 pub use agree::agree_failures;

@@ -79,6 +79,9 @@ pub struct Ucx<'w> {
     net_devices: Option<String>,
 }
 
+/// The peer of a failure that a window's requests do not name.
+const ANY_PEER: usize = usize::MAX;
+
 /// The tag of a message from `sender` with the benchmark's `tag`: the
 /// sender in the upper half, so that a receive names its source as MPI's
 /// does.
@@ -211,7 +214,8 @@ impl<'w> Ucx<'w> {
     #[cold]
     #[inline(never)]
     fn fail(&self, what: &str, peer: usize, status: ucs_status_t) -> ! {
-        crate::say!("UCX {what} with rank {peer} failed: {}", status_text(self.u, status));
+        let with = if peer == ANY_PEER { String::new() } else { format!(" with rank {peer}") };
+        crate::say!("UCX {what}{with} failed on rank {}: {}", self.me, status_text(self.u, status));
         self.world.abort(1)
     }
 
@@ -255,18 +259,6 @@ impl<'w> Ucx<'w> {
             }
         }
         out
-    }
-}
-
-/// Keeps UCX's own log lines (warnings about transports or devices it
-/// cannot use, errors it then reports to us) off stderr, where OSU prints
-/// nothing, unless the user set `UCX_LOG_LEVEL`: every failure still ends
-/// in one line of ours with UCX's status. UCX reads the level when the
-/// library is first loaded (Open MPI may load it during MPI_Init), so this
-/// runs before MPI starts, while the process has one thread.
-pub fn quiet_by_default() {
-    if std::env::var_os("UCX_LOG_LEVEL").is_none() {
-        std::env::set_var("UCX_LOG_LEVEL", "fatal");
     }
 }
 
@@ -543,7 +535,7 @@ impl<'w> Transport for Ucx<'w> {
     fn waitall(&self, reqs: &mut Requests, offset: usize, n: usize) {
         for slot in &mut reqs.reqs[offset..offset + n] {
             if !slot.is_null() {
-                self.wait_request(*slot, "windowed message", usize::MAX);
+                self.wait_request(*slot, "windowed message", ANY_PEER);
                 *slot = null_mut();
             }
         }
@@ -568,7 +560,7 @@ impl<'w> Transport for Ucx<'w> {
             unsafe { self.u.ucp_request_free(*slot) };
             *slot = null_mut();
             if s != ucs_status_t::UCS_OK {
-                self.fail("windowed message", usize::MAX, s);
+                self.fail("windowed message", ANY_PEER, s);
             }
         }
         all

@@ -9,7 +9,6 @@ use std::io::{self, Write};
 use super::measure::{self, Plan};
 use super::{memory, Bench, Kernel, PointToPoint, Setup};
 use crate::backend::mpi_host::MpiHost;
-use crate::backend::ucx::Ucx;
 use crate::backend::{Control, Transport};
 use crate::buffer::AllocError;
 use crate::cli::Backend;
@@ -55,13 +54,23 @@ pub fn run_p2p<B: PointToPoint>() -> i32 {
             let t = MpiHost::new(&s.job.world);
             s.run(&t, B::message_bytes, B::kernel)
         }
-        Backend::Ucx => {
-            let Some(t) = s.job.everywhere(Ucx::new(&s.job.world)) else {
-                return setup_failed();
-            };
-            s.run(&t, B::message_bytes, B::p2p_kernel)
-        }
+        Backend::Ucx => run_ucx::<B>(s),
     })
+}
+
+#[cfg(ucx)]
+fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
+    let Some(t) = s.job.everywhere(crate::backend::ucx::Ucx::new(&s.job.world)) else {
+        return setup_failed();
+    };
+    s.run(&t, B::message_bytes, B::p2p_kernel)
+}
+
+/// Built without UCX headers: one line, on every rank's behalf.
+#[cfg(not(ucx))]
+fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
+    let _ = s.job.everywhere(Err::<(), _>(ucx_sys::LoadError::NotBuilt));
+    setup_failed()
 }
 
 /// Options, the job's start-up, `measure` on a started session, and the
@@ -102,7 +111,7 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
         name_shape_lines: false,
     };
     if opts.backend == Backend::Ucx {
-        crate::backend::ucx::quiet_by_default();
+        crate::backend::quiet_ucx_by_default();
     }
     let job = match Job::start(cfg, env, |world| {
         let (p, note) = spec.check_run(world.size(), &mut opts)?;

@@ -26,7 +26,6 @@ use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::backend::mpi_host::MpiHost;
-use crate::backend::ucx::Ucx;
 use crate::backend::{Control, Transport};
 use crate::cli::Backend;
 use crate::job::{say, Ending, Job, JobConfig, RecordFile};
@@ -79,7 +78,7 @@ pub fn main(args: &[String]) -> i32 {
         name_shape_lines: true,
     };
     if cfg.backend == Backend::Ucx {
-        crate::backend::ucx::quiet_by_default();
+        crate::backend::quiet_ucx_by_default();
     }
     let job = match Job::start(job_cfg, env, |world| {
         schedule = Some(Schedule::new(cfg.scheme, world.size(), cfg.random()).map_err(|e| format!("{NAME}: {e}"))?);
@@ -94,10 +93,16 @@ pub fn main(args: &[String]) -> i32 {
             let t = MpiHost::new(&job.world);
             Session { cfg, schedule, job: &job }.run(&t)
         }
-        Backend::Ucx => match job.everywhere(Ucx::new(&job.world)) {
+        #[cfg(ucx)]
+        Backend::Ucx => match job.everywhere(crate::backend::ucx::Ucx::new(&job.world)) {
             Some(t) => Session { cfg, schedule, job: &job }.run(&t),
             None => EXIT_USAGE,
         },
+        #[cfg(not(ucx))]
+        Backend::Ucx => {
+            let _ = job.everywhere(Err::<(), _>(ucx_sys::LoadError::NotBuilt));
+            EXIT_USAGE
+        }
     };
     job.finish();
     code

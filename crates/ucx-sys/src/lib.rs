@@ -11,6 +11,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
+#[cfg(ucx_headers)]
 use std::ffi::{c_void, CStr};
 use std::fmt;
 use std::sync::OnceLock;
