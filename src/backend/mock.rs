@@ -29,7 +29,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::{check_len, Collectives, Control, Envelope, Operands, ReduceOp, Transport};
-use crate::buffer::{AlignedBuf, AllocError, BufferSet};
+use crate::buffer::{AlignedBuf, BufferSet};
 use crate::datatype::Datatype;
 
 /// How long a mock rank waits for the others before declaring the test
@@ -465,17 +465,7 @@ impl Transport for MockTransport {
         &self.world
     }
 
-    fn alloc(&self, bytes: usize) -> Result<AlignedBuf, AllocError> {
-        AlignedBuf::zeroed(bytes)
-    }
-
-    fn write_host(&self, buf: &mut AlignedBuf, write: impl FnOnce(&mut [u8])) {
-        write(buf.as_mut_slice())
-    }
-
-    fn read_host<R>(&self, buf: &AlignedBuf, read: impl FnOnce(&[u8]) -> R) -> R {
-        read(buf.as_slice())
-    }
+    super::host_memory!();
 
     fn requests(&self, n: usize) -> MockRequests {
         MockRequests { reqs: vec![Req::Null; n.max(1)] }

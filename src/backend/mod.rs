@@ -184,6 +184,26 @@ pub trait Collectives: Transport {
     fn scatter(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
 }
 
+/// The buffer methods of a transport whose buffers are plain host memory
+/// (`Buf = AlignedBuf`): allocation, and host staging that is the buffer
+/// itself.
+macro_rules! host_memory {
+    () => {
+        fn alloc(&self, bytes: usize) -> Result<$crate::buffer::AlignedBuf, $crate::buffer::AllocError> {
+            $crate::buffer::AlignedBuf::zeroed(bytes)
+        }
+
+        fn write_host(&self, buf: &mut $crate::buffer::AlignedBuf, write: impl FnOnce(&mut [u8])) {
+            write(buf.as_mut_slice())
+        }
+
+        fn read_host<R>(&self, buf: &$crate::buffer::AlignedBuf, read: impl FnOnce(&[u8]) -> R) -> R {
+            read(buf.as_slice())
+        }
+    };
+}
+use host_memory;
+
 /// Panics (an internal error: the runner sized the buffers) when a buffer
 /// of `len` bytes cannot hold `need`. Kept out of line so the check costs
 /// one compare in a timed region.

@@ -10,7 +10,7 @@ use mpi::ffi;
 use super::shim::Handles;
 use super::world::World;
 use super::{check_len, Collectives, Control, Envelope, Operands, Transport};
-use crate::buffer::{AlignedBuf, AllocError, BufferSet};
+use crate::buffer::{AlignedBuf, BufferSet};
 use crate::datatype::Datatype;
 
 /// MPI point-to-point and collectives over host buffers, on the world's
@@ -140,17 +140,7 @@ impl<'w> Transport for MpiHost<'w> {
         self.world
     }
 
-    fn alloc(&self, bytes: usize) -> Result<AlignedBuf, AllocError> {
-        AlignedBuf::zeroed(bytes)
-    }
-
-    fn write_host(&self, buf: &mut AlignedBuf, write: impl FnOnce(&mut [u8])) {
-        write(buf.as_mut_slice())
-    }
-
-    fn read_host<R>(&self, buf: &AlignedBuf, read: impl FnOnce(&[u8]) -> R) -> R {
-        read(buf.as_slice())
-    }
+    super::host_memory!();
 
     fn requests(&self, n: usize) -> Requests {
         // SAFETY: reading an extern constant.

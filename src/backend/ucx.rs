@@ -23,7 +23,7 @@ use ucx_sys::{ptr_status, status_text, PtrStatus};
 
 use super::world::World;
 use super::{check_len, Control, Envelope, Transport};
-use crate::buffer::{AlignedBuf, AllocError, BufferSet};
+use crate::buffer::{AlignedBuf, BufferSet};
 
 /// Why the UCX transport could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -432,17 +432,7 @@ impl<'w> Transport for Ucx<'w> {
         self.world
     }
 
-    fn alloc(&self, bytes: usize) -> Result<AlignedBuf, AllocError> {
-        AlignedBuf::zeroed(bytes)
-    }
-
-    fn write_host(&self, buf: &mut AlignedBuf, write: impl FnOnce(&mut [u8])) {
-        write(buf.as_mut_slice())
-    }
-
-    fn read_host<R>(&self, buf: &AlignedBuf, read: impl FnOnce(&[u8]) -> R) -> R {
-        read(buf.as_slice())
-    }
+    super::host_memory!();
 
     fn requests(&self, n: usize) -> Requests {
         Requests { reqs: vec![null_mut(); n.max(1)] }

@@ -4,8 +4,8 @@
 
 use super::bw::mb_per_s;
 use super::spec::BenchSpec;
-use super::{Bench, Kernel, Metric, Setup, SizeCase, PointToPoint};
-use crate::backend::{Collectives, Envelope, Transport};
+use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
+use crate::backend::{Envelope, Transport};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
 use crate::stats::Samples;
@@ -27,14 +27,7 @@ pub struct BibwKernel<T: Transport> {
     reqs: T::Requests,
 }
 
-impl Bench for Bibw {
-    const SPEC: &'static BenchSpec = &SPEC;
-    type Kernel<T: Collectives> = BibwKernel<T>;
-
-    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<BibwKernel<T>, AllocError> {
-        Self::p2p_kernel(s)
-    }
-}
+super::point_to_point_bench!(Bibw, BibwKernel);
 
 impl PointToPoint for Bibw {
     type P2pKernel<T: Transport> = BibwKernel<T>;

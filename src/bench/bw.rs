@@ -3,8 +3,8 @@
 //! from the first send to the acknowledgement.
 
 use super::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
-use super::{Bench, Kernel, Metric, Setup, SizeCase, PointToPoint};
-use crate::backend::{Collectives, Envelope, Transport};
+use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
+use crate::backend::{Envelope, Transport};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
 use crate::datatype::Datatype;
@@ -111,14 +111,7 @@ pub struct BwKernel<T: Transport> {
     side: WindowSender<T>,
 }
 
-impl Bench for Bw {
-    const SPEC: &'static BenchSpec = &SPEC;
-    type Kernel<T: Collectives> = BwKernel<T>;
-
-    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<BwKernel<T>, AllocError> {
-        Self::p2p_kernel(s)
-    }
-}
+super::point_to_point_bench!(Bw, BwKernel);
 
 impl PointToPoint for Bw {
     type P2pKernel<T: Transport> = BwKernel<T>;

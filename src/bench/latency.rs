@@ -3,8 +3,8 @@
 //! osu_multi_lat.
 
 use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
-use super::{Bench, Kernel, Metric, Setup, SizeCase, PointToPoint};
-use crate::backend::{Collectives, Control, Envelope, ReduceOp, Transport};
+use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
+use crate::backend::{Control, Envelope, ReduceOp, Transport};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::cli::BufferMode;
 use crate::stats::Samples;
@@ -103,14 +103,7 @@ impl<T: Transport> PingPongBench<T> {
 /// osu_latency: ranks 0 and 1, rank 0 keeps time.
 pub struct Latency;
 
-impl Bench for Latency {
-    const SPEC: &'static BenchSpec = &SPEC;
-    type Kernel<T: Collectives> = PingPongBench<T>;
-
-    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
-        Self::p2p_kernel(s)
-    }
-}
+super::point_to_point_bench!(Latency, PingPongBench);
 
 impl PointToPoint for Latency {
     type P2pKernel<T: Transport> = PingPongBench<T>;

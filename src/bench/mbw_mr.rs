@@ -4,8 +4,8 @@
 
 use super::bw::{mb_per_s, WindowSender};
 use super::spec::{BenchSpec, MetricKind, ProcRule, MBW_ITERS, PT2PT_MAX};
-use super::{Bench, Kernel, Metric, Setup, SizeCase, PointToPoint};
-use crate::backend::{Collectives, Control, ReduceOp, Transport};
+use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
+use crate::backend::{Control, ReduceOp, Transport};
 use crate::buffer::{AllocError, Mismatch};
 use crate::stats::Samples;
 
@@ -32,14 +32,7 @@ pub struct MbwMrKernel<T: Transport> {
     pairs: usize,
 }
 
-impl Bench for MbwMr {
-    const SPEC: &'static BenchSpec = &SPEC;
-    type Kernel<T: Collectives> = MbwMrKernel<T>;
-
-    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<MbwMrKernel<T>, AllocError> {
-        Self::p2p_kernel(s)
-    }
-}
+super::point_to_point_bench!(MbwMr, MbwMrKernel);
 
 impl PointToPoint for MbwMr {
     type P2pKernel<T: Transport> = MbwMrKernel<T>;

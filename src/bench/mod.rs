@@ -178,6 +178,25 @@ pub trait PointToPoint: Bench {
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<Self::P2pKernel<T>, AllocError>;
 }
 
+/// The [`Bench`] of a [`PointToPoint`] benchmark `$bench` whose file has
+/// `SPEC` and whose kernel type is `$kernel<T>`: over a transport with
+/// collectives too (MPI) its kernel is the point-to-point one.
+macro_rules! point_to_point_bench {
+    ($bench:ident, $kernel:ident) => {
+        impl $crate::bench::Bench for $bench {
+            const SPEC: &'static $crate::bench::spec::BenchSpec = &SPEC;
+            type Kernel<T: $crate::backend::Collectives> = $kernel<T>;
+
+            fn kernel<T: $crate::backend::Collectives>(
+                s: &$crate::bench::Setup<T>,
+            ) -> Result<$kernel<T>, $crate::buffer::AllocError> {
+                <Self as $crate::bench::PointToPoint>::p2p_kernel(s)
+            }
+        }
+    };
+}
+use point_to_point_bench;
+
 /// Message sizes of a run, ascending: 0 (latency family only), then
 /// powers of two from the minimum, doubling up to the maximum.
 pub fn message_sizes(spec: &BenchSpec, min: usize, max: usize) -> Vec<usize> {

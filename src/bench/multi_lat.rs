@@ -4,8 +4,8 @@
 
 use super::latency::{PingPong, PingPongBench};
 use super::spec::{BenchSpec, ProcRule};
-use super::{Bench, Setup, PointToPoint};
-use crate::backend::{Collectives, Transport};
+use super::{Setup, PointToPoint};
+use crate::backend::Transport;
 use crate::buffer::AllocError;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -17,14 +17,7 @@ pub const SPEC: BenchSpec = BenchSpec {
 
 pub struct MultiLat;
 
-impl Bench for MultiLat {
-    const SPEC: &'static BenchSpec = &SPEC;
-    type Kernel<T: Collectives> = PingPongBench<T>;
-
-    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
-        Self::p2p_kernel(s)
-    }
-}
+super::point_to_point_bench!(MultiLat, PingPongBench);
 
 impl PointToPoint for MultiLat {
     type P2pKernel<T: Transport> = PingPongBench<T>;
