@@ -3,10 +3,12 @@
 # ucx_perftest (ucx-utils), tag matching both ways: osu_latency against
 # `-t tag_lat`, osu_bw against `-t tag_bw`, at every size from 8 B to 4 MiB,
 # for each UCX transport set in TRANSPORTS (UCX_TLS, the same for both),
-# ROUNDS rounds (default 9, at least 9) alternating which program goes first,
-# both pinned to cores 0 and 1. Prints per transport and size the median of
-# each, their ratio and the spread of ours (interquartile range over the
-# median), as a Markdown table.
+# ROUNDS rounds (default 9, at least 9). Within a round each size is run by
+# both programs back to back, which one goes first alternating, both pinned
+# to cores 0 and 1. Prints per transport and size the median of each, their
+# ratio (the target's measure), the median of the per-round paired ratios and
+# each side's spread (interquartile range over the median), as a Markdown
+# table.
 #
 # Targets, at every size: latency ours / perftest <= 1.05; bandwidth
 # ours / perftest >= 0.95. Exit 0 when every target is met, 1 when some is
@@ -40,10 +42,10 @@ trap 'rm -rf "$raw"' EXIT
 sizes=()
 for ((s = 8; s <= MAX_SIZE; s *= 2)); do sizes+=("$s"); done
 
-# ours <tls> <bench> <round>: one sweep into $raw/ours-<bench>-<tls>-<round>.csv
+# ours <tls> <bench> <round> <size>: one size into $raw/ours-<bench>-<tls>-<round>-<size>.csv
 ours() {
-  UCX_TLS=$1 timeout 600 mpirun -np 2 --bind-to core -x UCX_TLS "$bin/$2" --backend ucx -m "8:$MAX_SIZE" \
-    --csv "$raw/ours-$2-$1-$3.csv" >/dev/null 2>"$raw/err" || { echo "bench-ucx: $2 over $1 failed: $(tail -1 "$raw/err")" >&2; exit 2; }
+  UCX_TLS=$1 timeout 600 mpirun -np 2 --bind-to core -x UCX_TLS "$bin/$2" --backend ucx -m "$4:$4" \
+    --csv "$raw/ours-$2-$1-$3-$4.csv" >/dev/null 2>"$raw/err" || { echo "bench-ucx: $2 over $1 failed: $(tail -1 "$raw/err")" >&2; exit 2; }
 }
 
 # perftest <tls> <test> <size> <iters> <warmup>: prints the CSV line.
@@ -61,32 +63,44 @@ perftest() {
   echo "$out"
 }
 
-# perftest_sweep <tls> <round>: $raw/pt-<lat|bw>-<tls>-<round>.txt, "size value" lines
-perftest_sweep() {
-  : >"$raw/pt-lat-$1-$2.txt"
-  : >"$raw/pt-bw-$1-$2.txt"
-  for s in "${sizes[@]}"; do
-    if [ "$s" -le 8192 ]; then li=10000 lw=1000 bi=6400 bw=640; else li=1000 lw=100 bi=1280 bw=128; fi
+# theirs <tls> <lat|bw> <round> <size>: appends "size value" to $raw/pt-<lat|bw>-<tls>-<round>.txt
+theirs() {
+  local n w
+  if [ "$2" = lat ]; then
+    if [ "$4" -le 8192 ]; then n=10000 w=1000; else n=1000 w=100; fi
     # CSV columns: iterations, p50 latency, average latency, overall
     # latency, average bw, overall bw (MiB/s), ...
-    echo "$s $(perftest "$1" tag_lat "$s" $li $lw | cut -d, -f3)" >>"$raw/pt-lat-$1-$2.txt"
-    echo "$s $(perftest "$1" tag_bw "$s" $bi $bw | cut -d, -f6)" >>"$raw/pt-bw-$1-$2.txt"
-  done
+    echo "$4 $(perftest "$1" tag_lat "$4" $n $w | cut -d, -f3)" >>"$raw/pt-lat-$1-$3.txt"
+  else
+    if [ "$4" -le 8192 ]; then n=6400 w=640; else n=1280 w=128; fi
+    echo "$4 $(perftest "$1" tag_bw "$4" $n $w | cut -d, -f6)" >>"$raw/pt-bw-$1-$3.txt"
+  fi
 }
 
+# Each size is measured by both programs back to back, the order
+# alternating with the size and the round, so that the machine's slow
+# drifts (this kind of VM moves 8-byte latency between 0.2 and 0.7 us from
+# minute to minute) land on both sides of each pair.
 for tls in $TRANSPORTS; do
   for ((r = 1; r <= ROUNDS; r++)); do
     echo "bench-ucx: $tls round $r/$ROUNDS" >&2
-    if ((r % 2)); then
-      ours "$tls" osu_latency "$r"; ours "$tls" osu_bw "$r"; perftest_sweep "$tls" "$r"
-    else
-      perftest_sweep "$tls" "$r"; ours "$tls" osu_latency "$r"; ours "$tls" osu_bw "$r"
-    fi
+    i=0
+    for s in "${sizes[@]}"; do
+      for short in lat bw; do
+        if [ "$short" = lat ]; then bench=osu_latency; else bench=osu_bw; fi
+        if (((r + i) % 2)); then
+          ours "$tls" $bench "$r" "$s"; theirs "$tls" $short "$r" "$s"
+        else
+          theirs "$tls" $short "$r" "$s"; ours "$tls" $bench "$r" "$s"
+        fi
+        i=$((i + 1))
+      done
+    done
   done
 done
 
 python3 - "$raw" "$ROUNDS" "$TRANSPORTS" <<'EOF'
-import csv, statistics, sys
+import csv, glob, statistics, sys
 raw, rounds, transports = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 
 def quartiles(xs):
@@ -100,24 +114,27 @@ for tls in transports:
         short = "lat" if bench == "osu_latency" else "bw"
         ours, theirs = {}, {}
         for r in range(1, rounds + 1):
-            for row in csv.DictReader(open(f"{raw}/ours-{bench}-{tls}-{r}.csv")):
-                ours.setdefault(int(row["size_bytes"]), []).append(float(row[col]))
+            for path in glob.glob(f"{raw}/ours-{bench}-{tls}-{r}-*.csv"):
+                for row in csv.DictReader(open(path)):
+                    ours.setdefault(int(row["size_bytes"]), []).append(float(row[col]))
             for line in open(f"{raw}/pt-{short}-{tls}-{r}.txt"):
                 s, v = line.split()
                 v = float(v) * (1.048576 if short == "bw" else 1.0)
                 theirs.setdefault(int(s), []).append(v)
         print(f"\n### UCX_TLS={tls}: {kind}, medians of {rounds} rounds\n")
-        print("| size | commbench --backend ucx | ucx_perftest | ratio | our IQR / median | target |")
-        print("|---:|---:|---:|---:|---:|:---:|")
+        print("| size | commbench --backend ucx | ucx_perftest | ratio of medians | median of paired ratios | IQR / median, ours | IQR / median, perftest | target |")
+        print("|---:|---:|---:|---:|---:|---:|---:|:---:|")
         for s in sorted(theirs):
             if s not in ours:
                 continue
-            (mo, iqr), mt = quartiles(ours[s]), statistics.median(theirs[s])
+            (mo, iqr), (mt, iqr_t) = quartiles(ours[s]), quartiles(theirs[s])
             ratio = mo / mt if mt else float("inf")
+            # Round r's two measurements of a size were taken back to back.
+            paired = statistics.median(o / t for o, t in zip(ours[s], theirs[s]) if t)
             ok = ratio <= 1.05 if better == "lower" else ratio >= 0.95
             if not ok:
                 missed.append(f"{tls} {short} {s} B ({ratio:.3f})")
-            print(f"| {s} | {mo:.2f} | {mt:.2f} | {ratio:.3f} | {iqr / mo * 100:.0f}% | {'met' if ok else 'MISSED'} |")
+            print(f"| {s} | {mo:.2f} | {mt:.2f} | {ratio:.3f} | {paired:.3f} | {iqr / mo * 100:.0f}% | {iqr_t / mt * 100:.0f}% | {'met' if ok else 'MISSED'} |")
 print()
 if missed:
     print(f"bench-ucx: {len(missed)} size(s) missed their target: " + ", ".join(missed))
