@@ -2,7 +2,8 @@
 //! with machine-readable results. The binaries in `src/bin` are thin; the
 //! library holds option parsing (`cli`), the benchmarks and their shared
 //! measurement loop (`bench`), transports (`backend`), buffers, statistics,
-//! output formats (`report`), placement (`topo`) and byte sizes (`bytes`).
+//! output formats (`report`), placement (`topo`), byte sizes (`bytes`) and
+//! the GPU libraries opened at run time (`gpu`).
 
 pub mod backend;
 pub mod bench;
@@ -12,6 +13,7 @@ pub mod cli;
 pub mod compare;
 pub mod datatype;
 pub mod diag;
+pub mod gpu;
 pub mod input_file;
 pub mod job;
 pub mod launcher;

@@ -1,0 +1,839 @@
+//! Finding and opening libnccl at run time.
+//!
+//! cudarc's own NCCL loading panics when the library is absent and only
+//! asks the dynamic loader for names that omit `libnccl.so.2`, the one name
+//! that pip's `nvidia-nccl-cu12` wheel (and many runtime packages) ship.
+//! Here we look in the places NCCL is actually installed, say in one line
+//! what was searched when it is nowhere, and resolve the handful of
+//! functions the transport calls ourselves. Only cudarc's NCCL *types* are
+//! used; none of its NCCL functions is ever called, so its loader never
+//! runs.
+//!
+//! The search order ([`candidates`], after `COMMBENCH_NCCL`) is:
+//!
+//! 1. `$COMMBENCH_NCCL`, a file: when set, nothing else is tried;
+//! 2. the dynamic loader's own search (`LD_LIBRARY_PATH`, RUNPATH, the
+//!    ld.so cache, the default directories) by name;
+//! 3. `$NCCL_HOME/lib`, `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64`,
+//!    `/usr/local/cuda/lib64`;
+//! 4. Python environments, where pip puts NCCL in `nvidia/nccl/lib`:
+//!    `$VIRTUAL_ENV` and `$CONDA_PREFIX` (`lib/python3*/site-packages`),
+//!    each entry of `$PYTHONPATH`, `~/.local/lib/python3*/site-packages`,
+//!    `/usr/local/lib/python3*/dist-packages` and
+//!    `/usr/lib/python3/dist-packages`.
+//!
+//! In every directory `libnccl.so.2` is tried before `libnccl.so`; the
+//! first file that opens wins. The list is built from a [`SearchEnv`], a
+//! snapshot of the variables involved, so it can be checked without
+//! touching the process environment.
+//!
+//! # Calling NCCL
+//!
+//! The `unsafe` methods of [`Nccl`] share one contract, NCCL's own: `comm`
+//! is a live communicator made by [`Nccl::comm_init_rank`] of the same
+//! library and not yet destroyed or aborted; `stream` is a CUDA stream on
+//! the communicator's device (or null, the default stream); every buffer is
+//! device memory (or memory NCCL accepts) holding at least the number of
+//! elements of `datatype` the call reads or writes, and stays allocated and
+//! untouched by others until the stream has run the operation.
+
+use std::ffi::{c_char, c_int, c_void, CStr, OsStr, OsString};
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclResult_t, ncclUniqueId};
+use libloading::Library;
+use thiserror::Error;
+
+/// The file names NCCL is looked for under, in the order tried.
+pub const LIBRARY_NAMES: [&str; 2] = ["libnccl.so.2", "libnccl.so"];
+
+/// The variable naming the NCCL library to use instead of searching.
+pub const OVERRIDE_VAR: &str = "COMMBENCH_NCCL";
+
+/// Where pip puts NCCL below a Python package directory.
+const NCCL_IN_PYTHON: &str = "nvidia/nccl/lib";
+
+/// The variables the search reads, as a snapshot: [`SearchEnv::from_process`]
+/// takes them from the environment; tests fill one in by hand. Absent and
+/// empty variables are both `None`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchEnv {
+    /// `$COMMBENCH_NCCL`: the library file to use, and nothing else.
+    pub commbench_nccl: Option<PathBuf>,
+    /// `$NCCL_HOME` (its `lib`).
+    pub nccl_home: Option<PathBuf>,
+    /// `$CUDA_HOME` (its `lib64`).
+    pub cuda_home: Option<PathBuf>,
+    /// `$CUDA_PATH` (its `lib64`).
+    pub cuda_path: Option<PathBuf>,
+    /// `$VIRTUAL_ENV`, an active Python virtual environment.
+    pub virtual_env: Option<PathBuf>,
+    /// `$CONDA_PREFIX`, an active conda environment.
+    pub conda_prefix: Option<PathBuf>,
+    /// `$PYTHONPATH`, colon-separated.
+    pub pythonpath: Option<OsString>,
+    /// `$HOME`, for `~/.local`.
+    pub home: Option<PathBuf>,
+    /// The directory the fixed system paths (`/usr/local/cuda/lib64`,
+    /// `/usr/local/lib/python3*`, `/usr/lib/python3`) are taken below: `/`
+    /// for the real search, a scratch tree in tests.
+    pub root: PathBuf,
+}
+
+impl Default for SearchEnv {
+    /// No variables set, system paths below `/`.
+    fn default() -> Self {
+        SearchEnv {
+            commbench_nccl: None,
+            nccl_home: None,
+            cuda_home: None,
+            cuda_path: None,
+            virtual_env: None,
+            conda_prefix: None,
+            pythonpath: None,
+            home: None,
+            root: PathBuf::from("/"),
+        }
+    }
+}
+
+impl SearchEnv {
+    /// The snapshot of this process's environment.
+    pub fn from_process() -> Self {
+        Self::from_vars(|name| std::env::var_os(name))
+    }
+
+    /// The snapshot `var` gives (a variable's value by name), with the
+    /// system paths below `/`.
+    pub fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Self {
+        let value = |name: &str| var(name).filter(|v| !v.is_empty());
+        let path = |name: &str| value(name).map(PathBuf::from);
+        SearchEnv {
+            commbench_nccl: path(OVERRIDE_VAR),
+            nccl_home: path("NCCL_HOME"),
+            cuda_home: path("CUDA_HOME"),
+            cuda_path: path("CUDA_PATH"),
+            virtual_env: path("VIRTUAL_ENV"),
+            conda_prefix: path("CONDA_PREFIX"),
+            pythonpath: value("PYTHONPATH"),
+            home: path("HOME"),
+            root: PathBuf::from("/"),
+        }
+    }
+
+    fn system(&self, path: &str) -> PathBuf {
+        self.root.join(path)
+    }
+}
+
+/// One place the library may be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Candidate {
+    /// A bare name, for the dynamic loader's own search.
+    LoaderPath(&'static str),
+    /// A file by its path.
+    File(PathBuf),
+}
+
+/// The places NCCL is looked for when `COMMBENCH_NCCL` is not set, in
+/// order, each once. The Python `python3*` directories are those that
+/// exist under `env`'s paths and hold `nvidia/nccl/lib`, newest Python
+/// first; every other directory is listed whether it exists or not.
+pub fn candidates(env: &SearchEnv) -> Vec<Candidate> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    dirs.extend(env.nccl_home.as_ref().map(|p| p.join("lib")));
+    dirs.extend(env.cuda_home.as_ref().map(|p| p.join("lib64")));
+    dirs.extend(env.cuda_path.as_ref().map(|p| p.join("lib64")));
+    dirs.push(env.system("usr/local/cuda/lib64"));
+    for prefix in [&env.virtual_env, &env.conda_prefix].into_iter().flatten() {
+        dirs.extend(python_dirs(&prefix.join("lib"), "site-packages"));
+    }
+    if let Some(pythonpath) = &env.pythonpath {
+        for entry in std::env::split_paths(pythonpath).filter(|e| !e.as_os_str().is_empty()) {
+            dirs.push(entry.join(NCCL_IN_PYTHON));
+        }
+    }
+    if let Some(home) = &env.home {
+        dirs.extend(python_dirs(&home.join(".local/lib"), "site-packages"));
+    }
+    dirs.extend(python_dirs(&env.system("usr/local/lib"), "dist-packages"));
+    dirs.push(env.system("usr/lib/python3/dist-packages").join(NCCL_IN_PYTHON));
+
+    let mut out: Vec<Candidate> = LIBRARY_NAMES.into_iter().map(Candidate::LoaderPath).collect();
+    for dir in dirs {
+        for name in LIBRARY_NAMES {
+            let c = Candidate::File(dir.join(name));
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// `lib/python3*/<packages>/nvidia/nccl/lib` below `lib_dir`, those that
+/// exist, newest Python first.
+fn python_dirs(lib_dir: &Path, packages: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(lib_dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(Option<u32>, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name();
+            let rest = name.to_str()?.strip_prefix("python3")?;
+            let dir = e.path().join(packages).join(NCCL_IN_PYTHON);
+            dir.is_dir().then(|| (python_minor(rest), dir))
+        })
+        .collect();
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    found.into_iter().map(|(_, d)| d).collect()
+}
+
+/// 11 for the `.11` of `python3.11` (and of `python3.11t`); None for
+/// anything else.
+fn python_minor(rest: &str) -> Option<u32> {
+    let digits = rest.strip_prefix('.')?;
+    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    digits[..end].parse().ok()
+}
+
+/// An opened NCCL library, before its functions are looked up.
+#[derive(Debug)]
+pub struct Found {
+    path: PathBuf,
+    library: Library,
+}
+
+impl Found {
+    /// The file that was opened (for a library found by the loader, the
+    /// file it chose where that can be told, else the name asked for).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Why no NCCL library could be opened.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum NcclMissing {
+    /// No candidate file exists and the loader knows no NCCL.
+    #[error(
+        "NCCL is not available: no libnccl.so.2 or libnccl.so on the loader path, in $NCCL_HOME, $CUDA_HOME, \
+         $CUDA_PATH, /usr/local/cuda or a Python environment's nvidia/nccl/lib; install NCCL (pip install \
+         nvidia-nccl-cu12, or your site's module) or set COMMBENCH_NCCL to the library"
+    )]
+    NotFound,
+    /// A candidate file exists but would not open, and none after it did.
+    #[error(
+        "NCCL is not available: {} does not load ({reason}); install a working NCCL or set COMMBENCH_NCCL to \
+         the library",
+        path.display()
+    )]
+    Unloadable {
+        /// The first candidate that existed.
+        path: PathBuf,
+        /// The dynamic loader's words, on one line.
+        reason: String,
+    },
+    /// `COMMBENCH_NCCL` names something that does not open.
+    #[error("NCCL is not available: COMMBENCH_NCCL={} does not load ({reason})", path.display())]
+    Override {
+        /// The variable's value.
+        path: PathBuf,
+        /// The dynamic loader's words, on one line.
+        reason: String,
+    },
+}
+
+/// Why NCCL cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum NcclError {
+    /// No library could be opened.
+    #[error(transparent)]
+    Missing(#[from] NcclMissing),
+    /// The library lacks a function the transport needs.
+    #[error("NCCL at {} lacks {symbol} (NCCL 2.7 or newer is needed)", path.display())]
+    Lacks {
+        /// The library.
+        path: PathBuf,
+        /// The function.
+        symbol: &'static str,
+    },
+    /// The library opened but `ncclGetVersion` failed.
+    #[error("NCCL at {} does not work: {error}", path.display())]
+    Unusable {
+        /// The library.
+        path: PathBuf,
+        /// What the call said.
+        error: NcclCallError,
+    },
+}
+
+/// A failed NCCL call: which, NCCL's result code and its own words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NcclCallError {
+    /// The NCCL function, e.g. `ncclCommInitRank`.
+    pub function: &'static str,
+    /// The `ncclResult_t` value it returned (see [`NcclCallError::result`]).
+    pub code: i32,
+    /// `ncclGetErrorString` for the code, on one line.
+    pub text: String,
+    /// `ncclGetLastError`, on one line, where the library has it (NCCL 2.13
+    /// on) and it says anything. NCCL keeps one last error for the process,
+    /// so it may come from an earlier call.
+    pub last: Option<String>,
+}
+
+impl NcclCallError {
+    /// The code as cudarc's `ncclResult_t`, if it is one NCCL 2.30 defines.
+    pub fn result(&self) -> Option<ncclResult_t> {
+        use ncclResult_t::*;
+        Some(match self.code {
+            0 => ncclSuccess,
+            1 => ncclUnhandledCudaError,
+            2 => ncclSystemError,
+            3 => ncclInternalError,
+            4 => ncclInvalidArgument,
+            5 => ncclInvalidUsage,
+            6 => ncclRemoteError,
+            7 => ncclInProgress,
+            8 => ncclTimeout,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for NcclCallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} failed with NCCL error {}: {}", self.function, self.code, self.text)?;
+        match &self.last {
+            Some(last) => write!(f, "; last error: {last}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for NcclCallError {}
+
+/// `text` with every run of whitespace, newlines included, as one space.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Opens `path` (a file, or a bare name for the loader), giving the
+/// loader's complaint on one line when it cannot.
+fn open(path: &OsStr) -> Result<Library, String> {
+    // SAFETY: opening a library runs its initialisers. We open only files
+    // named as NCCL, or the one the user named in COMMBENCH_NCCL; NCCL's
+    // initialisers only set up its own state.
+    unsafe { Library::new(path) }.map_err(|e| one_line(&e.to_string()))
+}
+
+/// The file the loader opened `library` from, told by where its
+/// `ncclGetVersion` lives.
+fn loaded_from(library: &Library) -> Option<PathBuf> {
+    // SAFETY: the symbol is read as a plain address and never called here.
+    let symbol = unsafe { library.get::<*const c_void>(b"ncclGetVersion\0") }.ok()?;
+    let address: *const c_void = *symbol;
+    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
+    // SAFETY: dladdr only reads the address and fills `info`.
+    if unsafe { libc::dladdr(address, info.as_mut_ptr()) } == 0 {
+        return None;
+    }
+    // SAFETY: dladdr succeeded, so it filled `info` in.
+    let info = unsafe { info.assume_init() };
+    if info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dli_fname is the NUL-terminated name of a loaded object,
+    // which stays loaded while `library` is open.
+    let name = unsafe { CStr::from_ptr(info.dli_fname) };
+    Some(PathBuf::from(OsStr::from_bytes(name.to_bytes())))
+}
+
+/// Finds and opens NCCL from this process's environment.
+pub fn find() -> Result<Found, NcclMissing> {
+    find_in(&SearchEnv::from_process())
+}
+
+/// Finds and opens NCCL as [`find`] does, from the snapshot `env`: the
+/// `COMMBENCH_NCCL` file alone when set, else the first of
+/// [`candidates`] that opens. Files that do not exist are skipped without
+/// asking the loader.
+pub fn find_in(env: &SearchEnv) -> Result<Found, NcclMissing> {
+    if let Some(path) = &env.commbench_nccl {
+        return match open(path.as_os_str()) {
+            Ok(library) => Ok(Found { path: path.clone(), library }),
+            Err(reason) => Err(NcclMissing::Override { path: path.clone(), reason }),
+        };
+    }
+    let mut first_failure: Option<(PathBuf, String)> = None;
+    for candidate in candidates(env) {
+        match candidate {
+            Candidate::LoaderPath(name) => {
+                if let Ok(library) = open(OsStr::new(name)) {
+                    let path = loaded_from(&library).unwrap_or_else(|| PathBuf::from(name));
+                    return Ok(Found { path, library });
+                }
+            }
+            Candidate::File(path) => {
+                if !path.exists() {
+                    continue;
+                }
+                match open(path.as_os_str()) {
+                    Ok(library) => return Ok(Found { path, library }),
+                    Err(reason) => {
+                        first_failure.get_or_insert((path, reason));
+                    }
+                }
+            }
+        }
+    }
+    Err(match first_failure {
+        Some((path, reason)) => NcclMissing::Unloadable { path, reason },
+        None => NcclMissing::NotFound,
+    })
+}
+
+/// The decoded `ncclGetVersion` code: `major*10000 + minor*100 + patch` from
+/// NCCL 2.9 on, `major*1000 + minor*100 + patch` before.
+pub fn decode_version(code: i32) -> (u32, u32, u32) {
+    let c = u32::try_from(code).unwrap_or(0);
+    if c >= 10000 {
+        (c / 10000, c / 100 % 100, c % 100)
+    } else {
+        (c / 1000, c / 100 % 10, c % 100)
+    }
+}
+
+static NCCL: OnceLock<Result<Nccl, NcclError>> = OnceLock::new();
+
+/// NCCL, found and opened on first use; the outcome, failure included, is
+/// kept for the life of the process.
+pub fn load() -> Result<&'static Nccl, NcclError> {
+    NCCL.get_or_init(|| find().map_err(NcclError::from).and_then(Nccl::open)).as_ref().map_err(Clone::clone)
+}
+
+// The C signatures, as NCCL's nccl.h declares them. Results are taken as
+// plain ints, not as cudarc's ncclResult_t enum, so that a code a newer
+// NCCL adds cannot become an invalid enum value.
+type Code = c_int;
+type GetVersionFn = unsafe extern "C" fn(*mut c_int) -> Code;
+type GetUniqueIdFn = unsafe extern "C" fn(*mut ncclUniqueId) -> Code;
+type CommInitRankFn = unsafe extern "C" fn(*mut ncclComm_t, c_int, ncclUniqueId, c_int) -> Code;
+type CommFn = unsafe extern "C" fn(ncclComm_t) -> Code;
+type CommGetAsyncErrorFn = unsafe extern "C" fn(ncclComm_t, *mut Code) -> Code;
+type GetErrorStringFn = unsafe extern "C" fn(Code) -> *const c_char;
+type GetLastErrorFn = unsafe extern "C" fn(ncclComm_t) -> *const c_char;
+type ReduceAllFn = unsafe extern "C" fn(
+    *const c_void,
+    *mut c_void,
+    usize,
+    ncclDataType_t,
+    ncclRedOp_t,
+    ncclComm_t,
+    cudaStream_t,
+) -> Code;
+type AllGatherFn =
+    unsafe extern "C" fn(*const c_void, *mut c_void, usize, ncclDataType_t, ncclComm_t, cudaStream_t) -> Code;
+type BroadcastFn =
+    unsafe extern "C" fn(*const c_void, *mut c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> Code;
+type ReduceFn = unsafe extern "C" fn(
+    *const c_void,
+    *mut c_void,
+    usize,
+    ncclDataType_t,
+    ncclRedOp_t,
+    c_int,
+    ncclComm_t,
+    cudaStream_t,
+) -> Code;
+type SendFn = unsafe extern "C" fn(*const c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> Code;
+type RecvFn = unsafe extern "C" fn(*mut c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> Code;
+type GroupFn = unsafe extern "C" fn() -> Code;
+
+/// An opened NCCL with the functions the transport calls.
+pub struct Nccl {
+    path: PathBuf,
+    version_code: i32,
+    fns: Functions,
+    /// Keeps every function in `fns` loaded; closed only with them.
+    _library: Library,
+}
+
+/// The functions looked up in an opened library.
+struct Functions {
+    get_unique_id: GetUniqueIdFn,
+    comm_init_rank: CommInitRankFn,
+    comm_destroy: CommFn,
+    comm_abort: CommFn,
+    comm_get_async_error: CommGetAsyncErrorFn,
+    get_error_string: GetErrorStringFn,
+    get_last_error: Option<GetLastErrorFn>,
+    all_reduce: ReduceAllFn,
+    all_gather: AllGatherFn,
+    reduce_scatter: ReduceAllFn,
+    broadcast: BroadcastFn,
+    reduce: ReduceFn,
+    send: SendFn,
+    recv: RecvFn,
+    group_start: GroupFn,
+    group_end: GroupFn,
+}
+
+impl fmt::Debug for Nccl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Nccl").field("path", &self.path).field("version", &self.version()).finish_non_exhaustive()
+    }
+}
+
+/// Looks `name` up in `library` as a `T`.
+///
+/// # Safety
+///
+/// `T` must be a function pointer type with the C signature NCCL gives
+/// `name`.
+unsafe fn symbol<T: Copy>(library: &Library, path: &Path, name: &'static str) -> Result<T, NcclError> {
+    // SAFETY: the caller vouches for `T`; the pointer is copied out and
+    // kept only beside `library`, which outlives it (see `Nccl`).
+    match unsafe { library.get::<T>(name.as_bytes()) } {
+        Ok(s) => Ok(*s),
+        Err(_) => Err(NcclError::Lacks { path: path.to_path_buf(), symbol: name }),
+    }
+}
+
+/// Text NCCL returned, on one line; None for NULL or nothing but spaces.
+///
+/// # Safety
+///
+/// `p` is NULL or a NUL-terminated string that stays valid for the call.
+unsafe fn c_text(p: *const c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the caller vouches for `p`.
+    let text = one_line(&unsafe { CStr::from_ptr(p) }.to_string_lossy());
+    (!text.is_empty()).then_some(text)
+}
+
+impl Nccl {
+    /// Looks up every function in `found` and reads its version. A missing
+    /// required function gives [`NcclError::Lacks`].
+    pub fn open(found: Found) -> Result<Nccl, NcclError> {
+        let Found { path, library } = found;
+        let (lib, p) = (&library, path.as_path());
+        // SAFETY: each type named below is nccl.h's signature for the name
+        // beside it, and the pointers are kept only beside `library`.
+        let (get_version, fns) = unsafe {
+            let get_version: GetVersionFn = symbol(lib, p, "ncclGetVersion")?;
+            let fns = Functions {
+                get_unique_id: symbol(lib, p, "ncclGetUniqueId")?,
+                comm_init_rank: symbol(lib, p, "ncclCommInitRank")?,
+                comm_destroy: symbol(lib, p, "ncclCommDestroy")?,
+                comm_abort: symbol(lib, p, "ncclCommAbort")?,
+                comm_get_async_error: symbol(lib, p, "ncclCommGetAsyncError")?,
+                get_error_string: symbol(lib, p, "ncclGetErrorString")?,
+                get_last_error: symbol(lib, p, "ncclGetLastError").ok(),
+                all_reduce: symbol(lib, p, "ncclAllReduce")?,
+                all_gather: symbol(lib, p, "ncclAllGather")?,
+                reduce_scatter: symbol(lib, p, "ncclReduceScatter")?,
+                broadcast: symbol(lib, p, "ncclBroadcast")?,
+                reduce: symbol(lib, p, "ncclReduce")?,
+                send: symbol(lib, p, "ncclSend")?,
+                recv: symbol(lib, p, "ncclRecv")?,
+                group_start: symbol(lib, p, "ncclGroupStart")?,
+                group_end: symbol(lib, p, "ncclGroupEnd")?,
+            };
+            (get_version, fns)
+        };
+        let mut nccl = Nccl { path, version_code: 0, fns, _library: library };
+        let mut code: c_int = 0;
+        // SAFETY: ncclGetVersion writes one int through the pointer.
+        let rc = unsafe { get_version(&mut code) };
+        match nccl.check("ncclGetVersion", rc) {
+            Ok(()) => {
+                nccl.version_code = code;
+                Ok(nccl)
+            }
+            Err(error) => Err(NcclError::Unusable { path: nccl.path.clone(), error }),
+        }
+    }
+
+    /// The library file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `ncclGetVersion`'s code, e.g. 22105.
+    pub fn version_code(&self) -> i32 {
+        self.version_code
+    }
+
+    /// (major, minor, patch), e.g. (2, 21, 5).
+    pub fn version(&self) -> (u32, u32, u32) {
+        decode_version(self.version_code)
+    }
+
+    /// Whether the library has `ncclGetLastError` (NCCL 2.13 on).
+    pub fn has_last_error(&self) -> bool {
+        self.fns.get_last_error.is_some()
+    }
+
+    /// `ncclGetErrorString`: NCCL's words for a result code, on one line.
+    pub fn error_string(&self, code: i32) -> String {
+        // SAFETY: ncclGetErrorString takes any code and returns a static
+        // string (NULL, from a broken library, is handled by `c_text`).
+        unsafe { c_text((self.fns.get_error_string)(code)) }.unwrap_or_else(|| format!("NCCL error {code}"))
+    }
+
+    /// `ncclGetLastError`: the last error NCCL recorded in this process, on
+    /// one line; None where the library lacks the call or it says nothing.
+    pub fn last_error(&self) -> Option<String> {
+        let f = self.fns.get_last_error?;
+        // SAFETY: NCCL reads no communicator here (the last error is kept
+        // per process), so NULL is passed; the text is static or lives in
+        // NCCL's own buffer until its next error, and is copied at once.
+        unsafe { c_text(f(std::ptr::null_mut())) }
+    }
+
+    /// Ok for ncclSuccess, else the error with NCCL's words.
+    fn check(&self, function: &'static str, code: Code) -> Result<(), NcclCallError> {
+        if code == 0 {
+            return Ok(());
+        }
+        Err(NcclCallError { function, code, text: self.error_string(code), last: self.last_error() })
+    }
+
+    /// `ncclGetUniqueId`: a new id for [`Nccl::comm_init_rank`], made on
+    /// one rank and sent to the others.
+    pub fn get_unique_id(&self) -> Result<ncclUniqueId, NcclCallError> {
+        let mut id = ncclUniqueId { internal: [0; 128] };
+        // SAFETY: NCCL writes one ncclUniqueId through the pointer.
+        let rc = unsafe { (self.fns.get_unique_id)(&mut id) };
+        self.check("ncclGetUniqueId", rc).map(|()| id)
+    }
+
+    /// `ncclCommInitRank`: joins communicator `id` as `rank` of `nranks` on
+    /// the calling thread's current CUDA device; blocks until every rank
+    /// has joined.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL": the current CUDA device is the one
+    /// this rank's buffers and streams will be on.
+    pub unsafe fn comm_init_rank(&self, nranks: i32, id: ncclUniqueId, rank: i32) -> Result<ncclComm_t, NcclCallError> {
+        let mut comm: ncclComm_t = std::ptr::null_mut();
+        // SAFETY: NCCL writes the new communicator through the pointer; the
+        // id is passed by value as nccl.h declares.
+        let rc = unsafe { (self.fns.comm_init_rank)(&mut comm, nranks, id, rank) };
+        self.check("ncclCommInitRank", rc).map(|()| comm)
+    }
+
+    /// `ncclCommDestroy`: frees `comm` once its work has finished.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL"; `comm` is not used afterwards.
+    pub unsafe fn comm_destroy(&self, comm: ncclComm_t) -> Result<(), NcclCallError> {
+        // SAFETY: the caller vouches for `comm`.
+        let rc = unsafe { (self.fns.comm_destroy)(comm) };
+        self.check("ncclCommDestroy", rc)
+    }
+
+    /// `ncclCommAbort`: stops `comm`'s pending work and frees it.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL"; `comm` is not used afterwards.
+    pub unsafe fn comm_abort(&self, comm: ncclComm_t) -> Result<(), NcclCallError> {
+        // SAFETY: the caller vouches for `comm`.
+        let rc = unsafe { (self.fns.comm_abort)(comm) };
+        self.check("ncclCommAbort", rc)
+    }
+
+    /// `ncclCommGetAsyncError`: Err when the query fails or when `comm`
+    /// holds an asynchronous error (the error's `function` then says
+    /// which; `code` 7, ncclInProgress, means work is still going on).
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL".
+    pub unsafe fn comm_get_async_error(&self, comm: ncclComm_t) -> Result<(), NcclCallError> {
+        let mut state: Code = 0;
+        // SAFETY: the caller vouches for `comm`; NCCL writes one result code
+        // through the pointer.
+        let rc = unsafe { (self.fns.comm_get_async_error)(comm, &mut state) };
+        self.check("ncclCommGetAsyncError", rc)?;
+        self.check("ncclCommGetAsyncError (the communicator's asynchronous error)", state)
+    }
+
+    /// `ncclAllReduce` of `count` elements.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL".
+    #[allow(clippy::too_many_arguments)] // NCCL's own argument list
+    pub unsafe fn all_reduce(
+        &self,
+        send: *const c_void,
+        recv: *mut c_void,
+        count: usize,
+        datatype: ncclDataType_t,
+        op: ncclRedOp_t,
+        comm: ncclComm_t,
+        stream: cudaStream_t,
+    ) -> Result<(), NcclCallError> {
+        // SAFETY: the caller vouches for the arguments.
+        let rc = unsafe { (self.fns.all_reduce)(send, recv, count, datatype, op, comm, stream) };
+        self.check("ncclAllReduce", rc)
+    }
+
+    /// `ncclAllGather` of `send_count` elements from each rank.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL"; `recv` holds `send_count` times the
+    /// number of ranks.
+    pub unsafe fn all_gather(
+        &self,
+        send: *const c_void,
+        recv: *mut c_void,
+        send_count: usize,
+        datatype: ncclDataType_t,
+        comm: ncclComm_t,
+        stream: cudaStream_t,
+    ) -> Result<(), NcclCallError> {
+        // SAFETY: the caller vouches for the arguments.
+        let rc = unsafe { (self.fns.all_gather)(send, recv, send_count, datatype, comm, stream) };
+        self.check("ncclAllGather", rc)
+    }
+
+    /// `ncclReduceScatter`, `recv_count` elements to each rank.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL"; `send` holds `recv_count` times the
+    /// number of ranks.
+    #[allow(clippy::too_many_arguments)] // NCCL's own argument list
+    pub unsafe fn reduce_scatter(
+        &self,
+        send: *const c_void,
+        recv: *mut c_void,
+        recv_count: usize,
+        datatype: ncclDataType_t,
+        op: ncclRedOp_t,
+        comm: ncclComm_t,
+        stream: cudaStream_t,
+    ) -> Result<(), NcclCallError> {
+        // SAFETY: the caller vouches for the arguments.
+        let rc = unsafe { (self.fns.reduce_scatter)(send, recv, recv_count, datatype, op, comm, stream) };
+        self.check("ncclReduceScatter", rc)
+    }
+
+    /// `ncclBroadcast` of `count` elements from `root`'s `send` into every
+    /// rank's `recv`.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL".
+    #[allow(clippy::too_many_arguments)] // NCCL's own argument list
+    pub unsafe fn broadcast(
+        &self,
+        send: *const c_void,
+        recv: *mut c_void,
+        count: usize,
+        datatype: ncclDataType_t,
+        root: i32,
+        comm: ncclComm_t,
+        stream: cudaStream_t,
+    ) -> Result<(), NcclCallError> {
+        // SAFETY: the caller vouches for the arguments.
+        let rc = unsafe { (self.fns.broadcast)(send, recv, count, datatype, root, comm, stream) };
+        self.check("ncclBroadcast", rc)
+    }
+
+    /// `ncclReduce` of `count` elements into `root`'s `recv`.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL".
+    #[allow(clippy::too_many_arguments)] // NCCL's own argument list
+    pub unsafe fn reduce(
+        &self,
+        send: *const c_void,
+        recv: *mut c_void,
+        count: usize,
+        datatype: ncclDataType_t,
+        op: ncclRedOp_t,
+        root: i32,
+        comm: ncclComm_t,
+        stream: cudaStream_t,
+    ) -> Result<(), NcclCallError> {
+        // SAFETY: the caller vouches for the arguments.
+        let rc = unsafe { (self.fns.reduce)(send, recv, count, datatype, op, root, comm, stream) };
+        self.check("ncclReduce", rc)
+    }
+
+    /// `ncclSend` of `count` elements to `peer`.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL".
+    pub unsafe fn send(
+        &self,
+        send: *const c_void,
+        count: usize,
+        datatype: ncclDataType_t,
+        peer: i32,
+        comm: ncclComm_t,
+        stream: cudaStream_t,
+    ) -> Result<(), NcclCallError> {
+        // SAFETY: the caller vouches for the arguments.
+        let rc = unsafe { (self.fns.send)(send, count, datatype, peer, comm, stream) };
+        self.check("ncclSend", rc)
+    }
+
+    /// `ncclRecv` of `count` elements from `peer`.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL".
+    pub unsafe fn recv(
+        &self,
+        recv: *mut c_void,
+        count: usize,
+        datatype: ncclDataType_t,
+        peer: i32,
+        comm: ncclComm_t,
+        stream: cudaStream_t,
+    ) -> Result<(), NcclCallError> {
+        // SAFETY: the caller vouches for the arguments.
+        let rc = unsafe { (self.fns.recv)(recv, count, datatype, peer, comm, stream) };
+        self.check("ncclRecv", rc)
+    }
+
+    /// `ncclGroupStart`: the calls up to the matching
+    /// [`Nccl::group_end`] are issued together.
+    pub fn group_start(&self) -> Result<(), NcclCallError> {
+        // SAFETY: takes no arguments; it only opens a group in NCCL's
+        // per-thread state.
+        let rc = unsafe { (self.fns.group_start)() };
+        self.check("ncclGroupStart", rc)
+    }
+
+    /// `ncclGroupEnd`: issues the calls made since
+    /// [`Nccl::group_start`]. Their buffers are covered by the contracts of
+    /// the `unsafe` calls that queued them.
+    pub fn group_end(&self) -> Result<(), NcclCallError> {
+        // SAFETY: takes no arguments; what it launches was queued by
+        // `unsafe` calls whose callers vouched for the buffers.
+        let rc = unsafe { (self.fns.group_end)() };
+        self.check("ncclGroupEnd", rc)
+    }
+}
+
+#[cfg(test)]
+mod tests;

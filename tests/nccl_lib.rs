@@ -1,0 +1,267 @@
+//! Finding and opening NCCL under the real dynamic loader, with stand-in
+//! libraries compiled here by the system C compiler (`cc`). A stand-in
+//! only answers `ncclGetVersion`, `ncclGetErrorString` and
+//! `ncclGetLastError`; every other entry point exists so that the symbol
+//! resolves, and reports ncclInvalidUsage without doing anything. Nothing
+//! here runs a collective.
+//!
+//! The search reaches Python environments and $CUDA_HOME only when the
+//! loader itself knows no NCCL; on a machine whose loader path has one,
+//! the tests that need the search to go further say so and stop early.
+
+use commbench::gpu::nccl_lib::{find_in, load, Nccl, NcclError, NcclMissing, SearchEnv};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The functions a stand-in defines, as reporting ncclInvalidUsage (5).
+const OTHER_FUNCTIONS: &[&str] = &[
+    "ncclGetUniqueId",
+    "ncclCommInitRank",
+    "ncclCommDestroy",
+    "ncclCommAbort",
+    "ncclCommGetAsyncError",
+    "ncclAllReduce",
+    "ncclAllGather",
+    "ncclReduceScatter",
+    "ncclBroadcast",
+    "ncclReduce",
+    "ncclSend",
+    "ncclRecv",
+    "ncclGroupStart",
+    "ncclGroupEnd",
+];
+
+/// Compiles a stand-in NCCL reporting `version` to `file` (its directories
+/// created), leaving out the functions in `omit`.
+fn stand_in(file: &Path, version: i32, omit: &[&str]) -> PathBuf {
+    let dir = file.parent().unwrap();
+    fs::create_dir_all(dir).unwrap();
+    let keep = |name: &str| !omit.contains(&name);
+    let mut c = String::new();
+    if keep("ncclGetVersion") {
+        c += &format!("int ncclGetVersion(int *v) {{ *v = {version}; return 0; }}\n");
+    }
+    if keep("ncclGetErrorString") {
+        c += "const char *ncclGetErrorString(int r) { return r == 5 ? \"stand-in: invalid usage\" : \"stand-in\"; }\n";
+    }
+    if keep("ncclGetLastError") {
+        c += "const char *ncclGetLastError(void *comm) { (void)comm; return \"stand-in:\\n does nothing\"; }\n";
+    }
+    for name in OTHER_FUNCTIONS.iter().filter(|n| keep(n)) {
+        c += &format!("int {name}(void) {{ return 5; }}\n");
+    }
+    let source = file.with_extension("c");
+    fs::write(&source, c).unwrap();
+    // A soname of its own, so that no stand-in ever answers the loader's
+    // search for "libnccl.so.2" while another test has it open.
+    let soname = format!("-Wl,-soname,libcommbench-stand-in-{version}.so");
+    let out = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(file)
+        .arg(&source)
+        .arg(soname)
+        .output()
+        .expect("the C compiler `cc` is needed to build the stand-in libraries");
+    assert!(out.status.success(), "cc failed: {}", String::from_utf8_lossy(&out.stderr));
+    file.to_path_buf()
+}
+
+/// A snapshot with nothing set and the system paths below an empty
+/// directory in `t`.
+fn bare(t: &Path) -> SearchEnv {
+    SearchEnv { root: t.join("empty-root"), ..SearchEnv::default() }
+}
+
+/// Whether the loader finds an NCCL by name on this machine (then the
+/// search never reaches the places these tests fill in).
+fn loader_has_nccl(t: &Path) -> bool {
+    match find_in(&bare(t)) {
+        Ok(found) => {
+            eprintln!("the loader finds NCCL at {}: this test stops here", found.path().display());
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+fn pip_dir(venv: &Path, python: &str) -> PathBuf {
+    venv.join("lib").join(python).join("site-packages/nvidia/nccl/lib")
+}
+
+#[test]
+fn a_pip_installed_nccl_in_a_virtual_env_is_found_and_its_version_read() {
+    let t = tempfile::tempdir().unwrap();
+    if loader_has_nccl(t.path()) {
+        return;
+    }
+    let venv = t.path().join("venv");
+    let lib = stand_in(&pip_dir(&venv, "python3.11").join("libnccl.so.2"), 22105, &[]);
+    let env = SearchEnv { virtual_env: Some(venv), ..bare(t.path()) };
+    let found = find_in(&env).unwrap();
+    assert_eq!(found.path(), lib);
+    let nccl = Nccl::open(found).unwrap();
+    assert_eq!(nccl.path(), lib);
+    assert_eq!(nccl.version_code(), 22105);
+    assert_eq!(nccl.version(), (2, 21, 5));
+}
+
+#[test]
+fn cuda_home_is_searched_before_a_python_environment() {
+    let t = tempfile::tempdir().unwrap();
+    if loader_has_nccl(t.path()) {
+        return;
+    }
+    let venv = t.path().join("venv");
+    stand_in(&pip_dir(&venv, "python3.12").join("libnccl.so.2"), 22105, &[]);
+    let cuda = t.path().join("cuda");
+    // Only the unversioned name here: the second name is tried too.
+    let lib = stand_in(&cuda.join("lib64/libnccl.so"), 21805, &[]);
+    let env = SearchEnv { virtual_env: Some(venv), cuda_home: Some(cuda), ..bare(t.path()) };
+    let nccl = Nccl::open(find_in(&env).unwrap()).unwrap();
+    assert_eq!(nccl.path(), lib);
+    assert_eq!(nccl.version(), (2, 18, 5));
+}
+
+#[test]
+fn commbench_nccl_is_used_alone_before_every_other_place() {
+    let t = tempfile::tempdir().unwrap();
+    let cuda = t.path().join("cuda");
+    stand_in(&cuda.join("lib64/libnccl.so.2"), 22105, &[]);
+    // Any file name will do for the override.
+    let chosen = stand_in(&t.path().join("mine/libnccl-custom.so"), 2708, &[]);
+    let env = SearchEnv { commbench_nccl: Some(chosen.clone()), cuda_home: Some(cuda), ..bare(t.path()) };
+    let nccl = Nccl::open(find_in(&env).unwrap()).unwrap();
+    assert_eq!(nccl.path(), chosen);
+    assert_eq!(nccl.version(), (2, 7, 8));
+}
+
+#[test]
+fn a_library_lacking_a_required_function_is_refused_in_one_line() {
+    let t = tempfile::tempdir().unwrap();
+    let lib = stand_in(&t.path().join("libnccl.so.2"), 20610, &["ncclSend", "ncclRecv"]);
+    let env = SearchEnv { commbench_nccl: Some(lib.clone()), ..bare(t.path()) };
+    let err = Nccl::open(find_in(&env).unwrap()).unwrap_err();
+    assert_eq!(err, NcclError::Lacks { path: lib.clone(), symbol: "ncclSend" });
+    assert_eq!(err.to_string(), format!("NCCL at {} lacks ncclSend (NCCL 2.7 or newer is needed)", lib.display()));
+}
+
+#[test]
+fn a_failed_call_carries_the_code_and_nccl_s_words_and_get_last_error_is_optional() {
+    let t = tempfile::tempdir().unwrap();
+    let with = stand_in(&t.path().join("with/libnccl.so.2"), 22105, &[]);
+    let without = stand_in(&t.path().join("without/libnccl.so.2"), 21201, &["ncclGetLastError"]);
+
+    let env = SearchEnv { commbench_nccl: Some(with), ..bare(t.path()) };
+    let nccl = Nccl::open(find_in(&env).unwrap()).unwrap();
+    assert!(nccl.has_last_error());
+    let err = nccl.group_start().unwrap_err();
+    assert_eq!(err.code, 5);
+    assert_eq!(err.text, "stand-in: invalid usage");
+    assert_eq!(err.last.as_deref(), Some("stand-in: does nothing"));
+    assert_eq!(
+        err.to_string(),
+        "ncclGroupStart failed with NCCL error 5: stand-in: invalid usage; last error: stand-in: does nothing"
+    );
+
+    let env = SearchEnv { commbench_nccl: Some(without), ..bare(t.path()) };
+    let nccl = Nccl::open(find_in(&env).unwrap()).unwrap();
+    assert!(!nccl.has_last_error());
+    assert_eq!(nccl.version(), (2, 12, 1));
+    let err = nccl.group_end().unwrap_err();
+    assert_eq!(err.last, None);
+    assert_eq!(err.to_string(), "ncclGroupEnd failed with NCCL error 5: stand-in: invalid usage");
+}
+
+#[test]
+fn no_library_anywhere_gives_the_one_line_error() {
+    let t = tempfile::tempdir().unwrap();
+    if loader_has_nccl(t.path()) {
+        return;
+    }
+    // Python environments and CUDA trees without NCCL in them.
+    let venv = t.path().join("venv");
+    fs::create_dir_all(venv.join("lib/python3.11/site-packages/nvidia/cublas/lib")).unwrap();
+    let cuda = t.path().join("cuda");
+    fs::create_dir_all(cuda.join("lib64")).unwrap();
+    let env = SearchEnv {
+        virtual_env: Some(venv),
+        cuda_home: Some(cuda),
+        pythonpath: Some(t.path().join("pp").into()),
+        home: Some(t.path().join("home")),
+        ..bare(t.path())
+    };
+    let err = find_in(&env).unwrap_err();
+    assert_eq!(err, NcclMissing::NotFound);
+    let text = err.to_string();
+    assert!(!text.contains('\n'), "{text}");
+    assert!(text.starts_with("NCCL is not available: no libnccl.so.2 or libnccl.so on the loader path"), "{text}");
+}
+
+#[test]
+fn commbench_nccl_naming_something_that_is_not_a_library_says_which_and_why() {
+    let t = tempfile::tempdir().unwrap();
+    let text_file = t.path().join("notes.txt");
+    fs::write(&text_file, "not a shared library\n").unwrap();
+    let absent = t.path().join("absent/libnccl.so.2");
+    for path in [text_file, absent] {
+        let env = SearchEnv { commbench_nccl: Some(path.clone()), ..bare(t.path()) };
+        let err = find_in(&env).unwrap_err();
+        assert!(matches!(err, NcclMissing::Override { .. }), "{err:?}");
+        let line = err.to_string();
+        assert!(!line.contains('\n'), "{line}");
+        let head = format!("NCCL is not available: COMMBENCH_NCCL={} does not load (", path.display());
+        assert!(line.starts_with(&head), "{line}");
+        // The loader's own reason follows.
+        assert!(line.len() > head.len() + 2, "{line}");
+    }
+}
+
+#[test]
+fn a_file_that_does_not_load_is_passed_over_for_a_later_one_and_named_when_alone() {
+    let t = tempfile::tempdir().unwrap();
+    if loader_has_nccl(t.path()) {
+        return;
+    }
+    let cuda = t.path().join("cuda");
+    let broken = cuda.join("lib64/libnccl.so.2");
+    fs::create_dir_all(broken.parent().unwrap()).unwrap();
+    fs::write(&broken, "truncated download\n").unwrap();
+    let venv = t.path().join("venv");
+    let good = stand_in(&pip_dir(&venv, "python3.11").join("libnccl.so.2"), 22105, &[]);
+
+    let env = SearchEnv { cuda_home: Some(cuda.clone()), virtual_env: Some(venv), ..bare(t.path()) };
+    assert_eq!(find_in(&env).unwrap().path(), good);
+
+    let env = SearchEnv { cuda_home: Some(cuda), ..bare(t.path()) };
+    let err = find_in(&env).unwrap_err();
+    match &err {
+        NcclMissing::Unloadable { path, reason } => {
+            assert_eq!(path, &broken);
+            assert!(!reason.is_empty());
+        }
+        other => panic!("expected Unloadable, got {other:?}"),
+    }
+    let line = err.to_string();
+    assert!(!line.contains('\n'), "{line}");
+    assert!(line.starts_with(&format!("NCCL is not available: {} does not load (", broken.display())), "{line}");
+}
+
+#[test]
+fn load_on_this_machine_gives_an_nccl_or_one_line() {
+    // The process environment as it is: a real NCCL where one is
+    // installed, else the one-line reason. Asked twice, the same answer.
+    match (load(), load()) {
+        (Ok(a), Ok(b)) => {
+            assert!(std::ptr::eq(a, b));
+            assert!(a.version() >= (2, 7, 0), "{:?}", a.version());
+            eprintln!("NCCL {:?} at {}", a.version(), a.path().display());
+        }
+        (Err(a), Err(b)) => {
+            assert_eq!(a, b);
+            assert!(!a.to_string().contains('\n'), "{a}");
+            eprintln!("{a}");
+        }
+        (a, b) => panic!("load changed its answer: {a:?} then {b:?}"),
+    }
+}
