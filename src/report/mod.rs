@@ -4,6 +4,7 @@
 
 pub mod csv;
 pub mod files;
+pub mod nccl_tests;
 pub mod osu;
 pub mod record;
 pub mod record_end;

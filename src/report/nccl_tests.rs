@@ -1,0 +1,462 @@
+//! nccl-tests' stdout layout (v2.19.6) and its bandwidth arithmetic, as pure
+//! functions that return lines without a newline; the caller writes them.
+//!
+//! A run prints, in order: [`preamble`], [`devices`], [`header`], one [`row`]
+//! per size and the [`footer`] built from a [`Totals`] that saw every cell.
+//! Numbers in the time and bandwidth columns go through [`fit`], which keeps
+//! them inside their column the way nccl-tests does. Trailing spaces that
+//! nccl-tests leaves on some lines (where its optional timestamp column or
+//! min-bandwidth verdict would go) are kept, so the text compares byte for
+//! byte.
+//!
+//! Not covered: the version line (it names nccl-tests and NCCL builds), the
+//! optional `-z`, `-I`, `-p` and `-M` lines, the `-C`, `-S` and `-I` columns,
+//! and the final `# error: ...` line.
+
+#[cfg(test)]
+mod tests;
+
+/// Width of the `size` column, bytes.
+const SIZE_W: usize = 12;
+/// Width of the `count` column, elements.
+const COUNT_W: usize = 12;
+/// Width of the `type` column.
+const TYPE_W: usize = 8;
+/// Width of the `redop` column.
+const REDOP_W: usize = 6;
+/// Width of the `root` column.
+const ROOT_W: usize = 6;
+/// Width of each `time` column, microseconds.
+const TIME_W: usize = 7;
+/// Width of each `algbw` and `busbw` column, GB/s.
+const BW_W: usize = 6;
+/// Width of each `#wrong` column.
+const WRONG_W: usize = 6;
+/// What separates two columns.
+const GAP: &str = "  ";
+
+/// The collectives commbench measures in nccl-tests' manner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collective {
+    /// `ncclAllReduce`.
+    AllReduce,
+    /// `ncclAllGather`.
+    AllGather,
+    /// `ncclReduceScatter`.
+    ReduceScatter,
+    /// `ncclAlltoAll` (nccl-tests' alltoall).
+    AllToAll,
+    /// `ncclBroadcast`.
+    Broadcast,
+    /// `ncclReduce`.
+    Reduce,
+    /// Each rank sends to the next and receives from the previous.
+    SendRecv,
+}
+
+impl Collective {
+    /// Every collective, in nccl-tests' build order.
+    pub const ALL: [Collective; 7] = [
+        Collective::AllReduce,
+        Collective::AllGather,
+        Collective::Broadcast,
+        Collective::ReduceScatter,
+        Collective::Reduce,
+        Collective::AllToAll,
+        Collective::SendRecv,
+    ];
+
+    /// The nccl-tests binary that runs this collective.
+    pub fn program(self) -> &'static str {
+        match self {
+            Collective::AllReduce => "all_reduce_perf",
+            Collective::AllGather => "all_gather_perf",
+            Collective::ReduceScatter => "reduce_scatter_perf",
+            Collective::AllToAll => "alltoall_perf",
+            Collective::Broadcast => "broadcast_perf",
+            Collective::Reduce => "reduce_perf",
+            Collective::SendRecv => "sendrecv_perf",
+        }
+    }
+
+    /// busbw / algbw for a communicator of `ranks` ranks: 2(n-1)/n for
+    /// allreduce, (n-1)/n for allgather, reduce-scatter and alltoall, 1 for
+    /// broadcast, reduce and sendrecv (one link bounds them). A single rank
+    /// moves nothing over a link, so the first two kinds give 0 there; no
+    /// ranks at all gives 0 for every kind rather than a division by zero.
+    pub fn bus_factor(self, ranks: usize) -> f64 {
+        if ranks == 0 {
+            return 0.0;
+        }
+        let n = ranks as f64;
+        match self {
+            Collective::AllReduce => 2.0 * (n - 1.0) / n,
+            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => (n - 1.0) / n,
+            Collective::Broadcast | Collective::Reduce | Collective::SendRecv => 1.0,
+        }
+    }
+
+    /// The bytes algbw divides by time, from the `count` column (elements
+    /// per call; per rank's share for allgather, reduce-scatter and
+    /// alltoall) and the element size. It is also what the `size` column
+    /// shows: the larger of one rank's send and receive buffers. Saturates
+    /// instead of overflowing.
+    pub fn data_bytes(self, count: usize, elt_size: usize, ranks: usize) -> usize {
+        let one = count.saturating_mul(elt_size);
+        match self {
+            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => one.saturating_mul(ranks),
+            _ => one,
+        }
+    }
+
+    /// The `redop` column for a run with reduction `op` (`sum`, `max`, ...):
+    /// `none` for allgather, alltoall and broadcast. sendrecv reduces nothing
+    /// but nccl-tests still prints the op it was given, and so does this.
+    pub fn redop_column(self, op: &str) -> &str {
+        match self {
+            Collective::AllGather | Collective::AllToAll | Collective::Broadcast => "none",
+            _ => op,
+        }
+    }
+
+    /// The `root` column: the root rank for broadcast and reduce, -1 for the
+    /// collectives that have none.
+    pub fn root_column(self, root: usize) -> i64 {
+        match self {
+            Collective::Broadcast | Collective::Reduce => i64::try_from(root).unwrap_or(i64::MAX),
+            _ => -1,
+        }
+    }
+
+    /// busbw from algbw for `ranks` ranks.
+    pub fn busbw(self, algbw: f64, ranks: usize) -> f64 {
+        algbw * self.bus_factor(ranks)
+    }
+}
+
+/// Algorithm bandwidth in GB/s (10^9 bytes per second, although nccl-tests'
+/// size options are binary): `bytes` moved in `seconds` per operation.
+/// Divides in nccl-tests' order, so the last bit agrees too.
+pub fn algbw_gbs(bytes: usize, seconds: f64) -> f64 {
+    bytes as f64 / 1.0e9 / seconds
+}
+
+/// One placement's columns (out-of-place or in-place) of a result row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cell {
+    /// Time per operation, microseconds.
+    pub time_us: f64,
+    /// GB/s.
+    pub algbw: f64,
+    /// GB/s.
+    pub busbw: f64,
+    /// Wrong elements summed over ranks; `None` when nothing was checked
+    /// (the column says `N/A`).
+    pub wrong: Option<u64>,
+}
+
+impl Cell {
+    /// The cell of `coll` moving `bytes` (see [`Collective::data_bytes`])
+    /// among `ranks` ranks in `seconds` per operation.
+    pub fn measured(coll: Collective, bytes: usize, ranks: usize, seconds: f64, wrong: Option<u64>) -> Cell {
+        let algbw = algbw_gbs(bytes, seconds);
+        Cell { time_us: seconds * 1.0e6, algbw, busbw: coll.busbw(algbw, ranks), wrong }
+    }
+}
+
+/// The columns of a row before the two cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowLabels<'a> {
+    /// Bytes (see [`Collective::data_bytes`]).
+    pub size: usize,
+    /// Elements per call.
+    pub count: usize,
+    /// nccl-tests' type name: `float`, `int32`, `bfloat16`, ...
+    pub type_name: &'a str,
+    /// See [`Collective::redop_column`].
+    pub redop: &'a str,
+    /// See [`Collective::root_column`].
+    pub root: i64,
+}
+
+/// How the size sweep steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Add this many bytes (`-i`).
+    Bytes(usize),
+    /// Multiply by this factor (`-f`, when above 1).
+    Factor(usize),
+}
+
+/// The run's options as the preamble reports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// Threads per process (`-t`).
+    pub threads: usize,
+    /// GPUs per thread (`-g`).
+    pub gpus: usize,
+    /// Smallest size, bytes (`-b`).
+    pub min_bytes: usize,
+    /// Largest size, bytes (`-e`).
+    pub max_bytes: usize,
+    /// How sizes grow (`-i` or `-f`).
+    pub step: Step,
+    /// Untimed operations per size (`-w`).
+    pub warmup_iters: usize,
+    /// Timed iterations per size (`-n`).
+    pub iters: usize,
+    /// Operations per timed iteration (`-m`).
+    pub agg_iters: usize,
+    /// Validation rounds (`-c`; 0 = off).
+    pub validation: usize,
+    /// CUDA graph launches (`-G`; 0 = off).
+    pub graph: usize,
+    /// Elements the buffers are offset by (`-u`).
+    pub unalign: usize,
+}
+
+/// One rank's line under `# Using devices`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Device {
+    /// Rank in the communicator.
+    pub rank: usize,
+    /// The `NCCL_TESTS_SPLIT` colour (0 without a split).
+    pub group: usize,
+    /// The rank's process id.
+    pub pid: u32,
+    /// The host's name.
+    pub host: String,
+    /// CUDA device index.
+    pub device: usize,
+    /// PCI domain of the GPU.
+    pub pci_domain: u32,
+    /// PCI bus of the GPU.
+    pub pci_bus: u32,
+    /// PCI device of the GPU.
+    pub pci_device: u32,
+    /// The GPU's product name.
+    pub name: String,
+}
+
+/// What the footer summarises, gathered cell by cell.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Totals {
+    /// busbw over every cell seen, GB/s.
+    pub busbw_sum: f64,
+    /// Cells seen (two per row).
+    pub cells: usize,
+    /// Checks that found wrong elements. [`Totals::add`] counts a cell
+    /// once; nccl-tests counts once per rank (thread) that saw some, so a
+    /// caller that knows the per-rank split may set this itself.
+    pub out_of_bounds: u64,
+}
+
+impl Totals {
+    /// Takes one printed cell into the totals.
+    pub fn add(&mut self, cell: &Cell) {
+        self.busbw_sum += cell.busbw;
+        self.cells += 1;
+        if cell.wrong.is_some_and(|n| n > 0) {
+            self.out_of_bounds += 1;
+        }
+    }
+
+    /// The arithmetic mean of busbw over every cell, out-of-place and
+    /// in-place alike; NaN before the first cell, as in nccl-tests.
+    pub fn avg_busbw(&self) -> f64 {
+        self.busbw_sum / self.cells as f64
+    }
+}
+
+/// `value` in at most `width` characters, right-aligned, the way nccl-tests
+/// fills its time and bandwidth columns: two decimals if they fit, else
+/// one, else none, else exponent notation (`1.0e+07` at width 7 and above,
+/// `1e+07` below). Rounding is to nearest on the exact binary value, ties
+/// to even, as C's printf does. Where even the exponent form is too wide
+/// (|value| >= 1e100, or a negative value needing it at width 7) nccl-tests
+/// cuts the text to the width and prints a wrong number; this lets it run
+/// over instead.
+pub fn fit(value: f64, width: usize) -> String {
+    let text = if let Some(word) = non_finite(value) {
+        word.to_string()
+    } else {
+        [2, 1, 0]
+            .into_iter()
+            .map(|decimals| format!("{value:.decimals$}"))
+            .find(|s| s.len() <= width)
+            .unwrap_or_else(|| c_exponent(value, if width >= 7 { 1 } else { 0 }))
+    };
+    format!("{text:>width$}")
+}
+
+/// C's spelling of infinities and NaN (`%f`, `%e`, `%g`), for non-finite values.
+fn non_finite(value: f64) -> Option<&'static str> {
+    if value.is_nan() {
+        Some("nan")
+    } else if value.is_infinite() {
+        Some(if value > 0.0 { "inf" } else { "-inf" })
+    } else {
+        None
+    }
+}
+
+/// C's `%.{precision}e` for a finite value: Rust's mantissa, with the
+/// exponent signed and at least two digits long.
+fn c_exponent(value: f64, precision: usize) -> String {
+    let rust = format!("{value:.precision$e}");
+    match rust.split_once('e') {
+        Some((mantissa, exp)) => {
+            let (sign, digits) = match exp.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', exp),
+            };
+            format!("{mantissa}e{sign}{digits:0>2}")
+        }
+        None => rust,
+    }
+}
+
+/// Drops trailing zeros after a decimal point, and the point if nothing
+/// follows it.
+fn trim_fraction(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// C's `%g`: six significant digits, fixed notation when the rounded
+/// value's exponent is from -4 to 5 and exponent notation otherwise, with
+/// trailing zeros dropped. nccl-tests prints `#wrong` and the average bus
+/// bandwidth this way.
+pub fn c_general(value: f64) -> String {
+    if let Some(word) = non_finite(value) {
+        return word.to_string();
+    }
+    let sci = c_exponent(value, 5);
+    let Some((mantissa, exp_text)) = sci.split_once('e') else {
+        return sci;
+    };
+    // The exponent of the value rounded to six digits decides the form.
+    let exp: i32 = exp_text.parse().unwrap_or(0);
+    if (-4..6).contains(&exp) {
+        let decimals = usize::try_from(5 - exp).unwrap_or(0);
+        trim_fraction(&format!("{value:.decimals$}")).to_string()
+    } else {
+        format!("{}e{exp_text}", trim_fraction(mantissa))
+    }
+}
+
+/// The lines before the device list: which program, the run's options, `#`.
+pub fn preamble(program: &str, s: &Settings) -> Vec<String> {
+    let Settings {
+        threads,
+        gpus,
+        min_bytes,
+        max_bytes,
+        step,
+        warmup_iters,
+        iters,
+        agg_iters,
+        validation,
+        graph,
+        unalign,
+    } = *s;
+    let (step, unit) = match step {
+        Step::Bytes(b) => (b, "bytes"),
+        Step::Factor(f) => (f, "factor"),
+    };
+    vec![
+        format!("# Collective test starting: {program}"),
+        format!(
+            "# nThread {threads} nGpus {gpus} minBytes {min_bytes} maxBytes {max_bytes} step: {step}({unit}) \
+             warmup iters: {warmup_iters} iters: {iters} agg iters: {agg_iters} validation: {validation} \
+             graph: {graph} unalign: {unalign}"
+        ),
+        "#".to_string(),
+    ]
+}
+
+/// `# Using devices` and one line per rank, in rank order.
+pub fn devices(list: &[Device]) -> Vec<String> {
+    let mut lines = vec!["# Using devices".to_string()];
+    lines.extend(list.iter().map(|d| {
+        format!(
+            "#  Rank {:>2} Group {:>2} Pid {:>6} on {:>10} device {:>2} [{:04x}:{:02x}:{:02x}] {}",
+            d.rank, d.group, d.pid, d.host, d.device, d.pci_domain, d.pci_bus, d.pci_device, d.name
+        )
+    }));
+    lines
+}
+
+/// The column widths of the header's name and unit lines. The first is the
+/// size column less the `# ` that starts the line.
+const HEADER_WIDTHS: [usize; 13] =
+    [SIZE_W - 2, COUNT_W, TYPE_W, REDOP_W, ROOT_W, TIME_W, BW_W, BW_W, WRONG_W, TIME_W, BW_W, BW_W, WRONG_W];
+
+/// One header line of right-aligned labels; nccl-tests ends it with the
+/// space that precedes its optional timestamp column.
+fn header_line(labels: [&str; 13]) -> String {
+    let cells: Vec<String> = labels.iter().zip(HEADER_WIDTHS).map(|(l, w)| format!("{l:>w$}")).collect();
+    format!("# {} ", cells.join(GAP))
+}
+
+/// The table header: `#`, the out-of-place / in-place line, column names,
+/// units.
+pub fn header() -> Vec<String> {
+    // The two group names sit at fixed places over their columns.
+    let labels_width = SIZE_W + COUNT_W + TYPE_W + REDOP_W + ROOT_W + 4 * GAP.len();
+    let groups = format!("{:<labels_width$}{:11}out-of-place{:23}in-place{:10}", "#", "", "", "");
+    let names = header_line([
+        "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+        "#wrong",
+    ]);
+    let units =
+        header_line(["(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""]);
+    vec!["#".to_string(), groups, names, units]
+}
+
+/// One placement's four columns, each preceded by the gap. A count fills
+/// its column; `N/A` takes one character less (nccl-tests still prints it
+/// as it did when the column was five wide), so whatever follows it sits
+/// one character further left.
+fn cell_columns(c: &Cell) -> String {
+    let wrong = match c.wrong {
+        Some(n) => format!("{:>WRONG_W$}", c_general(n as f64)),
+        None => format!("{:>w$}", "N/A", w = WRONG_W - 1),
+    };
+    format!("{GAP}{}{GAP}{}{GAP}{}{GAP}{wrong}", fit(c.time_us, TIME_W), fit(c.algbw, BW_W), fit(c.busbw, BW_W))
+}
+
+/// One result row: the labels, then the out-of-place and in-place cells.
+pub fn row(labels: &RowLabels, out_of_place: &Cell, in_place: &Cell) -> String {
+    let RowLabels { size, count, type_name, redop, root } = *labels;
+    format!(
+        "{size:>SIZE_W$}{GAP}{count:>COUNT_W$}{GAP}{type_name:>TYPE_W$}{GAP}{redop:>REDOP_W$}{GAP}{root:>ROOT_W$}{}{}",
+        cell_columns(out_of_place),
+        cell_columns(in_place)
+    )
+}
+
+/// The lines after the last row: the out-of-bounds count with OK or
+/// FAILED, the average bus bandwidth (with OK or FAILED against 90% of
+/// `min_busbw` when one is given, nccl-tests' `NCCL_TESTS_MIN_BW`), `#`,
+/// which program ended, `#`, and an empty line.
+pub fn footer(totals: &Totals, program: &str, min_busbw: Option<f64>) -> Vec<String> {
+    let bounds = if totals.out_of_bounds == 0 { "OK" } else { "FAILED" };
+    let avg = totals.avg_busbw();
+    let verdict = match min_busbw {
+        None => "",
+        Some(min) if avg < 0.9 * min => "FAILED",
+        Some(_) => "OK",
+    };
+    vec![
+        format!("# {:<20} : {} {bounds}", "Out of bounds values", totals.out_of_bounds),
+        format!("# {:<20} : {} {verdict}", "Avg bus bandwidth", c_general(avg)),
+        "#".to_string(),
+        format!("# Collective test concluded: {program}"),
+        "#".to_string(),
+        String::new(),
+    ]
+}

@@ -1,0 +1,363 @@
+//! Checks against nccl-tests v2.19.6: the expected lines were produced by
+//! running its printf format strings (with the values below) through a
+//! C-compatible printf, and the seed row comes from a published run.
+
+use super::*;
+
+/// The documented column widths of a result row, left to right.
+const ROW_WIDTHS: [usize; 13] = [12, 12, 8, 6, 6, 7, 6, 6, 6, 7, 6, 6, 6];
+
+/// A row built straight from the documented widths: each token
+/// right-aligned in its column, columns two spaces apart; `N/A` is printed
+/// five wide in nccl-tests' source, one less than its column.
+fn by_widths(tokens: &[&str]) -> String {
+    assert_eq!(tokens.len(), ROW_WIDTHS.len());
+    let cols: Vec<String> = tokens
+        .iter()
+        .zip(ROW_WIDTHS)
+        .map(|(&t, w)| if t == "N/A" { format!("{t:>5}") } else { format!("{t:>w$}") })
+        .collect();
+    cols.join("  ")
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+}
+
+#[test]
+fn bus_factors_for_one_two_and_eight_ranks() {
+    use Collective::*;
+    let cases = [
+        (AllReduce, [0.0, 1.0, 1.75]),
+        (AllGather, [0.0, 0.5, 0.875]),
+        (ReduceScatter, [0.0, 0.5, 0.875]),
+        (AllToAll, [0.0, 0.5, 0.875]),
+        (Broadcast, [1.0, 1.0, 1.0]),
+        (Reduce, [1.0, 1.0, 1.0]),
+        (SendRecv, [1.0, 1.0, 1.0]),
+    ];
+    for (coll, want) in cases {
+        for (n, w) in [1, 2, 8].into_iter().zip(want) {
+            assert!(close(coll.bus_factor(n), w), "{coll:?} n={n}: {} != {w}", coll.bus_factor(n));
+        }
+        assert_eq!(coll.bus_factor(0), 0.0, "{coll:?} with no ranks");
+    }
+}
+
+#[test]
+fn algbw_is_decimal_gigabytes_per_second() {
+    // 1 MiB in 100 us.
+    let algbw = algbw_gbs(1 << 20, 100e-6);
+    assert!(close(algbw, 10.48576), "{algbw}");
+    assert!(close(Collective::AllReduce.busbw(algbw, 2), 10.48576));
+    assert!(close(Collective::AllReduce.busbw(algbw, 4), 10.48576 * 1.5));
+    assert!(close(algbw_gbs(2_000_000_000, 2.0), 1.0));
+    // No time at all is not a panic.
+    assert!(algbw_gbs(8, 0.0).is_infinite());
+}
+
+#[test]
+fn data_bytes_count_every_rank_share_where_nccl_tests_does() {
+    assert_eq!(Collective::AllReduce.data_bytes(1000, 4, 8), 4000);
+    assert_eq!(Collective::Broadcast.data_bytes(1000, 4, 8), 4000);
+    assert_eq!(Collective::SendRecv.data_bytes(1000, 4, 8), 4000);
+    assert_eq!(Collective::AllGather.data_bytes(1000, 4, 8), 32000);
+    assert_eq!(Collective::ReduceScatter.data_bytes(1000, 4, 8), 32000);
+    assert_eq!(Collective::AllToAll.data_bytes(1000, 4, 8), 32000);
+    assert_eq!(Collective::AllToAll.data_bytes(usize::MAX, 4, 8), usize::MAX);
+}
+
+#[test]
+fn cell_from_a_measurement() {
+    let c = Cell::measured(Collective::AllGather, 8_000_000, 4, 1e-3, Some(0));
+    assert!(close(c.time_us, 1000.0));
+    assert!(close(c.algbw, 8.0));
+    assert!(close(c.busbw, 6.0));
+    assert_eq!(c.wrong, Some(0));
+}
+
+#[test]
+fn labels_columns_follow_nccl_tests() {
+    use Collective::*;
+    let programs: Vec<&str> = Collective::ALL.iter().map(|c| c.program()).collect();
+    assert_eq!(
+        programs,
+        [
+            "all_reduce_perf",
+            "all_gather_perf",
+            "broadcast_perf",
+            "reduce_scatter_perf",
+            "reduce_perf",
+            "alltoall_perf",
+            "sendrecv_perf"
+        ]
+    );
+    for c in [AllGather, AllToAll, Broadcast] {
+        assert_eq!(c.redop_column("sum"), "none", "{c:?}");
+    }
+    for c in [AllReduce, ReduceScatter, Reduce, SendRecv] {
+        assert_eq!(c.redop_column("max"), "max", "{c:?}");
+    }
+    for c in [AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv] {
+        assert_eq!(c.root_column(3), -1, "{c:?}");
+    }
+    assert_eq!(Broadcast.root_column(3), 3);
+    assert_eq!(Reduce.root_column(0), 0);
+    assert_eq!(Reduce.root_column(usize::MAX), i64::MAX);
+}
+
+#[test]
+fn fit_at_the_boundaries() {
+    // (value, width 6, width 7): what nccl-tests' column fitting prints
+    // (short entries are right-aligned before comparing).
+    let cases: [(f64, &str, &str); 20] = [
+        (0.0, "  0.00", "   0.00"),
+        (9.99, "  9.99", "   9.99"),
+        // 9.995 is stored a little below, 0.005 a little above.
+        (9.995, "  9.99", "   9.99"),
+        (0.005, "  0.01", "   0.01"),
+        (0.125, "  0.12", "   0.12"),
+        (99.99, " 99.99", "  99.99"),
+        (999.99, "999.99", " 999.99"),
+        (999.995, "1000.0", "1000.00"),
+        (3837.4, "3837.4", "3837.40"),
+        (9999.94, "9999.9", "9999.94"),
+        // Rounding to one decimal makes seven characters: none left.
+        (9999.99, " 10000", "9999.99"),
+        (99999.9, "100000", "99999.9"),
+        (999999.4, "999999", " 999999"),
+        (999999.5, " 1e+06", "1000000"),
+        (999999.99, " 1e+06", "1000000"),
+        (9999999.4, " 1e+07", "9999999"),
+        (1e7, " 1e+07", "1.0e+07"),
+        (12345678.0, " 1e+07", "1.2e+07"),
+        (1e-7, "  0.00", "   0.00"),
+        (1e99, "1e+99", "1.0e+99"),
+    ];
+    for (v, w6, w7) in cases {
+        assert_eq!(fit(v, 6), format!("{w6:>6}"), "{v} at 6");
+        assert_eq!(fit(v, 7), format!("{w7:>7}"), "{v} at 7");
+    }
+}
+
+#[test]
+fn fit_without_a_number_to_print() {
+    assert_eq!(fit(f64::NAN, 6), "   nan");
+    assert_eq!(fit(f64::INFINITY, 7), "    inf");
+    assert_eq!(fit(f64::NEG_INFINITY, 6), "  -inf");
+    // Too wide even as an exponent: longer than the column, never cut.
+    assert_eq!(fit(1e100, 7), "1.0e+100");
+    assert_eq!(fit(-1e7, 6), "-1e+07");
+}
+
+#[test]
+fn general_form_like_printf_g() {
+    let cases: [(f64, &str); 13] = [
+        (0.0, "0"),
+        (1.0, "1"),
+        (999999.0, "999999"),
+        (1e6, "1e+06"),
+        (1234567.0, "1.23457e+06"),
+        (9999995.0, "1e+07"),
+        (864.9, "864.9"),
+        (12345.678, "12345.7"),
+        (123456.5, "123456"),
+        (0.0001, "0.0001"),
+        (1e-5, "1e-05"),
+        (2.5e-7, "2.5e-07"),
+        (1e16, "1e+16"),
+    ];
+    for (v, want) in cases {
+        assert_eq!(c_general(v), want, "{v}");
+    }
+    assert_eq!(c_general(f64::NAN), "nan");
+}
+
+#[test]
+fn header_lines() {
+    assert_eq!(
+        header(),
+        [
+            "#",
+            "#                                                              out-of-place                       \
+             in-place          ",
+            "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   \
+             busbw  #wrong ",
+            "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  \
+             (GB/s)         ",
+        ]
+    );
+}
+
+#[test]
+fn header_names_end_where_row_columns_end() {
+    let names = &header()[2];
+    let row = by_widths(&["1"; 13]);
+    // Every column of the row ends under the last letter of its name.
+    let ends = |s: &str| -> Vec<usize> {
+        let b = s.as_bytes();
+        (0..b.len()).filter(|&i| b[i] != b' ' && b.get(i + 1).is_none_or(|&c| c == b' ')).map(|i| i + 1).collect()
+    };
+    // (The first end in the names line is the `#`.)
+    assert_eq!(ends(names.trim_end())[1..], ends(&row));
+}
+
+/// The alltoall row of the seed run (8 single-rank processes, so busbw 0).
+fn seed_row() -> String {
+    let labels = RowLabels { size: 33554432, count: 8388608, type_name: "float", redop: "none", root: -1 };
+    let oop = Cell { time_us: 38.80, algbw: 864.90, busbw: 0.0, wrong: Some(0) };
+    let ip = Cell { time_us: 8.74, algbw: 3837.40, busbw: 0.0, wrong: None };
+    row(&labels, &oop, &ip)
+}
+
+#[test]
+fn seed_row_tokens_and_layout() {
+    let line = seed_row();
+    // The published run:
+    // 33554432 8388608 float none -1 38.80 864.90 0.00 0 8.74 3837.40 0.00 N/A
+    // It predates v2.19.6, which fits bandwidths into six characters; the
+    // old `%6.2f` let 3837.40 run over. Every other token is the same.
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(
+        tokens,
+        ["33554432", "8388608", "float", "none", "-1", "38.80", "864.90", "0.00", "0", "8.74", "3837.4", "0.00", "N/A"]
+    );
+    assert_eq!(line, by_widths(&tokens));
+    assert_eq!(
+        line,
+        "    33554432       8388608     float    none      -1    38.80  864.90    0.00       0     8.74  3837.4    \
+         0.00    N/A"
+    );
+}
+
+#[test]
+fn seed_footer() {
+    let mut t = Totals::default();
+    t.add(&Cell { time_us: 38.80, algbw: 864.90, busbw: 0.0, wrong: Some(0) });
+    t.add(&Cell { time_us: 8.74, algbw: 3837.40, busbw: 0.0, wrong: None });
+    assert_eq!(
+        footer(&t, "alltoall_perf", None),
+        [
+            "# Out of bounds values : 0 OK",
+            "# Avg bus bandwidth    : 0 ",
+            "#",
+            "# Collective test concluded: alltoall_perf",
+            "#",
+            "",
+        ]
+    );
+}
+
+#[test]
+fn two_rank_allreduce_row() {
+    let coll = Collective::AllReduce;
+    let bytes = coll.data_bytes(262144, 4, 2);
+    assert_eq!(bytes, 1 << 20);
+    let oop = Cell::measured(coll, bytes, 2, 100e-6, Some(0));
+    let ip = Cell::measured(coll, bytes, 2, 100e-6, Some(1234567));
+    let labels = RowLabels {
+        size: bytes,
+        count: 262144,
+        type_name: "float",
+        redop: coll.redop_column("sum"),
+        root: coll.root_column(0),
+    };
+    let line = row(&labels, &oop, &ip);
+    assert_eq!(
+        line,
+        "     1048576        262144     float     sum      -1   100.00   10.49   10.49       0   100.00   10.49   \
+         10.49  1.23457e+06"
+    );
+}
+
+#[test]
+fn footer_average_covers_every_cell_and_failures_show() {
+    let mut t = Totals::default();
+    for (busbw, wrong) in [(10.48576, Some(0)), (20.0, Some(3)), (3.5, None), (0.25, Some(1))] {
+        t.add(&Cell { time_us: 1.0, algbw: busbw, busbw, wrong });
+    }
+    assert_eq!(t.cells, 4);
+    assert_eq!(t.out_of_bounds, 2);
+    let lines = footer(&t, "all_reduce_perf", Some(10.0));
+    assert_eq!(lines[0], "# Out of bounds values : 2 FAILED");
+    assert_eq!(lines[1], "# Avg bus bandwidth    : 8.55894 FAILED");
+    // 90% of the floor passes.
+    assert_eq!(footer(&t, "all_reduce_perf", Some(9.5))[1], "# Avg bus bandwidth    : 8.55894 OK");
+    // No cells: nothing to average.
+    assert_eq!(footer(&Totals::default(), "x", None)[1], "# Avg bus bandwidth    : nan ");
+}
+
+#[test]
+fn preamble_and_devices() {
+    let settings = Settings {
+        threads: 1,
+        gpus: 1,
+        min_bytes: 33554432,
+        max_bytes: 33554432,
+        step: Step::Bytes(1048576),
+        warmup_iters: 5,
+        iters: 20,
+        agg_iters: 1,
+        validation: 1,
+        graph: 0,
+        unalign: 0,
+    };
+    assert_eq!(
+        preamble("alltoall_perf", &settings),
+        [
+            "# Collective test starting: alltoall_perf",
+            "# nThread 1 nGpus 1 minBytes 33554432 maxBytes 33554432 step: 1048576(bytes) warmup iters: 5 iters: 20 \
+             agg iters: 1 validation: 1 graph: 0 unalign: 0",
+            "#",
+        ]
+    );
+    let factor = Settings { step: Step::Factor(2), ..settings };
+    assert!(preamble("x", &factor)[1].contains(" step: 2(factor) "));
+
+    let h100 = Device {
+        rank: 0,
+        group: 0,
+        pid: 384590,
+        host: "h100-8way".into(),
+        device: 0,
+        pci_domain: 0,
+        pci_bus: 0x1b,
+        pci_device: 0,
+        name: "NVIDIA H100 80GB HBM3".into(),
+    };
+    let wide = Device {
+        rank: 12,
+        group: 3,
+        pid: 1234567,
+        host: "a-much-longer-hostname".into(),
+        device: 7,
+        pci_domain: 1,
+        pci_bus: 0x4e,
+        pci_device: 0,
+        name: "NVIDIA H200".into(),
+    };
+    assert_eq!(
+        devices(&[h100, wide]),
+        [
+            "# Using devices",
+            "#  Rank  0 Group  0 Pid 384590 on  h100-8way device  0 [0000:1b:00] NVIDIA H100 80GB HBM3",
+            "#  Rank 12 Group  3 Pid 1234567 on a-much-longer-hostname device  7 [0001:4e:00] NVIDIA H200",
+        ]
+    );
+}
+
+#[test]
+fn unchecked_rows_shift_after_each_na() {
+    // With `-c 0` both cells say N/A; each one is a character short, so the
+    // in-place group starts one character early and the line ends two early.
+    let labels = RowLabels { size: 8, count: 2, type_name: "float", redop: "sum", root: -1 };
+    let oop = Cell { time_us: 12.34, algbw: 0.0006, busbw: 0.0012, wrong: None };
+    let ip = Cell { time_us: 12000.5, ..oop };
+    let line = row(&labels, &oop, &ip);
+    assert_eq!(
+        line,
+        "           8             2     float     sum      -1    12.34    0.00    0.00    N/A  12000.5    0.00    \
+         0.00    N/A"
+    );
+    assert_eq!(line.len(), 116);
+}
