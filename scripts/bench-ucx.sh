@@ -17,10 +17,11 @@
 #   scripts/bench-ucx.sh
 #   ROUNDS=15 TRANSPORTS=shm MAX_SIZE=65536 scripts/bench-ucx.sh
 #
-# Like for like: iterations and warm-up are OSU's defaults for both
-# (latency 10000/1000 up to 8 KiB, 1000/100 above; bandwidth 100/10 windows
-# of 64 messages up to 8 KiB, 20/2 above, i.e. 6400 and 1280 messages for
-# perftest). ucx_perftest reports latency as half the round trip, as OSU
+# Iterations are OSU's defaults for both (latency 10000 up to 8 KiB, 1000
+# above; bandwidth 100 windows of 64 messages up to 8 KiB, 20 above, i.e.
+# 6400 and 1280 messages for perftest), and so is the bandwidth warm-up
+# (10 and 2 windows). ucx_perftest's latency warm-up is ten times OSU's
+# (1000 and 100 against 100 and 10): more warm-up can only favour it. ucx_perftest reports latency as half the round trip, as OSU
 # does, and bandwidth in MiB/s: it is converted to OSU's MB/s (10^6 B/s).
 # ucx_perftest's tag_bw keeps messages flowing without OSU's per-window
 # acknowledgement, so some gap at small sizes is the method, not overhead.

@@ -113,6 +113,9 @@ pub struct JobConfig<'a> {
     /// carry `name`: the OSU binaries print them bare, like OSU's own
     /// process-count lines.
     pub name_shape_lines: bool,
+    /// Whether each rank opens its GPU (`-d`) before MPI starts, as a
+    /// CUDA-aware MPI expects.
+    pub gpu: bool,
 }
 
 /// A started job on one rank: MPI is up, the job size suits the program
@@ -128,6 +131,9 @@ pub struct Job {
     pub setup_exit: i32,
     on_fire: Arc<Mutex<Option<OnFire>>>,
     watch: Arc<signals::Watch>,
+    /// This rank's GPU, when the job asked for one (last, so that it is
+    /// released after everything that used it).
+    pub gpu: Option<crate::gpu::cuda::Gpu>,
 }
 
 /// The command line as given.
@@ -165,6 +171,9 @@ impl Job {
         let start = Utc::now();
         // Binding and NIC variables must be in place before MPI starts.
         let prepared = placement::prepare(&env, cfg.placement);
+        // The GPU too: a CUDA-aware MPI looks at the current device when
+        // it starts.
+        let gpu = cfg.gpu.then(|| crate::gpu::cuda::open(cfg.placement.gpu.as_deref(), env.local_rank));
         let Some(world) = World::init() else {
             say(&format!("{name}: MPI was initialised before commbench could do it"));
             return Err(cfg.setup_exit);
@@ -189,6 +198,13 @@ impl Job {
             Ok(p) => p,
             Err(line) => return refuse(world, line.map(|l| format!("{name}: {l}"))),
         };
+        let gpu = match gpu {
+            None => None,
+            Some(g) => match agree_failures(&world, g.as_ref().err().map(ToString::to_string).as_deref()) {
+                Ok(()) => g.ok(),
+                Err(line) => return refuse(world, line.map(|l| format!("{name}: {l}"))),
+            },
+        };
         Ok(Job {
             name,
             argv: argv(),
@@ -200,6 +216,7 @@ impl Job {
             setup_exit: cfg.setup_exit,
             on_fire,
             watch,
+            gpu,
         })
     }
 

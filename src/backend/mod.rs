@@ -12,12 +12,16 @@
 //! generic over it and monomorphised, so nothing dynamic sits between the
 //! timer reads.
 //!
-//! Transports: MPI on host memory ([`mpi_host::MpiHost`]) and an
-//! in-process mock with a deterministic clock ([`mock`]) for unit tests.
+//! Transports: MPI ([`mpi_host::Mpi`]) on host memory or, for a
+//! CUDA-aware MPI, on GPU memory ([`cuda_memory`]); UCX's tagged messages
+//! ([`ucx`], when built with UCX); and an in-process mock with a
+//! deterministic clock ([`mock`]) for unit tests.
 
 mod agree;
+pub mod cuda_memory;
 pub mod mock;
 pub mod mpi_host;
+pub mod nccl;
 mod shim;
 #[cfg(ucx)]
 pub mod ucx;
@@ -68,6 +72,65 @@ pub trait Buffer {
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// A buffer whose address a C library takes (MPI, NCCL): host memory, or
+/// device memory a GPU-aware library reads and writes itself.
+pub trait RawBuffer: Buffer {
+    fn as_ptr(&self) -> *const u8;
+    fn as_mut_ptr(&mut self) -> *mut u8;
+}
+
+impl RawBuffer for crate::buffer::AlignedBuf {
+    #[inline(always)]
+    fn as_ptr(&self) -> *const u8 {
+        crate::buffer::AlignedBuf::as_ptr(self)
+    }
+
+    #[inline(always)]
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        crate::buffer::AlignedBuf::as_mut_ptr(self)
+    }
+}
+
+/// Where a transport's message buffers live, and how the host reaches
+/// into them outside timed regions (fills and validation).
+pub trait Memory {
+    type Buf: RawBuffer;
+    /// What the CSV and run record call it (`host`, `cuda`).
+    const MEMORY: &'static str;
+    /// A zeroed buffer of `bytes`.
+    fn alloc(&self, bytes: usize) -> Result<Self::Buf, AllocError>;
+    /// Lets `write` change the contents through host memory.
+    fn write_host(&self, buf: &mut Self::Buf, write: impl FnOnce(&mut [u8]));
+    /// Lets `read` see the contents in host memory.
+    fn read_host<R>(&self, buf: &Self::Buf, read: impl FnOnce(&[u8]) -> R) -> R;
+    /// What the run record says about this memory (collective: every
+    /// rank calls it; the value matters at rank 0).
+    fn record_info<C: Control>(&self, _w: &C) -> Option<serde_json::Value> {
+        None
+    }
+}
+
+/// Page-aligned host memory, as OSU allocates it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostMemory;
+
+impl Memory for HostMemory {
+    type Buf = crate::buffer::AlignedBuf;
+    const MEMORY: &'static str = "host";
+
+    fn alloc(&self, bytes: usize) -> Result<Self::Buf, AllocError> {
+        crate::buffer::AlignedBuf::zeroed(bytes)
+    }
+
+    fn write_host(&self, buf: &mut Self::Buf, write: impl FnOnce(&mut [u8])) {
+        write(buf.as_mut_slice())
+    }
+
+    fn read_host<R>(&self, buf: &Self::Buf, read: impl FnOnce(&[u8]) -> R) -> R {
+        read(buf.as_slice())
     }
 }
 
@@ -185,20 +248,19 @@ pub trait Collectives: Transport {
 }
 
 /// The buffer methods of a transport whose buffers are plain host memory
-/// (`Buf = AlignedBuf`): allocation, and host staging that is the buffer
-/// itself.
+/// (`Buf = AlignedBuf`), from [`HostMemory`].
 macro_rules! host_memory {
     () => {
         fn alloc(&self, bytes: usize) -> Result<$crate::buffer::AlignedBuf, $crate::buffer::AllocError> {
-            $crate::buffer::AlignedBuf::zeroed(bytes)
+            $crate::backend::Memory::alloc(&$crate::backend::HostMemory, bytes)
         }
 
         fn write_host(&self, buf: &mut $crate::buffer::AlignedBuf, write: impl FnOnce(&mut [u8])) {
-            write(buf.as_mut_slice())
+            $crate::backend::Memory::write_host(&$crate::backend::HostMemory, buf, write)
         }
 
         fn read_host<R>(&self, buf: &$crate::buffer::AlignedBuf, read: impl FnOnce(&[u8]) -> R) -> R {
-            read(buf.as_slice())
+            $crate::backend::Memory::read_host(&$crate::backend::HostMemory, buf, read)
         }
     };
 }

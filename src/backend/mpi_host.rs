@@ -1,7 +1,9 @@
-//! MPI on host memory: the data plane as OSU times it. Each operation is
-//! the one C call OSU makes (MPI_Send/Recv, Isend/Irecv + Waitall,
-//! Barrier, the collectives) on page-aligned host buffers, timed with
-//! `MPI_Wtime`; the length checks are one compare each.
+//! MPI: the data plane as OSU times it. Each operation is the one C call
+//! OSU makes (MPI_Send/Recv, Isend/Irecv + Waitall, Barrier, the
+//! collectives), timed with `MPI_Wtime`; the length checks are one compare
+//! each. The buffers are host memory ([`MpiHost`]: page-aligned, as OSU's)
+//! or another [`Memory`] MPI can read and write, such as CUDA device
+//! memory for a CUDA-aware MPI.
 
 use std::ffi::{c_int, c_void};
 
@@ -9,27 +11,43 @@ use mpi::ffi;
 
 use super::shim::Handles;
 use super::world::World;
-use super::{check_len, Collectives, Control, Envelope, Operands, Transport};
-use crate::buffer::{AlignedBuf, BufferSet};
+use super::{check_len, Buffer, Collectives, Control, Envelope, HostMemory, Memory, Operands, RawBuffer, Transport};
+use crate::buffer::BufferSet;
 use crate::datatype::Datatype;
 
-/// MPI point-to-point and collectives over host buffers, on the world's
-/// communicator.
-pub struct MpiHost<'w> {
+/// MPI point-to-point and collectives over buffers in memory `M`, on the
+/// world's communicator.
+pub struct Mpi<'w, M: Memory = HostMemory> {
     world: &'w World,
     comm: ffi::MPI_Comm,
     h: Handles,
+    mem: M,
 }
+
+/// MPI on host memory: what OSU's non-GPU build measures.
+pub type MpiHost<'w> = Mpi<'w, HostMemory>;
 
 impl<'w> MpiHost<'w> {
     pub fn new(world: &'w World) -> MpiHost<'w> {
-        MpiHost { world, comm: world.comm(), h: world.handles() }
+        Mpi::with_memory(world, HostMemory)
+    }
+}
+
+impl<'w, M: Memory> Mpi<'w, M> {
+    /// MPI moving buffers of `mem`.
+    pub fn with_memory(world: &'w World, mem: M) -> Mpi<'w, M> {
+        Mpi { world, comm: world.comm(), h: world.handles(), mem }
+    }
+
+    /// Where the buffers live.
+    pub fn memory(&self) -> &M {
+        &self.mem
     }
 
     /// (send pointer, receive buffer) of a collective; in place, the send
     /// side is MPI_IN_PLACE.
     #[inline(always)]
-    fn operands<'a>(&self, io: Operands<'a, AlignedBuf>) -> (*const c_void, &'a mut AlignedBuf) {
+    fn operands<'a>(&self, io: Operands<'a, M::Buf>) -> (*const c_void, &'a mut M::Buf) {
         match io {
             Operands::Apart { send, recv } => (send.as_ptr() as *const c_void, recv),
             Operands::InPlace(buf) => (self.h.in_place as *const c_void, buf),
@@ -90,7 +108,7 @@ type Rooted = unsafe extern "C" fn(
     ffi::MPI_Comm,
 ) -> c_int;
 
-impl<'w> MpiHost<'w> {
+impl<'w, M: Memory> Mpi<'w, M> {
     /// A rooted collective with `count` elements of `dt` per rank on both
     /// sides.
     ///
@@ -114,7 +132,7 @@ impl<'w> MpiHost<'w> {
     /// A collective with the (send, count, type, recv, count, type, comm)
     /// signature; `per_rank` is how many blocks of `count` the buffers hold.
     #[inline(always)]
-    fn exchange(&self, f: Exchange, io: Operands<AlignedBuf>, count: usize, dt: Datatype, send_blocks: usize) {
+    fn exchange(&self, f: Exchange, io: Operands<M::Buf>, count: usize, dt: Datatype, send_blocks: usize) {
         let need = count * dt.size();
         let np = self.world.size();
         if let Operands::Apart { send, .. } = &io {
@@ -128,19 +146,33 @@ impl<'w> MpiHost<'w> {
     }
 }
 
-impl<'w> Transport for MpiHost<'w> {
+impl<'w, M: Memory> Transport for Mpi<'w, M> {
     type World = World;
-    type Buf = AlignedBuf;
+    type Buf = M::Buf;
     type Requests = Requests;
 
     const BACKEND: &'static str = "mpi";
-    const MEMORY: &'static str = "host";
+    const MEMORY: &'static str = M::MEMORY;
 
     fn world(&self) -> &World {
         self.world
     }
 
-    super::host_memory!();
+    fn alloc(&self, bytes: usize) -> Result<M::Buf, crate::buffer::AllocError> {
+        self.mem.alloc(bytes)
+    }
+
+    fn write_host(&self, buf: &mut M::Buf, write: impl FnOnce(&mut [u8])) {
+        self.mem.write_host(buf, write)
+    }
+
+    fn read_host<R>(&self, buf: &M::Buf, read: impl FnOnce(&[u8]) -> R) -> R {
+        self.mem.read_host(buf, read)
+    }
+
+    fn record_info(&self) -> Option<serde_json::Value> {
+        self.mem.record_info(self.world)
+    }
 
     fn requests(&self, n: usize) -> Requests {
         // SAFETY: reading an extern constant.
@@ -158,7 +190,7 @@ impl<'w> Transport for MpiHost<'w> {
     }
 
     #[inline(always)]
-    fn send(&self, buf: &AlignedBuf, env: Envelope) {
+    fn send(&self, buf: &M::Buf, env: Envelope) {
         check_len(buf.len(), env.bytes());
         // SAFETY: the buffer holds count elements (checked above).
         unsafe {
@@ -174,7 +206,7 @@ impl<'w> Transport for MpiHost<'w> {
     }
 
     #[inline(always)]
-    fn recv(&self, buf: &mut AlignedBuf, env: Envelope) {
+    fn recv(&self, buf: &mut M::Buf, env: Envelope) {
         check_len(buf.len(), env.bytes());
         // SAFETY: as for send.
         unsafe {
@@ -191,7 +223,7 @@ impl<'w> Transport for MpiHost<'w> {
     }
 
     #[inline(always)]
-    fn isend_window(&self, bufs: &BufferSet<AlignedBuf>, env: Envelope, reqs: &mut Requests, offset: usize) {
+    fn isend_window(&self, bufs: &BufferSet<M::Buf>, env: Envelope, reqs: &mut Requests, offset: usize) {
         check_len(bufs.slot(0).len(), env.bytes());
         let (count, dt, peer, comm) = (env.count as c_int, self.h.dt(env.datatype), env.peer as c_int, self.comm);
         let addr = |j: usize| bufs.slot(j).as_ptr() as *mut c_void;
@@ -205,7 +237,7 @@ impl<'w> Transport for MpiHost<'w> {
     }
 
     #[inline(always)]
-    fn irecv_window(&self, bufs: &mut BufferSet<AlignedBuf>, env: Envelope, reqs: &mut Requests, offset: usize) {
+    fn irecv_window(&self, bufs: &mut BufferSet<M::Buf>, env: Envelope, reqs: &mut Requests, offset: usize) {
         check_len(bufs.slot(0).len(), env.bytes());
         let (count, dt, peer, comm) = (env.count as c_int, self.h.dt(env.datatype), env.peer as c_int, self.comm);
         let (slots, distinct) = (bufs.slots(), bufs.distinct());
@@ -236,14 +268,14 @@ impl<'w> Transport for MpiHost<'w> {
     }
 }
 
-impl<'w> Collectives for MpiHost<'w> {
+impl<'w, M: Memory> Collectives for Mpi<'w, M> {
     #[inline(always)]
     fn barrier(&self) {
         self.world.barrier();
     }
 
     #[inline(always)]
-    fn allreduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+    fn allreduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         let need = count * dt.size();
         if let Operands::Apart { send, .. } = &io {
             check_len(send.len(), need);
@@ -264,10 +296,10 @@ impl<'w> Collectives for MpiHost<'w> {
     }
 
     #[inline(always)]
-    fn reduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+    fn reduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
         let need = count * dt.size();
         let is_root = self.world.rank() == root;
-        let (send, recv): (*const c_void, &mut AlignedBuf) = match io {
+        let (send, recv): (*const c_void, &mut M::Buf) = match io {
             Operands::Apart { send, recv } => {
                 check_len(send.len(), need);
                 (send.as_ptr() as *const c_void, recv)
@@ -293,11 +325,11 @@ impl<'w> Collectives for MpiHost<'w> {
     }
 
     #[inline(always)]
-    fn reduce_scatter_sum(&self, io: Operands<AlignedBuf>, counts: &[i32], dt: Datatype) {
+    fn reduce_scatter_sum(&self, io: Operands<M::Buf>, counts: &[i32], dt: Datatype) {
         assert_eq!(counts.len(), self.world.size());
         let total: usize = counts.iter().map(|&c| c as usize).sum::<usize>() * dt.size();
         let mine = counts[self.world.rank()] as usize * dt.size();
-        let (send, recv): (*const c_void, &mut AlignedBuf) = match io {
+        let (send, recv): (*const c_void, &mut M::Buf) = match io {
             Operands::Apart { send, recv } => {
                 check_len(send.len(), total);
                 check_len(recv.len(), mine);
@@ -323,18 +355,18 @@ impl<'w> Collectives for MpiHost<'w> {
     }
 
     #[inline(always)]
-    fn allgather(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+    fn allgather(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         self.exchange(ffi::MPI_Allgather, io, count, dt, 1);
     }
 
     #[inline(always)]
-    fn alltoall(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+    fn alltoall(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         let np = self.world.size();
         self.exchange(ffi::MPI_Alltoall, io, count, dt, np);
     }
 
     #[inline(always)]
-    fn bcast(&self, buf: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+    fn bcast(&self, buf: &mut M::Buf, count: usize, dt: Datatype, root: usize) {
         check_len(buf.len(), count * dt.size());
         // SAFETY: buf holds count elements.
         unsafe {
@@ -343,7 +375,7 @@ impl<'w> Collectives for MpiHost<'w> {
     }
 
     #[inline(always)]
-    fn gather(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+    fn gather(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
         let need = count * dt.size();
         let all = need * self.world.size();
         let (send, recv): (*const c_void, *mut c_void) = if self.world.rank() == root {
@@ -373,7 +405,7 @@ impl<'w> Collectives for MpiHost<'w> {
     }
 
     #[inline(always)]
-    fn scatter(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+    fn scatter(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
         let need = count * dt.size();
         let all = need * self.world.size();
         let (send, recv): (*const c_void, *mut c_void) = if self.world.rank() == root {

@@ -13,6 +13,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     title: "OSU MPI Allgather Latency Test",
     letters: "hvfmixMacuGDPTIlz",
     buffer_times_np: true,
+    accel_slot: true,
     ..super::allreduce::SPEC
 };
 

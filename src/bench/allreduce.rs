@@ -20,6 +20,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     from_zero: false,
     windowed: false,
     buffer_times_np: false,
+    accel_slot: true,
 };
 
 pub struct Allreduce;

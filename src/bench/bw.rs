@@ -23,6 +23,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     from_zero: false,
     windowed: true,
     buffer_times_np: false,
+    accel_slot: true,
 };
 
 const TAG_DATA: i32 = 100;

@@ -19,6 +19,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     title: "OSU MPI Gather Latency Test",
     letters: "hvfmixMacuGDPTIlzk",
     buffer_times_np: true,
+    accel_slot: true,
     ..super::allreduce::SPEC
 };
 

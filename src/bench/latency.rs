@@ -22,6 +22,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     from_zero: true,
     windowed: false,
     buffer_times_np: false,
+    accel_slot: true,
 };
 
 const TAG: i32 = 1;

@@ -22,6 +22,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     from_zero: false,
     windowed: true,
     buffer_times_np: false,
+    accel_slot: false,
 };
 
 pub struct MbwMr;

@@ -12,6 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_multi_lat",
     title: "OSU MPI Multi Latency Test",
     procs: ProcRule::Pairs,
+    accel_slot: false,
     ..super::latency::SPEC
 };
 

@@ -8,7 +8,8 @@ use std::io::{self, Write};
 
 use super::measure::{self, Plan};
 use super::{memory, Bench, Kernel, PointToPoint, Setup};
-use crate::backend::mpi_host::MpiHost;
+use crate::backend::cuda_memory::{CudaMemory, Place};
+use crate::backend::mpi_host::{Mpi, MpiHost};
 use crate::backend::{Control, Transport};
 use crate::buffer::AllocError;
 use crate::cli::Backend;
@@ -32,9 +33,21 @@ pub fn main<B: Bench>() -> ! {
 /// Runs benchmark `B` with the process's arguments; returns the exit
 /// status.
 pub fn run<B: Bench>() -> i32 {
-    run_with(B::SPEC, |s: &Session| {
-        let t = MpiHost::new(&s.job.world);
-        s.run(&t, B::message_bytes, B::kernel)
+    run_with(B::SPEC, |s: &Session| match s.cuda_memory() {
+        _ if s.opts.backend == Backend::Nccl => {
+            s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::kernel))
+        }
+        None => {
+            let t = MpiHost::new(&s.job.world);
+            s.run(&t, B::message_bytes, B::kernel)
+        }
+        Some(mem) => {
+            let Some(mem) = s.job.everywhere(mem.check_mpi()) else {
+                return setup_failed();
+            };
+            let t = Mpi::with_memory(&s.job.world, mem);
+            s.run(&t, B::message_bytes, B::kernel)
+        }
     })
 }
 
@@ -49,12 +62,21 @@ pub fn main_p2p<B: PointToPoint>() -> ! {
 /// [`run`] for a point-to-point benchmark: over MPI, or over UCX with
 /// `--backend ucx`.
 pub fn run_p2p<B: PointToPoint>() -> i32 {
-    run_with(B::SPEC, |s: &Session| match s.opts.backend {
-        Backend::Mpi => {
+    run_with(B::SPEC, |s: &Session| match (s.opts.backend, s.cuda_memory()) {
+        (Backend::Mpi, None) => {
             let t = MpiHost::new(&s.job.world);
             s.run(&t, B::message_bytes, B::kernel)
         }
-        Backend::Ucx => run_ucx::<B>(s),
+        (Backend::Mpi, Some(mem)) => {
+            let Some(mem) = s.job.everywhere(mem.check_mpi()) else {
+                return setup_failed();
+            };
+            let t = Mpi::with_memory(&s.job.world, mem);
+            s.run(&t, B::message_bytes, B::kernel)
+        }
+        // Options refuse -d with UCX.
+        (Backend::Ucx, _) => run_ucx::<B>(s),
+        (Backend::Nccl, _) => s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::p2p_kernel)),
     })
 }
 
@@ -86,9 +108,9 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
             }
             return 0;
         }
-        Ok(Parsed::Version) => {
+        Ok(Parsed::Version(accel)) => {
             if leader {
-                println!("{}", spec.title_line());
+                println!("{}", spec.title_line_for(accel, crate::cli::Backend::Mpi));
                 println!("commbench {} (OSU {} compatible)", crate::VERSION, crate::OSU_VERSION);
             }
             return 0;
@@ -109,6 +131,7 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
         placement: &placement,
         setup_exit: 1,
         name_shape_lines: false,
+        gpu: opts.accel.is_some() || opts.backend == Backend::Nccl,
     };
     if opts.backend == Backend::Ucx {
         crate::backend::quiet_ucx_by_default();
@@ -157,6 +180,43 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
+    /// With `-d`: where this rank's buffers go on its GPU. Collectives put
+    /// every buffer there; point-to-point benchmarks follow OSU's `SRC DST`
+    /// words, SRC for the first half of the ranks (the senders) and DST
+    /// for the rest, and without the words stay on the host, as OSU does.
+    fn cuda_memory(&self) -> Option<CudaMemory> {
+        if self.opts.backend != Backend::Mpi {
+            return None;
+        }
+        let gpu = self.job.gpu.as_ref()?;
+        let managed = self.opts.accel == Some(crate::cli::Accel::Managed);
+        let (place, note) = if !self.spec.is_point_to_point() {
+            (if managed { Place::Managed } else { Place::Device }, None)
+        } else {
+            match &self.opts.buffer_locations {
+                Some(words) => {
+                    let sender = self.job.world.rank() < self.job.world.size().div_ceil(2);
+                    (Place::from_word(if sender { &words.send } else { &words.recv }, managed), None)
+                }
+                None => (
+                    Place::Host,
+                    Some(
+                        "-d without SRC DST leaves point-to-point buffers on the host, as in OSU: give D D (or H D, \
+                         D H) to put them on the GPU"
+                            .to_string(),
+                    ),
+                ),
+            }
+        };
+        Some(CudaMemory::new(place, gpu.info.clone(), note))
+    }
+
+    /// `--backend nccl`: the communicator over every rank's GPU, agreed.
+    fn nccl(&self) -> Option<crate::backend::nccl::Nccl<'_>> {
+        let gpu = self.job.gpu.as_ref()?;
+        self.job.everywhere(crate::backend::nccl::Nccl::new(&self.job.world, &gpu.info))
+    }
+
     /// Measures over transport `t`: `message_bytes` is the benchmark's
     /// [`Bench::message_bytes`], `kernel` builds its kernel over `T`.
     fn run<T: Transport, K: Kernel<T>>(
@@ -345,7 +405,7 @@ impl Session<'_> {
         RunRecord {
             schema: record::SCHEMA.into(),
             benchmark: self.spec.name.into(),
-            title: self.spec.title_line(),
+            title: self.spec.title_line_for(o.accel, o.backend),
             run: self.job.header(ranks),
             options: serde_json::to_value(o).unwrap_or_default(),
             iteration_policy: IterationPolicy {

@@ -92,6 +92,9 @@ pub struct BenchSpec {
     /// Whether each rank's buffer holds np messages (allgather, alltoall),
     /// which is what the memory limit (`-M`) is compared with.
     pub buffer_times_np: bool,
+    /// Whether OSU's GPU builds name the accelerator in the title
+    /// (`OSU MPI-CUDA ...`); osu_mbw_mr and osu_multi_lat do not.
+    pub accel_slot: bool,
 }
 
 impl BenchSpec {
@@ -164,6 +167,23 @@ impl BenchSpec {
     /// The title line, e.g. `# OSU MPI Latency Test v7.4`.
     pub fn title_line(&self) -> String {
         format!("# {} v{}", self.title, crate::OSU_VERSION)
+    }
+
+    /// The title line with `-d`'s accelerator named where OSU names it
+    /// (`# OSU MPI-CUDA Latency Test v7.4`), and NCCL's collectives titled
+    /// as OSU's NCCL build titles them (`# OSU NCCL-CUDA Allreduce Latency
+    /// Test v7.4`).
+    pub fn title_line_for(&self, accel: Option<crate::cli::Accel>, backend: crate::cli::Backend) -> String {
+        let rest = self.title.strip_prefix("OSU MPI ");
+        match (accel, backend, rest) {
+            (_, crate::cli::Backend::Nccl, Some(rest)) => {
+                format!("# OSU NCCL{} {rest} v{}", crate::cli::Accel::Cuda.title_slot(), crate::OSU_VERSION)
+            }
+            (Some(a), _, Some(rest)) if self.accel_slot => {
+                format!("# OSU MPI{} {rest} v{}", a.title_slot(), crate::OSU_VERSION)
+            }
+            _ => self.title_line(),
+        }
     }
 }
 
@@ -253,7 +273,24 @@ mod tests {
 
     #[test]
     fn titles() {
+        use crate::cli::Backend;
         assert_eq!(BIBW.title_line(), "# OSU MPI Bi-Directional Bandwidth Test v7.4");
+        let cuda = Some(crate::cli::Accel::Cuda);
+        assert_eq!(BIBW.title_line_for(cuda, Backend::Mpi), "# OSU MPI-CUDA Bi-Directional Bandwidth Test v7.4");
+        assert_eq!(
+            crate::bench::allreduce::SPEC.title_line_for(cuda, Backend::Mpi),
+            "# OSU MPI-CUDA Allreduce Latency Test v7.4"
+        );
+        assert_eq!(MBW_MR.title_line_for(cuda, Backend::Mpi), "# OSU MPI Multiple Bandwidth / Message Rate Test v7.4");
+        assert_eq!(
+            crate::bench::multi_lat::SPEC.title_line_for(cuda, Backend::Mpi),
+            "# OSU MPI Multi Latency Test v7.4"
+        );
+        assert_eq!(BIBW.title_line_for(None, Backend::Mpi), BIBW.title_line());
+        assert_eq!(
+            crate::bench::allreduce::SPEC.title_line_for(None, Backend::Nccl),
+            "# OSU NCCL-CUDA Allreduce Latency Test v7.4"
+        );
         assert!(LATENCY.takes('b') && !LATENCY.takes('W') && MBW_MR.takes('V'));
     }
 }

@@ -2,7 +2,7 @@
 //! column layout, described in commbench's own words, followed by the
 //! long-only commbench options.
 
-use super::{long_name, EXTENSIONS};
+use super::{long_name, ACCEL_LETTER, EXTENSIONS};
 use crate::bench::spec::{BenchSpec, ProcRule, DEFAULT_MEM_LIMIT, DEFAULT_WINDOW, LARGE_MESSAGE_SIZE};
 
 fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
@@ -62,6 +62,14 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
         ],
         'a' => vec!["N - accepted for compatibility (device arrays of non-blocking tests) and ignored".into()],
         'l' => vec!["use MPI_IN_PLACE: the receive buffer is also the input".into()],
+        'd' if spec.is_point_to_point() => vec![
+            "TYPE - cuda or managed: the GPU (chosen by placement or --gpu) for".into(),
+            "buffers the SRC DST words put on the device (D, M); needs a CUDA-aware MPI".into(),
+        ],
+        'd' => vec![
+            "TYPE - cuda or managed: every buffer on the GPU (chosen by placement or".into(),
+            "--gpu); needs a CUDA-aware MPI".into(),
+        ],
         'k' => vec![
             "fixed:R|rotate - root of the reduction: rank R (default fixed:0), or".into(),
             "iteration i mod np".into(),
@@ -81,6 +89,10 @@ pub fn text(spec: &BenchSpec) -> String {
         for l in &lines[1..] {
             out.push_str(&format!("{:28}{l}\n", ""));
         }
+    }
+    out.push_str(&format!("  -{ACCEL_LETTER}, --{:<20}{}\n", "accelerator", describe(ACCEL_LETTER, spec)[0]));
+    for l in &describe(ACCEL_LETTER, spec)[1..] {
+        out.push_str(&format!("{:28}{l}\n", ""));
     }
     out.push_str("commbench options (long form only):\n");
     for (long, _, arg, what) in EXTENSIONS {

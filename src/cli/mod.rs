@@ -7,7 +7,7 @@ pub mod help;
 pub mod options;
 
 use getopt::{ArgKind, OptDef, OptId, SplitError};
-pub use options::{Backend, BufferLocations, BufferMode, Options, Parsed, ResultsDest, RootRank, Validation};
+pub use options::{Accel, Backend, BufferLocations, BufferMode, Options, Parsed, ResultsDest, RootRank, Validation};
 
 use crate::bench::spec::BenchSpec;
 
@@ -44,7 +44,12 @@ const OSU_OPTIONS: &[(char, &str, ArgKind)] = &[
     ('l', "in-place", ArgKind::None),
     ('z', "tail-lat", ArgKind::Optional),
     ('k', "root-rank", ArgKind::Required),
+    ('d', "accelerator", ArgKind::Required),
 ];
+
+/// The letter every benchmark takes beyond its OSU non-GPU letters: `-d`,
+/// as OSU's GPU builds take it.
+pub const ACCEL_LETTER: char = 'd';
 
 /// commbench's own options: long names only, so no OSU letter is taken.
 pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
@@ -71,7 +76,7 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
         "backend",
         ArgKind::Required,
         "NAME",
-        "what carries the timed messages: mpi (default) or ucx (UCP tagged messages; point-to-point benchmarks)",
+        "what carries the timed messages: mpi (default), ucx (UCP tagged messages; point-to-point) or nccl (GPU)",
     ),
 ];
 
@@ -80,6 +85,7 @@ pub fn option_table(spec: &BenchSpec) -> Vec<OptDef> {
     let mut defs: Vec<OptDef> = spec
         .letters
         .chars()
+        .chain([ACCEL_LETTER])
         .filter_map(|c| {
             OSU_OPTIONS.iter().find(|(l, ..)| *l == c).map(|&(l, long, arg)| OptDef {
                 id: OptId::Short(l),

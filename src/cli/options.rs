@@ -122,6 +122,8 @@ pub struct Options {
     pub buffer_locations: Option<BufferLocations>,
     /// `--backend`: what carries the timed messages.
     pub backend: Backend,
+    /// `-d`: the accelerator whose memory buffers may live in.
+    pub accel: Option<Accel>,
     #[serde(rename = "timeout_s", serialize_with = "seconds")]
     pub timeout: Option<Duration>,
     /// `--bind`, `--cpu-list`, `--nic`, `--gpu`.
@@ -143,7 +145,21 @@ pub enum Backend {
     Mpi,
     /// UCX's UCP tagged messages, straight (point-to-point benchmarks).
     Ucx,
+    /// NCCL on each rank's GPU (the benchmarks OSU's NCCL build has).
+    Nccl,
 }
+
+/// The benchmarks `--backend nccl` runs: those of OSU's NCCL build.
+pub const NCCL_BENCHMARKS: &[&str] = &[
+    "osu_latency",
+    "osu_bw",
+    "osu_allreduce",
+    "osu_allgather",
+    "osu_alltoall",
+    "osu_reduce_scatter",
+    "osu_bcast",
+    "osu_reduce",
+];
 
 impl Backend {
     fn parse(spec: &BenchSpec, v: &str) -> Result<Backend, CliError> {
@@ -155,8 +171,47 @@ impl Backend {
                  osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat)",
                 spec.name
             ))),
-            _ => Err(CliError::Usage(format!("Invalid value [--backend {v}] (give mpi or ucx)"))),
+            "nccl" if NCCL_BENCHMARKS.contains(&spec.name) => Ok(Backend::Nccl),
+            "nccl" => Err(CliError::Usage(format!(
+                "Invalid value [--backend nccl] ({} has no NCCL form; NCCL runs {})",
+                spec.name,
+                NCCL_BENCHMARKS.join(", ")
+            ))),
+            _ => Err(CliError::Usage(format!("Invalid value [--backend {v}] (give mpi, ucx or nccl)"))),
         }
+    }
+}
+
+/// `-d TYPE`: the accelerator whose memory holds the message buffers. As
+/// in OSU, point-to-point buffers follow the `SRC DST` words (`-d` alone
+/// leaves them on the host), and collectives put every buffer there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Accel {
+    /// CUDA device memory (`cuMemAlloc`).
+    Cuda,
+    /// CUDA managed memory (`cuMemAllocManaged`).
+    Managed,
+}
+
+impl Accel {
+    /// OSU's `-d` words, matched without regard to case.
+    fn parse(v: &str) -> Result<Accel, CliError> {
+        match v.to_ascii_lowercase().as_str() {
+            "cuda" => Ok(Accel::Cuda),
+            "managed" => Ok(Accel::Managed),
+            w @ ("rocm" | "openacc") => Err(CliError::Usage(format!(
+                "Invalid Accel Type Specified [-d {v}] (commbench measures NVIDIA GPUs through CUDA; {} is not \
+                 supported: give -d cuda or -d managed)",
+                if w == "rocm" { "ROCm" } else { "OpenACC" }
+            ))),
+            _ => Err(bad("Invalid Accel Type Specified", 'd', v)),
+        }
+    }
+
+    /// The slot OSU's title gets (`# OSU MPI-CUDA Latency Test v7.4`).
+    pub fn title_slot(self) -> &'static str {
+        "-CUDA"
     }
 }
 
@@ -164,7 +219,9 @@ impl Backend {
 #[derive(Debug)]
 pub enum Parsed {
     Help,
-    Version,
+    /// `-v`, with the accelerator of a `-d` given before it (OSU names it
+    /// in the title then).
+    Version(Option<Accel>),
     Run(Box<Options>),
 }
 
@@ -197,6 +254,7 @@ impl Options {
             verbose: false,
             buffer_locations: None,
             backend: Backend::Mpi,
+            accel: None,
             timeout: None,
             placement: PlacementRequest::default(),
         }
@@ -311,7 +369,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
         let v = tok.value.as_deref().unwrap_or("");
         match tok.id {
             OptId::Short('h') => return Ok(Parsed::Help),
-            OptId::Short('v') => return Ok(Parsed::Version),
+            OptId::Short('v') => return Ok(Parsed::Version(o.accel)),
             OptId::Short('m') => {
                 let (min, max) = parse_message_sizes(v).map_err(|why| bad_why("Invalid Message Size", 'm', v, why))?;
                 if let Some(min) = min {
@@ -350,6 +408,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                 // OSU's bw/bibw accept -t and ignore it; so do we.
                 parse_count(v).ok_or_else(|| bad("Invalid Number of Threads", 't', v))?;
             }
+            OptId::Short('d') => o.accel = Some(Accel::parse(v)?),
             OptId::Short('b') => {
                 o.buffers = match v.to_ascii_lowercase().as_str() {
                     "single" => BufferMode::Single,
@@ -502,6 +561,13 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
     }
     o.placement.check().map_err(|e| CliError::Usage(e.to_string()))?;
     o.buffer_locations = buffer_locations(positional)?;
+    if let (Some(accel), Backend::Ucx) = (o.accel, o.backend) {
+        let d = if accel == Accel::Cuda { "cuda" } else { "managed" };
+        return Err(CliError::Usage(format!(
+            "-d {d} cannot be combined with --backend ucx (commbench's UCX transport moves host memory only; \
+             GPU buffers go through --backend mpi, a CUDA-aware MPI)"
+        )));
+    }
     if o.validation.is_none() {
         o.validation_warmup = 0;
     }

@@ -53,8 +53,10 @@ fn defaults() {
 fn help_and_version() {
     assert!(matches!(parse(&LATENCY, &args(&["-h"])), Ok(Parsed::Help)));
     assert!(matches!(parse(&LATENCY, &args(&["--help", "-q"])), Ok(Parsed::Help)));
-    assert!(matches!(parse(&LATENCY, &args(&["-v"])), Ok(Parsed::Version)));
-    assert!(matches!(parse(&LATENCY, &args(&["--vers"])), Ok(Parsed::Version)));
+    assert!(matches!(parse(&LATENCY, &args(&["-v"])), Ok(Parsed::Version(None))));
+    assert!(matches!(parse(&LATENCY, &args(&["--vers"])), Ok(Parsed::Version(None))));
+    assert!(matches!(parse(&LATENCY, &args(&["-d", "CUDA", "-v"])), Ok(Parsed::Version(Some(Accel::Cuda)))));
+    assert!(matches!(parse(&LATENCY, &args(&["-v", "-d", "cuda"])), Ok(Parsed::Version(None))));
     assert_eq!(err(&LATENCY, &["-q", "-h"]), "Invalid option [-q]");
     assert_eq!(err(&LATENCY, &["-i", "0", "-h"]), "Invalid Number of Iterations [-i 0]");
 }
@@ -161,7 +163,7 @@ fn letters_per_benchmark() {
     assert_eq!(err(&LATENCY, &["-f"]), "Invalid option [-f]");
     assert_eq!(err(&BW, &["-p", "1"]), "Invalid option [-p]");
     assert_eq!(err(&MULTI_LAT, &["-p", "1"]), "Invalid option [-p]");
-    assert_eq!(err(&LATENCY, &["-d", "cuda"]), "Invalid option [-d]");
+    assert_eq!(err(&LATENCY, &["-q"]), "Invalid option [-q]");
     assert_eq!(err(&LATENCY, &["--bogus"]), "Invalid option [--bogus]");
     assert_eq!(err(&LATENCY, &["-m"]), "Option Missing Required Argument [-m]");
     assert_eq!(err(&MBW_MR, &["-m"]), "Option Missing Required Argument [-m]");
@@ -255,7 +257,8 @@ fn help_text_lists_letters_in_osu_order() {
         assert!(text.starts_with(&format!("Usage: {} [options]\nOptions:\n", spec.name)));
         let letters: String =
             text.lines().filter_map(|l| l.strip_prefix("  -")).filter_map(|l| l.chars().next()).collect();
-        assert_eq!(letters, spec.letters, "{}", spec.name);
+        // OSU's letters in OSU's order, then -d, which OSU's GPU builds take.
+        assert_eq!(letters, format!("{}d", spec.letters), "{}", spec.name);
         for l in text.lines().filter(|l| l.starts_with("  -")) {
             assert_eq!(&l[2..4], &format!("-{}", &l[3..4]));
             assert_eq!(&l[4..8], ", --");
@@ -303,4 +306,26 @@ fn placement_options() {
         "--cpu-list already says where each rank runs; drop --bind core"
     );
     assert_eq!(err(&BW, &["--bind"]), "Option Missing Required Argument [--bind]");
+}
+
+#[test]
+fn accelerator_option() {
+    for spec in [&LATENCY, &BW, &MBW_MR, &ALLREDUCE, &BARRIER, &REDUCE] {
+        assert_eq!(test_options(spec, &["-d", "cuda"]).accel, Some(Accel::Cuda), "{}", spec.name);
+        assert_eq!(test_options(spec, &["--accelerator=Managed"]).accel, Some(Accel::Managed));
+        assert_eq!(test_options(spec, &[]).accel, None);
+    }
+    assert_eq!(err(&LATENCY, &["-d", "gpu"]), "Invalid Accel Type Specified [-d gpu]");
+    assert_eq!(err(&LATENCY, &["-d"]), "Option Missing Required Argument [-d]");
+    let rocm = err(&ALLREDUCE, &["-d", "rocm"]);
+    assert!(rocm.starts_with("Invalid Accel Type Specified [-d rocm] (") && rocm.contains("ROCm is not supported"));
+    assert!(err(&BW, &["-d", "openacc"]).contains("OpenACC is not supported"));
+    let ucx = err(&LATENCY, &["-d", "cuda", "--backend", "ucx", "D", "D"]);
+    assert!(ucx.starts_with("-d cuda cannot be combined with --backend ucx"), "{ucx}");
+    assert_eq!(
+        err(&LATENCY, &["--backend=ucx", "-d", "managed"]).split(" (").next().unwrap(),
+        "-d managed cannot be combined with --backend ucx"
+    );
+    let o = test_options(&LATENCY, &["-d", "cuda", "D", "H"]);
+    assert_eq!(o.buffer_locations.map(|b| b.words()), Some("D H".to_string()));
 }

@@ -1,4 +1,7 @@
-//! GPU support: NCCL, opened at run time so that every binary still starts
-//! on a machine without CUDA or NCCL.
+//! GPUs, loaded at run time so that every binary starts on a node with no
+//! driver, no GPU and no NCCL: the CUDA driver through cudarc ([`cuda`]),
+//! and NCCL found and opened by us ([`nccl_lib`]). Asking for a GPU where
+//! there is none is one line and exit status 1.
 
+pub mod cuda;
 pub mod nccl_lib;

@@ -76,6 +76,7 @@ pub fn main(args: &[String]) -> i32 {
         placement: &cfg.placement,
         setup_exit: EXIT_USAGE,
         name_shape_lines: true,
+        gpu: false,
     };
     if cfg.backend == Backend::Ucx {
         crate::backend::quiet_ucx_by_default();
@@ -103,6 +104,8 @@ pub fn main(args: &[String]) -> i32 {
             let _ = job.everywhere(Err::<(), _>(ucx_sys::LoadError::NotBuilt));
             EXIT_USAGE
         }
+        // pairs' options take mpi and ucx only.
+        Backend::Nccl => EXIT_USAGE,
     };
     job.finish();
     code

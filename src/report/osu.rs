@@ -25,6 +25,10 @@ pub struct TableLayout {
     pub pairs: usize,
     /// Collectives `-f`: Min, Max and Iterations columns.
     pub full: bool,
+    /// `-d`: named in the title as OSU's GPU builds do.
+    pub accel: Option<crate::cli::Accel>,
+    /// `--backend`: NCCL's collectives have their own title.
+    pub backend: crate::cli::Backend,
 }
 
 /// Writes the OSU table to `out` (stdout on rank 0).
@@ -57,7 +61,7 @@ impl<W: Write> OsuTable<W> {
     /// Title lines, printed once before the first datatype.
     pub fn preamble(&mut self) -> io::Result<()> {
         if self.spec.metric == MetricKind::MultiBandwidth {
-            writeln!(self.out, "{}", self.spec.title_line())?;
+            writeln!(self.out, "{}", self.spec.title_line_for(self.layout.accel, self.layout.backend))?;
             if self.layout.vary_window {
                 writeln!(self.out, "# [ pairs: {} ] [ window size: varied ]", self.layout.pairs)?;
             } else {
@@ -65,7 +69,7 @@ impl<W: Write> OsuTable<W> {
             }
         } else {
             writeln!(self.out)?;
-            writeln!(self.out, "{}", self.spec.title_line())?;
+            writeln!(self.out, "{}", self.spec.title_line_for(self.layout.accel, self.layout.backend))?;
         }
         self.out.flush()
     }

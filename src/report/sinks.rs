@@ -94,6 +94,8 @@ impl Sinks {
             window: opts.window,
             pairs,
             full: opts.full,
+            accel: opts.accel,
+            backend: opts.backend,
         };
         let mut table = OsuTable::new(io::stdout(), spec, layout);
         table.preamble().map_err(SinkError::Stdout)?;

@@ -452,3 +452,21 @@ pub fn osu_bin_dir(mpi: Mpi) -> Option<PathBuf> {
     assert!(dir.join("osu_latency").is_file(), "no osu_latency in {}", dir.display());
     Some(dir)
 }
+
+/// One line from rank 0, status 1 on every rank, within 5 s.
+pub fn refused(bench: &str, args: &[&str], env: &[(&str, &str)], line: impl Fn(&str) -> bool) {
+    let cwd = tempfile::tempdir().unwrap();
+    let base = Launch {
+        cwd: Some(cwd.path().to_path_buf()),
+        env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        ..Launch::default()
+    };
+    let (run, codes) = launch_recorded_with(Mpi::OpenMpi, Mpi::OpenMpi, 2, bench, args, base);
+    let what = format!("{bench} {args:?} {env:?}");
+    assert!(codes.iter().all(|&c| c == 1), "{what}: statuses {codes:?}: {}", run.stderr);
+    run.assert_no_panic();
+    assert!(run.elapsed < under_load(Duration::from_secs(5)), "{what}: took {:?}", run.elapsed);
+    let lines = run.our_stderr_lines();
+    assert_eq!(lines.len(), 1, "{what}: {}", run.stderr);
+    assert!(line(lines[0]), "{what}: {}", lines[0]);
+}

@@ -20,6 +20,8 @@ fn layout() -> TableLayout {
         window: 64,
         pairs: 1,
         full: false,
+        accel: None,
+        backend: crate::cli::Backend::Mpi,
     }
 }
 

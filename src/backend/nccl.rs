@@ -1,0 +1,490 @@
+//! NCCL (`--backend nccl`): the collectives and point-to-point messages
+//! of NCCL on each rank's GPU, one rank per GPU, with the communicator
+//! bootstrapped over MPI (rank 0's unique id broadcast to every rank) and
+//! MPI kept as the control plane. Every buffer is device memory (OSU's
+//! NCCL benchmarks force `D D` too); fills and checks copy through the
+//! host. Operations are enqueued on one non-blocking stream; `complete`
+//! synchronises it, so the clock closes when the GPU has finished, not
+//! when the call was issued. A failed NCCL call ends the job with one
+//! line (NCCL's error text) and MPI_Abort.
+
+use std::ffi::c_void;
+
+use cudarc::driver::result::{self as cu, stream::StreamKind};
+use cudarc::driver::sys as cusys;
+use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclUniqueId};
+use serde_json::json;
+
+use super::cuda_memory::{CudaMemory, GpuBuf, Place};
+use super::world::World;
+use super::{
+    agree_failures, check_len, Buffer, Collectives, Control, Envelope, Memory, Operands, RawBuffer, Transport,
+};
+use crate::buffer::{AllocError, BufferSet};
+use crate::datatype::Datatype;
+use crate::gpu::cuda::{self, GpuInfo};
+use crate::gpu::nccl_lib::{self, NcclCallError};
+
+/// NCCL's element type for an OSU datatype.
+fn nccl_type(dt: Datatype) -> ncclDataType_t {
+    match dt {
+        Datatype::Char => ncclDataType_t::ncclInt8,
+        Datatype::Int => ncclDataType_t::ncclInt32,
+        Datatype::Float => ncclDataType_t::ncclFloat32,
+    }
+}
+
+/// A windowed operation's "requests": NCCL has none, the stream orders
+/// everything; only how many operations are outstanding is kept.
+pub struct Requests {
+    pending: usize,
+}
+
+/// NCCL on this rank's GPU.
+pub struct Nccl<'w> {
+    world: &'w World,
+    lib: &'static nccl_lib::Nccl,
+    comm: ncclComm_t,
+    stream: cusys::CUstream,
+    mem: CudaMemory,
+    rank: usize,
+    np: usize,
+}
+
+impl<'w> Nccl<'w> {
+    /// The communicator of every rank of `world` on the GPU each opened
+    /// (`gpu`). Collective: every rank must call it. The phases agree
+    /// between them (library, unique id, stream), so a rank that cannot
+    /// go on never leaves the others waiting in NCCL's bootstrap; the
+    /// error is the line rank 0 prints (empty elsewhere).
+    pub fn new(world: &'w World, gpu: &GpuInfo) -> Result<Nccl<'w>, String> {
+        let agree = |mine: Option<String>| agree_failures(world, mine.as_deref()).map_err(Option::unwrap_or_default);
+        let lib = nccl_lib::load();
+        agree(lib.as_ref().err().map(ToString::to_string))?;
+        let lib = lib.map_err(|e| e.to_string())?;
+        // Rank 0's unique id, with a status byte in front so that a
+        // failure there stops every rank.
+        let id = if world.rank() == 0 { Some(lib.get_unique_id()) } else { None };
+        let mine: Vec<u8> = match &id {
+            Some(Ok(id)) => std::iter::once(1u8).chain(id.internal.iter().map(|&c| c as u8)).collect(),
+            _ => vec![0],
+        };
+        let got = world.bcast_bytes(&mine);
+        if got.first() != Some(&1) || got.len() != 129 {
+            let why = match id {
+                Some(Err(e)) => e.to_string(),
+                _ => String::new(),
+            };
+            return Err(if world.rank() == 0 { why } else { String::new() });
+        }
+        let mut unique = ncclUniqueId { internal: [0; 128] };
+        for (d, &s) in unique.internal.iter_mut().zip(&got[1..]) {
+            *d = s as _;
+        }
+        let stream = cu::stream::create(StreamKind::NonBlocking);
+        agree(stream.as_ref().err().map(|e| format!("cuStreamCreate failed: {}", cuda::status_text(*e))))?;
+        let stream = stream.map_err(cuda::status_text)?;
+        let (rank, np) = (world.rank(), world.size());
+        // SAFETY: the id came from rank 0's ncclGetUniqueId; rank and size
+        // are this rank's in a world every rank of which calls this.
+        let comm = unsafe { lib.comm_init_rank(np as i32, unique, rank as i32) };
+        agree(comm.as_ref().err().map(ToString::to_string))?;
+        let comm = comm.map_err(|e| e.to_string())?;
+        let mem = CudaMemory::new(Place::Device, gpu.clone(), None);
+        Ok(Nccl { world, lib, comm, stream, mem, rank, np })
+    }
+
+    #[inline(always)]
+    fn stream(&self) -> cudaStream_t {
+        self.stream as cudaStream_t
+    }
+
+    /// Ends the job after a failed NCCL call: one line, then MPI_Abort
+    /// (the other ranks may be inside NCCL and cannot be told otherwise).
+    #[cold]
+    #[inline(never)]
+    fn fail(&self, e: NcclCallError) -> ! {
+        crate::say!("NCCL failed on rank {}: {e}", self.rank);
+        self.world.abort(1)
+    }
+
+    #[inline(always)]
+    fn ok(&self, r: Result<(), NcclCallError>) {
+        if let Err(e) = r {
+            self.fail(e)
+        }
+    }
+
+    /// Waits for everything enqueued; a CUDA failure here ends the job.
+    #[inline(always)]
+    fn sync(&self) {
+        // SAFETY: the stream this transport created.
+        if let Err(e) = unsafe { cu::stream::synchronize(self.stream) } {
+            crate::say!("CUDA stream synchronisation failed on rank {}: {}", self.rank, cuda::status_text(e));
+            self.world.abort(1)
+        }
+    }
+
+    /// Enqueues a send (no wait).
+    #[inline(always)]
+    fn post_send(&self, p: *const c_void, count: usize, dt: Datatype, peer: usize) {
+        // SAFETY: callers checked that `p` holds `count` elements.
+        self.ok(unsafe { self.lib.send(p, count, nccl_type(dt), peer as i32, self.comm, self.stream()) });
+    }
+
+    /// Enqueues a receive (no wait).
+    #[inline(always)]
+    fn post_recv(&self, p: *mut c_void, count: usize, dt: Datatype, peer: usize) {
+        // SAFETY: as for post_send.
+        self.ok(unsafe { self.lib.recv(p, count, nccl_type(dt), peer as i32, self.comm, self.stream()) });
+    }
+
+    /// One group of point-to-point operations (NCCL runs them together).
+    #[inline(always)]
+    fn group(&self, body: impl FnOnce()) {
+        self.ok(self.lib.group_start());
+        body();
+        self.ok(self.lib.group_end());
+    }
+
+    /// The send pointer of a collective (in place: `recv` plus the
+    /// rank's own block at `offset` bytes) and the receive buffer.
+    #[inline(always)]
+    fn operands<'a>(io: Operands<'a, GpuBuf>, offset: usize) -> (*const c_void, &'a mut GpuBuf) {
+        match io {
+            Operands::Apart { send, recv } => (send.as_ptr() as *const c_void, recv),
+            // SAFETY (of the pointer arithmetic): callers check that the
+            // buffer holds the block at `offset`.
+            Operands::InPlace(buf) => (buf.as_ptr().wrapping_add(offset) as *const c_void, buf),
+        }
+    }
+}
+
+impl Drop for Nccl<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the communicator and stream this transport made; nothing
+        // is in flight once the benchmark has ended.
+        unsafe {
+            let _ = cu::stream::synchronize(self.stream);
+            let _ = self.lib.comm_destroy(self.comm);
+            let _ = cu::stream::destroy(self.stream);
+        }
+    }
+}
+
+impl<'w> Transport for Nccl<'w> {
+    type World = World;
+    type Buf = GpuBuf;
+    type Requests = Requests;
+
+    const BACKEND: &'static str = "nccl";
+    const MEMORY: &'static str = "cuda";
+
+    fn world(&self) -> &World {
+        self.world
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<GpuBuf, AllocError> {
+        self.mem.alloc(bytes)
+    }
+
+    fn write_host(&self, buf: &mut GpuBuf, write: impl FnOnce(&mut [u8])) {
+        self.mem.write_host(buf, write)
+    }
+
+    fn read_host<R>(&self, buf: &GpuBuf, read: impl FnOnce(&[u8]) -> R) -> R {
+        self.mem.read_host(buf, read)
+    }
+
+    fn requests(&self, _n: usize) -> Requests {
+        Requests { pending: 0 }
+    }
+
+    #[inline(always)]
+    fn now(&self) -> f64 {
+        self.world.wtime()
+    }
+
+    fn tick(&self) -> f64 {
+        self.world.wtick()
+    }
+
+    #[inline(always)]
+    fn complete(&self) {
+        self.sync()
+    }
+
+    fn record_info(&self) -> Option<serde_json::Value> {
+        let (major, minor, patch) = self.lib.version();
+        let nccl_env: serde_json::Map<String, serde_json::Value> =
+            std::env::vars().filter(|(k, _)| k.starts_with("NCCL_")).map(|(k, v)| (k, v.into())).collect();
+        let mut info = self.mem.record_info(self.world).unwrap_or_default();
+        if let Some(o) = info.as_object_mut() {
+            // NCCL moves the data, not MPI: MPI's CUDA support is moot.
+            o.remove("mpi_cuda_support");
+            o.insert(
+                "nccl".into(),
+                json!({
+                    "version": format!("{major}.{minor}.{patch}"),
+                    "library": self.lib.path().display().to_string(),
+                    "environment": nccl_env,
+                }),
+            );
+        }
+        Some(info)
+    }
+
+    #[inline(always)]
+    fn send(&self, buf: &GpuBuf, env: Envelope) {
+        check_len(buf.len(), env.bytes());
+        self.post_send(buf.as_ptr() as *const c_void, env.count, env.datatype, env.peer);
+        self.sync();
+    }
+
+    #[inline(always)]
+    fn recv(&self, buf: &mut GpuBuf, env: Envelope) {
+        check_len(buf.len(), env.bytes());
+        self.post_recv(buf.as_mut_ptr() as *mut c_void, env.count, env.datatype, env.peer);
+        self.sync();
+    }
+
+    #[inline(always)]
+    fn isend_window(&self, bufs: &BufferSet<GpuBuf>, env: Envelope, reqs: &mut Requests, _offset: usize) {
+        check_len(bufs.slot(0).len(), env.bytes());
+        self.group(|| {
+            for j in 0..bufs.slots() {
+                self.post_send(bufs.slot(j).as_ptr() as *const c_void, env.count, env.datatype, env.peer);
+            }
+        });
+        reqs.pending += bufs.slots();
+    }
+
+    #[inline(always)]
+    fn irecv_window(&self, bufs: &mut BufferSet<GpuBuf>, env: Envelope, reqs: &mut Requests, _offset: usize) {
+        check_len(bufs.slot(0).len(), env.bytes());
+        let n = bufs.slots();
+        self.group(|| {
+            for j in 0..n {
+                self.post_recv(bufs.slot_mut(j).as_mut_ptr() as *mut c_void, env.count, env.datatype, env.peer);
+            }
+        });
+        reqs.pending += n;
+    }
+
+    #[inline(always)]
+    fn waitall(&self, reqs: &mut Requests, _offset: usize, _n: usize) {
+        self.sync();
+        reqs.pending = 0;
+    }
+
+    #[inline(always)]
+    fn testall(&self, reqs: &mut Requests, _offset: usize, _n: usize) -> bool {
+        // SAFETY: the stream this transport created.
+        let done = unsafe { cusys::cuStreamQuery(self.stream) } == cusys::CUresult::CUDA_SUCCESS;
+        if done {
+            reqs.pending = 0;
+        }
+        done
+    }
+}
+
+impl<'w> Collectives for Nccl<'w> {
+    /// NCCL has no barrier; the control plane's stands in (osu_barrier
+    /// does not run over NCCL).
+    fn barrier(&self) {
+        self.world.barrier();
+    }
+
+    fn allreduce_sum(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
+        let need = count * dt.size();
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), need);
+        }
+        let (send, recv) = Self::operands(io, 0);
+        check_len(recv.len(), need);
+        let (t, op) = (nccl_type(dt), ncclRedOp_t::ncclSum);
+        // SAFETY: both sides hold `count` elements.
+        let r = unsafe {
+            self.lib.all_reduce(send, recv.as_mut_ptr() as *mut c_void, count, t, op, self.comm, self.stream())
+        };
+        self.ok(r);
+    }
+
+    fn reduce_sum(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype, root: usize) {
+        let need = count * dt.size();
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), need);
+        }
+        let (send, recv) = Self::operands(io, 0);
+        check_len(recv.len(), need);
+        let (t, op) = (nccl_type(dt), ncclRedOp_t::ncclSum);
+        // SAFETY: both sides hold `count` elements (in place they are one
+        // buffer, which NCCL allows).
+        let r = unsafe {
+            self.lib.reduce(send, recv.as_mut_ptr() as *mut c_void, count, t, op, root as i32, self.comm, self.stream())
+        };
+        self.ok(r);
+    }
+
+    fn reduce_scatter_sum(&self, io: Operands<GpuBuf>, counts: &[i32], dt: Datatype) {
+        assert_eq!(counts.len(), self.np);
+        let es = dt.size();
+        let total: usize = counts.iter().map(|&c| c as usize).sum();
+        let offset = counts[..self.rank].iter().map(|&c| c as usize).sum::<usize>() * es;
+        let mine = counts[self.rank] as usize;
+        if let Operands::Apart { send, recv } = &io {
+            check_len(send.len(), total * es);
+            check_len(recv.len(), mine * es);
+        }
+        let in_place = matches!(io, Operands::InPlace(_));
+        let (send, recv) = Self::operands(io, 0);
+        if in_place {
+            check_len(recv.len(), total * es);
+        }
+        let t = nccl_type(dt);
+        let equal = counts.iter().all(|&c| c == counts[0]);
+        if equal {
+            // In place, NCCL's output is the rank's block of the input.
+            let out = if in_place { recv.as_mut_ptr().wrapping_add(offset) } else { recv.as_mut_ptr() };
+            // SAFETY: the input holds np blocks of `mine`, the output one.
+            let r = unsafe {
+                self.lib.reduce_scatter(
+                    send,
+                    out as *mut c_void,
+                    mine,
+                    t,
+                    ncclRedOp_t::ncclSum,
+                    self.comm,
+                    self.stream(),
+                )
+            };
+            self.ok(r);
+            return;
+        }
+        // Blocks of different lengths (a size np does not divide): one
+        // reduce per block, to its rank, in one group.
+        let base = recv.as_mut_ptr();
+        self.group(|| {
+            let mut at = 0usize;
+            for (r, &c) in counts.iter().enumerate() {
+                let c = c as usize;
+                let src = if in_place {
+                    base.wrapping_add(at * es) as *const c_void
+                } else {
+                    send.wrapping_byte_add(at * es)
+                };
+                let dst = if r != self.rank {
+                    std::ptr::null_mut()
+                } else if in_place {
+                    base.wrapping_add(at * es) as *mut c_void
+                } else {
+                    base as *mut c_void
+                };
+                // SAFETY: block r of the input is `c` elements at `at`;
+                // only rank r writes its output.
+                let res = unsafe {
+                    self.lib.reduce(src, dst, c, t, ncclRedOp_t::ncclSum, r as i32, self.comm, self.stream())
+                };
+                self.ok(res);
+                at += c;
+            }
+        });
+    }
+
+    fn allgather(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
+        let need = count * dt.size();
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), need);
+        }
+        let (send, recv) = Self::operands(io, need * self.rank);
+        check_len(recv.len(), need * self.np);
+        // SAFETY: the input holds one block, the output np.
+        let r = unsafe {
+            self.lib.all_gather(send, recv.as_mut_ptr() as *mut c_void, count, nccl_type(dt), self.comm, self.stream())
+        };
+        self.ok(r);
+    }
+
+    fn alltoall(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
+        let need = count * dt.size();
+        let in_place = matches!(io, Operands::InPlace(_));
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), need * self.np);
+        }
+        let (send, recv) = Self::operands(io, 0);
+        check_len(recv.len(), need * self.np);
+        assert!(!in_place, "osu_alltoall has no in-place form");
+        let base = recv.as_mut_ptr();
+        // NCCL's own all-to-all exists only from 2.28: grouped sends and
+        // receives run on every version.
+        self.group(|| {
+            for peer in 0..self.np {
+                self.post_send(send.wrapping_byte_add(peer * need), count, dt, peer);
+                self.post_recv(base.wrapping_add(peer * need) as *mut c_void, count, dt, peer);
+            }
+        });
+    }
+
+    fn bcast(&self, buf: &mut GpuBuf, count: usize, dt: Datatype, root: usize) {
+        check_len(buf.len(), count * dt.size());
+        let p = buf.as_mut_ptr() as *mut c_void;
+        // SAFETY: the buffer holds `count` elements; in place.
+        let r = unsafe { self.lib.broadcast(p, p, count, nccl_type(dt), root as i32, self.comm, self.stream()) };
+        self.ok(r);
+    }
+
+    fn gather(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype, root: usize) {
+        let need = count * dt.size();
+        let is_root = self.rank == root;
+        let (send, recv) = Self::operands(io, if is_root { need * root } else { 0 });
+        check_len(recv.len(), if is_root { need * self.np } else { need });
+        let base = recv.as_mut_ptr();
+        self.group(|| {
+            if is_root {
+                for peer in (0..self.np).filter(|&p| p != root) {
+                    self.post_recv(base.wrapping_add(peer * need) as *mut c_void, count, dt, peer);
+                }
+            } else {
+                self.post_send(send, count, dt, root);
+            }
+        });
+        if is_root && send != base.wrapping_add(root * need) as *const c_void {
+            // The root's own block (apart): a device-to-device copy on the
+            // stream.
+            // SAFETY: both hold `need` bytes at these addresses.
+            let r =
+                unsafe { cu::memcpy_dtod_async(base.wrapping_add(root * need) as u64, send as u64, need, self.stream) };
+            if let Err(e) = r {
+                crate::say!("CUDA copy failed on rank {}: {}", self.rank, cuda::status_text(e));
+                self.world.abort(1)
+            }
+        }
+    }
+
+    fn scatter(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype, root: usize) {
+        let need = count * dt.size();
+        let is_root = self.rank == root;
+        let in_place = matches!(io, Operands::InPlace(_));
+        let (send, recv) = Self::operands(io, 0);
+        let out = recv.as_mut_ptr();
+        self.group(|| {
+            if is_root {
+                for peer in (0..self.np).filter(|&p| p != root) {
+                    self.post_send(send.wrapping_byte_add(peer * need), count, dt, peer);
+                }
+            } else {
+                self.post_recv(out as *mut c_void, count, dt, root);
+            }
+        });
+        if is_root && !in_place {
+            // SAFETY: the root's block of the input and its output.
+            let r = unsafe {
+                cu::memcpy_dtod_async(out as u64, send.wrapping_byte_add(root * need) as u64, need, self.stream)
+            };
+            if let Err(e) = r {
+                crate::say!("CUDA copy failed on rank {}: {}", self.rank, cuda::status_text(e));
+                self.world.abort(1)
+            }
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! CUDA through cudarc's driver API, opened at run time: whether this
+//! node has a driver and a GPU, which GPU a rank uses and what it is, and
+//! device memory with host staging.
+//!
+//! cudarc panics when libcuda cannot be loaded, so [`open`] asks
+//! `is_culib_present` before its first driver call; every failure after
+//! that is a driver status turned into one line.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::path::Path;
+
+use cudarc::driver::result::{self, DriverError};
+use cudarc::driver::sys;
+use serde::Serialize;
+
+use crate::buffer::AllocError;
+
+/// Why a rank cannot use a GPU; each is one line.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GpuError {
+    #[error(
+        "no CUDA driver on {host}: libcuda.so.1 cannot be loaded (install the NVIDIA driver, or run on a GPU node)"
+    )]
+    NoDriver { host: String },
+    #[error("no GPU on {host}: {why}")]
+    NoDevice { host: String, why: String },
+    #[error("--gpu {index}: {host} has {count} GPU(s) as CUDA numbers them (0-{last}){visible}")]
+    OutOfRange { index: usize, host: String, count: usize, last: usize, visible: String },
+    #[error("CUDA on {host}: {call} failed: {text}")]
+    Driver { host: String, call: &'static str, text: String },
+}
+
+/// The driver's words for a status.
+pub fn status_text(e: DriverError) -> String {
+    let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
+    match e.error_string() {
+        Ok(s) => format!("{} ({name})", s.to_string_lossy()),
+        Err(_) => name,
+    }
+}
+
+/// Which GPU a rank uses and why: entry `local_rank mod len` of `--gpu`,
+/// else `local_rank mod count` (OSU's rule), else, when the launcher did
+/// not say the local rank, GPU 0.
+pub fn choose(gpu_option: Option<&[usize]>, local_rank: Option<usize>, count: usize) -> (usize, String) {
+    match (gpu_option.filter(|l| !l.is_empty()), local_rank) {
+        (Some(list), lr) => {
+            let i = lr.unwrap_or(0) % list.len();
+            (list[i], format!("--gpu entry {i} for local rank {}", lr.map_or("?".into(), |r| r.to_string())))
+        }
+        (None, Some(lr)) => (lr % count.max(1), format!("local rank {lr} mod {count} GPU(s)")),
+        (None, None) => (0, "GPU 0: the launcher did not say the local rank".into()),
+    }
+}
+
+/// What the run record says about a rank's GPU.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct GpuInfo {
+    /// CUDA's index (as `--gpu` and `CUDA_VISIBLE_DEVICES` number them).
+    pub index: usize,
+    pub name: String,
+    /// `0000:1b:00.0`, the form sysfs and hwloc use.
+    pub pci_bus_id: String,
+    /// From sysfs; None where the kernel does not say.
+    pub numa_node: Option<u32>,
+    pub memory_bytes: usize,
+    /// `9.0`.
+    pub compute_capability: String,
+    /// How the index was chosen.
+    pub chosen_by: String,
+    /// `CUDA_VISIBLE_DEVICES` as this rank saw it.
+    pub visible_devices: Option<String>,
+    /// The driver's CUDA version (`12.4`).
+    pub driver_cuda_version: String,
+}
+
+/// A rank's GPU: its primary context is current on the thread that opened
+/// it (the one that runs MPI and the timed loop).
+pub struct Gpu {
+    pub info: GpuInfo,
+    dev: sys::CUdevice,
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // SAFETY: `dev` came from cuDeviceGet and its primary context was
+        // retained once, in `open`.
+        unsafe {
+            let _ = result::primary_ctx::release(self.dev);
+        }
+    }
+}
+
+/// Whether libcuda can be loaded at all (cudarc's own search).
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the candidate names.
+    unsafe { sys::is_culib_present() }
+}
+
+/// Opens the GPU this rank uses and makes its primary context current.
+/// Runs before MPI starts, so a CUDA-aware MPI finds the device set.
+pub fn open(gpu_option: Option<&[usize]>, local_rank: Option<usize>) -> Result<Gpu, GpuError> {
+    let host = crate::topo::hostname();
+    if !driver_present() {
+        return Err(GpuError::NoDriver { host });
+    }
+    let driver = |call: &'static str| {
+        let host = host.clone();
+        move |e: DriverError| GpuError::Driver { host, call, text: status_text(e) }
+    };
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    let visible_note = || visible.as_ref().map(|v| format!("; CUDA_VISIBLE_DEVICES={v}")).unwrap_or_default();
+    if let Err(e) = result::init() {
+        return Err(GpuError::NoDevice {
+            host,
+            why: format!("the CUDA driver says {}{}", status_text(e), visible_note()),
+        });
+    }
+    let count = result::device::get_count().map_err(driver("cuDeviceGetCount"))?.max(0) as usize;
+    if count == 0 {
+        return Err(GpuError::NoDevice { host, why: format!("the CUDA driver sees none{}", visible_note()) });
+    }
+    let (index, chosen_by) = choose(gpu_option, local_rank, count);
+    if index >= count {
+        return Err(GpuError::OutOfRange { index, host, count, last: count - 1, visible: visible_note() });
+    }
+    let dev = result::device::get(index as c_int).map_err(driver("cuDeviceGet"))?;
+    // SAFETY: `dev` came from cuDeviceGet; the context is released in
+    // Gpu's Drop.
+    let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(driver("cuDevicePrimaryCtxRetain"))?;
+    let gpu = Gpu { info: describe(dev, index, chosen_by, visible).map_err(driver("cuDeviceGet*"))?, dev };
+    // SAFETY: a context just retained for this device.
+    unsafe { result::ctx::set_current(ctx) }.map_err(driver("cuCtxSetCurrent"))?;
+    Ok(gpu)
+}
+
+fn describe(
+    dev: sys::CUdevice,
+    index: usize,
+    chosen_by: String,
+    visible: Option<String>,
+) -> Result<GpuInfo, DriverError> {
+    let mut bus = [0 as c_char; 32];
+    // SAFETY: the buffer's length is passed; the driver writes a
+    // NUL-terminated id into it.
+    unsafe { sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), bus.len() as c_int, dev).result()? };
+    // SAFETY: NUL-terminated by the driver (and zero-filled before).
+    let raw_bus = unsafe { CStr::from_ptr(bus.as_ptr()) }.to_string_lossy().into_owned();
+    let pci_bus_id = sysfs_bus_id(&raw_bus);
+    let attr = |a| {
+        // SAFETY: `dev` came from cuDeviceGet.
+        unsafe { result::device::get_attribute(dev, a) }
+    };
+    use sys::CUdevice_attribute::*;
+    let (major, minor) =
+        (attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?, attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?);
+    let mut version: c_int = 0;
+    // SAFETY: writes one int.
+    unsafe { sys::cuDriverGetVersion(&mut version).result()? };
+    Ok(GpuInfo {
+        index,
+        name: result::device::get_name(dev)?,
+        numa_node: numa_node(Path::new("/sys/bus/pci/devices"), &pci_bus_id),
+        pci_bus_id,
+        // SAFETY: `dev` came from cuDeviceGet.
+        memory_bytes: unsafe { result::device::total_mem(dev)? },
+        compute_capability: format!("{major}.{minor}"),
+        chosen_by,
+        visible_devices: visible,
+        driver_cuda_version: format!("{}.{}", version / 1000, (version % 1000) / 10),
+    })
+}
+
+/// CUDA writes the PCI domain with 8 hex digits and upper case
+/// (`00000000:1B:00.0`); sysfs and hwloc use 4 and lower case.
+pub fn sysfs_bus_id(cuda: &str) -> String {
+    let lower = cuda.trim().to_ascii_lowercase();
+    match lower.split_once(':') {
+        Some((domain, rest)) if domain.len() > 4 && domain[..domain.len() - 4].bytes().all(|b| b == b'0') => {
+            format!("{}:{rest}", &domain[domain.len() - 4..])
+        }
+        _ => lower,
+    }
+}
+
+/// The NUMA node sysfs gives a PCI device; None when it says -1 or
+/// nothing.
+pub fn numa_node(devices: &Path, bus_id: &str) -> Option<u32> {
+    let text = std::fs::read_to_string(devices.join(bus_id).join("numa_node")).ok()?;
+    text.trim().parse::<i64>().ok().filter(|n| *n >= 0).map(|n| n as u32)
+}
+
+/// Device memory (`cuMemAlloc`) or managed memory (`cuMemAllocManaged`)
+/// of the current context, freed on drop.
+pub struct DeviceBuf {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+}
+
+// The buffer owns its allocation; CUDA pointers are valid from any thread
+// with the context current.
+unsafe impl Send for DeviceBuf {}
+
+impl DeviceBuf {
+    /// `len` zeroed bytes (at least one is allocated, so an empty message
+    /// still has an address).
+    pub fn zeroed(len: usize, managed: bool) -> Result<DeviceBuf, AllocError> {
+        let bytes = len.max(1);
+        // SAFETY: allocation in the current context; the result is
+        // checked, then every byte is set.
+        unsafe {
+            let ptr = if managed {
+                result::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL)
+            } else {
+                result::malloc_sync(bytes)
+            }
+            .map_err(|_| AllocError { bytes: len })?;
+            let buf = DeviceBuf { ptr, len };
+            result::memset_d8_sync(ptr, 0, bytes).map_err(|_| AllocError { bytes: len })?;
+            Ok(buf)
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address, as MPI and NCCL take it.
+    #[inline(always)]
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr as usize as *const u8
+    }
+
+    #[inline(always)]
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr as usize as *mut u8
+    }
+
+    /// Copies the buffer into `dst` (at most `dst.len()` bytes), waiting
+    /// for the copy.
+    pub fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), DriverError> {
+        let n = dst.len().min(self.len);
+        // SAFETY: both ranges are n bytes long and valid.
+        unsafe { result::memcpy_dtoh_sync(&mut dst[..n], self.ptr) }
+    }
+
+    /// Copies `src` into the start of the buffer, waiting for the copy.
+    pub fn copy_from_host(&mut self, src: &[u8]) -> Result<(), DriverError> {
+        let n = src.len().min(self.len);
+        // SAFETY: both ranges are n bytes long and valid.
+        unsafe { result::memcpy_htod_sync(self.ptr, &src[..n]) }
+    }
+}
+
+impl Drop for DeviceBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemAlloc(Managed) and freed once.
+        unsafe {
+            let _ = result::free_sync(self.ptr);
+        }
+    }
+}
+
+/// Whether the MPI library says it moves CUDA device memory: Open MPI's
+/// (and MPICH's) `MPIX_Query_cuda_support`, else MPICH's
+/// `MPIX_GPU_query_support(CUDA)`. None when the library has neither.
+/// Call after MPI_Init.
+pub fn mpi_cuda_support() -> Option<bool> {
+    // SAFETY: dlsym on the process's global scope; the symbols, where
+    // they exist, have these C signatures.
+    unsafe {
+        let f = libc::dlsym(libc::RTLD_DEFAULT, c"MPIX_Query_cuda_support".as_ptr());
+        if !f.is_null() {
+            let query: extern "C" fn() -> c_int = std::mem::transmute(f);
+            return Some(query() != 0);
+        }
+        let f = libc::dlsym(libc::RTLD_DEFAULT, c"MPIX_GPU_query_support".as_ptr());
+        if !f.is_null() {
+            // MPIX_GPU_SUPPORT_CUDA is 0 in MPICH's mpi.h.
+            let query: extern "C" fn(c_int, *mut c_int) -> c_int = std::mem::transmute(f);
+            let mut yes: c_int = 0;
+            return (query(0, &mut yes) == 0).then_some(yes != 0);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_choice() {
+        assert_eq!(choose(None, Some(5), 4).0, 1);
+        assert_eq!(choose(None, Some(0), 8), (0, "local rank 0 mod 8 GPU(s)".to_string()));
+        assert_eq!(choose(Some(&[3, 1]), Some(3), 8).0, 1);
+        assert_eq!(choose(Some(&[6]), Some(2), 2).0, 6, "--gpu is taken as given; open() checks the range");
+        assert_eq!(choose(None, None, 4).0, 0);
+        assert!(choose(None, None, 4).1.contains("did not say the local rank"));
+    }
+
+    #[test]
+    fn bus_ids_in_sysfs_form() {
+        assert_eq!(sysfs_bus_id("00000000:1B:00.0"), "0000:1b:00.0");
+        assert_eq!(sysfs_bus_id("0001:C3:00.0"), "0001:c3:00.0");
+        assert_eq!(sysfs_bus_id("00010000:1B:00.0"), "00010000:1b:00.0");
+    }
+
+    #[test]
+    fn numa_node_from_sysfs() {
+        let dir = tempfile::tempdir().unwrap();
+        for (bus, text) in [("0000:1b:00.0", "1\n"), ("0000:1c:00.0", "-1\n")] {
+            std::fs::create_dir_all(dir.path().join(bus)).unwrap();
+            std::fs::write(dir.path().join(bus).join("numa_node"), text).unwrap();
+        }
+        assert_eq!(numa_node(dir.path(), "0000:1b:00.0"), Some(1));
+        assert_eq!(numa_node(dir.path(), "0000:1c:00.0"), None);
+        assert_eq!(numa_node(dir.path(), "0000:99:00.0"), None);
+    }
+
+    #[test]
+    fn no_driver_here_is_one_line() {
+        // This machine has no NVIDIA driver; on one that has, the check
+        // says nothing about this path.
+        if driver_present() {
+            return;
+        }
+        let e = open(None, Some(0)).err().unwrap();
+        assert!(matches!(e, GpuError::NoDriver { .. }));
+        assert!(!e.to_string().contains('\n'));
+    }
+}

@@ -1,0 +1,157 @@
+//! GPU options on a machine without a GPU, under real mpirun and the real
+//! dynamic loader: no driver at all, a driver that finds no device (a
+//! stand-in libcuda the loader finds through LD_LIBRARY_PATH, as a
+//! driver installed in a non-default place would be), and the options
+//! that cannot go together. Each is one line and status 1 on every rank
+//! within 5 s; `-v` names the accelerator as OSU's GPU builds do.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const QUICK: &[&str] = &["-m", "8", "-i", "10", "--no-results"];
+
+fn has_real_driver() -> bool {
+    ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/lib/libcuda.so.1"]
+        .iter()
+        .any(|p| Path::new(p).exists())
+}
+
+#[test]
+fn no_driver_is_one_line_everywhere() {
+    if has_real_driver() {
+        eprintln!("SKIPPED: this machine has an NVIDIA driver");
+        return;
+    }
+    let _g = mpi_lock();
+    let host = hostname();
+    let no_driver = |bench: &'static str| {
+        let host = host.clone();
+        move |l: &str| {
+            l == format!(
+                "{bench}: no CUDA driver on {host}: libcuda.so.1 cannot be loaded (install the NVIDIA driver, or \
+                 run on a GPU node)"
+            )
+        }
+    };
+    refused("osu_latency", &[QUICK, &["-d", "cuda", "D", "D"]].concat(), &[], no_driver("osu_latency"));
+    refused("osu_bw", &[QUICK, &["-d", "managed", "H", "D"]].concat(), &[], no_driver("osu_bw"));
+    refused("osu_allreduce", &[QUICK, &["-d", "cuda"]].concat(), &[], no_driver("osu_allreduce"));
+    // -d alone, on a point-to-point benchmark, still needs the GPU open
+    // (OSU initialises the device for it too).
+    refused("osu_latency", &[QUICK, &["-d", "cuda"]].concat(), &[], no_driver("osu_latency"));
+    // NCCL runs on the rank's GPU: the GPU is what is missing first.
+    refused("osu_allreduce", &[QUICK, &["--backend", "nccl"]].concat(), &[], no_driver("osu_allreduce"));
+    refused("osu_bw", &[QUICK, &["--backend", "nccl"]].concat(), &[], no_driver("osu_bw"));
+}
+
+/// A stand-in libcuda.so.1 exporting the few driver calls made before a
+/// device is used; `init` is what its cuInit returns and `devices` what
+/// cuDeviceGetCount reports.
+fn stand_in_driver(dir: &Path, init: i32, devices: i32) -> PathBuf {
+    let src = dir.join("driver.c");
+    std::fs::write(
+        &src,
+        format!(
+            r#"
+/* Only what commbench calls before it touches a device. */
+int cuInit(unsigned int flags) {{ (void)flags; return {init}; }}
+int cuDeviceGetCount(int *count) {{ *count = {devices}; return 0; }}
+int cuDriverGetVersion(int *v) {{ *v = 12040; return 0; }}
+int cuGetErrorName(int status, const char **name) {{
+    *name = status == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_UNKNOWN";
+    return 0;
+}}
+int cuGetErrorString(int status, const char **text) {{
+    *text = status == 100 ? "no CUDA-capable device is detected" : "unknown error";
+    return 0;
+}}
+"#
+        ),
+    )
+    .unwrap();
+    let lib = dir.join("libcuda.so.1");
+    let st = Command::new("cc")
+        .args(["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .status()
+        .expect("cc");
+    assert!(st.success(), "cc failed");
+    std::os::unix::fs::symlink("libcuda.so.1", dir.join("libcuda.so")).unwrap();
+    dir.to_path_buf()
+}
+
+#[test]
+fn driver_without_a_gpu_is_one_line_everywhere() {
+    if has_real_driver() {
+        eprintln!("SKIPPED: this machine has an NVIDIA driver");
+        return;
+    }
+    let _g = mpi_lock();
+    let host = hostname();
+    let none = tempfile::tempdir().unwrap();
+    let path = stand_in_driver(none.path(), 100, 0);
+    let env = [("LD_LIBRARY_PATH", path.to_str().unwrap())];
+    refused("osu_latency", &[QUICK, &["-d", "cuda", "D", "D"]].concat(), &env, |l| {
+        l == format!(
+            "osu_latency: no GPU on {host}: the CUDA driver says no CUDA-capable device is detected \
+             (CUDA_ERROR_NO_DEVICE)"
+        )
+    });
+    // A driver that starts but lists no device, as with an empty
+    // CUDA_VISIBLE_DEVICES: the line names the variable.
+    let empty = tempfile::tempdir().unwrap();
+    let path = stand_in_driver(empty.path(), 0, 0);
+    let env = [("LD_LIBRARY_PATH", path.to_str().unwrap()), ("CUDA_VISIBLE_DEVICES", "")];
+    refused("osu_allgather", &[QUICK, &["-d", "cuda"]].concat(), &env, |l| {
+        l == format!("osu_allgather: no GPU on {host}: the CUDA driver sees none; CUDA_VISIBLE_DEVICES=")
+    });
+}
+
+#[test]
+fn options_that_do_not_go_together() {
+    let _g = mpi_lock();
+    refused("osu_latency", &[QUICK, &["-d", "rocm"]].concat(), &[], |l| {
+        l.starts_with("Invalid Accel Type Specified [-d rocm] (commbench measures NVIDIA GPUs through CUDA;")
+    });
+    refused("osu_allreduce", &[QUICK, &["-d", "openacc"]].concat(), &[], |l| l.contains("OpenACC is not supported"));
+    refused("osu_bw", &[QUICK, &["-d", "tpu"]].concat(), &[], |l| l == "Invalid Accel Type Specified [-d tpu]");
+    refused("osu_barrier", &[QUICK, &["--backend", "nccl"]].concat(), &[], |l| {
+        l.starts_with("Invalid value [--backend nccl] (osu_barrier has no NCCL form; NCCL runs osu_latency, osu_bw,")
+    });
+    refused("osu_latency", &[QUICK, &["-d", "cuda", "--backend", "ucx", "D", "D"]].concat(), &[], |l| {
+        l.starts_with("-d cuda cannot be combined with --backend ucx (")
+    });
+    // A GPU index this node does not have: placement refuses it before
+    // any driver is asked.
+    refused("osu_latency", &[QUICK, &["-d", "cuda", "--gpu", "3", "D", "D"]].concat(), &[], |l| {
+        l.starts_with("osu_latency: ") && l.contains("--gpu 3")
+    });
+}
+
+#[test]
+fn version_names_the_accelerator() {
+    let out = |args: &[&str]| {
+        let mut c = Command::new(bin(Mpi::OpenMpi, "osu_latency"));
+        c.args(args);
+        run_cmd(c, Duration::from_secs(20))
+    };
+    let r = out(&["-d", "cuda", "-v"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.lines().next(), Some("# OSU MPI-CUDA Latency Test v7.4"));
+    let r = out(&["-v"]);
+    assert_eq!(r.stdout.lines().next(), Some("# OSU MPI Latency Test v7.4"));
+    let mut c = Command::new(bin(Mpi::OpenMpi, "osu_mbw_mr"));
+    c.args(["-d", "cuda", "-v"]);
+    let r = run_cmd(c, Duration::from_secs(20));
+    assert_eq!(r.stdout.lines().next(), Some("# OSU MPI Multiple Bandwidth / Message Rate Test v7.4"));
+}
+
+fn hostname() -> String {
+    let out = Command::new("hostname").output().expect("hostname");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
