@@ -2,6 +2,7 @@
 //! rank. algbw counts the gathered size * np bytes; busbw = algbw *
 //! (n-1)/n.
 
+use crate::report::nccl_tests::Collective as Nccl;
 use super::collective::{Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
@@ -51,7 +52,7 @@ impl Collective for Allgather {
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
-        Some(((size * np) as f64, (np as f64 - 1.0) / np as f64))
+        Some(((size * np) as f64, Nccl::AllGather.bus_factor(np)))
     }
 
     fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {

@@ -1,6 +1,7 @@
 //! osu_allreduce: MPI_Allreduce with MPI_SUM; every rank gets the sum.
 //! busbw = algbw * 2(n-1)/n.
 
+use crate::report::nccl_tests::Collective as Nccl;
 use super::collective::{check_reduction, fill_reduction, Collective, Job};
 use super::spec::{BenchSpec, MetricKind, ProcRule, COLL_ITERS};
 use super::SizeCase;
@@ -42,7 +43,7 @@ impl Collective for Allreduce {
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
-        Some((size as f64, 2.0 * (np as f64 - 1.0) / np as f64))
+        Some((size as f64, Nccl::AllReduce.bus_factor(np)))
     }
 
     fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {

@@ -1,6 +1,7 @@
 //! osu_alltoall: MPI_Alltoall, size bytes from every rank to every rank.
 //! algbw counts size * np bytes; busbw = algbw * (n-1)/n.
 
+use crate::report::nccl_tests::Collective as Nccl;
 use super::collective::{Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
@@ -38,7 +39,7 @@ impl Collective for Alltoall {
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
-        Some(((size * np) as f64, (np as f64 - 1.0) / np as f64))
+        Some(((size * np) as f64, Nccl::AllToAll.bus_factor(np)))
     }
 
     /// Block d of the input goes to rank d.

@@ -1,6 +1,7 @@
 //! osu_bcast: MPI_Bcast from rank 0. As in OSU, there is no barrier before
 //! the first iteration of a size. busbw = algbw.
 
+use crate::report::nccl_tests::Collective as Nccl;
 use super::collective::{Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
@@ -51,8 +52,8 @@ impl Collective for Bcast {
         true
     }
 
-    fn bandwidth(&self, size: usize, _np: usize) -> Option<(f64, f64)> {
-        Some((size as f64, 1.0))
+    fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
+        Some((size as f64, Nccl::Broadcast.bus_factor(np)))
     }
 
     fn fill(&self, _send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {

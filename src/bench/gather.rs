@@ -7,6 +7,7 @@
 //! buffer, so the check is about the timed call; and the root's receive
 //! buffer is cleared, not pre-filled, before each validated iteration.
 
+use crate::report::nccl_tests::Collective as Nccl;
 use super::allgather::block_value;
 use super::collective::{Collective, Job};
 use super::spec::BenchSpec;
@@ -46,7 +47,7 @@ impl Collective for Gather {
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
-        Some(((size * np) as f64, (np as f64 - 1.0) / np as f64))
+        Some(((size * np) as f64, Nccl::Gather.bus_factor(np)))
     }
 
     fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {

@@ -2,6 +2,7 @@
 //! default 0) or one that rotates with the iteration (`-k rotate`). OSU
 //! synchronises before each call, not after. busbw = algbw.
 
+use crate::report::nccl_tests::Collective as Nccl;
 use super::collective::{check_reduction, fill_reduction, Collective, Job, Sync};
 use super::spec::BenchSpec;
 use super::SizeCase;
@@ -39,8 +40,8 @@ impl Collective for Reduce {
         Sync::Before
     }
 
-    fn bandwidth(&self, size: usize, _np: usize) -> Option<(f64, f64)> {
-        Some((size as f64, 1.0))
+    fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
+        Some((size as f64, Nccl::Reduce.bus_factor(np)))
     }
 
     fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {

@@ -3,6 +3,7 @@
 //! first n mod np ranks one more (one each for the first n ranks when
 //! n < np). busbw = algbw * (n-1)/n.
 
+use crate::report::nccl_tests::Collective as Nccl;
 use super::collective::{check_reduction, fill_reduction, Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
@@ -51,7 +52,7 @@ impl Collective for ReduceScatter {
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
-        Some((size as f64, (np as f64 - 1.0) / np as f64))
+        Some((size as f64, Nccl::ReduceScatter.bus_factor(np)))
     }
 
     fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {

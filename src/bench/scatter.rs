@@ -2,6 +2,7 @@
 //! 0, `-k fixed:R` or `-k rotate`); every rank checks the block it got.
 //! algbw counts the scattered size * np bytes; busbw = algbw * (n-1)/n.
 
+use crate::report::nccl_tests::Collective as Nccl;
 use super::collective::{Collective, Job};
 use super::spec::BenchSpec;
 use super::SizeCase;
@@ -39,7 +40,7 @@ impl Collective for Scatter {
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
-        Some(((size * np) as f64, (np as f64 - 1.0) / np as f64))
+        Some(((size * np) as f64, Nccl::Scatter.bus_factor(np)))
     }
 
     /// Every rank writes the blocks (only the root's are sent); in place

@@ -52,11 +52,15 @@ pub enum Collective {
     Reduce,
     /// Each rank sends to the next and receives from the previous.
     SendRecv,
+    /// `ncclGather` (nccl-tests' gather: every rank's block to the root).
+    Gather,
+    /// `ncclScatter` (a block of the root's buffer to every rank).
+    Scatter,
 }
 
 impl Collective {
     /// Every collective, in nccl-tests' build order.
-    pub const ALL: [Collective; 7] = [
+    pub const ALL: [Collective; 9] = [
         Collective::AllReduce,
         Collective::AllGather,
         Collective::Broadcast,
@@ -64,6 +68,8 @@ impl Collective {
         Collective::Reduce,
         Collective::AllToAll,
         Collective::SendRecv,
+        Collective::Gather,
+        Collective::Scatter,
     ];
 
     /// The nccl-tests binary that runs this collective.
@@ -76,6 +82,8 @@ impl Collective {
             Collective::Broadcast => "broadcast_perf",
             Collective::Reduce => "reduce_perf",
             Collective::SendRecv => "sendrecv_perf",
+            Collective::Gather => "gather_perf",
+            Collective::Scatter => "scatter_perf",
         }
     }
 
@@ -91,7 +99,11 @@ impl Collective {
         let n = ranks as f64;
         match self {
             Collective::AllReduce => 2.0 * (n - 1.0) / n,
-            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => (n - 1.0) / n,
+            Collective::AllGather
+            | Collective::ReduceScatter
+            | Collective::AllToAll
+            | Collective::Gather
+            | Collective::Scatter => (n - 1.0) / n,
             Collective::Broadcast | Collective::Reduce | Collective::SendRecv => 1.0,
         }
     }
@@ -104,7 +116,11 @@ impl Collective {
     pub fn data_bytes(self, count: usize, elt_size: usize, ranks: usize) -> usize {
         let one = count.saturating_mul(elt_size);
         match self {
-            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => one.saturating_mul(ranks),
+            Collective::AllGather
+            | Collective::ReduceScatter
+            | Collective::AllToAll
+            | Collective::Gather
+            | Collective::Scatter => one.saturating_mul(ranks),
             _ => one,
         }
     }
@@ -114,7 +130,11 @@ impl Collective {
     /// but nccl-tests still prints the op it was given, and so does this.
     pub fn redop_column(self, op: &str) -> &str {
         match self {
-            Collective::AllGather | Collective::AllToAll | Collective::Broadcast => "none",
+            Collective::AllGather
+            | Collective::AllToAll
+            | Collective::Broadcast
+            | Collective::Gather
+            | Collective::Scatter => "none",
             _ => op,
         }
     }
@@ -123,7 +143,9 @@ impl Collective {
     /// collectives that have none.
     pub fn root_column(self, root: usize) -> i64 {
         match self {
-            Collective::Broadcast | Collective::Reduce => i64::try_from(root).unwrap_or(i64::MAX),
+            Collective::Broadcast | Collective::Reduce | Collective::Gather | Collective::Scatter => {
+                i64::try_from(root).unwrap_or(i64::MAX)
+            }
             _ => -1,
         }
     }

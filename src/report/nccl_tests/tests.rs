@@ -35,6 +35,8 @@ fn bus_factors_for_one_two_and_eight_ranks() {
         (Broadcast, [1.0, 1.0, 1.0]),
         (Reduce, [1.0, 1.0, 1.0]),
         (SendRecv, [1.0, 1.0, 1.0]),
+        (Gather, [0.0, 0.5, 0.875]),
+        (Scatter, [0.0, 0.5, 0.875]),
     ];
     for (coll, want) in cases {
         for (n, w) in [1, 2, 8].into_iter().zip(want) {
@@ -89,10 +91,12 @@ fn labels_columns_follow_nccl_tests() {
             "reduce_scatter_perf",
             "reduce_perf",
             "alltoall_perf",
-            "sendrecv_perf"
+            "sendrecv_perf",
+            "gather_perf",
+            "scatter_perf"
         ]
     );
-    for c in [AllGather, AllToAll, Broadcast] {
+    for c in [AllGather, AllToAll, Broadcast, Gather, Scatter] {
         assert_eq!(c.redop_column("sum"), "none", "{c:?}");
     }
     for c in [AllReduce, ReduceScatter, Reduce, SendRecv] {
