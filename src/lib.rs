@@ -12,6 +12,7 @@ pub mod cli;
 pub mod compare;
 pub mod datatype;
 pub mod diag;
+pub mod gpu;
 pub mod input_file;
 pub mod job;
 pub mod launcher;
