@@ -8,7 +8,7 @@
 //! address-space cap) leaves the input in `last-input`.
 //!
 //!   cargo run --example fuzz -- TARGET SECONDS [OUT_DIR] [RNG_SEED]
-//!   TARGET: osu-args suite-args pairs-args topo-args compare-args
+//!   TARGET: osu-args suite-args pairs-args topo-args compare-args gpu-bw-args
 //!           osu-text csv hostfile machine (or `all`, SECONDS each)
 //!
 //! Run by scripts/fuzz.sh, not in CI. Not part of the shipped binaries.
@@ -20,8 +20,18 @@ use std::time::{Duration, Instant};
 
 use commbench::bench::BENCHMARKS;
 
-const TARGETS: &[&str] =
-    &["osu-args", "suite-args", "pairs-args", "topo-args", "compare-args", "osu-text", "csv", "hostfile", "machine"];
+const TARGETS: &[&str] = &[
+    "osu-args",
+    "suite-args",
+    "pairs-args",
+    "topo-args",
+    "compare-args",
+    "gpu-bw-args",
+    "osu-text",
+    "csv",
+    "hostfile",
+    "machine",
+];
 
 /// Tokens that break parsers: limits, signs, separators, odd floats.
 const INTERESTING: &[&str] = &[
@@ -258,6 +268,11 @@ fn arg_seeds(target: &str) -> Vec<Vec<String>> {
             format!("{d} {d} --min-bw 1K:100 --max-lat :8:5 --min-rate 1M --format csv"),
             format!("{d} {d} --require-all --allow-memory-mismatch --quiet"),
         ],
+        "gpu-bw-args" => vec![
+            "--tests h2d,d2h,p2p --gpus 0-3,5 --size 32M --reps 5 --no-results".into(),
+            "--latency-size 16 --latency-reps 100 --min-bw 300 --results-dir r".into(),
+            "--tests all --min-bw 2400Gbit/s --gpus 1".into(),
+        ],
         _ => vec![],
     };
     // `_` in a seed word stands for a space inside one argument.
@@ -291,6 +306,9 @@ fn exec(target: &str, bytes: &[u8], args: &[String], bench: usize) {
         }
         "pairs-args" => {
             let _ = commbench::pairs::options::parse(args);
+        }
+        "gpu-bw-args" => {
+            let _ = commbench::gpu::bw::options::parse(args);
         }
         "topo-args" => {
             let _ = commbench::topo::command::main(args);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every parser and reader of user input for a bounded time with the
 # mutation fuzzer in examples/fuzz.rs (stable Rust; see its header): the OSU
-# option grammar, the suite, pairs, topo and compare options, the OSU text
+# option grammar, the suite, pairs, topo, compare and gpu-bw options, the OSU text
 # and CSV readers, hostfiles and machine descriptions. Not part of CI.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default 60, all)
 # Prints executions per target and every finding; findings' inputs are kept
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(osu-args suite-args pairs-args topo-args compare-args osu-text csv hostfile machine)
+[ ${#targets[@]} -gt 0 ] || targets=(osu-args suite-args pairs-args topo-args compare-args gpu-bw-args osu-text csv hostfile machine)
 cargo build --quiet --example fuzz || exit 1
 out=$(pwd)/target/fuzz-findings
 mkdir -p "$out"

@@ -13,6 +13,9 @@ pub struct HeatmapSpec<'a> {
     pub title: &'a str,
     /// Second line: what ran (scheme, size).
     pub subtitle: &'a str,
+    /// What rows and columns are ("row: sender rank, column: receiver
+    /// rank"), at the start of the third line.
+    pub axes: &'a str,
     /// Unit of the printed values, after `scale` is applied ("MB/s").
     pub unit: &'a str,
     pub scale: f64,
@@ -22,6 +25,9 @@ pub struct HeatmapSpec<'a> {
     /// Whether cell (row, col) failed the criteria.
     pub failed: &'a dyn Fn(usize, usize) -> bool,
 }
+
+/// The axes of a rank-by-rank matrix.
+pub const RANK_AXES: &str = "row: sender rank, column: receiver rank";
 
 const LEVELS: usize = 64;
 const STOPS: [(f64, f64, f64); 3] = [(215.0, 48.0, 39.0), (254.0, 224.0, 139.0), (26.0, 152.0, 80.0)];
@@ -76,8 +82,9 @@ pub fn svg(m: &Matrix, spec: &HeatmapSpec) -> String {
     let _ = writeln!(
         s,
         r##"<text x="{left}" y="38" fill="#444">{}</text>
-<text x="{left}" y="56" fill="#444">row: sender rank, column: receiver rank; grey: not measured; outlined: failed</text>"##,
-        escape(spec.subtitle)
+<text x="{left}" y="56" fill="#444">{}; grey: not measured; outlined: failed</text>"##,
+        escape(spec.subtitle),
+        escape(spec.axes)
     );
     let _ = writeln!(s, r##"<rect x="{left}" y="{top}" width="{grid:.2}" height="{grid:.2}" fill="#e6e6e6"/>"##);
 
@@ -221,6 +228,7 @@ mod tests {
             &HeatmapSpec {
                 title: "bw <test>",
                 subtitle: "scheme all",
+                axes: RANK_AXES,
                 unit: "MB/s",
                 scale: 1e-6,
                 higher_is_better: true,
@@ -236,6 +244,7 @@ mod tests {
         assert!(s.starts_with("<svg") && s.ends_with("</svg>\n"));
         assert_eq!(s.matches("<title>").count(), 12);
         assert!(s.contains("bw &lt;test&gt;"));
+        assert!(s.contains(">row: sender rank, column: receiver rank; grey: not measured; outlined: failed<"));
         assert_eq!(s.matches(r#"stroke="black""#).count(), 1);
         assert_eq!(s.matches("<line").count(), 2, "one boundary per host change");
         assert!(s.contains("3.00 MB/s") && s.contains("0.00 MB/s"));

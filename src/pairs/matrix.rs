@@ -26,6 +26,14 @@ impl Matrix {
         self.cells.get(row * self.n + col).copied().flatten()
     }
 
+    /// Puts `v` in cell (row, col), replacing what was there; a cell
+    /// outside the matrix is left alone.
+    pub fn set(&mut self, row: usize, col: usize, v: f64) {
+        if row < self.n && col < self.n {
+            self.cells[row * self.n + col] = Some(v);
+        }
+    }
+
     /// Keeps the smaller of the old and new value.
     fn keep_min(&mut self, row: usize, col: usize, v: f64) {
         let c = &mut self.cells[row * self.n + col];
@@ -123,6 +131,10 @@ mod tests {
         assert_eq!(lat.get(0, 1), Some(3e-6));
         assert_eq!(lat.get(1, 0), Some(3e-6));
         assert!(Matrix::new(2).is_empty());
+        let mut x = Matrix::new(2);
+        x.set(1, 0, 7.0);
+        x.set(2, 0, 9.0);
+        assert_eq!((x.get(1, 0), x.range()), (Some(7.0), Some((7.0, 7.0))));
     }
 
     #[test]

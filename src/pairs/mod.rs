@@ -339,6 +339,7 @@ impl Session<'_> {
         let spec = heatmap::HeatmapSpec {
             title: "Bandwidth by direction (MB/s)",
             subtitle: &subtitle,
+            axes: heatmap::RANK_AXES,
             unit: "MB/s",
             scale: 1e-6,
             higher_is_better: true,
@@ -356,6 +357,7 @@ impl Session<'_> {
             let spec = heatmap::HeatmapSpec {
                 title: "Latency (us, half the round trip)",
                 subtitle: &subtitle,
+                axes: heatmap::RANK_AXES,
                 unit: "us",
                 scale: 1e6,
                 higher_is_better: false,

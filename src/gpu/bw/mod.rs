@@ -1,0 +1,329 @@
+//! `commbench gpu-bw`: copy bandwidth and latency of the CUDA GPUs of one
+//! node, as CUDA's bandwidthTest (host<->GPU, within a GPU) and
+//! p2pBandwidthLatencyTest (GPU-by-GPU matrices, peer access off and on)
+//! measure them. Options (`options`), driver calls (`driver`), timings
+//! (`measure`), results and their arithmetic (`results`), what lies
+//! between GPUs (`topology`), text (`report`), files (`output`) and the run
+//! record (`record`).
+//!
+//! Exit status: 0 measured (and every pair passes `--min-bw`), 1 a pair
+//! fails `--min-bw`, or there is no CUDA driver or GPU, or a CUDA call
+//! fails, 2 bad options or result files that cannot be written.
+
+pub mod driver;
+pub mod measure;
+pub mod options;
+pub mod output;
+pub mod record;
+pub mod report;
+pub mod results;
+pub mod topology;
+
+use std::io::{self, Write};
+
+use cudarc::driver::sys::CUdevice_P2PAttribute as Attr;
+
+use crate::diag::say;
+use crate::pairs::heatmap::HeatmapSpec;
+use crate::report::record::RunStatus;
+use crate::report::time::Utc;
+use driver::{CudaError, Device};
+use measure::{Lane, Notes, PairBuffers, PairRig};
+use options::{Config, Parsed, Test};
+use output::GpuBwFiles;
+use record::{GpuBwRecord, Outcome};
+use results::{Kind, MatrixId, Measurement};
+use topology::{GpuFacts, PeerAttributes};
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FAIL: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+
+const NAME: &str = "commbench gpu-bw";
+
+fn out(text: &str) {
+    let mut o = io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    let _ = o.flush();
+}
+
+/// Entry point: the arguments after `gpu-bw`; returns the exit status.
+pub fn main(args: &[String]) -> i32 {
+    let cfg = match options::parse(args) {
+        Ok(Parsed::Run(c)) => *c,
+        Ok(Parsed::Help(text)) => {
+            out(&text);
+            return EXIT_OK;
+        }
+        Err(e) => {
+            say(&format!("{NAME}: {e}"));
+            return EXIT_USAGE;
+        }
+    };
+    crate::job::install_panic_hook(NAME);
+    let host = crate::topo::hostname();
+    let command_line: Vec<String> =
+        ["commbench".to_string(), "gpu-bw".to_string()].into_iter().chain(args.iter().cloned()).collect();
+    let (devices, count) = match open_gpus(&cfg, &host) {
+        Ok(d) => d,
+        Err((line, code)) => {
+            say(&format!("{NAME}: {line}"));
+            return code;
+        }
+    };
+    let mut rec = GpuBwRecord::running(cfg.clone(), host.clone(), command_line);
+    rec.devices = count;
+    rec.driver_version = driver::driver_version();
+    rec.gpus = gpu_facts(&devices);
+    rec.pairs = topology::pair_paths(&rec.gpus, |s, d| peer_attributes(&devices, s, d));
+    let job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
+    let mut files = match GpuBwFiles::create(&cfg.results, &Utc::now().compact(), job.as_deref()) {
+        Ok(f) => f,
+        Err(e) => {
+            say(&format!("{NAME}: {e}"));
+            return EXIT_USAGE;
+        }
+    };
+    if let Some(f) = files.as_mut() {
+        rec.files = f.written.clone();
+        if let Err(e) = rec.write(&f.record_path) {
+            say(&format!("{NAME}: cannot write {}: {e}", f.record_path.display()));
+            return EXIT_USAGE;
+        }
+        say(&format!(
+            "{NAME}: results in {} and its siblings (run record {})",
+            f.csv_path.display(),
+            f.record_path.display()
+        ));
+    }
+    out(&report::gpu_list(&host, rec.driver_version.as_deref(), &rec.gpus));
+    out(&report::path_table(&rec.pairs));
+
+    let mut session =
+        Session { cfg: &cfg, devices: &devices, count, files: files.as_mut(), notes: Notes::default(), ms: Vec::new() };
+    let measured = session.run();
+    let Session { notes, ms, .. } = session;
+    rec.gate_timeouts = notes.gate_timeouts;
+    rec.notes = notes.lines.clone();
+    for line in &notes.lines {
+        say(&format!("{NAME}: {line}"));
+    }
+    if notes.gate_timeouts > 0 {
+        say(&format!(
+            "{NAME}: {} timings started before all their copies were queued (their time may include the host's)",
+            notes.gate_timeouts
+        ));
+    }
+    let (mut status, mut detail, mut code) = match measured {
+        Err(stop) => {
+            let (line, code) = match stop {
+                Stop::Cuda(e) => (e.to_string(), EXIT_FAIL),
+                Stop::Write(line) => (line, EXIT_USAGE),
+            };
+            say(&format!("{NAME}: {line}"));
+            (RunStatus::Error, Some(line), code)
+        }
+        Ok(()) => {
+            let gpus: Vec<usize> = devices.iter().map(|d| d.ordinal).collect();
+            let verdict = cfg.min_bw.map(|floor| report::judge(floor, &gpus, &ms, count));
+            if let Some(v) = &verdict {
+                out(&report::verdict_text(v, &rec.pairs));
+                rec.outcome = Some(Outcome::of(v));
+            }
+            match &verdict {
+                Some(v) if v.judged == 0 => (RunStatus::Complete, None, EXIT_OK),
+                Some(v) if !v.passed() => (RunStatus::Failed, None, EXIT_FAIL),
+                Some(_) => (RunStatus::Passed, None, EXIT_OK),
+                None => (RunStatus::Complete, None, EXIT_OK),
+            }
+        }
+    };
+    if let Some(f) = files.as_mut() {
+        if let Err(e) = write_matrices(f, &cfg, &rec.gpus, count, &ms) {
+            say(&format!("{NAME}: cannot write results: {e}"));
+            status = RunStatus::Error;
+            detail = Some(e.to_string());
+            code = EXIT_USAGE;
+        }
+        rec.files = f.written.clone();
+        rec.end(status, detail, code);
+        if let Err(e) = rec.write(&f.record_path) {
+            say(&format!("{NAME}: cannot write {}: {e}", f.record_path.display()));
+            code = EXIT_USAGE;
+        }
+    }
+    drop(devices);
+    code
+}
+
+/// Checks the driver and opens the GPUs to measure; the error is one line
+/// and an exit status.
+fn open_gpus(cfg: &Config, host: &str) -> Result<(Vec<Device>, usize), (String, i32)> {
+    if !driver::driver_present() {
+        let why = driver::load_failure().unwrap_or_else(|| "not found under any name the loader tries".into());
+        return Err((format!("no CUDA driver on {host}: libcuda.so.1 cannot be loaded ({why})"), EXIT_FAIL));
+    }
+    let visible =
+        || std::env::var("CUDA_VISIBLE_DEVICES").map(|v| format!(" (CUDA_VISIBLE_DEVICES={v})")).unwrap_or_default();
+    if let Err(e) = driver::init() {
+        if e.is_no_device() {
+            return Err((format!("no CUDA GPU on {host}{}: {e}", visible()), EXIT_FAIL));
+        }
+        return Err((format!("cannot start the CUDA driver on {host}: {e}"), EXIT_FAIL));
+    }
+    let count = driver::device_count().map_err(|e| (format!("on {host}: {e}"), EXIT_FAIL))?;
+    if count == 0 {
+        return Err((format!("no CUDA GPU on {host}{}: the driver shows none", visible()), EXIT_FAIL));
+    }
+    let wanted: Vec<usize> = cfg.gpus.clone().unwrap_or_else(|| (0..count).collect());
+    if let Some(&bad) = wanted.iter().find(|&&g| g >= count) {
+        let shown = if count == 1 { "1 GPU (0)".to_string() } else { format!("{count} GPUs (0-{})", count - 1) };
+        return Err((format!("--gpus: there is no GPU {bad}: {host} shows {shown}{}", visible()), EXIT_USAGE));
+    }
+    let devices = wanted.iter().map(|&g| Device::open(g)).collect::<Result<Vec<_>, _>>();
+    devices.map(|d| (d, count)).map_err(|e| (format!("on {host}: {e}"), EXIT_FAIL))
+}
+
+/// Names, bus ids, memory and locality of the opened GPUs.
+fn gpu_facts(devices: &[Device]) -> Vec<GpuFacts> {
+    let mut gpus: Vec<GpuFacts> = devices
+        .iter()
+        .map(|d| GpuFacts {
+            index: d.ordinal,
+            name: d.name(),
+            pci_bus_id: d.pci_bus_id().and_then(|id| topology::normalize_bus_id(&id)),
+            numa_node: None,
+            package: None,
+            memory_bytes: d.total_memory(),
+            pci_path: Vec::new(),
+        })
+        .collect();
+    let machine = crate::topo::hwloc::discover().ok();
+    topology::locate(&mut gpus, machine.as_ref());
+    gpus
+}
+
+/// What the driver says about source -> destination (CUDA ordinals).
+fn peer_attributes(devices: &[Device], src: usize, dst: usize) -> PeerAttributes {
+    let find = |o: usize| devices.iter().find(|d| d.ordinal == o);
+    let (Some(s), Some(d)) = (find(src), find(dst)) else { return PeerAttributes::default() };
+    let flag = |a: Attr| s.p2p_attribute(d, a).map(|v| v != 0);
+    PeerAttributes {
+        can_access_peer: s.can_access_peer(d),
+        access_supported: flag(Attr::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED),
+        native_atomics: flag(Attr::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED),
+        performance_rank: s.p2p_attribute(d, Attr::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK),
+    }
+}
+
+/// A run in progress: the timings so far, appended to the CSV as they come.
+struct Session<'a, 'd> {
+    cfg: &'a Config,
+    devices: &'d [Device],
+    count: usize,
+    files: Option<&'a mut GpuBwFiles>,
+    notes: Notes,
+    ms: Vec<Measurement>,
+}
+
+/// Why a run stopped early.
+enum Stop {
+    /// A CUDA call failed (exit status 1).
+    Cuda(CudaError),
+    /// The CSV could not be written (exit status 2).
+    Write(String),
+}
+
+impl From<CudaError> for Stop {
+    fn from(e: CudaError) -> Stop {
+        Stop::Cuda(e)
+    }
+}
+
+impl Session<'_, '_> {
+    /// Appends new timings to the CSV and keeps them.
+    fn keep(&mut self, new: Vec<Measurement>) -> Result<(), Stop> {
+        if let Some(f) = self.files.as_mut() {
+            if let Err(e) = f.append(&new) {
+                return Err(Stop::Write(format!("cannot write {}: {e}", f.csv_path.display())));
+            }
+        }
+        self.ms.extend(new);
+        Ok(())
+    }
+
+    fn run(&mut self) -> Result<(), Stop> {
+        let cfg = self.cfg;
+        let lanes = self.devices.iter().map(Lane::new).collect::<Result<Vec<_>, _>>()?;
+        let gpus: Vec<usize> = self.devices.iter().map(|d| d.ordinal).collect();
+        if [Test::H2d, Test::D2h, Test::D2d].iter().any(|&t| cfg.runs(t)) {
+            for lane in &lanes {
+                let new = measure::single_gpu(lane, cfg, &mut self.notes)?;
+                self.keep(new)?;
+            }
+            out(&report::single_gpu_table(cfg, &gpus, &self.ms));
+        }
+        if cfg.runs(Test::P2p) || cfg.runs(Test::Latency) {
+            let bytes = cfg.peer_bytes.max(cfg.latency_bytes);
+            let bufs = self.devices.iter().map(|d| PairBuffers::new(d, bytes)).collect::<Result<Vec<_>, _>>()?;
+            let rig = PairRig { lanes: &lanes, bufs: &bufs };
+            for i in 0..lanes.len() {
+                let new = rig.diagonal(i, cfg, &mut self.notes)?;
+                self.keep(new)?;
+                for j in i + 1..lanes.len() {
+                    let new = rig.pair(i, j, cfg, &mut self.notes)?;
+                    self.keep(new)?;
+                }
+            }
+            out(&report::pair_section(cfg, self.count, &gpus, &self.ms));
+        }
+        Ok(())
+    }
+}
+
+/// Every GPU-by-GPU matrix that holds a value, as CSV and heatmap; the
+/// heatmap's lines separate NUMA nodes.
+fn write_matrices(
+    f: &mut GpuBwFiles,
+    cfg: &Config,
+    gpus: &[GpuFacts],
+    count: usize,
+    ms: &[Measurement],
+) -> io::Result<()> {
+    let groups: Vec<String> = (0..count)
+        .map(|o| match gpus.iter().find(|g| g.index == o) {
+            Some(g) => g.numa_node.map_or("numa?".into(), |n| format!("numa{n}")),
+            None => "unmeasured".into(),
+        })
+        .collect();
+    let floor = cfg.min_bw.map(|b| b / 1e9);
+    for id in MatrixId::ALL {
+        let m = id.matrix(count, ms);
+        if m.is_empty() {
+            continue;
+        }
+        let latency = id.kind == Kind::P2pLatency;
+        let subtitle = if latency {
+            format!("{} bytes x {} copies per timing, GPU event time per copy", cfg.latency_bytes, cfg.latency_reps)
+        } else {
+            format!("{} bytes x {} copies per timing; the diagonal is left out", cfg.peer_bytes, cfg.peer_reps)
+        };
+        let judged = floor.filter(|_| id == MatrixId { kind: Kind::P2pUni, peer_access: true });
+        let failed = |r: usize, c: usize| judged.is_some_and(|fl| m.get(r, c).is_some_and(|v| v < fl));
+        let spec = HeatmapSpec {
+            title: &id.title(),
+            subtitle: &subtitle,
+            axes: "row: source GPU, column: destination GPU; lines between NUMA nodes",
+            unit: if latency { "us" } else { "GB/s" },
+            scale: 1.0,
+            higher_is_better: !latency,
+            hosts: &groups,
+            failed: &failed,
+        };
+        f.write_matrix(id, &m, &spec)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
