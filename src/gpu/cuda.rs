@@ -97,6 +97,29 @@ pub fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// Why the dynamic loader refuses `libcuda.so.1`, in its own words
+/// ("cannot open shared object file: No such file or directory"), or
+/// None when it loads.
+pub fn load_failure() -> Option<String> {
+    const NAME: &CStr = c"libcuda.so.1";
+    // SAFETY: dlopen with a valid C string; a handle it returns is closed
+    // at once; dlerror's text is copied before any other dl call.
+    unsafe {
+        let handle = libc::dlopen(NAME.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+        if !handle.is_null() {
+            libc::dlclose(handle);
+            return None;
+        }
+        let err = libc::dlerror();
+        let text = if err.is_null() {
+            "the dynamic loader gave no reason".to_string()
+        } else {
+            CStr::from_ptr(err).to_string_lossy().into_owned()
+        };
+        Some(text.trim_start_matches("libcuda.so.1: ").to_string())
+    }
+}
+
 /// Opens the GPU this rank uses and makes its primary context current.
 /// Runs before MPI starts, so a CUDA-aware MPI finds the device set.
 pub fn open(gpu_option: Option<&[usize]>, local_rank: Option<usize>) -> Result<Gpu, GpuError> {

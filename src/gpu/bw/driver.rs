@@ -79,35 +79,7 @@ impl<T> During<T> for Result<T, DriverError> {
     }
 }
 
-/// Whether libcuda can be loaded. Must come before every other call here.
-pub fn driver_present() -> bool {
-    // SAFETY: only tries to open the library under cudarc's candidate
-    // names and closes it again; no driver function is called.
-    unsafe { sys::is_culib_present() }
-}
-
-/// Why the dynamic loader refuses `libcuda.so.1`, in its own words
-/// ("cannot open shared object file: No such file or directory"), or
-/// None when it loads.
-pub fn load_failure() -> Option<String> {
-    const NAME: &CStr = c"libcuda.so.1";
-    // SAFETY: dlopen with a valid C string; a handle it returns is closed
-    // at once; dlerror's text is copied before any other dl call.
-    unsafe {
-        let handle = libc::dlopen(NAME.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
-        if !handle.is_null() {
-            libc::dlclose(handle);
-            return None;
-        }
-        let err = libc::dlerror();
-        let text = if err.is_null() {
-            "the dynamic loader gave no reason".to_string()
-        } else {
-            CStr::from_ptr(err).to_string_lossy().into_owned()
-        };
-        Some(text.trim_start_matches("libcuda.so.1: ").to_string())
-    }
-}
+pub use crate::gpu::cuda::{driver_present, load_failure};
 
 /// Initialises the driver (cuInit).
 pub fn init() -> Result<(), CudaError> {
