@@ -4,8 +4,9 @@
 # is, then measures with commbench:
 #   1. host-to-device, device-to-host and device-to-device copy bandwidth
 #      (commbench gpu-bw);
-#   2. a one-GPU NCCL allreduce sweep with busbw and #wrong
-#      (osu_allreduce --backend nccl --format nccl-tests, one rank);
+#   2. a one-GPU NCCL allreduce sweep (osu_allreduce --backend nccl, one
+#      rank, float, validated), with algbw, busbw and the validation
+#      verdict from its CSV;
 #   3. osu_latency -d cuda between two ranks on the GPU (needs a
 #      CUDA-aware MPI; otherwise the one line that says so), and the GPU
 #      facts the run record holds.
@@ -68,11 +69,14 @@ echo "NCCL: ${COMMBENCH_NCCL:-(loader path)}"
 step "copy bandwidth: commbench gpu-bw" \
   "$bin/commbench" gpu-bw --tests h2d,d2h,d2d,p2p,latency --results-dir "$work/gpu-bw"
 
-step "NCCL allreduce, one GPU, nccl-tests table" \
-  "$bin/osu_allreduce" --backend nccl --format nccl-tests -m 8:268435456 -c --results-dir "$work/nccl"
-
-step "NCCL allreduce, one GPU, OSU table" \
-  "$bin/osu_allreduce" --backend nccl -m 8:1048576 -i 20 -x 5 --results-dir "$work/nccl-osu"
+if step "NCCL allreduce, one GPU (OSU table)" \
+  "$bin/osu_allreduce" --backend nccl -T mpi_float -m 8:268435456 -i 50 -x 5 -c --csv "$work/nccl-allreduce.csv"; then
+  echo "size_bytes avg_lat_us algbw_GBps busbw_GBps validation (from the CSV)"
+  python3 -c '
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print(r["size_bytes"], r["avg_lat_us"], r["algbw_GBps"], r["busbw_GBps"], r["validation"])' "$work/nccl-allreduce.csv"
+fi
 
 step "osu_latency -d cuda D D, two ranks" \
   "${launcher[@]}" "$bin/osu_latency" -d cuda -m 1:1048576 -c D D --results-dir "$work/lat"
@@ -82,7 +86,7 @@ step "osu_latency -d cuda H H (GPU opened, buffers on the host), two ranks" \
 
 echo
 echo "=== run records: backend_details"
-for r in "$work"/*/*.json; do
+for r in $(find "$work" -name "*.json" | sort); do
   [ -e "$r" ] || continue
   echo "--- $r"
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps({k: d.get(k) for k in ("benchmark","title","backend_details","buffers")}, indent=1)); print("status:", d.get("run",{}).get("status"))' "$r" 2>/dev/null || head -c 2000 "$r"

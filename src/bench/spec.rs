@@ -109,7 +109,10 @@ impl BenchSpec {
     /// OSU does (the returned note says so). An explicit `-M` that is too
     /// small is an error instead.
     pub fn check_run(&self, np: usize, opts: &mut Options) -> Result<(usize, Option<String>), JobShapeError> {
-        let pairs = self.pairs_for(np, opts.pairs)?;
+        // NCCL's collectives run on one GPU too (nccl-tests' single-GPU
+        // sweep; NCCL refuses two ranks on one GPU).
+        let one_gpu = np == 1 && opts.backend == crate::cli::Backend::Nccl && !self.is_point_to_point();
+        let pairs = if one_gpu { 0 } else { self.pairs_for(np, opts.pairs)? };
         if let RootRank::Fixed(root) = opts.root {
             if root >= np {
                 return Err(JobShapeError::Root { root, np });
@@ -269,6 +272,16 @@ mod tests {
         assert!(note.unwrap().contains("largest message limited to 524288 bytes"));
         let mut o = opts(&BARRIER, &["-M", "1"]);
         assert!(BARRIER.check_run_text(2, &mut o).is_ok());
+    }
+
+    #[test]
+    fn one_rank_runs_only_nccl_collectives() {
+        let mut o = opts(&ALLREDUCE, &[]);
+        assert!(ALLREDUCE.check_run_text(1, &mut o).is_err(), "MPI collectives need two ranks, as in OSU");
+        let mut o = opts(&ALLREDUCE, &["--backend", "nccl"]);
+        assert_eq!(ALLREDUCE.check_run_text(1, &mut o), Ok((0, None)));
+        let mut o = opts(&crate::bench::latency::SPEC, &["--backend", "nccl"]);
+        assert!(crate::bench::latency::SPEC.check_run_text(1, &mut o).is_err());
     }
 
     #[test]
