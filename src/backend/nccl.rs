@@ -147,6 +147,16 @@ impl<'w> Nccl<'w> {
         self.ok(self.lib.group_end());
     }
 
+    /// A device-to-device copy of `bytes` on the stream (a rooted
+    /// collective's own block); a CUDA failure ends the job.
+    fn copy(&self, dst: *mut c_void, src: *const c_void, bytes: usize) {
+        // SAFETY: callers pass two device ranges of `bytes` each.
+        if let Err(e) = unsafe { cu::memcpy_dtod_async(dst as u64, src as u64, bytes, self.stream) } {
+            crate::say!("CUDA copy failed on rank {}: {}", self.rank, cuda::status_text(e));
+            self.world.abort(1)
+        }
+    }
+
     /// The send pointer of a collective (in place: `recv` plus the
     /// rank's own block at `offset` bytes) and the receive buffer.
     #[inline(always)]
@@ -178,6 +188,7 @@ impl<'w> Transport for Nccl<'w> {
     type Requests = Requests;
 
     const BACKEND: &'static str = "nccl";
+    const BATCHED: bool = true;
     const MEMORY: &'static str = "cuda";
 
     fn world(&self) -> &World {
@@ -449,15 +460,8 @@ impl<'w> Collectives for Nccl<'w> {
             }
         });
         if is_root && send != base.wrapping_add(root * need) as *const c_void {
-            // The root's own block (apart): a device-to-device copy on the
-            // stream.
-            // SAFETY: both hold `need` bytes at these addresses.
-            let r =
-                unsafe { cu::memcpy_dtod_async(base.wrapping_add(root * need) as u64, send as u64, need, self.stream) };
-            if let Err(e) = r {
-                crate::say!("CUDA copy failed on rank {}: {}", self.rank, cuda::status_text(e));
-                self.world.abort(1)
-            }
+            // The root's own block (apart), on the stream.
+            self.copy(base.wrapping_add(root * need) as *mut c_void, send, need);
         }
     }
 
@@ -477,14 +481,7 @@ impl<'w> Collectives for Nccl<'w> {
             }
         });
         if is_root && !in_place {
-            // SAFETY: the root's block of the input and its output.
-            let r = unsafe {
-                cu::memcpy_dtod_async(out as u64, send.wrapping_byte_add(root * need) as u64, need, self.stream)
-            };
-            if let Err(e) = r {
-                crate::say!("CUDA copy failed on rank {}: {}", self.rank, cuda::status_text(e));
-                self.world.abort(1)
-            }
+            self.copy(out as *mut c_void, send.wrapping_byte_add(root * need), need);
         }
     }
 }

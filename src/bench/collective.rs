@@ -207,6 +207,20 @@ impl<C: Collective, T: Collectives> Kernel<T> for CollKernel<C, T> {
         Some(t.now() - t0)
     }
 
+    /// The collectives OSU separates with a barrier after each call run
+    /// back to back in a batch (nccl-tests has no barrier between calls);
+    /// not osu_reduce (its barrier comes before each call, and its root
+    /// may rotate) or osu_barrier.
+    fn batchable(&self) -> bool {
+        self.c.sync() == Sync::After
+    }
+
+    #[inline(always)]
+    fn issue(&mut self, t: &T, case: &SizeCase, i: usize) {
+        self.iteration = i;
+        self.run_call(t, case, false);
+    }
+
     fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
         t.read_host(&self.bufs.recv, |r| self.c.check(r, case, &self.job, i))
     }

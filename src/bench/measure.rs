@@ -76,8 +76,16 @@ pub fn run<T: Transport, K: Kernel<T>>(
                 if kernel.sync_before_size() {
                     t.world().barrier();
                 }
-                let outcome =
-                    timed_loop::run(t, kernel, &case, validating, opts.validation_warmup, &mut samples, progress);
+                let outcome = timed_loop::run(
+                    t,
+                    kernel,
+                    &case,
+                    validating,
+                    opts.validation_warmup,
+                    &mut samples,
+                    progress,
+                    opts.tails.is_some(),
+                );
                 progress.set_step(Step::Results);
                 let metric = kernel.metric(t, &case, &samples);
                 let passed = validating.then(|| verdict(t, plan, &case, &outcome));

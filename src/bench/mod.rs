@@ -138,6 +138,16 @@ pub trait Kernel<T: Transport> {
     /// rank keeps time.
     fn step(&mut self, t: &T, case: &SizeCase) -> Option<f64>;
 
+    /// Whether [`Kernel::issue`] can stand for a step in a batch timed
+    /// as a whole (on transports whose `BATCHED` is set).
+    fn batchable(&self) -> bool {
+        false
+    }
+
+    /// Issues the operation of iteration `i` without waiting for it to
+    /// complete (the batch's completion waits for all of them).
+    fn issue(&mut self, _t: &T, _case: &SizeCase, _i: usize) {}
+
     /// After iteration `i` with validation: the first wrong element this
     /// rank received, if any.
     fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch>;
