@@ -157,6 +157,23 @@ impl<'w> Nccl<'w> {
         }
     }
 
+    /// [`Nccl::operands`] with the lengths checked: the input (apart)
+    /// holds `send_bytes`, the output `recv_bytes`.
+    #[inline(always)]
+    fn checked<'a>(
+        io: Operands<'a, GpuBuf>,
+        send_bytes: usize,
+        recv_bytes: usize,
+        offset: usize,
+    ) -> (*const c_void, &'a mut GpuBuf) {
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), send_bytes);
+        }
+        let (send, recv) = Self::operands(io, offset);
+        check_len(recv.len(), recv_bytes);
+        (send, recv)
+    }
+
     /// The send pointer of a collective (in place: `recv` plus the
     /// rank's own block at `offset` bytes) and the receive buffer.
     #[inline(always)]
@@ -308,11 +325,7 @@ impl<'w> Collectives for Nccl<'w> {
 
     fn allreduce_sum(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
         let need = count * dt.size();
-        if let Operands::Apart { send, .. } = &io {
-            check_len(send.len(), need);
-        }
-        let (send, recv) = Self::operands(io, 0);
-        check_len(recv.len(), need);
+        let (send, recv) = Self::checked(io, need, need, 0);
         let (t, op) = (nccl_type(dt), ncclRedOp_t::ncclSum);
         // SAFETY: both sides hold `count` elements.
         let r = unsafe {
@@ -323,11 +336,7 @@ impl<'w> Collectives for Nccl<'w> {
 
     fn reduce_sum(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype, root: usize) {
         let need = count * dt.size();
-        if let Operands::Apart { send, .. } = &io {
-            check_len(send.len(), need);
-        }
-        let (send, recv) = Self::operands(io, 0);
-        check_len(recv.len(), need);
+        let (send, recv) = Self::checked(io, need, need, 0);
         let (t, op) = (nccl_type(dt), ncclRedOp_t::ncclSum);
         // SAFETY: both sides hold `count` elements (in place they are one
         // buffer, which NCCL allows).
@@ -404,11 +413,7 @@ impl<'w> Collectives for Nccl<'w> {
 
     fn allgather(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
         let need = count * dt.size();
-        if let Operands::Apart { send, .. } = &io {
-            check_len(send.len(), need);
-        }
-        let (send, recv) = Self::operands(io, need * self.rank);
-        check_len(recv.len(), need * self.np);
+        let (send, recv) = Self::checked(io, need, need * self.np, need * self.rank);
         // SAFETY: the input holds one block, the output np.
         let r = unsafe {
             self.lib.all_gather(send, recv.as_mut_ptr() as *mut c_void, count, nccl_type(dt), self.comm, self.stream())
@@ -418,13 +423,9 @@ impl<'w> Collectives for Nccl<'w> {
 
     fn alltoall(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
         let need = count * dt.size();
-        let in_place = matches!(io, Operands::InPlace(_));
-        if let Operands::Apart { send, .. } = &io {
-            check_len(send.len(), need * self.np);
-        }
-        let (send, recv) = Self::operands(io, 0);
-        check_len(recv.len(), need * self.np);
-        assert!(!in_place, "osu_alltoall has no in-place form");
+        // Options refuse -l with NCCL's all-to-all.
+        debug_assert!(matches!(io, Operands::Apart { .. }));
+        let (send, recv) = Self::checked(io, need * self.np, need * self.np, 0);
         let base = recv.as_mut_ptr();
         // NCCL's own all-to-all exists only from 2.28: grouped sends and
         // receives run on every version.

@@ -33,21 +33,13 @@ pub fn main<B: Bench>() -> ! {
 /// Runs benchmark `B` with the process's arguments; returns the exit
 /// status.
 pub fn run<B: Bench>() -> i32 {
-    run_with(B::SPEC, |s: &Session| match s.cuda_memory() {
-        _ if s.opts.backend == Backend::Nccl => {
-            s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::kernel))
-        }
-        None => {
+    run_with(B::SPEC, |s: &Session| match (s.opts.backend, s.cuda_memory()) {
+        (Backend::Nccl, _) => s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::kernel)),
+        (_, None) => {
             let t = MpiHost::new(&s.job.world);
             s.run(&t, B::message_bytes, B::kernel)
         }
-        Some(mem) => {
-            let Some(mem) = s.job.everywhere(mem.check_mpi()) else {
-                return setup_failed();
-            };
-            let t = Mpi::with_memory(&s.job.world, mem);
-            s.run(&t, B::message_bytes, B::kernel)
-        }
+        (_, Some(mem)) => s.mpi_cuda(mem).map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::kernel)),
     })
 }
 
@@ -68,11 +60,7 @@ pub fn run_p2p<B: PointToPoint>() -> i32 {
             s.run(&t, B::message_bytes, B::kernel)
         }
         (Backend::Mpi, Some(mem)) => {
-            let Some(mem) = s.job.everywhere(mem.check_mpi()) else {
-                return setup_failed();
-            };
-            let t = Mpi::with_memory(&s.job.world, mem);
-            s.run(&t, B::message_bytes, B::kernel)
+            s.mpi_cuda(mem).map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::kernel))
         }
         // Options refuse -d with UCX.
         (Backend::Ucx, _) => run_ucx::<B>(s),
@@ -209,6 +197,13 @@ impl Session<'_> {
             }
         };
         Some(CudaMemory::new(place, gpu.info.clone(), note))
+    }
+
+    /// MPI over this rank's GPU memory, once every rank agrees the MPI
+    /// library can move it.
+    fn mpi_cuda(&self, mem: CudaMemory) -> Option<Mpi<'_, CudaMemory>> {
+        let mem = self.job.everywhere(mem.check_mpi())?;
+        Some(Mpi::with_memory(&self.job.world, mem))
     }
 
     /// `--backend nccl`: the communicator over every rank's GPU, agreed.

@@ -19,26 +19,36 @@ pub struct LoopOutcome {
     pub first_mismatch: Option<(usize, Mismatch)>,
 }
 
+impl LoopOutcome {
+    /// Validation after iteration `i` (untimed): counts a wrong result and
+    /// keeps the first.
+    fn check<T: Transport, K: Kernel<T>>(&mut self, t: &T, kernel: &K, case: &SizeCase, i: usize) {
+        if let Some(m) = kernel.check(t, case, i) {
+            self.errors += 1;
+            self.first_mismatch.get_or_insert((i, m));
+        }
+    }
+}
+
 /// Runs warm-up plus timed iterations of `kernel` for one size, recording
-/// this rank's timed iterations into `samples`. `per_iteration` asks for
-/// each iteration's own time (`-z`) even where the transport batches.
-#[allow(clippy::too_many_arguments)]
+/// this rank's timed iterations into `samples`. `validation` is the number
+/// of untimed validation repetitions (`-u`) when validating (`-c`).
+/// `per_iteration` asks for each iteration's own time (`-z`) even where the
+/// transport batches.
 pub fn run<T: Transport, K: Kernel<T>>(
     t: &T,
     kernel: &mut K,
     case: &SizeCase,
-    validating: bool,
-    validation_warmup: usize,
+    validation: Option<usize>,
     samples: &mut Samples,
     progress: &Progress,
     per_iteration: bool,
 ) -> LoopOutcome {
     if T::BATCHED && kernel.batchable() && !per_iteration {
-        return run_batched(t, kernel, case, validating, validation_warmup, samples, progress);
+        return run_batched(t, kernel, case, validation, samples, progress);
     }
     let mut out = LoopOutcome::default();
     samples.reset(case.iterations);
-    let validation = validating.then_some(validation_warmup);
     progress.set_step(if case.warmup > 0 { Step::Warmup } else { Step::Timed });
     for i in 0..case.warmup + case.iterations {
         if i == case.warmup {
@@ -52,13 +62,8 @@ pub fn run<T: Transport, K: Kernel<T>>(
                 samples.push(t);
             }
         }
-        if validating {
-            if let Some(m) = kernel.check(t, case, i) {
-                out.errors += 1;
-                if out.first_mismatch.is_none() {
-                    out.first_mismatch = Some((i, m));
-                }
-            }
+        if validation.is_some() {
+            out.check(t, kernel, case, i);
         }
         progress.iteration(i);
     }
@@ -75,8 +80,7 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     t: &T,
     kernel: &mut K,
     case: &SizeCase,
-    validating: bool,
-    validation_warmup: usize,
+    validation: Option<usize>,
     samples: &mut Samples,
     progress: &Progress,
 ) -> LoopOutcome {
@@ -103,14 +107,11 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     }
     let last = case.warmup + case.iterations;
     progress.iteration(last.saturating_sub(1));
-    if validating {
-        kernel.begin_iteration(t, case, last, Some(validation_warmup));
+    if validation.is_some() {
+        kernel.begin_iteration(t, case, last, validation);
         kernel.step(t, case);
         kernel.end_iteration(t, case);
-        if let Some(m) = kernel.check(t, case, last) {
-            out.errors += 1;
-            out.first_mismatch = Some((last, m));
-        }
+        out.check(t, kernel, case, last);
     }
     t.world().barrier();
     out
@@ -137,9 +138,10 @@ mod tests {
             k.prepare(t, &case).expect("prepare");
             let progress = Progress::default();
             let mut each = Samples::with_capacity(20);
-            run(t, &mut k, &case, validating, 2, &mut each, &progress, false);
+            let validation = validating.then_some(2);
+            run(t, &mut k, &case, validation, &mut each, &progress, false);
             let mut batch = Samples::with_capacity(20);
-            let o = run_batched(t, &mut k, &case, validating, 2, &mut batch, &progress);
+            let o = run_batched(t, &mut k, &case, validation, &mut batch, &progress);
             (each.as_slice().to_vec(), batch.as_slice().to_vec(), o.errors, k.batchable())
         });
         out.swap_remove(0)

@@ -574,6 +574,12 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
     if o.datatypes.is_empty() {
         o.datatypes.push(Datatype::Char);
     }
+    if o.backend == Backend::Nccl && o.in_place && spec.name == "osu_alltoall" {
+        // Grouped sends and receives cannot share one buffer.
+        return Err(CliError::Usage(
+            "Invalid option [-l] (NCCL's all-to-all has no in-place form; drop -l or use --backend mpi)".into(),
+        ));
+    }
     if o.vary_window && o.window_given {
         return Err(CliError::Usage("Window size (-W) cannot be combined with a varied window (-V)".into()));
     }

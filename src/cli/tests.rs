@@ -326,6 +326,8 @@ fn accelerator_option() {
         err(&LATENCY, &["--backend=ucx", "-d", "managed"]).split(" (").next().unwrap(),
         "-d managed cannot be combined with --backend ucx"
     );
+    assert!(err(&ALLTOALL, &["--backend", "nccl", "-l"]).starts_with("Invalid option [-l] (NCCL's all-to-all"));
+    assert!(test_options(&ALLTOALL, &["-l"]).in_place);
     let o = test_options(&LATENCY, &["-d", "cuda", "D", "H"]);
     assert_eq!(o.buffer_locations.map(|b| b.words()), Some("D H".to_string()));
 }
