@@ -75,6 +75,9 @@ pub enum Ending {
     Passed,
     /// Some pair failed the criteria (`pairs`).
     Failed,
+    /// Every size measured, but the average bus bandwidth is below
+    /// `--min-busbw` (GB/s).
+    BelowMinimum { avg_busbw: f64, min_busbw: f64 },
     /// Something went wrong that was said already.
     Error { detail: String },
 }
@@ -86,7 +89,7 @@ impl Ending {
             Ending::Complete => RunStatus::Complete,
             Ending::ValidationFailed { .. } => RunStatus::ValidationFailed,
             Ending::Passed => RunStatus::Passed,
-            Ending::Failed => RunStatus::Failed,
+            Ending::Failed | Ending::BelowMinimum { .. } => RunStatus::Failed,
             Ending::Error { .. } => RunStatus::Error,
         }
     }
@@ -96,9 +99,15 @@ impl Ending {
         match self {
             Ending::ValidationFailed { size } => Some(format!("validation failed at message size {size}")),
             Ending::Error { detail } => Some(detail.clone()),
+            Ending::BelowMinimum { avg_busbw, min_busbw } => Some(below_minimum(*avg_busbw, *min_busbw)),
             _ => None,
         }
     }
+}
+
+/// The line (and record detail) of a run below `--min-busbw`.
+pub fn below_minimum(avg_busbw: f64, min_busbw: f64) -> String {
+    format!("average bus bandwidth {avg_busbw:.2} GB/s is below --min-busbw {min_busbw} GB/s")
 }
 
 /// What a program tells [`Job::start`].

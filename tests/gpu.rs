@@ -46,6 +46,30 @@ fn no_driver_is_one_line_everywhere() {
     // NCCL runs on the rank's GPU: the GPU is what is missing first.
     refused("osu_allreduce", &[QUICK, &["--backend", "nccl"]].concat(), &[], no_driver("osu_allreduce"));
     refused("osu_bw", &[QUICK, &["--backend", "nccl"]].concat(), &[], no_driver("osu_bw"));
+    let table = ["--backend", "nccl", "--format", "nccl-tests", "--min-busbw", "100"];
+    refused("osu_alltoall", &[QUICK, &table].concat(), &[], no_driver("osu_alltoall"));
+}
+
+/// OSU's NCCL binaries say `#Using NCCL` on every rank before MPI starts;
+/// nccl-tests' table does not.
+#[test]
+fn nccl_runs_say_so_on_every_rank() {
+    if has_real_driver() {
+        eprintln!("SKIPPED: this machine has an NVIDIA driver");
+        return;
+    }
+    let _g = mpi_lock();
+    for (args, says) in
+        [(&["--backend", "nccl"][..], 2), (&["--backend", "nccl", "--format", "nccl-tests"], 0), (&[], 0)]
+    {
+        let cwd = tempfile::tempdir().unwrap();
+        let base = Launch { cwd: Some(cwd.path().to_path_buf()), ..Launch::default() };
+        let all = [QUICK, args, &["-d", "cuda"]].concat();
+        let (run, codes) = launch_recorded_with(Mpi::OpenMpi, Mpi::OpenMpi, 2, "osu_allreduce", &all, base);
+        assert_eq!(codes, [1, 1], "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout.lines().filter(|l| *l == "#Using NCCL").count(), says, "{args:?}: {}", run.stdout);
+        assert!(run.stdout.lines().all(|l| l == "#Using NCCL"), "{args:?}: {}", run.stdout);
+    }
 }
 
 /// A stand-in libcuda.so.1 exporting the few driver calls made before a
@@ -122,6 +146,18 @@ fn options_that_do_not_go_together() {
     refused("osu_bw", &[QUICK, &["-d", "tpu"]].concat(), &[], |l| l == "Invalid Accel Type Specified [-d tpu]");
     refused("osu_barrier", &[QUICK, &["--backend", "nccl"]].concat(), &[], |l| {
         l.starts_with("Invalid value [--backend nccl] (osu_barrier has no NCCL form; NCCL runs osu_latency, osu_bw,")
+    });
+    refused("osu_allreduce", &[QUICK, &["--format", "nccl-tests"]].concat(), &[], |l| {
+        l == "Invalid value [--format nccl-tests] (nccl-tests' table is for NCCL's collectives: add --backend nccl)"
+    });
+    refused("osu_bw", &[QUICK, &["--backend", "nccl", "--format", "nccl-tests"]].concat(), &[], |l| {
+        l.starts_with("Invalid value [--format nccl-tests] (osu_bw is not one of")
+    });
+    refused("osu_bw", &[QUICK, &["--min-busbw", "5"]].concat(), &[], |l| {
+        l.starts_with("Invalid option [--min-busbw] (osu_bw reports no bus bandwidth")
+    });
+    refused("osu_allgather", &[QUICK, &["--min-busbw", "x"]].concat(), &[], |l| {
+        l == "Invalid value [--min-busbw x] (give a bus bandwidth in GB/s, e.g. 150)"
     });
     refused("osu_latency", &[QUICK, &["-d", "cuda", "--backend", "ucx", "D", "D"]].concat(), &[], |l| {
         l.starts_with("-d cuda cannot be combined with --backend ucx (")

@@ -79,8 +79,8 @@ impl Model {
 /// A deliberate fault, for tests of what happens when data goes wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
-    /// Every point-to-point message that `to` receives has its first byte
-    /// flipped.
+    /// Every point-to-point message that `to` receives, and every
+    /// allreduce result on `to`, has its first byte flipped.
     CorruptTo { to: usize },
 }
 
@@ -555,6 +555,11 @@ impl Collectives for MockTransport {
         let np = self.np() as f64;
         let all = self.collective(input, 2.0 * (np - 1.0) / np * bytes as f64);
         out.as_mut_slice()[..bytes].copy_from_slice(&sum(&all.0, count, dt, 0));
+        if let (Some(Fault::CorruptTo { to }), Some(b)) = (self.world.shared.fault, out.as_mut_slice().first_mut()) {
+            if to == self.world.rank && bytes > 0 {
+                *b ^= 0xff;
+            }
+        }
     }
 
     fn reduce_sum(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {

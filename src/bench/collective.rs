@@ -90,6 +90,13 @@ pub trait Collective: Sized {
         Sync::After
     }
 
+    /// Whether an in-place call's result is defined, so nccl-tests' table
+    /// checks it (not NCCL's all-to-all, whose grouped sends and receives
+    /// would share one buffer).
+    fn in_place_checked(&self) -> bool {
+        true
+    }
+
     /// Whether ranks synchronise before the first iteration of a size.
     fn sync_before_size(&self) -> bool {
         true
@@ -219,6 +226,11 @@ impl<C: Collective, T: Collectives> Kernel<T> for CollKernel<C, T> {
     fn issue(&mut self, t: &T, case: &SizeCase, i: usize) {
         self.iteration = i;
         self.run_call(t, case, false);
+    }
+
+    fn set_in_place(&mut self, in_place: bool) -> Option<bool> {
+        self.job.in_place = in_place;
+        Some(!in_place || self.c.in_place_checked())
     }
 
     fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {

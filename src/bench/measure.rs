@@ -10,7 +10,7 @@ use super::spec::{BenchSpec, MetricKind};
 use super::timed_loop::{self, LoopOutcome};
 use super::{counts, message_sizes, validation, Kernel, Metric, SizeCase};
 use crate::backend::{Control, Transport};
-use crate::cli::Options;
+use crate::cli::{Backend, Format, Options};
 use crate::job::{everywhere, say, Ending};
 use crate::report::osu::VARIED_WINDOWS;
 use crate::report::sinks::Sinks;
@@ -45,6 +45,12 @@ impl Plan<'_> {
 /// Runs every size of the plan. `sinks` are rank 0's outputs (None
 /// elsewhere); `on_row` is called after each row reached them. Err only
 /// on rank 0, when an output cannot be written: the caller ends the job.
+///
+/// With `--format nccl-tests` each size is measured twice, out of place
+/// then in place, and wrong data does not stop the sweep (nccl-tests counts
+/// it and goes on); the run still ends as a validation failure at the
+/// first size that had some. With `--min-busbw`, a run whose average
+/// busbw over every row is below it ends [`Ending::BelowMinimum`].
 pub fn run<T: Transport, K: Kernel<T>>(
     t: &T,
     kernel: &mut K,
@@ -59,46 +65,79 @@ pub fn run<T: Transport, K: Kernel<T>>(
     let max_iters = sizes.iter().map(|&s| counts(spec, opts, s).0).max().unwrap_or(1);
     let mut samples = Samples::with_capacity(max_iters);
     let validating = opts.validation.is_some();
+    let nccl_tests = opts.format == Format::NcclTests;
+    let passes: &[Option<bool>] = if nccl_tests { &[Some(false), Some(true)] } else { &[None] };
+    // OSU's NCCL latency test measures empty messages too.
+    let keep_empty = opts.backend == Backend::Nccl && spec.metric == MetricKind::Latency;
+    let mut first_wrong: Option<usize> = None;
+    let mut busbw = (0.0f64, 0usize);
     for &dt in &opts.datatypes {
         emit(&mut sinks, &mut |s| s.begin_datatype(dt))?;
         for &size in &sizes {
             let count = size / dt.size();
-            if count == 0 && spec.typed() {
+            if count == 0 && spec.typed() && !keep_empty {
                 continue;
             }
             let (iterations, warmup) = counts(spec, opts, size);
             for &window in &windows {
-                let case = SizeCase { datatype: dt, size, count, iterations, warmup, window };
-                progress.enter(Step::Setup, Some(dt), size);
-                if everywhere(t.world(), spec.name, kernel.prepare(t, &case)).is_none() {
-                    return Ok(Ending::Error { detail: format!("could not set up message size {size}") });
-                }
-                if kernel.sync_before_size() {
-                    t.world().barrier();
-                }
-                let outcome = timed_loop::run(
-                    t,
-                    kernel,
-                    &case,
-                    validating.then_some(opts.validation_warmup),
-                    &mut samples,
-                    progress,
-                    opts.tails.is_some(),
-                );
-                progress.set_step(Step::Results);
-                let metric = kernel.metric(t, &case, &samples);
-                let passed = validating.then(|| verdict(t, plan, &case, &outcome));
-                if sinks.is_some() {
-                    let row = row(kernel, plan, &case, metric, passed, &samples);
-                    emit(&mut sinks, &mut |s| s.row(&row))?;
-                    on_row();
-                }
-                if passed == Some(false) {
-                    return Ok(Ending::ValidationFailed { size });
+                for &in_place in passes {
+                    let case = SizeCase { datatype: dt, size, count, iterations, warmup, window };
+                    let checked = match in_place {
+                        Some(ip) => validating && kernel.set_in_place(ip).unwrap_or(true),
+                        None => validating,
+                    };
+                    progress.enter(Step::Setup, Some(dt), size);
+                    if everywhere(t.world(), spec.name, kernel.prepare(t, &case)).is_none() {
+                        return Ok(Ending::Error { detail: format!("could not set up message size {size}") });
+                    }
+                    if kernel.sync_before_size() {
+                        t.world().barrier();
+                    }
+                    let outcome = timed_loop::run(
+                        t,
+                        kernel,
+                        &case,
+                        checked.then_some(opts.validation_warmup),
+                        &mut samples,
+                        progress,
+                        opts.tails.is_some(),
+                    );
+                    progress.set_step(Step::Results);
+                    let metric = kernel.metric(t, &case, &samples);
+                    let passed = checked.then(|| verdict(t, plan, &case, &outcome));
+                    let wrong = (checked && nccl_tests).then(|| t.world().allreduce_sum_u64(outcome.wrong_elements));
+                    if let Some((_, b)) = metric.algbw_busbw {
+                        busbw = (busbw.0 + b, busbw.1 + 1);
+                    }
+                    if sinks.is_some() {
+                        let mut row = row(kernel, plan, &case, metric, passed, &samples);
+                        row.in_place = in_place;
+                        row.wrong_elements = wrong;
+                        emit(&mut sinks, &mut |s| s.row(&row))?;
+                        on_row();
+                    }
+                    if passed == Some(false) {
+                        if !nccl_tests {
+                            return Ok(Ending::ValidationFailed { size });
+                        }
+                        first_wrong.get_or_insert(size);
+                    }
                 }
             }
         }
         emit(&mut sinks, &mut |s| s.end_datatype())?;
+    }
+    emit(&mut sinks, &mut |s| s.finish())?;
+    if let Some(size) = first_wrong {
+        return Ok(Ending::ValidationFailed { size });
+    }
+    if let Some(min) = opts.min_busbw {
+        // Rank 0 holds the averages over ranks; every rank ends alike.
+        let avg = t.world().bcast_u64((busbw.0 / busbw.1.max(1) as f64).to_bits());
+        let avg = f64::from_bits(avg);
+        if avg < min {
+            return Ok(Ending::BelowMinimum { avg_busbw: avg, min_busbw: min });
+        }
     }
     Ok(Ending::Complete)
 }
@@ -163,6 +202,8 @@ fn row<T: Transport, K: Kernel<T>>(
         spread: metric.spread,
         algbw_busbw: metric.algbw_busbw,
         validation: passed,
+        wrong_elements: None,
+        in_place: None,
         tails,
         iter: Summary::from_secs(secs, kernel.iteration_time_scale()),
         finished_utc: Utc::now().rfc3339(),

@@ -148,6 +148,14 @@ pub trait Kernel<T: Transport> {
     /// complete (the batch's completion waits for all of them).
     fn issue(&mut self, _t: &T, _case: &SizeCase, _i: usize) {}
 
+    /// Switches the operation to in place (`true`) or out of place, for
+    /// nccl-tests' two passes over each size. `None`: the kernel has no
+    /// such switch; `Some(checked)`: switched, and whether the result of
+    /// that form can be checked.
+    fn set_in_place(&mut self, _in_place: bool) -> Option<bool> {
+        None
+    }
+
     /// After iteration `i` with validation: the first wrong element this
     /// rank received, if any.
     fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch>;

@@ -16,6 +16,8 @@ use crate::cli::Backend;
 use crate::cli::{self, help, Options, Parsed};
 use crate::job::{self, say, Ending, Job, JobConfig, RecordFile};
 use crate::report::files::{self, ResultFiles};
+use crate::report::nccl_table::{device_text, parse_device};
+use crate::report::nccl_tests::Device;
 use crate::report::record::{self, BufferInfo, IterationPolicy, RankInfo, RunRecord};
 use crate::report::sinks::Sinks;
 use crate::report::RunContext;
@@ -124,6 +126,11 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
     if opts.backend == Backend::Ucx {
         crate::backend::quiet_ucx_by_default();
     }
+    if opts.backend == Backend::Nccl && opts.format == crate::cli::Format::Osu {
+        // OSU's NCCL binaries say so on every rank before MPI starts.
+        println!("#Using NCCL");
+        let _ = io::stdout().flush();
+    }
     let job = match Job::start(cfg, env, |world| {
         let (p, note) = spec.check_run(world.size(), &mut opts)?;
         if let (Some(note), 0) = (note, world.rank()) {
@@ -141,6 +148,9 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
     if let (Ending::ValidationFailed { size }, true) = (&ending, root) {
         let argv0 = argv.first().cloned().unwrap_or_else(|| spec.name.to_string());
         println!("DATA VALIDATION ERROR: {argv0} exited with status 1 on message size {size}.");
+    }
+    if let (Ending::BelowMinimum { avg_busbw, min_busbw }, true) = (&ending, root) {
+        say(&format!("{}: {}", spec.name, job::below_minimum(*avg_busbw, *min_busbw)));
     }
     exit_status(&ending)
 }
@@ -252,8 +262,9 @@ impl Session<'_> {
         };
         let ranks = job.gather_ranks();
         let details = t.record_info();
+        let devices = self.nccl_tests_devices();
         let (mut sinks, record) = if job.is_root() {
-            let (sinks, record) = self.outputs::<T>(ranks, files, details);
+            let (sinks, record) = self.outputs::<T>(ranks, files, details, devices);
             (Some(sinks), record)
         } else {
             (None, None)
@@ -315,12 +326,26 @@ impl Session<'_> {
         }
     }
 
+    /// `--format nccl-tests`: every rank's GPU line at rank 0 (nothing
+    /// elsewhere, and nothing for OSU's table).
+    fn nccl_tests_devices(&self) -> Vec<Device> {
+        let Some(gpu) = self.job.gpu.as_ref().filter(|_| self.opts.format == crate::cli::Format::NcclTests) else {
+            return Vec::new();
+        };
+        let host = crate::topo::hostname();
+        let g = &gpu.info;
+        let mine = device_text(std::process::id(), &host, g.index, &g.pci_bus_id, &g.name);
+        let all = self.job.world.gather_bytes(mine.as_bytes());
+        all.iter().enumerate().map(|(rank, b)| parse_device(rank, &String::from_utf8_lossy(b))).collect()
+    }
+
     /// Rank 0: the placement report, the run record and the outputs.
     fn outputs<T: Transport>(
         &self,
         ranks: Vec<RankInfo>,
         files: Option<ResultFiles>,
         backend_details: Option<serde_json::Value>,
+        devices: Vec<Device>,
     ) -> (Sinks, Option<RecordFile<RunRecord>>) {
         let (job, spec) = (self.job, self.spec);
         let warnings = self.placement_report(&ranks);
@@ -368,7 +393,7 @@ impl Session<'_> {
                 }
             }
         }
-        match Sinks::for_run(spec, self.opts, self.pairs, ctx, csv) {
+        match Sinks::for_run(spec, self.opts, self.pairs, ctx, csv, devices) {
             Ok(s) => (s, record),
             Err(e) => {
                 let line = format!("{}: {e}", spec.name);

@@ -162,6 +162,12 @@ impl BenchSpec {
         matches!(self.metric, MetricKind::Latency | MetricKind::Bandwidth | MetricKind::MultiBandwidth)
     }
 
+    /// Whether rows carry nccl-tests' algbw and busbw (the collectives
+    /// that move data; not osu_barrier or point-to-point).
+    pub fn has_bus_bandwidth(&self) -> bool {
+        self.metric == MetricKind::Collective
+    }
+
     /// Whether the benchmark moves typed elements (`-T`, `# Datatype:`).
     pub fn typed(&self) -> bool {
         self.metric != MetricKind::Barrier

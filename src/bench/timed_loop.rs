@@ -15,6 +15,8 @@ use crate::watchdog::{Progress, Step};
 pub struct LoopOutcome {
     /// Iterations whose received data was wrong on this rank.
     pub errors: u64,
+    /// Wrong elements over every checked iteration on this rank.
+    pub wrong_elements: u64,
     /// The first wrong element and the iteration it was seen in.
     pub first_mismatch: Option<(usize, Mismatch)>,
 }
@@ -25,6 +27,7 @@ impl LoopOutcome {
     fn check<T: Transport, K: Kernel<T>>(&mut self, t: &T, kernel: &K, case: &SizeCase, i: usize) {
         if let Some(m) = kernel.check(t, case, i) {
             self.errors += 1;
+            self.wrong_elements += m.count.max(1) as u64;
             self.first_mismatch.get_or_insert((i, m));
         }
     }

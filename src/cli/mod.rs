@@ -7,7 +7,9 @@ pub mod help;
 pub mod options;
 
 use getopt::{ArgKind, OptDef, OptId, SplitError};
-pub use options::{Accel, Backend, BufferLocations, BufferMode, Options, Parsed, ResultsDest, RootRank, Validation};
+pub use options::{
+    Accel, Backend, BufferLocations, BufferMode, Format, Options, Parsed, ResultsDest, RootRank, Validation,
+};
 
 use crate::bench::spec::BenchSpec;
 
@@ -77,6 +79,18 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
         ArgKind::Required,
         "NAME",
         "what carries the timed messages: mpi (default), ucx (UCP tagged messages; point-to-point) or nccl (GPU)",
+    ),
+    (
+        "format",
+        ArgKind::Required,
+        "NAME",
+        "stdout layout: osu (default) or nccl-tests (NCCL collectives: out-of-place and in-place, algbw, busbw, #wrong)",
+    ),
+    (
+        "min-busbw",
+        ArgKind::Required,
+        "GB/s",
+        "collectives: exit 1 when the average bus bandwidth over every size measured is below GB/s",
     ),
 ];
 

@@ -128,6 +128,23 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// `--bind`, `--cpu-list`, `--nic`, `--gpu`.
     pub placement: PlacementRequest,
+    /// `--format`: OSU's table on stdout, or nccl-tests'.
+    pub format: Format,
+    /// `--min-busbw`: the least average bus bandwidth (GB/s) a run of a
+    /// collective passes with.
+    pub min_busbw: Option<f64>,
+}
+
+/// `--format`: the layout of stdout. The CSV and run record are the same
+/// either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// OSU 7.4's table (the default).
+    Osu,
+    /// nccl-tests' table: each size out-of-place then in-place, with time,
+    /// algbw, busbw and the wrong elements of each, and its footer.
+    NcclTests,
 }
 
 fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -257,6 +274,8 @@ impl Options {
             accel: None,
             timeout: None,
             placement: PlacementRequest::default(),
+            format: Format::Osu,
+            min_busbw: None,
         }
     }
 }
@@ -547,6 +566,19 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                     .set(name, v)
                     .map_err(|why| CliError::Usage(format!("Invalid value [--{name} {v}] ({why})")))?;
             }
+            OptId::Long("format") => {
+                o.format = match v {
+                    "osu" => Format::Osu,
+                    "nccl-tests" => Format::NcclTests,
+                    _ => return Err(CliError::Usage(format!("Invalid value [--format {v}] (give osu or nccl-tests)"))),
+                }
+            }
+            OptId::Long("min-busbw") => {
+                let gbs = v.trim().parse::<f64>().ok().filter(|g| g.is_finite() && *g > 0.0);
+                o.min_busbw = Some(gbs.ok_or_else(|| {
+                    CliError::Usage(format!("Invalid value [--min-busbw {v}] (give a bus bandwidth in GB/s, e.g. 150)"))
+                })?);
+            }
             OptId::Long(other) => return Err(CliError::Usage(format!("Invalid option [--{other}]"))),
         }
     }
@@ -571,6 +603,13 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
     if o.validation.is_none() {
         o.validation_warmup = 0;
     }
+    check_nccl_tests(spec, &mut o)?;
+    if o.min_busbw.is_some() && !spec.has_bus_bandwidth() {
+        return Err(CliError::Usage(format!(
+            "Invalid option [--min-busbw] ({} reports no bus bandwidth; the check is for collectives that move data)",
+            spec.name
+        )));
+    }
     if o.datatypes.is_empty() {
         o.datatypes.push(Datatype::Char);
     }
@@ -584,6 +623,35 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
         return Err(CliError::Usage("Window size (-W) cannot be combined with a varied window (-V)".into()));
     }
     Ok(Parsed::Run(Box::new(o)))
+}
+
+/// `--format nccl-tests`: NCCL's collectives only, measured out-of-place
+/// and in-place both (so `-l` has nothing to add), from one root, checked
+/// as nccl-tests checks by default, and in floats unless `-T` says.
+fn check_nccl_tests(spec: &BenchSpec, o: &mut Options) -> Result<(), CliError> {
+    if o.format != Format::NcclTests {
+        return Ok(());
+    }
+    let refuse = |why: String| Err(CliError::Usage(format!("Invalid value [--format nccl-tests] ({why})")));
+    if spec.is_point_to_point() || !spec.has_bus_bandwidth() {
+        return refuse(format!("{} is not one of the collectives nccl-tests measures", spec.name));
+    }
+    if o.backend != Backend::Nccl {
+        return refuse("nccl-tests' table is for NCCL's collectives: add --backend nccl".into());
+    }
+    if o.in_place {
+        return refuse("the table has out-of-place and in-place columns already: drop -l".into());
+    }
+    if o.root == RootRank::Rotate {
+        return refuse("the table has one root column: give -k fixed:R".into());
+    }
+    if o.validation.is_none() {
+        o.validation = Some(Validation { log_dir: None });
+    }
+    if o.datatypes.is_empty() {
+        o.datatypes.push(Datatype::Float);
+    }
+    Ok(())
 }
 
 /// `-k rotate` or `-k fixed:R`.

@@ -331,3 +331,35 @@ fn accelerator_option() {
     let o = test_options(&LATENCY, &["-d", "cuda", "D", "H"]);
     assert_eq!(o.buffer_locations.map(|b| b.words()), Some("D H".to_string()));
 }
+
+#[test]
+fn nccl_tests_format_and_min_busbw() {
+    let o = run(&ALLREDUCE, &["--backend", "nccl", "--format", "nccl-tests"]);
+    assert_eq!(o.format, Format::NcclTests);
+    // nccl-tests checks by default, in floats, without validation repeats.
+    assert_eq!((o.validation.is_some(), o.validation_warmup, o.datatypes.clone()), (true, 0, vec![Datatype::Float]));
+    let o = run(&ALLTOALL, &["--backend=nccl", "--format=nccl-tests", "-T", "mpi_int", "-c"]);
+    assert_eq!((o.datatypes, o.validation.is_some()), (vec![Datatype::Int], true));
+    assert_eq!(run(&ALLREDUCE, &[]).format, Format::Osu);
+    assert_eq!(run(&ALLREDUCE, &["--format", "osu"]).format, Format::Osu);
+    assert_eq!(err(&ALLREDUCE, &["--format", "json"]), "Invalid value [--format json] (give osu or nccl-tests)");
+    assert_eq!(
+        err(&ALLREDUCE, &["--format", "nccl-tests"]),
+        "Invalid value [--format nccl-tests] (nccl-tests' table is for NCCL's collectives: add --backend nccl)"
+    );
+    assert!(err(&LATENCY, &["--backend", "nccl", "--format", "nccl-tests"]).contains("osu_latency is not one of"));
+    assert!(err(&BARRIER, &["--format", "nccl-tests"]).contains("osu_barrier is not one of"));
+    assert!(err(&ALLREDUCE, &["--backend", "nccl", "--format", "nccl-tests", "-l"]).ends_with("drop -l)"));
+    assert!(err(&REDUCE, &["--backend", "nccl", "--format", "nccl-tests", "-k", "rotate"]).contains("fixed:R"));
+
+    assert_eq!(run(&ALLGATHER, &["--min-busbw", "150.5"]).min_busbw, Some(150.5));
+    assert_eq!(run(&BCAST, &["--min-busbw=2"]).min_busbw, Some(2.0));
+    for bad in ["0", "-3", "fast", "inf", "NaN", ""] {
+        assert_eq!(
+            err(&ALLREDUCE, &["--min-busbw", bad]),
+            format!("Invalid value [--min-busbw {bad}] (give a bus bandwidth in GB/s, e.g. 150)")
+        );
+    }
+    assert!(err(&BW, &["--min-busbw", "10"]).starts_with("Invalid option [--min-busbw] (osu_bw reports no bus"));
+    assert!(err(&BARRIER, &["--min-busbw", "10"]).contains("osu_barrier reports no bus bandwidth"));
+}

@@ -69,6 +69,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
         out.cut.push(Note { path: path.into(), line: Some(line), message });
     }
     let mut windows: Vec<Vec<String>> = Vec::new();
+    let mut in_place_noted = false;
     for (i, rec) in rdr.records().enumerate() {
         let line = i + 2;
         let note = |m: String| Note { path: path.into(), line: Some(line), message: m };
@@ -93,6 +94,15 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
         };
         if row.benchmark.is_empty() {
             out.notes.push(note("row with no benchmark".into()));
+            continue;
+        }
+        if row.placement == Some(true) {
+            // nccl-tests' second pass: the out-of-place rows are the series
+            // (the one OSU's table shows); one note says the rest is left.
+            if !in_place_noted {
+                out.notes.push(note("in-place rows (--format nccl-tests' second pass) are not read".into()));
+                in_place_noted = true;
+            }
             continue;
         }
         // Values as written, NaN and infinities included: compare fails
@@ -200,6 +210,21 @@ mod tests {
         let p = parse(&text, "b.csv", "b").unwrap();
         assert!(!p.tables[0].sized);
         assert_eq!(p.tables[0].points[0].tails, vec![("P50".to_string(), 0.3), ("P99".to_string(), 2.0)]);
+    }
+
+    #[test]
+    fn in_place_rows_are_left_with_a_note() {
+        let mut text = COLUMNS.join(",") + "\n";
+        for p in ["out-of-place", "in-place", "out-of-place", "in-place"] {
+            text +=
+                &(row(&[("benchmark", "osu_allreduce"), ("size_bytes", "8"), ("avg_lat_us", "1"), ("placement", p)])
+                    + "\n");
+        }
+        let parsed = parse(&text, "a.csv", "a").unwrap();
+        assert_eq!(parsed.tables.len(), 1);
+        assert_eq!(parsed.tables[0].points.len(), 2);
+        assert_eq!(parsed.notes.len(), 1, "{:?}", parsed.notes);
+        assert!(parsed.notes[0].message.contains("in-place rows"));
     }
 
     #[test]

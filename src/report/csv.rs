@@ -43,6 +43,8 @@ pub const COLUMNS: &[&str] = &[
     "iter_stddev_us",
     "osu_tails",
     "finished_utc",
+    "placement",
+    "wrong_elements",
 ];
 
 /// One row of the results CSV, as the writer serialises it and every
@@ -115,6 +117,13 @@ pub struct CsvRow {
     pub osu_tails: Vec<(u32, f64)>,
     #[serde(default, deserialize_with = "or_default")]
     pub finished_utc: String,
+    /// `--format nccl-tests`' two passes: `out-of-place` (false) or
+    /// `in-place` (true); empty for a run of one form.
+    #[serde(default, with = "placement")]
+    pub placement: Option<bool>,
+    /// Wrong elements over every rank (nccl-tests' `#wrong`), where counted.
+    #[serde(default)]
+    pub wrong_elements: Option<u64>,
 }
 
 impl CsvRow {
@@ -151,6 +160,8 @@ impl CsvRow {
             iter_stddev_us: it.map(|s| s.stddev_us),
             osu_tails: r.tails.clone(),
             finished_utc: r.finished_utc.clone(),
+            placement: r.in_place,
+            wrong_elements: r.wrong_elements,
         }
     }
 }
@@ -189,6 +200,28 @@ mod pass_fail {
             Some("Pass") => Ok(Some(true)),
             Some("Fail") => Ok(Some(false)),
             Some(other) => Err(serde::de::Error::custom(format!("'{other}' is neither Pass nor Fail"))),
+        }
+    }
+}
+
+/// The placement column: `in-place`, `out-of-place`, or empty.
+mod placement {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(true) => s.serialize_str("in-place"),
+            Some(false) => s.serialize_str("out-of-place"),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+        match Option::<String>::deserialize(d)?.as_deref() {
+            None | Some("") => Ok(None),
+            Some("in-place") => Ok(Some(true)),
+            Some("out-of-place") => Ok(Some(false)),
+            Some(other) => Err(serde::de::Error::custom(format!("'{other}' is neither in-place nor out-of-place"))),
         }
     }
 }
@@ -315,6 +348,12 @@ mod tests {
             num(it.map(|s| s.stddev_us)),
             tails,
             r.finished_utc.clone(),
+            match r.in_place {
+                Some(true) => "in-place".into(),
+                Some(false) => "out-of-place".into(),
+                None => String::new(),
+            },
+            r.wrong_elements.map(|w| w.to_string()).unwrap_or_default(),
         ]
     }
 
@@ -337,7 +376,10 @@ mod tests {
                 tails: vec![(50, 0.25), (99, 1e-5), (100, 2.0)],
                 iter: Summary::from_secs(&[1e-6, 3e-6, 2.5e-6], 1.0),
                 finished_utc: "2026-11-30T00:00:00.000Z".into(),
+                wrong_elements: Some(7),
+                in_place: Some(true),
             },
+            Row { size: 8, in_place: Some(false), wrong_elements: Some(0), ..Row::default() },
             Row { size: 0, avg_lat_us: Some(f64::NAN), ..Row::default() },
             Row { datatype: Some(Datatype::Char), size: 1, validation: Some(true), ..Row::default() },
         ]

@@ -4,6 +4,7 @@
 
 pub mod csv;
 pub mod files;
+pub mod nccl_table;
 pub mod nccl_tests;
 pub mod osu;
 pub mod record;
@@ -50,6 +51,12 @@ pub struct Row {
     pub algbw_busbw: Option<(f64, f64)>,
     /// Some(true) = Pass, Some(false) = Fail; None without -c.
     pub validation: Option<bool>,
+    /// Wrong elements summed over ranks, where checked and counted
+    /// (nccl-tests' `#wrong`).
+    pub wrong_elements: Option<u64>,
+    /// nccl-tests' two passes: Some(false) out-of-place, Some(true) in
+    /// place; None for a run of one form (OSU's).
+    pub in_place: Option<bool>,
     /// `-z` values as printed (same unit as the main metric).
     pub tails: Vec<(u32, f64)>,
     /// Distribution of the per-iteration time.
@@ -68,6 +75,10 @@ pub trait Sink {
     fn row(&mut self, row: &Row) -> io::Result<()>;
     /// The datatype block is complete.
     fn end_datatype(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Every size has been measured (not called when the run ends early).
+    fn finish(&mut self) -> io::Result<()> {
         Ok(())
     }
 }

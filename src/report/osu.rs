@@ -58,8 +58,17 @@ impl<W: Write> OsuTable<W> {
         self.out
     }
 
+    /// OSU's NCCL point-to-point tests print no title, and their header
+    /// names the buffers (always on the GPU) and says `Latency (us)`.
+    fn nccl_point_to_point(&self) -> bool {
+        self.layout.backend == crate::cli::Backend::Nccl && self.spec.is_point_to_point()
+    }
+
     /// Title lines, printed once before the first datatype.
     pub fn preamble(&mut self) -> io::Result<()> {
+        if self.nccl_point_to_point() {
+            return Ok(());
+        }
         if self.spec.metric == MetricKind::MultiBandwidth {
             writeln!(self.out, "{}", self.spec.title_line_for(self.layout.accel, self.layout.backend))?;
             if self.layout.vary_window {
@@ -84,6 +93,7 @@ impl<W: Write> OsuTable<W> {
         }
         match self.spec.metric {
             MetricKind::Barrier => {}
+            MetricKind::Latency if self.nccl_point_to_point() => h.push_str(&format!("{:>18}", "Latency (us)")),
             MetricKind::Latency | MetricKind::Collective => h.push_str(&format!("{:>18}", "Avg Latency(us)")),
             MetricKind::Bandwidth => h.push_str(&format!("{:>18}", "Bandwidth (MB/s)")),
             MetricKind::MultiBandwidth => {
@@ -166,7 +176,9 @@ impl<W: Write> Sink for OsuTable<W> {
             writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
             writeln!(self.out, "{}", Self::windows_line())?;
         } else {
-            if self.spec.typed() {
+            if self.nccl_point_to_point() {
+                writeln!(self.out, "# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)")?;
+            } else if self.spec.typed() {
                 writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
             }
             writeln!(self.out, "{}", self.header())?;

@@ -16,11 +16,13 @@ use std::rc::Rc;
 use thiserror::Error;
 
 use super::csv::CsvSink;
+use super::nccl_table::NcclTestsTable;
+use super::nccl_tests::Device;
 use super::osu::{OsuTable, TableLayout};
 use super::safe_file::RowFile;
 use super::{RunContext, Sink};
 use crate::bench::spec::BenchSpec;
-use crate::cli::Options;
+use crate::cli::{Format, Options};
 
 #[derive(Debug, Error)]
 pub enum SinkError {
@@ -56,15 +58,18 @@ impl Sinks {
     }
 
     /// The outputs rank 0 writes for `spec` run with `opts` over `pairs`
-    /// pairs; `csv` is the results file (None: no files). Each output has
-    /// written its preamble (CSV header, OSU title lines) on return.
+    /// pairs; `csv` is the results file (None: no files); `devices` every
+    /// rank's GPU for nccl-tests' table. Each output has written its
+    /// preamble (CSV header, title lines) on return.
     pub fn for_run(
         spec: &'static BenchSpec,
         opts: &Options,
         pairs: usize,
         ctx: RunContext,
         csv: Option<(File, PathBuf)>,
+        devices: Vec<Device>,
     ) -> Result<Sinks, SinkError> {
+        let np = ctx.np;
         let mut list: Vec<Output> = Vec::new();
         let optional = !opts.results_chosen;
         if let Some((file, path)) = csv {
@@ -84,6 +89,13 @@ impl Sinks {
                     )
                 }
                 Err(source) => return Err(SinkError::File { path, source }),
+            }
+        }
+        if opts.format == Format::NcclTests {
+            if let Some(mut table) = NcclTestsTable::new(io::stdout(), spec, opts, np, devices) {
+                table.preamble().map_err(SinkError::Stdout)?;
+                list.insert(0, Output { sink: Box::new(table), optional: None, label: Some("stdout".into()) });
+                return Ok(Sinks { list, lost: Rc::default() });
             }
         }
         let layout = TableLayout {

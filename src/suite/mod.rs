@@ -542,7 +542,10 @@ mod tests {
         let header = crate::report::csv::COLUMNS.join(",");
         std::fs::write(
             d.path().join("osu_bw.csv"),
-            format!("{header}\nosu_bw,mpi,MPI_CHAR,8,8,64,2,1,10,1,,,,4.5{}\n", ",".repeat(15)),
+            format!(
+                "{header}\nosu_bw,mpi,MPI_CHAR,8,8,64,2,1,10,1,,,,4.5{}\n",
+                ",".repeat(crate::report::csv::COLUMNS.len() - 14)
+            ),
         )
         .unwrap();
         std::fs::write(d.path().join("osu_latency.json"), "{\"schema\": \"commbench-run-record/1\"}").unwrap();

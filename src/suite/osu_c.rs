@@ -76,6 +76,8 @@ fn row(spec: &BenchSpec, t: &Table, p: &Point, k: &Known, finished_utc: &str) ->
         iter_stddev_us: None,
         osu_tails: p.tails.iter().filter_map(|(label, v)| Some((label.strip_prefix('P')?.parse().ok()?, *v))).collect(),
         finished_utc: finished_utc.to_string(),
+        placement: None,
+        wrong_elements: None,
     }
 }
 

@@ -8,7 +8,9 @@ use std::rc::Rc;
 use super::{run, Plan};
 use crate::backend::mock::{self, Fault, Model};
 use crate::backend::Transport;
-use crate::bench::{allreduce, barrier, bw, gather, latency, mbw_mr, reduce, reduce_scatter, scatter, Bench, Setup};
+use crate::bench::{
+    allreduce, alltoall, barrier, bw, gather, latency, mbw_mr, reduce, reduce_scatter, scatter, Bench, Setup,
+};
 use crate::cli::test_options;
 use crate::datatype::Datatype;
 use crate::job::Ending;
@@ -22,6 +24,7 @@ enum Seen {
     Begin(Datatype),
     Row(Box<Row>),
     End,
+    Finish,
 }
 
 struct Collect(Rc<RefCell<Vec<Seen>>>);
@@ -37,6 +40,10 @@ impl Sink for Collect {
     }
     fn end_datatype(&mut self) -> io::Result<()> {
         self.0.borrow_mut().push(Seen::End);
+        Ok(())
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        self.0.borrow_mut().push(Seen::Finish);
         Ok(())
     }
 }
@@ -96,7 +103,7 @@ fn latency_is_half_the_modelled_round_trip_at_every_size() {
         assert!(close(it.mean_us, want) && it.stddev_us < 1e-9, "{it:?}");
     }
     assert_eq!(seen.first(), Some(&Seen::Begin(Datatype::Char)));
-    assert_eq!(seen.last(), Some(&Seen::End));
+    assert_eq!(seen[seen.len() - 2..], [Seen::End, Seen::Finish]);
 }
 
 #[test]
@@ -223,4 +230,74 @@ fn rooted_collectives_validate_with_any_root() {
     let (seen, _, _) = measure::<gather::Gather>(4, &["-m", "64:64", "-i", "3", "-x", "0"], m, None);
     let want = m.collective(4, 3.0 * 64.0) * 1e6;
     assert!(close(rows(&seen)[0].avg_lat_us.unwrap(), want));
+}
+
+const NCCL_TESTS: [&str; 4] = ["--backend", "nccl", "--format", "nccl-tests"];
+
+/// `--format nccl-tests`: each size out of place then in place, floats,
+/// checked by default with the wrong elements counted, and the finish.
+#[test]
+fn nccl_tests_measures_each_size_out_of_place_then_in_place() {
+    let mut args = NCCL_TESTS.to_vec();
+    args.extend(["-m", "4:64", "-i", "3", "-x", "1"]);
+    let (seen, ending, counted) = measure::<allreduce::Allreduce>(3, &args, Model::default(), None);
+    assert_eq!(ending, Ending::Complete);
+    assert_eq!(seen.last(), Some(&Seen::Finish));
+    let all = rows(&seen);
+    assert_eq!((all.len(), counted), (10, 10));
+    for (i, r) in all.iter().enumerate() {
+        assert_eq!(r.size, 4 << (i / 2), "{r:?}");
+        assert_eq!(r.in_place, Some(i % 2 == 1));
+        assert_eq!((r.datatype, r.validation, r.wrong_elements), (Some(Datatype::Float), Some(true), Some(0)));
+    }
+    // An in-place all-to-all is timed, not checked (nccl-tests' N/A).
+    let (seen, ending, _) = measure::<alltoall::Alltoall>(2, &args, Model::default(), None);
+    assert_eq!(ending, Ending::Complete);
+    for r in rows(&seen) {
+        let checked = r.in_place == Some(false);
+        assert_eq!((r.validation.is_some(), r.wrong_elements.is_some()), (checked, checked), "{r:?}");
+    }
+}
+
+/// Wrong data does not stop nccl-tests' sweep; the run still fails, at
+/// the first size that had some.
+#[test]
+fn nccl_tests_counts_wrong_elements_and_goes_on() {
+    let mut args = NCCL_TESTS.to_vec();
+    // (Ints: a flipped low byte of a float is within its tolerance.)
+    args.extend(["-m", "16:64", "-i", "3", "-x", "1", "-T", "mpi_int"]);
+    let fault = Some(Fault::CorruptTo { to: 1 });
+    let (seen, ending, _) = measure::<allreduce::Allreduce>(2, &args, Model::default(), fault);
+    assert_eq!(ending, Ending::ValidationFailed { size: 16 });
+    assert_eq!(seen.last(), Some(&Seen::Finish));
+    let rows = rows(&seen);
+    assert_eq!(rows.len(), 6);
+    assert!(rows.iter().all(|r| r.validation == Some(false) && r.wrong_elements.is_some_and(|w| w > 0)), "{rows:?}");
+}
+
+/// `--min-busbw`: every rank ends alike, judged on the average busbw.
+#[test]
+fn min_busbw_fails_a_run_below_it() {
+    for (min, below) in [("1e9", true), ("1e-9", false)] {
+        let args = ["-m", "1024:4096", "-i", "3", "-x", "1", "--min-busbw", min];
+        let out = mock::run(3, Model::default(), |t| {
+            let mut opts = test_options(allreduce::Allreduce::SPEC, &args);
+            allreduce::Allreduce::SPEC.check_run(3, &mut opts).unwrap();
+            let plan = Plan { spec: allreduce::Allreduce::SPEC, opts: &opts };
+            let setup = Setup { t, opts: &opts, pairs: 0, max_window: 1 };
+            let mut kernel = allreduce::Allreduce::kernel(&setup).unwrap();
+            let mut sinks = Sinks::new(vec![]);
+            let root = t.world().rank() == 0;
+            run(t, &mut kernel, &plan, root.then_some(&mut sinks), &Progress::default(), || {}).unwrap()
+        });
+        for ending in out {
+            match ending {
+                Ending::BelowMinimum { avg_busbw, min_busbw } => {
+                    assert!(below && avg_busbw > 0.0 && min_busbw == 1e9, "{avg_busbw} {min_busbw}")
+                }
+                Ending::Complete => assert!(!below),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
 }

@@ -211,3 +211,24 @@ fn barrier_layouts() {
     );
     assert_eq!(out, want);
 }
+
+/// OSU's NCCL point-to-point binaries (print_header): no title, the buffer
+/// line, `Latency (us)` with a space, no `# Datatype:` line, size 0 shown.
+#[test]
+fn nccl_point_to_point() {
+    let mut l = layout();
+    l.backend = crate::cli::Backend::Nccl;
+    let out = render(&LATENCY, l.clone(), &[(Datatype::Char, vec![lat(0, 11.5), lat(1, 12.25)])]);
+    assert_eq!(
+        out,
+        "# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)\n# Size          Latency (us)\n\
+         0                      11.50\n1                      12.25\n"
+    );
+    let bw = Row { size: 4, bw_mbps: Some(0.5), ..Row::default() };
+    let out = render(&BW, l, &[(Datatype::Char, vec![bw])]);
+    assert_eq!(
+        out,
+        "# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)\n# Size      Bandwidth (MB/s)\n\
+         4                       0.50\n"
+    );
+}

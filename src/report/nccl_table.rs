@@ -1,0 +1,284 @@
+//! `--format nccl-tests`: the nccl-tests table on stdout as a [`Sink`]. Rows
+//! come in pairs per size (out-of-place, then in-place, as the measurement
+//! runs them) and are printed as one line; the footer sums every cell. The
+//! layout itself is [`super::nccl_tests`]'s (pure functions); this file
+//! turns OSU-shaped rows and the run's options into its inputs.
+
+use std::io::{self, Write};
+
+use super::nccl_tests::{self as nt, Cell, Collective, Device, RowLabels, Settings, Step, Totals};
+use super::{Row, Sink};
+use crate::bench::spec::BenchSpec;
+use crate::cli::{Options, RootRank};
+use crate::datatype::Datatype;
+
+/// nccl-tests' name of a datatype (its `type` column).
+pub fn type_name(dt: Datatype) -> &'static str {
+    match dt {
+        Datatype::Char => "int8",
+        Datatype::Int => "int32",
+        Datatype::Float => "float",
+    }
+}
+
+/// One rank's device line, as it travels to rank 0: tab-separated pid,
+/// host, CUDA index, PCI bus id (`0000:1b:00.0`) and GPU name.
+pub fn device_text(pid: u32, host: &str, index: usize, pci_bus_id: &str, name: &str) -> String {
+    let clean = |s: &str| s.replace(['\t', '\n'], " ");
+    format!("{pid}\t{}\t{index}\t{}\t{}", clean(host), clean(pci_bus_id), clean(name))
+}
+
+/// The device line of rank `rank` from [`device_text`]; a PCI bus id that
+/// does not parse shows as 0000:00:00.
+pub fn parse_device(rank: usize, text: &str) -> Device {
+    let f: Vec<&str> = text.splitn(5, '\t').collect();
+    let field = |i: usize| f.get(i).copied().unwrap_or("");
+    let (pci_domain, pci_bus, pci_device) = parse_bus_id(field(3)).unwrap_or((0, 0, 0));
+    Device {
+        rank,
+        group: 0,
+        pid: field(0).parse().unwrap_or(0),
+        host: field(1).to_string(),
+        device: field(2).parse().unwrap_or(0),
+        pci_domain,
+        pci_bus,
+        pci_device,
+        name: field(4).to_string(),
+    }
+}
+
+/// `0000:1b:00.0` → (domain, bus, device).
+fn parse_bus_id(id: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = id.split(':');
+    let domain = u32::from_str_radix(parts.next()?, 16).ok()?;
+    let bus = u32::from_str_radix(parts.next()?, 16).ok()?;
+    let device = parts.next()?.split('.').next()?;
+    Some((domain, bus, u32::from_str_radix(device, 16).ok()?))
+}
+
+/// The table on `out` (stdout on rank 0).
+pub struct NcclTestsTable<W: Write> {
+    out: W,
+    coll: Collective,
+    program: &'static str,
+    np: usize,
+    root: usize,
+    datatype: Datatype,
+    settings: Settings,
+    devices: Vec<Device>,
+    min_busbw: Option<f64>,
+    /// The out-of-place cell of the size whose in-place cell comes next.
+    pending: Option<(usize, Cell)>,
+    totals: Totals,
+}
+
+impl<W: Write> NcclTestsTable<W> {
+    /// None for a benchmark nccl-tests has no program for (options refuse
+    /// the format there).
+    pub fn new(out: W, spec: &BenchSpec, opts: &Options, np: usize, devices: Vec<Device>) -> Option<Self> {
+        let coll = Collective::of_benchmark(spec.name)?;
+        let d = &spec.defaults;
+        let settings = Settings {
+            threads: 1,
+            gpus: 1,
+            min_bytes: coll.osu_bytes(opts.min_size, np),
+            max_bytes: coll.osu_bytes(opts.max_size, np),
+            step: Step::Factor(2),
+            warmup_iters: opts.warmup.unwrap_or(d.small_warmup),
+            iters: opts.iterations.unwrap_or(d.small_iterations),
+            agg_iters: 1,
+            validation: usize::from(opts.validation.is_some()),
+            graph: 0,
+            unalign: 0,
+        };
+        let root = match opts.root {
+            RootRank::Fixed(r) => r,
+            RootRank::Rotate => 0,
+        };
+        Some(NcclTestsTable {
+            out,
+            coll,
+            program: coll.program(),
+            np,
+            root,
+            datatype: opts.datatypes.first().copied().unwrap_or(Datatype::Float),
+            settings,
+            devices,
+            min_busbw: opts.min_busbw,
+            pending: None,
+            totals: Totals::default(),
+        })
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    /// The lines before the first row: program, options, devices, header.
+    pub fn preamble(&mut self) -> io::Result<()> {
+        let mut lines = nt::preamble(self.program, &self.settings);
+        lines.extend(nt::devices(&self.devices));
+        lines.extend(nt::header());
+        self.write_lines(&lines)
+    }
+
+    fn write_lines(&mut self, lines: &[String]) -> io::Result<()> {
+        for l in lines {
+            writeln!(self.out, "{l}")?;
+        }
+        self.out.flush()
+    }
+
+    fn cell(&self, row: &Row) -> Cell {
+        let time_us = row.avg_lat_us.unwrap_or(f64::NAN);
+        let (algbw, busbw) = row.algbw_busbw.unwrap_or((f64::NAN, f64::NAN));
+        Cell { time_us, algbw, busbw, wrong: row.wrong_elements }
+    }
+}
+
+impl<W: Write> Sink for NcclTestsTable<W> {
+    fn begin_datatype(&mut self, dt: Datatype) -> io::Result<()> {
+        self.datatype = dt;
+        Ok(())
+    }
+
+    fn row(&mut self, row: &Row) -> io::Result<()> {
+        let cell = self.cell(row);
+        if row.in_place != Some(true) {
+            self.pending = Some((row.size, cell));
+            return Ok(());
+        }
+        let Some((size, out_of_place)) = self.pending.take().filter(|(s, _)| *s == row.size) else {
+            return Err(io::Error::other(format!(
+                "an in-place row of size {} came without its out-of-place row",
+                row.size
+            )));
+        };
+        let bytes = self.coll.osu_bytes(size, self.np);
+        let labels = RowLabels {
+            size: bytes,
+            count: bytes / self.datatype.size(),
+            type_name: type_name(self.datatype),
+            redop: self.coll.redop_column("sum"),
+            root: self.coll.root_column(self.root),
+        };
+        self.totals.add(&out_of_place);
+        self.totals.add(&cell);
+        let line = nt::row(&labels, &out_of_place, &cell);
+        self.write_lines(&[line])
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        let below = self.min_busbw.map(|min| self.totals.avg_busbw() < min);
+        let lines = nt::footer(&self.totals, self.program, below);
+        self.write_lines(&lines)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::test_options;
+
+    #[test]
+    fn device_lines_travel_whole() {
+        let text = device_text(384590, "h100-8way", 3, "0000:1b:00.0", "NVIDIA H100 80GB HBM3");
+        let d = parse_device(5, &text);
+        assert_eq!((d.rank, d.pid, d.host.as_str(), d.device), (5, 384590, "h100-8way", 3));
+        assert_eq!((d.pci_domain, d.pci_bus, d.pci_device, d.name.as_str()), (0, 0x1b, 0, "NVIDIA H100 80GB HBM3"));
+        let odd = parse_device(0, &device_text(1, "a\tb", 0, "junk", "x"));
+        assert_eq!((odd.host.as_str(), odd.pci_bus), ("a b", 0));
+    }
+
+    fn row(size: usize, in_place: bool, time_us: f64, bw: (f64, f64), wrong: Option<u64>) -> Row {
+        Row {
+            size,
+            avg_lat_us: Some(time_us),
+            algbw_busbw: Some(bw),
+            wrong_elements: wrong,
+            in_place: Some(in_place),
+            ..Row::default()
+        }
+    }
+
+    /// An all-to-all on 8 ranks, as the H100 seed ran it: OSU's size is one
+    /// rank's block, nccl-tests' the whole buffer; in place is unchecked.
+    #[test]
+    fn alltoall_rows_pair_up_and_the_footer_averages_every_cell() {
+        let spec = &crate::bench::alltoall::SPEC;
+        let opts = test_options(
+            spec,
+            &["--backend", "nccl", "--format", "nccl-tests", "-m", "4194304:4194304", "-i", "20", "-x", "5"],
+        );
+        let devices =
+            vec![parse_device(0, &device_text(384590, "h100-8way", 0, "0000:1b:00.0", "NVIDIA H100 80GB HBM3"))];
+        let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, 8, devices).expect("alltoall has a program");
+        t.preamble().unwrap();
+        t.begin_datatype(Datatype::Float).unwrap();
+        t.row(&row(4194304, false, 38.80, (864.90, 756.79), Some(0))).unwrap();
+        t.row(&row(4194304, true, 8.74, (3837.40, 3357.73), None)).unwrap();
+        t.end_datatype().unwrap();
+        t.finish().unwrap();
+        let text = String::from_utf8(t.into_inner()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "# Collective test starting: alltoall_perf");
+        assert!(lines[1].starts_with("# nThread 1 nGpus 1 minBytes 33554432 maxBytes 33554432 step: 2(factor) "));
+        assert!(lines[1].contains(" warmup iters: 5 iters: 20 agg iters: 1 validation: 1 "), "{}", lines[1]);
+        assert_eq!(lines[3], "# Using devices");
+        assert!(lines[4].contains("device  0 [0000:1b:00] NVIDIA H100 80GB HBM3"), "{}", lines[4]);
+        let data = lines.iter().find(|l| !l.starts_with('#')).unwrap();
+        assert_eq!(
+            *data,
+            "    33554432       8388608     float    none      -1    38.80  864.90  756.79       0     8.74  3837.4  \
+             3357.7    N/A"
+        );
+        let avg = (756.79 + 3357.73) / 2.0;
+        assert_eq!(lines[lines.len() - 5], format!("# Avg bus bandwidth    : {} ", nt::c_general(avg)));
+        assert_eq!(lines[lines.len() - 6], "# Out of bounds values : 0 OK");
+    }
+
+    #[test]
+    fn a_minimum_shows_in_the_footer() {
+        let spec = &crate::bench::allreduce::SPEC;
+        let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests", "--min-busbw", "100"]);
+        let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, 2, Vec::new()).unwrap();
+        t.row(&row(1024, false, 10.0, (0.1, 0.1), Some(0))).unwrap();
+        t.row(&row(1024, true, 10.0, (0.1, 0.1), Some(2))).unwrap();
+        t.finish().unwrap();
+        let text = String::from_utf8(t.into_inner()).unwrap();
+        assert!(text.contains("# Out of bounds values : 1 FAILED\n"), "{text}");
+        assert!(text.contains("# Avg bus bandwidth    : 0.1 FAILED\n"), "{text}");
+        assert!(text.contains("       256     float     sum      -1 "), "{text}");
+    }
+
+    #[test]
+    fn an_in_place_row_needs_its_pair() {
+        let spec = &crate::bench::allreduce::SPEC;
+        let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);
+        let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, 2, Vec::new()).unwrap();
+        assert!(t.row(&row(8, true, 1.0, (1.0, 1.0), None)).is_err());
+    }
+
+    /// Every collective's bandwidth bytes are the table's size column.
+    #[test]
+    fn the_size_column_is_each_benchmark_s_algbw_bytes() {
+        use crate::bench::{allgather, allreduce, alltoall, bcast, gather, reduce, reduce_scatter, scatter};
+        fn bytes<C: crate::bench::collective::Collective>(size: usize, np: usize) -> usize {
+            C::new(np).bandwidth(size, np).expect("bandwidth").0 as usize
+        }
+        for np in [1, 2, 3, 8] {
+            for size in [4, 1024, 1 << 20] {
+                let of = |name: &str| Collective::of_benchmark(name).unwrap().osu_bytes(size, np);
+                assert_eq!(of("osu_allreduce"), bytes::<allreduce::Allreduce>(size, np));
+                assert_eq!(of("osu_allgather"), bytes::<allgather::Allgather>(size, np));
+                assert_eq!(of("osu_alltoall"), bytes::<alltoall::Alltoall>(size, np));
+                assert_eq!(of("osu_reduce_scatter"), bytes::<reduce_scatter::ReduceScatter>(size, np));
+                assert_eq!(of("osu_bcast"), bytes::<bcast::Bcast>(size, np));
+                assert_eq!(of("osu_reduce"), bytes::<reduce::Reduce>(size, np));
+                assert_eq!(of("osu_gather"), bytes::<gather::Gather>(size, np));
+                assert_eq!(of("osu_scatter"), bytes::<scatter::Scatter>(size, np));
+            }
+        }
+        assert!(Collective::of_benchmark("osu_barrier").is_none());
+    }
+}
