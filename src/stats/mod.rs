@@ -7,6 +7,7 @@
 pub mod ci;
 pub mod moments;
 pub mod noise;
+pub mod precision;
 #[cfg(test)]
 pub(crate) mod synthetic;
 
