@@ -2,12 +2,14 @@
 //! percentile pick (for `-z`), and an HdrHistogram summary (percentiles,
 //! mean, standard deviation) for the CSV. The submodules are pure
 //! statistics over samples: running moments, 95% confidence intervals, the
-//! noise verdicts, and the `--precision` stopping rule.
+//! noise verdicts, a size's spread in one bundle, and the `--precision`
+//! stopping rule.
 
 pub mod ci;
 pub mod moments;
 pub mod noise;
 pub mod precision;
+pub mod spread;
 #[cfg(test)]
 pub(crate) mod synthetic;
 

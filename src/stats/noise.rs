@@ -218,7 +218,8 @@ fn mad(sorted: &[f64], med: f64) -> f64 {
 /// (share of variance explained, smaller group's share). None when too few
 /// values remain or they do not vary.
 fn best_split(sorted: &[f64], th: &NoiseThresholds) -> Option<(f64, f64)> {
-    let cut = (sorted.len() as f64 * th.bimodal_trim).floor() as usize;
+    // A trim of half or more (a hand-edited threshold) leaves nothing.
+    let cut = ((sorted.len() as f64 * th.bimodal_trim.max(0.0)).floor() as usize).min(sorted.len() / 2);
     let xs = &sorted[cut..sorted.len() - cut];
     let n = xs.len();
     let min_group = ((n as f64 * th.bimodal_min_share).ceil() as usize).max(1);
@@ -270,18 +271,24 @@ fn drift(samples: &[f64], mean: f64) -> Option<(f64, bool)> {
 /// Runs the tests on one size's per-iteration `samples`, in the order they
 /// were timed. None for no samples.
 pub fn assess(samples: &[f64], th: &NoiseThresholds) -> Option<NoiseReport> {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    assess_sorted(samples, &sorted, th)
+}
+
+/// [`assess`] for a caller that has the same samples sorted ascending too.
+pub fn assess_sorted(samples: &[f64], sorted: &[f64], th: &NoiseThresholds) -> Option<NoiseReport> {
+    debug_assert_eq!(samples.len(), sorted.len());
     if samples.is_empty() {
         return None;
     }
     let m = Moments::of(samples);
-    let mut sorted = samples.to_vec();
-    sorted.sort_by(f64::total_cmp);
     let mut flags = Vec::new();
 
     let rel_ci = mean_ci(&m).map(|ci| ci.relative_half_width());
     let cv = m.cv();
-    let med = median(&sorted).unwrap_or(0.0);
-    let robust_sd = 1.4826 * mad(&sorted, med);
+    let med = median(sorted).unwrap_or(0.0);
+    let robust_sd = 1.4826 * mad(sorted, med);
     let robust_cv = (med > 0.0).then(|| robust_sd / med);
     let enough = samples.len() >= th.min_samples.max(4);
 
@@ -295,7 +302,7 @@ pub fn assess(samples: &[f64], th: &NoiseThresholds) -> Option<NoiseReport> {
         None => (None, None),
     };
 
-    let split = best_split(&sorted, th).filter(|_| enough);
+    let split = best_split(sorted, th).filter(|_| enough);
     if split.is_some_and(|(explained, _)| explained >= th.bimodal_min_explained) {
         flags.push(NoiseFlag::Bimodal);
     }
