@@ -161,6 +161,36 @@ impl NoiseReport {
     pub fn cell(&self) -> String {
         format_flags(&self.flags)
     }
+
+    /// One line for a person (`--verbose`): each flag with the number
+    /// behind it, e.g. `drift (second half +12.0%), outliers (3.1% of
+    /// samples beyond the fence)`, or `ok`.
+    pub fn explain(&self) -> String {
+        if self.flags.is_empty() {
+            return "ok".to_string();
+        }
+        let pct = |v: Option<f64>| v.map_or_else(|| "?".to_string(), |v| format!("{:.1}%", v * 100.0));
+        let words: Vec<String> = self
+            .flags
+            .iter()
+            .map(|f| match f {
+                NoiseFlag::Drift => {
+                    let d = self.drift_rel.map_or_else(|| "?".to_string(), |v| format!("{:+.1}%", v * 100.0));
+                    format!("drift (second half {d})")
+                }
+                NoiseFlag::Bimodal => format!(
+                    "bimodal (two groups explain {}, the smaller {} of samples)",
+                    pct(self.split_explained),
+                    pct(self.split_minor_share)
+                ),
+                NoiseFlag::Noisy => {
+                    format!("noisy (mean ±{}, robust spread {})", pct(self.rel_ci), pct(self.robust_cv))
+                }
+                NoiseFlag::Outliers => format!("outliers ({} of samples beyond the fence)", pct(self.outlier_share)),
+            })
+            .collect();
+        words.join(", ")
+    }
 }
 
 /// `ok`, or the flags in [`NoiseFlag`] order joined by `;`.

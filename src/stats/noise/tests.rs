@@ -64,6 +64,22 @@ fn a_moving_level_is_drift() {
 }
 
 #[test]
+fn explanations_name_the_numbers() {
+    let th = NoiseThresholds::default();
+    assert_eq!(assess(&constant(100, 1.0), &th).unwrap().explain(), "ok");
+    let r = assess(&drifting(4000, 1.0, 1.3, 0.02, 5), &th).unwrap();
+    assert!(r.explain().starts_with("drift (second half +"), "{}", r.explain());
+    let r = assess(&heavy_tailed(10_000, 1.0, 0.03, 9), &th).unwrap();
+    assert!(
+        r.explain().contains("outliers (") && r.explain().contains("% of samples beyond the fence)"),
+        "{}",
+        r.explain()
+    );
+    let r = assess(&bimodal(5000, 0.2, 0.7, 0.4, 0.02, 11), &th).unwrap();
+    assert!(r.explain().starts_with("bimodal (two groups explain 9"), "{}", r.explain());
+}
+
+#[test]
 fn rare_long_stalls_are_outliers_not_modes() {
     let r = assess(&heavy_tailed(10_000, 1.0, 0.03, 9), &NoiseThresholds::default()).unwrap();
     assert!(r.flags.contains(&NoiseFlag::Outliers), "{r:?}");
