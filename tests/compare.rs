@@ -228,3 +228,46 @@ fn differing_process_counts_warn() {
     assert!(r.stdout.contains(&format!("warning: {want}\n")), "{}", r.stdout);
     assert!(r.stdout.lines().last().unwrap().starts_with("PASS"));
 }
+
+/// Two constructed runs whose CSVs carry spreads (`ci95_rel_pct`): a
+/// difference inside both spreads is within noise, one beyond them fails
+/// against the tolerance, a size without a spread on one side is judged
+/// by the tolerance alone; the table says which rule decided.
+#[test]
+fn spreads_in_both_csvs_judge_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = |name: &str, rows: &[(u64, f64, &str)]| {
+        let mut text = "benchmark,backend,datatype,size_bytes,np,iterations,avg_lat_us,ci95_rel_pct\n".to_string();
+        for (size, lat, ci) in rows {
+            text += &format!("osu_latency,mpi,MPI_CHAR,{size},2,1000,{lat},{ci}\n");
+        }
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let reference = csv("ref.csv", &[(1, 1.0, "10"), (2, 1.0, "0.5"), (4, 1.0, "")]);
+    let run = csv("run.csv", &[(1, 1.15, "10"), (2, 1.2, "0.5"), (4, 1.05, "0.5")]);
+    let r = commbench(&["compare", path_str(&reference), path_str(&run), "--tolerance", "10%"]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    let row = |size: &str| r.stdout.lines().find(|l| l.trim_start().starts_with(&format!("{size} "))).unwrap();
+    assert!(row("1").contains(" noise  within noise"), "{}", r.stdout);
+    assert!(row("2").contains(" tolerance  FAIL  20.0% higher"), "{}", r.stdout);
+    assert!(row("4").contains("-  tolerance  pass"), "{}", r.stdout);
+    assert!(r.stdout.contains("1 within noise), 1 fail"), "{}", r.stdout);
+
+    // The size inside the noise alone passes.
+    let run = csv("run1.csv", &[(1, 1.15, "10")]);
+    let r = commbench(&["compare", path_str(&reference), path_str(&run), "--format", "json"]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["blocks"][0]["rows"][0]["rule"], "noise");
+    assert_eq!(v["summary"]["within_noise"], 1);
+    assert!(v["summary_line"].as_str().unwrap().starts_with("PASS"));
+
+    // The same run without spreads on the reference: the tolerance fails it.
+    let bare = csv("bare.csv", &[(1, 1.0, "")]);
+    let r = commbench(&["compare", path_str(&bare), path_str(&run)]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains("Rule") && r.stdout.contains("FAIL  15.0% higher"), "{}", r.stdout);
+}

@@ -1,9 +1,19 @@
 //! Reader of commbench's own results CSV: each row read back as the
 //! `report::csv::CsvRow` that wrote it, and rows grouped into one table per
-//! (benchmark, datatype) in file order.
+//! (benchmark, datatype) in file order. A row's spread (the
+//! [`SPREAD_COLUMN`] column) is read where the file has it, for compare's
+//! noise rule.
 
 use super::model::{Memory, MemoryInfo, Note, Parsed, Point, Table};
 use crate::report::csv::CsvRow;
+
+/// The column compare reads a row's spread from: the half-width of the 95%
+/// confidence interval of the row's reported value (avg_lat_us, bw_MBps or
+/// msg_rate_per_s, whichever the benchmark reports), in percent of that
+/// value (`2.5` for ±2.5%). One column serves every metric: a rate is a
+/// constant over a mean time, and to first order its interval is as wide,
+/// relatively, as the time's. Empty or absent: no spread.
+pub const SPREAD_COLUMN: &str = "ci95_rel_pct";
 
 /// Why a CSV could not be read at all.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +78,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
         let message = "the last line has no newline: the file was cut off in the middle of a row".to_string();
         out.cut.push(Note { path: path.into(), line: Some(line), message });
     }
+    let spread_column = header.iter().position(|h| h == SPREAD_COLUMN);
     let mut windows: Vec<Vec<String>> = Vec::new();
     let mut in_place_noted = false;
     for (i, rec) in rdr.records().enumerate() {
@@ -105,6 +116,16 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
             }
             continue;
         }
+        let spread = spread_column.and_then(|i| rec.get(i)).filter(|c| !c.is_empty());
+        let ci95_rel_pct = match spread.map(|c| (c, c.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0))) {
+            None => None,
+            Some((_, Some(v))) => Some(v),
+            Some((c, None)) => {
+                let why = "is not a percentage of 0 or more: the row is judged without its spread";
+                out.notes.push(note(format!("{SPREAD_COLUMN} '{c}' {why}")));
+                None
+            }
+        };
         // Values as written, NaN and infinities included: compare fails
         // them, the plots draw only positive finite values.
         let point = Point {
@@ -118,6 +139,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
             iterations: Some(row.iterations as u64).filter(|&n| n > 0),
             validation: row.validation,
             tails: row.osu_tails.iter().map(|(p, v)| (format!("P{p}"), *v)).collect(),
+            ci95_rel_pct,
         };
         let datatype = row.datatype.map(|d| d.mpi_name().to_string());
         let window = row.window.map(|w| w.to_string());
@@ -295,6 +317,32 @@ mod tests {
         assert!(p.notes[0].message.starts_with("unreadable row: size_bytes: "), "{}", p.notes[0].message);
         let p = parse(&(COLUMNS.join(",") + "\nosu_bw,mpi,MPI_CH"), "cut.csv", "cut").unwrap();
         assert!(p.notes[0].message.contains("unknown variant `MPI_CH`"), "{}", p.notes[0].message);
+    }
+
+    /// The spread column where the file has it; a cell that is not a
+    /// percentage is a note and no spread.
+    #[test]
+    fn spread_column_is_read_when_present() {
+        let header = COLUMNS.join(",") + "," + SPREAD_COLUMN + "\n";
+        let mut text = header.clone();
+        for (size, spread) in [("1", "2.5"), ("2", ""), ("4", "-1"), ("8", "0")] {
+            text += &(row(&[("benchmark", "osu_latency"), ("size_bytes", size), ("avg_lat_us", "1.5")])
+                + ","
+                + spread
+                + "\n");
+        }
+        let p = parse(&text, "s.csv", "s").unwrap();
+        let spreads: Vec<Option<f64>> = p.tables[0].points.iter().map(|p| p.ci95_rel_pct).collect();
+        assert_eq!(spreads, [Some(2.5), None, None, Some(0.0)]);
+        assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+        assert_eq!(p.notes[0].line, Some(4));
+        assert!(p.notes[0].message.starts_with("ci95_rel_pct '-1' is not a percentage"), "{}", p.notes[0].message);
+        // Without the column, no spread.
+        let text = COLUMNS.join(",")
+            + "\n"
+            + &row(&[("benchmark", "osu_latency"), ("size_bytes", "1"), ("avg_lat_us", "1")])
+            + "\n";
+        assert_eq!(parse(&text, "n.csv", "n").unwrap().tables[0].points[0].ci95_rel_pct, None);
     }
 
     #[test]

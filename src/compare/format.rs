@@ -1,5 +1,8 @@
 //! Writes a comparison report as a plain-text table per benchmark, as
 //! markdown, or as JSON; each ends with (or carries) the one-line summary.
+//! A table whose sizes carry spreads gains a Noise column (the combined 95%
+//! uncertainty of the difference) and a Rule column (which rule decided);
+//! a table without spreads is written exactly as before.
 
 use std::fmt::Write as _;
 
@@ -20,7 +23,17 @@ fn verdict_word(v: Verdict) -> &'static str {
         Verdict::Fail => "FAIL",
         Verdict::Missing => "missing",
         Verdict::Skipped => "skipped",
+        Verdict::WithinNoise => "within noise",
     }
+}
+
+/// Whether the block shows the noise rule's columns.
+fn has_noise(b: &Block) -> bool {
+    b.rows.iter().any(|r| r.noise_pct.is_some())
+}
+
+fn noise_cell(r: &Row) -> String {
+    r.noise_pct.map_or_else(|| "-".to_string(), |u| format!("±{u:.1}%"))
 }
 
 fn opt(v: Option<f64>, decimals: usize) -> String {
@@ -80,6 +93,11 @@ pub fn summary_line(rep: &Report) -> String {
         s.better,
         s.failed
     );
+    if s.within_noise > 0 {
+        // Inside the parenthesis about the passes.
+        let at = line.rfind("), ").unwrap_or(line.len());
+        line.insert_str(at, &format!(", {} within noise", s.within_noise));
+    }
     if s.missing > 0 {
         let _ = write!(line, ", {} not measured", s.missing);
     }
@@ -104,20 +122,23 @@ pub fn text(rep: &Report) -> String {
         let _ = writeln!(o, "  {}", provenance(b));
         let multi = multi_run(b);
         let range_head = if multi { format!("  {:>21}", "Runs range") } else { String::new() };
+        let noisy = has_noise(b);
+        let noise_head = if noisy { format!("  {:>7}  {:>9}", "Noise", "Rule") } else { String::new() };
         let _ = writeln!(
             o,
-            "{:>10}  {:>14}  {:>14}{range_head}  {:>7}  {:>5}  Verdict",
+            "{:>10}  {:>14}  {:>14}{range_head}  {:>7}  {:>5}{noise_head}  Verdict",
             "Size", "Reference", "Measured", "Ratio", "Tol"
         );
         for r in &b.rows {
             let range = if multi { format!("  {:>21}", range_cell(r)) } else { String::new() };
+            let noise = if noisy { format!("  {:>7}  {:>9}", noise_cell(r), r.rule.name()) } else { String::new() };
             let mut verdict = verdict_word(r.verdict).to_string();
             if !r.reasons.is_empty() && r.verdict != Verdict::Missing {
                 verdict = format!("{verdict}  {}", r.reasons.join("; "));
             }
             let _ = writeln!(
                 o,
-                "{:>10}  {:>14.2}  {:>14}{range}  {:>7}  {:>4}%  {verdict}",
+                "{:>10}  {:>14.2}  {:>14}{range}  {:>7}  {:>4}%{noise}  {verdict}",
                 size_cell(b, r),
                 r.reference,
                 opt(r.measured, 2),
@@ -142,10 +163,13 @@ pub fn markdown(rep: &Report) -> String {
         let _ = writeln!(o, "### {}\n\n{}\n", heading(b), provenance(b));
         let multi = multi_run(b);
         let (rh, rs) = if multi { (" Runs range |", "---:|") } else { ("", "") };
-        let _ = writeln!(o, "| Size | Reference | Measured |{rh} Ratio | Tolerance | Verdict |");
-        let _ = writeln!(o, "|---:|---:|---:|{rs}---:|---:|---|");
+        let noisy = has_noise(b);
+        let (nh, ns) = if noisy { (" Noise | Rule |", "---:|---|") } else { ("", "") };
+        let _ = writeln!(o, "| Size | Reference | Measured |{rh} Ratio | Tolerance |{nh} Verdict |");
+        let _ = writeln!(o, "|---:|---:|---:|{rs}---:|---:|{ns}---|");
         for r in &b.rows {
             let range = if multi { format!(" {} |", range_cell(r)) } else { String::new() };
+            let noise = if noisy { format!(" {} | {} |", noise_cell(r), r.rule.name()) } else { String::new() };
             let mut verdict = match r.verdict {
                 Verdict::Fail => "**FAIL**".to_string(),
                 v => verdict_word(v).to_string(),
@@ -155,7 +179,7 @@ pub fn markdown(rep: &Report) -> String {
             }
             let _ = writeln!(
                 o,
-                "| {} | {:.2} | {} |{range} {} | {}% | {verdict} |",
+                "| {} | {:.2} | {} |{range} {} | {}% |{noise} {verdict} |",
                 size_cell(b, r),
                 r.reference,
                 opt(r.measured, 2),
@@ -239,6 +263,53 @@ mod tests {
         assert!(s.contains("| Size | Reference | Measured | Runs range | Ratio | Tolerance | Verdict |"));
         assert!(s.contains("| 2 | 100.00 | 55.00 | 50.00..60.00 | 0.550 | 10% | **FAIL**: 45.0% lower"), "{s}");
         assert!(s.trim_end().ends_with("allowed**"));
+    }
+
+    /// Two sizes with spreads (one within noise, one failing beyond it)
+    /// and one without: the Noise and Rule columns, and the summary.
+    fn noise_report() -> Report {
+        let t = |label: &str, vals: &[(u64, f64, Option<f64>)]| Table {
+            benchmark: "osu_latency".into(),
+            sized: true,
+            points: vals
+                .iter()
+                .map(|&(size, v, ci)| Point { size, latency_us: Some(v), ci95_rel_pct: ci, ..Point::default() })
+                .collect(),
+            path: format!("{label}.csv"),
+            run_label: label.into(),
+            ..Table::default()
+        };
+        let r = t("ref", &[(1, 1.0, Some(10.0)), (2, 1.0, Some(1.0)), (4, 1.0, None)]);
+        let m = t("run", &[(1, 1.15, Some(10.0)), (2, 1.2, Some(1.0)), (4, 1.0, Some(1.0))]);
+        compare(&[r], &[m], &Rules::default())
+    }
+
+    #[test]
+    fn noise_rule_columns() {
+        let s = text(&noise_report());
+        let head = s.lines().nth(2).unwrap();
+        assert!(head.ends_with("Tol    Noise       Rule  Verdict"), "{head}");
+        let row = |size: &str| s.lines().find(|l| l.trim_start().starts_with(&format!("{size} "))).unwrap();
+        assert!(row("1").contains("±15.2%      noise  within noise  +15.0% is inside"), "{}", row("1"));
+        assert!(row("2").contains("±1.6%  tolerance  FAIL  20.0% higher"), "{}", row("2"));
+        assert!(row("4").contains("      -  tolerance  pass"), "{}", row("4"));
+        let last = s.lines().last().unwrap();
+        assert!(
+            last.starts_with(
+                "FAIL: 3 reference sizes in 1 table: 2 pass (0 better than the reference beyond tolerance, 1 within noise), 1 fail"
+            ),
+            "{last}"
+        );
+        let md = markdown(&noise_report());
+        assert!(md.contains("| Size | Reference | Measured | Ratio | Tolerance | Noise | Rule | Verdict |"), "{md}");
+        assert!(md.contains("| 1 | 1.00 | 1.15 | 1.150 | 10% | ±15.2% | noise | within noise: +15.0%"), "{md}");
+        let v: serde_json::Value = serde_json::from_str(&json(&noise_report()).unwrap()).unwrap();
+        assert_eq!(v["blocks"][0]["rows"][0]["verdict"], "within_noise");
+        assert_eq!(v["blocks"][0]["rows"][0]["rule"], "noise");
+        assert_eq!(v["blocks"][0]["rows"][2]["noise_pct"], serde_json::Value::Null);
+        assert_eq!(v["summary"]["within_noise"], 1);
+        // Without spreads, no such columns.
+        assert!(!text(&report()).contains("Rule") && !markdown(&report()).contains("Noise"));
     }
 
     #[test]

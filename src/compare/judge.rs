@@ -2,6 +2,18 @@
 //! size, and judges each size by the rules: the direction of the metric
 //! decides what "worse" means, several runs (or several reference outputs)
 //! are reduced to their median first.
+//!
+//! Two rules decide a size. Where both sides carry a spread (the 95%
+//! interval of each value, from commbench's CSV), the noise rule comes
+//! first: a difference no larger than the combined uncertainty of the two
+//! values (the square root of the sum of their squared half-widths: the
+//! 95% half-width of the difference of two independent estimates) is
+//! `within noise`, whatever the tolerance says. A difference beyond it is
+//! judged by the tolerance as before, so a failure needs a difference that
+//! the intervals support and that exceeds the tolerance. Where either side
+//! has no spread (OSU's text output has none) the tolerance alone decides,
+//! exactly as without the rule. Absolute limits and failed validation fail
+//! a size under either rule.
 
 use std::path::Path;
 
@@ -23,6 +35,30 @@ pub enum Verdict {
     Missing,
     /// The reference value is not above 0: no ratio to judge.
     Skipped,
+    /// The difference is inside the combined uncertainty of the two
+    /// values: neither a pass nor a failure against the tolerance (counted
+    /// with the passes).
+    WithinNoise,
+}
+
+/// Which rule decided a size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// The tolerance (and limits): no spread on one side, or a difference
+    /// beyond the combined uncertainty.
+    Tolerance,
+    /// The difference is within the combined uncertainty.
+    Noise,
+}
+
+impl Rule {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Tolerance => "tolerance",
+            Rule::Noise => "noise",
+        }
+    }
 }
 
 /// One size of one compared table.
@@ -40,6 +76,11 @@ pub struct Row {
     pub tolerance_pct: f64,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
+    /// The rule that decided the verdict.
+    pub rule: Rule,
+    /// Half-width of the 95% interval of the difference, in percent of the
+    /// reference; None where either side has no spread.
+    pub noise_pct: Option<f64>,
 }
 
 /// One (benchmark, datatype, metric) comparison.
@@ -63,8 +104,11 @@ pub struct Block {
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Summary {
     pub points: usize,
+    /// Passes, those better beyond tolerance and those within noise included.
     pub passed: usize,
     pub better: usize,
+    /// Sizes the noise rule decided (counted in `passed`).
+    pub within_noise: usize,
     pub failed: usize,
     pub missing: usize,
     pub skipped: usize,
@@ -148,6 +192,52 @@ pub fn judge_value(
     (verdict, ratio, reasons)
 }
 
+/// A size's spread on one side: the median of the spreads (`ci95_rel_pct`)
+/// of the values at `size`, as a share (0.025 for 2.5%); None unless every
+/// such value has one.
+fn spread_at(tables: &[&Table], metric: Metric, size: u64) -> Option<f64> {
+    let mut spreads = Vec::new();
+    for p in tables.iter().flat_map(|t| t.points.iter().filter(|p| p.size == size && p.value(metric).is_some())) {
+        spreads.push(p.ci95_rel_pct? / 100.0);
+    }
+    median(&mut spreads)
+}
+
+/// The noise rule for one size: the combined 95% uncertainty of the
+/// difference in percent of the reference, and whether the difference is
+/// inside it. `spreads` are each side's relative half-widths (shares).
+pub fn noise_band(reference: f64, measured: f64, spreads: (f64, f64)) -> (f64, bool) {
+    let (hr, hm) = spreads;
+    let band = ((hr * reference).powi(2) + (hm * measured).powi(2)).sqrt() / reference * 100.0;
+    let diff = (measured / reference - 1.0) * 100.0;
+    // Exactly at the band is within it; the slack only absorbs rounding.
+    (band, diff.abs() <= band + 1e-9 * band.max(1.0))
+}
+
+/// Verdict, ratio, reasons, rule and noise band for one measured value;
+/// `spreads` as in [`noise_band`], None where either side has none.
+pub fn judge_with_noise(
+    metric: Metric,
+    size: u64,
+    reference: f64,
+    measured: f64,
+    spreads: Option<(f64, f64)>,
+    rules: &Rules,
+) -> (Verdict, f64, Vec<String>, Rule, Option<f64>) {
+    let (verdict, ratio, reasons) = judge_value(metric, size, reference, measured, rules);
+    let Some(spreads) = spreads.filter(|_| reference > 0.0) else {
+        return (verdict, ratio, reasons, Rule::Tolerance, None);
+    };
+    let (band, within) = noise_band(reference, measured, spreads);
+    let limits_failed = rules.limits_for(metric, size).any(|l| l.violated_by(measured));
+    if within && !limits_failed {
+        let diff = (ratio - 1.0) * 100.0;
+        let why = format!("{diff:+.1}% is inside the combined 95% uncertainty ±{band:.1}%");
+        return (Verdict::WithinNoise, ratio, vec![why], Rule::Noise, Some(band));
+    }
+    (verdict, ratio, reasons, Rule::Tolerance, Some(band))
+}
+
 type Key = (String, String);
 
 fn key(t: &Table) -> Key {
@@ -204,6 +294,8 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
                 tolerance_pct,
                 verdict: Verdict::Fail,
                 reasons: vec![format!("measured {} is not a positive number", shown.join(", "))],
+                rule: Rule::Tolerance,
+                noise_pct: None,
             });
             continue;
         }
@@ -219,10 +311,14 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
                 tolerance_pct,
                 verdict: Verdict::Missing,
                 reasons: vec!["not measured".into()],
+                rule: Rule::Tolerance,
+                noise_pct: None,
             });
             continue;
         };
-        let (mut verdict, ratio, mut reasons) = judge_value(metric, size, reference, med, rules);
+        let spreads = spread_at(refs, metric, size).zip(spread_at(runs, metric, size));
+        let (mut verdict, ratio, mut reasons, rule, noise_pct) =
+            judge_with_noise(metric, size, reference, med, spreads, rules);
         let failed_checks = runs
             .iter()
             .flat_map(|t| t.points.iter().filter(|p| p.size == size))
@@ -243,6 +339,8 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
             tolerance_pct,
             verdict,
             reasons,
+            rule,
+            noise_pct,
         });
     }
     Block {
@@ -301,6 +399,10 @@ pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
             Verdict::Fail => s.failed += 1,
             Verdict::Missing => s.missing += 1,
             Verdict::Skipped => s.skipped += 1,
+            Verdict::WithinNoise => {
+                s.passed += 1;
+                s.within_noise += 1
+            }
         }
     }
     s.counted_failures = s.failed + if rules.require_all { s.missing + s.unmatched } else { 0 };

@@ -1,6 +1,7 @@
 //! `commbench compare REFERENCE RUN...`: reads OSU text outputs (any
 //! version) and commbench CSVs, matches benchmarks, datatypes and sizes, and
-//! judges each size against the reference with direction-aware tolerances.
+//! judges each size against the reference with direction-aware tolerances,
+//! or as within noise where both sides carry spreads (see `judge`).
 //! Exit status: 0 all pass, 1 any failure beyond the allowance (or a run
 //! whose record says it did not complete), 2 bad options or unreadable
 //! input (a truncated CSV included), 3 nothing to judge (no size in both).
@@ -33,7 +34,10 @@ use self::tolerance::{Limit, Rules, ToleranceRule};
                   Latency may be that much higher, bandwidth and message rate that much lower.\n\
                   A reference on device memory and runs on host memory (or the reverse) are refused\n\
                   unless --allow-memory-mismatch; differing datatypes, process counts or options warn.\n\
-                  A measured value that is not a positive number fails its size.\n\n\
+                  A measured value that is not a positive number fails its size.\n\
+                  Where both sides carry spreads (the ci95_rel_pct column of commbench CSVs), a\n\
+                  difference inside their combined 95% uncertainty is 'within noise' (a pass), and\n\
+                  only a larger one is judged by the tolerance; the Rule column says which decided.\n\n\
                   Exit status:\n  \
                   0  every judged size passes\n  \
                   1  failures beyond --allowed-failures, or a run whose run record says it did not\n     \

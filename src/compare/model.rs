@@ -52,6 +52,11 @@ pub struct Point {
     pub validation: Option<bool>,
     /// Tail columns as printed, e.g. ("P99", 1.25).
     pub tails: Vec<(String, f64)>,
+    /// Half-width of the 95% confidence interval of the reported value
+    /// (whichever of latency, bandwidth or message rate the row reports),
+    /// in percent of that value: the CSV's `ci95_rel_pct`. None where the
+    /// output carries no spread (OSU's text, an older CSV).
+    pub ci95_rel_pct: Option<f64>,
 }
 
 impl Point {

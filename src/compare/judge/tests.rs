@@ -187,3 +187,110 @@ fn mbw_mr_compares_bandwidth_and_message_rate() {
     assert_eq!(metrics, [Metric::Bandwidth, Metric::MessageRate]);
     assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail]);
 }
+
+/// `table` with a spread (`ci95_rel_pct`) on every point.
+fn spread(mut t: Table, pct: f64) -> Table {
+    for p in &mut t.points {
+        p.ci95_rel_pct = Some(pct);
+    }
+    t
+}
+
+fn rules_of(rep: &Report) -> Vec<Rule> {
+    rep.blocks.iter().flat_map(|b| b.rows.iter().map(|r| r.rule)).collect()
+}
+
+#[test]
+fn a_difference_inside_both_spreads_is_within_noise() {
+    // 15% slower, each side ±10%: the difference's band is ±15.2%.
+    let r = spread(table("osu_latency", "ref", Metric::Latency, &[(8, 1.0)]), 10.0);
+    let m = spread(table("osu_latency", "run", Metric::Latency, &[(8, 1.15)]), 10.0);
+    let rep = compare(&[r], &[m], &rules(&["10%"]));
+    let row = &rep.blocks[0].rows[0];
+    assert_eq!((row.verdict, row.rule), (Verdict::WithinNoise, Rule::Noise));
+    let band = (0.1f64.powi(2) + 0.115f64.powi(2)).sqrt() * 100.0;
+    assert!((row.noise_pct.unwrap() - band).abs() < 1e-9, "{row:?}");
+    assert_eq!(row.reasons, ["+15.0% is inside the combined 95% uncertainty ±15.2%"]);
+    let s = &rep.summary;
+    assert_eq!((s.passed, s.within_noise, s.failed, s.ok), (1, 1, 0, true));
+    // Better than the reference beyond tolerance, but inside the noise.
+    let r = spread(table("osu_bw", "ref", Metric::Bandwidth, &[(1, 100.0)]), 8.0);
+    let m = spread(table("osu_bw", "run", Metric::Bandwidth, &[(1, 112.0)]), 8.0);
+    assert_eq!(verdicts(&compare(&[r], &[m], &rules(&["10%"]))), [Verdict::WithinNoise]);
+}
+
+#[test]
+fn a_difference_beyond_the_spreads_is_judged_by_the_tolerance() {
+    // ±0.5% each: the band is ±0.7%; 5% slower passes, 12% fails, 20%
+    // faster is better, each decided by the tolerance.
+    let r = spread(table("osu_latency", "ref", Metric::Latency, &[(1, 1.0), (2, 1.0), (4, 1.0)]), 0.5);
+    let m = spread(table("osu_latency", "run", Metric::Latency, &[(1, 1.05), (2, 1.12), (4, 0.8)]), 0.5);
+    let rep = compare(&[r], &[m], &rules(&["10%"]));
+    assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail, Verdict::Better]);
+    assert_eq!(rules_of(&rep), [Rule::Tolerance; 3]);
+    assert!(rep.blocks[0].rows.iter().all(|r| r.noise_pct.is_some_and(|u| u < 1.0)));
+    assert!(rep.blocks[0].rows[1].reasons[0].contains("12.0% higher than the reference"));
+}
+
+#[test]
+fn without_a_spread_on_either_side_the_old_rule_decides_exactly() {
+    let bare_r = table("osu_latency", "ref", Metric::Latency, &[(8, 1.0), (16, 1.0)]);
+    let bare_m = table("osu_latency", "run", Metric::Latency, &[(8, 1.15), (16, 1.05)]);
+    let old = compare(std::slice::from_ref(&bare_r), std::slice::from_ref(&bare_m), &rules(&["10%"]));
+    for (r, m) in [(bare_r.clone(), spread(bare_m.clone(), 50.0)), (spread(bare_r, 50.0), bare_m)] {
+        let rep = compare(&[r], &[m], &rules(&["10%"]));
+        assert_eq!(verdicts(&rep), [Verdict::Fail, Verdict::Pass]);
+        assert_eq!(rules_of(&rep), [Rule::Tolerance; 2]);
+        for (a, b) in rep.blocks[0].rows.iter().zip(&old.blocks[0].rows) {
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            assert_eq!(a.noise_pct, None);
+        }
+        assert_eq!(rep.summary, old.summary);
+    }
+}
+
+#[test]
+fn every_run_needs_a_spread_and_their_median_is_used() {
+    let r = spread(table("osu_latency", "ref", Metric::Latency, &[(8, 1.0)]), 10.0);
+    let runs = [
+        spread(table("osu_latency", "a", Metric::Latency, &[(8, 1.15)]), 2.0),
+        table("osu_latency", "b", Metric::Latency, &[(8, 1.15)]),
+    ];
+    let rep = compare(std::slice::from_ref(&r), &runs, &rules(&["10%"]));
+    assert_eq!((verdicts(&rep), rules_of(&rep)), (vec![Verdict::Fail], vec![Rule::Tolerance]));
+    // Spreads 2%, 10% and 30%: the median, 10%, is the runs' spread.
+    let runs = [2.0, 10.0, 30.0].map(|p| spread(table("osu_latency", "x", Metric::Latency, &[(8, 1.15)]), p));
+    let rep = compare(&[r], &runs, &rules(&["10%"]));
+    assert_eq!(verdicts(&rep), [Verdict::WithinNoise]);
+    let band = (0.1f64.powi(2) + 0.115f64.powi(2)).sqrt() * 100.0;
+    assert!((rep.blocks[0].rows[0].noise_pct.unwrap() - band).abs() < 1e-9);
+}
+
+#[test]
+fn limits_and_validation_fail_inside_the_noise() {
+    let r = spread(table("osu_bw", "ref", Metric::Bandwidth, &[(1, 100.0), (2, 100.0)]), 20.0);
+    let mut m = spread(table("osu_bw", "run", Metric::Bandwidth, &[(1, 95.0), (2, 100.0)]), 20.0);
+    m.points[1].validation = Some(false);
+    let mut ru = rules(&["10%"]);
+    ru.limits.push(parse_limit(Metric::Bandwidth, "1:96").unwrap());
+    let rep = compare(&[r], &[m], &ru);
+    assert_eq!(verdicts(&rep), [Verdict::Fail, Verdict::Fail]);
+    let rows = &rep.blocks[0].rows;
+    assert_eq!(rows[0].rule, Rule::Tolerance);
+    assert!(rows[0].reasons.iter().any(|s| s.contains("below the floor 96 MB/s")), "{:?}", rows[0].reasons);
+    assert!(rows[1].reasons.iter().any(|s| s.contains("validation")), "{:?}", rows[1].reasons);
+}
+
+#[test]
+fn the_band_edge_is_within_noise() {
+    let (band, within) = noise_band(1.0, 1.1, (0.0, 0.1 / 1.1));
+    assert!((band - 10.0).abs() < 1e-9 && within);
+    // The band scales each side's share by its own value: 10% of 1.2.
+    let (band, within) = noise_band(1.0, 1.2, (0.0, 0.1));
+    assert!((band - 12.0).abs() < 1e-9 && !within);
+    let (_, within) = noise_band(100.0, 90.0, (0.05, 0.05));
+    assert!(!within);
+    // No spread on both sides: any difference is beyond the band.
+    assert_eq!(noise_band(1.0, 1.0, (0.0, 0.0)), (0.0, true));
+    assert!(!noise_band(1.0, 1.000001, (0.0, 0.0)).1);
+}

@@ -1,6 +1,17 @@
 //! Per-iteration timing samples and what is derived from them: OSU's tail
 //! percentile pick (for `-z`), and an HdrHistogram summary (percentiles,
-//! mean, standard deviation) for the CSV.
+//! mean, standard deviation) for the CSV. The submodules are pure
+//! statistics over samples: running moments, 95% confidence intervals, the
+//! noise verdicts, a size's spread in one bundle, and the `--precision`
+//! stopping rule.
+
+pub mod ci;
+pub mod moments;
+pub mod noise;
+pub mod precision;
+pub mod spread;
+#[cfg(test)]
+pub(crate) mod synthetic;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;

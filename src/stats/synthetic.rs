@@ -1,0 +1,81 @@
+//! Deterministic synthetic sample streams for the statistics tests: a
+//! small seeded generator (SplitMix64) and the shapes timing samples take
+//! (flat, normal noise, two levels, a level that moves, rare long stalls).
+
+/// SplitMix64: a 64-bit state stepped by a constant and mixed.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in (0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box-Muller, one of the pair).
+    pub fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}
+
+/// `n` copies of `v`.
+pub fn constant(n: usize, v: f64) -> Vec<f64> {
+    vec![v; n]
+}
+
+/// Normal around `mean` with standard deviation `sd`, kept above 0.
+pub fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Vec<f64> {
+    let mut r = Rng::new(seed);
+    (0..n).map(|_| (mean + sd * r.normal()).max(mean * 1e-3)).collect()
+}
+
+/// Two levels: `hi` with probability `p_hi`, else `lo`, each with normal
+/// noise of `sd`, in random order.
+pub fn bimodal(n: usize, lo: f64, hi: f64, p_hi: f64, sd: f64, seed: u64) -> Vec<f64> {
+    let mut r = Rng::new(seed);
+    (0..n)
+        .map(|_| {
+            let level = if r.uniform() < p_hi { hi } else { lo };
+            (level + sd * r.normal()).max(lo * 1e-3)
+        })
+        .collect()
+}
+
+/// A level that moves linearly from `start` to `end` over the stream, with
+/// normal noise of `sd`.
+pub fn drifting(n: usize, start: f64, end: f64, sd: f64, seed: u64) -> Vec<f64> {
+    let mut r = Rng::new(seed);
+    (0..n)
+        .map(|i| {
+            let level = start + (end - start) * i as f64 / n.max(2) as f64;
+            (level + sd * r.normal()).max(start.min(end) * 1e-3)
+        })
+        .collect()
+}
+
+/// `base` with 2% normal noise, and with probability `p_stall` a stall of
+/// a Pareto-distributed length (shape 1.5, at least `base`) on top.
+pub fn heavy_tailed(n: usize, base: f64, p_stall: f64, seed: u64) -> Vec<f64> {
+    let mut r = Rng::new(seed);
+    (0..n)
+        .map(|_| {
+            let mut x = base * (1.0 + 0.02 * r.normal());
+            if r.uniform() < p_stall {
+                x += base * r.uniform().powf(-1.0 / 1.5);
+            }
+            x.max(base * 1e-3)
+        })
+        .collect()
+}
