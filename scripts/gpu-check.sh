@@ -7,7 +7,10 @@
 #   2. a one-GPU NCCL allreduce sweep (osu_allreduce --backend nccl, one
 #      rank, float, validated), with algbw, busbw and the validation
 #      verdict from its CSV;
-#   3. osu_latency -d cuda between two ranks on the GPU (needs a
+#   3. the same sweep as nccl-tests' table (--format nccl-tests, CUDA
+#      events per iteration with -z, --min-busbw); NCCL's point-to-point
+#      benchmarks need two GPUs (NCCL refuses two ranks on one device);
+#   4. osu_latency -d cuda between two ranks on the GPU (needs a
 #      CUDA-aware MPI; otherwise the one line that says so), and the GPU
 #      facts the run record holds.
 # Each step prints its output; the script goes on after a failed step and
@@ -77,6 +80,10 @@ import csv, sys
 for r in csv.DictReader(open(sys.argv[1])):
     print(r["size_bytes"], r["avg_lat_us"], r["algbw_GBps"], r["busbw_GBps"], r["validation"])' "$work/nccl-allreduce.csv"
 fi
+
+step "NCCL allreduce, one GPU, nccl-tests' table (-z: CUDA events per iteration)" \
+  "$bin/osu_allreduce" --backend nccl --format nccl-tests -m 1M:64M -i 20 -x 5 -z --min-busbw 1 \
+  --csv "$work/nccl-tests.csv"
 
 step "osu_latency -d cuda D D, two ranks" \
   "${launcher[@]}" "$bin/osu_latency" -d cuda -m 1:1048576 -c D D --results-dir "$work/lat"

@@ -23,7 +23,7 @@
 //! A rank that waits more than [`STUCK_AFTER`] for its peers panics with
 //! what it waited for, so a broken test fails instead of hanging.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -150,7 +150,10 @@ pub fn run_with<R: Send>(
             .map(|rank| {
                 let shared = shared.clone();
                 s.spawn(move || {
-                    let t = MockTransport { world: MockWorld { rank, shared, clock: Cell::new(0.0) } };
+                    let t = MockTransport {
+                        world: MockWorld { rank, shared, clock: Cell::new(0.0) },
+                        marks: RefCell::default(),
+                    };
                     f(&t)
                 })
             })
@@ -336,6 +339,8 @@ pub struct MockRequests {
 /// One rank's data plane: host buffers, virtual time.
 pub struct MockTransport {
     world: MockWorld,
+    /// Device timestamps ([`Transport::mark`]): the virtual clock.
+    marks: RefCell<Vec<f64>>,
 }
 
 impl MockTransport {
@@ -477,6 +482,21 @@ impl Transport for MockTransport {
 
     fn tick(&self) -> f64 {
         1e-9
+    }
+
+    fn device_marks(&self, n: usize) -> bool {
+        self.marks.borrow_mut().resize(n + 1, 0.0);
+        true
+    }
+
+    fn mark(&self, i: usize) {
+        self.marks.borrow_mut()[i] = self.world.clock();
+    }
+
+    fn mark_intervals(&self, n: usize, out: &mut crate::stats::Samples) {
+        for pair in self.marks.borrow()[..=n].windows(2) {
+            out.push(pair[1] - pair[0]);
+        }
     }
 
     fn send(&self, buf: &AlignedBuf, env: Envelope) {

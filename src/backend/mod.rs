@@ -200,6 +200,21 @@ pub trait Transport {
     #[inline(always)]
     fn complete(&self) {}
 
+    /// Device timestamps for per-iteration times in a batch (CUDA events
+    /// recorded between calls issued back to back): makes room for `n` + 1
+    /// of them, untimed. False where the transport has none; the loop
+    /// then completes and reads the clock around every call instead.
+    fn device_marks(&self, _n: usize) -> bool {
+        false
+    }
+    /// Records timestamp `i` once the work issued so far is done, without
+    /// waiting for it.
+    #[inline(always)]
+    fn mark(&self, _i: usize) {}
+    /// After `complete`: seconds from timestamp `i` to `i + 1` for every
+    /// `i < n`, in order, into `out`.
+    fn mark_intervals(&self, _n: usize, _out: &mut crate::stats::Samples) {}
+
     /// What the run record says about this transport beyond its name
     /// (`backend_details`), at rank 0; collective (every rank calls it).
     fn record_info(&self) -> Option<serde_json::Value> {

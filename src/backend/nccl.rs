@@ -10,6 +10,8 @@
 
 use std::ffi::c_void;
 
+use std::cell::RefCell;
+
 use cudarc::driver::result::{self as cu, stream::StreamKind};
 use cudarc::driver::sys as cusys;
 use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclUniqueId};
@@ -49,6 +51,8 @@ pub struct Nccl<'w> {
     mem: CudaMemory,
     rank: usize,
     np: usize,
+    /// CUDA events for per-iteration device times (`-z`), made on demand.
+    events: RefCell<Vec<cusys::CUevent>>,
 }
 
 impl<'w> Nccl<'w> {
@@ -91,7 +95,7 @@ impl<'w> Nccl<'w> {
         agree(comm.as_ref().err().map(ToString::to_string))?;
         let comm = comm.map_err(|e| e.to_string())?;
         let mem = CudaMemory::new(Place::Device, gpu.clone(), None);
-        Ok(Nccl { world, lib, comm, stream, mem, rank, np })
+        Ok(Nccl { world, lib, comm, stream, mem, rank, np, events: RefCell::new(Vec::new()) })
     }
 
     #[inline(always)]
@@ -193,6 +197,9 @@ impl Drop for Nccl<'_> {
         // is in flight once the benchmark has ended.
         unsafe {
             let _ = cu::stream::synchronize(self.stream);
+            for e in self.events.get_mut().drain(..) {
+                let _ = cu::event::destroy(e);
+            }
             let _ = self.lib.comm_destroy(self.comm);
             let _ = cu::stream::destroy(self.stream);
         }
@@ -240,6 +247,45 @@ impl<'w> Transport for Nccl<'w> {
     #[inline(always)]
     fn complete(&self) {
         self.sync()
+    }
+
+    /// CUDA events with timing (the default flags), kept for the next size.
+    fn device_marks(&self, n: usize) -> bool {
+        let mut events = self.events.borrow_mut();
+        while events.len() < n + 1 {
+            match cu::event::create(cusys::CUevent_flags::CU_EVENT_DEFAULT) {
+                Ok(e) => events.push(e),
+                Err(e) => {
+                    crate::say!("cuEventCreate failed on rank {}: {}", self.rank, cuda::status_text(e));
+                    self.world.abort(1)
+                }
+            }
+        }
+        true
+    }
+
+    #[inline(always)]
+    fn mark(&self, i: usize) {
+        let e = self.events.borrow()[i];
+        // SAFETY: an event device_marks made, on this transport's stream.
+        if let Err(e) = unsafe { cu::event::record(e, self.stream) } {
+            crate::say!("cuEventRecord failed on rank {}: {}", self.rank, cuda::status_text(e));
+            self.world.abort(1)
+        }
+    }
+
+    fn mark_intervals(&self, n: usize, out: &mut crate::stats::Samples) {
+        let events = self.events.borrow();
+        for pair in events[..=n].windows(2) {
+            // SAFETY: both recorded on one stream, which `complete` drained.
+            match unsafe { cu::event::elapsed(pair[0], pair[1]) } {
+                Ok(ms) => out.push(f64::from(ms) * 1e-3),
+                Err(e) => {
+                    crate::say!("cuEventElapsedTime failed on rank {}: {}", self.rank, cuda::status_text(e));
+                    self.world.abort(1)
+                }
+            }
+        }
     }
 
     fn record_info(&self) -> Option<serde_json::Value> {

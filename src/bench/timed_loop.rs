@@ -47,8 +47,8 @@ pub fn run<T: Transport, K: Kernel<T>>(
     progress: &Progress,
     per_iteration: bool,
 ) -> LoopOutcome {
-    if T::BATCHED && kernel.batchable() && !per_iteration {
-        return run_batched(t, kernel, case, validation, samples, progress);
+    if T::BATCHED && kernel.batchable() && (!per_iteration || t.device_marks(case.iterations)) {
+        return run_batched(t, kernel, case, validation, samples, progress, per_iteration);
     }
     let mut out = LoopOutcome::default();
     samples.reset(case.iterations);
@@ -77,8 +77,10 @@ pub fn run<T: Transport, K: Kernel<T>>(
 /// rank starts together and the timed iterations are issued back to back
 /// between one clock read and one completion plus a read, so nothing but
 /// the operations is inside. Each timed iteration is recorded as the
-/// batch's mean (there is no per-iteration time to record). Validation
-/// runs afterwards, untimed, on one more iteration.
+/// batch's mean, or, with `per_iteration` (`-z`) on a transport with
+/// device timestamps, as the time between the timestamps recorded before
+/// and after it on the device (their sum spans the same calls as the
+/// batch). Validation runs afterwards, untimed, on one more iteration.
 fn run_batched<T: Transport, K: Kernel<T>>(
     t: &T,
     kernel: &mut K,
@@ -86,6 +88,7 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     validation: Option<usize>,
     samples: &mut Samples,
     progress: &Progress,
+    per_iteration: bool,
 ) -> LoopOutcome {
     let mut out = LoopOutcome::default();
     samples.reset(case.iterations);
@@ -98,15 +101,25 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     }
     progress.set_step(Step::Timed);
     t.world().barrier();
-    let t0 = t.now();
-    for i in case.warmup..case.warmup + case.iterations {
-        kernel.issue(t, case, i);
-    }
-    t.complete();
-    let secs = t.now() - t0;
-    let each = secs / case.iterations.max(1) as f64;
-    for _ in 0..case.iterations {
-        samples.push(each);
+    if per_iteration {
+        t.mark(0);
+        for (k, i) in (case.warmup..case.warmup + case.iterations).enumerate() {
+            kernel.issue(t, case, i);
+            t.mark(k + 1);
+        }
+        t.complete();
+        t.mark_intervals(case.iterations, samples);
+    } else {
+        let t0 = t.now();
+        for i in case.warmup..case.warmup + case.iterations {
+            kernel.issue(t, case, i);
+        }
+        t.complete();
+        let secs = t.now() - t0;
+        let each = secs / case.iterations.max(1) as f64;
+        for _ in 0..case.iterations {
+            samples.push(each);
+        }
     }
     let last = case.warmup + case.iterations;
     progress.iteration(last.saturating_sub(1));
@@ -144,7 +157,19 @@ mod tests {
             let validation = validating.then_some(2);
             run(t, &mut k, &case, validation, &mut each, &progress, false);
             let mut batch = Samples::with_capacity(20);
-            let o = run_batched(t, &mut k, &case, validation, &mut batch, &progress);
+            let o = run_batched(t, &mut k, &case, validation, &mut batch, &progress, false);
+            let mut marked = Samples::with_capacity(20);
+            assert!(t.device_marks(case.iterations));
+            run_batched(t, &mut k, &case, None, &mut marked, &progress, true);
+            // Device timestamps between the calls: the same calls, each
+            // with its own time.
+            assert_eq!(marked.len(), 20);
+            assert!(
+                (marked.total() - batch.total()).abs() <= 1e-12 * batch.total(),
+                "{} vs {}",
+                marked.total(),
+                batch.total()
+            );
             (each.as_slice().to_vec(), batch.as_slice().to_vec(), o.errors, k.batchable())
         });
         out.swap_remove(0)
