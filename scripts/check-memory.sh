@@ -38,6 +38,13 @@ cases=(
   "4 osu_allgather -m 32M:32M -i 1 -x 0"
   "2 osu_alltoall -m 128M:128M -i 1 -x 0"
   "4 osu_alltoall -m 32M:32M -i 1 -x 0"
+  "2 osu_reduce_scatter_block -m 256M:256M -i 1 -x 0"
+  "4 osu_reduce_scatter_block -m 64M:64M -i 1 -x 0"
+  "4 osu_gatherv -m 32M:32M -i 1 -x 0"
+  "2 osu_scatterv -m 128M:128M -i 1 -x 0"
+  "2 osu_allgatherv -m 128M:128M -i 1 -x 0"
+  "2 osu_alltoallv -m 128M:128M -i 1 -x 0"
+  "4 osu_alltoallw -m 32M:32M -i 1 -x 0"
 )
 
 fail=0

@@ -88,6 +88,14 @@ const CASES: &[Case] = &[
     ),
     case("osu_allreduce", 2, &["--gpu", "x"], "Invalid value [--gpu x] ('x' is not a GPU index (0, 1, ...))"),
     case("osu_gather", 1, &["-m", "8"], "This test requires at least two processes"),
+    case("osu_alltoallw", 1, &["-m", "8"], "This test requires at least two processes"),
+    case("osu_reduce_scatter_block", 1, &["-m", "8"], "This test requires at least two processes"),
+    case(
+        "osu_gatherv",
+        3,
+        &["-m", "8", "-k", "fixed:3"],
+        "Invalid root rank [-k fixed:3] (the root must be a rank from 0 to 2 with 3 processes)",
+    ),
     case(
         "osu_scatter",
         2,

@@ -47,6 +47,24 @@ const GOLDEN: &[(&str, &str, usize, &[&str])] = &[
     ("scatter_f_c_z", "osu_scatter", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
     ("scatter_np4_f", "osu_scatter", 4, &["-m", "16", "-i", "10", "-x", "1", "-f"]),
     ("scatter_T_all", "osu_scatter", 2, &["-T", "all", "-m", "8", "-i", "10", "-x", "1"]),
+    ("gatherv_f_c_z", "osu_gatherv", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+    ("gatherv_np4_f_c", "osu_gatherv", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
+    ("scatterv_f_c_z", "osu_scatterv", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+    ("scatterv_np4_f_c", "osu_scatterv", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
+    ("allgatherv_f_c_z", "osu_allgatherv", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+    ("allgatherv_np4_f_c", "osu_allgatherv", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
+    ("alltoallv_f_c_z", "osu_alltoallv", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+    ("alltoallv_np4_f_c", "osu_alltoallv", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
+    ("alltoallw_f_c_z", "osu_alltoallw", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+    ("alltoallw_np4_f_c", "osu_alltoallw", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
+    (
+        "reduce_scatter_block_f_c_z",
+        "osu_reduce_scatter_block",
+        2,
+        &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"],
+    ),
+    ("reduce_scatter_block_np4_f_c", "osu_reduce_scatter_block", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
+    ("alltoallw_T_all_c", "osu_alltoallw", 2, &["-T", "all", "-m", "8", "-i", "10", "-x", "1", "-c"]),
 ];
 
 fn env_of(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -127,8 +145,9 @@ fn assert_collective_csv(o: &Outcome, bench: &str, np: usize) {
         let n = np as f64;
         let (bytes, factor) = match bench {
             "osu_allreduce" => (size, 2.0 * (n - 1.0) / n),
-            "osu_allgather" | "osu_alltoall" | "osu_gather" | "osu_scatter" => (size * n, (n - 1.0) / n),
-            "osu_reduce_scatter" => (size, (n - 1.0) / n),
+            "osu_allgather" | "osu_allgatherv" | "osu_alltoall" | "osu_alltoallv" | "osu_alltoallw" | "osu_gather"
+            | "osu_gatherv" | "osu_scatter" | "osu_scatterv" => (size * n, (n - 1.0) / n),
+            "osu_reduce_scatter" | "osu_reduce_scatter_block" => (size, (n - 1.0) / n),
             _ => (size, 1.0),
         };
         let (algbw, busbw) = (num(rec, "algbw_GBps"), num(rec, "busbw_GBps"));

@@ -29,6 +29,12 @@ const MERGED: &[(&str, &str, usize, &[&str])] = &[
     ("osu_reduce", "reduce_f", 2, &["-m", "16", "-i", "20", "-x", "2", "-f"]),
     ("osu_gather", "gather_np4_f", 4, &["-m", "16", "-i", "10", "-x", "1", "-f"]),
     ("osu_scatter", "scatter_f_c_z", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+    ("osu_gatherv", "gatherv_np4_f_c", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
+    ("osu_scatterv", "scatterv_f_c_z", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+    ("osu_allgatherv", "allgatherv_f_c_z", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+    ("osu_alltoallv", "alltoallv_np4_f_c", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
+    ("osu_alltoallw", "alltoallw_f_c_z", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
+    ("osu_reduce_scatter_block", "reduce_scatter_block_np4_f_c", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
 ];
 
 /// The loose row pattern of older OSU harnesses, unanchored, applied to

@@ -319,6 +319,49 @@ fn osu_own_binaries_then_compare() {
     assert!(run.stdout.contains("PASS: "), "{}", run.stdout);
 }
 
+/// The vector collectives, A/B against OSU's own binaries: the suite
+/// runs both, keeps each table whole and makes CSV of OSU's; compare
+/// judges every one of them and the plots exist.
+#[test]
+fn vector_collectives_against_osu_own_binaries() {
+    let _g = mpi_lock();
+    let Some(osu) = osu_bin_dir(Mpi::OpenMpi) else { return };
+    let osu = osu.display().to_string();
+    let names =
+        ["osu_allgatherv", "osu_alltoallv", "osu_alltoallw", "osu_reduce_scatter_block", "osu_gatherv", "osu_scatterv"];
+    let list = names.map(|n| n.trim_start_matches("osu_")).join(",");
+    let work = tempfile::tempdir().unwrap();
+    let res = work.path().join("res");
+    let res_s = res.display().to_string();
+    let common = ["--bench", list.as_str(), "-m", "1:1024", "-i", "20", "-x", "2", "-f"];
+    let mut dirs = Vec::new();
+    for (tag, extra) in [("osu", vec!["--bin-dir", osu.as_str()]), ("ours", vec![])] {
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.arg("suite").args(common).args(&extra).args(["--tag", tag, "--results-dir", &res_s]).current_dir(work.path());
+        let run = run_cmd(c, Duration::from_secs(180));
+        run.assert_no_panic();
+        assert_eq!(run.code, Some(0), "{tag}: {run:?}");
+        let dir = files_in(&res).into_iter().find(|d| d.to_string_lossy().ends_with(&format!("_suite_{tag}"))).unwrap();
+        assert_tables_streamed(&run.stdout, &dir, &names);
+        for b in names {
+            let txt = std::fs::read_to_string(dir.join(format!("{b}.txt"))).unwrap();
+            let csv = read_csv(&dir.join(format!("{b}.csv")));
+            assert_eq!(csv.len(), common::osu_rows(&txt).len(), "{tag} {b}: one CSV row per OSU row\n{txt}");
+            assert!(csv.iter().all(|r| r["benchmark"] == b && r["np"] == "2"), "{tag} {b}: {csv:?}");
+            assert!(dir.join(format!("{b}.svg")).is_file(), "{tag} {b}.svg (commbench plot) missing");
+        }
+        dirs.push(dir);
+    }
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.args(["compare"]).arg(&dirs[0]).arg(&dirs[1]).args(["--tolerance", "100000%"]);
+    let run = run_cmd(c, Duration::from_secs(60));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    for b in names {
+        assert!(run.stdout.contains(&format!("{b} MPI_CHAR: latency in us")), "{b}:\n{}", run.stdout);
+    }
+    assert!(run.stdout.contains("PASS: "), "{}", run.stdout);
+}
+
 /// OSU's MPICH build gets MPICH's launcher.
 #[test]
 fn osu_own_mpich_binaries_get_the_mpich_launcher() {

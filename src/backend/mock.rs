@@ -28,7 +28,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{check_len, Collectives, Control, Envelope, Operands, ReduceOp, Transport};
+use super::{check_len, Blocks, Collectives, Control, Envelope, Operands, ReduceOp, Transport};
 use crate::buffer::{AlignedBuf, BufferSet};
 use crate::datatype::Datatype;
 
@@ -79,8 +79,9 @@ impl Model {
 /// A deliberate fault, for tests of what happens when data goes wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
-    /// Every point-to-point message that `to` receives, and every
-    /// allreduce result on `to`, has its first byte flipped.
+    /// Every point-to-point message that `to` receives, and the result of
+    /// every allreduce and vector collective on `to`, has its first byte
+    /// flipped.
     CorruptTo { to: usize },
 }
 
@@ -668,6 +669,123 @@ impl Collectives for MockTransport {
             check_len(out.len(), bytes);
             out.as_mut_slice()[..bytes].copy_from_slice(&all.0[root][me * bytes..(me + 1) * bytes]);
         }
+    }
+
+    fn gatherv(&self, mut io: Operands<AlignedBuf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize) {
+        let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
+        assert_eq!(blocks.counts.len(), np);
+        let in_place_root = me == root && matches!(io, Operands::InPlace(_));
+        let (input, out) = split_io(&mut io);
+        let at = |r: usize| blocks.offset(r, dt, false);
+        let block = if in_place_root { &input[at(me)..at(me) + bytes] } else { &input[..bytes] };
+        let all = self.collective(block.to_vec(), ((np - 1) * bytes) as f64);
+        if me == root {
+            check_len(out.len(), blocks.extent);
+            for (r, b) in all.0.iter().enumerate() {
+                let n = blocks.counts[r] as usize * dt.size();
+                out.as_mut_slice()[at(r)..at(r) + n].copy_from_slice(&b[..n]);
+            }
+            self.tamper(out.as_mut_slice());
+        }
+    }
+
+    fn scatterv(&self, mut io: Operands<AlignedBuf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize) {
+        let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
+        assert_eq!(blocks.counts.len(), np);
+        let in_place = matches!(io, Operands::InPlace(_));
+        let (input, out) = split_io(&mut io);
+        let mine = if me == root {
+            check_len(input.len(), blocks.extent);
+            input[..blocks.extent].to_vec()
+        } else {
+            Vec::new()
+        };
+        let all = self.collective(mine, ((np - 1) * bytes) as f64);
+        if !(in_place && me == root) {
+            check_len(out.len(), bytes);
+            let at = blocks.offset(me, dt, false);
+            out.as_mut_slice()[..bytes].copy_from_slice(&all.0[root][at..at + bytes]);
+            self.tamper(out.as_mut_slice());
+        }
+    }
+
+    fn allgatherv(&self, mut io: Operands<AlignedBuf>, count: usize, blocks: &Blocks, dt: Datatype) {
+        let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
+        assert_eq!(blocks.counts.len(), np);
+        let in_place = matches!(io, Operands::InPlace(_));
+        let (input, out) = split_io(&mut io);
+        check_len(out.len(), blocks.extent);
+        let at = |r: usize| blocks.offset(r, dt, false);
+        let block = if in_place { input[at(me)..at(me) + bytes].to_vec() } else { input[..bytes].to_vec() };
+        let all = self.collective(block, ((np - 1) * bytes) as f64);
+        for (r, b) in all.0.iter().enumerate() {
+            let n = blocks.counts[r] as usize * dt.size();
+            out.as_mut_slice()[at(r)..at(r) + n].copy_from_slice(&b[..n]);
+        }
+        self.tamper(out.as_mut_slice());
+    }
+
+    fn alltoallv(&self, io: Operands<AlignedBuf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
+        self.alltoall_blocks(io, send, recv, dt, false);
+    }
+
+    fn alltoallw(&self, io: Operands<AlignedBuf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
+        self.alltoall_blocks(io, send, recv, dt, true);
+    }
+
+    fn reduce_scatter_block_sum(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
+        let (input, out) = split_io(&mut io);
+        check_len(input.len(), bytes * np);
+        let all = self.collective(input, (np as f64 - 1.0) / np as f64 * (bytes * np) as f64);
+        let mine = sum(&all.0, count, dt, me * count);
+        check_len(out.len(), bytes);
+        out.as_mut_slice()[..bytes].copy_from_slice(&mine);
+        self.tamper(out.as_mut_slice());
+    }
+}
+
+impl MockTransport {
+    /// Flips the first byte of a vector collective's result on the rank a
+    /// [`Fault::CorruptTo`] names.
+    fn tamper(&self, out: &mut [u8]) {
+        if let (Some(Fault::CorruptTo { to }), Some(b)) = (self.world.shared.fault, out.first_mut()) {
+            if to == self.world.rank {
+                *b ^= 0xff;
+            }
+        }
+    }
+
+    /// MPI_Alltoallv (displacements in elements) or MPI_Alltoallw (in
+    /// bytes): block r of each rank's send layout lands in rank r's
+    /// receive layout at the sender's place. In place, the receive buffer
+    /// and layout are the input too.
+    fn alltoall_blocks(
+        &self,
+        mut io: Operands<AlignedBuf>,
+        send: &Blocks,
+        recv: &Blocks,
+        dt: Datatype,
+        bytes_displs: bool,
+    ) {
+        let (np, me) = (self.np(), self.world.rank);
+        assert!(send.counts.len() == np && recv.counts.len() == np);
+        let in_place = matches!(io, Operands::InPlace(_));
+        let send = if in_place { recv } else { send };
+        let (input, out) = split_io(&mut io);
+        check_len(input.len(), send.extent);
+        check_len(out.len(), recv.extent);
+        let moved: usize = send.counts.iter().map(|&c| c as usize * dt.size()).sum();
+        let all = self.collective(input, moved as f64 * (np as f64 - 1.0) / np as f64);
+        // Every rank's send layout is the same shape here (OSU's), so the
+        // sender's block for me is at my place of its layout.
+        for (r, b) in all.0.iter().enumerate() {
+            let n = recv.counts[r] as usize * dt.size();
+            let from = send.offset(me, dt, bytes_displs);
+            let to = recv.offset(r, dt, bytes_displs);
+            out.as_mut_slice()[to..to + n].copy_from_slice(&b[from..from + n]);
+        }
+        self.tamper(out.as_mut_slice());
     }
 }
 

@@ -157,6 +157,51 @@ pub enum Operands<'a, B> {
     InPlace(&'a mut B),
 }
 
+/// The count and displacement arrays of a vector collective (MPI's
+/// `counts` and `displs`, one entry per rank), with the bytes a buffer
+/// needs to hold every block, worked out once outside the timed region.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Blocks {
+    /// Elements of rank r's block.
+    pub counts: Vec<i32>,
+    /// Where rank r's block starts: in elements, or in bytes where the
+    /// call takes byte displacements (MPI_Alltoallw).
+    pub displs: Vec<i32>,
+    /// Bytes from the start of the buffer to the end of the furthest
+    /// block.
+    pub extent: usize,
+}
+
+impl Blocks {
+    /// Blocks of `counts[r]` elements of `dt` at `displs[r]` (elements,
+    /// or bytes when `displs_in_bytes`).
+    pub fn new(counts: Vec<i32>, displs: Vec<i32>, dt: Datatype, displs_in_bytes: bool) -> Blocks {
+        let unit = if displs_in_bytes { 1 } else { dt.size() };
+        let extent = counts
+            .iter()
+            .zip(&displs)
+            .filter(|(&c, _)| c > 0)
+            .map(|(&c, &d)| d.max(0) as usize * unit + c as usize * dt.size())
+            .max()
+            .unwrap_or(0);
+        Blocks { counts, displs, extent }
+    }
+
+    /// `count` elements for each of `np` ranks, laid end to end in rank
+    /// order (the layout OSU's vector benchmarks use).
+    pub fn end_to_end(np: usize, count: usize, dt: Datatype, displs_in_bytes: bool) -> Blocks {
+        let unit = if displs_in_bytes { dt.size() } else { 1 };
+        let counts = vec![count as i32; np];
+        let displs = (0..np).map(|r| (r * count * unit) as i32).collect();
+        Blocks::new(counts, displs, dt, displs_in_bytes)
+    }
+
+    /// Byte offset of rank r's block.
+    pub fn offset(&self, r: usize, dt: Datatype, displs_in_bytes: bool) -> usize {
+        self.displs[r].max(0) as usize * if displs_in_bytes { 1 } else { dt.size() }
+    }
+}
+
 /// The data plane: what a benchmark times. Every operation checks that
 /// the buffers it is given hold the elements it moves; the unsafe calls
 /// stay inside the implementation.
@@ -265,6 +310,34 @@ pub trait Collectives: Transport {
     /// place, the root's buffer holds every block and keeps its own; other
     /// ranks receive into theirs.
     fn scatter(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
+
+    // The vector collectives (MPI only: NCCL has none, and ends the job
+    // if one is reached; the options refuse these benchmarks first).
+
+    /// `count` elements from every rank to `root`, rank r's block landing
+    /// where `blocks` says (MPI_Gatherv). In place as [`Collectives::gather`]:
+    /// the root's own block already sits at its place.
+    fn gatherv(&self, io: Operands<Self::Buf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize);
+    /// Rank r receives `count` elements, block r of `root`'s send buffer as
+    /// `blocks` lays it out (MPI_Scatterv). In place as
+    /// [`Collectives::scatter`].
+    fn scatterv(&self, io: Operands<Self::Buf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize);
+    /// `count` elements from every rank into every rank's receive buffer,
+    /// laid out by `blocks` (MPI_Allgatherv). In place, each rank's own
+    /// block already sits at its place.
+    fn allgatherv(&self, io: Operands<Self::Buf>, count: usize, blocks: &Blocks, dt: Datatype);
+    /// Block r of the send layout to rank r, block s of the receive layout
+    /// from rank s (MPI_Alltoallv); in place, the receive buffer and
+    /// layout hold the input too.
+    fn alltoallv(&self, io: Operands<Self::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype);
+    /// As [`Collectives::alltoallv`], with byte displacements and a type
+    /// per peer, every one `dt` (MPI_Alltoallw).
+    fn alltoallw(&self, io: Operands<Self::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype);
+    /// Sum over ranks of `np * count` elements, rank r keeping elements
+    /// `r * count ..` of the result (MPI_Reduce_scatter_block); in place
+    /// the receive buffer holds the whole input and the result lands at
+    /// its start.
+    fn reduce_scatter_block_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
 }
 
 /// The buffer methods of a transport whose buffers are plain host memory

@@ -11,7 +11,9 @@ use mpi::ffi;
 
 use super::shim::Handles;
 use super::world::World;
-use super::{check_len, Buffer, Collectives, Control, Envelope, HostMemory, Memory, Operands, RawBuffer, Transport};
+use super::{
+    check_len, Blocks, Buffer, Collectives, Control, Envelope, HostMemory, Memory, Operands, RawBuffer, Transport,
+};
 use crate::buffer::BufferSet;
 use crate::datatype::Datatype;
 
@@ -22,6 +24,9 @@ pub struct Mpi<'w, M: Memory = HostMemory> {
     comm: ffi::MPI_Comm,
     h: Handles,
     mem: M,
+    /// Each datatype's handle once per rank: the type arrays of
+    /// MPI_Alltoallw, built here so that no call allocates.
+    per_rank_types: [Vec<ffi::MPI_Datatype>; 3],
 }
 
 /// MPI on host memory: what OSU's non-GPU build measures.
@@ -36,12 +41,30 @@ impl<'w> MpiHost<'w> {
 impl<'w, M: Memory> Mpi<'w, M> {
     /// MPI moving buffers of `mem`.
     pub fn with_memory(world: &'w World, mem: M) -> Mpi<'w, M> {
-        Mpi { world, comm: world.comm(), h: world.handles(), mem }
+        let h = world.handles();
+        let np = world.size();
+        let per_rank_types = Datatype::ALL.map(|dt| vec![h.dt(dt); np]);
+        Mpi { world, comm: world.comm(), h, mem, per_rank_types }
     }
 
     /// Where the buffers live.
     pub fn memory(&self) -> &M {
         &self.mem
+    }
+
+    /// The (send, receive) pointers of an all-to-all with layouts, their
+    /// buffers checked against the layouts; in place, the send side is
+    /// MPI_IN_PLACE and the receive buffer holds the input.
+    #[inline(always)]
+    fn alltoall_operands(&self, io: Operands<M::Buf>, send: &Blocks, recv: &Blocks) -> (*const c_void, *mut c_void) {
+        let np = self.world.size();
+        assert!(send.counts.len() == np && recv.counts.len() == np);
+        if let Operands::Apart { send: s, .. } = &io {
+            check_len(s.len(), send.extent);
+        }
+        let (s, r) = self.operands(io);
+        check_len(r.len(), recv.extent);
+        (s, r.as_mut_ptr() as *mut c_void)
     }
 
     /// (send pointer, receive buffer) of a collective; in place, the send
@@ -432,5 +455,177 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
         // SAFETY: the buffers hold what this rank receives and, at the
         // root, sends; elsewhere the send side is not used.
         unsafe { self.rooted(ffi::MPI_Scatter, send, recv, count, dt, root) };
+    }
+
+    #[inline(always)]
+    fn gatherv(&self, io: Operands<M::Buf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize) {
+        let need = count * dt.size();
+        assert_eq!(blocks.counts.len(), self.world.size());
+        let (send, recv): (*const c_void, *mut c_void) = if self.world.rank() == root {
+            match io {
+                Operands::Apart { send, recv } => {
+                    check_len(send.len(), need);
+                    check_len(recv.len(), blocks.extent);
+                    (send.as_ptr() as *const c_void, recv.as_mut_ptr() as *mut c_void)
+                }
+                Operands::InPlace(buf) => {
+                    check_len(buf.len(), blocks.extent);
+                    (self.h.in_place as *const c_void, buf.as_mut_ptr() as *mut c_void)
+                }
+            }
+        } else {
+            let send = match io {
+                Operands::Apart { send, .. } => send,
+                Operands::InPlace(buf) => &*buf,
+            };
+            check_len(send.len(), need);
+            (send.as_ptr() as *const c_void, std::ptr::null_mut())
+        };
+        let t = self.h.dt(dt);
+        // SAFETY: the layout has one entry per rank; the buffers hold what
+        // this rank sends and, at the root, every block of the layout.
+        unsafe {
+            ffi::MPI_Gatherv(
+                send,
+                count as c_int,
+                t,
+                recv,
+                blocks.counts.as_ptr(),
+                blocks.displs.as_ptr(),
+                t,
+                root as c_int,
+                self.comm,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn scatterv(&self, io: Operands<M::Buf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize) {
+        let need = count * dt.size();
+        assert_eq!(blocks.counts.len(), self.world.size());
+        let (send, recv): (*const c_void, *mut c_void) = if self.world.rank() == root {
+            match io {
+                Operands::Apart { send, recv } => {
+                    check_len(send.len(), blocks.extent);
+                    check_len(recv.len(), need);
+                    (send.as_ptr() as *const c_void, recv.as_mut_ptr() as *mut c_void)
+                }
+                Operands::InPlace(buf) => {
+                    check_len(buf.len(), blocks.extent);
+                    (buf.as_ptr() as *const c_void, self.h.in_place)
+                }
+            }
+        } else {
+            let recv = match io {
+                Operands::Apart { recv, .. } => recv,
+                Operands::InPlace(buf) => buf,
+            };
+            check_len(recv.len(), need);
+            (std::ptr::null(), recv.as_mut_ptr() as *mut c_void)
+        };
+        let t = self.h.dt(dt);
+        // SAFETY: as in gatherv, the other way round.
+        unsafe {
+            ffi::MPI_Scatterv(
+                send,
+                blocks.counts.as_ptr(),
+                blocks.displs.as_ptr(),
+                t,
+                recv,
+                count as c_int,
+                t,
+                root as c_int,
+                self.comm,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn allgatherv(&self, io: Operands<M::Buf>, count: usize, blocks: &Blocks, dt: Datatype) {
+        assert_eq!(blocks.counts.len(), self.world.size());
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), count * dt.size());
+        }
+        let (send, recv) = self.operands(io);
+        check_len(recv.len(), blocks.extent);
+        let t = self.h.dt(dt);
+        // SAFETY: the layout has one entry per rank; both buffers checked.
+        unsafe {
+            ffi::MPI_Allgatherv(
+                send,
+                count as c_int,
+                t,
+                recv.as_mut_ptr() as *mut c_void,
+                blocks.counts.as_ptr(),
+                blocks.displs.as_ptr(),
+                t,
+                self.comm,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn alltoallv(&self, io: Operands<M::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
+        let (s, r) = self.alltoall_operands(io, send, recv);
+        let t = self.h.dt(dt);
+        // SAFETY: both layouts have one entry per rank; buffers checked.
+        unsafe {
+            ffi::MPI_Alltoallv(
+                s,
+                send.counts.as_ptr(),
+                send.displs.as_ptr(),
+                t,
+                r,
+                recv.counts.as_ptr(),
+                recv.displs.as_ptr(),
+                t,
+                self.comm,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn alltoallw(&self, io: Operands<M::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
+        let (s, r) = self.alltoall_operands(io, send, recv);
+        let types = self.per_rank_types[dt as usize].as_ptr();
+        // SAFETY: both layouts and the type array have one entry per rank;
+        // buffers checked.
+        unsafe {
+            ffi::MPI_Alltoallw(
+                s,
+                send.counts.as_ptr(),
+                send.displs.as_ptr(),
+                types,
+                r,
+                recv.counts.as_ptr(),
+                recv.displs.as_ptr(),
+                types,
+                self.comm,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn reduce_scatter_block_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
+        let mine = count * dt.size();
+        let total = mine * self.world.size();
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), total);
+        }
+        let in_place = matches!(io, Operands::InPlace(_));
+        let (send, recv) = self.operands(io);
+        check_len(recv.len(), if in_place { total } else { mine });
+        // SAFETY: the input holds np blocks of count elements, the output
+        // one (in place, all of them).
+        unsafe {
+            ffi::MPI_Reduce_scatter_block(
+                send,
+                recv.as_mut_ptr() as *mut c_void,
+                count as c_int,
+                self.h.dt(dt),
+                self.h.sum,
+                self.comm,
+            )
+        };
     }
 }

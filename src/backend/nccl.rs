@@ -20,7 +20,7 @@ use serde_json::json;
 use super::cuda_memory::{CudaMemory, GpuBuf, Place};
 use super::world::World;
 use super::{
-    agree_failures, check_len, Buffer, Collectives, Control, Envelope, Memory, Operands, RawBuffer, Transport,
+    agree_failures, check_len, Blocks, Buffer, Collectives, Control, Envelope, Memory, Operands, RawBuffer, Transport,
 };
 use crate::buffer::{AllocError, BufferSet};
 use crate::datatype::Datatype;
@@ -109,6 +109,16 @@ impl<'w> Nccl<'w> {
     #[inline(never)]
     fn fail(&self, e: NcclCallError) -> ! {
         crate::say!("NCCL failed on rank {}: {e}", self.rank);
+        self.world.abort(1)
+    }
+
+    /// Ends the job when a collective NCCL has no form of is reached (the
+    /// options refuse those benchmarks with `--backend nccl`, so this is
+    /// only a last guard): one line, then MPI_Abort, never a panic.
+    #[cold]
+    #[inline(never)]
+    fn unsupported(&self, call: &str) -> ! {
+        crate::say!("NCCL has no {call} (rank {}): this benchmark runs over MPI only; drop --backend nccl", self.rank);
         self.world.abort(1)
     }
 
@@ -531,5 +541,29 @@ impl<'w> Collectives for Nccl<'w> {
         if is_root && !in_place {
             self.copy(out as *mut c_void, send.wrapping_byte_add(root * need), need);
         }
+    }
+
+    fn gatherv(&self, _io: Operands<GpuBuf>, _count: usize, _blocks: &Blocks, _dt: Datatype, _root: usize) {
+        self.unsupported("MPI_Gatherv")
+    }
+
+    fn scatterv(&self, _io: Operands<GpuBuf>, _blocks: &Blocks, _count: usize, _dt: Datatype, _root: usize) {
+        self.unsupported("MPI_Scatterv")
+    }
+
+    fn allgatherv(&self, _io: Operands<GpuBuf>, _count: usize, _blocks: &Blocks, _dt: Datatype) {
+        self.unsupported("MPI_Allgatherv")
+    }
+
+    fn alltoallv(&self, _io: Operands<GpuBuf>, _send: &Blocks, _recv: &Blocks, _dt: Datatype) {
+        self.unsupported("MPI_Alltoallv")
+    }
+
+    fn alltoallw(&self, _io: Operands<GpuBuf>, _send: &Blocks, _recv: &Blocks, _dt: Datatype) {
+        self.unsupported("MPI_Alltoallw")
+    }
+
+    fn reduce_scatter_block_sum(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype) {
+        self.unsupported("MPI_Reduce_scatter_block")
     }
 }

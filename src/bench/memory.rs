@@ -100,6 +100,13 @@ fn mpi_temporaries(name: &str, max: u128, np: u128) -> u128 {
         "osu_allreduce" => max / 2,
         "osu_reduce_scatter" => 3 * max / 2,
         "osu_reduce" if np > 2 => max,
+        // Measured at 256 MiB on 2 ranks and 64 MiB on 4: Open MPI reduces
+        // the whole vector to rank 0 and scatters it from there, which
+        // holds one vector more there, two beyond 2 ranks. The other
+        // vector collectives hold none (gatherv, scatterv, allgatherv,
+        // alltoallv and alltoallw measured at 32 and 128 MiB).
+        "osu_reduce_scatter_block" if np > 2 => 2 * max,
+        "osu_reduce_scatter_block" => max,
         _ => 0,
     }
 }

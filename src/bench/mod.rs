@@ -34,12 +34,18 @@ benchmarks! {
     barrier::Barrier,
     allreduce::Allreduce,
     allgather::Allgather,
+    allgatherv::Allgatherv,
     alltoall::Alltoall,
+    alltoallv::Alltoallv,
+    alltoallw::Alltoallw,
     reduce_scatter::ReduceScatter,
+    reduce_scatter_block::ReduceScatterBlock,
     bcast::Bcast,
     reduce::Reduce,
     gather::Gather,
+    gatherv::Gatherv,
     scatter::Scatter,
+    scatterv::Scatterv,
 }
 
 use crate::backend::{Collectives, Control, Transport};

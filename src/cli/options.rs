@@ -700,6 +700,26 @@ fn buffer_locations(words: &[String]) -> Result<Option<BufferLocations>, CliErro
 mod tests {
     use super::*;
 
+    /// The vector collectives have no NCCL form: `--backend nccl` is
+    /// refused when the options are read, before any GPU is touched.
+    #[test]
+    fn nccl_refuses_the_vector_collectives() {
+        use crate::bench::registry::lookup;
+        for name in [
+            "osu_gatherv",
+            "osu_scatterv",
+            "osu_allgatherv",
+            "osu_alltoallv",
+            "osu_alltoallw",
+            "osu_reduce_scatter_block",
+        ] {
+            let spec = lookup(name).map(|e| e.spec).unwrap_or_else(|| panic!("{name} not in the registry"));
+            let e = Backend::parse(spec, "nccl").unwrap_err();
+            assert!(e.to_string().contains(&format!("({name} has no NCCL form;")), "{e}");
+            assert_eq!(Backend::parse(spec, "mpi").ok(), Some(Backend::Mpi));
+        }
+    }
+
     #[test]
     fn counts_with_suffixes() {
         assert_eq!(parse_count("64"), Some(64));

@@ -219,7 +219,8 @@ mod tests {
         assert_eq!(
             e,
             "unknown benchmark 'latnecy' (known: latency, bw, bibw, mbw_mr, multi_lat, barrier, allreduce, \
-             allgather, alltoall, reduce_scatter, bcast, reduce, gather, scatter)"
+             allgather, allgatherv, alltoall, alltoallv, alltoallw, reduce_scatter, reduce_scatter_block, bcast, \
+             reduce, gather, gatherv, scatter, scatterv)"
         );
         assert_eq!(select(&v(&[" "]), &[]).unwrap_err(), PlanError::NoneChosen);
         assert_eq!(PlanError::NoneChosen.to_string(), "no benchmarks chosen");

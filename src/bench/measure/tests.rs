@@ -9,7 +9,8 @@ use super::{run, Plan};
 use crate::backend::mock::{self, Fault, Model};
 use crate::backend::Transport;
 use crate::bench::{
-    allreduce, alltoall, barrier, bw, gather, latency, mbw_mr, reduce, reduce_scatter, scatter, Bench, Setup,
+    allgatherv, allreduce, alltoall, alltoallv, alltoallw, barrier, bw, gather, gatherv, latency, mbw_mr, reduce,
+    reduce_scatter, reduce_scatter_block, scatter, scatterv, Bench, Setup,
 };
 use crate::cli::test_options;
 use crate::datatype::Datatype;
@@ -300,4 +301,80 @@ fn min_busbw_fails_a_run_below_it() {
             }
         }
     }
+}
+
+#[test]
+fn vector_collectives_validate_at_two_three_and_four_ranks() {
+    let m = Model::default();
+    for np in [2, 3, 4] {
+        for args in [&[][..], &["-l"], &["-k", "rotate"], &["-k", "rotate", "-l"]] {
+            let mut a = vec!["-m", "1:64", "-i", "3", "-x", "1", "-c", "-T", "all"];
+            a.extend(args);
+            let rooted = args.contains(&"-k");
+            let mut runs = vec![
+                ("gatherv", measure::<gatherv::Gatherv>(np, &a, m, None).1),
+                ("scatterv", measure::<scatterv::Scatterv>(np, &a, m, None).1),
+            ];
+            if !rooted {
+                runs.extend([
+                    ("allgatherv", measure::<allgatherv::Allgatherv>(np, &a, m, None).1),
+                    ("alltoallv", measure::<alltoallv::Alltoallv>(np, &a, m, None).1),
+                    ("alltoallw", measure::<alltoallw::Alltoallw>(np, &a, m, None).1),
+                    ("reduce_scatter_block", measure::<reduce_scatter_block::ReduceScatterBlock>(np, &a, m, None).1),
+                ]);
+            }
+            for (name, ending) in runs {
+                assert_eq!(ending, Ending::Complete, "{name} np={np} {a:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn vector_collectives_catch_wrong_data() {
+    let a = ["-m", "4:64", "-i", "3", "-x", "1", "-c"];
+    let f = Some(Fault::CorruptTo { to: 1 });
+    for (name, ending) in [
+        (
+            "gatherv",
+            measure::<gatherv::Gatherv>(
+                2,
+                &["-m", "4:64", "-i", "3", "-x", "1", "-c", "-k", "fixed:1"],
+                Model::default(),
+                f,
+            )
+            .1,
+        ),
+        ("alltoallw", measure::<alltoallw::Alltoallw>(2, &a, Model::default(), f).1),
+        ("reduce_scatter_block", measure::<reduce_scatter_block::ReduceScatterBlock>(2, &a, Model::default(), f).1),
+    ] {
+        assert_eq!(ending, Ending::ValidationFailed { size: 4 }, "{name}");
+    }
+}
+
+#[test]
+fn vector_collectives_time_and_bandwidth_as_their_base() {
+    let m = Model::default();
+    let a = ["-m", "64:64", "-i", "3", "-x", "0", "-f"];
+    let np = 4;
+    let one = |seen: &[Seen]| rows(seen)[0].clone();
+    let pairs = [
+        (one(&measure::<gatherv::Gatherv>(np, &a, m, None).0), one(&measure::<gather::Gather>(np, &a, m, None).0)),
+        (one(&measure::<scatterv::Scatterv>(np, &a, m, None).0), one(&measure::<scatter::Scatter>(np, &a, m, None).0)),
+    ];
+    for (v, base) in pairs {
+        assert!(close(v.avg_lat_us.unwrap(), base.avg_lat_us.unwrap()), "{v:?} vs {base:?}");
+        assert_eq!(v.algbw_busbw.is_some(), base.algbw_busbw.is_some());
+    }
+    // all-to-all with byte displacements: (np-1)/np of np blocks through
+    // each link; busbw = algbw * (n-1)/n with algbw counting size * np
+    let r = one(&measure::<alltoallw::Alltoallw>(np, &a, m, None).0);
+    let want = m.collective(np, 3.0 / 4.0 * 4.0 * 64.0) * 1e6;
+    assert!(close(r.avg_lat_us.unwrap(), want), "{:?} vs {want}", r.avg_lat_us);
+    let (algbw, busbw) = r.algbw_busbw.unwrap();
+    assert!(close(algbw, 4.0 * 64.0 / (want * 1e-6) / 1e9) && close(busbw, algbw * 0.75));
+    // reduce_scatter_block: 64 chars over 4 ranks, 16 each
+    let r = one(&measure::<reduce_scatter_block::ReduceScatterBlock>(np, &a, m, None).0);
+    let want = m.collective(np, 3.0 / 4.0 * 64.0) * 1e6;
+    assert!(close(r.avg_lat_us.unwrap(), want), "{:?} vs {want}", r.avg_lat_us);
 }

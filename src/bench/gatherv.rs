@@ -1,0 +1,58 @@
+//! osu_gatherv: MPI_Gatherv of size bytes from every rank to a root (rank
+//! 0, `-k fixed:R` or `-k rotate`), with OSU's layout: every rank's count
+//! the same, the blocks end to end in rank order. So buffers, fills,
+//! checks and bandwidths are osu_gather's; only the call differs, and (as
+//! in OSU) ranks meet once more after a size's last iteration.
+
+use super::collective::{Collective, Job};
+use super::gather::Gather;
+use super::spec::BenchSpec;
+use super::SizeCase;
+use crate::backend::{Blocks, Collectives, Operands};
+use crate::buffer::Mismatch;
+
+pub const SPEC: BenchSpec =
+    BenchSpec { name: "osu_gatherv", title: "OSU MPI Gatherv Latency Test", ..super::gather::SPEC };
+
+pub struct Gatherv {
+    blocks: Blocks,
+}
+
+impl Collective for Gatherv {
+    const SPEC: &'static BenchSpec = &SPEC;
+
+    fn new(_np: usize) -> Self {
+        Gatherv { blocks: Blocks::default() }
+    }
+
+    fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize) {
+        Gather.buffer_bytes(size, np)
+    }
+
+    fn prepare(&mut self, case: &SizeCase, job: &Job) {
+        self.blocks = Blocks::end_to_end(job.np, case.count, case.datatype, false);
+    }
+
+    #[inline(always)]
+    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
+        let root = job.root_of(i);
+        let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
+        t.gatherv(io, case.count, &self.blocks, case.datatype, root);
+    }
+
+    fn sync_after_loop(&self) -> bool {
+        true
+    }
+
+    fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
+        Gather.bandwidth(size, np)
+    }
+
+    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {
+        Gather.fill(send, recv, case, job, i)
+    }
+
+    fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
+        Gather.check(recv, case, job, i)
+    }
+}

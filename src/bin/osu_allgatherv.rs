@@ -1,0 +1,6 @@
+//! osu_allgatherv, OSU 7.4 compatible.
+use commbench::bench::{allgatherv::Allgatherv, runner};
+
+fn main() {
+    runner::main::<Allgatherv>()
+}

@@ -1,0 +1,6 @@
+//! osu_alltoallv, OSU 7.4 compatible.
+use commbench::bench::{alltoallv::Alltoallv, runner};
+
+fn main() {
+    runner::main::<Alltoallv>()
+}

@@ -1,0 +1,6 @@
+//! osu_gatherv, OSU 7.4 compatible.
+use commbench::bench::{gatherv::Gatherv, runner};
+
+fn main() {
+    runner::main::<Gatherv>()
+}

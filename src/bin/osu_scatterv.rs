@@ -1,0 +1,6 @@
+//! osu_scatterv, OSU 7.4 compatible.
+use commbench::bench::{runner, scatterv::Scatterv};
+
+fn main() {
+    runner::main::<Scatterv>()
+}
