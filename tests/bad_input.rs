@@ -88,6 +88,17 @@ const CASES: &[Case] = &[
     ),
     case("osu_allreduce", 2, &["--gpu", "x"], "Invalid value [--gpu x] ('x' is not a GPU index (0, 1, ...))"),
     case("osu_gather", 1, &["-m", "8"], "This test requires at least two processes"),
+    // OSU's osu_init runs whatever its options; commbench refuses bad ones.
+    case("osu_init", 2, &["-q"], "Invalid option [-q]"),
+    case("osu_init", 2, &["-m", "8"], "Invalid option [-m]"),
+    case("osu_hello", 1, &["-I"], "Invalid option [-I]"),
+    case("osu_init", 2, &["-I"], "MPI-4 session initialisation is not supported by commbench [-I]"),
+    case(
+        "osu_init",
+        2,
+        &["--backend", "ucx"],
+        "Invalid value [--backend ucx] (osu_init measures MPI's own start-up: only mpi applies)",
+    ),
     case(
         "osu_scatter",
         2,

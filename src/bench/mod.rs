@@ -21,7 +21,7 @@ macro_rules! benchmarks {
     ($($module:ident :: $bench:ident),* $(,)?) => {
         $(pub mod $module;)*
         /// Every benchmark, in the suite's order.
-        pub const BENCHMARKS: &[registry::Entry] = &[$(registry::Entry::of::<$module::$bench>()),*];
+        pub const BENCHMARKS: &[registry::Entry] = &[$(<$module::$bench as registry::Registered>::ENTRY),*];
     };
 }
 
@@ -40,6 +40,8 @@ benchmarks! {
     reduce::Reduce,
     gather::Gather,
     scatter::Scatter,
+    init::Init,
+    hello::Hello,
 }
 
 use crate::backend::{Collectives, Control, Transport};

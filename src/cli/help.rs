@@ -106,6 +106,11 @@ pub fn text(spec: &BenchSpec) -> String {
              so place ranks in blocks (all senders on one node, receivers on the other).\n",
         ),
         ProcRule::AtLeastTwo => out.push_str("Run with at least two processes.\n"),
+        ProcRule::Any => out.push_str("Run with any number of processes.\n"),
+        ProcRule::Nodes => out.push_str(
+            "Run on two or more nodes with the same number of processes on each; the first node (by host name) \
+             exchanges with every other.\n",
+        ),
     }
     out
 }

@@ -22,6 +22,8 @@ pub enum PlanError {
     NeedsEvenRanks { np: usize },
     #[error("needs at least 2 ranks (--np is {np})")]
     NeedsTwoRanks { np: usize },
+    #[error("needs ranks on at least 2 nodes, the same number on each (the job has {nodes} node(s))")]
+    NeedsTwoNodes { nodes: usize },
     #[error("--bench-args '{0}' is not NAME=ARGS")]
     BenchArgsForm(String),
     #[error("--bench-args: unknown benchmark '{name}' (known: {})", names())]
@@ -90,6 +92,14 @@ pub fn layout_for(spec: &BenchSpec, shape: &Shape) -> Result<Layout, PlanError> 
                 return Err(PlanError::NeedsEvenRanks { np: shape.np });
             }
             Ok(Layout { np, ppn: shape.ppn, nodes: spread(np) })
+        }
+        // Start-up: every rank of the job, one included.
+        ProcRule::Any => Ok(Layout { np: shape.np, ppn: shape.ppn, nodes: spread(shape.np) }),
+        ProcRule::Nodes => {
+            if shape.nodes < 2 {
+                return Err(PlanError::NeedsTwoNodes { nodes: shape.nodes });
+            }
+            Ok(Layout { np: shape.np, ppn: shape.ppn, nodes: spread(shape.np) })
         }
         ProcRule::AtLeastTwo => {
             if shape.np < 2 {
