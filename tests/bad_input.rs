@@ -88,6 +88,14 @@ const CASES: &[Case] = &[
     ),
     case("osu_allreduce", 2, &["--gpu", "x"], "Invalid value [--gpu x] ('x' is not a GPU index (0, 1, ...))"),
     case("osu_gather", 1, &["-m", "8"], "This test requires at least two processes"),
+    case(
+        "osu_bw_fan_in",
+        2,
+        &["-m", "8"],
+        "Please run this benchmark on more than 1 node (all 2 processes are on one node)",
+    ),
+    case("osu_bw_fan_out", 1, &["-m", "8"], "Please run this benchmark on more than 1 node (all 1 processes are on one node)"),
+    case("osu_bw_fan_in", 2, &["-c"], "Invalid option [-c]"),
     // OSU's osu_init runs whatever its options; commbench refuses bad ones.
     case("osu_init", 2, &["-q"], "Invalid option [-q]"),
     case("osu_init", 2, &["-m", "8"], "Invalid option [-m]"),

@@ -6,6 +6,7 @@
 //! around that; [`registry`] lists every benchmark.
 
 pub mod collective;
+pub mod fan;
 pub mod measure;
 pub mod memory;
 pub mod registry;
@@ -30,6 +31,8 @@ benchmarks! {
     bw::Bw,
     bibw::Bibw,
     mbw_mr::MbwMr,
+    bw_fan_in::BwFanIn,
+    bw_fan_out::BwFanOut,
     multi_lat::MultiLat,
     barrier::Barrier,
     allreduce::Allreduce,

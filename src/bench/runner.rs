@@ -140,6 +140,14 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
     }
     let job = match Job::start(cfg, env, |world| {
         let (p, note) = spec.check_run(world.size(), &mut opts)?;
+        let p = if spec.procs == super::spec::ProcRule::Nodes {
+            // Every rank off the parent node sends or receives: one pair
+            // each (np/2 on two nodes).
+            let layout = super::fan::FanLayout::of(world)?;
+            world.size() - layout.ppn()
+        } else {
+            p
+        };
         if let (Some(note), 0) = (note, world.rank()) {
             say(&note);
         }

@@ -184,6 +184,13 @@ impl BenchSpec {
         !matches!(self.metric, MetricKind::Barrier | MetricKind::Startup | MetricKind::Hello)
     }
 
+    /// Whether OSU labels this benchmark's MB/s columns as latencies
+    /// (`Avg Latency(us)`, `P50 Tail Lat(us)`): its congestion tests,
+    /// osu_bw_fan_in and osu_bw_fan_out, do.
+    pub fn labels_bw_as_latency(&self) -> bool {
+        self.procs == ProcRule::Nodes
+    }
+
     /// Whether the benchmark measures the job's start-up (osu_init,
     /// osu_hello) rather than messages in a timed loop.
     pub fn is_startup(&self) -> bool {

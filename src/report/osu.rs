@@ -107,6 +107,10 @@ impl<W: Write> OsuTable<W> {
         match self.spec.metric {
             MetricKind::Barrier | MetricKind::Startup | MetricKind::Hello => {}
             MetricKind::Latency | MetricKind::Collective => h.push_str(&format!("{:>18}", "Avg Latency(us)")),
+            // OSU's congestion tests print MB/s under a latency label.
+            MetricKind::Bandwidth if self.spec.labels_bw_as_latency() => {
+                h.push_str(&format!("{:>18}", "Avg Latency(us)"))
+            }
             MetricKind::Bandwidth => h.push_str(&format!("{:>18}", "Bandwidth (MB/s)")),
             MetricKind::MultiBandwidth => {
                 h.push_str(&format!("{:>18}", "MB/s"));
@@ -122,7 +126,7 @@ impl<W: Write> OsuTable<W> {
             h.push_str(&format!("{:>18}", "Validation"));
         }
         for &p in &self.layout.tails {
-            h.push_str(&tail_label(p, bandwidth));
+            h.push_str(&tail_label(p, bandwidth && !self.spec.labels_bw_as_latency()));
         }
         h
     }

@@ -220,6 +220,17 @@ mod tests {
     }
 
     #[test]
+    fn start_up_and_congestion_layouts() {
+        let one = Shape { np: 1, ppn: None, nodes: 1 };
+        let init = lookup("init").unwrap();
+        assert_eq!(layout_for(init, &one), Ok(Layout { np: 1, ppn: None, nodes: Some(1) }));
+        let fan = lookup("bw_fan_in").unwrap();
+        assert_eq!(layout_for(fan, &one), Err(PlanError::NeedsTwoNodes { nodes: 1 }));
+        let two = Shape { np: 8, ppn: Some(4), nodes: 2 };
+        assert_eq!(layout_for(fan, &two), Ok(Layout { np: 8, ppn: Some(4), nodes: Some(2) }));
+    }
+
+    #[test]
     fn choose_and_add() {
         assert_eq!(names_of(&select(&v(&["bw", "osu_latency", "bw"]), &[]).unwrap()), ["osu_latency", "osu_bw"]);
         let s = select(&[], &v(&["bcast", "reduce", "latency"])).unwrap();
@@ -228,8 +239,8 @@ mod tests {
         let e = select(&v(&["latnecy"]), &[]).unwrap_err().to_string();
         assert_eq!(
             e,
-            "unknown benchmark 'latnecy' (known: latency, bw, bibw, mbw_mr, multi_lat, barrier, allreduce, \
-             allgather, alltoall, reduce_scatter, bcast, reduce, gather, scatter)"
+            "unknown benchmark 'latnecy' (known: latency, bw, bibw, mbw_mr, bw_fan_in, bw_fan_out, multi_lat, \
+             barrier, allreduce, allgather, alltoall, reduce_scatter, bcast, reduce, gather, scatter, init, hello)"
         );
         assert_eq!(select(&v(&[" "]), &[]).unwrap_err(), PlanError::NoneChosen);
         assert_eq!(PlanError::NoneChosen.to_string(), "no benchmarks chosen");
