@@ -100,6 +100,7 @@ const CASES: &[Case] = &[
     case("osu_init", 2, &["-q"], "Invalid option [-q]"),
     case("osu_init", 2, &["-m", "8"], "Invalid option [-m]"),
     case("osu_hello", 1, &["-I"], "Invalid option [-I]"),
+    case("osu_init", 1, &["-d", "cuda"], "Invalid option [-d]"),
     case("osu_init", 2, &["-I"], "MPI-4 session initialisation is not supported by commbench [-I]"),
     case(
         "osu_init",

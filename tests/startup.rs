@@ -1,6 +1,7 @@
 //! osu_init and osu_hello against OSU 7.4's own output (tests/golden, the
-//! milliseconds masked), on one rank and several, under Open MPI and MPICH;
-//! the CSV row against the printed line; the run record.
+//! milliseconds masked), on one rank and several, under Open MPI and MPICH,
+//! with stdout and stderr merged as harnesses read them (so nothing else is
+//! printed); the CSV row against the printed line; the run record.
 
 mod common;
 
@@ -22,7 +23,7 @@ fn layouts(mpi: Mpi) {
     let _g = mpi_lock();
     let cwd = tempfile::tempdir().unwrap();
     for np in [1, 2, 3] {
-        let o = Launch { cwd: Some(cwd.path().to_path_buf()), ..Launch::default() };
+        let o = Launch { cwd: Some(cwd.path().to_path_buf()), merge_streams: true, ..Launch::default() };
         let run = launch(mpi, np, "osu_init", &[], &o);
         assert_eq!(run.code, Some(0), "{mpi:?} osu_init np={np}: {run:?}");
         run.assert_no_panic();

@@ -35,9 +35,9 @@ impl Entry {
     }
 
     /// Whether every rank takes part in one collective operation (rather
-    /// than pairs of ranks exchanging messages).
+    /// than pairs of ranks exchanging messages, or MPI's start-up).
     pub fn is_collective(&self) -> bool {
-        !self.spec.is_point_to_point()
+        !self.spec.is_point_to_point() && !self.spec.is_startup()
     }
 }
 

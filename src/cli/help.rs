@@ -90,9 +90,11 @@ pub fn text(spec: &BenchSpec) -> String {
             out.push_str(&format!("{:28}{l}\n", ""));
         }
     }
-    out.push_str(&format!("  -{ACCEL_LETTER}, --{:<20}{}\n", "accelerator", describe(ACCEL_LETTER, spec)[0]));
-    for l in &describe(ACCEL_LETTER, spec)[1..] {
-        out.push_str(&format!("{:28}{l}\n", ""));
+    if !spec.is_startup() {
+        out.push_str(&format!("  -{ACCEL_LETTER}, --{:<20}{}\n", "accelerator", describe(ACCEL_LETTER, spec)[0]));
+        for l in &describe(ACCEL_LETTER, spec)[1..] {
+            out.push_str(&format!("{:28}{l}\n", ""));
+        }
     }
     out.push_str("commbench options (long form only):\n");
     for (long, _, arg, what) in EXTENSIONS {
