@@ -107,6 +107,14 @@ impl FanLayout {
     }
 }
 
+impl FanLayout {
+    /// OSU's figure: every byte of every timed window over the senders'
+    /// average time (`sum_secs` their timed seconds added up).
+    pub fn mbps(&self, case: &SizeCase, sum_secs: f64, senders: f64) -> f64 {
+        mb_per_s(self.window_bytes(case) * case.iterations as f64, sum_secs / senders.max(1.0))
+    }
+}
+
 /// Which way the data flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -225,12 +233,7 @@ impl<T: Transport> Kernel<T> for FanKernel<T> {
         let secs = all.get(self.reporter).map(|b| {
             b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect::<Vec<f64>>()
         });
-        let avg = sum / count.max(1.0);
-        Metric {
-            value: mb_per_s(self.layout.window_bytes(case) * case.iterations as f64, avg),
-            iteration_secs: secs,
-            ..Metric::default()
-        }
+        Metric { value: self.layout.mbps(case, sum, count), iteration_secs: secs, ..Metric::default() }
     }
 }
 
@@ -275,5 +278,10 @@ mod tests {
             SizeCase { datatype: Datatype::Char, size: 1000, count: 1000, iterations: 10, warmup: 1, window: 64 };
         // 1000 B x 64 x 2 per node x 2 child nodes
         assert_eq!(l.window_bytes(&case), 256_000.0);
+        // fan-in: four senders whose 10 timed windows took 0.2 s in all
+        // each (0.8 s summed): 2.56 MB over 0.2 s.
+        assert!((l.mbps(&case, 0.8, 4.0) - 12.8).abs() < 1e-9);
+        // fan-out: the two parents, 0.1 s each: the same bytes in half the time.
+        assert!((l.mbps(&case, 0.2, 2.0) - 25.6).abs() < 1e-9);
     }
 }
