@@ -137,6 +137,8 @@ pub struct Job {
     pub placement: RankPlacement,
     pub progress: Arc<Progress>,
     pub start: Utc,
+    /// How long MPI_Init took on this rank (monotonic clock).
+    pub mpi_init: Duration,
     pub setup_exit: i32,
     on_fire: Arc<Mutex<Option<OnFire>>>,
     watch: Arc<signals::Watch>,
@@ -183,7 +185,12 @@ impl Job {
         // The GPU too: a CUDA-aware MPI looks at the current device when
         // it starts.
         let gpu = cfg.gpu.then(|| crate::gpu::cuda::open(cfg.placement.gpu.as_deref(), env.local_rank));
-        let Some(world) = World::init() else {
+        // osu_init reports this: the time MPI takes to start on this rank
+        // (two clock reads around MPI_Init; every job keeps it, at no cost).
+        let before_init = std::time::Instant::now();
+        let world = World::init();
+        let mpi_init = before_init.elapsed();
+        let Some(world) = world else {
             say(&format!("{name}: MPI was initialised before commbench could do it"));
             return Err(cfg.setup_exit);
         };
@@ -222,6 +229,7 @@ impl Job {
             placement,
             progress,
             start,
+            mpi_init,
             setup_exit: cfg.setup_exit,
             on_fire,
             watch,

@@ -97,6 +97,26 @@ const CASES: &[Case] = &[
         "Invalid root rank [-k fixed:3] (the root must be a rank from 0 to 2 with 3 processes)",
     ),
     case(
+        "osu_bw_fan_in",
+        2,
+        &["-m", "8"],
+        "Please run this benchmark on more than 1 node (all 2 processes are on one node)",
+    ),
+    case("osu_bw_fan_out", 1, &["-m", "8"], "Please run this benchmark on more than 1 node (all 1 processes are on one node)"),
+    case("osu_bw_fan_in", 2, &["-c"], "Invalid option [-c]"),
+    // OSU's osu_init runs whatever its options; commbench refuses bad ones.
+    case("osu_init", 2, &["-q"], "Invalid option [-q]"),
+    case("osu_init", 2, &["-m", "8"], "Invalid option [-m]"),
+    case("osu_hello", 1, &["-I"], "Invalid option [-I]"),
+    case("osu_init", 1, &["-d", "cuda"], "Invalid option [-d]"),
+    case("osu_init", 2, &["-I"], "MPI-4 session initialisation is not supported by commbench [-I]"),
+    case(
+        "osu_init",
+        2,
+        &["--backend", "ucx"],
+        "Invalid value [--backend ucx] (osu_init measures MPI's own start-up: only mpi applies)",
+    ),
+    case(
         "osu_scatter",
         2,
         &["-m", "8", "-k", "fixed:2"],

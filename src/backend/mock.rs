@@ -317,6 +317,11 @@ impl Control for MockWorld {
     }
 
     /// Every mock rank is on one node.
+    fn host_name(&self) -> String {
+        "mock".into()
+    }
+
+    /// Every mock rank is on one node.
     fn node_ranks(&self) -> (usize, usize) {
         (self.shared.np, self.rank)
     }

@@ -64,6 +64,8 @@ pub trait Control {
     /// How many ranks share this rank's node, and this rank's index among
     /// them.
     fn node_ranks(&self) -> (usize, usize);
+    /// This rank's host as MPI names it (`MPI_Get_processor_name`).
+    fn host_name(&self) -> String;
 }
 
 /// A message buffer of some transport.

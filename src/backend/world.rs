@@ -229,10 +229,14 @@ impl Control for World {
         };
         let mut all = vec![0u8; total.max(1)];
         let byte = self.h.dt(crate::datatype::Datatype::Char);
+        // An empty slice's pointer is dangling (address 1), which Open MPI
+        // reads as MPI_IN_PLACE and refuses on a non-root rank.
+        let none = [0u8; 1];
+        let send = if mine.is_empty() { none.as_ptr() } else { mine.as_ptr() };
         // SAFETY: counts and displacements describe `all` on rank 0.
         unsafe {
             ffi::MPI_Gatherv(
-                mine.as_ptr() as *const c_void,
+                send as *const c_void,
                 len,
                 byte,
                 all.as_mut_ptr() as *mut c_void,
@@ -255,6 +259,10 @@ impl Control for World {
     }
 
     /// `MPI_Comm_split_type` with MPI_COMM_TYPE_SHARED.
+    fn host_name(&self) -> String {
+        self.processor_name()
+    }
+
     fn node_ranks(&self) -> (usize, usize) {
         // SAFETY: collective over the world; the new communicator is freed.
         unsafe {

@@ -188,7 +188,11 @@ fn row<T: Transport, K: Kernel<T>>(
     };
     let (avg_lat_us, bw_mbps) = match spec.metric {
         MetricKind::Bandwidth | MetricKind::MultiBandwidth => (None, Some(metric.value)),
-        MetricKind::Latency | MetricKind::Collective | MetricKind::Barrier => (Some(metric.value), None),
+        MetricKind::Latency
+        | MetricKind::Collective
+        | MetricKind::Barrier
+        | MetricKind::Startup
+        | MetricKind::Hello => (Some(metric.value), None),
     };
     Row {
         datatype: spec.typed().then_some(case.datatype),

@@ -6,6 +6,7 @@
 //! around that; [`registry`] lists every benchmark.
 
 pub mod collective;
+pub mod fan;
 pub mod measure;
 pub mod memory;
 pub mod registry;
@@ -21,7 +22,7 @@ macro_rules! benchmarks {
     ($($module:ident :: $bench:ident),* $(,)?) => {
         $(pub mod $module;)*
         /// Every benchmark, in the suite's order.
-        pub const BENCHMARKS: &[registry::Entry] = &[$(registry::Entry::of::<$module::$bench>()),*];
+        pub const BENCHMARKS: &[registry::Entry] = &[$(<$module::$bench as registry::Registered>::ENTRY),*];
     };
 }
 
@@ -30,6 +31,8 @@ benchmarks! {
     bw::Bw,
     bibw::Bibw,
     mbw_mr::MbwMr,
+    bw_fan_in::BwFanIn,
+    bw_fan_out::BwFanOut,
     multi_lat::MultiLat,
     barrier::Barrier,
     allreduce::Allreduce,
@@ -46,6 +49,8 @@ benchmarks! {
     gatherv::Gatherv,
     scatter::Scatter,
     scatterv::Scatterv,
+    init::Init,
+    hello::Hello,
 }
 
 use crate::backend::{Collectives, Control, Transport};

@@ -15,6 +15,16 @@ pub struct Entry {
     pub run: fn() -> i32,
 }
 
+/// What the `benchmarks!` list takes: every [`Bench`] through the shared
+/// runner, and the start-up benchmarks (bench/startup.rs) through theirs.
+pub trait Registered {
+    const ENTRY: Entry;
+}
+
+impl<B: Bench> Registered for B {
+    const ENTRY: Entry = Entry::of::<B>();
+}
+
 impl Entry {
     pub const fn of<B: Bench>() -> Entry {
         Entry { spec: B::SPEC, run: runner::run::<B> }
@@ -25,9 +35,9 @@ impl Entry {
     }
 
     /// Whether every rank takes part in one collective operation (rather
-    /// than pairs of ranks exchanging messages).
+    /// than pairs of ranks exchanging messages, or MPI's start-up).
     pub fn is_collective(&self) -> bool {
-        !self.spec.is_point_to_point()
+        !self.spec.is_point_to_point() && !self.spec.is_startup()
     }
 }
 
@@ -67,6 +77,8 @@ pub fn list_main(args: &[String]) -> i32 {
                 super::spec::ProcRule::ExactlyTwo => "2 ranks",
                 super::spec::ProcRule::Pairs => "pairs of ranks",
                 super::spec::ProcRule::AtLeastTwo => "2 or more ranks",
+                super::spec::ProcRule::Any => "any number of ranks",
+                super::spec::ProcRule::Nodes => "2 or more nodes, same ranks per node",
             };
             [e.name().to_string(), ranks.to_string(), e.spec.title.to_string()]
         })

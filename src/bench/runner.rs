@@ -85,6 +85,20 @@ fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
     setup_failed()
 }
 
+/// Runs osu_init or osu_hello (`spec`) and exits the process with its
+/// status.
+pub fn main_startup(spec: &'static super::spec::BenchSpec) -> ! {
+    let code = run_startup(spec);
+    let _ = io::stdout().flush();
+    job::exit(code)
+}
+
+/// osu_init or osu_hello: the shared options and job start, then the
+/// start-up row instead of a measurement (bench/init.rs says why).
+pub fn run_startup(spec: &'static super::spec::BenchSpec) -> i32 {
+    run_with(spec, |s: &Session| s.startup())
+}
+
 /// Options, the job's start-up, `measure` on a started session, and the
 /// end: what every OSU binary does around its measurement.
 fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session) -> Ending) -> i32 {
@@ -133,6 +147,14 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
     }
     let job = match Job::start(cfg, env, |world| {
         let (p, note) = spec.check_run(world.size(), &mut opts)?;
+        let p = if spec.procs == super::spec::ProcRule::Nodes {
+            // Every rank off the parent node sends or receives: one pair
+            // each (np/2 on two nodes).
+            let layout = super::fan::FanLayout::of(world)?;
+            world.size() - layout.ppn()
+        } else {
+            p
+        };
         if let (Some(note), 0) = (note, world.rank()) {
             say(&note);
         }
@@ -161,6 +183,14 @@ fn exit_status(ending: &Ending) -> i32 {
         0
     } else {
         1
+    }
+}
+
+/// How a rank other than 0 ends when rank 0's run did not complete.
+fn ending_elsewhere(ending: Ending) -> Ending {
+    match ending {
+        Ending::Complete => Ending::Error { detail: "rank 0 could not write its results".into() },
+        e => e,
     }
 }
 
@@ -242,6 +272,27 @@ impl Session<'_> {
         let Some(mut kernel) = job.everywhere(kernel(&setup)) else {
             return setup_failed();
         };
+        let Some((mut sinks, record)) = self.open_outputs::<T>(t.record_info()) else {
+            return setup_failed();
+        };
+        let ending = self.measure(t, &mut kernel, &plan, sinks.as_mut(), record.as_ref());
+        job.step(Step::Finish);
+        if std::env::var_os(memory::REPORT_ENV).is_some() {
+            say(&memory::report_line(spec.name, job.world.rank(), &estimate));
+        }
+        self.end_record(record.as_ref(), sinks.as_ref(), ending)
+    }
+
+    /// Result files on rank 0, the run record (every rank's placement) and
+    /// the outputs, shared with every rank's watchdog; None (said) when a
+    /// required one cannot be made. The sinks and the record are on rank 0
+    /// only.
+    #[allow(clippy::type_complexity)]
+    fn open_outputs<T: Transport>(
+        &self,
+        details: Option<serde_json::Value>,
+    ) -> Option<(Option<Sinks>, Option<RecordFile<RunRecord>>)> {
+        let (job, spec, opts) = (self.job, self.spec, self.opts);
         let files = match job.open_results(|| {
             let slurm_job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
             match files::create(&opts.results, spec.name, &job.start.compact(), slurm_job.as_deref()) {
@@ -257,26 +308,28 @@ impl Session<'_> {
                 if let Some(e) = e {
                     say(&format!("{}: {e}", spec.name));
                 }
-                return setup_failed();
+                return None;
             }
         };
         let ranks = job.gather_ranks();
-        let details = t.record_info();
         let devices = self.nccl_tests_devices();
-        let (mut sinks, record) = if job.is_root() {
+        let (sinks, record) = if job.is_root() {
             let (sinks, record) = self.outputs::<T>(ranks, files, details, devices);
             (Some(sinks), record)
         } else {
             (None, None)
         };
         job.share_record(record.as_ref().map(|r| r.path()));
-        let mut ending = self.measure(t, &mut kernel, &plan, sinks.as_mut(), record.as_ref());
-        job.step(Step::Finish);
-        if std::env::var_os(memory::REPORT_ENV).is_some() {
-            say(&memory::report_line(spec.name, job.world.rank(), &estimate));
-        }
-        if let Some(rec) = &record {
-            if let Some(lost) = sinks.as_ref().and_then(|s| s.lost().borrow().clone()) {
+        Some((sinks, record))
+    }
+
+    /// Ends rank 0's run record with `ending` (a result lost on the way
+    /// is said); returns how the run ended, an error if the chosen record
+    /// could not be written.
+    fn end_record(&self, record: Option<&RecordFile<RunRecord>>, sinks: Option<&Sinks>, mut ending: Ending) -> Ending {
+        let (spec, opts) = (self.spec, self.opts);
+        if let Some(rec) = record {
+            if let Some(lost) = sinks.and_then(|s| s.lost().borrow().clone()) {
                 rec.update(|r| r.results.incomplete = Some(lost));
             }
             if let Err(e) = rec.end(&ending, exit_status(&ending)) {
@@ -295,6 +348,43 @@ impl Session<'_> {
             }
         }
         ending
+    }
+
+    /// osu_init and osu_hello (see bench/init.rs): every rank's time in
+    /// MPI_Init, measured by the job's start, gathered at rank 0 as one
+    /// row through the usual outputs.
+    fn startup(&self) -> Ending {
+        let job = self.job;
+        job.step(Step::Startup);
+        let secs = job.world.gather_f64(job.mpi_init.as_secs_f64());
+        let Some((mut sinks, record)) = self.open_outputs::<MpiHost>(None) else {
+            return setup_failed();
+        };
+        let mut ending = Ending::Complete;
+        if let Some(sinks) = sinks.as_mut() {
+            let mut row = super::init::row(&secs);
+            row.finished_utc = crate::report::time::Utc::now().rfc3339();
+            match sinks.each(|s| s.row(&row)) {
+                Ok(()) => {
+                    if let (Some(r), false) = (&record, sinks.lost().borrow().is_some()) {
+                        r.update(|r| r.results.rows += 1);
+                    }
+                }
+                Err(e) => {
+                    let line = format!("{}: {e}", self.spec.name);
+                    say(&line);
+                    ending = Ending::Error { detail: line };
+                }
+            }
+        }
+        job.step(Step::Finish);
+        let ending = self.end_record(record.as_ref(), sinks.as_ref(), ending);
+        // Every rank ends as rank 0 did.
+        if job.world.bcast_u64(u64::from(ending == Ending::Complete)) == 1 {
+            Ending::Complete
+        } else {
+            ending_elsewhere(ending)
+        }
     }
 
     fn measure<T: Transport, K: Kernel<T>>(

@@ -15,6 +15,11 @@ pub enum ProcRule {
     Pairs,
     /// collectives.
     AtLeastTwo,
+    /// osu_init, osu_hello: any number of processes, one included.
+    Any,
+    /// osu_bw_fan_in, osu_bw_fan_out: ranks on two or more nodes, the same
+    /// number on each (checked against the ranks' host names).
+    Nodes,
 }
 
 /// Iterations and warm-up for small and large messages.
@@ -47,6 +52,10 @@ pub enum MetricKind {
     Collective,
     /// Average latency over ranks, one row without a size (osu_barrier).
     Barrier,
+    /// Milliseconds in MPI_Init over ranks: min, max, average (osu_init).
+    Startup,
+    /// Nothing measured: the job size once MPI is up (osu_hello).
+    Hello,
 }
 
 /// Why a benchmark cannot run on a job of this size; the text is the one
@@ -63,6 +72,10 @@ pub enum JobShapeError {
     Pairs { pairs: usize, np: usize },
     #[error("Invalid root rank [-k fixed:{root}] (the root must be a rank from 0 to {} with {np} processes)", np - 1)]
     Root { root: usize, np: usize },
+    #[error("Please run this benchmark on more than 1 node (all {np} processes are on one node)")]
+    OneNode { np: usize },
+    #[error("Please run this benchmark with same ppn for all nodes (processes per node: {counts})")]
+    UnevenNodes { counts: String },
     #[error(
         "Memory limit too low [-M {limit}] (the largest message needs {need}-byte buffers{with}; raise -M or lower -m)"
     )]
@@ -119,7 +132,7 @@ impl BenchSpec {
             }
         }
         let mut note = None;
-        if !self.is_point_to_point() && self.metric != MetricKind::Barrier {
+        if !self.is_point_to_point() && self.typed() {
             let per = if self.buffer_times_np { np } else { 1 };
             let need = opts.max_size.saturating_mul(per);
             match opts.mem_limit {
@@ -147,8 +160,12 @@ impl BenchSpec {
         match self.procs {
             ProcRule::ExactlyTwo if np != 2 => Err(JobShapeError::ExactlyTwo),
             ProcRule::ExactlyTwo => Ok(1),
+            ProcRule::Any => Ok(0),
+            ProcRule::Nodes if np < 2 => Err(JobShapeError::OneNode { np }),
             ProcRule::AtLeastTwo | ProcRule::Pairs if np < 2 => Err(JobShapeError::AtLeastTwo),
             ProcRule::AtLeastTwo => Ok(np / 2),
+            // The nodes are checked with the ranks' host names (runner).
+            ProcRule::Nodes => Ok(np / 2),
             ProcRule::Pairs => match pairs {
                 Some(p) if p > np / 2 => Err(JobShapeError::Pairs { pairs: p, np }),
                 Some(p) => Ok(p),
@@ -170,7 +187,20 @@ impl BenchSpec {
 
     /// Whether the benchmark moves typed elements (`-T`, `# Datatype:`).
     pub fn typed(&self) -> bool {
-        self.metric != MetricKind::Barrier
+        !matches!(self.metric, MetricKind::Barrier | MetricKind::Startup | MetricKind::Hello)
+    }
+
+    /// Whether OSU labels this benchmark's MB/s columns as latencies
+    /// (`Avg Latency(us)`, `P50 Tail Lat(us)`): its congestion tests,
+    /// osu_bw_fan_in and osu_bw_fan_out, do.
+    pub fn labels_bw_as_latency(&self) -> bool {
+        self.procs == ProcRule::Nodes
+    }
+
+    /// Whether the benchmark measures the job's start-up (osu_init,
+    /// osu_hello) rather than messages in a timed loop.
+    pub fn is_startup(&self) -> bool {
+        matches!(self.metric, MetricKind::Startup | MetricKind::Hello)
     }
 
     /// The title line, e.g. `# OSU MPI Latency Test v7.4`.

@@ -90,9 +90,11 @@ pub fn text(spec: &BenchSpec) -> String {
             out.push_str(&format!("{:28}{l}\n", ""));
         }
     }
-    out.push_str(&format!("  -{ACCEL_LETTER}, --{:<20}{}\n", "accelerator", describe(ACCEL_LETTER, spec)[0]));
-    for l in &describe(ACCEL_LETTER, spec)[1..] {
-        out.push_str(&format!("{:28}{l}\n", ""));
+    if !spec.is_startup() {
+        out.push_str(&format!("  -{ACCEL_LETTER}, --{:<20}{}\n", "accelerator", describe(ACCEL_LETTER, spec)[0]));
+        for l in &describe(ACCEL_LETTER, spec)[1..] {
+            out.push_str(&format!("{:28}{l}\n", ""));
+        }
     }
     out.push_str("commbench options (long form only):\n");
     for (long, _, arg, what) in EXTENSIONS {
@@ -106,6 +108,11 @@ pub fn text(spec: &BenchSpec) -> String {
              so place ranks in blocks (all senders on one node, receivers on the other).\n",
         ),
         ProcRule::AtLeastTwo => out.push_str("Run with at least two processes.\n"),
+        ProcRule::Any => out.push_str("Run with any number of processes.\n"),
+        ProcRule::Nodes => out.push_str(
+            "Run on two or more nodes with the same number of processes on each; the first node (by host name) \
+             exchanges with every other.\n",
+        ),
     }
     out
 }

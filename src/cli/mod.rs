@@ -99,7 +99,8 @@ pub fn option_table(spec: &BenchSpec) -> Vec<OptDef> {
     let mut defs: Vec<OptDef> = spec
         .letters
         .chars()
-        .chain([ACCEL_LETTER])
+        // osu_init and osu_hello have no buffers to place.
+        .chain((!spec.is_startup()).then_some(ACCEL_LETTER))
         .filter_map(|c| {
             OSU_OPTIONS.iter().find(|(l, ..)| *l == c).map(|&(l, long, arg)| OptDef {
                 id: OptId::Short(l),

@@ -182,10 +182,14 @@ impl Backend {
     fn parse(spec: &BenchSpec, v: &str) -> Result<Backend, CliError> {
         match v {
             "mpi" => Ok(Backend::Mpi),
+            _ if spec.is_startup() => Err(CliError::Usage(format!(
+                "Invalid value [--backend {v}] ({} measures MPI's own start-up: only mpi applies)",
+                spec.name
+            ))),
             "ucx" if spec.is_point_to_point() => Ok(Backend::Ucx),
             "ucx" => Err(CliError::Usage(format!(
                 "Invalid value [--backend ucx] ({} is a collective; UCX runs the point-to-point benchmarks: \
-                 osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat)",
+                 osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat, osu_bw_fan_in, osu_bw_fan_out)",
                 spec.name
             ))),
             "nccl" if NCCL_BENCHMARKS.contains(&spec.name) => Ok(Backend::Nccl),

@@ -320,13 +320,28 @@ impl Reader<'_> {
             self.note(n, "window-varied matrix (osu_mbw_mr -V) is not read".to_string());
             return;
         }
-        if let Some(cols) = parse_header(body) {
+        if let Some(mut cols) = parse_header(body) {
             self.close();
-            let Some(bench) = self.ctx.benchmark.clone() else {
+            let Some(mut bench) = self.ctx.benchmark.clone() else {
                 self.state = State::Skip;
                 self.note(n, "column header with no OSU title line before it: table not read".to_string());
                 return;
             };
+            if bench == "osu_bw" && cols.contains(&Column::Latency) {
+                // OSU's congestion tests title themselves as osu_bw and
+                // print MB/s under latency labels; which of the two it was
+                // the output does not say.
+                bench = "osu_bw_fan".into();
+                for c in cols.iter_mut().filter(|c| **c == Column::Latency) {
+                    *c = Column::Bandwidth;
+                }
+                self.note(
+                    n,
+                    "OSU congestion table (osu_bw_fan_in or osu_bw_fan_out: MB/s under latency labels) read as \
+                     bandwidth of osu_bw_fan"
+                        .to_string(),
+                );
+            }
             self.ctx.tables_since_title += 1;
             let table = Table {
                 benchmark: bench,
@@ -349,7 +364,52 @@ impl Reader<'_> {
         // harness's own comments) says nothing we compare.
     }
 
+    /// osu_init's one line, `nprocs: N, min: A ms, max: B ms, avg: C ms`:
+    /// a table of one unsized point, the average as its latency.
+    fn init_line(&mut self, n: usize, s: &str) -> bool {
+        let Some(rest) = s.strip_prefix("nprocs:") else { return false };
+        if self.ctx.benchmark.as_deref() != Some("osu_init") {
+            return false;
+        }
+        let field = |key: &str| -> Option<f64> {
+            let (_, r) = rest.split_once(key)?;
+            r.split_whitespace().next()?.trim_end_matches(',').parse().ok()
+        };
+        let np = rest.split(',').next().and_then(|w| w.trim().parse::<u64>().ok());
+        let (Some(min), Some(max), Some(avg)) = (field("min:"), field("max:"), field("avg:")) else {
+            self.note(n, format!("not osu_init's line: '{s}'"));
+            return true;
+        };
+        self.close();
+        self.ctx.tables_since_title += 1;
+        let point = Point {
+            latency_us: Some(avg * 1e3),
+            min_lat_us: Some(min * 1e3),
+            max_lat_us: Some(max * 1e3),
+            ..Point::default()
+        };
+        self.out.tables.push(Table {
+            benchmark: "osu_init".into(),
+            datatype: None,
+            osu_version: self.ctx.version.clone(),
+            sized: false,
+            pairs: None,
+            window: None,
+            np,
+            memory: memory_from(self.ctx.api.as_deref(), None),
+            points: vec![point],
+            path: self.path.to_string(),
+            line: Some(n),
+            run_label: self.label.to_string(),
+            run: None,
+        });
+        true
+    }
+
     fn row(&mut self, n: usize, s: &str) {
+        if self.init_line(n, s) {
+            return;
+        }
         let looks_numeric = s.split_whitespace().next().is_some_and(|w| w.parse::<f64>().is_ok());
         match &mut self.state {
             State::Table(open) => match parse_row(s, &open.cols) {

@@ -29,6 +29,8 @@ pub struct TableLayout {
     pub accel: Option<crate::cli::Accel>,
     /// `--backend`: NCCL's collectives have their own title.
     pub backend: crate::cli::Backend,
+    /// Processes in the job (osu_init's and osu_hello's line).
+    pub np: usize,
 }
 
 /// Writes the OSU table to `out` (stdout on rank 0).
@@ -76,11 +78,31 @@ impl<W: Write> OsuTable<W> {
             } else {
                 writeln!(self.out, "# [ pairs: {} ] [ window size: {} ]", self.layout.pairs, self.layout.window)?;
             }
+        } else if self.spec.is_startup() {
+            // osu_init and osu_hello start with the title itself.
+            writeln!(self.out, "{}", self.spec.title_line())?;
         } else {
             writeln!(self.out)?;
             writeln!(self.out, "{}", self.spec.title_line_for(self.layout.accel, self.layout.backend))?;
         }
         self.out.flush()
+    }
+
+    /// osu_init's and osu_hello's one line. osu_init's values are whole
+    /// milliseconds, as the row carries them (see bench/startup.rs).
+    fn startup_line(&self, row: &Row) -> String {
+        let ms = |us: f64| (us / 1e3).round() as u64;
+        if self.spec.metric == MetricKind::Hello {
+            return format!("This is a test with {} processes", self.layout.np);
+        }
+        let spread = row.spread.unwrap_or_default();
+        format!(
+            "nprocs: {}, min: {} ms, max: {} ms, avg: {} ms",
+            self.layout.np,
+            ms(spread.fastest.1),
+            ms(spread.slowest.1),
+            ms(row.avg_lat_us.unwrap_or(0.0))
+        )
     }
 
     fn header(&self) -> String {
@@ -92,9 +114,13 @@ impl<W: Write> OsuTable<W> {
             _ => h.push_str(&format!("{:<10}", "# Size")),
         }
         match self.spec.metric {
-            MetricKind::Barrier => {}
+            MetricKind::Barrier | MetricKind::Startup | MetricKind::Hello => {}
             MetricKind::Latency if self.nccl_point_to_point() => h.push_str(&format!("{:>18}", "Latency (us)")),
             MetricKind::Latency | MetricKind::Collective => h.push_str(&format!("{:>18}", "Avg Latency(us)")),
+            // OSU's congestion tests print MB/s under a latency label.
+            MetricKind::Bandwidth if self.spec.labels_bw_as_latency() => {
+                h.push_str(&format!("{:>18}", "Avg Latency(us)"))
+            }
             MetricKind::Bandwidth => h.push_str(&format!("{:>18}", "Bandwidth (MB/s)")),
             MetricKind::MultiBandwidth => {
                 h.push_str(&format!("{:>18}", "MB/s"));
@@ -110,7 +136,7 @@ impl<W: Write> OsuTable<W> {
             h.push_str(&format!("{:>18}", "Validation"));
         }
         for &p in &self.layout.tails {
-            h.push_str(&tail_label(p, bandwidth));
+            h.push_str(&tail_label(p, bandwidth && !self.spec.labels_bw_as_latency()));
         }
         h
     }
@@ -124,12 +150,16 @@ impl<W: Write> OsuTable<W> {
     }
 
     fn format_row(&self, row: &Row) -> String {
+        if self.spec.is_startup() {
+            return self.startup_line(row);
+        }
         let mut s = match self.spec.metric {
             MetricKind::Barrier => String::new(),
             _ => format!("{:<10}", row.size),
         };
         match self.spec.metric {
             MetricKind::Barrier => s.push_str(&format!("{:>17.2}", row.avg_lat_us.unwrap_or(0.0))),
+            MetricKind::Startup | MetricKind::Hello => {}
             MetricKind::Latency | MetricKind::Collective => {
                 s.push_str(&format!("{:>18.2}", row.avg_lat_us.unwrap_or(0.0)))
             }

@@ -69,9 +69,9 @@ impl Sinks {
         csv: Option<(File, PathBuf)>,
         devices: Vec<Device>,
     ) -> Result<Sinks, SinkError> {
-        let np = ctx.np;
         let mut list: Vec<Output> = Vec::new();
         let optional = !opts.results_chosen;
+        let np = ctx.np;
         if let Some((file, path)) = csv {
             match RowFile::new(file).and_then(|f| CsvSink::new(f, ctx)) {
                 Ok(sink) => list.push(Output {
@@ -108,6 +108,7 @@ impl Sinks {
             full: opts.full,
             accel: opts.accel,
             backend: opts.backend,
+            np,
         };
         let mut table = OsuTable::new(io::stdout(), spec, layout);
         table.preamble().map_err(SinkError::Stdout)?;

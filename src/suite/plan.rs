@@ -22,6 +22,8 @@ pub enum PlanError {
     NeedsEvenRanks { np: usize },
     #[error("needs at least 2 ranks (--np is {np})")]
     NeedsTwoRanks { np: usize },
+    #[error("needs ranks on at least 2 nodes, the same number on each (the job has {nodes} node(s))")]
+    NeedsTwoNodes { nodes: usize },
     #[error("--bench-args '{0}' is not NAME=ARGS")]
     BenchArgsForm(String),
     #[error("--bench-args: unknown benchmark '{name}' (known: {})", names())]
@@ -90,6 +92,14 @@ pub fn layout_for(spec: &BenchSpec, shape: &Shape) -> Result<Layout, PlanError> 
                 return Err(PlanError::NeedsEvenRanks { np: shape.np });
             }
             Ok(Layout { np, ppn: shape.ppn, nodes: spread(np) })
+        }
+        // Start-up: every rank of the job, one included.
+        ProcRule::Any => Ok(Layout { np: shape.np, ppn: shape.ppn, nodes: spread(shape.np) }),
+        ProcRule::Nodes => {
+            if shape.nodes < 2 {
+                return Err(PlanError::NeedsTwoNodes { nodes: shape.nodes });
+            }
+            Ok(Layout { np: shape.np, ppn: shape.ppn, nodes: spread(shape.np) })
         }
         ProcRule::AtLeastTwo => {
             if shape.np < 2 {
@@ -210,6 +220,17 @@ mod tests {
     }
 
     #[test]
+    fn start_up_and_congestion_layouts() {
+        let one = Shape { np: 1, ppn: None, nodes: 1 };
+        let init = lookup("init").unwrap();
+        assert_eq!(layout_for(init, &one), Ok(Layout { np: 1, ppn: None, nodes: Some(1) }));
+        let fan = lookup("bw_fan_in").unwrap();
+        assert_eq!(layout_for(fan, &one), Err(PlanError::NeedsTwoNodes { nodes: 1 }));
+        let two = Shape { np: 8, ppn: Some(4), nodes: 2 };
+        assert_eq!(layout_for(fan, &two), Ok(Layout { np: 8, ppn: Some(4), nodes: Some(2) }));
+    }
+
+    #[test]
     fn choose_and_add() {
         assert_eq!(names_of(&select(&v(&["bw", "osu_latency", "bw"]), &[]).unwrap()), ["osu_latency", "osu_bw"]);
         let s = select(&[], &v(&["bcast", "reduce", "latency"])).unwrap();
@@ -218,9 +239,9 @@ mod tests {
         let e = select(&v(&["latnecy"]), &[]).unwrap_err().to_string();
         assert_eq!(
             e,
-            "unknown benchmark 'latnecy' (known: latency, bw, bibw, mbw_mr, multi_lat, barrier, allreduce, \
-             allgather, allgatherv, alltoall, alltoallv, alltoallw, reduce_scatter, reduce_scatter_block, bcast, \
-             reduce, gather, gatherv, scatter, scatterv)"
+            "unknown benchmark 'latnecy' (known: latency, bw, bibw, mbw_mr, bw_fan_in, bw_fan_out, multi_lat, \
+             barrier, allreduce, allgather, allgatherv, alltoall, alltoallv, alltoallw, reduce_scatter, \
+             reduce_scatter_block, bcast, reduce, gather, gatherv, scatter, scatterv, init, hello)"
         );
         assert_eq!(select(&v(&[" "]), &[]).unwrap_err(), PlanError::NoneChosen);
         assert_eq!(PlanError::NoneChosen.to_string(), "no benchmarks chosen");

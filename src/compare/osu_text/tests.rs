@@ -314,3 +314,20 @@ fn memory_of_every_published_output() {
     assert_eq!(t.memory.unwrap().memory, Memory::Device);
     assert!(one("# OSU MPI Latency Test v7.4\n# Size Latency (us)\n1 2.0\n").memory.unwrap().weak);
 }
+
+/// osu_init's line is one unsized point; OSU's congestion tables (titled
+/// as osu_bw, MB/s under latency labels) read as bandwidth.
+#[test]
+fn start_up_and_congestion_outputs() {
+    let t = one(&golden("init.txt"));
+    assert_eq!((t.benchmark.as_str(), t.sized, t.np), ("osu_init", false, Some(2)));
+    let p = &t.points[0];
+    assert_eq!((p.latency_us, p.min_lat_us, p.max_lat_us), (Some(243_000.0), Some(242_000.0), Some(244_000.0)));
+    let hello = parse(&golden("hello_np2.txt"), "t", "t");
+    assert!(hello.tables.is_empty());
+    let p = parse(&golden("bw_fan_out_z.txt"), "t", "t");
+    let t = &p.tables[0];
+    assert_eq!(t.benchmark, "osu_bw_fan");
+    assert!(t.points.iter().all(|pt| pt.bw_mbps.is_some() && pt.latency_us.is_none() && pt.tails.len() == 3));
+    assert!(p.notes.iter().any(|n| n.message.contains("congestion")));
+}

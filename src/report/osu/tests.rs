@@ -22,6 +22,7 @@ fn layout() -> TableLayout {
         full: false,
         accel: None,
         backend: crate::cli::Backend::Mpi,
+        np: 2,
     }
 }
 

@@ -1,0 +1,6 @@
+//! osu_bw_fan_in, OSU 7.4 compatible.
+use commbench::bench::{bw_fan_in::BwFanIn, runner};
+
+fn main() {
+    runner::main_p2p::<BwFanIn>()
+}

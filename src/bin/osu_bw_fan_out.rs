@@ -1,0 +1,6 @@
+//! osu_bw_fan_out, OSU 7.4 compatible.
+use commbench::bench::{bw_fan_out::BwFanOut, runner};
+
+fn main() {
+    runner::main_p2p::<BwFanOut>()
+}

@@ -1,0 +1,6 @@
+//! osu_hello, OSU 7.4 compatible.
+use commbench::bench::{hello, runner};
+
+fn main() {
+    runner::main_startup(&hello::HELLO)
+}

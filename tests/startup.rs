@@ -1,0 +1,94 @@
+//! osu_init and osu_hello against OSU 7.4's own output (tests/golden, the
+//! milliseconds masked), on one rank and several, under Open MPI and MPICH,
+//! with stdout and stderr merged as harnesses read them (so nothing else is
+//! printed); the CSV row against the printed line; the run record.
+
+mod common;
+
+use common::*;
+
+/// osu_init's measured milliseconds become `#`.
+fn mask_ms(text: &str) -> String {
+    regex::Regex::new(r"\d+ ms").expect("regex").replace_all(text, "# ms").into_owned()
+}
+
+/// The numbers of osu_init's line: nprocs, min, max, avg.
+fn init_line(stdout: &str) -> [u64; 4] {
+    let re = regex::Regex::new(r"(?m)^nprocs: (\d+), min: (\d+) ms, max: (\d+) ms, avg: (\d+) ms$").unwrap();
+    let c = re.captures(stdout).unwrap_or_else(|| panic!("no osu_init line in\n{stdout}"));
+    [1, 2, 3, 4].map(|i| c[i].parse().unwrap())
+}
+
+fn layouts(mpi: Mpi) {
+    let _g = mpi_lock();
+    let cwd = tempfile::tempdir().unwrap();
+    for np in [1, 2, 3] {
+        let o = Launch { cwd: Some(cwd.path().to_path_buf()), merge_streams: true, ..Launch::default() };
+        let run = launch(mpi, np, "osu_init", &[], &o);
+        assert_eq!(run.code, Some(0), "{mpi:?} osu_init np={np}: {run:?}");
+        run.assert_no_panic();
+        let want = mask_ms(&golden("init")).replace("nprocs: 2", &format!("nprocs: {np}"));
+        assert_eq!(mask_ms(&run.stdout), want, "{mpi:?} osu_init np={np}");
+        let run = launch(mpi, np, "osu_hello", &[], &o);
+        assert_eq!(run.code, Some(0), "{mpi:?} osu_hello np={np}: {run:?}");
+        let want = golden("hello_np1").replace("with 1 processes", &format!("with {np} processes"));
+        assert_eq!(run.stdout, want, "{mpi:?} osu_hello np={np}");
+    }
+    assert_eq!(golden("hello_np2"), golden("hello_np1").replace("with 1 ", "with 2 "));
+}
+
+#[test]
+fn open_mpi_startup_matches_osu() {
+    layouts(Mpi::OpenMpi);
+}
+
+#[test]
+fn mpich_startup_matches_osu() {
+    if !have_mpich() {
+        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    layouts(Mpi::Mpich);
+}
+
+/// The CSV row carries the printed values (whole milliseconds, in
+/// microseconds) and the exact per-rank times; the record lists every rank.
+#[test]
+fn init_csv_equals_stdout() {
+    let _g = mpi_lock();
+    for bench in ["osu_init", "osu_hello"] {
+        let o = run_with_results(Mpi::OpenMpi, 3, bench, &[]);
+        assert_eq!(o.csv.len(), 1, "{bench}");
+        let r = &o.csv[0];
+        assert_eq!((r["benchmark"].as_str(), r["np"].as_str(), r["size_bytes"].as_str()), (bench, "3", "0"));
+        let us = |c: &str| -> f64 { r[c].parse().unwrap_or_else(|_| panic!("{bench} {c} = '{}'", r[c])) };
+        let (min, max, avg) = (us("min_lat_us"), us("max_lat_us"), us("avg_lat_us"));
+        if bench == "osu_init" {
+            let [np, pmin, pmax, pavg] = init_line(&o.run.stdout);
+            assert_eq!(np, 3);
+            assert_eq!([min, max, avg], [pmin, pmax, pavg].map(|v| v as f64 * 1e3));
+        }
+        // exact per-rank times: whole milliseconds truncate them
+        let (emin, emax) = (us("iter_min_us"), us("iter_max_us"));
+        assert_eq!(((emin / 1e3).floor() * 1e3, (emax / 1e3).floor() * 1e3), (min, max), "{bench}");
+        assert!(min <= avg && avg <= max, "{bench}: {r:?}");
+        assert!(emin > 0.0, "{bench}: MPI_Init took no time? {r:?}");
+        assert_eq!(o.record["status"], "complete", "{bench}");
+        assert_eq!(o.record["results"]["rows"], 1, "{bench}");
+        assert_eq!(o.record["ranks"].as_array().map(Vec::len), Some(3), "{bench}");
+    }
+}
+
+/// `-h` and `-v` answer as every commbench binary does (OSU's osu_init
+/// ignores its options; see README).
+#[test]
+fn help_and_version() {
+    let _g = mpi_lock();
+    let o = Launch::default();
+    let run = launch(Mpi::OpenMpi, 1, "osu_init", &["-v"], &o);
+    assert_eq!(run.code, Some(0));
+    assert!(run.stdout.starts_with("# OSU MPI Init Test v7.4\ncommbench "), "{}", run.stdout);
+    let run = launch(Mpi::OpenMpi, 1, "osu_hello", &["-h"], &o);
+    assert_eq!(run.code, Some(0));
+    assert!(run.stdout.contains("any number of processes"), "{}", run.stdout);
+}
