@@ -16,6 +16,8 @@ use crate::report::osu::VARIED_WINDOWS;
 use crate::report::sinks::Sinks;
 use crate::report::time::Utc;
 use crate::report::{Row, Sink};
+use crate::stats::noise::NoiseThresholds;
+use crate::stats::spread::spread;
 use crate::stats::{osu_tails, Samples, Summary};
 use crate::watchdog::{Progress, Step};
 
@@ -110,7 +112,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
                         busbw = (busbw.0 + b, busbw.1 + 1);
                     }
                     if sinks.is_some() {
-                        let mut row = row(kernel, plan, &case, metric, passed, &samples);
+                        let mut row = row(kernel, plan, &case, metric, passed, &samples, outcome.batched);
                         row.in_place = in_place;
                         row.wrong_elements = wrong;
                         emit(&mut sinks, &mut |s| s.row(&row))?;
@@ -168,7 +170,22 @@ fn verdict<T: Transport>(t: &T, plan: &Plan, case: &SizeCase, outcome: &LoopOutc
     t.world().allreduce_sum_u64(outcome.errors) == 0
 }
 
+/// The thresholds behind every row's noise verdict; the run record keeps
+/// them (`noise_thresholds`) so that a verdict can be read later.
+pub fn noise_thresholds() -> NoiseThresholds {
+    NoiseThresholds::default()
+}
+
 /// The row of one size, as every output gets it.
+///
+/// The spread columns come from the same per-iteration series as `iter`
+/// (rank 0's own times, or for collectives each iteration's average over
+/// ranks, whose mean is exactly OSU's average), scaled as `iter` is. For a
+/// latency or a collective the interval of that mean is the interval of
+/// the reported value itself; for a bandwidth or a message rate (bytes or
+/// messages over the mean time) its relative half-width is that of the
+/// reported value to first order, which is what `ci95_rel_pct` states. A
+/// batch timed as one (`batched`) has no per-iteration times: no spread.
 fn row<T: Transport, K: Kernel<T>>(
     kernel: &K,
     plan: &Plan,
@@ -176,9 +193,11 @@ fn row<T: Transport, K: Kernel<T>>(
     metric: Metric,
     passed: Option<bool>,
     samples: &Samples,
+    batched: bool,
 ) -> Row {
     let (spec, opts) = (plan.spec, plan.opts);
     let secs = metric.iteration_secs.as_deref().unwrap_or(samples.as_slice());
+    let scale = kernel.iteration_time_scale();
     let tails = match &opts.tails {
         Some(ps) => {
             let values: Vec<f64> = secs.iter().map(|&t| kernel.per_iteration(case, t)).collect();
@@ -205,7 +224,9 @@ fn row<T: Transport, K: Kernel<T>>(
         wrong_elements: None,
         in_place: None,
         tails,
-        iter: Summary::from_secs(secs, kernel.iteration_time_scale()),
+        iter: Summary::from_secs(secs, scale),
+        iterations_run: (!secs.is_empty()).then_some(secs.len()),
+        iter_spread: if batched { None } else { spread(secs, scale * 1e6, &noise_thresholds()) },
         finished_utc: Utc::now().rfc3339(),
     }
 }

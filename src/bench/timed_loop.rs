@@ -19,6 +19,9 @@ pub struct LoopOutcome {
     pub wrong_elements: u64,
     /// The first wrong element and the iteration it was seen in.
     pub first_mismatch: Option<(usize, Mismatch)>,
+    /// The timed iterations ran as one batch: each sample is the batch's
+    /// mean, not an iteration's own time.
+    pub batched: bool,
 }
 
 impl LoopOutcome {
@@ -87,7 +90,7 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     samples: &mut Samples,
     progress: &Progress,
 ) -> LoopOutcome {
-    let mut out = LoopOutcome::default();
+    let mut out = LoopOutcome { batched: true, ..LoopOutcome::default() };
     samples.reset(case.iterations);
     progress.set_step(if case.warmup > 0 { Step::Warmup } else { Step::Timed });
     for i in 0..case.warmup {

@@ -101,6 +101,14 @@ fn latency_is_half_the_modelled_round_trip_at_every_size() {
         // every iteration took the same virtual time: the spread is nil
         assert_eq!(it.samples, 10);
         assert!(close(it.mean_us, want) && it.stddev_us < 1e-9, "{it:?}");
+        // and every row carries that spread: a point interval, a quiet verdict
+        assert_eq!(r.iterations_run, Some(10));
+        let sp = r.iter_spread.as_ref().expect("a spread on every row");
+        let mean = sp.mean.unwrap();
+        assert!(close(mean.estimate, want) && mean.half_width() < 1e-9 * want, "{sp:?}");
+        assert!(sp.ci95_rel_pct().unwrap() < 1e-6 && close(sp.p10, want) && close(sp.p90, want), "{sp:?}");
+        assert!(sp.median.is_some_and(|m| close(m.estimate, want)));
+        assert_eq!(sp.noise.cell(), "ok");
     }
     assert_eq!(seen.first(), Some(&Seen::Begin(Datatype::Char)));
     assert_eq!(seen[seen.len() - 2..], [Seen::End, Seen::Finish]);
@@ -163,6 +171,10 @@ fn collectives_average_over_ranks_and_validate() {
         let (algbw, busbw) = r.algbw_busbw.unwrap();
         assert!(close(algbw, bytes / (want * 1e-6) / 1e9) && close(busbw, algbw * 1.5));
         assert_eq!(r.validation, Some(true));
+        // the spread is of the average over ranks, the reported value
+        let mean = r.iter_spread.as_ref().and_then(|s| s.mean).unwrap();
+        assert!(close(mean.estimate, want), "{mean:?} vs {want}");
+        assert_eq!(r.iterations_run, Some(5));
     }
     // the reduce-scatter split and its check, on an odd element count
     let (_, ending, _) =
