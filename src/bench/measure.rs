@@ -116,6 +116,11 @@ pub fn run<T: Transport, K: Kernel<T>>(
                         row.in_place = in_place;
                         row.wrong_elements = wrong;
                         emit(&mut sinks, &mut |s| s.row(&row))?;
+                        if opts.verbose {
+                            if let Some(line) = noise_line(spec.name, &row) {
+                                crate::diag::say(&line);
+                            }
+                        }
                         on_row();
                     }
                     if passed == Some(false) {
@@ -168,6 +173,30 @@ fn verdict<T: Transport>(t: &T, plan: &Plan, case: &SizeCase, outcome: &LoopOutc
         }
     }
     t.world().allreduce_sum_u64(outcome.errors) == 0
+}
+
+/// `--verbose`'s line for a size whose noise verdict is not `ok` (None for
+/// a quiet size or one without a spread): what was flagged and the number
+/// behind each flag, e.g. `# noise: osu_latency MPI_CHAR size 8: drift
+/// (second half +12.0%)`. Made row-safe, as it sits among the table's
+/// rows in a merged stdout and stderr.
+pub fn noise_line(benchmark: &str, row: &Row) -> Option<String> {
+    let noise = &row.iter_spread.as_ref()?.noise;
+    if noise.is_ok() {
+        return None;
+    }
+    let mut what = String::from(benchmark);
+    if let Some(dt) = row.datatype {
+        what = format!("{what} {}", dt.mpi_name());
+    }
+    what = format!("{what} size {}", row.size);
+    if let Some(w) = row.window {
+        what = format!("{what} window {w}");
+    }
+    if let Some(ip) = row.in_place {
+        what = format!("{what} {}", if ip { "in-place" } else { "out-of-place" });
+    }
+    Some(crate::diag::row_safe(&format!("# noise: {what}: {}", noise.explain())))
 }
 
 /// The thresholds behind every row's noise verdict; the run record keeps

@@ -313,3 +313,31 @@ fn min_busbw_fails_a_run_below_it() {
         }
     }
 }
+
+/// `--verbose` names each flagged size in one line no row parser takes
+/// for data; a quiet size says nothing.
+#[test]
+fn verbose_names_flagged_sizes_in_row_safe_lines() {
+    use crate::diag::looks_like_row;
+    use crate::stats::noise::NoiseThresholds;
+    use crate::stats::spread::spread;
+    // 40 iterations, the second half twice as slow: drift.
+    let secs: Vec<f64> = (0..40).map(|i| (if i < 20 { 1e-6 } else { 2e-6 }) + i as f64 * 1e-9).collect();
+    let row = Row {
+        datatype: Some(Datatype::Char),
+        size: 8,
+        iter_spread: spread(&secs, 1e6, &NoiseThresholds::default()),
+        ..Row::default()
+    };
+    let line = super::noise_line("osu_latency", &row).expect("a flagged size");
+    assert!(line.starts_with("# noise: osu_latency MPI_CHAR size 8: drift (second half +"), "{line}");
+    assert!(!looks_like_row(&line), "{line}");
+    let merged = format!("8                       0.34\n{line}\n16                      0.35\n");
+    assert_eq!(merged.lines().filter(|l| looks_like_row(l)).count(), 2, "{merged}");
+    let windowed = Row { window: Some(64), datatype: None, ..row.clone() };
+    let line = super::noise_line("osu_bw", &windowed).unwrap();
+    assert!(line.starts_with("# noise: osu_bw size 8 window 64: ") && !looks_like_row(&line), "{line}");
+    let quiet = Row { iter_spread: spread(&[1e-6; 40], 1e6, &NoiseThresholds::default()), ..row.clone() };
+    assert_eq!(super::noise_line("osu_latency", &quiet), None);
+    assert_eq!(super::noise_line("osu_latency", &Row { iter_spread: None, ..row }), None);
+}
