@@ -17,6 +17,7 @@ use crate::report::sinks::Sinks;
 use crate::report::time::Utc;
 use crate::report::{Row, Sink};
 use crate::stats::noise::NoiseThresholds;
+use crate::stats::precision::{suggested_floor, StoppingRule};
 use crate::stats::spread::spread;
 use crate::stats::{osu_tails, Samples, Summary};
 use crate::watchdog::{Progress, Step};
@@ -81,6 +82,12 @@ pub fn run<T: Transport, K: Kernel<T>>(
                 continue;
             }
             let (iterations, warmup) = counts(spec, opts, size);
+            // --precision: OSU's count (or -i) is the ceiling.
+            let rule = opts.precision.map(|target| {
+                let ceiling = iterations as u64;
+                let floor = opts.min_iterations.unwrap_or_else(|| suggested_floor(ceiling));
+                StoppingRule::new(target, floor, ceiling, opts.max_time_per_size)
+            });
             for &window in &windows {
                 for &in_place in passes {
                     let case = SizeCase { datatype: dt, size, count, iterations, warmup, window };
@@ -103,7 +110,11 @@ pub fn run<T: Transport, K: Kernel<T>>(
                         &mut samples,
                         progress,
                         opts.tails.is_some(),
+                        rule.as_ref(),
                     );
+                    // What ran: fewer than the count where --precision stopped early
+                    // (every rank alike), so the metric divides by what was timed.
+                    let case = SizeCase { iterations: outcome.iterations_run, ..case };
                     progress.set_step(Step::Results);
                     let metric = kernel.metric(t, &case, &samples);
                     let passed = checked.then(|| verdict(t, plan, &case, &outcome));
