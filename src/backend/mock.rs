@@ -45,12 +45,16 @@ pub struct Model {
     pub overhead_s: f64,
     /// Bytes per second of every link and of the collectives.
     pub bytes_per_s: f64,
+    /// Up to this many extra seconds on each posted operation and each
+    /// collective, drawn from a fixed pseudo-random sequence per rank: noisy
+    /// but reproducible timings (0: every iteration alike).
+    pub jitter_s: f64,
 }
 
 impl Default for Model {
     /// 1 us latency, 0.1 us per call, 10 GB/s.
     fn default() -> Model {
-        Model { latency_s: 1e-6, overhead_s: 1e-7, bytes_per_s: 1e10 }
+        Model { latency_s: 1e-6, overhead_s: 1e-7, bytes_per_s: 1e10, jitter_s: 0.0 }
     }
 }
 
@@ -152,7 +156,7 @@ pub fn run_with<R: Send>(
                 let shared = shared.clone();
                 s.spawn(move || {
                     let t = MockTransport {
-                        world: MockWorld { rank, shared, clock: Cell::new(0.0) },
+                        world: MockWorld { rank, shared, clock: Cell::new(0.0), draws: Cell::new(0) },
                         marks: RefCell::default(),
                     };
                     f(&t)
@@ -168,6 +172,8 @@ pub struct MockWorld {
     rank: usize,
     shared: Arc<Shared>,
     clock: Cell<f64>,
+    /// Jitter drawn so far (the position in this rank's sequence).
+    draws: Cell<u64>,
 }
 
 impl MockWorld {
@@ -178,6 +184,22 @@ impl MockWorld {
 
     fn advance(&self, by: f64) {
         self.clock.set(self.clock.get() + by);
+    }
+
+    /// The model's jitter: the next value of this rank's sequence (a
+    /// SplitMix64 of rank and draw number), uniform in [0, jitter_s).
+    fn jitter(&self) {
+        let max = self.shared.model.jitter_s;
+        if max <= 0.0 {
+            return;
+        }
+        let n = self.draws.get();
+        self.draws.set(n + 1);
+        let mut z = (self.rank as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ n.wrapping_add(0x6a09_e667_f3bc_c909);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        self.advance((z >> 11) as f64 / (1u64 << 53) as f64 * max);
     }
 
     fn at_least(&self, t: f64) {
@@ -359,6 +381,7 @@ impl MockTransport {
     fn post(&self, data: &[u8], env: Envelope) {
         let me = self.world.rank;
         self.world.advance(self.model().overhead_s);
+        self.world.jitter();
         let now = self.world.clock();
         let sh = &*self.world.shared;
         let mut mail = lock(&sh.mail);
@@ -420,6 +443,7 @@ impl MockTransport {
     fn collective(&self, mine: Vec<u8>, bytes: f64) -> Arc<(Vec<Vec<u8>>, f64)> {
         let all = self.world.exchange(mine);
         self.world.clock.set(all.1 + self.model().collective(self.world.shared.np, bytes));
+        self.world.jitter();
         all
     }
 

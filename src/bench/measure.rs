@@ -16,6 +16,9 @@ use crate::report::osu::VARIED_WINDOWS;
 use crate::report::sinks::Sinks;
 use crate::report::time::Utc;
 use crate::report::{Row, Sink};
+use crate::stats::noise::NoiseThresholds;
+use crate::stats::precision::{suggested_floor, StoppingRule};
+use crate::stats::spread::spread;
 use crate::stats::{osu_tails, Samples, Summary};
 use crate::watchdog::{Progress, Step};
 
@@ -79,6 +82,12 @@ pub fn run<T: Transport, K: Kernel<T>>(
                 continue;
             }
             let (iterations, warmup) = counts(spec, opts, size);
+            // --precision: OSU's count (or -i) is the ceiling.
+            let rule = opts.precision.map(|target| {
+                let ceiling = iterations as u64;
+                let floor = opts.min_iterations.unwrap_or_else(|| suggested_floor(ceiling));
+                StoppingRule::new(target, floor, ceiling, opts.max_time_per_size)
+            });
             for &window in &windows {
                 for &in_place in passes {
                     let case = SizeCase { datatype: dt, size, count, iterations, warmup, window };
@@ -101,7 +110,11 @@ pub fn run<T: Transport, K: Kernel<T>>(
                         &mut samples,
                         progress,
                         opts.tails.is_some(),
+                        rule.as_ref(),
                     );
+                    // What ran: fewer than the count where --precision stopped early
+                    // (every rank alike), so the metric divides by what was timed.
+                    let case = SizeCase { iterations: outcome.iterations_run, ..case };
                     progress.set_step(Step::Results);
                     let metric = kernel.metric(t, &case, &samples);
                     let passed = checked.then(|| verdict(t, plan, &case, &outcome));
@@ -110,10 +123,15 @@ pub fn run<T: Transport, K: Kernel<T>>(
                         busbw = (busbw.0 + b, busbw.1 + 1);
                     }
                     if sinks.is_some() {
-                        let mut row = row(kernel, plan, &case, metric, passed, &samples);
+                        let mut row = row(kernel, plan, &case, metric, passed, &samples, outcome.batched);
                         row.in_place = in_place;
                         row.wrong_elements = wrong;
                         emit(&mut sinks, &mut |s| s.row(&row))?;
+                        if opts.verbose {
+                            if let Some(line) = noise_line(spec.name, &row) {
+                                crate::diag::say(&line);
+                            }
+                        }
                         on_row();
                     }
                     if passed == Some(false) {
@@ -168,7 +186,46 @@ fn verdict<T: Transport>(t: &T, plan: &Plan, case: &SizeCase, outcome: &LoopOutc
     t.world().allreduce_sum_u64(outcome.errors) == 0
 }
 
+/// `--verbose`'s line for a size whose noise verdict is not `ok` (None for
+/// a quiet size or one without a spread): what was flagged and the number
+/// behind each flag, e.g. `# noise: osu_latency MPI_CHAR size 8: drift
+/// (second half +12.0%)`. Made row-safe, as it sits among the table's
+/// rows in a merged stdout and stderr.
+pub fn noise_line(benchmark: &str, row: &Row) -> Option<String> {
+    let noise = &row.iter_spread.as_ref()?.noise;
+    if noise.is_ok() {
+        return None;
+    }
+    let mut what = String::from(benchmark);
+    if let Some(dt) = row.datatype {
+        what = format!("{what} {}", dt.mpi_name());
+    }
+    what = format!("{what} size {}", row.size);
+    if let Some(w) = row.window {
+        what = format!("{what} window {w}");
+    }
+    if let Some(ip) = row.in_place {
+        what = format!("{what} {}", if ip { "in-place" } else { "out-of-place" });
+    }
+    Some(crate::diag::row_safe(&format!("# noise: {what}: {}", noise.explain())))
+}
+
+/// The thresholds behind every row's noise verdict; the run record keeps
+/// them (`noise_thresholds`) so that a verdict can be read later.
+pub fn noise_thresholds() -> NoiseThresholds {
+    NoiseThresholds::default()
+}
+
 /// The row of one size, as every output gets it.
+///
+/// The spread columns come from the same per-iteration series as `iter`
+/// (rank 0's own times, or for collectives each iteration's average over
+/// ranks, whose mean is exactly OSU's average), scaled as `iter` is. For a
+/// latency or a collective the interval of that mean is the interval of
+/// the reported value itself; for a bandwidth or a message rate (bytes or
+/// messages over the mean time) its relative half-width is that of the
+/// reported value to first order, which is what `ci95_rel_pct` states. A
+/// batch timed as one (`batched`) has no per-iteration times: no spread.
 fn row<T: Transport, K: Kernel<T>>(
     kernel: &K,
     plan: &Plan,
@@ -176,9 +233,11 @@ fn row<T: Transport, K: Kernel<T>>(
     metric: Metric,
     passed: Option<bool>,
     samples: &Samples,
+    batched: bool,
 ) -> Row {
     let (spec, opts) = (plan.spec, plan.opts);
     let secs = metric.iteration_secs.as_deref().unwrap_or(samples.as_slice());
+    let scale = kernel.iteration_time_scale();
     let tails = match &opts.tails {
         Some(ps) => {
             let values: Vec<f64> = secs.iter().map(|&t| kernel.per_iteration(case, t)).collect();
@@ -209,7 +268,9 @@ fn row<T: Transport, K: Kernel<T>>(
         wrong_elements: None,
         in_place: None,
         tails,
-        iter: Summary::from_secs(secs, kernel.iteration_time_scale()),
+        iter: Summary::from_secs(secs, scale),
+        iterations_run: (!secs.is_empty()).then_some(secs.len()),
+        iter_spread: if batched { None } else { spread(secs, scale * 1e6, &noise_thresholds()) },
         finished_utc: Utc::now().rfc3339(),
     }
 }

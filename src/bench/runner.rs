@@ -533,6 +533,7 @@ impl Session<'_> {
             slurm: crate::report::slurm::SlurmInfo::from_env(),
             buffers: Some(BufferInfo::new(T::MEMORY, o.buffer_locations.as_ref())),
             backend_details: None,
+            noise_thresholds: Some(super::measure::noise_thresholds()),
         }
     }
 }

@@ -4,9 +4,12 @@
 //! timed iteration. Nothing here allocates, prints or locks between the
 //! timer reads, which the kernel's `step` owns.
 
+use std::time::Duration;
+
 use super::{Kernel, SizeCase};
 use crate::backend::{Control, Transport};
 use crate::buffer::Mismatch;
+use crate::stats::precision::{Decision, StoppingRule};
 use crate::stats::Samples;
 use crate::watchdog::{Progress, Step};
 
@@ -19,6 +22,12 @@ pub struct LoopOutcome {
     pub wrong_elements: u64,
     /// The first wrong element and the iteration it was seen in.
     pub first_mismatch: Option<(usize, Mismatch)>,
+    /// The timed iterations ran as one batch without device timestamps:
+    /// each sample is the batch's mean, not an iteration's own time.
+    pub batched: bool,
+    /// Timed iterations run, on every rank alike: the size's count, or
+    /// fewer where `--precision` stopped early.
+    pub iterations_run: usize,
 }
 
 impl LoopOutcome {
@@ -38,6 +47,18 @@ impl LoopOutcome {
 /// of untimed validation repetitions (`-u`) when validating (`-c`).
 /// `per_iteration` asks for each iteration's own time (`-z`) even where the
 /// transport batches.
+///
+/// With a stopping `rule` (`--precision`; `case.iterations` is then its
+/// ceiling) the timed iterations run in batches. Between two batches,
+/// outside any timed region, rank 0 hands the rule the batch's times as
+/// it recorded them (its own series: for a point-to-point benchmark rank
+/// 0 is the side OSU times; for a collective, whose reported value is the
+/// average over ranks, rank 0's own times stand in for it, so that no
+/// reduction runs per batch) and broadcasts the rule's answer, so that
+/// every rank runs the same iterations and stops together. A batched
+/// transport's timing has no per-iteration values; the options refuse
+/// `--precision` there.
+#[allow(clippy::too_many_arguments)] // the loop's inputs, each of them needed
 pub fn run<T: Transport, K: Kernel<T>>(
     t: &T,
     kernel: &mut K,
@@ -46,6 +67,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
     samples: &mut Samples,
     progress: &Progress,
     per_iteration: bool,
+    rule: Option<&StoppingRule>,
 ) -> LoopOutcome {
     if T::BATCHED && kernel.batchable() && (!per_iteration || t.device_marks(case.iterations)) {
         return run_batched(t, kernel, case, validation, samples, progress, per_iteration);
@@ -53,7 +75,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
     let mut out = LoopOutcome::default();
     samples.reset(case.iterations);
     progress.set_step(if case.warmup > 0 { Step::Warmup } else { Step::Timed });
-    for i in 0..case.warmup + case.iterations {
+    let mut iteration = |i: usize, out: &mut LoopOutcome, samples: &mut Samples| {
         if i == case.warmup {
             progress.set_step(Step::Timed);
         }
@@ -69,7 +91,45 @@ pub fn run<T: Transport, K: Kernel<T>>(
             out.check(t, kernel, case, i);
         }
         progress.iteration(i);
+    };
+    let Some(rule) = rule else {
+        for i in 0..case.warmup + case.iterations {
+            iteration(i, &mut out, samples);
+        }
+        out.iterations_run = case.iterations;
+        return out;
+    };
+    for i in 0..case.warmup {
+        iteration(i, &mut out, samples);
     }
+    let rule = StoppingRule::new(rule.target, rule.floor, case.iterations as u64, rule.max_time);
+    let mut state = rule.start();
+    let root = t.world().rank() == 0;
+    let (mut done, mut next) = (0usize, rule.floor.max(1) as usize);
+    loop {
+        let (first, batch_start) = (samples.len(), t.now());
+        let end = (done + next).min(case.iterations);
+        for i in case.warmup + done..case.warmup + end {
+            iteration(i, &mut out, samples);
+        }
+        let batch_secs = t.now() - batch_start;
+        done = end;
+        // Untimed: rank 0 decides, every rank follows (0 = stop).
+        let mine = if root {
+            let took = Duration::from_secs_f64(batch_secs.max(0.0));
+            match state.record_values(&samples.as_slice()[first..], took) {
+                Decision::Continue(n) if done < case.iterations => n.max(1),
+                _ => 0,
+            }
+        } else {
+            0
+        };
+        next = t.world().bcast_u64(mine) as usize;
+        if next == 0 {
+            break;
+        }
+    }
+    out.iterations_run = done;
     out
 }
 
@@ -90,7 +150,9 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     progress: &Progress,
     per_iteration: bool,
 ) -> LoopOutcome {
-    let mut out = LoopOutcome::default();
+    // Device timestamps give each iteration its own time; a plain batch
+    // has only its mean.
+    let mut out = LoopOutcome { batched: !per_iteration, iterations_run: case.iterations, ..LoopOutcome::default() };
     samples.reset(case.iterations);
     progress.set_step(if case.warmup > 0 { Step::Warmup } else { Step::Timed });
     for i in 0..case.warmup {
@@ -155,7 +217,7 @@ mod tests {
             let progress = Progress::default();
             let mut each = Samples::with_capacity(20);
             let validation = validating.then_some(2);
-            run(t, &mut k, &case, validation, &mut each, &progress, false);
+            run(t, &mut k, &case, validation, &mut each, &progress, false, None);
             let mut batch = Samples::with_capacity(20);
             let o = run_batched(t, &mut k, &case, validation, &mut batch, &progress, false);
             let mut marked = Samples::with_capacity(20);
@@ -192,5 +254,41 @@ mod tests {
     fn only_collectives_without_a_barrier_before_each_call_batch() {
         assert!(!both::<reduce::Reduce>(2, false).3, "osu_reduce: barrier before each call, rotating root");
         assert!(!both::<barrier::Barrier>(2, false).3);
+    }
+
+    /// Every rank runs the iterations rank 0's rule asks for and stops
+    /// with it, on noisy collectives: no rank times an iteration the
+    /// others do not.
+    #[test]
+    fn every_rank_stops_together_under_a_precision_rule() {
+        use crate::stats::precision::{parse_precision, StoppingRule};
+        let model = Model { jitter_s: 1e-6, ..Model::default() };
+        for (target, ceiling) in [("3%", 4000), ("0.01%", 300), ("50%", 4000)] {
+            let out = mock::run(3, model, |t| {
+                let opts = test_options(allreduce::Allreduce::SPEC, &["-m", "64:64"]);
+                let setup = Setup { t, opts: &opts, pairs: 0, max_window: 1 };
+                let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
+                let case = SizeCase {
+                    datatype: Datatype::Int,
+                    size: 64,
+                    count: 16,
+                    iterations: ceiling,
+                    warmup: 3,
+                    window: 1,
+                };
+                k.prepare(t, &case).expect("prepare");
+                let rule = StoppingRule::new(parse_precision(target).unwrap(), 40, ceiling as u64, None);
+                let mut samples = Samples::with_capacity(ceiling);
+                let o = run(t, &mut k, &case, None, &mut samples, &Progress::default(), false, Some(&rule));
+                (o.iterations_run, samples.len())
+            });
+            let n = out[0].0;
+            assert!(out.iter().all(|&(runs, timed)| runs == n && timed == n), "{target}: {out:?}");
+            match target {
+                "0.01%" => assert_eq!(n, ceiling, "noise this target never meets: the ceiling"),
+                "50%" => assert_eq!(n, 40, "a target met at once: the floor"),
+                _ => assert!(40 < n && n < ceiling, "{target}: {n}"),
+            }
+        }
     }
 }

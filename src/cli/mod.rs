@@ -92,6 +92,14 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
         "GB/s",
         "collectives: exit 1 when the average bus bandwidth over every size measured is below GB/s",
     ),
+    (
+        "precision",
+        ArgKind::Required,
+        "PCT",
+        "run each size until the 95% interval of its value is within PCT of it (e.g. 1%), at most -i iterations",
+    ),
+    ("min-iterations", ArgKind::Required, "N", "with --precision: iterations every size runs at least (default: a tenth of -i)"),
+    ("max-time-per-size", ArgKind::Required, "SECS", "with --precision: stop a size after SECS (2, 500ms, 1m)"),
 ];
 
 /// The option table for one benchmark, in OSU's option-string order.

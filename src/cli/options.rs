@@ -11,6 +11,7 @@ use super::getopt::{OptId, Token};
 use super::CliError;
 use crate::bench::spec::{BenchSpec, DEFAULT_VALIDATION_WARMUP, MAX_VALIDATION_WARMUP};
 use crate::datatype::Datatype;
+use crate::stats::precision;
 use crate::topo::request::PlacementRequest;
 
 /// OSU's `-b`: one buffer reused, or a fresh one per message in flight.
@@ -133,6 +134,15 @@ pub struct Options {
     /// `--min-busbw`: the least average bus bandwidth (GB/s) a run of a
     /// collective passes with.
     pub min_busbw: Option<f64>,
+    /// `--precision`: each size stops once the 95% interval of its value
+    /// is within this share of it (None: OSU's fixed counts).
+    pub precision: Option<crate::stats::precision::Precision>,
+    /// `--min-iterations`: the floor under `--precision` (None: a tenth of
+    /// the size's count, see stats::precision::suggested_floor).
+    pub min_iterations: Option<u64>,
+    /// `--max-time-per-size`: a size's time limit under `--precision`.
+    #[serde(rename = "max_time_per_size_s", serialize_with = "seconds")]
+    pub max_time_per_size: Option<Duration>,
 }
 
 /// `--format`: the layout of stdout. The CSV and run record are the same
@@ -280,6 +290,9 @@ impl Options {
             placement: PlacementRequest::default(),
             format: Format::Osu,
             min_busbw: None,
+            precision: None,
+            min_iterations: None,
+            max_time_per_size: None,
         }
     }
 }
@@ -583,6 +596,17 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                     CliError::Usage(format!("Invalid value [--min-busbw {v}] (give a bus bandwidth in GB/s, e.g. 150)"))
                 })?);
             }
+            OptId::Long("precision") => {
+                o.precision = Some(precision::parse_precision(v).map_err(|e| CliError::Usage(e.to_string()))?);
+            }
+            OptId::Long("min-iterations") => {
+                o.min_iterations =
+                    Some(precision::parse_min_iterations(v).map_err(|e| CliError::Usage(e.to_string()))?);
+            }
+            OptId::Long("max-time-per-size") => {
+                o.max_time_per_size =
+                    Some(precision::parse_max_time_per_size(v).map_err(|e| CliError::Usage(e.to_string()))?);
+            }
             OptId::Long(other) => return Err(CliError::Usage(format!("Invalid option [--{other}]"))),
         }
     }
@@ -614,6 +638,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             spec.name
         )));
     }
+    check_precision(&o)?;
     if o.datatypes.is_empty() {
         o.datatypes.push(Datatype::Char);
     }
@@ -627,6 +652,29 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
         return Err(CliError::Usage("Window size (-W) cannot be combined with a varied window (-V)".into()));
     }
     Ok(Parsed::Run(Box::new(o)))
+}
+
+/// `--precision` and the options that only mean something with it.
+/// Refused with NCCL: its collectives are timed as one batch (no
+/// per-iteration values to judge), and nccl-tests' fixed counts are part of
+/// what its table means.
+fn check_precision(o: &Options) -> Result<(), CliError> {
+    if o.precision.is_none() {
+        let given =
+            [("--min-iterations", o.min_iterations.is_some()), ("--max-time-per-size", o.max_time_per_size.is_some())];
+        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+            return Err(CliError::Usage(format!("Invalid option [{flag}] (it only applies with --precision)")));
+        }
+        return Ok(());
+    }
+    if o.backend == Backend::Nccl {
+        return Err(CliError::Usage(
+            "Invalid option [--precision] (NCCL is timed in batches with no per-iteration values to judge; \
+             use --backend mpi or drop --precision)"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// `--format nccl-tests`: NCCL's collectives only, measured out-of-place

@@ -363,3 +363,29 @@ fn nccl_tests_format_and_min_busbw() {
     assert!(err(&BW, &["--min-busbw", "10"]).starts_with("Invalid option [--min-busbw] (osu_bw reports no bus"));
     assert!(err(&BARRIER, &["--min-busbw", "10"]).contains("osu_barrier reports no bus bandwidth"));
 }
+
+#[test]
+fn precision_options() {
+    let o = run(&LATENCY, &[]);
+    assert_eq!((o.precision, o.min_iterations, o.max_time_per_size), (None, None, None));
+    let o = run(&LATENCY, &["--precision", "1%", "--min-iterations", "50", "--max-time-per-size=500ms"]);
+    assert_eq!(o.precision.map(|p| p.percent()), Some(1.0));
+    assert_eq!((o.min_iterations, o.max_time_per_size), (Some(50), Some(std::time::Duration::from_millis(500))));
+    assert_eq!(run(&ALLREDUCE, &["--precision=0.5%", "-c"]).precision.map(|p| p.fraction()), Some(0.005));
+    assert!(err(&LATENCY, &["--precision", "1"]).starts_with("--precision '1': give a percentage"));
+    assert!(err(&LATENCY, &["--precision", "1%", "--min-iterations", "0"]).starts_with("--min-iterations '0'"));
+    assert!(err(&LATENCY, &["--precision", "1%", "--max-time-per-size", "-2"]).starts_with("--max-time-per-size '-2'"));
+    assert_eq!(
+        err(&LATENCY, &["--min-iterations", "10"]),
+        "Invalid option [--min-iterations] (it only applies with --precision)"
+    );
+    assert_eq!(
+        err(&BW, &["--max-time-per-size", "2"]),
+        "Invalid option [--max-time-per-size] (it only applies with --precision)"
+    );
+    let nccl = err(&ALLREDUCE, &["--backend", "nccl", "--precision", "1%"]);
+    assert!(nccl.starts_with("Invalid option [--precision] (NCCL is timed in batches"), "{nccl}");
+    // The record keeps them.
+    let v = serde_json::to_value(run(&LATENCY, &["--precision", "2%", "--max-time-per-size", "2"])).unwrap();
+    assert_eq!((v["precision"].as_f64(), v["max_time_per_size_s"].as_f64()), (Some(0.02), Some(2.0)));
+}

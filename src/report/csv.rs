@@ -45,6 +45,15 @@ pub const COLUMNS: &[&str] = &[
     "finished_utc",
     "placement",
     "wrong_elements",
+    "ci95_rel_pct",
+    "ci95_low_us",
+    "ci95_high_us",
+    "median_ci95_low_us",
+    "median_ci95_high_us",
+    "p10_us",
+    "p90_us",
+    "iterations_run",
+    "noise",
 ];
 
 /// One row of the results CSV, as the writer serialises it and every
@@ -124,12 +133,44 @@ pub struct CsvRow {
     /// Wrong elements over every rank (nccl-tests' `#wrong`), where counted.
     #[serde(default)]
     pub wrong_elements: Option<u64>,
+    /// Half-width of the 95% confidence interval of the reported value
+    /// (OSU's average, the number on stdout), in percent of it. Computed
+    /// for the mean per-iteration time; a bandwidth or message rate is a
+    /// constant over that mean, so its relative half-width is the same to
+    /// first order. `commbench compare` reads this column.
+    #[serde(default, serialize_with = "float")]
+    pub ci95_rel_pct: Option<f64>,
+    /// 95% confidence interval of the mean per-iteration time (the
+    /// `iter_mean_us` series), microseconds.
+    #[serde(default, serialize_with = "float")]
+    pub ci95_low_us: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub ci95_high_us: Option<f64>,
+    /// 95% confidence interval of the median per-iteration time (order
+    /// statistics; empty below six iterations), microseconds.
+    #[serde(default, serialize_with = "float")]
+    pub median_ci95_low_us: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub median_ci95_high_us: Option<f64>,
+    /// Nearest-rank 10th and 90th percentiles of the per-iteration time.
+    #[serde(default, serialize_with = "float")]
+    pub p10_us: Option<f64>,
+    #[serde(default, serialize_with = "float")]
+    pub p90_us: Option<f64>,
+    /// Timed iterations actually run for this row.
+    #[serde(default)]
+    pub iterations_run: Option<usize>,
+    /// Noise verdict: `ok`, or the failed tests joined by `;` (`drift`,
+    /// `bimodal`, `noisy`, `outliers`; see stats::noise).
+    #[serde(default)]
+    pub noise: Option<String>,
 }
 
 impl CsvRow {
     /// The CSV row of one measured `row` of the run `ctx`.
     pub fn new(ctx: &RunContext, r: &Row) -> CsvRow {
         let it = r.iter.as_ref();
+        let sp = r.iter_spread.as_ref();
         CsvRow {
             benchmark: ctx.benchmark.to_string(),
             backend: ctx.backend.to_string(),
@@ -162,6 +203,15 @@ impl CsvRow {
             finished_utc: r.finished_utc.clone(),
             placement: r.in_place,
             wrong_elements: r.wrong_elements,
+            ci95_rel_pct: sp.and_then(|s| s.ci95_rel_pct()),
+            ci95_low_us: sp.and_then(|s| s.mean).map(|i| i.low),
+            ci95_high_us: sp.and_then(|s| s.mean).map(|i| i.high),
+            median_ci95_low_us: sp.and_then(|s| s.median).map(|i| i.low),
+            median_ci95_high_us: sp.and_then(|s| s.median).map(|i| i.high),
+            p10_us: sp.map(|s| s.p10),
+            p90_us: sp.map(|s| s.p90),
+            iterations_run: r.iterations_run,
+            noise: sp.map(|s| s.noise.cell()),
         }
     }
 }
@@ -304,7 +354,15 @@ impl<W: RowSink> Sink for CsvSink<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::noise::NoiseThresholds;
+    use crate::stats::spread::spread;
     use crate::stats::{RankSpread, Summary};
+
+    /// 40 iterations whose second half is twice as slow: a drifting size
+    /// with both intervals.
+    fn noisy_secs() -> Vec<f64> {
+        (0..40).map(|i| if i < 20 { 1e-6 + i as f64 * 1e-9 } else { 2e-6 + i as f64 * 1e-9 }).collect()
+    }
 
     /// The row as the writer made it before `CsvRow` (cell by cell, `{}`
     /// for floats): the typed row must write the same bytes.
@@ -313,6 +371,7 @@ mod tests {
             v.map(|x| format!("{x}")).unwrap_or_default()
         }
         let it = r.iter.as_ref();
+        let sp = r.iter_spread.as_ref();
         let tails = r.tails.iter().map(|(p, v)| format!("P{p}={v}")).collect::<Vec<_>>().join(";");
         vec![
             ctx.benchmark.to_string(),
@@ -354,6 +413,15 @@ mod tests {
                 None => String::new(),
             },
             r.wrong_elements.map(|w| w.to_string()).unwrap_or_default(),
+            num(sp.and_then(|s| s.ci95_rel_pct())),
+            num(sp.and_then(|s| s.mean).map(|i| i.low)),
+            num(sp.and_then(|s| s.mean).map(|i| i.high)),
+            num(sp.and_then(|s| s.median).map(|i| i.low)),
+            num(sp.and_then(|s| s.median).map(|i| i.high)),
+            num(sp.map(|s| s.p10)),
+            num(sp.map(|s| s.p90)),
+            r.iterations_run.map(|n| n.to_string()).unwrap_or_default(),
+            sp.map(|s| s.noise.cell()).unwrap_or_default(),
         ]
     }
 
@@ -375,9 +443,17 @@ mod tests {
                 validation: Some(false),
                 tails: vec![(50, 0.25), (99, 1e-5), (100, 2.0)],
                 iter: Summary::from_secs(&[1e-6, 3e-6, 2.5e-6], 1.0),
+                iterations_run: Some(3),
+                iter_spread: spread(&[1e-6, 3e-6, 2.5e-6], 1e6, &NoiseThresholds::default()),
                 finished_utc: "2026-11-30T00:00:00.000Z".into(),
                 wrong_elements: Some(7),
                 in_place: Some(true),
+            },
+            Row {
+                size: 16,
+                iterations_run: Some(40),
+                iter_spread: spread(&noisy_secs(), 1e6, &NoiseThresholds::default()),
+                ..Row::default()
             },
             Row { size: 8, in_place: Some(false), wrong_elements: Some(0), ..Row::default() },
             Row { size: 0, avg_lat_us: Some(f64::NAN), ..Row::default() },
@@ -510,6 +586,46 @@ mod tests {
         assert_eq!(col("osu_tails"), "P50=0.25;P99=1.5");
         assert_eq!(col("iter_max_us").parse::<f64>().unwrap(), 3.0);
         assert_eq!((col("pairs"), col("min_lat_us"), col("slowest_rank")), ("1", "", ""));
+    }
+
+    /// The spread columns come last (older readers keep their positions)
+    /// and say what the row's spread bundle says.
+    #[test]
+    fn spread_columns() {
+        assert_eq!(
+            COLUMNS[COLUMNS.len() - 9..],
+            [
+                "ci95_rel_pct",
+                "ci95_low_us",
+                "ci95_high_us",
+                "median_ci95_low_us",
+                "median_ci95_high_us",
+                "p10_us",
+                "p90_us",
+                "iterations_run",
+                "noise"
+            ]
+        );
+        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1) };
+        let sp = spread(&noisy_secs(), 1e6, &NoiseThresholds::default()).unwrap();
+        let row = Row { size: 8, iterations_run: Some(40), iter_spread: Some(sp.clone()), ..Row::default() };
+        let text = written(&ctx, std::slice::from_ref(&row));
+        let fields: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+        let col = |name: &str| fields[COLUMNS.iter().position(|c| *c == name).unwrap()];
+        let num = |name: &str| col(name).parse::<f64>().unwrap();
+        let (mean, median) = (sp.mean.unwrap(), sp.median.unwrap());
+        assert_eq!((num("ci95_low_us"), num("ci95_high_us")), (mean.low, mean.high));
+        assert_eq!((num("median_ci95_low_us"), num("median_ci95_high_us")), (median.low, median.high));
+        assert_eq!((num("p10_us"), num("p90_us")), (sp.p10, sp.p90));
+        assert!((num("ci95_rel_pct") - mean.half_width() / mean.estimate * 100.0).abs() < 1e-9);
+        assert_eq!(col("iterations_run"), "40");
+        assert!(col("noise").split(';').any(|f| f == "drift"), "{}", col("noise"));
+        // What compare reads is this column.
+        assert_eq!(crate::compare::csv_input::SPREAD_COLUMN, "ci95_rel_pct");
+        // A row without a spread (nothing timed, a batch) leaves them empty.
+        let text = written(&ctx, &[Row { size: 8, ..Row::default() }]);
+        let fields: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+        assert!(fields[fields.len() - 9..].iter().all(|f| f.is_empty()), "{fields:?}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod time;
 use std::io;
 
 use crate::datatype::Datatype;
+use crate::stats::spread::Spread;
 use crate::stats::{RankSpread, Summary};
 
 /// Facts that hold for every row of one run.
@@ -61,6 +62,13 @@ pub struct Row {
     pub tails: Vec<(u32, f64)>,
     /// Distribution of the per-iteration time.
     pub iter: Option<Summary>,
+    /// Timed iterations behind the row (the samples of `iter`); None where
+    /// nothing was timed.
+    pub iterations_run: Option<usize>,
+    /// 95% intervals, p10/p90 and noise verdict of the per-iteration time
+    /// (microseconds, same series and scale as `iter`); None where the
+    /// iterations have no time of their own (a batch timed as one).
+    pub iter_spread: Option<Spread>,
     /// When the row was finished (RFC 3339, UTC).
     pub finished_utc: String,
 }

@@ -301,6 +301,11 @@ pub struct RunRecord {
     /// lanes (transport/device) of every rank's endpoints. Absent for MPI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend_details: Option<serde_json::Value>,
+    /// The thresholds behind the CSV's `noise` verdicts (stats::noise), so
+    /// that a verdict can be read without the version that wrote it.
+    /// Absent in records written before rows carried a verdict.
+    #[serde(default)]
+    pub noise_thresholds: Option<crate::stats::noise::NoiseThresholds>,
 }
 
 /// Where a run's message buffers lived, and what was asked for.
@@ -447,6 +452,7 @@ pub(crate) mod samples {
             slurm: None,
             buffers: None,
             backend_details: None,
+            noise_thresholds: Some(crate::stats::noise::NoiseThresholds::default()),
         }
     }
 }
@@ -603,6 +609,16 @@ mod tests {
         assert!(rec.run.placement_warnings.is_empty());
         assert_eq!(rec.slurm, None);
         assert_eq!(rec.run.commbench.git_commit, "bb2ae73");
+        assert_eq!(rec.noise_thresholds, None);
+    }
+
+    /// The noise thresholds travel through the record and read back.
+    #[test]
+    fn noise_thresholds_round_trip() {
+        let rec = record(RunRecord::parse(FIRST_RECORD).unwrap().run);
+        let text = serde_json::to_string(&rec).unwrap();
+        assert!(text.contains("\"noise_thresholds\":{\"max_rel_ci\":0.05"), "{text}");
+        assert_eq!(RunRecord::parse(&text).unwrap(), rec);
     }
 
     /// A run killed before it ended leaves `running` with no end time and

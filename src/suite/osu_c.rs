@@ -78,6 +78,16 @@ fn row(spec: &BenchSpec, t: &Table, p: &Point, k: &Known, finished_utc: &str) ->
         finished_utc: finished_utc.to_string(),
         placement: None,
         wrong_elements: None,
+        // OSU's own binaries print no per-iteration times: no spread.
+        ci95_rel_pct: None,
+        ci95_low_us: None,
+        ci95_high_us: None,
+        median_ci95_low_us: None,
+        median_ci95_high_us: None,
+        p10_us: None,
+        p90_us: None,
+        iterations_run: None,
+        noise: None,
     }
 }
 

@@ -102,6 +102,14 @@ fn latency_is_half_the_modelled_round_trip_at_every_size() {
         // every iteration took the same virtual time: the spread is nil
         assert_eq!(it.samples, 10);
         assert!(close(it.mean_us, want) && it.stddev_us < 1e-9, "{it:?}");
+        // and every row carries that spread: a point interval, a quiet verdict
+        assert_eq!(r.iterations_run, Some(10));
+        let sp = r.iter_spread.as_ref().expect("a spread on every row");
+        let mean = sp.mean.unwrap();
+        assert!(close(mean.estimate, want) && mean.half_width() < 1e-9 * want, "{sp:?}");
+        assert!(sp.ci95_rel_pct().unwrap() < 1e-6 && close(sp.p10, want) && close(sp.p90, want), "{sp:?}");
+        assert!(sp.median.is_some_and(|m| close(m.estimate, want)));
+        assert_eq!(sp.noise.cell(), "ok");
     }
     assert_eq!(seen.first(), Some(&Seen::Begin(Datatype::Char)));
     assert_eq!(seen[seen.len() - 2..], [Seen::End, Seen::Finish]);
@@ -109,7 +117,7 @@ fn latency_is_half_the_modelled_round_trip_at_every_size() {
 
 #[test]
 fn bandwidth_is_the_window_over_its_modelled_time() {
-    let m = Model { latency_s: 2e-6, overhead_s: 0.0, bytes_per_s: 5e9 };
+    let m = Model { latency_s: 2e-6, overhead_s: 0.0, bytes_per_s: 5e9, jitter_s: 0.0 };
     let (seen, ending, _) = measure::<bw::Bw>(2, &["-m", "1024:4096", "-i", "4", "-x", "1", "-W", "8"], m, None);
     assert_eq!(ending, Ending::Complete);
     let rows = rows(&seen);
@@ -164,6 +172,10 @@ fn collectives_average_over_ranks_and_validate() {
         let (algbw, busbw) = r.algbw_busbw.unwrap();
         assert!(close(algbw, bytes / (want * 1e-6) / 1e9) && close(busbw, algbw * 1.5));
         assert_eq!(r.validation, Some(true));
+        // the spread is of the average over ranks, the reported value
+        let mean = r.iter_spread.as_ref().and_then(|s| s.mean).unwrap();
+        assert!(close(mean.estimate, want), "{mean:?} vs {want}");
+        assert_eq!(r.iterations_run, Some(5));
     }
     // the reduce-scatter split and its check, on an odd element count
     let (_, ending, _) =
@@ -191,7 +203,7 @@ fn wrong_data_stops_at_the_first_size() {
 
 #[test]
 fn message_rate_sums_over_pairs() {
-    let m = Model { latency_s: 1e-6, overhead_s: 0.0, bytes_per_s: 1e9 };
+    let m = Model { latency_s: 1e-6, overhead_s: 0.0, bytes_per_s: 1e9, jitter_s: 0.0 };
     let (seen, ending, _) = measure::<mbw_mr::MbwMr>(4, &["-m", "1000:1000", "-i", "2", "-x", "0", "-W", "4"], m, None);
     assert_eq!(ending, Ending::Complete);
     let r = &rows(&seen)[0];
@@ -377,4 +389,75 @@ fn vector_collectives_time_and_bandwidth_as_their_base() {
     let r = one(&measure::<reduce_scatter_block::ReduceScatterBlock>(np, &a, m, None).0);
     let want = m.collective(np, 3.0 / 4.0 * 64.0) * 1e6;
     assert!(close(r.avg_lat_us.unwrap(), want), "{:?} vs {want}", r.avg_lat_us);
+}
+
+/// `--verbose` names each flagged size in one line no row parser takes
+/// for data; a quiet size says nothing.
+#[test]
+fn verbose_names_flagged_sizes_in_row_safe_lines() {
+    use crate::diag::looks_like_row;
+    use crate::stats::noise::NoiseThresholds;
+    use crate::stats::spread::spread;
+    // 40 iterations, the second half twice as slow: drift.
+    let secs: Vec<f64> = (0..40).map(|i| (if i < 20 { 1e-6 } else { 2e-6 }) + i as f64 * 1e-9).collect();
+    let row = Row {
+        datatype: Some(Datatype::Char),
+        size: 8,
+        iter_spread: spread(&secs, 1e6, &NoiseThresholds::default()),
+        ..Row::default()
+    };
+    let line = super::noise_line("osu_latency", &row).expect("a flagged size");
+    assert!(line.starts_with("# noise: osu_latency MPI_CHAR size 8: drift (second half +"), "{line}");
+    assert!(!looks_like_row(&line), "{line}");
+    let merged = format!("8                       0.34\n{line}\n16                      0.35\n");
+    assert_eq!(merged.lines().filter(|l| looks_like_row(l)).count(), 2, "{merged}");
+    let windowed = Row { window: Some(64), datatype: None, ..row.clone() };
+    let line = super::noise_line("osu_bw", &windowed).unwrap();
+    assert!(line.starts_with("# noise: osu_bw size 8 window 64: ") && !looks_like_row(&line), "{line}");
+    let quiet = Row { iter_spread: spread(&[1e-6; 40], 1e6, &NoiseThresholds::default()), ..row.clone() };
+    assert_eq!(super::noise_line("osu_latency", &quiet), None);
+    assert_eq!(super::noise_line("osu_latency", &Row { iter_spread: None, ..row }), None);
+}
+
+/// `--precision` on rank 0's rows: the Iterations a row reports and the
+/// metric come from the iterations actually run.
+fn precise_rows(args: &[&str], model: Model) -> Vec<Row> {
+    let (seen, ending, _) = measure::<latency::Latency>(2, args, model, None);
+    assert_eq!(ending, Ending::Complete);
+    rows(&seen)
+}
+
+#[test]
+fn precision_stops_at_the_floor_on_constant_data() {
+    let m = Model::default();
+    // The floor is a tenth of the ceiling: 100 of 1000.
+    let rows = precise_rows(&["-m", "1:4", "-i", "1000", "-x", "2", "--precision", "1%"], m);
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        assert_eq!((r.iterations, r.iterations_run), (100, Some(100)), "size {}", r.size);
+        assert!(close(r.avg_lat_us.unwrap(), m.one_way(r.size) * 1e6), "{:?}", r.avg_lat_us);
+    }
+    // Never below a floor that was asked for.
+    let rows = precise_rows(&["-m", "1:1", "-i", "1000", "--precision", "1%", "--min-iterations", "321"], m);
+    assert_eq!((rows[0].iterations, rows[0].iterations_run), (321, Some(321)));
+    // A floor above the ceiling runs the ceiling.
+    let rows = precise_rows(&["-m", "1:1", "-i", "50", "--precision", "1%", "--min-iterations", "80"], m);
+    assert_eq!(rows[0].iterations, 50);
+}
+
+#[test]
+fn precision_runs_to_the_ceiling_on_noisy_data_and_between_on_some() {
+    let m = Model { jitter_s: 2e-6, ..Model::default() };
+    let rows = precise_rows(&["-m", "1:1", "-i", "300", "--precision", "0.1%"], m);
+    assert_eq!((rows[0].iterations, rows[0].iterations_run), (300, Some(300)));
+    // A looser target on the same noise stops between floor and ceiling,
+    // once the interval is within it.
+    let rows = precise_rows(&["-m", "1:1", "-i", "2000", "--precision", "1%"], m);
+    let (n, sp) = (rows[0].iterations, rows[0].iter_spread.as_ref().unwrap());
+    assert!(200 < n && n < 2000, "{n}");
+    assert_eq!(rows[0].iterations_run, Some(n));
+    assert!(sp.ci95_rel_pct().unwrap() <= 1.0 + 1e-9, "{sp:?}");
+    // Without the option the count is OSU's, noise or not.
+    let rows = precise_rows(&["-m", "1:1", "-i", "300"], m);
+    assert_eq!(rows[0].iterations, 300);
 }
