@@ -35,6 +35,8 @@ const MERGED: &[(&str, &str, usize, &[&str])] = &[
     ("osu_alltoallv", "alltoallv_np4_f_c", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
     ("osu_alltoallw", "alltoallw_f_c_z", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
     ("osu_reduce_scatter_block", "reduce_scatter_block_np4_f_c", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
+    ("osu_iallreduce", "iallreduce_f_c_z_t4", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("osu_ibarrier", "ibarrier_f_z_t10", 2, &["-i", "20", "-x", "2", "-f", "-z", "-t", "10"]),
 ];
 
 /// The loose row pattern of older OSU harnesses, unanchored, applied to

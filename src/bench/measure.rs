@@ -93,18 +93,26 @@ pub fn run<T: Transport, K: Kernel<T>>(
                     if kernel.sync_before_size() {
                         t.world().barrier();
                     }
-                    let outcome = timed_loop::run(
-                        t,
-                        kernel,
-                        &case,
-                        checked.then_some(opts.validation_warmup),
-                        &mut samples,
-                        progress,
-                        opts.tails.is_some(),
-                    );
+                    // Most kernels time one pass; the non-blocking
+                    // collectives two (pure communication, then overlap).
+                    let mut outcome = LoopOutcome::default();
+                    for phase in 0..kernel.phases() {
+                        if phase > 0 {
+                            kernel.begin_phase(t, &case, phase, &samples);
+                        }
+                        outcome.merge(timed_loop::run(
+                            t,
+                            kernel,
+                            &case,
+                            checked.then_some(opts.validation_warmup),
+                            &mut samples,
+                            progress,
+                            opts.tails.is_some(),
+                        ));
+                    }
                     progress.set_step(Step::Results);
                     let metric = kernel.metric(t, &case, &samples);
-                    let passed = checked.then(|| verdict(t, plan, &case, &outcome));
+                    let passed = checked.then(|| verdict(t, plan, &case, &outcome, kernel.phases()));
                     let wrong = (checked && nccl_tests).then(|| t.world().allreduce_sum_u64(outcome.wrong_elements));
                     if let Some((_, b)) = metric.algbw_busbw {
                         busbw = (busbw.0 + b, busbw.1 + 1);
@@ -151,7 +159,7 @@ fn emit(sinks: &mut Option<&mut Sinks>, f: &mut dyn FnMut(&mut dyn Sink) -> io::
 }
 
 /// Combines every rank's checks; a rank that saw wrong data says where.
-fn verdict<T: Transport>(t: &T, plan: &Plan, case: &SizeCase, outcome: &LoopOutcome) -> bool {
+fn verdict<T: Transport>(t: &T, plan: &Plan, case: &SizeCase, outcome: &LoopOutcome, passes: usize) -> bool {
     if let Some((iteration, m)) = &outcome.first_mismatch {
         let rank = t.world().rank();
         say(&format!(
@@ -159,7 +167,7 @@ fn verdict<T: Transport>(t: &T, plan: &Plan, case: &SizeCase, outcome: &LoopOutc
             plan.spec.name,
             validation::describe_mismatch(case, *iteration, m),
             outcome.errors,
-            case.iterations + case.warmup,
+            (case.iterations + case.warmup) * passes,
         ));
         if let Some(dir) = plan.opts.validation.as_ref().and_then(|v| v.log_dir.as_ref()) {
             validation::write_log(dir, rank, case, *iteration, m);
@@ -188,7 +196,11 @@ fn row<T: Transport, K: Kernel<T>>(
     };
     let (avg_lat_us, bw_mbps) = match spec.metric {
         MetricKind::Bandwidth | MetricKind::MultiBandwidth => (None, Some(metric.value)),
-        MetricKind::Latency | MetricKind::Collective | MetricKind::Barrier => (Some(metric.value), None),
+        MetricKind::Latency
+        | MetricKind::Collective
+        | MetricKind::Barrier
+        | MetricKind::Overlap
+        | MetricKind::OverlapBarrier => (Some(metric.value), None),
     };
     Row {
         datatype: spec.typed().then_some(case.datatype),
@@ -204,6 +216,7 @@ fn row<T: Transport, K: Kernel<T>>(
         validation: passed,
         wrong_elements: None,
         in_place: None,
+        overlap: metric.overlap,
         tails,
         iter: Summary::from_secs(secs, kernel.iteration_time_scale()),
         finished_utc: Utc::now().rfc3339(),

@@ -8,6 +8,7 @@
 pub mod collective;
 pub mod measure;
 pub mod memory;
+pub mod nonblocking;
 pub mod registry;
 pub mod runner;
 pub mod spec;
@@ -46,6 +47,8 @@ benchmarks! {
     gatherv::Gatherv,
     scatter::Scatter,
     scatterv::Scatterv,
+    iallreduce::Iallreduce,
+    ibarrier::Ibarrier,
 }
 
 use crate::backend::{Collectives, Control, Transport};
@@ -105,6 +108,8 @@ pub struct Metric {
     /// describe, when they are not rank 0's own samples (collectives: the
     /// average over ranks of each iteration).
     pub iteration_secs: Option<Vec<f64>>,
+    /// Non-blocking collectives: OSU's overlap columns.
+    pub overlap: Option<crate::report::OverlapTimes>,
 }
 
 /// The part of a benchmark that differs from the others, over any
@@ -174,6 +179,16 @@ pub trait Kernel<T: Transport> {
     fn iteration_time_scale(&self) -> f64 {
         1.0
     }
+
+    /// How many passes of the timed loop each size takes (the
+    /// non-blocking collectives: two).
+    fn phases(&self) -> usize {
+        1
+    }
+
+    /// Before pass `phase` (from 1) of a size; `samples` holds the
+    /// previous pass's timings.
+    fn begin_phase(&mut self, _t: &T, _case: &SizeCase, _phase: usize, _samples: &Samples) {}
 
     /// Turns this rank's timed samples into the reported metric; may
     /// communicate (averages over senders or ranks).

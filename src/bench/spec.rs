@@ -47,6 +47,11 @@ pub enum MetricKind {
     Collective,
     /// Average latency over ranks, one row without a size (osu_barrier).
     Barrier,
+    /// A non-blocking collective with OSU's overlap columns (overall,
+    /// compute, pure communication, overlap %), per message size.
+    Overlap,
+    /// The same, one row without a size (osu_ibarrier).
+    OverlapBarrier,
 }
 
 /// Why a benchmark cannot run on a job of this size; the text is the one
@@ -119,7 +124,7 @@ impl BenchSpec {
             }
         }
         let mut note = None;
-        if !self.is_point_to_point() && self.metric != MetricKind::Barrier {
+        if !self.is_point_to_point() && self.typed() {
             let per = if self.buffer_times_np { np } else { 1 };
             let need = opts.max_size.saturating_mul(per);
             match opts.mem_limit {
@@ -170,7 +175,12 @@ impl BenchSpec {
 
     /// Whether the benchmark moves typed elements (`-T`, `# Datatype:`).
     pub fn typed(&self) -> bool {
-        self.metric != MetricKind::Barrier
+        !matches!(self.metric, MetricKind::Barrier | MetricKind::OverlapBarrier)
+    }
+
+    /// Whether rows carry OSU's non-blocking overlap columns.
+    pub fn is_overlap(&self) -> bool {
+        matches!(self.metric, MetricKind::Overlap | MetricKind::OverlapBarrier)
     }
 
     /// The title line, e.g. `# OSU MPI Latency Test v7.4`.
@@ -202,6 +212,8 @@ pub const BW_ITERS: IterDefaults =
     IterDefaults { small_iterations: 100, small_warmup: 10, large_iterations: 20, large_warmup: 2 };
 pub const MBW_ITERS: IterDefaults =
     IterDefaults { small_iterations: 100, small_warmup: 10, large_iterations: 100, large_warmup: 10 };
+/// Iterations of the non-blocking collectives: OSU's collective defaults.
+pub const NBC_ITERS: IterDefaults = COLL_ITERS;
 pub const COLL_ITERS: IterDefaults =
     IterDefaults { small_iterations: 1000, small_warmup: 100, large_iterations: 100, large_warmup: 10 };
 

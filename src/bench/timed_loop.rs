@@ -22,6 +22,15 @@ pub struct LoopOutcome {
 }
 
 impl LoopOutcome {
+    /// Adds the outcome of a later pass over the same size.
+    pub fn merge(&mut self, later: LoopOutcome) {
+        self.errors += later.errors;
+        self.wrong_elements += later.wrong_elements;
+        if self.first_mismatch.is_none() {
+            self.first_mismatch = later.first_mismatch;
+        }
+    }
+
     /// Validation after iteration `i` (untimed): counts a wrong result and
     /// keeps the first.
     fn check<T: Transport, K: Kernel<T>>(&mut self, t: &T, kernel: &K, case: &SizeCase, i: usize) {
