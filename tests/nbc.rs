@@ -1,4 +1,5 @@
-//! Non-blocking collectives (osu_iallreduce, osu_ibarrier) under real
+//! Non-blocking collectives (osu_iallreduce, osu_ibarrier, osu_ibcast,
+//! osu_iallgather, osu_ialltoall) under real
 //! launchers: stdout against OSU 7.4's own output (digits masked), at the
 //! golden file's np and others; validation passing with -c at np 2 to 4;
 //! and the overlap columns' arithmetic as printed (compute, pure
@@ -19,6 +20,14 @@ const GOLDEN: &[(&str, &str, usize, &[&str])] = &[
     ("iallreduce_T_all", "osu_iallreduce", 2, &["-m", "8", "-T", "all", "-i", "10", "-x", "1"]),
     ("iallreduce_np4_f_c_l", "osu_iallreduce", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
     ("ibarrier", "osu_ibarrier", 2, &["-i", "20", "-x", "2"]),
+    ("ibcast_m64", "osu_ibcast", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("ibcast_f_c_z_t4", "osu_ibcast", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("iallgather_m64", "osu_iallgather", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("iallgather_f_c_z_t4", "osu_iallgather", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("iallgather_np3_f_c_l", "osu_iallgather", 3, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
+    ("ialltoall_m64", "osu_ialltoall", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("ialltoall_f_c_z_t4", "osu_ialltoall", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("ialltoall_np4_f_c_l", "osu_ialltoall", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
     ("ibarrier_f_z_t10", "osu_ibarrier", 2, &["-i", "20", "-x", "2", "-f", "-z", "-t", "10"]),
 ];
 
@@ -82,6 +91,9 @@ fn overlap_columns_follow_osu_formula() {
         ("osu_iallreduce", 2, &["-m", "1K", "-T", "all", "-c"][..]),
         ("osu_iallreduce", 3, &["-m", "64", "-t", "3", "-c", "-l"]),
         ("osu_ibarrier", 4, &["-t", "2"]),
+        ("osu_ibcast", 3, &["-m", "256", "-c", "-t", "2"]),
+        ("osu_iallgather", 4, &["-m", "64", "-c", "-T", "all"]),
+        ("osu_ialltoall", 3, &["-m", "64", "-c", "-l", "-t", "1"]),
     ] {
         let mut args = vec!["-i", "30", "-x", "3", "-f"];
         args.extend(extra);

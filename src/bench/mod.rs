@@ -49,6 +49,9 @@ benchmarks! {
     scatterv::Scatterv,
     iallreduce::Iallreduce,
     ibarrier::Ibarrier,
+    ibcast::Ibcast,
+    iallgather::Iallgather,
+    ialltoall::Ialltoall,
 }
 
 use crate::backend::{Collectives, Control, Transport};

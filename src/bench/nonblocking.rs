@@ -181,6 +181,11 @@ impl<N: NonBlocking, T: Collectives> Kernel<T> for NbcKernel<N, T> {
         Ok(())
     }
 
+    /// As the blocking twin (OSU's osu_ibcast has no barrier there either).
+    fn sync_before_size(&self) -> bool {
+        self.c.sync_before_size()
+    }
+
     fn begin_iteration(&mut self, t: &T, case: &SizeCase, i: usize, validation: Option<usize>) {
         self.iteration = i;
         if let Some(reps) = validation {

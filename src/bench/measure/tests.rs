@@ -416,6 +416,27 @@ fn nonblocking_overlap_arithmetic() {
     assert_eq!((rows.len(), rows[0].size, rows[0].datatype), (1, 0, None));
     let o = rows[0].overlap.unwrap();
     assert!(close(o.pure_us, m.barrier(3) * 1e6) && close(o.overall_us, o.pure_us + m.overhead_s * 1e6), "{o:?}");
+    // the others move and check their data as their blocking twins
+    use crate::bench::{iallgather, ialltoall, ibcast};
+    for np in [2, 3] {
+        let args = ["-m", "4:64", "-i", "3", "-x", "1", "-c", "-t", "2", "-T", "all"];
+        assert_eq!(measure::<ibcast::Ibcast>(np, &args, m, None).1, Ending::Complete);
+        assert_eq!(measure::<iallgather::Iallgather>(np, &args, m, None).1, Ending::Complete);
+        assert_eq!(measure::<ialltoall::Ialltoall>(np, &args, m, None).1, Ending::Complete);
+        let mut in_place = args.to_vec();
+        in_place.push("-l");
+        assert_eq!(measure::<iallgather::Iallgather>(np, &in_place, m, None).1, Ending::Complete);
+        assert_eq!(measure::<ialltoall::Ialltoall>(np, &in_place, m, None).1, Ending::Complete);
+        assert_eq!(measure::<iallreduce::Iallreduce>(np, &in_place, m, None).1, Ending::Complete);
+    }
+    // wrong data is caught
+    let (_, ending, _) = measure::<iallreduce::Iallreduce>(
+        2,
+        &["-m", "4:8", "-i", "3", "-x", "1", "-c"],
+        m,
+        Some(Fault::CorruptTo { to: 1 }),
+    );
+    assert_eq!(ending, Ending::ValidationFailed { size: 4 });
     // the formula never goes below zero
     let slow = crate::bench::nonblocking::overlap_times(10.0, 2.0, 0.0, 0.0, 0.0, 4.0, 4.0, 4.0);
     assert_eq!(slow.overlap_pct, 0.0);
