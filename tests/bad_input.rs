@@ -90,6 +90,13 @@ const CASES: &[Case] = &[
     case("osu_gather", 1, &["-m", "8"], "This test requires at least two processes"),
     case("osu_alltoallw", 1, &["-m", "8"], "This test requires at least two processes"),
     case("osu_reduce_scatter_block", 1, &["-m", "8"], "This test requires at least two processes"),
+    case("osu_iallreduce", 1, &["-m", "8"], "This test requires at least two processes"),
+    case("osu_ibarrier", 1, &[], "This test requires at least two processes"),
+    case("osu_iallreduce", 2, &["-t", "-1"], "Invalid Number of Probes [-t -1]"),
+    case("osu_ibarrier", 2, &["-c"], "Invalid option [-c]"),
+    case("osu_ibarrier", 2, &["-a", "0"], "Invalid Device Array Size [-a 0]"),
+    case("osu_ibcast", 2, &["-l"], "Invalid option [-l] (osu_ibcast has no in-place form)"),
+    case("osu_ialltoall", 1, &["-m", "8"], "This test requires at least two processes"),
     case(
         "osu_gatherv",
         3,

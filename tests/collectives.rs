@@ -14,7 +14,12 @@ const NO_AVX: (&str, &str) = ("OMPI_MCA_op", "^avx");
 
 /// Every collective benchmark of the registry.
 fn collectives() -> Vec<&'static str> {
-    commbench::bench::registry::BENCHMARKS.iter().filter(|e| e.is_collective()).map(|e| e.name()).collect()
+    // (the non-blocking ones, with their overlap columns, are tests/nbc.rs's)
+    commbench::bench::registry::BENCHMARKS
+        .iter()
+        .filter(|e| e.is_collective() && !e.spec.is_overlap())
+        .map(|e| e.name())
+        .collect()
 }
 
 /// Whether a benchmark takes OSU's `-k` (root rank).

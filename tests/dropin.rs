@@ -35,6 +35,11 @@ const MERGED: &[(&str, &str, usize, &[&str])] = &[
     ("osu_alltoallv", "alltoallv_np4_f_c", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
     ("osu_alltoallw", "alltoallw_f_c_z", 2, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"]),
     ("osu_reduce_scatter_block", "reduce_scatter_block_np4_f_c", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c"]),
+    ("osu_iallreduce", "iallreduce_f_c_z_t4", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("osu_ibarrier", "ibarrier_f_z_t10", 2, &["-i", "20", "-x", "2", "-f", "-z", "-t", "10"]),
+    ("osu_ibcast", "ibcast_f_c_z_t4", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("osu_iallgather", "iallgather_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("osu_ialltoall", "ialltoall_np4_f_c_l", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
 ];
 
 /// Benchmarks whose merged-stream case lives in another file, and why:

@@ -158,6 +158,7 @@ pub fn run_with<R: Send>(
                     let t = MockTransport {
                         world: MockWorld { rank, shared, clock: Cell::new(0.0), draws: Cell::new(0) },
                         marks: RefCell::default(),
+                        pending: Cell::new(None),
                     };
                     f(&t)
                 })
@@ -369,6 +370,8 @@ pub struct MockTransport {
     world: MockWorld,
     /// Device timestamps ([`Transport::mark`]): the virtual clock.
     marks: RefCell<Vec<f64>>,
+    /// When the non-blocking collective in flight completes.
+    pending: Cell<Option<f64>>,
 }
 
 impl MockTransport {
@@ -772,9 +775,64 @@ impl Collectives for MockTransport {
         out.as_mut_slice()[..bytes].copy_from_slice(&mine);
         self.tamper(out.as_mut_slice());
     }
+
+    fn ibarrier(&self) {
+        self.started(|| Collectives::barrier(self));
+    }
+
+    unsafe fn iallreduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        self.started(|| self.allreduce_sum(io, count, dt));
+    }
+
+    unsafe fn ibcast(&self, buf: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+        self.started(|| self.bcast(buf, count, dt, root));
+    }
+
+    unsafe fn iallgather(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        self.started(|| self.allgather(io, count, dt));
+    }
+
+    unsafe fn ialltoall(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        self.started(|| self.alltoall(io, count, dt));
+    }
+
+    /// Costs one call's overhead; done once the clock has reached the
+    /// operation's completion.
+    fn nb_test(&self) -> bool {
+        self.world.advance(self.model().overhead_s);
+        match self.pending.get() {
+            Some(end) if self.world.clock() < end => false,
+            _ => {
+                self.pending.set(None);
+                true
+            }
+        }
+    }
+
+    fn nb_wait(&self) {
+        if let Some(end) = self.pending.take() {
+            self.world.at_least(end);
+        }
+    }
+
+    /// The virtual clock moves on by exactly `secs`.
+    fn compute_for(&self, secs: f64) {
+        self.world.advance(secs);
+    }
 }
 
 impl MockTransport {
+    /// A non-blocking collective: the blocking one moves the data at once
+    /// and tells when it would end; the rank's clock goes back to the start
+    /// plus one call's overhead, and the operation completes in the
+    /// background at that end (perfect overlap).
+    fn started(&self, op: impl FnOnce()) {
+        let start = self.world.clock();
+        op();
+        self.pending.set(Some(self.world.clock()));
+        self.world.clock.set(start + self.model().overhead_s);
+    }
+
     /// Flips the first byte of a vector collective's result on the rank a
     /// [`Fault::CorruptTo`] names.
     fn tamper(&self, out: &mut [u8]) {

@@ -340,6 +340,62 @@ pub trait Collectives: Transport {
     /// the receive buffer holds the whole input and the result lands at
     /// its start.
     fn reduce_scatter_block_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
+
+    // The non-blocking collectives (OSU's osu_i* benchmarks; MPI only, as
+    // the vector collectives). Each starts one operation, with the
+    // arguments of its blocking form, and returns at once; the transport
+    // holds its one request until [`Collectives::nb_wait`] (or an
+    // [`Collectives::nb_test`] that finds it done). One is in flight at a
+    // time.
+    //
+    // # Safety
+    //
+    // The buffers passed to a start must stay allocated, and must not be
+    // read or written, until the operation has completed (`nb_wait`, or
+    // `nb_test` returning true): MPI writes them in the meantime.
+
+    /// MPI_Ibarrier.
+    fn ibarrier(&self);
+    /// MPI_Iallreduce with MPI_SUM.
+    ///
+    /// # Safety
+    /// See above: the buffers stay untouched until completion.
+    unsafe fn iallreduce_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
+    /// MPI_Ibcast.
+    ///
+    /// # Safety
+    /// See above.
+    unsafe fn ibcast(&self, buf: &mut Self::Buf, count: usize, dt: Datatype, root: usize);
+    /// MPI_Iallgather.
+    ///
+    /// # Safety
+    /// See above.
+    unsafe fn iallgather(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
+    /// MPI_Ialltoall.
+    ///
+    /// # Safety
+    /// See above.
+    unsafe fn ialltoall(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
+    /// MPI_Test on the operation in flight: whether it has completed (true
+    /// also when none is in flight).
+    fn nb_test(&self) -> bool;
+    /// MPI_Wait on the operation in flight (returns at once when none is).
+    fn nb_wait(&self);
+
+    /// The non-blocking benchmarks' dummy computation: busy work on this
+    /// rank's CPU for `secs` seconds of this transport's clock, checked
+    /// between short bursts of arithmetic (so it may run over by one
+    /// burst, as OSU's does). The mock's virtual clock just moves on.
+    fn compute_for(&self, secs: f64) {
+        let start = self.now();
+        let mut x = [1.0f64, 2.0, 3.0, 4.0];
+        while self.now() - start < secs {
+            for v in x.iter_mut() {
+                *v = std::hint::black_box(*v * 0.999_999 + 0.5);
+            }
+        }
+        std::hint::black_box(x);
+    }
 }
 
 /// The buffer methods of a transport whose buffers are plain host memory

@@ -27,6 +27,8 @@ pub struct Mpi<'w, M: Memory = HostMemory> {
     /// Each datatype's handle once per rank: the type arrays of
     /// MPI_Alltoallw, built here so that no call allocates.
     per_rank_types: [Vec<ffi::MPI_Datatype>; 3],
+    /// The request of the non-blocking collective in flight.
+    pending: std::cell::Cell<ffi::MPI_Request>,
 }
 
 /// MPI on host memory: what OSU's non-GPU build measures.
@@ -44,7 +46,9 @@ impl<'w, M: Memory> Mpi<'w, M> {
         let h = world.handles();
         let np = world.size();
         let per_rank_types = Datatype::ALL.map(|dt| vec![h.dt(dt); np]);
-        Mpi { world, comm: world.comm(), h, mem, per_rank_types }
+        // SAFETY: reads a constant of the MPI library.
+        let pending = std::cell::Cell::new(unsafe { ffi::RSMPI_REQUEST_NULL });
+        Mpi { world, comm: world.comm(), h, mem, per_rank_types, pending }
     }
 
     /// Where the buffers live.
@@ -166,6 +170,50 @@ impl<'w, M: Memory> Mpi<'w, M> {
         let t = self.h.dt(dt);
         // SAFETY: both buffers were checked for the elements they carry.
         unsafe { f(send, count as c_int, t, recv.as_mut_ptr() as *mut c_void, count as c_int, t, self.comm) };
+    }
+}
+
+/// A collective with the (send, count, type, recv, count, type, comm,
+/// request) signature.
+type IExchange = unsafe extern "C" fn(
+    *const c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    *mut c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    ffi::MPI_Comm,
+    *mut ffi::MPI_Request,
+) -> c_int;
+
+impl<'w, M: Memory> Mpi<'w, M> {
+    /// Starts a non-blocking [`Mpi::exchange`].
+    ///
+    /// # Safety
+    /// The buffers stay untouched until the request completes.
+    #[inline(always)]
+    unsafe fn iexchange(&self, f: IExchange, io: Operands<M::Buf>, count: usize, dt: Datatype, send_blocks: usize) {
+        let need = count * dt.size();
+        let np = self.world.size();
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), need * send_blocks);
+        }
+        let (send, recv) = self.operands(io);
+        check_len(recv.len(), need * np);
+        let t = self.h.dt(dt);
+        // SAFETY: both buffers were checked; the caller keeps them.
+        unsafe {
+            f(
+                send,
+                count as c_int,
+                t,
+                recv.as_mut_ptr() as *mut c_void,
+                count as c_int,
+                t,
+                self.comm,
+                self.pending.as_ptr(),
+            )
+        };
     }
 }
 
@@ -603,6 +651,78 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
                 self.comm,
             )
         };
+    }
+
+    #[inline(always)]
+    fn ibarrier(&self) {
+        // SAFETY: the request slot is this transport's.
+        unsafe { ffi::MPI_Ibarrier(self.comm, self.pending.as_ptr()) };
+    }
+
+    #[inline(always)]
+    unsafe fn iallreduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
+        let need = count * dt.size();
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), need);
+        }
+        let (send, recv) = self.operands(io);
+        check_len(recv.len(), need);
+        // SAFETY: both buffers hold count elements; the caller keeps them.
+        unsafe {
+            ffi::MPI_Iallreduce(
+                send,
+                recv.as_mut_ptr() as *mut c_void,
+                count as c_int,
+                self.h.dt(dt),
+                self.h.sum,
+                self.comm,
+                self.pending.as_ptr(),
+            )
+        };
+    }
+
+    #[inline(always)]
+    unsafe fn ibcast(&self, buf: &mut M::Buf, count: usize, dt: Datatype, root: usize) {
+        check_len(buf.len(), count * dt.size());
+        // SAFETY: buf holds count elements; the caller keeps it.
+        unsafe {
+            ffi::MPI_Ibcast(
+                buf.as_mut_ptr() as *mut c_void,
+                count as c_int,
+                self.h.dt(dt),
+                root as c_int,
+                self.comm,
+                self.pending.as_ptr(),
+            )
+        };
+    }
+
+    #[inline(always)]
+    unsafe fn iallgather(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
+        // SAFETY: passed on from the caller.
+        unsafe { self.iexchange(ffi::MPI_Iallgather, io, count, dt, 1) };
+    }
+
+    #[inline(always)]
+    unsafe fn ialltoall(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
+        let np = self.world.size();
+        // SAFETY: passed on from the caller.
+        unsafe { self.iexchange(ffi::MPI_Ialltoall, io, count, dt, np) };
+    }
+
+    #[inline(always)]
+    fn nb_test(&self) -> bool {
+        let mut flag: c_int = 0;
+        // SAFETY: the request slot is this transport's (MPI_REQUEST_NULL
+        // when nothing is in flight, which tests as done).
+        unsafe { ffi::MPI_Test(self.pending.as_ptr(), &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+        flag != 0
+    }
+
+    #[inline(always)]
+    fn nb_wait(&self) {
+        // SAFETY: as in nb_test.
+        unsafe { ffi::MPI_Wait(self.pending.as_ptr(), ffi::RSMPI_STATUS_IGNORE) };
     }
 
     #[inline(always)]

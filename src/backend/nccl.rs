@@ -566,4 +566,32 @@ impl<'w> Collectives for Nccl<'w> {
     fn reduce_scatter_block_sum(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype) {
         self.unsupported("MPI_Reduce_scatter_block")
     }
+
+    fn ibarrier(&self) {
+        self.unsupported("MPI_Ibarrier")
+    }
+
+    unsafe fn iallreduce_sum(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype) {
+        self.unsupported("MPI_Iallreduce")
+    }
+
+    unsafe fn ibcast(&self, _buf: &mut GpuBuf, _count: usize, _dt: Datatype, _root: usize) {
+        self.unsupported("MPI_Ibcast")
+    }
+
+    unsafe fn iallgather(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype) {
+        self.unsupported("MPI_Iallgather")
+    }
+
+    unsafe fn ialltoall(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype) {
+        self.unsupported("MPI_Ialltoall")
+    }
+
+    fn nb_test(&self) -> bool {
+        self.unsupported("MPI_Test on a collective")
+    }
+
+    fn nb_wait(&self) {
+        self.unsupported("MPI_Wait on a collective")
+    }
 }

@@ -264,6 +264,7 @@ impl<C: Collective, T: Collectives> Kernel<T> for CollKernel<C, T> {
             spread: RankSpread::of(&means),
             algbw_busbw,
             iteration_secs: Some(per_iter.iter().map(|t| t / np).collect()),
+            overlap: None,
         }
     }
 }

@@ -102,22 +102,33 @@ pub fn run<T: Transport, K: Kernel<T>>(
                     if kernel.sync_before_size() {
                         t.world().barrier();
                     }
-                    let outcome = timed_loop::run(
-                        t,
-                        kernel,
-                        &case,
-                        checked.then_some(opts.validation_warmup),
-                        &mut samples,
-                        progress,
-                        opts.tails.is_some(),
-                        rule.as_ref(),
-                    );
+                    // Most kernels time one pass; the non-blocking
+                    // collectives two (pure communication, then overlap),
+                    // each of the whole count: --precision judges one-pass
+                    // kernels only.
+                    let phases = kernel.phases();
+                    let mut outcome = LoopOutcome::default();
+                    for phase in 0..phases {
+                        if phase > 0 {
+                            kernel.begin_phase(t, &case, phase, &samples);
+                        }
+                        outcome.merge(timed_loop::run(
+                            t,
+                            kernel,
+                            &case,
+                            checked.then_some(opts.validation_warmup),
+                            &mut samples,
+                            progress,
+                            opts.tails.is_some(),
+                            rule.as_ref().filter(|_| phases == 1),
+                        ));
+                    }
                     // What ran: fewer than the count where --precision stopped early
                     // (every rank alike), so the metric divides by what was timed.
                     let case = SizeCase { iterations: outcome.iterations_run, ..case };
                     progress.set_step(Step::Results);
                     let metric = kernel.metric(t, &case, &samples);
-                    let passed = checked.then(|| verdict(t, plan, &case, &outcome));
+                    let passed = checked.then(|| verdict(t, plan, &case, &outcome, kernel.phases()));
                     let wrong = (checked && nccl_tests).then(|| t.world().allreduce_sum_u64(outcome.wrong_elements));
                     if let Some((_, b)) = metric.algbw_busbw {
                         busbw = (busbw.0 + b, busbw.1 + 1);
@@ -169,7 +180,7 @@ fn emit(sinks: &mut Option<&mut Sinks>, f: &mut dyn FnMut(&mut dyn Sink) -> io::
 }
 
 /// Combines every rank's checks; a rank that saw wrong data says where.
-fn verdict<T: Transport>(t: &T, plan: &Plan, case: &SizeCase, outcome: &LoopOutcome) -> bool {
+fn verdict<T: Transport>(t: &T, plan: &Plan, case: &SizeCase, outcome: &LoopOutcome, passes: usize) -> bool {
     if let Some((iteration, m)) = &outcome.first_mismatch {
         let rank = t.world().rank();
         say(&format!(
@@ -177,7 +188,7 @@ fn verdict<T: Transport>(t: &T, plan: &Plan, case: &SizeCase, outcome: &LoopOutc
             plan.spec.name,
             validation::describe_mismatch(case, *iteration, m),
             outcome.errors,
-            case.iterations + case.warmup,
+            (case.iterations + case.warmup) * passes,
         ));
         if let Some(dir) = plan.opts.validation.as_ref().and_then(|v| v.log_dir.as_ref()) {
             validation::write_log(dir, rank, case, *iteration, m);
@@ -251,7 +262,9 @@ fn row<T: Transport, K: Kernel<T>>(
         | MetricKind::Collective
         | MetricKind::Barrier
         | MetricKind::Startup
-        | MetricKind::Hello => (Some(metric.value), None),
+        | MetricKind::Hello
+        | MetricKind::Overlap
+        | MetricKind::OverlapBarrier => (Some(metric.value), None),
     };
     Row {
         datatype: spec.typed().then_some(case.datatype),
@@ -267,6 +280,7 @@ fn row<T: Transport, K: Kernel<T>>(
         validation: passed,
         wrong_elements: None,
         in_place: None,
+        overlap: metric.overlap,
         tails,
         iter: Summary::from_secs(secs, scale),
         iterations_run: (!secs.is_empty()).then_some(secs.len()),

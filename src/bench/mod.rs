@@ -9,6 +9,7 @@ pub mod collective;
 pub mod fan;
 pub mod measure;
 pub mod memory;
+pub mod nonblocking;
 pub mod registry;
 pub mod runner;
 pub mod spec;
@@ -51,6 +52,11 @@ benchmarks! {
     scatterv::Scatterv,
     init::Init,
     hello::Hello,
+    iallreduce::Iallreduce,
+    ibarrier::Ibarrier,
+    ibcast::Ibcast,
+    iallgather::Iallgather,
+    ialltoall::Ialltoall,
 }
 
 use crate::backend::{Collectives, Control, Transport};
@@ -110,6 +116,8 @@ pub struct Metric {
     /// describe, when they are not rank 0's own samples (collectives: the
     /// average over ranks of each iteration).
     pub iteration_secs: Option<Vec<f64>>,
+    /// Non-blocking collectives: OSU's overlap columns.
+    pub overlap: Option<crate::report::OverlapTimes>,
 }
 
 /// The part of a benchmark that differs from the others, over any
@@ -179,6 +187,16 @@ pub trait Kernel<T: Transport> {
     fn iteration_time_scale(&self) -> f64 {
         1.0
     }
+
+    /// How many passes of the timed loop each size takes (the
+    /// non-blocking collectives: two).
+    fn phases(&self) -> usize {
+        1
+    }
+
+    /// Before pass `phase` (from 1) of a size; `samples` holds the
+    /// previous pass's timings.
+    fn begin_phase(&mut self, _t: &T, _case: &SizeCase, _phase: usize, _samples: &Samples) {}
 
     /// Turns this rank's timed samples into the reported metric; may
     /// communicate (averages over senders or ranks).

@@ -56,6 +56,11 @@ pub enum MetricKind {
     Startup,
     /// Nothing measured: the job size once MPI is up (osu_hello).
     Hello,
+    /// A non-blocking collective with OSU's overlap columns (overall,
+    /// compute, pure communication, overlap %), per message size.
+    Overlap,
+    /// The same, one row without a size (osu_ibarrier).
+    OverlapBarrier,
 }
 
 /// Why a benchmark cannot run on a job of this size; the text is the one
@@ -187,7 +192,10 @@ impl BenchSpec {
 
     /// Whether the benchmark moves typed elements (`-T`, `# Datatype:`).
     pub fn typed(&self) -> bool {
-        !matches!(self.metric, MetricKind::Barrier | MetricKind::Startup | MetricKind::Hello)
+        !matches!(
+            self.metric,
+            MetricKind::Barrier | MetricKind::Startup | MetricKind::Hello | MetricKind::OverlapBarrier
+        )
     }
 
     /// Whether OSU labels this benchmark's MB/s columns as latencies
@@ -201,6 +209,11 @@ impl BenchSpec {
     /// osu_hello) rather than messages in a timed loop.
     pub fn is_startup(&self) -> bool {
         matches!(self.metric, MetricKind::Startup | MetricKind::Hello)
+    }
+
+    /// Whether rows carry OSU's non-blocking overlap columns.
+    pub fn is_overlap(&self) -> bool {
+        matches!(self.metric, MetricKind::Overlap | MetricKind::OverlapBarrier)
     }
 
     /// The title line, e.g. `# OSU MPI Latency Test v7.4`.
@@ -232,6 +245,8 @@ pub const BW_ITERS: IterDefaults =
     IterDefaults { small_iterations: 100, small_warmup: 10, large_iterations: 20, large_warmup: 2 };
 pub const MBW_ITERS: IterDefaults =
     IterDefaults { small_iterations: 100, small_warmup: 10, large_iterations: 100, large_warmup: 10 };
+/// Iterations of the non-blocking collectives: OSU's collective defaults.
+pub const NBC_ITERS: IterDefaults = COLL_ITERS;
 pub const COLL_ITERS: IterDefaults =
     IterDefaults { small_iterations: 1000, small_warmup: 100, large_iterations: 100, large_warmup: 10 };
 

@@ -31,6 +31,18 @@ pub struct LoopOutcome {
 }
 
 impl LoopOutcome {
+    /// Adds the outcome of a later pass over the same size.
+    pub fn merge(&mut self, later: LoopOutcome) {
+        self.errors += later.errors;
+        self.wrong_elements += later.wrong_elements;
+        if self.first_mismatch.is_none() {
+            self.first_mismatch = later.first_mismatch;
+        }
+        // The last pass's count and form are what the row reports.
+        self.iterations_run = later.iterations_run;
+        self.batched = later.batched;
+    }
+
     /// Validation after iteration `i` (untimed): counts a wrong result and
     /// keeps the first.
     fn check<T: Transport, K: Kernel<T>>(&mut self, t: &T, kernel: &K, case: &SizeCase, i: usize) {

@@ -30,6 +30,9 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
         ],
         'x' => vec![format!("N - untimed warm-up iterations per size, up to 2147483647 (default {warm})")],
         'i' => vec![format!("N - timed iterations per size, 1 to 2147483647 (default {counts})")],
+        't' if spec.is_overlap() => {
+            vec!["N - MPI_Test calls spread over the dummy computation (default 0: none)".into()]
+        }
         't' => vec!["N - accepted for compatibility and ignored".into()],
         'W' => vec![format!(
             "N - messages in flight before each synchronisation, 1 to 2147483647 (default {DEFAULT_WINDOW})"
@@ -55,6 +58,10 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
         'p' => vec!["N - number of sending ranks, each paired with rank + np/2 (default np/2)".into()],
         'R' => vec!["0|1 - print the Messages/s column (default 1)".into()],
         'V' => vec!["run each size with windows 1, 2, 4 ... 128 (not together with -W)".into()],
+        'f' if spec.is_overlap() => vec![
+            "add the start, MPI_Test and MPI_Wait times and the fastest and slowest".into(),
+            "rank's pure communication time".into(),
+        ],
         'f' => vec!["add Min and Max latency over ranks and the Iterations column".into()],
         'M' => vec![
             format!("BYTES - most memory one message buffer may take (default {DEFAULT_MEM_LIMIT});"),

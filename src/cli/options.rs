@@ -106,6 +106,9 @@ pub struct Options {
     pub vary_window: bool,
     /// `-f` (collectives): Min, Max and Iterations columns.
     pub full: bool,
+    /// `-t` (non-blocking collectives): test calls during the dummy
+    /// computation (0: none, the default).
+    pub test_calls: usize,
     /// `-M` (collectives), if given: bytes one buffer may take.
     pub mem_limit: Option<usize>,
     /// `-l` (collectives with an in-place form).
@@ -277,6 +280,7 @@ impl Options {
             print_rate: true,
             vary_window: false,
             full: false,
+            test_calls: 0,
             mem_limit: None,
             in_place: false,
             root: RootRank::Fixed(0),
@@ -439,6 +443,10 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             OptId::Short('W') => {
                 o.window = bounded(v, 1, "Invalid Window Size", 'W')?;
                 o.window_given = true;
+            }
+            OptId::Short('t') if spec.is_overlap() => {
+                // OSU's non-blocking collectives: MPI_Test calls, 0 or more.
+                o.test_calls = bounded(v, 0, "Invalid Number of Probes", 't')?;
             }
             OptId::Short('t') => {
                 // OSU's bw/bibw accept -t and ignore it; so do we.

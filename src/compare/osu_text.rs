@@ -20,6 +20,8 @@ pub enum Column {
     MessageRate,
     Validation,
     TransmitSize,
+    /// A number read past (the non-blocking collectives' parts).
+    Other,
     /// `P50 Tail Lat(us)`, `P99 Tail BW(MB/s)`: the percentile label.
     Tail(String),
 }
@@ -40,6 +42,16 @@ const HEADER_WORDS: &[(&str, Column)] = &[
     ("Messages/s", Column::MessageRate),
     ("Validation", Column::Validation),
     ("Transmit Size", Column::TransmitSize),
+    // The non-blocking collectives: the overall time is what is compared.
+    ("Overall(us)", Column::Latency),
+    ("Compute(us)", Column::Other),
+    ("Coll. Init(us)", Column::Other),
+    ("MPI_Test(us)", Column::Other),
+    ("MPI_Wait(us)", Column::Other),
+    ("Pure Comm.(us)", Column::Other),
+    ("Min Comm.(us)", Column::Other),
+    ("Max Comm.(us)", Column::Other),
+    ("Overlap(%)", Column::Other),
 ];
 
 /// Title text after `OSU MPI ` (or `OSU MPI-CUDA ` ...) and before the
@@ -192,6 +204,9 @@ pub fn parse_row(line: &str, cols: &[Column]) -> Result<Point, String> {
                 })
             }
             Column::Tail(label) => p.tails.push((label.clone(), num()?)),
+            Column::Other => {
+                num()?;
+            }
         }
     }
     Ok(p)

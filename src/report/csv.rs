@@ -441,6 +441,7 @@ mod tests {
                 spread: Some(RankSpread { fastest: (3, 1e-7), slowest: (0, 123456789.125) }),
                 algbw_busbw: Some((f64::INFINITY, -0.0)),
                 validation: Some(false),
+                overlap: None,
                 tails: vec![(50, 0.25), (99, 1e-5), (100, 2.0)],
                 iter: Summary::from_secs(&[1e-6, 3e-6, 2.5e-6], 1.0),
                 iterations_run: Some(3),

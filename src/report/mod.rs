@@ -20,6 +20,29 @@ use crate::datatype::Datatype;
 use crate::stats::spread::Spread;
 use crate::stats::{RankSpread, Summary};
 
+/// The times of a non-blocking collective as OSU reports them: each an
+/// average over ranks of the rank's mean per iteration, in microseconds,
+/// except the fastest and slowest rank's pure communication time.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OverlapTimes {
+    /// Start, compute with tests, and wait, timed as one.
+    pub overall_us: f64,
+    /// The dummy computation alone (the tests taken out).
+    pub compute_us: f64,
+    /// The call that starts the operation.
+    pub init_us: f64,
+    /// The `-t` test calls during the computation.
+    pub test_us: f64,
+    /// The wait after the computation.
+    pub wait_us: f64,
+    /// Start and wait with nothing in between (the first pass).
+    pub pure_us: f64,
+    pub min_pure_us: f64,
+    pub max_pure_us: f64,
+    /// max(0, 100 - 100 (overall - compute) / pure).
+    pub overlap_pct: f64,
+}
+
 /// Facts that hold for every row of one run.
 #[derive(Clone, Debug)]
 pub struct RunContext {
@@ -58,6 +81,8 @@ pub struct Row {
     /// nccl-tests' two passes: Some(false) out-of-place, Some(true) in
     /// place; None for a run of one form (OSU's).
     pub in_place: Option<bool>,
+    /// Non-blocking collectives: OSU's overlap columns.
+    pub overlap: Option<OverlapTimes>,
     /// `-z` values as printed (same unit as the main metric).
     pub tails: Vec<(u32, f64)>,
     /// Distribution of the per-iteration time.

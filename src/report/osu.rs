@@ -84,6 +84,10 @@ impl<W: Write> OsuTable<W> {
         } else {
             writeln!(self.out)?;
             writeln!(self.out, "{}", self.spec.title_line_for(self.layout.accel, self.layout.backend))?;
+            if self.spec.is_overlap() {
+                writeln!(self.out, "# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait")?;
+                writeln!(self.out)?;
+            }
         }
         self.out.flush()
     }
@@ -105,16 +109,80 @@ impl<W: Write> OsuTable<W> {
         )
     }
 
+    /// The non-blocking collectives' header: Overall, then Compute, Pure
+    /// Comm. and Overlap (with `-f` also the start, test and wait times and
+    /// the fastest and slowest rank's pure communication).
+    fn overlap_header(&self) -> String {
+        let mut h = match self.spec.metric {
+            MetricKind::OverlapBarrier => String::from("# Overall(us)"),
+            _ => format!("{:<10}{:>18}", "# Size", "Overall(us)"),
+        };
+        let cols: &[&str] = if self.layout.full {
+            &[
+                "Compute(us)",
+                "Coll. Init(us)",
+                "MPI_Test(us)",
+                "MPI_Wait(us)",
+                "Pure Comm.(us)",
+                "Min Comm.(us)",
+                "Max Comm.(us)",
+                "Overlap(%)",
+            ]
+        } else {
+            &["Compute(us)", "Pure Comm.(us)", "Overlap(%)"]
+        };
+        for c in cols {
+            h.push_str(&format!("{c:>18}"));
+        }
+        if self.layout.validation {
+            h.push_str(&format!("{:>18}", "Validation"));
+        }
+        for &p in &self.layout.tails {
+            h.push_str(&tail_label(p, false));
+        }
+        h
+    }
+
+    fn overlap_row(&self, row: &Row) -> String {
+        let o = row.overlap.unwrap_or_default();
+        let mut s = match self.spec.metric {
+            MetricKind::OverlapBarrier => format!("{:>13.2}", o.overall_us),
+            _ => format!("{:<10}{:>18.2}", row.size, o.overall_us),
+        };
+        let vals: Vec<f64> = if self.layout.full {
+            vec![o.compute_us, o.init_us, o.test_us, o.wait_us, o.pure_us, o.min_pure_us, o.max_pure_us, o.overlap_pct]
+        } else {
+            vec![o.compute_us, o.pure_us, o.overlap_pct]
+        };
+        for v in vals {
+            s.push_str(&format!("{v:>18.2}"));
+        }
+        if let Some(ok) = row.validation {
+            s.push_str(&format!("{:>18}", if ok { "Pass" } else { "Fail" }));
+        }
+        for (_, v) in &row.tails {
+            s.push_str(&format!("{v:>18.2}"));
+        }
+        s
+    }
+
     fn header(&self) -> String {
+        if self.spec.is_overlap() {
+            return self.overlap_header();
+        }
         let bandwidth = matches!(self.spec.metric, MetricKind::Bandwidth | MetricKind::MultiBandwidth);
         let mut h = String::new();
         match self.spec.metric {
             // No size column; the title fills 17 characters.
-            MetricKind::Barrier => h.push_str("# Avg Latency(us)"),
+            MetricKind::Barrier | MetricKind::Overlap | MetricKind::OverlapBarrier => h.push_str("# Avg Latency(us)"),
             _ => h.push_str(&format!("{:<10}", "# Size")),
         }
         match self.spec.metric {
-            MetricKind::Barrier | MetricKind::Startup | MetricKind::Hello => {}
+            MetricKind::Barrier
+            | MetricKind::Startup
+            | MetricKind::Hello
+            | MetricKind::Overlap
+            | MetricKind::OverlapBarrier => {}
             MetricKind::Latency if self.nccl_point_to_point() => h.push_str(&format!("{:>18}", "Latency (us)")),
             MetricKind::Latency | MetricKind::Collective => h.push_str(&format!("{:>18}", "Avg Latency(us)")),
             // OSU's congestion tests print MB/s under a latency label.
@@ -153,12 +221,17 @@ impl<W: Write> OsuTable<W> {
         if self.spec.is_startup() {
             return self.startup_line(row);
         }
+        if self.spec.is_overlap() {
+            return self.overlap_row(row);
+        }
         let mut s = match self.spec.metric {
-            MetricKind::Barrier => String::new(),
+            MetricKind::Barrier | MetricKind::Overlap | MetricKind::OverlapBarrier => String::new(),
             _ => format!("{:<10}", row.size),
         };
         match self.spec.metric {
-            MetricKind::Barrier => s.push_str(&format!("{:>17.2}", row.avg_lat_us.unwrap_or(0.0))),
+            MetricKind::Barrier | MetricKind::Overlap | MetricKind::OverlapBarrier => {
+                s.push_str(&format!("{:>17.2}", row.avg_lat_us.unwrap_or(0.0)))
+            }
             MetricKind::Startup | MetricKind::Hello => {}
             MetricKind::Latency | MetricKind::Collective => {
                 s.push_str(&format!("{:>18.2}", row.avg_lat_us.unwrap_or(0.0)))

@@ -461,3 +461,68 @@ fn precision_runs_to_the_ceiling_on_noisy_data_and_between_on_some() {
     let rows = precise_rows(&["-m", "1:1", "-i", "300"], m);
     assert_eq!(rows[0].iterations, 300);
 }
+
+/// OSU's overlap method on the virtual clock, where a non-blocking
+/// collective progresses in the background: the pure time is the modelled
+/// collective; the computation matches it; the start and each `-t` test
+/// cost one call's overhead; the wait finds the operation done; so the
+/// overlap is 100 - 100 (1 + tests) overhead / pure.
+#[test]
+fn nonblocking_overlap_arithmetic() {
+    use crate::bench::{iallreduce, ibarrier};
+    let m = Model::default();
+    let np = 4;
+    for tests in [0usize, 3] {
+        let t = tests.to_string();
+        let (seen, ending, _) =
+            measure::<iallreduce::Iallreduce>(np, &["-m", "4:64", "-i", "5", "-x", "1", "-c", "-f", "-t", &t], m, None);
+        assert_eq!(ending, Ending::Complete);
+        let rows = rows(&seen);
+        assert_eq!(rows.len(), 5);
+        for r in rows {
+            let o = r.overlap.unwrap();
+            let pure = m.collective(np, 2.0 * 3.0 / 4.0 * r.size as f64) * 1e6;
+            let ovh = m.overhead_s * 1e6;
+            let calls = (1 + tests) as f64 * ovh;
+            assert!(close(o.pure_us, pure) && close(o.min_pure_us, pure) && close(o.max_pure_us, pure), "{o:?}");
+            assert!(close(o.compute_us, pure), "{o:?}");
+            assert!(close(o.init_us, ovh) && close(o.test_us, tests as f64 * ovh), "{o:?}");
+            assert!(o.wait_us.abs() < 1e-9, "{o:?}");
+            assert!(close(o.overall_us, pure + calls) && close(r.avg_lat_us.unwrap(), o.overall_us), "{o:?}");
+            assert!(close(o.overlap_pct, 100.0 - calls / pure * 100.0), "{o:?}");
+            assert_eq!(r.validation, Some(true));
+        }
+    }
+    let (seen, ending, _) = measure::<ibarrier::Ibarrier>(3, &["-i", "4", "-x", "1"], m, None);
+    assert_eq!(ending, Ending::Complete);
+    let rows = rows(&seen);
+    assert_eq!((rows.len(), rows[0].size, rows[0].datatype), (1, 0, None));
+    let o = rows[0].overlap.unwrap();
+    assert!(close(o.pure_us, m.barrier(3) * 1e6) && close(o.overall_us, o.pure_us + m.overhead_s * 1e6), "{o:?}");
+    // the others move and check their data as their blocking twins
+    use crate::bench::{iallgather, ialltoall, ibcast};
+    for np in [2, 3] {
+        let args = ["-m", "4:64", "-i", "3", "-x", "1", "-c", "-t", "2", "-T", "all"];
+        assert_eq!(measure::<ibcast::Ibcast>(np, &args, m, None).1, Ending::Complete);
+        assert_eq!(measure::<iallgather::Iallgather>(np, &args, m, None).1, Ending::Complete);
+        assert_eq!(measure::<ialltoall::Ialltoall>(np, &args, m, None).1, Ending::Complete);
+        let mut in_place = args.to_vec();
+        in_place.push("-l");
+        assert_eq!(measure::<iallgather::Iallgather>(np, &in_place, m, None).1, Ending::Complete);
+        assert_eq!(measure::<ialltoall::Ialltoall>(np, &in_place, m, None).1, Ending::Complete);
+        assert_eq!(measure::<iallreduce::Iallreduce>(np, &in_place, m, None).1, Ending::Complete);
+    }
+    // wrong data is caught
+    let (_, ending, _) = measure::<iallreduce::Iallreduce>(
+        2,
+        &["-m", "4:8", "-i", "3", "-x", "1", "-c"],
+        m,
+        Some(Fault::CorruptTo { to: 1 }),
+    );
+    assert_eq!(ending, Ending::ValidationFailed { size: 4 });
+    // the formula never goes below zero
+    let slow = crate::bench::nonblocking::overlap_times(10.0, 2.0, 0.0, 0.0, 0.0, 4.0, 4.0, 4.0);
+    assert_eq!(slow.overlap_pct, 0.0);
+    let half = crate::bench::nonblocking::overlap_times(6.0, 5.0, 0.0, 1.0, 0.0, 4.0, 4.0, 4.0);
+    assert!(close(half.compute_us, 4.0) && close(half.overlap_pct, 50.0));
+}

@@ -331,3 +331,18 @@ fn start_up_and_congestion_outputs() {
     assert!(t.points.iter().all(|pt| pt.bw_mbps.is_some() && pt.latency_us.is_none() && pt.tails.len() == 3));
     assert!(p.notes.iter().any(|n| n.message.contains("congestion")));
 }
+
+/// The non-blocking collectives' tables: the overall time is the latency
+/// compared; the other overlap columns are read past.
+#[test]
+fn nonblocking_overlap_tables() {
+    let t = one(&golden("iallreduce_f_c_z_t4.txt"));
+    assert_eq!(t.benchmark, "osu_iallreduce");
+    assert_eq!(t.points.len(), 5);
+    assert_eq!((t.points[0].size, t.points[0].latency_us), (1, Some(4.53)));
+    assert_eq!(t.points[0].tails.len(), 3);
+    let t = one(&golden("ibarrier.txt"));
+    assert_eq!((t.benchmark.as_str(), t.sized), ("osu_ibarrier", false));
+    assert_eq!(t.points.len(), 1);
+    assert_eq!(t.points[0].latency_us, Some(4.29));
+}

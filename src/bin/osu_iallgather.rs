@@ -1,0 +1,6 @@
+//! osu_iallgather, OSU 7.4 compatible.
+use commbench::bench::{iallgather::Iallgather, runner};
+
+fn main() {
+    runner::main::<Iallgather>()
+}

@@ -1,0 +1,6 @@
+//! osu_ibarrier, OSU 7.4 compatible.
+use commbench::bench::{ibarrier::Ibarrier, runner};
+
+fn main() {
+    runner::main::<Ibarrier>()
+}
