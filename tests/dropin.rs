@@ -294,8 +294,11 @@ fn verbose_shows_placement_and_results() {
     let lines = stderr_lines(&run);
     assert!(lines[0].starts_with("# placement: --bind none, 2 rank(s) on 1 host(s)"), "{lines:?}");
     assert!(lines.iter().any(|l| l.starts_with("# rank  host")), "{lines:?}");
-    let last = lines.last().unwrap();
-    assert!(last.starts_with("osu_latency: results in results/") && last.contains("(run record results/"), "{last}");
+    // The results line comes before the first row; after it, only the
+    // noise verdicts of sizes that were flagged (`# noise: ...`).
+    let at = lines.iter().position(|l| l.starts_with("osu_latency: results in results/")).expect("results line");
+    assert!(lines[at].contains("(run record results/"), "{}", lines[at]);
+    assert!(lines[at + 1..].iter().all(|l| l.starts_with("# noise: osu_latency ")), "{lines:?}");
     assert_eq!(files_with_ext(&cwd.path().join("results"), "json").len(), 2);
 }
 
