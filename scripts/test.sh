@@ -26,5 +26,6 @@ CARGO_TARGET_DIR=target/mpich MPI_PKG_CONFIG=mpich cargo build --release --bins 
 export COMMBENCH_MPICH_BIN_DIR="$PWD/target/mpich/release"
 
 echo "== tests (Open MPI build, plus the MPICH binaries above)"
-cargo test --workspace --quiet -- --test-threads=1 "$@"
+# --no-fail-fast: one failing test binary does not hide the others' results.
+cargo test --workspace --no-fail-fast --quiet -- --test-threads=1 "$@"
 echo "== all tests passed"

@@ -293,7 +293,7 @@ fn buffers_larger_than_memory_are_refused_before_touching_it() {
     assert!(run.elapsed < Duration::from_secs(5), "{:?}", run.elapsed);
     let lines = run.our_stderr_lines();
     let re = regex::Regex::new(
-        r"^osu_bw: this run needs about 64\.0 GiB more memory per rank: buffers 64\.0 GiB, requests [0-9.]+ KiB, MPI temporaries 0 B, samples [0-9.]+ B \(2 rank\(s\) on this node\) but only [0-9.]+ [KMGT]iB is available \(lower -m, -W or -i\)$",
+        r"^osu_bw: this run needs about 64\.0 GiB more memory per rank: buffers 64\.0 GiB, requests [0-9.]+ KiB, MPI temporaries 0 B, samples [0-9.]+ (?:B|KiB|MiB) \(2 rank\(s\) on this node\) but only [0-9.]+ [KMGT]iB is available \(lower -m, -W or -i\)$",
     )
     .unwrap();
     assert!(lines.len() == 1 && re.is_match(lines[0]), "{}", run.stderr);
