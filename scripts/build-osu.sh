@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real OSU Micro-Benchmarks 7.4 C MPI binaries (point-to-point
-# standard and congestion, blocking and non-blocking collectives, start-up;
+# standard and congestion, blocking and non-blocking collectives, start-up,
+# one-sided;
 # no CUDA, no OpenSHMEM/UPC) so that
 # tests and benchmarks can run them beside ours, and prints on stdout the one
 # directory holding symlinks to every osu_* binary built:
@@ -44,7 +45,7 @@ dest=$here/target/osu-7.4/$mpi
 bin=$dest/bin
 # The programs built, by the OSU directory that holds them.
 dirs=(c/mpi/pt2pt/standard c/mpi/pt2pt/congestion c/mpi/collective/blocking c/mpi/collective/non_blocking
-  c/mpi/startup)
+  c/mpi/startup c/mpi/one-sided)
 
 mkdir -p "$dest"
 exec 9>"$dest/.lock"
@@ -54,7 +55,8 @@ stamp="tarball $(sha256sum "$tarball" | cut -d' ' -f1) cc $cc cxx $cxx"
 built() {
   [ -f "$dest/.stamp" ] && [ "$(cat "$dest/.stamp")" = "$stamp" ] || return 1
   [ -x "$bin/osu_latency" ] && [ -x "$bin/osu_allreduce" ] && [ -x "$bin/osu_gather" ] && [ -x "$bin/osu_iallreduce" ] \
-    && [ -x "$bin/osu_bw_fan_in" ] && [ -x "$bin/osu_init" ] && [ -x "$bin/osu_hello" ]
+    && [ -x "$bin/osu_bw_fan_in" ] && [ -x "$bin/osu_init" ] && [ -x "$bin/osu_hello" ] \
+    && [ -x "$bin/osu_put_latency" ]
 }
 
 if ! built; then

@@ -22,6 +22,7 @@ pub mod cuda_memory;
 pub mod mock;
 pub mod mpi_host;
 pub mod nccl;
+pub mod rma;
 mod shim;
 #[cfg(ucx)]
 pub mod ucx;

@@ -56,6 +56,17 @@ impl<'w, M: Memory> Mpi<'w, M> {
         &self.mem
     }
 
+    /// The communicator the operations use (windows are made on it).
+    pub(super) fn comm(&self) -> ffi::MPI_Comm {
+        self.comm
+    }
+
+    /// MPI_CHAR, the element of the one-sided benchmarks.
+    #[inline(always)]
+    pub(super) fn char_type(&self) -> ffi::MPI_Datatype {
+        self.h.dt(Datatype::Char)
+    }
+
     /// The (send, receive) pointers of an all-to-all with layouts, their
     /// buffers checked against the layouts; in place, the send side is
     /// MPI_IN_PLACE and the receive buffer holds the input.

@@ -15,6 +15,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMacuGDPTIlz",
     buffer_times_np: true,
     accel_slot: true,
+    one_sided: None,
     ..super::allreduce::SPEC
 };
 

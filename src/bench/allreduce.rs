@@ -22,6 +22,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     windowed: false,
     buffer_times_np: false,
     accel_slot: true,
+    one_sided: None,
 };
 
 pub struct Allreduce;

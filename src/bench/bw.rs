@@ -24,6 +24,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     windowed: true,
     buffer_times_np: false,
     accel_slot: true,
+    one_sided: None,
 };
 
 const TAG_DATA: i32 = 100;

@@ -21,6 +21,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMacuGDPTIlzk",
     buffer_times_np: true,
     accel_slot: true,
+    one_sided: None,
     ..super::allreduce::SPEC
 };
 

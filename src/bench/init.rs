@@ -39,6 +39,7 @@ pub const INIT: BenchSpec = BenchSpec {
     windowed: false,
     buffer_times_np: false,
     accel_slot: false,
+    one_sided: None,
 };
 
 /// osu_init.
@@ -106,6 +107,7 @@ mod tests {
             accel: None,
             backend: crate::cli::Backend::Mpi,
             np,
+            one_sided: None,
         };
         let mut t = OsuTable::new(Vec::new(), spec, layout);
         t.preamble().unwrap();

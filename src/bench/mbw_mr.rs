@@ -23,6 +23,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     windowed: true,
     buffer_times_np: false,
     accel_slot: false,
+    one_sided: None,
 };
 
 pub struct MbwMr;

@@ -123,6 +123,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
                             rule.as_ref().filter(|_| phases == 1),
                         ));
                     }
+                    kernel.end_size(t, &case);
                     // What ran: fewer than the count where --precision stopped early
                     // (every rank alike), so the metric divides by what was timed.
                     let case = SizeCase { iterations: outcome.iterations_run, ..case };

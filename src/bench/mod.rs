@@ -11,6 +11,7 @@ pub mod measure;
 pub mod memory;
 pub mod nonblocking;
 pub mod registry;
+pub mod rma;
 pub mod runner;
 pub mod spec;
 pub mod timed_loop;
@@ -57,6 +58,11 @@ benchmarks! {
     ibcast::Ibcast,
     iallgather::Iallgather,
     ialltoall::Ialltoall,
+    put_latency::PutLatency,
+    get_latency::GetLatency,
+    put_bw::PutBw,
+    get_bw::GetBw,
+    put_bibw::PutBibw,
 }
 
 use crate::backend::{Collectives, Control, Transport};
@@ -149,6 +155,10 @@ pub trait Kernel<T: Transport> {
     /// After the timed step of an iteration, untimed (collectives
     /// synchronise here).
     fn end_iteration(&mut self, _t: &T, _case: &SizeCase) {}
+
+    /// After the last iteration of a size, before its metric, untimed
+    /// (the one-sided benchmarks close an epoch held for the whole size).
+    fn end_size(&mut self, _t: &T, _case: &SizeCase) {}
 
     /// Writes the validation pattern of iteration `i` into the buffers.
     fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize);

@@ -13,6 +13,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     title: "OSU MPI Multi Latency Test",
     procs: ProcRule::Pairs,
     accel_slot: false,
+    one_sided: None,
     ..super::latency::SPEC
 };
 

@@ -70,6 +70,22 @@ pub fn run_p2p<B: PointToPoint>() -> i32 {
     })
 }
 
+/// [`main`] for a one-sided benchmark (bench/rma.rs).
+pub fn main_rma<B: super::rma::RmaBench>() -> ! {
+    let code = run_rma::<B>();
+    let _ = io::stdout().flush();
+    job::exit(code)
+}
+
+/// [`run`] for a one-sided benchmark: MPI windows in host memory (the
+/// options refuse other backends and `-d`).
+pub fn run_rma<B: super::rma::RmaBench>() -> i32 {
+    run_with(B::SPEC, |s: &Session| {
+        let t = MpiHost::new(&s.job.world);
+        s.run(&t, |o, w, _| super::rma::message_bytes(B::SPEC, o, w), super::rma::RmaKernel::new::<B>)
+    })
+}
+
 #[cfg(ucx)]
 fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
     let Some(t) = s.job.everywhere(crate::backend::ucx::Ucx::new(&s.job.world)) else {

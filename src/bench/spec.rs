@@ -113,6 +113,9 @@ pub struct BenchSpec {
     /// Whether OSU's GPU builds name the accelerator in the title
     /// (`OSU MPI-CUDA ...`); osu_mbw_mr and osu_multi_lat do not.
     pub accel_slot: bool,
+    /// The one-sided benchmarks: the `-s` words this one takes and its
+    /// `-w` and `-s` defaults (None for every other benchmark).
+    pub one_sided: Option<&'static crate::bench::rma::Rules>,
 }
 
 impl BenchSpec {

@@ -81,6 +81,25 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
             "fixed:R|rotate - root of the reduction: rank R (default fixed:0), or".into(),
             "iteration i mod np".into(),
         ],
+        'w' => match spec.one_sided {
+            Some(r) => vec![format!(
+                "create|allocate|dynamic - how each size's window is made: MPI_Win_create, MPI_Win_allocate or \
+                 MPI_Win_create_dynamic (default {})",
+                r.default_win.word()
+            )],
+            None => vec![String::new()],
+        },
+        's' => match spec.one_sided {
+            Some(r) => {
+                let words: Vec<&str> = r.syncs.iter().map(|s| s.word()).collect();
+                vec![format!(
+                    "{} - how each access epoch is synchronised (default {})",
+                    words.join("|"),
+                    r.default_sync.word()
+                )]
+            }
+            None => vec![String::new()],
+        },
         _ => vec![String::new()],
     };
     lines

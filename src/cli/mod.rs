@@ -47,6 +47,8 @@ const OSU_OPTIONS: &[(char, &str, ArgKind)] = &[
     ('z', "tail-lat", ArgKind::Optional),
     ('k', "root-rank", ArgKind::Required),
     ('d', "accelerator", ArgKind::Required),
+    ('w', "win-options", ArgKind::Required),
+    ('s', "sync-option", ArgKind::Required),
 ];
 
 /// The letter every benchmark takes beyond its OSU non-GPU letters: `-d`,

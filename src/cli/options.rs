@@ -146,6 +146,10 @@ pub struct Options {
     /// `--max-time-per-size`: a size's time limit under `--precision`.
     #[serde(rename = "max_time_per_size_s", serialize_with = "seconds")]
     pub max_time_per_size: Option<Duration>,
+    /// `-w` (one-sided benchmarks), if given.
+    pub win: Option<crate::backend::rma::WinKind>,
+    /// `-s` (one-sided benchmarks), if given.
+    pub sync: Option<crate::backend::rma::SyncMode>,
 }
 
 /// `--format`: the layout of stdout. The CSV and run record are the same
@@ -297,6 +301,8 @@ impl Options {
             precision: None,
             min_iterations: None,
             max_time_per_size: None,
+            win: None,
+            sync: None,
         }
     }
 }
@@ -542,6 +548,11 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                 positive(v).ok_or_else(|| bad("Invalid Device Array Size", 'a', v))?;
             }
             OptId::Short('k') => o.root = parse_root(v)?,
+            OptId::Short('w') => o.win = Some(crate::bench::rma::Rules::win(v).map_err(CliError::Usage)?),
+            OptId::Short('s') => {
+                let rules = spec.one_sided.ok_or_else(|| CliError::Usage("Invalid option [-s]".into()))?;
+                o.sync = Some(rules.sync(spec.name, v).map_err(CliError::Usage)?);
+            }
             OptId::Short('G') => {
                 return Err(CliError::Usage(format!(
                     "Graph output is not supported by commbench [-G {v}] (the CSV results carry per-size percentiles)"
@@ -639,6 +650,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
     if o.validation.is_none() {
         o.validation_warmup = 0;
     }
+    check_one_sided(spec, &o)?;
     check_nccl_tests(spec, &mut o)?;
     if o.min_busbw.is_some() && !spec.has_bus_bandwidth() {
         return Err(CliError::Usage(format!(
@@ -660,6 +672,28 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
         return Err(CliError::Usage("Window size (-W) cannot be combined with a varied window (-V)".into()));
     }
     Ok(Parsed::Run(Box::new(o)))
+}
+
+/// The one-sided benchmarks run over MPI windows in host memory only.
+fn check_one_sided(spec: &BenchSpec, o: &Options) -> Result<(), CliError> {
+    if spec.one_sided.is_none() {
+        return Ok(());
+    }
+    if o.backend != Backend::Mpi {
+        let b = if o.backend == Backend::Ucx { "ucx" } else { "nccl" };
+        return Err(CliError::Usage(format!(
+            "Invalid value [--backend {b}] ({} is a one-sided (MPI RMA) benchmark: only --backend mpi has windows)",
+            spec.name
+        )));
+    }
+    if let Some(a) = o.accel {
+        let d = if a == Accel::Cuda { "cuda" } else { "managed" };
+        return Err(CliError::Usage(format!(
+            "Invalid option [-d {d}] ({}'s windows are host memory in commbench; GPU windows are not supported)",
+            spec.name
+        )));
+    }
+    Ok(())
 }
 
 /// `--precision` and the options that only mean something with it.

@@ -31,6 +31,9 @@ pub struct TableLayout {
     pub backend: crate::cli::Backend,
     /// Processes in the job (osu_init's and osu_hello's line).
     pub np: usize,
+    /// The one-sided benchmarks: the window and synchronisation OSU's
+    /// header names.
+    pub one_sided: Option<(crate::backend::rma::WinKind, crate::backend::rma::SyncMode)>,
 }
 
 /// Writes the OSU table to `out` (stdout on rank 0).
@@ -78,6 +81,11 @@ impl<W: Write> OsuTable<W> {
             } else {
                 writeln!(self.out, "# [ pairs: {} ] [ window size: {} ]", self.layout.pairs, self.layout.window)?;
             }
+        } else if let Some((win, sync)) = self.layout.one_sided {
+            // OSU's one-sided header: no blank line first.
+            writeln!(self.out, "{}", self.spec.title_line())?;
+            writeln!(self.out, "# Window creation: {}", win.mpi_call())?;
+            writeln!(self.out, "# Synchronization: {}", sync.mpi_calls())?;
         } else if self.spec.is_startup() {
             // osu_init and osu_hello start with the title itself.
             writeln!(self.out, "{}", self.spec.title_line())?;
@@ -183,7 +191,9 @@ impl<W: Write> OsuTable<W> {
             | MetricKind::Hello
             | MetricKind::Overlap
             | MetricKind::OverlapBarrier => {}
-            MetricKind::Latency if self.nccl_point_to_point() => h.push_str(&format!("{:>18}", "Latency (us)")),
+            MetricKind::Latency if self.nccl_point_to_point() || self.layout.one_sided.is_some() => {
+                h.push_str(&format!("{:>18}", "Latency (us)"))
+            }
             MetricKind::Latency | MetricKind::Collective => h.push_str(&format!("{:>18}", "Avg Latency(us)")),
             // OSU's congestion tests print MB/s under a latency label.
             MetricKind::Bandwidth if self.spec.labels_bw_as_latency() => {

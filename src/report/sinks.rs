@@ -109,6 +109,7 @@ impl Sinks {
             accel: opts.accel,
             backend: opts.backend,
             np,
+            one_sided: spec.one_sided.map(|_| crate::bench::rma::choice(spec, opts)),
         };
         let mut table = OsuTable::new(io::stdout(), spec, layout);
         table.preamble().map_err(SinkError::Stdout)?;

@@ -23,6 +23,7 @@ fn layout() -> TableLayout {
         accel: None,
         backend: crate::cli::Backend::Mpi,
         np: 2,
+        one_sided: None,
     }
 }
 

@@ -1,0 +1,25 @@
+//! osu_get_latency: MPI_Get latency, rank 0 reading rank 1, with the window
+//! and synchronisation of -w and -s (bench/rma.rs has the kernel). OSU spells
+//! its title with a small l.
+
+use super::rma::{self, Op, Shape};
+use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_get_latency",
+    title: "OSU MPI_Get latency Test",
+    letters: rma::LAT_LETTERS,
+    procs: ProcRule::ExactlyTwo,
+    metric: MetricKind::Latency,
+    defaults: LAT_ITERS,
+    large_switch: true,
+    min_size: 1,
+    max_size: PT2PT_MAX,
+    from_zero: true,
+    windowed: false,
+    buffer_times_np: false,
+    accel_slot: false,
+    one_sided: Some(&rma::PASSIVE_DEFAULT),
+};
+
+rma::one_sided_bench!(GetLatency, Op::Get, Shape::Latency);

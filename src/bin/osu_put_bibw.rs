@@ -1,0 +1,6 @@
+//! osu_put_bibw, OSU 7.4 compatible.
+use commbench::bench::{put_bibw::PutBibw, runner};
+
+fn main() {
+    runner::main_rma::<PutBibw>()
+}

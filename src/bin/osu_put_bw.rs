@@ -1,0 +1,6 @@
+//! osu_put_bw, OSU 7.4 compatible.
+use commbench::bench::{put_bw::PutBw, runner};
+
+fn main() {
+    runner::main_rma::<PutBw>()
+}
