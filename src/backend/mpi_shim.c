@@ -11,6 +11,3 @@ MPI_Op commbench_mpi_sum(void) { return MPI_SUM; }
 MPI_Op commbench_mpi_min(void) { return MPI_MIN; }
 MPI_Op commbench_mpi_max(void) { return MPI_MAX; }
 void *commbench_mpi_in_place(void) { return MPI_IN_PLACE; }
-/* One-sided: the lock type OSU's passive-target tests take (an enum in Open
- * MPI, a macro in MPICH). */
-int commbench_mpi_lock_shared(void) { return MPI_LOCK_SHARED; }

@@ -146,10 +146,6 @@ pub trait OneSided: Transport {
     fn win_wait(&self, win: &Self::Win);
 }
 
-extern "C" {
-    fn commbench_mpi_lock_shared() -> c_int;
-}
-
 /// An MPI window on the world's communicator.
 pub struct MpiWin {
     win: ffi::MPI_Win,
@@ -307,8 +303,9 @@ impl OneSided for MpiHost<'_> {
 
     #[inline(always)]
     fn lock_shared(&self, win: &MpiWin, target: usize) {
-        // SAFETY: a valid window; the constant comes from the library.
-        unsafe { ffi::MPI_Win_lock(commbench_mpi_lock_shared(), target as c_int, 0, win.win) };
+        // SAFETY: a valid window. MPI_LOCK_SHARED is a plain integer in
+        // mpi.h (an enum in Open MPI, a macro in MPICH), so bindgen has it.
+        unsafe { ffi::MPI_Win_lock(ffi::MPI_LOCK_SHARED as c_int, target as c_int, 0, win.win) };
     }
 
     #[inline(always)]

@@ -650,7 +650,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
     if o.validation.is_none() {
         o.validation_warmup = 0;
     }
-    check_one_sided(spec, &o)?;
+    check_one_sided(spec, &mut o)?;
     check_nccl_tests(spec, &mut o)?;
     if o.min_busbw.is_some() && !spec.has_bus_bandwidth() {
         return Err(CliError::Usage(format!(
@@ -674,11 +674,15 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
     Ok(Parsed::Run(Box::new(o)))
 }
 
-/// The one-sided benchmarks run over MPI windows in host memory only.
-fn check_one_sided(spec: &BenchSpec, o: &Options) -> Result<(), CliError> {
-    if spec.one_sided.is_none() {
+/// The one-sided benchmarks run over MPI windows in host memory only;
+/// their `-w` and `-s` default to the benchmark's, so that the run record
+/// names what ran.
+fn check_one_sided(spec: &BenchSpec, o: &mut Options) -> Result<(), CliError> {
+    let Some(rules) = spec.one_sided else {
         return Ok(());
-    }
+    };
+    o.win.get_or_insert(rules.default_win);
+    o.sync.get_or_insert(rules.default_sync);
     if o.backend != Backend::Mpi {
         let b = if o.backend == Backend::Ucx { "ucx" } else { "nccl" };
         return Err(CliError::Usage(format!(

@@ -242,7 +242,7 @@ mod tests {
             "unknown benchmark 'latnecy' (known: latency, bw, bibw, mbw_mr, bw_fan_in, bw_fan_out, multi_lat, \
              barrier, allreduce, allgather, allgatherv, alltoall, alltoallv, alltoallw, reduce_scatter, \
              reduce_scatter_block, bcast, reduce, gather, gatherv, scatter, scatterv, init, hello, iallreduce, ibarrier, \
-             ibcast, iallgather, ialltoall)"
+             ibcast, iallgather, ialltoall, put_latency, get_latency, put_bw, get_bw, put_bibw)"
         );
         assert_eq!(select(&v(&[" "]), &[]).unwrap_err(), PlanError::NoneChosen);
         assert_eq!(PlanError::NoneChosen.to_string(), "no benchmarks chosen");

@@ -1,0 +1,160 @@
+//! The one-sided benchmarks (osu_put_latency, osu_get_latency, osu_put_bw,
+//! osu_get_bw, osu_put_bibw) under Open MPI's mpirun: stdout against OSU
+//! 7.4's own output (digits masked) for every window creation and
+//! synchronisation OSU accepts for put and get latency and for each
+//! benchmark's defaults; OSU's refusals (one line, status 1 on every
+//! rank, no hang); and the CSV and run record against stdout.
+//!
+//! The golden files were cut from OSU's own binaries (scripts/build-osu.sh)
+//! with the arguments listed here.
+
+mod common;
+
+use common::*;
+
+const WINS: [&str; 3] = ["create", "allocate", "dynamic"];
+const SYNCS: [&str; 6] = ["lock", "flush", "flush_local", "lock_all", "pscw", "fence"];
+const SHORT: [&str; 6] = ["-m", "64", "-i", "10", "-x", "2"];
+
+fn matches_golden(bench: &str, args: &[&str], name: &str) {
+    let cwd = tempfile::tempdir().unwrap();
+    let mut all = args.to_vec();
+    all.push("--no-results");
+    let run =
+        launch(Mpi::OpenMpi, 2, bench, &all, &Launch { cwd: Some(cwd.path().to_path_buf()), ..Launch::default() });
+    assert_eq!(run.code, Some(0), "{bench} {args:?}: {run:?}");
+    run.assert_no_panic();
+    assert!(run.our_stderr_lines().is_empty(), "{bench} {args:?}: {}", run.stderr);
+    assert_eq!(mask(&run.stdout), mask(&golden(name)), "{bench} {args:?} differs from {name}.txt");
+}
+
+/// Every -w and -s of osu_put_latency and osu_get_latency, as OSU prints them.
+#[test]
+fn latency_every_window_and_sync_matches_osu() {
+    let _g = mpi_lock();
+    for bench in ["put_latency", "get_latency"] {
+        for w in WINS {
+            for s in SYNCS {
+                let mut args = vec!["-w", w, "-s", s];
+                args.extend(SHORT);
+                matches_golden(&format!("osu_{bench}"), &args, &format!("{bench}_{w}_{s}"));
+            }
+        }
+    }
+}
+
+/// Each benchmark's default window and synchronisation.
+#[test]
+fn defaults_match_osu() {
+    let _g = mpi_lock();
+    for bench in ["put_latency", "get_latency", "put_bw", "get_bw", "put_bibw"] {
+        matches_golden(&format!("osu_{bench}"), &SHORT, &format!("{bench}_m64"));
+    }
+}
+
+/// The words are OSU's, whatever their case; the bandwidth tests take
+/// every synchronisation OSU's do (bibw: active target only).
+#[test]
+fn bandwidth_syncs_and_word_case() {
+    let _g = mpi_lock();
+    let cwd = tempfile::tempdir().unwrap();
+    let o = Launch { cwd: Some(cwd.path().to_path_buf()), ..Launch::default() };
+    let mut cases: Vec<(&str, Vec<&str>, &str, &str)> = Vec::new();
+    for bench in ["osu_put_bw", "osu_get_bw"] {
+        for (s, line) in [
+            ("lock", "MPI_Win_lock/unlock"),
+            ("flush_local", "MPI_Win_flush_local"),
+            ("lock_all", "MPI_Win_lock_all/unlock_all"),
+            ("pscw", "MPI_Win_post/start/complete/wait"),
+            ("fence", "MPI_Win_fence"),
+        ] {
+            cases.push((bench, vec!["-w", "dynamic", "-s", s, "-W", "8"], "MPI_Win_create_dynamic", line));
+        }
+    }
+    cases.push(("osu_put_bibw", vec!["-s", "FENCE", "-w", "Create"], "MPI_Win_create", "MPI_Win_fence"));
+    cases.push((
+        "osu_put_latency",
+        vec!["-s", "Lock_All", "-w", "ALLOCATE"],
+        "MPI_Win_allocate",
+        "MPI_Win_lock_all/unlock_all",
+    ));
+    for (bench, mut args, win, sync) in cases {
+        args.extend(["-m", "16", "-i", "5", "-x", "1", "--no-results"]);
+        let run = launch(Mpi::OpenMpi, 2, bench, &args, &o);
+        assert_eq!(run.code, Some(0), "{bench} {args:?}: {run:?}");
+        let lines: Vec<&str> = run.stdout.lines().collect();
+        assert_eq!(lines[1], format!("# Window creation: {win}"), "{bench} {args:?}");
+        assert_eq!(lines[2], format!("# Synchronization: {sync}"), "{bench} {args:?}");
+        let rows = osu_rows(&run.stdout);
+        assert_eq!(rows.iter().map(|r| r[0].as_str()).collect::<Vec<_>>(), ["1", "2", "4", "8", "16"], "{bench}");
+        assert!(rows.iter().all(|r| r[1].parse::<f64>().unwrap() > 0.0), "{bench} {args:?}: {}", run.stdout);
+    }
+}
+
+/// OSU's refusals: one line on stderr from rank 0, status 1 on every
+/// rank, quickly.
+#[test]
+fn refusals() {
+    let _g = mpi_lock();
+    let starts = |p: &'static str| move |l: &str| l.starts_with(p);
+    refused("osu_put_bibw", &["-s", "lock"], &[], starts("Invalid option or invalid argument [-s lock]"));
+    refused("osu_put_bibw", &["-s", "flush"], &[], starts("Invalid option or invalid argument [-s flush]"));
+    refused("osu_put_latency", &["-s", "foo"], &[], starts("Invalid option or invalid argument [-s foo]"));
+    refused("osu_get_bw", &["-w", "shared"], &[], starts("Invalid option or invalid argument [-w shared]"));
+    refused("osu_put_latency", &["-c"], &[], starts("Invalid option [-c]"));
+    refused("osu_get_latency", &["-W", "8"], &[], starts("Invalid option [-W]"));
+    refused("osu_put_latency", &["-T", "mpi_int"], &[], starts("Invalid option [-T]"));
+    refused(
+        "osu_put_latency",
+        &["--backend", "ucx"],
+        &[],
+        starts("Invalid value [--backend ucx] (osu_put_latency is a one-sided"),
+    );
+    refused("osu_get_bw", &["--backend", "nccl"], &[], starts("Invalid value [--backend nccl]"));
+    refused(
+        "osu_put_bw",
+        &["-d", "cuda"],
+        &[],
+        starts("Invalid option [-d cuda] (osu_put_bw's windows are host memory"),
+    );
+}
+
+#[test]
+fn three_ranks_refused_on_every_rank() {
+    let _g = mpi_lock();
+    let cwd = tempfile::tempdir().unwrap();
+    let (run, codes) = launch_recorded(Mpi::OpenMpi, Mpi::OpenMpi, 3, "osu_put_latency", &["-m", "8"], cwd.path());
+    assert!(codes.iter().all(|&c| c == 1), "statuses {codes:?}: {}", run.stderr);
+    run.assert_no_panic();
+    let lines = run.our_stderr_lines();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(lines[0].starts_with("This test requires exactly two processes"), "{}", lines[0]);
+}
+
+/// The CSV carries the values stdout prints, and the run record the
+/// window and synchronisation that ran.
+#[test]
+fn csv_and_record_match_stdout() {
+    let _g = mpi_lock();
+    for (bench, args, col) in [
+        ("osu_put_bw", &["-m", "64", "-i", "10", "-x", "2", "-s", "lock", "-W", "16"][..], "bw_MBps"),
+        ("osu_get_latency", &["-m", "64", "-i", "10", "-x", "2", "-w", "create", "-s", "fence"][..], "avg_lat_us"),
+    ] {
+        let o = run_with_results(Mpi::OpenMpi, 2, bench, args);
+        let rows = osu_rows(&o.run.stdout);
+        assert_eq!(rows.len(), 7, "{bench}: {}", o.run.stdout);
+        assert_eq!(o.csv.len(), rows.len(), "{bench}");
+        for (row, rec) in rows.iter().zip(&o.csv) {
+            assert_eq!(row[0], rec["size_bytes"], "{bench}");
+            assert_eq!(row[1], two_decimals(&rec[col]), "{bench} at size {}", row[0]);
+            assert_eq!(rec["benchmark"], bench);
+        }
+        let opts = &o.record["options"];
+        let (w, s) = if bench == "osu_put_bw" { ("allocate", "lock") } else { ("create", "fence") };
+        assert_eq!(opts["win"], w, "{bench}: {opts}");
+        assert_eq!(opts["sync"], s, "{bench}: {opts}");
+        if bench == "osu_put_bw" {
+            assert!(o.csv.iter().all(|r| r["window"] == "16"), "{bench}");
+        }
+    }
+}
