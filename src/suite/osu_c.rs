@@ -88,6 +88,8 @@ fn row(spec: &BenchSpec, t: &Table, p: &Point, k: &Known, finished_utc: &str) ->
         p90_us: None,
         iterations_run: None,
         noise: None,
+        iterations_ceiling: None,
+        stop_reason: None,
     }
 }
 
