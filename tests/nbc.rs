@@ -175,3 +175,38 @@ fn overlap_columns_follow_osu_formula() {
         }
     }
 }
+
+/// The CSV's overlap columns hold what stdout's -f table shows (to its two
+/// decimals), the non-blocking rows' `avg_lat_us` is the overall time, and
+/// a blocking collective leaves the overlap columns empty.
+#[test]
+fn csv_overlap_columns_match_stdout() {
+    let _g = mpi_lock();
+    let cwd = tempfile::tempdir().unwrap();
+    let csv = cwd.path().join("igatherv.csv");
+    let args = ["-m", "64", "-i", "20", "-x", "2", "-f", "-c", "--csv", &csv.display().to_string()];
+    let run = launch(Mpi::OpenMpi, 3, "osu_igatherv", &args, &launch_opts(cwd.path()));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let printed = osu_rows(&run.stdout);
+    let rows = read_csv(&csv);
+    assert_eq!(rows.len(), printed.len(), "{}", run.stdout);
+    for (row, p) in rows.iter().zip(&printed) {
+        assert_eq!(row["size_bytes"], p[0]);
+        assert_eq!(row["validation"], "Pass", "{row:?}");
+        // Size Overall Compute Init Test Wait Pure Min Max Overlap Validation
+        for (col, at) in [("overall_us", 1), ("compute_us", 2), ("pure_comm_us", 6), ("overlap_pct", 9)] {
+            let v = num(&row[col]);
+            assert_eq!(format!("{v:.2}"), p[at], "{col} of {row:?} vs {p:?}");
+        }
+        assert_eq!(num(&row["avg_lat_us"]), num(&row["overall_us"]), "{row:?}");
+    }
+    let blocking = cwd.path().join("gatherv.csv");
+    let args = ["-m", "8", "-i", "5", "-x", "1", "--csv", &blocking.display().to_string()];
+    let run = launch(Mpi::OpenMpi, 2, "osu_gatherv", &args, &launch_opts(cwd.path()));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    for row in read_csv(&blocking) {
+        for col in ["overall_us", "compute_us", "pure_comm_us", "overlap_pct"] {
+            assert_eq!(row[col], "", "{col} of {row:?}");
+        }
+    }
+}

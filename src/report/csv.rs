@@ -54,6 +54,10 @@ pub const COLUMNS: &[&str] = &[
     "p90_us",
     "iterations_run",
     "noise",
+    "overall_us",
+    "compute_us",
+    "pure_comm_us",
+    "overlap_pct",
 ];
 
 /// One row of the results CSV, as the writer serialises it and every
@@ -164,6 +168,21 @@ pub struct CsvRow {
     /// `bimodal`, `noisy`, `outliers`; see stats::noise).
     #[serde(default)]
     pub noise: Option<String>,
+    /// Non-blocking collectives (OSU's overlap method): the time of one
+    /// iteration of start + dummy computation + wait, averaged over ranks
+    /// (what stdout's Overall column shows and `avg_lat_us` repeats).
+    #[serde(default, serialize_with = "float")]
+    pub overall_us: Option<f64>,
+    /// The dummy computation in that iteration, the `-t` tests taken out.
+    #[serde(default, serialize_with = "float")]
+    pub compute_us: Option<f64>,
+    /// Start and wait with nothing in between (stdout's Pure Comm.).
+    #[serde(default, serialize_with = "float")]
+    pub pure_comm_us: Option<f64>,
+    /// The share of the pure communication time hidden behind the
+    /// computation, percent: max(0, 100 - 100 (overall - compute) / pure).
+    #[serde(default, serialize_with = "float")]
+    pub overlap_pct: Option<f64>,
 }
 
 impl CsvRow {
@@ -212,6 +231,10 @@ impl CsvRow {
             p90_us: sp.map(|s| s.p90),
             iterations_run: r.iterations_run,
             noise: sp.map(|s| s.noise.cell()),
+            overall_us: r.overlap.map(|o| o.overall_us),
+            compute_us: r.overlap.map(|o| o.compute_us),
+            pure_comm_us: r.overlap.map(|o| o.pure_us),
+            overlap_pct: r.overlap.map(|o| o.overlap_pct),
         }
     }
 }
