@@ -612,12 +612,39 @@ mod tests {
         assert_eq!((col("pairs"), col("min_lat_us"), col("slowest_rank")), ("1", "", ""));
     }
 
-    /// The spread columns come last (older readers keep their positions)
-    /// and say what the row's spread bundle says.
+    /// The non-blocking figures follow the spread columns as one block,
+    /// hold the row's overlap times at full precision, and stay empty for
+    /// a row without them.
+    #[test]
+    fn overlap_columns() {
+        let names = ["overall_us", "compute_us", "pure_comm_us", "overlap_pct"];
+        let first = COLUMNS.iter().position(|c| *c == "overall_us").unwrap();
+        assert_eq!(COLUMNS[first - 1], "noise");
+        assert_eq!(COLUMNS[first..first + 4], names);
+        let ctx = RunContext { benchmark: "osu_igatherv", backend: "mpi", np: 3, pairs: None };
+        let o = crate::report::OverlapTimes {
+            overall_us: 10.5,
+            compute_us: 0.1 + 0.2,
+            pure_us: 4.25,
+            overlap_pct: 12.125,
+            ..Default::default()
+        };
+        let text =
+            written(&ctx, &[Row { size: 8, overlap: Some(o), ..Row::default() }, Row { size: 16, ..Row::default() }]);
+        let lines: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+        let got = |line: usize| names.map(|n| lines[line][COLUMNS.iter().position(|c| *c == n).unwrap()]);
+        assert_eq!(got(0).map(|v| v.parse::<f64>().unwrap()), [10.5, 0.1 + 0.2, 4.25, 12.125]);
+        assert_eq!(got(1), ["", "", "", ""]);
+    }
+
+    /// The spread columns come after the older ones (older readers keep
+    /// their positions) and say what the row's spread bundle says.
     #[test]
     fn spread_columns() {
+        let first = COLUMNS.iter().position(|c| *c == "ci95_rel_pct").unwrap();
+        assert_eq!(COLUMNS[first - 1], "wrong_elements");
         assert_eq!(
-            COLUMNS[COLUMNS.len() - 9..],
+            COLUMNS[first..first + 9],
             [
                 "ci95_rel_pct",
                 "ci95_low_us",
