@@ -445,6 +445,10 @@ mod tests {
             num(sp.map(|s| s.p90)),
             r.iterations_run.map(|n| n.to_string()).unwrap_or_default(),
             sp.map(|s| s.noise.cell()).unwrap_or_default(),
+            num(r.overlap.map(|o| o.overall_us)),
+            num(r.overlap.map(|o| o.compute_us)),
+            num(r.overlap.map(|o| o.pure_us)),
+            num(r.overlap.map(|o| o.overlap_pct)),
         ]
     }
 
