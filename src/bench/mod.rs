@@ -57,6 +57,16 @@ benchmarks! {
     ibcast::Ibcast,
     iallgather::Iallgather,
     ialltoall::Ialltoall,
+    ireduce::Ireduce,
+    igather::Igather,
+    iscatter::Iscatter,
+    ireduce_scatter::IreduceScatter,
+    ireduce_scatter_block::IreduceScatterBlock,
+    iallgatherv::Iallgatherv,
+    igatherv::Igatherv,
+    iscatterv::Iscatterv,
+    ialltoallv::Ialltoallv,
+    ialltoallw::Ialltoallw,
 }
 
 use crate::backend::{Collectives, Control, Transport};

@@ -56,6 +56,10 @@ pub const COLUMNS: &[&str] = &[
     "noise",
     "iterations_ceiling",
     "stop_reason",
+    "overall_us",
+    "compute_us",
+    "pure_comm_us",
+    "overlap_pct",
 ];
 
 /// One row of the results CSV, as the writer serialises it and every
@@ -173,6 +177,21 @@ pub struct CsvRow {
     pub iterations_ceiling: Option<usize>,
     #[serde(default)]
     pub stop_reason: Option<String>,
+    /// Non-blocking collectives (OSU's overlap method): the time of one
+    /// iteration of start + dummy computation + wait, averaged over ranks
+    /// (what stdout's Overall column shows and `avg_lat_us` repeats).
+    #[serde(default, serialize_with = "float")]
+    pub overall_us: Option<f64>,
+    /// The dummy computation in that iteration, the `-t` tests taken out.
+    #[serde(default, serialize_with = "float")]
+    pub compute_us: Option<f64>,
+    /// Start and wait with nothing in between (stdout's Pure Comm.).
+    #[serde(default, serialize_with = "float")]
+    pub pure_comm_us: Option<f64>,
+    /// The share of the pure communication time hidden behind the
+    /// computation, percent: max(0, 100 - 100 (overall - compute) / pure).
+    #[serde(default, serialize_with = "float")]
+    pub overlap_pct: Option<f64>,
 }
 
 impl CsvRow {
@@ -223,6 +242,10 @@ impl CsvRow {
             noise: sp.map(|s| s.noise.cell()),
             iterations_ceiling: r.precision.map(|p| p.ceiling),
             stop_reason: r.precision.map(|p| p.reason.as_str().to_string()),
+            overall_us: r.overlap.map(|o| o.overall_us),
+            compute_us: r.overlap.map(|o| o.compute_us),
+            pure_comm_us: r.overlap.map(|o| o.pure_us),
+            overlap_pct: r.overlap.map(|o| o.overlap_pct),
         }
     }
 }
@@ -435,6 +458,10 @@ mod tests {
             sp.map(|s| s.noise.cell()).unwrap_or_default(),
             r.precision.map(|p| p.ceiling.to_string()).unwrap_or_default(),
             r.precision.map(|p| p.reason.as_str().to_string()).unwrap_or_default(),
+            num(r.overlap.map(|o| o.overall_us)),
+            num(r.overlap.map(|o| o.compute_us)),
+            num(r.overlap.map(|o| o.pure_us)),
+            num(r.overlap.map(|o| o.overlap_pct)),
         ]
     }
 
@@ -604,6 +631,31 @@ mod tests {
         assert_eq!(col("osu_tails"), "P50=0.25;P99=1.5");
         assert_eq!(col("iter_max_us").parse::<f64>().unwrap(), 3.0);
         assert_eq!((col("pairs"), col("min_lat_us"), col("slowest_rank")), ("1", "", ""));
+    }
+
+    /// The non-blocking figures follow the spread columns as one block,
+    /// hold the row's overlap times at full precision, and stay empty for
+    /// a row without them.
+    #[test]
+    fn overlap_columns() {
+        let names = ["overall_us", "compute_us", "pure_comm_us", "overlap_pct"];
+        let first = COLUMNS.iter().position(|c| *c == "overall_us").unwrap();
+        assert_eq!(COLUMNS[first - 1], "stop_reason");
+        assert_eq!(COLUMNS[first..first + 4], names);
+        let ctx = RunContext { benchmark: "osu_igatherv", backend: "mpi", np: 3, pairs: None };
+        let o = crate::report::OverlapTimes {
+            overall_us: 10.5,
+            compute_us: 0.1 + 0.2,
+            pure_us: 4.25,
+            overlap_pct: 12.125,
+            ..Default::default()
+        };
+        let text =
+            written(&ctx, &[Row { size: 8, overlap: Some(o), ..Row::default() }, Row { size: 16, ..Row::default() }]);
+        let lines: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+        let got = |line: usize| names.map(|n| lines[line][COLUMNS.iter().position(|c| *c == n).unwrap()]);
+        assert_eq!(got(0).map(|v| v.parse::<f64>().unwrap()), [10.5, 0.1 + 0.2, 4.25, 12.125]);
+        assert_eq!(got(1), ["", "", "", ""]);
     }
 
     /// The spread columns come after the older ones (older readers keep

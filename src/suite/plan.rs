@@ -255,7 +255,8 @@ mod tests {
             "unknown benchmark 'latnecy' (known: latency, bw, bibw, mbw_mr, bw_fan_in, bw_fan_out, multi_lat, \
              barrier, allreduce, allgather, allgatherv, alltoall, alltoallv, alltoallw, reduce_scatter, \
              reduce_scatter_block, bcast, reduce, gather, gatherv, scatter, scatterv, init, hello, iallreduce, ibarrier, \
-             ibcast, iallgather, ialltoall)"
+             ibcast, iallgather, ialltoall, ireduce, igather, iscatter, ireduce_scatter, \
+             ireduce_scatter_block, iallgatherv, igatherv, iscatterv, ialltoallv, ialltoallw)"
         );
         assert_eq!(select(&v(&[" "]), &[]).unwrap_err(), PlanError::NoneChosen);
         assert_eq!(PlanError::NoneChosen.to_string(), "no benchmarks chosen");

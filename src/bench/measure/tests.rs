@@ -519,6 +519,33 @@ fn nonblocking_overlap_arithmetic() {
         assert_eq!(measure::<ialltoall::Ialltoall>(np, &in_place, m, None).1, Ending::Complete);
         assert_eq!(measure::<iallreduce::Iallreduce>(np, &in_place, m, None).1, Ending::Complete);
     }
+    // and so do the rooted, reduce-scatter and vector ones, roots rotating
+    use crate::bench::{
+        iallgatherv, ialltoallv, ialltoallw, igather, igatherv, ireduce, ireduce_scatter, ireduce_scatter_block,
+        iscatter, iscatterv,
+    };
+    fn all<M: Bench>(m: Model) {
+        for np in [2, 3] {
+            let args = ["-m", "4:64", "-i", "3", "-x", "1", "-c", "-t", "2", "-T", "all"];
+            assert_eq!(measure::<M>(np, &args, m, None).1, Ending::Complete, "{} np={np}", M::SPEC.name);
+            let mut more = args.to_vec();
+            more.push("-l");
+            if M::SPEC.takes('k') {
+                more.extend(["-k", "rotate"]);
+            }
+            assert_eq!(measure::<M>(np, &more, m, None).1, Ending::Complete, "{} np={np} {more:?}", M::SPEC.name);
+        }
+    }
+    all::<ireduce::Ireduce>(m);
+    all::<igather::Igather>(m);
+    all::<iscatter::Iscatter>(m);
+    all::<ireduce_scatter::IreduceScatter>(m);
+    all::<ireduce_scatter_block::IreduceScatterBlock>(m);
+    all::<iallgatherv::Iallgatherv>(m);
+    all::<igatherv::Igatherv>(m);
+    all::<iscatterv::Iscatterv>(m);
+    all::<ialltoallv::Ialltoallv>(m);
+    all::<ialltoallw::Ialltoallw>(m);
     // wrong data is caught
     let (_, ending, _) = measure::<iallreduce::Iallreduce>(
         2,
