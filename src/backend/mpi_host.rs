@@ -128,16 +128,30 @@ impl<'w, M: Memory> Mpi<'w, M> {
     /// signature; `per_rank` is how many blocks of `count` the buffers hold.
     #[inline(always)]
     fn exchange(&self, f: Exchange, io: Operands<M::Buf>, count: usize, dt: Datatype, send_blocks: usize) {
+        let (send, recv) = self.exchange_operands(io, count, dt, send_blocks);
+        let t = self.h.dt(dt);
+        // SAFETY: both buffers were checked for the elements they carry.
+        unsafe { f(send, count as c_int, t, recv, count as c_int, t, self.comm) };
+    }
+
+    /// The send and receive addresses of an exchange (blocking or not),
+    /// checked: the send side holds `send_blocks` blocks of `count`
+    /// elements, the receive side one per rank.
+    #[inline(always)]
+    fn exchange_operands(
+        &self,
+        io: Operands<M::Buf>,
+        count: usize,
+        dt: Datatype,
+        send_blocks: usize,
+    ) -> (*const c_void, *mut c_void) {
         let need = count * dt.size();
-        let np = self.world.size();
         if let Operands::Apart { send, .. } = &io {
             check_len(send.len(), need * send_blocks);
         }
         let (send, recv) = self.operands(io);
-        check_len(recv.len(), need * np);
-        let t = self.h.dt(dt);
-        // SAFETY: both buffers were checked for the elements they carry.
-        unsafe { f(send, count as c_int, t, recv.as_mut_ptr() as *mut c_void, count as c_int, t, self.comm) };
+        check_len(recv.len(), need * self.world.size());
+        (send, recv.as_mut_ptr() as *mut c_void)
     }
 }
 
@@ -161,27 +175,10 @@ impl<'w, M: Memory> Mpi<'w, M> {
     /// The buffers stay untouched until the request completes.
     #[inline(always)]
     unsafe fn iexchange(&self, f: IExchange, io: Operands<M::Buf>, count: usize, dt: Datatype, send_blocks: usize) {
-        let need = count * dt.size();
-        let np = self.world.size();
-        if let Operands::Apart { send, .. } = &io {
-            check_len(send.len(), need * send_blocks);
-        }
-        let (send, recv) = self.operands(io);
-        check_len(recv.len(), need * np);
+        let (send, recv) = self.exchange_operands(io, count, dt, send_blocks);
         let t = self.h.dt(dt);
         // SAFETY: both buffers were checked; the caller keeps them.
-        unsafe {
-            f(
-                send,
-                count as c_int,
-                t,
-                recv.as_mut_ptr() as *mut c_void,
-                count as c_int,
-                t,
-                self.comm,
-                self.pending.as_ptr(),
-            )
-        };
+        unsafe { f(send, count as c_int, t, recv, count as c_int, t, self.comm, self.pending.as_ptr()) };
     }
 }
 
@@ -206,6 +203,60 @@ macro_rules! call_or_start {
 }
 
 impl<'w, M: Memory> Mpi<'w, M> {
+    /// MPI_Allreduce, or MPI_Iallreduce into the request slot.
+    ///
+    /// # Safety
+    /// Started, the buffers stay untouched until the request completes.
+    #[inline(always)]
+    unsafe fn allreduce_sum_as(&self, form: Form, io: Operands<M::Buf>, count: usize, dt: Datatype) {
+        let need = count * dt.size();
+        if let Operands::Apart { send, .. } = &io {
+            check_len(send.len(), need);
+        }
+        let (send, recv) = self.operands(io);
+        check_len(recv.len(), need);
+        // SAFETY: both buffers hold count elements.
+        unsafe {
+            call_or_start!(
+                self,
+                form,
+                MPI_Allreduce
+                    / MPI_Iallreduce(
+                        send,
+                        recv.as_mut_ptr() as *mut c_void,
+                        count as c_int,
+                        self.h.dt(dt),
+                        self.h.sum,
+                        self.comm,
+                    )
+            )
+        };
+    }
+
+    /// MPI_Bcast, or MPI_Ibcast into the request slot.
+    ///
+    /// # Safety
+    /// Started, the buffer stays untouched until the request completes.
+    #[inline(always)]
+    unsafe fn bcast_as(&self, form: Form, buf: &mut M::Buf, count: usize, dt: Datatype, root: usize) {
+        check_len(buf.len(), count * dt.size());
+        // SAFETY: buf holds count elements.
+        unsafe {
+            call_or_start!(
+                self,
+                form,
+                MPI_Bcast
+                    / MPI_Ibcast(
+                        buf.as_mut_ptr() as *mut c_void,
+                        count as c_int,
+                        self.h.dt(dt),
+                        root as c_int,
+                        self.comm,
+                    )
+            )
+        };
+    }
+
     /// MPI_Reduce, or MPI_Ireduce into the request slot.
     ///
     /// # Safety
@@ -738,23 +789,8 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
 
     #[inline(always)]
     fn allreduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
-        let need = count * dt.size();
-        if let Operands::Apart { send, .. } = &io {
-            check_len(send.len(), need);
-        }
-        let (send, recv) = self.operands(io);
-        check_len(recv.len(), need);
-        // SAFETY: both buffers hold count elements.
-        unsafe {
-            ffi::MPI_Allreduce(
-                send,
-                recv.as_mut_ptr() as *mut c_void,
-                count as c_int,
-                self.h.dt(dt),
-                self.h.sum,
-                self.comm,
-            )
-        };
+        // SAFETY: a blocking call.
+        unsafe { self.allreduce_sum_as(Form::Now, io, count, dt) }
     }
 
     #[inline(always)]
@@ -782,11 +818,8 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
 
     #[inline(always)]
     fn bcast(&self, buf: &mut M::Buf, count: usize, dt: Datatype, root: usize) {
-        check_len(buf.len(), count * dt.size());
-        // SAFETY: buf holds count elements.
-        unsafe {
-            ffi::MPI_Bcast(buf.as_mut_ptr() as *mut c_void, count as c_int, self.h.dt(dt), root as c_int, self.comm)
-        };
+        // SAFETY: a blocking call.
+        unsafe { self.bcast_as(Form::Now, buf, count, dt, root) }
     }
 
     #[inline(always)]
@@ -839,40 +872,14 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
 
     #[inline(always)]
     unsafe fn iallreduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
-        let need = count * dt.size();
-        if let Operands::Apart { send, .. } = &io {
-            check_len(send.len(), need);
-        }
-        let (send, recv) = self.operands(io);
-        check_len(recv.len(), need);
-        // SAFETY: both buffers hold count elements; the caller keeps them.
-        unsafe {
-            ffi::MPI_Iallreduce(
-                send,
-                recv.as_mut_ptr() as *mut c_void,
-                count as c_int,
-                self.h.dt(dt),
-                self.h.sum,
-                self.comm,
-                self.pending.as_ptr(),
-            )
-        };
+        // SAFETY: passed on from the caller.
+        unsafe { self.allreduce_sum_as(Form::Start, io, count, dt) }
     }
 
     #[inline(always)]
     unsafe fn ibcast(&self, buf: &mut M::Buf, count: usize, dt: Datatype, root: usize) {
-        check_len(buf.len(), count * dt.size());
-        // SAFETY: buf holds count elements; the caller keeps it.
-        unsafe {
-            ffi::MPI_Ibcast(
-                buf.as_mut_ptr() as *mut c_void,
-                count as c_int,
-                self.h.dt(dt),
-                root as c_int,
-                self.comm,
-                self.pending.as_ptr(),
-            )
-        };
+        // SAFETY: passed on from the caller.
+        unsafe { self.bcast_as(Form::Start, buf, count, dt, root) }
     }
 
     #[inline(always)]
