@@ -97,6 +97,9 @@ const CASES: &[Case] = &[
     case("osu_ibarrier", 2, &["-a", "0"], "Invalid Device Array Size [-a 0]"),
     case("osu_ibcast", 2, &["-l"], "Invalid option [-l] (osu_ibcast has no in-place form)"),
     case("osu_ialltoall", 1, &["-m", "8"], "This test requires at least two processes"),
+    case("osu_igatherv", 1, &["-m", "8"], "This test requires at least two processes"),
+    case("osu_ialltoallv", 2, &["-k", "rotate"], "Invalid option [-k]"),
+    case("osu_ireduce_scatter", 2, &["-k", "fixed:0"], "Invalid option [-k]"),
     case(
         "osu_gatherv",
         3,

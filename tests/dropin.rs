@@ -40,6 +40,16 @@ const MERGED: &[(&str, &str, usize, &[&str])] = &[
     ("osu_ibcast", "ibcast_f_c_z_t4", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
     ("osu_iallgather", "iallgather_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
     ("osu_ialltoall", "ialltoall_np4_f_c_l", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
+    ("osu_ireduce", "ireduce_f_c_z_t4", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("osu_igather", "igather_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("osu_iscatter", "iscatter_f_c_z_t4", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("osu_ireduce_scatter", "ireduce_scatter_np3_f_c_l", 3, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
+    ("osu_ireduce_scatter_block", "ireduce_scatter_block_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("osu_iallgatherv", "iallgatherv_f_c_z_t4", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("osu_igatherv", "igatherv_np3_f_c_l", 3, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
+    ("osu_iscatterv", "iscatterv_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("osu_ialltoallv", "ialltoallv_f_c_z_t4", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("osu_ialltoallw", "ialltoallw_np3_f_c_l", 3, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
 ];
 
 /// Benchmarks whose merged-stream case lives in another file, and why:

@@ -1,5 +1,7 @@
 //! Non-blocking collectives (osu_iallreduce, osu_ibarrier, osu_ibcast,
-//! osu_iallgather, osu_ialltoall) under real
+//! osu_iallgather, osu_ialltoall, osu_ireduce, osu_igather, osu_iscatter,
+//! osu_ireduce_scatter, osu_ireduce_scatter_block, osu_iallgatherv,
+//! osu_igatherv, osu_iscatterv, osu_ialltoallv, osu_ialltoallw) under real
 //! launchers: stdout against OSU 7.4's own output (digits masked), at the
 //! golden file's np and others; validation passing with -c at np 2 to 4;
 //! and the overlap columns' arithmetic as printed (compute, pure
@@ -29,6 +31,51 @@ const GOLDEN: &[(&str, &str, usize, &[&str])] = &[
     ("ialltoall_f_c_z_t4", "osu_ialltoall", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
     ("ialltoall_np4_f_c_l", "osu_ialltoall", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
     ("ibarrier_f_z_t10", "osu_ibarrier", 2, &["-i", "20", "-x", "2", "-f", "-z", "-t", "10"]),
+    ("ireduce_m64", "osu_ireduce", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("ireduce_f_c_z_t4", "osu_ireduce", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("igather_m64", "osu_igather", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("igather_f_c_z_t4", "osu_igather", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("iscatter_m64", "osu_iscatter", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("iscatter_f_c_z_t4", "osu_iscatter", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("ireduce_scatter_m64", "osu_ireduce_scatter", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    (
+        "ireduce_scatter_f_c_z_t4",
+        "osu_ireduce_scatter",
+        2,
+        &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"],
+    ),
+    ("ireduce_scatter_block_m64", "osu_ireduce_scatter_block", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    (
+        "ireduce_scatter_block_f_c_z_t4",
+        "osu_ireduce_scatter_block",
+        2,
+        &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"],
+    ),
+    ("iallgatherv_m64", "osu_iallgatherv", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("iallgatherv_f_c_z_t4", "osu_iallgatherv", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("igatherv_m64", "osu_igatherv", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("igatherv_f_c_z_t4", "osu_igatherv", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("iscatterv_m64", "osu_iscatterv", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("iscatterv_f_c_z_t4", "osu_iscatterv", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("ialltoallv_m64", "osu_ialltoallv", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("ialltoallv_f_c_z_t4", "osu_ialltoallv", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("ialltoallw_m64", "osu_ialltoallw", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("ialltoallw_f_c_z_t4", "osu_ialltoallw", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
+    ("iallgatherv_np3_f_c_l", "osu_iallgatherv", 3, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
+    ("igatherv_np3_f_c_l", "osu_igatherv", 3, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
+    ("ialltoallw_np3_f_c_l", "osu_ialltoallw", 3, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
+    ("ireduce_scatter_np3_f_c_l", "osu_ireduce_scatter", 3, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
+    ("iscatterv_np4_f_c_l", "osu_iscatterv", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
+    ("ialltoallv_np4_f_c_l", "osu_ialltoallv", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
+    (
+        "ireduce_scatter_block_np4_f_c_l",
+        "osu_ireduce_scatter_block",
+        4,
+        &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"],
+    ),
+    ("ireduce_np3_k_rotate_c", "osu_ireduce", 3, &["-m", "16", "-i", "10", "-x", "1", "-c", "-k", "rotate"]),
+    ("igather_np4_k_rotate_f_c", "osu_igather", 4, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-k", "rotate"]),
+    ("iscatter_np3_k1_c_l", "osu_iscatter", 3, &["-m", "16", "-i", "10", "-x", "1", "-c", "-l", "-k", "fixed:1"]),
 ];
 
 fn launch_opts(cwd: &std::path::Path) -> Launch {
@@ -94,6 +141,16 @@ fn overlap_columns_follow_osu_formula() {
         ("osu_ibcast", 3, &["-m", "256", "-c", "-t", "2"]),
         ("osu_iallgather", 4, &["-m", "64", "-c", "-T", "all"]),
         ("osu_ialltoall", 3, &["-m", "64", "-c", "-l", "-t", "1"]),
+        ("osu_ireduce", 3, &["-m", "64", "-c", "-k", "rotate", "-t", "2"]),
+        ("osu_igather", 3, &["-m", "64", "-c", "-l"]),
+        ("osu_iscatter", 4, &["-m", "64", "-c", "-T", "all"]),
+        ("osu_ireduce_scatter", 3, &["-m", "64", "-c", "-l"]),
+        ("osu_ireduce_scatter_block", 4, &["-m", "64", "-c", "-T", "all"]),
+        ("osu_iallgatherv", 3, &["-m", "64", "-c", "-l", "-t", "2"]),
+        ("osu_igatherv", 4, &["-m", "64", "-c", "-k", "rotate"]),
+        ("osu_iscatterv", 3, &["-m", "64", "-c", "-l"]),
+        ("osu_ialltoallv", 3, &["-m", "64", "-c", "-T", "all"]),
+        ("osu_ialltoallw", 4, &["-m", "64", "-c", "-l", "-t", "1"]),
     ] {
         let mut args = vec!["-i", "30", "-x", "3", "-f"];
         args.extend(extra);
@@ -115,6 +172,41 @@ fn overlap_columns_follow_osu_formula() {
             if row.iter().any(|w| w == "Pass" || w == "Fail") {
                 assert!(row.iter().any(|w| w == "Pass"), "{bench}: {row:?}");
             }
+        }
+    }
+}
+
+/// The CSV's overlap columns hold what stdout's -f table shows (to its two
+/// decimals), the non-blocking rows' `avg_lat_us` is the overall time, and
+/// a blocking collective leaves the overlap columns empty.
+#[test]
+fn csv_overlap_columns_match_stdout() {
+    let _g = mpi_lock();
+    let cwd = tempfile::tempdir().unwrap();
+    let csv = cwd.path().join("igatherv.csv");
+    let args = ["-m", "64", "-i", "20", "-x", "2", "-f", "-c", "--csv", &csv.display().to_string()];
+    let run = launch(Mpi::OpenMpi, 3, "osu_igatherv", &args, &launch_opts(cwd.path()));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let printed = osu_rows(&run.stdout);
+    let rows = read_csv(&csv);
+    assert_eq!(rows.len(), printed.len(), "{}", run.stdout);
+    for (row, p) in rows.iter().zip(&printed) {
+        assert_eq!(row["size_bytes"], p[0]);
+        assert_eq!(row["validation"], "Pass", "{row:?}");
+        // Size Overall Compute Init Test Wait Pure Min Max Overlap Validation
+        for (col, at) in [("overall_us", 1), ("compute_us", 2), ("pure_comm_us", 6), ("overlap_pct", 9)] {
+            let v = num(&row[col]);
+            assert_eq!(format!("{v:.2}"), p[at], "{col} of {row:?} vs {p:?}");
+        }
+        assert_eq!(num(&row["avg_lat_us"]), num(&row["overall_us"]), "{row:?}");
+    }
+    let blocking = cwd.path().join("gatherv.csv");
+    let args = ["-m", "8", "-i", "5", "-x", "1", "--csv", &blocking.display().to_string()];
+    let run = launch(Mpi::OpenMpi, 2, "osu_gatherv", &args, &launch_opts(cwd.path()));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    for row in read_csv(&blocking) {
+        for col in ["overall_us", "compute_us", "pure_comm_us", "overlap_pct"] {
+            assert_eq!(row[col], "", "{col} of {row:?}");
         }
     }
 }

@@ -449,3 +449,55 @@ fn a_launcher_refusal_is_reported_in_a_whole_sentence_with_a_hint() {
     assert!(md.contains(&sentence), "{md}");
     assert!(run.stdout.contains(&sentence), "{}", run.stdout);
 }
+
+/// `--precision` reaches the benchmarks that can judge it; the others run
+/// OSU's counts with a note. Each CSV row says what the rule did, and
+/// summary.md and suite.json tally the iterations run against the fixed
+/// counts they replaced.
+#[test]
+fn precision_passes_through_and_is_tallied() {
+    let _g = mpi_lock();
+    let (run, dir, _w) = suite(
+        Mpi::OpenMpi,
+        &["--bench", "latency,allreduce,iallreduce", "-m", "1:64", "-i", "400", "-x", "10", "--precision", "50%"],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let dir = dir.expect("run directory");
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("| benchmark arguments | `-m 1:64 -i 400 -x 10 --precision 50%` |"), "{md}");
+    assert!(
+        md.contains("--precision 50% left out: osu_iallreduce cannot use it (its overlap figures come from two passes"),
+        "{md}"
+    );
+    assert!(md.contains("\n## Precision\n"), "{md}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("suite.json")).unwrap()).unwrap();
+    for (i, bench) in ["osu_latency", "osu_allreduce"].iter().enumerate() {
+        let b = &report["benchmarks"][i];
+        assert_eq!(b["benchmark"], *bench);
+        let rows = read_csv(&dir.join(format!("{bench}.csv")));
+        let (mut run_total, mut fixed_total) = (0u64, 0u64);
+        for r in &rows {
+            // Every row stopped for a stated reason, at most at -i.
+            assert_eq!(r["iterations_ceiling"], "400", "{bench}: {r:?}");
+            assert!(["precision", "ceiling", "time_limit"].contains(&r["stop_reason"].as_str()), "{r:?}");
+            let n: u64 = r["iterations_run"].parse().unwrap();
+            assert!((1..=400).contains(&n) && r["iterations"] == r["iterations_run"], "{r:?}");
+            run_total += n;
+            fixed_total += 400;
+        }
+        let t = &b["precision"];
+        assert_eq!(t["sizes"].as_u64(), Some(rows.len() as u64), "{t}");
+        assert_eq!(
+            (t["iterations_run"].as_u64(), t["iterations_fixed"].as_u64()),
+            (Some(run_total), Some(fixed_total))
+        );
+        let share = format!("{:.1}%", 100.0 * run_total as f64 / fixed_total as f64);
+        assert!(md.contains(&format!("| [{bench}](#{bench}) | {} |", rows.len())) && md.contains(&share), "{md}");
+    }
+    // The non-blocking one ran its fixed counts: no tally, empty columns.
+    assert!(report["benchmarks"][2]["precision"].is_null());
+    for r in read_csv(&dir.join("osu_iallreduce.csv")) {
+        assert_eq!((r["iterations_ceiling"].as_str(), r["stop_reason"].as_str()), ("", ""));
+    }
+}

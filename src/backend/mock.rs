@@ -796,6 +796,46 @@ impl Collectives for MockTransport {
         self.started(|| self.alltoall(io, count, dt));
     }
 
+    unsafe fn ireduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+        self.started(|| self.reduce_sum(io, count, dt, root));
+    }
+
+    unsafe fn igather(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+        self.started(|| self.gather(io, count, dt, root));
+    }
+
+    unsafe fn iscatter(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+        self.started(|| self.scatter(io, count, dt, root));
+    }
+
+    unsafe fn ireduce_scatter_sum(&self, io: Operands<AlignedBuf>, counts: &[i32], dt: Datatype) {
+        self.started(|| self.reduce_scatter_sum(io, counts, dt));
+    }
+
+    unsafe fn ireduce_scatter_block_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        self.started(|| self.reduce_scatter_block_sum(io, count, dt));
+    }
+
+    unsafe fn iallgatherv(&self, io: Operands<AlignedBuf>, count: usize, blocks: &Blocks, dt: Datatype) {
+        self.started(|| self.allgatherv(io, count, blocks, dt));
+    }
+
+    unsafe fn igatherv(&self, io: Operands<AlignedBuf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize) {
+        self.started(|| self.gatherv(io, count, blocks, dt, root));
+    }
+
+    unsafe fn iscatterv(&self, io: Operands<AlignedBuf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize) {
+        self.started(|| self.scatterv(io, blocks, count, dt, root));
+    }
+
+    unsafe fn ialltoallv(&self, io: Operands<AlignedBuf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
+        self.started(|| self.alltoallv(io, send, recv, dt));
+    }
+
+    unsafe fn ialltoallw(&self, io: Operands<AlignedBuf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
+        self.started(|| self.alltoallw(io, send, recv, dt));
+    }
+
     /// Costs one call's overhead; done once the clock has reached the
     /// operation's completion.
     fn nb_test(&self) -> bool {

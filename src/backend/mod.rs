@@ -377,6 +377,56 @@ pub trait Collectives: Transport {
     /// # Safety
     /// See above.
     unsafe fn ialltoall(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
+    /// MPI_Ireduce with MPI_SUM ([`Collectives::reduce_sum`]'s arguments).
+    ///
+    /// # Safety
+    /// See above.
+    unsafe fn ireduce_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
+    /// MPI_Igather.
+    ///
+    /// # Safety
+    /// See above.
+    unsafe fn igather(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
+    /// MPI_Iscatter.
+    ///
+    /// # Safety
+    /// See above.
+    unsafe fn iscatter(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
+    /// MPI_Ireduce_scatter with MPI_SUM.
+    ///
+    /// # Safety
+    /// See above; `counts` too stays as it is until completion.
+    unsafe fn ireduce_scatter_sum(&self, io: Operands<Self::Buf>, counts: &[i32], dt: Datatype);
+    /// MPI_Ireduce_scatter_block with MPI_SUM.
+    ///
+    /// # Safety
+    /// See above.
+    unsafe fn ireduce_scatter_block_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
+    /// MPI_Iallgatherv.
+    ///
+    /// # Safety
+    /// See above; the layout too stays as it is until completion.
+    unsafe fn iallgatherv(&self, io: Operands<Self::Buf>, count: usize, blocks: &Blocks, dt: Datatype);
+    /// MPI_Igatherv.
+    ///
+    /// # Safety
+    /// See above; the layout too stays as it is until completion.
+    unsafe fn igatherv(&self, io: Operands<Self::Buf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize);
+    /// MPI_Iscatterv.
+    ///
+    /// # Safety
+    /// See above; the layout too stays as it is until completion.
+    unsafe fn iscatterv(&self, io: Operands<Self::Buf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize);
+    /// MPI_Ialltoallv.
+    ///
+    /// # Safety
+    /// See above; the layouts too stay as they are until completion.
+    unsafe fn ialltoallv(&self, io: Operands<Self::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype);
+    /// MPI_Ialltoallw.
+    ///
+    /// # Safety
+    /// See above; the layouts too stay as they are until completion.
+    unsafe fn ialltoallw(&self, io: Operands<Self::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype);
     /// MPI_Test on the operation in flight: whether it has completed (true
     /// also when none is in flight).
     fn nb_test(&self) -> bool;

@@ -587,6 +587,46 @@ impl<'w> Collectives for Nccl<'w> {
         self.unsupported("MPI_Ialltoall")
     }
 
+    unsafe fn ireduce_sum(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype, _root: usize) {
+        self.unsupported("MPI_Ireduce")
+    }
+
+    unsafe fn igather(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype, _root: usize) {
+        self.unsupported("MPI_Igather")
+    }
+
+    unsafe fn iscatter(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype, _root: usize) {
+        self.unsupported("MPI_Iscatter")
+    }
+
+    unsafe fn ireduce_scatter_sum(&self, _io: Operands<GpuBuf>, _counts: &[i32], _dt: Datatype) {
+        self.unsupported("MPI_Ireduce_scatter")
+    }
+
+    unsafe fn ireduce_scatter_block_sum(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype) {
+        self.unsupported("MPI_Ireduce_scatter_block")
+    }
+
+    unsafe fn iallgatherv(&self, _io: Operands<GpuBuf>, _count: usize, _blocks: &Blocks, _dt: Datatype) {
+        self.unsupported("MPI_Iallgatherv")
+    }
+
+    unsafe fn igatherv(&self, _io: Operands<GpuBuf>, _count: usize, _blocks: &Blocks, _dt: Datatype, _root: usize) {
+        self.unsupported("MPI_Igatherv")
+    }
+
+    unsafe fn iscatterv(&self, _io: Operands<GpuBuf>, _blocks: &Blocks, _count: usize, _dt: Datatype, _root: usize) {
+        self.unsupported("MPI_Iscatterv")
+    }
+
+    unsafe fn ialltoallv(&self, _io: Operands<GpuBuf>, _send: &Blocks, _recv: &Blocks, _dt: Datatype) {
+        self.unsupported("MPI_Ialltoallv")
+    }
+
+    unsafe fn ialltoallw(&self, _io: Operands<GpuBuf>, _send: &Blocks, _recv: &Blocks, _dt: Datatype) {
+        self.unsupported("MPI_Ialltoallw")
+    }
+
     fn nb_test(&self) -> bool {
         self.unsupported("MPI_Test on a collective")
     }

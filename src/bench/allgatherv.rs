@@ -17,6 +17,13 @@ pub struct Allgatherv {
     blocks: Blocks,
 }
 
+impl Allgatherv {
+    /// The layout at the current size (its non-blocking twin passes it on).
+    pub fn blocks(&self) -> &Blocks {
+        &self.blocks
+    }
+}
+
 impl Collective for Allgatherv {
     const SPEC: &'static BenchSpec = &SPEC;
 

@@ -20,6 +20,13 @@ pub struct Alltoallv {
     blocks: Blocks,
 }
 
+impl Alltoallv {
+    /// The layout at the current size (its non-blocking twin passes it on).
+    pub fn blocks(&self) -> &Blocks {
+        &self.blocks
+    }
+}
+
 impl Collective for Alltoallv {
     const SPEC: &'static BenchSpec = &SPEC;
 

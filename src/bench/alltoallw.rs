@@ -20,6 +20,13 @@ pub struct Alltoallw {
     blocks: Blocks,
 }
 
+impl Alltoallw {
+    /// The layout at the current size (its non-blocking twin passes it on).
+    pub fn blocks(&self) -> &Blocks {
+        &self.blocks
+    }
+}
+
 impl Collective for Alltoallw {
     const SPEC: &'static BenchSpec = &SPEC;
 

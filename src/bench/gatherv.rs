@@ -18,6 +18,13 @@ pub struct Gatherv {
     blocks: Blocks,
 }
 
+impl Gatherv {
+    /// The layout at the current size (its non-blocking twin passes it on).
+    pub fn blocks(&self) -> &Blocks {
+        &self.blocks
+    }
+}
+
 impl Collective for Gatherv {
     const SPEC: &'static BenchSpec = &SPEC;
 

@@ -3,11 +3,8 @@
 //! osu_allgather's.
 
 use super::allgather::Allgather;
-use super::collective::Job;
-use super::nonblocking::{nonblocking_bench, NonBlocking};
+use super::nonblocking::nonblocking_collective;
 use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
-use super::SizeCase;
-use crate::backend::Collectives;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_iallgather",
@@ -18,25 +15,6 @@ pub const SPEC: BenchSpec = BenchSpec {
     ..super::allgather::SPEC
 };
 
-pub struct Iallgather;
-
-impl NonBlocking for Iallgather {
-    const SPEC: &'static BenchSpec = &SPEC;
-    type Blocking = Allgather;
-
-    #[inline(always)]
-    unsafe fn start<T: Collectives>(
-        _c: &Allgather,
-        t: &T,
-        send: &T::Buf,
-        recv: &mut T::Buf,
-        case: &SizeCase,
-        job: &Job,
-        _i: usize,
-    ) {
-        // SAFETY: passed on from the caller.
-        unsafe { t.iallgather(job.operands(send, recv), case.count, case.datatype) };
-    }
-}
-
-nonblocking_bench!(Iallgather);
+nonblocking_collective!(Iallgather over Allgather, SPEC, |c, t, send, recv, case, job, i| {
+    t.iallgather(job.operands(send, recv), case.count, case.datatype)
+});

@@ -3,11 +3,8 @@
 //! osu_allreduce's.
 
 use super::allreduce::Allreduce;
-use super::collective::Job;
-use super::nonblocking::{nonblocking_bench, NonBlocking};
+use super::nonblocking::nonblocking_collective;
 use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
-use super::SizeCase;
-use crate::backend::Collectives;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_iallreduce",
@@ -18,25 +15,6 @@ pub const SPEC: BenchSpec = BenchSpec {
     ..super::allreduce::SPEC
 };
 
-pub struct Iallreduce;
-
-impl NonBlocking for Iallreduce {
-    const SPEC: &'static BenchSpec = &SPEC;
-    type Blocking = Allreduce;
-
-    #[inline(always)]
-    unsafe fn start<T: Collectives>(
-        _c: &Allreduce,
-        t: &T,
-        send: &T::Buf,
-        recv: &mut T::Buf,
-        case: &SizeCase,
-        job: &Job,
-        _i: usize,
-    ) {
-        // SAFETY: passed on from the caller.
-        unsafe { t.iallreduce_sum(job.operands(send, recv), case.count, case.datatype) };
-    }
-}
-
-nonblocking_bench!(Iallreduce);
+nonblocking_collective!(Iallreduce over Allreduce, SPEC, |c, t, send, recv, case, job, i| {
+    t.iallreduce_sum(job.operands(send, recv), case.count, case.datatype)
+});

@@ -3,11 +3,8 @@
 //! osu_alltoall's.
 
 use super::alltoall::Alltoall;
-use super::collective::Job;
-use super::nonblocking::{nonblocking_bench, NonBlocking};
+use super::nonblocking::nonblocking_collective;
 use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
-use super::SizeCase;
-use crate::backend::Collectives;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ialltoall",
@@ -18,25 +15,6 @@ pub const SPEC: BenchSpec = BenchSpec {
     ..super::alltoall::SPEC
 };
 
-pub struct Ialltoall;
-
-impl NonBlocking for Ialltoall {
-    const SPEC: &'static BenchSpec = &SPEC;
-    type Blocking = Alltoall;
-
-    #[inline(always)]
-    unsafe fn start<T: Collectives>(
-        _c: &Alltoall,
-        t: &T,
-        send: &T::Buf,
-        recv: &mut T::Buf,
-        case: &SizeCase,
-        job: &Job,
-        _i: usize,
-    ) {
-        // SAFETY: passed on from the caller.
-        unsafe { t.ialltoall(job.operands(send, recv), case.count, case.datatype) };
-    }
-}
-
-nonblocking_bench!(Ialltoall);
+nonblocking_collective!(Ialltoall over Alltoall, SPEC, |c, t, send, recv, case, job, i| {
+    t.ialltoall(job.operands(send, recv), case.count, case.datatype)
+});

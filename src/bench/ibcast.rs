@@ -3,11 +3,8 @@
 //! osu_bcast's.
 
 use super::bcast::Bcast;
-use super::collective::Job;
-use super::nonblocking::{nonblocking_bench, NonBlocking};
+use super::nonblocking::nonblocking_collective;
 use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
-use super::SizeCase;
-use crate::backend::Collectives;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ibcast",
@@ -18,26 +15,6 @@ pub const SPEC: BenchSpec = BenchSpec {
     ..super::bcast::SPEC
 };
 
-pub struct Ibcast;
-
-impl NonBlocking for Ibcast {
-    const SPEC: &'static BenchSpec = &SPEC;
-    type Blocking = Bcast;
-
-    #[inline(always)]
-    unsafe fn start<T: Collectives>(
-        _c: &Bcast,
-        t: &T,
-        send: &T::Buf,
-        recv: &mut T::Buf,
-        case: &SizeCase,
-        job: &Job,
-        _i: usize,
-    ) {
-        let _ = (send, job);
-        // SAFETY: passed on from the caller.
-        unsafe { t.ibcast(recv, case.count, case.datatype, 0) };
-    }
-}
-
-nonblocking_bench!(Ibcast);
+nonblocking_collective!(Ibcast over Bcast, SPEC, |c, t, send, recv, case, job, i| {
+    t.ibcast(recv, case.count, case.datatype, 0)
+});

@@ -15,7 +15,7 @@ use crate::job::{everywhere, say, Ending};
 use crate::report::osu::VARIED_WINDOWS;
 use crate::report::sinks::Sinks;
 use crate::report::time::Utc;
-use crate::report::{Row, Sink};
+use crate::report::{PrecisionStop, Row, Sink};
 use crate::stats::noise::NoiseThresholds;
 use crate::stats::precision::{suggested_floor, StoppingRule};
 use crate::stats::spread::spread;
@@ -138,6 +138,9 @@ pub fn run<T: Transport, K: Kernel<T>>(
                         let mut row = row(kernel, plan, &case, metric, passed, &samples, outcome.batched);
                         row.in_place = in_place;
                         row.wrong_elements = wrong;
+                        row.precision = rule
+                            .zip(outcome.stop_reason)
+                            .map(|(r, reason)| PrecisionStop { ceiling: r.ceiling as usize, reason });
                         emit(&mut sinks, &mut |s| s.row(&row))?;
                         if opts.verbose {
                             if let Some(line) = noise_line(spec.name, &row) {
@@ -286,6 +289,7 @@ fn row<T: Transport, K: Kernel<T>>(
         iter: Summary::from_secs(secs, scale),
         iterations_run: (!secs.is_empty()).then_some(secs.len()),
         iter_spread: if batched { None } else { spread(secs, scale * 1e6, &noise_thresholds()) },
+        precision: None,
         finished_utc: Utc::now().rfc3339(),
     }
 }

@@ -81,6 +81,48 @@ macro_rules! nonblocking_bench {
 }
 pub(crate) use nonblocking_bench;
 
+/// Declares a non-blocking collective over its blocking twin in a few
+/// lines: the unit type, its [`NonBlocking`] start (the body, run with
+/// the twin `c`, the transport `t`, the buffers `send` and `recv`, the
+/// size `case`, the `job` and the iteration `i`) and its benchmark.
+///
+/// ```ignore
+/// nonblocking_collective!(Ireduce over Reduce, SPEC, |c, t, send, recv, case, job, i| {
+///     t.ireduce_sum(job.operands(send, recv), case.count, case.datatype, job.root_of(i))
+/// });
+/// ```
+macro_rules! nonblocking_collective {
+    ($(#[$doc:meta])* $name:ident over $twin:ty, $spec:expr,
+     |$c:ident, $t:ident, $send:ident, $recv:ident, $case:ident, $job:ident, $i:ident| $start:block) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl $crate::bench::nonblocking::NonBlocking for $name {
+            const SPEC: &'static $crate::bench::spec::BenchSpec = &$spec;
+            type Blocking = $twin;
+
+            #[inline(always)]
+            #[allow(unused_variables)]
+            unsafe fn start<T: $crate::backend::Collectives>(
+                $c: &$twin,
+                $t: &T,
+                $send: &T::Buf,
+                $recv: &mut T::Buf,
+                $case: &$crate::bench::SizeCase,
+                $job: &$crate::bench::collective::Job,
+                $i: usize,
+            ) {
+                // SAFETY: the caller keeps the buffers untouched until the
+                // wait, and the twin (its layouts) lives in the kernel.
+                unsafe { $start }
+            }
+        }
+
+        $crate::bench::nonblocking::nonblocking_bench!($name);
+    };
+}
+pub(crate) use nonblocking_collective;
+
 /// The send, receive and warm-up buffers [`NbcKernel::new`] allocates.
 pub fn message_bytes<N: NonBlocking>(opts: &crate::cli::Options, np: usize) -> u128 {
     let c = N::Blocking::new(np);

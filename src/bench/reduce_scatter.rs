@@ -17,6 +17,14 @@ pub struct ReduceScatter {
     counts: Vec<i32>,
 }
 
+impl ReduceScatter {
+    /// Elements each rank keeps at the current size (osu_ireduce_scatter
+    /// passes them on).
+    pub fn counts(&self) -> &[i32] {
+        &self.counts
+    }
+}
+
 /// Elements each rank receives out of `n`.
 pub fn recv_counts(n: usize, np: usize) -> Vec<i32> {
     (0..np).map(|r| (n / np + usize::from(r < n % np)) as i32).collect()

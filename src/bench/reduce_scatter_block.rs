@@ -26,6 +26,13 @@ pub struct ReduceScatterBlock {
     block: usize,
 }
 
+impl ReduceScatterBlock {
+    /// Elements each rank keeps at the current size.
+    pub fn block(&self) -> usize {
+        self.block
+    }
+}
+
 impl Collective for ReduceScatterBlock {
     const SPEC: &'static BenchSpec = &SPEC;
 

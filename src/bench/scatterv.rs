@@ -17,6 +17,13 @@ pub struct Scatterv {
     blocks: Blocks,
 }
 
+impl Scatterv {
+    /// The layout at the current size (its non-blocking twin passes it on).
+    pub fn blocks(&self) -> &Blocks {
+        &self.blocks
+    }
+}
+
 impl Collective for Scatterv {
     const SPEC: &'static BenchSpec = &SPEC;
 

@@ -219,6 +219,19 @@ impl BenchSpec {
         matches!(self.metric, MetricKind::Overlap | MetricKind::OverlapBarrier)
     }
 
+    /// Why `--precision` cannot judge this benchmark (None where it can):
+    /// it needs one timed pass of iterations per size whose mean is the
+    /// reported value.
+    pub fn precision_refusal(&self) -> Option<&'static str> {
+        if self.is_startup() {
+            Some("it times MPI_Init once, not iterations")
+        } else if self.is_overlap() {
+            Some("its overlap figures come from two passes of the full count")
+        } else {
+            None
+        }
+    }
+
     /// The title line, e.g. `# OSU MPI Latency Test v7.4`.
     pub fn title_line(&self) -> String {
         format!("# {} v{}", self.title, crate::OSU_VERSION)

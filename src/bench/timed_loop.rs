@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::{Kernel, SizeCase};
 use crate::backend::{Control, Transport};
 use crate::buffer::Mismatch;
-use crate::stats::precision::{Decision, StoppingRule};
+use crate::stats::precision::{Decision, StopReason, StoppingRule};
 use crate::stats::Samples;
 use crate::watchdog::{Progress, Step};
 
@@ -28,6 +28,9 @@ pub struct LoopOutcome {
     /// Timed iterations run, on every rank alike: the size's count, or
     /// fewer where `--precision` stopped early.
     pub iterations_run: usize,
+    /// Why `--precision` stopped the size (rank 0, which decides; None on
+    /// the other ranks and without the option).
+    pub stop_reason: Option<StopReason>,
 }
 
 impl LoopOutcome {
@@ -41,6 +44,7 @@ impl LoopOutcome {
         // The last pass's count and form are what the row reports.
         self.iterations_run = later.iterations_run;
         self.batched = later.batched;
+        self.stop_reason = later.stop_reason;
     }
 
     /// Validation after iteration `i` (untimed): counts a wrong result and
@@ -131,7 +135,14 @@ pub fn run<T: Transport, K: Kernel<T>>(
             let took = Duration::from_secs_f64(batch_secs.max(0.0));
             match state.record_values(&samples.as_slice()[first..], took) {
                 Decision::Continue(n) if done < case.iterations => n.max(1),
-                _ => 0,
+                Decision::Continue(_) => {
+                    out.stop_reason = Some(StopReason::Ceiling);
+                    0
+                }
+                Decision::Stop(reason) => {
+                    out.stop_reason = Some(reason);
+                    0
+                }
             }
         } else {
             0

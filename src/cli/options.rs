@@ -658,7 +658,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             spec.name
         )));
     }
-    check_precision(&o)?;
+    check_precision(spec, &o)?;
     if o.datatypes.is_empty() {
         o.datatypes.push(Datatype::Char);
     }
@@ -703,8 +703,9 @@ fn check_one_sided(spec: &BenchSpec, o: &mut Options) -> Result<(), CliError> {
 /// `--precision` and the options that only mean something with it.
 /// Refused with NCCL: its collectives are timed as one batch (no
 /// per-iteration values to judge), and nccl-tests' fixed counts are part of
-/// what its table means.
-fn check_precision(o: &Options) -> Result<(), CliError> {
+/// what its table means; and for benchmarks without one timed pass of
+/// iterations to judge (start-up, non-blocking overlap).
+fn check_precision(spec: &BenchSpec, o: &Options) -> Result<(), CliError> {
     if o.precision.is_none() {
         let given =
             [("--min-iterations", o.min_iterations.is_some()), ("--max-time-per-size", o.max_time_per_size.is_some())];
@@ -719,6 +720,9 @@ fn check_precision(o: &Options) -> Result<(), CliError> {
              use --backend mpi or drop --precision)"
                 .into(),
         ));
+    }
+    if let Some(why) = spec.precision_refusal() {
+        return Err(CliError::Usage(format!("Invalid option [--precision] ({} cannot use it: {why})", spec.name)));
     }
     Ok(())
 }

@@ -385,6 +385,15 @@ fn precision_options() {
     );
     let nccl = err(&ALLREDUCE, &["--backend", "nccl", "--precision", "1%"]);
     assert!(nccl.starts_with("Invalid option [--precision] (NCCL is timed in batches"), "{nccl}");
+    // Benchmarks without one timed pass to judge refuse it rather than
+    // ignore it.
+    for (spec, why) in [
+        (&crate::bench::init::INIT, "osu_init cannot use it: it times MPI_Init once"),
+        (&crate::bench::iallreduce::SPEC, "osu_iallreduce cannot use it: its overlap figures come from two passes"),
+    ] {
+        let e = err(spec, &["--precision", "1%"]);
+        assert!(e.starts_with(&format!("Invalid option [--precision] ({why}")), "{e}");
+    }
     // The record keeps them.
     let v = serde_json::to_value(run(&LATENCY, &["--precision", "2%", "--max-time-per-size", "2"])).unwrap();
     assert_eq!((v["precision"].as_f64(), v["max_time_per_size_s"].as_f64()), (Some(0.02), Some(2.0)));

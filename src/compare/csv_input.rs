@@ -15,6 +15,14 @@ use crate::report::csv::CsvRow;
 /// relatively, as the time's. Empty or absent: no spread.
 pub const SPREAD_COLUMN: &str = "ci95_rel_pct";
 
+/// A row's p10 and p90 over its mean per-iteration time (all three in the
+/// same unit, whatever its scale), where it has them and they make sense.
+fn time_band(row: &CsvRow) -> Option<(f64, f64)> {
+    let (p10, p90, mean) = (row.p10_us?, row.p90_us?, row.iter_mean_us?);
+    let ok = [p10, p90, mean].iter().all(|v| v.is_finite() && *v > 0.0) && p10 <= p90;
+    ok.then(|| (p10 / mean, p90 / mean))
+}
+
 /// Why a CSV could not be read at all.
 #[derive(Debug, thiserror::Error)]
 pub enum CsvInputError {
@@ -140,6 +148,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
             validation: row.validation,
             tails: row.osu_tails.iter().map(|(p, v)| (format!("P{p}"), *v)).collect(),
             ci95_rel_pct,
+            time_band: time_band(&row),
         };
         let datatype = row.datatype.map(|d| d.mpi_name().to_string());
         let window = row.window.map(|w| w.to_string());
@@ -343,6 +352,28 @@ mod tests {
         // Without the column (an older CSV), no spread.
         let text = "benchmark,size_bytes,avg_lat_us\nosu_latency,1,1\n".to_string();
         assert_eq!(parse(&text, "n.csv", "n").unwrap().tables[0].points[0].ci95_rel_pct, None);
+    }
+
+    /// p10 and p90 over the mean iteration time: the band the plots draw;
+    /// missing or nonsensical cells give none.
+    #[test]
+    fn time_band_is_read_when_present() {
+        let mut text = COLUMNS.join(",") + "\n";
+        for (size, p10, p90, mean) in
+            [("1", "0.5", "2", "1"), ("2", "", "2", "1"), ("4", "3", "2", "1"), ("8", "1", "2", "0")]
+        {
+            text += &(row(&[
+                ("benchmark", "osu_latency"),
+                ("size_bytes", size),
+                ("avg_lat_us", "1"),
+                ("p10_us", p10),
+                ("p90_us", p90),
+                ("iter_mean_us", mean),
+            ]) + "\n");
+        }
+        let p = parse(&text, "b.csv", "b").unwrap();
+        let bands: Vec<Option<(f64, f64)>> = p.tables[0].points.iter().map(|p| p.time_band).collect();
+        assert_eq!(bands, [Some((0.5, 2.0)), None, None, None]);
     }
 
     #[test]

@@ -57,6 +57,10 @@ pub struct Point {
     /// in percent of that value: the CSV's `ci95_rel_pct`. None where the
     /// output carries no spread (OSU's text, an older CSV).
     pub ci95_rel_pct: Option<f64>,
+    /// The 10th and 90th percentiles of the per-iteration time over its
+    /// mean (e.g. (0.9, 1.3)): the CSV's `p10_us` and `p90_us` over
+    /// `iter_mean_us`. None where the output carries no distribution.
+    pub time_band: Option<(f64, f64)>,
 }
 
 impl Point {
@@ -66,6 +70,19 @@ impl Point {
             Metric::Bandwidth => self.bw_mbps,
             Metric::MessageRate => self.msg_rate,
         }
+    }
+
+    /// The p10 to p90 band of metric `m` around its value, low first: a
+    /// latency scales with the iteration time, a bandwidth or message rate
+    /// (a constant over the mean time) with its inverse.
+    pub fn band(&self, m: Metric) -> Option<(f64, f64)> {
+        let v = self.value(m)?;
+        let (lo, hi) = self.time_band?;
+        let band = match m {
+            Metric::Latency => (v * lo, v * hi),
+            Metric::Bandwidth | Metric::MessageRate => (v / hi, v / lo),
+        };
+        (band.0.is_finite() && band.1.is_finite() && band.0 > 0.0 && band.0 <= band.1).then_some(band)
     }
 }
 

@@ -47,7 +47,14 @@ pub struct Line {
     /// (size in bytes, value), sizes ascending.
     pub points: Vec<(u64, f64)>,
     pub reference: bool,
+    /// The run's spread, p10 to p90 per size (size, low, high), sizes
+    /// ascending; drawn as a shaded band behind the line. Empty where the
+    /// run has no per-iteration distribution (OSU's text, a batch).
+    pub band: Vec<(u64, f64, f64)>,
 }
+
+/// How opaque a run's p10–p90 band is drawn.
+pub const BAND_OPACITY: f64 = 0.18;
 
 /// Everything one chart shows.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,7 +112,11 @@ pub fn render(spec: &ChartSpec) -> Result<String, ChartError> {
         if spec.sized {
             let sizes = spec.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
             let (x0, x1) = log2_range(sizes).ok_or(ChartError::NoSizes)?;
-            let values = || spec.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+            let values = || {
+                spec.lines
+                    .iter()
+                    .flat_map(|l| l.points.iter().map(|p| p.1).chain(l.band.iter().flat_map(|b| [b.1, b.2])))
+            };
             if spec.metric == Metric::Latency {
                 let (y0, y1) = log_value_range(values()).ok_or(ChartError::NoValues)?;
                 // Powers of two label a log axis more densely than powers of ten.
@@ -146,6 +157,19 @@ where
         .light_line_style(GRID_LIGHT)
         .draw()
         .map_err(err)?;
+    // Bands first, so that every line is drawn over them: the polygon
+    // runs along the p90s and back along the p10s. A band needs two sizes.
+    for (i, line) in spec.lines.iter().enumerate() {
+        let band: Vec<&(u64, f64, f64)> = line.band.iter().filter(|b| b.0 > 0 && b.1 > 0.0).collect();
+        if band.len() < 2 {
+            continue;
+        }
+        let x = |s: u64| (s as f64).log2();
+        let mut outline: Vec<(f64, f64)> = band.iter().map(|b| (x(b.0), b.2)).collect();
+        outline.extend(band.iter().rev().map(|b| (x(b.0), b.1)));
+        let c = colour(spec, i);
+        chart.draw_series(std::iter::once(Polygon::new(outline, c.mix(BAND_OPACITY).filled()))).map_err(err)?;
+    }
     for (i, line) in spec.lines.iter().enumerate() {
         let c = colour(spec, i);
         let pts: Vec<(f64, f64)> =

@@ -52,7 +52,13 @@ fn line(t: &Table, metric: Metric, label: String, reference: bool) -> Line {
         .filter(|(_, v)| v.is_finite() && *v > 0.0)
         .collect();
     points.sort_by_key(|p| p.0);
-    Line { label, points, reference }
+    let mut band: Vec<(u64, f64, f64)> = if reference {
+        Vec::new()
+    } else {
+        t.points.iter().filter_map(|p| p.band(metric).map(|(lo, hi)| (p.size, lo, hi))).collect()
+    };
+    band.sort_by_key(|b| b.0);
+    Line { label, points, reference, band }
 }
 
 /// The chart of one benchmark: its runs, and the reference tables of the
@@ -79,6 +85,7 @@ pub fn chart_spec(benchmark: &str, runs: &[&Table], reference: &[&Table], notes:
         for l in &mut lines {
             let before = l.points.len();
             l.points.retain(|p| p.0 > 0);
+            l.band.retain(|b| b.0 > 0);
             if l.points.len() < before {
                 let message = format!("{benchmark}: size 0 of '{}' left out of the log-scale chart", l.label);
                 notes.push(Note { path: benchmark.to_string(), line: None, message });
@@ -104,6 +111,9 @@ pub fn chart_spec(benchmark: &str, runs: &[&Table], reference: &[&Table], notes:
     }
     let runs_n = lines.iter().filter(|l| !l.reference).count();
     sub.push(format!("{runs_n} run{}", if runs_n == 1 { "" } else { "s" }));
+    if sized && lines.iter().any(|l| l.band.len() >= 2) {
+        sub.push("shaded: p10 to p90 per size".into());
+    }
     let what = if sized { format!("{} against message size", metric.name()) } else { metric.name().to_string() };
     let named = distinct(runs.iter().filter_map(|t| t.datatype.clone()));
     let title = match named.is_empty() {

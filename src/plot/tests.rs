@@ -101,6 +101,39 @@ fn latency_chart_is_log_and_leaves_out_size_zero() {
     assert!(t.iter().any(|s| s == "16K") && t.iter().any(|s| s == "4M"));
 }
 
+/// A run with per-iteration spreads gets a shaded p10–p90 band in its
+/// colour, behind its line: a latency band scales with the iteration time,
+/// a bandwidth band with its inverse. The reference and a run without
+/// spreads get none.
+#[test]
+fn runs_with_spreads_get_a_p10_p90_band() {
+    let mut lat = lat_table("noisy", &[(1, 2.0), (1024, 4.0), (4096, 8.0)]);
+    for p in &mut lat.points {
+        p.time_band = Some((0.5, 1.5));
+    }
+    let plain = lat_table("plain", &[(1, 1.0), (1024, 2.0), (4096, 3.0)]);
+    let r = [&lat, &plain];
+    let spec = chart_spec("osu_latency", &r, &[], &mut Vec::new()).unwrap();
+    assert_eq!(spec.lines[0].band, [(1, 1.0, 3.0), (1024, 2.0, 6.0), (4096, 4.0, 12.0)]);
+    assert!(spec.lines[1].band.is_empty());
+    assert!(spec.subtitle.contains("shaded: p10 to p90 per size"), "{}", spec.subtitle);
+    let svg = render(&spec).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let bands: Vec<roxmltree::Node> = doc.descendants().filter(|n| n.has_tag_name("polygon")).collect();
+    assert_eq!(bands.len(), 1, "{svg}");
+    assert!(bands[0].attribute("fill").is_some_and(|f| f.eq_ignore_ascii_case(&hex(PALETTE[0]))), "{svg}");
+    assert_eq!(bands[0].attribute("opacity").or(bands[0].attribute("fill-opacity")), Some("0.18"));
+    // Six corners: three p90s out, three p10s back.
+    assert_eq!(bands[0].attribute("points").unwrap().split_whitespace().count(), 6);
+
+    let mut bw = bw_table("run", &[(1, 10.0), (1024, 1000.0)]);
+    for p in &mut bw.points {
+        p.time_band = Some((0.8, 2.0));
+    }
+    let spec = chart_spec("osu_bw", &[&bw], &[], &mut Vec::new()).unwrap();
+    assert_eq!(spec.lines[0].band, [(1, 5.0, 12.5), (1024, 500.0, 1250.0)]);
+}
+
 #[test]
 fn barrier_chart_has_a_point_per_run() {
     let mut b = lat_table("b1", &[(0, 0.4)]);

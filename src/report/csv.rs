@@ -54,6 +54,12 @@ pub const COLUMNS: &[&str] = &[
     "p90_us",
     "iterations_run",
     "noise",
+    "iterations_ceiling",
+    "stop_reason",
+    "overall_us",
+    "compute_us",
+    "pure_comm_us",
+    "overlap_pct",
 ];
 
 /// One row of the results CSV, as the writer serialises it and every
@@ -164,6 +170,28 @@ pub struct CsvRow {
     /// `bimodal`, `noisy`, `outliers`; see stats::noise).
     #[serde(default)]
     pub noise: Option<String>,
+    /// Under `--precision`: the fixed count (OSU's, or `-i`) the size
+    /// could have run, and why it stopped (`precision`, `ceiling`,
+    /// `time_limit`). Empty without the option.
+    #[serde(default)]
+    pub iterations_ceiling: Option<usize>,
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    /// Non-blocking collectives (OSU's overlap method): the time of one
+    /// iteration of start + dummy computation + wait, averaged over ranks
+    /// (what stdout's Overall column shows and `avg_lat_us` repeats).
+    #[serde(default, serialize_with = "float")]
+    pub overall_us: Option<f64>,
+    /// The dummy computation in that iteration, the `-t` tests taken out.
+    #[serde(default, serialize_with = "float")]
+    pub compute_us: Option<f64>,
+    /// Start and wait with nothing in between (stdout's Pure Comm.).
+    #[serde(default, serialize_with = "float")]
+    pub pure_comm_us: Option<f64>,
+    /// The share of the pure communication time hidden behind the
+    /// computation, percent: max(0, 100 - 100 (overall - compute) / pure).
+    #[serde(default, serialize_with = "float")]
+    pub overlap_pct: Option<f64>,
 }
 
 impl CsvRow {
@@ -212,6 +240,12 @@ impl CsvRow {
             p90_us: sp.map(|s| s.p90),
             iterations_run: r.iterations_run,
             noise: sp.map(|s| s.noise.cell()),
+            iterations_ceiling: r.precision.map(|p| p.ceiling),
+            stop_reason: r.precision.map(|p| p.reason.as_str().to_string()),
+            overall_us: r.overlap.map(|o| o.overall_us),
+            compute_us: r.overlap.map(|o| o.compute_us),
+            pure_comm_us: r.overlap.map(|o| o.pure_us),
+            overlap_pct: r.overlap.map(|o| o.overlap_pct),
         }
     }
 }
@@ -422,6 +456,12 @@ mod tests {
             num(sp.map(|s| s.p90)),
             r.iterations_run.map(|n| n.to_string()).unwrap_or_default(),
             sp.map(|s| s.noise.cell()).unwrap_or_default(),
+            r.precision.map(|p| p.ceiling.to_string()).unwrap_or_default(),
+            r.precision.map(|p| p.reason.as_str().to_string()).unwrap_or_default(),
+            num(r.overlap.map(|o| o.overall_us)),
+            num(r.overlap.map(|o| o.compute_us)),
+            num(r.overlap.map(|o| o.pure_us)),
+            num(r.overlap.map(|o| o.overlap_pct)),
         ]
     }
 
@@ -446,6 +486,10 @@ mod tests {
                 iter: Summary::from_secs(&[1e-6, 3e-6, 2.5e-6], 1.0),
                 iterations_run: Some(3),
                 iter_spread: spread(&[1e-6, 3e-6, 2.5e-6], 1e6, &NoiseThresholds::default()),
+                precision: Some(crate::report::PrecisionStop {
+                    ceiling: 1000,
+                    reason: crate::stats::precision::StopReason::Precision,
+                }),
                 finished_utc: "2026-11-30T00:00:00.000Z".into(),
                 wrong_elements: Some(7),
                 in_place: Some(true),
@@ -589,12 +633,39 @@ mod tests {
         assert_eq!((col("pairs"), col("min_lat_us"), col("slowest_rank")), ("1", "", ""));
     }
 
-    /// The spread columns come last (older readers keep their positions)
-    /// and say what the row's spread bundle says.
+    /// The non-blocking figures follow the spread columns as one block,
+    /// hold the row's overlap times at full precision, and stay empty for
+    /// a row without them.
+    #[test]
+    fn overlap_columns() {
+        let names = ["overall_us", "compute_us", "pure_comm_us", "overlap_pct"];
+        let first = COLUMNS.iter().position(|c| *c == "overall_us").unwrap();
+        assert_eq!(COLUMNS[first - 1], "stop_reason");
+        assert_eq!(COLUMNS[first..first + 4], names);
+        let ctx = RunContext { benchmark: "osu_igatherv", backend: "mpi", np: 3, pairs: None };
+        let o = crate::report::OverlapTimes {
+            overall_us: 10.5,
+            compute_us: 0.1 + 0.2,
+            pure_us: 4.25,
+            overlap_pct: 12.125,
+            ..Default::default()
+        };
+        let text =
+            written(&ctx, &[Row { size: 8, overlap: Some(o), ..Row::default() }, Row { size: 16, ..Row::default() }]);
+        let lines: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+        let got = |line: usize| names.map(|n| lines[line][COLUMNS.iter().position(|c| *c == n).unwrap()]);
+        assert_eq!(got(0).map(|v| v.parse::<f64>().unwrap()), [10.5, 0.1 + 0.2, 4.25, 12.125]);
+        assert_eq!(got(1), ["", "", "", ""]);
+    }
+
+    /// The spread columns come after the older ones (older readers keep
+    /// their positions) and say what the row's spread bundle says.
     #[test]
     fn spread_columns() {
+        let first = COLUMNS.iter().position(|c| *c == "ci95_rel_pct").unwrap();
+        assert_eq!(COLUMNS[first - 1], "wrong_elements");
         assert_eq!(
-            COLUMNS[COLUMNS.len() - 9..],
+            COLUMNS[first..first + 9],
             [
                 "ci95_rel_pct",
                 "ci95_low_us",
@@ -626,7 +697,38 @@ mod tests {
         // A row without a spread (nothing timed, a batch) leaves them empty.
         let text = written(&ctx, &[Row { size: 8, ..Row::default() }]);
         let fields: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
-        assert!(fields[fields.len() - 9..].iter().all(|f| f.is_empty()), "{fields:?}");
+        assert!(fields[first..first + 9].iter().all(|f| f.is_empty()), "{fields:?}");
+    }
+
+    /// `--precision`'s columns: the fixed count and why the size stopped;
+    /// empty for a row it did not end.
+    #[test]
+    fn precision_columns() {
+        use crate::stats::precision::StopReason;
+        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1) };
+        let stop = |reason| Some(crate::report::PrecisionStop { ceiling: 10000, reason });
+        let rows = [
+            Row { size: 1, iterations: 1200, precision: stop(StopReason::Precision), ..Row::default() },
+            Row { size: 2, iterations: 10000, precision: stop(StopReason::Ceiling), ..Row::default() },
+            Row { size: 4, iterations: 300, precision: stop(StopReason::TimeLimit), ..Row::default() },
+            Row { size: 8, iterations: 10000, ..Row::default() },
+        ];
+        let text = written(&ctx, &rows);
+        let cells: Vec<(String, String)> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                let col = |name: &str| f[COLUMNS.iter().position(|c| *c == name).unwrap()].to_string();
+                (col("iterations_ceiling"), col("stop_reason"))
+            })
+            .collect();
+        let want = [("10000", "precision"), ("10000", "ceiling"), ("10000", "time_limit"), ("", "")];
+        assert_eq!(cells, want.map(|(a, b)| (a.to_string(), b.to_string())));
+        // And they read back.
+        let back: Vec<CsvRow> = csv::Reader::from_reader(text.as_bytes()).deserialize().map(Result::unwrap).collect();
+        assert_eq!((back[0].iterations_ceiling, back[0].stop_reason.as_deref()), (Some(10000), Some("precision")));
+        assert_eq!((back[3].iterations_ceiling, back[3].stop_reason.as_deref()), (None, None));
     }
 
     #[test]

@@ -94,8 +94,20 @@ pub struct Row {
     /// (microseconds, same series and scale as `iter`); None where the
     /// iterations have no time of their own (a batch timed as one).
     pub iter_spread: Option<Spread>,
+    /// Under `--precision`: the count the size could have run (OSU's, or
+    /// `-i`) and why it stopped where it did. None without the option and
+    /// for kernels it does not judge.
+    pub precision: Option<PrecisionStop>,
     /// When the row was finished (RFC 3339, UTC).
     pub finished_utc: String,
+}
+
+/// Where `--precision` ended a size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrecisionStop {
+    /// The fixed count the rule replaced: its ceiling.
+    pub ceiling: usize,
+    pub reason: crate::stats::precision::StopReason,
 }
 
 /// A consumer of result rows: one output format.

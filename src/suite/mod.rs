@@ -292,6 +292,8 @@ fn read_back(dir: &Path, results: &mut [BenchResult]) -> ReadBack {
             if let Some(t) = summary::key_table(&rows) {
                 back.tables.insert(b.benchmark.clone(), t);
             }
+            b.precision = summary::precision_tally(&rows);
+            b.noise_flags = summary::noise_flags(&rows);
         }
         let Some(name) = &b.record else { continue };
         let run = match RunRecord::read(&dir.join(name)) {
@@ -328,6 +330,7 @@ fn common_args(a: &plan::BenchArgs) -> Vec<String> {
     if let Some(t) = &a.timeout {
         v.extend(["--timeout".to_string(), t.clone()]);
     }
+    v.extend(a.precision.iter().cloned());
     v
 }
 
@@ -430,6 +433,8 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
             record: exists("json"),
             placement: None,
             placement_warnings: Vec::new(),
+            precision: None,
+            noise_flags: Vec::new(),
         });
     }
 
@@ -532,6 +537,8 @@ mod tests {
             record: Some(format!("{name}.json")),
             placement: None,
             placement_warnings: Vec::new(),
+            precision: None,
+            noise_flags: Vec::new(),
         };
         // A run killed before it ended: still `running`, no end time.
         let mut run = samples::header();

@@ -59,6 +59,17 @@ pub struct SuiteArgs {
     /// Min, max and iterations columns for the collectives (OSU -f)
     #[arg(short = 'f', long)]
     pub full: bool,
+    /// Run each size until the 95% interval of its value is within PCT of it (e.g. 2%), at most
+    /// OSU's count; passed to every benchmark that can use it. summary.md then compares the
+    /// iterations run with the fixed counts they replaced
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<String>,
+    /// With --precision: iterations every size runs at least
+    #[arg(long = "min-iterations", value_name = "N")]
+    pub min_iterations: Option<String>,
+    /// With --precision: a size's time limit (2, 500ms, 1m)
+    #[arg(long = "max-time-per-size", value_name = "SECS")]
+    pub max_time_per_size: Option<String>,
     /// More benchmark arguments, passed as they are to every benchmark (repeatable)
     #[arg(long = "args", value_name = "ARGS", allow_hyphen_values = true)]
     pub args: Vec<String>,
@@ -172,6 +183,36 @@ fn seconds(name: &str, v: Option<f64>) -> Result<Option<f64>, UsageError> {
     }
 }
 
+/// `--precision` and its companions, checked as the benchmarks check them
+/// (so that a bad value stops the suite before anything runs), as the
+/// arguments every benchmark that can use them gets.
+fn precision_args(a: &SuiteArgs) -> Result<Vec<String>, UsageError> {
+    use crate::stats::precision::{parse_max_time_per_size, parse_min_iterations, parse_precision};
+    let usage = |e: crate::stats::precision::PrecisionOptionError| UsageError(e.to_string());
+    let mut args = Vec::new();
+    let Some(p) = &a.precision else {
+        for (flag, given) in
+            [("--min-iterations", a.min_iterations.is_some()), ("--max-time-per-size", a.max_time_per_size.is_some())]
+        {
+            if given {
+                return Err(UsageError(format!("{flag} only applies with --precision")));
+            }
+        }
+        return Ok(args);
+    };
+    parse_precision(p).map_err(usage)?;
+    args.extend(["--precision".to_string(), p.clone()]);
+    if let Some(n) = &a.min_iterations {
+        parse_min_iterations(n).map_err(usage)?;
+        args.extend(["--min-iterations".to_string(), n.clone()]);
+    }
+    if let Some(t) = &a.max_time_per_size {
+        parse_max_time_per_size(t).map_err(usage)?;
+        args.extend(["--max-time-per-size".to_string(), t.clone()]);
+    }
+    Ok(args)
+}
+
 /// Parses the arguments after `suite`.
 pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
     crate::cli::options::check_arg_lengths(args).map_err(UsageError)?;
@@ -217,6 +258,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
         }
     }
     let timeout = seconds("--timeout", a.timeout)?;
+    let precision = precision_args(&a)?;
     let places_ranks = a.cpu_list.is_some()
         || match a.bind.as_deref() {
             Some("none") => false,
@@ -236,6 +278,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
             per_bench,
             placement,
             timeout: timeout.map(|t| t.to_string()),
+            precision,
         },
         places_ranks,
         results_dir: a.results_dir,
@@ -340,6 +383,25 @@ mod tests {
         let m = e(&["--frobnicate"]);
         assert!(m.contains("--frobnicate") && m.ends_with("(see commbench suite --help)"), "{m}");
         assert!(!m.contains('\n'));
+    }
+
+    /// --precision and its companions go to the benchmarks as given, after
+    /// the same checks the benchmarks make.
+    #[test]
+    fn precision_passes_through() {
+        let s = run(&["--precision", "2%", "--min-iterations", "50", "--max-time-per-size", "500ms"]).unwrap();
+        assert_eq!(
+            s.bench_args.precision,
+            ["--precision", "2%", "--min-iterations", "50", "--max-time-per-size", "500ms"]
+        );
+        assert!(run(&[]).unwrap().bench_args.precision.is_empty());
+        let e = |args: &[&str]| run(args).unwrap_err().to_string();
+        assert!(e(&["--precision", "2"]).starts_with("commbench suite: --precision '2': give a percentage"));
+        assert!(e(&["--precision", "2%", "--min-iterations", "0"]).contains("--min-iterations '0'"));
+        assert_eq!(
+            e(&["--max-time-per-size", "2"]),
+            "commbench suite: --max-time-per-size only applies with --precision"
+        );
     }
 
     #[test]

@@ -88,6 +88,13 @@ fn row(spec: &BenchSpec, t: &Table, p: &Point, k: &Known, finished_utc: &str) ->
         p90_us: None,
         iterations_run: None,
         noise: None,
+        iterations_ceiling: None,
+        stop_reason: None,
+        // The overlap columns are not read from OSU's text (yet).
+        overall_us: None,
+        compute_us: None,
+        pure_comm_us: None,
+        overlap_pct: None,
     }
 }
 

@@ -124,6 +124,9 @@ pub struct BenchArgs {
     pub placement: Vec<String>,
     /// The stall watchdog of every benchmark (`--timeout`).
     pub timeout: Option<String>,
+    /// `--precision PCT` and its companions, for every benchmark that can
+    /// use them (empty: OSU's fixed counts).
+    pub precision: Vec<String>,
 }
 
 impl BenchArgs {
@@ -156,12 +159,22 @@ impl BenchArgs {
                 args.extend(extra.iter().cloned());
             }
         }
+        let precision = self.precision.get(..2).map(|p| p.join(" ")).unwrap_or_default();
         if ours {
             args.extend(self.placement.iter().cloned());
             if let Some(t) = &self.timeout {
                 args.extend(["--timeout".to_string(), t.clone()]);
             }
+            match spec.precision_refusal() {
+                None => args.extend(self.precision.iter().cloned()),
+                Some(why) if !self.precision.is_empty() => notes
+                    .push(format!("{precision} left out: {} cannot use it ({why}); it ran OSU's counts", spec.name)),
+                Some(_) => {}
+            }
         } else {
+            if !self.precision.is_empty() {
+                notes.push(format!("{precision} left out: OSU's own binaries run fixed counts"));
+            }
             if !self.placement.is_empty() {
                 notes.push(format!(
                     "{} left out: OSU's own binaries do not take it (the launcher placed the ranks)",
@@ -242,7 +255,9 @@ mod tests {
             "unknown benchmark 'latnecy' (known: latency, bw, bibw, mbw_mr, bw_fan_in, bw_fan_out, multi_lat, \
              barrier, allreduce, allgather, allgatherv, alltoall, alltoallv, alltoallw, reduce_scatter, \
              reduce_scatter_block, bcast, reduce, gather, gatherv, scatter, scatterv, init, hello, iallreduce, ibarrier, \
-             ibcast, iallgather, ialltoall, put_latency, get_latency, put_bw, get_bw, put_bibw)"
+             ibcast, iallgather, ialltoall, ireduce, igather, iscatter, ireduce_scatter, \
+             ireduce_scatter_block, iallgatherv, igatherv, iscatterv, ialltoallv, ialltoallw, \
+             put_latency, get_latency, put_bw, get_bw, put_bibw)"
         );
         assert_eq!(select(&v(&[" "]), &[]).unwrap_err(), PlanError::NoneChosen);
         assert_eq!(PlanError::NoneChosen.to_string(), "no benchmarks chosen");
@@ -281,6 +296,7 @@ mod tests {
             per_bench: vec![("osu_bibw".into(), v(&["-x", "5"]))],
             placement: v(&["--bind", "nic"]),
             timeout: Some("60".into()),
+            precision: Vec::new(),
         };
         let (args, notes) = a.for_bench(&crate::bench::bibw::SPEC);
         assert_eq!(args, v(&["-m", "1:4096", "-W", "512", "-i", "100", "-x", "5", "--bind", "nic", "--timeout", "60"]));
@@ -298,6 +314,25 @@ mod tests {
                 "--timeout 60 left out: OSU's own binaries have no watchdog"
             ]
         );
+    }
+
+    /// --precision goes to the benchmarks that can judge it; the others
+    /// (and OSU's own binaries) run fixed counts, with a note saying so.
+    #[test]
+    fn precision_per_benchmark() {
+        let a = BenchArgs { precision: v(&["--precision", "2%", "--min-iterations", "50"]), ..BenchArgs::default() };
+        let (args, notes) = a.for_bench(&crate::bench::latency::SPEC);
+        assert_eq!((args, notes.len()), (v(&["--precision", "2%", "--min-iterations", "50"]), 0));
+        let (args, notes) = a.for_bench(&crate::bench::iallreduce::SPEC);
+        assert!(args.is_empty());
+        assert_eq!(
+            notes,
+            ["--precision 2% left out: osu_iallreduce cannot use it (its overlap figures come from two passes of the \
+              full count); it ran OSU's counts"]
+        );
+        let (args, notes) = a.for_osu_binary(&crate::bench::latency::SPEC);
+        assert!(args.is_empty());
+        assert_eq!(notes, ["--precision 2% left out: OSU's own binaries run fixed counts"]);
     }
 
     #[test]

@@ -46,6 +46,81 @@ pub struct BenchResult {
     pub placement: Option<String>,
     /// Misplacement its run record warns about.
     pub placement_warnings: Vec<String>,
+    /// What `--precision` did to its sizes, from its CSV (None where it
+    /// ran fixed counts).
+    pub precision: Option<PrecisionTally>,
+    /// Its sizes whose noise verdict is not `ok`, e.g. `8 B: drift`.
+    pub noise_flags: Vec<String>,
+}
+
+/// What `--precision` did to one benchmark's sizes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PrecisionTally {
+    /// Rows the rule ended, and how many for each reason.
+    pub sizes: usize,
+    pub stopped_by_precision: usize,
+    pub stopped_by_ceiling: usize,
+    pub stopped_by_time_limit: usize,
+    /// Timed iterations run over those rows, and the fixed counts (OSU's,
+    /// or `-i`) they replaced.
+    pub iterations_run: u64,
+    pub iterations_fixed: u64,
+}
+
+impl PrecisionTally {
+    /// Iterations run as a share of the fixed counts, in percent.
+    pub fn share_pct(&self) -> f64 {
+        100.0 * self.iterations_run as f64 / self.iterations_fixed.max(1) as f64
+    }
+}
+
+/// The tally of the rows a `--precision` rule ended (those with a
+/// `stop_reason`); None when there are none.
+pub fn precision_tally(rows: &[CsvRow]) -> Option<PrecisionTally> {
+    let mut t = PrecisionTally::default();
+    for r in rows {
+        let (Some(reason), Some(ceiling)) = (r.stop_reason.as_deref(), r.iterations_ceiling) else { continue };
+        t.sizes += 1;
+        match reason {
+            "precision" => t.stopped_by_precision += 1,
+            "ceiling" => t.stopped_by_ceiling += 1,
+            _ => t.stopped_by_time_limit += 1,
+        }
+        t.iterations_run += r.iterations_run.unwrap_or(r.iterations) as u64;
+        t.iterations_fixed += ceiling as u64;
+    }
+    (t.sizes > 0).then_some(t)
+}
+
+/// What a row is, in words: its size, and its datatype, window or form
+/// where the run has several.
+fn row_label(r: &CsvRow, rows: &[CsvRow]) -> String {
+    let several = |f: &dyn Fn(&CsvRow) -> String| rows.iter().any(|o| f(o) != f(r));
+    let mut label = if r.benchmark == "osu_barrier" { "no size".to_string() } else { exact_label(r.size_bytes as u64) };
+    if several(&|o| o.datatype.map(|d| d.mpi_name().to_string()).unwrap_or_default()) {
+        if let Some(d) = r.datatype {
+            label = format!("{} {label}", d.mpi_name());
+        }
+    }
+    if several(&|o| o.window.map(|w| w.to_string()).unwrap_or_default()) {
+        if let Some(w) = r.window {
+            label = format!("{label} window {w}");
+        }
+    }
+    if let Some(p) = r.placement {
+        label = format!("{label} {}", if p { "in-place" } else { "out-of-place" });
+    }
+    label
+}
+
+/// Sizes whose noise verdict is not `ok`, as `LABEL: VERDICT`.
+pub fn noise_flags(rows: &[CsvRow]) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| {
+            let v = r.noise.as_deref().filter(|v| !v.is_empty() && *v != "ok")?;
+            Some(format!("{}: {v}", row_label(r, rows)))
+        })
+        .collect()
 }
 
 /// The whole run.
@@ -166,6 +241,11 @@ pub fn key_table(rows: &[CsvRow]) -> Option<KeyTable> {
         headers.push("window".into());
     }
     headers.extend(cols.iter().map(|(_, h, _)| h.to_string()));
+    let flagged = |r: &CsvRow| r.noise.clone().filter(|v| !v.is_empty() && v != "ok");
+    let show_noise = chosen.iter().any(|r| flagged(r).is_some());
+    if show_noise {
+        headers.push("noise".into());
+    }
     let rows = chosen
         .iter()
         .map(|r| {
@@ -179,6 +259,9 @@ pub fn key_table(rows: &[CsvRow]) -> Option<KeyTable> {
             }
             for (value, _, decimals) in &cols {
                 line.push(value(r).map(|v| format!("{v:.prec$}", prec = *decimals)).unwrap_or_default());
+            }
+            if show_noise {
+                line.push(flagged(r).map(|v| format!("**{v}**")).unwrap_or_default());
             }
             line
         })
@@ -264,6 +347,74 @@ fn slurm_line(s: &SlurmInfo) -> String {
         parts.push(format!("tasks per node {t}"));
     }
     parts.join(", ")
+}
+
+/// The `--precision` section: per benchmark the sizes it ended and why,
+/// the iterations run against the fixed counts they replaced, and the
+/// time the benchmark took; nothing when no benchmark ran under it.
+fn precision_section(o: &mut String, r: &SuiteReport) {
+    let tallied: Vec<(&BenchResult, &PrecisionTally)> =
+        r.benchmarks.iter().filter_map(|b| b.precision.as_ref().map(|t| (b, t))).collect();
+    if tallied.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\n## Precision\n");
+    let _ = writeln!(
+        o,
+        "Each size ran until the 95% confidence interval of its value was within the target, at most OSU's count \
+         (`ceiling`) or the time limit. Iterations below are the timed ones.\n"
+    );
+    let mut rows = Vec::new();
+    let mut total = PrecisionTally::default();
+    let mut secs = 0.0;
+    for (b, t) in &tallied {
+        rows.push(vec![
+            format!("[{0}](#{0})", b.benchmark),
+            t.sizes.to_string(),
+            t.stopped_by_precision.to_string(),
+            t.stopped_by_ceiling.to_string(),
+            t.stopped_by_time_limit.to_string(),
+            t.iterations_run.to_string(),
+            t.iterations_fixed.to_string(),
+            format!("{:.1}%", t.share_pct()),
+            format!("{:.1} s", b.duration_s),
+        ]);
+        total.sizes += t.sizes;
+        total.stopped_by_precision += t.stopped_by_precision;
+        total.stopped_by_ceiling += t.stopped_by_ceiling;
+        total.stopped_by_time_limit += t.stopped_by_time_limit;
+        total.iterations_run += t.iterations_run;
+        total.iterations_fixed += t.iterations_fixed;
+        secs += b.duration_s;
+    }
+    if tallied.len() > 1 {
+        rows.push(vec![
+            "**all**".into(),
+            total.sizes.to_string(),
+            total.stopped_by_precision.to_string(),
+            total.stopped_by_ceiling.to_string(),
+            total.stopped_by_time_limit.to_string(),
+            total.iterations_run.to_string(),
+            total.iterations_fixed.to_string(),
+            format!("{:.1}%", total.share_pct()),
+            format!("{secs:.1} s"),
+        ]);
+    }
+    let headers: Vec<String> = [
+        "benchmark",
+        "sizes",
+        "precise",
+        "ceiling",
+        "time limit",
+        "iterations run",
+        "fixed counts",
+        "share",
+        "duration",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    table(o, &headers, &rows, 1);
 }
 
 /// summary.md. `tables` holds each benchmark's key rows, `plots` the image
@@ -365,6 +516,8 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
         ["benchmark", "status", "exit", "ranks", "duration", "note"].iter().map(|s| s.to_string()).collect();
     table(&mut o, &headers, &rows, usize::MAX);
 
+    precision_section(&mut o, r);
+
     let order: Vec<String> = r.benchmarks.iter().map(|b| b.benchmark.clone()).collect();
     if let Some(g) = glance(&order, tables) {
         let _ = writeln!(o, "\n## At a glance\n");
@@ -381,6 +534,15 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
                 let _ =
                     writeln!(o, "No results{}.", if b.status == Status::Passed { "" } else { " (it did not pass)" });
             }
+        }
+        if !b.noise_flags.is_empty() {
+            const SHOWN: usize = 12;
+            let mut list = b.noise_flags.iter().take(SHOWN).cloned().collect::<Vec<_>>().join("; ");
+            if b.noise_flags.len() > SHOWN {
+                list.push_str(&format!("; and {} more (see the CSV's `noise` column)", b.noise_flags.len() - SHOWN));
+            }
+            let n = b.noise_flags.len();
+            let _ = writeln!(o, "\n**Noise flagged** at {n} size{}: {list}", if n == 1 { "" } else { "s" });
         }
         if let Some(p) = &b.placement {
             let _ = writeln!(o, "\nRanks: {p}");
@@ -573,6 +735,8 @@ mod tests {
             record: Some(format!("{name}.json")),
             placement: Some("rank 0 on h1 cpus 0; rank 1 on h1 cpus 1".into()),
             placement_warnings: vec!["ranks 0-1 share one core (core 0) on h1".into()],
+            precision: None,
+            noise_flags: vec![],
         };
         SuiteReport {
             schema: SCHEMA.into(),
@@ -625,8 +789,86 @@ mod tests {
         assert!(md.contains("## osu_bw\n\nNo results (it did not pass)."), "{md}");
         assert!(md.contains("```sh\nmpirun -np 2 /b/osu_latency\n"), "{md}");
         assert!(md.contains("| binaries | `/b` |"), "{md}");
+        assert!(!md.contains("## Precision") && !md.contains("Noise flagged"), "{md}");
         let osu = SuiteReport { binaries: Maker::Osu, ..r };
         let md = render(&osu, &tables, &[]);
         assert!(md.contains("| binaries | `/b` (OSU's own: no run records; CSV made from their output) |"), "{md}");
+    }
+
+    /// Rows as a `--precision` run writes them: the reasons and counts
+    /// tally; rows without a reason (fixed counts) are left out.
+    #[test]
+    fn precision_tally_of_rows() {
+        let r = |size: &str, run: &str, ceiling: &str, reason: &str| {
+            row(&[
+                ("benchmark", "osu_latency"),
+                ("size_bytes", size),
+                ("iterations", run),
+                ("iterations_run", run),
+                ("iterations_ceiling", ceiling),
+                ("stop_reason", reason),
+            ])
+        };
+        let rows = [
+            r("1", "1000", "10000", "precision"),
+            r("2", "10000", "10000", "ceiling"),
+            r("4", "3000", "10000", "time_limit"),
+            r("8", "1000", "10000", "precision"),
+        ];
+        let t = precision_tally(&rows).unwrap();
+        assert_eq!(
+            t,
+            PrecisionTally {
+                sizes: 4,
+                stopped_by_precision: 2,
+                stopped_by_ceiling: 1,
+                stopped_by_time_limit: 1,
+                iterations_run: 15000,
+                iterations_fixed: 40000,
+            }
+        );
+        assert_eq!(t.share_pct(), 37.5);
+        assert_eq!(precision_tally(&[r("1", "10000", "", "")]), None);
+    }
+
+    /// Flagged sizes are listed with what flagged them, named by datatype
+    /// where the run has several; `ok` and empty verdicts are not.
+    #[test]
+    fn noise_flags_of_rows() {
+        let r = |dt: &str, size: &str, noise: &str| {
+            row(&[("benchmark", "osu_allreduce"), ("datatype", dt), ("size_bytes", size), ("noise", noise)])
+        };
+        let one = [r("MPI_CHAR", "8", "ok"), r("MPI_CHAR", "1024", "drift;outliers"), r("MPI_CHAR", "2048", "")];
+        assert_eq!(noise_flags(&one), ["1 KiB: drift;outliers"]);
+        let two = [r("MPI_CHAR", "8", "bimodal"), r("MPI_INT", "8", "ok")];
+        assert_eq!(noise_flags(&two), ["MPI_CHAR 8 B: bimodal"]);
+        // The key table marks the flagged row in its own column.
+        let t = key_table(&one).unwrap();
+        assert_eq!(t.headers.last().map(String::as_str), Some("noise"));
+        assert_eq!(t.rows[1].last().map(String::as_str), Some("**drift;outliers**"));
+        assert_eq!(t.rows[0].last().map(String::as_str), Some(""));
+        assert!(!key_table(&[r("MPI_CHAR", "8", "ok")]).unwrap().headers.contains(&"noise".to_string()));
+    }
+
+    /// summary.md's precision section and flagged sizes.
+    #[test]
+    fn markdown_precision_and_noise() {
+        let mut r = report();
+        let tally = |run, fixed| PrecisionTally {
+            sizes: 2,
+            stopped_by_precision: 1,
+            stopped_by_ceiling: 1,
+            stopped_by_time_limit: 0,
+            iterations_run: run,
+            iterations_fixed: fixed,
+        };
+        r.benchmarks[0].precision = Some(tally(2500, 20000));
+        r.benchmarks[1].precision = Some(tally(1500, 20000));
+        r.benchmarks[0].noise_flags = vec!["8 B: drift".into(), "1 KiB: outliers".into()];
+        let md = render(&r, &HashMap::new(), &[]);
+        assert!(md.contains("## Precision\n"), "{md}");
+        assert!(md.contains("| [osu_latency](#osu_latency) | 2 | 1 | 1 | 0 | 2500 | 20000 | 12.5% | 1.2 s |"), "{md}");
+        assert!(md.contains("| **all** | 4 | 2 | 2 | 0 | 4000 | 40000 | 10.0% | 2.5 s |"), "{md}");
+        assert!(md.contains("\n**Noise flagged** at 2 sizes: 8 B: drift; 1 KiB: outliers\n"), "{md}");
     }
 }

@@ -427,6 +427,9 @@ fn precise_rows(args: &[&str], model: Model) -> Vec<Row> {
     rows(&seen)
 }
 
+use crate::report::PrecisionStop;
+use crate::stats::precision::StopReason;
+
 #[test]
 fn precision_stops_at_the_floor_on_constant_data() {
     let m = Model::default();
@@ -436,6 +439,8 @@ fn precision_stops_at_the_floor_on_constant_data() {
     for r in &rows {
         assert_eq!((r.iterations, r.iterations_run), (100, Some(100)), "size {}", r.size);
         assert!(close(r.avg_lat_us.unwrap(), m.one_way(r.size) * 1e6), "{:?}", r.avg_lat_us);
+        // The row says what it replaced and why it stopped.
+        assert_eq!(r.precision, Some(PrecisionStop { ceiling: 1000, reason: StopReason::Precision }));
     }
     // Never below a floor that was asked for.
     let rows = precise_rows(&["-m", "1:1", "-i", "1000", "--precision", "1%", "--min-iterations", "321"], m);
@@ -450,6 +455,7 @@ fn precision_runs_to_the_ceiling_on_noisy_data_and_between_on_some() {
     let m = Model { jitter_s: 2e-6, ..Model::default() };
     let rows = precise_rows(&["-m", "1:1", "-i", "300", "--precision", "0.1%"], m);
     assert_eq!((rows[0].iterations, rows[0].iterations_run), (300, Some(300)));
+    assert_eq!(rows[0].precision, Some(PrecisionStop { ceiling: 300, reason: StopReason::Ceiling }));
     // A looser target on the same noise stops between floor and ceiling,
     // once the interval is within it.
     let rows = precise_rows(&["-m", "1:1", "-i", "2000", "--precision", "1%"], m);
@@ -457,9 +463,10 @@ fn precision_runs_to_the_ceiling_on_noisy_data_and_between_on_some() {
     assert!(200 < n && n < 2000, "{n}");
     assert_eq!(rows[0].iterations_run, Some(n));
     assert!(sp.ci95_rel_pct().unwrap() <= 1.0 + 1e-9, "{sp:?}");
+    assert_eq!(rows[0].precision, Some(PrecisionStop { ceiling: 2000, reason: StopReason::Precision }));
     // Without the option the count is OSU's, noise or not.
     let rows = precise_rows(&["-m", "1:1", "-i", "300"], m);
-    assert_eq!(rows[0].iterations, 300);
+    assert_eq!((rows[0].iterations, rows[0].precision), (300, None));
 }
 
 /// OSU's overlap method on the virtual clock, where a non-blocking
@@ -512,6 +519,33 @@ fn nonblocking_overlap_arithmetic() {
         assert_eq!(measure::<ialltoall::Ialltoall>(np, &in_place, m, None).1, Ending::Complete);
         assert_eq!(measure::<iallreduce::Iallreduce>(np, &in_place, m, None).1, Ending::Complete);
     }
+    // and so do the rooted, reduce-scatter and vector ones, roots rotating
+    use crate::bench::{
+        iallgatherv, ialltoallv, ialltoallw, igather, igatherv, ireduce, ireduce_scatter, ireduce_scatter_block,
+        iscatter, iscatterv,
+    };
+    fn all<M: Bench>(m: Model) {
+        for np in [2, 3] {
+            let args = ["-m", "4:64", "-i", "3", "-x", "1", "-c", "-t", "2", "-T", "all"];
+            assert_eq!(measure::<M>(np, &args, m, None).1, Ending::Complete, "{} np={np}", M::SPEC.name);
+            let mut more = args.to_vec();
+            more.push("-l");
+            if M::SPEC.takes('k') {
+                more.extend(["-k", "rotate"]);
+            }
+            assert_eq!(measure::<M>(np, &more, m, None).1, Ending::Complete, "{} np={np} {more:?}", M::SPEC.name);
+        }
+    }
+    all::<ireduce::Ireduce>(m);
+    all::<igather::Igather>(m);
+    all::<iscatter::Iscatter>(m);
+    all::<ireduce_scatter::IreduceScatter>(m);
+    all::<ireduce_scatter_block::IreduceScatterBlock>(m);
+    all::<iallgatherv::Iallgatherv>(m);
+    all::<igatherv::Igatherv>(m);
+    all::<iscatterv::Iscatterv>(m);
+    all::<ialltoallv::Ialltoallv>(m);
+    all::<ialltoallw::Ialltoallw>(m);
     // wrong data is caught
     let (_, ending, _) = measure::<iallreduce::Iallreduce>(
         2,

@@ -1,0 +1,20 @@
+//! osu_ialltoallv: MPI_Ialltoallv with osu_alltoallv's layout, timed by OSU's
+//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! are osu_alltoallv's.
+
+use super::alltoallv::Alltoallv;
+use super::nonblocking::nonblocking_collective;
+use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_ialltoallv",
+    title: "OSU MPI Non-blocking All-to-Allv Personalized Exchange Latency Test",
+    letters: "hvfmixMtacuGDPTIlz",
+    metric: MetricKind::Overlap,
+    defaults: NBC_ITERS,
+    ..super::alltoallv::SPEC
+};
+
+nonblocking_collective!(Ialltoallv over Alltoallv, SPEC, |c, t, send, recv, case, job, i| {
+    t.ialltoallv(job.operands(send, recv), c.blocks(), c.blocks(), case.datatype)
+});

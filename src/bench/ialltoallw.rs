@@ -1,0 +1,20 @@
+//! osu_ialltoallw: MPI_Ialltoallw with osu_alltoallw's layout (byte displacements, one type per peer), timed by OSU's
+//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! are osu_alltoallw's.
+
+use super::alltoallw::Alltoallw;
+use super::nonblocking::nonblocking_collective;
+use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_ialltoallw",
+    title: "OSU MPI Non-blocking All-to-Allw Personalized Exchange Latency Test",
+    letters: "hvfmixMtacuGDPTIlz",
+    metric: MetricKind::Overlap,
+    defaults: NBC_ITERS,
+    ..super::alltoallw::SPEC
+};
+
+nonblocking_collective!(Ialltoallw over Alltoallw, SPEC, |c, t, send, recv, case, job, i| {
+    t.ialltoallw(job.operands(send, recv), c.blocks(), c.blocks(), case.datatype)
+});

@@ -1,0 +1,20 @@
+//! osu_ireduce: MPI_Ireduce with MPI_SUM to the root of each iteration (`-k`), timed by OSU's
+//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! are osu_reduce's.
+
+use super::reduce::Reduce;
+use super::nonblocking::nonblocking_collective;
+use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_ireduce",
+    title: "OSU MPI Non-blocking Reduce Latency Test",
+    letters: "hvfmixMtacuGPTIlzk",
+    metric: MetricKind::Overlap,
+    defaults: NBC_ITERS,
+    ..super::reduce::SPEC
+};
+
+nonblocking_collective!(Ireduce over Reduce, SPEC, |c, t, send, recv, case, job, i| {
+    t.ireduce_sum(job.operands(send, recv), case.count, case.datatype, job.root_of(i))
+});

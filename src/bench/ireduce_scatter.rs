@@ -1,0 +1,20 @@
+//! osu_ireduce_scatter: MPI_Ireduce_scatter with MPI_SUM, split as osu_reduce_scatter splits it, timed by OSU's
+//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! are osu_reduce_scatter's.
+
+use super::reduce_scatter::ReduceScatter;
+use super::nonblocking::nonblocking_collective;
+use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_ireduce_scatter",
+    title: "OSU MPI Non-blocking Reduce_scatter Latency Test",
+    letters: "hvfmixMtacuGPTIlz",
+    metric: MetricKind::Overlap,
+    defaults: NBC_ITERS,
+    ..super::reduce_scatter::SPEC
+};
+
+nonblocking_collective!(IreduceScatter over ReduceScatter, SPEC, |c, t, send, recv, case, job, i| {
+    t.ireduce_scatter_sum(job.operands(send, recv), c.counts(), case.datatype)
+});

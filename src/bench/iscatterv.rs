@@ -1,0 +1,23 @@
+//! osu_iscatterv: MPI_Iscatterv with osu_scatterv's layout from the root of each iteration (`-k`), timed by OSU's
+//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! are osu_scatterv's.
+
+use super::scatterv::Scatterv;
+use super::nonblocking::nonblocking_collective;
+use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::backend::Operands;
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_iscatterv",
+    title: "OSU MPI Non-blocking Scatterv Latency Test",
+    letters: "hvfmixMtacuGDPTIlzk",
+    metric: MetricKind::Overlap,
+    defaults: NBC_ITERS,
+    ..super::scatterv::SPEC
+};
+
+nonblocking_collective!(Iscatterv over Scatterv, SPEC, |c, t, send, recv, case, job, i| {
+    let root = job.root_of(i);
+    let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
+    t.iscatterv(io, c.blocks(), case.count, case.datatype, root)
+});

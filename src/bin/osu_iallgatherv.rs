@@ -1,0 +1,6 @@
+//! osu_iallgatherv, OSU 7.4 compatible.
+use commbench::bench::{iallgatherv::Iallgatherv, runner};
+
+fn main() {
+    runner::main::<Iallgatherv>()
+}

@@ -1,0 +1,6 @@
+//! osu_igather, OSU 7.4 compatible.
+use commbench::bench::{igather::Igather, runner};
+
+fn main() {
+    runner::main::<Igather>()
+}

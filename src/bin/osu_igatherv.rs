@@ -1,0 +1,6 @@
+//! osu_igatherv, OSU 7.4 compatible.
+use commbench::bench::{igatherv::Igatherv, runner};
+
+fn main() {
+    runner::main::<Igatherv>()
+}

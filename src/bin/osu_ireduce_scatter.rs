@@ -1,0 +1,6 @@
+//! osu_ireduce_scatter, OSU 7.4 compatible.
+use commbench::bench::{ireduce_scatter::IreduceScatter, runner};
+
+fn main() {
+    runner::main::<IreduceScatter>()
+}

@@ -1,0 +1,6 @@
+//! osu_ireduce_scatter_block, OSU 7.4 compatible.
+use commbench::bench::{ireduce_scatter_block::IreduceScatterBlock, runner};
+
+fn main() {
+    runner::main::<IreduceScatterBlock>()
+}

@@ -1,0 +1,6 @@
+//! osu_iscatter, OSU 7.4 compatible.
+use commbench::bench::{iscatter::Iscatter, runner};
+
+fn main() {
+    runner::main::<Iscatter>()
+}

@@ -1,0 +1,6 @@
+//! osu_iscatterv, OSU 7.4 compatible.
+use commbench::bench::{iscatterv::Iscatterv, runner};
+
+fn main() {
+    runner::main::<Iscatterv>()
+}
