@@ -159,6 +159,8 @@ pub struct MpiWin {
     remote: ffi::MPI_Aint,
     dynamic: bool,
     peer_group: ffi::MPI_Group,
+    /// The communicator the window spans, for the barrier before detach.
+    comm: ffi::MPI_Comm,
 }
 
 impl MpiWin {
@@ -178,6 +180,11 @@ impl Drop for MpiWin {
         unsafe {
             if self.dynamic {
                 if let Some(b) = &self.own {
+                    // Detaching is local, not collective like the free: a
+                    // passive target would pull its memory out from under
+                    // origins still putting into it (MPI_ERR_RMA_RANGE), so
+                    // every rank first agrees it is done with the window.
+                    ffi::MPI_Barrier(self.comm);
                     ffi::MPI_Win_detach(self.win, b.as_ptr() as *const c_void);
                 }
             }
@@ -241,7 +248,7 @@ impl OneSided for MpiHost<'_> {
             let ranks = [peer as c_int];
             ffi::MPI_Group_incl(world_group, 1, ranks.as_ptr(), &mut peer_group);
             ffi::MPI_Group_free(&mut world_group);
-            Ok(MpiWin { win, own, allocated, bytes, remote, dynamic: kind == WinKind::Dynamic, peer_group })
+            Ok(MpiWin { win, own, allocated, bytes, remote, dynamic: kind == WinKind::Dynamic, peer_group, comm })
         }
     }
 
