@@ -78,6 +78,19 @@ fn layout_matches_osu_across_hosts() {
         if args.contains(&"-z") {
             assert!(csv.iter().all(|r| r["osu_tails"].starts_with("P50=")), "{csv:?}");
         }
+        // OSU's output does not say fan-in or fan-out: compare takes the
+        // name our CSV gives and judges every row against it (the values
+        // are another run's, so only the pairing is checked here).
+        let osu_txt = repo_root().join(format!("tests/golden/{name}.txt"));
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_commbench"));
+        let csv_path = csvs[0].display().to_string();
+        c.args(["compare", &osu_txt.display().to_string(), &csv_path, "--tolerance", "99%", "--format", "json"]);
+        let r = c.output().expect("commbench compare");
+        let (out, err) = (text(&r.stdout), text(&r.stderr));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{name}: {e}: {out}\n{err}"));
+        assert_eq!(v["summary"]["unmatched"], 0, "{name}: {out}\n{err}");
+        assert_eq!(v["summary"]["points"], csv.len(), "{name}: every CSV row is judged: {err}");
+        assert!(err.contains(&format!("compared as {bench}")), "{name}: {err}");
     }
 }
 

@@ -44,6 +44,40 @@ fn list<T: ToString>(values: impl IntoIterator<Item = T>) -> String {
     values.into_iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
 }
 
+/// The name OSU's congestion output is read under: its title is
+/// osu_bw's and nothing in it says fan-in or fan-out.
+pub const FAN_UNNAMED: &str = "osu_bw_fan";
+const FAN_NAMED: [&str; 2] = ["osu_bw_fan_in", "osu_bw_fan_out"];
+
+/// Gives OSU's unnamed congestion tables (`osu_bw_fan`) the name the other
+/// side uses when that side ran exactly one of osu_bw_fan_in and
+/// osu_bw_fan_out (our CSV and run record always say which), so that the
+/// two are compared; returns a note for each side renamed. With both or
+/// neither on the other side the tables keep their name and are reported
+/// as unmatched.
+pub fn name_fan_tables(reference: &mut [Table], runs: &mut [Table]) -> Vec<String> {
+    let named = |ts: &[Table]| -> Vec<&'static str> {
+        FAN_NAMED.into_iter().filter(|n| ts.iter().any(|t| t.benchmark == *n)).collect()
+    };
+    let mut notes = Vec::new();
+    let (in_ref, in_runs) = (named(reference), named(runs));
+    for (side, tables, other) in [("reference's", reference, in_runs), ("runs'", runs, in_ref)] {
+        let [name] = other[..] else { continue };
+        let mut renamed = 0;
+        for t in tables.iter_mut().filter(|t| t.benchmark == FAN_UNNAMED) {
+            t.benchmark = name.to_string();
+            renamed += 1;
+        }
+        if renamed > 0 {
+            notes.push(format!(
+                "the {side} OSU congestion output (which does not say fan-in or fan-out) is compared as {name}, \
+                 the one the other side ran"
+            ));
+        }
+    }
+    notes
+}
+
 /// One line per compared (benchmark, datatype) whose reference and runs
 /// were on different memory (host, device, managed), naming what says so.
 pub fn memory_mismatches(reference: &[Table], runs: &[Table]) -> Vec<String> {
@@ -249,5 +283,29 @@ mod tests {
         // Datatypes per benchmark.
         let w = warnings(&[r], &[table("run.csv", Some("MPI_INT"), None)]);
         assert_eq!(w, ["osu_bw: datatypes differ: the reference has MPI_CHAR, the runs MPI_INT"]);
+    }
+
+    #[test]
+    fn unnamed_fan_output_takes_the_other_sides_name() {
+        let named = |b: &str| Table { benchmark: b.into(), ..table("x", None, None) };
+        let mut r = vec![named(FAN_UNNAMED)];
+        let mut m = vec![named("osu_bw_fan_in"), named("osu_latency")];
+        let notes = name_fan_tables(&mut r, &mut m);
+        assert_eq!(r[0].benchmark, "osu_bw_fan_in");
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].contains("compared as osu_bw_fan_in"), "{}", notes[0]);
+        // Either side can be the unnamed one.
+        let mut r = vec![named("osu_bw_fan_out")];
+        let mut m = vec![named(FAN_UNNAMED), named(FAN_UNNAMED)];
+        assert_eq!(name_fan_tables(&mut r, &mut m).len(), 1);
+        assert!(m.iter().all(|t| t.benchmark == "osu_bw_fan_out"));
+        // Both directions on the other side: which one is unknown, no guess.
+        let mut r = vec![named(FAN_UNNAMED)];
+        let mut m = vec![named("osu_bw_fan_in"), named("osu_bw_fan_out")];
+        assert!(name_fan_tables(&mut r, &mut m).is_empty());
+        assert_eq!(r[0].benchmark, FAN_UNNAMED);
+        // Neither: nothing changes.
+        let mut m = vec![named("osu_bw")];
+        assert!(name_fan_tables(&mut r, &mut m).is_empty());
     }
 }

@@ -89,7 +89,7 @@ pub fn main(args: &[String]) -> i32 {
         Err(code) => return code,
     };
     let mut notes = Vec::new();
-    let reference = match input::load(&a.reference) {
+    let mut reference = match input::load(&a.reference) {
         Ok(p) => p,
         Err(e) => {
             crate::say!("commbench compare: reference {e}");
@@ -116,6 +116,7 @@ pub fn main(args: &[String]) -> i32 {
         crate::say!("commbench compare: {cut}; a truncated results file is not judged");
         return 2;
     }
+    let fan_notes = context::name_fan_tables(&mut reference.tables, &mut runs);
     let mut warnings = context::memory_mismatches(&reference.tables, &runs);
     if !a.allow_memory_mismatch {
         if let Some(line) = context::refusal(&warnings) {
@@ -133,6 +134,7 @@ pub fn main(args: &[String]) -> i32 {
         report.summary.ok = false;
     }
     let mut all_notes: Vec<String> = notes.iter().map(ToString::to_string).collect();
+    all_notes.extend(fan_notes);
     all_notes.append(&mut report.notes);
     report.notes = all_notes;
     report.warnings = warnings;

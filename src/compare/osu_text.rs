@@ -54,15 +54,6 @@ const HEADER_WORDS: &[(&str, Column)] = &[
     ("Overlap(%)", Column::Other),
 ];
 
-/// Title text after `OSU MPI ` (or `OSU MPI-CUDA ` ...) and before the
-/// version, for benchmarks not in our own list.
-const OTHER_TITLES: &[(&str, &str)] = &[
-    ("All-to-Allv Personalized Exchange Latency Test", "osu_alltoallv"),
-    ("Allgatherv Latency Test", "osu_allgatherv"),
-    ("Gather Latency Test", "osu_gather"),
-    ("Scatter Latency Test", "osu_scatter"),
-];
-
 /// Benchmark name and version from a title line such as
 /// `# OSU MPI-CUDA Latency Test v5.8`; `None` if the line is no title.
 pub fn parse_title(line: &str) -> Option<(String, String)> {
@@ -72,15 +63,19 @@ pub fn parse_title(line: &str) -> Option<(String, String)> {
     if !version.starts_with(|c: char| c.is_ascii_digit()) || version.contains(char::is_whitespace) {
         return None;
     }
-    // Drop the API word: `MPI`, `MPI-CUDA`, `MPI-ROCM`, `MPI-ZE` ...
-    let (_, test) = name_part.split_once(' ')?;
-    if !test.ends_with("Test") {
+    if !name_part.ends_with("Test") {
         return None;
     }
+    // The one-sided titles name the call in place of the API word
+    // (`MPI_Put Latency Test`): those match a title of ours whole.
+    if let Some(b) = registry::specs().find(|b| b.title.strip_prefix("OSU ") == Some(name_part)) {
+        return Some((b.name.to_string(), version.to_string()));
+    }
+    // Drop the API word: `MPI`, `MPI-CUDA`, `MPI-ROCM`, `MPI-ZE` ...
+    let (_, test) = name_part.split_once(' ')?;
     let name = registry::specs()
         .find(|b| b.title.strip_prefix("OSU MPI ") == Some(test))
         .map(|b| b.name.to_string())
-        .or_else(|| OTHER_TITLES.iter().find(|(t, _)| *t == test).map(|(_, n)| n.to_string()))
         .unwrap_or_else(|| slug(test));
     Some((name, version.to_string()))
 }
@@ -346,7 +341,7 @@ impl Reader<'_> {
                 // OSU's congestion tests title themselves as osu_bw and
                 // print MB/s under latency labels; which of the two it was
                 // the output does not say.
-                bench = "osu_bw_fan".into();
+                bench = super::context::FAN_UNNAMED.into();
                 for c in cols.iter_mut().filter(|c| **c == Column::Latency) {
                     *c = Column::Bandwidth;
                 }

@@ -26,6 +26,11 @@ fn titles() {
     assert_eq!(parse_title(mbw).unwrap().0, "osu_mbw_mr");
     assert_eq!(parse_title("# OSU MPI Reduce_scatter Latency Test v5.7.1").unwrap().0, "osu_reduce_scatter");
     assert_eq!(parse_title("# OSU MPI Gatherv Latency Test v7.4").unwrap().0, "osu_gatherv");
+    // One-sided titles name the call, not the API.
+    assert_eq!(parse_title("# OSU MPI_Put Latency Test v7.4").unwrap().0, "osu_put_latency");
+    assert_eq!(parse_title("# OSU MPI_Get latency Test v7.4").unwrap().0, "osu_get_latency");
+    assert_eq!(parse_title("# OSU MPI_Put Bi-directional Bandwidth Test v7.4").unwrap().0, "osu_put_bibw");
+    assert_eq!(parse_title("# OSU MPI_Get Bandwidth Test v7.4").unwrap().0, "osu_get_bw");
     for not in ["OSU 5.6.2", "OSU Point to Point Tests", "# OSU MPI Latency Test", "osu_latency -i 10000"] {
         assert_eq!(parse_title(not), None, "{not}");
     }
