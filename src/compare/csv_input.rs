@@ -149,6 +149,9 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
             tails: row.osu_tails.iter().map(|(p, v)| (format!("P{p}"), *v)).collect(),
             ci95_rel_pct,
             time_band: time_band(&row),
+            compute_us: row.compute_us,
+            pure_comm_us: row.pure_comm_us,
+            overlap_pct: row.overlap_pct,
         };
         let datatype = row.datatype.map(|d| d.mpi_name().to_string());
         let window = row.window.map(|w| w.to_string());

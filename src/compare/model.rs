@@ -61,6 +61,11 @@ pub struct Point {
     /// mean (e.g. (0.9, 1.3)): the CSV's `p10_us` and `p90_us` over
     /// `iter_mean_us`. None where the output carries no distribution.
     pub time_band: Option<(f64, f64)>,
+    /// A non-blocking collective's parts beside its overall time (in
+    /// `latency_us`): compute time, pure communication time and overlap.
+    pub compute_us: Option<f64>,
+    pub pure_comm_us: Option<f64>,
+    pub overlap_pct: Option<f64>,
 }
 
 impl Point {

@@ -20,7 +20,12 @@ pub enum Column {
     MessageRate,
     Validation,
     TransmitSize,
-    /// A number read past (the non-blocking collectives' parts).
+    /// The non-blocking collectives' compute time, pure communication
+    /// time and overlap percentage (overall time is `Latency`).
+    Compute,
+    PureComm,
+    Overlap,
+    /// A number read past (the non-blocking collectives' other parts).
     Other,
     /// `P50 Tail Lat(us)`, `P99 Tail BW(MB/s)`: the percentile label.
     Tail(String),
@@ -44,14 +49,14 @@ const HEADER_WORDS: &[(&str, Column)] = &[
     ("Transmit Size", Column::TransmitSize),
     // The non-blocking collectives: the overall time is what is compared.
     ("Overall(us)", Column::Latency),
-    ("Compute(us)", Column::Other),
+    ("Compute(us)", Column::Compute),
     ("Coll. Init(us)", Column::Other),
     ("MPI_Test(us)", Column::Other),
     ("MPI_Wait(us)", Column::Other),
-    ("Pure Comm.(us)", Column::Other),
+    ("Pure Comm.(us)", Column::PureComm),
     ("Min Comm.(us)", Column::Other),
     ("Max Comm.(us)", Column::Other),
-    ("Overlap(%)", Column::Other),
+    ("Overlap(%)", Column::Overlap),
 ];
 
 /// Benchmark name and version from a title line such as
@@ -199,6 +204,9 @@ pub fn parse_row(line: &str, cols: &[Column]) -> Result<Point, String> {
                 })
             }
             Column::Tail(label) => p.tails.push((label.clone(), num()?)),
+            Column::Compute => p.compute_us = Some(num()?),
+            Column::PureComm => p.pure_comm_us = Some(num()?),
+            Column::Overlap => p.overlap_pct = Some(num()?),
             Column::Other => {
                 num()?;
             }

@@ -90,11 +90,11 @@ fn row(spec: &BenchSpec, t: &Table, p: &Point, k: &Known, finished_utc: &str) ->
         noise: None,
         iterations_ceiling: None,
         stop_reason: None,
-        // The overlap columns are not read from OSU's text (yet).
-        overall_us: None,
-        compute_us: None,
-        pure_comm_us: None,
-        overlap_pct: None,
+        // A non-blocking collective's overall time is its latency column.
+        overall_us: p.latency_us.filter(|_| p.overlap_pct.is_some()),
+        compute_us: p.compute_us,
+        pure_comm_us: p.pure_comm_us,
+        overlap_pct: p.overlap_pct,
     }
 }
 
@@ -184,5 +184,24 @@ mod tests {
         let k = known(spec, &v(&["--not-ours"]), 4);
         assert_eq!(rows(text, spec, &k, "")[0].iterations, 100);
         assert!(rows("no table here\n", spec, &k, "").is_empty());
+    }
+
+    /// A non-blocking collective: its overall time, compute, pure
+    /// communication and overlap go to the CSV's overlap columns.
+    #[test]
+    fn nonblocking_overlap_columns() {
+        let spec = &crate::bench::iallreduce::SPEC;
+        let text = "# OSU MPI Non-blocking Allreduce Latency Test v7.4\n\
+                    # Overall = Coll. Init + Compute + MPI_Test + MPI_Wait\n\n# Datatype: MPI_CHAR.\n\
+                    # Size           Overall(us)       Compute(us)    Pure Comm.(us)        Overlap(%)\n\
+                    4                       5.00              3.00              2.50             80.00\n";
+        let r = rows(text, spec, &known(spec, &[], 2), "");
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].avg_lat_us, r[0].overall_us, r[0].compute_us), (Some(5.0), Some(5.0), Some(3.0)));
+        assert_eq!((r[0].pure_comm_us, r[0].overlap_pct), (Some(2.5), Some(80.0)));
+        // A blocking table has no overlap: none of the four.
+        let text = "# OSU MPI Allreduce Latency Test v7.4\n# Size       Avg Latency(us)\n4 2.50\n";
+        let r = rows(text, &crate::bench::allreduce::SPEC, &known(&crate::bench::allreduce::SPEC, &[], 2), "");
+        assert_eq!((r[0].overall_us, r[0].compute_us, r[0].overlap_pct), (None, None, None));
     }
 }
