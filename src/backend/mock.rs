@@ -32,6 +32,9 @@ use super::{check_len, Blocks, Collectives, Control, Envelope, Operands, ReduceO
 use crate::buffer::{AlignedBuf, BufferSet};
 use crate::datatype::Datatype;
 
+mod one_sided;
+pub use one_sided::MockWin;
+
 /// How long a mock rank waits for the others before declaring the test
 /// stuck.
 pub const STUCK_AFTER: Duration = Duration::from_secs(30);
@@ -121,6 +124,8 @@ struct Shared {
     mail_moved: Condvar,
     round: Mutex<Round>,
     round_moved: Condvar,
+    /// Window memory while a window is being made (mock/one_sided.rs).
+    windows: Mutex<HashMap<(u64, usize), Arc<Mutex<Vec<u8>>>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -148,6 +153,7 @@ pub fn run_with<R: Send>(
         mail_moved: Condvar::new(),
         round: Mutex::new(Round { generation: 0, arrived: 0, slots: vec![None; np], done: None, taken: 0 }),
         round_moved: Condvar::new(),
+        windows: Mutex::new(HashMap::new()),
     });
     let f = &f;
     std::thread::scope(|s| {
@@ -159,6 +165,7 @@ pub fn run_with<R: Send>(
                         world: MockWorld { rank, shared, clock: Cell::new(0.0), draws: Cell::new(0) },
                         marks: RefCell::default(),
                         pending: Cell::new(None),
+                        rma: one_sided::RmaClock::default(),
                     };
                     f(&t)
                 })
@@ -372,6 +379,8 @@ pub struct MockTransport {
     marks: RefCell<Vec<f64>>,
     /// When the non-blocking collective in flight completes.
     pending: Cell<Option<f64>>,
+    /// One-sided operations in flight (mock/one_sided.rs).
+    rma: one_sided::RmaClock,
 }
 
 impl MockTransport {

@@ -363,3 +363,6 @@ mod tests {
         assert!(Rules::win("shared").unwrap_err().starts_with("Invalid option or invalid argument [-w shared]"));
     }
 }
+
+#[cfg(test)]
+mod on_mock;

@@ -1,0 +1,121 @@
+//! The one-sided kernel in the shared measurement loop on mock ranks
+//! (backend/mock/one_sided.rs says how the mock times each call): every
+//! synchronisation's value is the model's, exactly, and both ranks end
+//! every size together.
+
+use super::{RmaBench, RmaKernel};
+use crate::backend::mock::{self, Model};
+use crate::bench::measure::{run, Plan};
+use crate::bench::{get_bw, get_latency, put_bibw, put_bw, put_latency, Setup};
+use crate::cli::test_options;
+use crate::job::Ending;
+use crate::report::sinks::Sinks;
+use crate::report::{Row, Sink};
+use crate::watchdog::Progress;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+struct Rows(Rc<RefCell<Vec<Row>>>);
+
+impl Sink for Rows {
+    fn row(&mut self, row: &Row) -> std::io::Result<()> {
+        self.0.borrow_mut().push(row.clone());
+        Ok(())
+    }
+}
+
+/// Rank 0's rows of benchmark `B` with `args` on two mock ranks.
+fn rows<B: RmaBench>(args: &[&str], m: Model) -> Vec<Row> {
+    let out = mock::run(2, m, |t| {
+        let mut opts = test_options(B::SPEC, args);
+        B::SPEC.check_run(2, &mut opts).expect("two ranks");
+        let plan = Plan { spec: B::SPEC, opts: &opts };
+        let setup = Setup { t, opts: &opts, pairs: 1, max_window: plan.max_window() };
+        let mut k = RmaKernel::new::<B>(&setup).expect("buffers");
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let mut sinks = Sinks::new(vec![Box::new(Rows(seen.clone()))]);
+        let root = crate::backend::Control::rank(crate::backend::Transport::world(t)) == 0;
+        let ending = run(t, &mut k, &plan, root.then_some(&mut sinks), &Progress::default(), || {}).expect("outputs");
+        assert_eq!(ending, Ending::Complete);
+        let rows = seen.borrow().clone();
+        rows
+    });
+    out.into_iter().next().expect("rank 0")
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs()
+}
+
+const SHORT: [&str; 6] = ["-m", "1:4096", "-i", "20", "-x", "3"];
+
+/// Latency in microseconds of each size under each synchronisation, from
+/// the model: o the call's overhead, S/B the transfer, L the latency.
+#[test]
+fn put_and_get_latency_follow_the_model_for_every_sync() {
+    let m = Model::default();
+    let (o, l) = (m.overhead_s, m.latency_s);
+    let wire = |s: usize| s as f64 / m.bytes_per_s;
+    type Want = fn(f64, f64, f64) -> f64;
+    let cases: [(&str, Want); 6] = [
+        // put, then wait for the acknowledgement
+        ("flush", |o, l, w| o + w + 2.0 * l),
+        // put, done once it has left
+        ("flush_local", |o, _, w| o + w),
+        // lock, put, unlock (remote completion, then the call)
+        ("lock", |o, l, w| 3.0 * o + w + 2.0 * l),
+        ("lock_all", |o, l, w| 3.0 * o + w + 2.0 * l),
+        // three fences (a barrier each) and a put each way, halved
+        ("fence", |o, l, w| (3.0 * (o + l) + 2.0 * (o + w + 2.0 * l)) / 2.0),
+        // each way: the post's call, the put's call and its data, the
+        // complete's call and its latency (the post's latency overlaps the
+        // complete's); halved
+        ("pscw", |o, l, w| 3.0 * o + w + l),
+    ];
+    for (sync, want) in cases {
+        let mut args = vec!["-s", sync];
+        args.extend(SHORT);
+        let got = rows::<put_latency::PutLatency>(&args, m);
+        assert_eq!(got.len(), 13, "{sync}: sizes 1 to 4096");
+        for r in &got {
+            let w = want(o, l, wire(r.size)) * 1e6;
+            assert!(close(r.avg_lat_us.unwrap(), w), "put -s {sync} at {}: {:?} vs {w}", r.size, r.avg_lat_us);
+            assert_eq!((r.iterations, r.warmup), (20, 3));
+        }
+    }
+    // A get's data come back on the target's link: a latency each way and
+    // the transfer, whichever completion is asked for.
+    for sync in ["flush", "flush_local"] {
+        for r in rows::<get_latency::GetLatency>(&["-s", sync, "-m", "1:4096", "-i", "20", "-x", "3"], m) {
+            let w = (o + wire(r.size) + 2.0 * l) * 1e6;
+            assert!(close(r.avg_lat_us.unwrap(), w), "get -s {sync} at {}: {:?} vs {w}", r.size, r.avg_lat_us);
+        }
+    }
+}
+
+/// A window of puts or gets (-W) per epoch, completed once: the link is
+/// busy for all of them; the bidirectional test moves twice the bytes.
+#[test]
+fn bandwidth_is_the_window_over_its_epoch() {
+    let m = Model::default();
+    let (o, l) = (m.overhead_s, m.latency_s);
+    // Sizes where the transfer outlasts a call, so the link sets the pace.
+    let args = ["-m", "2048:8192", "-i", "10", "-x", "2", "-W", "16", "-s", "flush"];
+    for get in [false, true] {
+        let got = if get { rows::<get_bw::GetBw>(&args, m) } else { rows::<put_bw::PutBw>(&args, m) };
+        assert_eq!(got.iter().map(|r| r.size).collect::<Vec<_>>(), [2048, 4096, 8192]);
+        for r in got {
+            let bytes = 16.0 * r.size as f64;
+            let epoch = o + bytes / m.bytes_per_s + 2.0 * l;
+            let want = bytes / epoch / 1e6;
+            assert!(close(r.bw_mbps.unwrap(), want), "get {get} at {}: {:?} vs {want}", r.size, r.bw_mbps);
+            assert_eq!(r.window, Some(16));
+        }
+    }
+    let fence = ["-m", "4096:4096", "-i", "10", "-x", "2", "-W", "8", "-s", "fence"];
+    let r = &rows::<put_bibw::PutBibw>(&fence, m)[0];
+    let bytes = 8.0 * 4096.0;
+    let epoch = 2.0 * (o + l) + o + bytes / m.bytes_per_s + 2.0 * l;
+    let want = 2.0 * bytes / epoch / 1e6;
+    assert!(close(r.bw_mbps.unwrap(), want), "bibw fence: {:?} vs {want}", r.bw_mbps);
+}
