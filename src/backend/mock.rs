@@ -125,7 +125,7 @@ struct Shared {
     round: Mutex<Round>,
     round_moved: Condvar,
     /// Window memory while a window is being made (mock/one_sided.rs).
-    windows: Mutex<HashMap<(u64, usize), Arc<Mutex<Vec<u8>>>>>,
+    windows: Mutex<HashMap<(u64, usize), one_sided::WinMemory>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

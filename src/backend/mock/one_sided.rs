@@ -33,9 +33,12 @@ use crate::datatype::Datatype;
 const POST_TAG: i32 = -7001;
 const COMPLETE_TAG: i32 = -7002;
 
+/// One rank's window memory, shared with the other ranks' threads.
+pub(super) type WinMemory = Arc<Mutex<Vec<u8>>>;
+
 /// A window of the mock: every rank's memory, this rank's included.
 pub struct MockWin {
-    mem: Vec<Arc<Mutex<Vec<u8>>>>,
+    mem: Vec<WinMemory>,
     me: usize,
     peer: usize,
 }
