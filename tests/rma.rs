@@ -17,11 +17,14 @@ const SYNCS: [&str; 6] = ["lock", "flush", "flush_local", "lock_all", "pscw", "f
 const SHORT: [&str; 6] = ["-m", "64", "-i", "10", "-x", "2"];
 
 fn matches_golden(bench: &str, args: &[&str], name: &str) {
+    matches_golden_under(Mpi::OpenMpi, bench, args, name)
+}
+
+fn matches_golden_under(mpi: Mpi, bench: &str, args: &[&str], name: &str) {
     let cwd = tempfile::tempdir().unwrap();
     let mut all = args.to_vec();
     all.push("--no-results");
-    let run =
-        launch(Mpi::OpenMpi, 2, bench, &all, &Launch { cwd: Some(cwd.path().to_path_buf()), ..Launch::default() });
+    let run = launch(mpi, 2, bench, &all, &Launch { cwd: Some(cwd.path().to_path_buf()), ..Launch::default() });
     assert_eq!(run.code, Some(0), "{bench} {args:?}: {run:?}");
     run.assert_no_panic();
     assert!(run.our_stderr_lines().is_empty(), "{bench} {args:?}: {}", run.stderr);
@@ -161,5 +164,27 @@ fn csv_and_record_match_stdout() {
         if bench == "osu_put_bw" {
             assert!(o.csv.iter().all(|r| r["window"] == "16"), "{bench}");
         }
+    }
+}
+
+/// Under MPICH too: every window and synchronisation of the latency tests
+/// and each benchmark's defaults print OSU's layout (the golden files are
+/// Open MPI's; the layout does not depend on the library).
+#[test]
+fn mpich_runs_every_window_and_sync() {
+    if !have_mpich() {
+        eprintln!("SKIPPED: no MPICH build of commbench");
+        return;
+    }
+    let _g = mpi_lock();
+    for w in WINS {
+        for s in SYNCS {
+            let mut args = vec!["-w", w, "-s", s];
+            args.extend(SHORT);
+            matches_golden_under(Mpi::Mpich, "osu_put_latency", &args, &format!("put_latency_{w}_{s}"));
+        }
+    }
+    for bench in ["get_latency", "put_bw", "get_bw", "put_bibw"] {
+        matches_golden_under(Mpi::Mpich, &format!("osu_{bench}"), &SHORT, &format!("{bench}_m64"));
     }
 }
