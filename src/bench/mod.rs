@@ -73,6 +73,10 @@ benchmarks! {
     put_bw::PutBw,
     get_bw::GetBw,
     put_bibw::PutBibw,
+    acc_latency::AccLatency,
+    fop_latency::FopLatency,
+    cas_latency::CasLatency,
+    get_acc_latency::GetAccLatency,
 }
 
 use crate::backend::{Collectives, Control, Transport};
@@ -290,6 +294,10 @@ pub fn counts(spec: &BenchSpec, opts: &Options, size: usize) -> (usize, usize) {
     let large = spec.large_switch && size > LARGE_MESSAGE_SIZE;
     let d = &spec.defaults;
     let iters = opts.iterations.unwrap_or(if large { d.large_iterations } else { d.small_iterations });
+    if large && spec.one_sided.is_some_and(|r| r.warms_up_as_timed(opts.sync)) {
+        // osu_acc_latency -s lock: OSU's warm-up above 8192 bytes is the count.
+        return (iters, iters);
+    }
     let warm = opts.warmup.unwrap_or(if large { d.large_warmup } else { d.small_warmup });
     (iters, warm)
 }

@@ -41,6 +41,7 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
             "single|multiple - reuse one buffer, or give every message in flight".into(),
             "its own buffer (default single)".into(),
         ],
+        'c' if spec.one_sided.is_some() => vec!["not supported: the atomics' results are not checked (refused)".into()],
         'c' => vec![
             "[log[:DIR]] - check every received message and add a Validation column;".into(),
             "with log, write the mismatches of failing ranks under DIR (default validation_output)".into(),
