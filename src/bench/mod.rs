@@ -337,6 +337,40 @@ mod tests {
     }
 
     #[test]
+    fn acc_lock_warms_up_as_timed_above_8192() {
+        use super::acc_latency::SPEC as ACC;
+        use super::put_latency::SPEC as PUT;
+        let o = opts(&ACC, &["-s", "lock"]);
+        assert_eq!(counts(&ACC, &o, 8192), (10000, 100));
+        assert_eq!(counts(&ACC, &o, 16384), (1000, 1000));
+        // -x does not change it; -i does.
+        let o = opts(&ACC, &["-s", "LOCK", "-i", "7", "-x", "1"]);
+        assert_eq!((counts(&ACC, &o, 64), counts(&ACC, &o, 16384)), ((7, 1), (7, 7)));
+        assert_eq!(counts(&ACC, &opts(&ACC, &[]), 16384), (1000, 10));
+        assert_eq!(counts(&ACC, &opts(&ACC, &["-s", "fence"]), 16384), (1000, 10));
+        assert_eq!(counts(&PUT, &opts(&PUT, &["-s", "lock"]), 16384), (1000, 10));
+    }
+
+    #[test]
+    fn atomics_options() {
+        use super::{cas_latency::SPEC as CAS, fop_latency::SPEC as FOP, get_acc_latency::SPEC as GET_ACC};
+        use crate::backend::rma::{SyncMode, WinKind};
+        let o = opts(&GET_ACC, &[]);
+        assert_eq!((o.win, o.sync), (Some(WinKind::Create), Some(SyncMode::Lock)));
+        let o = opts(&FOP, &["-T", "all"]);
+        assert_eq!(o.datatypes, Datatype::ALL);
+        assert_eq!((o.win, o.sync), (Some(WinKind::Allocate), Some(SyncMode::Flush)));
+        assert_eq!(opts(&CAS, &[]).max_size, 1 << 20);
+        let refused = |spec: &BenchSpec, args: &[&str]| {
+            let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            crate::cli::parse(spec, &v).map(|_| ()).unwrap_err().to_string()
+        };
+        assert!(refused(&FOP, &["-c"]).starts_with("Invalid option [-c] (osu_fop_latency cannot check"));
+        assert_eq!(refused(&GET_ACC, &["-c"]), "Invalid option [-c]");
+        assert_eq!(refused(&GET_ACC, &["-T", "mpi_int"]), "Invalid option [-T]");
+    }
+
+    #[test]
     fn given_counts_apply_to_all_sizes() {
         let o = opts(&LATENCY, &["-i", "7", "-x", "0"]);
         assert_eq!(counts(&LATENCY, &o, 1), (7, 0));
