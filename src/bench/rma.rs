@@ -483,7 +483,8 @@ mod tests {
         assert_eq!(ACCUMULATE.sizes(Datatype::Int, &[1, 2, 4]), vec![1, 2, 4]);
         // get_acc: create and lock, no datatype line; every sync is taken.
         assert_eq!((GET_ACCUMULATE.default_win, GET_ACCUMULATE.default_sync), (WinKind::Create, SyncMode::Lock));
-        assert!(!GET_ACCUMULATE.datatype_line && ACCUMULATE.datatype_line && ONE_ELEMENT.datatype_line);
+        let lines = [&GET_ACCUMULATE, &ACCUMULATE, &ONE_ELEMENT].map(|r| r.datatype_line);
+        assert_eq!(lines, [false, true, true]);
         assert_eq!(GET_ACCUMULATE.sync("osu_get_acc_latency", "pscw"), Ok(SyncMode::Pscw));
         assert_eq!(ONE_ELEMENT.sync("osu_cas_latency", "flush_local"), Ok(SyncMode::FlushLocal));
         assert_eq!((ONE_ELEMENT.default_win, ONE_ELEMENT.default_sync), (WinKind::Allocate, SyncMode::Flush));
