@@ -1,9 +1,11 @@
 //! The one-sided benchmarks (osu_put_latency, osu_get_latency, osu_put_bw,
-//! osu_get_bw, osu_put_bibw) under Open MPI's mpirun: stdout against OSU
-//! 7.4's own output (digits masked) for every window creation and
-//! synchronisation OSU accepts for put and get latency and for each
-//! benchmark's defaults; OSU's refusals (one line, status 1 on every
-//! rank, no hang); and the CSV and run record against stdout.
+//! osu_get_bw, osu_put_bibw, osu_acc_latency, osu_fop_latency,
+//! osu_cas_latency, osu_get_acc_latency) under Open MPI's mpirun: stdout
+//! against OSU 7.4's own output (digits masked) for every window creation
+//! and synchronisation OSU accepts for the latencies, for each
+//! benchmark's defaults and for the atomics' `-T all`; OSU's refusals (one
+//! line, status 1 on every rank, no hang); and the CSV and run record
+//! against stdout.
 //!
 //! The golden files were cut from OSU's own binaries (scripts/build-osu.sh)
 //! with the arguments listed here.
@@ -46,12 +48,55 @@ fn latency_every_window_and_sync_matches_osu() {
     }
 }
 
-/// Each benchmark's default window and synchronisation.
+/// Every -w and -s of the accumulate, fetch-and-op, compare-and-swap and
+/// get-accumulate latencies, as OSU prints them (fop and cas: one row).
+#[test]
+fn atomics_every_window_and_sync_matches_osu() {
+    let _g = mpi_lock();
+    for bench in ["acc_latency", "fop_latency", "cas_latency", "get_acc_latency"] {
+        for w in WINS {
+            for s in SYNCS {
+                let mut args = vec!["-w", w, "-s", s];
+                args.extend(SHORT);
+                matches_golden(&format!("osu_{bench}"), &args, &format!("{bench}_{w}_{s}"));
+            }
+        }
+    }
+}
+
+/// Each benchmark's default window and synchronisation (get_acc: create
+/// and lock, no Datatype line).
 #[test]
 fn defaults_match_osu() {
     let _g = mpi_lock();
-    for bench in ["put_latency", "get_latency", "put_bw", "get_bw", "put_bibw"] {
+    for bench in [
+        "put_latency",
+        "get_latency",
+        "put_bw",
+        "get_bw",
+        "put_bibw",
+        "acc_latency",
+        "fop_latency",
+        "cas_latency",
+        "get_acc_latency",
+    ] {
         matches_golden(&format!("osu_{bench}"), &SHORT, &format!("{bench}_m64"));
+    }
+    // fop and cas with no option at all: one row of 10000 iterations.
+    for bench in ["fop_latency", "cas_latency"] {
+        matches_golden(&format!("osu_{bench}"), &[], &format!("{bench}_default"));
+    }
+}
+
+/// The atomics' -T all: OSU's whole header again for each type; acc skips
+/// the sizes below one element, fop and cas print one element's size.
+#[test]
+fn atomics_every_datatype_matches_osu() {
+    let _g = mpi_lock();
+    for bench in ["acc_latency", "fop_latency", "cas_latency"] {
+        let mut args = vec!["-T", "all"];
+        args.extend(SHORT);
+        matches_golden(&format!("osu_{bench}"), &args, &format!("{bench}_T_all"));
     }
 }
 
@@ -112,6 +157,22 @@ fn refusals() {
     refused("osu_put_latency", &["-c"], &[], starts("Invalid option [-c]"));
     refused("osu_get_latency", &["-W", "8"], &[], starts("Invalid option [-W]"));
     refused("osu_put_latency", &["-T", "mpi_int"], &[], starts("Invalid option [-T]"));
+    // The atomics: get_acc takes neither -T nor -c (as in OSU); acc, fop
+    // and cas take -c in OSU, and commbench refuses it in one line.
+    refused("osu_get_acc_latency", &["-T", "mpi_int"], &[], starts("Invalid option [-T]"));
+    refused("osu_get_acc_latency", &["-c"], &[], starts("Invalid option [-c]"));
+    refused("osu_get_acc_latency", &["-s", "foo"], &[], starts("Invalid option or invalid argument [-s foo]"));
+    for bench in ["osu_acc_latency", "osu_fop_latency", "osu_cas_latency"] {
+        refused(bench, &["-c"], &[], starts("Invalid option [-c] (osu_"));
+        refused(bench, &["-W", "8"], &[], starts("Invalid option [-W]"));
+        refused(bench, &["-w", "shared"], &[], starts("Invalid option or invalid argument [-w shared]"));
+    }
+    refused(
+        "osu_fop_latency",
+        &["--backend", "ucx"],
+        &[],
+        starts("Invalid value [--backend ucx] (osu_fop_latency is a one-sided"),
+    );
     refused(
         "osu_put_latency",
         &["--backend", "ucx"],
@@ -147,6 +208,11 @@ fn csv_and_record_match_stdout() {
     for (bench, args, col) in [
         ("osu_put_bw", &["-m", "64", "-i", "10", "-x", "2", "-s", "lock", "-W", "16"][..], "bw_MBps"),
         ("osu_get_latency", &["-m", "64", "-i", "10", "-x", "2", "-w", "create", "-s", "fence"][..], "avg_lat_us"),
+        (
+            "osu_acc_latency",
+            &["-m", "256", "-i", "10", "-x", "2", "-w", "create", "-s", "fence", "-T", "mpi_int"][..],
+            "avg_lat_us",
+        ),
     ] {
         let o = run_with_results(Mpi::OpenMpi, 2, bench, args);
         let rows = osu_rows(&o.run.stdout);
@@ -163,6 +229,14 @@ fn csv_and_record_match_stdout() {
         assert_eq!(opts["sync"], s, "{bench}: {opts}");
         if bench == "osu_put_bw" {
             assert!(o.csv.iter().all(|r| r["window"] == "16"), "{bench}");
+        }
+        if bench == "osu_acc_latency" {
+            // MPI_INT from 4 bytes: one element, then doubling.
+            for rec in &o.csv {
+                assert_eq!(rec["datatype"], "MPI_INT", "{bench}");
+                let size: usize = rec["size_bytes"].parse().unwrap();
+                assert_eq!(rec["elements"], (size / 4).to_string(), "{bench}");
+            }
         }
     }
 }
@@ -184,7 +258,26 @@ fn mpich_runs_every_window_and_sync() {
             matches_golden_under(Mpi::Mpich, "osu_put_latency", &args, &format!("put_latency_{w}_{s}"));
         }
     }
-    for bench in ["get_latency", "put_bw", "get_bw", "put_bibw"] {
+    for bench in
+        ["get_latency", "put_bw", "get_bw", "put_bibw", "acc_latency", "fop_latency", "cas_latency", "get_acc_latency"]
+    {
         matches_golden_under(Mpi::Mpich, &format!("osu_{bench}"), &SHORT, &format!("{bench}_m64"));
     }
+}
+
+/// fop's -T all: three rows in the CSV, one per type, each one element.
+#[test]
+fn fop_csv_has_a_row_per_datatype() {
+    let _g = mpi_lock();
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_fop_latency", &["-T", "all", "-i", "10", "-x", "2", "-s", "lock"]);
+    let rows = osu_rows(&o.run.stdout);
+    assert_eq!(rows.iter().map(|r| r[0].as_str()).collect::<Vec<_>>(), ["1", "4", "4"], "{}", o.run.stdout);
+    let got: Vec<(&str, &str, &str)> =
+        o.csv.iter().map(|r| (r["datatype"].as_str(), r["size_bytes"].as_str(), r["elements"].as_str())).collect();
+    assert_eq!(got, [("MPI_CHAR", "1", "1"), ("MPI_INT", "4", "1"), ("MPI_FLOAT", "4", "1")]);
+    for (row, rec) in rows.iter().zip(&o.csv) {
+        assert_eq!(row[1], two_decimals(&rec["avg_lat_us"]));
+    }
+    assert_eq!(o.record["options"]["sync"], "lock");
+    assert_eq!(o.record["options"]["win"], "allocate");
 }

@@ -67,6 +67,18 @@ impl<'w, M: Memory> Mpi<'w, M> {
         self.h.dt(Datatype::Char)
     }
 
+    /// The MPI handle of a `-T` element type (the one-sided atomics).
+    #[inline(always)]
+    pub(super) fn mpi_type(&self, dt: Datatype) -> ffi::MPI_Datatype {
+        self.h.dt(dt)
+    }
+
+    /// MPI_SUM, the operation of the one-sided accumulates.
+    #[inline(always)]
+    pub(super) fn sum_op(&self) -> ffi::MPI_Op {
+        self.h.sum
+    }
+
     /// The (send, receive) pointers of an all-to-all with layouts, their
     /// buffers checked against the layouts; in place, the send side is
     /// MPI_IN_PLACE and the receive buffer holds the input.

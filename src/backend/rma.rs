@@ -5,6 +5,8 @@
 //! windows here: UCX and NCCL do not implement it, and the options refuse
 //! them for these benchmarks before any job starts. MPI's implementation
 //! is at the end of this file (host memory only: `-d` is refused too).
+//! The accumulating calls (osu_acc_latency, osu_fop_latency,
+//! osu_get_acc_latency) always add (MPI_SUM), as OSU's do.
 
 use std::ffi::{c_int, c_void};
 
@@ -13,6 +15,7 @@ use mpi::ffi;
 use super::mpi_host::MpiHost;
 use super::{check_len, Control, Transport};
 use crate::buffer::{AlignedBuf, AllocError};
+use crate::datatype::Datatype;
 
 /// How a window's memory comes about (`-w`), with OSU's words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -131,7 +134,42 @@ pub trait OneSided: Transport {
     /// `bytes` from `target`'s window at `at` into `origin[at..]`.
     fn get(&self, win: &Self::Win, origin: &mut Self::Buf, at: usize, bytes: usize, target: usize);
 
+    /// `count` elements of `dt` from `origin[at..]` added to `target`'s
+    /// window at `at` (MPI_Accumulate, MPI_SUM).
+    fn accumulate(&self, win: &Self::Win, origin: &Self::Buf, at: usize, count: usize, dt: Datatype, target: usize);
+    /// As [`OneSided::accumulate`], the target's previous contents coming
+    /// back into `result[at..]` (MPI_Get_accumulate, MPI_SUM).
+    #[allow(clippy::too_many_arguments)]
+    fn get_accumulate(
+        &self,
+        win: &Self::Win,
+        origin: &Self::Buf,
+        result: &mut Self::Buf,
+        at: usize,
+        count: usize,
+        dt: Datatype,
+        target: usize,
+    );
+    /// One element of `dt` at the start of `target`'s window: `origin[0..]`
+    /// added to it, its previous value into `result` (MPI_Fetch_and_op,
+    /// MPI_SUM).
+    fn fetch_and_op(&self, win: &Self::Win, origin: &Self::Buf, result: &mut Self::Buf, dt: Datatype, target: usize);
+    /// One element of `dt` at the start of `target`'s window replaced by
+    /// `origin`'s where it equals `compare`'s; its previous value into
+    /// `result` (MPI_Compare_and_swap).
+    fn compare_and_swap(
+        &self,
+        win: &Self::Win,
+        origin: &Self::Buf,
+        compare: &Self::Buf,
+        result: &mut Self::Buf,
+        dt: Datatype,
+        target: usize,
+    );
+
     fn lock_shared(&self, win: &Self::Win, target: usize);
+    /// An exclusive lock on `target`'s window (the atomics' `-s lock`).
+    fn lock_exclusive(&self, win: &Self::Win, target: usize);
     fn unlock(&self, win: &Self::Win, target: usize);
     fn lock_all(&self, win: &Self::Win);
     fn unlock_all(&self, win: &Self::Win);
@@ -306,6 +344,116 @@ impl OneSided for MpiHost<'_> {
                 win.win,
             )
         };
+    }
+
+    #[inline(always)]
+    fn accumulate(&self, win: &MpiWin, origin: &Self::Buf, at: usize, count: usize, dt: Datatype, target: usize) {
+        let bytes = count * dt.size();
+        check_len(origin.len(), at + bytes);
+        check_len(win.bytes, at + bytes);
+        let ty = self.mpi_type(dt);
+        // SAFETY: origin and every window hold at + bytes (checked).
+        unsafe {
+            ffi::MPI_Accumulate(
+                origin.as_ptr().add(at) as *const c_void,
+                count as c_int,
+                ty,
+                target as c_int,
+                win.remote + at as ffi::MPI_Aint,
+                count as c_int,
+                ty,
+                self.sum_op(),
+                win.win,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn get_accumulate(
+        &self,
+        win: &MpiWin,
+        origin: &Self::Buf,
+        result: &mut Self::Buf,
+        at: usize,
+        count: usize,
+        dt: Datatype,
+        target: usize,
+    ) {
+        let bytes = count * dt.size();
+        check_len(origin.len(), at + bytes);
+        check_len(result.len(), at + bytes);
+        check_len(win.bytes, at + bytes);
+        let ty = self.mpi_type(dt);
+        // SAFETY: origin, result and every window hold at + bytes (checked).
+        unsafe {
+            ffi::MPI_Get_accumulate(
+                origin.as_ptr().add(at) as *const c_void,
+                count as c_int,
+                ty,
+                result.as_mut_ptr().add(at) as *mut c_void,
+                count as c_int,
+                ty,
+                target as c_int,
+                win.remote + at as ffi::MPI_Aint,
+                count as c_int,
+                ty,
+                self.sum_op(),
+                win.win,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn fetch_and_op(&self, win: &MpiWin, origin: &Self::Buf, result: &mut Self::Buf, dt: Datatype, target: usize) {
+        check_len(origin.len(), dt.size());
+        check_len(result.len(), dt.size());
+        check_len(win.bytes, dt.size());
+        // SAFETY: each buffer and every window hold one element (checked).
+        unsafe {
+            ffi::MPI_Fetch_and_op(
+                origin.as_ptr() as *const c_void,
+                result.as_mut_ptr() as *mut c_void,
+                self.mpi_type(dt),
+                target as c_int,
+                win.remote,
+                self.sum_op(),
+                win.win,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn compare_and_swap(
+        &self,
+        win: &MpiWin,
+        origin: &Self::Buf,
+        compare: &Self::Buf,
+        result: &mut Self::Buf,
+        dt: Datatype,
+        target: usize,
+    ) {
+        check_len(origin.len(), dt.size());
+        check_len(compare.len(), dt.size());
+        check_len(result.len(), dt.size());
+        check_len(win.bytes, dt.size());
+        // SAFETY: as for fetch_and_op.
+        unsafe {
+            ffi::MPI_Compare_and_swap(
+                origin.as_ptr() as *const c_void,
+                compare.as_ptr() as *const c_void,
+                result.as_mut_ptr() as *mut c_void,
+                self.mpi_type(dt),
+                target as c_int,
+                win.remote,
+                win.win,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn lock_exclusive(&self, win: &MpiWin, target: usize) {
+        // SAFETY: a valid window; MPI_LOCK_EXCLUSIVE as MPI_LOCK_SHARED below.
+        unsafe { ffi::MPI_Win_lock(ffi::MPI_LOCK_EXCLUSIVE as c_int, target as c_int, 0, win.win) };
     }
 
     #[inline(always)]

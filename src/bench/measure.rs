@@ -76,7 +76,9 @@ pub fn run<T: Transport, K: Kernel<T>>(
     let mut busbw = (0.0f64, 0usize);
     for &dt in &opts.datatypes {
         emit(&mut sinks, &mut |s| s.begin_datatype(dt))?;
-        for &size in &sizes {
+        // fop and cas: one element of the datatype, whatever -m says.
+        let dt_sizes = spec.one_sided.map_or_else(|| sizes.clone(), |r| r.sizes(dt, &sizes));
+        for &size in &dt_sizes {
             let count = size / dt.size();
             if count == 0 && spec.typed() && !keep_empty {
                 continue;

@@ -73,6 +73,10 @@ benchmarks! {
     put_bw::PutBw,
     get_bw::GetBw,
     put_bibw::PutBibw,
+    acc_latency::AccLatency,
+    fop_latency::FopLatency,
+    cas_latency::CasLatency,
+    get_acc_latency::GetAccLatency,
 }
 
 use crate::backend::{Collectives, Control, Transport};
@@ -290,6 +294,10 @@ pub fn counts(spec: &BenchSpec, opts: &Options, size: usize) -> (usize, usize) {
     let large = spec.large_switch && size > LARGE_MESSAGE_SIZE;
     let d = &spec.defaults;
     let iters = opts.iterations.unwrap_or(if large { d.large_iterations } else { d.small_iterations });
+    if large && spec.one_sided.is_some_and(|r| r.warms_up_as_timed(opts.sync)) {
+        // osu_acc_latency -s lock: OSU's warm-up above 8192 bytes is the count.
+        return (iters, iters);
+    }
     let warm = opts.warmup.unwrap_or(if large { d.large_warmup } else { d.small_warmup });
     (iters, warm)
 }
@@ -326,6 +334,40 @@ mod tests {
         assert_eq!(counts(&BW, &o, 8193), (20, 2));
         let o = opts(&MBW_MR, &[]);
         assert_eq!(counts(&MBW_MR, &o, 1 << 22), (100, 10));
+    }
+
+    #[test]
+    fn acc_lock_warms_up_as_timed_above_8192() {
+        use super::acc_latency::SPEC as ACC;
+        use super::put_latency::SPEC as PUT;
+        let o = opts(&ACC, &["-s", "lock"]);
+        assert_eq!(counts(&ACC, &o, 8192), (10000, 100));
+        assert_eq!(counts(&ACC, &o, 16384), (1000, 1000));
+        // -x does not change it; -i does.
+        let o = opts(&ACC, &["-s", "LOCK", "-i", "7", "-x", "1"]);
+        assert_eq!((counts(&ACC, &o, 64), counts(&ACC, &o, 16384)), ((7, 1), (7, 7)));
+        assert_eq!(counts(&ACC, &opts(&ACC, &[]), 16384), (1000, 10));
+        assert_eq!(counts(&ACC, &opts(&ACC, &["-s", "fence"]), 16384), (1000, 10));
+        assert_eq!(counts(&PUT, &opts(&PUT, &["-s", "lock"]), 16384), (1000, 10));
+    }
+
+    #[test]
+    fn atomics_options() {
+        use super::{cas_latency::SPEC as CAS, fop_latency::SPEC as FOP, get_acc_latency::SPEC as GET_ACC};
+        use crate::backend::rma::{SyncMode, WinKind};
+        let o = opts(&GET_ACC, &[]);
+        assert_eq!((o.win, o.sync), (Some(WinKind::Create), Some(SyncMode::Lock)));
+        let o = opts(&FOP, &["-T", "all"]);
+        assert_eq!(o.datatypes, Datatype::ALL);
+        assert_eq!((o.win, o.sync), (Some(WinKind::Allocate), Some(SyncMode::Flush)));
+        assert_eq!(opts(&CAS, &[]).max_size, 1 << 20);
+        let refused = |spec: &BenchSpec, args: &[&str]| {
+            let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            crate::cli::parse(spec, &v).map(|_| ()).unwrap_err().to_string()
+        };
+        assert!(refused(&FOP, &["-c"]).starts_with("Invalid option [-c] (osu_fop_latency cannot check"));
+        assert_eq!(refused(&GET_ACC, &["-c"]), "Invalid option [-c]");
+        assert_eq!(refused(&GET_ACC, &["-T", "mpi_int"]), "Invalid option [-T]");
     }
 
     #[test]

@@ -4,14 +4,21 @@
 //!
 //! - passive target (lock, flush, flush_local, lock_all): only rank 0 acts
 //!   and keeps time; rank 1 waits for the next size's window. flush and
-//!   flush_local hold one shared lock for the whole size (taken in
-//!   `prepare`, released in `end_size`, both untimed, as OSU does);
+//!   flush_local hold one lock for the whole size (taken in `prepare`,
+//!   released in `end_size`, both untimed, as OSU does). Locks are shared,
+//!   but exclusive where OSU's benchmark for the operation takes them so
+//!   (get_accumulate always, fetch_and_op and compare_and_swap for lock);
 //! - active target (fence, pscw): both ranks take part in each epoch;
 //!   for a latency rank 1 puts (or gets) back, so an iteration is a round
 //!   trip and the latency half of it, as in OSU.
 //!
 //! Each size gets a fresh window of size x window bytes (OSU makes one per
-//! size); dropping the old one frees it on every rank. The timing
+//! size); dropping the old one frees it on every rank. fetch_and_op and
+//! compare_and_swap have one size, one element of the datatype (OSU makes
+//! one window of the largest -m bytes for it; ours is that element).
+//! The element type of the accumulates is `-T`'s (MPI_CHAR by default),
+//! counted as size / element bytes; put, get and get_accumulate move
+//! MPI_CHAR. The timing
 //! differs from OSU's in one place only: OSU's pscw reads its start clock
 //! after the first timed MPI_Win_start, ours before every iteration's, so
 //! one MPI_Win_start call in a count more is inside the total.
@@ -24,6 +31,8 @@ use crate::stats::Samples;
 
 /// OSU's one-sided letters: `+:w:s:hvm:x:i:G:Iz::` then `P:`.
 pub const LAT_LETTERS: &str = "wshvmxiGIzP";
+/// The atomics that take element types (acc, fop, cas) add `cT:`.
+pub const TYPED_LAT_LETTERS: &str = "wshvmxiGIzPcT";
 /// The bandwidth tests add `W:` before `P:`.
 pub const BW_LETTERS: &str = "wshvmxiGIzWP";
 
@@ -35,6 +44,16 @@ pub struct Rules {
     pub syncs: &'static [SyncMode],
     pub default_sync: SyncMode,
     pub default_win: WinKind,
+    /// One row per datatype, its size that of one element
+    /// (osu_fop_latency, osu_cas_latency): `-m` sizes only the buffers.
+    pub one_element: bool,
+    /// Whether the header names the datatype (`# Datatype: MPI_CHAR.`);
+    /// osu_get_acc_latency's does not.
+    pub datatype_line: bool,
+    /// osu_acc_latency `-s lock`: above 8192 bytes OSU warms up as many
+    /// times as it times (its large-message switch sets the warm-up to the
+    /// iteration count), whatever `-x` says.
+    pub lock_warms_up_as_timed: bool,
 }
 
 /// Every synchronisation (OSU's ALL_SYNC benchmarks), help order.
@@ -44,11 +63,24 @@ pub const ALL_SYNCS: &[SyncMode] =
 pub const ACTIVE_SYNCS: &[SyncMode] = &[SyncMode::Pscw, SyncMode::Fence];
 
 /// put/get latency and bandwidth: MPI-3 defaults, every synchronisation.
-pub const PASSIVE_DEFAULT: Rules =
-    Rules { syncs: ALL_SYNCS, default_sync: SyncMode::Flush, default_win: WinKind::Allocate };
+pub const PASSIVE_DEFAULT: Rules = Rules {
+    syncs: ALL_SYNCS,
+    default_sync: SyncMode::Flush,
+    default_win: WinKind::Allocate,
+    one_element: false,
+    datatype_line: true,
+    lock_warms_up_as_timed: false,
+};
 /// osu_put_bibw.
-pub const ACTIVE_ONLY: Rules =
-    Rules { syncs: ACTIVE_SYNCS, default_sync: SyncMode::Pscw, default_win: WinKind::Allocate };
+pub const ACTIVE_ONLY: Rules = Rules { syncs: ACTIVE_SYNCS, default_sync: SyncMode::Pscw, ..PASSIVE_DEFAULT };
+/// osu_acc_latency: put's rules, and OSU's warm-up under `-s lock`.
+pub const ACCUMULATE: Rules = Rules { lock_warms_up_as_timed: true, ..PASSIVE_DEFAULT };
+/// osu_fop_latency and osu_cas_latency: one element per datatype.
+pub const ONE_ELEMENT: Rules = Rules { one_element: true, ..PASSIVE_DEFAULT };
+/// osu_get_acc_latency: OSU's built-in window and sync (create, lock),
+/// MPI_CHAR only and not named.
+pub const GET_ACCUMULATE: Rules =
+    Rules { default_sync: SyncMode::Lock, default_win: WinKind::Create, datatype_line: false, ..PASSIVE_DEFAULT };
 
 impl Rules {
     /// `-s WORD`, or OSU's refusal with what this benchmark takes.
@@ -60,6 +92,23 @@ impl Rules {
                 Err(format!("Invalid option or invalid argument [-s {word}] ({name} takes {})", takes.join(", ")))
             }
         }
+    }
+
+    /// The message sizes of datatype `dt` for a run over `sizes`: one
+    /// element for fop and cas, otherwise the sizes themselves (those too
+    /// small for one element are skipped by the measurement).
+    pub fn sizes(&self, dt: crate::datatype::Datatype, sizes: &[usize]) -> Vec<usize> {
+        if self.one_element {
+            vec![dt.size()]
+        } else {
+            sizes.to_vec()
+        }
+    }
+
+    /// Whether a size above 8192 bytes warms up as many times as it is
+    /// timed (osu_acc_latency `-s lock`, see the field).
+    pub fn warms_up_as_timed(&self, sync: Option<SyncMode>) -> bool {
+        self.lock_warms_up_as_timed && sync.unwrap_or(self.default_sync) == SyncMode::Lock
     }
 
     /// `-w WORD`, or OSU's refusal.
@@ -74,6 +123,38 @@ impl Rules {
 pub enum Op {
     Put,
     Get,
+    /// MPI_Accumulate with MPI_SUM, `-T`'s element type.
+    Accumulate,
+    /// MPI_Fetch_and_op with MPI_SUM, one element.
+    FetchAndOp,
+    /// MPI_Compare_and_swap, one element.
+    CompareAndSwap,
+    /// MPI_Get_accumulate with MPI_SUM, MPI_CHAR.
+    GetAccumulate,
+}
+
+impl Op {
+    /// Whether the origin locks its target exclusively under `sync`, as
+    /// OSU's benchmark for the operation does: get_accumulate for every
+    /// lock it takes, fetch_and_op and compare_and_swap for `-s lock`'s;
+    /// the others share.
+    pub fn exclusive(self, sync: SyncMode) -> bool {
+        match self {
+            Op::GetAccumulate => true,
+            Op::FetchAndOp | Op::CompareAndSwap => sync == SyncMode::Lock,
+            Op::Put | Op::Get | Op::Accumulate => false,
+        }
+    }
+
+    /// Bytes of the buffer the operation's old target values come back
+    /// to, for `largest` bytes per operation (0: none).
+    fn result_bytes(self, largest: usize) -> usize {
+        match self {
+            Op::GetAccumulate => largest,
+            Op::FetchAndOp | Op::CompareAndSwap => std::mem::size_of::<u64>(),
+            Op::Put | Op::Get | Op::Accumulate => 0,
+        }
+    }
 }
 
 /// What one iteration is and what the row reports.
@@ -112,6 +193,12 @@ pub struct RmaKernel<T: OneSided> {
     peer: usize,
     /// What puts read and gets write: the largest size times the window.
     local: T::Buf,
+    /// Where the atomics' old target values land (one byte when unused).
+    result: T::Buf,
+    /// compare_and_swap's comparand (one element, zero).
+    compare: T::Buf,
+    /// Whether the origin's locks are exclusive (see [`Op::exclusive`]).
+    exclusive: bool,
     win: Option<T::Win>,
     /// Whether rank 0 holds the size's lock (flush, flush_local).
     locked: bool,
@@ -122,8 +209,12 @@ impl<T: OneSided> RmaKernel<T> {
         let rank = s.rank();
         let (kind, sync) = choice(B::SPEC, s.opts);
         let window = if B::SHAPE == Shape::Latency { 1 } else { s.max_window };
-        let mut local = s.t.alloc(s.opts.max_size.saturating_mul(window))?;
+        // An atomic's element may be larger than -m (fop, cas: -m 1 -T mpi_int).
+        let element = std::mem::size_of::<u64>();
+        let mut local = s.t.alloc(s.opts.max_size.saturating_mul(window).max(element))?;
         s.t.write_host(&mut local, |b| b.fill(b'a'));
+        let result = s.t.alloc(B::OP.result_bytes(s.opts.max_size).max(element))?;
+        let compare = s.t.alloc(if B::OP == Op::CompareAndSwap { element } else { 1 })?;
         Ok(RmaKernel {
             op: B::OP,
             shape: B::SHAPE,
@@ -132,6 +223,9 @@ impl<T: OneSided> RmaKernel<T> {
             origin: rank == 0,
             peer: 1 - rank,
             local,
+            result,
+            compare,
+            exclusive: B::OP.exclusive(sync),
             win: None,
             locked: false,
         })
@@ -139,12 +233,29 @@ impl<T: OneSided> RmaKernel<T> {
 
     /// The operations of one epoch from this rank to its peer.
     #[inline(always)]
-    fn ops(&mut self, t: &T, win: &T::Win, size: usize, n: usize) {
+    fn ops(&mut self, t: &T, win: &T::Win, case: &SizeCase, n: usize) {
+        let (size, count, dt, peer) = (case.size, case.count, case.datatype, self.peer);
         for j in 0..n {
+            let at = j * size;
             match self.op {
-                Op::Put => t.put(win, &self.local, j * size, size, self.peer),
-                Op::Get => t.get(win, &mut self.local, j * size, size, self.peer),
+                Op::Put => t.put(win, &self.local, at, size, peer),
+                Op::Get => t.get(win, &mut self.local, at, size, peer),
+                Op::Accumulate => t.accumulate(win, &self.local, at, count, dt, peer),
+                Op::GetAccumulate => t.get_accumulate(win, &self.local, &mut self.result, at, count, dt, peer),
+                Op::FetchAndOp => t.fetch_and_op(win, &self.local, &mut self.result, dt, peer),
+                Op::CompareAndSwap => t.compare_and_swap(win, &self.local, &self.compare, &mut self.result, dt, peer),
             }
+        }
+    }
+
+    /// Locks the peer's window, shared or exclusive as the operation's
+    /// benchmark does.
+    #[inline(always)]
+    fn lock(&self, t: &T, win: &T::Win) {
+        if self.exclusive {
+            t.lock_exclusive(win, self.peer);
+        } else {
+            t.lock_shared(win, self.peer);
         }
     }
 
@@ -174,7 +285,7 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
         self.win = None;
         let win = t.win_new(self.kind, case.size * self.per_epoch(case), self.peer)?;
         if self.origin && matches!(self.sync, SyncMode::Flush | SyncMode::FlushLocal) {
-            t.lock_shared(&win, self.peer);
+            self.lock(t, &win);
             self.locked = true;
         }
         self.win = Some(win);
@@ -193,26 +304,26 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
     #[inline(always)]
     fn step(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
         let win = self.win.take().expect("prepare made the window");
-        let (size, n) = (case.size, self.per_epoch(case));
+        let n = self.per_epoch(case);
         let both = self.shape == Shape::BiBandwidth;
         let t0 = t.now();
         match (self.sync, self.origin) {
             (SyncMode::Lock, true) => {
-                t.lock_shared(&win, self.peer);
-                self.ops(t, &win, size, n);
+                self.lock(t, &win);
+                self.ops(t, &win, case, n);
                 t.unlock(&win, self.peer);
             }
             (SyncMode::LockAll, true) => {
                 t.lock_all(&win);
-                self.ops(t, &win, size, n);
+                self.ops(t, &win, case, n);
                 t.unlock_all(&win);
             }
             (SyncMode::Flush, true) => {
-                self.ops(t, &win, size, n);
+                self.ops(t, &win, case, n);
                 t.flush(&win, self.peer);
             }
             (SyncMode::FlushLocal, true) => {
-                self.ops(t, &win, size, n);
+                self.ops(t, &win, case, n);
                 t.flush_local(&win, self.peer);
             }
             // Passive target: the target does nothing.
@@ -221,25 +332,25 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
                 // Rank 0 goes first; rank 1 answers in the next epoch.
                 t.fence(&win);
                 if origin {
-                    self.ops(t, &win, size, n);
+                    self.ops(t, &win, case, n);
                 }
                 t.fence(&win);
                 if !origin {
-                    self.ops(t, &win, size, n);
+                    self.ops(t, &win, case, n);
                 }
                 t.fence(&win);
             }
             (SyncMode::Fence, origin) => {
                 t.fence(&win);
                 if origin || both {
-                    self.ops(t, &win, size, n);
+                    self.ops(t, &win, case, n);
                 }
                 t.fence(&win);
             }
             (SyncMode::Pscw, origin) if self.shape == Shape::Latency => {
                 if origin {
                     t.win_start(&win);
-                    self.ops(t, &win, size, n);
+                    self.ops(t, &win, case, n);
                     t.win_complete(&win);
                     t.win_post(&win);
                     t.win_wait(&win);
@@ -247,20 +358,20 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
                     t.win_post(&win);
                     t.win_wait(&win);
                     t.win_start(&win);
-                    self.ops(t, &win, size, n);
+                    self.ops(t, &win, case, n);
                     t.win_complete(&win);
                 }
             }
             (SyncMode::Pscw, _) if both => {
                 t.win_post(&win);
                 t.win_start(&win);
-                self.ops(t, &win, size, n);
+                self.ops(t, &win, case, n);
                 t.win_complete(&win);
                 t.win_wait(&win);
             }
             (SyncMode::Pscw, true) => {
                 t.win_start(&win);
-                self.ops(t, &win, size, n);
+                self.ops(t, &win, case, n);
                 t.win_complete(&win);
             }
             (SyncMode::Pscw, false) => {
@@ -361,6 +472,32 @@ mod tests {
         assert!(PASSIVE_DEFAULT.sync("osu_put_latency", "foo").unwrap_err().starts_with("Invalid option or invalid"));
         assert_eq!(Rules::win("Dynamic"), Ok(WinKind::Dynamic));
         assert!(Rules::win("shared").unwrap_err().starts_with("Invalid option or invalid argument [-w shared]"));
+    }
+
+    #[test]
+    fn atomics_rules() {
+        use crate::datatype::Datatype;
+        // fop and cas: one row, one element, whatever -m gives.
+        assert_eq!(ONE_ELEMENT.sizes(Datatype::Char, &[1, 2, 4]), vec![1]);
+        assert_eq!(ONE_ELEMENT.sizes(Datatype::Float, &[1, 2, 4, 8]), vec![4]);
+        assert_eq!(ACCUMULATE.sizes(Datatype::Int, &[1, 2, 4]), vec![1, 2, 4]);
+        // get_acc: create and lock, no datatype line; every sync is taken.
+        assert_eq!((GET_ACCUMULATE.default_win, GET_ACCUMULATE.default_sync), (WinKind::Create, SyncMode::Lock));
+        let lines = [&GET_ACCUMULATE, &ACCUMULATE, &ONE_ELEMENT].map(|r| r.datatype_line);
+        assert_eq!(lines, [false, true, true]);
+        assert_eq!(GET_ACCUMULATE.sync("osu_get_acc_latency", "pscw"), Ok(SyncMode::Pscw));
+        assert_eq!(ONE_ELEMENT.sync("osu_cas_latency", "flush_local"), Ok(SyncMode::FlushLocal));
+        assert_eq!((ONE_ELEMENT.default_win, ONE_ELEMENT.default_sync), (WinKind::Allocate, SyncMode::Flush));
+        // acc's warm-up quirk is for -s lock only.
+        assert!(ACCUMULATE.warms_up_as_timed(Some(SyncMode::Lock)));
+        assert!(!ACCUMULATE.warms_up_as_timed(Some(SyncMode::Flush)));
+        assert!(!ACCUMULATE.warms_up_as_timed(None));
+        assert!(!PASSIVE_DEFAULT.warms_up_as_timed(Some(SyncMode::Lock)));
+        // Exclusive locks where OSU takes them.
+        assert!(Op::GetAccumulate.exclusive(SyncMode::Flush) && Op::GetAccumulate.exclusive(SyncMode::Lock));
+        assert!(Op::FetchAndOp.exclusive(SyncMode::Lock) && !Op::FetchAndOp.exclusive(SyncMode::Flush));
+        assert!(Op::CompareAndSwap.exclusive(SyncMode::Lock) && !Op::CompareAndSwap.exclusive(SyncMode::FlushLocal));
+        assert!(!Op::Accumulate.exclusive(SyncMode::Lock) && !Op::Put.exclusive(SyncMode::Lock));
     }
 }
 

@@ -21,12 +21,23 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
         'h' => vec!["show this help and exit".into()],
         'v' => vec!["show the benchmark title and commbench version, then exit".into()],
         'm' if !spec.typed() => vec!["accepted for compatibility and ignored (a barrier moves no message)".into()],
+        'm' if spec.one_sided.is_some_and(|r| r.one_element) => vec![
+            format!(
+                "[MIN:]MAX - bounds the buffers only (default {}:{}); the one row is",
+                spec.min_size, spec.max_size
+            ),
+            "one element of each -T type, as in OSU".into(),
+        ],
         'm' => vec![
             format!(
                 "[MIN:]MAX - message sizes in bytes, doubling from MIN to MAX (default {}:{})",
                 spec.min_size, spec.max_size
             ),
             "-m 128     only MAX; -m 2:128 both; -m 2: only MIN; K/M/G suffixes allowed".into(),
+        ],
+        'x' if spec.one_sided.is_some_and(|r| r.lock_warms_up_as_timed) => vec![
+            format!("N - untimed warm-up iterations per size, up to 2147483647 (default {warm});"),
+            "with -s lock, sizes above 8192 bytes warm up as often as they are timed, as in OSU".into(),
         ],
         'x' => vec![format!("N - untimed warm-up iterations per size, up to 2147483647 (default {warm})")],
         'i' => vec![format!("N - timed iterations per size, 1 to 2147483647 (default {counts})")],
@@ -41,6 +52,7 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
             "single|multiple - reuse one buffer, or give every message in flight".into(),
             "its own buffer (default single)".into(),
         ],
+        'c' if spec.one_sided.is_some() => vec!["not supported: the atomics' results are not checked (refused)".into()],
         'c' => vec![
             "[log[:DIR]] - check every received message and add a Validation column;".into(),
             "with log, write the mismatches of failing ranks under DIR (default validation_output)".into(),

@@ -398,3 +398,18 @@ fn precision_options() {
     let v = serde_json::to_value(run(&LATENCY, &["--precision", "2%", "--max-time-per-size", "2"])).unwrap();
     assert_eq!((v["precision"].as_f64(), v["max_time_per_size_s"].as_f64()), (Some(0.02), Some(2.0)));
 }
+
+#[test]
+fn one_sided_atomics_help() {
+    use crate::bench::{acc_latency::SPEC as ACC, fop_latency::SPEC as FOP, get_acc_latency::SPEC as GET_ACC};
+    for spec in [&ACC, &FOP, &GET_ACC] {
+        let text = help::text(spec);
+        let letters: String =
+            text.lines().filter_map(|l| l.strip_prefix("  -")).filter_map(|l| l.chars().next()).collect();
+        assert_eq!(letters, format!("{}d", spec.letters), "{}", spec.name);
+    }
+    assert!(help::text(&FOP).contains("-m, --message-size        [MIN:]MAX - bounds the buffers only"));
+    assert!(help::text(&ACC).contains("with -s lock, sizes above 8192 bytes warm up as often as they are timed"));
+    assert!(help::text(&ACC).contains("-c, --validation          not supported"));
+    assert!(help::text(&GET_ACC).contains("(default lock)"));
+}

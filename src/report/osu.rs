@@ -81,11 +81,8 @@ impl<W: Write> OsuTable<W> {
             } else {
                 writeln!(self.out, "# [ pairs: {} ] [ window size: {} ]", self.layout.pairs, self.layout.window)?;
             }
-        } else if let Some((win, sync)) = self.layout.one_sided {
-            // OSU's one-sided header: no blank line first.
-            writeln!(self.out, "{}", self.spec.title_line())?;
-            writeln!(self.out, "# Window creation: {}", win.mpi_call())?;
-            writeln!(self.out, "# Synchronization: {}", sync.mpi_calls())?;
+        } else if self.layout.one_sided.is_some() {
+            // The one-sided header comes whole with each datatype.
         } else if self.spec.is_startup() {
             // osu_init and osu_hello start with the title itself.
             writeln!(self.out, "{}", self.spec.title_line())?;
@@ -289,7 +286,16 @@ impl<W: Write> Sink for OsuTable<W> {
             writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
             writeln!(self.out, "{}", Self::windows_line())?;
         } else {
-            if self.nccl_point_to_point() {
+            if let Some((win, sync)) = self.layout.one_sided {
+                // OSU's one-sided header, repeated for every -T type: no
+                // blank line first; osu_get_acc_latency names no datatype.
+                writeln!(self.out, "{}", self.spec.title_line())?;
+                writeln!(self.out, "# Window creation: {}", win.mpi_call())?;
+                writeln!(self.out, "# Synchronization: {}", sync.mpi_calls())?;
+                if self.spec.one_sided.is_none_or(|r| r.datatype_line) {
+                    writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
+                }
+            } else if self.nccl_point_to_point() {
                 writeln!(self.out, "# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)")?;
             } else if self.spec.typed() {
                 writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;

@@ -257,7 +257,8 @@ mod tests {
              reduce_scatter_block, bcast, reduce, gather, gatherv, scatter, scatterv, init, hello, iallreduce, ibarrier, \
              ibcast, iallgather, ialltoall, ireduce, igather, iscatter, ireduce_scatter, \
              ireduce_scatter_block, iallgatherv, igatherv, iscatterv, ialltoallv, ialltoallw, \
-             put_latency, get_latency, put_bw, get_bw, put_bibw)"
+             put_latency, get_latency, put_bw, get_bw, put_bibw, acc_latency, fop_latency, cas_latency, \
+             get_acc_latency)"
         );
         assert_eq!(select(&v(&[" "]), &[]).unwrap_err(), PlanError::NoneChosen);
         assert_eq!(PlanError::NoneChosen.to_string(), "no benchmarks chosen");

@@ -12,6 +12,11 @@
 //! - a get sends a request (one latency) and the data come back on the
 //!   target's link to this rank; it is complete, locally and remotely,
 //!   when the data have arrived;
+//! - an accumulate is a put whose bytes are added (MPI_SUM) to the
+//!   target's; get_accumulate, fetch_and_op and compare_and_swap carry
+//!   their operands out as a put does and the old value back as a get
+//!   does, complete when it has arrived;
+//! - an exclusive lock costs what a shared one does (one origin here);
 //! - flush waits for remote completion of everything issued, flush_local
 //!   for local completion; unlock and unlock_all flush, then pay an
 //!   overhead, as lock and lock_all do;
@@ -23,7 +28,7 @@
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
-use super::{lock, MockTransport};
+use super::{lock, sum, MockTransport};
 use crate::backend::rma::{OneSided, WinKind};
 use crate::backend::Envelope;
 use crate::buffer::{AlignedBuf, AllocError};
@@ -88,9 +93,41 @@ impl MockTransport {
         self.world.at_least(p.arrival);
     }
 
+    /// A put's timing: `bytes` out to `target`.
+    fn one_way(&self, target: usize, bytes: usize) {
+        let now = self.rma_call();
+        let left = self.carry(self.world.rank, target, now, bytes);
+        let latency = self.model().latency_s;
+        later(&self.rma.local_done, left);
+        later(&self.rma.remote_done, left + 2.0 * latency);
+    }
+
+    /// A fetching call's timing: `out` bytes to `target`, `back` bytes
+    /// from it once they are there.
+    fn round_trip(&self, target: usize, out: usize, back: usize) {
+        let now = self.rma_call();
+        let me = self.world.rank;
+        let latency = self.model().latency_s;
+        let there = self.carry(me, target, now, out) + latency;
+        let arrived = self.carry(target, me, there, back) + latency;
+        later(&self.rma.local_done, arrived);
+        later(&self.rma.remote_done, arrived);
+    }
+
     fn complete_remote(&self) {
         self.world.at_least(self.rma.remote_done.get());
     }
+}
+
+/// Adds `count` elements of `dt` in `operand` to `mem[at..]` (MPI_SUM);
+/// the previous contents.
+fn add_into(mem: &WinMemory, operand: &[u8], at: usize, count: usize, dt: Datatype) -> Vec<u8> {
+    let mut mem = lock(mem);
+    let bytes = count * dt.size();
+    let old = mem[at..at + bytes].to_vec();
+    let summed = sum(&[old.clone(), operand.to_vec()], count, dt, 0);
+    mem[at..at + bytes].copy_from_slice(&summed);
+    old
 }
 
 impl OneSided for MockTransport {
@@ -125,24 +162,69 @@ impl OneSided for MockTransport {
     }
 
     fn put(&self, win: &MockWin, origin: &AlignedBuf, at: usize, bytes: usize, target: usize) {
-        let now = self.rma_call();
         lock(&win.mem[target])[at..at + bytes].copy_from_slice(&origin.as_slice()[at..at + bytes]);
-        let left = self.carry(win.me, target, now, bytes);
-        let latency = self.model().latency_s;
-        later(&self.rma.local_done, left);
-        later(&self.rma.remote_done, left + 2.0 * latency);
+        self.one_way(target, bytes);
     }
 
     fn get(&self, win: &MockWin, origin: &mut AlignedBuf, at: usize, bytes: usize, target: usize) {
-        let now = self.rma_call();
         origin.as_mut_slice()[at..at + bytes].copy_from_slice(&lock(&win.mem[target])[at..at + bytes]);
-        let latency = self.model().latency_s;
-        let arrived = self.carry(target, win.me, now + latency, bytes) + latency;
-        later(&self.rma.local_done, arrived);
-        later(&self.rma.remote_done, arrived);
+        self.round_trip(target, 0, bytes);
+    }
+
+    fn accumulate(&self, win: &MockWin, origin: &AlignedBuf, at: usize, count: usize, dt: Datatype, target: usize) {
+        let bytes = count * dt.size();
+        add_into(&win.mem[target], &origin.as_slice()[at..at + bytes], at, count, dt);
+        self.one_way(target, bytes);
+    }
+
+    fn get_accumulate(
+        &self,
+        win: &MockWin,
+        origin: &AlignedBuf,
+        result: &mut AlignedBuf,
+        at: usize,
+        count: usize,
+        dt: Datatype,
+        target: usize,
+    ) {
+        let bytes = count * dt.size();
+        let old = add_into(&win.mem[target], &origin.as_slice()[at..at + bytes], at, count, dt);
+        result.as_mut_slice()[at..at + bytes].copy_from_slice(&old);
+        self.round_trip(target, bytes, bytes);
+    }
+
+    fn fetch_and_op(&self, win: &MockWin, origin: &AlignedBuf, result: &mut AlignedBuf, dt: Datatype, target: usize) {
+        let w = dt.size();
+        let old = add_into(&win.mem[target], &origin.as_slice()[..w], 0, 1, dt);
+        result.as_mut_slice()[..w].copy_from_slice(&old);
+        self.round_trip(target, w, w);
+    }
+
+    fn compare_and_swap(
+        &self,
+        win: &MockWin,
+        origin: &AlignedBuf,
+        compare: &AlignedBuf,
+        result: &mut AlignedBuf,
+        dt: Datatype,
+        target: usize,
+    ) {
+        let w = dt.size();
+        {
+            let mut mem = lock(&win.mem[target]);
+            result.as_mut_slice()[..w].copy_from_slice(&mem[..w]);
+            if mem[..w] == compare.as_slice()[..w] {
+                mem[..w].copy_from_slice(&origin.as_slice()[..w]);
+            }
+        }
+        self.round_trip(target, 2 * w, w);
     }
 
     fn lock_shared(&self, _win: &MockWin, _target: usize) {
+        self.rma_call();
+    }
+
+    fn lock_exclusive(&self, _win: &MockWin, _target: usize) {
         self.rma_call();
     }
 
@@ -232,6 +314,42 @@ mod tests {
         assert_eq!(out[0].0, b"00000000", "rank 0's own window untouched");
         let want = m.overhead_s + 4.0 / m.bytes_per_s + 2.0 * m.latency_s;
         assert!(close(out[0].2, want), "{} vs {want}", out[0].2);
+    }
+
+    /// The atomics add, fetch and swap in the target's window.
+    #[test]
+    fn atomics_change_the_targets_window() {
+        use crate::datatype::Datatype;
+        let out = run(2, Model::default(), |t| {
+            let me = t.world().rank();
+            let mut win = t.win_new(WinKind::Allocate, 8, 1 - me).unwrap();
+            t.win_write(&mut win, |b| b.copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]));
+            t.fence(&win);
+            let mut got = Vec::new();
+            if me == 0 {
+                let mut origin = t.alloc(8).unwrap();
+                origin.as_mut_slice().copy_from_slice(&[10; 8]);
+                let mut result = t.alloc(8).unwrap();
+                t.lock_exclusive(&win, 1);
+                t.accumulate(&win, &origin, 0, 2, Datatype::Char, 1); // [11, 12, ..]
+                t.fetch_and_op(&win, &origin, &mut result, Datatype::Char, 1); // 11 back, 21
+                got.push(result.as_slice()[0]);
+                t.get_accumulate(&win, &origin, &mut result, 4, 2, Datatype::Char, 1); // 5, 6 back
+                got.extend_from_slice(&result.as_slice()[4..6]);
+                let mut compare = t.alloc(8).unwrap();
+                compare.as_mut_slice()[0] = 21;
+                t.compare_and_swap(&win, &origin, &compare, &mut result, Datatype::Char, 1); // 21 -> 10
+                got.push(result.as_slice()[0]);
+                compare.as_mut_slice()[0] = 99;
+                t.compare_and_swap(&win, &compare, &compare, &mut result, Datatype::Char, 1); // no match
+                got.push(result.as_slice()[0]);
+                t.unlock(&win, 1);
+            }
+            t.fence(&win);
+            (t.win_read(&win, |b| b.to_vec()), got)
+        });
+        assert_eq!(out[0].1, [11, 5, 6, 21, 10]);
+        assert_eq!(out[1].0, [10, 12, 3, 4, 15, 16, 7, 8]);
     }
 
     /// Start waits for the target's post and wait for the origin's

@@ -6,7 +6,9 @@
 use super::{RmaBench, RmaKernel};
 use crate::backend::mock::{self, Model};
 use crate::bench::measure::{run, Plan};
-use crate::bench::{get_bw, get_latency, put_bibw, put_bw, put_latency, Setup};
+use crate::bench::{
+    acc_latency, cas_latency, fop_latency, get_acc_latency, get_bw, get_latency, put_bibw, put_bw, put_latency, Setup,
+};
 use crate::cli::test_options;
 use crate::job::Ending;
 use crate::report::sinks::Sinks;
@@ -118,4 +120,34 @@ fn bandwidth_is_the_window_over_its_epoch() {
     let epoch = 2.0 * (o + l) + o + bytes / m.bytes_per_s + 2.0 * l;
     let want = 2.0 * bytes / epoch / 1e6;
     assert!(close(r.bw_mbps.unwrap(), want), "bibw fence: {:?} vs {want}", r.bw_mbps);
+}
+
+/// The atomics under flush: an accumulate is timed as a put; the fetching
+/// ones carry their operands out and the old value back (compare and
+/// swap: two elements out, one back). fop and cas: one row per type, the
+/// element's size.
+#[test]
+fn atomics_follow_the_model() {
+    let m = Model::default();
+    let (o, l, b) = (m.overhead_s, m.latency_s, m.bytes_per_s);
+    let args = ["-s", "flush", "-m", "1:64", "-i", "20", "-x", "3"];
+    for r in rows::<acc_latency::AccLatency>(&args, m) {
+        let w = (o + r.size as f64 / b + 2.0 * l) * 1e6;
+        assert!(close(r.avg_lat_us.unwrap(), w), "acc at {}: {:?} vs {w}", r.size, r.avg_lat_us);
+    }
+    for r in rows::<get_acc_latency::GetAccLatency>(&["-s", "flush", "-m", "1:64", "-i", "20", "-x", "3"], m) {
+        let w = (o + 2.0 * r.size as f64 / b + 2.0 * l) * 1e6;
+        assert!(close(r.avg_lat_us.unwrap(), w), "get_acc at {}: {:?} vs {w}", r.size, r.avg_lat_us);
+    }
+    let typed = ["-s", "flush", "-T", "all", "-i", "20", "-x", "3"];
+    let fop = rows::<fop_latency::FopLatency>(&typed, m);
+    assert_eq!(fop.iter().map(|r| r.size).collect::<Vec<_>>(), [1, 4, 4]);
+    for r in fop {
+        let w = (o + 2.0 * r.size as f64 / b + 2.0 * l) * 1e6;
+        assert!(close(r.avg_lat_us.unwrap(), w), "fop at {}: {:?} vs {w}", r.size, r.avg_lat_us);
+    }
+    for r in rows::<cas_latency::CasLatency>(&typed, m) {
+        let w = (o + 3.0 * r.size as f64 / b + 2.0 * l) * 1e6;
+        assert!(close(r.avg_lat_us.unwrap(), w), "cas at {}: {:?} vs {w}", r.size, r.avg_lat_us);
+    }
 }

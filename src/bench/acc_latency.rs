@@ -1,0 +1,28 @@
+//! osu_acc_latency: MPI_Accumulate (MPI_SUM) latency, rank 0 adding into
+//! rank 1's window, with the window and synchronisation of -w and -s
+//! (bench/rma.rs has the kernel). `-T` picks the element type (mpi_char,
+//! mpi_int, mpi_float or all: one table each); sizes smaller than one
+//! element are skipped, as in OSU. Under `-s lock`, sizes above 8192 bytes
+//! warm up as many times as they are timed, as OSU's do. `-c` is refused.
+
+use super::rma::{self, Op, Shape};
+use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_acc_latency",
+    title: "OSU MPI_Accumulate latency Test",
+    letters: rma::TYPED_LAT_LETTERS,
+    procs: ProcRule::ExactlyTwo,
+    metric: MetricKind::Latency,
+    defaults: LAT_ITERS,
+    large_switch: true,
+    min_size: 1,
+    max_size: PT2PT_MAX,
+    from_zero: true,
+    windowed: false,
+    buffer_times_np: false,
+    accel_slot: false,
+    one_sided: Some(&rma::ACCUMULATE),
+};
+
+rma::one_sided_bench!(AccLatency, Op::Accumulate, Shape::Latency);

@@ -1,0 +1,6 @@
+//! osu_acc_latency, OSU 7.4 compatible.
+use commbench::bench::{acc_latency::AccLatency, runner};
+
+fn main() {
+    runner::main_rma::<AccLatency>()
+}

@@ -1,0 +1,6 @@
+//! osu_cas_latency, OSU 7.4 compatible.
+use commbench::bench::{cas_latency::CasLatency, runner};
+
+fn main() {
+    runner::main_rma::<CasLatency>()
+}
