@@ -6,23 +6,14 @@
 //! warm up as many times as they are timed, as OSU's do. `-c` is refused.
 
 use super::rma::{self, Op, Shape};
-use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
+use super::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_acc_latency",
     title: "OSU MPI_Accumulate latency Test",
     letters: rma::TYPED_LAT_LETTERS,
-    procs: ProcRule::ExactlyTwo,
-    metric: MetricKind::Latency,
-    defaults: LAT_ITERS,
-    large_switch: true,
-    min_size: 1,
-    max_size: PT2PT_MAX,
-    from_zero: true,
-    windowed: false,
-    buffer_times_np: false,
-    accel_slot: false,
     one_sided: Some(&rma::ACCUMULATE),
+    ..super::put_latency::SPEC
 };
 
 rma::one_sided_bench!(AccLatency, Op::Accumulate, Shape::Latency);

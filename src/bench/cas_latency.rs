@@ -6,23 +6,15 @@
 //! exclusively, as OSU does. `-c` is refused.
 
 use super::rma::{self, Op, Shape};
-use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS};
+use super::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_cas_latency",
     title: "OSU MPI_Compare_and_swap latency Test",
     letters: rma::TYPED_LAT_LETTERS,
-    procs: ProcRule::ExactlyTwo,
-    metric: MetricKind::Latency,
-    defaults: LAT_ITERS,
-    large_switch: true,
-    min_size: 1,
     max_size: 1 << 20,
-    from_zero: true,
-    windowed: false,
-    buffer_times_np: false,
-    accel_slot: false,
     one_sided: Some(&rma::ONE_ELEMENT),
+    ..super::put_latency::SPEC
 };
 
 rma::one_sided_bench!(CasLatency, Op::CompareAndSwap, Shape::Latency);

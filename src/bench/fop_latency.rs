@@ -6,23 +6,14 @@
 //! refused.
 
 use super::rma::{self, Op, Shape};
-use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
+use super::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_fop_latency",
     title: "OSU MPI_Fetch_and_op latency Test",
     letters: rma::TYPED_LAT_LETTERS,
-    procs: ProcRule::ExactlyTwo,
-    metric: MetricKind::Latency,
-    defaults: LAT_ITERS,
-    large_switch: true,
-    min_size: 1,
-    max_size: PT2PT_MAX,
-    from_zero: true,
-    windowed: false,
-    buffer_times_np: false,
-    accel_slot: false,
     one_sided: Some(&rma::ONE_ELEMENT),
+    ..super::put_latency::SPEC
 };
 
 rma::one_sided_bench!(FopLatency, Op::FetchAndOp, Shape::Latency);

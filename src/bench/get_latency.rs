@@ -3,23 +3,12 @@
 //! its title with a small l.
 
 use super::rma::{self, Op, Shape};
-use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
+use super::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_get_latency",
     title: "OSU MPI_Get latency Test",
-    letters: rma::LAT_LETTERS,
-    procs: ProcRule::ExactlyTwo,
-    metric: MetricKind::Latency,
-    defaults: LAT_ITERS,
-    large_switch: true,
-    min_size: 1,
-    max_size: PT2PT_MAX,
-    from_zero: true,
-    windowed: false,
-    buffer_times_np: false,
-    accel_slot: false,
-    one_sided: Some(&rma::PASSIVE_DEFAULT),
+    ..super::put_latency::SPEC
 };
 
 rma::one_sided_bench!(GetLatency, Op::Get, Shape::Latency);
