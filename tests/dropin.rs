@@ -50,6 +50,15 @@ const MERGED: &[(&str, &str, usize, &[&str])] = &[
     ("osu_iscatterv", "iscatterv_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
     ("osu_ialltoallv", "ialltoallv_f_c_z_t4", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
     ("osu_ialltoallw", "ialltoallw_np3_f_c_l", 3, &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-l"]),
+    ("osu_put_latency", "put_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
+    ("osu_get_latency", "get_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
+    ("osu_put_bw", "put_bw_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
+    ("osu_get_bw", "get_bw_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
+    ("osu_put_bibw", "put_bibw_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
+    ("osu_acc_latency", "acc_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
+    ("osu_fop_latency", "fop_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
+    ("osu_cas_latency", "cas_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
+    ("osu_get_acc_latency", "get_acc_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
 ];
 
 /// Benchmarks whose merged-stream case lives in another file, and why:
