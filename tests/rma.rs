@@ -38,12 +38,17 @@ fn matches_golden_under(mpi: Mpi, bench: &str, args: &[&str], name: &str) {
 fn latency_every_window_and_sync_matches_osu() {
     let _g = mpi_lock();
     for bench in ["put_latency", "get_latency"] {
-        for w in WINS {
-            for s in SYNCS {
-                let mut args = vec!["-w", w, "-s", s];
-                args.extend(SHORT);
-                matches_golden(&format!("osu_{bench}"), &args, &format!("{bench}_{w}_{s}"));
-            }
+        every_window_and_sync_matches(Mpi::OpenMpi, bench);
+    }
+}
+
+/// `osu_<bench>` with every -w and -s against OSU's `<bench>_<w>_<s>.txt`.
+fn every_window_and_sync_matches(mpi: Mpi, bench: &str) {
+    for w in WINS {
+        for s in SYNCS {
+            let mut args = vec!["-w", w, "-s", s];
+            args.extend(SHORT);
+            matches_golden_under(mpi, &format!("osu_{bench}"), &args, &format!("{bench}_{w}_{s}"));
         }
     }
 }
@@ -54,13 +59,7 @@ fn latency_every_window_and_sync_matches_osu() {
 fn atomics_every_window_and_sync_matches_osu() {
     let _g = mpi_lock();
     for bench in ["acc_latency", "fop_latency", "cas_latency", "get_acc_latency"] {
-        for w in WINS {
-            for s in SYNCS {
-                let mut args = vec!["-w", w, "-s", s];
-                args.extend(SHORT);
-                matches_golden(&format!("osu_{bench}"), &args, &format!("{bench}_{w}_{s}"));
-            }
-        }
+        every_window_and_sync_matches(Mpi::OpenMpi, bench);
     }
 }
 
@@ -251,13 +250,7 @@ fn mpich_runs_every_window_and_sync() {
         return;
     }
     let _g = mpi_lock();
-    for w in WINS {
-        for s in SYNCS {
-            let mut args = vec!["-w", w, "-s", s];
-            args.extend(SHORT);
-            matches_golden_under(Mpi::Mpich, "osu_put_latency", &args, &format!("put_latency_{w}_{s}"));
-        }
-    }
+    every_window_and_sync_matches(Mpi::Mpich, "put_latency");
     for bench in
         ["get_latency", "put_bw", "get_bw", "put_bibw", "acc_latency", "fop_latency", "cas_latency", "get_acc_latency"]
     {

@@ -394,12 +394,9 @@ impl MockTransport {
         let me = self.world.rank;
         self.world.advance(self.model().overhead_s);
         self.world.jitter();
-        let now = self.world.clock();
+        let done = self.carry(me, env.peer, self.world.clock(), data.len());
         let sh = &*self.world.shared;
         let mut mail = lock(&sh.mail);
-        let free = mail.link_free.get(&(me, env.peer)).copied().unwrap_or(0.0);
-        let done = now.max(free) + data.len() as f64 / sh.model.bytes_per_s;
-        mail.link_free.insert((me, env.peer), done);
         let mut data = data.to_vec();
         if let (Some(Fault::CorruptTo { to }), Some(b)) = (sh.fault, data.first_mut()) {
             if to == env.peer {
@@ -411,6 +408,18 @@ impl MockTransport {
             .or_default()
             .push_back(Parcel { data, arrival: done + sh.model.latency_s });
         sh.mail_moved.notify_all();
+    }
+
+    /// Carries `bytes` on the link from `from` to `to`, after whatever it
+    /// is still carrying and no earlier than `start`; when the last byte
+    /// has left.
+    fn carry(&self, from: usize, to: usize, start: f64, bytes: usize) -> f64 {
+        let sh = &*self.world.shared;
+        let mut mail = lock(&sh.mail);
+        let free = mail.link_free.get(&(from, to)).copied().unwrap_or(0.0);
+        let done = start.max(free) + bytes as f64 / sh.model.bytes_per_s;
+        mail.link_free.insert((from, to), done);
+        done
     }
 
     /// Takes the next message from `peer` with `tag`, waiting for it.

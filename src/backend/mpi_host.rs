@@ -61,13 +61,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
         self.comm
     }
 
-    /// MPI_CHAR, the element of the one-sided benchmarks.
-    #[inline(always)]
-    pub(super) fn char_type(&self) -> ffi::MPI_Datatype {
-        self.h.dt(Datatype::Char)
-    }
-
-    /// The MPI handle of a `-T` element type (the one-sided atomics).
+    /// The MPI handle of an element type for the one-sided calls (MPI_CHAR
+    /// for put and get, `-T`'s for the atomics).
     #[inline(always)]
     pub(super) fn mpi_type(&self, dt: Datatype) -> ffi::MPI_Datatype {
         self.h.dt(dt)

@@ -317,11 +317,11 @@ impl OneSided for MpiHost<'_> {
             ffi::MPI_Put(
                 origin.as_ptr().add(at) as *const c_void,
                 bytes as c_int,
-                self.char_type(),
+                self.mpi_type(Datatype::Char),
                 target as c_int,
                 win.remote + at as ffi::MPI_Aint,
                 bytes as c_int,
-                self.char_type(),
+                self.mpi_type(Datatype::Char),
                 win.win,
             )
         };
@@ -336,11 +336,11 @@ impl OneSided for MpiHost<'_> {
             ffi::MPI_Get(
                 origin.as_mut_ptr().add(at) as *mut c_void,
                 bytes as c_int,
-                self.char_type(),
+                self.mpi_type(Datatype::Char),
                 target as c_int,
                 win.remote + at as ffi::MPI_Aint,
                 bytes as c_int,
-                self.char_type(),
+                self.mpi_type(Datatype::Char),
                 win.win,
             )
         };

@@ -73,17 +73,6 @@ impl MockTransport {
         self.world.clock()
     }
 
-    /// Carries `bytes` on the link from `from` to `to`, starting no
-    /// earlier than `start`; when the last byte has left.
-    fn carry(&self, from: usize, to: usize, start: f64, bytes: usize) -> f64 {
-        let sh = &*self.world.shared;
-        let mut mail = lock(&sh.mail);
-        let free = mail.link_free.get(&(from, to)).copied().unwrap_or(0.0);
-        let done = start.max(free) + bytes as f64 / sh.model.bytes_per_s;
-        mail.link_free.insert((from, to), done);
-        done
-    }
-
     fn notice(&self, peer: usize, tag: i32) {
         self.post(&[], Envelope { count: 0, datatype: Datatype::Char, peer, tag });
     }
