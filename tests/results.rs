@@ -7,8 +7,7 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Checks that each stdout row's value columns equal the CSV's, rounded
 /// as OSU prints them.
@@ -251,12 +250,17 @@ fn names_never_collide_and_results_can_be_redirected_or_off() {
     assert_eq!(files_with_ext(&envdir, "csv").len(), 1);
 }
 
-/// A job killed mid-run keeps every row it finished, each complete.
+/// A job killed mid-run keeps every row it finished, each complete. The
+/// whole job is killed at once, as a scheduler ends a step: every rank and
+/// then the launcher (Open MPI puts each rank in its own process group, so
+/// killing the launcher's group alone leaves the ranks running on, to fail
+/// their next write and end the record as an error).
 #[test]
 fn killed_job_keeps_finished_rows() {
     let _g = mpi_lock();
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("k.csv");
+    let record = dir.path().join("k.json");
     let mut c = launcher(Mpi::OpenMpi, 2);
     c.arg(bin(Mpi::OpenMpi, "osu_latency"))
         .args(["-i", "3000", "-x", "10", "--csv", &csv.display().to_string()])
@@ -265,15 +269,12 @@ fn killed_job_keeps_finished_rows() {
         .stderr(std::process::Stdio::null());
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
     let mut child = c.spawn().unwrap();
-    let start = Instant::now();
-    let rows_now = |p: &Path| std::fs::read_to_string(p).map(|t| t.lines().count().saturating_sub(1)).unwrap_or(0);
-    while rows_now(&csv) < 5 {
-        assert!(start.elapsed() < Duration::from_secs(60), "no rows appeared");
-        assert!(child.try_wait().unwrap().is_none(), "finished before it could be killed");
-        std::thread::sleep(Duration::from_millis(10));
+    let pids = jobs::wait_started(&record, &csv, 2, 5, Instant::now());
+    assert!(child.try_wait().unwrap().is_none(), "finished before it could be killed");
+    for &p in &pids {
+        jobs::signal(p, libc::SIGKILL);
     }
-    // SAFETY: kills the process group this test created.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    jobs::signal(-(child.id() as i32), libc::SIGKILL);
     let _ = child.wait();
     let rows = read_csv(&csv);
     assert!(rows.len() >= 5 && rows.len() < 23, "{} rows", rows.len());
