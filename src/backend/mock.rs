@@ -86,9 +86,10 @@ impl Model {
 /// A deliberate fault, for tests of what happens when data goes wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
-    /// Every point-to-point message that `to` receives, and the result of
-    /// every allreduce and vector collective on `to`, has its first byte
-    /// flipped.
+    /// Every point-to-point message that `to` receives, the result of
+    /// every allreduce and vector collective on `to`, every one-sided
+    /// update of `to`'s window and every value a one-sided call fetches
+    /// back to `to` has its first byte flipped.
     CorruptTo { to: usize },
 }
 

@@ -3,7 +3,8 @@
 //! (bench/rma.rs has the kernel). `-T` picks the element type (mpi_char,
 //! mpi_int, mpi_float or all: one table each); sizes smaller than one
 //! element are skipped, as in OSU. Under `-s lock`, sizes above 8192 bytes
-//! warm up as many times as they are timed, as OSU's do. `-c` is refused.
+//! warm up as many times as they are timed, as OSU's do. `-c` checks
+//! every element of the target's window (rma/validate.rs).
 
 use super::rma::{self, Op, Shape};
 use super::spec::BenchSpec;

@@ -3,7 +3,8 @@
 //! (bench/rma.rs has the kernel). One row per `-T` type (mpi_char,
 //! mpi_int, mpi_float or all), its size that of the element; `-m` only
 //! bounds the buffers, 1 MiB by default as in OSU. `-s lock` locks
-//! exclusively, as OSU does. `-c` is refused.
+//! exclusively, as OSU does. `-c` checks the element fetched and the
+//! target's (rma/validate.rs).
 
 use super::rma::{self, Op, Shape};
 use super::spec::BenchSpec;

@@ -2,8 +2,8 @@
 //! rank 1's window, with the window and synchronisation of -w and -s
 //! (bench/rma.rs has the kernel). One row per `-T` type (mpi_char,
 //! mpi_int, mpi_float or all), its size that of the element; `-m` only
-//! bounds the buffers. `-s lock` locks exclusively, as OSU does. `-c` is
-//! refused.
+//! bounds the buffers. `-s lock` locks exclusively, as OSU does. `-c` checks
+//! the element fetched and the target's (rma/validate.rs).
 
 use super::rma::{self, Op, Shape};
 use super::spec::BenchSpec;

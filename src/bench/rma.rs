@@ -26,8 +26,12 @@
 use super::spec::{BenchSpec, MetricKind};
 use super::{Kernel, Metric, Setup, SizeCase};
 use crate::backend::rma::{OneSided, SyncMode, WinKind};
-use crate::buffer::{AllocError, Mismatch};
+use crate::backend::Control;
+use crate::buffer::{check_values, write_values, AllocError, Mismatch};
 use crate::stats::Samples;
+
+pub mod validate;
+use validate::Expect;
 
 /// OSU's one-sided letters: `+:w:s:hvm:x:i:G:Iz::` then `P:`.
 pub const LAT_LETTERS: &str = "wshvmxiGIzP";
@@ -195,13 +199,15 @@ pub struct RmaKernel<T: OneSided> {
     local: T::Buf,
     /// Where the atomics' old target values land (one byte when unused).
     result: T::Buf,
-    /// compare_and_swap's comparand (one element, zero).
+    /// compare_and_swap's comparand: one element, zero, or `-c`'s.
     compare: T::Buf,
     /// Whether the origin's locks are exclusive (see [`Op::exclusive`]).
     exclusive: bool,
     win: Option<T::Win>,
     /// Whether rank 0 holds the size's lock (flush, flush_local).
     locked: bool,
+    /// What `-c` checks after each iteration (acc, fop, cas).
+    expect: Option<Expect>,
 }
 
 impl<T: OneSided> RmaKernel<T> {
@@ -214,7 +220,7 @@ impl<T: OneSided> RmaKernel<T> {
         let mut local = s.t.alloc(s.opts.max_size.saturating_mul(window).max(element))?;
         s.t.write_host(&mut local, |b| b.fill(b'a'));
         let result = s.t.alloc(B::OP.result_bytes(s.opts.max_size).max(element))?;
-        let compare = s.t.alloc(if B::OP == Op::CompareAndSwap { element } else { 1 })?;
+        let compare = s.t.alloc(element)?;
         Ok(RmaKernel {
             op: B::OP,
             shape: B::SHAPE,
@@ -228,6 +234,8 @@ impl<T: OneSided> RmaKernel<T> {
             exclusive: B::OP.exclusive(sync),
             win: None,
             locked: false,
+            expect: (s.opts.validation.is_some() && Expect::checks(B::OP))
+                .then(|| Expect::new(B::OP, rank, B::SHAPE == Shape::Latency && sync.active())),
         })
     }
 
@@ -245,6 +253,16 @@ impl<T: OneSided> RmaKernel<T> {
                 Op::FetchAndOp => t.fetch_and_op(win, &self.local, &mut self.result, dt, peer),
                 Op::CompareAndSwap => t.compare_and_swap(win, &self.local, &self.compare, &mut self.result, dt, peer),
             }
+        }
+    }
+
+    /// Elements `-c` fills and checks: the size's for accumulate, one for
+    /// the one-element atomics.
+    fn checked_elements(&self, case: &SizeCase) -> usize {
+        if self.op == Op::Accumulate {
+            case.count
+        } else {
+            1
         }
     }
 
@@ -298,8 +316,28 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
         }
     }
 
-    // Never called: the one-sided benchmarks take no -c.
-    fn fill_validation(&mut self, _t: &T, _case: &SizeCase, _i: usize) {}
+    /// `-c`: the values of iteration `i` (validate.rs), then both ranks
+    /// meet, so that no update lands before the target's fill. The
+    /// atomics take no `-u`: nothing is repeated untimed.
+    fn begin_iteration(&mut self, t: &T, case: &SizeCase, i: usize, validation: Option<usize>) {
+        if validation.is_some() {
+            self.fill_validation(t, case, i);
+            t.world().barrier();
+        }
+    }
+
+    /// This rank's value in its window and origin buffer, the comparand of
+    /// iteration `i`, and a zeroed result.
+    fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
+        let (dt, n) = (case.datatype, self.checked_elements(case));
+        let (Some(e), Some(win)) = (self.expect, self.win.as_mut()) else {
+            return;
+        };
+        t.win_write(win, |b| write_values(b, dt, 0..n, |_| e.own));
+        t.write_host(&mut self.local, |b| write_values(b, dt, 0..n, |_| e.own));
+        t.write_host(&mut self.compare, |b| write_values(b, dt, 0..1, |_| e.comparand(i)));
+        t.write_host(&mut self.result, |b| b.fill(0));
+    }
 
     #[inline(always)]
     fn step(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
@@ -384,8 +422,26 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
         self.origin.then_some(elapsed)
     }
 
-    fn check(&self, _t: &T, _case: &SizeCase, _i: usize) -> Option<Mismatch> {
-        None
+    /// `-c` after iteration `i`, untimed, on both ranks: every update of
+    /// the iteration is made complete at its target (flush_local completes
+    /// only locally, so the origin flushes), both ranks meet, and each
+    /// reads its own window and what it fetched; the next iteration's
+    /// barrier comes before its next update. A passive target reads its
+    /// window directly after the barrier, which MPI's unified memory model
+    /// (that of the windows Open MPI and MPICH make on these machines)
+    /// makes current.
+    fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
+        let (e, win) = (self.expect?, self.win.as_ref()?);
+        if e.acts && self.sync == SyncMode::FlushLocal {
+            t.flush(win, self.peer);
+        }
+        t.world().barrier();
+        let dt = case.datatype;
+        let n = self.checked_elements(case);
+        let wrong = t.win_read(win, |b| check_values(b, dt, 0..n, |_| e.window(i), 1));
+        wrong.or_else(|| {
+            e.fetched().and_then(|want| t.read_host(&self.result, |b| check_values(b, dt, 0..1, |_| want, 1)))
+        })
     }
 
     fn per_iteration(&self, case: &SizeCase, secs: f64) -> f64 {
@@ -416,6 +472,20 @@ pub fn value(shape: Shape, both_ways: bool, size: usize, window: usize, iteratio
         Shape::Latency => secs * 1e6 / iterations as f64 / factor,
         Shape::Bandwidth | Shape::BiBandwidth => size as f64 / 1e6 * iterations as f64 * window as f64 / secs * factor,
     }
+}
+
+/// Why the MPI library `library` (its version string) will not run `op`
+/// over one of `datatypes`, in one line: MPI permits compare-and-swap on
+/// integer, logical and byte types only, and MPICH (and the MPIs built on
+/// it) aborts on MPI_FLOAT there where Open MPI runs it, as OSU's `-T all`
+/// asks. None where it will run.
+pub fn library_refuses(op: Op, datatypes: &[crate::datatype::Datatype], library: &str) -> Option<String> {
+    use crate::datatype::Datatype;
+    (op == Op::CompareAndSwap && datatypes.contains(&Datatype::Float) && library.contains("MPICH")).then(|| {
+        "MPICH refuses MPI_FLOAT in MPI_Compare_and_swap (MPI permits integer, logical and byte types there); \
+         give -T mpi_char or -T mpi_int"
+            .to_string()
+    })
 }
 
 /// The message memory of one rank: the origin buffer and this rank's
@@ -472,6 +542,17 @@ mod tests {
         assert!(PASSIVE_DEFAULT.sync("osu_put_latency", "foo").unwrap_err().starts_with("Invalid option or invalid"));
         assert_eq!(Rules::win("Dynamic"), Ok(WinKind::Dynamic));
         assert!(Rules::win("shared").unwrap_err().starts_with("Invalid option or invalid argument [-w shared]"));
+    }
+
+    #[test]
+    fn mpich_refuses_float_compare_and_swap() {
+        use crate::datatype::Datatype;
+        let mpich = "MPICH Version:      4.0.2";
+        let refusal = library_refuses(Op::CompareAndSwap, &Datatype::ALL, mpich).unwrap();
+        assert!(refusal.starts_with("MPICH refuses MPI_FLOAT in MPI_Compare_and_swap"), "{refusal}");
+        assert_eq!(library_refuses(Op::CompareAndSwap, &[Datatype::Int], mpich), None);
+        assert_eq!(library_refuses(Op::FetchAndOp, &Datatype::ALL, mpich), None);
+        assert_eq!(library_refuses(Op::CompareAndSwap, &Datatype::ALL, "Open MPI v4.1.4"), None);
     }
 
     #[test]

@@ -81,6 +81,10 @@ pub fn main_rma<B: super::rma::RmaBench>() -> ! {
 /// options refuse other backends and `-d`).
 pub fn run_rma<B: super::rma::RmaBench>() -> i32 {
     run_with(B::SPEC, |s: &Session| {
+        let refused = super::rma::library_refuses(B::OP, &s.opts.datatypes, &s.job.world.library_version());
+        if s.job.everywhere(refused.map_or(Ok(()), Err)).is_none() {
+            return setup_failed();
+        }
         let t = MpiHost::new(&s.job.world);
         s.run(&t, |o, w, _| super::rma::message_bytes(B::SPEC, o, w), super::rma::RmaKernel::new::<B>)
     })

@@ -683,14 +683,6 @@ fn check_one_sided(spec: &BenchSpec, o: &mut Options) -> Result<(), CliError> {
     };
     o.win.get_or_insert(rules.default_win);
     o.sync.get_or_insert(rules.default_sync);
-    if o.validation.is_some() {
-        // OSU's acc, fop and cas take -c; commbench does not check the
-        // atomics' results yet.
-        return Err(CliError::Usage(format!(
-            "Invalid option [-c] ({} cannot check its results in commbench; drop -c)",
-            spec.name
-        )));
-    }
     if o.backend != Backend::Mpi {
         let b = if o.backend == Backend::Ucx { "ucx" } else { "nccl" };
         return Err(CliError::Usage(format!(

@@ -163,7 +163,7 @@ impl<W: Write> OsuTable<W> {
             s.push_str(&format!("{v:>18.2}"));
         }
         if let Some(ok) = row.validation {
-            s.push_str(&format!("{:>18}", if ok { "Pass" } else { "Fail" }));
+            s.push_str(&format!("{:>18}", self.verdict(ok)));
         }
         for (_, v) in &row.tails {
             s.push_str(&format!("{v:>18.2}"));
@@ -224,6 +224,17 @@ impl<W: Write> OsuTable<W> {
         s
     }
 
+    /// The Validation column's word: OSU's one-sided atomics write
+    /// `passed`/`failed`, its other benchmarks `Pass`/`Fail`.
+    fn verdict(&self, ok: bool) -> &'static str {
+        match (self.layout.one_sided.is_some(), ok) {
+            (true, true) => "passed",
+            (true, false) => "failed",
+            (false, true) => "Pass",
+            (false, false) => "Fail",
+        }
+    }
+
     fn format_row(&self, row: &Row) -> String {
         if self.spec.is_startup() {
             return self.startup_line(row);
@@ -256,7 +267,7 @@ impl<W: Write> OsuTable<W> {
             s.push_str(&format!("{:>18.2}{:>18.2}{:>12}", spread.fastest.1, spread.slowest.1, row.iterations));
         }
         if let Some(ok) = row.validation {
-            s.push_str(&format!("{:>18}", if ok { "Pass" } else { "Fail" }));
+            s.push_str(&format!("{:>18}", self.verdict(ok)));
         }
         for (_, v) in &row.tails {
             s.push_str(&format!("{v:>18.2}"));

@@ -28,7 +28,7 @@
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
-use super::{lock, sum, MockTransport};
+use super::{lock, sum, Fault, MockTransport};
 use crate::backend::rma::{OneSided, WinKind};
 use crate::backend::Envelope;
 use crate::buffer::{AlignedBuf, AllocError};
@@ -106,6 +106,23 @@ impl MockTransport {
     fn complete_remote(&self) {
         self.world.at_least(self.rma.remote_done.get());
     }
+
+    /// The injected fault, if it hits rank `to`: the first byte of
+    /// `bytes` flipped.
+    fn corrupt(&self, to: usize, bytes: &mut [u8]) {
+        if let (Some(Fault::CorruptTo { to: hit }), Some(b)) = (self.world.shared.fault, bytes.first_mut()) {
+            if hit == to {
+                *b ^= 0xff;
+            }
+        }
+    }
+
+    /// An update of `target`'s window at `at` (the fault may hit it).
+    fn landed(&self, win: &MockWin, target: usize, at: usize) {
+        if let Some(cell) = lock(&win.mem[target]).get_mut(at..) {
+            self.corrupt(target, cell);
+        }
+    }
 }
 
 /// Adds `count` elements of `dt` in `operand` to `mem[at..]` (MPI_SUM);
@@ -152,17 +169,20 @@ impl OneSided for MockTransport {
 
     fn put(&self, win: &MockWin, origin: &AlignedBuf, at: usize, bytes: usize, target: usize) {
         lock(&win.mem[target])[at..at + bytes].copy_from_slice(&origin.as_slice()[at..at + bytes]);
+        self.landed(win, target, at);
         self.one_way(target, bytes);
     }
 
     fn get(&self, win: &MockWin, origin: &mut AlignedBuf, at: usize, bytes: usize, target: usize) {
         origin.as_mut_slice()[at..at + bytes].copy_from_slice(&lock(&win.mem[target])[at..at + bytes]);
+        self.corrupt(self.world.rank, &mut origin.as_mut_slice()[at..at + bytes]);
         self.round_trip(target, 0, bytes);
     }
 
     fn accumulate(&self, win: &MockWin, origin: &AlignedBuf, at: usize, count: usize, dt: Datatype, target: usize) {
         let bytes = count * dt.size();
         add_into(&win.mem[target], &origin.as_slice()[at..at + bytes], at, count, dt);
+        self.landed(win, target, at);
         self.one_way(target, bytes);
     }
 
@@ -178,14 +198,18 @@ impl OneSided for MockTransport {
     ) {
         let bytes = count * dt.size();
         let old = add_into(&win.mem[target], &origin.as_slice()[at..at + bytes], at, count, dt);
+        self.landed(win, target, at);
         result.as_mut_slice()[at..at + bytes].copy_from_slice(&old);
+        self.corrupt(self.world.rank, &mut result.as_mut_slice()[at..at + bytes]);
         self.round_trip(target, bytes, bytes);
     }
 
     fn fetch_and_op(&self, win: &MockWin, origin: &AlignedBuf, result: &mut AlignedBuf, dt: Datatype, target: usize) {
         let w = dt.size();
         let old = add_into(&win.mem[target], &origin.as_slice()[..w], 0, 1, dt);
+        self.landed(win, target, 0);
         result.as_mut_slice()[..w].copy_from_slice(&old);
+        self.corrupt(self.world.rank, &mut result.as_mut_slice()[..w]);
         self.round_trip(target, w, w);
     }
 
@@ -204,8 +228,10 @@ impl OneSided for MockTransport {
             result.as_mut_slice()[..w].copy_from_slice(&mem[..w]);
             if mem[..w] == compare.as_slice()[..w] {
                 mem[..w].copy_from_slice(&origin.as_slice()[..w]);
+                self.corrupt(target, &mut mem[..w]);
             }
         }
+        self.corrupt(self.world.rank, &mut result.as_mut_slice()[..w]);
         self.round_trip(target, 2 * w, w);
     }
 

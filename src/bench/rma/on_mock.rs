@@ -4,7 +4,7 @@
 //! every size together.
 
 use super::{RmaBench, RmaKernel};
-use crate::backend::mock::{self, Model};
+use crate::backend::mock::{self, Fault, Model};
 use crate::bench::measure::{run, Plan};
 use crate::bench::{
     acc_latency, cas_latency, fop_latency, get_acc_latency, get_bw, get_latency, put_bibw, put_bw, put_latency, Setup,
@@ -28,7 +28,15 @@ impl Sink for Rows {
 
 /// Rank 0's rows of benchmark `B` with `args` on two mock ranks.
 fn rows<B: RmaBench>(args: &[&str], m: Model) -> Vec<Row> {
-    let out = mock::run(2, m, |t| {
+    let (ending, rows) = run_on_mock::<B>(args, m, None);
+    assert_eq!(ending, Ending::Complete);
+    rows
+}
+
+/// How a run of `B` with `args` ended on two mock ranks (with `fault`),
+/// and rank 0's rows.
+fn run_on_mock<B: RmaBench>(args: &[&str], m: Model, fault: Option<Fault>) -> (Ending, Vec<Row>) {
+    let out = mock::run_with(2, m, fault, |t| {
         let mut opts = test_options(B::SPEC, args);
         B::SPEC.check_run(2, &mut opts).expect("two ranks");
         let plan = Plan { spec: B::SPEC, opts: &opts };
@@ -38,9 +46,8 @@ fn rows<B: RmaBench>(args: &[&str], m: Model) -> Vec<Row> {
         let mut sinks = Sinks::new(vec![Box::new(Rows(seen.clone()))]);
         let root = crate::backend::Control::rank(crate::backend::Transport::world(t)) == 0;
         let ending = run(t, &mut k, &plan, root.then_some(&mut sinks), &Progress::default(), || {}).expect("outputs");
-        assert_eq!(ending, Ending::Complete);
         let rows = seen.borrow().clone();
-        rows
+        (ending, rows)
     });
     out.into_iter().next().expect("rank 0")
 }
@@ -149,5 +156,36 @@ fn atomics_follow_the_model() {
     for r in rows::<cas_latency::CasLatency>(&typed, m) {
         let w = (o + 3.0 * r.size as f64 / b + 2.0 * l) * 1e6;
         assert!(close(r.avg_lat_us.unwrap(), w), "cas at {}: {:?} vs {w}", r.size, r.avg_lat_us);
+    }
+}
+
+/// `-c` on the atomics: under every synchronisation, the mock's atomics
+/// (which really add, fetch and swap) pass every check, each type's rows
+/// saying so; a corrupted update of the target's window, or a corrupted
+/// value fetched back to the origin, fails the first size.
+#[test]
+fn atomics_validate_under_every_sync() {
+    let m = Model::default();
+    for sync in ["flush", "flush_local", "lock", "lock_all", "fence", "pscw"] {
+        let args = ["-c", "-s", sync, "-T", "all", "-m", "1:16", "-i", "9", "-x", "2"];
+        let acc = rows::<acc_latency::AccLatency>(&args, m);
+        let fop = rows::<fop_latency::FopLatency>(&args, m);
+        let cas = rows::<cas_latency::CasLatency>(&args, m);
+        assert_eq!((acc.len(), fop.len(), cas.len()), (5 + 3 + 3, 3, 3), "{sync}");
+        for r in acc.iter().chain(&fop).chain(&cas) {
+            assert_eq!(r.validation, Some(true), "{sync} size {} {:?}", r.size, r.datatype);
+        }
+    }
+    let args = ["-c", "-s", "flush", "-m", "1:16", "-i", "9", "-x", "2"];
+    let (ending, rows) = run_on_mock::<acc_latency::AccLatency>(&args, m, Some(Fault::CorruptTo { to: 1 }));
+    assert_eq!(ending, Ending::ValidationFailed { size: 1 });
+    assert_eq!(rows.iter().map(|r| r.validation).collect::<Vec<_>>(), [Some(false)]);
+    // The target's window is right; what came back to the origin is not.
+    let (ending, _) = run_on_mock::<fop_latency::FopLatency>(&args, m, Some(Fault::CorruptTo { to: 0 }));
+    assert_eq!(ending, Ending::ValidationFailed { size: 1 });
+    for sync in ["flush", "fence"] {
+        let args = ["-c", "-s", sync, "-i", "9", "-x", "2"];
+        let (ending, _) = run_on_mock::<cas_latency::CasLatency>(&args, m, Some(Fault::CorruptTo { to: 1 }));
+        assert_eq!(ending, Ending::ValidationFailed { size: 1 }, "{sync}");
     }
 }
