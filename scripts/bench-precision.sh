@@ -10,9 +10,16 @@
 #       distance of a default round from the default median. A difference
 #       within that spread is one the fixed counts could not tell from
 #       their own noise.
+#   (c) with CONTROL=1 (the default), a control: a second default run in
+#       every round, judged by (b)'s rule against the same default rounds.
+#       Two runs of one mode land outside each other's spread at some
+#       sizes by chance alone (with five rounds and independent noise,
+#       about one size in eleven), so the control's count is what (b)'s
+#       count is to be read against.
 # Target: a wall-time ratio of 0.5 or less, with every size's difference
 # inside the default spread. Exit 0 when both hold, 1 when one does not, 2
-# on bad settings or a run that failed; the last line says which.
+# on bad settings or a run that failed; the last line says which, and the
+# control's count beside it.
 #
 #   scripts/bench-precision.sh
 #   ROUNDS=7 PRECISION=1% scripts/bench-precision.sh
@@ -21,7 +28,8 @@
 #   MPIRUN=mpiexec.mpich MPIRUN_ARGS="-bind-to core" CARGO_TARGET_DIR=target/mpich ...
 #   OURS_BIN=DIR     binaries to measure instead of this checkout's release build
 #   RAW_DIR=DIR      keep every run's stdout, stderr and CSV there
-#                    (<default|precise>-<bench>-<round>.*)
+#                    (<default|precise|control>-<bench>-<round>.*)
+#   CONTROL=0        no control runs (a third less time)
 #
 # Both modes run the same binaries with the same sizes (OSU's defaults), so
 # the wall time counts everything a user waits for: launch, MPI start-up,
@@ -39,6 +47,7 @@ rounds=${ROUNDS:-5}
 benches=${BENCHES:-$all_benches}
 precision=${PRECISION:-2%}
 run_timeout=${RUN_TIMEOUT:-900}
+control=${CONTROL:-1}
 
 die() { echo "bench-precision.sh: $*" >&2; exit 2; }
 case $rounds in '' | *[!0-9]*) die "ROUNDS must be a whole number, not '$rounds'" ;; esac
@@ -47,6 +56,7 @@ for b in $benches; do
   case " $all_benches " in *" $b "*) ;; *) die "unknown benchmark '$b' in BENCHES (known: $all_benches)" ;; esac
 done
 [[ $precision =~ ^[0-9.]+%$ ]] || die "PRECISION must be a percentage such as 2%, not '$precision'"
+case $control in 0 | 1) ;; *) die "CONTROL must be 0 or 1, not '$control'" ;; esac
 
 if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -79,7 +89,7 @@ run_one() { # mode(default|precise) bench round
   local mode=$1 b=$2 r=$3 out=$work/$1-$2-$3
   rm -f "$out".*
   local -a cmd=(timeout "$run_timeout" "$launcher" -np 2 "${launcher_args[@]}" "$bin/$b" --csv "$out.csv")
-  [ "$mode" = default ] || cmd+=(--precision "$precision" "${extra[@]}")
+  [ "$mode" != precise ] || cmd+=(--precision "$precision" "${extra[@]}")
   local t0 t1
   t0=$(date +%s.%N)
   if ! "${cmd[@]}" >"$out.txt" 2>"$out.err"; then
@@ -95,21 +105,21 @@ echo "binaries: $bin; launcher: $launcher ${launcher_args[*]}; precision mode: -
 for r in $(seq 1 "$rounds"); do
   echo "round $r/$rounds" >&2
   for b in $benches; do
-    # Alternate which mode goes first, so drift hits both alike.
-    if [ $((r % 2)) -eq 1 ]; then
-      run_one default "$b" "$r"
-      run_one precise "$b" "$r"
-    else
-      run_one precise "$b" "$r"
-      run_one default "$b" "$r"
-    fi
+    # Rotate which mode goes first, so drift hits every mode alike.
+    modes=(default precise)
+    [ "$control" = 0 ] || modes+=(control)
+    n=${#modes[@]}
+    for k in $(seq 0 $((n - 1))); do
+      run_one "${modes[$(((k + r) % n))]}" "$b" "$r"
+    done
   done
 done
 
-python3 - "$work" "$rounds" "$precision ${extra[*]}" $benches <<'PY'
+python3 - "$work" "$rounds" "$control" "$precision ${extra[*]}" $benches <<'PY'
 import csv, statistics, sys
 
-work, rounds, mode, benches = sys.argv[1], int(sys.argv[2]), sys.argv[3].strip(), sys.argv[4:]
+work, rounds, control, mode, benches = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4].strip(), sys.argv[5:]
+modes = ("default", "precise", "control") if control else ("default", "precise")
 RATES = {"osu_bw", "osu_bibw", "osu_mbw_mr"}
 
 
@@ -138,7 +148,7 @@ def label(size, bench):
     return str(size)
 
 
-walls = {m: {b: [wall(f"{work}/{m}-{b}-{r}.wall") for r in range(1, rounds + 1)] for b in benches} for m in ("default", "precise")}
+walls = {m: {b: [wall(f"{work}/{m}-{b}-{r}.wall") for r in range(1, rounds + 1)] for b in benches} for m in modes}
 print(f"# bench-precision: {rounds} rounds per mode, np 2; precision mode: --precision {mode}")
 print()
 print("## (a) wall time per benchmark run, median over rounds (s)")
@@ -153,15 +163,17 @@ ratio = p_all / d_all
 print(f"{'whole sweep':<15} {d_all:>9.2f} {p_all:>9.2f} {ratio:>7.3f}")
 print()
 print("## (b) per size: medians of each mode, their difference, and the default rounds' spread")
-print("(spread: the largest distance of one default round from the default median; 'in' = |diff| <= spread)")
+print("(spread: the largest distance of one default round from the default median; 'in' = |diff| <= spread;")
+print(" control: a second default run judged alike)")
 print()
-outside = []
+outside, control_outside = [], []
 for b in benches:
     unit = "MB/s" if b in RATES else "us"
-    runs = {m: [values(f"{work}/{m}-{b}-{r}.csv", b) for r in range(1, rounds + 1)] for m in ("default", "precise")}
+    runs = {m: [values(f"{work}/{m}-{b}-{r}.csv", b) for r in range(1, rounds + 1)] for m in modes}
     sizes = sorted(set.intersection(*(set(v) for m in runs for v in runs[m])))
     print(f"### {b} ({unit})")
-    print(f"{'size':>6} {'default':>11} {'precision':>11} {'diff %':>8} {'spread %':>9}  verdict")
+    head = f"{'size':>6} {'default':>11} {'precision':>11} {'diff %':>8} {'spread %':>9}  verdict"
+    print(head + (f"  {'control %':>9}  verdict" if control else ""))
     for s in sizes:
         dv = [v[s] for v in runs["default"]]
         pv = [v[s] for v in runs["precise"]]
@@ -172,10 +184,18 @@ for b in benches:
         if not inside:
             outside.append(f"{b} {label(s, b)}")
         pct = lambda x: 100.0 * x / dm if dm else float("nan")
-        print(f"{label(s, b):>6} {dm:>11.3f} {pm:>11.3f} {pct(diff):>+8.1f} {pct(spread):>9.1f}  {'in' if inside else 'OUTSIDE'}")
+        line = f"{label(s, b):>6} {dm:>11.3f} {pm:>11.3f} {pct(diff):>+8.1f} {pct(spread):>9.1f}  {'in' if inside else 'OUTSIDE'}"
+        if control:
+            cdiff = statistics.median(v[s] for v in runs["control"]) - dm
+            if abs(cdiff) > spread:
+                control_outside.append(f"{b} {label(s, b)}")
+            line += f"  {pct(cdiff):>+9.1f}  {'in' if abs(cdiff) <= spread else 'OUTSIDE'}"
+        print(line)
     print()
 ok_time = ratio <= 0.5
 print(f"wall-time ratio {ratio:.3f} ({'met' if ok_time else 'missed'}: target <= 0.5); "
-      f"{'every size inside the default spread' if not outside else str(len(outside)) + ' size(s) outside the default spread: ' + ', '.join(outside)}")
+      f"{'every size inside the default spread' if not outside else str(len(outside)) + ' size(s) outside the default spread: ' + ', '.join(outside)}"
+      + (f"; control (default against itself): {len(control_outside)} outside"
+         + (": " + ", ".join(control_outside) if control_outside else "") if control else ""))
 sys.exit(0 if ok_time and not outside else 1)
 PY
