@@ -109,8 +109,9 @@ impl Collective {
     }
 
     /// The bytes algbw divides by time, from the `count` column (elements
-    /// per call; per rank's share for allgather, reduce-scatter and
-    /// alltoall) and the element size. It is also what the `size` column
+    /// per call; per rank's share for allgather, reduce-scatter, alltoall,
+    /// gather and scatter, which this multiplies by the ranks) and the
+    /// element size. It is also what the `size` column
     /// shows: the larger of one rank's send and receive buffers. Saturates
     /// instead of overflowing.
     pub fn data_bytes(self, count: usize, elt_size: usize, ranks: usize) -> usize {

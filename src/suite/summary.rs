@@ -115,12 +115,12 @@ fn row_label(r: &CsvRow, rows: &[CsvRow]) -> String {
 
 /// Sizes whose noise verdict is not `ok`, as `LABEL: VERDICT`.
 pub fn noise_flags(rows: &[CsvRow]) -> Vec<String> {
-    rows.iter()
-        .filter_map(|r| {
-            let v = r.noise.as_deref().filter(|v| !v.is_empty() && *v != "ok")?;
-            Some(format!("{}: {v}", row_label(r, rows)))
-        })
-        .collect()
+    rows.iter().filter_map(|r| Some(format!("{}: {}", row_label(r, rows), flagged(r)?))).collect()
+}
+
+/// A row's noise verdict where it flags something (not empty, not `ok`).
+fn flagged(r: &CsvRow) -> Option<&str> {
+    r.noise.as_deref().filter(|v| !v.is_empty() && *v != "ok")
 }
 
 /// The whole run.
@@ -241,7 +241,6 @@ pub fn key_table(rows: &[CsvRow]) -> Option<KeyTable> {
         headers.push("window".into());
     }
     headers.extend(cols.iter().map(|(_, h, _)| h.to_string()));
-    let flagged = |r: &CsvRow| r.noise.clone().filter(|v| !v.is_empty() && v != "ok");
     let show_noise = chosen.iter().any(|r| flagged(r).is_some());
     if show_noise {
         headers.push("noise".into());
@@ -364,12 +363,9 @@ fn precision_section(o: &mut String, r: &SuiteReport) {
         "Each size ran until the 95% confidence interval of its value was within the target, at most OSU's count \
          (`ceiling`) or the time limit. Iterations below are the timed ones.\n"
     );
-    let mut rows = Vec::new();
-    let mut total = PrecisionTally::default();
-    let mut secs = 0.0;
-    for (b, t) in &tallied {
-        rows.push(vec![
-            format!("[{0}](#{0})", b.benchmark),
+    let line = |name: String, t: &PrecisionTally, secs: f64| {
+        vec![
+            name,
             t.sizes.to_string(),
             t.stopped_by_precision.to_string(),
             t.stopped_by_ceiling.to_string(),
@@ -377,8 +373,14 @@ fn precision_section(o: &mut String, r: &SuiteReport) {
             t.iterations_run.to_string(),
             t.iterations_fixed.to_string(),
             format!("{:.1}%", t.share_pct()),
-            format!("{:.1} s", b.duration_s),
-        ]);
+            format!("{secs:.1} s"),
+        ]
+    };
+    let mut rows = Vec::new();
+    let mut total = PrecisionTally::default();
+    let mut secs = 0.0;
+    for (b, t) in &tallied {
+        rows.push(line(format!("[{0}](#{0})", b.benchmark), t, b.duration_s));
         total.sizes += t.sizes;
         total.stopped_by_precision += t.stopped_by_precision;
         total.stopped_by_ceiling += t.stopped_by_ceiling;
@@ -388,17 +390,7 @@ fn precision_section(o: &mut String, r: &SuiteReport) {
         secs += b.duration_s;
     }
     if tallied.len() > 1 {
-        rows.push(vec![
-            "**all**".into(),
-            total.sizes.to_string(),
-            total.stopped_by_precision.to_string(),
-            total.stopped_by_ceiling.to_string(),
-            total.stopped_by_time_limit.to_string(),
-            total.iterations_run.to_string(),
-            total.iterations_fixed.to_string(),
-            format!("{:.1}%", total.share_pct()),
-            format!("{secs:.1} s"),
-        ]);
+        rows.push(line("**all**".into(), &total, secs));
     }
     let headers: Vec<String> = [
         "benchmark",
