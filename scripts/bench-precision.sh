@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Precision benchmark (not a test): alternates the default sweep of the
 # eight main benchmarks at OSU's fixed iteration counts with the same sweep
-# under --precision, ROUNDS rounds each (default 5, at least 5), np=2, and
+# under --precision, ROUNDS rounds each (default 15, at least 5), np=2, and
 # reports
 #   (a) the wall time of each mode (median over rounds, per benchmark and
 #       for the whole sweep) and their ratio, precision / default;
@@ -14,15 +14,16 @@
 #       every round, judged by (b)'s rule against the same default rounds.
 #       Two runs of one mode land outside each other's spread at some
 #       sizes by chance alone (with five rounds and independent noise,
-#       about one size in eleven), so the control's count is what (b)'s
-#       count is to be read against.
+#       about one size in eleven; with fifteen, under one in a thousand),
+#       so the control's count is what (b)'s count is to be read against,
+#       and the default is fifteen rounds.
 # Target: a wall-time ratio of 0.5 or less, with every size's difference
 # inside the default spread. Exit 0 when both hold, 1 when one does not, 2
 # on bad settings or a run that failed; the last line says which, and the
 # control's count beside it.
 #
 #   scripts/bench-precision.sh
-#   ROUNDS=7 PRECISION=1% scripts/bench-precision.sh
+#   ROUNDS=9 PRECISION=1% scripts/bench-precision.sh
 #   BENCHES="osu_latency osu_allreduce" ...   a subset
 #   EXTRA="--min-iterations 200" ...          more options for precision mode
 #   MPIRUN=mpiexec.mpich MPIRUN_ARGS="-bind-to core" CARGO_TARGET_DIR=target/mpich ...
@@ -43,7 +44,7 @@ abspath() { case $1 in /*) echo "$1" ;; *) echo "$here/$1" ;; esac; }
 cd "$(dirname "$0")/.."
 
 all_benches="osu_latency osu_bw osu_bibw osu_mbw_mr osu_barrier osu_allreduce osu_allgather osu_alltoall"
-rounds=${ROUNDS:-5}
+rounds=${ROUNDS:-15}
 benches=${BENCHES:-$all_benches}
 precision=${PRECISION:-2%}
 run_timeout=${RUN_TIMEOUT:-900}
