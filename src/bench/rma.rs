@@ -18,7 +18,9 @@
 //! one window of the largest -m bytes for it; ours is that element).
 //! The element type of the accumulates is `-T`'s (MPI_CHAR by default),
 //! counted as size / element bytes; put, get and get_accumulate move
-//! MPI_CHAR. The timing
+//! MPI_CHAR. `-c` (acc, fop, cas) refills and checks around every
+//! iteration, untimed (`begin_iteration`, `check`; rma/validate.rs says
+//! what is expected). The timing
 //! differs from OSU's in one place only: OSU's pscw reads its start clock
 //! after the first timed MPI_Win_start, ours before every iteration's, so
 //! one MPI_Win_start call in a count more is inside the total.
