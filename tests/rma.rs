@@ -323,14 +323,10 @@ fn mpich_float_compare_and_swap_refused_in_one_line() {
         return;
     }
     let _g = mpi_lock();
-    let cwd = tempfile::tempdir().unwrap();
-    let o = Launch { cwd: Some(cwd.path().to_path_buf()), ..Launch::default() };
-    let run = launch(Mpi::Mpich, 2, "osu_cas_latency", &["-T", "all", "-i", "10"], &o);
+    let refusal = |l: &str| l.starts_with("osu_cas_latency: MPICH refuses MPI_FLOAT in MPI_Compare_and_swap");
+    let run = refused_under(Mpi::Mpich, "osu_cas_latency", &["-T", "all", "-i", "10"], &[], refusal);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(run.stdout, "", "{run:?}");
-    let lines = run.our_stderr_lines();
-    assert_eq!(lines.len(), 1, "{run:?}");
-    assert!(lines[0].starts_with("osu_cas_latency: MPICH refuses MPI_FLOAT in MPI_Compare_and_swap"), "{run:?}");
 }
 
 /// fop's -T all: three rows in the CSV, one per type, each one element.

@@ -223,7 +223,7 @@ impl<T: OneSided> RmaKernel<T> {
         s.t.write_host(&mut local, |b| b.fill(b'a'));
         let result = s.t.alloc(B::OP.result_bytes(s.opts.max_size).max(element))?;
         let compare = s.t.alloc(element)?;
-        Ok(RmaKernel {
+        let mut k = RmaKernel {
             op: B::OP,
             shape: B::SHAPE,
             kind,
@@ -236,9 +236,14 @@ impl<T: OneSided> RmaKernel<T> {
             exclusive: B::OP.exclusive(sync),
             win: None,
             locked: false,
-            expect: (s.opts.validation.is_some() && Expect::checks(B::OP))
-                .then(|| Expect::new(B::OP, rank, B::SHAPE == Shape::Latency && sync.active())),
-        })
+            expect: None,
+        };
+        // An active-target latency is a round trip: both ranks act.
+        let round_trip = k.shape == Shape::Latency && k.both_ways();
+        if s.opts.validation.is_some() && Expect::checks(B::OP) {
+            k.expect = Some(Expect::new(B::OP, rank, round_trip));
+        }
+        Ok(k)
     }
 
     /// The operations of one epoch from this rank to its peer.

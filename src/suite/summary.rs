@@ -72,6 +72,16 @@ impl PrecisionTally {
     pub fn share_pct(&self) -> f64 {
         100.0 * self.iterations_run as f64 / self.iterations_fixed.max(1) as f64
     }
+
+    /// Adds another benchmark's tally (the suite's total row).
+    pub fn add(&mut self, o: &PrecisionTally) {
+        self.sizes += o.sizes;
+        self.stopped_by_precision += o.stopped_by_precision;
+        self.stopped_by_ceiling += o.stopped_by_ceiling;
+        self.stopped_by_time_limit += o.stopped_by_time_limit;
+        self.iterations_run += o.iterations_run;
+        self.iterations_fixed += o.iterations_fixed;
+    }
 }
 
 /// The tally of the rows a `--precision` rule ended (those with a
@@ -381,12 +391,7 @@ fn precision_section(o: &mut String, r: &SuiteReport) {
     let mut secs = 0.0;
     for (b, t) in &tallied {
         rows.push(line(format!("[{0}](#{0})", b.benchmark), t, b.duration_s));
-        total.sizes += t.sizes;
-        total.stopped_by_precision += t.stopped_by_precision;
-        total.stopped_by_ceiling += t.stopped_by_ceiling;
-        total.stopped_by_time_limit += t.stopped_by_time_limit;
-        total.iterations_run += t.iterations_run;
-        total.iterations_fixed += t.iterations_fixed;
+        total.add(t);
         secs += b.duration_s;
     }
     if tallied.len() > 1 {

@@ -455,13 +455,18 @@ pub fn osu_bin_dir(mpi: Mpi) -> Option<PathBuf> {
 
 /// One line from rank 0, status 1 on every rank, within 5 s.
 pub fn refused(bench: &str, args: &[&str], env: &[(&str, &str)], line: impl Fn(&str) -> bool) {
+    refused_under(Mpi::OpenMpi, bench, args, env, line);
+}
+
+/// [`refused`] for a build of `mpi` under its own launcher; the run.
+pub fn refused_under(mpi: Mpi, bench: &str, args: &[&str], env: &[(&str, &str)], line: impl Fn(&str) -> bool) -> Run {
     let cwd = tempfile::tempdir().unwrap();
     let base = Launch {
         cwd: Some(cwd.path().to_path_buf()),
         env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         ..Launch::default()
     };
-    let (run, codes) = launch_recorded_with(Mpi::OpenMpi, Mpi::OpenMpi, 2, bench, args, base);
+    let (run, codes) = launch_recorded_with(mpi, mpi, 2, bench, args, base);
     let what = format!("{bench} {args:?} {env:?}");
     assert!(codes.iter().all(|&c| c == 1), "{what}: statuses {codes:?}: {}", run.stderr);
     run.assert_no_panic();
@@ -469,4 +474,5 @@ pub fn refused(bench: &str, args: &[&str], env: &[(&str, &str)], line: impl Fn(&
     let lines = run.our_stderr_lines();
     assert_eq!(lines.len(), 1, "{what}: {}", run.stderr);
     assert!(line(lines[0]), "{what}: {}", lines[0]);
+    run
 }
