@@ -157,7 +157,7 @@ impl<W: Write> Sink for NcclTestsTable<W> {
         let bytes = self.coll.osu_bytes(size, self.np);
         let labels = RowLabels {
             size: bytes,
-            count: bytes / self.datatype.size(),
+            count: self.coll.count_column(bytes, self.datatype.size(), self.np),
             type_name: type_name(self.datatype),
             redop: self.coll.redop_column("sum"),
             root: self.coll.root_column(self.root),
@@ -201,8 +201,10 @@ mod tests {
         }
     }
 
-    /// An all-to-all on 8 ranks, as the H100 seed ran it: OSU's size is one
-    /// rank's block, nccl-tests' the whole buffer; in place is unchecked.
+    /// An all-to-all on 8 ranks: OSU's size is one rank's block, nccl-tests'
+    /// the whole buffer, and its count one rank's share (the H100 seed ran
+    /// 8 one-rank processes, where the share is the whole); in place is
+    /// unchecked.
     #[test]
     fn alltoall_rows_pair_up_and_the_footer_averages_every_cell() {
         let spec = &crate::bench::alltoall::SPEC;
@@ -229,7 +231,7 @@ mod tests {
         let data = lines.iter().find(|l| !l.starts_with('#')).unwrap();
         assert_eq!(
             *data,
-            "    33554432       8388608     float    none      -1    38.80  864.90  756.79       0     8.74  3837.4  \
+            "    33554432       1048576     float    none      -1    38.80  864.90  756.79       0     8.74  3837.4  \
              3357.7    N/A"
         );
         let avg = (756.79 + 3357.73) / 2.0;
@@ -257,6 +259,46 @@ mod tests {
         let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);
         let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, 2, Vec::new()).unwrap();
         assert!(t.row(&row(8, true, 1.0, (1.0, 1.0), None)).is_err());
+    }
+
+    /// The size and count columns of every NCCL collective at np 1, 2, 3 and 8,
+    /// against nccl-tests' own rule: from the count its NCCL call takes
+    /// (`c` elements of `e` bytes; one rank's share for allgather,
+    /// reduce-scatter, alltoall, gather and scatter), `size` is the larger
+    /// of one rank's send and receive buffers and `count` is `c`.
+    #[test]
+    fn size_and_count_columns_follow_nccl_tests_at_every_np() {
+        use crate::bench::{allgather, allreduce, alltoall, bcast, reduce, reduce_scatter};
+        let specs =
+            [&allreduce::SPEC, &allgather::SPEC, &reduce_scatter::SPEC, &alltoall::SPEC, &bcast::SPEC, &reduce::SPEC];
+        assert_eq!(specs.len(), crate::cli::options::NCCL_BENCHMARKS.len() - 2, "every NCCL collective");
+        for spec in specs {
+            for np in [1, 2, 3, 8] {
+                for (dt, c) in [(Datatype::Float, 1usize), (Datatype::Float, 262144), (Datatype::Char, 48)] {
+                    let e = dt.size();
+                    let coll = Collective::of_benchmark(spec.name).unwrap();
+                    // (send, receive) elements of one rank, and the OSU
+                    // message size that makes the NCCL call take `c`.
+                    let (send, recv, osu_size) = match coll {
+                        Collective::AllReduce | Collective::Broadcast | Collective::Reduce => (c, c, c * e),
+                        Collective::AllGather | Collective::Gather => (c, c * np, c * e),
+                        Collective::Scatter => (c * np, c, c * e),
+                        Collective::AllToAll => (c * np, c * np, c * e),
+                        Collective::ReduceScatter => (c * np, c, c * np * e),
+                        Collective::SendRecv => unreachable!("no OSU benchmark prints sendrecv_perf"),
+                    };
+                    let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);
+                    let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, np, Vec::new()).unwrap();
+                    t.begin_datatype(dt).unwrap();
+                    t.row(&row(osu_size, false, 10.0, (1.0, 1.0), Some(0))).unwrap();
+                    t.row(&row(osu_size, true, 10.0, (1.0, 1.0), Some(0))).unwrap();
+                    let text = String::from_utf8(t.into_inner()).unwrap();
+                    let cols: Vec<&str> = text.lines().last().unwrap().split_whitespace().collect();
+                    let want = [(send.max(recv) * e).to_string(), c.to_string()];
+                    assert_eq!(cols[..2], want, "{} at np {np}, {c} x {dt:?}", spec.name);
+                }
+            }
+        }
     }
 
     /// Every collective's bandwidth bytes are the table's size column.

@@ -116,13 +116,39 @@ impl Collective {
     /// instead of overflowing.
     pub fn data_bytes(self, count: usize, elt_size: usize, ranks: usize) -> usize {
         let one = count.saturating_mul(elt_size);
-        match self {
+        if self.counts_per_rank() {
+            one.saturating_mul(ranks)
+        } else {
+            one
+        }
+    }
+
+    /// Whether nccl-tests' `count` column is one rank's share rather than
+    /// the whole buffer: the collectives whose NCCL call takes a per-rank
+    /// count (allgather, reduce-scatter, alltoall, gather, scatter).
+    pub fn counts_per_rank(self) -> bool {
+        matches!(
+            self,
             Collective::AllGather
-            | Collective::ReduceScatter
-            | Collective::AllToAll
-            | Collective::Gather
-            | Collective::Scatter => one.saturating_mul(ranks),
-            _ => one,
+                | Collective::ReduceScatter
+                | Collective::AllToAll
+                | Collective::Gather
+                | Collective::Scatter
+        )
+    }
+
+    /// The `count` column for a row whose `size` column is `bytes` (see
+    /// [`Collective::data_bytes`]): the element count of one NCCL call, as
+    /// nccl-tests prints it (its `nbytes / wordSize`). For the per-rank
+    /// collectives that is one rank's share, `bytes / elt_size / ranks`,
+    /// rounded down (a reduce-scatter whose element count `ranks` does not
+    /// divide gives its first ranks one element more); else every element.
+    pub fn count_column(self, bytes: usize, elt_size: usize, ranks: usize) -> usize {
+        let elements = bytes / elt_size.max(1);
+        if self.counts_per_rank() {
+            elements / ranks.max(1)
+        } else {
+            elements
         }
     }
 

@@ -70,6 +70,21 @@ fn data_bytes_count_every_rank_share_where_nccl_tests_does() {
 }
 
 #[test]
+fn count_column_is_one_call_s_count() {
+    for coll in Collective::ALL {
+        for ranks in [1, 2, 3, 8] {
+            let bytes = coll.data_bytes(1000, 4, ranks);
+            assert_eq!(coll.count_column(bytes, 4, ranks), 1000, "{coll:?} at {ranks}");
+        }
+    }
+    // A reduce-scatter of 10 elements on 4 ranks: 2 each (the first two
+    // ranks hold one more).
+    assert_eq!(Collective::ReduceScatter.count_column(40, 4, 4), 2);
+    assert_eq!(Collective::AllReduce.count_column(40, 4, 4), 10);
+    assert_eq!(Collective::Gather.count_column(7, 0, 0), 7, "no division by zero");
+}
+
+#[test]
 fn cell_from_a_measurement() {
     let c = Cell::measured(Collective::AllGather, 8_000_000, 4, 1e-3, Some(0));
     assert!(close(c.time_us, 1000.0));
