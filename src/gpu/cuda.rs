@@ -239,7 +239,11 @@ impl DeviceBuf {
             }
             .map_err(|_| AllocError { bytes: len })?;
             let buf = DeviceBuf { ptr, len };
+            // cuMemsetD8 on device memory may return before the bytes are
+            // set (it runs on the legacy stream, which the transports'
+            // non-blocking streams do not wait for): wait for it here.
             result::memset_d8_sync(ptr, 0, bytes).map_err(|_| AllocError { bytes: len })?;
+            result::ctx::synchronize().map_err(|_| AllocError { bytes: len })?;
             Ok(buf)
         }
     }
@@ -264,18 +268,26 @@ impl DeviceBuf {
     }
 
     /// Copies the buffer into `dst` (at most `dst.len()` bytes), waiting
-    /// for the copy.
+    /// for the copy. The context is synchronised first: cuMemcpyDtoH runs
+    /// on the legacy stream, which does not wait for a transport's
+    /// non-blocking stream that may still be writing the buffer.
     pub fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), DriverError> {
         let n = dst.len().min(self.len);
+        result::ctx::synchronize()?;
         // SAFETY: both ranges are n bytes long and valid.
         unsafe { result::memcpy_dtoh_sync(&mut dst[..n], self.ptr) }
     }
 
-    /// Copies `src` into the start of the buffer, waiting for the copy.
+    /// Copies `src` into the start of the buffer and waits until the data
+    /// is there. From pageable memory cuMemcpyHtoD returns once the source
+    /// is staged, possibly before the copy lands, and a non-blocking stream
+    /// (NCCL's, a CUDA-aware MPI's) does not wait for it: so the context
+    /// is synchronised after it (untimed; fills and checks only).
     pub fn copy_from_host(&mut self, src: &[u8]) -> Result<(), DriverError> {
         let n = src.len().min(self.len);
         // SAFETY: both ranges are n bytes long and valid.
-        unsafe { result::memcpy_htod_sync(self.ptr, &src[..n]) }
+        unsafe { result::memcpy_htod_sync(self.ptr, &src[..n]) }?;
+        result::ctx::synchronize()
     }
 }
 

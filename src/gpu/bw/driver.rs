@@ -191,6 +191,9 @@ impl<'d> DeviceBuffer<'d> {
         let buf = DeviceBuffer { dev, ptr, bytes };
         // SAFETY: `ptr` holds `bytes` bytes.
         unsafe { result::memset_d8_sync(ptr, 0xa5, bytes) }.during("cuMemsetD8").map_err(|e| e.at(dev.place()))?;
+        // The memset may still be running on the legacy stream, which the
+        // timing streams (non-blocking) would not wait for.
+        result::ctx::synchronize().during("cuCtxSynchronize").map_err(|e| e.at(dev.place()))?;
         Ok(buf)
     }
 
