@@ -321,6 +321,8 @@ impl Job {
             *slot = Some(record::timeout_marker(file.rec.clone(), file.path.clone(), header));
         }
         self.watch.arm(record::end_marker(file.rec.clone(), file.path.clone(), header), &ranks);
+        let mark = record::end_marker(file.rec.clone(), file.path.clone(), header);
+        self.world.on_failure(Box::new(move |line: &str, code: i32| mark(RunStatus::Error, line, code)));
         Ok(file)
     }
 
@@ -336,8 +338,15 @@ impl Job {
         let Some(place) = RecordPlace::decode(&bytes).filter(|_| rank != 0) else { return };
         let file = place.path.clone();
         if let Ok(mut slot) = self.on_fire.lock() {
+            let file = file.clone();
             *slot = Some(Box::new(move |msg: &str| {
                 let _ = record_end::end_on_disk(&file, RunStatus::Timeout, msg, watchdog::TIMEOUT_EXIT, rank);
+            }));
+        }
+        {
+            let file = file.clone();
+            self.world.on_failure(Box::new(move |line: &str, code: i32| {
+                let _ = record_end::end_on_disk(&file, RunStatus::Error, line, code, rank);
             }));
         }
         self.watch.follow(place, rank, local);

@@ -4,13 +4,25 @@
 //! MPI kept as the control plane. Every buffer is device memory (OSU's
 //! NCCL benchmarks force `D D` too); fills and checks copy through the
 //! host. Operations are enqueued on one non-blocking stream; `complete`
-//! synchronises it, so the clock closes when the GPU has finished, not
-//! when the call was issued. A failed NCCL call ends the job with one
-//! line (NCCL's error text) and MPI_Abort.
+//! waits for it as nccl-tests does (polling the stream, and while it is
+//! busy the communicator's asynchronous error, yielding between polls), so
+//! the clock closes when the GPU has finished, not when the call was
+//! issued.
+//!
+//! Failures end the job from the rank that sees them, since the others may
+//! be waiting inside NCCL where MPI cannot reach them: a call that returns
+//! an error, an asynchronous error of the communicator (a peer gone, a
+//! network failure) or a CUDA error of the stream gives one line naming the
+//! rank, the NCCL call last issued and NCCL's (or CUDA's) words; the
+//! communicator is aborted, the run record ended `error` and the job ended
+//! with MPI_Abort. An asynchronous error is seen at the next poll, so the
+//! job ends within the launcher's abort time (about a second here) of NCCL
+//! reporting it. An operation that never completes and reports nothing
+//! (a peer that hangs) is what `--timeout` ends.
 
 use std::ffi::c_void;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use cudarc::driver::result::{self as cu, stream::StreamKind};
 use cudarc::driver::sys as cusys;
@@ -53,6 +65,8 @@ pub struct Nccl<'w> {
     np: usize,
     /// CUDA events for per-iteration device times (`-z`), made on demand.
     events: RefCell<Vec<cusys::CUevent>>,
+    /// The NCCL call last issued, for the line a failure gives.
+    last_call: Cell<&'static str>,
 }
 
 impl<'w> Nccl<'w> {
@@ -95,7 +109,17 @@ impl<'w> Nccl<'w> {
         agree(comm.as_ref().err().map(ToString::to_string))?;
         let comm = comm.map_err(|e| e.to_string())?;
         let mem = CudaMemory::new(Place::Device, gpu.clone(), None);
-        Ok(Nccl { world, lib, comm, stream, mem, rank, np, events: RefCell::new(Vec::new()) })
+        Ok(Nccl {
+            world,
+            lib,
+            comm,
+            stream,
+            mem,
+            rank,
+            np,
+            events: RefCell::new(Vec::new()),
+            last_call: Cell::new("no NCCL call yet"),
+        })
     }
 
     #[inline(always)]
@@ -103,13 +127,61 @@ impl<'w> Nccl<'w> {
         self.stream as cudaStream_t
     }
 
-    /// Ends the job after a failed NCCL call: one line, then MPI_Abort
-    /// (the other ranks may be inside NCCL and cannot be told otherwise).
+    /// Ends the job after a failed NCCL call or an asynchronous error of
+    /// the communicator (see the module's note).
     #[cold]
     #[inline(never)]
     fn fail(&self, e: NcclCallError) -> ! {
-        crate::say!("NCCL failed on rank {}: {e}", self.rank);
-        self.world.abort(1)
+        let line = format!("NCCL failed on rank {} (last call {}): {e}", self.rank, self.last_call.get());
+        self.end_job(&line)
+    }
+
+    /// Ends the job after a CUDA error on this rank's stream or context.
+    #[cold]
+    #[inline(never)]
+    fn fail_cuda(&self, call: &str, e: cu::DriverError) -> ! {
+        let line = format!(
+            "CUDA failed on rank {} (last NCCL call {}): {call}: {}",
+            self.rank,
+            self.last_call.get(),
+            cuda::status_text(e)
+        );
+        self.end_job(&line)
+    }
+
+    /// Aborts the communicator (so that nothing of ours is left running
+    /// on the GPU), then ends the job with `line` from this rank.
+    fn end_job(&self, line: &str) -> ! {
+        // SAFETY: the communicator this transport made; nothing uses it
+        // after this, the process ends below.
+        let _ = unsafe { self.lib.comm_abort(self.comm) };
+        self.world.fail(line, 1)
+    }
+
+    /// Ok while the communicator holds no asynchronous error.
+    #[inline(always)]
+    fn check_async(&self) {
+        // SAFETY: the communicator this transport made.
+        if let Err(e) = unsafe { self.lib.comm_get_async_error(self.comm) } {
+            self.fail(e)
+        }
+    }
+
+    /// Whether the stream has run everything enqueued: true when done,
+    /// false while busy (after checking the communicator's asynchronous
+    /// error); any other answer ends the job (a sticky CUDA error never
+    /// turns into "done", and waiting on it would spin forever).
+    #[inline(always)]
+    fn stream_done(&self) -> bool {
+        // SAFETY: the stream this transport created.
+        match unsafe { cusys::cuStreamQuery(self.stream) } {
+            cusys::CUresult::CUDA_SUCCESS => true,
+            cusys::CUresult::CUDA_ERROR_NOT_READY => {
+                self.check_async();
+                false
+            }
+            other => self.fail_cuda("cuStreamQuery", cu::DriverError(other)),
+        }
     }
 
     /// Ends the job when a collective NCCL has no form of is reached (the
@@ -129,19 +201,20 @@ impl<'w> Nccl<'w> {
         }
     }
 
-    /// Waits for everything enqueued; a CUDA failure here ends the job.
+    /// Waits for everything enqueued, as nccl-tests does: polls the stream
+    /// and, while it is busy, the communicator's asynchronous error,
+    /// letting other threads run between polls. A failure ends the job.
     #[inline(always)]
     fn sync(&self) {
-        // SAFETY: the stream this transport created.
-        if let Err(e) = unsafe { cu::stream::synchronize(self.stream) } {
-            crate::say!("CUDA stream synchronisation failed on rank {}: {}", self.rank, cuda::status_text(e));
-            self.world.abort(1)
+        while !self.stream_done() {
+            std::thread::yield_now();
         }
     }
 
     /// Enqueues a send (no wait).
     #[inline(always)]
     fn post_send(&self, p: *const c_void, count: usize, dt: Datatype, peer: usize) {
+        self.last_call.set("ncclSend");
         // SAFETY: callers checked that `p` holds `count` elements.
         self.ok(unsafe { self.lib.send(p, count, nccl_type(dt), peer as i32, self.comm, self.stream()) });
     }
@@ -149,6 +222,7 @@ impl<'w> Nccl<'w> {
     /// Enqueues a receive (no wait).
     #[inline(always)]
     fn post_recv(&self, p: *mut c_void, count: usize, dt: Datatype, peer: usize) {
+        self.last_call.set("ncclRecv");
         // SAFETY: as for post_send.
         self.ok(unsafe { self.lib.recv(p, count, nccl_type(dt), peer as i32, self.comm, self.stream()) });
     }
@@ -166,8 +240,7 @@ impl<'w> Nccl<'w> {
     fn copy(&self, dst: *mut c_void, src: *const c_void, bytes: usize) {
         // SAFETY: callers pass two device ranges of `bytes` each.
         if let Err(e) = unsafe { cu::memcpy_dtod_async(dst as u64, src as u64, bytes, self.stream) } {
-            crate::say!("CUDA copy failed on rank {}: {}", self.rank, cuda::status_text(e));
-            self.world.abort(1)
+            self.fail_cuda("cuMemcpyDtoDAsync", e)
         }
     }
 
@@ -265,10 +338,7 @@ impl<'w> Transport for Nccl<'w> {
         while events.len() < n + 1 {
             match cu::event::create(cusys::CUevent_flags::CU_EVENT_DEFAULT) {
                 Ok(e) => events.push(e),
-                Err(e) => {
-                    crate::say!("cuEventCreate failed on rank {}: {}", self.rank, cuda::status_text(e));
-                    self.world.abort(1)
-                }
+                Err(e) => self.fail_cuda("cuEventCreate", e),
             }
         }
         true
@@ -279,8 +349,7 @@ impl<'w> Transport for Nccl<'w> {
         let e = self.events.borrow()[i];
         // SAFETY: an event device_marks made, on this transport's stream.
         if let Err(e) = unsafe { cu::event::record(e, self.stream) } {
-            crate::say!("cuEventRecord failed on rank {}: {}", self.rank, cuda::status_text(e));
-            self.world.abort(1)
+            self.fail_cuda("cuEventRecord", e)
         }
     }
 
@@ -290,10 +359,7 @@ impl<'w> Transport for Nccl<'w> {
             // SAFETY: both recorded on one stream, which `complete` drained.
             match unsafe { cu::event::elapsed(pair[0], pair[1]) } {
                 Ok(ms) => out.push(f64::from(ms) * 1e-3),
-                Err(e) => {
-                    crate::say!("cuEventElapsedTime failed on rank {}: {}", self.rank, cuda::status_text(e));
-                    self.world.abort(1)
-                }
+                Err(e) => self.fail_cuda("cuEventElapsedTime", e),
             }
         }
     }
@@ -363,8 +429,7 @@ impl<'w> Transport for Nccl<'w> {
 
     #[inline(always)]
     fn testall(&self, reqs: &mut Requests, _offset: usize, _n: usize) -> bool {
-        // SAFETY: the stream this transport created.
-        let done = unsafe { cusys::cuStreamQuery(self.stream) } == cusys::CUresult::CUDA_SUCCESS;
+        let done = self.stream_done();
         if done {
             reqs.pending = 0;
         }
@@ -383,6 +448,7 @@ impl<'w> Collectives for Nccl<'w> {
         let need = count * dt.size();
         let (send, recv) = Self::checked(io, need, need, 0);
         let (t, op) = (nccl_type(dt), ncclRedOp_t::ncclSum);
+        self.last_call.set("ncclAllReduce");
         // SAFETY: both sides hold `count` elements.
         let r = unsafe {
             self.lib.all_reduce(send, recv.as_mut_ptr() as *mut c_void, count, t, op, self.comm, self.stream())
@@ -394,6 +460,7 @@ impl<'w> Collectives for Nccl<'w> {
         let need = count * dt.size();
         let (send, recv) = Self::checked(io, need, need, 0);
         let (t, op) = (nccl_type(dt), ncclRedOp_t::ncclSum);
+        self.last_call.set("ncclReduce");
         // SAFETY: both sides hold `count` elements (in place they are one
         // buffer, which NCCL allows).
         let r = unsafe {
@@ -422,6 +489,7 @@ impl<'w> Collectives for Nccl<'w> {
         if equal {
             // In place, NCCL's output is the rank's block of the input.
             let out = if in_place { recv.as_mut_ptr().wrapping_add(offset) } else { recv.as_mut_ptr() };
+            self.last_call.set("ncclReduceScatter");
             // SAFETY: the input holds np blocks of `mine`, the output one.
             let r = unsafe {
                 self.lib.reduce_scatter(
@@ -440,6 +508,7 @@ impl<'w> Collectives for Nccl<'w> {
         // Blocks of different lengths (a size np does not divide): one
         // reduce per block, to its rank, in one group.
         let base = recv.as_mut_ptr();
+        self.last_call.set("ncclReduce (one per block of a reduce-scatter)");
         self.group(|| {
             let mut at = 0usize;
             for (r, &c) in counts.iter().enumerate() {
@@ -470,6 +539,7 @@ impl<'w> Collectives for Nccl<'w> {
     fn allgather(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
         let need = count * dt.size();
         let (send, recv) = Self::checked(io, need, need * self.np, need * self.rank);
+        self.last_call.set("ncclAllGather");
         // SAFETY: the input holds one block, the output np.
         let r = unsafe {
             self.lib.all_gather(send, recv.as_mut_ptr() as *mut c_void, count, nccl_type(dt), self.comm, self.stream())
@@ -497,6 +567,7 @@ impl<'w> Collectives for Nccl<'w> {
     fn bcast(&self, buf: &mut GpuBuf, count: usize, dt: Datatype, root: usize) {
         check_len(buf.len(), count * dt.size());
         let p = buf.as_mut_ptr() as *mut c_void;
+        self.last_call.set("ncclBroadcast");
         // SAFETY: the buffer holds `count` elements; in place.
         let r = unsafe { self.lib.broadcast(p, p, count, nccl_type(dt), root as i32, self.comm, self.stream()) };
         self.ok(r);

@@ -258,8 +258,8 @@ pub fn end_marker<R: Serialize + Send + 'static>(
             if let Ok(mut r) = record.try_lock() {
                 let h = header(&mut r);
                 if h.status == RunStatus::Running {
-                    // Another rank's watchdog saw the hang first-hand.
-                    match super::record_end::timeout_from_another_rank(&path) {
+                    // Another rank saw the hang or the failure first-hand.
+                    match super::record_end::first_hand_from_another_rank(&path) {
                         Some(e) => {
                             h.end(e.status, e.detail, e.exit_code.unwrap_or(code));
                             h.ended_by_rank = Some(e.by_rank);

@@ -8,9 +8,11 @@
 //! that still says `running`, naming itself in `ended_by_rank`.
 //!
 //! Rank 0 reads the file before it ends the record itself: a `timeout` that
-//! another rank wrote is first-hand (that rank's watchdog fired), so rank 0
-//! keeps it rather than its own guess; any other status another rank wrote
-//! is only a fallback, and rank 0's own judgement replaces it.
+//! another rank wrote is first-hand (that rank's watchdog fired), and so is
+//! an `error` (that rank met the failure that ended the job, e.g. a failed
+//! NCCL call, and ended the record before MPI_Abort), so rank 0 keeps it
+//! rather than its own guess; any other status another rank wrote is only
+//! a fallback, and rank 0's own judgement replaces it.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -103,12 +105,14 @@ pub fn status_on_disk(path: &Path) -> Option<(RunStatus, Option<String>)> {
     Some((status_of(&v)?, v.get("status_detail").and_then(|d| d.as_str()).map(str::to_string)))
 }
 
-/// What rank 0 should keep from the record at `path`: a `timeout` another
-/// rank wrote (see the module's note), else None.
-pub fn timeout_from_another_rank(path: &Path) -> Option<EndedElsewhere> {
+/// What rank 0 should keep from the record at `path`: what another rank
+/// saw first-hand and wrote (see the module's note): its watchdog's
+/// `timeout`, or the `error` of a failure it met mid-run (a failed NCCL or
+/// CUDA call) just before it ended the job. Else None.
+pub fn first_hand_from_another_rank(path: &Path) -> Option<EndedElsewhere> {
     let v = read(path).ok()?;
     let by_rank = v.get("ended_by_rank")?.as_u64()? as usize;
-    let status = status_of(&v).filter(|s| *s == RunStatus::Timeout)?;
+    let status = status_of(&v).filter(|s| matches!(s, RunStatus::Timeout | RunStatus::Error))?;
     Some(EndedElsewhere {
         status,
         detail: v.get("status_detail").and_then(|d| d.as_str()).map(str::to_string),
@@ -143,7 +147,7 @@ mod tests {
         assert_eq!(v["results"]["rows"], 3);
         // A second rank leaves it alone.
         assert!(!end_on_disk(&p, RunStatus::RankFailed, "x", 143, 2).unwrap());
-        let kept = timeout_from_another_rank(&p).unwrap();
+        let kept = first_hand_from_another_rank(&p).unwrap();
         assert_eq!(
             kept,
             EndedElsewhere {
@@ -156,14 +160,21 @@ mod tests {
     }
 
     #[test]
-    fn only_a_timeout_from_another_rank_is_kept() {
+    fn only_first_hand_ends_from_another_rank_are_kept() {
         let dir = tempfile::tempdir().unwrap();
         let p = record(dir.path(), "running");
         assert!(end_on_disk(&p, RunStatus::RankFailed, "rank 0 did not end it", 143, 3).unwrap());
-        assert_eq!(timeout_from_another_rank(&p), None);
+        assert_eq!(first_hand_from_another_rank(&p), None);
         // Rank 0's own timeout has no ended_by_rank.
         let own = record(dir.path(), "timeout");
-        assert_eq!(timeout_from_another_rank(&own), None);
+        assert_eq!(first_hand_from_another_rank(&own), None);
+        // A failure another rank met mid-run is kept.
+        let failed = dir.path().join("failed");
+        std::fs::create_dir(&failed).unwrap();
+        let p = record(&failed, "running");
+        assert!(end_on_disk(&p, RunStatus::Error, "NCCL failed on rank 2", 1, 2).unwrap());
+        let kept = first_hand_from_another_rank(&p).unwrap();
+        assert_eq!((kept.status, kept.by_rank, kept.exit_code), (RunStatus::Error, 2, Some(1)));
     }
 
     #[test]
