@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs everything commbench needs to build and test on Debian/Ubuntu.
-# Idempotent: packages already present are not reinstalled and apt is not even
-# consulted when nothing is missing.
+# Installs everything commbench needs to build and test on Debian/Ubuntu:
+# Debian packages, and pip's NCCL wheel in a test virtual environment.
+# Idempotent: packages already present are not reinstalled and apt (or pip)
+# is not even consulted when nothing is missing.
 #
 # Run as root (or with sudo). Without root, ask your administrator for the
 # packages listed below, or on a cluster `module load` an MPI (and hwloc) and
@@ -27,20 +28,38 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all packages present"
-  exit 0
+else
+  echo "setup: installing: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      SUDO="sudo"
+    else
+      echo "setup: not root and no sudo; please install: ${missing[*]}" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  echo "setup: packages installed"
 fi
 
-echo "setup: installing: ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    SUDO="sudo"
-  else
-    echo "setup: not root and no sudo; please install: ${missing[*]}" >&2
-    exit 1
-  fi
+# The real NCCL, for the tests that prove the library search and the
+# version query against NCCL itself (tests/nccl_lib.rs): pip's wheel in a
+# virtual environment of its own, never activated, as a GPU machine keeps
+# it. Only the library is used (no GPU is needed to load it and ask its
+# version). COMMBENCH_TEST_VENV moves it.
+NCCL_WHEEL="nvidia-nccl-cu12==2.32.3"
+venv=${COMMBENCH_TEST_VENV:-target/nccl-venv}
+cd "$(dirname "$0")/.."
+if ls "$venv"/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 >/dev/null 2>&1; then
+  echo "setup: NCCL test venv present ($venv)"
+else
+  echo "setup: installing $NCCL_WHEEL into $venv"
+  rm -rf "$venv"
+  mkdir -p "$(dirname "$venv")"
+  python3 -m venv "$venv"
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check "$NCCL_WHEEL"
+  echo "setup: NCCL test venv ready"
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-echo "setup: done"

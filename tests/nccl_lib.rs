@@ -265,3 +265,58 @@ fn load_on_this_machine_gives_an_nccl_or_one_line() {
         (a, b) => panic!("load changed its answer: {a:?} then {b:?}"),
     }
 }
+
+/// The test virtual environment scripts/setup.sh fills with pip's
+/// nvidia-nccl-cu12 (never activated, as a GPU machine keeps its NCCL).
+fn test_venv() -> PathBuf {
+    match std::env::var_os("COMMBENCH_TEST_VENV") {
+        Some(v) => PathBuf::from(v),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/nccl-venv"),
+    }
+}
+
+/// The version pip recorded for the wheel (`nvidia_nccl_cu12-2.32.3.dist-info`).
+fn wheel_version(venv: &Path) -> (u32, u32, u32) {
+    let lib = fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.file_name().to_string_lossy().starts_with("python3"));
+    let site = lib.expect("lib/python3.* in the venv").path().join("site-packages");
+    let info = fs::read_dir(&site)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("nvidia_nccl_cu12-") && n.ends_with(".dist-info"))
+        .expect("the nvidia-nccl-cu12 wheel's dist-info");
+    let v = info.trim_start_matches("nvidia_nccl_cu12-").trim_end_matches(".dist-info");
+    let parts: Vec<u32> = v.split('.').map(|p| p.parse().unwrap()).collect();
+    (parts[0], parts[1], parts[2])
+}
+
+/// NCCL itself, from pip's wheel in a virtual environment that is not
+/// activated: found only by asking that environment's `python3` (no
+/// VIRTUAL_ENV, no PYTHONPATH), opened, and its version read from the
+/// library agreeing with the wheel's; NCCL's own words for an error code.
+#[test]
+fn the_real_nccl_of_a_venv_that_is_not_activated_is_found_through_its_python3() {
+    let venv = test_venv();
+    let python = venv.join("bin/python3");
+    assert!(python.exists(), "scripts/setup.sh installs NCCL's test venv at {} (run it)", venv.display());
+    let t = tempfile::tempdir().unwrap();
+    if loader_has_nccl(t.path()) {
+        return;
+    }
+    // Without the python3 nothing else points there.
+    assert_eq!(find_in(&bare(t.path())).unwrap_err(), NcclMissing::NotFound);
+    let env = SearchEnv { python: Some(python), ..bare(t.path()) };
+    let found = find_in(&env).unwrap();
+    let venv_real = fs::canonicalize(&venv).unwrap();
+    let path = fs::canonicalize(found.path()).unwrap();
+    assert!(path.starts_with(&venv_real), "{}", path.display());
+    assert!(path.ends_with("site-packages/nvidia/nccl/lib/libnccl.so.2"), "{}", path.display());
+    let nccl = Nccl::open(found).unwrap();
+    assert_eq!(nccl.version(), wheel_version(&venv));
+    assert!(nccl.has_last_error());
+    let words = nccl.error_string(5);
+    assert!(words.contains("invalid usage"), "{words}");
+}

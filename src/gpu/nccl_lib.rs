@@ -20,7 +20,11 @@
 //!    `$VIRTUAL_ENV` and `$CONDA_PREFIX` (`lib/python3*/site-packages`),
 //!    each entry of `$PYTHONPATH`, `~/.local/lib/python3*/site-packages`,
 //!    `/usr/local/lib/python3*/dist-packages` and
-//!    `/usr/lib/python3/dist-packages`.
+//!    `/usr/lib/python3/dist-packages`;
+//! 5. when none of those has it: the package directories of the `python3`
+//!    on `PATH` (its virtual environment's, even when that is not
+//!    activated, and its user directory), asked of `python3` itself once,
+//!    for at most [`PYTHON_LIMIT`].
 //!
 //! In every directory `libnccl.so.2` is tried before `libnccl.so`; the
 //! first file that opens wins. The list is built from a [`SearchEnv`], a
@@ -56,6 +60,64 @@ pub const OVERRIDE_VAR: &str = "COMMBENCH_NCCL";
 /// Where pip puts NCCL below a Python package directory.
 const NCCL_IN_PYTHON: &str = "nvidia/nccl/lib";
 
+/// How long `python3` may take to name its package directories.
+pub const PYTHON_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The most of `python3`'s answer that is read.
+const PYTHON_ANSWER_CAP: u64 = 64 << 10;
+
+/// The first executable file `name` in the directories of `path` (a
+/// `$PATH` value).
+pub fn on_path(path: &OsStr, name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join(name))
+        .find(|f| std::fs::metadata(f).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+}
+
+/// The package directories `python` names (its `site.getsitepackages()`
+/// and user directory), asked once with `-E` so that `PYTHON*` variables
+/// do not change the answer; Err (with why) when it fails, says nothing
+/// usable or takes longer than `limit` (it is then killed).
+pub fn python_packages(python: &Path, limit: std::time::Duration) -> Result<Vec<PathBuf>, String> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let program = "import site\nfor d in site.getsitepackages() + [site.getusersitepackages()]: print(d)";
+    let mut child = Command::new(python)
+        .args(["-E", "-c", program])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{} does not start: {e}", python.display()))?;
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(5)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{} did not answer within {} s", python.display(), limit.as_secs_f64()));
+            }
+            Err(e) => return Err(format!("{}: {e}", python.display())),
+        }
+    };
+    if !status.success() {
+        return Err(format!("{} failed ({status})", python.display()));
+    }
+    let mut text = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        let _ = out.take(PYTHON_ANSWER_CAP).read_to_end(&mut text);
+    }
+    Ok(text
+        .split(|&b| b == b'\n')
+        .map(|l| PathBuf::from(OsStr::from_bytes(l.strip_suffix(b"\r").unwrap_or(l))))
+        .filter(|p| p.is_absolute())
+        .collect())
+}
+
 /// The variables the search reads, as a snapshot: [`SearchEnv::from_process`]
 /// takes them from the environment; tests fill one in by hand. Absent and
 /// empty variables are both `None`.
@@ -77,6 +139,9 @@ pub struct SearchEnv {
     pub pythonpath: Option<OsString>,
     /// `$HOME`, for `~/.local`.
     pub home: Option<PathBuf>,
+    /// The `python3` found on `$PATH`, asked for its package directories
+    /// when nothing else has NCCL; None asks nothing.
+    pub python: Option<PathBuf>,
     /// The directory the fixed system paths (`/usr/local/cuda/lib64`,
     /// `/usr/local/lib/python3*`, `/usr/lib/python3`) are taken below: `/`
     /// for the real search, a scratch tree in tests.
@@ -95,6 +160,7 @@ impl Default for SearchEnv {
             conda_prefix: None,
             pythonpath: None,
             home: None,
+            python: None,
             root: PathBuf::from("/"),
         }
     }
@@ -120,6 +186,7 @@ impl SearchEnv {
             conda_prefix: path("CONDA_PREFIX"),
             pythonpath: value("PYTHONPATH"),
             home: path("HOME"),
+            python: value("PATH").and_then(|p| on_path(&p, "python3")),
             root: PathBuf::from("/"),
         }
     }
@@ -222,8 +289,8 @@ pub enum NcclMissing {
     /// No candidate file exists and the loader knows no NCCL.
     #[error(
         "NCCL is not available: no libnccl.so.2 or libnccl.so on the loader path, in $NCCL_HOME, $CUDA_HOME, \
-         $CUDA_PATH, /usr/local/cuda or a Python environment's nvidia/nccl/lib; install NCCL (pip install \
-         nvidia-nccl-cu12, or your site's module) or set COMMBENCH_NCCL to the library"
+         $CUDA_PATH, /usr/local/cuda or a Python environment's nvidia/nccl/lib (python3's on PATH included); \
+         install NCCL (pip install nvidia-nccl-cu12, or your site's module) or set COMMBENCH_NCCL to the library"
     )]
     NotFound,
     /// A candidate file exists but would not open, and none after it did.
@@ -371,12 +438,37 @@ pub fn find_in(env: &SearchEnv) -> Result<Found, NcclMissing> {
         };
     }
     let mut first_failure: Option<(PathBuf, String)> = None;
-    for candidate in candidates(env) {
+    let tried = candidates(env);
+    if let Some(found) = try_candidates(&tried, &mut first_failure) {
+        return Ok(found);
+    }
+    // Last, and only now (it starts a process): the python3 on PATH.
+    if let Some(python) = &env.python {
+        let more: Vec<Candidate> = python_packages(python, PYTHON_LIMIT)
+            .unwrap_or_default()
+            .into_iter()
+            .flat_map(|d| LIBRARY_NAMES.map(|n| Candidate::File(d.join(NCCL_IN_PYTHON).join(n))))
+            .filter(|c| !tried.contains(c))
+            .collect();
+        if let Some(found) = try_candidates(&more, &mut first_failure) {
+            return Ok(found);
+        }
+    }
+    Err(match first_failure {
+        Some((path, reason)) => NcclMissing::Unloadable { path, reason },
+        None => NcclMissing::NotFound,
+    })
+}
+
+/// The first of `list` that opens; a file that exists but does not load
+/// is noted in `first_failure` (the first such) and passed over.
+fn try_candidates(list: &[Candidate], first_failure: &mut Option<(PathBuf, String)>) -> Option<Found> {
+    for candidate in list {
         match candidate {
             Candidate::LoaderPath(name) => {
                 if let Ok(library) = open(OsStr::new(name)) {
                     let path = loaded_from(&library).unwrap_or_else(|| PathBuf::from(name));
-                    return Ok(Found { path, library });
+                    return Some(Found { path, library });
                 }
             }
             Candidate::File(path) => {
@@ -384,18 +476,15 @@ pub fn find_in(env: &SearchEnv) -> Result<Found, NcclMissing> {
                     continue;
                 }
                 match open(path.as_os_str()) {
-                    Ok(library) => return Ok(Found { path, library }),
+                    Ok(library) => return Some(Found { path: path.clone(), library }),
                     Err(reason) => {
-                        first_failure.get_or_insert((path, reason));
+                        first_failure.get_or_insert((path.clone(), reason));
                     }
                 }
             }
         }
     }
-    Err(match first_failure {
-        Some((path, reason)) => NcclMissing::Unloadable { path, reason },
-        None => NcclMissing::NotFound,
-    })
+    None
 }
 
 /// The decoded `ncclGetVersion` code: `major*10000 + minor*100 + patch` from

@@ -52,6 +52,7 @@ fn every_place_comes_in_the_documented_order() {
         conda_prefix: Some(conda),
         pythonpath: Some(pythonpath),
         home: Some(home),
+        python: None,
         root: root.clone(),
     };
     let mut want = loader().to_vec();
@@ -138,9 +139,52 @@ fn the_snapshot_reads_each_variable_and_treats_empty_as_unset() {
             conda_prefix: None,
             pythonpath: Some("/a:/b".into()),
             home: Some("/home/u".into()),
+            python: None,
             root: "/".into(),
         }
     );
+}
+
+/// An executable shell script `name` in `dir` running `body`.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let f = mkdirs(dir).join(name);
+    fs::write(&f, format!("#!/bin/sh\n{body}\n")).unwrap();
+    fs::set_permissions(&f, fs::Permissions::from_mode(0o755)).unwrap();
+    f
+}
+
+#[test]
+fn python3_is_taken_from_path_and_must_be_executable() {
+    let t = tempfile::tempdir().unwrap();
+    let plain = mkdirs(&t.path().join("plain"));
+    fs::write(plain.join("python3"), "not executable").unwrap();
+    let good = script(&t.path().join("venv/bin"), "python3", "exit 0");
+    let path = std::env::join_paths([t.path().join("absent"), plain, good.parent().unwrap().to_path_buf()]).unwrap();
+    assert_eq!(on_path(&path, "python3"), Some(good));
+    let env = SearchEnv::from_vars(|n| (n == "PATH").then(|| path.clone()));
+    assert_eq!(env.python, on_path(&path, "python3"));
+    assert_eq!(on_path(OsStr::new(""), "python3"), None);
+}
+
+#[test]
+fn python3_names_its_package_directories_within_a_bound() {
+    let t = tempfile::tempdir().unwrap();
+    let answers =
+        script(&t.path().join("a"), "python3", "echo /v/lib/python3.11/site-packages; echo relative; echo /u");
+    assert_eq!(
+        python_packages(&answers, PYTHON_LIMIT).unwrap(),
+        vec![PathBuf::from("/v/lib/python3.11/site-packages"), PathBuf::from("/u")]
+    );
+    let fails = script(&t.path().join("b"), "python3", "exit 3");
+    assert!(python_packages(&fails, PYTHON_LIMIT).unwrap_err().contains("failed"));
+    // One that never answers is killed at the bound.
+    let hangs = script(&t.path().join("c"), "python3", "exec sleep 30");
+    let began = std::time::Instant::now();
+    let err = python_packages(&hangs, std::time::Duration::from_millis(300)).unwrap_err();
+    assert!(err.contains("did not answer within 0.3 s"), "{err}");
+    assert!(began.elapsed() < std::time::Duration::from_secs(5));
+    assert!(python_packages(&t.path().join("none"), PYTHON_LIMIT).unwrap_err().contains("does not start"));
 }
 
 #[test]
