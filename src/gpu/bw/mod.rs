@@ -61,6 +61,13 @@ pub fn main(args: &[String]) -> i32 {
         }
     };
     crate::job::install_panic_hook(NAME);
+    let described = match cfg.machine.as_deref().map(crate::topo::describe::load).transpose() {
+        Ok(m) => m,
+        Err(e) => {
+            say(&format!("{NAME}: --machine: {e}"));
+            return EXIT_USAGE;
+        }
+    };
     let host = crate::topo::hostname();
     let command_line: Vec<String> =
         ["commbench".to_string(), "gpu-bw".to_string()].into_iter().chain(args.iter().cloned()).collect();
@@ -74,7 +81,7 @@ pub fn main(args: &[String]) -> i32 {
     let mut rec = GpuBwRecord::running(cfg.clone(), host.clone(), command_line);
     rec.devices = count;
     rec.driver_version = driver::driver_version();
-    rec.gpus = gpu_facts(&devices);
+    rec.gpus = gpu_facts(&devices, described);
     rec.pairs = topology::pair_paths(&rec.gpus, |s, d| peer_attributes(&devices, s, d));
     let job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
     let mut files = match GpuBwFiles::create(&cfg.results, &Utc::now().compact(), job.as_deref()) {
@@ -184,8 +191,9 @@ fn open_gpus(cfg: &Config, host: &str) -> Result<(Vec<Device>, usize), (String, 
     devices.map(|d| (d, count)).map_err(|e| (format!("on {host}: {e}"), EXIT_FAIL))
 }
 
-/// Names, bus ids, memory and locality of the opened GPUs.
-fn gpu_facts(devices: &[Device]) -> Vec<GpuFacts> {
+/// Names, bus ids, memory and locality of the opened GPUs; the locality
+/// from `described` when given, else from hwloc (and sysfs).
+fn gpu_facts(devices: &[Device], described: Option<crate::topo::machine::Machine>) -> Vec<GpuFacts> {
     let mut gpus: Vec<GpuFacts> = devices
         .iter()
         .map(|d| GpuFacts {
@@ -198,7 +206,7 @@ fn gpu_facts(devices: &[Device]) -> Vec<GpuFacts> {
             pci_path: Vec::new(),
         })
         .collect();
-    let machine = crate::topo::hwloc::discover().ok();
+    let machine = described.or_else(|| crate::topo::hwloc::discover().ok());
     topology::locate(&mut gpus, machine.as_ref());
     gpus
 }

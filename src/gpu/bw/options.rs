@@ -90,6 +90,9 @@ pub struct Config {
     pub min_bw: Option<f64>,
     /// Where result files go.
     pub results: ResultsDest,
+    /// A described machine (`--machine`) that says where the GPUs sit,
+    /// instead of hwloc and sysfs.
+    pub machine: Option<PathBuf>,
 }
 
 impl Config {
@@ -163,6 +166,11 @@ struct Args {
     /// Write no result files
     #[arg(long, conflicts_with = "results_dir")]
     no_results: bool,
+    /// Take where each GPU sits (NUMA node, PCI switch) from this described machine, in the format of `commbench
+    /// topo --machine`, matched by PCI bus id, instead of from hwloc and sysfs: for a node whose PCI tree they
+    /// cannot see (some containers)
+    #[arg(long, value_name = "FILE")]
+    machine: Option<PathBuf>,
 }
 
 /// The tests named on the command line (a newtype, so clap does not read
@@ -298,6 +306,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, OptionsError> {
         latency_reps: a.latency_reps,
         min_bw: a.min_bw,
         results,
+        machine: a.machine,
     })))
 }
 
@@ -367,6 +376,11 @@ mod tests {
 
     #[test]
     fn min_bw_units() {
+        assert_eq!(
+            run(&["--machine", "tests/machines/dgx1.json"]).machine,
+            Some(PathBuf::from("tests/machines/dgx1.json"))
+        );
+        assert_eq!(run(&[]).machine, None);
         assert_eq!(run(&["--min-bw", "25.5"]).min_bw, Some(25.5e9));
         assert_eq!(run(&["--min-bw", "400Gbit/s"]).min_bw, Some(50e9));
         assert_eq!(run(&["--min-bw", "1GiB/s"]).min_bw, Some(1073741824.0));

@@ -155,6 +155,7 @@ mod tests {
             latency_reps: 100,
             min_bw: Some(300e9),
             results: ResultsDest::Off,
+            machine: None,
         };
         let mut r = GpuBwRecord::running(cfg, "node1".into(), vec!["commbench".into(), "gpu-bw".into()]);
         let v = Verdict {

@@ -281,6 +281,7 @@ mod tests {
             latency_reps: 100,
             min_bw: None,
             results: ResultsDest::Off,
+            machine: None,
         }
     }
 

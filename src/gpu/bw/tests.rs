@@ -80,6 +80,7 @@ fn config(min_bw: Option<f64>) -> Config {
         latency_reps: 100,
         min_bw,
         results: ResultsDest::Off,
+        machine: None,
     }
 }
 
