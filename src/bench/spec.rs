@@ -85,6 +85,11 @@ pub enum JobShapeError {
         "Memory limit too low [-M {limit}] (the largest message needs {need}-byte buffers{with}; raise -M or lower -m)"
     )]
     MemoryLimit { limit: usize, need: usize, with: String },
+    #[error(
+        "Invalid option [--min-busbw] ({name} on one rank moves nothing between GPUs: its bus bandwidth is 0 by \
+         definition, nccl-tests' factor {factor}; run two or more ranks, or leave --min-busbw out)"
+    )]
+    MinBusbwOneRank { name: &'static str, factor: &'static str },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -134,6 +139,13 @@ impl BenchSpec {
         // sweep; NCCL refuses two ranks on one GPU).
         let one_gpu = np == 1 && opts.backend == crate::cli::Backend::Nccl && !self.is_point_to_point();
         let pairs = if one_gpu { 0 } else { self.pairs_for(np, opts.pairs)? };
+        if let (true, Some(_)) = (one_gpu, opts.min_busbw) {
+            let coll = crate::report::nccl_tests::Collective::of_benchmark(self.name);
+            if let Some(c) = coll.filter(|c| c.bus_factor(1) == 0.0) {
+                let factor = if c == crate::report::nccl_tests::Collective::AllReduce { "2(n-1)/n" } else { "(n-1)/n" };
+                return Err(JobShapeError::MinBusbwOneRank { name: self.name, factor });
+            }
+        }
         if let RootRank::Fixed(root) = opts.root {
             if root >= np {
                 return Err(JobShapeError::Root { root, np });
@@ -314,6 +326,33 @@ mod tests {
     }
 
     use crate::cli::test_options as opts;
+
+    /// busbw is 0 by definition on one rank for the collectives whose factor
+    /// has n-1 in it: a floor on it can only fail, so it is refused before
+    /// anything runs. Broadcast and reduce (factor 1) keep it.
+    #[test]
+    fn min_busbw_on_one_rank_is_refused_where_busbw_is_zero() {
+        let nccl = ["--backend", "nccl", "--min-busbw", "1"];
+        let mut o = opts(&ALLREDUCE, &nccl);
+        assert_eq!(
+            ALLREDUCE.check_run_text(1, &mut o),
+            Err("Invalid option [--min-busbw] (osu_allreduce on one rank moves nothing between GPUs: its bus \
+                 bandwidth is 0 by definition, nccl-tests' factor 2(n-1)/n; run two or more ranks, or leave \
+                 --min-busbw out)"
+                .into())
+        );
+        for spec in [&ALLGATHER, &ALLTOALL] {
+            let mut o = opts(spec, &nccl);
+            assert!(spec.check_run_text(1, &mut o).unwrap_err().contains("factor (n-1)/n"), "{}", spec.name);
+            assert!(spec.check_run_text(2, &mut o).is_ok(), "{}", spec.name);
+        }
+        for spec in [&BCAST, &REDUCE] {
+            let mut o = opts(spec, &nccl);
+            assert!(spec.check_run_text(1, &mut o).is_ok(), "{}", spec.name);
+        }
+        let mut o = opts(&ALLREDUCE, &["--backend", "nccl"]);
+        assert!(ALLREDUCE.check_run_text(1, &mut o).is_ok());
+    }
 
     #[test]
     fn root_rank_and_memory_limit() {
