@@ -157,7 +157,7 @@ static pthread_cond_t G_done = PTHREAD_COND_INITIALIZER;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static CUresult g_init_rc = CUDA_ERROR_NOT_INITIALIZED;
-static int g_inited;
+static _Atomic int g_inited; /* set once, inside pthread_once */
 static struct standin_machine g_m;
 static int g_nvis;
 static int g_vis[STANDIN_MAX_GPUS]; /* ordinal -> machine index */
