@@ -538,30 +538,44 @@ static void init_once(void)
 
 /* -------------------------------------------------------------- errors */
 
+/* CUDA's names for its result codes; the descriptions are the stand-in's
+ * own words. */
 static const struct {
     CUresult code;
     const char *name;
     const char *text;
 } ERRORS[] = {
     {0, "CUDA_SUCCESS", "no error"},
-    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
-    {3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
-    {4, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
-    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
-    {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
-    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-    {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices"},
-    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
-    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-    {600, "CUDA_ERROR_NOT_READY", "device not ready"},
-    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
-    {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
-    {705, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "peer access has not been enabled"},
-    {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed"},
-    {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
-    {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
-    {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+    {1, "CUDA_ERROR_INVALID_VALUE", "an argument is invalid"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "device memory is exhausted"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED", "the driver is not initialised (cuInit first)"},
+    {4, "CUDA_ERROR_DEINITIALIZED", "the driver is shutting down"},
+    {34, "CUDA_ERROR_STUB_LIBRARY", "this driver is a stub"},
+    {46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "the device is busy or unavailable"},
+    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA device found"},
+    {101, "CUDA_ERROR_INVALID_DEVICE", "no device has that ordinal"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "no usable context (none is current, or it was reset)"},
+    {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "these two devices cannot be peers"},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "not a live stream or event"},
+    {500, "CUDA_ERROR_NOT_FOUND", "not found"},
+    {600, "CUDA_ERROR_NOT_READY", "work is still pending"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "a kernel or copy touched memory it may not"},
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "a launch asked for too many resources"},
+    {702, "CUDA_ERROR_LAUNCH_TIMEOUT", "a launch ran too long"},
+    {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already on"},
+    {705, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "peer access is not on"},
+    {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "the context was destroyed"},
+    {710, "CUDA_ERROR_ASSERT", "a device-side assertion failed"},
+    {714, "CUDA_ERROR_HARDWARE_STACK_ERROR", "the device's call stack broke"},
+    {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "an illegal instruction ran"},
+    {716, "CUDA_ERROR_MISALIGNED_ADDRESS", "an address was misaligned"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", "a launch failed; the context is unusable"},
+    {800, "CUDA_ERROR_NOT_PERMITTED", "not permitted"},
+    {801, "CUDA_ERROR_NOT_SUPPORTED", "not supported"},
+    {802, "CUDA_ERROR_SYSTEM_NOT_READY", "the system is not ready"},
+    {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "the driver does not match the system"},
+    {909, "CUDA_ERROR_TIMEOUT", "a wait timed out"},
+    {999, "CUDA_ERROR_UNKNOWN", "an unknown error"},
 };
 
 API CUresult cuGetErrorName(CUresult error, const char **out)
