@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -697,12 +698,24 @@ int main(int argc, char **argv)
             exit(body(id));
         }
     }
+    /* A rank that fails leaves its peers waiting for it, as NCCL would:
+     * the first failure ends the others. */
     int ok = 1;
-    for (int r = 0; r < g_n; r++) {
+    for (int left = g_n; left > 0; left--) {
         int st;
-        waitpid(pids[r], &st, 0);
+        pid_t pid = wait(&st);
+        if (pid < 0)
+            break;
+        int r = 0;
+        while (r < g_n && pids[r] != pid)
+            r++;
+        pids[r] = 0;
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             fprintf(stderr, "FAIL: rank %d ended with status %#x\n", r, st);
+            if (ok)
+                for (int k = 0; k < g_n; k++)
+                    if (pids[k] > 0)
+                        kill(pids[k], SIGKILL);
             ok = 0;
         }
     }
