@@ -5,6 +5,7 @@
 
 pub mod jobs;
 pub mod netns;
+pub mod standin;
 
 use std::collections::HashMap;
 use std::io::Read;

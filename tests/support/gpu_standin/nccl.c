@@ -1,0 +1,1468 @@
+/*
+ * A test double of NCCL (libnccl.so.2) for commbench's tests, on top of
+ * the CUDA driver double (cuda.c). Communicators span processes through a
+ * shared-memory segment named from the unique id; every operation runs on
+ * its CUDA stream's worker, in stream order, and really moves and reduces
+ * the data of device memory, chunked through the segment. Its times are a
+ * ring model of the described machine, never measurements. See README.md.
+ */
+#define _GNU_SOURCE
+#include "standin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define API __attribute__((visibility("default")))
+
+typedef int ncclResult_t;
+enum {
+    ncclSuccess = 0,
+    ncclUnhandledCudaError = 1,
+    ncclSystemError = 2,
+    ncclInternalError = 3,
+    ncclInvalidArgument = 4,
+    ncclInvalidUsage = 5,
+    ncclRemoteError = 6,
+    ncclInProgress = 7,
+};
+
+typedef struct {
+    char internal[128];
+} ncclUniqueId;
+
+enum { T_INT8, T_UINT8, T_INT32, T_UINT32, T_INT64, T_UINT64, T_FLOAT16, T_FLOAT32, T_FLOAT64, T_BFLOAT16, T_COUNT };
+enum { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_AVG, OP_COUNT };
+enum { K_ALLREDUCE, K_ALLGATHER, K_REDUCE_SCATTER, K_BROADCAST, K_REDUCE, K_SEND, K_RECV };
+
+static const char *const KIND_NAME[] = {"ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast",
+                                        "ncclReduce",    "ncclSend",      "ncclRecv"};
+static const char *const TYPE_NAME[] = {"int8",    "uint8",   "int32",   "uint32",  "int64",
+                                        "uint64",  "float16", "float32", "float64", "bfloat16"};
+static const size_t TYPE_SIZE[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
+static const char *const OP_NAME[] = {"sum", "prod", "max", "min", "avg"};
+
+#define MAXR 64
+#define COLL_CHUNK ((size_t)1 << 20)
+#define CHAN_HEAD 256
+#define HDR_SIZE 16384
+#define ID_MAGIC "commbench-nccl1"
+#define COMM_MAGIC 0x4e43434cu
+
+static const char *const ME = "nccl stand-in";
+
+/* ------------------------------------------------------- shared memory */
+
+struct desc {
+    uint64_t seq;
+    int32_t kind, dtype, op, root;
+    uint64_t count;
+    int64_t start;
+};
+
+struct shm_hdr {
+    _Atomic uint32_t nranks;
+    _Atomic uint32_t joined;
+    _Atomic uint32_t unlinked;
+    _Atomic uint32_t bar_count;
+    _Atomic uint32_t bar_gen;
+    _Atomic uint32_t failed; /* 1 + the rank that found misuse; everyone stops */
+    _Atomic int32_t pid[MAXR];
+    _Atomic int32_t gpu[MAXR]; /* 1 + machine index */
+    _Atomic uint32_t bell[MAXR];
+    struct desc desc[MAXR];
+    char failed_text[512];
+};
+
+/* Mailbox of one ordered pair of ranks: one chunk at a time. */
+struct chan {
+    _Atomic uint32_t state; /* 0 empty, 1 holds a chunk */
+    uint32_t mismatch;      /* set by the receiver: sizes differ */
+    uint64_t msg;           /* message number on this pair, from 1 */
+    uint64_t total;         /* bytes of the message */
+    uint64_t offset;        /* of this chunk */
+    uint64_t len;
+    uint64_t rx_expect;     /* bytes the receiver expected (on mismatch) */
+    int64_t sender_start;   /* the sender's modelled start */
+    int64_t rx_start;       /* the receiver's, written on a first chunk */
+};
+
+_Static_assert(sizeof(struct shm_hdr) <= HDR_SIZE, "header fits");
+_Static_assert(sizeof(struct chan) <= CHAN_HEAD, "channel header fits");
+
+/* ------------------------------------------------------------ the comm */
+
+typedef struct comm {
+    uint32_t magic;
+    int rank, n;
+    int machine, ordinal;
+    int gpus[MAXR];
+    double ring_rate;
+    struct shm_hdr *h;
+    size_t map_size;
+    char *coll;
+    char *chans;
+    size_t p2p_chunk, chan_stride;
+    uint64_t ops_called; /* operations called, for the fault options */
+    uint64_t coll_seq;   /* collectives called */
+    uint64_t send_msgs[MAXR], recv_msgs[MAXR];
+    _Atomic int aborted;
+    _Atomic int async_err;
+    int refs;    /* under NM */
+    int pending; /* queued units not yet run, under NM */
+    char shm_name[64];
+    struct comm *next;
+} comm_t;
+
+typedef struct item {
+    int kind, dtype, op, root, peer;
+    size_t count;
+    char *send, *recv;     /* host views of the buffers */
+    uint64_t dsend, drecv; /* device addresses, for in-place */
+    uint64_t index;        /* 1-based, per communicator */
+    uint64_t seq;          /* collective number */
+    comm_t *comm;
+    void *stream;
+} item_t;
+
+typedef struct unit {
+    comm_t *comm;
+    int nitems;
+    item_t items[];
+} unit_t;
+
+static pthread_mutex_t NM = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t NM_cv = PTHREAD_COND_INITIALIZER;
+static comm_t *g_comms;
+
+static pthread_mutex_t g_err_lock = PTHREAD_MUTEX_INITIALIZER;
+static char g_last[1024];
+
+static __thread int t_depth;
+static __thread item_t *t_items;
+static __thread int t_nitems, t_capitems;
+static __thread ncclResult_t t_group_err;
+
+/* Faults from the environment, read once. */
+static pthread_once_t g_fault_once = PTHREAD_ONCE_INIT;
+static int g_corrupt_rank = -1, g_fail_rank = -1;
+static uint64_t g_corrupt_op = 1, g_fail_op = 1;
+
+static void set_last(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void set_last(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pthread_mutex_lock(&g_err_lock);
+    vsnprintf(g_last, sizeof g_last, fmt, ap);
+    pthread_mutex_unlock(&g_err_lock);
+    va_end(ap);
+}
+
+/* Misuse or a fault: the last error, and one line on stderr. */
+static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void complain(const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    set_last("%s: %s", ME, text);
+    fprintf(stderr, "%s: %s\n", ME, text);
+}
+
+static int parse_fault(const char *var, int *rank, uint64_t *op)
+{
+    const char *s = getenv(var);
+    if (!s || !*s)
+        return 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", s);
+    long r = -1, k = 1;
+    int ok = 1;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *end;
+        if (strncmp(tok, "rank=", 5) == 0) {
+            r = strtol(tok + 5, &end, 10);
+            ok &= *end == 0 && end != tok + 5 && r >= 0;
+        } else if (strncmp(tok, "op=", 3) == 0) {
+            k = strtol(tok + 3, &end, 10);
+            ok &= *end == 0 && end != tok + 3 && k >= 1;
+        } else {
+            ok = 0;
+        }
+    }
+    if (!ok || r < 0) {
+        fprintf(stderr, "%s: %s=%s: expected rank=R[,op=K] (K from 1); no fault injected\n", ME, var, s);
+        return 0;
+    }
+    *rank = (int)r;
+    *op = (uint64_t)k;
+    return 1;
+}
+
+static void read_faults(void)
+{
+    parse_fault("COMMBENCH_STANDIN_NCCL_CORRUPT", &g_corrupt_rank, &g_corrupt_op);
+    parse_fault("COMMBENCH_STANDIN_NCCL_FAIL", &g_fail_rank, &g_fail_op);
+}
+
+/* --------------------------------------------------------- waiting */
+
+static void fwait(_Atomic uint32_t *addr, uint32_t val, int ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+static void fwake(_Atomic uint32_t *addr)
+{
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void ring(comm_t *c, int peer)
+{
+    atomic_fetch_add(&c->h->bell[peer], 1);
+    fwake(&c->h->bell[peer]);
+}
+
+/* Whether this rank must stop waiting: aborted here, or misuse found by
+ * some rank (an injected failure stops nobody: peers wait, as on NCCL). */
+static int must_stop(comm_t *c)
+{
+    if (atomic_load(&c->aborted))
+        return 1;
+    uint32_t f = atomic_load(&c->h->failed);
+    if (f) {
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&c->async_err, &expected, ncclRemoteError))
+            set_last("%s: rank %u found an error, so rank %d's operations stop: %.400s", ME, f - 1, c->rank,
+                     c->h->failed_text);
+        return 1;
+    }
+    return 0;
+}
+
+/* Marks this rank's communicator failed with `code` and tells the others
+ * to stop (misuse, never an injected fault). */
+static void fail_comm(comm_t *c, int code, const char *text)
+{
+    int expected = 0;
+    atomic_compare_exchange_strong(&c->async_err, &expected, code);
+    uint32_t zero = 0;
+    if (atomic_compare_exchange_strong(&c->h->failed, &zero, (uint32_t)c->rank + 1))
+        snprintf(c->h->failed_text, sizeof c->h->failed_text, "%s", text);
+    fwake(&c->h->bar_gen);
+    for (int i = 0; i < c->n; i++)
+        ring(c, i);
+}
+
+static int barrier(comm_t *c)
+{
+    struct shm_hdr *h = c->h;
+    uint32_t gen = atomic_load(&h->bar_gen);
+    if (atomic_fetch_add(&h->bar_count, 1) + 1 == (uint32_t)c->n) {
+        atomic_store(&h->bar_count, 0);
+        atomic_fetch_add(&h->bar_gen, 1);
+        fwake(&h->bar_gen);
+        return 0;
+    }
+    while (atomic_load(&h->bar_gen) == gen) {
+        if (must_stop(c))
+            return -1;
+        fwait(&h->bar_gen, gen, 50);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------- arithmetic */
+
+static float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else {
+            int e = -1;
+            do {
+                man <<= 1;
+                e++;
+            } while (!(man & 0x400));
+            bits = sign | (uint32_t)(127 - 15 - e) << 23 | (man & 0x3ff) << 13;
+        }
+    } else {
+        bits = sign | (exp + 127 - 15) << 23 | man << 13;
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static uint16_t float_to_half(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int32_t exp = (int32_t)((x >> 23) & 0xff);
+    uint32_t man = x & 0x7fffff;
+    if (exp == 0xff)
+        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+    int32_t e = exp - 127 + 15;
+    if (e >= 0x1f)
+        return (uint16_t)(sign | 0x7c00);
+    if (e <= 0) {
+        if (e < -10)
+            return (uint16_t)sign;
+        man |= 0x800000;
+        uint32_t shift = (uint32_t)(14 - e);
+        uint32_t half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1)))
+            half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = sign | (uint32_t)e << 10 | man >> 13, rem = man & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
+        half++;
+    return (uint16_t)half;
+}
+
+static float bf16_to_float(uint16_t b)
+{
+    uint32_t x = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+static uint16_t float_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffff) > 0x7f800000)
+        return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+#define RED_INT(T, U)                                                                                                  \
+    do {                                                                                                               \
+        T *d = dst;                                                                                                    \
+        const T *s = src;                                                                                              \
+        for (size_t i = 0; i < n; i++) {                                                                               \
+            T a, b = s[i];                                                                                             \
+            memcpy(&a, &d[i], sizeof a);                                                                               \
+            switch (op) {                                                                                              \
+            case OP_PROD: a = (T)((U)a * (U)b); break;                                                                 \
+            case OP_MAX: a = a > b ? a : b; break;                                                                     \
+            case OP_MIN: a = a < b ? a : b; break;                                                                     \
+            default: a = (T)((U)a + (U)b); break;                                                                      \
+            }                                                                                                          \
+            d[i] = a;                                                                                                  \
+        }                                                                                                              \
+    } while (0)
+
+#define RED_FLOAT(T)                                                                                                   \
+    do {                                                                                                               \
+        T *d = dst;                                                                                                    \
+        const T *s = src;                                                                                              \
+        for (size_t i = 0; i < n; i++) {                                                                               \
+            T a = d[i], b = s[i];                                                                                      \
+            switch (op) {                                                                                              \
+            case OP_PROD: a = a * b; break;                                                                            \
+            case OP_MAX: a = a > b ? a : b; break;                                                                     \
+            case OP_MIN: a = a < b ? a : b; break;                                                                     \
+            default: a = a + b; break;                                                                                 \
+            }                                                                                                          \
+            d[i] = a;                                                                                                  \
+        }                                                                                                              \
+    } while (0)
+
+#define RED_HALF(TO, FROM)                                                                                             \
+    do {                                                                                                               \
+        uint16_t *d = dst;                                                                                             \
+        const uint16_t *s = src;                                                                                       \
+        for (size_t i = 0; i < n; i++) {                                                                               \
+            float a = TO(d[i]), b = TO(s[i]);                                                                          \
+            switch (op) {                                                                                              \
+            case OP_PROD: a = a * b; break;                                                                            \
+            case OP_MAX: a = a > b ? a : b; break;                                                                     \
+            case OP_MIN: a = a < b ? a : b; break;                                                                     \
+            default: a = a + b; break;                                                                                 \
+            }                                                                                                          \
+            d[i] = FROM(a);                                                                                            \
+        }                                                                                                              \
+    } while (0)
+
+/* dst[i] = dst[i] op src[i] for n elements (avg sums; see divide). */
+static void reduce_into(void *dst, const void *src, size_t n, int dtype, int op)
+{
+    switch (dtype) {
+    case T_INT8: RED_INT(int8_t, uint8_t); break;
+    case T_UINT8: RED_INT(uint8_t, uint8_t); break;
+    case T_INT32: RED_INT(int32_t, uint32_t); break;
+    case T_UINT32: RED_INT(uint32_t, uint32_t); break;
+    case T_INT64: RED_INT(int64_t, uint64_t); break;
+    case T_UINT64: RED_INT(uint64_t, uint64_t); break;
+    case T_FLOAT16: RED_HALF(half_to_float, float_to_half); break;
+    case T_FLOAT32: RED_FLOAT(float); break;
+    case T_FLOAT64: RED_FLOAT(double); break;
+    case T_BFLOAT16: RED_HALF(bf16_to_float, float_to_bf16); break;
+    }
+}
+
+#define DIV_INT(T)                                                                                                     \
+    do {                                                                                                               \
+        T *d = dst;                                                                                                    \
+        for (size_t i = 0; i < n; i++)                                                                                 \
+            d[i] = (T)(d[i] / (T)ranks);                                                                               \
+    } while (0)
+
+/* The avg's division by the number of ranks. */
+static void divide(void *dst, size_t n, int dtype, int ranks)
+{
+    switch (dtype) {
+    case T_INT8: DIV_INT(int8_t); break;
+    case T_UINT8: DIV_INT(uint8_t); break;
+    case T_INT32: DIV_INT(int32_t); break;
+    case T_UINT32: DIV_INT(uint32_t); break;
+    case T_INT64: DIV_INT(int64_t); break;
+    case T_UINT64: DIV_INT(uint64_t); break;
+    case T_FLOAT32: DIV_INT(float); break;
+    case T_FLOAT64: DIV_INT(double); break;
+    case T_FLOAT16: {
+        uint16_t *d = dst;
+        for (size_t i = 0; i < n; i++)
+            d[i] = float_to_half(half_to_float(d[i]) / (float)ranks);
+        break;
+    }
+    case T_BFLOAT16: {
+        uint16_t *d = dst;
+        for (size_t i = 0; i < n; i++)
+            d[i] = float_to_bf16(bf16_to_float(d[i]) / (float)ranks);
+        break;
+    }
+    }
+}
+
+/* -------------------------------------------------------------- faults */
+
+static int corrupts(const item_t *it)
+{
+    return it->comm->rank == g_corrupt_rank && it->index >= g_corrupt_op;
+}
+
+static void flip_first(char *p, int dtype)
+{
+    for (size_t i = 0; i < TYPE_SIZE[dtype]; i++)
+        p[i] = (char)~p[i];
+}
+
+/* ------------------------------------------------------------- timing */
+
+static int64_t scaled(double ns)
+{
+    return (int64_t)(ns * commbench_standin_time_scale() + 0.5);
+}
+
+static int in_place(const item_t *it)
+{
+    size_t es = TYPE_SIZE[it->dtype], block = it->count * es;
+    switch (it->kind) {
+    case K_ALLGATHER: return it->dsend == it->drecv + (uint64_t)it->comm->rank * block;
+    case K_REDUCE_SCATTER: return it->drecv == it->dsend + (uint64_t)it->comm->rank * block;
+    default: return it->dsend == it->drecv;
+    }
+}
+
+/* Modelled duration of a collective: NCCL's latency plus the bytes each
+ * rank puts on its ring link over the slowest ring link. */
+static int64_t coll_ns(const item_t *it)
+{
+    const struct standin_machine *m = commbench_standin_machine();
+    comm_t *c = it->comm;
+    double es = (double)TYPE_SIZE[it->dtype], s = (double)it->count * es, n = c->n, link;
+    if (c->n == 1) /* a local copy, nothing in place */
+        return scaled(m->nccl_latency_ns + (in_place(it) ? 0.0 : s / m->d2d));
+    switch (it->kind) {
+    case K_ALLREDUCE: link = 2.0 * (n - 1) / n * s; break;
+    case K_ALLGATHER:
+    case K_REDUCE_SCATTER: link = (n - 1) * s; break;
+    default: link = s; break;
+    }
+    return scaled(m->nccl_latency_ns + link / c->ring_rate);
+}
+
+/* ------------------------------------------------------------ collectives */
+
+static char *slot(comm_t *c, int r)
+{
+    return c->coll + (size_t)r * COLL_CHUNK;
+}
+
+static void describe(const struct desc *d, char *out, size_t len)
+{
+    if (d->kind < 0 || d->kind > K_REDUCE || d->dtype < 0 || d->dtype >= T_COUNT) {
+        snprintf(out, len, "an unknown operation");
+        return;
+    }
+    int n = snprintf(out, len, "%s(count %llu, %s", KIND_NAME[d->kind], (unsigned long long)d->count,
+                     TYPE_NAME[d->dtype]);
+    if (d->kind == K_ALLREDUCE || d->kind == K_REDUCE || d->kind == K_REDUCE_SCATTER)
+        n += snprintf(out + n, len - (size_t)n, ", %s", d->op >= 0 && d->op < OP_COUNT ? OP_NAME[d->op] : "?");
+    if (d->kind == K_BROADCAST || d->kind == K_REDUCE)
+        n += snprintf(out + n, len - (size_t)n, ", root %d", d->root);
+    snprintf(out + n, len - (size_t)n, ")");
+}
+
+/* One collective, starting on this rank at `start`; returns its end. On
+ * failure the communicator holds the error and start is returned. */
+static int64_t run_coll(item_t *it, int64_t start)
+{
+    comm_t *c = it->comm;
+    struct shm_hdr *h = c->h;
+    struct desc *mine = &h->desc[c->rank];
+    mine->seq = it->seq;
+    mine->kind = it->kind;
+    mine->dtype = it->dtype;
+    mine->op = it->op;
+    mine->root = it->root;
+    mine->count = it->count;
+    mine->start = start;
+    if (barrier(c))
+        return start;
+    int64_t t0 = start;
+    const struct desc *d0 = &h->desc[0];
+    for (int i = 0; i < c->n; i++) {
+        const struct desc *d = &h->desc[i];
+        if (d->start > t0)
+            t0 = d->start;
+        if (d->seq != d0->seq || d->kind != d0->kind || d->count != d0->count || d->dtype != d0->dtype ||
+            (d->kind != K_ALLGATHER && d->kind != K_BROADCAST && d->op != d0->op) ||
+            ((d->kind == K_BROADCAST || d->kind == K_REDUCE) && d->root != d0->root)) {
+            char a[160], b[160], text[512];
+            describe(d0, a, sizeof a);
+            describe(d, b, sizeof b);
+            snprintf(text, sizeof text,
+                     "mismatched collectives: as its collective %llu rank 0 called %s but rank %d called %s as its "
+                     "collective %llu",
+                     (unsigned long long)d0->seq, a, i, b, (unsigned long long)d->seq);
+            if (c->rank == 0 || c->rank == i)
+                complain("rank %d: %s", c->rank, text);
+            else
+                set_last("%s: rank %d: %s", ME, c->rank, text);
+            int expected = 0;
+            atomic_compare_exchange_strong(&c->async_err, &expected, ncclInvalidUsage);
+            return start;
+        }
+    }
+    size_t es = TYPE_SIZE[it->dtype], count = it->count;
+    int n = c->n, r = c->rank;
+    int writes = it->kind != K_REDUCE || r == it->root;
+    switch (it->kind) {
+    case K_ALLREDUCE:
+    case K_REDUCE: {
+        size_t k = COLL_CHUNK / es;
+        for (size_t off = 0; off < count; off += k) {
+            size_t len = count - off < k ? count - off : k;
+            memcpy(slot(c, r), it->send + off * es, len * es);
+            if (barrier(c))
+                return start;
+            if (writes) {
+                char *out = it->recv + off * es;
+                memcpy(out, slot(c, 0), len * es);
+                for (int i = 1; i < n; i++)
+                    reduce_into(out, slot(c, i), len, it->dtype, it->op);
+                if (it->op == OP_AVG)
+                    divide(out, len, it->dtype, n);
+            }
+            if (barrier(c))
+                return start;
+        }
+        break;
+    }
+    case K_BROADCAST: {
+        size_t k = COLL_CHUNK / es;
+        for (size_t off = 0; off < count; off += k) {
+            size_t len = count - off < k ? count - off : k;
+            if (r == it->root)
+                memcpy(slot(c, r), it->send + off * es, len * es);
+            if (barrier(c))
+                return start;
+            if (r != it->root || it->recv != it->send) /* in place, the root has it */
+                memcpy(it->recv + off * es, slot(c, it->root), len * es);
+            if (barrier(c))
+                return start;
+        }
+        break;
+    }
+    case K_ALLGATHER: {
+        size_t k = COLL_CHUNK / es;
+        for (size_t off = 0; off < count; off += k) {
+            size_t len = count - off < k ? count - off : k;
+            memcpy(slot(c, r), it->send + off * es, len * es);
+            if (barrier(c))
+                return start;
+            for (int i = 0; i < n; i++)
+                memcpy(it->recv + ((size_t)i * count + off) * es, slot(c, i), len * es);
+            if (barrier(c))
+                return start;
+        }
+        break;
+    }
+    case K_REDUCE_SCATTER: {
+        size_t k = COLL_CHUNK / (size_t)n / es;
+        for (size_t off = 0; off < count; off += k) {
+            size_t len = count - off < k ? count - off : k;
+            for (int j = 0; j < n; j++)
+                memcpy(slot(c, r) + (size_t)j * k * es, it->send + ((size_t)j * count + off) * es, len * es);
+            if (barrier(c))
+                return start;
+            char *out = it->recv + off * es;
+            memcpy(out, slot(c, 0) + (size_t)r * k * es, len * es);
+            for (int i = 1; i < n; i++)
+                reduce_into(out, slot(c, i) + (size_t)r * k * es, len, it->dtype, it->op);
+            if (it->op == OP_AVG)
+                divide(out, len, it->dtype, n);
+            if (barrier(c))
+                return start;
+        }
+        break;
+    }
+    }
+    if (writes && corrupts(it))
+        flip_first(it->recv, it->dtype);
+    return t0 + coll_ns(it);
+}
+
+/* ---------------------------------------------------------- send / recv */
+
+static struct chan *chan(comm_t *c, int from, int to)
+{
+    return (struct chan *)(c->chans + ((size_t)from * (size_t)c->n + (size_t)to) * c->chan_stride);
+}
+
+static char *chan_data(struct chan *ch)
+{
+    return (char *)ch + CHAN_HEAD;
+}
+
+/* The grouped sends and receives of a unit, all progressing together:
+ * each ordered pair has a one-chunk mailbox; a rank with nothing to do
+ * sleeps on its doorbell. Returns the modelled end. */
+static int64_t run_p2p(unit_t *u, int64_t start)
+{
+    comm_t *c = u->comm;
+    int n = c->n, me = c->rank;
+    const struct standin_machine *m = commbench_standin_machine();
+    /* Per peer, the unit's sends and receives in call order. */
+    int *order = calloc((size_t)u->nitems, sizeof *order);
+    int sfirst[MAXR + 1] = {0}, rfirst[MAXR + 1] = {0}, sp[MAXR], rp[MAXR];
+    int *rorder = calloc((size_t)u->nitems, sizeof *rorder);
+    if (!order || !rorder) {
+        free(order);
+        free(rorder);
+        int expected = 0;
+        atomic_compare_exchange_strong(&c->async_err, &expected, ncclSystemError);
+        set_last("%s: out of host memory for a group", ME);
+        return start;
+    }
+    for (int i = 0; i < u->nitems; i++) {
+        item_t *it = &u->items[i];
+        if (it->kind == K_SEND)
+            sfirst[it->peer + 1]++;
+        else if (it->kind == K_RECV)
+            rfirst[it->peer + 1]++;
+    }
+    for (int p = 0; p < n; p++) {
+        sfirst[p + 1] += sfirst[p];
+        rfirst[p + 1] += rfirst[p];
+        sp[p] = sfirst[p];
+        rp[p] = rfirst[p];
+    }
+    double send_ns = 0, recv_ns = 0;
+    for (int i = 0; i < u->nitems; i++) {
+        item_t *it = &u->items[i];
+        double bytes = (double)(it->count * TYPE_SIZE[it->dtype]);
+        if (it->kind == K_SEND) {
+            order[sp[it->peer]++] = i;
+            if (it->peer != me)
+                send_ns += bytes / commbench_standin_pair_rate(c->machine, c->gpus[it->peer]);
+        } else if (it->kind == K_RECV) {
+            rorder[rp[it->peer]++] = i;
+            if (it->peer != me)
+                recv_ns += bytes / commbench_standin_pair_rate(c->gpus[it->peer], c->machine);
+        }
+    }
+    for (int p = 0; p < n; p++) {
+        sp[p] = sfirst[p];
+        rp[p] = rfirst[p];
+    }
+    size_t sent[MAXR] = {0};
+    int awaiting[MAXR] = {0};
+    int64_t known = start;
+    int stopped = 0;
+    for (;;) {
+        uint32_t bell = atomic_load(&c->h->bell[me]);
+        int progressed = 0, left = 0;
+        for (int p = 0; p < n; p++) {
+            if (sp[p] < sfirst[p + 1]) {
+                item_t *it = &u->items[order[sp[p]]];
+                size_t bytes = it->count * TYPE_SIZE[it->dtype];
+                struct chan *ch = chan(c, me, p);
+                uint32_t state = atomic_load_explicit(&ch->state, memory_order_acquire);
+                if (awaiting[p]) {
+                    if (state == 0) {
+                        if (ch->rx_start > known)
+                            known = ch->rx_start;
+                        if (ch->mismatch) {
+                            char text[256];
+                            snprintf(text, sizeof text,
+                                     "rank %d sends %zu bytes to rank %d, which receives %llu (message %llu between "
+                                     "them)",
+                                     me, bytes, p, (unsigned long long)ch->rx_expect, (unsigned long long)ch->msg);
+                            complain("%s", text);
+                            fail_comm(c, ncclInvalidUsage, text);
+                        }
+                        awaiting[p] = 0;
+                        sent[p] = 0;
+                        sp[p]++;
+                        progressed = 1;
+                    }
+                } else if (state == 0) {
+                    size_t len = bytes - sent[p] < c->p2p_chunk ? bytes - sent[p] : c->p2p_chunk;
+                    if (sent[p] == 0) {
+                        ch->msg = ++c->send_msgs[p];
+                        ch->mismatch = 0;
+                    }
+                    ch->total = bytes;
+                    ch->offset = sent[p];
+                    ch->len = len;
+                    ch->sender_start = start;
+                    memcpy(chan_data(ch), it->send + sent[p], len);
+                    atomic_store_explicit(&ch->state, 1, memory_order_release);
+                    ring(c, p);
+                    sent[p] += len;
+                    if (sent[p] == bytes)
+                        awaiting[p] = 1;
+                    progressed = 1;
+                }
+                left |= sp[p] < sfirst[p + 1];
+            }
+            if (rp[p] < rfirst[p + 1]) {
+                item_t *it = &u->items[rorder[rp[p]]];
+                size_t bytes = it->count * TYPE_SIZE[it->dtype];
+                struct chan *ch = chan(c, p, me);
+                if (atomic_load_explicit(&ch->state, memory_order_acquire) == 1) {
+                    if (ch->offset == 0) {
+                        c->recv_msgs[p]++;
+                        ch->rx_start = start;
+                        if (ch->sender_start > known)
+                            known = ch->sender_start;
+                        if (ch->total != bytes) {
+                            char text[256];
+                            snprintf(text, sizeof text,
+                                     "rank %d receives %zu bytes from rank %d, which sends %llu (message %llu between "
+                                     "them)",
+                                     me, bytes, p, (unsigned long long)ch->total, (unsigned long long)ch->msg);
+                            ch->mismatch = 1;
+                            ch->rx_expect = bytes;
+                            complain("%s", text);
+                            fail_comm(c, ncclInvalidUsage, text);
+                        }
+                    }
+                    size_t room = bytes > ch->offset ? bytes - ch->offset : 0;
+                    memcpy(it->recv + ch->offset, chan_data(ch), ch->len < room ? ch->len : room);
+                    int last = ch->offset + ch->len == ch->total;
+                    atomic_store_explicit(&ch->state, 0, memory_order_release);
+                    ring(c, p);
+                    if (last) {
+                        if (corrupts(it))
+                            flip_first(it->recv, it->dtype);
+                        rp[p]++;
+                    }
+                    progressed = 1;
+                }
+                left |= rp[p] < rfirst[p + 1];
+            }
+        }
+        if (!left)
+            break;
+        if (!progressed) {
+            if (must_stop(c)) {
+                stopped = 1;
+                break;
+            }
+            fwait(&c->h->bell[me], bell, 50);
+        }
+    }
+    free(order);
+    free(rorder);
+    if (stopped)
+        return start;
+    double link = send_ns > recv_ns ? send_ns : recv_ns;
+    return known + scaled(m->nccl_latency_ns + link);
+}
+
+/* ---------------------------------------------------------------- units */
+
+static void comm_release(comm_t *c)
+{
+    /* NM held */
+    if (--c->refs > 0)
+        return;
+    munmap(c->h, c->map_size);
+    c->magic = 0;
+    free(c);
+}
+
+/* Whether the injected failure hits this unit. */
+static int unit_fails(const unit_t *u)
+{
+    if (u->comm->rank != g_fail_rank)
+        return 0;
+    for (int i = 0; i < u->nitems; i++)
+        if (u->items[i].index == g_fail_op)
+            return 1;
+    return 0;
+}
+
+static int64_t run_unit(void *arg, int64_t start, int skip)
+{
+    unit_t *u = arg;
+    comm_t *c = u->comm;
+    int64_t t = start;
+    if (!skip && !atomic_load(&c->aborted) && !atomic_load(&c->async_err)) {
+        if (unit_fails(u)) {
+            int expected = 0;
+            atomic_compare_exchange_strong(&c->async_err, &expected, ncclSystemError);
+            complain("injected failure (COMMBENCH_STANDIN_NCCL_FAIL=rank=%d,op=%llu): rank %d's operation %llu "
+                     "never completes; ncclCommAbort releases it",
+                     g_fail_rank, (unsigned long long)g_fail_op, c->rank, (unsigned long long)g_fail_op);
+            while (!atomic_load(&c->aborted)) {
+                struct timespec ts = {.tv_sec = 0, .tv_nsec = 20000000L};
+                nanosleep(&ts, NULL);
+            }
+        } else {
+            int p2p = 0;
+            for (int i = 0; i < u->nitems; i++)
+                p2p |= u->items[i].kind == K_SEND || u->items[i].kind == K_RECV;
+            if (p2p)
+                t = run_p2p(u, t);
+            for (int i = 0; i < u->nitems && !atomic_load(&c->async_err) && !atomic_load(&c->aborted); i++)
+                if (u->items[i].kind != K_SEND && u->items[i].kind != K_RECV)
+                    t = run_coll(&u->items[i], t);
+        }
+    }
+    pthread_mutex_lock(&NM);
+    c->pending--;
+    pthread_cond_broadcast(&NM_cv);
+    comm_release(c);
+    pthread_mutex_unlock(&NM);
+    free(u);
+    return t;
+}
+
+static comm_t *comm_of(const void *h)
+{
+    for (comm_t *c = g_comms; c; c = c->next)
+        if (c == h)
+            return c;
+    return NULL;
+}
+
+/* Queues items (all of one communicator and stream) as one unit. */
+static ncclResult_t launch_one(item_t *items, int n)
+{
+    comm_t *c = items[0].comm;
+    unit_t *u = malloc(sizeof *u + (size_t)n * sizeof(item_t));
+    if (!u) {
+        set_last("%s: out of host memory", ME);
+        return ncclSystemError;
+    }
+    u->comm = c;
+    u->nitems = n;
+    memcpy(u->items, items, (size_t)n * sizeof(item_t));
+    pthread_mutex_lock(&NM);
+    c->refs++;
+    c->pending++;
+    pthread_mutex_unlock(&NM);
+    int stream_machine = -1;
+    int rc = commbench_standin_enqueue(items[0].stream, c->machine, run_unit, u, &stream_machine);
+    if (rc == 0)
+        return ncclSuccess;
+    pthread_mutex_lock(&NM);
+    c->pending--;
+    comm_release(c);
+    pthread_cond_broadcast(&NM_cv);
+    pthread_mutex_unlock(&NM);
+    free(u);
+    if (rc == 400 && stream_machine >= 0) {
+        complain("%s: the stream is on GPU %d (machine index) but the communicator on GPU %d", KIND_NAME[items[0].kind],
+                 stream_machine, c->machine);
+        return ncclInvalidArgument;
+    }
+    set_last("%s: %s: the CUDA stand-in refused the stream operation: %s", ME, KIND_NAME[items[0].kind],
+             commbench_standin_cuda_error_name(rc));
+    return ncclUnhandledCudaError;
+}
+
+/* Queues a group's items: one unit per communicator and stream, in the
+ * order they first appear. */
+static ncclResult_t launch(item_t *items, int n)
+{
+    ncclResult_t rc = ncclSuccess;
+    int *taken = calloc((size_t)n, sizeof *taken);
+    item_t *part = malloc((size_t)n * sizeof *part);
+    if (!taken || !part) {
+        free(taken);
+        free(part);
+        set_last("%s: out of host memory", ME);
+        return ncclSystemError;
+    }
+    for (int i = 0; i < n && rc == ncclSuccess; i++) {
+        if (taken[i])
+            continue;
+        int k = 0;
+        for (int j = i; j < n; j++)
+            if (!taken[j] && items[j].comm == items[i].comm && items[j].stream == items[i].stream) {
+                part[k++] = items[j];
+                taken[j] = 1;
+            }
+        rc = launch_one(part, k);
+    }
+    free(taken);
+    free(part);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- calls */
+
+static ncclResult_t buffer(const char *call, const char *what, const void *p, size_t bytes, const comm_t *c,
+                           char **host)
+{
+    void *h = NULL;
+    int kind = 0, machine = -1;
+    int rc = commbench_standin_resolve((uint64_t)(uintptr_t)p, bytes, &h, &kind, &machine);
+    if (rc) {
+        complain("%s: %s %p does not hold %zu bytes of device memory (it is not allocated, or the range leaves its "
+                 "allocation)",
+                 call, what, p, bytes);
+        return ncclInvalidArgument;
+    }
+    if (kind == STANDIN_MEM_HOST) {
+        complain("%s: %s %p is ordinary host memory, not device memory", call, what, p);
+        return ncclInvalidArgument;
+    }
+    if (kind == STANDIN_MEM_DEVICE && machine != c->machine) {
+        complain("%s: %s %p is memory of GPU %d (machine index), but the communicator is on GPU %d", call, what, p,
+                 machine, c->machine);
+        return ncclInvalidArgument;
+    }
+    *host = h;
+    return ncclSuccess;
+}
+
+static ncclResult_t group_error(ncclResult_t rc)
+{
+    if (rc != ncclSuccess && t_depth > 0 && t_group_err == ncclSuccess)
+        t_group_err = rc;
+    return rc;
+}
+
+static ncclResult_t post(item_t *it)
+{
+    if (t_depth == 0)
+        return launch(it, 1);
+    if (t_nitems == t_capitems) {
+        int cap = t_capitems ? t_capitems * 2 : 32;
+        item_t *n = realloc(t_items, (size_t)cap * sizeof *n);
+        if (!n) {
+            set_last("%s: out of host memory", ME);
+            return group_error(ncclSystemError);
+        }
+        t_items = n;
+        t_capitems = cap;
+    }
+    t_items[t_nitems++] = *it;
+    return ncclSuccess;
+}
+
+/* Checks a call and queues it. `send_n` and `recv_n` are the elements
+ * each buffer must hold (0: not used on this rank). */
+static ncclResult_t call(int kind, const void *sendbuff, void *recvbuff, size_t count, int dtype, int op, int root,
+                         int peer, void *comm, void *stream, size_t send_n, size_t recv_n)
+{
+    pthread_once(&g_fault_once, read_faults);
+    const char *name = KIND_NAME[kind];
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    pthread_mutex_unlock(&NM);
+    if (!c) {
+        complain("%s: %p is not a live communicator", name, comm);
+        return group_error(ncclInvalidArgument);
+    }
+    int err = atomic_load(&c->async_err);
+    if (err)
+        return group_error(err);
+    if (dtype < 0 || dtype >= T_COUNT) {
+        complain("%s: datatype %d is not one the stand-in models", name, dtype);
+        return group_error(ncclInvalidArgument);
+    }
+    if ((kind == K_ALLREDUCE || kind == K_REDUCE || kind == K_REDUCE_SCATTER) && (op < 0 || op >= OP_COUNT)) {
+        complain("%s: reduction %d is not one the stand-in models", name, op);
+        return group_error(ncclInvalidArgument);
+    }
+    if ((kind == K_BROADCAST || kind == K_REDUCE) && (root < 0 || root >= c->n)) {
+        complain("%s: root %d is not a rank of this %d-rank communicator", name, root, c->n);
+        return group_error(ncclInvalidArgument);
+    }
+    if ((kind == K_SEND || kind == K_RECV) && (peer < 0 || peer >= c->n)) {
+        complain("%s: peer %d is not a rank of this %d-rank communicator", name, peer, c->n);
+        return group_error(ncclInvalidArgument);
+    }
+    if (count == 0)
+        return ncclSuccess;
+    size_t es = TYPE_SIZE[dtype];
+    if (send_n > SIZE_MAX / es || recv_n > SIZE_MAX / es) {
+        complain("%s: count %zu is too large", name, count);
+        return group_error(ncclInvalidArgument);
+    }
+    item_t it = {.kind = kind, .dtype = dtype, .op = op, .root = root, .peer = peer, .count = count, .comm = c,
+                 .stream = stream, .dsend = (uint64_t)(uintptr_t)sendbuff, .drecv = (uint64_t)(uintptr_t)recvbuff};
+    ncclResult_t rc;
+    if (send_n && (rc = buffer(name, "sendbuff", sendbuff, send_n * es, c, &it.send)))
+        return group_error(rc);
+    if (recv_n && (rc = buffer(name, "recvbuff", recvbuff, recv_n * es, c, &it.recv)))
+        return group_error(rc);
+    it.index = ++c->ops_called;
+    if (kind != K_SEND && kind != K_RECV)
+        it.seq = ++c->coll_seq;
+    return group_error(post(&it));
+}
+
+API ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, int datatype, int op, void *comm,
+                               void *stream)
+{
+    return call(K_ALLREDUCE, sendbuff, recvbuff, count, datatype, op, 0, 0, comm, stream, count, count);
+}
+
+API ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, int datatype, void *comm,
+                               void *stream)
+{
+    comm_t *c = comm;
+    pthread_mutex_lock(&NM);
+    size_t n = comm_of(comm) ? (size_t)c->n : 1;
+    pthread_mutex_unlock(&NM);
+    size_t recv_n = sendcount > SIZE_MAX / n ? SIZE_MAX : sendcount * n;
+    return call(K_ALLGATHER, sendbuff, recvbuff, sendcount, datatype, 0, 0, 0, comm, stream, sendcount, recv_n);
+}
+
+API ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, int datatype, int op,
+                                   void *comm, void *stream)
+{
+    comm_t *c = comm;
+    pthread_mutex_lock(&NM);
+    size_t n = comm_of(comm) ? (size_t)c->n : 1;
+    pthread_mutex_unlock(&NM);
+    size_t send_n = recvcount > SIZE_MAX / n ? SIZE_MAX : recvcount * n;
+    return call(K_REDUCE_SCATTER, sendbuff, recvbuff, recvcount, datatype, op, 0, 0, comm, stream, send_n, recvcount);
+}
+
+API ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, int datatype, int root, void *comm,
+                               void *stream)
+{
+    comm_t *c = comm;
+    pthread_mutex_lock(&NM);
+    int rank = comm_of(comm) ? c->rank : -1;
+    pthread_mutex_unlock(&NM);
+    return call(K_BROADCAST, sendbuff, recvbuff, count, datatype, 0, root, 0, comm, stream, rank == root ? count : 0,
+                count);
+}
+
+API ncclResult_t ncclBcast(void *buff, size_t count, int datatype, int root, void *comm, void *stream)
+{
+    return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
+}
+
+API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, int datatype, int op, int root,
+                            void *comm, void *stream)
+{
+    comm_t *c = comm;
+    pthread_mutex_lock(&NM);
+    int rank = comm_of(comm) ? c->rank : -1;
+    pthread_mutex_unlock(&NM);
+    return call(K_REDUCE, sendbuff, recvbuff, count, datatype, op, root, 0, comm, stream, count,
+                rank == root ? count : 0);
+}
+
+API ncclResult_t ncclSend(const void *sendbuff, size_t count, int datatype, int peer, void *comm, void *stream)
+{
+    return call(K_SEND, sendbuff, NULL, count, datatype, 0, 0, peer, comm, stream, count, 0);
+}
+
+API ncclResult_t ncclRecv(void *recvbuff, size_t count, int datatype, int peer, void *comm, void *stream)
+{
+    return call(K_RECV, NULL, recvbuff, count, datatype, 0, 0, peer, comm, stream, 0, count);
+}
+
+API ncclResult_t ncclGroupStart(void)
+{
+    t_depth++;
+    return ncclSuccess;
+}
+
+API ncclResult_t ncclGroupEnd(void)
+{
+    if (t_depth == 0) {
+        complain("ncclGroupEnd without ncclGroupStart");
+        return ncclInvalidUsage;
+    }
+    if (--t_depth > 0)
+        return ncclSuccess;
+    ncclResult_t rc = t_group_err;
+    if (rc == ncclSuccess && t_nitems > 0)
+        rc = launch(t_items, t_nitems);
+    t_nitems = 0;
+    t_group_err = ncclSuccess;
+    return rc;
+}
+
+/* --------------------------------------------------------- communicators */
+
+API ncclResult_t ncclGetVersion(int *version)
+{
+    if (!version)
+        return ncclInvalidArgument;
+    *version = 22105; /* 2.21.5 */
+    return ncclSuccess;
+}
+
+API ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
+{
+    if (!id)
+        return ncclInvalidArgument;
+    memset(id, 0, sizeof *id);
+    memcpy(id->internal, ID_MAGIC, sizeof ID_MAGIC);
+    unsigned char rnd[16];
+    size_t got = 0;
+    while (got < sizeof rnd) {
+        ssize_t k = getrandom(rnd + got, sizeof rnd - got, 0);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            set_last("%s: ncclGetUniqueId: getrandom: %s", ME, strerror(errno));
+            return ncclSystemError;
+        }
+        got += (size_t)k;
+    }
+    memcpy(id->internal + 16, rnd, sizeof rnd);
+    return ncclSuccess;
+}
+
+static size_t p2p_chunk_for(int n)
+{
+    size_t c = ((size_t)8 << 20) / ((size_t)n * (size_t)n);
+    if (c > ((size_t)1 << 20))
+        c = (size_t)1 << 20;
+    if (c < ((size_t)64 << 10))
+        c = (size_t)64 << 10;
+    return c;
+}
+
+static size_t segment_size(int n)
+{
+    return HDR_SIZE + (size_t)n * COLL_CHUNK + (size_t)n * (size_t)n * (CHAN_HEAD + p2p_chunk_for(n));
+}
+
+static double join_timeout_s(void)
+{
+    const char *s = getenv("COMMBENCH_STANDIN_NCCL_JOIN_TIMEOUT_S");
+    if (s && *s) {
+        char *end;
+        double d = strtod(s, &end);
+        if (end != s && *end == 0 && d > 0)
+            return d;
+    }
+    return 30.0;
+}
+
+API ncclResult_t ncclCommInitRank(void **out, int nranks, ncclUniqueId id, int rank)
+{
+    pthread_once(&g_fault_once, read_faults);
+    if (!out)
+        return ncclInvalidArgument;
+    if (nranks < 1 || nranks > MAXR || rank < 0 || rank >= nranks) {
+        complain("ncclCommInitRank: rank %d of %d ranks is out of range (the stand-in models 1 to %d ranks)", rank,
+                 nranks, MAXR);
+        return ncclInvalidArgument;
+    }
+    if (memcmp(id.internal, ID_MAGIC, sizeof ID_MAGIC) != 0) {
+        complain("ncclCommInitRank: the unique id did not come from this stand-in's ncclGetUniqueId");
+        return ncclInvalidArgument;
+    }
+    int machine = -1, ordinal = -1;
+    int cu = commbench_standin_current_device(&machine, &ordinal);
+    if (cu) {
+        set_last("%s: ncclCommInitRank: no usable CUDA device: %s", ME, commbench_standin_cuda_error_name(cu));
+        return ncclUnhandledCudaError;
+    }
+    comm_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        set_last("%s: out of host memory", ME);
+        return ncclSystemError;
+    }
+    c->magic = COMM_MAGIC;
+    c->rank = rank;
+    c->n = nranks;
+    c->machine = machine;
+    c->ordinal = ordinal;
+    c->refs = 1;
+    const unsigned char *r = (const unsigned char *)id.internal + 16;
+    int k = snprintf(c->shm_name, sizeof c->shm_name, "/commbench-nccl-");
+    for (int i = 0; i < 16; i++)
+        k += snprintf(c->shm_name + k, sizeof c->shm_name - (size_t)k, "%02x", r[i]);
+    int fd = shm_open(c->shm_name, O_RDWR | O_CREAT, 0600);
+    size_t size = segment_size(nranks);
+    int e = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)size);
+    if (e) {
+        if (fd >= 0)
+            close(fd);
+        set_last("%s: ncclCommInitRank: shared memory %s: %s", ME, c->shm_name, strerror(e));
+        free(c);
+        return ncclSystemError;
+    }
+    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        set_last("%s: ncclCommInitRank: mmap %s: %s", ME, c->shm_name, strerror(errno));
+        free(c);
+        return ncclSystemError;
+    }
+    c->h = map;
+    c->map_size = size;
+    c->coll = (char *)map + HDR_SIZE;
+    c->p2p_chunk = p2p_chunk_for(nranks);
+    c->chan_stride = CHAN_HEAD + c->p2p_chunk;
+    c->chans = c->coll + (size_t)nranks * COLL_CHUNK;
+    struct shm_hdr *h = c->h;
+    ncclResult_t rc = ncclSuccess;
+    uint32_t zero = 0;
+    if (!atomic_compare_exchange_strong(&h->nranks, &zero, (uint32_t)nranks) && zero != (uint32_t)nranks) {
+        complain("ncclCommInitRank: rank %d says the communicator has %d ranks, another rank said %u", rank, nranks,
+                 zero);
+        rc = ncclInvalidArgument;
+    }
+    int32_t none = 0;
+    if (rc == ncclSuccess && !atomic_compare_exchange_strong(&h->pid[rank], &none, (int32_t)getpid())) {
+        complain("ncclCommInitRank: rank %d joined twice (process %d, then %d)", rank, none, (int)getpid());
+        rc = ncclInvalidUsage;
+    }
+    if (rc == ncclSuccess) {
+        atomic_store(&h->gpu[rank], machine + 1);
+        atomic_fetch_add(&h->joined, 1);
+        fwake(&h->joined);
+        int64_t deadline = commbench_standin_now_ns() + (int64_t)(join_timeout_s() * 1e9);
+        for (;;) {
+            uint32_t j = atomic_load(&h->joined);
+            if (j >= (uint32_t)nranks)
+                break;
+            if (commbench_standin_now_ns() > deadline) {
+                complain("ncclCommInitRank: only %u of %d ranks joined within %.0f s (segment %s); the others never "
+                         "called ncclCommInitRank with this id",
+                         j, nranks, join_timeout_s(), c->shm_name);
+                shm_unlink(c->shm_name);
+                rc = ncclSystemError;
+                break;
+            }
+            fwait(&h->joined, j, 100);
+        }
+    }
+    if (rc == ncclSuccess) {
+        uint32_t was = 0;
+        if (atomic_compare_exchange_strong(&h->unlinked, &was, 1))
+            shm_unlink(c->shm_name);
+        for (int i = 0; i < nranks; i++)
+            c->gpus[i] = atomic_load(&h->gpu[i]) - 1;
+        for (int i = 0; i < nranks && rc == ncclSuccess; i++)
+            for (int j = i + 1; j < nranks; j++)
+                if (c->gpus[i] == c->gpus[j]) {
+                    const struct standin_gpu *g = &commbench_standin_machine()->gpu[c->gpus[i]];
+                    if (rank == i || rank == j)
+                        complain("ncclCommInitRank: duplicate GPU: ranks %d and %d are both on GPU %d (%04x:%02x:00.0); "
+                                 "one rank per GPU",
+                                 i, j, c->gpus[i], g->pci_domain, g->pci_bus);
+                    else
+                        set_last("%s: ncclCommInitRank: duplicate GPU: ranks %d and %d are both on GPU %d", ME, i, j,
+                                 c->gpus[i]);
+                    rc = ncclInvalidUsage;
+                    break;
+                }
+    }
+    if (rc != ncclSuccess) {
+        munmap(c->h, c->map_size);
+        free(c);
+        return rc;
+    }
+    double slowest = 0;
+    for (int i = 0; i < nranks && nranks > 1; i++) {
+        double rate = commbench_standin_pair_rate(c->gpus[i], c->gpus[(i + 1) % nranks]);
+        if (slowest == 0 || rate < slowest)
+            slowest = rate;
+    }
+    c->ring_rate = slowest;
+    pthread_mutex_lock(&NM);
+    c->next = g_comms;
+    g_comms = c;
+    pthread_mutex_unlock(&NM);
+    *out = c;
+    return ncclSuccess;
+}
+
+static void comm_unregister(comm_t *c)
+{
+    /* NM held */
+    for (comm_t **pp = &g_comms; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+}
+
+static void wake_all(comm_t *c)
+{
+    fwake(&c->h->bar_gen);
+    for (int i = 0; i < c->n; i++)
+        fwake(&c->h->bell[i]);
+}
+
+API ncclResult_t ncclCommAbort(void *comm)
+{
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    if (!c) {
+        pthread_mutex_unlock(&NM);
+        return ncclInvalidArgument;
+    }
+    atomic_store(&c->aborted, 1);
+    wake_all(c);
+    comm_unregister(c);
+    comm_release(c);
+    pthread_mutex_unlock(&NM);
+    return ncclSuccess;
+}
+
+API ncclResult_t ncclCommDestroy(void *comm)
+{
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    if (!c) {
+        pthread_mutex_unlock(&NM);
+        return ncclInvalidArgument;
+    }
+    comm_unregister(c);
+    /* Its queued work finishes first; with an asynchronous error pending
+     * there is nothing to wait for, so it goes as with ncclCommAbort. */
+    while (c->pending > 0 && !atomic_load(&c->async_err)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&NM_cv, &NM, &ts);
+    }
+    if (c->pending > 0) {
+        atomic_store(&c->aborted, 1);
+        wake_all(c);
+    }
+    comm_release(c);
+    pthread_mutex_unlock(&NM);
+    return ncclSuccess;
+}
+
+API ncclResult_t ncclCommGetAsyncError(void *comm, ncclResult_t *state)
+{
+    if (!state)
+        return ncclInvalidArgument;
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    if (c)
+        *state = atomic_load(&c->async_err);
+    pthread_mutex_unlock(&NM);
+    return c ? ncclSuccess : ncclInvalidArgument;
+}
+
+API ncclResult_t ncclCommCount(const void *comm, int *count)
+{
+    if (!count)
+        return ncclInvalidArgument;
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    if (c)
+        *count = c->n;
+    pthread_mutex_unlock(&NM);
+    return c ? ncclSuccess : ncclInvalidArgument;
+}
+
+API ncclResult_t ncclCommUserRank(const void *comm, int *rank)
+{
+    if (!rank)
+        return ncclInvalidArgument;
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    if (c)
+        *rank = c->rank;
+    pthread_mutex_unlock(&NM);
+    return c ? ncclSuccess : ncclInvalidArgument;
+}
+
+API ncclResult_t ncclCommCuDevice(const void *comm, int *device)
+{
+    if (!device)
+        return ncclInvalidArgument;
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    if (c)
+        *device = c->ordinal;
+    pthread_mutex_unlock(&NM);
+    return c ? ncclSuccess : ncclInvalidArgument;
+}
+
+API const char *ncclGetErrorString(ncclResult_t code)
+{
+    switch (code) {
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled CUDA error (the CUDA stand-in refused a call)";
+    case ncclSystemError: return "system error (an operating system call failed, or a failure was injected)";
+    case ncclInternalError: return "internal error in the NCCL stand-in";
+    case ncclInvalidArgument: return "invalid argument";
+    case ncclInvalidUsage: return "invalid usage";
+    case ncclRemoteError: return "remote error: another rank failed";
+    case ncclInProgress: return "operation in progress";
+    default: return "unknown NCCL result code";
+    }
+}
+
+API const char *ncclGetLastError(void *comm)
+{
+    (void)comm;
+    return g_last;
+}
