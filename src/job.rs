@@ -45,17 +45,28 @@ pub fn exit(code: i32) -> ! {
     std::process::exit(code)
 }
 
-/// Turns a panic into one line naming the program, and ends every rank.
+/// Turns a panic into one line naming the program, ends the run record
+/// `error` (where it exists) and ends every rank. A [`crate::fatal::Fatal`]
+/// payload is a failure of the GPU or a library and is said as it is; any
+/// other panic is a bug and says so.
 pub fn install_panic_hook(name: &'static str) {
     std::panic::set_hook(Box::new(move |info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
-        let loc = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        say(&format!("{name}: internal error: {msg}{loc} (please report this)"));
+        let line = match info.payload().downcast_ref::<crate::fatal::Fatal>() {
+            // A failure of the GPU or the library, not of commbench.
+            Some(crate::fatal::Fatal(line)) => format!("{name}: {line}"),
+            None => {
+                let msg = info
+                    .payload()
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                let loc = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+                format!("{name}: internal error: {msg}{loc} (please report this)")
+            }
+        };
+        say(&line);
+        crate::fatal::end_record(&line, 1);
         if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
             // SAFETY: ends every rank; MPI is initialised and not finalised.
             unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 1) };
@@ -166,6 +177,7 @@ impl Job {
     ) -> Result<Job, i32> {
         let name = cfg.name;
         install_panic_hook(name);
+        crate::fatal::set_program(name);
         let progress = Arc::new(Progress::default());
         let on_fire: Arc<Mutex<Option<OnFire>>> = Arc::new(Mutex::new(None));
         // Before any other thread starts (the watchdog's, MPI's), so that
@@ -322,7 +334,9 @@ impl Job {
         }
         self.watch.arm(record::end_marker(file.rec.clone(), file.path.clone(), header), &ranks);
         let mark = record::end_marker(file.rec.clone(), file.path.clone(), header);
-        self.world.on_failure(Box::new(move |line: &str, code: i32| mark(RunStatus::Error, line, code)));
+        crate::fatal::set_record_end(Box::new(move |line: &str, code: i32| {
+            mark(RunStatus::Error, line, code);
+        }));
         Ok(file)
     }
 
@@ -345,7 +359,7 @@ impl Job {
         }
         {
             let file = file.clone();
-            self.world.on_failure(Box::new(move |line: &str, code: i32| {
+            crate::fatal::set_record_end(Box::new(move |line: &str, code: i32| {
                 let _ = record_end::end_on_disk(&file, RunStatus::Error, line, code, rank);
             }));
         }

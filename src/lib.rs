@@ -13,6 +13,7 @@ pub mod cli;
 pub mod compare;
 pub mod datatype;
 pub mod diag;
+pub mod fatal;
 pub mod gpu;
 pub mod input_file;
 pub mod job;

@@ -235,16 +235,13 @@ impl Watch {
         self.peers.lock().ok()?.iter().find(|p| !p.alive()).cloned()
     }
 
-    fn mark(&self, status: RunStatus, detail: &str, code: i32) -> bool {
+    /// Ends the record (rank 0): None where this rank holds none; else
+    /// whether it now says this rank's judgement (false when it had ended,
+    /// or another rank's first-hand end was kept: that rank said why).
+    fn mark(&self, status: RunStatus, detail: &str, code: i32) -> Option<bool> {
         match self.marker.lock() {
-            Ok(m) => match m.as_ref() {
-                Some(f) => {
-                    f(status, detail, code);
-                    true
-                }
-                None => false,
-            },
-            Err(_) => false,
+            Ok(m) => m.as_ref().map(|f| f(status, detail, code)),
+            Err(_) => None,
         }
     }
 }
@@ -267,7 +264,7 @@ pub fn start(name: &'static str, progress: Arc<Progress>, timeout: Option<Durati
                         let at = progress.position();
                         let (status, detail) = judge(Some(p), timeout, progress.still_for(), &at, "rank 0 looked");
                         let code = if status == RunStatus::Timeout { crate::watchdog::TIMEOUT_EXIT } else { 1 };
-                        if watch.mark(status, &detail, code) {
+                        if watch.mark(status, &detail, code) == Some(true) {
                             crate::say!("{name}: {detail}");
                         }
                         failed = Some(Instant::now());
@@ -330,11 +327,14 @@ fn on_signal(name: &str, sig: i32, progress: &Progress, timeout: Option<Duration
     let at = progress.position();
     let still = progress.still_for();
     let (status, detail) = judge(watch.dead_peer(), timeout, still, &at, &format!("{signame} came"));
-    if watch.mark(status, &detail, code) {
-        crate::say!("{name}: {detail}");
-    } else {
-        std::thread::sleep(OTHERS_AFTER_SIGNAL);
-        watch.end_for_rank0(&signame, &at, code);
+    match watch.mark(status, &detail, code) {
+        Some(true) => crate::say!("{name}: {detail}"),
+        // Another rank ended the record first-hand and said why.
+        Some(false) => {}
+        None => {
+            std::thread::sleep(OTHERS_AFTER_SIGNAL);
+            watch.end_for_rank0(&signame, &at, code);
+        }
     }
     // SAFETY: ends the process at once; the main thread may be inside MPI.
     unsafe { libc::_exit(code) }

@@ -109,10 +109,15 @@ impl CudaMemory {
 }
 
 /// A staging copy failed: the GPU is gone or broken, which nothing later
-/// in the run can survive. The panic hook turns this into one line.
+/// in the run can survive. The job ends with this one line, the record
+/// ended `error` (see [`crate::fatal`]).
 #[cold]
 fn staging_failed(what: &str, e: cudarc::driver::result::DriverError) -> ! {
-    panic!("CUDA copy {what} for a fill or validation failed: {}", cuda::status_text(e))
+    crate::fatal::raise(format!(
+        "CUDA failed on {}: copy {what} for a fill or validation: {}",
+        crate::topo::hostname(),
+        cuda::status_text(e)
+    ))
 }
 
 impl Memory for CudaMemory {

@@ -10,10 +10,6 @@ use mpi::ffi;
 use super::shim::Handles;
 use super::{Control, ReduceOp};
 
-/// What the run does with its record before a failure seen mid-run ends
-/// the job (see [`World::fail`]): the line and the exit status.
-pub type OnFailure = Box<dyn Fn(&str, i32) + Send>;
-
 /// An initialised MPI world. Dropping it finalises MPI.
 pub struct World {
     universe: Option<mpi::environment::Universe>,
@@ -21,8 +17,6 @@ pub struct World {
     rank: usize,
     size: usize,
     h: Handles,
-    /// Set by the job once its run record exists.
-    on_failure: std::sync::Mutex<Option<OnFailure>>,
 }
 
 impl World {
@@ -37,14 +31,7 @@ impl World {
             let mut size = 0;
             ffi::MPI_Comm_rank(comm, &mut rank);
             ffi::MPI_Comm_size(comm, &mut size);
-            Some(World {
-                universe: Some(universe),
-                comm,
-                rank: rank as usize,
-                size: size as usize,
-                h: Handles::get(),
-                on_failure: std::sync::Mutex::new(None),
-            })
+            Some(World { universe: Some(universe), comm, rank: rank as usize, size: size as usize, h: Handles::get() })
         }
     }
 
@@ -95,28 +82,16 @@ impl World {
         std::process::exit(code)
     }
 
-    /// Says what should happen to the run record when a rank sees a
-    /// failure mid-run that ends the job ([`World::fail`]); replaces the
-    /// previous one.
-    pub fn on_failure(&self, f: OnFailure) {
-        if let Ok(mut slot) = self.on_failure.lock() {
-            *slot = Some(f);
-        }
-    }
-
     /// Ends the job from this rank after a failure the others cannot be
     /// told of through MPI (they may be waiting inside NCCL or CUDA): the
-    /// line on stderr, the run record ended with it (by whichever rank this
-    /// is), stdout flushed, then `MPI_Abort`.
+    /// line, after the program's name, on stderr; the run record ended
+    /// with it by whichever rank this is ([`crate::fatal`]); stdout
+    /// flushed; then `MPI_Abort`.
     #[cold]
     pub fn fail(&self, line: &str, code: i32) -> ! {
-        crate::diag::say(line);
-        // A failure inside the hook itself must not stop the abort.
-        if let Ok(slot) = self.on_failure.try_lock() {
-            if let Some(f) = slot.as_ref() {
-                f(line, code);
-            }
-        }
+        let line = format!("{}: {line}", crate::fatal::program());
+        crate::diag::say(&line);
+        crate::fatal::end_record(&line, code);
         let _ = std::io::Write::flush(&mut std::io::stdout());
         self.abort(code)
     }

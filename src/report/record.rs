@@ -236,15 +236,20 @@ pub fn timeout_marker<R: Serialize + Send + 'static>(
     header: fn(&mut R) -> &mut RunHeader,
 ) -> crate::watchdog::OnFire {
     let mark = end_marker(record, path, header);
-    Box::new(move |msg: &str| mark(RunStatus::Timeout, msg, crate::watchdog::TIMEOUT_EXIT))
+    Box::new(move |msg: &str| {
+        mark(RunStatus::Timeout, msg, crate::watchdog::TIMEOUT_EXIT);
+    })
 }
 
 /// Ends the shared record with a status, a detail and an exit status, and
 /// rewrites it at `path`: what the watchdog and the signal thread do before
 /// the process ends. It waits at most half a second for a record that is
 /// being written (the main thread holds it only to count a row or end it),
-/// and leaves alone a record that has already ended.
-pub type EndMarker = Box<dyn Fn(RunStatus, &str, i32) + Send + Sync>;
+/// and leaves alone a record that has already ended. True when the record
+/// now says what this call gave; false when it had ended already, another
+/// rank's first-hand end was kept (that rank said why), or it could not be
+/// had in time.
+pub type EndMarker = Box<dyn Fn(RunStatus, &str, i32) -> bool + Send + Sync>;
 
 /// An [`EndMarker`] over `record` at `path`; `header` finds the header.
 pub fn end_marker<R: Serialize + Send + 'static>(
@@ -257,21 +262,26 @@ pub fn end_marker<R: Serialize + Send + 'static>(
         loop {
             if let Ok(mut r) = record.try_lock() {
                 let h = header(&mut r);
-                if h.status == RunStatus::Running {
-                    // Another rank saw the hang or the failure first-hand.
-                    match super::record_end::first_hand_from_another_rank(&path) {
-                        Some(e) => {
-                            h.end(e.status, e.detail, e.exit_code.unwrap_or(code));
-                            h.ended_by_rank = Some(e.by_rank);
-                        }
-                        None => h.end(status, Some(msg.to_string()), code),
-                    }
-                    let _ = write_json(&*r, &path);
+                if h.status != RunStatus::Running {
+                    return false;
                 }
-                return;
+                // Another rank saw the hang or the failure first-hand.
+                let mine = match super::record_end::first_hand_from_another_rank(&path) {
+                    Some(e) => {
+                        h.end(e.status, e.detail, e.exit_code.unwrap_or(code));
+                        h.ended_by_rank = Some(e.by_rank);
+                        false
+                    }
+                    None => {
+                        h.end(status, Some(msg.to_string()), code);
+                        true
+                    }
+                };
+                let _ = write_json(&*r, &path);
+                return mine;
             }
             if std::time::Instant::now() >= deadline {
-                return;
+                return false;
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
