@@ -288,6 +288,11 @@ pub trait Transport {
 /// The collectives of a transport that has them (MPI, the mock; UCX's tag
 /// API has none): what the collective benchmarks and osu_barrier time.
 pub trait Collectives: Transport {
+    /// Where an in-place reduce-scatter leaves a rank's share of the
+    /// result: at the start of the buffer, as MPI_IN_PLACE does (false), or
+    /// at the rank's own block of it, as NCCL does (`recvbuff = sendbuff +
+    /// rank * recvcount`; true).
+    const IN_PLACE_RESULT_AT_OWN_BLOCK: bool = false;
     /// The barrier of the data plane (what osu_barrier times).
     fn barrier(&self);
     /// Sum over ranks, everywhere.

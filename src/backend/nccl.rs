@@ -438,6 +438,8 @@ impl<'w> Transport for Nccl<'w> {
 }
 
 impl<'w> Collectives for Nccl<'w> {
+    const IN_PLACE_RESULT_AT_OWN_BLOCK: bool = true;
+
     /// NCCL has no barrier; the control plane's stands in (osu_barrier
     /// does not run over NCCL).
     fn barrier(&self) {

@@ -30,6 +30,10 @@ pub struct Job {
     pub np: usize,
     pub in_place: bool,
     pub root: RootRank,
+    /// Where an in-place reduce-scatter leaves a rank's result: at the
+    /// rank's own block of the buffer (NCCL) rather than at its start (MPI);
+    /// see [`Collectives::IN_PLACE_RESULT_AT_OWN_BLOCK`].
+    pub result_at_own_block: bool,
 }
 
 impl Job {
@@ -159,7 +163,13 @@ impl<C: Collective, T: Collectives> CollKernel<C, T> {
         t.write_host(&mut bufs.send, |b| b.fill(1));
         t.write_host(&mut bufs.recv, |b| b.fill(0));
         t.write_host(&mut bufs.warm, |b| b.fill(0));
-        let job = Job { rank: s.rank(), np, in_place: s.opts.in_place, root: s.opts.root };
+        let job = Job {
+            rank: s.rank(),
+            np,
+            in_place: s.opts.in_place,
+            root: s.opts.root,
+            result_at_own_block: T::IN_PLACE_RESULT_AT_OWN_BLOCK,
+        };
         Ok(CollKernel { c, bufs, job, iteration: 0 })
     }
 
@@ -188,6 +198,9 @@ impl<C: Collective, T: Collectives> Kernel<T> for CollKernel<C, T> {
                 t.world().barrier();
                 self.run_call(t, case, true);
             }
+            // On a stream (NCCL) the calls are only queued: they must be
+            // done before the timed call starts, or its time holds theirs.
+            t.complete();
         }
         if validation.is_some() || self.c.sync() == Sync::Before {
             t.world().barrier();
@@ -305,7 +318,7 @@ mod tests {
 
     #[test]
     fn roots() {
-        let fixed = Job { rank: 0, np: 4, in_place: false, root: RootRank::Fixed(2) };
+        let fixed = Job { rank: 0, np: 4, in_place: false, root: RootRank::Fixed(2), result_at_own_block: false };
         assert_eq!((fixed.root_of(0), fixed.root_of(7)), (2, 2));
         let rot = Job { root: RootRank::Rotate, ..fixed };
         assert_eq!((rot.root_of(0), rot.root_of(5), rot.root_of(7)), (0, 1, 3));

@@ -168,7 +168,13 @@ impl<N: NonBlocking, T: Collectives> NbcKernel<N, T> {
         t.write_host(&mut bufs.send, |b| b.fill(1));
         t.write_host(&mut bufs.recv, |b| b.fill(0));
         t.write_host(&mut bufs.warm, |b| b.fill(0));
-        let job = Job { rank: s.rank(), np, in_place: s.opts.in_place, root: s.opts.root };
+        let job = Job {
+            rank: s.rank(),
+            np,
+            in_place: s.opts.in_place,
+            root: s.opts.root,
+            result_at_own_block: T::IN_PLACE_RESULT_AT_OWN_BLOCK,
+        };
         Ok(NbcKernel {
             c,
             bufs,

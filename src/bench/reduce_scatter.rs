@@ -68,10 +68,12 @@ impl Collective for ReduceScatter {
     }
 
     /// Element l of this rank's result is element start + l of the summed
-    /// vector.
+    /// vector; in place it sits at the start of the buffer (MPI), or where
+    /// the rank's block was (NCCL).
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         let (start, len) = self.block(job.rank);
-        check_reduction(recv, case, job, i, start, len)
+        let at = if job.in_place && job.result_at_own_block { start * case.datatype.size() } else { 0 };
+        check_reduction(recv.get(at..).unwrap_or_default(), case, job, i, start, len)
     }
 }
 
