@@ -61,7 +61,8 @@ pub struct GpuInfo {
     pub name: String,
     /// `0000:1b:00.0`, the form sysfs and hwloc use.
     pub pci_bus_id: String,
-    /// From sysfs; None where the kernel does not say.
+    /// From sysfs, else the driver's host NUMA id; None where neither
+    /// says.
     pub numa_node: Option<u32>,
     pub memory_bytes: usize,
     /// `9.0`.
@@ -180,10 +181,14 @@ fn describe(
     let mut version: c_int = 0;
     // SAFETY: writes one int.
     unsafe { sys::cuDriverGetVersion(&mut version).result()? };
+    // sysfs where it shows the device; else the driver's own answer
+    // (CUDA 12.2 on), which containers without a PCI view still give.
+    let numa = numa_node(Path::new("/sys/bus/pci/devices"), &pci_bus_id)
+        .or_else(|| attr(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID).ok().and_then(|n| u32::try_from(n).ok()));
     Ok(GpuInfo {
         index,
         name: result::device::get_name(dev)?,
-        numa_node: numa_node(Path::new("/sys/bus/pci/devices"), &pci_bus_id),
+        numa_node: numa,
         pci_bus_id,
         // SAFETY: `dev` came from cuDeviceGet.
         memory_bytes: unsafe { result::device::total_mem(dev)? },

@@ -75,10 +75,11 @@ pub fn plan(m: &Machine, ranks_on_node: usize, req: &PlacementRequest) -> Result
     let nic_list = req.nic.as_ref().map(|l| l.iter().map(|s| resolve_nic(m, s)).collect::<Result<Vec<_>, _>>());
     let nic_list = nic_list.transpose()?;
     if let Some(list) = &req.gpu {
-        for &g in list {
-            if m.gpus.is_empty() {
-                return Err(PlacementError::NoGpu { what: format!("--gpu {g}"), host: m.hostname.clone() });
-            }
+        // Where hwloc sees no GPU at all (no PCI view in a container, a
+        // driver it cannot see) the number is CUDA's alone: the driver
+        // checks it when the rank opens its GPU, and nothing is placed
+        // near it.
+        for &g in list.iter().filter(|_| !m.gpus.is_empty()) {
             if g >= m.gpus.len() {
                 let count = m.gpus.len();
                 return Err(PlacementError::GpuMissing { index: g, host: m.hostname.clone(), count, last: count - 1 });
@@ -99,6 +100,13 @@ pub fn plan(m: &Machine, ranks_on_node: usize, req: &PlacementRequest) -> Result
     let mut out = Vec::with_capacity(ranks_on_node);
     for r in 0..ranks_on_node {
         let mut notes = Vec::new();
+        if req.gpu.is_some() && m.gpus.is_empty() {
+            notes.push(format!(
+                "hwloc sees no GPU on {}: the GPU is CUDA's number alone, and no core or NIC is chosen for \
+                 nearness to it",
+                m.hostname
+            ));
+        }
         let gpu = match &req.gpu {
             Some(list) => Some(list[r % list.len()]),
             None if policy == BindPolicy::Gpu => Some(r % m.gpus.len()),
@@ -108,7 +116,7 @@ pub fn plan(m: &Machine, ranks_on_node: usize, req: &PlacementRequest) -> Result
             Some(list) => Some(list[r % list.len()].0),
             None => match (policy, gpu) {
                 (BindPolicy::Nic, _) => Some(candidates[r % candidates.len()]),
-                (BindPolicy::Gpu, Some(g)) => nearest_nic(m, &candidates, g, &nic_use),
+                (BindPolicy::Gpu, Some(g)) if g < m.gpus.len() => nearest_nic(m, &candidates, g, &nic_use),
                 _ => None,
             },
         };
@@ -123,7 +131,7 @@ pub fn plan(m: &Machine, ranks_on_node: usize, req: &PlacementRequest) -> Result
                 BindPolicy::Core => Some(allowed_cores.clone()),
                 BindPolicy::Nic => Some(near_order(m, &allowed_cores, &[nic.map(|n| m.nics[n].cpus.as_slice())])),
                 BindPolicy::Gpu => {
-                    let g = gpu.map(|g| m.gpus[g].cpus.as_slice());
+                    let g = gpu.and_then(|g| m.gpus.get(g)).map(|g| g.cpus.as_slice());
                     let n = nic.map(|n| m.nics[n].cpus.as_slice());
                     Some(near_order(m, &allowed_cores, &[g, n]))
                 }

@@ -76,6 +76,12 @@ fn epyc_core_policy_and_errors() {
     assert_eq!(triples(&m, 2, &[("bind", "core")]), vec![t("0", "-", "-"), t("1", "-", "-")]);
     assert_eq!(triples(&m, 2, &[]), vec![t("-", "-", "-"), t("-", "-", "-")]);
     assert_eq!(err(&m, 1, &[("bind", "gpu")]), "--bind gpu: epyc-hdr has no GPU that hwloc can see");
+    // --gpu on a node where hwloc sees none is CUDA's number: kept, said,
+    // and nothing placed near it.
+    let p = plan(&m, 2, &request(&[("gpu", "1,0")])).unwrap();
+    assert_eq!(p.iter().map(|p| p.gpu).collect::<Vec<_>>(), vec![Some(1), Some(0)]);
+    assert!(p.iter().all(|p| p.nic.is_none()));
+    assert!(p[0].notes.iter().any(|n| n.starts_with("hwloc sees no GPU on epyc-hdr: ")), "{:?}", p[0].notes);
     assert_eq!(
         err(&m, 1, &[("nic", "mlx5_9")]),
         "--nic mlx5_9: no such network device on epyc-hdr (found: eth0, mlx5_0, mlx5_1, mlx5_2)"
