@@ -162,10 +162,65 @@ fn options_that_do_not_go_together() {
     refused("osu_latency", &[QUICK, &["-d", "cuda", "--backend", "ucx", "D", "D"]].concat(), &[], |l| {
         l.starts_with("-d cuda cannot be combined with --backend ucx (")
     });
-    // A GPU index this node does not have: placement refuses it before
-    // any driver is asked.
-    refused("osu_latency", &[QUICK, &["-d", "cuda", "--gpu", "3", "D", "D"]].concat(), &[], |l| {
-        l.starts_with("osu_latency: ") && l.contains("--gpu 3")
+}
+
+/// `-d cuda` and `-d managed` on the stand-in's GPUs (tests/common/
+/// standin.rs: an 8-GPU NVSwitch box), as far as the MPI here allows:
+/// neither Open MPI 4.1 nor MPICH 4.0 of Debian is CUDA-aware and both say
+/// so when asked, so GPU buffers are refused in one line on every rank
+/// (handing them device pointers would crash them), while `H H` runs with
+/// every rank's GPU opened and described in the run record. A GPU the
+/// driver does not have is one line naming what CUDA sees.
+#[test]
+fn gpu_buffers_go_as_far_as_the_mpi_allows_and_the_record_holds_the_gpus() {
+    let _g = mpi_lock();
+    let gpu = common::standin::stand_in("dgx-h100");
+    let env: Vec<(String, String)> = gpu.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let o =
+        run_with_results_env(Mpi::OpenMpi, 2, "osu_latency", &["-d", "cuda", "-m", "8", "-i", "10", "H", "H"], &env);
+    assert_eq!(o.run.code, Some(0), "{:?}", o.run);
+    assert_eq!(o.run.stdout.lines().nth(1), Some("# OSU MPI-CUDA Latency Test v7.4"), "{}", o.run.stdout);
+    let details = &o.record["backend_details"];
+    assert_eq!(details["mpi_cuda_support"], false, "{details}");
+    let ranks = details["ranks"].as_array().expect("ranks");
+    for (r, rank) in ranks.iter().enumerate() {
+        assert_eq!(rank["buffers"], "host", "{rank}");
+        let g = &rank["gpu"];
+        assert_eq!(g["index"], r, "{rank}");
+        assert_eq!(g["name"], "H100 80GB HBM3", "{rank}");
+        assert_eq!(g["pci_bus_id"], format!("0000:{:02x}:00.0", r + 1), "{rank}");
+        assert_eq!(g["memory_bytes"], 80u64 << 30, "{rank}");
+        assert_eq!(g["compute_capability"], "9.0", "{rank}");
+        assert_eq!(g["numa_node"], 0, "{rank}");
+        assert_eq!(g["chosen_by"], format!("local rank {r} mod 8 GPU(s)"), "{rank}");
+    }
+    let not_aware = |place: &'static str| {
+        move |l: &str| {
+            l == format!(
+                "osu_latency: this MPI library cannot move CUDA memory (asked with MPIX_Query_cuda_support or \
+                 MPIX_GPU_query_support, it says no): run a CUDA-aware MPI build, or leave the {place} buffers on \
+                 the host (H H)"
+            )
+        }
+    };
+    for mpi in [Mpi::OpenMpi, Mpi::Mpich] {
+        refused_under(mpi, "osu_latency", &[QUICK, &["-d", "cuda", "D", "D"]].concat(), &env, not_aware("device"));
+        refused_under(mpi, "osu_latency", &[QUICK, &["-d", "managed", "D", "D"]].concat(), &env, not_aware("managed"));
+    }
+    refused("osu_allreduce", &[QUICK, &["-d", "cuda"]].concat(), &env, |l| {
+        l.starts_with("osu_allreduce: this MPI library cannot move CUDA memory")
+    });
+    // Where hwloc sees no GPU the number is CUDA's, checked by the driver.
+    refused("osu_latency", &[QUICK, &["-d", "cuda", "--gpu", "9", "H", "H"]].concat(), &env, |l| {
+        l == format!("osu_latency: --gpu 9: {} has 8 GPU(s) as CUDA numbers them (0-7)", hostname())
+    });
+    let visible = [env.as_slice(), &[("CUDA_VISIBLE_DEVICES", "1,2")]].concat();
+    refused("osu_latency", &[QUICK, &["-d", "cuda", "--gpu", "2", "H", "H"]].concat(), &visible, |l| {
+        l == format!(
+            "osu_latency: --gpu 2: {} has 2 GPU(s) as CUDA numbers them (0-1); CUDA_VISIBLE_DEVICES=1,2",
+            hostname()
+        )
     });
 }
 

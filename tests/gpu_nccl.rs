@@ -1,0 +1,503 @@
+//! `--backend nccl` end to end on the GPU stand-in (tests/common/standin.rs):
+//! real mpirun, the real binaries, and in place of the CUDA driver and NCCL
+//! the stand-in's libcuda.so.1 and libnccl.so.2, which compute every
+//! collective on host memory standing in for device memory, across the
+//! ranks' processes, and take the time a described machine's links would
+//! (tests/machines/dgx1.json, dgx-h100.json). The stand-in's figures are
+//! a model: these tests check that commbench reports the model's time and
+//! nccl-tests' bandwidths of it, never that any GPU is fast.
+//!
+//! With `-z` the reported times are CUDA events, which the stand-in stamps
+//! with modelled times, so they are checked tightly whatever this machine's
+//! load; host-clock times are checked at a time scale the host keeps up
+//! with, more loosely.
+//!
+//! This file takes about a minute: every NCCL collective at 1 to 4 ranks
+//! (24 launches of one to three seconds, the modelled time slowed so that
+//! this machine keeps up with it) is what the GPU issue asks for.
+
+mod common;
+
+use commbench::topo::describe::{self, GpuLinkKind, GpuModel};
+use common::standin::{self, StandIn};
+use common::*;
+use std::path::Path;
+use std::time::Duration;
+
+/// The machine a description file names, as the stand-in models it.
+struct Model {
+    model: GpuModel,
+}
+
+impl Model {
+    fn of(machine: &str) -> Model {
+        let model = describe::load_gpu_model(&standin::description(machine)).expect("a GPU model");
+        Model { model }
+    }
+
+    fn rates(&self) -> &describe::GpuRates {
+        self.model.rates.as_ref().expect("gpu_rates")
+    }
+
+    /// Bytes per second between GPUs `a` and `b` as the description says:
+    /// NVLinks times a link's rate, PCIe peer access, else staged through
+    /// the host.
+    fn pair_rate(&self, a: usize, b: usize) -> f64 {
+        let r = self.rates();
+        let link = self.model.links.iter().find(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a));
+        1e9 * match link.map(|l| l.kind) {
+            Some(GpuLinkKind::NvLink(n)) => n as f64 * r.nvlink_gbs,
+            Some(GpuLinkKind::Pcie) => r.pcie_peer_gbs,
+            None => r.staged_peer_gbs,
+        }
+    }
+
+    /// The slowest link of the ring of `gpus` in rank order.
+    fn ring_rate(&self, gpus: &[usize]) -> f64 {
+        (0..gpus.len()).map(|i| self.pair_rate(gpus[i], gpus[(i + 1) % gpus.len()])).fold(f64::INFINITY, f64::min)
+    }
+
+    /// Seconds of one operation moving `link_bytes` over each rank's ring
+    /// link, NCCL's fixed cost included.
+    fn op_seconds(&self, link_bytes: f64, ring: f64) -> f64 {
+        self.rates().nccl_latency_us * 1e-6 + link_bytes / ring
+    }
+}
+
+/// nccl-tests' bus-bandwidth factor of a collective on `n` ranks, which
+/// is also the share of the table's size each rank puts on its ring link
+/// in a ring algorithm (the whole size for broadcast and reduce).
+fn factor(program: &str, n: usize) -> f64 {
+    let n = n as f64;
+    match program {
+        "osu_allreduce" => 2.0 * (n - 1.0) / n,
+        "osu_bcast" | "osu_reduce" => 1.0,
+        _ => (n - 1.0) / n,
+    }
+}
+
+/// The GPUs each job size runs on, chosen so that the rings differ: two
+/// NVLinks, a ring with one CPU-crossing pair, a ring whose slowest pair
+/// has one NVLink (DGX-1's cube mesh).
+fn dgx1_gpus(np: usize) -> Vec<usize> {
+    match np {
+        1 => vec![2],
+        2 => vec![0, 3],
+        3 => vec![0, 4, 7],
+        _ => vec![0, 3, 2, 1],
+    }
+}
+
+fn list(gpus: &[usize]) -> String {
+    gpus.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// The stand-in's environment plus `extra`, for a launch.
+fn env(gpu: &StandIn, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut e = gpu.env();
+    e.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    e
+}
+
+/// A launch with the stand-in, results in `dir`.
+fn nccl_run(gpu: &StandIn, np: usize, bench: &str, args: &[&str], extra: &[(&str, &str)], dir: &Path) -> Run {
+    let mut all: Vec<&str> = args.to_vec();
+    let rd = dir.join("res");
+    let rd = rd.to_str().unwrap().to_string();
+    all.extend(["--results-dir", &rd]);
+    let o = Launch {
+        cwd: Some(dir.to_path_buf()),
+        env: env(gpu, extra),
+        timeout: Some(Duration::from_secs(60)),
+        ..Launch::default()
+    };
+    launch(Mpi::OpenMpi, np, bench, &all, &o)
+}
+
+/// The run record and CSV rows a run left in `dir/res`.
+fn results(dir: &Path) -> (serde_json::Value, Vec<std::collections::HashMap<String, String>>) {
+    let rd = dir.join("res");
+    let json = files_with_ext(&rd, "json");
+    let csv = files_with_ext(&rd, "csv");
+    assert_eq!((json.len(), csv.len()), (1, 1), "{json:?} {csv:?}");
+    let record = serde_json::from_str(&std::fs::read_to_string(&json[0]).unwrap()).unwrap();
+    (record, read_csv(&csv[0]))
+}
+
+/// One data row of nccl-tests' table: size, count, then the out-of-place
+/// and in-place cells (time us, algbw, busbw, #wrong as printed).
+#[derive(Debug)]
+struct TableRow {
+    size: usize,
+    count: usize,
+    cells: [(f64, f64, f64, String); 2],
+}
+
+fn table_rows(stdout: &str) -> Vec<TableRow> {
+    stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(t.len(), 13, "{l}");
+            let num = |i: usize| t[i].parse::<f64>().unwrap_or_else(|_| panic!("{l}: column {i}"));
+            let cell = |at: usize| (num(at), num(at + 1), num(at + 2), t[at + 3].to_string());
+            TableRow { size: t[0].parse().unwrap(), count: t[1].parse().unwrap(), cells: [cell(5), cell(9)] }
+        })
+        .collect()
+}
+
+fn close(got: f64, want: f64, rel: f64) -> bool {
+    (got - want).abs() <= rel * want.abs()
+}
+
+/// `close` for a figure printed with two decimals (nccl-tests' columns):
+/// within `rel`, or within the rounding of the last digit.
+fn close_printed(got: f64, want: f64, rel: f64) -> bool {
+    close(got, want, rel) || (got - want).abs() <= 0.006
+}
+
+/// Every collective NCCL takes, at 1 to 4 ranks, in nccl-tests' table
+/// (which checks the data of every cell) with CUDA events (`-z`): every
+/// cell right, the count column one rank's share where nccl-tests says so,
+/// and time, algbw and busbw those of the described ring (its slowest
+/// link) with nccl-tests' factors. Alltoall runs on the NVSwitch box,
+/// whose links are all alike (the stand-in times a rank's grouped sends
+/// over each peer's own link).
+#[test]
+fn every_collective_at_np_1_to_4_is_right_and_takes_the_described_time() {
+    let _g = mpi_lock();
+    let collectives =
+        ["osu_allreduce", "osu_allgather", "osu_reduce_scatter", "osu_bcast", "osu_reduce", "osu_alltoall"];
+    for bench in collectives {
+        let machine = if bench == "osu_alltoall" { "dgx-h100" } else { "dgx1" };
+        let (gpu, model) = (standin::stand_in(machine), Model::of(machine));
+        // Slow enough that this machine's copies keep up with the model
+        // (events then give the model's time exactly).
+        let scale = if machine == "dgx1" { 20.0 } else { 400.0 };
+        let scale_var = [("COMMBENCH_STANDIN_TIME_SCALE", if machine == "dgx1" { "20" } else { "400" })];
+        for np in 1..=4 {
+            let gpus = if machine == "dgx1" { dgx1_gpus(np) } else { (0..np).collect() };
+            let dir = tempfile::tempdir().unwrap();
+            let g = list(&gpus);
+            // Sizes every np from 1 to 4 divides (1.5 and 3 MiB): an uneven
+            // reduce-scatter is one reduce per block, timed as such.
+            let sizes = "1572864:3145728";
+            let args = ["--backend", "nccl", "--format", "nccl-tests", "-m", sizes, "-i", "10", "-x", "1", "-z"];
+            let run = nccl_run(&gpu, np, bench, &[&args[..], &["--gpu", &g]].concat(), &scale_var, dir.path());
+            let what = format!("{bench} at np {np} on {machine} GPUs {g}");
+            assert_eq!(run.code, Some(0), "{what}: {}\n{}", run.stdout, run.stderr);
+            run.assert_no_panic();
+            assert!(run.stdout.contains("# Out of bounds values : 0 OK\n"), "{what}: {}", run.stdout);
+            let rows = table_rows(&run.stdout);
+            assert_eq!(rows.len(), 2, "{what}: {}", run.stdout);
+            let ring = model.ring_rate(&gpus);
+            for row in &rows {
+                let share = matches!(bench, "osu_allgather" | "osu_reduce_scatter" | "osu_alltoall");
+                assert_eq!(row.count, row.size / 4 / if share { np } else { 1 }, "{what}: {row:?}");
+                for (i, (time_us, algbw, busbw, wrong)) in row.cells.iter().enumerate() {
+                    let unchecked = bench == "osu_alltoall" && i == 1;
+                    assert_eq!(wrong, if unchecked { "N/A" } else { "0" }, "{what}: {row:?}");
+                    assert!(close_printed(*algbw, row.size as f64 / 1e3 / time_us, 0.01), "{what}: {row:?}");
+                    if np == 1 {
+                        // Nothing crosses a link on one rank.
+                        let f = factor(bench, 1);
+                        assert!(close_printed(*busbw, algbw * f, 0.01), "{what}: {row:?}");
+                        continue;
+                    }
+                    let f = factor(bench, np);
+                    let want_us = scale * model.op_seconds(f * row.size as f64, ring) * 1e6;
+                    // osu_reduce keeps OSU's barrier before every call, so
+                    // each call starts when the last rank comes, not back to
+                    // back: its events hold that spread too.
+                    let slack = if bench == "osu_reduce" { 0.10 } else { 0.05 };
+                    assert!(close(*time_us, want_us, slack), "{what}: {time_us} us, the model says {want_us}: {row:?}");
+                    assert!(close_printed(*busbw, algbw * f, 0.02), "{what}: {row:?}");
+                }
+            }
+            let (record, csv) = results(dir.path());
+            assert_eq!(record["status"], "complete", "{what}");
+            assert_eq!(record["options"]["backend"], "nccl", "{what}");
+            assert_eq!(csv.len(), 4, "{what}: both cells of every size");
+        }
+    }
+}
+
+/// OSU's own layout under NCCL: `#Using NCCL` from every rank, the NCCL
+/// title, a Validation column that passes; the CSV's bandwidths are the
+/// model's (CUDA events); the run record names the library that ran, its
+/// version, and each rank's GPU as the stand-in describes it.
+#[test]
+fn osu_format_validates_and_records_the_gpus_and_the_library() {
+    let _g = mpi_lock();
+    let (gpu, model) = (standin::stand_in("dgx1"), Model::of("dgx1"));
+    let gpus = dgx1_gpus(4);
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--backend", "nccl", "-m", "4:4194304", "-i", "10", "-x", "1", "-c", "-z", "--gpu", "0,3,2,1"];
+    let run = nccl_run(&gpu, 4, "osu_allreduce", &args, &[("COMMBENCH_STANDIN_TIME_SCALE", "20")], dir.path());
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.iter().filter(|l| **l == "#Using NCCL").count(), 4, "{}", run.stdout);
+    assert!(lines.contains(&"# OSU NCCL-CUDA Allreduce Latency Test v7.4"), "{}", run.stdout);
+    let rows = osu_rows(&run.stdout);
+    assert_eq!(rows.len(), 21, "{}", run.stdout);
+    assert!(rows.iter().all(|r| r[2] == "Pass"), "{}", run.stdout);
+    let (record, csv) = results(dir.path());
+    let last = csv.iter().find(|r| r["size_bytes"] == "4194304").expect("the 4 MiB row");
+    let busbw: f64 = last["busbw_GBps"].parse().unwrap();
+    let seconds = 20.0 * model.op_seconds(1.5 * 4194304.0, model.ring_rate(&gpus));
+    let want = factor("osu_allreduce", 4) * 4194304.0 / seconds / 1e9;
+    assert!(close(busbw, want, 0.05), "busbw {busbw}, the model says {want}");
+    let nccl = &record["backend_details"]["nccl"];
+    assert_eq!(nccl["library"], standin::libraries().libnccl.display().to_string(), "{nccl}");
+    assert!(nccl["version"].as_str().is_some_and(|v| v.starts_with("2.")), "{nccl}");
+    let ranks = record["backend_details"]["ranks"].as_array().expect("ranks").clone();
+    assert_eq!(ranks.len(), 4);
+    for (r, g) in ranks.iter().zip(&gpus) {
+        let info = &r["gpu"];
+        assert_eq!(info["index"], *g, "{r}");
+        assert_eq!(info["name"], "Tesla V100-SXM2-16GB", "{r}");
+        assert_eq!(info["pci_bus_id"], format!("0000:{:02x}:00.0", g + 1), "{r}");
+        assert_eq!(info["compute_capability"], "7.0", "{r}");
+        assert_eq!(info["memory_bytes"], 16u64 << 30, "{r}");
+        assert_eq!(r["buffers"], "device", "{r}");
+        // From the driver (no sysfs knows the stand-in's bus ids).
+        assert_eq!(info["numa_node"], if *g < 4 { 0 } else { 1 }, "{r}");
+    }
+}
+
+/// Without `-z` the time is the host's clock around a batch and one
+/// completion, as nccl-tests takes it: at a time scale this machine keeps
+/// up with, it is the model's too.
+#[test]
+fn host_clock_times_are_the_model_s_where_the_host_keeps_up() {
+    let _g = mpi_lock();
+    let (gpu, model) = (standin::stand_in("dgx1"), Model::of("dgx1"));
+    let dir = tempfile::tempdir().unwrap();
+    // 4 MiB over two NVLinks: about 100 us at scale 1, 5 ms at 50.
+    let args = ["--backend", "nccl", "--format", "nccl-tests", "-m", "4M:4M", "-i", "10", "-x", "1", "--gpu", "0,3"];
+    let run = nccl_run(&gpu, 2, "osu_allreduce", &args, &[("COMMBENCH_STANDIN_TIME_SCALE", "50")], dir.path());
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let rows = table_rows(&run.stdout);
+    let want_us = 50.0 * model.op_seconds(4194304.0, model.ring_rate(&[0, 3])) * 1e6;
+    for (time_us, ..) in &rows[0].cells {
+        assert!(close(*time_us, want_us, 0.10), "{time_us} us, the model says {want_us}: {}", run.stdout);
+    }
+}
+
+/// Corrupted results (one element of every output on rank 1) are counted
+/// in `#wrong`, the footer fails, every rank exits 1 and the record says
+/// validation_failed; OSU's layout says Fail.
+#[test]
+fn a_corrupted_result_is_counted_and_fails_the_run() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let corrupt = [("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1")];
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--backend", "nccl", "--format", "nccl-tests", "-m", "1K:4K", "-i", "5", "-x", "1"];
+    let run = nccl_run(&gpu, 2, "osu_allreduce", &args, &corrupt, dir.path());
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    run.assert_no_panic();
+    let rows = table_rows(&run.stdout);
+    assert_eq!(rows.len(), 3);
+    for row in &rows {
+        for cell in &row.cells {
+            assert!(cell.3.parse::<u64>().unwrap() > 0, "{row:?}");
+        }
+    }
+    assert!(run.stdout.contains("# Out of bounds values : 6 FAILED\n"), "{}", run.stdout);
+    let (record, _) = results(dir.path());
+    assert_eq!(record["status"], "validation_failed");
+    // The sweep goes on through wrong data: a line per failing check, each
+    // from rank 1, naming the size and the first wrong element.
+    let lines = run.our_stderr_lines();
+    assert!(!lines.is_empty(), "{}", run.stderr);
+    for l in &lines {
+        assert!(l.starts_with("osu_allreduce: validation failed on rank 1: size "), "{l}");
+        assert!(l.contains("element 0 expected "), "{l}");
+    }
+    assert!(run.stdout.contains("DATA VALIDATION ERROR: "), "{}", run.stdout);
+
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--backend", "nccl", "-m", "4:64", "-i", "5", "-x", "1", "-c"];
+    let run = nccl_run(&gpu, 2, "osu_allgather", &args, &corrupt, dir.path());
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    assert!(osu_rows(&run.stdout).iter().any(|r| r.last().map(String::as_str) == Some("Fail")), "{}", run.stdout);
+}
+
+/// `--min-busbw` both ways (the footer's verdict, the exit status, the
+/// line and the record), and refused on one rank where busbw is 0.
+#[test]
+fn min_busbw_passes_above_and_fails_below() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let base =
+        ["--backend", "nccl", "--format", "nccl-tests", "-m", "1M:1M", "-i", "5", "-x", "1", "-z", "--gpu", "0,3"];
+    let dir = tempfile::tempdir().unwrap();
+    let run = nccl_run(&gpu, 2, "osu_allgather", &[&base[..], &["--min-busbw", "1"]].concat(), &[], dir.path());
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("# Avg bus bandwidth    : ") && l.ends_with(" OK")),
+        "{}",
+        run.stdout
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let run = nccl_run(&gpu, 2, "osu_allgather", &[&base[..], &["--min-busbw", "1000"]].concat(), &[], dir.path());
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.lines().any(|l| l.starts_with("# Avg bus bandwidth    : ") && l.ends_with(" FAILED")));
+    let lines = run.our_stderr_lines();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(
+        lines[0].starts_with("osu_allgather: average bus bandwidth ")
+            && lines[0].ends_with(" is below --min-busbw 1000 GB/s")
+    );
+    let (record, _) = results(dir.path());
+    assert_eq!(record["status"], "failed");
+
+    let mut cmd = std::process::Command::new(bin(Mpi::OpenMpi, "osu_allreduce"));
+    cmd.args(["--backend", "nccl", "--min-busbw", "5", "--no-results"]);
+    gpu.apply(&mut cmd);
+    let r = run_cmd(cmd, Duration::from_secs(20));
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(
+        r.stderr.starts_with("Invalid option [--min-busbw] (osu_allreduce on one rank moves nothing"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
+
+/// A rank whose NCCL operation fails (the stand-in reports an
+/// asynchronous error on rank 1 and never completes the operation, as a
+/// real failed peer leaves it) ends the whole job: one line from that
+/// rank naming itself, the call and NCCL's words, a non-zero exit, and the
+/// record ended `error` by rank 1, within seconds.
+#[test]
+fn a_failed_nccl_rank_ends_the_job_in_one_line_with_the_record_ended() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--backend", "nccl", "--format", "nccl-tests", "-m", "4K:64K", "-i", "5", "-x", "1"];
+    let fail = [("COMMBENCH_STANDIN_NCCL_FAIL", "rank=1,op=9")];
+    let run = nccl_run(&gpu, 2, "osu_allreduce", &args, &fail, dir.path());
+    assert!(matches!(run.code, Some(c) if c != 0), "{run:?}");
+    assert!(run.elapsed < under_load(Duration::from_secs(10)), "took {:?}", run.elapsed);
+    run.assert_no_panic();
+    let ours: Vec<&str> = run.our_stderr_lines().into_iter().filter(|l| l.starts_with("osu_allreduce:")).collect();
+    assert_eq!(ours.len(), 1, "{}", run.stderr);
+    // Seen by polling the communicator's error, or by the next call, which
+    // NCCL fails once the communicator has one.
+    assert!(ours[0].starts_with("osu_allreduce: NCCL failed on rank 1 (last call ncclAllReduce): "), "{}", ours[0]);
+    assert!(ours[0].contains(" failed with NCCL error 2: "), "{}", ours[0]);
+    assert!(ours[0].contains("injected failure"), "NCCL's last error is in the line: {}", ours[0]);
+    let (record, _) = results(dir.path());
+    assert_eq!(record["status"], "error");
+    assert_eq!(record["status_detail"], ours[0]);
+    assert_eq!(record["ended_by_rank"], 1);
+}
+
+/// A sticky CUDA error on one rank (every call fails from then on, as after
+/// a GPU fault) ends the job in one line naming CUDA's words, not as an
+/// internal error of commbench, with the record ended.
+#[test]
+fn a_sticky_cuda_error_on_one_rank_ends_the_job_in_one_line() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("rank1-fails.sh");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\n[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && export COMMBENCH_STANDIN_CUDA_FAIL=after=40\nexec \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let rd = dir.path().join("res");
+    let args =
+        ["--backend", "nccl", "-m", "4K:64K", "-i", "20", "-x", "1", "-c", "--results-dir", rd.to_str().unwrap()];
+    let o = Launch {
+        cwd: Some(dir.path().to_path_buf()),
+        env: gpu.env().into_iter().collect(),
+        wrapper: Some(wrapper),
+        timeout: Some(Duration::from_secs(60)),
+        ..Launch::default()
+    };
+    let run = launch(Mpi::OpenMpi, 2, "osu_allreduce", &args, &o);
+    assert!(matches!(run.code, Some(c) if c != 0), "{run:?}");
+    assert!(run.elapsed < under_load(Duration::from_secs(10)), "took {:?}", run.elapsed);
+    run.assert_no_panic();
+    let ours: Vec<&str> = run.our_stderr_lines().into_iter().filter(|l| l.starts_with("osu_allreduce:")).collect();
+    assert_eq!(ours.len(), 1, "{}", run.stderr);
+    assert!(ours[0].contains("CUDA failed on "), "{}", ours[0]);
+    assert!(ours[0].contains("CUDA_ERROR_LAUNCH_FAILED"), "{}", ours[0]);
+    assert!(!ours[0].contains("internal error"), "{}", ours[0]);
+    let (record, _) = results(dir.path());
+    assert_eq!(record["status"], "error");
+    assert_eq!(record["status_detail"], ours[0]);
+}
+
+/// Fills go through a staging copy that returns before the data lands
+/// (pageable memory); NCCL's non-blocking stream does not wait for it.
+/// With slow modelled copies the old code validated stale buffers and
+/// failed; every row must pass.
+#[test]
+fn fills_have_landed_before_nccl_reads_them() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let scale = [("COMMBENCH_STANDIN_TIME_SCALE", "1000")];
+    for bench in ["osu_allreduce", "osu_bcast"] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["--backend", "nccl", "-m", "4:1024", "-i", "2", "-x", "0", "-c", "-u", "0"];
+        let run = nccl_run(&gpu, 2, bench, &args, &scale, dir.path());
+        assert_eq!(run.code, Some(0), "{bench}: {}\n{}", run.stdout, run.stderr);
+        let rows = osu_rows(&run.stdout);
+        assert_eq!(rows.len(), 9, "{}", run.stdout);
+        assert!(rows.iter().all(|r| r.last().map(String::as_str) == Some("Pass")), "{bench}: {}", run.stdout);
+    }
+}
+
+/// `-u N` queues N untimed calls before each timed one; on a stream they
+/// must be done before the clock starts, so the time does not grow with N.
+#[test]
+fn untimed_validation_calls_stay_out_of_the_time() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let scale = [("COMMBENCH_STANDIN_TIME_SCALE", "500")];
+    let time_with = |u: &str| -> f64 {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["--backend", "nccl", "-m", "4:4", "-i", "3", "-x", "0", "-c", "-u", u];
+        let run = nccl_run(&gpu, 2, "osu_reduce", &args, &scale, dir.path());
+        assert_eq!(run.code, Some(0), "-u {u}: {}\n{}", run.stdout, run.stderr);
+        osu_rows(&run.stdout)[0][1].parse().unwrap()
+    };
+    let (none, three) = (time_with("0"), time_with("3"));
+    assert!(close(three, none, 0.25), "-u 3 gives {three} us, -u 0 {none} us");
+}
+
+/// NCCL's point-to-point benchmarks between two GPUs with two NVLinks:
+/// osu_bw's window is one group of sends, so its rate is the link's; the
+/// latency is half a round trip of two modelled messages.
+#[test]
+fn point_to_point_over_nccl_takes_the_link_s_time() {
+    let _g = mpi_lock();
+    let (gpu, model) = (standin::stand_in("dgx1"), Model::of("dgx1"));
+    // Slow enough that a rank's wake-up after each message is a small part
+    // of it, on a loaded machine too.
+    let scale = [("COMMBENCH_STANDIN_TIME_SCALE", "200")];
+    let link = model.pair_rate(0, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--backend", "nccl", "-m", "1M:1M", "-i", "3", "-x", "1", "--gpu", "0,3"];
+    let run = nccl_run(&gpu, 2, "osu_bw", &args, &scale, dir.path());
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let mbs: f64 = osu_rows(&run.stdout)[0][1].parse().unwrap();
+    let window = 64.0 * 1048576.0;
+    let want = window / (200.0 * model.op_seconds(window, link)) / 1e6;
+    assert!(close(mbs, want, 0.10), "{mbs} MB/s, the model says {want}: {}", run.stdout);
+
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--backend", "nccl", "-m", "1M:1M", "-i", "5", "-x", "1", "--gpu", "0,3"];
+    let run = nccl_run(&gpu, 2, "osu_latency", &args, &scale, dir.path());
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let us: f64 = osu_rows(&run.stdout)[0][1].parse().unwrap();
+    let want = 200.0 * model.op_seconds(1048576.0, link) * 1e6;
+    assert!(close(us, want, 0.10), "{us} us, the model says {want}: {}", run.stdout);
+}
