@@ -131,7 +131,7 @@ pub fn write_charts(
     notes: &mut Vec<Note>,
 ) -> Result<Vec<PathBuf>, PlotError> {
     let refs: Vec<&Table> = reference.iter().collect();
-    let mut written = Vec::new();
+    let mut written: Vec<PathBuf> = Vec::new();
     for bench in distinct(runs.iter().map(|t| t.benchmark.clone())) {
         let tables: Vec<&Table> = runs.iter().filter(|t| t.benchmark == bench).collect();
         let Some(spec) = chart_spec(&bench, &tables, &refs, notes) else {
@@ -140,7 +140,7 @@ pub fn write_charts(
             continue;
         };
         let svg = chart::render(&spec).map_err(|source| PlotError::Draw { benchmark: bench.clone(), source })?;
-        let path = out.join(format!("{bench}.svg"));
+        let path = chart_path(out, &bench, &written, notes);
         // Replaces an older chart (or a link at the name), never writes
         // through a link.
         crate::report::safe_file::replace(&path, svg.as_bytes())
@@ -151,6 +151,23 @@ pub fn write_charts(
         return Err(PlotError::Nothing);
     }
     Ok(written)
+}
+
+/// Where the chart of `bench` goes: `<out>/<bench>.svg`, the name read
+/// from the input reduced to one plain file name inside `out` (a note says
+/// so when it changed), `_2`, `_3` ... when two names reduce to one.
+fn chart_path(out: &Path, bench: &str, written: &[PathBuf], notes: &mut Vec<Note>) -> PathBuf {
+    let name = crate::report::safe_file::name_part(bench);
+    let path = (1..)
+        .map(|n| if n == 1 { out.join(format!("{name}.svg")) } else { out.join(format!("{name}_{n}.svg")) })
+        .find(|p| !written.contains(p))
+        .unwrap_or_else(|| out.join(format!("{name}.svg")));
+    if name != bench || path != out.join(format!("{name}.svg")) {
+        let shown = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let message = format!("the benchmark name is not a plain file name: its chart is {shown}");
+        notes.push(Note { path: bench.escape_debug().to_string(), line: None, message });
+    }
+    path
 }
 
 /// Plots every benchmark of a results or suite directory into that

@@ -1,6 +1,8 @@
 //! Naming and creating result files: `<UTC stamp>_<benchmark>[_job<id>]`
-//! plus `.csv` and `.json`, in the results directory; a name that exists is
-//! never reused, and an explicit `--csv FILE` that exists is refused.
+//! plus `.csv` and `.json`, in the results directory (the job id comes from
+//! the environment, so the name is reduced to a plain file name: see
+//! [`safe_file::name_part`]); a name that exists is never reused, and an
+//! explicit `--csv FILE` that exists is refused.
 
 use std::fs::{self, File};
 use std::io;
@@ -8,7 +10,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use super::safe_file::create_new;
+use super::safe_file::{self, create_new};
 use crate::cli::ResultsDest;
 
 #[derive(Debug, Error)]
@@ -66,7 +68,7 @@ pub fn create(
         ResultsDest::Dir(dir) => {
             fs::create_dir_all(dir).map_err(|source| ResultsError::Create { path: dir.clone(), source })?;
             let job = job_id.map(|j| format!("_job{j}")).unwrap_or_default();
-            let base = format!("{stamp}_{benchmark}{job}");
+            let base = safe_file::name_part(&format!("{stamp}_{benchmark}{job}"));
             for n in 1.. {
                 let stem = if n == 1 { base.clone() } else { format!("{base}_{n}") };
                 let csv_path = dir.join(format!("{stem}.csv"));
@@ -121,6 +123,17 @@ mod tests {
             Err(ResultsError::Exists(_)) => {}
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A job id from the environment cannot name a file outside the
+    /// results directory.
+    #[test]
+    fn a_hostile_job_id_stays_inside() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path().join("r");
+        let f = create(&ResultsDest::Dir(r.clone()), "osu_bw", "S", Some("../../../x")).unwrap().unwrap();
+        assert_eq!(f.csv_path.parent(), Some(r.as_path()));
+        assert_eq!(f.csv_path.file_name().unwrap(), "S_osu_bw_job.._.._.._x.csv");
     }
 
     #[test]

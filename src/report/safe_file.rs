@@ -13,12 +13,49 @@
 //!   link (O_NOFOLLOW).
 //! - [`RowFile`]: a file written in whole rows: a row that cannot be
 //!   written whole is taken back, so a reader never sees half of one.
+//! - [`name_part`], [`sibling`]: output names built from
+//!   input data (a benchmark name read from a CSV, a job id from the
+//!   environment) reduced to one plain file name, so that no such name
+//!   reaches outside the directory chosen for it.
 
 use std::fs::{self, File, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+/// The longest name part [`name_part`] keeps, in bytes: room for a stamp,
+/// a suffix and an extension under the usual 255-byte name limit.
+pub const MAX_NAME_PART: usize = 160;
+
+/// `raw` (input data: a benchmark name from a CSV, a Slurm job id) as one
+/// plain file-name part: letters, digits, `.`, `-`, `_` and `+` are kept,
+/// anything else (a `/`, a NUL, a space, a control character, non-ASCII)
+/// becomes `_`, a leading `.` too (no hidden file, no `..`), the result is
+/// at most [`MAX_NAME_PART`] bytes and never empty. A name that needs
+/// none of this comes back unchanged.
+pub fn name_part(raw: &str) -> String {
+    let mut out: String = raw
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '+') { c } else { '_' })
+        .take(MAX_NAME_PART)
+        .collect();
+    let dots = out.len() - out.trim_start_matches('.').len();
+    out.replace_range(..dots, &"_".repeat(dots));
+    if out.is_empty() {
+        out.push('_');
+    }
+    out
+}
+
+/// The file beside `stem` whose name is the stem's own plus `suffix`
+/// (`<stem>_bw_MBps.csv`), the suffix reduced as [`name_part`] does, so
+/// the file stays in the stem's directory.
+pub fn sibling(stem: &Path, suffix: &str) -> PathBuf {
+    let mut s = stem.as_os_str().to_os_string();
+    s.push(name_part(suffix));
+    PathBuf::from(s)
+}
 
 /// Creates `path` as a new, empty file for writing; fails with
 /// `AlreadyExists` when anything (a file, a link, a directory) is there.
@@ -200,6 +237,29 @@ mod tests {
         write_new(&p, b"one").unwrap();
         assert_eq!(write_new(&p, b"two").unwrap_err().kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(fs::read_to_string(&p).unwrap(), "one");
+    }
+
+    /// Names from input data stay one plain name inside their directory.
+    #[test]
+    fn names_from_input_stay_inside() {
+        for plain in ["osu_latency", "osu_bw_fan_in", "12345", "gpu-bw", "a.b+c"] {
+            assert_eq!(name_part(plain), plain);
+        }
+        assert_eq!(name_part("../../x"), "___.._x");
+        assert_eq!(name_part("/etc/passwd"), "_etc_passwd");
+        assert_eq!(name_part(".hidden"), "_hidden");
+        assert_eq!(name_part(".."), "__");
+        assert_eq!(name_part(""), "_");
+        assert_eq!(name_part("a b\0\nc\u{e9}"), "a_b__c_");
+        assert_eq!(name_part(&"x".repeat(1000)).len(), MAX_NAME_PART);
+        let d = Path::new("/r/out");
+        for hostile in ["../../x", "/abs/y", "..", ".", "a/../../b", "\0"] {
+            let p = d.join(name_part(hostile));
+            assert_eq!(p.parent(), Some(d), "{hostile}: {}", p.display());
+            assert!(!p.file_name().unwrap().to_string_lossy().starts_with('.'), "{hostile}");
+        }
+        assert_eq!(sibling(Path::new("/r/x_pairs"), "_bw_MBps.csv"), Path::new("/r/x_pairs_bw_MBps.csv"));
+        assert_eq!(sibling(Path::new("/r/x"), "/../../y"), Path::new("/r/x_.._.._y"));
     }
 
     #[test]

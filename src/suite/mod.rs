@@ -215,12 +215,13 @@ fn prepare(s: &Settings) -> Result<Prepared, SuiteError> {
 }
 
 /// Creates `<dir>/<stamp>_suite[_tag][_jobID]` (with `_2`, `_3` ... when
-/// taken); never reuses a directory.
+/// taken); never reuses a directory. The job id comes from the environment:
+/// the name is one plain file name whatever it holds.
 fn create_run_dir(results: &Path, stamp: &str, tag: Option<&str>, job: Option<&str>) -> Result<PathBuf, SuiteError> {
     std::fs::create_dir_all(results).map_err(|source| SuiteError::RunDir { path: results.into(), source })?;
     let tag = tag.map(|t| format!("_{t}")).unwrap_or_default();
     let job = job.map(|j| format!("_job{j}")).unwrap_or_default();
-    let base = format!("{stamp}_suite{tag}{job}");
+    let base = safe_file::name_part(&format!("{stamp}_suite{tag}{job}"));
     for n in 1.. {
         let name = if n == 1 { base.clone() } else { format!("{base}_{n}") };
         let dir = results.join(name);
@@ -513,6 +514,8 @@ mod tests {
         assert_eq!(a.file_name().unwrap(), "20261130T100000Z_suite_job42");
         assert_eq!(b.file_name().unwrap(), "20261130T100000Z_suite_job42_2");
         assert_eq!(c.file_name().unwrap(), "20261130T100000Z_suite_1ppn");
+        let hostile = create_run_dir(d.path(), "S", None, Some("../../x")).unwrap();
+        assert_eq!((hostile.parent(), hostile.file_name().unwrap()), (Some(d.path()), "S_suite_job.._.._x".as_ref()));
     }
 
     /// The suite learns hosts, commit, placement and warnings from the
