@@ -264,3 +264,26 @@ fn benchmark_names_from_input_stay_inside_out() {
     let files = write_charts(&[named("a/b"), named("a_b")], &[], &out, &mut notes).unwrap();
     assert_eq!(files, [out.join("a_b.svg"), out.join("a_b_2.svg")]);
 }
+
+/// A subnormal among valid values once looped forever on the log axis:
+/// values no measurement gives are left out with a note, and the chart of
+/// the rest is drawn at once, down to the extremes that are plausible.
+#[test]
+fn implausible_values_are_left_out_with_a_note() {
+    let t = lat_table("l", &[(1, 2.0), (2, 1e-310), (4, 3.0), (8, 1e308), (16, f64::MIN_POSITIVE)]);
+    let mut notes = Vec::new();
+    let spec = chart_spec("osu_latency", &[&t], &[], &mut notes).unwrap();
+    assert_eq!(spec.lines[0].points, [(1, 2.0), (4, 3.0)]);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(
+        notes[0].message,
+        "latency 1e-310 at size 2 is not a plausible latency (below 1e-9 us) (and 2 more): left out of the chart of 'l'"
+    );
+    let start = std::time::Instant::now();
+    let extremes = lat_table("e", &[(1, 1e-9), (2, 1e12)]);
+    let spec = chart_spec("osu_latency", &[&extremes], &[], &mut Vec::new()).unwrap();
+    assert!(roxmltree::Document::parse(&render(&spec).unwrap()).is_ok());
+    let wide = bw_table("w", &[(1, 1e-9), (2, 1e12)]);
+    assert!(render(&chart_spec("osu_bw", &[&wide], &[], &mut Vec::new()).unwrap()).is_ok());
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+}

@@ -294,3 +294,24 @@ fn the_band_edge_is_within_noise() {
     assert_eq!(noise_band(1.0, 1.0, (0.0, 0.0)), (0.0, true));
     assert!(!noise_band(1.0, 1.000001, (0.0, 0.0)).1);
 }
+
+/// Values no machine measures fail the size (measured) or are not judged
+/// (reference), each with its line; they never pass.
+#[test]
+fn implausible_values_never_pass() {
+    let r = table("osu_latency", "ref", Metric::Latency, &[(1, 3.0), (2, 3.0), (4, 1e308), (8, 3.0)]);
+    let m = table("osu_latency", "run", Metric::Latency, &[(1, 1e308), (2, 1e160), (4, 3.0), (8, 1e-310)]);
+    let rep = compare(&[r], &[m], &rules(&["10%"]));
+    assert_eq!(verdicts(&rep), [Verdict::Fail, Verdict::Fail, Verdict::Skipped, Verdict::Fail]);
+    let reasons: Vec<&str> = rep.blocks[0].rows.iter().map(|r| r.reasons[0].as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "measured 1e308 is not a plausible latency (above 1e12 us)",
+            "measured 1e160 is not a plausible latency (above 1e12 us)",
+            "reference 1e308 is not a plausible latency (above 1e12 us): not judged",
+            "measured 1e-310 is not a plausible latency (below 1e-9 us)",
+        ]
+    );
+    assert!(!rep.summary.ok);
+}
