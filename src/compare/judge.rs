@@ -8,7 +8,9 @@
 //! first: a difference no larger than the combined uncertainty of the two
 //! values (the square root of the sum of their squared half-widths: the
 //! 95% half-width of the difference of two independent estimates) is
-//! `within noise`, whatever the tolerance says. A difference beyond it is
+//! `within noise`, whatever the tolerance says (the run's half-width
+//! counting at most as much as the reference's own: see [`noise_band`]).
+//! A difference beyond it is
 //! judged by the tolerance as before, so a failure needs a difference that
 //! the intervals support and that exceeds the tolerance. Where either side
 //! has no spread (OSU's text output has none) the tolerance alone decides,
@@ -228,9 +230,17 @@ fn spread_at(tables: &[&Table], metric: Metric, size: u64) -> Option<f64> {
 /// The noise rule for one size: the combined 95% uncertainty of the
 /// difference in percent of the reference, and whether the difference is
 /// inside it. `spreads` are each side's relative half-widths (shares).
+///
+/// The allowance is bounded by the reference's own spread: the run's
+/// relative half-width counts at most as much as the reference's, so a
+/// run cannot buy itself room by being (or claiming to be) noisier than
+/// the reference it is judged against: a run both much slower and much
+/// noisier, or whose file claims an interval of 1e300, is judged by the
+/// tolerance. A reference with no spread allows none. The sum is taken
+/// with `hypot`, which does not overflow for huge values.
 pub fn noise_band(reference: f64, measured: f64, spreads: (f64, f64)) -> (f64, bool) {
     let (hr, hm) = spreads;
-    let band = ((hr * reference).powi(2) + (hm * measured).powi(2)).sqrt() / reference * 100.0;
+    let band = (hr * reference).hypot(hm.min(hr) * measured) / reference * 100.0;
     let diff = (measured / reference - 1.0) * 100.0;
     // Exactly at the band is within it; the slack only absorbs rounding.
     (band, diff.abs() <= band + 1e-9 * band.max(1.0))
