@@ -373,11 +373,28 @@ pub enum RecordError {
 }
 
 /// Writes `value` as pretty JSON to `path` through a temporary file and a
-/// rename, so a reader never sees half a file.
+/// rename, so a reader never sees half a file; on a disk with no room for
+/// the new copy, over the old one in place, within the room it was written
+/// with ([`write_json_with_room`]), so that a run still ends its record.
 pub fn write_json<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
     text.push('\n');
-    super::safe_file::replace(path, text.as_bytes())
+    super::safe_file::replace_or_overwrite(path, text.as_bytes(), b' ')
+}
+
+/// Room a run record keeps after its JSON while it runs (spaces, which
+/// JSON allows after a value): what its end adds, the end time, the exit
+/// status and a line or two of detail, fits in it, so the end can still be
+/// written when the disk filled up during the run.
+pub const END_ROOM: usize = 2048;
+
+/// [`write_json`] for a record that will be rewritten when the run ends:
+/// [`END_ROOM`] bytes of spaces after it.
+pub fn write_json_with_room<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
+    let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+    text.push('\n');
+    let bytes = super::safe_file::with_room(text.into_bytes(), END_ROOM, b' ');
+    super::safe_file::replace(path, &bytes)
 }
 
 /// Distinct hosts in order of first appearance.

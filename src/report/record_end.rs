@@ -91,7 +91,7 @@ pub fn end_on_disk(path: &Path, status: RunStatus, detail: &str, exit_code: i32,
     obj.insert("ended_by_rank".into(), by_rank.into());
     let mut text = serde_json::to_string_pretty(&v).map_err(io::Error::other)?;
     text.push('\n');
-    super::safe_file::replace(path, text.as_bytes())?;
+    super::safe_file::replace_or_overwrite(path, text.as_bytes(), b' ')?;
     Ok(true)
 }
 
