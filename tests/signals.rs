@@ -1,8 +1,8 @@
 //! A run's end is always recorded, on real jobs: SIGTERM and SIGINT to the
 //! launcher mid-run, a rank killed outright, a watchdog that fires on rank 1
-//! only, and `commbench suite` signalled or out of --max-time. The record
-//! must not stay `running`, finished CSV rows stay whole, and nothing of
-//! the job is left behind.
+//! only, and `commbench suite` signalled, killed or out of --max-time. The
+//! record must not stay `running`, finished CSV rows stay whole, and
+//! nothing of the job is left behind.
 
 mod common;
 
@@ -162,19 +162,27 @@ fn a_watchdog_on_rank_one_is_recorded_as_timeout() {
     csv_intact(&r.csv);
 }
 
-/// `commbench suite` with a long osu_latency and osu_bw after it.
-fn suite(benches: &str, extra: &[&str]) -> (Child, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
+/// `commbench suite` running `benches` into `results`, osu_latency with
+/// `latency` (its options), in a process group of its own, output to
+/// /dev/null.
+fn suite_command(benches: &str, latency: &str, results: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
-    c.args(["suite", "--bench", benches, "-q", "--bench-args", "latency=-i 2000000 -x 10", "--results-dir"])
-        .arg(dir.path())
+    c.args(["suite", "--bench", benches, "-q", "--bench-args", &format!("latency={latency}"), "--results-dir"])
+        .arg(results)
         .args(extra)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
-    (c.spawn().unwrap(), dir)
+    c
+}
+
+/// `commbench suite` with a long osu_latency and osu_bw after it.
+fn suite(benches: &str, extra: &[&str]) -> (Child, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let child = suite_command(benches, "-i 2000000 -x 10", dir.path(), extra).spawn().unwrap();
+    (child, dir)
 }
 
 fn run_dir(results: &Path) -> std::path::PathBuf {
@@ -228,4 +236,41 @@ fn suite_max_time_leaves_no_running_record() {
     for p in v["ranks"].as_array().unwrap() {
         assert!(!alive(p["pid"].as_i64().unwrap() as i32), "rank left running: {p}");
     }
+}
+
+/// `commbench suite` killed with SIGKILL: its launcher gets SIGTERM at once
+/// (PR_SET_PDEATHSIG), ends its ranks, and they end their record; nothing
+/// lives on. Which ending the record gets is a race: the SIGTERM
+/// (`interrupted`) or rank 0's next row on a stdout whose reader is gone
+/// (`error`, "cannot write stdout").
+#[test]
+fn sigkill_to_the_suite_ends_its_job() {
+    let _g = mpi_lock();
+    // Twenty million round trips: the first row is some 10 s away, so
+    // rank 0 writes nothing to the dead suite's pipe before its SIGTERM.
+    let results = tempfile::tempdir().unwrap();
+    let mut child = suite_command("latency", "-i 20000000 -x 10", results.path(), &[]).spawn().unwrap();
+    let group = child.id() as i32;
+    let dir = run_dir(results.path());
+    let record = dir.join("osu_latency.json");
+    let pids = wait_started(&record, &dir.join("osu_latency.csv"), 2, 0, Instant::now());
+    let killed = Instant::now();
+    signal(child.id() as i32, libc::SIGKILL);
+    let _ = child.wait();
+    while pids.iter().any(|&p| alive(p)) && killed.elapsed() < under_load(Duration::from_secs(15)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = killed.elapsed();
+    let left: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+    clean_up(group, &pids);
+    assert!(left.is_empty(), "ranks left running {took:?} after the suite was killed: {left:?}");
+    assert!(took < under_load(Duration::from_secs(5)), "{took:?}");
+    let v = read_json(&record).unwrap();
+    let detail = v["status_detail"].as_str().unwrap_or_default();
+    match v["status"].as_str() {
+        Some("interrupted") => assert!(detail.contains("SIGTERM came"), "{v}"),
+        Some("error") => assert!(detail.contains("cannot write stdout"), "{v}"),
+        _ => panic!("{v}"),
+    }
+    csv_intact(&dir.join("osu_latency.csv"));
 }
