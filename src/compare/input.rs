@@ -102,7 +102,21 @@ fn label(path: &Path) -> String {
     }
 }
 
-/// Reads one file: CSV by its `.csv` name, anything else as OSU text.
+/// This program as a record it ends names it: `commbench compare`.
+fn reader() -> String {
+    let mut args = std::env::args();
+    let prog = args.next().map(|a| Path::new(&a).file_name().map(|f| f.to_string_lossy().into_owned()));
+    match (prog.flatten(), args.next()) {
+        (Some(p), Some(sub)) if p == "commbench" => format!("commbench {sub}"),
+        (Some(p), _) => p,
+        _ => "commbench".into(),
+    }
+}
+
+/// Reads one file: CSV by its `.csv` name, anything else as OSU text. A
+/// run record beside it that still says `running` while its ranks are all
+/// gone from this host is ended `killed` on the way, with a note (see
+/// [`crate::report::record_end::settle_if_gone`]).
 pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
     let bytes = crate::input_file::read(path).map_err(io_err(path))?;
     let text = String::from_utf8_lossy(crate::input_file::without_bom(&bytes));
@@ -117,7 +131,7 @@ pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
         return Err(InputError::Empty { path: shown });
     }
     let record = path.with_extension("json");
-    let info = match run_info(path) {
+    let mut info = match run_info(path) {
         Ok(info) => info,
         Err(why) => {
             let message = format!("not a run record ({why}): how the run ended, its hosts and MPI are not known");
@@ -125,6 +139,16 @@ pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
             None
         }
     };
+    if let Some(i) = info.as_mut().filter(|i| i.status.as_deref() == Some("running")) {
+        if let Some(s) = crate::report::record_end::settle_if_gone(&record, &reader(), None) {
+            let message = match s.unwritten {
+                None => s.line,
+                Some(e) => format!("{}, but the record could not be rewritten: {e}", s.line),
+            };
+            parsed.notes.push(Note { path: record.display().to_string(), line: None, message });
+            i.status = Some("killed".into());
+        }
+    }
     for t in &mut parsed.tables {
         settle_memory(t, path, info.as_ref());
         if t.np.is_none() {

@@ -403,10 +403,13 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
             },
             None => {
                 progress.start(i, name, &launch::shell_line(&argv));
-                let ended = run_job(j, &argv, &env, &dir, s, p.maker == Maker::Commbench, &mut progress);
+                let mut ended = run_job(j, &argv, &env, &dir, s, p.maker == Maker::Commbench, &mut progress);
                 progress.finish(ended.status.word(), ended.took);
+                let record = dir.join(format!("{name}.json"));
                 if matches!(ended.status, exec::Status::Interrupted | exec::Status::Timeout) {
-                    close_record(&dir.join(format!("{name}.json")), &ended);
+                    close_record(&record, &ended);
+                } else if p.maker == Maker::Commbench {
+                    settle_record(&record, &mut ended);
                 }
                 ended
             }
@@ -499,6 +502,32 @@ fn close_record(path: &Path, ended: &exec::Ended) {
     if let Err(e) = rec.write(path) {
         crate::say!("suite: cannot write {}: {e}", path.display());
     }
+}
+
+/// A benchmark whose launcher has exited while its run record still says
+/// `running` with every rank gone (MPICH's launcher kills every rank with
+/// SIGKILL when one dies): the suite ends it `killed`, says so in one line,
+/// and the benchmark's detail says it too.
+fn settle_record(path: &Path, ended: &mut exec::Ended) {
+    let how = match (ended.exit_code, &ended.detail) {
+        (Some(c), _) => format!("the launcher exited with status {c}"),
+        (None, Some(d)) => d.clone(),
+        (None, None) => "the launcher ended".into(),
+    };
+    let Some(s) = crate::report::record_end::settle_if_gone(path, "commbench suite", Some(&how)) else { return };
+    match &s.unwritten {
+        None => crate::say!("suite: {}: {}", path.display(), s.line),
+        Some(e) => crate::say!("suite: {}: {}, but cannot rewrite it: {e}", path.display(), s.line),
+    }
+    if ended.status == exec::Status::Passed {
+        // MPICH's launcher exits 0 after passing a signal on.
+        ended.status = exec::Status::Failed;
+    }
+    let words = "its run record said `running`, but its processes are gone";
+    ended.detail = Some(match ended.detail.take() {
+        Some(d) => format!("{d}; {words}"),
+        None => words.to_string(),
+    });
 }
 
 #[cfg(test)]
