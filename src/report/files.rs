@@ -21,6 +21,11 @@ pub enum ResultsError {
     Create { path: PathBuf, source: io::Error },
     #[error("'{0}' already exists; commbench never overwrites results (choose a new --csv name)")]
     Exists(PathBuf),
+    #[error(
+        "--csv '{0}': the run record goes beside the CSV with the extension .json, which would be this same file \
+         (give the CSV a name ending in .csv)"
+    )]
+    RecordIsCsv(PathBuf),
 }
 
 /// The two files of one run, created empty and owned by this run.
@@ -42,6 +47,9 @@ pub fn create(
         ResultsDest::Off => Ok(None),
         ResultsDest::Csv(path) => {
             let record_path = path.with_extension("json");
+            if record_path == *path {
+                return Err(ResultsError::RecordIsCsv(path.clone()));
+            }
             for p in [path, &record_path] {
                 if p.exists() {
                     return Err(ResultsError::Exists(p.clone()));
@@ -113,6 +121,17 @@ mod tests {
         assert_eq!(b.record_path.file_name().unwrap(), "20261130T000000Z_osu_bw_job77_2.json");
     }
 
+    /// A job id from the environment cannot name a file outside the
+    /// results directory.
+    #[test]
+    fn a_hostile_job_id_stays_inside() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path().join("r");
+        let f = create(&ResultsDest::Dir(r.clone()), "osu_bw", "S", Some("../../../x")).unwrap().unwrap();
+        assert_eq!(f.csv_path.parent(), Some(r.as_path()));
+        assert_eq!(f.csv_path.file_name().unwrap(), "S_osu_bw_job.._.._.._x.csv");
+    }
+
     #[test]
     fn explicit_csv_never_overwrites() {
         let d = tempfile::tempdir().unwrap();
@@ -125,15 +144,18 @@ mod tests {
         }
     }
 
-    /// A job id from the environment cannot name a file outside the
-    /// results directory.
+    /// `--csv x.json` would put the CSV and its record in one file: refused
+    /// in words that say so (it once said the file already existed), and
+    /// nothing is created.
     #[test]
-    fn a_hostile_job_id_stays_inside() {
+    fn a_csv_named_like_its_record_is_refused() {
         let d = tempfile::tempdir().unwrap();
-        let r = d.path().join("r");
-        let f = create(&ResultsDest::Dir(r.clone()), "osu_bw", "S", Some("../../../x")).unwrap().unwrap();
-        assert_eq!(f.csv_path.parent(), Some(r.as_path()));
-        assert_eq!(f.csv_path.file_name().unwrap(), "S_osu_bw_job.._.._.._x.csv");
+        let p = d.path().join("jj.json");
+        let e = create(&ResultsDest::Csv(p.clone()), "osu_bw", "x", None).unwrap_err();
+        assert!(matches!(e, ResultsError::RecordIsCsv(_)), "{e:?}");
+        assert!(e.to_string().contains("the run record goes beside the CSV with the extension .json"), "{e}");
+        assert!(!p.exists());
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     }
 
     #[test]
