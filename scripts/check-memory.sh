@@ -45,6 +45,12 @@ cases=(
   "2 osu_allgatherv -m 128M:128M -i 1 -x 0"
   "2 osu_alltoallv -m 128M:128M -i 1 -x 0"
   "4 osu_alltoallw -m 32M:32M -i 1 -x 0"
+  "2 osu_ireduce_scatter -m 64M:64M -i 1 -x 0"
+  "4 osu_ireduce_scatter -m 64M:64M -i 1 -x 0"
+  "3 osu_ireduce_scatter_block -m 64M:64M -i 1 -x 0"
+  "3 osu_ireduce -m 64M:64M -i 1 -x 0"
+  "4 osu_ireduce -m 64M:64M -i 1 -x 0"
+  "3 osu_iallreduce -m 64M:64M -i 1 -x 0"
 )
 
 fail=0

@@ -77,9 +77,17 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
     read_capped(path, MAX_INPUT_BYTES)
 }
 
-/// An input file as UTF-8 text.
+/// `bytes` without a leading UTF-8 byte order mark (what some editors and
+/// Windows tools put before a text), so that the first line reads as it
+/// shows.
+pub fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
+/// An input file as UTF-8 text (a byte order mark left out).
 pub fn read_to_string(path: &Path) -> io::Result<String> {
-    String::from_utf8(read(path)?)
+    let bytes = read(path)?;
+    String::from_utf8(without_bom(&bytes).to_vec())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text (is this the right file?)"))
 }
 
@@ -133,6 +141,15 @@ mod tests {
         assert_eq!(read_capped(&p, 100).unwrap().len(), 100);
         let e = read_capped(&p, 99).unwrap_err();
         assert!(e.to_string().contains("too large"), "{e}");
+        std::fs::remove_file(&p).unwrap();
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_left_out() {
+        let p = tmp("bom");
+        std::fs::write(&p, "\u{feff}# OSU MPI Latency Test v7.4\n").unwrap();
+        assert_eq!(read_to_string(&p).unwrap(), "# OSU MPI Latency Test v7.4\n");
+        assert_eq!(without_bom(b"plain"), b"plain");
         std::fs::remove_file(&p).unwrap();
     }
 

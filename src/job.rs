@@ -326,7 +326,8 @@ impl Job {
         path: PathBuf,
         header: fn(&mut R) -> &mut RunHeader,
     ) -> io::Result<RecordFile<R>> {
-        record::write_json(&rec, &path)?;
+        // With room for its end, which a full disk cannot then refuse.
+        record::write_json_with_room(&rec, &path)?;
         let ranks = header(&mut rec).ranks.clone();
         let file = RecordFile { rec: Arc::new(Mutex::new(rec)), path, header };
         if let Ok(mut slot) = self.on_fire.lock() {

@@ -20,6 +20,7 @@ pub mod job;
 pub mod launcher;
 pub mod pairs;
 pub mod plot;
+pub mod procs;
 pub mod report;
 pub mod signals;
 pub mod stats;

@@ -16,8 +16,13 @@
 //!
 //! A rank other than 0 that can see rank 0's record ends it when rank 0
 //! cannot: `rank_failed` when rank 0 had not ended it shortly after the
-//! signal (rank 0 or its host is gone), and `timeout` when its own
-//! watchdog fired (see [`crate::report::record_end`]).
+//! signal and is gone (or its host is), `interrupted` when rank 0 is
+//! still running but had not ended it (the signal came to this rank
+//! alone: MPICH's launcher then kills rank 0 with SIGKILL the moment this
+//! rank exits, so rank 0 would never end it; under Open MPI rank 0 is sent
+//! SIGTERM instead and replaces this fallback with its own view), and
+//! `timeout` when its own watchdog fired (see
+//! [`crate::report::record_end`]).
 //!
 //! Liveness: between the record's start and its end, the same thread
 //! looks at the other ranks on rank 0's node every [`POLL`] (their pids
@@ -134,24 +139,14 @@ struct Peer {
     rank: usize,
     pid: u32,
     host: String,
-    /// Field 22 of /proc/<pid>/stat: tells the process from a later one
-    /// with its pid.
-    started: String,
-}
-
-/// The start time of `pid` and whether it is still running (not a
-/// zombie); None when there is no such process.
-fn proc_state(pid: u32) -> Option<(String, bool)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    // After the name: state is field 3, starttime field 22.
-    Some((fields.get(19)?.to_string(), fields.first().is_some_and(|s| *s != "Z" && *s != "X")))
+    /// When it started (see [`crate::procs`]): tells the process from a
+    /// later one with its pid.
+    started: u64,
 }
 
 impl Peer {
     fn alive(&self) -> bool {
-        matches!(proc_state(self.pid), Some((s, true)) if s == self.started)
+        crate::procs::state(self.pid).is_some_and(|p| p.running && p.start_ticks == self.started)
     }
 }
 
@@ -162,9 +157,9 @@ struct Follow {
     place: RecordPlace,
     rank: usize,
     /// Whether this rank ends a record rank 0 left `running` after a
-    /// signal: the first rank of each other node, and the next rank after
-    /// rank 0 on rank 0's node, so a large job does not send every rank to
-    /// the file.
+    /// signal: every rank of rank 0's node (the file is near, and a rank
+    /// signalled alone must be able to), and the first rank of each other
+    /// node, so a large job does not send every rank to a shared file.
     stands_in: bool,
 }
 
@@ -187,8 +182,8 @@ impl Watch {
             .iter()
             .filter(|r| Some(&r.host) == host.as_ref() && r.rank != 0 && r.pid != me)
             .filter_map(|r| {
-                let (started, alive) = proc_state(r.pid)?;
-                alive.then(|| Peer { rank: r.rank, pid: r.pid, host: r.host.clone(), started })
+                let p = crate::procs::state(r.pid).filter(|p| p.running)?;
+                Some(Peer { rank: r.rank, pid: r.pid, host: r.host.clone(), started: p.start_ticks })
             })
             .collect();
         if let Ok(mut m) = self.marker.lock() {
@@ -202,7 +197,7 @@ impl Watch {
     /// A rank other than 0: where rank 0's record is, for [`on_signal`].
     /// `local` is this rank's index among the ranks of its node.
     pub fn follow(&self, place: RecordPlace, rank: usize, local: usize) {
-        let stands_in = local == 0 || (local == 1 && place.host == crate::topo::hostname());
+        let stands_in = local == 0 || place.host == crate::topo::hostname();
         if let Ok(mut f) = self.follow.lock() {
             *f = Some(Follow { place, rank, stands_in });
         }
@@ -211,24 +206,35 @@ impl Watch {
     /// After a signal on a rank other than 0, rank 0 has had
     /// [`OTHERS_AFTER_SIGNAL`] to end its record; a record still
     /// `running` then means rank 0 is gone (or cut off from the launcher):
-    /// a rank that stands in ends it `rank_failed`, naming rank 0. Rank 0
-    /// alive on this same host is left to do it.
+    /// a rank that stands in ends it `rank_failed`, naming rank 0. With
+    /// rank 0 alive on this same host, the signal came to this rank alone:
+    /// it ends the record `interrupted`, a fallback rank 0 replaces if it
+    /// lives to end the record itself.
     fn end_for_rank0(&self, signame: &str, at: &str, code: i32) {
         let Some(f) = self.follow.lock().ok().and_then(|f| f.clone()) else { return };
         let p = &f.place;
-        let same_host = p.host == crate::topo::hostname();
-        if !f.stands_in || (same_host && proc_state(p.pid).is_some_and(|(_, alive)| alive)) {
+        if !f.stands_in {
             return;
         }
-        let detail = format!(
-            "rank 0 (pid {} on {}) had not ended the run record {} ms after {signame} came: rank 0 or its host \
-             most likely failed; rank {} was{at}",
-            p.pid,
-            p.host,
-            OTHERS_AFTER_SIGNAL.as_millis(),
-            f.rank
-        );
-        let _ = record_end::end_on_disk(&p.path, RunStatus::RankFailed, &detail, code, f.rank);
+        let same_host = p.host == crate::topo::hostname();
+        let waited = OTHERS_AFTER_SIGNAL.as_millis();
+        let (status, detail) = if same_host && crate::procs::state(p.pid).is_some_and(|s| s.running) {
+            let detail = format!(
+                "interrupted: {signame} came to rank {} alone (it was{at}); rank 0 (pid {}) was still running but \
+                 had not ended the run record {waited} ms later, and a launcher may end it with SIGKILL when rank {} \
+                 exits",
+                f.rank, p.pid, f.rank
+            );
+            (RunStatus::Interrupted, detail)
+        } else {
+            let detail = format!(
+                "rank 0 (pid {} on {}) had not ended the run record {waited} ms after {signame} came: rank 0 or its \
+                 host most likely failed; rank {} was{at}",
+                p.pid, p.host, f.rank
+            );
+            (RunStatus::RankFailed, detail)
+        };
+        let _ = record_end::end_on_disk(&p.path, status, &detail, code, f.rank);
     }
 
     fn dead_peer(&self) -> Option<Peer> {
@@ -346,13 +352,12 @@ mod tests {
 
     #[test]
     fn own_process_is_alive_and_a_missing_one_is_not() {
-        let (started, alive) = proc_state(std::process::id()).unwrap();
-        assert!(alive);
-        let me = Peer { rank: 1, pid: std::process::id(), host: "h".into(), started: started.clone() };
+        let started = crate::procs::state(std::process::id()).unwrap().start_ticks;
+        let me = Peer { rank: 1, pid: std::process::id(), host: "h".into(), started };
         assert!(me.alive());
-        let reused = Peer { started: format!("{started}1"), ..me.clone() };
+        let reused = Peer { started: started + 1, ..me.clone() };
         assert!(!reused.alive());
-        assert!(proc_state(u32::MAX - 1).is_none());
+        assert!(!Peer { pid: u32::MAX - 1, ..me }.alive());
     }
 
     #[test]

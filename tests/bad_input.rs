@@ -139,6 +139,15 @@ const CASES: &[Case] = &[
         "Memory limit too low [-M 1048576] (the largest message needs 2097152-byte buffers with 2 processes; raise -M or \
          lower -m)",
     ),
+    // The default limit would lower the largest size below the smallest:
+    // no row, which once ended 0 with the record `complete`.
+    case(
+        "osu_allgather",
+        3,
+        &["-m", "1G:1G"],
+        "Memory limit too low [-M 536870912, the default] (the smallest message, 1073741824 bytes, needs \
+         3221225472-byte buffers with 3 processes; raise -M or lower -m)",
+    ),
 ];
 
 /// Checks one bad-input case twice: with every rank's status recorded, and
@@ -223,6 +232,15 @@ fn existing_csv_is_not_overwritten() {
     let line = format!("osu_bw: '{arg}' already exists; commbench never overwrites results (choose a new --csv name)");
     check_case(Mpi::OpenMpi, Mpi::OpenMpi, 2, "osu_bw", &["-m", "8", "--csv", &arg], d.path(), &line);
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), "precious\n");
+    // A CSV named like its own record once said it "already exists".
+    let json = d.path().join("jj.json");
+    let arg = json.display().to_string();
+    let line = format!(
+        "osu_bw: --csv '{arg}': the run record goes beside the CSV with the extension .json, which would be this \
+         same file (give the CSV a name ending in .csv)"
+    );
+    check_case(Mpi::OpenMpi, Mpi::OpenMpi, 2, "osu_bw", &["-m", "8", "--csv", &arg], d.path(), &line);
+    assert!(!json.exists());
 }
 
 #[test]

@@ -233,18 +233,20 @@ fn differing_process_counts_warn() {
 /// difference inside both spreads is within noise, one beyond them fails
 /// against the tolerance, a size without a spread on one side is judged
 /// by the tolerance alone; the table says which rule decided.
+/// A commbench CSV of osu_latency in `dir`: (size, latency, ci95_rel_pct)
+/// rows.
+fn latency_csv(dir: &Path, name: &str, rows: &[(u64, f64, &str)]) -> PathBuf {
+    let mut text = "benchmark,backend,datatype,size_bytes,np,iterations,avg_lat_us,ci95_rel_pct\n".to_string();
+    for (size, lat, ci) in rows {
+        text += &format!("osu_latency,mpi,MPI_CHAR,{size},2,1000,{lat},{ci}\n");
+    }
+    write_file(dir, name, &text)
+}
+
 #[test]
 fn spreads_in_both_csvs_judge_noise() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = |name: &str, rows: &[(u64, f64, &str)]| {
-        let mut text = "benchmark,backend,datatype,size_bytes,np,iterations,avg_lat_us,ci95_rel_pct\n".to_string();
-        for (size, lat, ci) in rows {
-            text += &format!("osu_latency,mpi,MPI_CHAR,{size},2,1000,{lat},{ci}\n");
-        }
-        let p = dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    };
+    let csv = |name: &str, rows: &[(u64, f64, &str)]| latency_csv(dir.path(), name, rows);
     let reference = csv("ref.csv", &[(1, 1.0, "10"), (2, 1.0, "0.5"), (4, 1.0, "")]);
     let run = csv("run.csv", &[(1, 1.15, "10"), (2, 1.2, "0.5"), (4, 1.05, "0.5")]);
     let r = commbench(&["compare", path_str(&reference), path_str(&run), "--tolerance", "10%"]);
@@ -270,4 +272,92 @@ fn spreads_in_both_csvs_judge_noise() {
     let r = commbench(&["compare", path_str(&bare), path_str(&run)]);
     assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
     assert!(!r.stdout.contains("Rule") && r.stdout.contains("FAIL  15.0% higher"), "{}", r.stdout);
+}
+
+/// What a hostile or unlucky input once got past compare: latencies of
+/// 1e308 and 1e160 us passed against 3 us, a claimed interval of 1e300
+/// made a 50x slowdown "within noise", an OSU text cut inside its last row
+/// was judged as whole, a run record that is garbage or /dev/zero was
+/// passed over in silence, and a byte order mark hid a valid OSU text.
+#[test]
+fn hostile_inputs_never_pass_and_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| write_file(dir.path(), name, text);
+    let csv = |name: &str, rows: &[(u64, f64, &str)]| latency_csv(dir.path(), name, rows);
+    let reference = csv("ref.csv", &[(1, 3.0, "2"), (2, 3.0, "2")]);
+    let huge = csv("huge.csv", &[(1, 1e308, "2"), (2, 1e160, "2")]);
+    let r = commbench(&["compare", path_str(&reference), path_str(&huge)]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("FAIL  measured 1e308 is not a plausible latency (above 1e12 us)"), "{}", r.stdout);
+    assert!(r.stdout.contains("FAIL  measured 1e160 is not a plausible latency"), "{}", r.stdout);
+
+    let wide = csv("wide.csv", &[(1, 150.0, "1e300"), (2, 150.0, "99")]);
+    let r = commbench(&["compare", path_str(&reference), path_str(&wide)]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("FAIL: 2 reference sizes in 1 table: 0 pass"), "{}", r.stdout);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    assert!(lines[0].ends_with("wide.csv:2: ci95_rel_pct '1e300' is wider than any samples give (above 1271%): the row is judged without its spread"), "{}", lines[0]);
+
+    let text = "# OSU MPI Latency Test v7.4\n# Size          Latency (us)\n1                       3.00\n2                       3.";
+    let whole = file("whole.txt", &format!("{text}00\n"));
+    let cut = file("cut.txt", text);
+    let r = commbench(&["compare", path_str(&whole), path_str(&cut)]);
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stderr.trim_end(),
+        format!(
+            "commbench compare: {}:4: the last line has no newline: the file was cut off in the middle of a row; a \
+             truncated results file is not judged",
+            cut.display()
+        )
+    );
+
+    let bom = file("bom.txt", &format!("\u{feff}{}", std::fs::read_to_string(&whole).unwrap()));
+    let r = commbench(&["compare", path_str(&whole), path_str(&bom)]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("PASS: 2 reference sizes"), "{}", r.stdout);
+
+    for (name, record) in [("garbage", Some("\u{0}\u{1}garbage")), ("zero", None)] {
+        let run = file(&format!("{name}.txt"), &std::fs::read_to_string(&whole).unwrap());
+        let json = run.with_extension("json");
+        match record {
+            Some(text) => std::fs::write(&json, text).unwrap(),
+            None => std::os::unix::fs::symlink("/dev/zero", &json).unwrap(),
+        }
+        let r = commbench(&["compare", path_str(&whole), path_str(&run)]);
+        assert_eq!(r.code, Some(0), "{name}: {}\n{}", r.stdout, r.stderr);
+        let note = format!("commbench compare: note: {}: not a run record (", json.display());
+        assert!(r.stderr.starts_with(&note), "{name}: {}", r.stderr);
+    }
+}
+
+/// plot never writes outside `--out` (a benchmark name read from a CSV
+/// naming `../../x` or an absolute path), and a subnormal value among
+/// valid ones (once an endless loop) is left out with a note.
+#[test]
+fn plot_stays_in_out_and_ends_on_absurd_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o/p");
+    let victim = dir.path().join("victim.svg");
+    std::fs::write(&victim, "keep").unwrap();
+    let mut text = "benchmark,size_bytes,avg_lat_us\n".to_string();
+    for bench in ["../../x", victim.with_extension("").to_str().unwrap(), "osu_latency"] {
+        text += &format!("{bench},1,2.0\n{bench},2,1e-310\n{bench},4,3.0\n");
+    }
+    let input = dir.path().join("in.csv");
+    std::fs::write(&input, text).unwrap();
+    let r = commbench(&["plot", path_str(&input), "--out", path_str(&out)]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.elapsed < Duration::from_secs(10), "{:?}", r.elapsed);
+    let written: Vec<PathBuf> = r.stdout.lines().map(PathBuf::from).collect();
+    assert_eq!(written.len(), 3, "{}", r.stdout);
+    assert!(written.iter().all(|p| p.parent() == Some(out.as_path())), "{written:?}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    let mut beside: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    beside.sort();
+    assert_eq!(beside, ["in.csv", "o", "victim.svg"]);
+    assert!(r.stderr.contains("note: ../../x: the benchmark name is not a plain file name: its chart is ___.._x.svg"));
+    assert_eq!(r.stderr.matches("1e-310 at size 2 is not a plausible latency").count(), 3, "{}", r.stderr);
 }

@@ -46,6 +46,21 @@ impl Outcome {
     }
 }
 
+/// `commbench pairs ARGS --results-dir DIR/res` on `np` ranks, run in
+/// `dir`, in a process group of its own, output to /dev/null.
+fn pairs_command(np: usize, args: &[&str], dir: &Path) -> std::process::Command {
+    let mut c = launcher(Mpi::OpenMpi, np);
+    c.arg(bin(Mpi::OpenMpi, "commbench"))
+        .arg("pairs")
+        .args(args)
+        .args(["--results-dir", &dir.join("res").display().to_string()])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    c
+}
+
 fn pairs(np: usize, args: &[&str]) -> Outcome {
     pairs_with(Mpi::OpenMpi, np, args)
 }
@@ -314,6 +329,12 @@ fn bad_options_one_line_every_rank() {
              of 2 processes)",
         ),
         (1, &[], "commbench pairs: commbench pairs needs at least 2 processes, got 1"),
+        (
+            2,
+            &["--scheme", "random", "--rounds", "1000000000"],
+            "commbench pairs: random: --rounds 1000000000 with 2 processes would draw 2000000000 partners on every \
+             rank before the first round, more than 4194304 (lower --rounds; --scheme all measures every pair once)",
+        ),
     ];
     for (np, args, line) in cases {
         let mut all = vec!["pairs"];
@@ -386,15 +407,8 @@ fn rounds_are_reported_as_they_end() {
     let _g = mpi_lock();
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("res");
-    let mut c = launcher(Mpi::OpenMpi, 4);
-    c.arg(bin(Mpi::OpenMpi, "commbench"))
-        .args(["pairs", "--scheme", "all", "--size", "4MB", "-W", "8", "-i", "20", "-x", "1"])
-        .args(["--results-dir", &rd.display().to_string()])
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    std::os::unix::process::CommandExt::process_group(&mut c, 0);
-    let mut child = c.spawn().unwrap();
+    let mut c = pairs_command(4, &["--scheme", "all", "--size", "4MB", "-W", "8", "-i", "20", "-x", "1"], dir.path());
+    let mut child = c.stdout(std::process::Stdio::piped()).spawn().unwrap();
     let group = child.id() as i32;
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -435,4 +449,36 @@ fn rounds_are_reported_as_they_end() {
     assert_eq!(v["exit_code"], 0);
     assert_eq!(v["outcome"]["passed"], Value::Null);
     assert_eq!(v["outcome"]["verdict"], "measured, no criteria");
+}
+
+/// A latency phase far longer than `--timeout` is progress, not a hang:
+/// the watchdog sees every round trip. Two billion round trips would take
+/// an hour; the job is stopped after 2.5 times the timeout (2.5 s) and
+/// must still be measuring then, its record ending `interrupted`, not
+/// `timeout`.
+#[test]
+fn a_long_latency_phase_is_not_a_hang() {
+    let _g = mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("res");
+    let args = ["--scheme", "half", "--size", "1KB", "-W", "1", "-i", "1", "-x", "0", "--latency"];
+    let mut c = pairs_command(2, &args, dir.path());
+    c.args(["--latency-iterations", "2147483647", "--timeout", "1"]);
+    let mut child = c.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let group = child.id() as i32;
+    std::thread::sleep(Duration::from_millis(2500));
+    let still = child.try_wait().unwrap().is_none();
+    // SAFETY: signals the launcher this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let code = common::jobs::wait_for(&mut child, under_load(Duration::from_secs(20)));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    // SAFETY: signals the process group this test started.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    assert!(still, "the job ended within 2.5 s: {stderr}");
+    assert!(code.is_some(), "the job did not end after SIGTERM");
+    assert!(!stderr.contains("no progress"), "{stderr}");
+    let rec = files_with_ext(&rd, "json").into_iter().find(|p| p.to_string_lossy().ends_with("_pairs.json")).unwrap();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(rec).unwrap()).unwrap();
+    assert_eq!(v["status"], "interrupted", "{v}");
 }

@@ -111,10 +111,17 @@ fn assert_whole_rows(csv: &Path) {
 /// at `cwd/t` holding 12 KiB free: room for the record and one page of
 /// CSV, not for every row.
 fn on_full_tmpfs(cwd: &Path, results_dir: Option<&str>) -> Run {
+    on_tmpfs_with_free(cwd, results_dir, 3, "1:4194304")
+}
+
+/// osu_latency over `sizes` on a 64 KiB tmpfs at `cwd/t` with `free`
+/// pages left; what was left there ends up in `cwd/left`.
+fn on_tmpfs_with_free(cwd: &Path, results_dir: Option<&str>, free: usize, sizes: &str) -> Run {
     let t = cwd.join("t");
     std::fs::create_dir(&t).unwrap();
     let mut line = format!(
-        "mount -t tmpfs -o size=64k tmpfs {t} && dd if=/dev/zero of={t}/fill bs=4k count=13 2>/dev/null && cd {t} && exec",
+        "mount -t tmpfs -o size=64k tmpfs {t} && dd if=/dev/zero of={t}/fill bs=4k count={} 2>/dev/null && cd {t} && exec",
+        16 - free,
         t = t.display()
     );
     let launcher = launcher(Mpi::OpenMpi, 2);
@@ -122,7 +129,7 @@ fn on_full_tmpfs(cwd: &Path, results_dir: Option<&str>) -> Run {
         line.push(' ');
         line.push_str(&w.to_string_lossy());
     }
-    line.push_str(&format!(" {} -m 1:4194304 -i 2 -x 0", bin(Mpi::OpenMpi, "osu_latency").display()));
+    line.push_str(&format!(" {} -m {sizes} -i 2 -x 0", bin(Mpi::OpenMpi, "osu_latency").display()));
     if let Some(r) = results_dir {
         line.push_str(&format!(" --results-dir {r}"));
     }
@@ -176,6 +183,45 @@ fn a_full_disk_in_the_default_place_is_a_warning() {
     assert_whole_rows(&only_csv(&d.path().join("left/results")));
 }
 
+/// A disk with two to four pages free once left the record `running`
+/// (its end needs a new copy, and there was no room for one) and, with
+/// two, an empty CSV as well. The record keeps room for its end, which is
+/// written in place when there is no room for a copy; a CSV that never got
+/// its header goes. Three short runs (under a second each here).
+#[test]
+fn a_nearly_full_disk_leaves_no_running_record() {
+    let _g = mpi_lock();
+    let mut statuses = Vec::new();
+    for free in 2..=4 {
+        let d = tempfile::tempdir().unwrap();
+        let run = on_tmpfs_with_free(d.path(), Some("r"), free, "1:64");
+        run.assert_no_panic();
+        let left = d.path().join("left/r");
+        let (csvs, jsons) = (files_with_ext(&left, "csv"), files_with_ext(&left, "json"));
+        for csv in &csvs {
+            assert_whole_rows(csv);
+        }
+        let Some(json) = jsons.first() else {
+            assert!(csvs.is_empty(), "{free} pages: a CSV without its record: {csvs:?}");
+            assert_ne!(run.code, Some(0), "{free} pages: {run:?}");
+            statuses.push("none".to_string());
+            continue;
+        };
+        let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+        let status = rec["status"].as_str().unwrap().to_string();
+        assert!(status == "complete" || status == "error", "{free} pages: {rec}");
+        assert_eq!(run.code == Some(0), status == "complete", "{free} pages: {run:?}");
+        if status == "error" {
+            assert!(csvs.is_empty(), "{free} pages: the CSV that got no header is left: {csvs:?}");
+            assert!(rec["results"]["incomplete"].as_str().unwrap().starts_with("no CSV: "), "{rec}");
+        } else {
+            assert_eq!(rec["results"]["rows"], 7, "{rec}");
+        }
+        statuses.push(status);
+    }
+    assert!(statuses.iter().any(|s| s == "complete"), "{statuses:?}");
+}
+
 fn compare(args: &[&Path]) -> Run {
     let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
     c.arg("compare").args(args);
@@ -204,11 +250,7 @@ const REFERENCE: &[(u64, &str)] = &[(1, "2"), (2, "4"), (4, "8")];
 #[test]
 fn compare_never_passes_bad_data() {
     let d = tempfile::tempdir().unwrap();
-    let file = |name: &str, text: &str| {
-        let p = d.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    };
+    let file = |name: &str, text: &str| write_file(d.path(), name, text);
     let reference = file("ref.csv", &bw_csv(REFERENCE));
     let good = file("good.csv", &bw_csv(REFERENCE));
     let run = compare(&[&reference, &good]);

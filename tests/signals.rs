@@ -1,8 +1,11 @@
 //! A run's end is always recorded, on real jobs: SIGTERM and SIGINT to the
 //! launcher mid-run, a rank killed outright, a watchdog that fires on rank 1
-//! only, and `commbench suite` signalled or out of --max-time. The record
-//! must not stay `running`, finished CSV rows stay whole, and nothing of
-//! the job is left behind.
+//! only, and `commbench suite` signalled, killed or out of --max-time. The
+//! record must not stay `running`, finished CSV rows stay whole, and
+//! nothing of the job is left behind. Under MPICH, whose launcher kills
+//! every rank with SIGKILL when one dies or it is killed itself, no rank
+//! survives to end the record: the next reader (compare, the suite) that
+//! finds them all gone ends it `killed`.
 
 mod common;
 
@@ -162,19 +165,27 @@ fn a_watchdog_on_rank_one_is_recorded_as_timeout() {
     csv_intact(&r.csv);
 }
 
-/// `commbench suite` with a long osu_latency and osu_bw after it.
-fn suite(benches: &str, extra: &[&str]) -> (Child, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
+/// `commbench suite` running `benches` into `results`, osu_latency with
+/// `latency` (its options), in a process group of its own, output to
+/// /dev/null.
+fn suite_command(benches: &str, latency: &str, results: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
-    c.args(["suite", "--bench", benches, "-q", "--bench-args", "latency=-i 2000000 -x 10", "--results-dir"])
-        .arg(dir.path())
+    c.args(["suite", "--bench", benches, "-q", "--bench-args", &format!("latency={latency}"), "--results-dir"])
+        .arg(results)
         .args(extra)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
-    (c.spawn().unwrap(), dir)
+    c
+}
+
+/// `commbench suite` with a long osu_latency and osu_bw after it.
+fn suite(benches: &str, extra: &[&str]) -> (Child, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let child = suite_command(benches, "-i 2000000 -x 10", dir.path(), extra).spawn().unwrap();
+    (child, dir)
 }
 
 fn run_dir(results: &Path) -> std::path::PathBuf {
@@ -228,4 +239,155 @@ fn suite_max_time_leaves_no_running_record() {
     for p in v["ranks"].as_array().unwrap() {
         assert!(!alive(p["pid"].as_i64().unwrap() as i32), "rank left running: {p}");
     }
+}
+
+/// An MPICH job faulted by `fault` (given the launcher's pid and the
+/// ranks'), then its launcher and ranks gone: the record as it was left.
+fn mpich_fault(fault: impl FnOnce(i32, &[i32])) -> (LongRun, Value) {
+    let mut r = long_latency(Mpi::Mpich, &[]);
+    fault(r.child.id() as i32, &r.pids);
+    let code = wait_for(&mut r.child, under_load(Duration::from_secs(20)));
+    let start = Instant::now();
+    while r.pids.iter().any(|&p| alive(p)) && start.elapsed() < under_load(Duration::from_secs(10)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<i32> = r.pids.iter().copied().filter(|&p| alive(p)).collect();
+    clean_up(r.group, &r.pids);
+    assert!(code.is_some(), "the launcher did not end");
+    assert!(left.is_empty(), "ranks left running: {left:?}");
+    csv_intact(&r.csv);
+    let v = read_json(&r.record).unwrap();
+    (r, v)
+}
+
+/// A record MPICH's SIGKILLs left `running`: `commbench compare` finds its
+/// ranks gone, says so, ends it `killed` and fails the run.
+fn compare_ends_it(r: &LongRun) {
+    let refdir = tempfile::tempdir().unwrap();
+    let reference = refdir.path().join("ref.csv");
+    std::fs::copy(&r.csv, &reference).unwrap();
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.arg("compare").arg(&reference).arg(&r.csv);
+    let run = run_cmd(c, Duration::from_secs(20));
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let note = format!("commbench compare: note: {}: running, but its processes are gone (", r.record.display());
+    assert!(run.stderr.starts_with(&note), "{}", run.stderr);
+    assert!(run.stderr.contains("the run record says 'killed'"), "{}", run.stderr);
+    let v = read_json(&r.record).unwrap();
+    assert_eq!(v["status"], "killed", "{v}");
+    assert!(v["ended_by"].as_str().unwrap().starts_with("commbench compare (pid "), "{v}");
+    let detail = v["status_detail"].as_str().unwrap();
+    let pids = format!("pids {}, {} on ", r.pids[0], r.pids[1]);
+    assert!(detail.starts_with("running, but its processes are gone: all 2 ranks (") && detail.contains(&pids));
+}
+
+fn mpich() -> bool {
+    let have = have_mpich();
+    if !have {
+        eprintln!("SKIPPED: mpiexec.mpich is not installed");
+    }
+    have
+}
+
+/// kill -9 of rank 1, of rank 0 or of mpiexec: MPICH's launcher SIGKILLs
+/// every rank at once (its strace shows it), so the record is left
+/// `running` for a reader to end. Three MPICH jobs, one per fault: about
+/// 2 s each here.
+#[test]
+fn mpich_sigkills_are_ended_by_the_next_reader() {
+    if !mpich() {
+        return;
+    }
+    let _g = mpi_lock();
+    for (what, which) in [("rank 1", Some(1)), ("rank 0", Some(0)), ("the launcher", None)] {
+        let (r, v) = mpich_fault(|launcher, pids| signal(which.map_or(launcher, |i| pids[i]), libc::SIGKILL));
+        assert_eq!(v["status"], "running", "{what}: {v}");
+        compare_ends_it(&r);
+    }
+}
+
+/// SIGTERM to one MPICH rank: the launcher SIGKILLs rank 0 as soon as
+/// rank 1 exits, so rank 1 ends the record itself before it exits.
+#[test]
+fn sigterm_to_one_mpich_rank_is_recorded_by_that_rank() {
+    if !mpich() {
+        return;
+    }
+    let _g = mpi_lock();
+    let (_r, v) = mpich_fault(|_, pids| signal(pids[1], libc::SIGTERM));
+    assert_eq!(v["status"], "interrupted", "{v}");
+    assert_eq!((v["ended_by_rank"].as_u64(), v["exit_code"].as_i64()), (Some(1), Some(143)), "{v}");
+    let detail = v["status_detail"].as_str().unwrap();
+    assert!(detail.starts_with("interrupted: SIGTERM came to rank 1 alone (it was at message size "), "{detail}");
+}
+
+/// `commbench suite` killed with SIGKILL: its launcher gets SIGTERM at once
+/// (PR_SET_PDEATHSIG), ends its ranks, and they end their record; nothing
+/// lives on. Which ending the record gets is a race: the SIGTERM
+/// (`interrupted`) or rank 0's next row on a stdout whose reader is gone
+/// (`error`, "cannot write stdout").
+#[test]
+fn sigkill_to_the_suite_ends_its_job() {
+    let _g = mpi_lock();
+    // Twenty million round trips: the first row is some 10 s away, so
+    // rank 0 writes nothing to the dead suite's pipe before its SIGTERM.
+    let results = tempfile::tempdir().unwrap();
+    let mut child = suite_command("latency", "-i 20000000 -x 10", results.path(), &[]).spawn().unwrap();
+    let group = child.id() as i32;
+    let dir = run_dir(results.path());
+    let record = dir.join("osu_latency.json");
+    let pids = wait_started(&record, &dir.join("osu_latency.csv"), 2, 0, Instant::now());
+    let killed = Instant::now();
+    signal(child.id() as i32, libc::SIGKILL);
+    let _ = child.wait();
+    while pids.iter().any(|&p| alive(p)) && killed.elapsed() < under_load(Duration::from_secs(15)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = killed.elapsed();
+    let left: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+    clean_up(group, &pids);
+    assert!(left.is_empty(), "ranks left running {took:?} after the suite was killed: {left:?}");
+    assert!(took < under_load(Duration::from_secs(5)), "{took:?}");
+    let v = read_json(&record).unwrap();
+    let detail = v["status_detail"].as_str().unwrap_or_default();
+    match v["status"].as_str() {
+        Some("interrupted") => assert!(detail.contains("SIGTERM came"), "{v}"),
+        Some("error") => assert!(detail.contains("cannot write stdout"), "{v}"),
+        _ => panic!("{v}"),
+    }
+    csv_intact(&dir.join("osu_latency.csv"));
+}
+
+/// The suite running MPICH's binaries when a rank is killed: the launcher
+/// exits, the record still says `running`, and the suite ends it `killed`
+/// at once, in one line and in the benchmark's detail.
+#[test]
+fn the_suite_ends_a_record_mpich_left_running() {
+    if !mpich() {
+        return;
+    }
+    let _g = mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let bin_dir = bin(Mpi::Mpich, "osu_latency").parent().unwrap().display().to_string();
+    let mut c = suite_command("latency", "-i 2000000 -x 10", dir.path(), &["--bin-dir", &bin_dir]);
+    let mut child = c.stderr(Stdio::piped()).spawn().unwrap();
+    let group = child.id() as i32;
+    let run = run_dir(dir.path());
+    let record = run.join("osu_latency.json");
+    let pids = wait_started(&record, &run.join("osu_latency.csv"), 2, 1, Instant::now());
+    signal(pids[1], libc::SIGKILL);
+    let code = wait_for(&mut child, under_load(Duration::from_secs(20)));
+    clean_up(group, &pids);
+    assert_eq!(code.expect("the suite did not end"), Some(1));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let line = format!("suite: {}: running, but its processes are gone (", record.display());
+    assert!(stderr.lines().any(|l| l.starts_with(&line) && l.ends_with("): ended as `killed`")), "{stderr}");
+    let v = read_json(&record).unwrap();
+    assert_eq!(v["status"], "killed", "{v}");
+    assert!(v["status_detail"].as_str().unwrap().ends_with("; the launcher exited with status 9"), "{v}");
+    let suite: Value = serde_json::from_str(&std::fs::read_to_string(run.join("suite.json")).unwrap()).unwrap();
+    let detail = suite["benchmarks"][0]["detail"].as_str().unwrap_or_default();
+    assert!(detail.ends_with("its run record said `running`, but its processes are gone"), "{detail}");
 }

@@ -467,6 +467,7 @@ impl Session<'_> {
         };
         let mut record = None;
         let mut csv = None;
+        let mut csv_path = None;
         if let Some(f) = files {
             let mut rec = self.new_record::<T>(ranks, &f);
             rec.backend_details = backend_details;
@@ -482,6 +483,7 @@ impl Session<'_> {
                             f.record_path.display()
                         ));
                     }
+                    csv_path = Some(f.csv_path.clone());
                     csv = Some((f.csv, f.csv_path));
                 }
                 Err(e) if !self.opts.results_chosen => {
@@ -507,7 +509,19 @@ impl Session<'_> {
             Ok(s) => (s, record),
             Err(e) => {
                 let line = format!("{}: {e}", spec.name);
+                // A CSV that did not get its header (a full disk) is no
+                // result: it goes, and the record says so.
+                let empty = csv_path.filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 0));
+                if let Some(p) = &empty {
+                    let _ = std::fs::remove_file(p);
+                }
                 if let Some(r) = &record {
+                    if empty.is_some() {
+                        r.update(|r| {
+                            r.results.csv = None;
+                            r.results.incomplete = Some(format!("no CSV: {e}"));
+                        });
+                    }
                     let _ = r.end(&Ending::Error { detail: line.clone() }, 1);
                 }
                 job.abort(&line)

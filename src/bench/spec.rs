@@ -90,6 +90,13 @@ pub enum JobShapeError {
          definition, nccl-tests' factor {factor}; run two or more ranks, or leave --min-busbw out)"
     )]
     MinBusbwOneRank { name: &'static str, factor: &'static str },
+    /// The default limit would lower the largest size below the smallest:
+    /// no size would be measured.
+    #[error(
+        "Memory limit too low [-M {limit}, the default] (the smallest message, {min} bytes, needs {need}-byte \
+         buffers{with}; raise -M or lower -m)"
+    )]
+    DefaultMemoryLimit { limit: usize, min: usize, need: usize, with: String },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -155,10 +162,14 @@ impl BenchSpec {
         if !self.is_point_to_point() && self.typed() {
             let per = if self.buffer_times_np { np } else { 1 };
             let need = opts.max_size.saturating_mul(per);
+            let with = if per > 1 { format!(" with {np} processes") } else { String::new() };
             match opts.mem_limit {
                 Some(limit) if need > limit => {
-                    let with = if per > 1 { format!(" with {np} processes") } else { String::new() };
                     return Err(JobShapeError::MemoryLimit { limit, need, with });
+                }
+                None if DEFAULT_MEM_LIMIT / per < opts.min_size => {
+                    let (limit, min) = (DEFAULT_MEM_LIMIT, opts.min_size);
+                    return Err(JobShapeError::DefaultMemoryLimit { limit, min, need: min.saturating_mul(per), with });
                 }
                 None if need > DEFAULT_MEM_LIMIT => {
                     opts.max_size = DEFAULT_MEM_LIMIT / per;
@@ -378,6 +389,18 @@ mod tests {
         assert!(note.unwrap().contains("largest message limited to 524288 bytes"));
         let mut o = opts(&BARRIER, &["-M", "1"]);
         assert!(BARRIER.check_run_text(2, &mut o).is_ok());
+        // Lowered below the smallest size, no size would run: an error.
+        let mut o = opts(&ALLGATHER, &["-m", "1G:1G"]);
+        assert_eq!(
+            ALLGATHER.check_run_text(3, &mut o),
+            Err("Memory limit too low [-M 536870912, the default] (the smallest message, 1073741824 bytes, needs \
+                 3221225472-byte buffers with 3 processes; raise -M or lower -m)"
+                .into())
+        );
+        // Lowered, and the smallest still fits: the sizes up to the limit run.
+        let mut o = opts(&ALLGATHER, &["-m", "1M:1G"]);
+        assert!(ALLGATHER.check_run_text(3, &mut o).unwrap().1.is_some());
+        assert_eq!((o.min_size, o.max_size), (1 << 20, DEFAULT_MEM_LIMIT / 3));
     }
 
     #[test]

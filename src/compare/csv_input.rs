@@ -15,6 +15,14 @@ use crate::report::csv::CsvRow;
 /// relatively, as the time's. Empty or absent: no spread.
 pub const SPREAD_COLUMN: &str = "ci95_rel_pct";
 
+/// The widest spread taken from [`SPREAD_COLUMN`], in percent: no set of
+/// positive samples has a wider 95% interval of its mean. The half-width
+/// is t·s/√n, and positive samples have s ≤ √n times their mean, so it is
+/// at most t times the mean, largest with two samples (t = 12.71). Real
+/// runs reach 1000% with `-i 2` and over 100% with a few slow outliers;
+/// a wider cell (1e300) was not computed from samples.
+pub const MAX_SPREAD_PCT: f64 = 1271.0;
+
 /// A row's p10 and p90 over its mean per-iteration time (all three in the
 /// same unit, whatever its scale), where it has them and they make sense.
 fn time_band(row: &CsvRow) -> Option<(f64, f64)> {
@@ -127,7 +135,14 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
         let spread = spread_column.and_then(|i| rec.get(i)).filter(|c| !c.is_empty());
         let ci95_rel_pct = match spread.map(|c| (c, c.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0))) {
             None => None,
-            Some((_, Some(v))) => Some(v),
+            Some((_, Some(v))) if v <= MAX_SPREAD_PCT => Some(v),
+            Some((c, Some(_))) => {
+                let why = format!(
+                    "is wider than any samples give (above {MAX_SPREAD_PCT}%): the row is judged without its spread"
+                );
+                out.notes.push(note(format!("{SPREAD_COLUMN} '{c}' {why}")));
+                None
+            }
             Some((c, None)) => {
                 let why = "is not a percentage of 0 or more: the row is judged without its spread";
                 out.notes.push(note(format!("{SPREAD_COLUMN} '{c}' {why}")));
@@ -338,7 +353,7 @@ mod tests {
         // The writer's own columns hold it.
         assert!(COLUMNS.contains(&SPREAD_COLUMN));
         let mut text = COLUMNS.join(",") + "\n";
-        for (size, spread) in [("1", "2.5"), ("2", ""), ("4", "-1"), ("8", "0")] {
+        for (size, spread) in [("1", "2.5"), ("2", ""), ("4", "-1"), ("8", "0"), ("16", "1e300"), ("32", "1271")] {
             text += &(row(&[
                 ("benchmark", "osu_latency"),
                 ("size_bytes", size),
@@ -348,10 +363,16 @@ mod tests {
         }
         let p = parse(&text, "s.csv", "s").unwrap();
         let spreads: Vec<Option<f64>> = p.tables[0].points.iter().map(|p| p.ci95_rel_pct).collect();
-        assert_eq!(spreads, [Some(2.5), None, None, Some(0.0)]);
-        assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+        assert_eq!(spreads, [Some(2.5), None, None, Some(0.0), None, Some(1271.0)]);
+        assert_eq!(p.notes.len(), 2, "{:?}", p.notes);
         assert_eq!(p.notes[0].line, Some(4));
         assert!(p.notes[0].message.starts_with("ci95_rel_pct '-1' is not a percentage"), "{}", p.notes[0].message);
+        assert_eq!(p.notes[1].line, Some(6));
+        assert!(
+            p.notes[1].message.starts_with("ci95_rel_pct '1e300' is wider than any samples give"),
+            "{}",
+            p.notes[1].message
+        );
         // Without the column (an older CSV), no spread.
         let text = "benchmark,size_bytes,avg_lat_us\nosu_latency,1,1\n".to_string();
         assert_eq!(parse(&text, "n.csv", "n").unwrap().tables[0].points[0].ci95_rel_pct, None);

@@ -102,7 +102,7 @@ pub fn summary_line(rep: &Report) -> String {
         let _ = write!(line, ", {} not measured", s.missing);
     }
     if s.skipped > 0 {
-        let _ = write!(line, ", {} skipped (reference not above 0)", s.skipped);
+        let _ = write!(line, ", {} skipped (no usable reference value)", s.skipped);
     }
     if s.unmatched > 0 {
         let _ = write!(line, ", {} reference tables with no run", s.unmatched);

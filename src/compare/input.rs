@@ -23,10 +23,21 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> InputError + '_ {
     move |source| InputError::Io { path: path.display().to_string(), source }
 }
 
-/// The run record beside a results file (`X.json` for `X.csv` or `X.txt`).
-pub fn run_info(path: &Path) -> Option<RunInfo> {
-    let text = crate::input_file::read_to_string(&path.with_extension("json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+/// The run record beside a results file (`X.json` for `X.csv` or `X.txt`):
+/// None when there is none; an error, saying why, when there is a file of
+/// that name that is not a record (unreadable, not a regular file, not a
+/// JSON object): the caller notes it rather than pass over it in silence.
+pub fn run_info(path: &Path) -> Result<Option<RunInfo>, String> {
+    let json = path.with_extension("json");
+    let text = match crate::input_file::read_to_string(&json) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("not JSON ({e})"))?;
+    if !v.is_object() {
+        return Err("not a JSON object".into());
+    }
     let hosts = v
         .get("hosts")
         .and_then(|h| h.as_array())
@@ -47,7 +58,7 @@ pub fn run_info(path: &Path) -> Option<RunInfo> {
         .or_else(|| word("/transport").and_then(|t| t.rsplit('-').next()))
         .and_then(Memory::from_word);
     let status = word("/status").map(String::from);
-    Some(RunInfo { hosts, mpi_library, world_size, memory, options, status })
+    Ok(Some(RunInfo { hosts, mpi_library, world_size, memory, options, status }))
 }
 
 /// A device-buffer marker in a file name (`osu_bw-DD.txt`,
@@ -91,10 +102,24 @@ fn label(path: &Path) -> String {
     }
 }
 
-/// Reads one file: CSV by its `.csv` name, anything else as OSU text.
+/// This program as a record it ends names it: `commbench compare`.
+fn reader() -> String {
+    let mut args = std::env::args();
+    let prog = args.next().map(|a| Path::new(&a).file_name().map(|f| f.to_string_lossy().into_owned()));
+    match (prog.flatten(), args.next()) {
+        (Some(p), Some(sub)) if p == "commbench" => format!("commbench {sub}"),
+        (Some(p), _) => p,
+        _ => "commbench".into(),
+    }
+}
+
+/// Reads one file: CSV by its `.csv` name, anything else as OSU text. A
+/// run record beside it that still says `running` while its ranks are all
+/// gone from this host is ended `killed` on the way, with a note (see
+/// [`crate::report::record_end::settle_if_gone`]).
 pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
     let bytes = crate::input_file::read(path).map_err(io_err(path))?;
-    let text = String::from_utf8_lossy(&bytes);
+    let text = String::from_utf8_lossy(crate::input_file::without_bom(&bytes));
     let shown = path.display().to_string();
     let label = label(path);
     let mut parsed = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")) {
@@ -105,7 +130,25 @@ pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
     if parsed.tables.is_empty() {
         return Err(InputError::Empty { path: shown });
     }
-    let info = run_info(path);
+    let record = path.with_extension("json");
+    let mut info = match run_info(path) {
+        Ok(info) => info,
+        Err(why) => {
+            let message = format!("not a run record ({why}): how the run ended, its hosts and MPI are not known");
+            parsed.notes.push(Note { path: record.display().to_string(), line: None, message });
+            None
+        }
+    };
+    if let Some(i) = info.as_mut().filter(|i| i.status.as_deref() == Some("running")) {
+        if let Some(s) = crate::report::record_end::settle_if_gone(&record, &reader(), None) {
+            let message = match s.unwritten {
+                None => s.line,
+                Some(e) => format!("{}, but the record could not be rewritten: {e}", s.line),
+            };
+            parsed.notes.push(Note { path: record.display().to_string(), line: None, message });
+            i.status = Some("killed".into());
+        }
+    }
     for t in &mut parsed.tables {
         settle_memory(t, path, info.as_ref());
         if t.np.is_none() {
@@ -169,11 +212,45 @@ mod tests {
         h.hosts = vec!["n1".into(), "n2".into()];
         h.mpi.library_version = "Open MPI v4.1.4, package: Debian OpenMPI\nmore".into();
         crate::report::record::write_json(&h, &d.path().join("r.json")).unwrap();
-        let info = run_info(&d.path().join("r.csv")).unwrap();
+        let info = run_info(&d.path().join("r.csv")).unwrap().unwrap();
         assert_eq!(info.hosts, ["n1", "n2"]);
         assert_eq!(info.mpi_library.as_deref(), Some("Open MPI v4.1.4"));
         assert_eq!(info.world_size, Some(h.mpi.world_size as u64).filter(|&n| n > 0));
         assert_eq!(info.memory, None);
+    }
+
+    /// No record is nothing to say; a file at the record's name that is no
+    /// record (garbage, a device, an array) is said, never passed over.
+    #[test]
+    fn a_record_that_is_not_one_is_noted() {
+        let d = tempfile::tempdir().unwrap();
+        let csv = d.path().join("r.txt");
+        std::fs::write(&csv, "# OSU MPI Latency Test v7.4\n# Size Latency (us)\n1 2.0\n").unwrap();
+        assert_eq!(run_info(&csv), Ok(None));
+        assert!(load_file(&csv).unwrap().notes.is_empty());
+        let json = csv.with_extension("json");
+        for (garbage, why) in [("\u{1}\u{2}garbage", "not JSON"), ("[1, 2]", "not a JSON object")] {
+            std::fs::write(&json, garbage).unwrap();
+            assert!(run_info(&csv).unwrap_err().starts_with(why), "{garbage}");
+            let notes = load_file(&csv).unwrap().notes;
+            assert_eq!(notes.len(), 1, "{notes:?}");
+            assert!(notes[0].to_string().contains("r.json: not a run record ("), "{}", notes[0]);
+        }
+        std::fs::remove_file(&json).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &json).unwrap();
+        assert!(run_info(&csv).unwrap_err().contains("character device"));
+    }
+
+    /// A byte order mark before an OSU text or a CSV is left out.
+    #[test]
+    fn a_byte_order_mark_reads_as_without() {
+        let d = tempfile::tempdir().unwrap();
+        let txt = d.path().join("bom.txt");
+        std::fs::write(&txt, "\u{feff}# OSU MPI Latency Test v7.4\n# Size Latency (us)\n1 2.0\n").unwrap();
+        assert_eq!(load_file(&txt).unwrap().tables[0].points[0].latency_us, Some(2.0));
+        let csv = d.path().join("bom.csv");
+        std::fs::write(&csv, "\u{feff}benchmark,size_bytes,avg_lat_us\nosu_latency,1,2\n").unwrap();
+        assert_eq!(load_file(&csv).unwrap().tables[0].benchmark, "osu_latency");
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! first: a difference no larger than the combined uncertainty of the two
 //! values (the square root of the sum of their squared half-widths: the
 //! 95% half-width of the difference of two independent estimates) is
-//! `within noise`, whatever the tolerance says. A difference beyond it is
+//! `within noise`, whatever the tolerance says (the run's half-width
+//! counting at most as much as the reference's own: see [`noise_band`]).
+//! A difference beyond it is
 //! judged by the tolerance as before, so a failure needs a difference that
 //! the intervals support and that exceeds the tolerance. Where either side
 //! has no spread (OSU's text output has none) the tolerance alone decides,
@@ -19,7 +21,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::model::{Metric, Table};
+use super::model::{self, Metric, Table};
 use super::tolerance::Rules;
 
 /// The outcome for one size.
@@ -33,7 +35,8 @@ pub enum Verdict {
     Fail,
     /// In the reference, not in any run.
     Missing,
-    /// The reference value is not above 0: no ratio to judge.
+    /// The reference value is not above 0, or not a plausible measurement
+    /// (see [`Metric::implausible`]): no ratio to judge.
     Skipped,
     /// The difference is inside the combined uncertainty of the two
     /// values: neither a pass nor a failure against the tolerance (counted
@@ -81,6 +84,27 @@ pub struct Row {
     /// Half-width of the 95% interval of the difference, in percent of the
     /// reference; None where either side has no spread.
     pub noise_pct: Option<f64>,
+}
+
+impl Row {
+    /// A size with no measured value judged (`verdict` says why; the
+    /// caller adds its reasons).
+    fn unjudged(size: u64, reference: f64, tolerance_pct: f64, verdict: Verdict) -> Row {
+        Row {
+            size,
+            reference,
+            measured: None,
+            runs: 0,
+            measured_min: None,
+            measured_max: None,
+            ratio: None,
+            tolerance_pct,
+            verdict,
+            reasons: Vec::new(),
+            rule: Rule::Tolerance,
+            noise_pct: None,
+        }
+    }
 }
 
 /// One (benchmark, datatype, metric) comparison.
@@ -206,9 +230,17 @@ fn spread_at(tables: &[&Table], metric: Metric, size: u64) -> Option<f64> {
 /// The noise rule for one size: the combined 95% uncertainty of the
 /// difference in percent of the reference, and whether the difference is
 /// inside it. `spreads` are each side's relative half-widths (shares).
+///
+/// The allowance is bounded by the reference's own spread: the run's
+/// relative half-width counts at most as much as the reference's, so a
+/// run cannot buy itself room by being (or claiming to be) noisier than
+/// the reference it is judged against: a run both much slower and much
+/// noisier, or whose file claims an interval of 1e300, is judged by the
+/// tolerance. A reference with no spread allows none. The sum is taken
+/// with `hypot`, which does not overflow for huge values.
 pub fn noise_band(reference: f64, measured: f64, spreads: (f64, f64)) -> (f64, bool) {
     let (hr, hm) = spreads;
-    let band = ((hr * reference).powi(2) + (hm * measured).powi(2)).sqrt() / reference * 100.0;
+    let band = (hr * reference).hypot(hm.min(hr) * measured) / reference * 100.0;
     let diff = (measured / reference - 1.0) * 100.0;
     // Exactly at the band is within it; the slack only absorbs rounding.
     (band, diff.abs() <= band + 1e-9 * band.max(1.0))
@@ -274,45 +306,47 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
         .collect();
     let mut rows = Vec::new();
     for size in sizes {
-        let mut ref_values: Vec<f64> = values_at(refs, metric, size).into_iter().filter(|v| v.is_finite()).collect();
-        let Some(reference) = median(&mut ref_values) else { continue };
         let tolerance_pct = rules.tolerance_pct(size);
+        let all_refs: Vec<f64> = values_at(refs, metric, size).into_iter().filter(|v| v.is_finite()).collect();
+        // A reference value no measurement could give (1e308 us, a
+        // subnormal) judges nothing: the size is skipped, saying why.
+        let (mut ref_values, absurd): (Vec<f64>, Vec<f64>) =
+            all_refs.into_iter().partition(|v| *v <= 0.0 || metric.implausible(*v).is_none());
+        let Some(reference) = median(&mut ref_values) else {
+            if let Some(&v) = absurd.first() {
+                let why = metric.implausible(v).unwrap_or_default();
+                rows.push(Row {
+                    reasons: vec![format!("reference {} {why}: not judged", model::shown(v))],
+                    ..Row::unjudged(size, f64::NAN, tolerance_pct, Verdict::Skipped)
+                });
+            }
+            continue;
+        };
         let (mut measured, bad): (Vec<f64>, Vec<f64>) =
-            values_at(runs, metric, size).into_iter().partition(|v| v.is_finite() && *v > 0.0);
+            values_at(runs, metric, size).into_iter().partition(|v| metric.implausible(*v).is_none());
         if !bad.is_empty() {
-            // A time or a rate is a positive number: anything else is a
-            // broken measurement, never a pass.
-            let shown: Vec<String> = bad.iter().map(|v| v.to_string()).collect();
+            // A time or a rate is a positive number within what any
+            // machine can measure: anything else is a broken measurement,
+            // never a pass.
+            let mut reasons: Vec<String> = Vec::new();
+            for v in &bad {
+                let why = metric.implausible(*v).unwrap_or_default();
+                let line = format!("measured {} {why}", model::shown(*v));
+                if !reasons.contains(&line) {
+                    reasons.push(line);
+                }
+            }
             rows.push(Row {
-                size,
-                reference,
-                measured: None,
                 runs: measured.len() + bad.len(),
-                measured_min: None,
-                measured_max: None,
-                ratio: None,
-                tolerance_pct,
-                verdict: Verdict::Fail,
-                reasons: vec![format!("measured {} is not a positive number", shown.join(", "))],
-                rule: Rule::Tolerance,
-                noise_pct: None,
+                reasons,
+                ..Row::unjudged(size, reference, tolerance_pct, Verdict::Fail)
             });
             continue;
         }
         let Some(med) = median(&mut measured) else {
             rows.push(Row {
-                size,
-                reference,
-                measured: None,
-                runs: 0,
-                measured_min: None,
-                measured_max: None,
-                ratio: None,
-                tolerance_pct,
-                verdict: Verdict::Missing,
                 reasons: vec!["not measured".into()],
-                rule: Rule::Tolerance,
-                noise_pct: None,
+                ..Row::unjudged(size, reference, tolerance_pct, Verdict::Missing)
             });
             continue;
         };

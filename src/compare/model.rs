@@ -38,6 +38,48 @@ impl Metric {
     }
 }
 
+/// The smallest value of any metric taken as a measurement (1e-9 us is a
+/// femtosecond): below it, a subnormal say, no clock or counter produced
+/// it, and a log axis down to it has no end.
+pub const MIN_PLAUSIBLE: f64 = 1e-9;
+
+impl Metric {
+    /// The largest value taken as a measurement of this metric: a latency
+    /// of 1e12 us is 11.6 days per iteration, 1e12 MB/s an exabyte a
+    /// second, 1e15 messages a second a million times any network's rate.
+    pub fn max_plausible(self) -> f64 {
+        match self {
+            Metric::Latency | Metric::Bandwidth => 1e12,
+            Metric::MessageRate => 1e15,
+        }
+    }
+
+    /// Why `v` cannot be a measured value of this metric (not a positive
+    /// number, or out of [`MIN_PLAUSIBLE`] to [`Metric::max_plausible`]),
+    /// as words after the value; None when it can be one.
+    pub fn implausible(self, v: f64) -> Option<String> {
+        if !(v.is_finite() && v > 0.0) {
+            return Some("is not a positive number".into());
+        }
+        let unit = self.unit();
+        if v < MIN_PLAUSIBLE {
+            return Some(format!("is not a plausible {} (below {MIN_PLAUSIBLE:e} {unit})", self.name()));
+        }
+        let max = self.max_plausible();
+        (v > max).then(|| format!("is not a plausible {} (above {max:e} {unit})", self.name()))
+    }
+}
+
+/// A value as a line shows it: as written from 1e-4 to 1e9, in exponent
+/// form beyond (1e308 has 309 digits, 1e-310 as many zeros).
+pub fn shown(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-4..1e9).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// One row of a table: a message size and whatever columns the output had.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Point {

@@ -251,6 +251,8 @@ struct Reader<'a> {
     ctx: Context,
     state: State,
     out: Parsed,
+    /// Lines taken as data rows of an open table (read or noted).
+    data_rows: usize,
 }
 
 impl Reader<'_> {
@@ -429,6 +431,9 @@ impl Reader<'_> {
             return;
         }
         let looks_numeric = s.split_whitespace().next().is_some_and(|w| w.parse::<f64>().is_ok());
+        if looks_numeric && matches!(self.state, State::Table(_)) {
+            self.data_rows += 1;
+        }
         match &mut self.state {
             State::Table(open) => match parse_row(s, &open.cols) {
                 Ok(p) => open.table.points.push(p),
@@ -444,11 +449,20 @@ impl Reader<'_> {
 }
 
 /// Reads every OSU output in `text`. `path` and `label` name the input in
-/// tables and notes.
+/// tables and notes. A last line with no newline that is a data row of an
+/// open table is an output cut off in the middle of that row (its value
+/// may have lost digits): it goes to `cut`, as a CSV cut short does.
 pub fn parse(text: &str, path: &str, label: &str) -> Parsed {
-    let mut r = Reader { path, label, ctx: Context::default(), state: State::None, out: Parsed::default() };
+    let mut r =
+        Reader { path, label, ctx: Context::default(), state: State::None, out: Parsed::default(), data_rows: 0 };
+    let lines = text.lines().count();
     for (i, line) in text.lines().enumerate() {
+        let before = r.data_rows;
         r.line(i + 1, line);
+        if i + 1 == lines && !text.ends_with('\n') && r.data_rows > before {
+            let message = "the last line has no newline: the file was cut off in the middle of a row".to_string();
+            r.out.cut.push(Note { path: path.into(), line: Some(i + 1), message });
+        }
     }
     r.end_title();
     r.out

@@ -123,13 +123,18 @@ pub fn run_round<T: Transport>(
         t.world().barrier();
         if let Some(p) = flow.partner() {
             let initiator = me < p;
-            for _ in 0..plan.latency_warmup {
+            // Each round trip is a move the --timeout watchdog sees (one
+            // relaxed store, as the OSU loops make per iteration), so a
+            // long latency phase is progress, not a hang.
+            for i in 0..plan.latency_warmup {
                 b.round_trip(t, p, initiator);
+                progress.iteration(i);
             }
-            progress.set_step(Step::Timed);
+            progress.enter(Step::Timed, None, plan.bytes);
             let t0 = t.now();
-            for _ in 0..plan.latency_iterations {
+            for i in 0..plan.latency_iterations {
                 b.round_trip(t, p, initiator);
+                progress.iteration(i);
             }
             t.complete();
             let dt = t.now() - t0;

@@ -87,9 +87,7 @@ impl PairsFiles {
     }
 
     fn sibling(&self, suffix: &str) -> PathBuf {
-        let mut s = self.stem.clone().into_os_string();
-        s.push(suffix);
-        PathBuf::from(s)
+        safe_file::sibling(&self.stem, suffix)
     }
 
     /// Appends one round's directions (with that round's latencies) in one

@@ -93,7 +93,20 @@ pub enum ScheduleError {
     ShiftRange { k: usize, n: usize },
     #[error("random needs at least 1 round")]
     NoRounds,
+    #[error(
+        "random: --rounds {rounds} with {n} processes would draw {} partners on every rank before the first \
+         round, more than {MAX_DRAWN} (lower --rounds; --scheme all measures every pair once)",
+        *rounds as u128 * *n as u128
+    )]
+    TooManyDraws { rounds: usize, n: usize },
 }
+
+/// The most partners `random` draws (rounds times ranks): the matchings
+/// are drawn on every rank before the first round, 16 bytes each, so this
+/// is 64 MiB per rank and a fraction of a second of drawing (2 million
+/// rounds of 2 ranks, 4096 of 1024). Beyond it a run would sit silent for
+/// minutes, or run out of memory, before it measured anything.
+pub const MAX_DRAWN: u128 = 1 << 22;
 
 /// What one rank does in a round.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -171,6 +184,9 @@ impl Schedule {
             Scheme::Shift(Some(k)) if k == 0 || k >= n => return Err(ScheduleError::ShiftRange { k, n }),
             Scheme::Shift(Some(_)) => 1,
             Scheme::Random if random.rounds == 0 => return Err(ScheduleError::NoRounds),
+            Scheme::Random if random.rounds as u128 * n as u128 > MAX_DRAWN => {
+                return Err(ScheduleError::TooManyDraws { rounds: random.rounds, n })
+            }
             Scheme::Random => {
                 drawn = draw_matchings(n, random);
                 random.rounds
@@ -520,6 +536,19 @@ mod tests {
         let b = rounds(Scheme::Random, 64, RandomRounds { rounds: 3, seed: 8 }).unwrap();
         assert_ne!(a, b);
         assert_eq!(rounds(Scheme::Random, 4, RandomRounds { rounds: 0, seed: 1 }), Err(ScheduleError::NoRounds));
+        // More draws than a run can hold before its first round: refused
+        // at once, in one line.
+        let start = std::time::Instant::now();
+        let e = Schedule::new(Scheme::Random, 2, RandomRounds { rounds: 1_000_000_000, seed: 1 }).unwrap_err();
+        assert_eq!(e, ScheduleError::TooManyDraws { rounds: 1_000_000_000, n: 2 });
+        assert_eq!(
+            e.to_string(),
+            "random: --rounds 1000000000 with 2 processes would draw 2000000000 partners on every rank before the \
+             first round, more than 4194304 (lower --rounds; --scheme all measures every pair once)"
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(1));
+        assert!(Schedule::new(Scheme::Random, 1024, RandomRounds { rounds: 4096, seed: 1 }).is_ok());
+        assert!(Schedule::new(Scheme::Random, 1024, RandomRounds { rounds: 4097, seed: 1 }).is_err());
     }
 
     #[test]

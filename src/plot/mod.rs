@@ -44,20 +44,45 @@ fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
     v
 }
 
-fn line(t: &Table, metric: Metric, label: String, reference: bool) -> Line {
-    let mut points: Vec<(u64, f64)> = t
-        .points
-        .iter()
-        .filter_map(|p| p.value(metric).map(|v| (p.size, v)))
-        .filter(|(_, v)| v.is_finite() && *v > 0.0)
-        .collect();
+/// One table's series. Values that are not positive are left out as
+/// before; a positive value no measurement gives (a subnormal, 1e308: see
+/// [`Metric::implausible`]) is left out with a note, since a log axis
+/// stretched to it has no end; so is a band end that is not plausible.
+fn line(t: &Table, metric: Metric, label: String, reference: bool, notes: &mut Vec<Note>) -> Line {
+    let plausible = |v: f64| metric.implausible(v).is_none();
+    let mut absurd: Vec<(u64, f64)> = Vec::new();
+    let mut points: Vec<(u64, f64)> = Vec::new();
+    for (size, v) in t.points.iter().filter_map(|p| p.value(metric).map(|v| (p.size, v))) {
+        match (v.is_finite() && v > 0.0, plausible(v)) {
+            (true, false) => absurd.push((size, v)),
+            (true, true) => points.push((size, v)),
+            (false, _) => {}
+        }
+    }
     points.sort_by_key(|p| p.0);
     let mut band: Vec<(u64, f64, f64)> = if reference {
         Vec::new()
     } else {
-        t.points.iter().filter_map(|p| p.band(metric).map(|(lo, hi)| (p.size, lo, hi))).collect()
+        t.points
+            .iter()
+            .filter_map(|p| p.band(metric).map(|(lo, hi)| (p.size, lo, hi)))
+            .filter(|(_, lo, hi)| plausible(*lo) && plausible(*hi))
+            .collect()
     };
     band.sort_by_key(|b| b.0);
+    if let Some(&(size, v)) = absurd.first() {
+        let why = metric.implausible(v).unwrap_or_default();
+        let more = match absurd.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        let message = format!(
+            "{} {} at size {size} {why}{more}: left out of the chart of '{label}'",
+            metric.name(),
+            crate::compare::model::shown(v)
+        );
+        notes.push(Note { path: t.origin(), line: None, message });
+    }
     Line { label, points, reference, band }
 }
 
@@ -75,11 +100,11 @@ pub fn chart_spec(benchmark: &str, runs: &[&Table], reference: &[&Table], notes:
             label.to_string()
         }
     };
-    let mut lines: Vec<Line> = runs.iter().map(|t| line(t, metric, with_dt(&t.run_label, t), false)).collect();
+    let mut lines: Vec<Line> = runs.iter().map(|t| line(t, metric, with_dt(&t.run_label, t), false, notes)).collect();
     for r in reference.iter().filter(|r| r.benchmark == benchmark && dts.iter().any(|d| d == r.datatype_key())) {
         let version = r.osu_version.as_ref().map(|v| format!(", OSU {v}")).unwrap_or_default();
         let label = with_dt(&format!("reference ({}{version})", r.run_label), r);
-        lines.push(line(r, metric, label, true));
+        lines.push(line(r, metric, label, true, notes));
     }
     if sized {
         for l in &mut lines {
@@ -131,7 +156,7 @@ pub fn write_charts(
     notes: &mut Vec<Note>,
 ) -> Result<Vec<PathBuf>, PlotError> {
     let refs: Vec<&Table> = reference.iter().collect();
-    let mut written = Vec::new();
+    let mut written: Vec<PathBuf> = Vec::new();
     for bench in distinct(runs.iter().map(|t| t.benchmark.clone())) {
         let tables: Vec<&Table> = runs.iter().filter(|t| t.benchmark == bench).collect();
         let Some(spec) = chart_spec(&bench, &tables, &refs, notes) else {
@@ -140,7 +165,7 @@ pub fn write_charts(
             continue;
         };
         let svg = chart::render(&spec).map_err(|source| PlotError::Draw { benchmark: bench.clone(), source })?;
-        let path = out.join(format!("{bench}.svg"));
+        let path = chart_path(out, &bench, &written, notes);
         // Replaces an older chart (or a link at the name), never writes
         // through a link.
         crate::report::safe_file::replace(&path, svg.as_bytes())
@@ -151,6 +176,23 @@ pub fn write_charts(
         return Err(PlotError::Nothing);
     }
     Ok(written)
+}
+
+/// Where the chart of `bench` goes: `<out>/<bench>.svg`, the name read
+/// from the input reduced to one plain file name inside `out` (a note says
+/// so when it changed), `_2`, `_3` ... when two names reduce to one.
+fn chart_path(out: &Path, bench: &str, written: &[PathBuf], notes: &mut Vec<Note>) -> PathBuf {
+    let name = crate::report::safe_file::name_part(bench);
+    let path = (1..)
+        .map(|n| if n == 1 { out.join(format!("{name}.svg")) } else { out.join(format!("{name}_{n}.svg")) })
+        .find(|p| !written.contains(p))
+        .unwrap_or_else(|| out.join(format!("{name}.svg")));
+    if name != bench || path != out.join(format!("{name}.svg")) {
+        let shown = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let message = format!("the benchmark name is not a plain file name: its chart is {shown}");
+        notes.push(Note { path: bench.escape_debug().to_string(), line: None, message });
+    }
+    path
 }
 
 /// Plots every benchmark of a results or suite directory into that

@@ -235,3 +235,55 @@ fn a_benchmark_with_nothing_to_draw_does_not_stop_the_others() {
     let files = plot_run_dir(d).unwrap();
     assert_eq!(files, [d.join("osu_bw.svg")]);
 }
+
+/// A benchmark name read from a CSV never reaches outside `--out`: `../`
+/// and absolute names become one plain name inside it (a note says so),
+/// and two names that reduce to one get two charts.
+#[test]
+fn benchmark_names_from_input_stay_inside_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a/b");
+    std::fs::create_dir_all(&out).unwrap();
+    let victim = dir.path().join("victim.svg");
+    std::fs::write(&victim, "keep").unwrap();
+    let named = |bench: &str| Table { benchmark: bench.into(), ..bw_table(bench, &[(1, 5.0), (2, 6.0)]) };
+    let runs = [named("../../x"), named(&victim.with_extension("").display().to_string()), named("__.._x")];
+    let mut notes = Vec::new();
+    let files = write_charts(&runs, &[], &out, &mut notes).unwrap();
+    let names: Vec<String> = files.iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert!(files.iter().all(|f| f.parent() == Some(out.as_path())), "{files:?}");
+    assert_eq!(names[0], "___.._x.svg");
+    assert!(names[1].ends_with("_victim.svg") && !names[1].starts_with('.'), "{names:?}");
+    assert_eq!(names[2], "__.._x.svg");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "nothing written beside --out");
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].message.starts_with("the benchmark name is not a plain file name: its chart is ___.._x.svg"));
+    // Reduced to the same name: the second gets `_2`.
+    let mut notes = Vec::new();
+    let files = write_charts(&[named("a/b"), named("a_b")], &[], &out, &mut notes).unwrap();
+    assert_eq!(files, [out.join("a_b.svg"), out.join("a_b_2.svg")]);
+}
+
+/// A subnormal among valid values once looped forever on the log axis:
+/// values no measurement gives are left out with a note, and the chart of
+/// the rest is drawn at once, down to the extremes that are plausible.
+#[test]
+fn implausible_values_are_left_out_with_a_note() {
+    let t = lat_table("l", &[(1, 2.0), (2, 1e-310), (4, 3.0), (8, 1e308), (16, f64::MIN_POSITIVE)]);
+    let mut notes = Vec::new();
+    let spec = chart_spec("osu_latency", &[&t], &[], &mut notes).unwrap();
+    assert_eq!(spec.lines[0].points, [(1, 2.0), (4, 3.0)]);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(
+        notes[0].message,
+        "latency 1e-310 at size 2 is not a plausible latency (below 1e-9 us) (and 2 more): left out of the chart of 'l'"
+    );
+    let start = std::time::Instant::now();
+    let extremes = lat_table("e", &[(1, 1e-9), (2, 1e12)]);
+    let spec = chart_spec("osu_latency", &[&extremes], &[], &mut Vec::new()).unwrap();
+    assert!(roxmltree::Document::parse(&render(&spec).unwrap()).is_ok());
+    let wide = bw_table("w", &[(1, 1e-9), (2, 1e12)]);
+    assert!(render(&chart_spec("osu_bw", &[&wide], &[], &mut Vec::new()).unwrap()).is_ok());
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+}

@@ -1,6 +1,8 @@
 //! Naming and creating result files: `<UTC stamp>_<benchmark>[_job<id>]`
-//! plus `.csv` and `.json`, in the results directory; a name that exists is
-//! never reused, and an explicit `--csv FILE` that exists is refused.
+//! plus `.csv` and `.json`, in the results directory (the job id comes from
+//! the environment, so the name is reduced to a plain file name: see
+//! [`safe_file::name_part`]); a name that exists is never reused, and an
+//! explicit `--csv FILE` that exists is refused.
 
 use std::fs::{self, File};
 use std::io;
@@ -8,7 +10,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use super::safe_file::create_new;
+use super::safe_file::{self, create_new};
 use crate::cli::ResultsDest;
 
 #[derive(Debug, Error)]
@@ -19,6 +21,11 @@ pub enum ResultsError {
     Create { path: PathBuf, source: io::Error },
     #[error("'{0}' already exists; commbench never overwrites results (choose a new --csv name)")]
     Exists(PathBuf),
+    #[error(
+        "--csv '{0}': the run record goes beside the CSV with the extension .json, which would be this same file \
+         (give the CSV a name ending in .csv)"
+    )]
+    RecordIsCsv(PathBuf),
 }
 
 /// The two files of one run, created empty and owned by this run.
@@ -40,6 +47,9 @@ pub fn create(
         ResultsDest::Off => Ok(None),
         ResultsDest::Csv(path) => {
             let record_path = path.with_extension("json");
+            if record_path == *path {
+                return Err(ResultsError::RecordIsCsv(path.clone()));
+            }
             for p in [path, &record_path] {
                 if p.exists() {
                     return Err(ResultsError::Exists(p.clone()));
@@ -66,7 +76,7 @@ pub fn create(
         ResultsDest::Dir(dir) => {
             fs::create_dir_all(dir).map_err(|source| ResultsError::Create { path: dir.clone(), source })?;
             let job = job_id.map(|j| format!("_job{j}")).unwrap_or_default();
-            let base = format!("{stamp}_{benchmark}{job}");
+            let base = safe_file::name_part(&format!("{stamp}_{benchmark}{job}"));
             for n in 1.. {
                 let stem = if n == 1 { base.clone() } else { format!("{base}_{n}") };
                 let csv_path = dir.join(format!("{stem}.csv"));
@@ -111,6 +121,17 @@ mod tests {
         assert_eq!(b.record_path.file_name().unwrap(), "20261130T000000Z_osu_bw_job77_2.json");
     }
 
+    /// A job id from the environment cannot name a file outside the
+    /// results directory.
+    #[test]
+    fn a_hostile_job_id_stays_inside() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path().join("r");
+        let f = create(&ResultsDest::Dir(r.clone()), "osu_bw", "S", Some("../../../x")).unwrap().unwrap();
+        assert_eq!(f.csv_path.parent(), Some(r.as_path()));
+        assert_eq!(f.csv_path.file_name().unwrap(), "S_osu_bw_job.._.._.._x.csv");
+    }
+
     #[test]
     fn explicit_csv_never_overwrites() {
         let d = tempfile::tempdir().unwrap();
@@ -121,6 +142,20 @@ mod tests {
             Err(ResultsError::Exists(_)) => {}
             other => panic!("{other:?}"),
         }
+    }
+
+    /// `--csv x.json` would put the CSV and its record in one file: refused
+    /// in words that say so (it once said the file already existed), and
+    /// nothing is created.
+    #[test]
+    fn a_csv_named_like_its_record_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("jj.json");
+        let e = create(&ResultsDest::Csv(p.clone()), "osu_bw", "x", None).unwrap_err();
+        assert!(matches!(e, ResultsError::RecordIsCsv(_)), "{e:?}");
+        assert!(e.to_string().contains("the run record goes beside the CSV with the extension .json"), "{e}");
+        assert!(!p.exists());
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     }
 
     #[test]

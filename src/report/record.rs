@@ -141,10 +141,12 @@ pub struct LauncherInfo {
 /// either `timeout`; a signal to rank 0 (the launcher's, after Ctrl-C, a
 /// Slurm cancel, the suite's `--max-time`) ends it `interrupted`, and a
 /// rank seen to die first ends it `rank_failed`; when rank 0 itself is gone
-/// another rank ends it (see [`super::record_end`]). Only a job killed
-/// outright everywhere (SIGKILL), or whose other ranks cannot see the file,
-/// stays `running`. Records written before the last two existed read as
-/// they did.
+/// another rank ends it (see [`super::record_end`]). A job killed outright
+/// everywhere (SIGKILL to every rank, which MPICH's launcher sends them
+/// all when one rank dies or it is killed itself) leaves it `running`
+/// until a reader on its host (compare, plot, the suite) finds every rank
+/// gone and ends it `killed` ([`super::record_end::settle_if_gone`]).
+/// Records written before the last three existed read as they did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -157,6 +159,9 @@ pub enum RunStatus {
     Error,
     Interrupted,
     RankFailed,
+    /// Left `running` by a job none of whose processes could end it, and
+    /// ended by a reader that found them all gone.
+    Killed,
 }
 
 /// What every run record of commbench starts with, whichever program wrote
@@ -177,6 +182,10 @@ pub struct RunHeader {
     /// (see [`super::record_end`]); absent when rank 0 ended it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_by_rank: Option<usize>,
+    /// The program that ended the record when no rank could (`commbench
+    /// compare (pid 4711)`: see [`RunStatus::Killed`]); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<String>,
     pub mpi: MpiInfo,
     pub launcher: LauncherInfo,
     pub hosts: Vec<String>,
@@ -208,6 +217,7 @@ impl RunHeader {
             start_utc,
             end_utc: None,
             ended_by_rank: None,
+            ended_by: None,
             mpi: MpiInfo::of(mpi),
             launcher: LauncherInfo { kind: launcher.kind.into(), size: launcher.size },
             hosts: distinct_hosts(&ranks),
@@ -383,11 +393,28 @@ pub enum RecordError {
 }
 
 /// Writes `value` as pretty JSON to `path` through a temporary file and a
-/// rename, so a reader never sees half a file.
+/// rename, so a reader never sees half a file; on a disk with no room for
+/// the new copy, over the old one in place, within the room it was written
+/// with ([`write_json_with_room`]), so that a run still ends its record.
 pub fn write_json<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
     text.push('\n');
-    super::safe_file::replace(path, text.as_bytes())
+    super::safe_file::replace_or_overwrite(path, text.as_bytes(), b' ')
+}
+
+/// Room a run record keeps after its JSON while it runs (spaces, which
+/// JSON allows after a value): what its end adds, the end time, the exit
+/// status and a line or two of detail, fits in it, so the end can still be
+/// written when the disk filled up during the run.
+pub const END_ROOM: usize = 2048;
+
+/// [`write_json`] for a record that will be rewritten when the run ends:
+/// [`END_ROOM`] bytes of spaces after it.
+pub fn write_json_with_room<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
+    let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+    text.push('\n');
+    let bytes = super::safe_file::with_room(text.into_bytes(), END_ROOM, b' ');
+    super::safe_file::replace(path, &bytes)
 }
 
 /// Distinct hosts in order of first appearance.
@@ -418,6 +445,7 @@ pub(crate) mod samples {
             start_utc: "2026-11-30T00:00:00Z".into(),
             end_utc: None,
             ended_by_rank: None,
+            ended_by: None,
             mpi: MpiInfo { library_version: "x".into(), standard_version: "3.1".into(), world_size: 2, wtick_s: 1e-9 },
             launcher: LauncherInfo { kind: "openmpi".into(), size: Some(2) },
             hosts: vec!["a".into()],
@@ -526,12 +554,13 @@ mod tests {
             (RunStatus::Error, "error"),
             (RunStatus::Interrupted, "interrupted"),
             (RunStatus::RankFailed, "rank_failed"),
+            (RunStatus::Killed, "killed"),
         ];
         for (status, word) in words {
             assert_eq!(serde_json::to_value(status).unwrap(), word);
             assert_eq!(serde_json::from_value::<RunStatus>(word.into()).unwrap(), status);
         }
-        assert!(serde_json::from_value::<RunStatus>("killed".into()).is_err());
+        assert!(serde_json::from_value::<RunStatus>("lost".into()).is_err());
         assert!(serde_json::from_value::<RunStatus>("Complete".into()).is_err());
     }
 

@@ -7,6 +7,13 @@
 //! shared file system, or the same node), another rank then ends a record
 //! that still says `running`, naming itself in `ended_by_rank`.
 //!
+//! Some ends nobody sees: every rank killed outright (SIGKILL; MPICH's
+//! launcher kills every rank so when one dies, when it is killed itself,
+//! or when a rank exits after a signal). The record then says `running`
+//! with no process left to end it. The next reader on its host that finds
+//! every rank gone ends it `killed` ([`settle_if_gone`]): compare, plot and
+//! the suite do, saying `running, but its processes are gone`.
+//!
 //! Rank 0 reads the file before it ends the record itself: a `timeout` that
 //! another rank wrote is first-hand (that rank's watchdog fired), and so is
 //! an `error` (that rank met the failure that ended the job, e.g. a failed
@@ -93,7 +100,7 @@ pub fn end_on_disk(path: &Path, status: RunStatus, detail: &str, exit_code: i32,
     obj.insert("ended_by_rank".into(), by_rank.into());
     let mut text = serde_json::to_string_pretty(&v).map_err(io::Error::other)?;
     text.push('\n');
-    super::safe_file::replace(path, text.as_bytes())?;
+    super::safe_file::replace_or_overwrite(path, text.as_bytes(), b' ')?;
     Ok(true)
 }
 
@@ -103,6 +110,96 @@ pub fn end_on_disk(path: &Path, status: RunStatus, detail: &str, exit_code: i32,
 pub fn status_on_disk(path: &Path) -> Option<(RunStatus, Option<String>)> {
     let v = read(path).ok()?;
     Some((status_of(&v)?, v.get("status_detail").and_then(|d| d.as_str()).map(str::to_string)))
+}
+
+/// A record left `running` that a reader ended (see [`settle_if_gone`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settled {
+    /// What the reader says, starting `running, but its processes are
+    /// gone`.
+    pub line: String,
+    /// Why the record could not be rewritten, when it could not.
+    pub unwritten: Option<String>,
+}
+
+/// How much later than the record's start a process may have started and
+/// still be the rank it names (the boot time /proc gives is in seconds).
+const START_SLACK_S: f64 = 2.0;
+
+/// A host name without its domain, so that `node1` and `node1.cluster`
+/// (MPI's processor name and gethostname may differ so) are one host.
+fn short_host(h: &str) -> &str {
+    h.split('.').next().unwrap_or(h)
+}
+
+/// The ranks a record lists, as (rank, host, pid); None when it lists none
+/// or one cannot be read.
+fn ranks_of(v: &Value) -> Option<Vec<(u64, String, u32)>> {
+    let ranks = v.get("ranks")?.as_array()?;
+    let mut out = Vec::new();
+    for r in ranks {
+        let pid = u32::try_from(r.get("pid")?.as_u64()?).ok()?;
+        out.push((r.get("rank")?.as_u64()?, r.get("host")?.as_str()?.to_string(), pid));
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// `ranks 0-1 (pids 10, 11 on vm)`, at most a few pids shown.
+fn describe_ranks(ranks: &[(u64, String, u32)]) -> String {
+    const SHOWN: usize = 4;
+    let mut pids: Vec<String> = ranks.iter().take(SHOWN).map(|r| r.2.to_string()).collect();
+    if ranks.len() > SHOWN {
+        pids.push(format!("... {} more", ranks.len() - SHOWN));
+    }
+    let host = ranks.first().map(|r| r.1.as_str()).unwrap_or_default();
+    let which = match ranks.len() {
+        1 => format!("rank {}", ranks[0].0),
+        n => format!("all {n} ranks"),
+    };
+    format!("{which} (pid{} {} on {host})", if ranks.len() == 1 { "" } else { "s" }, pids.join(", "))
+}
+
+/// The record at `path`, if it still says `running` while every rank it
+/// lists is gone from this host, ended `killed` by `reader` (e.g.
+/// `commbench compare`), `why` (what the reader knows of the end, e.g. the
+/// launcher's exit) in its detail; None when it is not `running`, cannot
+/// be read, lists a rank of another host (which cannot be seen from
+/// here), or has a rank still running. A pid now held by a process that
+/// started after the record did is not that rank.
+pub fn settle_if_gone(path: &Path, reader: &str, why: Option<&str>) -> Option<Settled> {
+    let mut v = read(path).ok()?;
+    if status_of(&v) != Some(RunStatus::Running) {
+        return None;
+    }
+    let ranks = ranks_of(&v)?;
+    let here = crate::topo::hostname();
+    if ranks.iter().any(|r| short_host(&r.1) != short_host(&here)) {
+        return None;
+    }
+    let since = v.get("start_utc").and_then(Value::as_str).and_then(super::time::unix_seconds);
+    if ranks.iter().any(|r| crate::procs::still_running(r.2, since, START_SLACK_S)) {
+        return None;
+    }
+    let gone = describe_ranks(&ranks);
+    let now = super::time::Utc::now().rfc3339();
+    let mut detail = format!(
+        "running, but its processes are gone: {gone} had ended without ending the record, found by {reader} at \
+         {now}: the job was killed outright (SIGKILL to a rank or to its launcher, a launcher that ends every \
+         rank with SIGKILL when one fails, the OOM killer)"
+    );
+    if let Some(why) = why {
+        detail.push_str(&format!("; {why}"));
+    }
+    let line = format!("running, but its processes are gone ({gone}): ended as `killed`");
+    let obj = v.as_object_mut()?;
+    obj.insert("status".into(), serde_json::to_value(RunStatus::Killed).ok()?);
+    obj.insert("status_detail".into(), detail.into());
+    obj.insert("end_utc".into(), now.into());
+    obj.insert("ended_by".into(), format!("{reader} (pid {})", std::process::id()).into());
+    let written = serde_json::to_string_pretty(&v)
+        .map_err(io::Error::other)
+        .and_then(|t| super::safe_file::replace_or_overwrite(path, format!("{t}\n").as_bytes(), b' '));
+    Some(Settled { line, unwritten: written.err().map(|e| e.to_string()) })
 }
 
 /// What rank 0 should keep from the record at `path`: what another rank
@@ -188,6 +285,66 @@ mod tests {
         assert!(end_on_disk(&dir.path().join("none.json"), RunStatus::Timeout, "x", 124, 1).is_err());
         assert_eq!(status_on_disk(&p), Some((RunStatus::Complete, None)));
         assert_eq!(status_on_disk(&bad), None);
+    }
+
+    /// A record of ranks on this host: `pids` as its ranks 0, 1 ...,
+    /// started at `start`.
+    fn record_of(dir: &Path, pids: &[u32], host: &str, start: &str) -> PathBuf {
+        let p = dir.join("k.json");
+        let ranks: Vec<Value> =
+            pids.iter().enumerate().map(|(i, pid)| serde_json::json!({"rank": i, "host": host, "pid": pid})).collect();
+        let v = serde_json::json!({"status": "running", "status_detail": null, "exit_code": null,
+            "start_utc": start, "end_utc": null, "ranks": ranks});
+        std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        p
+    }
+
+    /// A process that has ended (reaped), for a pid no process holds.
+    fn ended_pid() -> u32 {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    }
+
+    /// A record whose ranks are all gone from this host is ended `killed`,
+    /// once, naming the reader; one with a rank still running, of another
+    /// host, or already ended is left as it is.
+    #[test]
+    fn a_reader_ends_a_record_whose_ranks_are_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = crate::topo::hostname();
+        let start = super::super::time::Utc::now().rfc3339();
+        let (a, b) = (ended_pid(), ended_pid());
+        let p = record_of(dir.path(), &[a, b], &here, &start);
+        let s = settle_if_gone(&p, "commbench compare", Some("the launcher exited with status 9")).unwrap();
+        assert_eq!(s.unwritten, None);
+        assert_eq!(
+            s.line,
+            format!("running, but its processes are gone (all 2 ranks (pids {a}, {b} on {here})): ended as `killed`")
+        );
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(v["status"], "killed");
+        let detail = v["status_detail"].as_str().unwrap();
+        assert!(detail.starts_with("running, but its processes are gone: all 2 ranks"), "{detail}");
+        assert!(detail.ends_with("; the launcher exited with status 9"), "{detail}");
+        assert!(v["end_utc"].is_string() && v["exit_code"].is_null());
+        assert_eq!(v["ended_by"], format!("commbench compare (pid {})", std::process::id()));
+        assert_eq!(settle_if_gone(&p, "x", None), None, "ended already");
+
+        // This process is alive: its record is left running.
+        let me = record_of(dir.path(), &[a, std::process::id()], &here, &start);
+        assert_eq!(settle_if_gone(&me, "x", None), None);
+        assert_eq!(status_on_disk(&me), Some((RunStatus::Running, None)));
+        // ... unless the record is older than this process: its pid is a rank's no more.
+        let old = record_of(dir.path(), &[std::process::id()], &here, "2001-01-01T00:00:00.000Z");
+        assert!(settle_if_gone(&old, "x", None).is_some());
+        // Ranks of another host cannot be seen from here.
+        let far = record_of(dir.path(), &[a], "no-such-host-commbench", &start);
+        assert_eq!(settle_if_gone(&far, "x", None), None);
+        // A record without ranks says nothing about its processes.
+        std::fs::write(dir.path().join("k.json"), r#"{"status": "running"}"#).unwrap();
+        assert_eq!(settle_if_gone(&dir.path().join("k.json"), "x", None), None);
     }
 
     #[test]

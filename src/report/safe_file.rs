@@ -11,14 +11,55 @@
 //!   (which replaces a link at the name, never its target).
 //! - [`open_append`]: an append-only log that may exist, never through a
 //!   link (O_NOFOLLOW).
+//! - [`replace_or_overwrite`]: [`replace`], or, when the disk has no room
+//!   for the new copy, the new bytes written over the old file in place
+//!   (a file written with room to spare, [`with_room`], can still be
+//!   rewritten on a full disk: how a run record still gets its end).
 //! - [`RowFile`]: a file written in whole rows: a row that cannot be
 //!   written whole is taken back, so a reader never sees half of one.
+//! - [`name_part`], [`sibling`]: output names built from
+//!   input data (a benchmark name read from a CSV, a job id from the
+//!   environment) reduced to one plain file name, so that no such name
+//!   reaches outside the directory chosen for it.
 
 use std::fs::{self, File, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+/// The longest name part [`name_part`] keeps, in bytes: room for a stamp,
+/// a suffix and an extension under the usual 255-byte name limit.
+pub const MAX_NAME_PART: usize = 160;
+
+/// `raw` (input data: a benchmark name from a CSV, a Slurm job id) as one
+/// plain file-name part: letters, digits, `.`, `-`, `_` and `+` are kept,
+/// anything else (a `/`, a NUL, a space, a control character, non-ASCII)
+/// becomes `_`, a leading `.` too (no hidden file, no `..`), the result is
+/// at most [`MAX_NAME_PART`] bytes and never empty. A name that needs
+/// none of this comes back unchanged.
+pub fn name_part(raw: &str) -> String {
+    let mut out: String = raw
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '+') { c } else { '_' })
+        .take(MAX_NAME_PART)
+        .collect();
+    let dots = out.len() - out.trim_start_matches('.').len();
+    out.replace_range(..dots, &"_".repeat(dots));
+    if out.is_empty() {
+        out.push('_');
+    }
+    out
+}
+
+/// The file beside `stem` whose name is the stem's own plus `suffix`
+/// (`<stem>_bw_MBps.csv`), the suffix reduced as [`name_part`] does, so
+/// the file stays in the stem's directory.
+pub fn sibling(stem: &Path, suffix: &str) -> PathBuf {
+    let mut s = stem.as_os_str().to_os_string();
+    s.push(name_part(suffix));
+    PathBuf::from(s)
+}
 
 /// Creates `path` as a new, empty file for writing; fails with
 /// `AlreadyExists` when anything (a file, a link, a directory) is there.
@@ -61,6 +102,61 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     written
+}
+
+/// Whether `e` says the file system has no room left (ENOSPC, EDQUOT).
+pub fn is_full(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
+}
+
+/// The block size [`with_room`] rounds to: a page of tmpfs, a block of
+/// ext4 or xfs.
+const BLOCK: usize = 4096;
+
+/// `bytes` followed by `fill` bytes: at least `room` of them, up to the
+/// end of the block where that lands (so the room costs at most one block
+/// more than the bytes themselves).
+pub fn with_room(mut bytes: Vec<u8>, room: usize, fill: u8) -> Vec<u8> {
+    let len = (bytes.len() + room).div_ceil(BLOCK) * BLOCK;
+    bytes.resize(len, fill);
+    bytes
+}
+
+/// Writes `bytes` over the file at `path` in place, `fill` after them up
+/// to the file's present length: no new block is needed, so this works on
+/// a full disk where [`replace`] cannot. Refused when `bytes` are longer
+/// than the file, or `path` is a link or not a regular file. Not atomic: a
+/// reader at that moment may see a mix; a write that fails puts the old
+/// bytes back as far as it can.
+pub fn overwrite_in_place(path: &Path, bytes: &[u8], fill: u8) -> io::Result<()> {
+    let mut f =
+        OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() || meta.len() < bytes.len() as u64 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("no room to rewrite it in place ({} bytes for a file of {})", bytes.len(), meta.len()),
+        ));
+    }
+    let mut old = Vec::with_capacity(meta.len() as usize);
+    io::Read::read_to_end(&mut f, &mut old)?;
+    let mut new = bytes.to_vec();
+    new.resize(old.len(), fill);
+    let mut put = |b: &[u8]| f.seek(SeekFrom::Start(0)).and_then(|_| f.write_all(b)).and_then(|_| f.flush());
+    let written = put(&new);
+    if written.is_err() {
+        let _ = put(&old);
+    }
+    written
+}
+
+/// [`replace`]; on a full disk, [`overwrite_in_place`] (which needs the
+/// file to have been written with room for `bytes`: [`with_room`]).
+pub fn replace_or_overwrite(path: &Path, bytes: &[u8], fill: u8) -> io::Result<()> {
+    match replace(path, bytes) {
+        Err(e) if is_full(&e) => overwrite_in_place(path, bytes, fill).map_err(|_| e),
+        other => other,
+    }
 }
 
 /// Creates `path` holding `bytes` (a new file: an existing one, or a link,
@@ -142,6 +238,29 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
+    /// Names from input data stay one plain name inside their directory.
+    #[test]
+    fn names_from_input_stay_inside() {
+        for plain in ["osu_latency", "osu_bw_fan_in", "12345", "gpu-bw", "a.b+c"] {
+            assert_eq!(name_part(plain), plain);
+        }
+        assert_eq!(name_part("../../x"), "___.._x");
+        assert_eq!(name_part("/etc/passwd"), "_etc_passwd");
+        assert_eq!(name_part(".hidden"), "_hidden");
+        assert_eq!(name_part(".."), "__");
+        assert_eq!(name_part(""), "_");
+        assert_eq!(name_part("a b\0\nc\u{e9}"), "a_b__c_");
+        assert_eq!(name_part(&"x".repeat(1000)).len(), MAX_NAME_PART);
+        let d = Path::new("/r/out");
+        for hostile in ["../../x", "/abs/y", "..", ".", "a/../../b", "\0"] {
+            let p = d.join(name_part(hostile));
+            assert_eq!(p.parent(), Some(d), "{hostile}: {}", p.display());
+            assert!(!p.file_name().unwrap().to_string_lossy().starts_with('.'), "{hostile}");
+        }
+        assert_eq!(sibling(Path::new("/r/x_pairs"), "_bw_MBps.csv"), Path::new("/r/x_pairs_bw_MBps.csv"));
+        assert_eq!(sibling(Path::new("/r/x"), "/../../y"), Path::new("/r/x_.._.._y"));
+    }
+
     #[test]
     fn create_new_refuses_links_and_files() {
         let d = tempfile::tempdir().unwrap();
@@ -191,6 +310,35 @@ mod tests {
         let p = Path::new("/r/x.json");
         assert_ne!(temporary_beside(p), temporary_beside(p));
         assert_eq!(temporary_beside(p).parent(), Some(Path::new("/r")));
+    }
+
+    /// A file written with room can be rewritten in place (what a full
+    /// disk leaves): the new bytes, then the fill up to the old length; a
+    /// longer text or a link is refused, the file untouched.
+    #[test]
+    fn rewritten_in_place_within_its_room() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json");
+        let first = with_room(b"{\"status\": \"running\"}\n".to_vec(), 100, b' ');
+        assert_eq!(first.len(), BLOCK);
+        assert_eq!(with_room(vec![b'x'; BLOCK - 100], 100, b' ').len(), BLOCK);
+        assert_eq!(with_room(vec![b'x'; BLOCK - 99], 100, b' ').len(), 2 * BLOCK);
+        replace(&p, &first).unwrap();
+        overwrite_in_place(&p, b"{\"status\": \"complete\", \"exit_code\": 0}\n", b' ').unwrap();
+        let text = fs::read_to_string(&p).unwrap();
+        assert_eq!(text.len(), BLOCK);
+        assert_eq!(text.trim_end(), "{\"status\": \"complete\", \"exit_code\": 0}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["exit_code"], 0);
+        let e = overwrite_in_place(&p, &vec![b'x'; BLOCK + 1], b' ').unwrap_err();
+        assert!(e.to_string().contains("no room to rewrite it in place"), "{e}");
+        assert_eq!(fs::read_to_string(&p).unwrap(), text);
+        let link = d.path().join("link.json");
+        symlink(&p, &link).unwrap();
+        assert!(overwrite_in_place(&link, b"{}", b' ').is_err());
+        assert_eq!(fs::read_to_string(&p).unwrap(), text);
+        assert!(is_full(&io::Error::from_raw_os_error(libc::ENOSPC)));
+        assert!(!is_full(&io::Error::from_raw_os_error(libc::EACCES)));
     }
 
     #[test]

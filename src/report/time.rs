@@ -17,6 +17,38 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// Days since 1970-01-01 of a civil date (the inverse of
+/// `civil_from_days`).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if m > 2 { m - 3 } else { m + 9 } as i64;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Seconds since the Unix epoch of a time as [`Utc::rfc3339`] writes it
+/// (`2026-11-30T08:36:46.123Z`; the fraction may be missing or of any
+/// length); None for anything else.
+pub fn unix_seconds(text: &str) -> Option<f64> {
+    let t = text.strip_suffix('Z')?;
+    let (date, time) = t.split_once('T')?;
+    let num = |s: &str| s.parse::<u32>().ok();
+    let mut d = date.splitn(3, '-');
+    let (y, mo, day) = (d.next()?.parse::<i64>().ok()?, num(d.next()?)?, num(d.next()?)?);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let mut h = hms.splitn(3, ':');
+    let (hh, mm, ss) = (num(h.next()?)?, num(h.next()?)?, num(h.next()?)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    let frac = if frac.is_empty() { 0.0 } else { format!("0.{frac}").parse::<f64>().ok()? };
+    let secs = days_from_civil(y, mo, day) * 86_400 + (hh * 3600 + mm * 60 + ss) as i64;
+    Some(secs as f64 + frac)
+}
+
 /// Broken-down UTC time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Utc {
@@ -82,5 +114,19 @@ mod tests {
         // a leap day
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
         assert_eq!(Utc::from_system(leap).compact(), "20000229T000000Z");
+    }
+
+    #[test]
+    fn written_times_read_back() {
+        assert_eq!(unix_seconds("2026-11-30T08:36:46.123Z"), Some(1_796_027_806.123));
+        assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(unix_seconds("2000-02-29T00:00:00.000Z"), Some(951_782_400.0));
+        for bad in ["", "2026-11-30", "2026-13-01T00:00:00Z", "2026-11-30T08:36:46", "x-1-1T0:0:0Z"] {
+            assert_eq!(unix_seconds(bad), None, "{bad}");
+        }
+        let now = Utc::now();
+        let back = unix_seconds(&now.rfc3339()).unwrap();
+        let sys = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
+        assert!((back - sys).abs() < 2.0);
     }
 }

@@ -100,7 +100,8 @@ fn signal_group(pgid: i32, sig: i32) {
 /// the suite's SIGTERM, SIGINT or SIGHUP ([`crate::signals::caught`]) is
 /// passed to that group, and --max-time sends it SIGTERM; either way the
 /// group gets SIGKILL after [`STOP_GRACE`], and what is left of it once
-/// the launcher has exited.
+/// the launcher has exited. The suite's own death (even SIGKILL) sends the
+/// launcher SIGTERM (PR_SET_PDEATHSIG).
 pub fn run(
     argv: &[String],
     env: &[(String, String)],
@@ -121,12 +122,25 @@ pub fn run(
     let mut cmd = Command::new(program);
     cmd.args(rest).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    // SAFETY: between fork and exec only pthread_sigmask runs, which is
-    // async-signal-safe: the launcher must not inherit the suite's
-    // blocked signals (it forwards them to its ranks).
+    let suite = std::process::id();
+    // SAFETY: between fork and exec only pthread_sigmask, prctl and
+    // getppid run, which are async-signal-safe. The launcher must not
+    // inherit the suite's blocked signals (it forwards them to its ranks),
+    // and it gets SIGTERM when the suite dies, however it dies (SIGKILL
+    // included), so that it ends its ranks, which end their run records,
+    // instead of living on without the suite. The suite runs it from its
+    // main thread, whose end is the process's.
     unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
             crate::signals::unblock();
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The suite died before the request took: nothing would
+            // send the signal any more.
+            if libc::getppid() as u32 != suite {
+                return Err(std::io::Error::other("the suite ended while its launcher was starting"));
+            }
             Ok(())
         })
     };

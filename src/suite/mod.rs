@@ -215,12 +215,13 @@ fn prepare(s: &Settings) -> Result<Prepared, SuiteError> {
 }
 
 /// Creates `<dir>/<stamp>_suite[_tag][_jobID]` (with `_2`, `_3` ... when
-/// taken); never reuses a directory.
+/// taken); never reuses a directory. The job id comes from the environment:
+/// the name is one plain file name whatever it holds.
 fn create_run_dir(results: &Path, stamp: &str, tag: Option<&str>, job: Option<&str>) -> Result<PathBuf, SuiteError> {
     std::fs::create_dir_all(results).map_err(|source| SuiteError::RunDir { path: results.into(), source })?;
     let tag = tag.map(|t| format!("_{t}")).unwrap_or_default();
     let job = job.map(|j| format!("_job{j}")).unwrap_or_default();
-    let base = format!("{stamp}_suite{tag}{job}");
+    let base = safe_file::name_part(&format!("{stamp}_suite{tag}{job}"));
     for n in 1.. {
         let name = if n == 1 { base.clone() } else { format!("{base}_{n}") };
         let dir = results.join(name);
@@ -402,10 +403,13 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
             },
             None => {
                 progress.start(i, name, &launch::shell_line(&argv));
-                let ended = run_job(j, &argv, &env, &dir, s, p.maker == Maker::Commbench, &mut progress);
+                let mut ended = run_job(j, &argv, &env, &dir, s, p.maker == Maker::Commbench, &mut progress);
                 progress.finish(ended.status.word(), ended.took);
+                let record = dir.join(format!("{name}.json"));
                 if matches!(ended.status, exec::Status::Interrupted | exec::Status::Timeout) {
-                    close_record(&dir.join(format!("{name}.json")), &ended);
+                    close_record(&record, &ended);
+                } else if p.maker == Maker::Commbench {
+                    settle_record(&record, &mut ended);
                 }
                 ended
             }
@@ -500,6 +504,32 @@ fn close_record(path: &Path, ended: &exec::Ended) {
     }
 }
 
+/// A benchmark whose launcher has exited while its run record still says
+/// `running` with every rank gone (MPICH's launcher kills every rank with
+/// SIGKILL when one dies): the suite ends it `killed`, says so in one line,
+/// and the benchmark's detail says it too.
+fn settle_record(path: &Path, ended: &mut exec::Ended) {
+    let how = match (ended.exit_code, &ended.detail) {
+        (Some(c), _) => format!("the launcher exited with status {c}"),
+        (None, Some(d)) => d.clone(),
+        (None, None) => "the launcher ended".into(),
+    };
+    let Some(s) = crate::report::record_end::settle_if_gone(path, "commbench suite", Some(&how)) else { return };
+    match &s.unwritten {
+        None => crate::say!("suite: {}: {}", path.display(), s.line),
+        Some(e) => crate::say!("suite: {}: {}, but cannot rewrite it: {e}", path.display(), s.line),
+    }
+    if ended.status == exec::Status::Passed {
+        // MPICH's launcher exits 0 after passing a signal on.
+        ended.status = exec::Status::Failed;
+    }
+    let words = "its run record said `running`, but its processes are gone";
+    ended.detail = Some(match ended.detail.take() {
+        Some(d) => format!("{d}; {words}"),
+        None => words.to_string(),
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -513,6 +543,8 @@ mod tests {
         assert_eq!(a.file_name().unwrap(), "20261130T100000Z_suite_job42");
         assert_eq!(b.file_name().unwrap(), "20261130T100000Z_suite_job42_2");
         assert_eq!(c.file_name().unwrap(), "20261130T100000Z_suite_1ppn");
+        let hostile = create_run_dir(d.path(), "S", None, Some("../../x")).unwrap();
+        assert_eq!((hostile.parent(), hostile.file_name().unwrap()), (Some(d.path()), "S_suite_job.._.._x".as_ref()));
     }
 
     /// The suite learns hosts, commit, placement and warnings from the

@@ -304,6 +304,13 @@ pub fn read_csv(path: &Path) -> Vec<HashMap<String, String>> {
         .collect()
 }
 
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    p
+}
+
 /// Files in `dir` with `ext`, sorted.
 pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)

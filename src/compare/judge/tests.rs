@@ -283,14 +283,56 @@ fn limits_and_validation_fail_inside_the_noise() {
 
 #[test]
 fn the_band_edge_is_within_noise() {
-    let (band, within) = noise_band(1.0, 1.1, (0.0, 0.1 / 1.1));
-    assert!((band - 10.0).abs() < 1e-9 && within);
+    // 0.08 of 1 and 0.06 of 1.1: the band is 10%, and 10% is inside it.
+    let (band, within) = noise_band(1.0, 1.1, (0.08, 0.06 / 1.1));
+    assert!((band - 10.0).abs() < 1e-9 && within, "{band}");
     // The band scales each side's share by its own value: 10% of 1.2.
-    let (band, within) = noise_band(1.0, 1.2, (0.0, 0.1));
-    assert!((band - 12.0).abs() < 1e-9 && !within);
+    let (band, within) = noise_band(1.0, 1.2, (0.1, 0.1));
+    assert!((band - 0.1f64.hypot(0.12) * 100.0).abs() < 1e-9 && !within);
     let (_, within) = noise_band(100.0, 90.0, (0.05, 0.05));
     assert!(!within);
     // No spread on both sides: any difference is beyond the band.
     assert_eq!(noise_band(1.0, 1.0, (0.0, 0.0)), (0.0, true));
     assert!(!noise_band(1.0, 1.000001, (0.0, 0.0)).1);
+}
+
+/// The allowance is the reference's to give: a run's own spread counts at
+/// most as much as the reference's, so a run cannot widen it by being, or
+/// claiming to be, noisier; huge values do not overflow it.
+#[test]
+fn the_noise_allowance_is_bounded_by_the_reference() {
+    // A reference without spread allows none, whatever the run claims.
+    assert_eq!(noise_band(1.0, 1.1, (0.0, 0.5)), (0.0, false));
+    // 50 times slower with a claimed interval of 1e300: judged as if the
+    // run were as noisy as the reference (2%): ±100%, far below +4900%.
+    let (band, within) = noise_band(3.0, 150.0, (0.02, 1e298));
+    assert!(!within && (band - 0.02f64.hypot(1.0) * 100.0).abs() < 1e-6, "{band}");
+    // 1e308 us against 3 us: no overflow to an infinite band.
+    let (band, within) = noise_band(3.0, 1e308, (0.02, 0.02));
+    assert!(band.is_finite() && !within, "{band}");
+    let r = spread(table("osu_latency", "ref", Metric::Latency, &[(8, 3.0)]), 2.0);
+    let m = spread(table("osu_latency", "run", Metric::Latency, &[(8, 150.0)]), 90.0);
+    let rep = compare(&[r], &[m], &rules(&["10%"]));
+    assert_eq!((verdicts(&rep), rules_of(&rep)), (vec![Verdict::Fail], vec![Rule::Tolerance]));
+}
+
+/// Values no machine measures fail the size (measured) or are not judged
+/// (reference), each with its line; they never pass.
+#[test]
+fn implausible_values_never_pass() {
+    let r = table("osu_latency", "ref", Metric::Latency, &[(1, 3.0), (2, 3.0), (4, 1e308), (8, 3.0)]);
+    let m = table("osu_latency", "run", Metric::Latency, &[(1, 1e308), (2, 1e160), (4, 3.0), (8, 1e-310)]);
+    let rep = compare(&[r], &[m], &rules(&["10%"]));
+    assert_eq!(verdicts(&rep), [Verdict::Fail, Verdict::Fail, Verdict::Skipped, Verdict::Fail]);
+    let reasons: Vec<&str> = rep.blocks[0].rows.iter().map(|r| r.reasons[0].as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "measured 1e308 is not a plausible latency (above 1e12 us)",
+            "measured 1e160 is not a plausible latency (above 1e12 us)",
+            "reference 1e308 is not a plausible latency (above 1e12 us): not judged",
+            "measured 1e-310 is not a plausible latency (below 1e-9 us)",
+        ]
+    );
+    assert!(!rep.summary.ok);
 }

@@ -351,3 +351,22 @@ fn nonblocking_overlap_tables() {
     assert_eq!(t.points.len(), 1);
     assert_eq!(t.points[0].latency_us, Some(4.29));
 }
+
+/// An output cut off inside its last row (no newline after it) is cut
+/// short, as a CSV is: the row may have lost digits. A whole output
+/// without a last newline after its table, or a last line that is no
+/// data row, is not.
+#[test]
+fn a_last_row_without_its_newline_is_cut() {
+    let whole = "# OSU MPI Latency Test v7.4\n# Size          Latency (us)\n1                       1.50\n4194304               1234.56\n";
+    assert!(parse(whole, "w.txt", "w").cut.is_empty());
+    let cut = parse(&whole[..whole.len() - 4], "c.txt", "c");
+    assert_eq!(cut.cut.len(), 1, "{:?}", cut.cut);
+    assert_eq!(cut.cut[0].line, Some(4));
+    assert!(cut.cut[0].message.contains("cut off in the middle of a row"), "{}", cut.cut[0].message);
+    // Cut before the value: the row does not fit, and is still cut.
+    assert_eq!(parse(&whole[..whole.len() - 12], "c.txt", "c").cut.len(), 1);
+    // A trailer line without a newline is no row of the table.
+    assert!(parse(&format!("{whole}References"), "t.txt", "t").cut.is_empty());
+    assert!(parse("# OSU MPI Latency Test v7.4\n# Size  Latency (us)", "h.txt", "h").cut.is_empty());
+}

@@ -97,9 +97,7 @@ impl GpuBwFiles {
     }
 
     fn write_new(&mut self, kind: String, suffix: &str, bytes: &[u8]) -> io::Result<()> {
-        let mut name = self.stem.clone().into_os_string();
-        name.push(suffix);
-        let path = PathBuf::from(name);
+        let path = safe_file::sibling(&self.stem, suffix);
         safe_file::write_new(&path, bytes).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         self.written.insert(kind, path.display().to_string());
         Ok(())

@@ -1,0 +1,68 @@
+//! Processes of this host as /proc shows them: whether a pid is a running
+//! process (a zombie is not) and when it started, so that a process can be
+//! told from a later one that was given the same pid. Used by the signal
+//! thread (are rank 0's neighbours still there?) and by the readers that
+//! end a run record nobody could end (are its ranks gone?).
+
+/// What /proc says of one process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcState {
+    /// Field 22 of /proc/<pid>/stat: clock ticks after boot when it started.
+    pub start_ticks: u64,
+    /// Running or sleeping: not a zombie, not dead.
+    pub running: bool,
+}
+
+/// The process with `pid`, None when there is none.
+pub fn state(pid: u32) -> Option<ProcState> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // After the name: the state is field 3, the start time field 22.
+    Some(ProcState {
+        start_ticks: fields.get(19)?.parse().ok()?,
+        running: fields.first().is_some_and(|s| *s != "Z" && *s != "X"),
+    })
+}
+
+/// When the process with `pid` started, in seconds since the Unix epoch
+/// (to the second of the boot time /proc/stat gives); None when there is
+/// no such process or /proc does not say.
+pub fn started_unix(p: &ProcState) -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let boot: f64 = stat.lines().find_map(|l| l.strip_prefix("btime "))?.trim().parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (ticks > 0).then(|| boot + p.start_ticks as f64 / ticks as f64)
+}
+
+/// Whether `pid` is, as far as this host can tell, the process that was
+/// running at `since` (seconds since the epoch): it runs, and it started
+/// no later than that (give or take `slack` seconds for the clocks'
+/// grain); a process given the pid later is another one.
+pub fn still_running(pid: u32, since: Option<f64>, slack: f64) -> bool {
+    let Some(p) = state(pid).filter(|p| p.running) else { return false };
+    match (since, started_unix(&p)) {
+        (Some(since), Some(started)) => started <= since + slack,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_runs_and_started_before_now() {
+        let me = state(std::process::id()).unwrap();
+        assert!(me.running);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+        let started = started_unix(&me).unwrap();
+        assert!(started <= now + 1.0, "{started} {now}");
+        assert!(still_running(std::process::id(), Some(now), 2.0));
+        // Taken for a process that started an hour after this one did: not it.
+        assert!(!still_running(std::process::id(), Some(started - 3600.0), 2.0));
+        assert!(state(u32::MAX - 1).is_none());
+        assert!(!still_running(u32::MAX - 1, None, 2.0));
+    }
+}
