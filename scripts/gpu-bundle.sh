@@ -7,6 +7,9 @@
 #
 #   scripts/gpu-bundle.sh            # build, then pack
 #   tar xJf gpu-bundle.tar.xz && gpu-bundle/gpu-check.sh    # on the GPU machine
+#
+# With the device tool: carry gpu-bundle.tar.xz and run
+#   tar xJf gpu-bundle.tar.xz -C /tmp && /tmp/gpu-bundle/gpu-check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=gpu-bundle
@@ -17,9 +20,12 @@ mkdir -p "$out/bin" "$out/lib"
 bins=(osu_latency osu_bw osu_allreduce osu_allgather osu_alltoall osu_reduce_scatter osu_bcast osu_reduce commbench)
 for b in "${bins[@]}"; do cp "$target/release/$b" "$out/bin/"; done
 for b in mpiexec.hydra hydra_pmi_proxy; do cp "$(command -v "$b")" "$out/bin/"; done
-# The C library, its loader and its small companions come from the GPU
-# machine; everything else (MPICH, UCX, hwloc, libfabric ...) travels.
-skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libgcc_s\.so)'
+# glibc's own libraries (the C library, its loader and every companion it
+# ships: libresolv, libnss_*, libutil ...) and the compiler's runtime
+# (libgcc_s, libstdc++) come from the GPU machine: a copy from here would
+# shadow a newer one there and break what loads it (NCCL needs libstdc++);
+# everything else (MPICH, UCX, hwloc, libfabric ...) travels.
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libnsl\.so|libnss_|libutil\.so|libanl\.so|libcrypt\.so|libBrokenLocale\.so|libthread_db\.so|libc_malloc_debug\.so|libgcc_s\.so|libstdc\+\+\.so)'
 for f in "$out"/bin/*; do
   ldd "$f" | awk '$3 ~ /^\// {print $1, $3}'
 done | sort -u | while read -r name path; do
@@ -28,7 +34,15 @@ done
 # UCX loads its transports as plugins from a directory beside libucs.
 ucx_modules=$(dirname "$(ldconfig -p | awk '/libucs.so.0 / {print $NF; exit}')")/ucx
 if [ -d "$ucx_modules" ]; then cp -rL "$ucx_modules" "$out/lib/ucx"; fi
-cp scripts/gpu-check.sh "$out/"
+cp scripts/gpu-check.sh scripts/build-gpu-anchors.sh scripts/gpu-side-by-side.py "$out/"
+# The reference tools' source, built there by build-gpu-anchors.sh.
+for t in "${GPU_ANCHORS_SRC:-}" ../shared/reference/gpu-anchors-src.tar.gz; do
+  if [ -n "$t" ] && [ -f "$t" ]; then
+    mkdir -p "$out/.gpu-anchors"
+    cp "$t" "$out/.gpu-anchors/gpu-anchors-src.tar.gz"
+    break
+  fi
+done
 tar cJf "$out.tar.xz" "$out"
 rm -rf "$out"
 echo "gpu-bundle: $(du -h "$out.tar.xz" | cut -f1) in $out.tar.xz"

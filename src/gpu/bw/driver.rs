@@ -144,6 +144,17 @@ impl Device {
         }
     }
 
+    /// The NUMA node the driver says the GPU is nearest
+    /// (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, CUDA 12.2 on); None where it does
+    /// not say.
+    pub fn host_numa_id(&self) -> Option<usize> {
+        // SAFETY: `dev` came from cuDeviceGet.
+        let v = unsafe {
+            result::device::get_attribute(self.dev, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID)
+        };
+        v.ok().and_then(|n| usize::try_from(n).ok())
+    }
+
     /// Device memory in bytes.
     pub fn total_memory(&self) -> Option<u64> {
         // SAFETY: `dev` came from cuDeviceGet.

@@ -208,6 +208,10 @@ fn gpu_facts(devices: &[Device], described: Option<crate::topo::machine::Machine
         .collect();
     let machine = described.or_else(|| crate::topo::hwloc::discover().ok());
     topology::locate(&mut gpus, machine.as_ref());
+    // Where neither hwloc nor sysfs knows the device, the driver may.
+    for (g, d) in gpus.iter_mut().zip(devices) {
+        g.numa_node = g.numa_node.or_else(|| d.host_numa_id());
+    }
     gpus
 }
 

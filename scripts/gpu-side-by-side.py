@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Sets commbench's GPU numbers beside the reference tools' (used by
+scripts/gpu-check.sh; only Python's standard library).
+
+  gpu-side-by-side.py copies GPU_BW_CSV BANDWIDTHTEST_PINNED BANDWIDTHTEST_PAGEABLE
+      commbench gpu-bw's long CSV against bandwidthTest --csv output:
+      H2D / D2H pinned and pageable, D2D; target within 3% for pinned.
+  gpu-side-by-side.py nccl OURS_TABLE THEIRS_TABLE
+      two nccl-tests tables (commbench's --format nccl-tests and an
+      nccl-tests binary's), per size, out of place: time and busbw with
+      ratios; target: time within 3% from 1 MiB up, within 1 us below.
+
+Prints a table and one verdict line; the exit status is 0 (the verdict is
+information for a person, the script's caller decides what fails).
+"""
+
+import csv
+import re
+import sys
+
+MIB = 1 << 20
+
+
+def gpu_bw_copies(path):
+    """{(test, memory): GB/s} of GPU 0's h2d, d2h and d2d rows."""
+    out = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            test = row.get("test", "")
+            if test not in ("h2d", "d2h", "d2d"):
+                continue
+            gpu = row["dst_gpu"] if test == "h2d" else row["src_gpu"]
+            if gpu != "0":
+                continue
+            memory = row.get("host_memory") or "-"
+            try:
+                out[(test, memory)] = float(row["value"])
+            except ValueError:
+                pass
+    return out
+
+
+BT_LINE = re.compile(r"bandwidthTest-(H2D|D2H|D2D)(?:-(Pinned|Paged))?[^,]*, Bandwidth = ([0-9.]+) GB/s")
+
+
+def bandwidth_test(path):
+    """{(test, memory): GB/s} from bandwidthTest --csv output."""
+    out = {}
+    try:
+        text = open(path).read()
+    except OSError:
+        return out
+    for kind, memory, value in BT_LINE.findall(text):
+        test = kind.lower()
+        mem = {"Pinned": "pinned", "Paged": "pageable", "": "-"}[memory or ""]
+        out[(test, mem)] = float(value)
+    return out
+
+
+def ratio(a, b):
+    return a / b if b else float("nan")
+
+
+def copies(gpu_bw_csv, pinned, pageable):
+    ours = gpu_bw_copies(gpu_bw_csv)
+    theirs = bandwidth_test(pinned)
+    theirs.update({k: v for k, v in bandwidth_test(pageable).items() if k[1] == "pageable"})
+    print(f"{'copy':<5} {'host memory':<12} {'commbench GB/s':>15} {'bandwidthTest GB/s':>19} {'ratio':>7}  target")
+    met = judged = 0
+    for key in [("h2d", "pinned"), ("h2d", "pageable"), ("d2h", "pinned"), ("d2h", "pageable"), ("d2d", "-")]:
+        a, b = ours.get(key), theirs.get(key)
+        if a is None or b is None:
+            print(f"{key[0]:<5} {key[1]:<12} {fmt(a):>15} {fmt(b):>19} {'':>7}  missing")
+            continue
+        r = ratio(a, b)
+        verdict = ""
+        if key[1] != "pageable":
+            judged += 1
+            ok = abs(r - 1) <= 0.03
+            met += ok
+            verdict = "within 3%" if ok else "OUTSIDE 3%"
+        print(f"{key[0]:<5} {key[1]:<12} {a:>15.2f} {b:>19.2f} {r:>7.3f}  {verdict}")
+    print(f"copies: {met} of {judged} pinned/D2D copies within 3% of bandwidthTest")
+
+
+def fmt(v):
+    return "-" if v is None else f"{v:.2f}"
+
+
+def nccl_rows(path):
+    """{size: (time_us, algbw, busbw)} of a table's out-of-place cells."""
+    out = {}
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        if line.startswith("#"):
+            continue
+        t = line.split()
+        if len(t) < 13:
+            continue
+        try:
+            out[int(t[0])] = (float(t[5]), float(t[6]), float(t[7]))
+        except ValueError:
+            continue
+    return out
+
+
+def nccl(ours_path, theirs_path):
+    ours, theirs = nccl_rows(ours_path), nccl_rows(theirs_path)
+    print(f"{'size (B)':>11} {'ours us':>9} {'theirs us':>9} {'time ratio':>10} {'ours busbw':>10} "
+          f"{'theirs busbw':>12}  target")
+    met = judged = 0
+    for size in sorted(set(ours) | set(theirs)):
+        a, b = ours.get(size), theirs.get(size)
+        if a is None or b is None:
+            print(f"{size:>11} {'-' if a is None else a[0]:>9} {'-' if b is None else b[0]:>9}  only one side")
+            continue
+        r = ratio(a[0], b[0])
+        judged += 1
+        if size >= MIB:
+            ok = abs(r - 1) <= 0.03
+            verdict = "within 3%" if ok else "OUTSIDE 3%"
+        else:
+            ok = abs(a[0] - b[0]) <= 1.0
+            verdict = "within 1 us" if ok else "OUTSIDE 1 us"
+        met += ok
+        print(f"{size:>11} {a[0]:>9.2f} {b[0]:>9.2f} {r:>10.3f} {a[2]:>10.2f} {b[2]:>12.2f}  {verdict}")
+    print(f"nccl: {met} of {judged} sizes within target")
+
+
+def main(argv):
+    if len(argv) == 5 and argv[1] == "copies":
+        copies(*argv[2:])
+    elif len(argv) == 4 and argv[1] == "nccl":
+        nccl(*argv[2:])
+    else:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
