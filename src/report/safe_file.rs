@@ -67,6 +67,17 @@ pub fn create_new(path: &Path) -> io::Result<File> {
     OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
 }
 
+/// As [`create_new`], also open for reading (positioned reads of what was
+/// written through another handle).
+pub fn create_new_readable(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
 /// Opens `path` for appending, creating it if needed; a symlink at `path`
 /// is refused (ELOOP).
 pub fn open_append(path: &Path) -> io::Result<File> {

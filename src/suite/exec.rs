@@ -1,14 +1,21 @@
 //! Running one benchmark of the suite: starts its launcher command with
-//! stdout going to `<bench>.txt` in the run directory and, line by line as
-//! it comes, to the suite's stdout, and stderr to `<bench>.stderr`; waits
-//! for it (stopping it after `--max-time`), and says how it ended and, when
-//! it failed, why in one line.
+//! stdout going to `<bench>.txt` in the run directory (which the suite
+//! follows, passing whole lines to its own stdout as they land) and stderr
+//! to `<bench>.stderr`; waits for it (stopping it after `--max-time`), and
+//! says how it ended and, when it failed, why in one line.
+//!
+//! The launcher writes its files itself, never into a pipe the suite
+//! reads: when the suite dies, what the job still says (Open MPI's mpirun
+//! writes a note to its stdout as it ends its ranks) lands in the file
+//! instead of a pipe with no reader, where it would be lost or raise
+//! SIGPIPE in the launcher. The launcher runs under a keeper
+//! ([`super::keeper`]) that passes the suite's death on to it.
 
-use std::io::{Read, Write};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -82,8 +89,8 @@ pub fn linger(status: crate::report::record::RunStatus) -> Duration {
 /// How often the run record is read while the launcher runs.
 const RECORD_POLL: Duration = Duration::from_millis(500);
 
-/// How long the suite waits, once the launcher has exited, for the last of
-/// its output (a rank left behind may hold the pipe open).
+/// How long the suite goes on reading the launcher's output once the
+/// launcher has exited (a rank left behind may still be writing).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 
 /// How long the launcher's process group has after SIGTERM (the suite's
@@ -101,7 +108,7 @@ fn signal_group(pgid: i32, sig: i32) {
 /// passed to that group, and --max-time sends it SIGTERM; either way the
 /// group gets SIGKILL after [`STOP_GRACE`], and what is left of it once
 /// the launcher has exited. The suite's own death (even SIGKILL) sends the
-/// launcher SIGTERM (PR_SET_PDEATHSIG).
+/// launcher one SIGTERM, from its keeper ([`super::keeper`]).
 pub fn run(
     argv: &[String],
     env: &[(String, String)],
@@ -113,37 +120,26 @@ pub fn run(
     let failed =
         |detail: String| Ended { status: Status::Failed, exit_code: None, took: start.elapsed(), detail: Some(detail) };
     let Some((program, rest)) = argv.split_first() else { return failed("empty command".into()) };
-    let create = crate::report::safe_file::create_new;
-    let (mut stdout, stderr) = match (create(o.out), create(o.err)) {
+    use crate::report::safe_file::{create_new, create_new_readable};
+    let (stdout, stderr) = match (create_new_readable(o.out), create_new(o.err)) {
         (Ok(out), Ok(e)) => (out, e),
         (Err(e), _) => return failed(format!("cannot create {}: {e}", o.out.display())),
         (_, Err(e)) => return failed(format!("cannot create {}: {e}", o.err.display())),
     };
+    let (mut follow, child_out) = match stdout.try_clone() {
+        Ok(c) => (Follow { file: stdout, at: 0 }, c),
+        Err(e) => return failed(format!("cannot hand {} to {program}: {e}", o.out.display())),
+    };
     let mut cmd = Command::new(program);
-    cmd.args(rest).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
+    cmd.args(rest).stdin(Stdio::null()).stdout(child_out).stderr(stderr);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let suite = std::process::id();
-    // SAFETY: between fork and exec only pthread_sigmask, prctl and
-    // getppid run, which are async-signal-safe. The launcher must not
-    // inherit the suite's blocked signals (it forwards them to its ranks),
-    // and it gets SIGTERM when the suite dies, however it dies (SIGKILL
-    // included), so that it ends its ranks, which end their run records,
-    // instead of living on without the suite. The suite runs it from its
-    // main thread, whose end is the process's.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
-            crate::signals::unblock();
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The suite died before the request took: nothing would
-            // send the signal any more.
-            if libc::getppid() as u32 != suite {
-                return Err(std::io::Error::other("the suite ended while its launcher was starting"));
-            }
-            Ok(())
-        })
-    };
+    // SAFETY: `split` is made for a pre_exec hook. The launcher runs under
+    // a keeper ([`super::keeper`]), the suite's child, which passes the
+    // suite's death (SIGKILL included) on to it exactly once, so that it
+    // ends its ranks, which end their run records, instead of living on
+    // without the suite.
+    unsafe { std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || super::keeper::split(suite)) };
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -153,14 +149,7 @@ pub fn run(
     };
     let pgid = child.id() as i32;
     let mut interrupted: Option<i32> = None;
-    let chunks = child.stdout.take().map(read_in_chunks);
     let mut lines = LineBuffer::default();
-    let mut take = |chunk: Vec<u8>, progress: &mut Progress| {
-        let _ = stdout.write_all(&chunk);
-        if o.echo {
-            progress.echo(&lines.push(&chunk));
-        }
-    };
     let limit = max_time.map(Duration::from_secs_f64);
     let mut record = RecordWatch { path: o.record, read_at: None, ended: None, lingered: None };
     let mut stopped_at: Option<Instant> = None;
@@ -201,26 +190,14 @@ pub fn run(
             _ => {}
         }
         progress.tick();
-        let wait = Duration::from_millis(50);
-        let more = match &chunks {
-            Some(rx) => match rx.recv_timeout(wait) {
-                Ok(chunk) => {
-                    take(chunk, progress);
-                    true
-                }
-                Err(RecvTimeoutError::Timeout) => true,
-                Err(RecvTimeoutError::Disconnected) => {
-                    if status.is_none() {
-                        std::thread::sleep(wait);
-                    }
-                    false
-                }
-            },
-            None => {
-                std::thread::sleep(wait);
-                false
-            }
-        };
+        let chunk = follow.next_chunk();
+        let more = !chunk.is_empty();
+        if more && o.echo {
+            progress.echo(&lines.push(&chunk));
+        }
+        if !more {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         match (&status, exited_at) {
             (Some(Err(_)), _) => break,
             (Some(Ok(_)), Some(t)) if !more || t.elapsed() > DRAIN_AFTER_EXIT => break,
@@ -328,26 +305,30 @@ impl RecordWatch<'_> {
     }
 }
 
-/// Reads `r` on a thread of its own, handing over what arrives; the
-/// channel closes at end of file.
-fn read_in_chunks(mut r: impl Read + Send + 'static) -> Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
+/// The launcher's stdout file as the suite reads it: positioned reads
+/// from the suite's own offset, so the launcher's writes (through the
+/// same open file, which shares one offset) stay where they belong.
+struct Follow {
+    file: File,
+    at: u64,
+}
+
+impl Follow {
+    /// What has landed since the last call (empty when nothing has).
+    fn next_chunk(&mut self) -> Vec<u8> {
         let mut buf = vec![0u8; 64 << 10];
         loop {
-            match r.read(&mut buf) {
-                Ok(0) => break,
+            match self.file.read_at(&mut buf, self.at) {
                 Ok(n) => {
-                    if tx.send(buf[..n].to_vec()).is_err() {
-                        break;
-                    }
+                    self.at += n as u64;
+                    buf.truncate(n);
+                    return buf;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
+                Err(_) => return Vec::new(),
             }
         }
-    });
-    rx
+    }
 }
 
 /// Bytes cut into whole lines: what `push` returns ends with a newline
@@ -499,6 +480,7 @@ fn hint(reason: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     use std::sync::{Arc, Mutex};
 

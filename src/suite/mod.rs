@@ -11,6 +11,7 @@
 pub mod binaries;
 pub mod exec;
 pub mod hostfile;
+pub mod keeper;
 pub mod launch;
 pub mod options;
 pub mod osu_c;
