@@ -6,8 +6,8 @@
 //! side-by-side tables (scripts/gpu-side-by-side.py) are checked against
 //! outputs in the reference tools' own formats.
 //!
-//! The two script runs take about 30 s together: each is the whole check
-//! (eight launches) on sizes cut down to 64 KiB.
+//! The three script runs take about 30 s together: each is the whole check
+//! (eight launches) on sizes cut down to 64 KiB, or 12 s of it.
 
 mod common;
 
@@ -78,6 +78,18 @@ fn a_step_that_could_run_and_broke_fails_the_check() {
     assert_eq!(verdict(&run.stdout, "osu_allreduce --backend nccl"), "FAILED", "{}", run.stdout);
     assert_eq!(verdict(&run.stdout, "gpu-bw h2d,d2h,d2d"), "PASSED");
     assert!(run.stdout.contains("gpu-check: some step that could run failed"), "{}", run.stdout);
+}
+
+/// The whole check is bounded: steps the limit leaves no time for are
+/// SKIPPED as such, and that fails the check (it did not do its job).
+#[test]
+fn the_check_keeps_within_its_limit() {
+    let _g = mpi_lock();
+    let out = tempfile::tempdir().unwrap();
+    let run = gpu_check(out.path(), &[("GPU_CHECK_LIMIT", "12")]);
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("the script's 12 s ran out before it"), "{}", run.stdout);
+    assert!(run.elapsed < under_load(Duration::from_secs(25)), "took {:?}", run.elapsed);
 }
 
 fn side_by_side(args: &[&Path], mode: &str) -> String {

@@ -215,10 +215,24 @@ static int parse_fault(const char *var, int *rank, uint64_t *op)
     return 1;
 }
 
+/* COMMBENCH_STANDIN_NCCL_TIME_SCALE: NCCL's operations alone slowed
+ * further (default 1), so that a test can make them long against the
+ * host's own scheduling noise without slowing every staging copy too. */
+static double g_nccl_scale = 1.0;
+
 static void read_faults(void)
 {
     parse_fault("COMMBENCH_STANDIN_NCCL_CORRUPT", &g_corrupt_rank, &g_corrupt_op);
     parse_fault("COMMBENCH_STANDIN_NCCL_FAIL", &g_fail_rank, &g_fail_op);
+    const char *s = getenv("COMMBENCH_STANDIN_NCCL_TIME_SCALE");
+    if (s && *s) {
+        char *end;
+        double d = strtod(s, &end);
+        if (end != s && *end == 0 && d > 0)
+            g_nccl_scale = d;
+        else
+            complain("COMMBENCH_STANDIN_NCCL_TIME_SCALE=%s is not a positive number; using 1", s);
+    }
 }
 
 /* --------------------------------------------------------- waiting */
@@ -478,7 +492,7 @@ static void flip_first(char *p, int dtype)
 
 static int64_t scaled(double ns)
 {
-    return (int64_t)(ns * commbench_standin_time_scale() + 0.5);
+    return (int64_t)(ns * commbench_standin_time_scale() * g_nccl_scale + 0.5);
 }
 
 static int in_place(const item_t *it)
