@@ -37,6 +37,17 @@ pub struct Job {
 }
 
 impl Job {
+    /// This rank's part in the run `s` sets up.
+    pub fn new<T: Collectives>(s: &Setup<T>) -> Job {
+        Job {
+            rank: s.rank(),
+            np: s.np(),
+            in_place: s.opts.in_place,
+            root: s.opts.root,
+            result_at_own_block: T::IN_PLACE_RESULT_AT_OWN_BLOCK,
+        }
+    }
+
     /// The root of iteration `i`.
     pub fn root_of(&self, i: usize) -> usize {
         match self.root {
@@ -63,6 +74,25 @@ pub struct CollBuffers<B> {
     pub send: B,
     pub recv: B,
     pub warm: B,
+}
+
+impl<B> CollBuffers<B> {
+    /// The buffers collective `c` needs at the run's largest size, as OSU
+    /// starts them: send buffers of 1s and receive buffers of 0s, written
+    /// (so every page is in place) before the first size.
+    pub fn new<C: Collective, T: Collectives<Buf = B>>(s: &Setup<T>, c: &C) -> Result<Self, AllocError> {
+        let (t, np) = (s.t, s.np());
+        let (send, recv) = c.buffer_bytes(s.opts.max_size, np);
+        let mut bufs = CollBuffers {
+            send: t.alloc(send)?,
+            recv: t.alloc(recv)?,
+            warm: t.alloc(if c.warm_up_elsewhere() { recv } else { 0 })?,
+        };
+        t.write_host(&mut bufs.send, |b| b.fill(1));
+        t.write_host(&mut bufs.recv, |b| b.fill(0));
+        t.write_host(&mut bufs.warm, |b| b.fill(0));
+        Ok(bufs)
+    }
 }
 
 /// What one blocking collective is. A type implementing it is a benchmark
@@ -151,25 +181,7 @@ pub struct CollKernel<C: Collective, T: Collectives> {
 
 impl<C: Collective, T: Collectives> CollKernel<C, T> {
     pub fn new(s: &Setup<T>, c: C) -> Result<Self, AllocError> {
-        let (t, np) = (s.t, s.np());
-        let (send, recv) = c.buffer_bytes(s.opts.max_size, np);
-        let mut bufs = CollBuffers {
-            send: t.alloc(send)?,
-            recv: t.alloc(recv)?,
-            warm: t.alloc(if c.warm_up_elsewhere() { recv } else { 0 })?,
-        };
-        // OSU starts with send buffers of 1s and receive buffers of 0s,
-        // written (so every page is in place) before the first size.
-        t.write_host(&mut bufs.send, |b| b.fill(1));
-        t.write_host(&mut bufs.recv, |b| b.fill(0));
-        t.write_host(&mut bufs.warm, |b| b.fill(0));
-        let job = Job {
-            rank: s.rank(),
-            np,
-            in_place: s.opts.in_place,
-            root: s.opts.root,
-            result_at_own_block: T::IN_PLACE_RESULT_AT_OWN_BLOCK,
-        };
+        let (bufs, job) = (CollBuffers::new(s, &c)?, Job::new(s));
         Ok(CollKernel { c, bufs, job, iteration: 0 })
     }
 

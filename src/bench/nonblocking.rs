@@ -157,24 +157,8 @@ pub struct NbcKernel<N: NonBlocking, T: Collectives> {
 
 impl<N: NonBlocking, T: Collectives> NbcKernel<N, T> {
     pub fn new(s: &Setup<T>) -> Result<Self, AllocError> {
-        let (t, np) = (s.t, s.np());
-        let c = N::Blocking::new(np);
-        let (send, recv) = c.buffer_bytes(s.opts.max_size, np);
-        let mut bufs = CollBuffers {
-            send: t.alloc(send)?,
-            recv: t.alloc(recv)?,
-            warm: t.alloc(if c.warm_up_elsewhere() { recv } else { 0 })?,
-        };
-        t.write_host(&mut bufs.send, |b| b.fill(1));
-        t.write_host(&mut bufs.recv, |b| b.fill(0));
-        t.write_host(&mut bufs.warm, |b| b.fill(0));
-        let job = Job {
-            rank: s.rank(),
-            np,
-            in_place: s.opts.in_place,
-            root: s.opts.root,
-            result_at_own_block: T::IN_PLACE_RESULT_AT_OWN_BLOCK,
-        };
+        let c = N::Blocking::new(s.np());
+        let (bufs, job) = (CollBuffers::new(s, &c)?, Job::new(s));
         Ok(NbcKernel {
             c,
             bufs,
