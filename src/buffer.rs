@@ -172,7 +172,7 @@ impl<B: Buffer> BufferSet<B> {
     /// Sets the first `bytes` of every buffer to `byte`.
     pub fn fill<T: Transport<Buf = B>>(&mut self, t: &T, bytes: usize, byte: u8) {
         for b in &mut self.bufs {
-            t.write_host(b, |s| s[..bytes].fill(byte));
+            t.write_host(b, bytes, |s| s.fill(byte));
         }
     }
 
@@ -199,14 +199,14 @@ impl<B: Buffer> BufferSet<B> {
     /// the pattern of iteration i + j (with one shared buffer, i).
     pub fn fill_patterns<T: Transport<Buf = B>>(&mut self, t: &T, dt: Datatype, count: usize, size: usize, i: usize) {
         for (k, b) in self.bufs.iter_mut().enumerate() {
-            t.write_host(b, |s| fill_pattern(s, dt, count, size, i + k));
+            t.write_host(b, count * dt.size(), |s| fill_pattern(s, dt, count, size, i + k));
         }
     }
 
     /// Clears `count` elements of every buffer.
     pub fn zero<T: Transport<Buf = B>>(&mut self, t: &T, dt: Datatype, count: usize) {
         for b in &mut self.bufs {
-            t.write_host(b, |s| fill_zero(s, dt, count));
+            t.write_host(b, count * dt.size(), |s| fill_zero(s, dt, count));
         }
     }
 
@@ -219,7 +219,10 @@ impl<B: Buffer> BufferSet<B> {
         size: usize,
         i: usize,
     ) -> Option<Mismatch> {
-        self.bufs.iter().enumerate().find_map(|(k, b)| t.read_host(b, |s| check_pattern(s, dt, count, size, i + k)))
+        self.bufs
+            .iter()
+            .enumerate()
+            .find_map(|(k, b)| t.read_host(b, count * dt.size(), |s| check_pattern(s, dt, count, size, i + k)))
     }
 }
 

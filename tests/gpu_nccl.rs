@@ -476,6 +476,40 @@ fn fills_have_landed_before_nccl_reads_them() {
     }
 }
 
+/// A fill or check stages only the bytes its message size uses, not the
+/// whole buffer (sized for the largest message): a sweep to 1 GiB on a GPU
+/// once staged 1 GiB each way for every check of every size, minutes of
+/// copies. osu_reduce checks every iteration in OSU's layout; the
+/// stand-in's trace lists every copy with its bytes.
+#[test]
+fn fills_and_checks_stage_only_the_size_s_bytes() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--backend", "nccl", "-m", "8:1048576", "-i", "3", "-x", "1", "-c"];
+    let run = nccl_run(&gpu, 2, "osu_reduce", &args, &[("COMMBENCH_STANDIN_TRACE", "1")], dir.path());
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(osu_rows(&run.stdout).len(), 18, "{}", run.stdout);
+    let copies: Vec<usize> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains(": trace: ") && l.contains(" copy "))
+        .map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            let at = t.iter().position(|w| *w == "copy").unwrap();
+            t[at + 1].parse().unwrap()
+        })
+        .collect();
+    let of = |bytes: usize| copies.iter().filter(|&&b| b == bytes).count();
+    // Per rank: the first fills (three buffers there and back), then at
+    // the largest size each of four iterations' two fills there and back
+    // and its check (every rank reads; the root judges). Staging whole
+    // buffers made 732.
+    assert!(of(1048576) <= 2 * (3 * 2 + 4 * 5), "{} copies of the whole buffer: {copies:?}", of(1048576));
+    assert!(of(8) >= 2 * 4 * 4, "the 8-byte size's fills are 8 bytes: {copies:?}");
+    assert!(copies.iter().all(|&b| b <= 1048576), "{copies:?}");
+}
+
 /// `-u N` queues N untimed calls before each timed one; on a stream they
 /// must be done before the clock starts, so the time does not grow with N.
 #[test]

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use super::{Buffer, Control, Memory, RawBuffer};
+use super::{Buffer, Control, HostMemory, Memory, RawBuffer};
 use crate::buffer::{AlignedBuf, AllocError};
 use crate::gpu::cuda::{self, DeviceBuf, GpuInfo};
 
@@ -132,13 +132,15 @@ impl Memory for CudaMemory {
         }
     }
 
-    fn write_host(&self, buf: &mut GpuBuf, write: impl FnOnce(&mut [u8])) {
+    fn write_host(&self, buf: &mut GpuBuf, bytes: usize, write: impl FnOnce(&mut [u8])) {
         match buf {
-            GpuBuf::Host(b) => write(b.as_mut_slice()),
+            GpuBuf::Host(b) => HostMemory.write_host(b, bytes, write),
             GpuBuf::Device(b) => {
-                // The whole buffer goes through the host, so bytes the
-                // writer leaves alone keep their value.
-                let mut stage = vec![0u8; b.len()];
+                // The range goes through the host and back, so bytes the
+                // writer leaves alone keep their value; bytes past it are
+                // not touched (nor copied: a buffer sized for 1 GiB costs
+                // an 8-byte fill 8 bytes each way).
+                let mut stage = vec![0u8; bytes.min(b.len())];
                 b.copy_to_host(&mut stage).unwrap_or_else(|e| staging_failed("to the host", e));
                 write(&mut stage);
                 b.copy_from_host(&stage).unwrap_or_else(|e| staging_failed("to the GPU", e));
@@ -146,11 +148,11 @@ impl Memory for CudaMemory {
         }
     }
 
-    fn read_host<R>(&self, buf: &GpuBuf, read: impl FnOnce(&[u8]) -> R) -> R {
+    fn read_host<R>(&self, buf: &GpuBuf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R {
         match buf {
-            GpuBuf::Host(b) => read(b.as_slice()),
+            GpuBuf::Host(b) => HostMemory.read_host(b, bytes, read),
             GpuBuf::Device(b) => {
-                let mut stage = vec![0u8; b.len()];
+                let mut stage = vec![0u8; bytes.min(b.len())];
                 b.copy_to_host(&mut stage).unwrap_or_else(|e| staging_failed("to the host", e));
                 read(&stage)
             }

@@ -97,6 +97,10 @@ impl RawBuffer for crate::buffer::AlignedBuf {
     }
 }
 
+/// The `bytes` of [`Memory::write_host`] and [`Transport::write_host`]
+/// (and their `read_host`) that reach the whole buffer.
+pub const WHOLE: usize = usize::MAX;
+
 /// Where a transport's message buffers live, and how the host reaches
 /// into them outside timed regions (fills and validation).
 pub trait Memory {
@@ -105,10 +109,13 @@ pub trait Memory {
     const MEMORY: &'static str;
     /// A zeroed buffer of `bytes`.
     fn alloc(&self, bytes: usize) -> Result<Self::Buf, AllocError>;
-    /// Lets `write` change the contents through host memory.
-    fn write_host(&self, buf: &mut Self::Buf, write: impl FnOnce(&mut [u8]));
-    /// Lets `read` see the contents in host memory.
-    fn read_host<R>(&self, buf: &Self::Buf, read: impl FnOnce(&[u8]) -> R) -> R;
+    /// Lets `write` change the first `bytes` of the contents (at most the
+    /// buffer's length; [`WHOLE`] for all of it) through host memory. Only
+    /// those bytes are staged: a fill or check of a small message in a
+    /// buffer sized for the largest one costs the small message's copies.
+    fn write_host(&self, buf: &mut Self::Buf, bytes: usize, write: impl FnOnce(&mut [u8]));
+    /// Lets `read` see the first `bytes` of the contents in host memory.
+    fn read_host<R>(&self, buf: &Self::Buf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R;
     /// What the run record says about this memory (collective: every
     /// rank calls it; the value matters at rank 0).
     fn record_info<C: Control>(&self, _w: &C) -> Option<serde_json::Value> {
@@ -128,12 +135,15 @@ impl Memory for HostMemory {
         crate::buffer::AlignedBuf::zeroed(bytes)
     }
 
-    fn write_host(&self, buf: &mut Self::Buf, write: impl FnOnce(&mut [u8])) {
-        write(buf.as_mut_slice())
+    fn write_host(&self, buf: &mut Self::Buf, bytes: usize, write: impl FnOnce(&mut [u8])) {
+        let s = buf.as_mut_slice();
+        let n = bytes.min(s.len());
+        write(&mut s[..n])
     }
 
-    fn read_host<R>(&self, buf: &Self::Buf, read: impl FnOnce(&[u8]) -> R) -> R {
-        read(buf.as_slice())
+    fn read_host<R>(&self, buf: &Self::Buf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R {
+        let s = buf.as_slice();
+        read(&s[..bytes.min(s.len())])
     }
 }
 
@@ -230,11 +240,13 @@ pub trait Transport {
 
     /// A zeroed buffer of `bytes` (a zero-length one still has an address).
     fn alloc(&self, bytes: usize) -> Result<Self::Buf, AllocError>;
-    /// Lets `write` change the buffer's contents through host memory
-    /// (untimed: fills and validation patterns).
-    fn write_host(&self, buf: &mut Self::Buf, write: impl FnOnce(&mut [u8]));
-    /// Lets `read` see the buffer's contents in host memory (untimed).
-    fn read_host<R>(&self, buf: &Self::Buf, read: impl FnOnce(&[u8]) -> R) -> R;
+    /// Lets `write` change the first `bytes` of the buffer (at most its
+    /// length; [`WHOLE`] for all of it) through host memory (untimed:
+    /// fills and validation patterns); see [`Memory::write_host`].
+    fn write_host(&self, buf: &mut Self::Buf, bytes: usize, write: impl FnOnce(&mut [u8]));
+    /// Lets `read` see the first `bytes` of the buffer in host memory
+    /// (untimed).
+    fn read_host<R>(&self, buf: &Self::Buf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R;
     /// Request slots for `n` operations in flight.
     fn requests(&self, n: usize) -> Self::Requests;
 
@@ -462,12 +474,12 @@ macro_rules! host_memory {
             $crate::backend::Memory::alloc(&$crate::backend::HostMemory, bytes)
         }
 
-        fn write_host(&self, buf: &mut $crate::buffer::AlignedBuf, write: impl FnOnce(&mut [u8])) {
-            $crate::backend::Memory::write_host(&$crate::backend::HostMemory, buf, write)
+        fn write_host(&self, buf: &mut $crate::buffer::AlignedBuf, bytes: usize, write: impl FnOnce(&mut [u8])) {
+            $crate::backend::Memory::write_host(&$crate::backend::HostMemory, buf, bytes, write)
         }
 
-        fn read_host<R>(&self, buf: &$crate::buffer::AlignedBuf, read: impl FnOnce(&[u8]) -> R) -> R {
-            $crate::backend::Memory::read_host(&$crate::backend::HostMemory, buf, read)
+        fn read_host<R>(&self, buf: &$crate::buffer::AlignedBuf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R {
+            $crate::backend::Memory::read_host(&$crate::backend::HostMemory, buf, bytes, read)
         }
     };
 }

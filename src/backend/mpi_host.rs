@@ -693,12 +693,12 @@ impl<'w, M: Memory> Transport for Mpi<'w, M> {
         self.mem.alloc(bytes)
     }
 
-    fn write_host(&self, buf: &mut M::Buf, write: impl FnOnce(&mut [u8])) {
-        self.mem.write_host(buf, write)
+    fn write_host(&self, buf: &mut M::Buf, bytes: usize, write: impl FnOnce(&mut [u8])) {
+        self.mem.write_host(buf, bytes, write)
     }
 
-    fn read_host<R>(&self, buf: &M::Buf, read: impl FnOnce(&[u8]) -> R) -> R {
-        self.mem.read_host(buf, read)
+    fn read_host<R>(&self, buf: &M::Buf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R {
+        self.mem.read_host(buf, bytes, read)
     }
 
     fn record_info(&self) -> Option<serde_json::Value> {

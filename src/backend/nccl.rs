@@ -306,12 +306,12 @@ impl<'w> Transport for Nccl<'w> {
         self.mem.alloc(bytes)
     }
 
-    fn write_host(&self, buf: &mut GpuBuf, write: impl FnOnce(&mut [u8])) {
-        self.mem.write_host(buf, write)
+    fn write_host(&self, buf: &mut GpuBuf, bytes: usize, write: impl FnOnce(&mut [u8])) {
+        self.mem.write_host(buf, bytes, write)
     }
 
-    fn read_host<R>(&self, buf: &GpuBuf, read: impl FnOnce(&[u8]) -> R) -> R {
-        self.mem.read_host(buf, read)
+    fn read_host<R>(&self, buf: &GpuBuf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R {
+        self.mem.read_host(buf, bytes, read)
     }
 
     fn requests(&self, _n: usize) -> Requests {

@@ -88,9 +88,9 @@ impl<B> CollBuffers<B> {
             recv: t.alloc(recv)?,
             warm: t.alloc(if c.warm_up_elsewhere() { recv } else { 0 })?,
         };
-        t.write_host(&mut bufs.send, |b| b.fill(1));
-        t.write_host(&mut bufs.recv, |b| b.fill(0));
-        t.write_host(&mut bufs.warm, |b| b.fill(0));
+        t.write_host(&mut bufs.send, crate::backend::WHOLE, |b| b.fill(1));
+        t.write_host(&mut bufs.recv, crate::backend::WHOLE, |b| b.fill(0));
+        t.write_host(&mut bufs.warm, crate::backend::WHOLE, |b| b.fill(0));
         Ok(bufs)
     }
 }
@@ -228,7 +228,8 @@ impl<C: Collective, T: Collectives> Kernel<T> for CollKernel<C, T> {
     fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
         let CollBuffers { send, recv, .. } = &mut self.bufs;
         let (c, job) = (&self.c, &self.job);
-        t.write_host(send, |s| t.write_host(recv, |r| c.fill(s, r, case, job, i)));
+        let (sb, rb) = c.buffer_bytes(case.size, job.np);
+        t.write_host(send, sb, |s| t.write_host(recv, rb, |r| c.fill(s, r, case, job, i)));
     }
 
     #[inline(always)]
@@ -259,7 +260,8 @@ impl<C: Collective, T: Collectives> Kernel<T> for CollKernel<C, T> {
     }
 
     fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
-        t.read_host(&self.bufs.recv, |r| self.c.check(r, case, &self.job, i))
+        let (_, rb) = self.c.buffer_bytes(case.size, self.job.np);
+        t.read_host(&self.bufs.recv, rb, |r| self.c.check(r, case, &self.job, i))
     }
 
     fn per_iteration(&self, _case: &SizeCase, secs: f64) -> f64 {

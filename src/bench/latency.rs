@@ -50,14 +50,15 @@ impl<T: Transport> PingPong<T> {
             self.send = t.alloc(case.size)?;
             self.recv = t.alloc(case.size)?;
         }
-        t.write_host(&mut self.send, |s| s[..case.size].fill(SEND_FILL));
-        t.write_host(&mut self.recv, |s| s[..case.size].fill(RECV_FILL));
+        t.write_host(&mut self.send, case.size, |s| s.fill(SEND_FILL));
+        t.write_host(&mut self.recv, case.size, |s| s.fill(RECV_FILL));
         Ok(())
     }
 
     pub fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
-        t.write_host(&mut self.send, |s| fill_pattern(s, case.datatype, case.count, case.size, i));
-        t.write_host(&mut self.recv, |s| fill_zero(s, case.datatype, case.count));
+        let bytes = case.count * case.datatype.size();
+        t.write_host(&mut self.send, bytes, |s| fill_pattern(s, case.datatype, case.count, case.size, i));
+        t.write_host(&mut self.recv, bytes, |s| fill_zero(s, case.datatype, case.count));
     }
 
     /// One exchange; the initiator returns the round-trip time.
@@ -79,7 +80,8 @@ impl<T: Transport> PingPong<T> {
 
     /// Both sides send the same pattern, so both can check what came back.
     pub fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
-        t.read_host(&self.recv, |s| check_pattern(s, case.datatype, case.count, case.size, i))
+        let bytes = case.count * case.datatype.size();
+        t.read_host(&self.recv, bytes, |s| check_pattern(s, case.datatype, case.count, case.size, i))
     }
 }
 

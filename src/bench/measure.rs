@@ -122,6 +122,8 @@ pub fn run<T: Transport, K: Kernel<T>>(
                             &mut samples,
                             progress,
                             opts.tails.is_some(),
+                            // nccl-tests' table: nccl-tests' check.
+                            nccl_tests,
                             rule.as_ref().filter(|_| phases == 1),
                         ));
                     }

@@ -239,7 +239,8 @@ impl<N: NonBlocking, T: Collectives> Kernel<T> for NbcKernel<N, T> {
     fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
         let CollBuffers { send, recv, .. } = &mut self.bufs;
         let (c, job) = (&self.c, &self.job);
-        t.write_host(send, |s| t.write_host(recv, |r| c.fill(s, r, case, job, i)));
+        let (sb, rb) = c.buffer_bytes(case.size, job.np);
+        t.write_host(send, sb, |s| t.write_host(recv, rb, |r| c.fill(s, r, case, job, i)));
     }
 
     #[inline(always)]
@@ -282,7 +283,8 @@ impl<N: NonBlocking, T: Collectives> Kernel<T> for NbcKernel<N, T> {
     }
 
     fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
-        t.read_host(&self.bufs.recv, |r| self.c.check(r, case, &self.job, i))
+        let (_, rb) = self.c.buffer_bytes(case.size, self.job.np);
+        t.read_host(&self.bufs.recv, rb, |r| self.c.check(r, case, &self.job, i))
     }
 
     fn per_iteration(&self, _case: &SizeCase, secs: f64) -> f64 {

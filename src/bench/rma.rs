@@ -220,7 +220,7 @@ impl<T: OneSided> RmaKernel<T> {
         // An atomic's element may be larger than -m (fop, cas: -m 1 -T mpi_int).
         let element = std::mem::size_of::<u64>();
         let mut local = s.t.alloc(s.opts.max_size.saturating_mul(window).max(element))?;
-        s.t.write_host(&mut local, |b| b.fill(b'a'));
+        s.t.write_host(&mut local, crate::backend::WHOLE, |b| b.fill(b'a'));
         let result = s.t.alloc(B::OP.result_bytes(s.opts.max_size).max(element))?;
         let compare = s.t.alloc(element)?;
         let mut k = RmaKernel {
@@ -341,9 +341,9 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
             return;
         };
         t.win_write(win, |b| write_values(b, dt, 0..n, |_| e.own));
-        t.write_host(&mut self.local, |b| write_values(b, dt, 0..n, |_| e.own));
-        t.write_host(&mut self.compare, |b| write_values(b, dt, 0..1, |_| e.comparand(i)));
-        t.write_host(&mut self.result, |b| b.fill(0));
+        t.write_host(&mut self.local, n * dt.size(), |b| write_values(b, dt, 0..n, |_| e.own));
+        t.write_host(&mut self.compare, dt.size(), |b| write_values(b, dt, 0..1, |_| e.comparand(i)));
+        t.write_host(&mut self.result, crate::backend::WHOLE, |b| b.fill(0));
     }
 
     #[inline(always)]
@@ -447,7 +447,8 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
         let n = self.checked_elements(case);
         let wrong = t.win_read(win, |b| check_values(b, dt, 0..n, |_| e.window(i), 1));
         wrong.or_else(|| {
-            e.fetched().and_then(|want| t.read_host(&self.result, |b| check_values(b, dt, 0..1, |_| want, 1)))
+            e.fetched()
+                .and_then(|want| t.read_host(&self.result, dt.size(), |b| check_values(b, dt, 0..1, |_| want, 1)))
         })
     }
 

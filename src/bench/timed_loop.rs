@@ -62,7 +62,9 @@ impl LoopOutcome {
 /// this rank's timed iterations into `samples`. `validation` is the number
 /// of untimed validation repetitions (`-u`) when validating (`-c`).
 /// `per_iteration` asks for each iteration's own time (`-z`) even where the
-/// transport batches.
+/// transport batches. `check_once` validates as nccl-tests does, one more
+/// iteration after the timed ones, instead of every iteration as OSU does
+/// (a batched loop always checks once).
 ///
 /// With a stopping `rule` (`--precision`; `case.iterations` is then its
 /// ceiling) the timed iterations run in batches. Between two batches,
@@ -83,11 +85,30 @@ pub fn run<T: Transport, K: Kernel<T>>(
     samples: &mut Samples,
     progress: &Progress,
     per_iteration: bool,
+    check_once: bool,
     rule: Option<&StoppingRule>,
 ) -> LoopOutcome {
     if T::BATCHED && kernel.batchable() && (!per_iteration || t.device_marks(case.iterations)) {
         return run_batched(t, kernel, case, validation, samples, progress, per_iteration);
     }
+    let mut out = looped(t, kernel, case, validation.filter(|_| !check_once), samples, progress, rule);
+    if check_once {
+        check_after(t, kernel, case, validation, &mut out);
+    }
+    out
+}
+
+/// [`run`]'s loop of single iterations, each validated when `validation`
+/// is given.
+fn looped<T: Transport, K: Kernel<T>>(
+    t: &T,
+    kernel: &mut K,
+    case: &SizeCase,
+    validation: Option<usize>,
+    samples: &mut Samples,
+    progress: &Progress,
+    rule: Option<&StoppingRule>,
+) -> LoopOutcome {
     let mut out = LoopOutcome::default();
     samples.reset(case.iterations);
     progress.set_step(if case.warmup > 0 { Step::Warmup } else { Step::Timed });
@@ -206,16 +227,28 @@ fn run_batched<T: Transport, K: Kernel<T>>(
             samples.push(each);
         }
     }
-    let last = case.warmup + case.iterations;
-    progress.iteration(last.saturating_sub(1));
+    progress.iteration((case.warmup + case.iterations).saturating_sub(1));
+    check_after(t, kernel, case, validation, &mut out);
+    t.world().barrier();
+    out
+}
+
+/// Validation as nccl-tests does it: one more iteration after the timed
+/// ones, untimed, filled and checked (nothing when not validating).
+fn check_after<T: Transport, K: Kernel<T>>(
+    t: &T,
+    kernel: &mut K,
+    case: &SizeCase,
+    validation: Option<usize>,
+    out: &mut LoopOutcome,
+) {
     if validation.is_some() {
+        let last = case.warmup + case.iterations;
         kernel.begin_iteration(t, case, last, validation);
         kernel.step(t, case);
         kernel.end_iteration(t, case);
         out.check(t, kernel, case, last);
     }
-    t.world().barrier();
-    out
 }
 
 #[cfg(test)]
@@ -240,7 +273,7 @@ mod tests {
             let progress = Progress::default();
             let mut each = Samples::with_capacity(20);
             let validation = validating.then_some(2);
-            run(t, &mut k, &case, validation, &mut each, &progress, false, None);
+            run(t, &mut k, &case, validation, &mut each, &progress, false, false, None);
             let mut batch = Samples::with_capacity(20);
             let o = run_batched(t, &mut k, &case, validation, &mut batch, &progress, false);
             let mut marked = Samples::with_capacity(20);
@@ -273,6 +306,31 @@ mod tests {
         assert_eq!(errors, 0, "validation after the batch passes");
     }
 
+    /// OSU checks every iteration, warm-up included; nccl-tests' way
+    /// (`check_once`, its table) one more iteration after the timed ones.
+    /// Every allreduce result on rank 0 is corrupted here, so each check
+    /// made is an error counted.
+    #[test]
+    fn osu_checks_every_iteration_nccl_tests_once_after() {
+        for (once, checks) in [(false, 23), (true, 1)] {
+            let out = mock::run_with(2, Model::default(), Some(mock::Fault::CorruptTo { to: 0 }), |t| {
+                let mut opts = test_options(allreduce::Allreduce::SPEC, &["-m", "64:64"]);
+                let (pairs, _) = allreduce::Allreduce::SPEC.check_run(2, &mut opts).expect("job size");
+                let setup = Setup { t, opts: &opts, pairs, max_window: 1 };
+                let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
+                let case =
+                    SizeCase { datatype: Datatype::Int, size: 64, count: 16, iterations: 20, warmup: 3, window: 1 };
+                k.prepare(t, &case).expect("prepare");
+                let mut samples = Samples::with_capacity(20);
+                let o = run(t, &mut k, &case, Some(0), &mut samples, &Progress::default(), false, once, None);
+                (o.errors, samples.len(), o.first_mismatch.map(|(i, _)| i))
+            });
+            let first = if once { 23 } else { 0 };
+            assert_eq!(out[0], (checks, 20, Some(first)), "check_once {once}");
+            assert_eq!(out[1], (0, 20, None), "check_once {once}: rank 1's results are right");
+        }
+    }
+
     #[test]
     fn only_collectives_without_a_barrier_before_each_call_batch() {
         assert!(!both::<reduce::Reduce>(2, false).3, "osu_reduce: barrier before each call, rotating root");
@@ -302,7 +360,7 @@ mod tests {
                 k.prepare(t, &case).expect("prepare");
                 let rule = StoppingRule::new(parse_precision(target).unwrap(), 40, ceiling as u64, None);
                 let mut samples = Samples::with_capacity(ceiling);
-                let o = run(t, &mut k, &case, None, &mut samples, &Progress::default(), false, Some(&rule));
+                let o = run(t, &mut k, &case, None, &mut samples, &Progress::default(), false, false, Some(&rule));
                 (o.iterations_run, samples.len())
             });
             let n = out[0].0;

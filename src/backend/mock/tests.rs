@@ -13,7 +13,7 @@ fn ping_pong_time_follows_the_model() {
     let rtts = run(2, m, |t| {
         let me = t.world().rank();
         let mut b = t.alloc(100).unwrap();
-        t.write_host(&mut b, |s| s.fill(me as u8 + 1));
+        t.write_host(&mut b, crate::backend::WHOLE, |s| s.fill(me as u8 + 1));
         t.world().barrier();
         let t0 = t.now();
         if me == 0 {
@@ -23,7 +23,7 @@ fn ping_pong_time_follows_the_model() {
             t.recv(&mut b, env(100, 0));
             t.send(&b, env(100, 0));
         }
-        (t.now() - t0, t.read_host(&b, |s| s[0]))
+        (t.now() - t0, t.read_host(&b, crate::backend::WHOLE, |s| s[0]))
     });
     let want = 2.0 * m.one_way(100);
     assert!((rtts[0].0 - want).abs() < 1e-15, "{} vs {want}", rtts[0].0);
@@ -58,11 +58,11 @@ fn collectives_move_real_data() {
         let me = t.world().rank();
         let mut send = t.alloc(12).unwrap();
         let mut recv = t.alloc(12).unwrap();
-        t.write_host(&mut send, |s| s.copy_from_slice(&[me as u8 + 1; 12]));
+        t.write_host(&mut send, crate::backend::WHOLE, |s| s.copy_from_slice(&[me as u8 + 1; 12]));
         t.allreduce_sum(Operands::Apart { send: &send, recv: &mut recv }, 3, Datatype::Int);
-        let sum = t.read_host(&recv, |s| i32::from_ne_bytes(s[..4].try_into().unwrap()));
+        let sum = t.read_host(&recv, crate::backend::WHOLE, |s| i32::from_ne_bytes(s[..4].try_into().unwrap()));
         t.allgather(Operands::Apart { send: &send, recv: &mut recv }, 4, Datatype::Char);
-        let gathered = t.read_host(&recv, |s| s.to_vec());
+        let gathered = t.read_host(&recv, crate::backend::WHOLE, |s| s.to_vec());
         (sum, gathered, t.now())
     });
     let one = i32::from_ne_bytes([1; 4]);
@@ -103,7 +103,7 @@ fn a_fault_corrupts_what_one_rank_receives() {
         } else {
             t.recv(&mut b, env(4, 0));
         }
-        t.read_host(&b, |s| s[0])
+        t.read_host(&b, crate::backend::WHOLE, |s| s[0])
     });
     assert_eq!(got, vec![0, 0xff]);
 }
