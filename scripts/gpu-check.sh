@@ -167,9 +167,10 @@ else
   for c in allreduce allgather reduce_scatter alltoall bcast reduce; do
     p=${program[$c]}_perf
     # nccl-tests' own defaults for the counts (-n 20, -w 5 here and there);
-    # busbw is 0 on one rank by definition, so no --min-busbw.
+    # busbw is 0 on one rank by definition, so no --min-busbw. -M: OSU's
+    # default limit (512 MiB a buffer) would cut the sweep below 1 GiB.
     step "osu_$c --backend nccl --format nccl-tests, 8 B - $max_bytes B" 45 sh -c \
-      "'$bin/osu_$c' --backend nccl --format nccl-tests -m 8:$max_bytes -i 20 -x 5 -c --results-dir '$work/nccl' > '$work/ours-$c.txt'; rc=\$?; cat '$work/ours-$c.txt'; exit \$rc"
+      "'$bin/osu_$c' --backend nccl --format nccl-tests -m 8:$max_bytes -M $max_bytes -i 20 -x 5 -c --results-dir '$work/nccl' > '$work/ours-$c.txt'; rc=\$?; cat '$work/ours-$c.txt'; exit \$rc"
     if ref "$p"; then
       step "$p -g 1, 8 B - $max_bytes B" 45 sh -c \
         "'$anchors/bin/$p' -b 8 -e $max_bytes -f 2 -g 1 -n 20 -w 5 -c 1 > '$work/theirs-$c.txt'; rc=\$?; cat '$work/theirs-$c.txt'; exit \$rc"
