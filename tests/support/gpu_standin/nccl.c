@@ -254,6 +254,12 @@ static void ring(comm_t *c, int peer)
     fwake(&c->h->bell[peer]);
 }
 
+/* Whether must_stop would say stop, without noting anything. */
+static int stopping(comm_t *c)
+{
+    return atomic_load(&c->aborted) || atomic_load(&c->h->failed);
+}
+
 /* Whether this rank must stop waiting: aborted here, or misuse found by
  * some rank (an injected failure stops nobody: peers wait, as on NCCL). */
 static int must_stop(comm_t *c)
@@ -731,7 +737,7 @@ static int64_t run_p2p(unit_t *u, int64_t start)
     size_t sent[MAXR] = {0};
     int awaiting[MAXR] = {0};
     int64_t known = start;
-    int stopped = 0;
+    int stopped = 0, last_look = 0;
     for (;;) {
         uint32_t bell = atomic_load(&c->h->bell[me]);
         int progressed = 0, left = 0;
@@ -784,13 +790,13 @@ static int64_t run_p2p(unit_t *u, int64_t start)
                 size_t bytes = it->count * TYPE_SIZE[it->dtype];
                 struct chan *ch = chan(c, p, me);
                 if (atomic_load_explicit(&ch->state, memory_order_acquire) == 1) {
+                    char text[256] = "";
                     if (ch->offset == 0) {
                         c->recv_msgs[p]++;
                         ch->rx_start = start;
                         if (ch->sender_start > known)
                             known = ch->sender_start;
                         if (ch->total != bytes) {
-                            char text[256];
                             snprintf(text, sizeof text,
                                      "rank %d receives %zu bytes from rank %d, which sends %llu (message %llu between "
                                      "them)",
@@ -798,7 +804,6 @@ static int64_t run_p2p(unit_t *u, int64_t start)
                             ch->mismatch = 1;
                             ch->rx_expect = bytes;
                             complain("%s", text);
-                            fail_comm(c, ncclInvalidUsage, text);
                         }
                     }
                     size_t room = bytes > ch->offset ? bytes - ch->offset : 0;
@@ -806,6 +811,11 @@ static int64_t run_p2p(unit_t *u, int64_t start)
                     int last = ch->offset + ch->len == ch->total;
                     atomic_store_explicit(&ch->state, 0, memory_order_release);
                     ring(c, p);
+                    /* After the channel is handed back: a sender that
+                     * learns of the failure then finds the mismatch on
+                     * its channel and reports it as its own misuse. */
+                    if (text[0])
+                        fail_comm(c, ncclInvalidUsage, text);
                     if (last) {
                         if (corrupts(it))
                             flip_first(it->recv, it->dtype);
@@ -819,6 +829,13 @@ static int64_t run_p2p(unit_t *u, int64_t start)
         if (!left)
             break;
         if (!progressed) {
+            /* Another rank's failure: one more look at the channels
+             * first, where a mismatch this rank took part in waits to be
+             * reported as its own (ncclInvalidUsage, not a remote error). */
+            if (stopping(c) && !last_look) {
+                last_look = 1;
+                continue;
+            }
             if (must_stop(c)) {
                 stopped = 1;
                 break;
