@@ -91,24 +91,8 @@ pub fn run<T: Transport, K: Kernel<T>>(
     if T::BATCHED && kernel.batchable() && (!per_iteration || t.device_marks(case.iterations)) {
         return run_batched(t, kernel, case, validation, samples, progress, per_iteration);
     }
-    let mut out = looped(t, kernel, case, validation.filter(|_| !check_once), samples, progress, rule);
-    if check_once {
-        check_after(t, kernel, case, validation, &mut out);
-    }
-    out
-}
-
-/// [`run`]'s loop of single iterations, each validated when `validation`
-/// is given.
-fn looped<T: Transport, K: Kernel<T>>(
-    t: &T,
-    kernel: &mut K,
-    case: &SizeCase,
-    validation: Option<usize>,
-    samples: &mut Samples,
-    progress: &Progress,
-    rule: Option<&StoppingRule>,
-) -> LoopOutcome {
+    // OSU checks every iteration; nccl-tests (`check_once`) one more after.
+    let every = validation.filter(|_| !check_once);
     let mut out = LoopOutcome::default();
     samples.reset(case.iterations);
     progress.set_step(if case.warmup > 0 { Step::Warmup } else { Step::Timed });
@@ -116,7 +100,7 @@ fn looped<T: Transport, K: Kernel<T>>(
         if i == case.warmup {
             progress.set_step(Step::Timed);
         }
-        kernel.begin_iteration(t, case, i, validation);
+        kernel.begin_iteration(t, case, i, every);
         let elapsed = kernel.step(t, case);
         kernel.end_iteration(t, case);
         if i >= case.warmup {
@@ -124,20 +108,39 @@ fn looped<T: Transport, K: Kernel<T>>(
                 samples.push(t);
             }
         }
-        if validation.is_some() {
+        if every.is_some() {
             out.check(t, kernel, case, i);
         }
         progress.iteration(i);
     };
-    let Some(rule) = rule else {
-        for i in 0..case.warmup + case.iterations {
-            iteration(i, &mut out, samples);
+    out.iterations_run = match rule {
+        None => {
+            for i in 0..case.warmup + case.iterations {
+                iteration(i, &mut out, samples);
+            }
+            case.iterations
         }
-        out.iterations_run = case.iterations;
-        return out;
+        Some(rule) => under_rule(t, case, rule, &mut out, samples, &mut iteration),
     };
+    if check_once {
+        check_after(t, kernel, case, validation, &mut out);
+    }
+    out
+}
+
+/// The iterations of a size under a stopping rule: the warm-up, then
+/// batches until rank 0's rule says stop (see [`run`]); returns how many
+/// timed iterations ran.
+fn under_rule<T: Transport>(
+    t: &T,
+    case: &SizeCase,
+    rule: &StoppingRule,
+    out: &mut LoopOutcome,
+    samples: &mut Samples,
+    iteration: &mut impl FnMut(usize, &mut LoopOutcome, &mut Samples),
+) -> usize {
     for i in 0..case.warmup {
-        iteration(i, &mut out, samples);
+        iteration(i, out, samples);
     }
     let rule = StoppingRule::new(rule.target, rule.floor, case.iterations as u64, rule.max_time);
     let mut state = rule.start();
@@ -147,7 +150,7 @@ fn looped<T: Transport, K: Kernel<T>>(
         let (first, batch_start) = (samples.len(), t.now());
         let end = (done + next).min(case.iterations);
         for i in case.warmup + done..case.warmup + end {
-            iteration(i, &mut out, samples);
+            iteration(i, out, samples);
         }
         let batch_secs = t.now() - batch_start;
         done = end;
@@ -173,8 +176,7 @@ fn looped<T: Transport, K: Kernel<T>>(
             break;
         }
     }
-    out.iterations_run = done;
-    out
+    done
 }
 
 /// nccl-tests' timing: the warm-up one operation at a time, then every
