@@ -93,6 +93,34 @@ impl<B> CollBuffers<B> {
         t.write_host(&mut bufs.warm, crate::backend::WHOLE, |b| b.fill(0));
         Ok(bufs)
     }
+
+    /// Writes iteration `i`'s validation data for `c` at `case`'s size,
+    /// staging only the bytes that size uses.
+    pub fn fill_validation<C: Collective, T: Collectives<Buf = B>>(
+        &mut self,
+        t: &T,
+        c: &C,
+        case: &SizeCase,
+        job: &Job,
+        i: usize,
+    ) {
+        let (sb, rb) = c.buffer_bytes(case.size, job.np);
+        let CollBuffers { send, recv, .. } = self;
+        t.write_host(send, sb, |s| t.write_host(recv, rb, |r| c.fill(s, r, case, job, i)));
+    }
+
+    /// Checks iteration `i`'s result of `c` at `case`'s size.
+    pub fn check<C: Collective, T: Collectives<Buf = B>>(
+        &self,
+        t: &T,
+        c: &C,
+        case: &SizeCase,
+        job: &Job,
+        i: usize,
+    ) -> Option<Mismatch> {
+        let (_, rb) = c.buffer_bytes(case.size, job.np);
+        t.read_host(&self.recv, rb, |r| c.check(r, case, job, i))
+    }
 }
 
 /// What one blocking collective is. A type implementing it is a benchmark
@@ -226,10 +254,7 @@ impl<C: Collective, T: Collectives> Kernel<T> for CollKernel<C, T> {
     }
 
     fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
-        let CollBuffers { send, recv, .. } = &mut self.bufs;
-        let (c, job) = (&self.c, &self.job);
-        let (sb, rb) = c.buffer_bytes(case.size, job.np);
-        t.write_host(send, sb, |s| t.write_host(recv, rb, |r| c.fill(s, r, case, job, i)));
+        self.bufs.fill_validation(t, &self.c, case, &self.job, i);
     }
 
     #[inline(always)]
@@ -260,8 +285,7 @@ impl<C: Collective, T: Collectives> Kernel<T> for CollKernel<C, T> {
     }
 
     fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
-        let (_, rb) = self.c.buffer_bytes(case.size, self.job.np);
-        t.read_host(&self.bufs.recv, rb, |r| self.c.check(r, case, &self.job, i))
+        self.bufs.check(t, &self.c, case, &self.job, i)
     }
 
     fn per_iteration(&self, _case: &SizeCase, secs: f64) -> f64 {

@@ -237,10 +237,7 @@ impl<N: NonBlocking, T: Collectives> Kernel<T> for NbcKernel<N, T> {
     }
 
     fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
-        let CollBuffers { send, recv, .. } = &mut self.bufs;
-        let (c, job) = (&self.c, &self.job);
-        let (sb, rb) = c.buffer_bytes(case.size, job.np);
-        t.write_host(send, sb, |s| t.write_host(recv, rb, |r| c.fill(s, r, case, job, i)));
+        self.bufs.fill_validation(t, &self.c, case, &self.job, i);
     }
 
     #[inline(always)]
@@ -283,8 +280,7 @@ impl<N: NonBlocking, T: Collectives> Kernel<T> for NbcKernel<N, T> {
     }
 
     fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
-        let (_, rb) = self.c.buffer_bytes(case.size, self.job.np);
-        t.read_host(&self.bufs.recv, rb, |r| self.c.check(r, case, &self.job, i))
+        self.bufs.check(t, &self.c, case, &self.job, i)
     }
 
     fn per_iteration(&self, _case: &SizeCase, secs: f64) -> f64 {
