@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything commbench needs to build and test on Debian/Ubuntu:
-# Debian packages, and pip's NCCL wheel in a test virtual environment.
+# Debian packages, cargo-nextest (the test runner scripts/test.sh uses), and
+# pip's NCCL wheel in a test virtual environment.
 # Idempotent: packages already present are not reinstalled and apt (or pip)
 # is not even consulted when nothing is missing.
 #
@@ -62,4 +63,15 @@ else
   python3 -m venv "$venv"
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check "$NCCL_WHEEL"
   echo "setup: NCCL test venv ready"
+fi
+
+# The test runner: scripts/test.sh runs the tests with cargo-nextest (each
+# test in its own process, its time reported). Built from crates.io when
+# absent.
+if cargo nextest --version >/dev/null 2>&1; then
+  echo "setup: cargo-nextest present"
+else
+  echo "setup: installing cargo-nextest from crates.io (a few minutes, once)"
+  cargo install --locked --quiet cargo-nextest
+  echo "setup: cargo-nextest ready"
 fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing (scripts/setup.sh), checks
 # formatting and lints, builds the MPICH variant in its own target
-# directory, then runs unit and integration tests. Integration tests launch
-# real mpirun / mpiexec.mpich jobs, one at a time.
+# directory, then runs unit and integration tests and names the ten
+# slowest. Integration tests launch real mpirun / mpiexec.mpich jobs, one
+# at a time. Arguments go to cargo nextest run (e.g. a test name filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,20 @@ CARGO_TARGET_DIR=target/mpich MPI_PKG_CONFIG=mpich cargo build --release --bins 
 export COMMBENCH_MPICH_BIN_DIR="$PWD/target/mpich/release"
 
 echo "== tests (Open MPI build, plus the MPICH binaries above)"
-# --no-fail-fast: one failing test binary does not hide the others' results.
-cargo test --workspace --no-fail-fast --quiet -- --test-threads=1 "$@"
+# cargo-nextest (scripts/setup.sh installs it), configured in
+# .config/nextest.toml: the integration tests one at a time, the unit tests
+# beside them. --no-fail-fast: one failing test does not hide the others.
+log=target/test-times.log
+mkdir -p target
+status=0
+cargo nextest run --workspace --no-fail-fast "$@" 2>&1 | tee "$log" || status=$?
+echo "== the ten slowest tests"
+# nextest's lines: "        PASS [   1.234s] (12/345) crate::binary test::path"
+grep -E '^ +(PASS|FAIL|SIGSEGV|SIGABRT|SIGKILL|TIMEOUT|LEAK) +\[' "$log" |
+  sed -E 's/^ +([A-Z]+) +\[ *([0-9.]+)s\] +(\( *[0-9]+\/[0-9]+\) +)?/\2 \1 /' |
+  sort -rn | head -10 | awk '{ printf "%9.1f s  %s %s %s\n", $1, $2, $3, $4 }'
+if [ "$status" -ne 0 ]; then
+  echo "== tests FAILED (status $status)"
+  exit "$status"
+fi
 echo "== all tests passed"

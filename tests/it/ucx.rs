@@ -5,7 +5,7 @@
 //! transport variables and the lanes UCX chose; bad UCX input ends every
 //! rank with one line and status 1.
 
-mod common;
+use crate::common;
 
 use common::netns::Hosts;
 use common::*;
@@ -150,20 +150,22 @@ fn nic_placement_feeds_ucx() {
 #[test]
 fn bad_ucx_input_is_one_line_and_status_one_everywhere() {
     let _g = mpi_lock();
+    let mut r = Refusals::new();
     let ucx = ["-m", "8", "-i", "10", "--backend", "ucx", "--no-results"];
-    refused("osu_latency", &ucx, &[("UCX_TLS", "bogus")], |l| {
+    r.refused("osu_latency", &ucx, &[("UCX_TLS", "bogus")], |l| {
         l == "osu_latency: UCX context creation failed: No such device (check UCX_TLS and UCX_NET_DEVICES \
               against `ucx_info -d`)"
     });
-    refused("osu_bw", &ucx, &[("UCX_NET_DEVICES", "nodev0")], |l| {
+    r.refused("osu_bw", &ucx, &[("UCX_NET_DEVICES", "nodev0")], |l| {
         l.starts_with("osu_bw: UCX device selection (UCX_NET_DEVICES) failed: UCX_NET_DEVICES names nodev0, none of which this host has (network interfaces: ")
     });
-    refused("osu_allreduce", &["--backend", "ucx"], &[], |l| {
+    r.refused("osu_allreduce", &["--backend", "ucx"], &[], |l| {
         l.starts_with("Invalid value [--backend ucx] (osu_allreduce is a collective; UCX runs the point-to-point")
     });
-    refused("osu_latency", &["--backend", "verbs"], &[], |l| {
+    r.refused("osu_latency", &["--backend", "verbs"], &[], |l| {
         l == "Invalid value [--backend verbs] (give mpi, ucx or nccl)"
     });
+    r.check();
 }
 
 /// libucp unreadable (a bind mount over it, in a mount namespace of the

@@ -8,7 +8,7 @@
 //! rsmpi's build script runs beside ours and may report a bad
 //! MPI_PKG_CONFIG first, in its own words; the build fails either way.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::process::Command;
@@ -53,10 +53,7 @@ fn an_mpi_variable_naming_nothing_usable_fails_the_build_with_one_line() {
 /// mpi crate would keep the first MPI's bindings and link line.
 #[test]
 fn a_target_directory_keeps_its_mpi() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: MPICH is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     let r = check(&[]);
     assert_eq!(r.code, Some(0), "the default MPI does not build:\n{}", r.stderr);
     let r = check_with("MPI_PKG_CONFIG", "mpich");

@@ -6,15 +6,13 @@
 //! streamed to stdout, the launcher following the binaries' MPI, OSU's own
 //! binaries judged against ours by `commbench compare`, and bad usage.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{
-    bin, files_with_ext, have_mpich, mask, mpi_lock, osu_bin_dir, read_csv, repo_root, run_cmd, Mpi, Run, SUITE_DEFAULT,
-};
+use common::{bin, files_with_ext, mask, mpi_lock, osu_bin_dir, read_csv, repo_root, run_cmd, Mpi, Run, SUITE_DEFAULT};
 
 /// Runs `commbench suite ARGS` (the build of `mpi`) with results in a
 /// fresh directory; returns the run and its run directory (if one).
@@ -93,10 +91,7 @@ fn eight_benchmarks_under_open_mpi_with_a_hostfile_and_placement() {
 
 #[test]
 fn eight_benchmarks_under_mpich_with_a_hostfile() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed");
-        return;
-    }
+    require_mpich!();
     let _g = mpi_lock();
     let hf = hostfile("localhost.mpich");
     let (run, dir, _w) = suite(Mpi::Mpich, &["--hostfile", &hf, "-m", "1:1024", "-i", "10", "-x", "2", "-q"]);
@@ -233,10 +228,7 @@ fn cpu_list_hands_binding_over_under_open_mpi() {
 /// launcher (`-bind-to none` with placement), and srun with PMI-2.
 #[test]
 fn an_mpich_bin_dir_gets_the_mpich_launcher() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed");
-        return;
-    }
+    require_mpich!();
     let _g = mpi_lock();
     let mpich = bin(Mpi::Mpich, "osu_latency").parent().unwrap().display().to_string();
     let (run, dir, _w) = suite(
@@ -365,10 +357,7 @@ fn vector_collectives_against_osu_own_binaries() {
 /// OSU's MPICH build gets MPICH's launcher.
 #[test]
 fn osu_own_mpich_binaries_get_the_mpich_launcher() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed");
-        return;
-    }
+    require_mpich!();
     let _g = mpi_lock();
     let Some(osu) = osu_bin_dir(Mpi::Mpich) else { return };
     let osu = osu.display().to_string();

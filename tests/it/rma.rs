@@ -11,47 +11,45 @@
 //! The golden files were cut from OSU's own binaries (scripts/build-osu.sh)
 //! with the arguments listed here.
 
-mod common;
+use crate::common;
 
+use common::golden::{check_goldens, GoldenEnv, GoldenRun};
 use common::*;
 
 const WINS: [&str; 3] = ["create", "allocate", "dynamic"];
 const SYNCS: [&str; 6] = ["lock", "flush", "flush_local", "lock_all", "pscw", "fence"];
 const SHORT: [&str; 6] = ["-m", "64", "-i", "10", "-x", "2"];
 
-fn matches_golden(bench: &str, args: &[&str], name: &str) {
-    matches_golden_under(Mpi::OpenMpi, bench, args, name)
+/// A golden run of `osu_<bench>` with `args`; these print nothing on
+/// stderr and leave no result files.
+fn run(bench: &str, args: &[&str], name: &str) -> GoldenRun {
+    GoldenRun::new(name, &format!("osu_{bench}"), 2, args).with(&["--no-results"])
 }
 
-fn matches_golden_under(mpi: Mpi, bench: &str, args: &[&str], name: &str) {
-    let cwd = tempfile::tempdir().unwrap();
-    let mut all = args.to_vec();
-    all.push("--no-results");
-    let run = launch(mpi, 2, bench, &all, &Launch { cwd: Some(cwd.path().to_path_buf()), ..Launch::default() });
-    assert_eq!(run.code, Some(0), "{bench} {args:?}: {run:?}");
-    run.assert_no_panic();
-    assert!(run.our_stderr_lines().is_empty(), "{bench} {args:?}: {}", run.stderr);
-    assert_eq!(mask(&run.stdout), mask(&golden(name)), "{bench} {args:?} differs from {name}.txt");
+fn matches_goldens(mpi: Mpi, runs: &[GoldenRun]) {
+    check_goldens(mpi, runs, &GoldenEnv { env: Vec::new(), quiet_stderr: true });
 }
 
 /// Every -w and -s of osu_put_latency and osu_get_latency, as OSU prints them.
 #[test]
 fn latency_every_window_and_sync_matches_osu() {
     let _g = mpi_lock();
-    for bench in ["put_latency", "get_latency"] {
-        every_window_and_sync_matches(Mpi::OpenMpi, bench);
-    }
+    matches_goldens(Mpi::OpenMpi, &every_window_and_sync(&["put_latency", "get_latency"]));
 }
 
 /// `osu_<bench>` with every -w and -s against OSU's `<bench>_<w>_<s>.txt`.
-fn every_window_and_sync_matches(mpi: Mpi, bench: &str) {
-    for w in WINS {
-        for s in SYNCS {
-            let mut args = vec!["-w", w, "-s", s];
-            args.extend(SHORT);
-            matches_golden_under(mpi, &format!("osu_{bench}"), &args, &format!("{bench}_{w}_{s}"));
+fn every_window_and_sync(benches: &[&str]) -> Vec<GoldenRun> {
+    let mut runs = Vec::new();
+    for bench in benches {
+        for w in WINS {
+            for s in SYNCS {
+                let mut args = vec!["-w", w, "-s", s];
+                args.extend(SHORT);
+                runs.push(run(bench, &args, &format!("{bench}_{w}_{s}")));
+            }
         }
     }
+    runs
 }
 
 /// Every -w and -s of the accumulate, fetch-and-op, compare-and-swap and
@@ -59,9 +57,8 @@ fn every_window_and_sync_matches(mpi: Mpi, bench: &str) {
 #[test]
 fn atomics_every_window_and_sync_matches_osu() {
     let _g = mpi_lock();
-    for bench in ["acc_latency", "fop_latency", "cas_latency", "get_acc_latency"] {
-        every_window_and_sync_matches(Mpi::OpenMpi, bench);
-    }
+    let runs = every_window_and_sync(&["acc_latency", "fop_latency", "cas_latency", "get_acc_latency"]);
+    matches_goldens(Mpi::OpenMpi, &runs);
 }
 
 /// Each benchmark's default window and synchronisation (get_acc: create
@@ -69,7 +66,7 @@ fn atomics_every_window_and_sync_matches_osu() {
 #[test]
 fn defaults_match_osu() {
     let _g = mpi_lock();
-    for bench in [
+    let mut runs: Vec<GoldenRun> = [
         "put_latency",
         "get_latency",
         "put_bw",
@@ -79,13 +76,15 @@ fn defaults_match_osu() {
         "fop_latency",
         "cas_latency",
         "get_acc_latency",
-    ] {
-        matches_golden(&format!("osu_{bench}"), &SHORT, &format!("{bench}_m64"));
-    }
+    ]
+    .iter()
+    .map(|bench| run(bench, &SHORT, &format!("{bench}_m64")))
+    .collect();
     // fop and cas with no option at all: one row of 10000 iterations.
     for bench in ["fop_latency", "cas_latency"] {
-        matches_golden(&format!("osu_{bench}"), &[], &format!("{bench}_default"));
+        runs.push(run(bench, &[], &format!("{bench}_default")));
     }
+    matches_goldens(Mpi::OpenMpi, &runs);
 }
 
 /// The atomics' -T all: OSU's whole header again for each type; acc skips
@@ -93,11 +92,11 @@ fn defaults_match_osu() {
 #[test]
 fn atomics_every_datatype_matches_osu() {
     let _g = mpi_lock();
-    for bench in ["acc_latency", "fop_latency", "cas_latency"] {
-        let mut args = vec!["-T", "all"];
-        args.extend(SHORT);
-        matches_golden(&format!("osu_{bench}"), &args, &format!("{bench}_T_all"));
-    }
+    let runs: Vec<GoldenRun> = ["acc_latency", "fop_latency", "cas_latency"]
+        .iter()
+        .map(|bench| run(bench, &[&["-T", "all"][..], &SHORT].concat(), &format!("{bench}_T_all")))
+        .collect();
+    matches_goldens(Mpi::OpenMpi, &runs);
 }
 
 /// The words are OSU's, whatever their case; the bandwidth tests take
@@ -149,41 +148,30 @@ fn bandwidth_syncs_and_word_case() {
 #[test]
 fn refusals() {
     let _g = mpi_lock();
-    let starts = |p: &'static str| move |l: &str| l.starts_with(p);
-    refused("osu_put_bibw", &["-s", "lock"], &[], starts("Invalid option or invalid argument [-s lock]"));
-    refused("osu_put_bibw", &["-s", "flush"], &[], starts("Invalid option or invalid argument [-s flush]"));
-    refused("osu_put_latency", &["-s", "foo"], &[], starts("Invalid option or invalid argument [-s foo]"));
-    refused("osu_get_bw", &["-w", "shared"], &[], starts("Invalid option or invalid argument [-w shared]"));
-    refused("osu_put_latency", &["-c"], &[], starts("Invalid option [-c]"));
-    refused("osu_get_latency", &["-W", "8"], &[], starts("Invalid option [-W]"));
-    refused("osu_put_latency", &["-T", "mpi_int"], &[], starts("Invalid option [-T]"));
-    // The atomics: get_acc takes neither -T nor -c (as in OSU).
-    refused("osu_get_acc_latency", &["-T", "mpi_int"], &[], starts("Invalid option [-T]"));
-    refused("osu_get_acc_latency", &["-c"], &[], starts("Invalid option [-c]"));
-    refused("osu_get_acc_latency", &["-s", "foo"], &[], starts("Invalid option or invalid argument [-s foo]"));
+    let mut cases: Vec<(&str, Vec<&str>, &str)> = vec![
+        ("osu_put_bibw", vec!["-s", "lock"], "Invalid option or invalid argument [-s lock]"),
+        ("osu_put_bibw", vec!["-s", "flush"], "Invalid option or invalid argument [-s flush]"),
+        ("osu_put_latency", vec!["-s", "foo"], "Invalid option or invalid argument [-s foo]"),
+        ("osu_get_bw", vec!["-w", "shared"], "Invalid option or invalid argument [-w shared]"),
+        ("osu_put_latency", vec!["-c"], "Invalid option [-c]"),
+        ("osu_get_latency", vec!["-W", "8"], "Invalid option [-W]"),
+        ("osu_put_latency", vec!["-T", "mpi_int"], "Invalid option [-T]"),
+        // The atomics: get_acc takes neither -T nor -c (as in OSU).
+        ("osu_get_acc_latency", vec!["-T", "mpi_int"], "Invalid option [-T]"),
+        ("osu_get_acc_latency", vec!["-c"], "Invalid option [-c]"),
+        ("osu_get_acc_latency", vec!["-s", "foo"], "Invalid option or invalid argument [-s foo]"),
+        ("osu_fop_latency", vec!["--backend", "ucx"], "Invalid value [--backend ucx] (osu_fop_latency is a one-sided"),
+        ("osu_put_latency", vec!["--backend", "ucx"], "Invalid value [--backend ucx] (osu_put_latency is a one-sided"),
+        ("osu_get_bw", vec!["--backend", "nccl"], "Invalid value [--backend nccl]"),
+        ("osu_put_bw", vec!["-d", "cuda"], "Invalid option [-d cuda] (osu_put_bw's windows are host memory"),
+    ];
     for bench in ["osu_acc_latency", "osu_fop_latency", "osu_cas_latency"] {
-        refused(bench, &["-W", "8"], &[], starts("Invalid option [-W]"));
-        refused(bench, &["-w", "shared"], &[], starts("Invalid option or invalid argument [-w shared]"));
+        cases.push((bench, vec!["-W", "8"], "Invalid option [-W]"));
+        cases.push((bench, vec!["-w", "shared"], "Invalid option or invalid argument [-w shared]"));
     }
-    refused(
-        "osu_fop_latency",
-        &["--backend", "ucx"],
-        &[],
-        starts("Invalid value [--backend ucx] (osu_fop_latency is a one-sided"),
-    );
-    refused(
-        "osu_put_latency",
-        &["--backend", "ucx"],
-        &[],
-        starts("Invalid value [--backend ucx] (osu_put_latency is a one-sided"),
-    );
-    refused("osu_get_bw", &["--backend", "nccl"], &[], starts("Invalid value [--backend nccl]"));
-    refused(
-        "osu_put_bw",
-        &["-d", "cuda"],
-        &[],
-        starts("Invalid option [-d cuda] (osu_put_bw's windows are host memory"),
-    );
+    each_at_once(&cases, REFUSALS_AT_ONCE, |(bench, args, start)| {
+        refused(bench, args, &[], |l| l.starts_with(start));
+    });
 }
 
 #[test]
@@ -244,17 +232,15 @@ fn csv_and_record_match_stdout() {
 /// Open MPI's; the layout does not depend on the library).
 #[test]
 fn mpich_runs_every_window_and_sync() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: no MPICH build of commbench");
-        return;
-    }
+    require_mpich!();
     let _g = mpi_lock();
-    every_window_and_sync_matches(Mpi::Mpich, "put_latency");
+    let mut runs = every_window_and_sync(&["put_latency"]);
     for bench in
         ["get_latency", "put_bw", "get_bw", "put_bibw", "acc_latency", "fop_latency", "cas_latency", "get_acc_latency"]
     {
-        matches_golden_under(Mpi::Mpich, &format!("osu_{bench}"), &SHORT, &format!("{bench}_m64"));
+        runs.push(run(bench, &SHORT, &format!("{bench}_m64")));
     }
+    matches_goldens(Mpi::Mpich, &runs);
 }
 
 /// `-c` on the atomics as OSU prints it: a Validation column saying
@@ -264,10 +250,12 @@ fn mpich_runs_every_window_and_sync() {
 #[test]
 fn atomics_validation_matches_osu() {
     let _g = mpi_lock();
-    for bench in ["acc_latency", "fop_latency", "cas_latency"] {
-        let args = ["-c", "-T", "all", "-m", "64", "-i", "10", "-x", "2"];
-        matches_golden(&format!("osu_{bench}"), &args, &format!("{bench}_c_T_all"));
-    }
+    let args = ["-c", "-T", "all", "-m", "64", "-i", "10", "-x", "2"];
+    let runs: Vec<GoldenRun> = ["acc_latency", "fop_latency", "cas_latency"]
+        .iter()
+        .map(|bench| run(bench, &args, &format!("{bench}_c_T_all")))
+        .collect();
+    matches_goldens(Mpi::OpenMpi, &runs);
     let o = run_with_results(Mpi::OpenMpi, 2, "osu_cas_latency", &["-c", "-T", "all", "-i", "10", "-x", "2"]);
     assert_eq!(o.csv.iter().map(|r| r["validation"].as_str()).collect::<Vec<_>>(), ["Pass"; 3]);
     assert_eq!(o.record["status"], "complete");
@@ -318,10 +306,7 @@ fn atomics_validate_under_every_window_and_sync() {
 /// says so in one line before the first row; Open MPI runs it (above).
 #[test]
 fn mpich_float_compare_and_swap_refused_in_one_line() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: no MPICH build of commbench");
-        return;
-    }
+    require_mpich!();
     let _g = mpi_lock();
     let refusal = |l: &str| l.starts_with("osu_cas_latency: MPICH refuses MPI_FLOAT in MPI_Compare_and_swap");
     let run = refused_under(Mpi::Mpich, "osu_cas_latency", &["-T", "all", "-i", "10"], &[], refusal);

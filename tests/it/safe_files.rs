@@ -3,7 +3,7 @@
 //! is an error where the user chose the place (a warning in the default
 //! place) and never leaves half a row, and compare judges no bad data.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::symlink;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! timeout, say where it was stuck, mark the run record, and the whole
 //! job must end non-zero.
 
-mod common;
+use crate::common;
 
 use commbench::watchdog::Step;
 use common::*;
@@ -106,10 +106,7 @@ fn open_mpi_hang_is_ended() {
 
 #[test]
 fn mpich_hang_is_ended() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     let _g = mpi_lock();
     freeze_rank_one(Mpi::Mpich);
 }

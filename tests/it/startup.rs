@@ -3,7 +3,7 @@
 //! with stdout and stderr merged as harnesses read them (so nothing else is
 //! printed); the CSV row against the printed line; the run record.
 
-mod common;
+use crate::common;
 
 use common::*;
 
@@ -44,10 +44,7 @@ fn open_mpi_startup_matches_osu() {
 
 #[test]
 fn mpich_startup_matches_osu() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     layouts(Mpi::Mpich);
 }
 

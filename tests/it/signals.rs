@@ -7,7 +7,7 @@
 //! survives to end the record: the next reader (compare, the suite) that
 //! finds them all gone ends it `killed`.
 
-mod common;
+use crate::common;
 
 use common::jobs::*;
 use common::*;
@@ -87,10 +87,7 @@ fn sigint_to_mpirun_is_recorded() {
 
 #[test]
 fn sigterm_to_mpiexec_mpich_is_recorded() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed");
-        return;
-    }
+    require_mpich!();
     let _g = mpi_lock();
     launcher_signal(Mpi::Mpich, libc::SIGTERM);
 }

@@ -4,7 +4,7 @@
 //! above what this machine can do fails with every pair listed, one below
 //! passes; bad options give one line and status 2 on every rank.
 
-mod common;
+use crate::common;
 
 use common::netns::Hosts;
 use common::*;
@@ -207,10 +207,7 @@ fn every_scheme_at_2_4_and_8_ranks() {
 
 #[test]
 fn mpich_build_under_mpiexec() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     let _g = mpi_lock();
     let mut args = vec!["--scheme", "shift", "--min-bw", "1MB/s"];
     args.extend(QUICK);
@@ -336,7 +333,7 @@ fn bad_options_one_line_every_rank() {
              rank before the first round, more than 4194304 (lower --rounds; --scheme all measures every pair once)",
         ),
     ];
-    for (np, args, line) in cases {
+    each_at_once(cases, REFUSALS_AT_ONCE, |(np, args, line)| {
         let mut all = vec!["pairs"];
         all.extend(*args);
         let what = format!("np {np} {args:?}");
@@ -347,7 +344,7 @@ fn bad_options_one_line_every_rank() {
         assert!(run.elapsed < Duration::from_secs(10), "{what}: took {:?}", run.elapsed);
         assert_eq!(run.our_stderr_lines(), vec![*line], "{what}: stderr was:\n{}", run.stderr);
         assert_eq!(run.stdout, "", "{what}");
-    }
+    });
     let results = cwd.path().join("results");
     assert!(!results.exists() || std::fs::read_dir(&results).unwrap().next().is_none(), "no files from failed starts");
 }

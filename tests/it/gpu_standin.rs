@@ -12,7 +12,7 @@
 //! checks and the 1 GiB broadcast, where the host really moves and sums
 //! every byte.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;

@@ -4,7 +4,7 @@
 //! on every rank (or the subcommand's usage status), within 5 s, with no
 //! panic and no allocation abort.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ fn refused(np: usize, bench: &str, args: &[&str], ok: impl Fn(&str) -> bool) {
 #[test]
 fn counts_beyond_a_c_int_are_refused() {
     let _g = mpi_lock();
-    for (bench, args, line) in [
+    let cases = [
         ("osu_bw", &["-W", "4G"][..], "Invalid Window Size [-W 4G] (give 1 to 2147483647)"),
         ("osu_bw", &["-i", "4294967296"], "Invalid Number of Iterations [-i 4294967296] (give 1 to 2147483647)"),
         (
@@ -51,9 +51,8 @@ fn counts_beyond_a_c_int_are_refused() {
             &["--timeout", "1e-12"],
             "Invalid timeout [--timeout 1e-12] (give 1 to 2592000 seconds, e.g. 60 or 5m)",
         ),
-    ] {
-        refused(2, bench, args, |l| l == line);
-    }
+    ];
+    each_at_once(&cases, REFUSALS_AT_ONCE, |(bench, args, line)| refused(2, bench, args, |l| l == *line));
 }
 
 #[test]
@@ -61,14 +60,18 @@ fn runs_that_cannot_fit_are_refused_with_the_estimate() {
     let _g = mpi_lock();
     // A window of 1G requests (about 1 TiB of request state) and the same
     // window of 4 MiB buffers (4 PiB): far beyond any node.
-    for args in [&["-W", "1G"][..], &["-W", "1G", "-b", "multiple"], &["-W", "256M", "-m", "1:1"]] {
-        refused(2, "osu_bw", args, |l| {
-            l.starts_with("osu_bw: this run needs about ")
-                && l.contains("requests ")
-                && l.contains(" is available (lower -m, -W or -i)")
-        });
-    }
-    refused(2, "osu_bibw", &["-W", "1G", "-b", "multiple"], |l| l.starts_with("osu_bibw: this run needs about "));
+    let cases = [
+        ("osu_bw", &["-W", "1G"][..]),
+        ("osu_bw", &["-W", "1G", "-b", "multiple"]),
+        ("osu_bw", &["-W", "256M", "-m", "1:1"]),
+        ("osu_bibw", &["-W", "1G", "-b", "multiple"]),
+    ];
+    each_at_once(&cases, REFUSALS_AT_ONCE, |(bench, args)| {
+        refused(2, bench, args, |l| {
+            l.starts_with(&format!("{bench}: this run needs about "))
+                && (*bench == "osu_bibw" || l.contains("requests ") && l.contains(" is available (lower -m, -W or -i)"))
+        })
+    });
     // commbench pairs counts its requests too (a window of 1G once reached
     // the kernel's OOM killer): refused with its usage status, 2.
     let cwd = tempfile::tempdir().unwrap();

@@ -4,7 +4,7 @@
 //! read-only or full. Every benchmark is checked with its streams merged
 //! against OSU 7.4's own stdout (digits masked).
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;
@@ -139,10 +139,7 @@ fn open_mpi_merged_streams_match_osu_stdout() {
 
 #[test]
 fn mpich_merged_streams_match_osu_stdout() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     // A point-to-point, a windowed and a collective benchmark.
     let some: Vec<_> =
         MERGED.iter().filter(|c| ["osu_latency", "osu_mbw_mr", "osu_allgather"].contains(&c.0)).copied().collect();

@@ -3,7 +3,7 @@
 //! record says what ran, where and how it ended; names never collide; a
 //! killed job keeps every finished row.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;
@@ -190,10 +190,7 @@ fn run_record_describes_the_run() {
 
 #[test]
 fn mpich_results() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     let _g = mpi_lock();
     // Few iterations: OSU's default 10000 per size are 80000 round trips,
     // each of which waits for the scheduler to run the partner on a busy

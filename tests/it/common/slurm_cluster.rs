@@ -1,6 +1,6 @@
 //! A real one-node Slurm for tests: munged (with its own socket),
 //! slurmctld and slurmd started by hand in a scratch directory on free
-//! ports, with the node's CPU layout taken from `slurmd -C`. Dropping the
+//! ports, with the node's CPU layout taken from `slurmd -C`.
 //! Dropping the cluster cancels its jobs and stops exactly the daemons it started, by
 //! PID, whether the test passed or not.
 #![allow(dead_code)]
@@ -194,6 +194,31 @@ impl SlurmCluster {
 
     pub fn conf(&self) -> &Path {
         &self.conf
+    }
+
+    /// Waits for job `id` to end, asking slurmctld every 100 ms; its exit
+    /// status (None: killed by a signal, cancelled, or out of time).
+    pub fn wait_for_job(&self, id: &str, limit: Duration) -> Option<i32> {
+        let start = Instant::now();
+        loop {
+            let out = self.command("scontrol").args(["show", "job", "-o", id]).output().expect("run scontrol");
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let field = |name: &str| {
+                text.split_whitespace().find_map(|w| w.strip_prefix(name).map(str::to_string)).unwrap_or_default()
+            };
+            let state = field("JobState=");
+            if !matches!(state.as_str(), "PENDING" | "CONFIGURING" | "RUNNING" | "COMPLETING" | "") {
+                // ExitCode=status:signal
+                let code = field("ExitCode=");
+                let (status, signal) = code.split_once(':').unwrap_or(("", ""));
+                return match (state.as_str(), signal) {
+                    ("COMPLETED" | "FAILED", "0") => status.parse().ok(),
+                    _ => None,
+                };
+            }
+            assert!(start.elapsed() < limit, "job {id} still {state} after {limit:?}\n{}", self.logs());
+            thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// A Slurm client command (sbatch, srun ...) talking to this cluster.

@@ -7,8 +7,9 @@
 //! and the overlap columns' arithmetic as printed (compute, pure
 //! communication, overlap %).
 
-mod common;
+use crate::common;
 
+use common::golden::{self, check_goldens, GoldenEnv, GoldenRun};
 use common::*;
 
 /// Open MPI's AVX reduction component saturates MPI_CHAR sums from 16
@@ -16,7 +17,7 @@ use common::*;
 const NO_AVX: (&str, &str) = ("OMPI_MCA_op", "^avx");
 
 /// (golden file, benchmark, np, arguments)
-const GOLDEN: &[(&str, &str, usize, &[&str])] = &[
+const GOLDEN: &[golden::Case] = &[
     ("iallreduce_m64", "osu_iallreduce", 2, &["-m", "64", "-i", "20", "-x", "2"]),
     ("iallreduce_f_c_z_t4", "osu_iallreduce", 2, &["-m", "16", "-i", "20", "-x", "2", "-f", "-c", "-z", "-t", "4"]),
     ("iallreduce_T_all", "osu_iallreduce", 2, &["-m", "8", "-T", "all", "-i", "10", "-x", "1"]),
@@ -88,19 +89,20 @@ fn launch_opts(cwd: &std::path::Path) -> Launch {
 
 fn golden_layouts(mpi: Mpi, np: Option<usize>) {
     let _g = mpi_lock();
-    let cwd = tempfile::tempdir().unwrap();
-    for (name, bench, own_np, args) in GOLDEN {
-        let np = np.unwrap_or(*own_np);
-        let mut args = args.to_vec();
-        if np > 2 {
+    let runs: Vec<GoldenRun> = GoldenRun::table(GOLDEN)
+        .into_iter()
+        .map(|g| {
+            let g = if let Some(np) = np { g.at_np(np) } else { g };
             // keep oversubscribed runs short
-            args.extend(["-i", "5", "-x", "1"]);
-        }
-        let run = launch(mpi, np, bench, &args, &launch_opts(cwd.path()));
-        assert_eq!(run.code, Some(0), "{mpi:?} np={np} {bench} {args:?}: {run:?}");
-        run.assert_no_panic();
-        assert_eq!(mask(&run.stdout), mask(&golden(name)), "{mpi:?} np={np} {bench} {args:?} differs from {name}.txt");
-    }
+            if g.np > 2 {
+                g.with(&["-i", "5", "-x", "1"])
+            } else {
+                g
+            }
+        })
+        .collect();
+    let env = vec![(NO_AVX.0.to_string(), NO_AVX.1.to_string())];
+    check_goldens(mpi, &runs, &GoldenEnv { env, quiet_stderr: false });
 }
 
 #[test]
@@ -115,10 +117,7 @@ fn open_mpi_nbc_layout_np3() {
 
 #[test]
 fn mpich_nbc_layout_matches_osu() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     golden_layouts(Mpi::Mpich, Some(2));
 }
 

@@ -1,7 +1,7 @@
 //! Bad input under real launchers: one clear line on stderr from rank 0,
 //! exit status 1 on every rank, nothing on stdout, no panic, within 5 s.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;
@@ -180,9 +180,7 @@ fn check_output(run: &Run, line: &str, what: &str) {
 fn all_cases(mpi: Mpi) {
     let _g = mpi_lock();
     let cwd = tempfile::tempdir().unwrap();
-    for c in CASES {
-        check_case(mpi, mpi, c.np, c.bench, c.args, cwd.path(), c.line);
-    }
+    each_at_once(CASES, REFUSALS_AT_ONCE, |c| check_case(mpi, mpi, c.np, c.bench, c.args, cwd.path(), c.line));
     // No result files were left behind by any failed start.
     let results = cwd.path().join("results");
     assert!(!results.exists() || std::fs::read_dir(&results).unwrap().next().is_none());
@@ -195,10 +193,7 @@ fn open_mpi_bad_input() {
 
 #[test]
 fn mpich_bad_input() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     all_cases(Mpi::Mpich);
 }
 
@@ -245,10 +240,7 @@ fn existing_csv_is_not_overwritten() {
 
 #[test]
 fn mismatched_launcher_is_named() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     let _g = mpi_lock();
     let d = tempfile::tempdir().unwrap();
     // An Open MPI binary under MPICH's launcher, and the other way round:
@@ -368,14 +360,11 @@ fn impossible_placement() {
             format!("osu_allreduce: --bind gpu: {host} has no GPU that hwloc can see"),
         ));
     }
-    for mpi in [Mpi::OpenMpi, Mpi::Mpich] {
-        if mpi == Mpi::Mpich && !have_mpich() {
-            continue;
-        }
-        for (bench, args, line) in &cases {
-            let mut all = vec!["-m", "8"];
-            all.extend(args.iter().copied());
-            check_case(mpi, mpi, 2, bench, &all, d.path(), line);
-        }
-    }
+    let mpis = if have_mpich() { &[Mpi::OpenMpi, Mpi::Mpich][..] } else { &[Mpi::OpenMpi] };
+    let runs: Vec<_> = mpis.iter().flat_map(|mpi| cases.iter().map(move |c| (*mpi, c))).collect();
+    each_at_once(&runs, REFUSALS_AT_ONCE, |(mpi, (bench, args, line))| {
+        let mut all = vec!["-m", "8"];
+        all.extend(args.iter().copied());
+        check_case(*mpi, *mpi, 2, bench, &all, d.path(), line);
+    });
 }

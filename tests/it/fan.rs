@@ -4,7 +4,7 @@
 //! (tests/golden, captured the same way, values masked), the CSV against
 //! stdout, and the node rules. One node is refused in tests/bad_input.rs.
 
-mod common;
+use crate::common;
 
 use common::netns::Hosts;
 use common::*;

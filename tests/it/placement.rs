@@ -3,7 +3,7 @@
 //! with sched_getaffinity through the run record), the stderr summary, the
 //! NIC variables and who set them, and misplacement warnings.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::process::Command;

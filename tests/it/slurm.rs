@@ -8,15 +8,14 @@
 //! in a batch job handing the binding over from srun with `--cpu-list`,
 //! its OSU tables streamed into the job output as they come.
 
-mod common;
-#[path = "support/slurm_cluster.rs"]
-mod slurm_cluster;
+use crate::common;
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
-use common::{bin, files_with_ext, mpi_lock, repo_root, run_cmd, Mpi, SUITE_DEFAULT};
-use slurm_cluster::SlurmCluster;
+use common::slurm_cluster::{self, SlurmCluster};
+use common::{bin, files_with_ext, mpi_lock, repo_root, run_cmd, under_load, Mpi, SUITE_DEFAULT};
 
 /// Small runs: the tests check plumbing, not numbers.
 const SMALL: &str = "-m 1:1024 -i 10 -x 2";
@@ -29,7 +28,7 @@ fn cluster() -> Option<SlurmCluster> {
     Some(SlurmCluster::start())
 }
 
-/// What one `sbatch --wait` gave.
+/// What one batch job gave.
 struct Job {
     id: String,
     code: Option<i32>,
@@ -37,7 +36,7 @@ struct Job {
     submit_dir: PathBuf,
 }
 
-/// Submits `script` from a fresh directory with `sbatch --wait` on one
+/// Submits `script` from a fresh directory with `sbatch` on one
 /// node with two tasks; `env` is exported to the job.
 fn sbatch(c: &SlurmCluster, script: &str, env: &[(&str, &str)], work: &Path) -> Job {
     sbatch_with_args(c, script, &[], env, work)
@@ -46,7 +45,7 @@ fn sbatch(c: &SlurmCluster, script: &str, env: &[(&str, &str)], work: &Path) -> 
 /// As `sbatch`, with arguments after the script.
 fn sbatch_with_args(c: &SlurmCluster, script: &str, args: &[&str], env: &[(&str, &str)], work: &Path) -> Job {
     let mut cmd = c.command("sbatch");
-    cmd.args(["--wait", "--parsable", "-N", "1", "-n", "2", "--ntasks-per-node=2", "-o"])
+    cmd.args(["--parsable", "-N", "1", "-n", "2", "--ntasks-per-node=2", "-o"])
         .arg(work.join("job-%j.out"))
         .arg(repo_root().join("scripts/slurm").join(script))
         .args(args)
@@ -54,12 +53,20 @@ fn sbatch_with_args(c: &SlurmCluster, script: &str, args: &[&str], env: &[(&str,
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let run = run_cmd(cmd, Duration::from_secs(180));
-    assert!(!run.timed_out, "sbatch {script} did not finish: {run:?}\n{}", c.logs());
+    submit_and_wait(c, cmd, work)
+}
+
+/// Runs `sbatch --parsable ...` (`cmd`) and waits for its job to end. Not
+/// `sbatch --wait`: that polls the job's state 2 s, then 8 s apart, so a
+/// job of 3 s took 10; this asks every 100 ms.
+fn submit_and_wait(c: &SlurmCluster, cmd: Command, work: &Path) -> Job {
+    let run = run_cmd(cmd, Duration::from_secs(30));
+    assert_eq!(run.code, Some(0), "sbatch failed: {run:?}\n{}", c.logs());
     let id = run.stdout.lines().next().unwrap_or("").split(';').next().unwrap_or("").trim().to_string();
     assert!(id.chars().all(|ch| ch.is_ascii_digit()) && !id.is_empty(), "no job id from sbatch: {run:?}");
+    let code = c.wait_for_job(&id, under_load(Duration::from_secs(180)));
     let output = std::fs::read_to_string(work.join(format!("job-{id}.out"))).unwrap_or_default();
-    Job { id, code: run.code, output, submit_dir: work.to_path_buf() }
+    Job { id, code, output, submit_dir: work.to_path_buf() }
 }
 
 /// The run directories of a job, named `<UTC>_suite_<tag>_job<id>`.
@@ -218,16 +225,12 @@ fn suite_in_a_batch_job_hands_binding_over_from_srun() {
         commbench.display()
     );
     let mut cmd = c.command("sbatch");
-    cmd.args(["--wait", "--parsable", "-N", "1", "-n", "2", "--ntasks-per-node=2", "-o"])
+    cmd.args(["--parsable", "-N", "1", "-n", "2", "--ntasks-per-node=2", "-o"])
         .arg(work.path().join("job-%j.out"))
         .arg("--wrap")
         .arg(&wrap)
         .current_dir(work.path());
-    let run = run_cmd(cmd, Duration::from_secs(180));
-    assert!(!run.timed_out, "sbatch did not finish: {run:?}\n{}", c.logs());
-    let id = run.stdout.lines().next().unwrap_or("").split(';').next().unwrap_or("").trim().to_string();
-    let output = std::fs::read_to_string(work.path().join(format!("job-{id}.out"))).unwrap_or_default();
-    let job = Job { id, code: run.code, output, submit_dir: work.path().to_path_buf() };
+    let job = submit_and_wait(&c, cmd, work.path());
     assert_ok(&job, &c);
     let dirs = run_dirs(&job);
     assert_eq!(dirs.len(), 1, "{dirs:?}");

@@ -5,7 +5,7 @@
 //! ended (never `running`) and every CSV row written so far whole. The
 //! README's table "When a host fails" states the same bounds.
 
-mod common;
+use crate::common;
 
 use common::jobs::*;
 use common::netns::Hosts;

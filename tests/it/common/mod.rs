@@ -3,8 +3,10 @@
 //! measured numbers, and reading the result files.
 #![allow(dead_code)]
 
+pub mod golden;
 pub mod jobs;
 pub mod netns;
+pub mod slurm_cluster;
 pub mod standin;
 
 use std::collections::HashMap;
@@ -327,9 +329,21 @@ pub fn two_decimals(v: &str) -> String {
     format!("{:.2}", v.parse::<f64>().unwrap_or_else(|_| panic!("not a number: {v}")))
 }
 
-/// Whether MPICH's launcher is installed.
+/// Ends the calling test early, saying so, where MPICH's launcher is not
+/// installed (scripts/setup.sh installs it): the MPICH half of a test.
+macro_rules! require_mpich {
+    () => {
+        if !$crate::common::have_mpich() {
+            eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
+            return;
+        }
+    };
+}
+
+/// Whether MPICH's launcher is installed (checked once per process).
 pub fn have_mpich() -> bool {
-    Command::new("mpiexec.mpich").arg("--version").output().is_ok_and(|o| o.status.success())
+    static HAVE: OnceLock<bool> = OnceLock::new();
+    *HAVE.get_or_init(|| Command::new("mpiexec.mpich").arg("--version").output().is_ok_and(|o| o.status.success()))
 }
 
 pub struct Outcome {
@@ -483,4 +497,92 @@ pub fn refused_under(mpi: Mpi, bench: &str, args: &[&str], env: &[(&str, &str)],
     assert_eq!(lines.len(), 1, "{what}: {}", run.stderr);
     assert!(line(lines[0]), "{what}: {}", lines[0]);
     run
+}
+
+/// How many jobs that end at start-up (refused options, refused job
+/// shapes) run at once: such a job spends its second or two waiting (MPI's
+/// start, the leader-first pause of failing ranks), not computing.
+pub const REFUSALS_AT_ONCE: usize = 4;
+
+/// How many short measuring jobs (a few iterations of small messages, for
+/// layout and files) run at once on this 2-core machine. Under Open MPI
+/// two: most of such a job's second is mpirun starting and ending it, so
+/// two keep both cores busy. Under MPICH one: its jobs start in a tenth of
+/// that, and its ranks spin while they wait, so two jobs at once starve
+/// each other (a table of 35 took 45 s two at a time, 3 s one at a time).
+pub fn short_jobs_at_once(mpi: Mpi) -> usize {
+    match mpi {
+        Mpi::OpenMpi => 2,
+        Mpi::Mpich => 1,
+    }
+}
+
+/// Runs `check` on every item, `width` at a time, and fails once all have
+/// run, with every failing item's message (each item's own assertions, not
+/// only the first to fail). The caller holds [`mpi_lock`] for the batch.
+pub fn each_at_once<T: Sync>(items: &[T], width: usize, check: impl Fn(&T) + Sync) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    thread::scope(|s| {
+        for _ in 0..width.clamp(1, items.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(item))) {
+                    let msg = p
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "a panic without a message".into());
+                    failures.lock().unwrap_or_else(|e| e.into_inner()).push((i, msg));
+                }
+            });
+        }
+    });
+    let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    failures.sort();
+    if !failures.is_empty() {
+        let all: Vec<String> = failures.iter().map(|(i, m)| format!("item {i}: {m}")).collect();
+        panic!("{} of {} failed:\n{}", failures.len(), items.len(), all.join("\n---\n"));
+    }
+}
+
+/// One [`refused`] check of a [`Refusals`] batch: benchmark, arguments,
+/// environment, and the test its one line must pass.
+type Refusal = (String, Vec<String>, Vec<(String, String)>, Box<dyn Fn(&str) -> bool + Send + Sync>);
+
+/// A batch of [`refused`] checks run [`REFUSALS_AT_ONCE`] at a time:
+/// each job ends at start-up, so they need not wait for one another.
+#[derive(Default)]
+pub struct Refusals {
+    cases: Vec<Refusal>,
+}
+
+impl Refusals {
+    pub fn new() -> Refusals {
+        Refusals::default()
+    }
+
+    /// Adds a [`refused`] check.
+    pub fn refused(
+        &mut self,
+        bench: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        line: impl Fn(&str) -> bool + Send + Sync + 'static,
+    ) {
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        self.cases.push((bench.to_string(), owned(args), env, Box::new(line)));
+    }
+
+    /// Runs every check under Open MPI (the caller holds [`mpi_lock`]).
+    pub fn check(self) {
+        each_at_once(&self.cases, REFUSALS_AT_ONCE, |(bench, args, env, line)| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            refused(bench, &args, &env, line);
+        });
+    }
 }

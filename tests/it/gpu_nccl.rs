@@ -17,7 +17,7 @@
 //! slowed so that this machine keeps up with it), is what the GPU issue
 //! asks for.
 
-mod common;
+use crate::common;
 
 use commbench::topo::describe::{self, GpuLinkKind, GpuModel};
 use common::standin::{self, StandIn};

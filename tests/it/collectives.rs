@@ -3,8 +3,9 @@
 //! rank), validation at np = 2, 3 and 4 under Open MPI and np = 2 under
 //! MPICH, and Open MPI 4.1's AVX MPI_CHAR reduction bug caught by -c.
 
-mod common;
+use crate::common;
 
+use common::golden::{self, check_goldens, GoldenEnv, GoldenRun};
 use common::*;
 use std::collections::HashMap;
 
@@ -28,7 +29,7 @@ fn takes_root(bench: &str) -> bool {
 }
 
 /// (golden file, benchmark, np, arguments)
-const GOLDEN: &[(&str, &str, usize, &[&str])] = &[
+const GOLDEN: &[golden::Case] = &[
     ("barrier", "osu_barrier", 2, &["-i", "100", "-x", "10"]),
     ("barrier_f", "osu_barrier", 2, &["-i", "100", "-x", "10", "-f"]),
     ("barrier_z", "osu_barrier", 2, &["-i", "100", "-x", "10", "-z"]),
@@ -80,15 +81,9 @@ fn env_of(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 /// file is checked at each `np` given (`None`: the file's own).
 fn golden_layouts(mpi: Mpi, np: Option<usize>) {
     let _g = mpi_lock();
-    let cwd = tempfile::tempdir().unwrap();
-    for (name, bench, own_np, args) in GOLDEN {
-        let np = np.unwrap_or(*own_np);
-        let o = Launch { cwd: Some(cwd.path().to_path_buf()), env: env_of(&[NO_AVX]), ..Launch::default() };
-        let run = launch(mpi, np, bench, args, &o);
-        assert_eq!(run.code, Some(0), "{mpi:?} np={np} {bench} {args:?}: {run:?}");
-        run.assert_no_panic();
-        assert_eq!(mask(&run.stdout), mask(&golden(name)), "{mpi:?} np={np} {bench} {args:?} differs from {name}.txt");
-    }
+    let runs: Vec<GoldenRun> =
+        GoldenRun::table(GOLDEN).into_iter().map(|g| if let Some(np) = np { g.at_np(np) } else { g }).collect();
+    check_goldens(mpi, &runs, &GoldenEnv { env: env_of(&[NO_AVX]), quiet_stderr: false });
 }
 
 #[test]
@@ -104,10 +99,7 @@ fn open_mpi_collective_layout_np3_np4() {
 
 #[test]
 fn mpich_collective_layout_matches_osu() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     golden_layouts(Mpi::Mpich, Some(2));
 }
 
@@ -162,43 +154,48 @@ fn assert_collective_csv(o: &Outcome, bench: &str, np: usize) {
     }
 }
 
+/// Every collective at `np` ranks with `-f -z` (and `-c -T all` where it
+/// moves data): as it is, in place where it has that form, and with a root
+/// that moves or is the last rank where it has a root; each run's CSV
+/// against its stdout, its record complete.
 fn every_collective(mpi: Mpi, np: usize) {
     let _g = mpi_lock();
+    let mut runs: Vec<(&str, Vec<String>)> = Vec::new();
+    let last = format!("fixed:{}", np - 1);
+    let last_root = ["-k", last.as_str()];
     for bench in collectives() {
         let mut args = vec!["-m", "1:4K", "-i", "30", "-x", "3", "-f", "-z"];
         if bench != "osu_barrier" {
             args.extend(["-c", "-T", "all"]);
         }
-        let o = run_with_results_env(mpi, np, bench, &args, &[NO_AVX]);
-        assert_eq!(o.run.code, Some(0), "{bench}: {:?}", o.run);
-        o.run.assert_no_panic();
-        assert_collective_csv(&o, bench, np);
-        assert_eq!(o.record["status"], "complete");
+        let mut variants: Vec<&[&str]> = vec![&[]];
         if bench != "osu_barrier" && bench != "osu_bcast" {
-            // and in place
-            let mut args = args.clone();
-            args.push("-l");
-            let o = run_with_results_env(mpi, np, bench, &args, &[NO_AVX]);
-            assert_eq!(o.run.code, Some(0), "{bench} -l: {:?}", o.run);
-            assert_collective_csv(&o, bench, np);
+            variants.push(&["-l"]);
         }
         if takes_root(bench) {
             // a root that moves every iteration, in place too
-            for extra in [&["-k", "rotate"][..], &["-k", "rotate", "-l"], &["-k", &format!("fixed:{}", np - 1)]] {
-                let mut args = args.clone();
-                args.extend(extra);
-                if mpi == Mpi::Mpich && bench == "osu_reduce" && extra.contains(&"-l") {
-                    // MPICH 4.0.2 crashes in an in-place MPI_Reduce to a
-                    // root other than 0 from 4096 bytes on; OSU 7.4's own
-                    // osu_reduce -k rotate -l does the same.
-                    args[1] = "1:2K";
-                }
-                let o = run_with_results_env(mpi, np, bench, &args, &[NO_AVX]);
-                assert_eq!(o.run.code, Some(0), "{bench} {extra:?}: {:?}", o.run);
-                assert_collective_csv(&o, bench, np);
+            variants.extend([&["-k", "rotate"][..], &["-k", "rotate", "-l"], &last_root]);
+        }
+        for extra in variants {
+            let mut args = args.clone();
+            args.extend(extra);
+            if mpi == Mpi::Mpich && bench == "osu_reduce" && extra.contains(&"-k") && extra.contains(&"-l") {
+                // MPICH 4.0.2 crashes in an in-place MPI_Reduce to a
+                // root other than 0 from 4096 bytes on; OSU 7.4's own
+                // osu_reduce -k rotate -l does the same.
+                args[1] = "1:2K";
             }
+            runs.push((bench, args.iter().map(|a| a.to_string()).collect()));
         }
     }
+    each_at_once(&runs, short_jobs_at_once(mpi), |(bench, args)| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run_with_results_env(mpi, np, bench, &args, &[NO_AVX]);
+        assert_eq!(o.run.code, Some(0), "{bench} {args:?}: {:?}", o.run);
+        o.run.assert_no_panic();
+        assert_collective_csv(&o, bench, np);
+        assert_eq!(o.record["status"], "complete", "{bench} {args:?}");
+    });
 }
 
 #[test]
@@ -218,10 +215,7 @@ fn open_mpi_collectives_np4() {
 
 #[test]
 fn mpich_collectives_np2() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     every_collective(Mpi::Mpich, 2);
 }
 

@@ -90,7 +90,7 @@ fn bad_options_are_one_line_and_status_2() {
     assert!(!d.path().join("results").exists());
 }
 
-mod common;
+use crate::common;
 
 use commbench::topo::describe::{self, GpuLinkKind};
 use std::collections::HashMap;

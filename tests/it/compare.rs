@@ -3,7 +3,7 @@
 //! run on this machine, a run against its own output, and inputs or options
 //! that cannot be used.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::{Path, PathBuf};

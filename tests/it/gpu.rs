@@ -5,7 +5,7 @@
 //! that cannot go together. Each is one line and status 1 on every rank
 //! within 5 s; `-v` names the accelerator as OSU's GPU builds do.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::{Path, PathBuf};
@@ -27,6 +27,7 @@ fn no_driver_is_one_line_everywhere() {
         return;
     }
     let _g = mpi_lock();
+    let mut r = Refusals::new();
     let host = hostname();
     let no_driver = |bench: &'static str| {
         let host = host.clone();
@@ -37,17 +38,18 @@ fn no_driver_is_one_line_everywhere() {
             )
         }
     };
-    refused("osu_latency", &[QUICK, &["-d", "cuda", "D", "D"]].concat(), &[], no_driver("osu_latency"));
-    refused("osu_bw", &[QUICK, &["-d", "managed", "H", "D"]].concat(), &[], no_driver("osu_bw"));
-    refused("osu_allreduce", &[QUICK, &["-d", "cuda"]].concat(), &[], no_driver("osu_allreduce"));
+    r.refused("osu_latency", &[QUICK, &["-d", "cuda", "D", "D"]].concat(), &[], no_driver("osu_latency"));
+    r.refused("osu_bw", &[QUICK, &["-d", "managed", "H", "D"]].concat(), &[], no_driver("osu_bw"));
+    r.refused("osu_allreduce", &[QUICK, &["-d", "cuda"]].concat(), &[], no_driver("osu_allreduce"));
     // -d alone, on a point-to-point benchmark, still needs the GPU open
     // (OSU initialises the device for it too).
-    refused("osu_latency", &[QUICK, &["-d", "cuda"]].concat(), &[], no_driver("osu_latency"));
+    r.refused("osu_latency", &[QUICK, &["-d", "cuda"]].concat(), &[], no_driver("osu_latency"));
     // NCCL runs on the rank's GPU: the GPU is what is missing first.
-    refused("osu_allreduce", &[QUICK, &["--backend", "nccl"]].concat(), &[], no_driver("osu_allreduce"));
-    refused("osu_bw", &[QUICK, &["--backend", "nccl"]].concat(), &[], no_driver("osu_bw"));
+    r.refused("osu_allreduce", &[QUICK, &["--backend", "nccl"]].concat(), &[], no_driver("osu_allreduce"));
+    r.refused("osu_bw", &[QUICK, &["--backend", "nccl"]].concat(), &[], no_driver("osu_bw"));
     let table = ["--backend", "nccl", "--format", "nccl-tests", "--min-busbw", "100"];
-    refused("osu_alltoall", &[QUICK, &table].concat(), &[], no_driver("osu_alltoall"));
+    r.refused("osu_alltoall", &[QUICK, &table].concat(), &[], no_driver("osu_alltoall"));
+    r.check();
 }
 
 /// OSU's NCCL binaries say `#Using NCCL` on every rank before MPI starts;
@@ -139,29 +141,31 @@ fn driver_without_a_gpu_is_one_line_everywhere() {
 #[test]
 fn options_that_do_not_go_together() {
     let _g = mpi_lock();
-    refused("osu_latency", &[QUICK, &["-d", "rocm"]].concat(), &[], |l| {
+    let mut r = Refusals::new();
+    r.refused("osu_latency", &[QUICK, &["-d", "rocm"]].concat(), &[], |l| {
         l.starts_with("Invalid Accel Type Specified [-d rocm] (commbench measures NVIDIA GPUs through CUDA;")
     });
-    refused("osu_allreduce", &[QUICK, &["-d", "openacc"]].concat(), &[], |l| l.contains("OpenACC is not supported"));
-    refused("osu_bw", &[QUICK, &["-d", "tpu"]].concat(), &[], |l| l == "Invalid Accel Type Specified [-d tpu]");
-    refused("osu_barrier", &[QUICK, &["--backend", "nccl"]].concat(), &[], |l| {
+    r.refused("osu_allreduce", &[QUICK, &["-d", "openacc"]].concat(), &[], |l| l.contains("OpenACC is not supported"));
+    r.refused("osu_bw", &[QUICK, &["-d", "tpu"]].concat(), &[], |l| l == "Invalid Accel Type Specified [-d tpu]");
+    r.refused("osu_barrier", &[QUICK, &["--backend", "nccl"]].concat(), &[], |l| {
         l.starts_with("Invalid value [--backend nccl] (osu_barrier has no NCCL form; NCCL runs osu_latency, osu_bw,")
     });
-    refused("osu_allreduce", &[QUICK, &["--format", "nccl-tests"]].concat(), &[], |l| {
+    r.refused("osu_allreduce", &[QUICK, &["--format", "nccl-tests"]].concat(), &[], |l| {
         l == "Invalid value [--format nccl-tests] (nccl-tests' table is for NCCL's collectives: add --backend nccl)"
     });
-    refused("osu_bw", &[QUICK, &["--backend", "nccl", "--format", "nccl-tests"]].concat(), &[], |l| {
+    r.refused("osu_bw", &[QUICK, &["--backend", "nccl", "--format", "nccl-tests"]].concat(), &[], |l| {
         l.starts_with("Invalid value [--format nccl-tests] (osu_bw is not one of")
     });
-    refused("osu_bw", &[QUICK, &["--min-busbw", "5"]].concat(), &[], |l| {
+    r.refused("osu_bw", &[QUICK, &["--min-busbw", "5"]].concat(), &[], |l| {
         l.starts_with("Invalid option [--min-busbw] (osu_bw reports no bus bandwidth")
     });
-    refused("osu_allgather", &[QUICK, &["--min-busbw", "x"]].concat(), &[], |l| {
+    r.refused("osu_allgather", &[QUICK, &["--min-busbw", "x"]].concat(), &[], |l| {
         l == "Invalid value [--min-busbw x] (give a bus bandwidth in GB/s, e.g. 150)"
     });
-    refused("osu_latency", &[QUICK, &["-d", "cuda", "--backend", "ucx", "D", "D"]].concat(), &[], |l| {
+    r.refused("osu_latency", &[QUICK, &["-d", "cuda", "--backend", "ucx", "D", "D"]].concat(), &[], |l| {
         l.starts_with("-d cuda cannot be combined with --backend ucx (")
     });
+    r.check();
 }
 
 /// `-d cuda` and `-d managed` on the stand-in's GPUs (tests/common/

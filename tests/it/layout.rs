@@ -2,12 +2,13 @@
 //! the C binaries): with measured values masked, every line must match
 //! byte for byte, under Open MPI and under MPICH.
 
-mod common;
+use crate::common;
 
+use common::golden::{self, check_goldens, GoldenEnv, GoldenRun};
 use common::*;
 
 /// (golden file, benchmark, np, arguments)
-const GOLDEN: &[(&str, &str, usize, &[&str])] = &[
+const GOLDEN: &[golden::Case] = &[
     ("latency_m64", "osu_latency", 2, &["-m", "64", "-i", "100", "-x", "10"]),
     ("latency_full", "osu_latency", 2, &["-i", "20", "-x", "2"]),
     ("latency_c_z", "osu_latency", 2, &["-m", "16", "-i", "100", "-x", "2", "-c", "-z"]),
@@ -41,11 +42,7 @@ fn run_ok(mpi: Mpi, np: usize, bench: &str, args: &[&str], cwd: &std::path::Path
 
 fn all_golden(mpi: Mpi) {
     let _g = mpi_lock();
-    let cwd = tempfile::tempdir().unwrap();
-    for (name, bench, np, args) in GOLDEN {
-        let run = run_ok(mpi, *np, bench, args, cwd.path());
-        assert_eq!(mask(&run.stdout), mask(&golden(name)), "{mpi:?} {bench} {args:?} differs from OSU's {name}.txt");
-    }
+    check_goldens(mpi, &GoldenRun::table(GOLDEN), &GoldenEnv::default());
 }
 
 #[test]
@@ -55,10 +52,7 @@ fn open_mpi_layout_matches_osu() {
 
 #[test]
 fn mpich_layout_matches_osu() {
-    if !have_mpich() {
-        eprintln!("SKIPPED: mpiexec.mpich is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_mpich!();
     all_golden(Mpi::Mpich);
 }
 

@@ -9,7 +9,7 @@
 //! The three script runs take about 30 s together: each is the whole check
 //! (eight launches) on sizes cut down to 64 KiB, or 12 s of it.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;

@@ -1,0 +1,33 @@
+//! The integration tests, one binary: each module is the tests of one
+//! area, launching the real binaries (see common/ for how).
+
+#[macro_use]
+mod common;
+
+mod bad_input;
+mod build_env;
+mod collectives;
+mod compare;
+mod dropin;
+mod fan;
+mod faults;
+mod gpu;
+mod gpu_bw;
+mod gpu_check;
+mod gpu_nccl;
+mod gpu_standin;
+mod layout;
+mod limits;
+mod nbc;
+mod nccl_lib;
+mod pairs;
+mod placement;
+mod results;
+mod rma;
+mod safe_files;
+mod signals;
+mod slurm;
+mod startup;
+mod suite;
+mod ucx;
+mod watchdog;
