@@ -35,7 +35,7 @@ impl PointToPoint for Bibw {
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<BibwKernel<T>, AllocError> {
         let rank = s.rank();
         let multiple = s.opts.buffers == BufferMode::Multiple;
-        let bytes = if multiple { 1 } else { s.opts.max_size };
+        let bytes = if multiple { 1 } else { s.max_size };
         Ok(BibwKernel {
             rank0: rank == 0,
             peer: 1 - rank,

@@ -120,7 +120,7 @@ impl PointToPoint for Bw {
 
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<BwKernel<T>, AllocError> {
         let rank = s.rank();
-        let side = WindowSender::new(s.t, rank == 0, 1 - rank, s.opts.max_size, s.max_window, s.opts.buffers)?;
+        let side = WindowSender::new(s.t, rank == 0, 1 - rank, s.max_size, s.max_window, s.opts.buffers)?;
         Ok(BwKernel { side })
     }
 }

@@ -82,7 +82,7 @@ impl<B> CollBuffers<B> {
     /// (so every page is in place) before the first size.
     pub fn new<C: Collective, T: Collectives<Buf = B>>(s: &Setup<T>, c: &C) -> Result<Self, AllocError> {
         let (t, np) = (s.t, s.np());
-        let (send, recv) = c.buffer_bytes(s.opts.max_size, np);
+        let (send, recv) = c.buffer_bytes(s.max_size, np);
         let mut bufs = CollBuffers {
             send: t.alloc(send)?,
             recv: t.alloc(recv)?,
@@ -191,9 +191,9 @@ impl<C: Collective> Bench for C {
     }
 
     /// The send, receive and warm-up buffers [`CollKernel::new`] allocates.
-    fn message_bytes(opts: &crate::cli::Options, _max_window: usize, np: usize) -> u128 {
+    fn message_bytes(plan: &super::plan::Plan, np: usize) -> u128 {
         let c = C::new(np);
-        let (send, recv) = c.buffer_bytes(opts.max_size, np);
+        let (send, recv) = c.buffer_bytes(plan.max_size, np);
         let warm = if c.warm_up_elsewhere() { recv } else { 0 };
         (send as u128) + (recv as u128) + (warm as u128)
     }

@@ -13,5 +13,5 @@ pub const HELLO: BenchSpec =
 pub struct Hello;
 
 impl Registered for Hello {
-    const ENTRY: Entry = Entry { spec: &HELLO, run: || super::runner::run_startup(&HELLO) };
+    const ENTRY: Entry = Entry { spec: &HELLO };
 }

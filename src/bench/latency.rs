@@ -114,7 +114,7 @@ impl PointToPoint for Latency {
 
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
         let rank = s.rank();
-        let pp = PingPong::new(s.t, rank == 0, 1 - rank, s.opts.max_size, s.opts.buffers)?;
+        let pp = PingPong::new(s.t, rank == 0, 1 - rank, s.max_size, s.opts.buffers)?;
         Ok(PingPongBench::new(pp, 1, false))
     }
 }

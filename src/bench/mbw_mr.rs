@@ -50,7 +50,7 @@ impl PointToPoint for MbwMr {
         };
         let side = match role {
             Some((sender, peer)) => {
-                Some(WindowSender::new(s.t, sender, peer, s.opts.max_size, s.max_window, s.opts.buffers)?)
+                Some(WindowSender::new(s.t, sender, peer, s.max_size, s.max_window, s.opts.buffers)?)
             }
             None => None,
         };

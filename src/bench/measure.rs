@@ -6,13 +6,13 @@
 
 use std::io;
 
-use super::spec::{BenchSpec, MetricKind};
+pub use super::plan::Plan;
+use super::spec::MetricKind;
 use super::timed_loop::{self, LoopOutcome};
-use super::{counts, message_sizes, validation, Kernel, Metric, SizeCase};
+use super::{validation, Kernel, Metric, SizeCase};
 use crate::backend::{Control, Transport};
-use crate::cli::{Backend, Format, Options};
+use crate::cli::{Backend, Format};
 use crate::job::{everywhere, say, Ending};
-use crate::report::osu::VARIED_WINDOWS;
 use crate::report::sinks::Sinks;
 use crate::report::time::Utc;
 use crate::report::{PrecisionStop, Row, Sink};
@@ -21,29 +21,6 @@ use crate::stats::precision::{suggested_floor, StoppingRule};
 use crate::stats::spread::spread;
 use crate::stats::{osu_tails, Samples, Summary};
 use crate::watchdog::{Progress, Step};
-
-/// What to measure.
-pub struct Plan<'a> {
-    pub spec: &'static BenchSpec,
-    pub opts: &'a Options,
-}
-
-impl Plan<'_> {
-    /// The windows each size runs with: none, `-W`, or `-V`'s list.
-    pub fn windows(&self) -> Vec<usize> {
-        if !self.spec.windowed {
-            vec![1]
-        } else if self.opts.vary_window {
-            VARIED_WINDOWS.to_vec()
-        } else {
-            vec![self.opts.window]
-        }
-    }
-
-    pub fn max_window(&self) -> usize {
-        self.windows().into_iter().max().unwrap_or(1)
-    }
-}
 
 /// Runs every size of the plan. `sinks` are rank 0's outputs (None
 /// elsewhere); `on_row` is called after each row reached them. Err only
@@ -64,8 +41,8 @@ pub fn run<T: Transport, K: Kernel<T>>(
 ) -> io::Result<Ending> {
     let (spec, opts) = (plan.spec, plan.opts);
     let windows = plan.windows();
-    let sizes = message_sizes(spec, opts.min_size, opts.max_size);
-    let max_iters = sizes.iter().map(|&s| counts(spec, opts, s).0).max().unwrap_or(1);
+    let sizes = plan.sizes();
+    let max_iters = sizes.iter().map(|&s| plan.counts(s).0).max().unwrap_or(1);
     let mut samples = Samples::with_capacity(max_iters);
     let validating = opts.validation.is_some();
     let nccl_tests = opts.format == Format::NcclTests;
@@ -83,7 +60,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
             if count == 0 && spec.typed() && !keep_empty {
                 continue;
             }
-            let (iterations, warmup) = counts(spec, opts, size);
+            let (iterations, warmup) = plan.counts(size);
             // --precision: OSU's count (or -i) is the ceiling.
             let rule = opts.precision.map(|target| {
                 let ceiling = iterations as u64;

@@ -13,8 +13,8 @@
 //! enough for a refusal, which only has to be right about runs far beyond
 //! the node.
 
-use super::spec::BenchSpec;
-use crate::cli::{BufferMode, Options};
+use super::plan::Plan;
+use crate::cli::BufferMode;
 
 /// Bytes one outstanding non-blocking request costs: our MPI_Request
 /// handle (8 bytes) plus the MPI library's request object and its
@@ -69,11 +69,12 @@ fn pages(bytes: u128) -> u128 {
     bytes.div_ceil(4096).max(1) * 4096
 }
 
-/// The estimate for a run of `spec` with `opts` on `np` ranks; `buffers`
-/// is the benchmark's own message-buffer memory ([`super::Bench::message_bytes`]).
-pub fn estimate(spec: &BenchSpec, opts: &Options, max_window: usize, np: usize, buffers: u128) -> Estimate {
-    let max = opts.max_size as u128;
-    let w = max_window as u128;
+/// The estimate for the run `plan` on `np` ranks; `buffers` is the
+/// benchmark's own message-buffer memory ([`super::Bench::message_bytes`]).
+pub fn estimate(plan: &Plan, np: usize, buffers: u128) -> Estimate {
+    let (spec, opts) = (plan.spec, plan.opts);
+    let max = plan.max_size as u128;
+    let w = plan.max_window() as u128;
     let requests = if spec.windowed {
         // bibw posts a window each way; bw and mbw_mr one.
         let per_side = if spec.name == "osu_bibw" { 2 } else { 1 };
@@ -132,10 +133,11 @@ fn mpi_temporaries(name: &str, max: u128, np: u128) -> u128 {
 /// Message buffers of a point-to-point benchmark on one rank: a window of
 /// buffers with `-b multiple`, one otherwise; bibw and the latency family
 /// hold a send and a receive side, bw and mbw_mr one side per rank.
-pub fn pt2pt_buffers(spec: &BenchSpec, opts: &Options, max_window: usize) -> u128 {
-    let max = opts.max_size as u128;
-    let multiple = spec.windowed && opts.buffers == BufferMode::Multiple;
-    let one = if multiple { max_window as u128 * pages(max) } else { pages(max) };
+pub fn pt2pt_buffers(plan: &Plan) -> u128 {
+    let spec = plan.spec;
+    let max = plan.max_size as u128;
+    let multiple = spec.windowed && plan.opts.buffers == BufferMode::Multiple;
+    let one = if multiple { plan.max_window() as u128 * pages(max) } else { pages(max) };
     let sides = if spec.windowed && spec.name != "osu_bibw" { 1 } else { 2 };
     sides * one
 }
@@ -176,27 +178,33 @@ mod tests {
     use crate::bench::bibw::SPEC as BIBW;
     use crate::bench::bw::SPEC as BW;
     use crate::bench::latency::SPEC as LATENCY;
+    use crate::bench::spec::BenchSpec;
     use crate::cli::test_options as opts;
+
+    /// The plan of `spec` with `args` on two ranks (options kept for the
+    /// test's length).
+    fn plan(spec: &'static BenchSpec, args: &[&str]) -> Plan<'static> {
+        Plan::for_test(spec, Box::leak(Box::new(opts(spec, args))), 2)
+    }
 
     #[test]
     fn buffers_per_side_and_mode() {
-        assert_eq!(pt2pt_buffers(&BW, &opts(&BW, &["-m", "1M"]), 64), 1 << 20);
-        assert_eq!(pt2pt_buffers(&BW, &opts(&BW, &["-m", "1M", "-b", "multiple"]), 64), 64 << 20);
-        assert_eq!(pt2pt_buffers(&BIBW, &opts(&BIBW, &["-m", "1M", "-b", "multiple"]), 64), 128 << 20);
-        assert_eq!(pt2pt_buffers(&LATENCY, &opts(&LATENCY, &["-m", "1M", "-b", "multiple"]), 1), 2 << 20);
+        assert_eq!(pt2pt_buffers(&plan(&BW, &["-m", "1M"])), 1 << 20);
+        assert_eq!(pt2pt_buffers(&plan(&BW, &["-m", "1M", "-b", "multiple"])), 64 << 20);
+        assert_eq!(pt2pt_buffers(&plan(&BIBW, &["-m", "1M", "-b", "multiple"])), 128 << 20);
+        assert_eq!(pt2pt_buffers(&plan(&LATENCY, &["-m", "1M", "-b", "multiple"])), 2 << 20);
         // Small messages in their own buffers still take a page each.
-        assert_eq!(pt2pt_buffers(&BW, &opts(&BW, &["-m", "8", "-b", "multiple"]), 1000), 1000 * 4096);
+        assert_eq!(pt2pt_buffers(&plan(&BW, &["-m", "8", "-b", "multiple", "-W", "1000"])), 1000 * 4096);
     }
 
     #[test]
     fn requests_and_samples_count() {
-        let o = opts(&BW, &["-m", "1", "-W", "1M", "-i", "1000000"]);
-        let e = estimate(&BW, &o, 1 << 20, 2, 0);
+        let e = estimate(&plan(&BW, &["-m", "1", "-W", "1M", "-i", "1000000"]), 2, 0);
         assert_eq!(e.requests, (1 << 20) * REQUEST_BYTES);
         assert_eq!(e.samples, SAMPLE_COPIES * 8_000_000);
         // The largest count the options allow cannot overflow the sum.
-        let o = opts(&BW, &["-m", "2147483647", "-W", "2147483647", "-i", "2147483647", "-b", "multiple"]);
-        let e = estimate(&BW, &o, i32::MAX as usize, 2, pt2pt_buffers(&BW, &o, i32::MAX as usize));
+        let p = plan(&BW, &["-m", "2147483647", "-W", "2147483647", "-i", "2147483647", "-b", "multiple"]);
+        let e = estimate(&p, 2, pt2pt_buffers(&p));
         assert!(e.peak() > 1 << 60);
     }
 

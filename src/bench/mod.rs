@@ -10,6 +10,7 @@ pub mod fan;
 pub mod measure;
 pub mod memory;
 pub mod nonblocking;
+pub mod plan;
 pub mod registry;
 pub mod rma;
 pub mod runner;
@@ -100,7 +101,8 @@ pub struct SizeCase {
     pub window: usize,
 }
 
-/// What a benchmark needs to set itself up.
+/// What a benchmark needs to set itself up: its transport and the run's
+/// plan.
 pub struct Setup<'a, T: Transport> {
     pub t: &'a T,
     pub opts: &'a Options,
@@ -108,9 +110,16 @@ pub struct Setup<'a, T: Transport> {
     pub pairs: usize,
     /// Largest window any size will use.
     pub max_window: usize,
+    /// Largest message any size will use (the plan's, which OSU's default
+    /// memory limit may have lowered below `-m`'s).
+    pub max_size: usize,
 }
 
-impl<T: Transport> Setup<'_, T> {
+impl<'a, T: Transport> Setup<'a, T> {
+    pub fn new(t: &'a T, plan: &plan::Plan<'a>) -> Setup<'a, T> {
+        Setup { t, opts: plan.opts, pairs: plan.pairs, max_window: plan.max_window(), max_size: plan.max_size }
+    }
+
     pub fn rank(&self) -> usize {
         self.t.world().rank()
     }
@@ -237,8 +246,8 @@ pub trait Bench {
 
     /// The message-buffer memory the kernel allocates on one rank; the
     /// default is the point-to-point shape ([`memory::pt2pt_buffers`]).
-    fn message_bytes(opts: &Options, max_window: usize, _np: usize) -> u128 {
-        memory::pt2pt_buffers(Self::SPEC, opts, max_window)
+    fn message_bytes(plan: &plan::Plan, _np: usize) -> u128 {
+        memory::pt2pt_buffers(plan)
     }
 }
 

@@ -27,7 +27,7 @@ impl PointToPoint for MultiLat {
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
         let (rank, half) = (s.rank(), s.np() / 2);
         let (initiator, peer) = if rank < half { (true, rank + half) } else { (false, rank - half) };
-        let pp = PingPong::new(s.t, initiator, peer, s.opts.max_size, s.opts.buffers)?;
+        let pp = PingPong::new(s.t, initiator, peer, s.max_size, s.opts.buffers)?;
         Ok(PingPongBench::new(pp, half, true))
     }
 }

@@ -73,8 +73,8 @@ macro_rules! nonblocking_bench {
                 $crate::bench::nonblocking::NbcKernel::new(s)
             }
 
-            fn message_bytes(opts: &$crate::cli::Options, _max_window: usize, np: usize) -> u128 {
-                $crate::bench::nonblocking::message_bytes::<$t>(opts, np)
+            fn message_bytes(plan: &$crate::bench::plan::Plan, np: usize) -> u128 {
+                $crate::bench::nonblocking::message_bytes::<$t>(plan, np)
             }
         }
     };
@@ -124,9 +124,9 @@ macro_rules! nonblocking_collective {
 pub(crate) use nonblocking_collective;
 
 /// The send, receive and warm-up buffers [`NbcKernel::new`] allocates.
-pub fn message_bytes<N: NonBlocking>(opts: &crate::cli::Options, np: usize) -> u128 {
+pub fn message_bytes<N: NonBlocking>(plan: &super::plan::Plan, np: usize) -> u128 {
     let c = N::Blocking::new(np);
-    let (send, recv) = c.buffer_bytes(opts.max_size, np);
+    let (send, recv) = c.buffer_bytes(plan.max_size, np);
     let warm = if c.warm_up_elsewhere() { recv } else { 0 };
     (send as u128) + (recv as u128) + (warm as u128)
 }

@@ -5,31 +5,41 @@
 //! line in the `benchmarks!` list of src/bench/mod.rs.
 
 use super::spec::BenchSpec;
-use super::{runner, Bench};
+use super::Bench;
 
-/// One benchmark.
+/// One benchmark. Its binary (src/bin) calls the runner that fits it:
+/// `runner::main`, `main_p2p`, `main_rma` or `main_startup`.
 #[derive(Clone, Copy)]
 pub struct Entry {
     pub spec: &'static BenchSpec,
-    /// Runs it with the process's arguments and returns the exit status.
-    pub run: fn() -> i32,
 }
 
-/// What the `benchmarks!` list takes: every [`Bench`] through the shared
-/// runner, and the start-up benchmarks (bench/startup.rs) through theirs.
+/// What the `benchmarks!` list takes: every [`Bench`], and the start-up
+/// benchmarks (bench/init.rs, bench/hello.rs) and one-sided ones
+/// (bench/rma.rs), which have their own runners.
 pub trait Registered {
     const ENTRY: Entry;
 }
 
 impl<B: Bench> Registered for B {
-    const ENTRY: Entry = Entry::of::<B>();
+    const ENTRY: Entry = Entry { spec: B::SPEC };
 }
 
-impl Entry {
-    pub const fn of<B: Bench>() -> Entry {
-        Entry { spec: B::SPEC, run: runner::run::<B> }
-    }
+/// The benchmarks `commbench suite` and `scripts/run.sh` run by default,
+/// in the suite's order: the tuning guide's runs plus alltoall (`commbench
+/// list --default`).
+pub const DEFAULT_SET: &[&str] = &[
+    "osu_latency",
+    "osu_bw",
+    "osu_bibw",
+    "osu_mbw_mr",
+    "osu_barrier",
+    "osu_allreduce",
+    "osu_allgather",
+    "osu_alltoall",
+];
 
+impl Entry {
     pub fn name(&self) -> &'static str {
         self.spec.name
     }
@@ -56,22 +66,31 @@ pub fn lookup(name: &str) -> Option<&'static Entry> {
 }
 
 /// `commbench list`: every benchmark's name, one per line (what scripts
-/// loop over); `--long` adds what it measures, on how many ranks.
+/// loop over); `--long` adds what it measures, on how many ranks;
+/// `--default` lists the suite's default set only.
 pub fn list_main(args: &[String]) -> i32 {
-    let long = match args {
-        [] => false,
-        [a] if a == "--long" || a == "-l" => true,
-        [a] if a == "-h" || a == "--help" => {
-            print!("usage: commbench list [--long]\n\nThe benchmarks this build has, in the suite's order.\n");
-            return 0;
+    let (mut long, mut default) = (false, false);
+    for a in args {
+        match a.as_str() {
+            "--long" | "-l" => long = true,
+            "--default" => default = true,
+            "-h" | "--help" => {
+                print!(
+                    "usage: commbench list [--long] [--default]\n\nThe benchmarks this build has, in the suite's \
+                     order.\n  --long     what each measures, on how many ranks\n  --default  only the eight the \
+                     suite runs by default\n"
+                );
+                return 0;
+            }
+            _ => {
+                crate::job::say(&format!("commbench list: unexpected argument '{a}' (use --long or --default)"));
+                return 2;
+            }
         }
-        _ => {
-            crate::job::say(&format!("commbench list: unexpected argument '{}' (use --long)", args[0]));
-            return 2;
-        }
-    };
+    }
     let rows: Vec<[String; 3]> = BENCHMARKS
         .iter()
+        .filter(|e| !default || DEFAULT_SET.contains(&e.name()))
         .map(|e| {
             let ranks = match e.spec.procs {
                 super::spec::ProcRule::ExactlyTwo => "2 ranks",
@@ -104,5 +123,6 @@ mod tests {
         }
         assert!(lookup("nope").is_none() && lookup("osu_").is_none());
         assert!(lookup("allreduce").unwrap().is_collective() && !lookup("bw").unwrap().is_collective());
+        assert!(DEFAULT_SET.iter().all(|n| lookup(n).is_some_and(|e| e.name() == *n)), "{DEFAULT_SET:?}");
     }
 }

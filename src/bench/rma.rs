@@ -219,9 +219,9 @@ impl<T: OneSided> RmaKernel<T> {
         let window = if B::SHAPE == Shape::Latency { 1 } else { s.max_window };
         // An atomic's element may be larger than -m (fop, cas: -m 1 -T mpi_int).
         let element = std::mem::size_of::<u64>();
-        let mut local = s.t.alloc(s.opts.max_size.saturating_mul(window).max(element))?;
+        let mut local = s.t.alloc(s.max_size.saturating_mul(window).max(element))?;
         s.t.write_host(&mut local, crate::backend::WHOLE, |b| b.fill(b'a'));
-        let result = s.t.alloc(B::OP.result_bytes(s.opts.max_size).max(element))?;
+        let result = s.t.alloc(B::OP.result_bytes(s.max_size).max(element))?;
         let compare = s.t.alloc(element)?;
         let mut k = RmaKernel {
             op: B::OP,
@@ -498,9 +498,9 @@ pub fn library_refuses(op: Op, datatypes: &[crate::datatype::Datatype], library:
 
 /// The message memory of one rank: the origin buffer and this rank's
 /// window, each the largest size times the window (1 for a latency).
-pub fn message_bytes(spec: &BenchSpec, opts: &crate::cli::Options, max_window: usize) -> u128 {
-    let window = if spec.metric == MetricKind::Bandwidth { max_window } else { 1 };
-    2 * opts.max_size as u128 * window as u128
+pub fn message_bytes(plan: &super::plan::Plan) -> u128 {
+    let window = if plan.spec.metric == MetricKind::Bandwidth { plan.max_window() } else { 1 };
+    2 * plan.max_size as u128 * window as u128
 }
 
 /// Makes `$bench` (in a file with `SPEC`) a one-sided benchmark doing
@@ -517,8 +517,7 @@ macro_rules! one_sided_bench {
         }
 
         impl $crate::bench::registry::Registered for $bench {
-            const ENTRY: $crate::bench::registry::Entry =
-                $crate::bench::registry::Entry { spec: &SPEC, run: $crate::bench::runner::run_rma::<$bench> };
+            const ENTRY: $crate::bench::registry::Entry = $crate::bench::registry::Entry { spec: &SPEC };
         }
     };
 }

@@ -6,7 +6,8 @@
 
 use std::io::{self, Write};
 
-use super::measure::{self, Plan};
+use super::measure;
+use super::plan::Plan;
 use super::{memory, Bench, Kernel, PointToPoint, Setup};
 use crate::backend::cuda_memory::{CudaMemory, Place};
 use crate::backend::mpi_host::{Mpi, MpiHost};
@@ -86,7 +87,7 @@ pub fn run_rma<B: super::rma::RmaBench>() -> i32 {
             return setup_failed();
         }
         let t = MpiHost::new(&s.job.world);
-        s.run(&t, |o, w, _| super::rma::message_bytes(B::SPEC, o, w), super::rma::RmaKernel::new::<B>)
+        s.run(&t, |p, _| super::rma::message_bytes(p), super::rma::RmaKernel::new::<B>)
     })
 }
 
@@ -125,7 +126,7 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
     let argv = job::argv();
     let env = crate::launcher::detect();
     let leader = env.is_leader();
-    let mut opts = match cli::parse(spec, argv.get(1..).unwrap_or(&[])) {
+    let opts = match cli::parse(spec, argv.get(1..).unwrap_or(&[])) {
         Ok(Parsed::Help) => {
             if leader {
                 print!("{}", help::text(spec));
@@ -134,7 +135,7 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
         }
         Ok(Parsed::Version(accel)) => {
             if leader {
-                println!("{}", spec.title_line_for(accel, crate::cli::Backend::Mpi));
+                println!("{}", crate::report::osu::title_line(spec, accel, crate::cli::Backend::Mpi));
                 println!("commbench {} (OSU {} compatible)", crate::VERSION, crate::OSU_VERSION);
             }
             return 0;
@@ -147,7 +148,7 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
         }
         Ok(Parsed::Run(o)) => *o,
     };
-    let mut pairs = 0;
+    let mut plan = None;
     let placement = opts.placement.clone();
     let cfg = JobConfig {
         name: spec.name,
@@ -166,25 +167,27 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
         let _ = io::stdout().flush();
     }
     let job = match Job::start(cfg, env, |world| {
-        let (p, note) = spec.check_run(world.size(), &mut opts)?;
+        let p = Plan::resolve(spec, &opts, world.size())?;
         let p = if spec.procs == super::spec::ProcRule::Nodes {
             // Every rank off the parent node sends or receives: one pair
             // each (np/2 on two nodes).
             let layout = super::fan::FanLayout::of(world)?;
-            world.size() - layout.ppn()
+            p.with_pairs(world.size() - layout.ppn())
         } else {
             p
         };
-        if let (Some(note), 0) = (note, world.rank()) {
-            say(&note);
+        if let (Some(note), 0) = (&p.note, world.rank()) {
+            say(note);
         }
-        pairs = p;
+        plan = Some(p);
         Ok::<(), super::spec::JobShapeError>(())
     }) {
         Ok(j) => j,
         Err(code) => return code,
     };
-    let ending = measure(&Session { job: &job, opts: &opts, pairs, spec });
+    // Set by every start that succeeded.
+    let Some(plan) = plan else { return 1 };
+    let ending = measure(&Session { job: &job, opts: &opts, plan: &plan, spec });
     let root = job.is_root();
     job.finish();
     if let (Ending::ValidationFailed { size }, true) = (&ending, root) {
@@ -223,7 +226,8 @@ fn setup_failed() -> Ending {
 struct Session<'a> {
     job: &'a Job,
     opts: &'a Options,
-    pairs: usize,
+    /// What the run will do (its options are `opts`).
+    plan: &'a Plan<'a>,
     spec: &'static super::spec::BenchSpec,
 }
 
@@ -277,15 +281,14 @@ impl Session<'_> {
     fn run<T: Transport, K: Kernel<T>>(
         &self,
         t: &T,
-        message_bytes: fn(&Options, usize, usize) -> u128,
+        message_bytes: fn(&Plan, usize) -> u128,
         kernel: impl FnOnce(&Setup<T>) -> Result<K, AllocError>,
     ) -> Ending {
-        let (job, spec, opts) = (self.job, self.spec, self.opts);
+        let (job, spec, plan) = (self.job, self.spec, self.plan);
         job.step(Step::Startup);
-        let plan = Plan { spec, opts };
-        let setup = Setup { t, opts, pairs: self.pairs, max_window: plan.max_window() };
-        let buffers = message_bytes(opts, setup.max_window, setup.np());
-        let estimate = memory::estimate(spec, opts, setup.max_window, setup.np(), buffers);
+        let setup = Setup::new(t, plan);
+        let buffers = message_bytes(plan, setup.np());
+        let estimate = memory::estimate(plan, setup.np(), buffers);
         if job.everywhere(job.memory_check_estimate(&estimate, "lower -m, -W or -i")).is_none() {
             return setup_failed();
         }
@@ -295,7 +298,7 @@ impl Session<'_> {
         let Some((mut sinks, record)) = self.open_outputs::<T>(t.record_info()) else {
             return setup_failed();
         };
-        let ending = self.measure(t, &mut kernel, &plan, sinks.as_mut(), record.as_ref());
+        let ending = self.measure(t, &mut kernel, plan, sinks.as_mut(), record.as_ref());
         job.step(Step::Finish);
         if std::env::var_os(memory::REPORT_ENV).is_some() {
             say(&memory::report_line(spec.name, job.world.rank(), &estimate));
@@ -463,7 +466,7 @@ impl Session<'_> {
             benchmark: spec.name,
             backend: T::BACKEND,
             np: job.world.size(),
-            pairs: spec.is_point_to_point().then_some(self.pairs),
+            pairs: spec.is_point_to_point().then_some(self.plan.pairs),
         };
         let mut record = None;
         let mut csv = None;
@@ -505,7 +508,7 @@ impl Session<'_> {
                 }
             }
         }
-        match Sinks::for_run(spec, self.opts, self.pairs, ctx, csv, devices) {
+        match Sinks::for_run(self.plan, ctx, csv, devices) {
             Ok(s) => (s, record),
             Err(e) => {
                 let line = format!("{}: {e}", spec.name);
@@ -534,7 +537,7 @@ impl Session<'_> {
     /// run record.
     fn placement_report(&self, ranks: &[RankInfo]) -> Vec<String> {
         let pairs = if self.spec.is_point_to_point() {
-            (0..self.pairs).map(|i| (i, i + self.pairs)).collect()
+            (0..self.plan.pairs).map(|i| (i, i + self.plan.pairs)).collect()
         } else {
             Vec::new()
         };
@@ -549,7 +552,7 @@ impl Session<'_> {
         RunRecord {
             schema: record::SCHEMA.into(),
             benchmark: self.spec.name.into(),
-            title: self.spec.title_line_for(o.accel, o.backend),
+            title: crate::report::osu::title_line(self.spec, o.accel, o.backend),
             run: self.job.header(ranks),
             options: serde_json::to_value(o).unwrap_or_default(),
             iteration_policy: IterationPolicy {
@@ -561,7 +564,7 @@ impl Session<'_> {
                 window: self.spec.windowed.then_some(o.window),
                 validation_warmup: o.validation_warmup,
                 min_size: o.min_size,
-                max_size: o.max_size,
+                max_size: self.plan.max_size,
             },
             results: record::ResultsInfo { csv: Some(files.csv_path.display().to_string()), ..Default::default() },
             slurm: crate::report::slurm::SlurmInfo::from_env(),

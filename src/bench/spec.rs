@@ -2,9 +2,7 @@
 //! communication happens (the type every benchmark file fills in): its name
 //! and title, which OSU option letters it takes, how many processes it
 //! needs, its size range and iteration defaults; OSU's shared defaults; and
-//! the checks only the job's size can settle.
-
-use crate::cli::{Options, RootRank};
+//! why a job's size can rule a run out (bench/plan.rs decides it).
 
 /// How many processes a benchmark needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,59 +133,9 @@ impl BenchSpec {
         self.letters.contains(letter)
     }
 
-    /// Checks what only the job size can tell: the process count, the
-    /// number of pairs (`-p`), the root rank (`-k`) and the memory limit
-    /// (`-M`). Returns the pairs that communicate, and may lower the
-    /// largest message size to stay within OSU's default memory limit, as
-    /// OSU does (the returned note says so). An explicit `-M` that is too
-    /// small is an error instead.
-    pub fn check_run(&self, np: usize, opts: &mut Options) -> Result<(usize, Option<String>), JobShapeError> {
-        // NCCL's collectives run on one GPU too (nccl-tests' single-GPU
-        // sweep; NCCL refuses two ranks on one GPU).
-        let one_gpu = np == 1 && opts.backend == crate::cli::Backend::Nccl && !self.is_point_to_point();
-        let pairs = if one_gpu { 0 } else { self.pairs_for(np, opts.pairs)? };
-        if let (true, Some(_)) = (one_gpu, opts.min_busbw) {
-            let coll = crate::report::nccl_tests::Collective::of_benchmark(self.name);
-            if let Some(c) = coll.filter(|c| c.bus_factor(1) == 0.0) {
-                let factor = if c == crate::report::nccl_tests::Collective::AllReduce { "2(n-1)/n" } else { "(n-1)/n" };
-                return Err(JobShapeError::MinBusbwOneRank { name: self.name, factor });
-            }
-        }
-        if let RootRank::Fixed(root) = opts.root {
-            if root >= np {
-                return Err(JobShapeError::Root { root, np });
-            }
-        }
-        let mut note = None;
-        if !self.is_point_to_point() && self.typed() {
-            let per = if self.buffer_times_np { np } else { 1 };
-            let need = opts.max_size.saturating_mul(per);
-            let with = if per > 1 { format!(" with {np} processes") } else { String::new() };
-            match opts.mem_limit {
-                Some(limit) if need > limit => {
-                    return Err(JobShapeError::MemoryLimit { limit, need, with });
-                }
-                None if DEFAULT_MEM_LIMIT / per < opts.min_size => {
-                    let (limit, min) = (DEFAULT_MEM_LIMIT, opts.min_size);
-                    return Err(JobShapeError::DefaultMemoryLimit { limit, min, need: min.saturating_mul(per), with });
-                }
-                None if need > DEFAULT_MEM_LIMIT => {
-                    opts.max_size = DEFAULT_MEM_LIMIT / per;
-                    note = Some(format!(
-                        "{}: largest message limited to {} bytes to keep buffers within the default memory limit \
-                         of {DEFAULT_MEM_LIMIT} bytes (raise it with -M)",
-                        self.name, opts.max_size
-                    ));
-                }
-                _ => {}
-            }
-        }
-        Ok((pairs, note))
-    }
-
     /// How many pairs communicate with `np` ranks (`pairs` is `-p`), or
     /// why this benchmark cannot run with `np` ranks.
-    fn pairs_for(&self, np: usize, pairs: Option<usize>) -> Result<usize, JobShapeError> {
+    pub fn pairs_for(&self, np: usize, pairs: Option<usize>) -> Result<usize, JobShapeError> {
         match self.procs {
             ProcRule::ExactlyTwo if np != 2 => Err(JobShapeError::ExactlyTwo),
             ProcRule::ExactlyTwo => Ok(1),
@@ -259,23 +207,6 @@ impl BenchSpec {
     pub fn title_line(&self) -> String {
         format!("# {} v{}", self.title, crate::OSU_VERSION)
     }
-
-    /// The title line with `-d`'s accelerator named where OSU names it
-    /// (`# OSU MPI-CUDA Latency Test v7.4`), and NCCL's collectives titled
-    /// as OSU's NCCL build titles them (`# OSU NCCL-CUDA Allreduce Latency
-    /// Test v7.4`).
-    pub fn title_line_for(&self, accel: Option<crate::cli::Accel>, backend: crate::cli::Backend) -> String {
-        let rest = self.title.strip_prefix("OSU MPI ");
-        match (accel, backend, rest) {
-            (_, crate::cli::Backend::Nccl, Some(rest)) => {
-                format!("# OSU NCCL{} {rest} v{}", crate::cli::Accel::Cuda.title_slot(), crate::OSU_VERSION)
-            }
-            (Some(a), _, Some(rest)) if self.accel_slot => {
-                format!("# OSU MPI{} {rest} v{}", a.title_slot(), crate::OSU_VERSION)
-            }
-            _ => self.title_line(),
-        }
-    }
 }
 
 pub const LAT_ITERS: IterDefaults =
@@ -298,26 +229,17 @@ pub const DEFAULT_MEM_LIMIT: usize = 512 << 20;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::allgather::SPEC as ALLGATHER;
-    use crate::bench::allreduce::SPEC as ALLREDUCE;
-    use crate::bench::alltoall::SPEC as ALLTOALL;
-    use crate::bench::barrier::SPEC as BARRIER;
     use crate::bench::bcast::SPEC as BCAST;
     use crate::bench::bibw::SPEC as BIBW;
     use crate::bench::bw::SPEC as BW;
     use crate::bench::latency::SPEC as LATENCY;
     use crate::bench::mbw_mr::SPEC as MBW_MR;
     use crate::bench::multi_lat::SPEC as MULTI_LAT;
-    use crate::bench::reduce::SPEC as REDUCE;
 
     impl BenchSpec {
         /// The results with errors as the lines rank 0 prints.
         fn pairs_for_text(&self, np: usize, pairs: Option<usize>) -> Result<usize, String> {
             self.pairs_for(np, pairs).map_err(|e| e.to_string())
-        }
-
-        fn check_run_text(&self, np: usize, opts: &mut Options) -> Result<(usize, Option<String>), String> {
-            self.check_run(np, opts).map_err(|e| e.to_string())
         }
     }
 
@@ -336,103 +258,9 @@ mod tests {
         );
     }
 
-    use crate::cli::test_options as opts;
-
-    /// busbw is 0 by definition on one rank for the collectives whose factor
-    /// has n-1 in it: a floor on it can only fail, so it is refused before
-    /// anything runs. Broadcast and reduce (factor 1) keep it.
     #[test]
-    fn min_busbw_on_one_rank_is_refused_where_busbw_is_zero() {
-        let nccl = ["--backend", "nccl", "--min-busbw", "1"];
-        let mut o = opts(&ALLREDUCE, &nccl);
-        assert_eq!(
-            ALLREDUCE.check_run_text(1, &mut o),
-            Err("Invalid option [--min-busbw] (osu_allreduce on one rank moves nothing between GPUs: its bus \
-                 bandwidth is 0 by definition, nccl-tests' factor 2(n-1)/n; run two or more ranks, or leave \
-                 --min-busbw out)"
-                .into())
-        );
-        for spec in [&ALLGATHER, &ALLTOALL] {
-            let mut o = opts(spec, &nccl);
-            assert!(spec.check_run_text(1, &mut o).unwrap_err().contains("factor (n-1)/n"), "{}", spec.name);
-            assert!(spec.check_run_text(2, &mut o).is_ok(), "{}", spec.name);
-        }
-        for spec in [&BCAST, &REDUCE] {
-            let mut o = opts(spec, &nccl);
-            assert!(spec.check_run_text(1, &mut o).is_ok(), "{}", spec.name);
-        }
-        let mut o = opts(&ALLREDUCE, &["--backend", "nccl"]);
-        assert!(ALLREDUCE.check_run_text(1, &mut o).is_ok());
-    }
-
-    #[test]
-    fn root_rank_and_memory_limit() {
-        let mut o = opts(&REDUCE, &["-k", "fixed:3"]);
-        assert_eq!(REDUCE.check_run_text(4, &mut o), Ok((2, None)));
-        assert_eq!(
-            REDUCE.check_run_text(3, &mut o),
-            Err("Invalid root rank [-k fixed:3] (the root must be a rank from 0 to 2 with 3 processes)".into())
-        );
-        let mut o = opts(&ALLTOALL, &["-M", "1048576"]);
-        assert_eq!(
-            ALLTOALL.check_run_text(2, &mut o),
-            Err("Memory limit too low [-M 1048576] (the largest message needs 2097152-byte buffers with 2 \
-                 processes; raise -M or lower -m)"
-                .into())
-        );
-        let mut o = opts(&ALLREDUCE, &["-M", "1048576"]);
-        assert_eq!(ALLREDUCE.check_run_text(2, &mut o), Ok((1, None)));
-        // the default limit lowers the largest size, as OSU does
-        let mut o = opts(&ALLGATHER, &[]);
-        let (_, note) = ALLGATHER.check_run_text(1024, &mut o).unwrap();
-        assert_eq!(o.max_size, 524288);
-        assert!(note.unwrap().contains("largest message limited to 524288 bytes"));
-        let mut o = opts(&BARRIER, &["-M", "1"]);
-        assert!(BARRIER.check_run_text(2, &mut o).is_ok());
-        // Lowered below the smallest size, no size would run: an error.
-        let mut o = opts(&ALLGATHER, &["-m", "1G:1G"]);
-        assert_eq!(
-            ALLGATHER.check_run_text(3, &mut o),
-            Err("Memory limit too low [-M 536870912, the default] (the smallest message, 1073741824 bytes, needs \
-                 3221225472-byte buffers with 3 processes; raise -M or lower -m)"
-                .into())
-        );
-        // Lowered, and the smallest still fits: the sizes up to the limit run.
-        let mut o = opts(&ALLGATHER, &["-m", "1M:1G"]);
-        assert!(ALLGATHER.check_run_text(3, &mut o).unwrap().1.is_some());
-        assert_eq!((o.min_size, o.max_size), (1 << 20, DEFAULT_MEM_LIMIT / 3));
-    }
-
-    #[test]
-    fn one_rank_runs_only_nccl_collectives() {
-        let mut o = opts(&ALLREDUCE, &[]);
-        assert!(ALLREDUCE.check_run_text(1, &mut o).is_err(), "MPI collectives need two ranks, as in OSU");
-        let mut o = opts(&ALLREDUCE, &["--backend", "nccl"]);
-        assert_eq!(ALLREDUCE.check_run_text(1, &mut o), Ok((0, None)));
-        let mut o = opts(&crate::bench::latency::SPEC, &["--backend", "nccl"]);
-        assert!(crate::bench::latency::SPEC.check_run_text(1, &mut o).is_err());
-    }
-
-    #[test]
-    fn titles() {
-        use crate::cli::Backend;
+    fn titles_and_letters() {
         assert_eq!(BIBW.title_line(), "# OSU MPI Bi-Directional Bandwidth Test v7.4");
-        let cuda = Some(crate::cli::Accel::Cuda);
-        assert_eq!(BIBW.title_line_for(cuda, Backend::Mpi), "# OSU MPI-CUDA Bi-Directional Bandwidth Test v7.4");
-        assert_eq!(
-            crate::bench::allreduce::SPEC.title_line_for(cuda, Backend::Mpi),
-            "# OSU MPI-CUDA Allreduce Latency Test v7.4"
-        );
-        assert_eq!(MBW_MR.title_line_for(cuda, Backend::Mpi), "# OSU MPI Multiple Bandwidth / Message Rate Test v7.4");
-        assert_eq!(
-            crate::bench::multi_lat::SPEC.title_line_for(cuda, Backend::Mpi),
-            "# OSU MPI Multi Latency Test v7.4"
-        );
-        assert_eq!(BIBW.title_line_for(None, Backend::Mpi), BIBW.title_line());
-        assert_eq!(
-            crate::bench::allreduce::SPEC.title_line_for(None, Backend::Nccl),
-            "# OSU NCCL-CUDA Allreduce Latency Test v7.4"
-        );
         assert!(LATENCY.takes('b') && !LATENCY.takes('W') && MBW_MR.takes('V'));
     }
 }

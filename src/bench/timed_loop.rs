@@ -266,9 +266,9 @@ mod tests {
     /// the batch's outcome.
     fn both<B: Bench>(np: usize, validating: bool) -> (Vec<f64>, Vec<f64>, u64, bool) {
         let mut out = mock::run(np, Model::default(), |t| {
-            let mut opts = test_options(B::SPEC, &["-m", "64:64"]);
-            let (pairs, _) = B::SPEC.check_run(np, &mut opts).expect("job size");
-            let setup = Setup { t, opts: &opts, pairs, max_window: 1 };
+            let opts = test_options(B::SPEC, &["-m", "64:64"]);
+            let plan = crate::bench::plan::Plan::for_test(B::SPEC, &opts, np);
+            let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
             let mut k = B::kernel(&setup).expect("buffers");
             let case = SizeCase { datatype: Datatype::Int, size: 64, count: 16, iterations: 20, warmup: 3, window: 1 };
             k.prepare(t, &case).expect("prepare");
@@ -316,9 +316,9 @@ mod tests {
     fn osu_checks_every_iteration_nccl_tests_once_after() {
         for (once, checks) in [(false, 23), (true, 1)] {
             let out = mock::run_with(2, Model::default(), Some(mock::Fault::CorruptTo { to: 0 }), |t| {
-                let mut opts = test_options(allreduce::Allreduce::SPEC, &["-m", "64:64"]);
-                let (pairs, _) = allreduce::Allreduce::SPEC.check_run(2, &mut opts).expect("job size");
-                let setup = Setup { t, opts: &opts, pairs, max_window: 1 };
+                let opts = test_options(allreduce::Allreduce::SPEC, &["-m", "64:64"]);
+                let plan = crate::bench::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
+                let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
                 let case =
                     SizeCase { datatype: Datatype::Int, size: 64, count: 16, iterations: 20, warmup: 3, window: 1 };
@@ -349,7 +349,7 @@ mod tests {
         for (target, ceiling) in [("3%", 4000), ("0.01%", 300), ("50%", 4000)] {
             let out = mock::run(3, model, |t| {
                 let opts = test_options(allreduce::Allreduce::SPEC, &["-m", "64:64"]);
-                let setup = Setup { t, opts: &opts, pairs: 0, max_window: 1 };
+                let setup = Setup { t, opts: &opts, pairs: 0, max_window: 1, max_size: opts.max_size };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
                 let case = SizeCase {
                     datatype: Datatype::Int,

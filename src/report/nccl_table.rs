@@ -74,15 +74,22 @@ pub struct NcclTestsTable<W: Write> {
 
 impl<W: Write> NcclTestsTable<W> {
     /// None for a benchmark nccl-tests has no program for (options refuse
-    /// the format there).
-    pub fn new(out: W, spec: &BenchSpec, opts: &Options, np: usize, devices: Vec<Device>) -> Option<Self> {
+    /// the format there). `max_size` is the plan's largest size.
+    pub fn new(
+        out: W,
+        spec: &BenchSpec,
+        opts: &Options,
+        max_size: usize,
+        np: usize,
+        devices: Vec<Device>,
+    ) -> Option<Self> {
         let coll = Collective::of_benchmark(spec.name)?;
         let d = &spec.defaults;
         let settings = Settings {
             threads: 1,
             gpus: 1,
             min_bytes: coll.osu_bytes(opts.min_size, np),
-            max_bytes: coll.osu_bytes(opts.max_size, np),
+            max_bytes: coll.osu_bytes(max_size, np),
             step: Step::Factor(2),
             warmup_iters: opts.warmup.unwrap_or(d.small_warmup),
             iters: opts.iterations.unwrap_or(d.small_iterations),
@@ -214,7 +221,8 @@ mod tests {
         );
         let devices =
             vec![parse_device(0, &device_text(384590, "h100-8way", 0, "0000:1b:00.0", "NVIDIA H100 80GB HBM3"))];
-        let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, 8, devices).expect("alltoall has a program");
+        let mut t =
+            NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, 8, devices).expect("alltoall has a program");
         t.preamble().unwrap();
         t.begin_datatype(Datatype::Float).unwrap();
         t.row(&row(4194304, false, 38.80, (864.90, 756.79), Some(0))).unwrap();
@@ -243,7 +251,7 @@ mod tests {
     fn a_minimum_shows_in_the_footer() {
         let spec = &crate::bench::allreduce::SPEC;
         let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests", "--min-busbw", "100"]);
-        let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, 2, Vec::new()).unwrap();
+        let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, 2, Vec::new()).unwrap();
         t.row(&row(1024, false, 10.0, (0.1, 0.1), Some(0))).unwrap();
         t.row(&row(1024, true, 10.0, (0.1, 0.1), Some(2))).unwrap();
         t.finish().unwrap();
@@ -257,7 +265,7 @@ mod tests {
     fn an_in_place_row_needs_its_pair() {
         let spec = &crate::bench::allreduce::SPEC;
         let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);
-        let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, 2, Vec::new()).unwrap();
+        let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, 2, Vec::new()).unwrap();
         assert!(t.row(&row(8, true, 1.0, (1.0, 1.0), None)).is_err());
     }
 
@@ -288,7 +296,7 @@ mod tests {
                         Collective::SendRecv => unreachable!("no OSU benchmark prints sendrecv_perf"),
                     };
                     let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);
-                    let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, np, Vec::new()).unwrap();
+                    let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, np, Vec::new()).unwrap();
                     t.begin_datatype(dt).unwrap();
                     t.row(&row(osu_size, false, 10.0, (1.0, 1.0), Some(0))).unwrap();
                     t.row(&row(osu_size, true, 10.0, (1.0, 1.0), Some(0))).unwrap();

@@ -7,7 +7,25 @@ use std::io::{self, Write};
 
 use super::{Row, Sink};
 use crate::bench::spec::{BenchSpec, MetricKind};
+use crate::cli::{Accel, Backend};
 use crate::datatype::Datatype;
+
+/// The title line with `-d`'s accelerator named where OSU names it
+/// (`# OSU MPI-CUDA Latency Test v7.4`), and NCCL's collectives titled as
+/// OSU's NCCL build titles them (`# OSU NCCL-CUDA Allreduce Latency Test
+/// v7.4`); otherwise the spec's own (`# OSU MPI Latency Test v7.4`).
+pub fn title_line(spec: &BenchSpec, accel: Option<Accel>, backend: Backend) -> String {
+    let rest = spec.title.strip_prefix("OSU MPI ");
+    match (accel, backend, rest) {
+        (_, Backend::Nccl, Some(rest)) => {
+            format!("# OSU NCCL{} {rest} v{}", Accel::Cuda.title_slot(), crate::OSU_VERSION)
+        }
+        (Some(a), _, Some(rest)) if spec.accel_slot => {
+            format!("# OSU MPI{} {rest} v{}", a.title_slot(), crate::OSU_VERSION)
+        }
+        _ => spec.title_line(),
+    }
+}
 
 /// Window sizes of osu_mbw_mr `-V`.
 pub const VARIED_WINDOWS: [usize; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
@@ -26,9 +44,9 @@ pub struct TableLayout {
     /// Collectives `-f`: Min, Max and Iterations columns.
     pub full: bool,
     /// `-d`: named in the title as OSU's GPU builds do.
-    pub accel: Option<crate::cli::Accel>,
+    pub accel: Option<Accel>,
     /// `--backend`: NCCL's collectives have their own title.
-    pub backend: crate::cli::Backend,
+    pub backend: Backend,
     /// Processes in the job (osu_init's and osu_hello's line).
     pub np: usize,
     /// The one-sided benchmarks: the window and synchronisation OSU's
@@ -66,7 +84,7 @@ impl<W: Write> OsuTable<W> {
     /// OSU's NCCL point-to-point tests print no title, and their header
     /// names the buffers (always on the GPU) and says `Latency (us)`.
     fn nccl_point_to_point(&self) -> bool {
-        self.layout.backend == crate::cli::Backend::Nccl && self.spec.is_point_to_point()
+        self.layout.backend == Backend::Nccl && self.spec.is_point_to_point()
     }
 
     /// Title lines, printed once before the first datatype.
@@ -75,7 +93,7 @@ impl<W: Write> OsuTable<W> {
             return Ok(());
         }
         if self.spec.metric == MetricKind::MultiBandwidth {
-            writeln!(self.out, "{}", self.spec.title_line_for(self.layout.accel, self.layout.backend))?;
+            writeln!(self.out, "{}", title_line(self.spec, self.layout.accel, self.layout.backend))?;
             if self.layout.vary_window {
                 writeln!(self.out, "# [ pairs: {} ] [ window size: varied ]", self.layout.pairs)?;
             } else {
@@ -88,7 +106,7 @@ impl<W: Write> OsuTable<W> {
             writeln!(self.out, "{}", self.spec.title_line())?;
         } else {
             writeln!(self.out)?;
-            writeln!(self.out, "{}", self.spec.title_line_for(self.layout.accel, self.layout.backend))?;
+            writeln!(self.out, "{}", title_line(self.spec, self.layout.accel, self.layout.backend))?;
             if self.spec.is_overlap() {
                 writeln!(self.out, "# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait")?;
                 writeln!(self.out)?;

@@ -21,8 +21,8 @@ use super::nccl_tests::Device;
 use super::osu::{OsuTable, TableLayout};
 use super::safe_file::RowFile;
 use super::{RunContext, Sink};
-use crate::bench::spec::BenchSpec;
-use crate::cli::{Format, Options};
+use crate::bench::plan::Plan;
+use crate::cli::Format;
 
 #[derive(Debug, Error)]
 pub enum SinkError {
@@ -57,18 +57,17 @@ impl Sinks {
         }
     }
 
-    /// The outputs rank 0 writes for `spec` run with `opts` over `pairs`
-    /// pairs; `csv` is the results file (None: no files); `devices` every
-    /// rank's GPU for nccl-tests' table. Each output has written its
-    /// preamble (CSV header, title lines) on return.
+    /// The outputs rank 0 writes for the run `plan`; `csv` is the results
+    /// file (None: no files); `devices` every rank's GPU for nccl-tests'
+    /// table. Each output has written its preamble (CSV header, title
+    /// lines) on return.
     pub fn for_run(
-        spec: &'static BenchSpec,
-        opts: &Options,
-        pairs: usize,
+        plan: &Plan,
         ctx: RunContext,
         csv: Option<(File, PathBuf)>,
         devices: Vec<Device>,
     ) -> Result<Sinks, SinkError> {
+        let (spec, opts, pairs) = (plan.spec, plan.opts, plan.pairs);
         let mut list: Vec<Output> = Vec::new();
         let optional = !opts.results_chosen;
         let np = ctx.np;
@@ -92,7 +91,7 @@ impl Sinks {
             }
         }
         if opts.format == Format::NcclTests {
-            if let Some(mut table) = NcclTestsTable::new(io::stdout(), spec, opts, np, devices) {
+            if let Some(mut table) = NcclTestsTable::new(io::stdout(), spec, opts, plan.max_size, np, devices) {
                 table.preamble().map_err(SinkError::Stdout)?;
                 list.insert(0, Output { sink: Box::new(table), optional: None, label: Some("stdout".into()) });
                 return Ok(Sinks { list, lost: Rc::default() });

@@ -26,13 +26,13 @@ pub struct Known {
 }
 
 /// What `args` (the OSU options the binary got) and the rank count say.
-pub fn known(spec: &BenchSpec, args: &[String], np: usize) -> Known {
-    let mut opts = match crate::cli::parse(spec, args) {
+pub fn known(spec: &'static BenchSpec, args: &[String], np: usize) -> Known {
+    let opts = match crate::cli::parse(spec, args) {
         Ok(crate::cli::Parsed::Run(o)) => Some(*o),
         _ => None,
     };
     // As commbench's CSV: pairs for the point-to-point benchmarks only.
-    let pairs = opts.as_mut().and_then(|o| spec.check_run(np, o).ok()).map(|(p, _)| p);
+    let pairs = opts.as_ref().and_then(|o| crate::bench::plan::Plan::resolve(spec, o, np).ok()).map(|p| p.pairs);
     let pairs = pairs.filter(|_| spec.is_point_to_point());
     let window = opts.as_ref().filter(|_| spec.windowed).map(|o| o.window);
     Known { np, pairs, window, opts }

@@ -30,8 +30,7 @@ pub enum PlanError {
     BenchArgsBenchmark { name: String },
 }
 
-/// The default set: the tuning guide's runs plus alltoall.
-pub const DEFAULT_SET: &[&str] = &["latency", "bw", "bibw", "mbw_mr", "barrier", "allreduce", "allgather", "alltoall"];
+pub use registry::DEFAULT_SET;
 
 /// A benchmark by its name with or without `osu_`.
 pub fn lookup(name: &str) -> Option<&'static BenchSpec> {

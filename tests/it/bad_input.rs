@@ -150,21 +150,22 @@ const CASES: &[Case] = &[
     ),
 ];
 
-/// Checks one bad-input case twice: with every rank's status recorded, and
-/// as a user runs it (the launcher's own status must say failure).
+/// Checks one bad-input case twice, both jobs at once: with every rank's
+/// status recorded, and as a user runs it (the launcher's own status must
+/// say failure).
 fn check_case(launcher_mpi: Mpi, built: Mpi, np: usize, bench: &str, args: &[&str], cwd: &Path, line: &str) {
     let what = format!("{launcher_mpi:?} launching {built:?} build, np={np} {bench} {args:?}");
-    let (run, codes) = launch_recorded(launcher_mpi, built, np, bench, args, cwd);
-    assert!(codes.iter().all(|&c| c == 1), "{what}: rank exit statuses {codes:?}");
-    check_output(&run, line, &what);
-    let plain = launch_with(
-        launcher_mpi,
-        built,
-        np,
-        bench,
-        args,
-        &Launch { cwd: Some(cwd.to_path_buf()), timeout: Some(Duration::from_secs(30)), ..Launch::default() },
-    );
+    let plain = std::thread::scope(|s| {
+        let plain = s.spawn(|| {
+            let o =
+                Launch { cwd: Some(cwd.to_path_buf()), timeout: Some(Duration::from_secs(30)), ..Launch::default() };
+            launch_with(launcher_mpi, built, np, bench, args, &o)
+        });
+        let (run, codes) = launch_recorded(launcher_mpi, built, np, bench, args, cwd);
+        assert!(codes.iter().all(|&c| c == 1), "{what}: rank exit statuses {codes:?}");
+        check_output(&run, line, &what);
+        plain.join().expect("the plain launch")
+    });
     assert_eq!(plain.code, Some(1), "{what}: launcher status; {plain:?}");
     check_output(&plain, line, &what);
 }
@@ -180,7 +181,7 @@ fn check_output(run: &Run, line: &str, what: &str) {
 fn all_cases(mpi: Mpi) {
     let _g = mpi_lock();
     let cwd = tempfile::tempdir().unwrap();
-    each_at_once(CASES, REFUSALS_AT_ONCE, |c| check_case(mpi, mpi, c.np, c.bench, c.args, cwd.path(), c.line));
+    each_at_once(CASES, CASES_AT_ONCE, |c| check_case(mpi, mpi, c.np, c.bench, c.args, cwd.path(), c.line));
     // No result files were left behind by any failed start.
     let results = cwd.path().join("results");
     assert!(!results.exists() || std::fs::read_dir(&results).unwrap().next().is_none());
@@ -362,7 +363,7 @@ fn impossible_placement() {
     }
     let mpis = if have_mpich() { &[Mpi::OpenMpi, Mpi::Mpich][..] } else { &[Mpi::OpenMpi] };
     let runs: Vec<_> = mpis.iter().flat_map(|mpi| cases.iter().map(move |c| (*mpi, c))).collect();
-    each_at_once(&runs, REFUSALS_AT_ONCE, |(mpi, (bench, args, line))| {
+    each_at_once(&runs, CASES_AT_ONCE, |(mpi, (bench, args, line))| {
         let mut all = vec!["-m", "8"];
         all.extend(args.iter().copied());
         check_case(*mpi, *mpi, 2, bench, &all, d.path(), line);

@@ -108,7 +108,7 @@ fn merged_run(mpi: Mpi, np: usize, bench: &str, args: &[&str], cwd: &Path, env: 
 
 fn merged_matches_osu(mpi: Mpi, cases: &[(&str, &str, usize, &[&str])]) {
     let _g = mpi_lock();
-    for (bench, golden_name, np, args) in cases {
+    each_at_once(cases, short_jobs_at_once(mpi), |(bench, golden_name, np, args)| {
         // The default results place (./results): files are written, and
         // nothing about them is said.
         let cwd = tempfile::tempdir().unwrap();
@@ -119,7 +119,7 @@ fn merged_matches_osu(mpi: Mpi, cases: &[(&str, &str, usize, &[&str])]) {
         let results = cwd.path().join("results");
         assert_eq!(files_with_ext(&results, "csv").len(), 1, "{what}: no CSV in the default place");
         assert_eq!(files_with_ext(&results, "json").len(), 1, "{what}: no run record in the default place");
-    }
+    });
 }
 
 #[test]
@@ -156,26 +156,33 @@ fn a_misplacement_warning_never_reads_as_a_row() {
         eprintln!("SKIPPED: taskset is not installed");
         return;
     }
+    // Each job squeezed onto one core, two jobs at once on different cores
+    // where the machine has two (jobs taken in turn from the list).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2);
+    let mut runs = Vec::new();
     for (bench, np, args) in [
         ("osu_latency", 2, &["-m", "1:1024", "-i", "50", "-x", "5"][..]),
         ("osu_allreduce", 4, &["-m", "1:1024", "-i", "20", "-x", "2", "-f"][..]),
     ] {
         for round in 0..3 {
-            let cwd = tempfile::tempdir().unwrap();
-            let mut c = Command::new("taskset");
-            c.args(["-c", "0", "mpirun", "-np", &np.to_string(), "--oversubscribe", "--bind-to", "none"]);
-            c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-            c.arg(bin(Mpi::OpenMpi, bench)).args(args).current_dir(cwd.path());
-            let run = run_cmd(merged(c), Duration::from_secs(120));
-            assert_eq!(run.code, Some(0), "{bench} round {round}: {run:?}");
-            let text = &run.stdout;
-            let warnings: Vec<&str> = text.lines().filter(|l| l.starts_with("# warning: ")).collect();
-            assert!(!warnings.is_empty(), "{bench}: no misplacement warning in\n{text}");
-            assert_eq!(table_rows(text).len(), 11, "{bench}: {text}");
-            let what = format!("{bench} round {round}");
-            assert_regex_sees_only_rows(text, |l| l.starts_with("# warning: "), &what);
+            runs.push((bench, np, args, round, (runs.len() % cores).to_string()));
         }
     }
+    each_at_once(&runs, cores, |(bench, np, args, round, core)| {
+        let cwd = tempfile::tempdir().unwrap();
+        let mut c = Command::new("taskset");
+        c.args(["-c", core, "mpirun", "-np", &np.to_string(), "--oversubscribe", "--bind-to", "none"]);
+        c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        c.arg(bin(Mpi::OpenMpi, bench)).args(*args).current_dir(cwd.path());
+        let run = run_cmd(merged(c), Duration::from_secs(120));
+        assert_eq!(run.code, Some(0), "{bench} round {round}: {run:?}");
+        let text = &run.stdout;
+        let warnings: Vec<&str> = text.lines().filter(|l| l.starts_with("# warning: ")).collect();
+        assert!(!warnings.is_empty(), "{bench}: no misplacement warning in\n{text}");
+        assert_eq!(table_rows(text).len(), 11, "{bench}: {text}");
+        let what = format!("{bench} round {round}");
+        assert_regex_sees_only_rows(text, |l| l.starts_with("# warning: "), &what);
+    });
 }
 
 /// ReFrame's OSU checks pass `D D` (or `H D`) even on CPU nodes; an OSU
@@ -325,13 +332,14 @@ fn verbose_shows_placement_and_results() {
 fn a_usage_error_line_always_gets_out() {
     let _g = mpi_lock();
     let cwd = tempfile::tempdir().unwrap();
-    for round in 0..8 {
+    let rounds: Vec<usize> = (0..8).collect();
+    each_at_once(&rounds, REFUSALS_AT_ONCE, |round| {
         let o = Launch { cwd: Some(cwd.path().into()), timeout: Some(Duration::from_secs(30)), ..Launch::default() };
         let run = launch(Mpi::OpenMpi, 4, "osu_allreduce", &["-x", "oops"], &o);
         assert_eq!(run.code, Some(1), "round {round}: {run:?}");
         assert_eq!(stderr_lines(&run), ["Invalid Number of Warmup Iterations [-x oops]"], "round {round}: {run:?}");
         assert!(run.elapsed < Duration::from_secs(5), "round {round}: took {:?}", run.elapsed);
-    }
+    });
 }
 
 /// A `D D` run here ran on host memory (its run record says so), so

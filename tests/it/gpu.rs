@@ -208,24 +208,32 @@ fn gpu_buffers_go_as_far_as_the_mpi_allows_and_the_record_holds_the_gpus() {
             )
         }
     };
+    let mut r = Refusals::new();
     for mpi in [Mpi::OpenMpi, Mpi::Mpich] {
-        refused_under(mpi, "osu_latency", &[QUICK, &["-d", "cuda", "D", "D"]].concat(), &env, not_aware("device"));
-        refused_under(mpi, "osu_latency", &[QUICK, &["-d", "managed", "D", "D"]].concat(), &env, not_aware("managed"));
+        r.refused_under(mpi, "osu_latency", &[QUICK, &["-d", "cuda", "D", "D"]].concat(), &env, not_aware("device"));
+        r.refused_under(
+            mpi,
+            "osu_latency",
+            &[QUICK, &["-d", "managed", "D", "D"]].concat(),
+            &env,
+            not_aware("managed"),
+        );
     }
-    refused("osu_allreduce", &[QUICK, &["-d", "cuda"]].concat(), &env, |l| {
+    r.refused("osu_allreduce", &[QUICK, &["-d", "cuda"]].concat(), &env, |l| {
         l.starts_with("osu_allreduce: this MPI library cannot move CUDA memory")
     });
     // Where hwloc sees no GPU the number is CUDA's, checked by the driver.
-    refused("osu_latency", &[QUICK, &["-d", "cuda", "--gpu", "9", "H", "H"]].concat(), &env, |l| {
+    r.refused("osu_latency", &[QUICK, &["-d", "cuda", "--gpu", "9", "H", "H"]].concat(), &env, |l| {
         l == format!("osu_latency: --gpu 9: {} has 8 GPU(s) as CUDA numbers them (0-7)", hostname())
     });
     let visible = [env.as_slice(), &[("CUDA_VISIBLE_DEVICES", "1,2")]].concat();
-    refused("osu_latency", &[QUICK, &["-d", "cuda", "--gpu", "2", "H", "H"]].concat(), &visible, |l| {
+    r.refused("osu_latency", &[QUICK, &["-d", "cuda", "--gpu", "2", "H", "H"]].concat(), &visible, |l| {
         l == format!(
             "osu_latency: --gpu 2: {} has 2 GPU(s) as CUDA numbers them (0-1); CUDA_VISIBLE_DEVICES=1,2",
             hostname()
         )
     });
+    r.check();
 }
 
 #[test]

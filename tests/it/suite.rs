@@ -490,3 +490,26 @@ fn precision_passes_through_and_is_tallied() {
         assert_eq!((r["iterations_ceiling"].as_str(), r["stop_reason"].as_str()), ("", ""));
     }
 }
+
+/// `commbench list` names every benchmark in the suite's order, `--default`
+/// the suite's eight (what scripts/run.sh runs), `--long` what each needs;
+/// anything else is one line and status 2.
+#[test]
+fn list_names_every_benchmark_and_the_default_eight() {
+    let list = |args: &[&str]| {
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.arg("list").args(args);
+        run_cmd(c, Duration::from_secs(10))
+    };
+    let all = list(&[]);
+    let names: Vec<&str> = commbench::bench::registry::specs().map(|s| s.name).collect();
+    assert_eq!((all.code, all.stdout.lines().collect::<Vec<_>>()), (Some(0), names.clone()));
+    let default = list(&["--default"]);
+    assert_eq!((default.code, default.stdout.lines().collect::<Vec<_>>()), (Some(0), SUITE_DEFAULT.to_vec()));
+    let long = list(&["--long", "--default"]);
+    assert_eq!(long.stdout.lines().count(), SUITE_DEFAULT.len(), "{}", long.stdout);
+    assert!(long.stdout.starts_with("osu_latency") && long.stdout.contains("2 ranks"), "{}", long.stdout);
+    let bad = list(&["--bogus"]);
+    assert_eq!(bad.code, Some(2));
+    assert_eq!(bad.stderr, "commbench list: unexpected argument '--bogus' (use --long or --default)\n");
+}

@@ -53,10 +53,9 @@ impl Sink for Collect {
 /// 0's output saw, how the run ended and how many rows were counted.
 fn measure<B: Bench>(np: usize, args: &[&str], model: Model, fault: Option<Fault>) -> (Vec<Seen>, Ending, usize) {
     let out = mock::run_with(np, model, fault, |t| {
-        let mut opts = test_options(B::SPEC, args);
-        let (pairs, _) = B::SPEC.check_run(np, &mut opts).expect("a job of the right size");
-        let plan = Plan { spec: B::SPEC, opts: &opts };
-        let setup = Setup { t, opts: &opts, pairs, max_window: plan.max_window() };
+        let opts = test_options(B::SPEC, args);
+        let plan = Plan::for_test(B::SPEC, &opts, np);
+        let setup = Setup::new(t, &plan);
         let mut kernel = B::kernel(&setup).expect("buffers");
         let seen = Rc::new(RefCell::new(Vec::new()));
         let mut sinks = Sinks::new(vec![Box::new(Collect(seen.clone()))]);
@@ -294,10 +293,9 @@ fn min_busbw_fails_a_run_below_it() {
     for (min, below) in [("1e9", true), ("1e-9", false)] {
         let args = ["-m", "1024:4096", "-i", "3", "-x", "1", "--min-busbw", min];
         let out = mock::run(3, Model::default(), |t| {
-            let mut opts = test_options(allreduce::Allreduce::SPEC, &args);
-            allreduce::Allreduce::SPEC.check_run(3, &mut opts).unwrap();
-            let plan = Plan { spec: allreduce::Allreduce::SPEC, opts: &opts };
-            let setup = Setup { t, opts: &opts, pairs: 0, max_window: 1 };
+            let opts = test_options(allreduce::Allreduce::SPEC, &args);
+            let plan = Plan::for_test(allreduce::Allreduce::SPEC, &opts, 3);
+            let setup = Setup { pairs: 0, ..Setup::new(t, &plan) };
             let mut kernel = allreduce::Allreduce::kernel(&setup).unwrap();
             let mut sinks = Sinks::new(vec![]);
             let root = t.world().rank() == 0;

@@ -37,10 +37,9 @@ fn rows<B: RmaBench>(args: &[&str], m: Model) -> Vec<Row> {
 /// and rank 0's rows.
 fn run_on_mock<B: RmaBench>(args: &[&str], m: Model, fault: Option<Fault>) -> (Ending, Vec<Row>) {
     let out = mock::run_with(2, m, fault, |t| {
-        let mut opts = test_options(B::SPEC, args);
-        B::SPEC.check_run(2, &mut opts).expect("two ranks");
-        let plan = Plan { spec: B::SPEC, opts: &opts };
-        let setup = Setup { t, opts: &opts, pairs: 1, max_window: plan.max_window() };
+        let opts = test_options(B::SPEC, args);
+        let plan = Plan::for_test(B::SPEC, &opts, 2);
+        let setup = Setup::new(t, &plan);
         let mut k = RmaKernel::new::<B>(&setup).expect("buffers");
         let seen = Rc::new(RefCell::new(Vec::new()));
         let mut sinks = Sinks::new(vec![Box::new(Rows(seen.clone()))]);

@@ -234,3 +234,15 @@ fn nccl_point_to_point() {
          4                       0.50\n"
     );
 }
+
+#[test]
+fn titles_name_the_accelerator_and_nccl_where_osu_does() {
+    use crate::bench::bibw::SPEC as BIBW;
+    let cuda = Some(Accel::Cuda);
+    assert_eq!(title_line(&BIBW, cuda, Backend::Mpi), "# OSU MPI-CUDA Bi-Directional Bandwidth Test v7.4");
+    assert_eq!(title_line(&ALLREDUCE, cuda, Backend::Mpi), "# OSU MPI-CUDA Allreduce Latency Test v7.4");
+    assert_eq!(title_line(&MBW_MR, cuda, Backend::Mpi), "# OSU MPI Multiple Bandwidth / Message Rate Test v7.4");
+    assert_eq!(title_line(&MULTI_LAT, cuda, Backend::Mpi), "# OSU MPI Multi Latency Test v7.4");
+    assert_eq!(title_line(&BIBW, None, Backend::Mpi), BIBW.title_line());
+    assert_eq!(title_line(&ALLREDUCE, None, Backend::Nccl), "# OSU NCCL-CUDA Allreduce Latency Test v7.4");
+}

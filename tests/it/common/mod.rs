@@ -26,16 +26,7 @@ pub enum Mpi {
 }
 
 /// The eight benchmarks `commbench suite` runs by default, in its order.
-pub const SUITE_DEFAULT: &[&str] = &[
-    "osu_latency",
-    "osu_bw",
-    "osu_bibw",
-    "osu_mbw_mr",
-    "osu_barrier",
-    "osu_allreduce",
-    "osu_allgather",
-    "osu_alltoall",
-];
+pub const SUITE_DEFAULT: &[&str] = commbench::bench::registry::DEFAULT_SET;
 
 /// MPI jobs share two cores: one at a time.
 pub fn mpi_lock() -> MutexGuard<'static, ()> {
@@ -504,6 +495,9 @@ pub fn refused_under(mpi: Mpi, bench: &str, args: &[&str], env: &[(&str, &str)],
 /// start, the leader-first pause of failing ranks), not computing.
 pub const REFUSALS_AT_ONCE: usize = 4;
 
+/// How many bad-input cases run at once: each is two such jobs at once.
+pub const CASES_AT_ONCE: usize = 3;
+
 /// How many short measuring jobs (a few iterations of small messages, for
 /// layout and files) run at once on this 2-core machine. Under Open MPI
 /// two: most of such a job's second is mpirun starting and ending it, so
@@ -548,9 +542,10 @@ pub fn each_at_once<T: Sync>(items: &[T], width: usize, check: impl Fn(&T) + Syn
     }
 }
 
-/// One [`refused`] check of a [`Refusals`] batch: benchmark, arguments,
-/// environment, and the test its one line must pass.
-type Refusal = (String, Vec<String>, Vec<(String, String)>, Box<dyn Fn(&str) -> bool + Send + Sync>);
+/// One [`refused_under`] check of a [`Refusals`] batch: the MPI, the
+/// benchmark, its arguments and environment, and the test its one line
+/// must pass.
+type Refusal = (Mpi, String, Vec<String>, Vec<(String, String)>, Box<dyn Fn(&str) -> bool + Send + Sync>);
 
 /// A batch of [`refused`] checks run [`REFUSALS_AT_ONCE`] at a time:
 /// each job ends at start-up, so they need not wait for one another.
@@ -564,7 +559,7 @@ impl Refusals {
         Refusals::default()
     }
 
-    /// Adds a [`refused`] check.
+    /// Adds a [`refused`] check (Open MPI).
     pub fn refused(
         &mut self,
         bench: &str,
@@ -572,17 +567,29 @@ impl Refusals {
         env: &[(&str, &str)],
         line: impl Fn(&str) -> bool + Send + Sync + 'static,
     ) {
-        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
-        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        self.cases.push((bench.to_string(), owned(args), env, Box::new(line)));
+        self.refused_under(Mpi::OpenMpi, bench, args, env, line);
     }
 
-    /// Runs every check under Open MPI (the caller holds [`mpi_lock`]).
+    /// Adds a [`refused_under`] check.
+    pub fn refused_under(
+        &mut self,
+        mpi: Mpi,
+        bench: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        line: impl Fn(&str) -> bool + Send + Sync + 'static,
+    ) {
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        self.cases.push((mpi, bench.to_string(), owned(args), env, Box::new(line)));
+    }
+
+    /// Runs every check (the caller holds [`mpi_lock`]).
     pub fn check(self) {
-        each_at_once(&self.cases, REFUSALS_AT_ONCE, |(bench, args, env, line)| {
+        each_at_once(&self.cases, REFUSALS_AT_ONCE, |(mpi, bench, args, env, line)| {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            refused(bench, &args, &env, line);
+            refused_under(*mpi, bench, &args, &env, line);
         });
     }
 }

@@ -1,0 +1,207 @@
+//! What one run will do, resolved once from the benchmark's spec, the
+//! options as parsed (never changed afterwards) and the job's size: the
+//! pairs that communicate, the message sizes (OSU's default memory limit
+//! may lower the largest), the windows, and each size's counts; or why the
+//! run cannot go ahead on a job of this size. The runner, the kernels'
+//! set-up, the memory estimate and the measurement loop all read it.
+
+use super::spec::{BenchSpec, JobShapeError, ProcRule, DEFAULT_MEM_LIMIT};
+use super::{counts, message_sizes};
+use crate::cli::{Backend, Options, RootRank};
+use crate::report::osu::VARIED_WINDOWS;
+
+/// One run of one benchmark on a job of a given size.
+#[derive(Clone, Debug)]
+pub struct Plan<'a> {
+    pub spec: &'static BenchSpec,
+    pub opts: &'a Options,
+    /// Ranks that send (and as many that receive).
+    pub pairs: usize,
+    /// The largest message that runs: `-m`'s, or lowered to keep the
+    /// buffers within OSU's default memory limit (as OSU does).
+    pub max_size: usize,
+    /// Why `max_size` is below `-m`'s (rank 0 says it before the table).
+    pub note: Option<String>,
+}
+
+impl<'a> Plan<'a> {
+    /// The run of `spec` with `opts` on `np` ranks, or why it cannot run:
+    /// the process count, the number of pairs (`-p`), the root rank (`-k`),
+    /// `--min-busbw` on one rank, and the memory limit (`-M`; without it,
+    /// OSU's default lowers the largest size, and an explicit one too
+    /// small is an error).
+    pub fn resolve(spec: &'static BenchSpec, opts: &'a Options, np: usize) -> Result<Plan<'a>, JobShapeError> {
+        // NCCL's collectives run on one GPU too (nccl-tests' single-GPU
+        // sweep; NCCL refuses two ranks on one GPU).
+        let one_gpu = np == 1 && opts.backend == Backend::Nccl && !spec.is_point_to_point();
+        let pairs = if one_gpu { 0 } else { spec.pairs_for(np, opts.pairs)? };
+        if let (true, Some(_)) = (one_gpu, opts.min_busbw) {
+            let coll = crate::report::nccl_tests::Collective::of_benchmark(spec.name);
+            if let Some(c) = coll.filter(|c| c.bus_factor(1) == 0.0) {
+                let factor = if c == crate::report::nccl_tests::Collective::AllReduce { "2(n-1)/n" } else { "(n-1)/n" };
+                return Err(JobShapeError::MinBusbwOneRank { name: spec.name, factor });
+            }
+        }
+        if let RootRank::Fixed(root) = opts.root {
+            if root >= np {
+                return Err(JobShapeError::Root { root, np });
+            }
+        }
+        let mut plan = Plan { spec, opts, pairs, max_size: opts.max_size, note: None };
+        if !spec.is_point_to_point() && spec.typed() {
+            let per = if spec.buffer_times_np { np } else { 1 };
+            let need = opts.max_size.saturating_mul(per);
+            let with = if per > 1 { format!(" with {np} processes") } else { String::new() };
+            match opts.mem_limit {
+                Some(limit) if need > limit => {
+                    return Err(JobShapeError::MemoryLimit { limit, need, with });
+                }
+                None if DEFAULT_MEM_LIMIT / per < opts.min_size => {
+                    let (limit, min) = (DEFAULT_MEM_LIMIT, opts.min_size);
+                    return Err(JobShapeError::DefaultMemoryLimit { limit, min, need: min.saturating_mul(per), with });
+                }
+                None if need > DEFAULT_MEM_LIMIT => {
+                    plan.max_size = DEFAULT_MEM_LIMIT / per;
+                    plan.note = Some(format!(
+                        "{}: largest message limited to {} bytes to keep buffers within the default memory limit \
+                         of {DEFAULT_MEM_LIMIT} bytes (raise it with -M)",
+                        spec.name, plan.max_size
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The same plan with `pairs` communicating (osu_bw_fan_in/out count
+    /// theirs from the ranks' nodes, which only the job knows).
+    pub fn with_pairs(self, pairs: usize) -> Plan<'a> {
+        Plan { pairs, ..self }
+    }
+
+    /// A plan for the unit tests: `spec` with `opts` on `np` ranks, which
+    /// must be a job it can run on.
+    #[cfg(test)]
+    pub fn for_test(spec: &'static BenchSpec, opts: &'a Options, np: usize) -> Plan<'a> {
+        Plan::resolve(spec, opts, np).unwrap_or_else(|e| panic!("{} on {np} ranks: {e}", spec.name))
+    }
+
+    /// The windows each size runs with: none, `-W`, or `-V`'s list.
+    pub fn windows(&self) -> Vec<usize> {
+        if !self.spec.windowed {
+            vec![1]
+        } else if self.opts.vary_window {
+            VARIED_WINDOWS.to_vec()
+        } else {
+            vec![self.opts.window]
+        }
+    }
+
+    pub fn max_window(&self) -> usize {
+        self.windows().into_iter().max().unwrap_or(1)
+    }
+
+    /// The message sizes, ascending (one datatype's; the one-sided atomics
+    /// narrow them per datatype, `rma::Rules::sizes`).
+    pub fn sizes(&self) -> Vec<usize> {
+        message_sizes(self.spec, self.opts.min_size, self.max_size)
+    }
+
+    /// Timed iterations and warm-up of a size.
+    pub fn counts(&self, size: usize) -> (usize, usize) {
+        counts(self.spec, self.opts, size)
+    }
+
+    /// Whether OSU's nodes rule decides the pairs (osu_bw_fan_in/out).
+    pub fn pairs_from_nodes(&self) -> bool {
+        self.spec.procs == ProcRule::Nodes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::allgather::SPEC as ALLGATHER;
+    use crate::bench::allreduce::SPEC as ALLREDUCE;
+    use crate::bench::alltoall::SPEC as ALLTOALL;
+    use crate::bench::barrier::SPEC as BARRIER;
+    use crate::bench::bcast::SPEC as BCAST;
+    use crate::bench::reduce::SPEC as REDUCE;
+    use crate::cli::test_options as opts;
+
+    /// The plan's pairs, lowered largest size and note, or the line rank 0
+    /// prints.
+    fn resolved(spec: &'static BenchSpec, np: usize, o: &Options) -> Result<(usize, usize, Option<String>), String> {
+        Plan::resolve(spec, o, np).map(|p| (p.pairs, p.max_size, p.note)).map_err(|e| e.to_string())
+    }
+
+    /// busbw is 0 by definition on one rank for the collectives whose factor
+    /// has n-1 in it: a floor on it can only fail, so it is refused before
+    /// anything runs. Broadcast and reduce (factor 1) keep it.
+    #[test]
+    fn min_busbw_on_one_rank_is_refused_where_busbw_is_zero() {
+        let nccl = ["--backend", "nccl", "--min-busbw", "1"];
+        assert_eq!(
+            resolved(&ALLREDUCE, 1, &opts(&ALLREDUCE, &nccl)),
+            Err("Invalid option [--min-busbw] (osu_allreduce on one rank moves nothing between GPUs: its bus \
+                 bandwidth is 0 by definition, nccl-tests' factor 2(n-1)/n; run two or more ranks, or leave \
+                 --min-busbw out)"
+                .into())
+        );
+        for spec in [&ALLGATHER, &ALLTOALL] {
+            let o = opts(spec, &nccl);
+            assert!(resolved(spec, 1, &o).unwrap_err().contains("factor (n-1)/n"), "{}", spec.name);
+            assert!(resolved(spec, 2, &o).is_ok(), "{}", spec.name);
+        }
+        for spec in [&BCAST, &REDUCE] {
+            assert!(resolved(spec, 1, &opts(spec, &nccl)).is_ok(), "{}", spec.name);
+        }
+        assert!(resolved(&ALLREDUCE, 1, &opts(&ALLREDUCE, &["--backend", "nccl"])).is_ok());
+    }
+
+    #[test]
+    fn root_rank_and_memory_limit() {
+        let o = opts(&REDUCE, &["-k", "fixed:3"]);
+        assert_eq!(resolved(&REDUCE, 4, &o), Ok((2, o.max_size, None)));
+        assert_eq!(
+            resolved(&REDUCE, 3, &o),
+            Err("Invalid root rank [-k fixed:3] (the root must be a rank from 0 to 2 with 3 processes)".into())
+        );
+        assert_eq!(
+            resolved(&ALLTOALL, 2, &opts(&ALLTOALL, &["-M", "1048576"])),
+            Err("Memory limit too low [-M 1048576] (the largest message needs 2097152-byte buffers with 2 \
+                 processes; raise -M or lower -m)"
+                .into())
+        );
+        assert!(resolved(&ALLREDUCE, 2, &opts(&ALLREDUCE, &["-M", "1048576"])).is_ok());
+        // The default limit lowers the largest size, as OSU does; the
+        // options stay as given.
+        let o = opts(&ALLGATHER, &[]);
+        let (_, max, note) = resolved(&ALLGATHER, 1024, &o).unwrap();
+        assert_eq!((max, o.max_size), (524288, 1 << 20));
+        assert!(note.unwrap().contains("largest message limited to 524288 bytes"));
+        assert!(resolved(&BARRIER, 2, &opts(&BARRIER, &["-M", "1"])).is_ok());
+        // Lowered below the smallest size, no size would run: an error.
+        assert_eq!(
+            resolved(&ALLGATHER, 3, &opts(&ALLGATHER, &["-m", "1G:1G"])),
+            Err("Memory limit too low [-M 536870912, the default] (the smallest message, 1073741824 bytes, needs \
+                 3221225472-byte buffers with 3 processes; raise -M or lower -m)"
+                .into())
+        );
+        // Lowered, and the smallest still fits: the sizes up to the limit run.
+        let o = opts(&ALLGATHER, &["-m", "1M:1G"]);
+        let plan = Plan::resolve(&ALLGATHER, &o, 3).unwrap();
+        assert!(plan.note.is_some());
+        assert_eq!((plan.sizes()[0], plan.max_size), (1 << 20, DEFAULT_MEM_LIMIT / 3));
+        assert_eq!(plan.sizes().last(), Some(&(1 << 27)));
+    }
+
+    #[test]
+    fn one_rank_runs_only_nccl_collectives() {
+        assert!(resolved(&ALLREDUCE, 1, &opts(&ALLREDUCE, &[])).is_err(), "MPI collectives need two ranks, as in OSU");
+        assert_eq!(resolved(&ALLREDUCE, 1, &opts(&ALLREDUCE, &["--backend", "nccl"])).map(|r| r.0), Ok(0));
+        let latency = &crate::bench::latency::SPEC;
+        assert!(resolved(latency, 1, &opts(latency, &["--backend", "nccl"])).is_err());
+    }
+}
