@@ -28,7 +28,7 @@
 #   - $COMMBENCH_BIN;
 #   - target/release beside this script's repository.
 # On a machine whose driver is the test stand-in (COMMBENCH_STANDIN_MACHINE
-# set; tests/gpu_check.rs), the reference tools are not built or run: they
+# set; tests/it/gpu_check.rs), the reference tools are not built or run: they
 # need a real GPU.
 set -uo pipefail
 limit=${GPU_CHECK_LIMIT:-360}

@@ -47,7 +47,7 @@ else
 fi
 
 # The real NCCL, for the tests that prove the library search and the
-# version query against NCCL itself (tests/nccl_lib.rs): pip's wheel in a
+# version query against NCCL itself (tests/it/nccl_lib.rs): pip's wheel in a
 # virtual environment of its own, never activated, as a GPU machine keeps
 # it. Only the library is used (no GPU is needed to load it and ask its
 # version). COMMBENCH_TEST_VENV moves it.

@@ -15,7 +15,7 @@ const NO_AVX: (&str, &str) = ("OMPI_MCA_op", "^avx");
 
 /// Every collective benchmark of the registry.
 fn collectives() -> Vec<&'static str> {
-    // (the non-blocking ones, with their overlap columns, are tests/nbc.rs's)
+    // (the non-blocking ones, with their overlap columns, are tests/it/nbc.rs's)
     commbench::bench::registry::BENCHMARKS
         .iter()
         .filter(|e| e.is_collective() && !e.spec.is_overlap())

@@ -65,10 +65,10 @@ const MERGED: &[(&str, &str, usize, &[&str])] = &[
 /// osu_init's milliseconds are whole numbers the digit mask leaves alone,
 /// and the fan benchmarks need ranks on several hosts.
 const ELSEWHERE: &[(&str, &str)] = &[
-    ("osu_bw_fan_in", "tests/fan.rs: nothing on stderr beside OSU's stdout, across hosts"),
-    ("osu_bw_fan_out", "tests/fan.rs: as osu_bw_fan_in"),
-    ("osu_init", "tests/startup.rs: streams merged, milliseconds masked"),
-    ("osu_hello", "tests/startup.rs: streams merged"),
+    ("osu_bw_fan_in", "tests/it/fan.rs: nothing on stderr beside OSU's stdout, across hosts"),
+    ("osu_bw_fan_out", "tests/it/fan.rs: as osu_bw_fan_in"),
+    ("osu_init", "tests/it/startup.rs: streams merged, milliseconds masked"),
+    ("osu_hello", "tests/it/startup.rs: streams merged"),
 ];
 
 /// The loose row pattern of older OSU harnesses, unanchored, applied to
@@ -127,7 +127,7 @@ fn every_benchmark_has_a_merged_stream_case() {
     let names: Vec<&str> = commbench::bench::registry::specs().map(|s| s.name).collect();
     let covered: Vec<&str> = MERGED.iter().map(|c| c.0).chain(ELSEWHERE.iter().map(|c| c.0)).collect();
     for n in &names {
-        assert!(covered.contains(n), "{n} has no merged-stream case in tests/dropin.rs");
+        assert!(covered.contains(n), "{n} has no merged-stream case in tests/it/dropin.rs");
     }
     assert_eq!(names.len(), covered.len());
 }

@@ -1,8 +1,8 @@
 //! osu_bw_fan_in and osu_bw_fan_out across network-namespace "hosts"
-//! (tests/common/netns.rs: each has its own host name, which is how these
+//! (tests/it/common/netns.rs: each has its own host name, which is how these
 //! benchmarks tell nodes apart): stdout against OSU 7.4's own output
 //! (tests/golden, captured the same way, values masked), the CSV against
-//! stdout, and the node rules. One node is refused in tests/bad_input.rs.
+//! stdout, and the node rules. One node is refused in tests/it/bad_input.rs.
 
 use crate::common;
 

@@ -1,5 +1,5 @@
 //! Faults across hosts: two or three network-namespace "hosts" (see
-//! tests/common/netns.rs) run a job over TCP, and mid-run one host is
+//! tests/it/common/netns.rs) run a job over TCP, and mid-run one host is
 //! killed outright or cut off (its link set down). Each fault must end the
 //! job non-zero within a stated bound, with the run record saying how it
 //! ended (never `running`) and every CSV row written so far whole. The

@@ -168,7 +168,7 @@ fn options_that_do_not_go_together() {
     r.check();
 }
 
-/// `-d cuda` and `-d managed` on the stand-in's GPUs (tests/common/
+/// `-d cuda` and `-d managed` on the stand-in's GPUs (tests/it/common/
 /// standin.rs: an 8-GPU NVSwitch box), as far as the MPI here allows:
 /// neither Open MPI 4.1 nor MPICH 4.0 of Debian is CUDA-aware and both say
 /// so when asked, so GPU buffers are refused in one line on every rank

@@ -96,7 +96,7 @@ use commbench::topo::describe::{self, GpuLinkKind};
 use std::collections::HashMap;
 
 /// `commbench gpu-bw ARGS` on the GPU stand-in pretending to be `machine`
-/// (tests/common/standin.rs), with `--machine` so that the paths come from
+/// (tests/it/common/standin.rs), with `--machine` so that the paths come from
 /// the same description; the long CSV's rows and the run record.
 fn on_stand_in(
     machine: &str,

@@ -1,5 +1,5 @@
 //! scripts/gpu-check.sh, the prepared device check, run here on the GPU
-//! stand-in (tests/common/standin.rs) as on a one-GPU machine with a MPI
+//! stand-in (tests/it/common/standin.rs) as on a one-GPU machine with a MPI
 //! that is not CUDA-aware (the GPU machine the project is lent): what
 //! cannot run there is SKIPPED with its reason, what can run passes, and
 //! the exit status is 1 only when something that could run broke. Its

@@ -1,4 +1,4 @@
-//! `--backend nccl` end to end on the GPU stand-in (tests/common/standin.rs):
+//! `--backend nccl` end to end on the GPU stand-in (tests/it/common/standin.rs):
 //! real mpirun, the real binaries, and in place of the CUDA driver and NCCL
 //! the stand-in's libcuda.so.1 and libnccl.so.2, which compute every
 //! collective on host memory standing in for device memory, across the

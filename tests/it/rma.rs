@@ -277,27 +277,31 @@ fn atomics_validate_under_every_window_and_sync() {
         eprintln!("SKIPPED (MPICH part): no MPICH build of commbench");
     }
     for (mpi, wins) in mpis {
+        let mut runs = Vec::new();
         for bench in ["osu_acc_latency", "osu_fop_latency", "osu_cas_latency"] {
+            for w in wins {
+                for s in SYNCS {
+                    runs.push((bench, *w, s));
+                }
+            }
+        }
+        each_at_once(&runs, short_jobs_at_once(mpi), |(bench, w, s)| {
             // MPICH refuses MPI_FLOAT compare-and-swap (below).
-            let types = if mpi == Mpi::Mpich && bench == "osu_cas_latency" { "mpi_int" } else { "all" };
-            let want = match (bench, types) {
+            let types = if mpi == Mpi::Mpich && *bench == "osu_cas_latency" { "mpi_int" } else { "all" };
+            let want = match (*bench, types) {
                 ("osu_acc_latency", _) => 5 + 3 + 3,
                 (_, "all") => 3,
                 _ => 1,
             };
-            for w in wins {
-                for s in SYNCS {
-                    let args = ["-c", "-T", types, "-m", "16", "-i", "20", "-x", "2", "-w", w, "-s", s, "--no-results"];
-                    let cwd = tempfile::tempdir().unwrap();
-                    let o = Launch { cwd: Some(cwd.path().to_path_buf()), ..Launch::default() };
-                    let run = launch(mpi, 2, bench, &args, &o);
-                    assert_eq!(run.code, Some(0), "{mpi:?} {bench} -w {w} -s {s}: {run:?}");
-                    let rows = osu_rows(&run.stdout);
-                    assert_eq!(rows.len(), want, "{mpi:?} {bench} -w {w} -s {s}: {}", run.stdout);
-                    assert!(rows.iter().all(|r| r[2] == "passed"), "{mpi:?} {bench} -w {w} -s {s}: {}", run.stdout);
-                }
-            }
-        }
+            let args = ["-c", "-T", types, "-m", "16", "-i", "20", "-x", "2", "-w", w, "-s", s, "--no-results"];
+            let cwd = tempfile::tempdir().unwrap();
+            let o = Launch { cwd: Some(cwd.path().to_path_buf()), ..Launch::default() };
+            let run = launch(mpi, 2, bench, &args, &o);
+            assert_eq!(run.code, Some(0), "{mpi:?} {bench} -w {w} -s {s}: {run:?}");
+            let rows = osu_rows(&run.stdout);
+            assert_eq!(rows.len(), want, "{mpi:?} {bench} -w {w} -s {s}: {}", run.stdout);
+            assert!(rows.iter().all(|r| r[2] == "passed"), "{mpi:?} {bench} -w {w} -s {s}: {}", run.stdout);
+        });
     }
 }
 

@@ -1,6 +1,6 @@
 //! The search list from environment snapshots over scratch directory
 //! trees, version decoding, and the one-line messages. Opening real
-//! libraries is tested in tests/nccl_lib.rs.
+//! libraries is tested in tests/it/nccl_lib.rs.
 
 use super::*;
 use std::fs;
