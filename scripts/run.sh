@@ -3,8 +3,8 @@
 # benchmarks of the project card (`commbench list --default`: latency, bw,
 # bibw, mbw_mr, barrier, allreduce, allgather, alltoall) with two ranks on
 # this machine. Each size runs until its value is known within 5%
-# (--precision 5%, at most OSU's count), so the tables come a minute or two
-# after the build. OSU tables go to stdout; each run's CSV and JSON run
+# (--precision 5%, at most OSU's count), so the tables come seconds after
+# the build. OSU tables go to stdout; each run's CSV and JSON run
 # record go under results/ (or $COMMBENCH_RESULTS_DIR), listed at the end
 # with the commands to try next.
 #
@@ -17,6 +17,8 @@
 #   MPIRUN_ARGS   extra launcher arguments (default: none); when set, the
 #                 benchmarks that need two or more nodes are run too
 #   BENCH_ARGS    extra benchmark arguments, e.g. "-m 1:65536" (default: none)
+#   CARGO_TARGET_DIR, MPI_PKG_CONFIG   where to build, against which MPI (as
+#                 for cargo; e.g. target/mpich and mpich, with MPIRUN=mpiexec.mpich)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +27,7 @@ case "${1:-}" in
   "") ;;
   --all) all=1 ;;
   -h | --help)
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *)
@@ -49,7 +51,7 @@ fi
 echo "run.sh: building the benchmarks (cargo build --release --bins; the first build takes a few minutes)" >&2
 cargo build --release --bins
 
-bin=target/release
+bin=${CARGO_TARGET_DIR:-target}/release
 results_dir=${COMMBENCH_RESULTS_DIR:-results}
 export COMMBENCH_RESULTS_DIR=$results_dir
 mkdir -p "$results_dir"
@@ -95,11 +97,14 @@ first_csv=$(find "$results_dir" -maxdepth 1 -type f -name '*osu_latency.csv' -ne
 cat <<EOF
 
 Next:
-  $bin/commbench suite                          the same eight as one run directory, with summary.md
+  # the same eight as one run directory, with summary.md
+  $bin/commbench suite
+  # judge a run against OSU's output (or another run's CSV), with tolerances
   $bin/commbench compare REFERENCE ${first_csv:-$results_dir/<run>.csv}
-                                                judge a run against OSU output or another run's CSV
-  $bin/commbench plot $results_dir --out plots    one SVG chart per benchmark
-  scripts/run.sh --all                          every benchmark, at OSU's fixed counts
+  # one SVG chart per benchmark
+  $bin/commbench plot $results_dir --out plots
+  # every benchmark, at OSU's fixed counts
+  scripts/run.sh --all
 EOF
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED: ${failed[*]}" >&2

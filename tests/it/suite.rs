@@ -513,3 +513,42 @@ fn list_names_every_benchmark_and_the_default_eight() {
     assert_eq!(bad.code, Some(2));
     assert_eq!(bad.stderr, "commbench list: unexpected argument '--bogus' (use --long or --default)\n");
 }
+
+/// The README's main job, `scripts/run.sh`, as a newcomer runs it: the
+/// card's eight benchmarks (`--precision 5%`), each table on stdout, its
+/// CSV and run record in the results directory, and the next commands;
+/// exit 0. Under MPICH's build, which scripts/test.sh has already made
+/// (so its `cargo build` has nothing to do); a few seconds.
+#[test]
+fn run_sh_runs_the_eight_and_says_what_next() {
+    require_mpich!();
+    let _g = mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let mpich_target = bin(Mpi::Mpich, "osu_latency").parent().and_then(Path::parent).unwrap().to_path_buf();
+    let mut c = Command::new(repo_root().join("scripts/run.sh"));
+    c.env("CARGO_TARGET_DIR", &mpich_target)
+        .env("MPI_PKG_CONFIG", "mpich")
+        .env("MPIRUN", "mpiexec.mpich")
+        .env("COMMBENCH_RESULTS_DIR", dir.path());
+    let run = run_cmd(c, Duration::from_secs(600));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let titles: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("# OSU MPI")).collect();
+    assert_eq!(titles.len(), SUITE_DEFAULT.len(), "{}", run.stdout);
+    for bench in SUITE_DEFAULT {
+        for ext in ["csv", "json"] {
+            let files: Vec<PathBuf> = files_with_ext(dir.path(), ext)
+                .into_iter()
+                .filter(|p| p.to_string_lossy().ends_with(&format!("_{bench}.{ext}")))
+                .collect();
+            assert_eq!(files.len(), 1, "{bench}.{ext} in {}", dir.path().display());
+            assert!(run.stdout.contains(&files[0].display().to_string()), "{bench}: not listed\n{}", run.stdout);
+        }
+    }
+    let record = std::fs::read_to_string(files_with_ext(dir.path(), "json")[0].clone()).unwrap();
+    assert!(record.contains("\"precision\""), "{record}");
+    assert!(run.stdout.contains("\nNext:\n"), "{}", run.stdout);
+    for next in ["commbench suite", "commbench compare REFERENCE ", "commbench plot ", "scripts/run.sh --all"] {
+        assert!(run.stdout.contains(next), "{next}: {}", run.stdout);
+    }
+    run.assert_no_panic();
+}
