@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Overhead benchmark (not a test): runs commbench's OSU binaries and OSU
 # 7.4's own C binaries (built by scripts/build-osu.sh) side by side, np=2,
-# under the same launcher, binding and options, for ROUNDS rounds (default
-# 9, at least 9), alternating which program goes first each round so that
-# drift hits both alike, and prints per benchmark and size the median of
-# each, their ratio and the spread over rounds (interquartile range as a
-# share of the median).
+# under the same launcher, binding and options, through `commbench ab`: for
+# ROUNDS rounds (default 9, at least 9) per benchmark, alternating which
+# program goes first each round so that drift hits both alike, it prints per
+# size the median of each, their ratio (ours / OSU), the spread over rounds
+# (interquartile range as a share of the median) and, with CONTROL=1, the
+# A/A band (ours run twice a round: what noise alone moves).
 #
 # Benchmarks: osu_latency osu_bw osu_bibw osu_mbw_mr osu_barrier
 #             osu_allreduce osu_allgather osu_alltoall
@@ -13,9 +14,11 @@
 # allgather, alltoall) median ours / median OSU <= 1.05; bandwidth-type
 # (bw, bibw, mbw_mr) ratio >= 0.95. Exit 0 when every target is met, 1 when
 # some is missed, 2 on bad settings or a run that failed; the last line says
-# which.
+# which. A size that misses by more than 5% but lies within the A/A band is
+# marked ~ (noise), not a miss.
 #
 #   scripts/bench-overhead.sh
+#   CONTROL=1 scripts/bench-overhead.sh         with the A/A control
 #   ROUNDS=15 MAX_SIZE=65536 COLL_MAX_SIZE=65536 scripts/bench-overhead.sh
 #   BENCHES="osu_allreduce osu_barrier" ...     a subset
 #   LAT_ITERS=20000:200 BW_ITERS=1000:100 COLL_ITERS=2000:200 ...
@@ -37,9 +40,9 @@
 #                   commbench build, to compare two commits, or OSU's own
 #                   binaries, for an A/A run that shows the noise floor
 #   RUN_TIMEOUT=600 seconds one run may take before it counts as failed
-#   RAW_DIR=DIR     keep every run's stdout, stderr and CSV there
-#                   (<ours|osu>-<bench>-<round>.txt/.err/.csv); default: a
-#                   temporary directory removed at the end
+#   RAW_DIR=DIR     keep every run's stdout and stderr there
+#                   (<bench>/<a|b|a2>-<round>.txt/.err; a is ours, b OSU);
+#                   default: temporary directories removed at the end
 #
 # Why the verdict compares numbers at OSU's printed precision: OSU prints
 # two decimals and keeps no other record, so at sub-microsecond latencies
@@ -48,8 +51,7 @@
 # mix a rounding error of up to +-0.005 us into one side only. So the
 # ratio is taken between medians of like with like: our stdout values
 # (printed by the same %.2f rule as OSU's) against OSU's stdout values,
-# each rounded once the same way. Our full-precision median (from --csv)
-# is shown beside it for information. A size whose two medians differ by
+# each rounded once the same way. A size whose two medians differ by
 # at most one printed step (0.01) counts as met whatever the ratio, marked
 # '=': OSU cannot show a smaller difference, so none is claimed. With large
 # run-to-run noise the rounding acts as dither and medians over >= 9
@@ -118,13 +120,10 @@ done
 ours_csv=0
 "$ours_bin/osu_latency" --version 2>/dev/null | grep -q '^commbench' && ours_csv=1
 
-if [ -n "${RAW_DIR:-}" ]; then
-  work=$RAW_DIR
-  mkdir -p "$work"
-else
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-fi
+# The harness: this checkout's commbench (built above, or now when
+# OURS_BIN names other binaries).
+cargo build --release --quiet --bin commbench || die "cargo build failed"
+ab=${CARGO_TARGET_DIR:-target}/release/commbench
 
 # Options given to both programs for one benchmark.
 args_of() {
@@ -138,140 +137,24 @@ args_of() {
   [ -z "$it" ] || echo "-i ${it%%:*} -x ${it##*:}"
 }
 
-run_one() { # who(ours|osu) bench round
-  local who=$1 b=$2 r=$3 out=$work/$1-$2-$3
-  local -a extra
-  rm -f "$out".*
-  read -r -a extra <<<"$(args_of "$b" | tr '\n' ' ')"
-  local -a cmd=(timeout "$run_timeout" "$launcher" -np 2 "${launcher_args[@]}")
-  if [ "$who" = ours ] && [ "$ours_csv" = 1 ]; then
-    cmd+=("$ours_bin/$b" "${extra[@]}" --csv "$out.csv")
-  elif [ "$who" = ours ]; then
-    cmd+=("$ours_bin/$b" "${extra[@]}")
-  else
-    cmd+=("$osu_bin/$b" "${extra[@]}")
-  fi
-  if ! "${cmd[@]}" >"$out.txt" 2>"$out.err"; then
-    echo "bench-overhead.sh: failed: ${cmd[*]}" >&2
-    tail -n 15 "$out.err" "$out.txt" >&2
-    exit 2
-  fi
-}
-
 echo "OSU binaries: $osu_bin; commbench: $ours_bin; launcher: $launcher ${launcher_args[*]}" >&2
-for r in $(seq 1 "$rounds"); do
-  echo "round $r/$rounds" >&2
-  for b in $benches; do
-    # Alternate which program goes first, so drift hits both alike.
-    if [ $((r % 2)) -eq 1 ]; then
-      run_one ours "$b" "$r"
-      run_one osu "$b" "$r"
-    else
-      run_one osu "$b" "$r"
-      run_one ours "$b" "$r"
-    fi
-  done
+# commbench binaries leave no result files here (stdout is what is compared).
+ours_extra=""
+[ "$ours_csv" = 1 ] && ours_extra="--no-results"
+worst=0
+for b in $benches; do
+  extra=$(args_of "$b" | tr '\n' ' ')
+  run=("$launcher" -np 2 "${launcher_args[@]}")
+  opts=(--label-a commbench --label-b "OSU 7.4" --rounds "$rounds" --max-worse 5% --timeout "$run_timeout")
+  [ "${CONTROL:-0}" = 1 ] && opts+=(--control)
+  [ -n "${RAW_DIR:-}" ] && opts+=(--raw-dir "$RAW_DIR/$b")
+  rc=0
+  "$ab" ab "${opts[@]}" --a "${run[*]} $ours_bin/$b $extra $ours_extra" --b "${run[*]} $osu_bin/$b $extra" || rc=$?
+  if [ "$rc" -eq 2 ] || { [ "$rc" -eq 1 ] && [ "$worst" -eq 0 ]; }; then worst=$rc; fi
 done
-
-python3 - "$work" "$rounds" "$launcher ${launcher_args[*]}" $benches <<'PY'
-import csv, math, statistics, sys
-
-work, rounds, launch, benches = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
-BANDWIDTH = {"osu_bw", "osu_bibw", "osu_mbw_mr"}
-STEP = 0.01  # one step of OSU's two-decimal output
-
-
-def stdout_values(path, bench):
-    """size -> value of the first measured column in an OSU-layout stdout."""
-    vals = {}
-    with open(path) as f:
-        for line in f:
-            tok = line.split()
-            if not tok or tok[0].startswith("#"):
-                continue
-            try:
-                if bench == "osu_barrier":  # one row, no size column
-                    vals[0] = float(tok[0])
-                else:
-                    vals[int(tok[0])] = float(tok[1])
-            except (ValueError, IndexError):
-                continue  # a launcher or library message, not a row
-    return vals
-
-
-def csv_values(path, bench):
-    col = "bw_MBps" if bench in BANDWIDTH else "avg_lat_us"
-    try:
-        with open(path) as f:
-            return {int(row["size_bytes"]): float(row[col]) for row in csv.DictReader(f)}
-    except FileNotFoundError:  # binaries that write no CSV (OURS_BIN)
-        return {}
-
-
-def spread(xs):
-    """Interquartile range over the rounds, as a share of the median: robust to the
-    one-off stalls a shared machine produces, which a min-max range is not."""
-    q1, _, q3 = statistics.quantiles(xs, n=4, method="inclusive")
-    m = statistics.median(xs)
-    return 100.0 * (q3 - q1) / m if m else 0.0
-
-
-all_ok, missed, errors, leans = True, [], [], []
-for b in benches:
-    ours, full, osu = {}, {}, {}
-    for r in range(1, rounds + 1):
-        for who, dest in (("ours", ours), ("osu", osu)):
-            for s, v in stdout_values(f"{work}/{who}-{b}-{r}.txt", b).items():
-                dest.setdefault(s, []).append(v)
-        for s, v in csv_values(f"{work}/ours-{b}-{r}.csv", b).items():
-            full.setdefault(s, []).append(v)
-    sizes = sorted(set(ours) | set(osu))
-    bw = b in BANDWIDTH
-    unit = "MB/s, higher is better" if bw else "us, lower is better"
-    target = ">= 0.95" if bw else "<= 1.05"
-    print(f"\n{b}: commbench vs OSU 7.4, np=2, {launch}, medians of {rounds} alternating rounds ({unit})")
-    print(f"{'size':>8} {'ours':>11} {'ours full':>12} {'OSU':>11} {'ratio':>7}    "
-          f"{'IQR ours':>9} {'IQR OSU':>8}")
-    for size in sizes:
-        if len(ours.get(size, [])) != rounds or len(osu.get(size, [])) != rounds:
-            errors.append(f"{b} size {size}: not measured in every round by both programs")
-            continue
-        a, o = statistics.median(ours[size]), statistics.median(osu[size])
-        f = statistics.median(full[size]) if len(full.get(size, [])) == rounds else float("nan")
-        ratio = a / o if o else float("inf")
-        if (ratio >= 0.95) if bw else (ratio <= 1.05):
-            mark = ""
-        elif abs(a - o) <= STEP + 1e-9:
-            mark = "="
-        else:
-            mark, all_ok = "*", False
-            missed.append(f"{b}@{size}")
-        print(f"{size:>8} {a:>11.2f} {f:>12.4f} {o:>11.2f} {ratio:>7.3f} {mark:<2} "
-              f"{spread(ours[size]):>8.0f}% {spread(osu[size]):>7.0f}%")
-    print(f"target: ratio {target} at every size; * a miss; = within one printed step (0.01); "
-          f"IQR = interquartile range over rounds / median")
-    # How the ratios lean over all sizes: an overhead shows as a lean one
-    # way at most sizes; noise leans both ways.
-    rs = [statistics.median(ours[s]) / statistics.median(osu[s]) for s in sizes
-          if len(ours.get(s, [])) == rounds and len(osu.get(s, [])) == rounds and statistics.median(osu[s])]
-    if rs:
-        geo = math.exp(sum(math.log(r) for r in rs) / len(rs))
-        ahead = sum(1 for r in rs if (r > 1.05 if bw else r < 0.95))
-        behind = sum(1 for r in rs if (r < 0.95 if bw else r > 1.05))
-        print(f"geometric mean of the ratios {geo:.3f} over {len(rs)} size(s); ours ahead by more than 5% at "
-              f"{ahead}, behind by more than 5% at {behind}")
-        leans.append((b, geo))
-
-if leans:
-    print("\ngeometric means of the ratios: " + ", ".join(f"{b} {g:.3f}" for b, g in leans))
-for e in errors:
-    print(f"error: {e}")
-if errors:
-    print("\nRESULT: INCOMPLETE (sizes missing, see errors)")
-    sys.exit(2)
-if all_ok:
-    print("\nRESULT: ALL TARGETS MET")
-    sys.exit(0)
-print(f"\nRESULT: TARGETS MISSED at {len(missed)} size(s): {' '.join(missed)}")
-sys.exit(1)
-PY
+case $worst in
+  0) echo "RESULT: ALL TARGETS MET" ;;
+  1) echo "RESULT: TARGETS MISSED (the * sizes above)" ;;
+  *) echo "RESULT: INCOMPLETE (a run failed or a size was missing, see above)" ;;
+esac
+exit "$worst"

@@ -5,6 +5,7 @@
 //! output formats (`report`), placement (`topo`), byte sizes (`bytes`) and
 //! the GPU libraries opened at run time (`gpu`).
 
+pub mod ab;
 pub mod backend;
 pub mod bench;
 pub mod buffer;

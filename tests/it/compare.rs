@@ -361,3 +361,60 @@ fn plot_stays_in_out_and_ends_on_absurd_values() {
     assert!(r.stderr.contains("note: ../../x: the benchmark name is not a plain file name: its chart is ___.._x.svg"));
     assert_eq!(r.stderr.matches("1e-310 at size 2 is not a plausible latency").count(), 3, "{}", r.stderr);
 }
+
+/// `commbench ab` over two real commands (osu_latency against itself, a
+/// few sizes): alternating rounds, a table per series with both medians,
+/// the ratio and the A/A band of the control, exit 0 with a target the
+/// same binary meets within noise; bad options are one line and status 2;
+/// a command that fails stops it with status 2 and says which.
+#[test]
+fn ab_compares_two_commands_round_by_round() {
+    let _g = mpi_lock();
+    let osu_latency = bin(Mpi::OpenMpi, "osu_latency");
+    let cmd = |extra: &str| {
+        format!(
+            "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 {} -m 1:4 -i 200 -x 20 {extra}",
+            osu_latency.display()
+        )
+    };
+    let raw = tempfile::tempdir().unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    c.args(["ab", "--rounds", "5", "--control", "--label-a", "left", "--label-b", "right", "--max-worse", "1000%"])
+        .arg("--a")
+        .arg(cmd("--no-results"))
+        .arg("--b")
+        .arg(cmd("--csv {csv}"))
+        .arg("--raw-dir")
+        .arg(raw.path());
+    let r = run_cmd(c, Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        r.stdout
+            .contains("osu_latency MPI_CHAR latency (us, lower is better): left (A) against right (B), medians of 5"),
+        "{}",
+        r.stdout
+    );
+    let rows: Vec<&str> = r.stdout.lines().filter(|l| l.trim_start().starts_with(['1', '2', '4'])).collect();
+    assert_eq!(rows.len(), 3, "{}", r.stdout);
+    assert!(rows.iter().all(|l| l.trim_end().ends_with('%')), "an A/A band on every row: {rows:?}");
+    assert!(r.stdout.contains("wall time per run (median): A "), "{}", r.stdout);
+    assert!(r.stdout.trim_end().ends_with("RESULT: ALL TARGETS MET"), "{}", r.stdout);
+    // Every run kept: A, its control and B (B with its CSV), each round.
+    for round in 1..=5 {
+        for f in [format!("a-{round}.txt"), format!("a2-{round}.txt"), format!("b-{round}.csv")] {
+            assert!(raw.path().join(&f).is_file(), "{f}");
+        }
+    }
+    let mut bad = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    bad.args(["ab", "--a", "true", "--b", "true", "--rounds", "2"]);
+    let r = run_cmd(bad, Duration::from_secs(10));
+    assert_eq!(r.code, Some(2));
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(r.stderr.starts_with("commbench ab: invalid value '2' for '--rounds <N>'"), "{}", r.stderr);
+    let mut failing = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    failing.args(["ab", "--a", "echo broken >&2; exit 3", "--b", "true", "--rounds", "5"]);
+    let r = run_cmd(failing, Duration::from_secs(10));
+    assert_eq!(r.code, Some(2));
+    let last = r.stderr.lines().last().unwrap_or("");
+    assert_eq!(last, "commbench ab: 'echo broken >&2; exit 3' failed (exit status: 3): broken", "{}", r.stderr);
+}

@@ -1,0 +1,186 @@
+//! What `commbench ab` concludes from its rounds (pure): per series (a
+//! benchmark's metric at one datatype) and size, the median of A and of B
+//! over the rounds, their ratio A/B, each side's interquartile range as a
+//! share of its median, and with a control (A run twice a round) the A/A
+//! band: how far the two A medians lie apart, which is what noise alone
+//! gives. A size misses a target only when A is worse than B by more than
+//! the target and by more than the A/A band.
+
+use std::collections::BTreeMap;
+
+use crate::compare::model::Metric;
+
+/// One series' values at one size: one value per round of each run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Samples {
+    pub a: Vec<f64>,
+    pub b: Vec<f64>,
+    /// The control's second run of A, where there is one.
+    pub a2: Vec<f64>,
+}
+
+/// What a series is: benchmark, datatype and metric.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SeriesKey {
+    pub benchmark: String,
+    pub datatype: String,
+    pub metric: &'static str,
+}
+
+/// Every value collected, by series and size.
+pub type Collected = BTreeMap<SeriesKey, BTreeMap<u64, Samples>>;
+
+/// The verdict on one size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// Within the target (or no target given).
+    Met,
+    /// Worse than the target, but not by more than the printed resolution
+    /// (two decimals): the outputs cannot show a smaller difference.
+    WithinResolution,
+    /// Worse than the target, but within the A/A band: noise.
+    WithinNoise,
+    /// Worse than the target and than the noise: a finding.
+    Missed,
+}
+
+impl Mark {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Mark::Met => "",
+            Mark::WithinResolution => "=",
+            Mark::WithinNoise => "~",
+            Mark::Missed => "*",
+        }
+    }
+}
+
+/// One size's line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SizeLine {
+    pub size: u64,
+    pub a: f64,
+    pub b: f64,
+    /// Median of A over median of B.
+    pub ratio: f64,
+    pub iqr_a_pct: f64,
+    pub iqr_b_pct: f64,
+    /// |median of A's second run / median of A - 1| in percent.
+    pub aa_band_pct: Option<f64>,
+    pub mark: Mark,
+}
+
+/// The median of `xs` (NaN for none).
+pub fn median(xs: &[f64]) -> f64 {
+    quantile(xs, 0.5)
+}
+
+/// The `q` quantile with linear interpolation between order statistics
+/// (the "inclusive" method).
+pub fn quantile(xs: &[f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let pos = q * (v.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
+
+/// The interquartile range as a share of the median, in percent: robust
+/// to the one-off stalls of a shared machine, which a min-max range is not.
+pub fn iqr_pct(xs: &[f64]) -> f64 {
+    let m = median(xs);
+    if m == 0.0 || m.is_nan() {
+        return 0.0;
+    }
+    100.0 * (quantile(xs, 0.75) - quantile(xs, 0.25)) / m
+}
+
+/// Judges one size of a series of metric `m`: `target_pct` is how much
+/// worse A may be than B (None: no verdict); `printed` whether both sides
+/// were read at two printed decimals.
+pub fn judge(size: u64, s: &Samples, m: Metric, target_pct: Option<f64>, printed: bool) -> SizeLine {
+    let (a, b) = (median(&s.a), median(&s.b));
+    let ratio = if b != 0.0 { a / b } else { f64::INFINITY };
+    let aa_band_pct = (!s.a2.is_empty() && a != 0.0).then(|| 100.0 * (median(&s.a2) / a - 1.0).abs());
+    // How much worse A is than B, in percent (negative: better).
+    let worse_pct = if m.higher_is_better() { 100.0 * (1.0 - ratio) } else { 100.0 * (ratio - 1.0) };
+    let mark = match target_pct {
+        Some(t) if worse_pct > t => {
+            if printed && (a - b).abs() <= 0.01 + 1e-9 {
+                Mark::WithinResolution
+            } else if aa_band_pct.is_some_and(|band| worse_pct <= band) {
+                Mark::WithinNoise
+            } else {
+                Mark::Missed
+            }
+        }
+        _ => Mark::Met,
+    };
+    SizeLine { size, a, b, ratio, iqr_a_pct: iqr_pct(&s.a), iqr_b_pct: iqr_pct(&s.b), aa_band_pct, mark }
+}
+
+/// The geometric mean of the ratios: an overhead leans one way at most
+/// sizes, noise both ways.
+pub fn geometric_mean(ratios: &[f64]) -> Option<f64> {
+    let logs: Vec<f64> = ratios.iter().filter(|r| r.is_finite() && **r > 0.0).map(|r| r.ln()).collect();
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(a: &[f64], b: &[f64], a2: &[f64]) -> Samples {
+        Samples { a: a.to_vec(), b: b.to_vec(), a2: a2.to_vec() }
+    }
+
+    #[test]
+    fn medians_and_quartiles_interpolate() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.25), 2.0);
+        assert_eq!(iqr_pct(&[1.0, 2.0, 3.0, 4.0, 5.0]), 100.0 * 2.0 / 3.0);
+        assert!(median(&[]).is_nan());
+        assert_eq!(iqr_pct(&[0.0, 0.0]), 0.0);
+    }
+
+    #[test]
+    fn latency_and_bandwidth_are_judged_their_own_way() {
+        // A 10% slower than B: a miss for a latency with a 5% target.
+        let l = judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Latency, Some(5.0), false);
+        assert_eq!(l.mark, Mark::Missed);
+        assert!((l.ratio - 1.1).abs() < 1e-12);
+        // The same ratio on a bandwidth is A ahead.
+        let b = judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Bandwidth, Some(5.0), false);
+        assert_eq!(b.mark, Mark::Met);
+        let b = judge(8, &s(&[90.0; 5], &[100.0; 5], &[]), Metric::Bandwidth, Some(5.0), false);
+        assert_eq!(b.mark, Mark::Missed);
+        assert_eq!(judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Latency, None, false).mark, Mark::Met);
+    }
+
+    #[test]
+    fn a_miss_inside_the_noise_or_the_printed_step_is_not_a_finding() {
+        // 0.21 against 0.20 is 5% worse, but one printed step.
+        let l = judge(1, &s(&[0.22; 5], &[0.21; 5], &[]), Metric::Latency, Some(1.0), true);
+        assert_eq!(l.mark, Mark::WithinResolution);
+        // Read at full precision, the same numbers are a miss.
+        assert_eq!(judge(1, &s(&[0.22; 5], &[0.21; 5], &[]), Metric::Latency, Some(1.0), false).mark, Mark::Missed);
+        // 8% worse, while A against itself moved 12%: noise.
+        let n = judge(1, &s(&[1.08; 5], &[1.0; 5], &[1.2096; 5]), Metric::Latency, Some(5.0), false);
+        assert_eq!(n.mark, Mark::WithinNoise);
+        assert!((n.aa_band_pct.unwrap() - 12.0).abs() < 1e-9);
+        // 8% worse, while A against itself moved 2%: a finding.
+        let m = judge(1, &s(&[1.08; 5], &[1.0; 5], &[1.1016; 5]), Metric::Latency, Some(5.0), false);
+        assert_eq!(m.mark, Mark::Missed);
+    }
+
+    #[test]
+    fn geometric_mean_of_ratios() {
+        assert!((geometric_mean(&[0.5, 2.0]).unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(geometric_mean(&[]), None);
+        assert_eq!(geometric_mean(&[f64::INFINITY, 0.0]), None);
+    }
+}

@@ -1,0 +1,340 @@
+//! `commbench ab`: an A/B measurement of two commands that print OSU tables
+//! (commbench's binaries, OSU's own, two builds of either). It runs them in
+//! alternating order for a number of rounds (A first in odd rounds, B first
+//! in even ones, so drift hits both alike), reads every run's table with
+//! compare's readers (its CSV where the command writes one to `{csv}`, at
+//! full precision; its stdout otherwise), and reports per size the median
+//! of each side, their ratio, each side's spread over the rounds and, with
+//! `--control`, the A/A band (A run twice a round) that noise alone gives.
+//! `--max-worse PCT` turns it into a verdict ([`judge`] says how). The
+//! scripts/bench-*.sh benchmarks are wrappers around it.
+
+pub mod judge;
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+
+use crate::compare::model::Metric;
+use judge::{Collected, Mark, Samples, SeriesKey, SizeLine};
+
+/// `commbench ab`'s options.
+#[derive(Parser, Debug)]
+#[command(
+    name = "commbench ab",
+    about = "Run two commands that print OSU tables in alternating order for some rounds and compare their \
+             medians size by size (an A/B benchmark, with an optional A/A control)"
+)]
+pub struct Args {
+    /// Command A, run with `sh -c`. A `{csv}` in it becomes a fresh CSV path for each run, read at full
+    /// precision (commbench's `--csv {csv}`); without one, its stdout is read as an OSU table
+    #[arg(long = "a", value_name = "CMD")]
+    pub a: String,
+    /// Command B, as A
+    #[arg(long = "b", value_name = "CMD")]
+    pub b: String,
+    /// A's name in the report
+    #[arg(long, value_name = "NAME", default_value = "A")]
+    pub label_a: String,
+    /// B's name in the report
+    #[arg(long, value_name = "NAME", default_value = "B")]
+    pub label_b: String,
+    /// Rounds, each running both (5 or more; medians of fewer are noise on a shared machine)
+    #[arg(long, value_name = "N", default_value_t = 9, value_parser = clap::value_parser!(u32).range(5..=10000))]
+    pub rounds: u32,
+    /// Also run A a second time each round: the A/A band at each size shows what noise alone moves
+    #[arg(long)]
+    pub control: bool,
+    /// Verdict: A may be at most PCT worse than B at each size (higher latency, lower bandwidth or rate);
+    /// a size beyond it and beyond the A/A band fails the comparison (exit 1)
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub max_worse: Option<f64>,
+    /// Keep every run's stdout, stderr and CSV here (<a|b|a2>-<round>.txt/.err/.csv); default: a temporary
+    /// directory removed at the end
+    #[arg(long, value_name = "DIR")]
+    pub raw_dir: Option<PathBuf>,
+    /// Seconds one run may take before the comparison stops (exit 2)
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=2592000))]
+    pub timeout: u64,
+}
+
+/// `5%` or `5`: a percentage from 0 to 1000.
+fn parse_pct(v: &str) -> Result<f64, String> {
+    let n = v.trim().trim_end_matches('%').trim();
+    match n.parse::<f64>() {
+        Ok(p) if p.is_finite() && (0.0..=1000.0).contains(&p) => Ok(p),
+        _ => Err(format!("'{v}' is not a percentage from 0 to 1000 (e.g. 5%)")),
+    }
+}
+
+/// A fresh directory of this process's own under the system's temporary
+/// directory, removed with everything in it when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<TempDir, String> {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let p = std::env::temp_dir().join(format!("commbench-ab-{}-{nanos}", std::process::id()));
+        // create_dir, not create_dir_all: an existing path is not ours.
+        std::fs::create_dir(&p).map_err(|e| format!("cannot make {}: {e}", p.display()))?;
+        Ok(TempDir(p))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// One of the commands, in one round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    A,
+    B,
+    /// The control: A again.
+    A2,
+}
+
+impl Side {
+    fn tag(self) -> &'static str {
+        match self {
+            Side::A => "a",
+            Side::B => "b",
+            Side::A2 => "a2",
+        }
+    }
+}
+
+/// The order of round `r` (from 1): A first in odd rounds, B first in even
+/// ones; the control runs on the far side of B from A.
+fn order(r: u32, control: bool) -> Vec<Side> {
+    match (r % 2 == 1, control) {
+        (true, false) => vec![Side::A, Side::B],
+        (false, false) => vec![Side::B, Side::A],
+        (true, true) => vec![Side::A, Side::B, Side::A2],
+        (false, true) => vec![Side::A2, Side::B, Side::A],
+    }
+}
+
+/// Runs `commbench ab` with the arguments after its name.
+pub fn main(args: &[String]) -> i32 {
+    let a: Args = match crate::compare::args::parse("ab", args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    match run(&a) {
+        Ok(code) => code,
+        Err(line) => {
+            crate::say!("commbench ab: {line}");
+            2
+        }
+    }
+}
+
+fn run(a: &Args) -> Result<i32, String> {
+    let mut _temp = None;
+    let dir = match &a.raw_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+            d.clone()
+        }
+        None => {
+            let t = TempDir::new()?;
+            let d = t.0.clone();
+            _temp = Some(t);
+            d
+        }
+    };
+    let mut collected = Collected::new();
+    let mut printed = true;
+    // Each run's wall time, A's and B's (seconds).
+    let mut walls = (Vec::new(), Vec::new());
+    for r in 1..=a.rounds {
+        eprintln!("commbench ab: round {r}/{}", a.rounds);
+        for side in order(r, a.control) {
+            let cmd = if side == Side::B { &a.b } else { &a.a };
+            let base = dir.join(format!("{}-{r}", side.tag()));
+            let csv = cmd.contains("{csv}").then(|| base.with_extension("csv"));
+            let wall = run_one(cmd, &base, csv.as_deref(), Duration::from_secs(a.timeout))?;
+            match side {
+                Side::A => walls.0.push(wall),
+                Side::B => walls.1.push(wall),
+                Side::A2 => {}
+            }
+            let read = csv.clone().unwrap_or_else(|| base.with_extension("txt"));
+            printed &= csv.is_none();
+            collect(&read, side, &mut collected)?;
+        }
+    }
+    let (code, result) = report(a, &collected, printed);
+    let (wa, wb) = (judge::median(&walls.0), judge::median(&walls.1));
+    println!("wall time per run (median): A {wa:.2} s, B {wb:.2} s, A/B {:.3}", wa / wb);
+    println!("\n{result}");
+    Ok(code)
+}
+
+/// Runs `cmd` with `sh -c` (`{csv}` replaced by `csv`), its stdout and
+/// stderr into `base`.txt and .err, within `limit`; its wall time in
+/// seconds, or why it failed.
+fn run_one(cmd: &str, base: &Path, csv: Option<&Path>, limit: Duration) -> Result<f64, String> {
+    let text = match csv {
+        Some(p) => cmd.replace("{csv}", &p.display().to_string()),
+        None => cmd.to_string(),
+    };
+    let file = |ext: &str| {
+        let p = base.with_extension(ext);
+        std::fs::File::create(&p).map_err(|e| format!("cannot write {}: {e}", p.display()))
+    };
+    let mut c = Command::new("sh");
+    c.args(["-c", &text]).stdin(Stdio::null()).stdout(file("txt")?).stderr(file("err")?).process_group(0);
+    let mut child = c.spawn().map_err(|e| format!("cannot start sh: {e}"))?;
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(|e| format!("waiting for '{text}': {e}"))? {
+            break st;
+        }
+        if start.elapsed() > limit {
+            // SAFETY: signals the process group this function created.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            return Err(format!("'{text}' ran past {} s (--timeout)", limit.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    if !status.success() {
+        let err = std::fs::read_to_string(base.with_extension("err")).unwrap_or_default();
+        // The program's own line comes first; launchers add banners after it.
+        let first = err.lines().find(|l| !l.trim().is_empty() && !l.starts_with("---")).unwrap_or("no message");
+        return Err(format!("'{text}' failed ({status}): {first}"));
+    }
+    Ok(start.elapsed().as_secs_f64())
+}
+
+/// Adds every value of one run's output to `into`.
+fn collect(path: &Path, side: Side, into: &mut Collected) -> Result<(), String> {
+    let parsed = crate::compare::input::load_file(path).map_err(|e| e.to_string())?;
+    if let Some(cut) = parsed.cut.first() {
+        return Err(format!("{cut}: a cut-short output is not compared"));
+    }
+    for t in &parsed.tables {
+        for m in t.metrics() {
+            let key =
+                SeriesKey { benchmark: t.benchmark.clone(), datatype: t.datatype_key().to_string(), metric: m.name() };
+            let series = into.entry(key).or_default();
+            for p in &t.points {
+                if let Some(v) = p.value(m) {
+                    let s: &mut Samples = series.entry(p.size).or_default();
+                    match side {
+                        Side::A => s.a.push(v),
+                        Side::B => s.b.push(v),
+                        Side::A2 => s.a2.push(v),
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn metric_of(name: &str) -> Metric {
+    Metric::ALL.into_iter().find(|m| m.name() == name).unwrap_or(Metric::Latency)
+}
+
+/// Prints the report; returns the exit status and the last line.
+fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
+    let rounds = a.rounds as usize;
+    let (mut missed, mut incomplete, mut means) = (Vec::new(), Vec::new(), Vec::new());
+    for (key, sizes) in collected {
+        let m = metric_of(key.metric);
+        let better = if m.higher_is_better() { "higher" } else { "lower" };
+        println!(
+            "\n{} {} {} ({}, {better} is better): {} (A) against {} (B), medians of {rounds} alternating rounds",
+            key.benchmark,
+            key.datatype,
+            key.metric,
+            m.unit(),
+            a.label_a,
+            a.label_b
+        );
+        println!(
+            "{:>10} {:>14} {:>14} {:>8}    {:>7} {:>7} {:>9}",
+            "size", "A", "B", "A/B", "IQR A", "IQR B", "A/A band"
+        );
+        let mut lines: Vec<SizeLine> = Vec::new();
+        for (size, s) in sizes {
+            let complete = s.a.len() == rounds && s.b.len() == rounds && (!a.control || s.a2.len() == rounds);
+            if !complete {
+                incomplete.push(format!("{} {} size {size}", key.benchmark, key.metric));
+                continue;
+            }
+            let l = judge::judge(*size, s, m, a.max_worse, printed);
+            let band = l.aa_band_pct.map_or_else(|| "-".to_string(), |b| format!("{b:.1}%"));
+            let (va, vb) = if printed {
+                (format!("{:.2}", l.a), format!("{:.2}", l.b))
+            } else {
+                (crate::compare::model::shown(l.a), crate::compare::model::shown(l.b))
+            };
+            println!(
+                "{:>10} {va:>14} {vb:>14} {:>8.3} {:<2} {:>6.0}% {:>6.0}% {band:>9}",
+                l.size,
+                l.ratio,
+                l.mark.symbol(),
+                l.iqr_a_pct,
+                l.iqr_b_pct
+            );
+            if l.mark == Mark::Missed {
+                missed.push(format!("{}@{}", key.benchmark, l.size));
+            }
+            lines.push(l);
+        }
+        let ratios: Vec<f64> = lines.iter().map(|l| l.ratio).collect();
+        if let Some(g) = judge::geometric_mean(&ratios) {
+            println!("geometric mean of A/B over {} size(s): {g:.3}", ratios.len());
+            means.push(format!("{} {} {g:.3}", key.benchmark, key.metric));
+        }
+    }
+    if let Some(t) = a.max_worse {
+        println!(
+            "\nverdict: A at most {t}% worse than B at each size; * beyond it and beyond the A/A band; ~ beyond \
+             it, within the band (noise); = within one printed step (0.01)"
+        );
+    }
+    if !means.is_empty() {
+        println!("geometric means of A/B: {}", means.join(", "));
+    }
+    for i in &incomplete {
+        println!("error: {i}: not measured in every round by every run");
+    }
+    if collected.is_empty() || !incomplete.is_empty() {
+        return (2, "RESULT: INCOMPLETE".into());
+    }
+    match (a.max_worse, missed.is_empty()) {
+        (None, _) => (0, "RESULT: COMPARED".into()),
+        (Some(_), true) => (0, "RESULT: ALL TARGETS MET".into()),
+        (Some(_), false) => (1, format!("RESULT: TARGETS MISSED at {} size(s): {}", missed.len(), missed.join(" "))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_alternate_and_the_control_sits_across_b() {
+        assert_eq!(order(1, false), [Side::A, Side::B]);
+        assert_eq!(order(2, false), [Side::B, Side::A]);
+        assert_eq!(order(1, true), [Side::A, Side::B, Side::A2]);
+        assert_eq!(order(2, true), [Side::A2, Side::B, Side::A]);
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(parse_pct("5%"), Ok(5.0));
+        assert_eq!(parse_pct(" 2.5 "), Ok(2.5));
+        assert!(parse_pct("-1%").is_err() && parse_pct("lots").is_err() && parse_pct("NaN").is_err());
+    }
+}
