@@ -98,20 +98,44 @@ pub fn iqr_pct(xs: &[f64]) -> f64 {
     100.0 * (quantile(xs, 0.75) - quantile(xs, 0.25)) / m
 }
 
-/// Judges one size of a series of metric `m`: `target_pct` is how much
-/// worse A may be than B (None: no verdict); `printed` whether both sides
-/// were read at two printed decimals.
-pub fn judge(size: u64, s: &Samples, m: Metric, target_pct: Option<f64>, printed: bool) -> SizeLine {
+/// What a size is held to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Target {
+    /// A at most this many percent worse than B (higher latency, lower
+    /// bandwidth or rate); better by any amount is fine.
+    Worse(f64),
+    /// A within this many percent of B either way.
+    Diff(f64),
+}
+
+/// The A/A distance of one size: how far the control's median lies from
+/// A's, in percent of A's (None without a control).
+pub fn aa_distance_pct(s: &Samples) -> Option<f64> {
+    let a = median(&s.a);
+    (!s.a2.is_empty() && a != 0.0).then(|| 100.0 * (median(&s.a2) / a - 1.0).abs())
+}
+
+/// Judges one size of a series of metric `m` against `target` (None: no
+/// verdict); `printed` says whether both sides were read at two printed
+/// decimals. The size's A/A band is the larger of its own A/A distance and
+/// `band_floor` (the median distance over the series' sizes): one pair of
+/// medians is a single draw of the noise, and by chance can lie very close.
+pub fn judge(size: u64, s: &Samples, m: Metric, target: Option<Target>, printed: bool, band_floor: f64) -> SizeLine {
     let (a, b) = (median(&s.a), median(&s.b));
     let ratio = if b != 0.0 { a / b } else { f64::INFINITY };
-    let aa_band_pct = (!s.a2.is_empty() && a != 0.0).then(|| 100.0 * (median(&s.a2) / a - 1.0).abs());
-    // How much worse A is than B, in percent (negative: better).
-    let worse_pct = if m.higher_is_better() { 100.0 * (1.0 - ratio) } else { 100.0 * (ratio - 1.0) };
-    let mark = match target_pct {
-        Some(t) if worse_pct > t => {
+    let aa_band_pct = aa_distance_pct(s).map(|d| d.max(band_floor));
+    // How far A is off B in the direction the target looks at, in percent.
+    let (off_pct, t) = match target {
+        None => (0.0, None),
+        Some(Target::Worse(t)) if m.higher_is_better() => (100.0 * (1.0 - ratio), Some(t)),
+        Some(Target::Worse(t)) => (100.0 * (ratio - 1.0), Some(t)),
+        Some(Target::Diff(t)) => (100.0 * (ratio - 1.0).abs(), Some(t)),
+    };
+    let mark = match t {
+        Some(t) if off_pct > t => {
             if printed && (a - b).abs() <= 0.01 + 1e-9 {
                 Mark::WithinResolution
-            } else if aa_band_pct.is_some_and(|band| worse_pct <= band) {
+            } else if aa_band_pct.is_some_and(|band| off_pct <= band) {
                 Mark::WithinNoise
             } else {
                 Mark::Missed
@@ -150,31 +174,57 @@ mod tests {
     #[test]
     fn latency_and_bandwidth_are_judged_their_own_way() {
         // A 10% slower than B: a miss for a latency with a 5% target.
-        let l = judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Latency, Some(5.0), false);
+        let l = judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Latency, Some(Target::Worse(5.0)), false, 0.0);
         assert_eq!(l.mark, Mark::Missed);
         assert!((l.ratio - 1.1).abs() < 1e-12);
         // The same ratio on a bandwidth is A ahead.
-        let b = judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Bandwidth, Some(5.0), false);
+        let b = judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Bandwidth, Some(Target::Worse(5.0)), false, 0.0);
         assert_eq!(b.mark, Mark::Met);
-        let b = judge(8, &s(&[90.0; 5], &[100.0; 5], &[]), Metric::Bandwidth, Some(5.0), false);
+        let b = judge(8, &s(&[90.0; 5], &[100.0; 5], &[]), Metric::Bandwidth, Some(Target::Worse(5.0)), false, 0.0);
         assert_eq!(b.mark, Mark::Missed);
-        assert_eq!(judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Latency, None, false).mark, Mark::Met);
+        assert_eq!(judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Latency, None, false, 0.0).mark, Mark::Met);
     }
 
     #[test]
     fn a_miss_inside_the_noise_or_the_printed_step_is_not_a_finding() {
         // 0.21 against 0.20 is 5% worse, but one printed step.
-        let l = judge(1, &s(&[0.22; 5], &[0.21; 5], &[]), Metric::Latency, Some(1.0), true);
+        let l = judge(1, &s(&[0.22; 5], &[0.21; 5], &[]), Metric::Latency, Some(Target::Worse(1.0)), true, 0.0);
         assert_eq!(l.mark, Mark::WithinResolution);
         // Read at full precision, the same numbers are a miss.
-        assert_eq!(judge(1, &s(&[0.22; 5], &[0.21; 5], &[]), Metric::Latency, Some(1.0), false).mark, Mark::Missed);
+        assert_eq!(
+            judge(1, &s(&[0.22; 5], &[0.21; 5], &[]), Metric::Latency, Some(Target::Worse(1.0)), false, 0.0).mark,
+            Mark::Missed
+        );
         // 8% worse, while A against itself moved 12%: noise.
-        let n = judge(1, &s(&[1.08; 5], &[1.0; 5], &[1.2096; 5]), Metric::Latency, Some(5.0), false);
+        let n =
+            judge(1, &s(&[1.08; 5], &[1.0; 5], &[1.2096; 5]), Metric::Latency, Some(Target::Worse(5.0)), false, 0.0);
         assert_eq!(n.mark, Mark::WithinNoise);
         assert!((n.aa_band_pct.unwrap() - 12.0).abs() < 1e-9);
         // 8% worse, while A against itself moved 2%: a finding.
-        let m = judge(1, &s(&[1.08; 5], &[1.0; 5], &[1.1016; 5]), Metric::Latency, Some(5.0), false);
+        let m =
+            judge(1, &s(&[1.08; 5], &[1.0; 5], &[1.1016; 5]), Metric::Latency, Some(Target::Worse(5.0)), false, 0.0);
         assert_eq!(m.mark, Mark::Missed);
+    }
+
+    #[test]
+    fn a_band_is_at_least_the_series_median() {
+        // Its own control happened to land 0.1% off; the series' median
+        // distance is 6%: 5% worse is noise.
+        let l =
+            judge(1, &s(&[1.05; 5], &[1.0; 5], &[1.05105; 5]), Metric::Latency, Some(Target::Worse(1.0)), false, 6.0);
+        assert_eq!(l.mark, Mark::WithinNoise);
+        assert!((l.aa_band_pct.unwrap() - 6.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_two_sided_target_looks_both_ways() {
+        let diff = Some(Target::Diff(0.0));
+        // 8% better is 8% off: beyond a 2% A/A band, a miss.
+        let m = judge(1, &s(&[0.92; 5], &[1.0; 5], &[0.9384; 5]), Metric::Latency, diff, false, 0.0);
+        assert_eq!(m.mark, Mark::Missed);
+        // Within the band either way: noise.
+        let n = judge(1, &s(&[1.01; 5], &[1.0; 5], &[1.0403; 5]), Metric::Bandwidth, diff, false, 0.0);
+        assert_eq!(n.mark, Mark::WithinNoise);
     }
 
     #[test]

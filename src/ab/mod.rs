@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 
 use crate::compare::model::Metric;
-use judge::{Collected, Mark, Samples, SeriesKey, SizeLine};
+use judge::{Collected, Mark, Samples, SeriesKey, SizeLine, Target};
 
 /// `commbench ab`'s options.
 #[derive(Parser, Debug)]
@@ -50,8 +50,12 @@ pub struct Args {
     pub control: bool,
     /// Verdict: A may be at most PCT worse than B at each size (higher latency, lower bandwidth or rate);
     /// a size beyond it and beyond the A/A band fails the comparison (exit 1)
-    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    #[arg(long, value_name = "PCT", value_parser = parse_pct, conflicts_with = "max_diff")]
     pub max_worse: Option<f64>,
+    /// Verdict, two-sided: A within PCT of B either way at each size (0% with --control: every difference
+    /// within what A moves against itself)
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub max_diff: Option<f64>,
     /// Keep every run's stdout, stderr and CSV here (<a|b|a2>-<round>.txt/.err/.csv); default: a temporary
     /// directory removed at the end
     #[arg(long, value_name = "DIR")]
@@ -59,6 +63,13 @@ pub struct Args {
     /// Seconds one run may take before the comparison stops (exit 2)
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=2592000))]
     pub timeout: u64,
+}
+
+impl Args {
+    /// What each size is held to, if anything.
+    fn target(&self) -> Option<Target> {
+        self.max_worse.map(Target::Worse).or(self.max_diff.map(Target::Diff))
+    }
 }
 
 /// `5%` or `5`: a percentage from 0 to 1000.
@@ -244,6 +255,13 @@ fn metric_of(name: &str) -> Metric {
     Metric::ALL.into_iter().find(|m| m.name() == name).unwrap_or(Metric::Latency)
 }
 
+/// A full-precision value with four significant digits (at least none
+/// after the point): 0.4092, 12.35, 190.1, 13025418.
+fn significant(v: f64) -> String {
+    let digits = if v.is_finite() && v != 0.0 { v.abs().log10().floor() as i32 } else { 0 };
+    format!("{v:.*}", (3 - digits).clamp(0, 12) as usize)
+}
+
 /// Prints the report; returns the exit status and the last line.
 fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
     let rounds = a.rounds as usize;
@@ -264,6 +282,8 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
             "{:>10} {:>14} {:>14} {:>8}    {:>7} {:>7} {:>9}",
             "size", "A", "B", "A/B", "IQR A", "IQR B", "A/A band"
         );
+        let distances: Vec<f64> = sizes.values().filter_map(judge::aa_distance_pct).collect();
+        let band_floor = if distances.is_empty() { 0.0 } else { judge::median(&distances) };
         let mut lines: Vec<SizeLine> = Vec::new();
         for (size, s) in sizes {
             let complete = s.a.len() == rounds && s.b.len() == rounds && (!a.control || s.a2.len() == rounds);
@@ -271,12 +291,12 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
                 incomplete.push(format!("{} {} size {size}", key.benchmark, key.metric));
                 continue;
             }
-            let l = judge::judge(*size, s, m, a.max_worse, printed);
+            let l = judge::judge(*size, s, m, a.target(), printed, band_floor);
             let band = l.aa_band_pct.map_or_else(|| "-".to_string(), |b| format!("{b:.1}%"));
             let (va, vb) = if printed {
                 (format!("{:.2}", l.a), format!("{:.2}", l.b))
             } else {
-                (crate::compare::model::shown(l.a), crate::compare::model::shown(l.b))
+                (significant(l.a), significant(l.b))
             };
             println!(
                 "{:>10} {va:>14} {vb:>14} {:>8.3} {:<2} {:>6.0}% {:>6.0}% {band:>9}",
@@ -297,10 +317,14 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
             means.push(format!("{} {} {g:.3}", key.benchmark, key.metric));
         }
     }
-    if let Some(t) = a.max_worse {
+    if let Some(t) = a.target() {
+        let what = match t {
+            Target::Worse(p) => format!("A at most {p}% worse than B"),
+            Target::Diff(p) => format!("A within {p}% of B either way"),
+        };
         println!(
-            "\nverdict: A at most {t}% worse than B at each size; * beyond it and beyond the A/A band; ~ beyond \
-             it, within the band (noise); = within one printed step (0.01)"
+            "\nverdict: {what} at each size; * beyond it and beyond the A/A band; ~ beyond it, within the band \
+             (noise); = within one printed step (0.01)"
         );
     }
     if !means.is_empty() {
@@ -312,7 +336,7 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
     if collected.is_empty() || !incomplete.is_empty() {
         return (2, "RESULT: INCOMPLETE".into());
     }
-    match (a.max_worse, missed.is_empty()) {
+    match (a.target(), missed.is_empty()) {
         (None, _) => (0, "RESULT: COMPARED".into()),
         (Some(_), true) => (0, "RESULT: ALL TARGETS MET".into()),
         (Some(_), false) => (1, format!("RESULT: TARGETS MISSED at {} size(s): {}", missed.len(), missed.join(" "))),
@@ -329,6 +353,15 @@ mod tests {
         assert_eq!(order(2, false), [Side::B, Side::A]);
         assert_eq!(order(1, true), [Side::A, Side::B, Side::A2]);
         assert_eq!(order(2, true), [Side::A2, Side::B, Side::A]);
+    }
+
+    #[test]
+    fn four_significant_digits() {
+        assert_eq!(significant(0.409165), "0.4092");
+        assert_eq!(significant(12.3456), "12.35");
+        assert_eq!(significant(190.114), "190.1");
+        assert_eq!(significant(13025417.88), "13025418");
+        assert_eq!(significant(0.0), "0.000");
     }
 
     #[test]

@@ -411,6 +411,10 @@ fn ab_compares_two_commands_round_by_round() {
     assert_eq!(r.code, Some(2));
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
     assert!(r.stderr.starts_with("commbench ab: invalid value '2' for '--rounds <N>'"), "{}", r.stderr);
+    let mut both = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    both.args(["ab", "--a", "true", "--b", "true", "--max-worse", "5%", "--max-diff", "1%"]);
+    let r = run_cmd(both, Duration::from_secs(10));
+    assert_eq!((r.code, r.stderr.lines().count()), (Some(2), 1), "{}", r.stderr);
     let mut failing = Command::new(env!("CARGO_BIN_EXE_commbench"));
     failing.args(["ab", "--a", "echo broken >&2; exit 3", "--b", "true", "--rounds", "5"]);
     let r = run_cmd(failing, Duration::from_secs(10));
