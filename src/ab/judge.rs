@@ -24,7 +24,7 @@ pub struct Samples {
 pub struct SeriesKey {
     pub benchmark: String,
     pub datatype: String,
-    pub metric: &'static str,
+    pub metric: Metric,
 }
 
 /// Every value collected, by series and size.

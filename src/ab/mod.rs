@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-use crate::compare::model::Metric;
 use judge::{Collected, Mark, Samples, SeriesKey, SizeLine, Target};
 
 /// `commbench ab`'s options.
@@ -233,8 +232,7 @@ fn collect(path: &Path, side: Side, into: &mut Collected) -> Result<(), String> 
     }
     for t in &parsed.tables {
         for m in t.metrics() {
-            let key =
-                SeriesKey { benchmark: t.benchmark.clone(), datatype: t.datatype_key().to_string(), metric: m.name() };
+            let key = SeriesKey { benchmark: t.benchmark.clone(), datatype: t.datatype_key().to_string(), metric: m };
             let series = into.entry(key).or_default();
             for p in &t.points {
                 if let Some(v) = p.value(m) {
@@ -251,10 +249,6 @@ fn collect(path: &Path, side: Side, into: &mut Collected) -> Result<(), String> 
     Ok(())
 }
 
-fn metric_of(name: &str) -> Metric {
-    Metric::ALL.into_iter().find(|m| m.name() == name).unwrap_or(Metric::Latency)
-}
-
 /// A full-precision value with four significant digits (at least none
 /// after the point): 0.4092, 12.35, 190.1, 13025418.
 fn significant(v: f64) -> String {
@@ -267,13 +261,13 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
     let rounds = a.rounds as usize;
     let (mut missed, mut incomplete, mut means) = (Vec::new(), Vec::new(), Vec::new());
     for (key, sizes) in collected {
-        let m = metric_of(key.metric);
+        let m = key.metric;
         let better = if m.higher_is_better() { "higher" } else { "lower" };
         println!(
             "\n{} {} {} ({}, {better} is better): {} (A) against {} (B), medians of {rounds} alternating rounds",
             key.benchmark,
             key.datatype,
-            key.metric,
+            m.name(),
             m.unit(),
             a.label_a,
             a.label_b
@@ -288,7 +282,7 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
         for (size, s) in sizes {
             let complete = s.a.len() == rounds && s.b.len() == rounds && (!a.control || s.a2.len() == rounds);
             if !complete {
-                incomplete.push(format!("{} {} size {size}", key.benchmark, key.metric));
+                incomplete.push(format!("{} {} size {size}", key.benchmark, m.name()));
                 continue;
             }
             let l = judge::judge(*size, s, m, a.target(), printed, band_floor);
@@ -314,7 +308,7 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
         let ratios: Vec<f64> = lines.iter().map(|l| l.ratio).collect();
         if let Some(g) = judge::geometric_mean(&ratios) {
             println!("geometric mean of A/B over {} size(s): {g:.3}", ratios.len());
-            means.push(format!("{} {} {g:.3}", key.benchmark, key.metric));
+            means.push(format!("{} {} {g:.3}", key.benchmark, m.name()));
         }
     }
     if let Some(t) = a.target() {

@@ -168,7 +168,7 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
     }
     let job = match Job::start(cfg, env, |world| {
         let p = Plan::resolve(spec, &opts, world.size())?;
-        let p = if spec.procs == super::spec::ProcRule::Nodes {
+        let p = if p.pairs_from_nodes() {
             // Every rank off the parent node sends or receives: one pair
             // each (np/2 on two nodes).
             let layout = super::fan::FanLayout::of(world)?;
