@@ -19,6 +19,7 @@ pub mod gpu;
 pub mod input_file;
 pub mod job;
 pub mod launcher;
+pub mod options;
 pub mod pairs;
 pub mod plot;
 pub mod procs;

@@ -28,7 +28,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{check_len, Blocks, Collectives, Control, Envelope, Operands, ReduceOp, Transport};
+use super::{
+    check_len, Barrier, Blocks, Collectives, Control, Envelope, NonBlockingCollectives, Operands, ReduceOp, Transport,
+    VectorCollectives,
+};
 use crate::buffer::{AlignedBuf, BufferSet};
 use crate::datatype::Datatype;
 
@@ -615,10 +618,6 @@ impl Transport for MockTransport {
 }
 
 impl Collectives for MockTransport {
-    fn barrier(&self) {
-        self.world.barrier();
-    }
-
     fn allreduce_sum(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
         let bytes = count * dt.size();
         let (input, out) = split_io(&mut io);
@@ -721,7 +720,15 @@ impl Collectives for MockTransport {
             out.as_mut_slice()[..bytes].copy_from_slice(&all.0[root][me * bytes..(me + 1) * bytes]);
         }
     }
+}
 
+impl Barrier for MockTransport {
+    fn barrier(&self) {
+        self.world.barrier();
+    }
+}
+
+impl VectorCollectives for MockTransport {
     fn gatherv(&self, mut io: Operands<AlignedBuf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize) {
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
         assert_eq!(blocks.counts.len(), np);
@@ -794,9 +801,11 @@ impl Collectives for MockTransport {
         out.as_mut_slice()[..bytes].copy_from_slice(&mine);
         self.tamper(out.as_mut_slice());
     }
+}
 
+impl NonBlockingCollectives for MockTransport {
     fn ibarrier(&self) {
-        self.started(|| Collectives::barrier(self));
+        self.started(|| Barrier::barrier(self));
     }
 
     unsafe fn iallreduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {

@@ -30,6 +30,7 @@ pub mod world;
 
 use crate::buffer::{AllocError, BufferSet};
 use crate::datatype::Datatype;
+use crate::options::Backend;
 
 /// Reduction operators used on results between sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -297,16 +298,81 @@ pub trait Transport {
     fn testall(&self, reqs: &mut Self::Requests, offset: usize, n: usize) -> bool;
 }
 
-/// The collectives of a transport that has them (MPI, the mock; UCX's tag
-/// API has none): what the collective benchmarks and osu_barrier time.
+/// What a transport can carry beyond the point-to-point messages every
+/// [`Transport`] has: one trait each ([`Collectives`], [`Barrier`],
+/// [`VectorCollectives`], [`NonBlockingCollectives`], and
+/// [`rma::OneSided`]). A transport implements the ones it has and nothing
+/// else; a benchmark names the one it needs (`bench::Bench::Needs`), and
+/// which `--backend` runs it follows from that (bench/runner.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capability {
+    PointToPoint,
+    /// Windows of messages both ways between a pair at once (osu_bibw):
+    /// NCCL's grouped sends and receives, one window per group on one
+    /// stream, would wait on each other.
+    DuplexWindows,
+    Collectives,
+    Barrier,
+    VectorCollectives,
+    NonBlockingCollectives,
+    OneSided,
+}
+
+impl Capability {
+    /// What it is, for the line that refuses a backend without it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Capability::PointToPoint => "point-to-point messages",
+            Capability::DuplexWindows => "windows of messages both ways at once",
+            Capability::Collectives => "the collectives",
+            Capability::Barrier => "a barrier of its own",
+            Capability::VectorCollectives => "the vector collectives",
+            Capability::NonBlockingCollectives => "non-blocking collectives",
+            Capability::OneSided => "one-sided communication",
+        }
+    }
+}
+
+/// What each `--backend`'s transport implements. bench/runner.rs's
+/// `Launch` builds each benchmark over exactly these (checked when it is
+/// compiled), and the options refuse a backend without what the benchmark
+/// needs, from this table.
+pub const fn capabilities(backend: Backend) -> &'static [Capability] {
+    use Capability::*;
+    match backend {
+        // Mpi<M>: Transport, Collectives, Barrier, VectorCollectives,
+        // NonBlockingCollectives; MpiHost: OneSided.
+        Backend::Mpi => {
+            &[PointToPoint, DuplexWindows, Collectives, Barrier, VectorCollectives, NonBlockingCollectives, OneSided]
+        }
+        // Ucx: Transport.
+        Backend::Ucx => &[PointToPoint, DuplexWindows],
+        // Nccl: Transport (one window at a time), Collectives.
+        Backend::Nccl => &[PointToPoint, Collectives],
+    }
+}
+
+/// Whether `backend` has `cap` ([`capabilities`]).
+pub const fn provides(backend: Backend, cap: Capability) -> bool {
+    let caps = capabilities(backend);
+    let mut i = 0;
+    while i < caps.len() {
+        if caps[i] as u8 == cap as u8 {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// The blocking collectives that move data, of a transport that has them
+/// (MPI, NCCL, the mock; UCX's tag API has none).
 pub trait Collectives: Transport {
     /// Where an in-place reduce-scatter leaves a rank's share of the
     /// result: at the start of the buffer, as MPI_IN_PLACE does (false), or
     /// at the rank's own block of it, as NCCL does (`recvbuff = sendbuff +
     /// rank * recvcount`; true).
     const IN_PLACE_RESULT_AT_OWN_BLOCK: bool = false;
-    /// The barrier of the data plane (what osu_barrier times).
-    fn barrier(&self);
     /// Sum over ranks, everywhere.
     fn allreduce_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
     /// Sum over ranks at `root`. In place, the root's buffer holds its
@@ -330,10 +396,18 @@ pub trait Collectives: Transport {
     /// place, the root's buffer holds every block and keeps its own; other
     /// ranks receive into theirs.
     fn scatter(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
+}
 
-    // The vector collectives (MPI only: NCCL has none, and ends the job
-    // if one is reached; the options refuse these benchmarks first).
+/// A barrier on the data plane (what osu_barrier times): MPI's and the
+/// mock's. NCCL has none.
+pub trait Barrier: Transport {
+    fn barrier(&self);
+}
 
+/// The vector collectives, and MPI-3's block reduce-scatter (MPI and the
+/// mock; NCCL has neither: its reduce-scatter, which osu_reduce_scatter
+/// times, is the equal-blocks case of [`Collectives::reduce_scatter_sum`]).
+pub trait VectorCollectives: Collectives {
     /// `count` elements from every rank to `root`, rank r's block landing
     /// where `blocks` says (MPI_Gatherv). In place as [`Collectives::gather`]:
     /// the root's own block already sits at its place.
@@ -350,7 +424,7 @@ pub trait Collectives: Transport {
     /// from rank s (MPI_Alltoallv); in place, the receive buffer and
     /// layout hold the input too.
     fn alltoallv(&self, io: Operands<Self::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype);
-    /// As [`Collectives::alltoallv`], with byte displacements and a type
+    /// As [`VectorCollectives::alltoallv`], with byte displacements and a type
     /// per peer, every one `dt` (MPI_Alltoallw).
     fn alltoallw(&self, io: Operands<Self::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype);
     /// Sum over ranks of `np * count` elements, rank r keeping elements
@@ -358,20 +432,21 @@ pub trait Collectives: Transport {
     /// the receive buffer holds the whole input and the result lands at
     /// its start.
     fn reduce_scatter_block_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
+}
 
-    // The non-blocking collectives (OSU's osu_i* benchmarks; MPI only, as
-    // the vector collectives). Each starts one operation, with the
-    // arguments of its blocking form, and returns at once; the transport
-    // holds its one request until [`Collectives::nb_wait`] (or an
-    // [`Collectives::nb_test`] that finds it done). One is in flight at a
-    // time.
-    //
-    // # Safety
-    //
-    // The buffers passed to a start must stay allocated, and must not be
-    // read or written, until the operation has completed (`nb_wait`, or
-    // `nb_test` returning true): MPI writes them in the meantime.
-
+/// The non-blocking collectives (OSU's osu_i* benchmarks; MPI and the
+/// mock). Each starts one operation, with the arguments of its blocking
+/// form, and returns at once; the transport holds its one request until
+/// [`NonBlockingCollectives::nb_wait`] (or an
+/// [`NonBlockingCollectives::nb_test`] that finds it done). One is in
+/// flight at a time.
+///
+/// # Safety
+///
+/// The buffers passed to a start must stay allocated, and must not be read
+/// or written, until the operation has completed (`nb_wait`, or `nb_test`
+/// returning true): MPI writes them in the meantime.
+pub trait NonBlockingCollectives: VectorCollectives + Barrier {
     /// MPI_Ibarrier.
     fn ibarrier(&self);
     /// MPI_Iallreduce with MPI_SUM.

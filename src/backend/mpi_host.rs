@@ -12,7 +12,8 @@ use mpi::ffi;
 use super::shim::Handles;
 use super::world::World;
 use super::{
-    check_len, Blocks, Buffer, Collectives, Control, Envelope, HostMemory, Memory, Operands, RawBuffer, Transport,
+    check_len, Barrier, Blocks, Buffer, Collectives, Control, Envelope, HostMemory, Memory, NonBlockingCollectives,
+    Operands, RawBuffer, Transport, VectorCollectives,
 };
 use crate::buffer::BufferSet;
 use crate::datatype::Datatype;
@@ -801,11 +802,6 @@ impl<'w, M: Memory> Transport for Mpi<'w, M> {
 
 impl<'w, M: Memory> Collectives for Mpi<'w, M> {
     #[inline(always)]
-    fn barrier(&self) {
-        self.world.barrier();
-    }
-
-    #[inline(always)]
     fn allreduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         // SAFETY: a blocking call.
         unsafe { self.allreduce_sum_as(Form::Now, io, count, dt) }
@@ -851,7 +847,16 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
         // SAFETY: a blocking call.
         unsafe { self.scatter_as(Form::Now, io, count, dt, root) }
     }
+}
 
+impl<'w, M: Memory> Barrier for Mpi<'w, M> {
+    #[inline(always)]
+    fn barrier(&self) {
+        self.world.barrier();
+    }
+}
+
+impl<'w, M: Memory> VectorCollectives for Mpi<'w, M> {
     #[inline(always)]
     fn gatherv(&self, io: Operands<M::Buf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize) {
         // SAFETY: a blocking call.
@@ -882,6 +887,14 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
         unsafe { self.alltoallw_as(Form::Now, io, send, recv, dt) }
     }
 
+    #[inline(always)]
+    fn reduce_scatter_block_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
+        // SAFETY: a blocking call.
+        unsafe { self.reduce_scatter_block_sum_as(Form::Now, io, count, dt) }
+    }
+}
+
+impl<'w, M: Memory> NonBlockingCollectives for Mpi<'w, M> {
     #[inline(always)]
     fn ibarrier(&self) {
         // SAFETY: the request slot is this transport's.
@@ -986,11 +999,5 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
     fn nb_wait(&self) {
         // SAFETY: as in nb_test.
         unsafe { ffi::MPI_Wait(self.pending.as_ptr(), ffi::RSMPI_STATUS_IGNORE) };
-    }
-
-    #[inline(always)]
-    fn reduce_scatter_block_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
-        // SAFETY: a blocking call.
-        unsafe { self.reduce_scatter_block_sum_as(Form::Now, io, count, dt) }
     }
 }

@@ -32,7 +32,7 @@ use serde_json::json;
 use super::cuda_memory::{CudaMemory, GpuBuf, Place};
 use super::world::World;
 use super::{
-    agree_failures, check_len, Blocks, Buffer, Collectives, Control, Envelope, Memory, Operands, RawBuffer, Transport,
+    agree_failures, check_len, Buffer, Collectives, Control, Envelope, Memory, Operands, RawBuffer, Transport,
 };
 use crate::buffer::{AllocError, BufferSet};
 use crate::datatype::Datatype;
@@ -182,16 +182,6 @@ impl<'w> Nccl<'w> {
             }
             other => self.fail_cuda("cuStreamQuery", cu::DriverError(other)),
         }
-    }
-
-    /// Ends the job when a collective NCCL has no form of is reached (the
-    /// options refuse those benchmarks with `--backend nccl`, so this is
-    /// only a last guard): one line, then MPI_Abort, never a panic.
-    #[cold]
-    #[inline(never)]
-    fn unsupported(&self, call: &str) -> ! {
-        crate::say!("NCCL has no {call} (rank {}): this benchmark runs over MPI only; drop --backend nccl", self.rank);
-        self.world.abort(1)
     }
 
     #[inline(always)]
@@ -440,12 +430,6 @@ impl<'w> Transport for Nccl<'w> {
 impl<'w> Collectives for Nccl<'w> {
     const IN_PLACE_RESULT_AT_OWN_BLOCK: bool = true;
 
-    /// NCCL has no barrier; the control plane's stands in (osu_barrier
-    /// does not run over NCCL).
-    fn barrier(&self) {
-        self.world.barrier();
-    }
-
     fn allreduce_sum(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
         let need = count * dt.size();
         let (send, recv) = Self::checked(io, need, need, 0);
@@ -614,97 +598,5 @@ impl<'w> Collectives for Nccl<'w> {
         if is_root && !in_place {
             self.copy(out as *mut c_void, send.wrapping_byte_add(root * need), need);
         }
-    }
-
-    fn gatherv(&self, _io: Operands<GpuBuf>, _count: usize, _blocks: &Blocks, _dt: Datatype, _root: usize) {
-        self.unsupported("MPI_Gatherv")
-    }
-
-    fn scatterv(&self, _io: Operands<GpuBuf>, _blocks: &Blocks, _count: usize, _dt: Datatype, _root: usize) {
-        self.unsupported("MPI_Scatterv")
-    }
-
-    fn allgatherv(&self, _io: Operands<GpuBuf>, _count: usize, _blocks: &Blocks, _dt: Datatype) {
-        self.unsupported("MPI_Allgatherv")
-    }
-
-    fn alltoallv(&self, _io: Operands<GpuBuf>, _send: &Blocks, _recv: &Blocks, _dt: Datatype) {
-        self.unsupported("MPI_Alltoallv")
-    }
-
-    fn alltoallw(&self, _io: Operands<GpuBuf>, _send: &Blocks, _recv: &Blocks, _dt: Datatype) {
-        self.unsupported("MPI_Alltoallw")
-    }
-
-    fn reduce_scatter_block_sum(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype) {
-        self.unsupported("MPI_Reduce_scatter_block")
-    }
-
-    fn ibarrier(&self) {
-        self.unsupported("MPI_Ibarrier")
-    }
-
-    unsafe fn iallreduce_sum(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype) {
-        self.unsupported("MPI_Iallreduce")
-    }
-
-    unsafe fn ibcast(&self, _buf: &mut GpuBuf, _count: usize, _dt: Datatype, _root: usize) {
-        self.unsupported("MPI_Ibcast")
-    }
-
-    unsafe fn iallgather(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype) {
-        self.unsupported("MPI_Iallgather")
-    }
-
-    unsafe fn ialltoall(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype) {
-        self.unsupported("MPI_Ialltoall")
-    }
-
-    unsafe fn ireduce_sum(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype, _root: usize) {
-        self.unsupported("MPI_Ireduce")
-    }
-
-    unsafe fn igather(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype, _root: usize) {
-        self.unsupported("MPI_Igather")
-    }
-
-    unsafe fn iscatter(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype, _root: usize) {
-        self.unsupported("MPI_Iscatter")
-    }
-
-    unsafe fn ireduce_scatter_sum(&self, _io: Operands<GpuBuf>, _counts: &[i32], _dt: Datatype) {
-        self.unsupported("MPI_Ireduce_scatter")
-    }
-
-    unsafe fn ireduce_scatter_block_sum(&self, _io: Operands<GpuBuf>, _count: usize, _dt: Datatype) {
-        self.unsupported("MPI_Ireduce_scatter_block")
-    }
-
-    unsafe fn iallgatherv(&self, _io: Operands<GpuBuf>, _count: usize, _blocks: &Blocks, _dt: Datatype) {
-        self.unsupported("MPI_Iallgatherv")
-    }
-
-    unsafe fn igatherv(&self, _io: Operands<GpuBuf>, _count: usize, _blocks: &Blocks, _dt: Datatype, _root: usize) {
-        self.unsupported("MPI_Igatherv")
-    }
-
-    unsafe fn iscatterv(&self, _io: Operands<GpuBuf>, _blocks: &Blocks, _count: usize, _dt: Datatype, _root: usize) {
-        self.unsupported("MPI_Iscatterv")
-    }
-
-    unsafe fn ialltoallv(&self, _io: Operands<GpuBuf>, _send: &Blocks, _recv: &Blocks, _dt: Datatype) {
-        self.unsupported("MPI_Ialltoallv")
-    }
-
-    unsafe fn ialltoallw(&self, _io: Operands<GpuBuf>, _send: &Blocks, _recv: &Blocks, _dt: Datatype) {
-        self.unsupported("MPI_Ialltoallw")
-    }
-
-    fn nb_test(&self) -> bool {
-        self.unsupported("MPI_Test on a collective")
-    }
-
-    fn nb_wait(&self) {
-        self.unsupported("MPI_Wait on a collective")
     }
 }

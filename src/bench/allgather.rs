@@ -3,8 +3,9 @@
 //! (n-1)/n.
 
 use crate::report::nccl_tests::Collective as Nccl;
-use super::collective::{Collective, Job};
-use super::spec::BenchSpec;
+use super::collective::{Call, Collective, Job};
+use super::needs;
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
 use crate::backend::Collectives;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -30,6 +31,8 @@ pub fn block_value(s: usize, np: usize, i: usize) -> u64 {
 
 impl Collective for Allgather {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Allgather;
+    type Needs = needs::Collectives;
 
     fn new(_np: usize) -> Self {
         Allgather
@@ -37,11 +40,6 @@ impl Collective for Allgather {
 
     fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize) {
         (size, size * np)
-    }
-
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
-        t.allgather(job.operands(send, recv), case.count, case.datatype);
     }
 
     fn warm_up_elsewhere(&self) -> bool {
@@ -70,5 +68,12 @@ impl Collective for Allgather {
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         let c = case.count;
         check_values(recv, case.datatype, 0..c * job.np, |k| block_value(k / c, job.np, i), 1)
+    }
+}
+
+impl<T: Collectives> Call<T> for Allgather {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+        t.allgather(job.operands(send, recv), case.count, case.datatype);
     }
 }

@@ -4,10 +4,11 @@
 //! bandwidths are osu_allgather's; only the call differs.
 
 use super::allgather::Allgather;
-use super::collective::{Collective, Job};
-use super::spec::BenchSpec;
+use super::collective::{Call, Collective, Job};
+use super::needs;
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
-use crate::backend::{Blocks, Collectives};
+use crate::backend::{Blocks, VectorCollectives};
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec =
@@ -26,6 +27,8 @@ impl Allgatherv {
 
 impl Collective for Allgatherv {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Allgatherv;
+    type Needs = needs::VectorCollectives;
 
     fn new(_np: usize) -> Self {
         Allgatherv { blocks: Blocks::default() }
@@ -37,11 +40,6 @@ impl Collective for Allgatherv {
 
     fn prepare(&mut self, case: &SizeCase, job: &Job) {
         self.blocks = Blocks::end_to_end(job.np, case.count, case.datatype, false);
-    }
-
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
-        t.allgatherv(job.operands(send, recv), case.count, &self.blocks, case.datatype);
     }
 
     fn warm_up_elsewhere(&self) -> bool {
@@ -62,5 +60,12 @@ impl Collective for Allgatherv {
 
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         Allgather.check(recv, case, job, i)
+    }
+}
+
+impl<T: VectorCollectives> Call<T> for Allgatherv {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+        t.allgatherv(job.operands(send, recv), case.count, &self.blocks, case.datatype);
     }
 }

@@ -2,8 +2,9 @@
 //! busbw = algbw * 2(n-1)/n.
 
 use crate::report::nccl_tests::Collective as Nccl;
-use super::collective::{check_reduction, fill_reduction, Collective, Job};
-use super::spec::{BenchSpec, MetricKind, ProcRule, COLL_ITERS};
+use super::needs;
+use super::collective::{Call, Collective, Job, check_reduction, fill_reduction};
+use super::spec::{BenchSpec, COLL_ITERS, MetricKind, Op, ProcRule};
 use super::SizeCase;
 use crate::backend::Collectives;
 use crate::buffer::Mismatch;
@@ -29,6 +30,8 @@ pub struct Allreduce;
 
 impl Collective for Allreduce {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Allreduce;
+    type Needs = needs::Collectives;
 
     fn new(_np: usize) -> Self {
         Allreduce
@@ -36,11 +39,6 @@ impl Collective for Allreduce {
 
     fn buffer_bytes(&self, size: usize, _np: usize) -> (usize, usize) {
         (size, size)
-    }
-
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
-        t.allreduce_sum(job.operands(send, recv), case.count, case.datatype);
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
@@ -53,5 +51,12 @@ impl Collective for Allreduce {
 
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         check_reduction(recv, case, job, i, 0, case.count)
+    }
+}
+
+impl<T: Collectives> Call<T> for Allreduce {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+        t.allreduce_sum(job.operands(send, recv), case.count, case.datatype);
     }
 }

@@ -2,8 +2,9 @@
 //! algbw counts size * np bytes; busbw = algbw * (n-1)/n.
 
 use crate::report::nccl_tests::Collective as Nccl;
-use super::collective::{Collective, Job};
-use super::spec::BenchSpec;
+use super::needs;
+use super::collective::{Call, Collective, Job};
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
 use crate::backend::Collectives;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -24,6 +25,8 @@ fn pair_value(from: usize, to: usize, np: usize, i: usize) -> u64 {
 
 impl Collective for Alltoall {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Alltoall;
+    type Needs = needs::Collectives;
 
     fn new(_np: usize) -> Self {
         Alltoall
@@ -31,11 +34,6 @@ impl Collective for Alltoall {
 
     fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize) {
         (size * np, size * np)
-    }
-
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
-        t.alltoall(job.operands(send, recv), case.count, case.datatype);
     }
 
     /// nccl-tests leaves an in-place all-to-all unchecked (`N/A`): over
@@ -62,5 +60,12 @@ impl Collective for Alltoall {
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         let (c, np, me) = (case.count, job.np, job.rank);
         check_values(recv, case.datatype, 0..c * np, |k| pair_value(k / c, me, np, i), 1)
+    }
+}
+
+impl<T: Collectives> Call<T> for Alltoall {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+        t.alltoall(job.operands(send, recv), case.count, case.datatype);
     }
 }

@@ -3,11 +3,12 @@
 //! end in rank order, send and receive alike). Buffers, fills, checks and
 //! bandwidths are osu_alltoall's; only the call differs.
 
+use super::needs;
 use super::alltoall::Alltoall;
-use super::collective::{Collective, Job};
-use super::spec::BenchSpec;
+use super::collective::{Call, Collective, Job};
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
-use crate::backend::{Blocks, Collectives};
+use crate::backend::{Blocks, VectorCollectives};
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -29,6 +30,8 @@ impl Alltoallv {
 
 impl Collective for Alltoallv {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Alltoallv;
+    type Needs = needs::VectorCollectives;
 
     fn new(_np: usize) -> Self {
         Alltoallv { blocks: Blocks::default() }
@@ -42,11 +45,6 @@ impl Collective for Alltoallv {
         self.blocks = Blocks::end_to_end(job.np, case.count, case.datatype, false);
     }
 
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
-        t.alltoallv(job.operands(send, recv), &self.blocks, &self.blocks, case.datatype);
-    }
-
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
         Alltoall.bandwidth(size, np)
     }
@@ -57,5 +55,12 @@ impl Collective for Alltoallv {
 
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         Alltoall.check(recv, case, job, i)
+    }
+}
+
+impl<T: VectorCollectives> Call<T> for Alltoallv {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+        t.alltoallv(job.operands(send, recv), &self.blocks, &self.blocks, case.datatype);
     }
 }

@@ -3,11 +3,12 @@
 //! blocks end to end in rank order, displacements in bytes. Buffers,
 //! fills, checks and bandwidths are osu_alltoall's; only the call differs.
 
+use super::needs;
 use super::alltoall::Alltoall;
-use super::collective::{Collective, Job};
-use super::spec::BenchSpec;
+use super::collective::{Call, Collective, Job};
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
-use crate::backend::{Blocks, Collectives};
+use crate::backend::{Blocks, VectorCollectives};
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -29,6 +30,8 @@ impl Alltoallw {
 
 impl Collective for Alltoallw {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Alltoallw;
+    type Needs = needs::VectorCollectives;
 
     fn new(_np: usize) -> Self {
         Alltoallw { blocks: Blocks::default() }
@@ -42,11 +45,6 @@ impl Collective for Alltoallw {
         self.blocks = Blocks::end_to_end(job.np, case.count, case.datatype, true);
     }
 
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
-        t.alltoallw(job.operands(send, recv), &self.blocks, &self.blocks, case.datatype);
-    }
-
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
         Alltoall.bandwidth(size, np)
     }
@@ -57,5 +55,12 @@ impl Collective for Alltoallw {
 
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         Alltoall.check(recv, case, job, i)
+    }
+}
+
+impl<T: VectorCollectives> Call<T> for Alltoallw {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+        t.alltoallw(job.operands(send, recv), &self.blocks, &self.blocks, case.datatype);
     }
 }

@@ -1,10 +1,10 @@
 //! osu_barrier: the time of the barrier itself, with no other
 //! synchronisation and no message size.
 
-use super::collective::{Collective, Job, Sync};
-use super::spec::{BenchSpec, MetricKind};
+use super::needs;
+use super::collective::{Call, Collective, Job, Sync};
+use super::spec::{BenchSpec, MetricKind, Op};
 use super::SizeCase;
-use crate::backend::Collectives;
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -19,6 +19,8 @@ pub struct Barrier;
 
 impl Collective for Barrier {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Barrier;
+    type Needs = needs::Barrier;
 
     fn new(_np: usize) -> Self {
         Barrier
@@ -26,11 +28,6 @@ impl Collective for Barrier {
 
     fn buffer_bytes(&self, _size: usize, _np: usize) -> (usize, usize) {
         (0, 0)
-    }
-
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, _send: &T::Buf, _recv: &mut T::Buf, _case: &SizeCase, _job: &Job, _i: usize) {
-        t.barrier();
     }
 
     fn warm_up_elsewhere(&self) -> bool {
@@ -54,5 +51,12 @@ impl Collective for Barrier {
 
     fn check(&self, _recv: &[u8], _case: &SizeCase, _job: &Job, _i: usize) -> Option<Mismatch> {
         None
+    }
+}
+
+impl<T: crate::backend::Barrier> Call<T> for Barrier {
+    #[inline(always)]
+    fn call(&self, t: &T, _send: &T::Buf, _recv: &mut T::Buf, _case: &SizeCase, _job: &Job, _i: usize) {
+        t.barrier();
     }
 }

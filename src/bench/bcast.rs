@@ -2,8 +2,9 @@
 //! the first iteration of a size. busbw = algbw.
 
 use crate::report::nccl_tests::Collective as Nccl;
-use super::collective::{Collective, Job};
-use super::spec::BenchSpec;
+use super::needs;
+use super::collective::{Call, Collective, Job};
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
 use crate::backend::Collectives;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -25,6 +26,8 @@ fn root_value(i: usize) -> u64 {
 
 impl Collective for Bcast {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Bcast;
+    type Needs = needs::Collectives;
 
     fn new(_np: usize) -> Self {
         Bcast
@@ -33,11 +36,6 @@ impl Collective for Bcast {
     /// One buffer (the receive side), sent from at the root.
     fn buffer_bytes(&self, size: usize, _np: usize) -> (usize, usize) {
         (0, size)
-    }
-
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, _send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, _job: &Job, _i: usize) {
-        t.bcast(recv, case.count, case.datatype, ROOT);
     }
 
     fn warm_up_elsewhere(&self) -> bool {
@@ -66,5 +64,12 @@ impl Collective for Bcast {
 
     fn check(&self, recv: &[u8], case: &SizeCase, _job: &Job, i: usize) -> Option<Mismatch> {
         check_values(recv, case.datatype, 0..case.count, |_| root_value(i), 1)
+    }
+}
+
+impl<T: Collectives> Call<T> for Bcast {
+    #[inline(always)]
+    fn call(&self, t: &T, _send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, _job: &Job, _i: usize) {
+        t.bcast(recv, case.count, case.datatype, ROOT);
     }
 }

@@ -7,7 +7,7 @@ use super::spec::BenchSpec;
 use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
 use crate::backend::{Envelope, Transport};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
-use crate::cli::BufferMode;
+use crate::options::BufferMode;
 use crate::stats::Samples;
 
 pub const SPEC: BenchSpec =
@@ -27,7 +27,7 @@ pub struct BibwKernel<T: Transport> {
     reqs: T::Requests,
 }
 
-super::point_to_point_bench!(Bibw, BibwKernel);
+super::point_to_point_bench!(Bibw, BibwKernel, DuplexWindows);
 
 impl PointToPoint for Bibw {
     type P2pKernel<T: Transport> = BibwKernel<T>;

@@ -6,7 +6,7 @@ use super::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
 use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
 use crate::backend::{Envelope, Transport};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
-use crate::cli::BufferMode;
+use crate::options::BufferMode;
 use crate::datatype::Datatype;
 use crate::stats::Samples;
 

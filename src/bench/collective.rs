@@ -5,11 +5,11 @@
 //! every rank's timings into OSU's average, min and max, the per-rank
 //! spread, nccl-tests bandwidths, and the per-iteration average over ranks.
 
-use super::spec::BenchSpec;
-use super::{Bench, Kernel, Metric, Setup, SizeCase};
-use crate::backend::{Collectives, Control, Operands, ReduceOp};
+use super::spec::{BenchSpec, CollectiveCall, Op};
+use super::{Bench, BenchOn, Kernel, Metric, Need, Setup, SizeCase};
+use crate::backend::{Collectives, Control, Operands, ReduceOp, Transport};
 use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
-use crate::cli::RootRank;
+use crate::options::RootRank;
 use crate::stats::{RankSpread, Samples};
 
 /// Where a collective's synchronisation sits around the timed call.
@@ -127,6 +127,10 @@ impl<B> CollBuffers<B> {
 /// (see the [`Bench`] implementation below).
 pub trait Collective: Sized {
     const SPEC: &'static BenchSpec;
+    /// What its [`Call`] needs of a transport ([`crate::bench::needs`]).
+    type Needs: Need;
+    /// The operation it times.
+    const OP: Op;
 
     /// The collective for a job of `np` ranks.
     fn new(np: usize) -> Self;
@@ -136,10 +140,6 @@ pub trait Collective: Sized {
 
     /// Called before each size (e.g. to work out per-rank counts).
     fn prepare(&mut self, _case: &SizeCase, _job: &Job) {}
-
-    /// The operation. `recv` is the real receive buffer, or the warm-up one
-    /// for untimed validation repetitions where the collective has one.
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize);
 
     /// Whether untimed validation repetitions write into the separate
     /// warm-up receive buffer (OSU: allreduce, alltoall, reduce_scatter,
@@ -182,13 +182,19 @@ pub trait Collective: Sized {
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch>;
 }
 
+/// The operation of a [`Collective`] over the transports that have what it
+/// calls (`impl<T: Collectives> Call<T> for Allreduce`, `impl<T:
+/// VectorCollectives> Call<T> for Allgatherv`, ...).
+pub trait Call<T: Transport>: Collective {
+    /// The operation. `recv` is the real receive buffer, or the warm-up one
+    /// for untimed validation repetitions where the collective has one.
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize);
+}
+
 impl<C: Collective> Bench for C {
     const SPEC: &'static BenchSpec = <C as Collective>::SPEC;
-    type Kernel<T: Collectives> = CollKernel<C, T>;
-
-    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<CollKernel<C, T>, AllocError> {
-        CollKernel::new(s, C::new(s.np()))
-    }
+    type Needs = C::Needs;
+    const COLLECTIVE: Option<CollectiveCall> = Some(CollectiveCall { op: C::OP, nonblocking: false });
 
     /// The send, receive and warm-up buffers [`CollKernel::new`] allocates.
     fn message_bytes(plan: &super::plan::Plan, np: usize) -> u128 {
@@ -199,15 +205,23 @@ impl<C: Collective> Bench for C {
     }
 }
 
+impl<C: Call<T>, T: Collectives> BenchOn<T> for C {
+    type Kernel = CollKernel<C, T>;
+
+    fn kernel(s: &Setup<T>) -> Result<CollKernel<C, T>, AllocError> {
+        CollKernel::new(s, C::new(s.np()))
+    }
+}
+
 /// A collective with its buffers: the [`Kernel`] the runner drives.
-pub struct CollKernel<C: Collective, T: Collectives> {
+pub struct CollKernel<C: Call<T>, T: Collectives> {
     c: C,
     bufs: CollBuffers<T::Buf>,
     job: Job,
     iteration: usize,
 }
 
-impl<C: Collective, T: Collectives> CollKernel<C, T> {
+impl<C: Call<T>, T: Collectives> CollKernel<C, T> {
     pub fn new(s: &Setup<T>, c: C) -> Result<Self, AllocError> {
         let (bufs, job) = (CollBuffers::new(s, &c)?, Job::new(s));
         Ok(CollKernel { c, bufs, job, iteration: 0 })
@@ -220,7 +234,7 @@ impl<C: Collective, T: Collectives> CollKernel<C, T> {
     }
 }
 
-impl<C: Collective, T: Collectives> Kernel<T> for CollKernel<C, T> {
+impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
     fn prepare(&mut self, _t: &T, case: &SizeCase) -> Result<(), AllocError> {
         self.c.prepare(case, &self.job);
         Ok(())

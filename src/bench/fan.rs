@@ -146,7 +146,7 @@ impl<T: Transport> FanKernel<T> {
         let sender = parent == (dir == Direction::Out);
         let peers = layout.peers(rank);
         let reporter = if dir == Direction::In { layout.grid[1][0] } else { layout.grid[0][0] };
-        let multiple = s.opts.buffers == crate::cli::BufferMode::Multiple;
+        let multiple = s.opts.buffers == crate::options::BufferMode::Multiple;
         let bytes = if multiple { 1 } else { s.max_size };
         Ok(FanKernel {
             sender,

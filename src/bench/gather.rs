@@ -8,9 +8,10 @@
 //! buffer is cleared, not pre-filled, before each validated iteration.
 
 use crate::report::nccl_tests::Collective as Nccl;
+use super::needs;
 use super::allgather::block_value;
-use super::collective::{Collective, Job};
-use super::spec::BenchSpec;
+use super::collective::{Call, Collective, Job};
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
 use crate::backend::{Collectives, Operands};
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -29,6 +30,8 @@ pub struct Gather;
 
 impl Collective for Gather {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Gather;
+    type Needs = needs::Collectives;
 
     fn new(_np: usize) -> Self {
         Gather
@@ -40,13 +43,6 @@ impl Collective for Gather {
     }
 
     /// In place, the root's own block already sits in its receive buffer.
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
-        let root = job.root_of(i);
-        let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
-        t.gather(io, case.count, case.datatype, root);
-    }
-
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
         Some(((size * np) as f64, Nccl::Gather.bus_factor(np)))
     }
@@ -70,5 +66,14 @@ impl Collective for Gather {
         }
         let c = case.count;
         check_values(recv, case.datatype, 0..c * job.np, |k| block_value(k / c, job.np, i), 1)
+    }
+}
+
+impl<T: Collectives> Call<T> for Gather {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
+        let root = job.root_of(i);
+        let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
+        t.gather(io, case.count, case.datatype, root);
     }
 }

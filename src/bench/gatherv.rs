@@ -4,11 +4,12 @@
 //! checks and bandwidths are osu_gather's; only the call differs, and (as
 //! in OSU) ranks meet once more after a size's last iteration.
 
-use super::collective::{Collective, Job};
+use super::needs;
+use super::collective::{Call, Collective, Job};
 use super::gather::Gather;
-use super::spec::BenchSpec;
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
-use crate::backend::{Blocks, Collectives, Operands};
+use crate::backend::{Blocks, Operands, VectorCollectives};
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec =
@@ -27,6 +28,8 @@ impl Gatherv {
 
 impl Collective for Gatherv {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Gatherv;
+    type Needs = needs::VectorCollectives;
 
     fn new(_np: usize) -> Self {
         Gatherv { blocks: Blocks::default() }
@@ -38,13 +41,6 @@ impl Collective for Gatherv {
 
     fn prepare(&mut self, case: &SizeCase, job: &Job) {
         self.blocks = Blocks::end_to_end(job.np, case.count, case.datatype, false);
-    }
-
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
-        let root = job.root_of(i);
-        let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
-        t.gatherv(io, case.count, &self.blocks, case.datatype, root);
     }
 
     fn sync_after_loop(&self) -> bool {
@@ -61,5 +57,14 @@ impl Collective for Gatherv {
 
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         Gather.check(recv, case, job, i)
+    }
+}
+
+impl<T: VectorCollectives> Call<T> for Gatherv {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
+        let root = job.root_of(i);
+        let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
+        t.gatherv(io, case.count, &self.blocks, case.datatype, root);
     }
 }

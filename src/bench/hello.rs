@@ -13,5 +13,5 @@ pub const HELLO: BenchSpec =
 pub struct Hello;
 
 impl Registered for Hello {
-    const ENTRY: Entry = Entry { spec: &HELLO };
+    const ENTRY: Entry = Entry { spec: &HELLO, needs: None, collective: None };
 }

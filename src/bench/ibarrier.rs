@@ -7,7 +7,7 @@ use super::collective::Job;
 use super::nonblocking::{nonblocking_bench, NonBlocking};
 use super::spec::{BenchSpec, IterDefaults, MetricKind};
 use super::SizeCase;
-use crate::backend::Collectives;
+use crate::backend::NonBlockingCollectives;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ibarrier",
@@ -25,7 +25,7 @@ impl NonBlocking for Ibarrier {
     type Blocking = Barrier;
 
     #[inline(always)]
-    unsafe fn start<T: Collectives>(
+    unsafe fn start<T: NonBlockingCollectives>(
         _c: &Barrier,
         t: &T,
         _send: &T::Buf,

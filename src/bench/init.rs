@@ -46,7 +46,7 @@ pub const INIT: BenchSpec = BenchSpec {
 pub struct Init;
 
 impl Registered for Init {
-    const ENTRY: Entry = Entry { spec: &INIT };
+    const ENTRY: Entry = Entry { spec: &INIT, needs: None, collective: None };
 }
 
 /// One rank's time in MPI_Init as OSU reports it: whole milliseconds,
@@ -105,7 +105,7 @@ mod tests {
             pairs: 0,
             full: false,
             accel: None,
-            backend: crate::cli::Backend::Mpi,
+            backend: crate::options::Backend::Mpi,
             np,
             one_sided: None,
         };

@@ -6,7 +6,7 @@ use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
 use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
 use crate::backend::{Control, Envelope, ReduceOp, Transport};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
-use crate::cli::BufferMode;
+use crate::options::BufferMode;
 use crate::stats::Samples;
 
 pub const SPEC: BenchSpec = BenchSpec {

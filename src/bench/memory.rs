@@ -14,7 +14,9 @@
 //! the node.
 
 use super::plan::Plan;
-use crate::cli::BufferMode;
+use super::spec::{CollectiveCall, Op};
+use crate::backend::Capability;
+use crate::options::BufferMode;
 
 /// Bytes one outstanding non-blocking request costs: our MPI_Request
 /// handle (8 bytes) plus the MPI library's request object and its
@@ -77,7 +79,7 @@ pub fn estimate(plan: &Plan, np: usize, buffers: u128) -> Estimate {
     let w = plan.max_window() as u128;
     let requests = if spec.windowed {
         // bibw posts a window each way; bw and mbw_mr one.
-        let per_side = if spec.name == "osu_bibw" { 2 } else { 1 };
+        let per_side = if duplex(plan) { 2 } else { 1 };
         per_side * w * REQUEST_BYTES
     } else {
         0
@@ -87,7 +89,7 @@ pub fn estimate(plan: &Plan, np: usize, buffers: u128) -> Estimate {
         held: held_now(),
         buffers,
         requests,
-        mpi_temporaries: mpi_temporaries(spec.name, max, np as u128),
+        mpi_temporaries: plan.collective.map_or(0, |c| mpi_temporaries(c, max, np as u128)),
         samples: SAMPLE_COPIES * 8 * max_iters as u128,
     }
 }
@@ -100,34 +102,39 @@ pub const SAMPLE_COPIES: u128 = 4;
 
 /// The MPI library's own buffers inside one collective call with
 /// `max`-byte messages on `np` ranks (Open MPI's tuned algorithms).
-fn mpi_temporaries(name: &str, max: u128, np: u128) -> u128 {
-    match name {
+fn mpi_temporaries(call: CollectiveCall, max: u128, np: u128) -> u128 {
+    match (call.op, call.nonblocking) {
         // Measured at 32 MiB on 2 and 4 ranks: allreduce holds half the
         // vector more, reduce_scatter one and a half; reduce's root one
         // once it has more than one child (np > 2), none on 2 ranks;
         // allgather and alltoall none (measured at 32 and 128 MiB).
-        "osu_allreduce" => max / 2,
-        "osu_reduce_scatter" => 3 * max / 2,
-        "osu_reduce" if np > 2 => max,
+        (Op::Allreduce, false) => max / 2,
+        (Op::ReduceScatter, false) => 3 * max / 2,
+        (Op::Reduce, false) if np > 2 => max,
         // Measured at 256 MiB on 2 ranks and 64 MiB on 4: Open MPI reduces
         // the whole vector to rank 0 and scatters it from there, which
         // holds one vector more there, two beyond 2 ranks. The other
         // vector collectives hold none (gatherv, scatterv, allgatherv,
         // alltoallv and alltoallw measured at 32 and 128 MiB).
-        "osu_reduce_scatter_block" if np > 2 => 2 * max,
-        "osu_reduce_scatter_block" => max,
+        (Op::ReduceScatterBlock, false) if np > 2 => 2 * max,
+        (Op::ReduceScatterBlock, false) => max,
         // The non-blocking reductions (libnbc's schedules), measured at
         // 64 MiB on 2, 3 and 4 ranks: ireduce_scatter and its block form
         // hold a vector more on rank 0 with 2 ranks and two beyond;
         // ireduce one and a half on every rank but the root beyond 2
         // ranks; iallreduce a vector on rank 0 with 3 (half on every rank
         // with 4). ireduce and iallreduce hold none on 2 ranks.
-        "osu_ireduce_scatter" | "osu_ireduce_scatter_block" if np > 2 => 2 * max,
-        "osu_ireduce_scatter" | "osu_ireduce_scatter_block" => max,
-        "osu_ireduce" if np > 2 => 3 * max / 2,
-        "osu_iallreduce" if np > 2 => max,
+        (Op::ReduceScatter | Op::ReduceScatterBlock, true) if np > 2 => 2 * max,
+        (Op::ReduceScatter | Op::ReduceScatterBlock, true) => max,
+        (Op::Reduce, true) if np > 2 => 3 * max / 2,
+        (Op::Allreduce, true) if np > 2 => max,
         _ => 0,
     }
+}
+
+/// Whether the benchmark keeps a window in flight each way (osu_bibw).
+fn duplex(plan: &Plan) -> bool {
+    plan.needs == Some(Capability::DuplexWindows)
 }
 
 /// Message buffers of a point-to-point benchmark on one rank: a window of
@@ -138,7 +145,7 @@ pub fn pt2pt_buffers(plan: &Plan) -> u128 {
     let max = plan.max_size as u128;
     let multiple = spec.windowed && plan.opts.buffers == BufferMode::Multiple;
     let one = if multiple { plan.max_window() as u128 * pages(max) } else { pages(max) };
-    let sides = if spec.windowed && spec.name != "osu_bibw" { 1 } else { 2 };
+    let sides = if spec.windowed && !duplex(plan) { 1 } else { 2 };
     sides * one
 }
 
@@ -214,12 +221,20 @@ mod tests {
     #[test]
     fn nonblocking_reductions_count_mpi_temporaries() {
         let m = 64u128 << 20;
+        // Through the registry: each benchmark's operation, as its kernel
+        // declares it.
+        let of = |name: &str, np: u128| {
+            let call = crate::bench::registry::lookup(name).and_then(|e| e.collective).expect(name);
+            mpi_temporaries(call, m, np)
+        };
         for name in ["osu_ireduce_scatter", "osu_ireduce_scatter_block"] {
-            assert_eq!((mpi_temporaries(name, m, 2), mpi_temporaries(name, m, 4)), (m, 2 * m), "{name}");
+            assert_eq!((of(name, 2), of(name, 4)), (m, 2 * m), "{name}");
         }
-        assert_eq!((mpi_temporaries("osu_ireduce", m, 2), mpi_temporaries("osu_ireduce", m, 3)), (0, 3 * m / 2));
-        assert_eq!((mpi_temporaries("osu_iallreduce", m, 2), mpi_temporaries("osu_iallreduce", m, 3)), (0, m));
-        assert_eq!(mpi_temporaries("osu_ibcast", m, 4), 0);
+        assert_eq!((of("osu_ireduce", 2), of("osu_ireduce", 3)), (0, 3 * m / 2));
+        assert_eq!((of("osu_iallreduce", 2), of("osu_iallreduce", 3)), (0, m));
+        assert_eq!(of("osu_ibcast", 4), 0);
+        assert_eq!((of("osu_allreduce", 2), of("osu_reduce_scatter", 2)), (m / 2, 3 * m / 2));
+        assert_eq!((of("osu_reduce", 2), of("osu_reduce", 3), of("osu_gather", 4)), (0, m, 0));
     }
 
     #[test]

@@ -80,10 +80,10 @@ benchmarks! {
     get_acc_latency::GetAccLatency,
 }
 
-use crate::backend::{Collectives, Control, Transport};
+use crate::backend::{Capability, Control, Transport};
 use crate::buffer::{AllocError, Mismatch};
-use crate::cli::Options;
 use crate::datatype::Datatype;
+use crate::options::Options;
 use crate::stats::{RankSpread, Samples};
 use spec::{BenchSpec, LARGE_MESSAGE_SIZE};
 
@@ -236,19 +236,53 @@ pub trait Kernel<T: Transport> {
     fn metric(&mut self, t: &T, case: &SizeCase, samples: &Samples) -> Metric;
 }
 
-/// What a benchmark file provides: its spec and how to build its kernel
-/// over any transport. The registry and the binaries name benchmarks by
-/// the type implementing this.
+/// What a benchmark needs of a transport, as a type ([`Bench::Needs`]):
+/// the runner launches a benchmark over the transports that have it
+/// (`runner::Launch`), and refuses the other backends with the
+/// capability's name.
+pub trait Need {
+    const CAPABILITY: Capability;
+}
+
+/// The [`Need`] types, one per [`Capability`] a benchmark can ask for.
+pub mod needs {
+    use super::{Capability, Need};
+
+    macro_rules! need {
+        ($($name:ident),*) => {$(
+            #[doc = concat!("Needs [`Capability::", stringify!($name), "`].")]
+            pub struct $name;
+            impl Need for $name {
+                const CAPABILITY: Capability = Capability::$name;
+            }
+        )*};
+    }
+    need!(PointToPoint, DuplexWindows, Collectives, Barrier, VectorCollectives, NonBlockingCollectives);
+}
+
+/// What a benchmark file provides: its spec, what it needs of a transport,
+/// and the memory its kernel takes. The registry and the binaries name
+/// benchmarks by the type implementing this; [`BenchOn`] builds the kernel.
 pub trait Bench {
     const SPEC: &'static BenchSpec;
-    type Kernel<T: Collectives>: Kernel<T>;
-    fn kernel<T: Collectives>(s: &Setup<T>) -> Result<Self::Kernel<T>, AllocError>;
+    /// The capability the kernel calls on: it is built over every
+    /// transport that has it ([`BenchOn`]) and no other.
+    type Needs: Need;
+    /// The collective operation it times, if it is a collective.
+    const COLLECTIVE: Option<spec::CollectiveCall> = None;
 
     /// The message-buffer memory the kernel allocates on one rank; the
     /// default is the point-to-point shape ([`memory::pt2pt_buffers`]).
     fn message_bytes(plan: &plan::Plan, _np: usize) -> u128 {
         memory::pt2pt_buffers(plan)
     }
+}
+
+/// A benchmark's kernel over transport `T` (implemented for every `T` that
+/// has what [`Bench::Needs`] names).
+pub trait BenchOn<T: Transport>: Bench {
+    type Kernel: Kernel<T>;
+    fn kernel(s: &Setup<T>) -> Result<Self::Kernel, AllocError>;
 }
 
 /// A benchmark whose kernel needs only point-to-point messages, so that it
@@ -259,23 +293,28 @@ pub trait PointToPoint: Bench {
 }
 
 /// The [`Bench`] of a [`PointToPoint`] benchmark `$bench` whose file has
-/// `SPEC` and whose kernel type is `$kernel<T>`: over a transport with
-/// collectives too (MPI) its kernel is the point-to-point one.
+/// `SPEC` and whose kernel type is `$kernel<T>`, over every transport; it
+/// needs [`needs::PointToPoint`] unless another need is named.
 macro_rules! point_to_point_bench {
     ($bench:ident, $kernel:ident) => {
+        $crate::bench::point_to_point_bench!($bench, $kernel, PointToPoint);
+    };
+    ($bench:ident, $kernel:ident, $need:ident) => {
         impl $crate::bench::Bench for $bench {
             const SPEC: &'static $crate::bench::spec::BenchSpec = &SPEC;
-            type Kernel<T: $crate::backend::Collectives> = $kernel<T>;
+            type Needs = $crate::bench::needs::$need;
+        }
 
-            fn kernel<T: $crate::backend::Collectives>(
-                s: &$crate::bench::Setup<T>,
-            ) -> Result<$kernel<T>, $crate::buffer::AllocError> {
+        impl<T: $crate::backend::Transport> $crate::bench::BenchOn<T> for $bench {
+            type Kernel = $kernel<T>;
+
+            fn kernel(s: &$crate::bench::Setup<T>) -> Result<$kernel<T>, $crate::buffer::AllocError> {
                 <Self as $crate::bench::PointToPoint>::p2p_kernel(s)
             }
         }
     };
 }
-use point_to_point_bench;
+pub(crate) use point_to_point_bench;
 
 /// Message sizes of a run, ascending: 0 (latency family only), then
 /// powers of two from the minimum, doubling up to the maximum.

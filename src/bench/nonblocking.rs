@@ -5,7 +5,7 @@
 //! 1. pure communication: start the operation and wait for it at once;
 //!    each rank's mean of this pass is its communication time;
 //! 2. overlap: start, then a dummy computation as long as that rank's own
-//!    communication time ([`Collectives::compute_for`], our busy loop on
+//!    communication time ([`NonBlockingCollectives::compute_for`], our busy loop on
 //!    the transport's clock), broken into `-t` pieces with one MPI_Test
 //!    after each, then wait. The pass's iteration time is the overall time;
 //!    the start, the computation (tests included), the tests and the wait
@@ -26,7 +26,7 @@
 use super::collective::{CollBuffers, Collective, Job};
 use super::spec::BenchSpec;
 use super::{Kernel, Metric, Setup, SizeCase};
-use crate::backend::{Collectives, Control, ReduceOp};
+use crate::backend::{Control, NonBlockingCollectives, ReduceOp};
 use crate::buffer::{AllocError, Mismatch};
 use crate::report::OverlapTimes;
 use crate::stats::Samples;
@@ -42,7 +42,7 @@ pub trait NonBlocking {
     ///
     /// # Safety
     /// `send` and `recv` stay untouched until `t.nb_wait()`.
-    unsafe fn start<T: Collectives>(
+    unsafe fn start<T: NonBlockingCollectives>(
         c: &Self::Blocking,
         t: &T,
         send: &T::Buf,
@@ -65,16 +65,22 @@ macro_rules! nonblocking_bench {
     ($t:ty) => {
         impl $crate::bench::Bench for $t {
             const SPEC: &'static $crate::bench::spec::BenchSpec = <$t as $crate::bench::nonblocking::NonBlocking>::SPEC;
-            type Kernel<T: $crate::backend::Collectives> = $crate::bench::nonblocking::NbcKernel<$t, T>;
-
-            fn kernel<T: $crate::backend::Collectives>(
-                s: &$crate::bench::Setup<T>,
-            ) -> Result<Self::Kernel<T>, $crate::buffer::AllocError> {
-                $crate::bench::nonblocking::NbcKernel::new(s)
-            }
+            type Needs = $crate::bench::needs::NonBlockingCollectives;
+            const COLLECTIVE: Option<$crate::bench::spec::CollectiveCall> = Some($crate::bench::spec::CollectiveCall {
+                op: <<$t as $crate::bench::nonblocking::NonBlocking>::Blocking as $crate::bench::collective::Collective>::OP,
+                nonblocking: true,
+            });
 
             fn message_bytes(plan: &$crate::bench::plan::Plan, np: usize) -> u128 {
                 $crate::bench::nonblocking::message_bytes::<$t>(plan, np)
+            }
+        }
+
+        impl<T: $crate::backend::NonBlockingCollectives> $crate::bench::BenchOn<T> for $t {
+            type Kernel = $crate::bench::nonblocking::NbcKernel<$t, T>;
+
+            fn kernel(s: &$crate::bench::Setup<T>) -> Result<Self::Kernel, $crate::buffer::AllocError> {
+                $crate::bench::nonblocking::NbcKernel::new(s)
             }
         }
     };
@@ -103,7 +109,7 @@ macro_rules! nonblocking_collective {
 
             #[inline(always)]
             #[allow(unused_variables)]
-            unsafe fn start<T: $crate::backend::Collectives>(
+            unsafe fn start<T: $crate::backend::NonBlockingCollectives>(
                 $c: &$twin,
                 $t: &T,
                 $send: &T::Buf,
@@ -142,7 +148,7 @@ struct Parts {
 
 /// A non-blocking collective with its buffers and the state of the two
 /// passes.
-pub struct NbcKernel<N: NonBlocking, T: Collectives> {
+pub struct NbcKernel<N: NonBlocking, T: NonBlockingCollectives> {
     c: N::Blocking,
     bufs: CollBuffers<T::Buf>,
     job: Job,
@@ -155,7 +161,7 @@ pub struct NbcKernel<N: NonBlocking, T: Collectives> {
     test_calls: usize,
 }
 
-impl<N: NonBlocking, T: Collectives> NbcKernel<N, T> {
+impl<N: NonBlocking, T: NonBlockingCollectives> NbcKernel<N, T> {
     pub fn new(s: &Setup<T>) -> Result<Self, AllocError> {
         let c = N::Blocking::new(s.np());
         let (bufs, job) = (CollBuffers::new(s, &c)?, Job::new(s));
@@ -206,7 +212,7 @@ impl<N: NonBlocking, T: Collectives> NbcKernel<N, T> {
     }
 }
 
-impl<N: NonBlocking, T: Collectives> Kernel<T> for NbcKernel<N, T> {
+impl<N: NonBlocking, T: NonBlockingCollectives> Kernel<T> for NbcKernel<N, T> {
     fn prepare(&mut self, _t: &T, case: &SizeCase) -> Result<(), AllocError> {
         self.c.prepare(case, &self.job);
         self.phase = 0;

@@ -5,9 +5,10 @@
 //! run cannot go ahead on a job of this size. The runner, the kernels'
 //! set-up, the memory estimate and the measurement loop all read it.
 
-use super::spec::{BenchSpec, JobShapeError, ProcRule, DEFAULT_MEM_LIMIT};
+use super::spec::{BenchSpec, CollectiveCall, JobShapeError, ProcRule, DEFAULT_MEM_LIMIT};
 use super::{counts, message_sizes};
-use crate::cli::{Backend, Options, RootRank};
+use crate::backend::Capability;
+use crate::options::{Backend, Options, RootRank};
 use crate::report::osu::VARIED_WINDOWS;
 
 /// One run of one benchmark on a job of a given size.
@@ -22,6 +23,10 @@ pub struct Plan<'a> {
     pub max_size: usize,
     /// Why `max_size` is below `-m`'s (rank 0 says it before the table).
     pub note: Option<String>,
+    /// What the benchmark needs of a transport (None: osu_init, osu_hello).
+    pub needs: Option<Capability>,
+    /// The collective operation it times, if it is a collective.
+    pub collective: Option<CollectiveCall>,
 }
 
 impl<'a> Plan<'a> {
@@ -33,10 +38,12 @@ impl<'a> Plan<'a> {
     pub fn resolve(spec: &'static BenchSpec, opts: &'a Options, np: usize) -> Result<Plan<'a>, JobShapeError> {
         // NCCL's collectives run on one GPU too (nccl-tests' single-GPU
         // sweep; NCCL refuses two ranks on one GPU).
+        let entry = super::registry::lookup(spec.name).expect("every benchmark is in the registry");
+        let (needs, collective) = (entry.needs, entry.collective);
         let one_gpu = np == 1 && opts.backend == Backend::Nccl && !spec.is_point_to_point();
         let pairs = if one_gpu { 0 } else { spec.pairs_for(np, opts.pairs)? };
         if let (true, Some(_)) = (one_gpu, opts.min_busbw) {
-            let coll = crate::report::nccl_tests::Collective::of_benchmark(spec.name);
+            let coll = collective.and_then(crate::report::nccl_tests::Collective::of_call);
             if let Some(c) = coll.filter(|c| c.bus_factor(1) == 0.0) {
                 let factor = if c == crate::report::nccl_tests::Collective::AllReduce { "2(n-1)/n" } else { "(n-1)/n" };
                 return Err(JobShapeError::MinBusbwOneRank { name: spec.name, factor });
@@ -47,7 +54,7 @@ impl<'a> Plan<'a> {
                 return Err(JobShapeError::Root { root, np });
             }
         }
-        let mut plan = Plan { spec, opts, pairs, max_size: opts.max_size, note: None };
+        let mut plan = Plan { spec, opts, pairs, max_size: opts.max_size, note: None, needs, collective };
         if !spec.is_point_to_point() && spec.typed() {
             let per = if spec.buffer_times_np { np } else { 1 };
             let need = opts.max_size.saturating_mul(per);

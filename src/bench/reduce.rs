@@ -3,8 +3,9 @@
 //! synchronises before each call, not after. busbw = algbw.
 
 use crate::report::nccl_tests::Collective as Nccl;
-use super::collective::{check_reduction, fill_reduction, Collective, Job, Sync};
-use super::spec::BenchSpec;
+use super::needs;
+use super::collective::{Call, Collective, Job, Sync, check_reduction, fill_reduction};
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
 use crate::backend::Collectives;
 use crate::buffer::Mismatch;
@@ -20,6 +21,8 @@ pub struct Reduce;
 
 impl Collective for Reduce {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Reduce;
+    type Needs = needs::Collectives;
 
     fn new(_np: usize) -> Self {
         Reduce
@@ -31,11 +34,6 @@ impl Collective for Reduce {
 
     /// In place, the root reduces into its receive buffer and the other
     /// ranks send from theirs.
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
-        t.reduce_sum(job.operands(send, recv), case.count, case.datatype, job.root_of(i));
-    }
-
     fn sync(&self) -> Sync {
         Sync::Before
     }
@@ -54,5 +52,12 @@ impl Collective for Reduce {
             return None;
         }
         check_reduction(recv, case, job, i, 0, case.count)
+    }
+}
+
+impl<T: Collectives> Call<T> for Reduce {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
+        t.reduce_sum(job.operands(send, recv), case.count, case.datatype, job.root_of(i));
     }
 }

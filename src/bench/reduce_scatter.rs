@@ -4,8 +4,9 @@
 //! n < np). busbw = algbw * (n-1)/n.
 
 use crate::report::nccl_tests::Collective as Nccl;
-use super::collective::{check_reduction, fill_reduction, Collective, Job};
-use super::spec::BenchSpec;
+use super::needs;
+use super::collective::{Call, Collective, Job, check_reduction, fill_reduction};
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
 use crate::backend::Collectives;
 use crate::buffer::Mismatch;
@@ -40,6 +41,8 @@ impl ReduceScatter {
 
 impl Collective for ReduceScatter {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::ReduceScatter;
+    type Needs = needs::Collectives;
 
     fn new(_np: usize) -> Self {
         ReduceScatter { counts: Vec::new() }
@@ -52,11 +55,6 @@ impl Collective for ReduceScatter {
 
     fn prepare(&mut self, case: &SizeCase, job: &Job) {
         self.counts = recv_counts(case.count, job.np);
-    }
-
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
-        t.reduce_scatter_sum(job.operands(send, recv), &self.counts, case.datatype);
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
@@ -74,6 +72,13 @@ impl Collective for ReduceScatter {
         let (start, len) = self.block(job.rank);
         let at = if job.in_place && job.result_at_own_block { start * case.datatype.size() } else { 0 };
         check_reduction(recv.get(at..).unwrap_or_default(), case, job, i, start, len)
+    }
+}
+
+impl<T: Collectives> Call<T> for ReduceScatter {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+        t.reduce_scatter_sum(job.operands(send, recv), &self.counts, case.datatype);
     }
 }
 

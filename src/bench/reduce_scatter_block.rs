@@ -9,10 +9,11 @@
 //! checked here.
 
 use crate::report::nccl_tests::Collective as Nccl;
-use super::collective::{check_reduction, fill_reduction, Collective, Job};
-use super::spec::BenchSpec;
+use super::needs;
+use super::collective::{Call, Collective, Job, check_reduction, fill_reduction};
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
-use crate::backend::Collectives;
+use crate::backend::VectorCollectives;
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -35,6 +36,8 @@ impl ReduceScatterBlock {
 
 impl Collective for ReduceScatterBlock {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::ReduceScatterBlock;
+    type Needs = needs::VectorCollectives;
 
     fn new(_np: usize) -> Self {
         ReduceScatterBlock { block: 0 }
@@ -49,11 +52,6 @@ impl Collective for ReduceScatterBlock {
         self.block = case.count / job.np;
     }
 
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
-        t.reduce_scatter_block_sum(job.operands(send, recv), self.block, case.datatype);
-    }
-
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
         Some((size as f64, Nccl::ReduceScatter.bus_factor(np)))
     }
@@ -66,5 +64,12 @@ impl Collective for ReduceScatterBlock {
     /// summed vector.
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         check_reduction(recv, case, job, i, job.rank * self.block, self.block)
+    }
+}
+
+impl<T: VectorCollectives> Call<T> for ReduceScatterBlock {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
+        t.reduce_scatter_block_sum(job.operands(send, recv), self.block, case.datatype);
     }
 }

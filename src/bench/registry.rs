@@ -4,14 +4,21 @@
 //! a new benchmark is one file in src/bench, one binary in src/bin and one
 //! line in the `benchmarks!` list of src/bench/mod.rs.
 
-use super::spec::BenchSpec;
-use super::Bench;
+use super::spec::{BenchSpec, CollectiveCall};
+use super::{Bench, Need};
+use crate::backend::Capability;
+use crate::options::Backend;
 
 /// One benchmark. Its binary (src/bin) calls the runner that fits it:
-/// `runner::main`, `main_p2p`, `main_rma` or `main_startup`.
+/// `runner::main`, `main_rma` or `main_startup`.
 #[derive(Clone, Copy)]
 pub struct Entry {
     pub spec: &'static BenchSpec,
+    /// What its kernel needs of a transport (from its [`Bench::Needs`]);
+    /// None for osu_init and osu_hello, which time MPI's own start-up.
+    pub needs: Option<Capability>,
+    /// The collective operation it times (None for the others).
+    pub collective: Option<CollectiveCall>,
 }
 
 /// What the `benchmarks!` list takes: every [`Bench`], and the start-up
@@ -22,26 +29,38 @@ pub trait Registered {
 }
 
 impl<B: Bench> Registered for B {
-    const ENTRY: Entry = Entry { spec: B::SPEC };
+    const ENTRY: Entry =
+        Entry { spec: B::SPEC, needs: Some(<B::Needs as Need>::CAPABILITY), collective: B::COLLECTIVE };
 }
 
 /// The benchmarks `commbench suite` and `scripts/run.sh` run by default,
 /// in the suite's order: the tuning guide's runs plus alltoall (`commbench
 /// list --default`).
 pub const DEFAULT_SET: &[&str] = &[
-    "osu_latency",
-    "osu_bw",
-    "osu_bibw",
-    "osu_mbw_mr",
-    "osu_barrier",
-    "osu_allreduce",
-    "osu_allgather",
-    "osu_alltoall",
+    super::latency::SPEC.name,
+    super::bw::SPEC.name,
+    super::bibw::SPEC.name,
+    super::mbw_mr::SPEC.name,
+    super::barrier::SPEC.name,
+    super::allreduce::SPEC.name,
+    super::allgather::SPEC.name,
+    super::alltoall::SPEC.name,
 ];
 
 impl Entry {
     pub fn name(&self) -> &'static str {
         self.spec.name
+    }
+
+    /// The backends whose transports have what this benchmark needs.
+    pub fn backends(&self) -> Vec<Backend> {
+        Backend::ALL
+            .into_iter()
+            .filter(|&b| match self.needs {
+                Some(cap) => crate::backend::provides(b, cap),
+                None => b == Backend::Mpi,
+            })
+            .collect()
     }
 
     /// Whether every rank takes part in one collective operation (rather

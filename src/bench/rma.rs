@@ -183,7 +183,7 @@ pub trait RmaBench {
 
 /// The window and synchronisation a run uses (the options, or the
 /// benchmark's defaults).
-pub fn choice(spec: &BenchSpec, opts: &crate::cli::Options) -> (WinKind, SyncMode) {
+pub fn choice(spec: &BenchSpec, opts: &crate::options::Options) -> (WinKind, SyncMode) {
     let rules = spec.one_sided.expect("a one-sided benchmark");
     (opts.win.unwrap_or(rules.default_win), opts.sync.unwrap_or(rules.default_sync))
 }
@@ -517,7 +517,11 @@ macro_rules! one_sided_bench {
         }
 
         impl $crate::bench::registry::Registered for $bench {
-            const ENTRY: $crate::bench::registry::Entry = $crate::bench::registry::Entry { spec: &SPEC };
+            const ENTRY: $crate::bench::registry::Entry = $crate::bench::registry::Entry {
+                spec: &SPEC,
+                needs: Some($crate::backend::Capability::OneSided),
+                collective: None,
+            };
         }
     };
 }

@@ -8,14 +8,16 @@ use std::io::{self, Write};
 
 use super::measure;
 use super::plan::Plan;
-use super::{memory, Bench, Kernel, PointToPoint, Setup};
+use super::{memory, needs, Bench, BenchOn, Kernel, Need, PointToPoint, Setup};
 use crate::backend::cuda_memory::{CudaMemory, Place};
 use crate::backend::mpi_host::{Mpi, MpiHost};
-use crate::backend::{Control, Transport};
+use crate::backend::nccl::Nccl;
+use crate::backend::{self, Control, Transport};
 use crate::buffer::AllocError;
-use crate::cli::Backend;
-use crate::cli::{self, help, Options, Parsed};
+use crate::cli::{self, help, Parsed};
 use crate::job::{self, say, Ending, Job, JobConfig, RecordFile};
+use crate::options::Backend;
+use crate::options::Options;
 use crate::report::files::{self, ResultFiles};
 use crate::report::nccl_table::{device_text, parse_device};
 use crate::report::nccl_tests::Device;
@@ -27,48 +29,126 @@ use crate::topo::report::WarnContext;
 use crate::watchdog::Step;
 
 /// Runs benchmark `B` and exits the process with its status.
-pub fn main<B: Bench>() -> ! {
+pub fn main<B: Bench + Launch<<B as Bench>::Needs>>() -> ! {
     let code = run::<B>();
     let _ = io::stdout().flush();
     job::exit(code)
 }
 
-/// Runs benchmark `B` with the process's arguments; returns the exit
-/// status.
-pub fn run<B: Bench>() -> i32 {
-    run_with(B::SPEC, |s: &Session| match (s.opts.backend, s.cuda_memory()) {
-        (Backend::Nccl, _) => s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::kernel)),
-        (_, None) => {
-            let t = MpiHost::new(&s.job.world);
-            s.run(&t, B::message_bytes, B::kernel)
-        }
-        (_, Some(mem)) => s.mpi_cuda(mem).map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::kernel)),
-    })
+/// Runs benchmark `B` with the process's arguments over the transport its
+/// options chose; returns the exit status.
+pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
+    run_with(B::SPEC, |s: &Session| B::measure(s))
 }
 
-/// [`main`] for a point-to-point benchmark, which `--backend` can also run
-/// over UCX.
-pub fn main_p2p<B: PointToPoint>() -> ! {
-    let code = run_p2p::<B>();
-    let _ = io::stdout().flush();
-    job::exit(code)
+/// How a benchmark whose kernel needs `N` is run: over which transport for
+/// each `--backend` that has `N`. Each implementation names a transport
+/// only where the benchmark's kernel is built over it ([`BenchOn`]), so
+/// which backends run a benchmark is what its transports implement;
+/// [`BACKENDS_AGREE`] checks at compile time that [`backend::capabilities`],
+/// from which the options refuse a backend, says the same.
+pub trait Launch<N: Need>: Bench {
+    /// The backends [`Launch::measure`] runs over.
+    const BACKENDS: &'static [Backend];
+    fn measure(s: &Session) -> Ending;
 }
 
-/// [`run`] for a point-to-point benchmark: over MPI, or over UCX with
-/// `--backend ucx`.
-pub fn run_p2p<B: PointToPoint>() -> i32 {
-    run_with(B::SPEC, |s: &Session| match (s.opts.backend, s.cuda_memory()) {
-        (Backend::Mpi, None) => {
-            let t = MpiHost::new(&s.job.world);
-            s.run(&t, B::message_bytes, B::kernel)
+/// Point-to-point kernels: over MPI (host or GPU memory), UCX and NCCL.
+impl<B> Launch<needs::PointToPoint> for B
+where
+    B: PointToPoint + for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
+{
+    const BACKENDS: &'static [Backend] = &[Backend::Mpi, Backend::Ucx, Backend::Nccl];
+
+    fn measure(s: &Session) -> Ending {
+        match s.opts.backend {
+            Backend::Mpi => s.run_mpi::<B>(),
+            Backend::Ucx => run_ucx::<B>(s),
+            Backend::Nccl => s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::p2p_kernel)),
         }
-        (Backend::Mpi, Some(mem)) => {
-            s.mpi_cuda(mem).map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::kernel))
+    }
+}
+
+/// Point-to-point kernels with windows both ways at once: over MPI and UCX.
+impl<B> Launch<needs::DuplexWindows> for B
+where
+    B: PointToPoint + for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
+{
+    const BACKENDS: &'static [Backend] = &[Backend::Mpi, Backend::Ucx];
+
+    fn measure(s: &Session) -> Ending {
+        match s.opts.backend {
+            Backend::Ucx => run_ucx::<B>(s),
+            _ => s.run_mpi::<B>(),
         }
-        // Options refuse -d with UCX.
-        (Backend::Ucx, _) => run_ucx::<B>(s),
-        (Backend::Nccl, _) => s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::p2p_kernel)),
-    })
+    }
+}
+
+/// The collectives NCCL has too: over MPI and NCCL.
+impl<B> Launch<needs::Collectives> for B
+where
+    B: for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>> + for<'w> BenchOn<Nccl<'w>>,
+{
+    const BACKENDS: &'static [Backend] = &[Backend::Mpi, Backend::Nccl];
+
+    fn measure(s: &Session) -> Ending {
+        match s.opts.backend {
+            Backend::Nccl => {
+                s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, <B as BenchOn<Nccl>>::kernel))
+            }
+            _ => s.run_mpi::<B>(),
+        }
+    }
+}
+
+/// Declares the [`Launch`] of a capability only MPI has.
+macro_rules! mpi_only {
+    ($($need:ident),*) => {$(
+        impl<B> Launch<needs::$need> for B
+        where
+            B: for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
+        {
+            const BACKENDS: &'static [Backend] = &[Backend::Mpi];
+
+            fn measure(s: &Session) -> Ending {
+                s.run_mpi::<B>()
+            }
+        }
+    )*};
+}
+mpi_only!(Barrier, VectorCollectives, NonBlockingCollectives);
+
+/// Whether each [`Launch`] runs over exactly the backends that
+/// [`backend::capabilities`] gives its capability; a compile-time check
+/// (`const _`), so the options' refusals and the dispatch cannot part.
+pub const BACKENDS_AGREE: () = {
+    agree::<needs::PointToPoint>(<super::latency::Latency as Launch<needs::PointToPoint>>::BACKENDS);
+    agree::<needs::DuplexWindows>(<super::bibw::Bibw as Launch<needs::DuplexWindows>>::BACKENDS);
+    agree::<needs::Collectives>(<super::allreduce::Allreduce as Launch<needs::Collectives>>::BACKENDS);
+    agree::<needs::Barrier>(<super::barrier::Barrier as Launch<needs::Barrier>>::BACKENDS);
+    agree::<needs::VectorCollectives>(<super::allgatherv::Allgatherv as Launch<needs::VectorCollectives>>::BACKENDS);
+    agree::<needs::NonBlockingCollectives>(
+        <super::iallreduce::Iallreduce as Launch<needs::NonBlockingCollectives>>::BACKENDS,
+    );
+};
+const _: () = BACKENDS_AGREE;
+
+const fn agree<N: Need>(launched: &[Backend]) {
+    let all = [Backend::Mpi, Backend::Ucx, Backend::Nccl];
+    let mut i = 0;
+    while i < all.len() {
+        let b = all[i];
+        let mut in_launch = false;
+        let mut j = 0;
+        while j < launched.len() {
+            in_launch |= launched[j] as u8 == b as u8;
+            j += 1;
+        }
+        if in_launch != backend::provides(b, N::CAPABILITY) {
+            panic!("a Launch and backend::capabilities disagree on a backend");
+        }
+        i += 1;
+    }
 }
 
 /// [`main`] for a one-sided benchmark (bench/rma.rs).
@@ -135,7 +215,7 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
         }
         Ok(Parsed::Version(accel)) => {
             if leader {
-                println!("{}", crate::report::osu::title_line(spec, accel, crate::cli::Backend::Mpi));
+                println!("{}", crate::report::osu::title_line(spec, accel, Backend::Mpi));
                 println!("commbench {} (OSU {} compatible)", crate::VERSION, crate::OSU_VERSION);
             }
             return 0;
@@ -161,7 +241,7 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
     if opts.backend == Backend::Ucx {
         crate::backend::quiet_ucx_by_default();
     }
-    if opts.backend == Backend::Nccl && opts.format == crate::cli::Format::Osu {
+    if opts.backend == Backend::Nccl && opts.format == crate::options::Format::Osu {
         // OSU's NCCL binaries say so on every rank before MPI starts.
         println!("#Using NCCL");
         let _ = io::stdout().flush();
@@ -223,7 +303,7 @@ fn setup_failed() -> Ending {
 }
 
 /// A started job running one benchmark.
-struct Session<'a> {
+pub struct Session<'a> {
     job: &'a Job,
     opts: &'a Options,
     /// What the run will do (its options are `opts`).
@@ -241,7 +321,7 @@ impl Session<'_> {
             return None;
         }
         let gpu = self.job.gpu.as_ref()?;
-        let managed = self.opts.accel == Some(crate::cli::Accel::Managed);
+        let managed = self.opts.accel == Some(crate::options::Accel::Managed);
         let (place, note) = if !self.spec.is_point_to_point() {
             (if managed { Place::Managed } else { Place::Device }, None)
         } else {
@@ -268,6 +348,20 @@ impl Session<'_> {
     fn mpi_cuda(&self, mem: CudaMemory) -> Option<Mpi<'_, CudaMemory>> {
         let mem = self.job.everywhere(mem.check_mpi())?;
         Some(Mpi::with_memory(&self.job.world, mem))
+    }
+
+    /// Measures benchmark `B` over MPI: on host memory, or on the GPU's
+    /// with `-d`.
+    fn run_mpi<B>(&self) -> Ending
+    where
+        B: for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
+    {
+        match self.cuda_memory() {
+            None => self.run(&MpiHost::new(&self.job.world), B::message_bytes, <B as BenchOn<MpiHost>>::kernel),
+            Some(mem) => self
+                .mpi_cuda(mem)
+                .map_or_else(setup_failed, |t| self.run(&t, B::message_bytes, <B as BenchOn<Mpi<CudaMemory>>>::kernel)),
+        }
     }
 
     /// `--backend nccl`: the communicator over every rank's GPU, agreed.
@@ -442,7 +536,7 @@ impl Session<'_> {
     /// `--format nccl-tests`: every rank's GPU line at rank 0 (nothing
     /// elsewhere, and nothing for OSU's table).
     fn nccl_tests_devices(&self) -> Vec<Device> {
-        let Some(gpu) = self.job.gpu.as_ref().filter(|_| self.opts.format == crate::cli::Format::NcclTests) else {
+        let Some(gpu) = self.job.gpu.as_ref().filter(|_| self.opts.format == crate::options::Format::NcclTests) else {
             return Vec::new();
         };
         let host = crate::topo::hostname();

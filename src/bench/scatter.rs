@@ -3,8 +3,9 @@
 //! algbw counts the scattered size * np bytes; busbw = algbw * (n-1)/n.
 
 use crate::report::nccl_tests::Collective as Nccl;
-use super::collective::{Collective, Job};
-use super::spec::BenchSpec;
+use super::needs;
+use super::collective::{Call, Collective, Job};
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
 use crate::backend::{Collectives, Operands};
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -21,6 +22,8 @@ fn block_value(b: usize, i: usize) -> u64 {
 
 impl Collective for Scatter {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Scatter;
+    type Needs = needs::Collectives;
 
     fn new(_np: usize) -> Self {
         Scatter
@@ -30,13 +33,6 @@ impl Collective for Scatter {
     /// scatters from it.
     fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize) {
         (size * np, size * np)
-    }
-
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
-        let root = job.root_of(i);
-        let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
-        t.scatter(io, case.count, case.datatype, root);
     }
 
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
@@ -61,5 +57,14 @@ impl Collective for Scatter {
         let (c, me) = (case.count, job.rank);
         let first = if job.in_place && me == job.root_of(i) { me * c } else { 0 };
         check_values(recv, case.datatype, first..first + c, |_| block_value(me, i), 1)
+    }
+}
+
+impl<T: Collectives> Call<T> for Scatter {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
+        let root = job.root_of(i);
+        let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
+        t.scatter(io, case.count, case.datatype, root);
     }
 }

@@ -3,11 +3,12 @@
 //! count the same, the blocks end to end in rank order. Buffers, fills,
 //! checks and bandwidths are osu_scatter's; only the call differs.
 
-use super::collective::{Collective, Job};
+use super::needs;
+use super::collective::{Call, Collective, Job};
 use super::scatter::Scatter;
-use super::spec::BenchSpec;
+use super::spec::{BenchSpec, Op};
 use super::SizeCase;
-use crate::backend::{Blocks, Collectives, Operands};
+use crate::backend::{Blocks, Operands, VectorCollectives};
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec =
@@ -26,6 +27,8 @@ impl Scatterv {
 
 impl Collective for Scatterv {
     const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Scatterv;
+    type Needs = needs::VectorCollectives;
 
     fn new(_np: usize) -> Self {
         Scatterv { blocks: Blocks::default() }
@@ -39,13 +42,6 @@ impl Collective for Scatterv {
         self.blocks = Blocks::end_to_end(job.np, case.count, case.datatype, false);
     }
 
-    #[inline(always)]
-    fn call<T: Collectives>(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
-        let root = job.root_of(i);
-        let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
-        t.scatterv(io, &self.blocks, case.count, case.datatype, root);
-    }
-
     fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
         Scatter.bandwidth(size, np)
     }
@@ -56,5 +52,14 @@ impl Collective for Scatterv {
 
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
         Scatter.check(recv, case, job, i)
+    }
+}
+
+impl<T: VectorCollectives> Call<T> for Scatterv {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
+        let root = job.root_of(i);
+        let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
+        t.scatterv(io, &self.blocks, case.count, case.datatype, root);
     }
 }

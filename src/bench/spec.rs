@@ -61,6 +61,35 @@ pub enum MetricKind {
     OverlapBarrier,
 }
 
+/// The collective operation a benchmark times: what the MPI library's own
+/// memory, nccl-tests' table and NCCL's limits depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Barrier,
+    Bcast,
+    Reduce,
+    Allreduce,
+    ReduceScatter,
+    ReduceScatterBlock,
+    Allgather,
+    Allgatherv,
+    Alltoall,
+    Alltoallv,
+    Alltoallw,
+    Gather,
+    Gatherv,
+    Scatter,
+    Scatterv,
+}
+
+/// A collective benchmark's operation, and whether it is timed in its
+/// non-blocking form (osu_i*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CollectiveCall {
+    pub op: Op,
+    pub nonblocking: bool,
+}
+
 /// Why a benchmark cannot run on a job of this size; the text is the one
 /// line rank 0 prints (OSU's words where OSU has them).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -256,15 +256,15 @@ fn check_after<T: Transport, K: Kernel<T>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::mock::{self, Model};
-    use crate::bench::{allreduce, barrier, reduce, Bench, Setup};
+    use crate::backend::mock::{self, MockTransport, Model};
+    use crate::bench::{allreduce, barrier, reduce, Bench, BenchOn, Setup};
     use crate::cli::test_options;
     use crate::datatype::Datatype;
 
     /// Runs benchmark `B`'s kernel for one size on `np` mock ranks, once
     /// OSU's way and once as a batch; returns rank 0's samples of each and
     /// the batch's outcome.
-    fn both<B: Bench>(np: usize, validating: bool) -> (Vec<f64>, Vec<f64>, u64, bool) {
+    fn both<B: BenchOn<MockTransport>>(np: usize, validating: bool) -> (Vec<f64>, Vec<f64>, u64, bool) {
         let mut out = mock::run(np, Model::default(), |t| {
             let opts = test_options(B::SPEC, &["-m", "64:64"]);
             let plan = crate::bench::plan::Plan::for_test(B::SPEC, &opts, np);

@@ -2,5 +2,5 @@
 use commbench::bench::{bibw::Bibw, runner};
 
 fn main() {
-    runner::main_p2p::<Bibw>()
+    runner::main::<Bibw>()
 }

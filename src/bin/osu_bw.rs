@@ -2,5 +2,5 @@
 use commbench::bench::{bw::Bw, runner};
 
 fn main() {
-    runner::main_p2p::<Bw>()
+    runner::main::<Bw>()
 }

@@ -2,5 +2,5 @@
 use commbench::bench::{bw_fan_in::BwFanIn, runner};
 
 fn main() {
-    runner::main_p2p::<BwFanIn>()
+    runner::main::<BwFanIn>()
 }

@@ -2,5 +2,5 @@
 use commbench::bench::{bw_fan_out::BwFanOut, runner};
 
 fn main() {
-    runner::main_p2p::<BwFanOut>()
+    runner::main::<BwFanOut>()
 }

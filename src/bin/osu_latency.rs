@@ -2,5 +2,5 @@
 use commbench::bench::{latency::Latency, runner};
 
 fn main() {
-    runner::main_p2p::<Latency>()
+    runner::main::<Latency>()
 }

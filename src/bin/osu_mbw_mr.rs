@@ -2,5 +2,5 @@
 use commbench::bench::{mbw_mr::MbwMr, runner};
 
 fn main() {
-    runner::main_p2p::<MbwMr>()
+    runner::main::<MbwMr>()
 }

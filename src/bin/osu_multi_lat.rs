@@ -2,5 +2,5 @@
 use commbench::bench::{multi_lat::MultiLat, runner};
 
 fn main() {
-    runner::main_p2p::<MultiLat>()
+    runner::main::<MultiLat>()
 }

@@ -1,257 +1,18 @@
-//! The parsed options of one benchmark run, and the rules that turn option
-//! words into them. Error texts follow OSU 7.4 where OSU reports the problem;
+//! The rules that turn a benchmark's option words into its `Options`
+//! (src/options.rs). Error texts follow OSU 7.4 where OSU reports the problem;
 //! where OSU silently accepts something meaningless we say what is wrong.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
-
 use super::getopt::{OptId, Token};
 use super::CliError;
+use crate::bench::registry;
 use crate::bench::spec::{BenchSpec, DEFAULT_VALIDATION_WARMUP, MAX_VALIDATION_WARMUP};
 use crate::datatype::Datatype;
+pub use crate::options::*;
 use crate::stats::precision;
 use crate::topo::request::PlacementRequest;
-
-/// OSU's `-b`: one buffer reused, or a fresh one per message in flight.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BufferMode {
-    Single,
-    Multiple,
-}
-
-/// Where results go.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ResultsDest {
-    /// A new, uniquely named CSV + run record in this directory.
-    Dir(PathBuf),
-    /// This CSV file, with the run record beside it.
-    Csv(PathBuf),
-    /// No files.
-    Off,
-}
-
-/// OSU's positional buffer locations, `SRC DST` after the options (`H`
-/// host, `D` device, `M`/`MD`/`MH` managed), as given. Without `-d`, an
-/// OSU build with no GPU support runs them on host memory, and so do we;
-/// the run record says so.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct BufferLocations {
-    pub send: String,
-    pub recv: String,
-}
-
-impl BufferLocations {
-    /// Whether either side asks for something other than host memory.
-    pub fn asks_for_device(&self) -> bool {
-        [&self.send, &self.recv].iter().any(|w| !w.starts_with('H'))
-    }
-
-    /// `SRC DST` as typed.
-    pub fn words(&self) -> String {
-        format!("{} {}", self.send, self.recv)
-    }
-}
-
-/// Which rank is the root of osu_reduce (`-k`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RootRank {
-    Fixed(usize),
-    /// Iteration i uses root i mod np.
-    Rotate,
-}
-
-/// Validation (`-c`), optionally logging failures (`-clog[:DIR]`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Validation {
-    pub log_dir: Option<PathBuf>,
-}
-
-/// Largest message: MPI counts are C ints.
-pub const MAX_MESSAGE_BYTES: usize = i32::MAX as usize;
-
-/// Default directory for `-clog` without a directory (OSU's).
-pub const DEFAULT_VALIDATION_LOG_DIR: &str = "validation_output";
-/// Most `-z` percentiles at once (OSU's array size).
-pub const MAX_TAIL_PERCENTILES: usize = 5;
-/// Percentiles printed by a bare `-z`, in print order.
-pub const DEFAULT_TAILS: [u32; 3] = [50, 90, 99];
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Options {
-    pub min_size: usize,
-    pub max_size: usize,
-    /// `-i` (both small and large counts), if given.
-    pub iterations: Option<usize>,
-    /// `-x` (both small and large counts), if given.
-    pub warmup: Option<usize>,
-    pub window: usize,
-    pub window_given: bool,
-    pub buffers: BufferMode,
-    pub validation: Option<Validation>,
-    /// `-u`; 0 when validation is off.
-    pub validation_warmup: usize,
-    pub datatypes: Vec<Datatype>,
-    /// `-z` percentiles, in the order given.
-    pub tails: Option<Vec<u32>>,
-    /// `-p` (mbw_mr), if given.
-    pub pairs: Option<usize>,
-    /// `-R` (mbw_mr); default on.
-    pub print_rate: bool,
-    /// `-V` (mbw_mr).
-    pub vary_window: bool,
-    /// `-f` (collectives): Min, Max and Iterations columns.
-    pub full: bool,
-    /// `-t` (non-blocking collectives): test calls during the dummy
-    /// computation (0: none, the default).
-    pub test_calls: usize,
-    /// `-M` (collectives), if given: bytes one buffer may take.
-    pub mem_limit: Option<usize>,
-    /// `-l` (collectives with an in-place form).
-    pub in_place: bool,
-    /// `-k` (osu_reduce).
-    pub root: RootRank,
-    pub results: ResultsDest,
-    /// Whether the user chose where results go (`--results-dir`, `--csv`,
-    /// `--no-results` or `$COMMBENCH_RESULTS_DIR`). When not, results
-    /// that cannot be written cost a warning, never the OSU table.
-    pub results_chosen: bool,
-    /// `--verbose`: the placement table and the results line on stderr.
-    pub verbose: bool,
-    /// `SRC DST` after the options, if given.
-    pub buffer_locations: Option<BufferLocations>,
-    /// `--backend`: what carries the timed messages.
-    pub backend: Backend,
-    /// `-d`: the accelerator whose memory buffers may live in.
-    pub accel: Option<Accel>,
-    #[serde(rename = "timeout_s", serialize_with = "seconds")]
-    pub timeout: Option<Duration>,
-    /// `--bind`, `--cpu-list`, `--nic`, `--gpu`.
-    pub placement: PlacementRequest,
-    /// `--format`: OSU's table on stdout, or nccl-tests'.
-    pub format: Format,
-    /// `--min-busbw`: the least average bus bandwidth (GB/s) a run of a
-    /// collective passes with.
-    pub min_busbw: Option<f64>,
-    /// `--precision`: each size stops once the 95% interval of its value
-    /// is within this share of it (None: OSU's fixed counts).
-    pub precision: Option<crate::stats::precision::Precision>,
-    /// `--min-iterations`: the floor under `--precision` (None: a tenth of
-    /// the size's count, see stats::precision::suggested_floor).
-    pub min_iterations: Option<u64>,
-    /// `--max-time-per-size`: a size's time limit under `--precision`.
-    #[serde(rename = "max_time_per_size_s", serialize_with = "seconds")]
-    pub max_time_per_size: Option<Duration>,
-    /// `-w` (one-sided benchmarks), if given.
-    pub win: Option<crate::backend::rma::WinKind>,
-    /// `-s` (one-sided benchmarks), if given.
-    pub sync: Option<crate::backend::rma::SyncMode>,
-}
-
-/// `--format`: the layout of stdout. The CSV and run record are the same
-/// either way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Format {
-    /// OSU 7.4's table (the default).
-    Osu,
-    /// nccl-tests' table: each size out-of-place then in-place, with time,
-    /// algbw, busbw and the wrong elements of each, and its footer.
-    NcclTests,
-}
-
-fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-    match d {
-        Some(d) => s.serialize_some(&d.as_secs_f64()),
-        None => s.serialize_none(),
-    }
-}
-
-/// What carries the timed messages (`--backend`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// The MPI library the binary was built with.
-    Mpi,
-    /// UCX's UCP tagged messages, straight (point-to-point benchmarks).
-    Ucx,
-    /// NCCL on each rank's GPU (the benchmarks OSU's NCCL build has).
-    Nccl,
-}
-
-/// The benchmarks `--backend nccl` runs: those of OSU's NCCL build.
-pub const NCCL_BENCHMARKS: &[&str] = &[
-    "osu_latency",
-    "osu_bw",
-    "osu_allreduce",
-    "osu_allgather",
-    "osu_alltoall",
-    "osu_reduce_scatter",
-    "osu_bcast",
-    "osu_reduce",
-];
-
-impl Backend {
-    fn parse(spec: &BenchSpec, v: &str) -> Result<Backend, CliError> {
-        match v {
-            "mpi" => Ok(Backend::Mpi),
-            _ if spec.is_startup() => Err(CliError::Usage(format!(
-                "Invalid value [--backend {v}] ({} measures MPI's own start-up: only mpi applies)",
-                spec.name
-            ))),
-            "ucx" if spec.is_point_to_point() => Ok(Backend::Ucx),
-            "ucx" => Err(CliError::Usage(format!(
-                "Invalid value [--backend ucx] ({} is a collective; UCX runs the point-to-point benchmarks: \
-                 osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat, osu_bw_fan_in, osu_bw_fan_out)",
-                spec.name
-            ))),
-            "nccl" if NCCL_BENCHMARKS.contains(&spec.name) => Ok(Backend::Nccl),
-            "nccl" => Err(CliError::Usage(format!(
-                "Invalid value [--backend nccl] ({} has no NCCL form; NCCL runs {})",
-                spec.name,
-                NCCL_BENCHMARKS.join(", ")
-            ))),
-            _ => Err(CliError::Usage(format!("Invalid value [--backend {v}] (give mpi, ucx or nccl)"))),
-        }
-    }
-}
-
-/// `-d TYPE`: the accelerator whose memory holds the message buffers. As
-/// in OSU, point-to-point buffers follow the `SRC DST` words (`-d` alone
-/// leaves them on the host), and collectives put every buffer there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Accel {
-    /// CUDA device memory (`cuMemAlloc`).
-    Cuda,
-    /// CUDA managed memory (`cuMemAllocManaged`).
-    Managed,
-}
-
-impl Accel {
-    /// OSU's `-d` words, matched without regard to case.
-    fn parse(v: &str) -> Result<Accel, CliError> {
-        match v.to_ascii_lowercase().as_str() {
-            "cuda" => Ok(Accel::Cuda),
-            "managed" => Ok(Accel::Managed),
-            w @ ("rocm" | "openacc") => Err(CliError::Usage(format!(
-                "Invalid Accel Type Specified [-d {v}] (commbench measures NVIDIA GPUs through CUDA; {} is not \
-                 supported: give -d cuda or -d managed)",
-                if w == "rocm" { "ROCm" } else { "OpenACC" }
-            ))),
-            _ => Err(bad("Invalid Accel Type Specified", 'd', v)),
-        }
-    }
-
-    /// The slot OSU's title gets (`# OSU MPI-CUDA Latency Test v7.4`).
-    pub fn title_slot(self) -> &'static str {
-        "-CUDA"
-    }
-}
 
 /// What the command line asks for.
 #[derive(Debug)]
@@ -263,47 +24,91 @@ pub enum Parsed {
     Run(Box<Options>),
 }
 
-impl Options {
-    fn defaults(spec: &BenchSpec) -> Options {
-        let from_env = std::env::var_os("COMMBENCH_RESULTS_DIR").filter(|v| !v.is_empty()).map(PathBuf::from);
-        let results_chosen = from_env.is_some();
-        let results = from_env.unwrap_or_else(|| PathBuf::from("results"));
-        Options {
-            min_size: spec.min_size,
-            max_size: spec.max_size,
-            iterations: None,
-            warmup: None,
-            window: crate::bench::spec::DEFAULT_WINDOW,
-            window_given: false,
-            buffers: BufferMode::Single,
-            validation: None,
-            validation_warmup: DEFAULT_VALIDATION_WARMUP,
-            datatypes: Vec::new(),
-            tails: None,
-            pairs: None,
-            print_rate: true,
-            vary_window: false,
-            full: false,
-            test_calls: 0,
-            mem_limit: None,
-            in_place: false,
-            root: RootRank::Fixed(0),
-            results: ResultsDest::Dir(results),
-            results_chosen,
-            verbose: false,
-            buffer_locations: None,
-            backend: Backend::Mpi,
-            accel: None,
-            timeout: None,
-            placement: PlacementRequest::default(),
-            format: Format::Osu,
-            min_busbw: None,
-            precision: None,
-            min_iterations: None,
-            max_time_per_size: None,
-            win: None,
-            sync: None,
-        }
+/// The options of `spec` before any word is read: OSU's defaults.
+fn defaults(spec: &BenchSpec) -> Options {
+    let from_env = std::env::var_os("COMMBENCH_RESULTS_DIR").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let results_chosen = from_env.is_some();
+    let results = from_env.unwrap_or_else(|| PathBuf::from("results"));
+    Options {
+        min_size: spec.min_size,
+        max_size: spec.max_size,
+        iterations: None,
+        warmup: None,
+        window: crate::bench::spec::DEFAULT_WINDOW,
+        window_given: false,
+        buffers: BufferMode::Single,
+        validation: None,
+        validation_warmup: DEFAULT_VALIDATION_WARMUP,
+        datatypes: Vec::new(),
+        tails: None,
+        pairs: None,
+        print_rate: true,
+        vary_window: false,
+        full: false,
+        test_calls: 0,
+        mem_limit: None,
+        in_place: false,
+        root: RootRank::Fixed(0),
+        results: ResultsDest::Dir(results),
+        results_chosen,
+        verbose: false,
+        buffer_locations: None,
+        backend: Backend::Mpi,
+        accel: None,
+        timeout: None,
+        placement: PlacementRequest::default(),
+        format: Format::Osu,
+        min_busbw: None,
+        precision: None,
+        min_iterations: None,
+        max_time_per_size: None,
+        win: None,
+        sync: None,
+    }
+}
+
+/// `--backend WORD` for `spec`, or why it cannot run there: a backend runs
+/// a benchmark when its transport has what the benchmark's kernel needs
+/// (the registry's `needs`, `backend::capabilities`).
+fn parse_backend(spec: &BenchSpec, v: &str) -> Result<Backend, CliError> {
+    let Some(backend) = Backend::ALL.into_iter().find(|b| b.word() == v) else {
+        return Err(CliError::Usage(format!("Invalid value [--backend {v}] (give mpi, ucx or nccl)")));
+    };
+    if backend == Backend::Mpi {
+        return Ok(backend);
+    }
+    if spec.is_startup() {
+        return Err(CliError::Usage(format!(
+            "Invalid value [--backend {v}] ({} measures MPI's own start-up: only mpi applies)",
+            spec.name
+        )));
+    }
+    let entry = registry::lookup(spec.name).expect("every benchmark is in the registry");
+    if entry.backends().contains(&backend) {
+        return Ok(backend);
+    }
+    let upper = v.to_ascii_uppercase();
+    let runs: Vec<&str> =
+        registry::BENCHMARKS.iter().filter(|e| e.backends().contains(&backend)).map(|e| e.name()).collect();
+    Err(CliError::Usage(format!(
+        "Invalid value [--backend {v}] ({} needs {}, which {upper} does not have; {upper} runs {})",
+        spec.name,
+        entry.needs.map_or("MPI", |c| c.describe()),
+        runs.join(", ")
+    )))
+}
+
+/// `-d WORD`: OSU's words, matched without regard to case.
+fn parse_accel(v: &str) -> Result<Accel, CliError> {
+    match v.to_ascii_lowercase().as_str() {
+        "cuda" => Ok(Accel::Cuda),
+        "managed" => Ok(Accel::Managed),
+        w @ ("rocm" | "openacc") => Err(CliError::Usage(format!(
+            "Invalid Accel Type Specified [-d {v}] (commbench measures NVIDIA GPUs through CUDA; {} is not \
+             supported: give -d cuda or -d managed)",
+            if w == "rocm" { "ROCm" } else { "OpenACC" }
+        ))),
+        _ => Err(bad("Invalid Accel Type Specified", 'd', v)),
     }
 }
 
@@ -408,7 +213,7 @@ pub(crate) fn parse_seconds(text: &str) -> Option<Duration> {
 
 /// Applies option tokens in order, as OSU does.
 pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Result<Parsed, CliError> {
-    let mut o = Options::defaults(spec);
+    let mut o = defaults(spec);
     let mut dest_flag: Option<&'static str> = None;
     let mut no_results = false;
     for tok in tokens {
@@ -458,7 +263,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                 // OSU's bw/bibw accept -t and ignore it; so do we.
                 parse_count(v).ok_or_else(|| bad("Invalid Number of Threads", 't', v))?;
             }
-            OptId::Short('d') => o.accel = Some(Accel::parse(v)?),
+            OptId::Short('d') => o.accel = Some(parse_accel(v)?),
             OptId::Short('b') => {
                 o.buffers = match v.to_ascii_lowercase().as_str() {
                     "single" => BufferMode::Single,
@@ -589,7 +394,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             }
             OptId::Long("no-results") => no_results = true,
             OptId::Long("verbose") => o.verbose = true,
-            OptId::Long("backend") => o.backend = Backend::parse(spec, v)?,
+            OptId::Long("backend") => o.backend = parse_backend(spec, v)?,
             OptId::Long("timeout") => {
                 o.timeout = Some(parse_seconds(v).ok_or_else(|| {
                     CliError::Usage(format!(
@@ -662,7 +467,8 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
     if o.datatypes.is_empty() {
         o.datatypes.push(Datatype::Char);
     }
-    if o.backend == Backend::Nccl && o.in_place && spec.name == "osu_alltoall" {
+    let op = registry::lookup(spec.name).and_then(|e| e.collective).map(|c| c.op);
+    if o.backend == Backend::Nccl && o.in_place && op == Some(crate::bench::spec::Op::Alltoall) {
         // Grouped sends and receives cannot share one buffer.
         return Err(CliError::Usage(
             "Invalid option [-l] (NCCL's all-to-all has no in-place form; drop -l or use --backend mpi)".into(),
@@ -816,9 +622,12 @@ mod tests {
             "osu_reduce_scatter_block",
         ] {
             let spec = lookup(name).map(|e| e.spec).unwrap_or_else(|| panic!("{name} not in the registry"));
-            let e = Backend::parse(spec, "nccl").unwrap_err();
-            assert!(e.to_string().contains(&format!("({name} has no NCCL form;")), "{e}");
-            assert_eq!(Backend::parse(spec, "mpi").ok(), Some(Backend::Mpi));
+            let e = parse_backend(spec, "nccl").unwrap_err();
+            assert!(
+                e.to_string().contains(&format!("({name} needs the vector collectives, which NCCL does not have;")),
+                "{e}"
+            );
+            assert_eq!(parse_backend(spec, "mpi").ok(), Some(Backend::Mpi));
         }
     }
 

@@ -6,6 +6,7 @@
 //! not fit its columns become notes: the reader never guesses a value.
 
 use super::model::{Memory, MemoryInfo, Note, Parsed, Point, Table};
+use crate::bench::init::INIT;
 use crate::bench::registry;
 
 /// A column of an OSU table header.
@@ -347,7 +348,7 @@ impl Reader<'_> {
                 self.note(n, "column header with no OSU title line before it: table not read".to_string());
                 return;
             };
-            if bench == "osu_bw" && cols.contains(&Column::Latency) {
+            if bench == crate::bench::bw::SPEC.name && cols.contains(&Column::Latency) {
                 // OSU's congestion tests title themselves as osu_bw and
                 // print MB/s under latency labels; which of the two it was
                 // the output does not say.
@@ -388,7 +389,7 @@ impl Reader<'_> {
     /// a table of one unsized point, the average as its latency.
     fn init_line(&mut self, n: usize, s: &str) -> bool {
         let Some(rest) = s.strip_prefix("nprocs:") else { return false };
-        if self.ctx.benchmark.as_deref() != Some("osu_init") {
+        if self.ctx.benchmark.as_deref() != Some(INIT.name) {
             return false;
         }
         let field = |key: &str| -> Option<f64> {
@@ -409,7 +410,7 @@ impl Reader<'_> {
             ..Point::default()
         };
         self.out.tables.push(Table {
-            benchmark: "osu_init".into(),
+            benchmark: INIT.name.into(),
             datatype: None,
             osu_version: self.ctx.version.clone(),
             sized: false,

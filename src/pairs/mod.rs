@@ -27,8 +27,8 @@ use std::time::Instant;
 
 use crate::backend::mpi_host::MpiHost;
 use crate::backend::{Control, Transport};
-use crate::cli::Backend;
 use crate::job::{say, Ending, Job, JobConfig, RecordFile};
+use crate::options::Backend;
 use crate::report::record::RankInfo;
 use crate::topo::report::WarnContext;
 use crate::watchdog::Step;

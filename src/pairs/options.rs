@@ -14,7 +14,7 @@ use super::criteria::Criteria;
 use super::schedule::{RandomRounds, Scheme, SchemeError};
 use super::units::{parse_fraction, parse_rate, parse_size, parse_time};
 use crate::cli::options::parse_seconds;
-use crate::cli::{Backend, ResultsDest};
+use crate::options::{Backend, ResultsDest};
 use crate::topo::request::{PlacementArgs, PlacementError, PlacementRequest};
 
 /// Above this size the defaults are those of OSU's large messages.

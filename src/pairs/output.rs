@@ -12,7 +12,7 @@ use super::blame::Blame;
 use super::heatmap::{self, HeatmapSpec};
 use super::matrix::Matrix;
 use super::results::{Directed, LatencySample};
-use crate::cli::ResultsDest;
+use crate::options::ResultsDest;
 use crate::report::files::{self, ResultsError};
 use crate::report::safe_file::{self, RowFile};
 use crate::topo::cpuset::format_list;

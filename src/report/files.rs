@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 use super::safe_file::{self, create_new};
-use crate::cli::ResultsDest;
+use crate::options::ResultsDest;
 
 #[derive(Debug, Error)]
 pub enum ResultsError {

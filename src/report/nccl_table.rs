@@ -9,8 +9,8 @@ use std::io::{self, Write};
 use super::nccl_tests::{self as nt, Cell, Collective, Device, RowLabels, Settings, Step, Totals};
 use super::{Row, Sink};
 use crate::bench::spec::BenchSpec;
-use crate::cli::{Options, RootRank};
 use crate::datatype::Datatype;
+use crate::options::{Options, RootRank};
 
 /// nccl-tests' name of a datatype (its `type` column).
 pub fn type_name(dt: Datatype) -> &'static str {
@@ -83,7 +83,7 @@ impl<W: Write> NcclTestsTable<W> {
         np: usize,
         devices: Vec<Device>,
     ) -> Option<Self> {
-        let coll = Collective::of_benchmark(spec.name)?;
+        let coll = Collective::of_spec(spec)?;
         let d = &spec.defaults;
         let settings = Settings {
             threads: 1,
@@ -276,15 +276,18 @@ mod tests {
     /// of one rank's send and receive buffers and `count` is `c`.
     #[test]
     fn size_and_count_columns_follow_nccl_tests_at_every_np() {
-        use crate::bench::{allgather, allreduce, alltoall, bcast, reduce, reduce_scatter};
-        let specs =
-            [&allreduce::SPEC, &allgather::SPEC, &reduce_scatter::SPEC, &alltoall::SPEC, &bcast::SPEC, &reduce::SPEC];
-        assert_eq!(specs.len(), crate::cli::options::NCCL_BENCHMARKS.len() - 2, "every NCCL collective");
+        use crate::options::Backend;
+        let specs: Vec<_> = crate::bench::registry::BENCHMARKS
+            .iter()
+            .filter(|e| e.is_collective() && e.backends().contains(&Backend::Nccl))
+            .map(|e| e.spec)
+            .collect();
+        assert_eq!(specs.len(), 8, "every NCCL collective");
         for spec in specs {
             for np in [1, 2, 3, 8] {
                 for (dt, c) in [(Datatype::Float, 1usize), (Datatype::Float, 262144), (Datatype::Char, 48)] {
                     let e = dt.size();
-                    let coll = Collective::of_benchmark(spec.name).unwrap();
+                    let coll = Collective::of_spec(spec).unwrap();
                     // (send, receive) elements of one rank, and the OSU
                     // message size that makes the NCCL call take `c`.
                     let (send, recv, osu_size) = match coll {
@@ -318,17 +321,19 @@ mod tests {
         }
         for np in [1, 2, 3, 8] {
             for size in [4, 1024, 1 << 20] {
-                let of = |name: &str| Collective::of_benchmark(name).unwrap().osu_bytes(size, np);
-                assert_eq!(of("osu_allreduce"), bytes::<allreduce::Allreduce>(size, np));
-                assert_eq!(of("osu_allgather"), bytes::<allgather::Allgather>(size, np));
-                assert_eq!(of("osu_alltoall"), bytes::<alltoall::Alltoall>(size, np));
-                assert_eq!(of("osu_reduce_scatter"), bytes::<reduce_scatter::ReduceScatter>(size, np));
-                assert_eq!(of("osu_bcast"), bytes::<bcast::Bcast>(size, np));
-                assert_eq!(of("osu_reduce"), bytes::<reduce::Reduce>(size, np));
-                assert_eq!(of("osu_gather"), bytes::<gather::Gather>(size, np));
-                assert_eq!(of("osu_scatter"), bytes::<scatter::Scatter>(size, np));
+                let of = |spec: &BenchSpec| Collective::of_spec(spec).unwrap().osu_bytes(size, np);
+                assert_eq!(of(&allreduce::SPEC), bytes::<allreduce::Allreduce>(size, np));
+                assert_eq!(of(&allgather::SPEC), bytes::<allgather::Allgather>(size, np));
+                assert_eq!(of(&alltoall::SPEC), bytes::<alltoall::Alltoall>(size, np));
+                assert_eq!(of(&reduce_scatter::SPEC), bytes::<reduce_scatter::ReduceScatter>(size, np));
+                assert_eq!(of(&bcast::SPEC), bytes::<bcast::Bcast>(size, np));
+                assert_eq!(of(&reduce::SPEC), bytes::<reduce::Reduce>(size, np));
+                assert_eq!(of(&gather::SPEC), bytes::<gather::Gather>(size, np));
+                assert_eq!(of(&scatter::SPEC), bytes::<scatter::Scatter>(size, np));
             }
         }
-        assert!(Collective::of_benchmark("osu_barrier").is_none());
+        for no in [&crate::bench::barrier::SPEC, &crate::bench::allgatherv::SPEC, &crate::bench::iallreduce::SPEC] {
+            assert!(Collective::of_spec(no).is_none(), "{}", no.name);
+        }
     }
 }

@@ -16,6 +16,8 @@
 #[cfg(test)]
 mod tests;
 
+use crate::bench::spec::{BenchSpec, CollectiveCall, Op};
+
 /// Width of the `size` column, bytes.
 const SIZE_W: usize = 12;
 /// Width of the `count` column, elements.
@@ -177,19 +179,28 @@ impl Collective {
         }
     }
 
-    /// The collective an OSU benchmark times, for nccl-tests' table.
-    pub fn of_benchmark(name: &str) -> Option<Collective> {
-        match name {
-            "osu_allreduce" => Some(Collective::AllReduce),
-            "osu_allgather" => Some(Collective::AllGather),
-            "osu_reduce_scatter" => Some(Collective::ReduceScatter),
-            "osu_alltoall" => Some(Collective::AllToAll),
-            "osu_bcast" => Some(Collective::Broadcast),
-            "osu_reduce" => Some(Collective::Reduce),
-            "osu_gather" => Some(Collective::Gather),
-            "osu_scatter" => Some(Collective::Scatter),
+    /// nccl-tests' test of a blocking collective operation (None for the
+    /// others: nccl-tests has no barrier, vector or non-blocking tests).
+    pub fn of_call(call: CollectiveCall) -> Option<Collective> {
+        if call.nonblocking {
+            return None;
+        }
+        match call.op {
+            Op::Allreduce => Some(Collective::AllReduce),
+            Op::Allgather => Some(Collective::AllGather),
+            Op::ReduceScatter => Some(Collective::ReduceScatter),
+            Op::Alltoall => Some(Collective::AllToAll),
+            Op::Bcast => Some(Collective::Broadcast),
+            Op::Reduce => Some(Collective::Reduce),
+            Op::Gather => Some(Collective::Gather),
+            Op::Scatter => Some(Collective::Scatter),
             _ => None,
         }
+    }
+
+    /// The nccl-tests test of benchmark `spec`, if it times one.
+    pub fn of_spec(spec: &BenchSpec) -> Option<Collective> {
+        crate::bench::registry::lookup(spec.name)?.collective.and_then(Collective::of_call)
     }
 
     /// nccl-tests' size (the bytes algbw divides by time) of an OSU

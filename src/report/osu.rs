@@ -7,8 +7,8 @@ use std::io::{self, Write};
 
 use super::{Row, Sink};
 use crate::bench::spec::{BenchSpec, MetricKind};
-use crate::cli::{Accel, Backend};
 use crate::datatype::Datatype;
+use crate::options::{Accel, Backend};
 
 /// The title line with `-d`'s accelerator named where OSU names it
 /// (`# OSU MPI-CUDA Latency Test v7.4`), and NCCL's collectives titled as

@@ -341,7 +341,7 @@ pub struct BufferInfo {
 
 impl BufferInfo {
     /// Buffers in `memory`, given OSU's positional locations `requested`.
-    pub fn new(memory: &str, requested: Option<&crate::cli::BufferLocations>) -> BufferInfo {
+    pub fn new(memory: &str, requested: Option<&crate::options::BufferLocations>) -> BufferInfo {
         let note = requested.filter(|b| b.asks_for_device() && memory == "host").map(|b| {
             format!(
                 "'{}' asked for device or managed buffers but no device was requested (-d): run on host memory, \

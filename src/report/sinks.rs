@@ -22,7 +22,7 @@ use super::osu::{OsuTable, TableLayout};
 use super::safe_file::RowFile;
 use super::{RunContext, Sink};
 use crate::bench::plan::Plan;
-use crate::cli::Format;
+use crate::options::Format;
 
 #[derive(Debug, Error)]
 pub enum SinkError {

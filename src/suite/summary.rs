@@ -102,11 +102,17 @@ pub fn precision_tally(rows: &[CsvRow]) -> Option<PrecisionTally> {
     (t.sizes > 0).then_some(t)
 }
 
+/// Whether a benchmark's rows have no message size (osu_barrier,
+/// osu_ibarrier, the start-up ones).
+fn sizeless(benchmark: &str) -> bool {
+    crate::bench::registry::lookup(benchmark).is_some_and(|e| !e.spec.typed())
+}
+
 /// What a row is, in words: its size, and its datatype, window or form
 /// where the run has several.
 fn row_label(r: &CsvRow, rows: &[CsvRow]) -> String {
     let several = |f: &dyn Fn(&CsvRow) -> String| rows.iter().any(|o| f(o) != f(r));
-    let mut label = if r.benchmark == "osu_barrier" { "no size".to_string() } else { exact_label(r.size_bytes as u64) };
+    let mut label = if sizeless(&r.benchmark) { "no size".to_string() } else { exact_label(r.size_bytes as u64) };
     if several(&|o| o.datatype.map(|d| d.mpi_name().to_string()).unwrap_or_default()) {
         if let Some(d) = r.datatype {
             label = format!("{} {label}", d.mpi_name());
@@ -219,7 +225,7 @@ pub fn read_csv(path: &Path) -> Option<Vec<CsvRow>> {
 /// The rows at the key sizes (or, when the run measured none of them, its
 /// smallest and largest size), with the columns that have values.
 pub fn key_table(rows: &[CsvRow]) -> Option<KeyTable> {
-    let barrier = rows.iter().all(|r| r.benchmark == "osu_barrier");
+    let barrier = rows.iter().all(|r| sizeless(&r.benchmark));
     let mut chosen: Vec<&CsvRow> = if barrier {
         rows.iter().collect()
     } else {

@@ -6,11 +6,11 @@ use std::io;
 use std::rc::Rc;
 
 use super::{run, Plan};
-use crate::backend::mock::{self, Fault, Model};
+use crate::backend::mock::{self, Fault, MockTransport, Model};
 use crate::backend::Transport;
 use crate::bench::{
     allgatherv, allreduce, alltoall, alltoallv, alltoallw, barrier, bw, gather, gatherv, latency, mbw_mr, reduce,
-    reduce_scatter, reduce_scatter_block, scatter, scatterv, Bench, Setup,
+    reduce_scatter, reduce_scatter_block, scatter, scatterv, Bench, BenchOn, Setup,
 };
 use crate::cli::test_options;
 use crate::datatype::Datatype;
@@ -51,7 +51,12 @@ impl Sink for Collect {
 
 /// Runs benchmark `B` with `args` on `np` mock ranks; returns what rank
 /// 0's output saw, how the run ended and how many rows were counted.
-fn measure<B: Bench>(np: usize, args: &[&str], model: Model, fault: Option<Fault>) -> (Vec<Seen>, Ending, usize) {
+fn measure<B: BenchOn<MockTransport>>(
+    np: usize,
+    args: &[&str],
+    model: Model,
+    fault: Option<Fault>,
+) -> (Vec<Seen>, Ending, usize) {
     let out = mock::run_with(np, model, fault, |t| {
         let opts = test_options(B::SPEC, args);
         let plan = Plan::for_test(B::SPEC, &opts, np);
@@ -522,7 +527,7 @@ fn nonblocking_overlap_arithmetic() {
         iallgatherv, ialltoallv, ialltoallw, igather, igatherv, ireduce, ireduce_scatter, ireduce_scatter_block,
         iscatter, iscatterv,
     };
-    fn all<M: Bench>(m: Model) {
+    fn all<M: BenchOn<MockTransport>>(m: Model) {
         for np in [2, 3] {
             let args = ["-m", "4:64", "-i", "3", "-x", "1", "-c", "-t", "2", "-T", "all"];
             assert_eq!(measure::<M>(np, &args, m, None).1, Ending::Complete, "{} np={np}", M::SPEC.name);

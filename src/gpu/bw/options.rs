@@ -11,7 +11,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::bytes::{self, ParseSizeError};
-use crate::cli::ResultsDest;
+use crate::options::ResultsDest;
 use crate::pairs::units::parse_rate;
 
 /// Bytes per host<->GPU and on-GPU copy when `--size` is not given: the

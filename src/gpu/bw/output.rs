@@ -11,7 +11,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::results::{MatrixId, Measurement};
-use crate::cli::ResultsDest;
+use crate::options::ResultsDest;
 use crate::pairs::heatmap::{self, HeatmapSpec};
 use crate::pairs::matrix::Matrix;
 use crate::report::files::{self, ResultsError};

@@ -21,7 +21,7 @@ fn layout() -> TableLayout {
         pairs: 1,
         full: false,
         accel: None,
-        backend: crate::cli::Backend::Mpi,
+        backend: crate::options::Backend::Mpi,
         np: 2,
         one_sided: None,
     }
@@ -219,7 +219,7 @@ fn barrier_layouts() {
 #[test]
 fn nccl_point_to_point() {
     let mut l = layout();
-    l.backend = crate::cli::Backend::Nccl;
+    l.backend = crate::options::Backend::Nccl;
     let out = render(&LATENCY, l.clone(), &[(Datatype::Char, vec![lat(0, 11.5), lat(1, 12.25)])]);
     assert_eq!(
         out,

@@ -1,0 +1,216 @@
+//! The parsed options of one benchmark run, as a value: what `cli` makes of
+//! the command line (OSU's grammar and its checks live there) and what every
+//! layer below the runner reads. Nothing changes an `Options` after parsing;
+//! what a run does with it is worked out once, in `bench::plan`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::backend::rma::{SyncMode, WinKind};
+use crate::datatype::Datatype;
+use crate::stats::precision::Precision;
+use crate::topo::request::PlacementRequest;
+
+/// OSU's `-b`: one buffer reused, or a fresh one per message in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferMode {
+    Single,
+    Multiple,
+}
+
+/// Where results go.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultsDest {
+    /// A new, uniquely named CSV + run record in this directory.
+    Dir(PathBuf),
+    /// This CSV file, with the run record beside it.
+    Csv(PathBuf),
+    /// No files.
+    Off,
+}
+
+/// OSU's positional buffer locations, `SRC DST` after the options (`H`
+/// host, `D` device, `M`/`MD`/`MH` managed), as given. Without `-d`, an
+/// OSU build with no GPU support runs them on host memory, and so do we;
+/// the run record says so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BufferLocations {
+    pub send: String,
+    pub recv: String,
+}
+
+impl BufferLocations {
+    /// Whether either side asks for something other than host memory.
+    pub fn asks_for_device(&self) -> bool {
+        [&self.send, &self.recv].iter().any(|w| !w.starts_with('H'))
+    }
+
+    /// `SRC DST` as typed.
+    pub fn words(&self) -> String {
+        format!("{} {}", self.send, self.recv)
+    }
+}
+
+/// Which rank is the root of osu_reduce (`-k`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RootRank {
+    Fixed(usize),
+    /// Iteration i uses root i mod np.
+    Rotate,
+}
+
+/// Validation (`-c`), optionally logging failures (`-clog[:DIR]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Validation {
+    pub log_dir: Option<PathBuf>,
+}
+
+/// Largest message: MPI counts are C ints.
+pub const MAX_MESSAGE_BYTES: usize = i32::MAX as usize;
+
+/// Default directory for `-clog` without a directory (OSU's).
+pub const DEFAULT_VALIDATION_LOG_DIR: &str = "validation_output";
+/// Most `-z` percentiles at once (OSU's array size).
+pub const MAX_TAIL_PERCENTILES: usize = 5;
+/// Percentiles printed by a bare `-z`, in print order.
+pub const DEFAULT_TAILS: [u32; 3] = [50, 90, 99];
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Options {
+    pub min_size: usize,
+    pub max_size: usize,
+    /// `-i` (both small and large counts), if given.
+    pub iterations: Option<usize>,
+    /// `-x` (both small and large counts), if given.
+    pub warmup: Option<usize>,
+    pub window: usize,
+    pub window_given: bool,
+    pub buffers: BufferMode,
+    pub validation: Option<Validation>,
+    /// `-u`; 0 when validation is off.
+    pub validation_warmup: usize,
+    pub datatypes: Vec<Datatype>,
+    /// `-z` percentiles, in the order given.
+    pub tails: Option<Vec<u32>>,
+    /// `-p` (mbw_mr), if given.
+    pub pairs: Option<usize>,
+    /// `-R` (mbw_mr); default on.
+    pub print_rate: bool,
+    /// `-V` (mbw_mr).
+    pub vary_window: bool,
+    /// `-f` (collectives): Min, Max and Iterations columns.
+    pub full: bool,
+    /// `-t` (non-blocking collectives): test calls during the dummy
+    /// computation (0: none, the default).
+    pub test_calls: usize,
+    /// `-M` (collectives), if given: bytes one buffer may take.
+    pub mem_limit: Option<usize>,
+    /// `-l` (collectives with an in-place form).
+    pub in_place: bool,
+    /// `-k` (osu_reduce).
+    pub root: RootRank,
+    pub results: ResultsDest,
+    /// Whether the user chose where results go (`--results-dir`, `--csv`,
+    /// `--no-results` or `$COMMBENCH_RESULTS_DIR`). When not, results
+    /// that cannot be written cost a warning, never the OSU table.
+    pub results_chosen: bool,
+    /// `--verbose`: the placement table and the results line on stderr.
+    pub verbose: bool,
+    /// `SRC DST` after the options, if given.
+    pub buffer_locations: Option<BufferLocations>,
+    /// `--backend`: what carries the timed messages.
+    pub backend: Backend,
+    /// `-d`: the accelerator whose memory buffers may live in.
+    pub accel: Option<Accel>,
+    #[serde(rename = "timeout_s", serialize_with = "seconds")]
+    pub timeout: Option<Duration>,
+    /// `--bind`, `--cpu-list`, `--nic`, `--gpu`.
+    pub placement: PlacementRequest,
+    /// `--format`: OSU's table on stdout, or nccl-tests'.
+    pub format: Format,
+    /// `--min-busbw`: the least average bus bandwidth (GB/s) a run of a
+    /// collective passes with.
+    pub min_busbw: Option<f64>,
+    /// `--precision`: each size stops once the 95% interval of its value
+    /// is within this share of it (None: OSU's fixed counts).
+    pub precision: Option<Precision>,
+    /// `--min-iterations`: the floor under `--precision` (None: a tenth of
+    /// the size's count, see stats::precision::suggested_floor).
+    pub min_iterations: Option<u64>,
+    /// `--max-time-per-size`: a size's time limit under `--precision`.
+    #[serde(rename = "max_time_per_size_s", serialize_with = "seconds")]
+    pub max_time_per_size: Option<Duration>,
+    /// `-w` (one-sided benchmarks), if given.
+    pub win: Option<WinKind>,
+    /// `-s` (one-sided benchmarks), if given.
+    pub sync: Option<SyncMode>,
+}
+
+/// `--format`: the layout of stdout. The CSV and run record are the same
+/// either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// OSU 7.4's table (the default).
+    Osu,
+    /// nccl-tests' table: each size out-of-place then in-place, with time,
+    /// algbw, busbw and the wrong elements of each, and its footer.
+    NcclTests,
+}
+
+fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
+/// What carries the timed messages (`--backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// The MPI library the binary was built with.
+    Mpi,
+    /// UCX's UCP tagged messages, straight (point-to-point benchmarks).
+    Ucx,
+    /// NCCL on each rank's GPU (the benchmarks OSU's NCCL build has).
+    Nccl,
+}
+
+impl Backend {
+    /// Every backend, in `--backend`'s order.
+    pub const ALL: [Backend; 3] = [Backend::Mpi, Backend::Ucx, Backend::Nccl];
+
+    /// Its `--backend` word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Backend::Mpi => "mpi",
+            Backend::Ucx => "ucx",
+            Backend::Nccl => "nccl",
+        }
+    }
+}
+
+/// `-d TYPE`: the accelerator whose memory holds the message buffers. As
+/// in OSU, point-to-point buffers follow the `SRC DST` words (`-d` alone
+/// leaves them on the host), and collectives put every buffer there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Accel {
+    /// CUDA device memory (`cuMemAlloc`).
+    Cuda,
+    /// CUDA managed memory (`cuMemAllocManaged`).
+    Managed,
+}
+
+impl Accel {
+    /// The slot OSU's title gets (`# OSU MPI-CUDA Latency Test v7.4`).
+    pub fn title_slot(self) -> &'static str {
+        "-CUDA"
+    }
+}
