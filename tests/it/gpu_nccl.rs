@@ -556,3 +556,54 @@ fn point_to_point_over_nccl_takes_the_link_s_time() {
     let want = 200.0 * model.op_seconds(1048576.0, link) * 1e6;
     assert!(close(us, want, 0.10), "{us} us, the model says {want}: {}", run.stdout);
 }
+
+/// What `--backend nccl` takes follows from what the NCCL transport
+/// implements (its Collectives and one-way point-to-point), not from a
+/// list: so osu_gather and osu_scatter (grouped sends and receives) and
+/// osu_mbw_mr and osu_multi_lat (one window, or one message, each way in
+/// turn) run over it too. Each runs here on the stand-in with `-c`, in OSU's
+/// layout and, for the rooted two, in nccl-tests' table (whose cells check
+/// the data); osu_bibw, whose windows go both ways at once, is refused by
+/// the capability it lacks. About 6 s: six short launches.
+#[test]
+fn what_the_nccl_transport_implements_is_what_it_runs() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let quick = ["--backend", "nccl", "-m", "1:4096", "-i", "5", "-x", "1"];
+    for (bench, np, extra) in [
+        ("osu_gather", 3, &["-c"][..]),
+        ("osu_scatter", 3, &["-c"][..]),
+        ("osu_mbw_mr", 4, &[][..]),
+        ("osu_multi_lat", 4, &[][..]),
+    ] {
+        let args = [&quick[..], extra].concat();
+        let run = nccl_run(&gpu, np, bench, &args, &[], dir.path());
+        assert_eq!(run.code, Some(0), "{bench}\n{}\n{}", run.stdout, run.stderr);
+        let rows = osu_rows(&run.stdout);
+        assert_eq!(rows.len(), 13, "{bench}: {}", run.stdout);
+        if !extra.is_empty() {
+            assert!(rows.iter().all(|r| r.last().map(String::as_str) == Some("Pass")), "{bench}: {}", run.stdout);
+        }
+        let _ = std::fs::remove_dir_all(dir.path().join("res"));
+    }
+    for bench in ["osu_gather", "osu_scatter"] {
+        let args = [&quick[..], &["--format", "nccl-tests"]].concat();
+        let run = nccl_run(&gpu, 2, bench, &args, &[], dir.path());
+        assert_eq!(run.code, Some(0), "{bench}\n{}\n{}", run.stdout, run.stderr);
+        let rows = table_rows(&run.stdout);
+        assert!(!rows.is_empty(), "{bench}: {}", run.stdout);
+        assert!(rows.iter().all(|r| r.cells.iter().all(|c| c.3 == "0")), "{bench}: {}", run.stdout);
+        let _ = std::fs::remove_dir_all(dir.path().join("res"));
+    }
+    let mut r = Refusals::new();
+    r.refused("osu_bibw", &quick, &[], |l| {
+        l.starts_with(
+            "Invalid value [--backend nccl] (osu_bibw needs windows of messages both ways at once, which NCCL does \
+             not have; NCCL runs osu_latency, osu_bw, osu_mbw_mr, osu_bw_fan_in, osu_bw_fan_out, osu_multi_lat, \
+             osu_allreduce, osu_allgather, osu_alltoall, osu_reduce_scatter, osu_bcast, osu_reduce, osu_gather, \
+             osu_scatter)",
+        )
+    });
+    r.check();
+}
