@@ -12,12 +12,11 @@ use super::timed_loop::{self, LoopOutcome};
 use super::{validation, Kernel, Metric, SizeCase};
 use crate::backend::{Control, Transport};
 use crate::job::{everywhere, say, Ending};
-use crate::options::{Backend, Format};
+use crate::options::Format;
 use crate::report::sinks::Sinks;
 use crate::report::time::Utc;
 use crate::report::{PrecisionStop, Row, Sink};
 use crate::stats::noise::NoiseThresholds;
-use crate::stats::precision::{suggested_floor, StoppingRule};
 use crate::stats::spread::spread;
 use crate::stats::{osu_tails, Samples, Summary};
 use crate::watchdog::{Progress, Step};
@@ -40,103 +39,89 @@ pub fn run<T: Transport, K: Kernel<T>>(
     mut on_row: impl FnMut(),
 ) -> io::Result<Ending> {
     let (spec, opts) = (plan.spec, plan.opts);
-    let windows = plan.windows();
-    let sizes = plan.sizes();
-    let max_iters = sizes.iter().map(|&s| plan.counts(s).0).max().unwrap_or(1);
+    let groups = plan.groups();
+    let max_iters = groups.iter().flat_map(|g| &g.points).map(|p| p.iterations).max().unwrap_or(1);
     let mut samples = Samples::with_capacity(max_iters);
     let validating = opts.validation.is_some();
     let nccl_tests = opts.format == Format::NcclTests;
-    let passes: &[Option<bool>] = if nccl_tests { &[Some(false), Some(true)] } else { &[None] };
-    // OSU's NCCL latency test measures empty messages too.
-    let keep_empty = opts.backend == Backend::Nccl && spec.metric == MetricKind::Latency;
     let mut first_wrong: Option<usize> = None;
     let mut busbw = (0.0f64, 0usize);
-    for &dt in &opts.datatypes {
-        emit(&mut sinks, &mut |s| s.begin_datatype(dt))?;
-        // fop and cas: one element of the datatype, whatever -m says.
-        let dt_sizes = spec.one_sided.map_or_else(|| sizes.clone(), |r| r.sizes(dt, &sizes));
-        for &size in &dt_sizes {
-            let count = size / dt.size();
-            if count == 0 && spec.typed() && !keep_empty {
-                continue;
-            }
-            let (iterations, warmup) = plan.counts(size);
-            // --precision: OSU's count (or -i) is the ceiling.
-            let rule = opts.precision.map(|target| {
-                let ceiling = iterations as u64;
-                let floor = opts.min_iterations.unwrap_or_else(|| suggested_floor(ceiling));
-                StoppingRule::new(target, floor, ceiling, opts.max_time_per_size)
-            });
-            for &window in &windows {
-                for &in_place in passes {
-                    let case = SizeCase { datatype: dt, size, count, iterations, warmup, window };
-                    let checked = match in_place {
-                        Some(ip) => validating && kernel.set_in_place(ip).unwrap_or(true),
-                        None => validating,
-                    };
-                    progress.enter(Step::Setup, Some(dt), size);
-                    if everywhere(t.world(), spec.name, kernel.prepare(t, &case)).is_none() {
-                        return Ok(Ending::Error { detail: format!("could not set up message size {size}") });
-                    }
-                    if kernel.sync_before_size() {
-                        t.world().barrier();
-                    }
-                    // Most kernels time one pass; the non-blocking
-                    // collectives two (pure communication, then overlap),
-                    // each of the whole count: --precision judges one-pass
-                    // kernels only.
-                    let phases = kernel.phases();
-                    let mut outcome = LoopOutcome::default();
-                    for phase in 0..phases {
-                        if phase > 0 {
-                            kernel.begin_phase(t, &case, phase, &samples);
-                        }
-                        outcome.merge(timed_loop::run(
-                            t,
-                            kernel,
-                            &case,
-                            checked.then_some(opts.validation_warmup),
-                            &mut samples,
-                            progress,
-                            opts.tails.is_some(),
-                            // nccl-tests' table: nccl-tests' check.
-                            nccl_tests,
-                            rule.as_ref().filter(|_| phases == 1),
-                        ));
-                    }
-                    kernel.end_size(t, &case);
-                    // What ran: fewer than the count where --precision stopped early
-                    // (every rank alike), so the metric divides by what was timed.
-                    let case = SizeCase { iterations: outcome.iterations_run, ..case };
-                    progress.set_step(Step::Results);
-                    let metric = kernel.metric(t, &case, &samples);
-                    let passed = checked.then(|| verdict(t, plan, &case, &outcome, kernel.phases()));
-                    let wrong = (checked && nccl_tests).then(|| t.world().allreduce_sum_u64(outcome.wrong_elements));
-                    if let Some((_, b)) = metric.algbw_busbw {
-                        busbw = (busbw.0 + b, busbw.1 + 1);
-                    }
-                    if sinks.is_some() {
-                        let mut row = row(kernel, plan, &case, metric, passed, &samples, outcome.batched);
-                        row.in_place = in_place;
-                        row.wrong_elements = wrong;
-                        row.precision = rule
-                            .zip(outcome.stop_reason)
-                            .map(|(r, reason)| PrecisionStop { ceiling: r.ceiling as usize, reason });
-                        emit(&mut sinks, &mut |s| s.row(&row))?;
-                        if opts.verbose {
-                            if let Some(line) = noise_line(spec.name, &row) {
-                                crate::diag::say(&line);
-                            }
-                        }
-                        on_row();
-                    }
-                    if passed == Some(false) {
-                        if !nccl_tests {
-                            return Ok(Ending::ValidationFailed { size });
-                        }
-                        first_wrong.get_or_insert(size);
-                    }
+    for group in &groups {
+        emit(&mut sinks, &mut |s| s.begin_datatype(group.datatype))?;
+        for point in &group.points {
+            let size = point.size;
+            // The point's rows, one per cell, for the outputs at once.
+            let mut rows = Vec::with_capacity(point.cells.len());
+            let mut failed = false;
+            for &cell in &point.cells {
+                let case = point.case(cell);
+                let checked = match cell.in_place {
+                    Some(ip) => validating && kernel.set_in_place(ip).unwrap_or(true),
+                    None => validating,
+                };
+                progress.enter(Step::Setup, Some(case.datatype), size);
+                if everywhere(t.world(), spec.name, kernel.prepare(t, &case)).is_none() {
+                    emit_point(&mut sinks, &rows, opts.verbose, spec.name, &mut on_row)?;
+                    return Ok(Ending::Error { detail: format!("could not set up message size {size}") });
                 }
+                if kernel.sync_before_size() {
+                    t.world().barrier();
+                }
+                // Most kernels time one pass; the non-blocking collectives
+                // two (pure communication, then overlap), each of the
+                // whole count (the plan gives them no stopping rule).
+                let phases = kernel.phases();
+                let mut outcome = LoopOutcome::default();
+                for phase in 0..phases {
+                    if phase > 0 {
+                        kernel.begin_phase(t, &case, phase, &samples);
+                    }
+                    outcome.merge(timed_loop::run(
+                        t,
+                        kernel,
+                        &case,
+                        checked.then_some(opts.validation_warmup),
+                        &mut samples,
+                        progress,
+                        opts.tails.is_some(),
+                        // nccl-tests' table: nccl-tests' check.
+                        nccl_tests,
+                        point.rule.as_ref().filter(|_| phases == 1),
+                    ));
+                }
+                kernel.end_size(t, &case);
+                // What ran: fewer than the count where --precision stopped
+                // early (every rank alike), so the metric divides by what
+                // was timed.
+                let case = SizeCase { iterations: outcome.iterations_run, ..case };
+                progress.set_step(Step::Results);
+                let metric = kernel.metric(t, &case, &samples);
+                let passed = checked.then(|| verdict(t, plan, &case, &outcome, kernel.phases()));
+                let wrong = (checked && nccl_tests).then(|| t.world().allreduce_sum_u64(outcome.wrong_elements));
+                if let Some((_, b)) = metric.algbw_busbw {
+                    busbw = (busbw.0 + b, busbw.1 + 1);
+                }
+                if sinks.is_some() {
+                    let mut row = row(kernel, plan, &case, metric, passed, &samples, outcome.batched);
+                    row.in_place = cell.in_place;
+                    row.wrong_elements = wrong;
+                    row.precision = point
+                        .rule
+                        .zip(outcome.stop_reason)
+                        .map(|(r, reason)| PrecisionStop { ceiling: r.ceiling as usize, reason });
+                    rows.push(row);
+                }
+                if passed == Some(false) {
+                    if !nccl_tests {
+                        failed = true;
+                        break;
+                    }
+                    first_wrong.get_or_insert(size);
+                }
+            }
+            emit_point(&mut sinks, &rows, opts.verbose, spec.name, &mut on_row)?;
+            if failed {
+                return Ok(Ending::ValidationFailed { size });
             }
         }
         emit(&mut sinks, &mut |s| s.end_datatype())?;
@@ -154,6 +139,34 @@ pub fn run<T: Transport, K: Kernel<T>>(
         }
     }
     Ok(Ending::Complete)
+}
+
+/// Gives every output (on rank 0) the rows of one size point, cell by
+/// cell; `on_row` counts each, and `--verbose` says each noisy one. A
+/// point cut short (a failed check, a size that could not be set up)
+/// passes the rows it has.
+fn emit_point(
+    sinks: &mut Option<&mut Sinks>,
+    rows: &[Row],
+    verbose: bool,
+    name: &str,
+    on_row: &mut impl FnMut(),
+) -> io::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    emit(sinks, &mut |s| s.point(rows))?;
+    if sinks.is_some() {
+        for row in rows {
+            if verbose {
+                if let Some(line) = noise_line(name, row) {
+                    crate::diag::say(&line);
+                }
+            }
+            on_row();
+        }
+    }
+    Ok(())
 }
 
 /// Sends something to every output, where there are outputs (rank 0).

@@ -5,11 +5,13 @@
 //! run cannot go ahead on a job of this size. The runner, the kernels'
 //! set-up, the memory estimate and the measurement loop all read it.
 
-use super::spec::{BenchSpec, CollectiveCall, JobShapeError, ProcRule, DEFAULT_MEM_LIMIT};
-use super::{counts, message_sizes};
+use super::spec::{BenchSpec, CollectiveCall, JobShapeError, MetricKind, ProcRule, DEFAULT_MEM_LIMIT};
+use super::{counts, message_sizes, SizeCase};
 use crate::backend::Capability;
-use crate::options::{Backend, Options, RootRank};
+use crate::datatype::Datatype;
+use crate::options::{Backend, Format, Options, RootRank};
 use crate::report::osu::VARIED_WINDOWS;
+use crate::stats::precision::{suggested_floor, StoppingRule};
 
 /// One run of one benchmark on a job of a given size.
 #[derive(Clone, Debug)]
@@ -124,6 +126,106 @@ impl<'a> Plan<'a> {
     pub fn pairs_from_nodes(&self) -> bool {
         self.spec.procs == ProcRule::Nodes
     }
+
+    /// The passes of every size: nccl-tests' table times each size out of
+    /// place then in place; OSU's one pass has no such switch.
+    pub fn passes(&self) -> &'static [Option<bool>] {
+        if self.opts.format == Format::NcclTests {
+            &[Some(false), Some(true)]
+        } else {
+            &[None]
+        }
+    }
+
+    /// `--precision`'s stopping rule for a size of `iterations` (OSU's
+    /// count or `-i`, the ceiling); None for OSU's fixed counts, and for
+    /// kernels of two passes (the non-blocking collectives), whose overlap
+    /// needs both passes' full count.
+    pub fn stopping_rule(&self, iterations: usize) -> Option<StoppingRule> {
+        let target = self.opts.precision.filter(|_| !self.spec.is_overlap())?;
+        let ceiling = iterations as u64;
+        let floor = self.opts.min_iterations.unwrap_or_else(|| suggested_floor(ceiling));
+        Some(StoppingRule::new(target, floor, ceiling, self.opts.max_time_per_size))
+    }
+
+    /// Everything the run measures, in order: per datatype (`-T`), each
+    /// message size with its counts, and each size's cells (its windows
+    /// and passes). Every output sees the run in this shape.
+    pub fn groups(&self) -> Vec<Group> {
+        let sizes = self.sizes();
+        let windows = self.windows();
+        // OSU's NCCL latency test measures empty messages too.
+        let keep_empty = self.opts.backend == Backend::Nccl && self.spec.metric == MetricKind::Latency;
+        let cells: Vec<Cell> = windows
+            .iter()
+            .flat_map(|&window| self.passes().iter().map(move |&in_place| Cell { window, in_place }))
+            .collect();
+        self.opts
+            .datatypes
+            .iter()
+            .map(|&datatype| {
+                // fop and cas: one element of the datatype, whatever -m says.
+                let dt_sizes = self.spec.one_sided.map_or_else(|| sizes.clone(), |r| r.sizes(datatype, &sizes));
+                let points = dt_sizes
+                    .into_iter()
+                    .filter_map(|size| {
+                        let count = size / datatype.size();
+                        if count == 0 && self.spec.typed() && !keep_empty {
+                            return None;
+                        }
+                        let (iterations, warmup) = self.counts(size);
+                        let rule = self.stopping_rule(iterations);
+                        Some(Point { datatype, size, count, iterations, warmup, rule, cells: cells.clone() })
+                    })
+                    .collect();
+                Group { datatype, points }
+            })
+            .collect()
+    }
+}
+
+/// One datatype's sizes ([`Plan::groups`]).
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub datatype: Datatype,
+    pub points: Vec<Point>,
+}
+
+/// One message size of one datatype: its counts, `--precision`'s rule and
+/// the cells it runs.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub datatype: Datatype,
+    /// Bytes.
+    pub size: usize,
+    /// Elements per message.
+    pub count: usize,
+    pub iterations: usize,
+    pub warmup: usize,
+    pub rule: Option<StoppingRule>,
+    pub cells: Vec<Cell>,
+}
+
+impl Point {
+    /// What the kernel runs for `cell` of this size.
+    pub fn case(&self, cell: Cell) -> SizeCase {
+        SizeCase {
+            datatype: self.datatype,
+            size: self.size,
+            count: self.count,
+            iterations: self.iterations,
+            warmup: self.warmup,
+            window: cell.window,
+        }
+    }
+}
+
+/// One timed loop of a size: its window (1 without one) and its pass
+/// (`Some(in_place)` for nccl-tests' two, None for OSU's one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cell {
+    pub window: usize,
+    pub in_place: Option<bool>,
 }
 
 #[cfg(test)]

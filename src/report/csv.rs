@@ -370,8 +370,14 @@ impl<W: RowSink> CsvSink<W> {
 }
 
 impl<W: RowSink> Sink for CsvSink<W> {
+    fn point(&mut self, rows: &[Row]) -> io::Result<()> {
+        rows.iter().try_for_each(|r| self.write_row(r))
+    }
+}
+
+impl<W: RowSink> CsvSink<W> {
     /// The error says which rows are missing: this one and those after it.
-    fn row(&mut self, row: &Row) -> io::Result<()> {
+    fn write_row(&mut self, row: &Row) -> io::Result<()> {
         let bytes = csv_bytes(|w| w.serialize(CsvRow::new(&self.ctx, row)))?;
         self.out.append_rows(&bytes).map_err(|e| {
             let what = match row.datatype {

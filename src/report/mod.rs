@@ -116,8 +116,14 @@ pub trait Sink {
     fn begin_datatype(&mut self, _dt: Datatype) -> io::Result<()> {
         Ok(())
     }
-    /// One finished row; sinks write it out before returning.
-    fn row(&mut self, row: &Row) -> io::Result<()>;
+    /// One size point: its rows, one per cell (window, pass) in the plan's
+    /// order (`bench::plan::Point`), written out before returning. A point
+    /// cut short by a failure brings the rows it has.
+    fn point(&mut self, rows: &[Row]) -> io::Result<()>;
+    /// A point of one row.
+    fn row(&mut self, row: &Row) -> io::Result<()> {
+        self.point(std::slice::from_ref(row))
+    }
     /// The datatype block is complete.
     fn end_datatype(&mut self) -> io::Result<()> {
         Ok(())

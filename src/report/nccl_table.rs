@@ -67,8 +67,6 @@ pub struct NcclTestsTable<W: Write> {
     settings: Settings,
     devices: Vec<Device>,
     min_busbw: Option<f64>,
-    /// The out-of-place cell of the size whose in-place cell comes next.
-    pending: Option<(usize, Cell)>,
     totals: Totals,
 }
 
@@ -112,7 +110,6 @@ impl<W: Write> NcclTestsTable<W> {
             settings,
             devices,
             min_busbw: opts.min_busbw,
-            pending: None,
             totals: Totals::default(),
         })
     }
@@ -149,18 +146,19 @@ impl<W: Write> Sink for NcclTestsTable<W> {
         Ok(())
     }
 
-    fn row(&mut self, row: &Row) -> io::Result<()> {
-        let cell = self.cell(row);
-        if row.in_place != Some(true) {
-            self.pending = Some((row.size, cell));
-            return Ok(());
-        }
-        let Some((size, out_of_place)) = self.pending.take().filter(|(s, _)| *s == row.size) else {
-            return Err(io::Error::other(format!(
-                "an in-place row of size {} came without its out-of-place row",
-                row.size
-            )));
+    /// One line per size: its out-of-place and in-place cells (a size cut
+    /// short has no line).
+    fn point(&mut self, rows: &[Row]) -> io::Result<()> {
+        let [out, inp] = rows else {
+            return match rows {
+                [r] if r.in_place == Some(false) => Ok(()),
+                _ => Err(io::Error::other(format!(
+                    "nccl-tests' table takes a size's out-of-place and in-place rows together, got {}",
+                    rows.len()
+                ))),
+            };
         };
+        let (size, out_of_place, cell) = (out.size, self.cell(out), self.cell(inp));
         let bytes = self.coll.osu_bytes(size, self.np);
         let labels = RowLabels {
             size: bytes,
@@ -225,8 +223,11 @@ mod tests {
             NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, 8, devices).expect("alltoall has a program");
         t.preamble().unwrap();
         t.begin_datatype(Datatype::Float).unwrap();
-        t.row(&row(4194304, false, 38.80, (864.90, 756.79), Some(0))).unwrap();
-        t.row(&row(4194304, true, 8.74, (3837.40, 3357.73), None)).unwrap();
+        t.point(&[
+            row(4194304, false, 38.80, (864.90, 756.79), Some(0)),
+            row(4194304, true, 8.74, (3837.40, 3357.73), None),
+        ])
+        .unwrap();
         t.end_datatype().unwrap();
         t.finish().unwrap();
         let text = String::from_utf8(t.into_inner()).unwrap();
@@ -252,8 +253,7 @@ mod tests {
         let spec = &crate::bench::allreduce::SPEC;
         let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests", "--min-busbw", "100"]);
         let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, 2, Vec::new()).unwrap();
-        t.row(&row(1024, false, 10.0, (0.1, 0.1), Some(0))).unwrap();
-        t.row(&row(1024, true, 10.0, (0.1, 0.1), Some(2))).unwrap();
+        t.point(&[row(1024, false, 10.0, (0.1, 0.1), Some(0)), row(1024, true, 10.0, (0.1, 0.1), Some(2))]).unwrap();
         t.finish().unwrap();
         let text = String::from_utf8(t.into_inner()).unwrap();
         assert!(text.contains("# Out of bounds values : 1 FAILED\n"), "{text}");
@@ -266,7 +266,7 @@ mod tests {
         let spec = &crate::bench::allreduce::SPEC;
         let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);
         let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, 2, Vec::new()).unwrap();
-        assert!(t.row(&row(8, true, 1.0, (1.0, 1.0), None)).is_err());
+        assert!(t.point(&[row(8, true, 1.0, (1.0, 1.0), None)]).is_err());
     }
 
     /// The size and count columns of every NCCL collective at np 1, 2, 3 and 8,
@@ -301,8 +301,11 @@ mod tests {
                     let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);
                     let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, np, Vec::new()).unwrap();
                     t.begin_datatype(dt).unwrap();
-                    t.row(&row(osu_size, false, 10.0, (1.0, 1.0), Some(0))).unwrap();
-                    t.row(&row(osu_size, true, 10.0, (1.0, 1.0), Some(0))).unwrap();
+                    t.point(&[
+                        row(osu_size, false, 10.0, (1.0, 1.0), Some(0)),
+                        row(osu_size, true, 10.0, (1.0, 1.0), Some(0)),
+                    ])
+                    .unwrap();
                     let text = String::from_utf8(t.into_inner()).unwrap();
                     let cols: Vec<&str> = text.lines().last().unwrap().split_whitespace().collect();
                     let want = [(send.max(recv) * e).to_string(), c.to_string()];

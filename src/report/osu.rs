@@ -59,8 +59,9 @@ pub struct OsuTable<W: Write> {
     out: W,
     spec: &'static BenchSpec,
     layout: TableLayout,
-    /// `-V`: (size, MB/s per window, msg/s per window) of the datatype.
-    varied: Vec<(usize, Vec<f64>, Vec<f64>)>,
+    /// `-V`: each size's messages/s per window, for the rate profile at the
+    /// datatype's end.
+    rates: Vec<(usize, Vec<f64>)>,
 }
 
 fn tail_label(p: u32, bandwidth: bool) -> String {
@@ -74,7 +75,7 @@ fn tail_label(p: u32, bandwidth: bool) -> String {
 
 impl<W: Write> OsuTable<W> {
     pub fn new(out: W, spec: &'static BenchSpec, layout: TableLayout) -> OsuTable<W> {
-        OsuTable { out, spec, layout, varied: Vec::new() }
+        OsuTable { out, spec, layout, rates: Vec::new() }
     }
 
     pub fn into_inner(self) -> W {
@@ -293,23 +294,20 @@ impl<W: Write> OsuTable<W> {
         s
     }
 
-    fn flush_varied_row(&mut self) -> io::Result<()> {
-        if let Some((size, bws, _)) = self.varied.last() {
-            let mut s = format!("{size:<7}");
-            for bw in bws {
-                s.push_str(&format!("  {bw:>10.2}"));
-            }
-            writeln!(self.out, "{s}")?;
-            self.out.flush()?;
+    /// `-V`: one line per size, its bandwidth at every window.
+    fn varied_line(rows: &[Row]) -> String {
+        let mut s = format!("{:<7}", rows.first().map_or(0, |r| r.size));
+        for r in rows {
+            s.push_str(&format!("  {:>10.2}", r.bw_mbps.unwrap_or(0.0)));
         }
-        Ok(())
+        s
     }
 }
 
 impl<W: Write> Sink for OsuTable<W> {
     fn begin_datatype(&mut self, dt: Datatype) -> io::Result<()> {
         if self.layout.vary_window {
-            self.varied.clear();
+            self.rates.clear();
             writeln!(self.out)?;
             writeln!(self.out, "# Uni-directional Bandwidth (MB/sec)")?;
             writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
@@ -334,24 +332,20 @@ impl<W: Write> Sink for OsuTable<W> {
         self.out.flush()
     }
 
-    fn row(&mut self, row: &Row) -> io::Result<()> {
+    /// A size's line; with `-V` one line for all its windows, once every
+    /// window has run (a size cut short by a failure prints none, as OSU).
+    fn point(&mut self, rows: &[Row]) -> io::Result<()> {
         if self.layout.vary_window {
-            let starts_size =
-                self.varied.last().is_none_or(|(s, bws, _)| *s != row.size || bws.len() == VARIED_WINDOWS.len());
-            if starts_size {
-                self.varied.push((row.size, Vec::new(), Vec::new()));
+            if rows.len() == VARIED_WINDOWS.len() {
+                writeln!(self.out, "{}", Self::varied_line(rows))?;
+                self.rates.push((rows[0].size, rows.iter().map(|r| r.msg_rate.unwrap_or(0.0)).collect()));
             }
-            if let Some((_, bws, rates)) = self.varied.last_mut() {
-                bws.push(row.bw_mbps.unwrap_or(0.0));
-                rates.push(row.msg_rate.unwrap_or(0.0));
-                if bws.len() == VARIED_WINDOWS.len() {
-                    self.flush_varied_row()?;
-                }
-            }
-            return Ok(());
+            return self.out.flush();
         }
-        let line = self.format_row(row);
-        writeln!(self.out, "{line}")?;
+        for row in rows {
+            let line = self.format_row(row);
+            writeln!(self.out, "{line}")?;
+        }
         self.out.flush()
     }
 
@@ -360,7 +354,7 @@ impl<W: Write> Sink for OsuTable<W> {
             writeln!(self.out)?;
             writeln!(self.out, "# Message Rate Profile")?;
             writeln!(self.out, "{}", Self::windows_line())?;
-            for (size, _, rates) in &self.varied {
+            for (size, rates) in &self.rates {
                 let mut s = format!("{size:<7}");
                 for r in rates {
                     s.push_str(&format!("  {r:>10.2}"));

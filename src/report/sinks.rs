@@ -163,7 +163,7 @@ mod tests {
     }
 
     impl Sink for Flaky {
-        fn row(&mut self, _row: &Row) -> io::Result<()> {
+        fn point(&mut self, _rows: &[Row]) -> io::Result<()> {
             if self.rows.get() + 1 >= self.fail_from {
                 return Err(io::Error::other("No space left on device"));
             }

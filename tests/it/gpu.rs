@@ -148,8 +148,10 @@ fn options_that_do_not_go_together() {
     r.refused("osu_allreduce", &[QUICK, &["-d", "openacc"]].concat(), &[], |l| l.contains("OpenACC is not supported"));
     r.refused("osu_bw", &[QUICK, &["-d", "tpu"]].concat(), &[], |l| l == "Invalid Accel Type Specified [-d tpu]");
     r.refused("osu_barrier", &[QUICK, &["--backend", "nccl"]].concat(), &[], |l| {
-        l.starts_with("Invalid value [--backend nccl] (osu_barrier needs a barrier of its own, which NCCL does not have; \
-             NCCL runs osu_latency, osu_bw,")
+        l.starts_with(
+            "Invalid value [--backend nccl] (osu_barrier needs a barrier of its own, which NCCL does not have; \
+             NCCL runs osu_latency, osu_bw,",
+        )
     });
     r.refused("osu_allreduce", &[QUICK, &["--format", "nccl-tests"]].concat(), &[], |l| {
         l == "Invalid value [--format nccl-tests] (nccl-tests' table is for NCCL's collectives: add --backend nccl)"

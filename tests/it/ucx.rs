@@ -160,8 +160,10 @@ fn bad_ucx_input_is_one_line_and_status_one_everywhere() {
         l.starts_with("osu_bw: UCX device selection (UCX_NET_DEVICES) failed: UCX_NET_DEVICES names nodev0, none of which this host has (network interfaces: ")
     });
     r.refused("osu_allreduce", &["--backend", "ucx"], &[], |l| {
-        l.starts_with("Invalid value [--backend ucx] (osu_allreduce needs the collectives, which UCX does not have; UCX runs \
-             osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_bw_fan_in, osu_bw_fan_out, osu_multi_lat)")
+        l.starts_with(
+            "Invalid value [--backend ucx] (osu_allreduce needs the collectives, which UCX does not have; UCX runs \
+             osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_bw_fan_in, osu_bw_fan_out, osu_multi_lat)",
+        )
     });
     r.refused("osu_latency", &["--backend", "verbs"], &[], |l| {
         l == "Invalid value [--backend verbs] (give mpi, ucx or nccl)"

@@ -35,8 +35,8 @@ impl Sink for Collect {
         self.0.borrow_mut().push(Seen::Begin(dt));
         Ok(())
     }
-    fn row(&mut self, row: &Row) -> io::Result<()> {
-        self.0.borrow_mut().push(Seen::Row(Box::new(row.clone())));
+    fn point(&mut self, rows: &[Row]) -> io::Result<()> {
+        self.0.borrow_mut().extend(rows.iter().map(|r| Seen::Row(Box::new(r.clone()))));
         Ok(())
     }
     fn end_datatype(&mut self) -> io::Result<()> {

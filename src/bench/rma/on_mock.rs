@@ -20,8 +20,8 @@ use std::rc::Rc;
 struct Rows(Rc<RefCell<Vec<Row>>>);
 
 impl Sink for Rows {
-    fn row(&mut self, row: &Row) -> std::io::Result<()> {
-        self.0.borrow_mut().push(row.clone());
+    fn point(&mut self, rows: &[Row]) -> std::io::Result<()> {
+        self.0.borrow_mut().extend_from_slice(rows);
         Ok(())
     }
 }

@@ -36,8 +36,9 @@ fn render(spec: &'static BenchSpec, layout: TableLayout, blocks: &[(Datatype, Ve
     t.preamble().unwrap();
     for (dt, rows) in blocks {
         t.begin_datatype(*dt).unwrap();
-        for r in rows {
-            t.row(r).unwrap();
+        // A size's rows are one point (-V: one per window).
+        for point in rows.chunk_by(|a, b| a.size == b.size) {
+            t.point(point).unwrap();
         }
         t.end_datatype().unwrap();
     }
