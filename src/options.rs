@@ -149,6 +149,10 @@ pub struct Options {
     pub win: Option<WinKind>,
     /// `-s` (one-sided benchmarks), if given.
     pub sync: Option<SyncMode>,
+    /// `--dry-run`: print the plan and exit, nothing started.
+    pub dry_run: bool,
+    /// `--dry-run=NP`: the ranks it plans for.
+    pub dry_run_ranks: Option<usize>,
 }
 
 /// `--format`: the layout of stdout. The CSV and run record are the same

@@ -6,6 +6,7 @@
 //! around that; [`registry`] lists every benchmark.
 
 pub mod collective;
+pub mod dry_run;
 pub mod fan;
 pub mod measure;
 pub mod memory;

@@ -38,7 +38,7 @@ pub fn main<B: Bench + Launch<<B as Bench>::Needs>>() -> ! {
 /// Runs benchmark `B` with the process's arguments over the transport its
 /// options chose; returns the exit status.
 pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
-    run_with(B::SPEC, |s: &Session| B::measure(s))
+    run_with(B::SPEC, B::message_bytes, |s: &Session| B::measure(s))
 }
 
 /// How a benchmark whose kernel needs `N` is run: over which transport for
@@ -161,14 +161,18 @@ pub fn main_rma<B: super::rma::RmaBench>() -> ! {
 /// [`run`] for a one-sided benchmark: MPI windows in host memory (the
 /// options refuse other backends and `-d`).
 pub fn run_rma<B: super::rma::RmaBench>() -> i32 {
-    run_with(B::SPEC, |s: &Session| {
-        let refused = super::rma::library_refuses(B::OP, &s.opts.datatypes, &s.job.world.library_version());
-        if s.job.everywhere(refused.map_or(Ok(()), Err)).is_none() {
-            return setup_failed();
-        }
-        let t = MpiHost::new(&s.job.world);
-        s.run(&t, |p, _| super::rma::message_bytes(p), super::rma::RmaKernel::new::<B>)
-    })
+    run_with(
+        B::SPEC,
+        |p, _| super::rma::message_bytes(p),
+        |s: &Session| {
+            let refused = super::rma::library_refuses(B::OP, &s.opts.datatypes, &s.job.world.library_version());
+            if s.job.everywhere(refused.map_or(Ok(()), Err)).is_none() {
+                return setup_failed();
+            }
+            let t = MpiHost::new(&s.job.world);
+            s.run(&t, |p, _| super::rma::message_bytes(p), super::rma::RmaKernel::new::<B>)
+        },
+    )
 }
 
 #[cfg(ucx)]
@@ -197,12 +201,17 @@ pub fn main_startup(spec: &'static super::spec::BenchSpec) -> ! {
 /// osu_init or osu_hello: the shared options and job start, then the
 /// start-up row instead of a measurement (bench/init.rs says why).
 pub fn run_startup(spec: &'static super::spec::BenchSpec) -> i32 {
-    run_with(spec, |s: &Session| s.startup())
+    run_with(spec, |_, _| 0, |s: &Session| s.startup())
 }
 
 /// Options, the job's start-up, `measure` on a started session, and the
-/// end: what every OSU binary does around its measurement.
-fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session) -> Ending) -> i32 {
+/// end: what every OSU binary does around its measurement. `message_bytes`
+/// is the benchmark's buffer memory on one rank, for `--dry-run`.
+fn run_with(
+    spec: &'static super::spec::BenchSpec,
+    message_bytes: fn(&Plan, usize) -> u128,
+    measure: impl FnOnce(&Session) -> Ending,
+) -> i32 {
     let argv = job::argv();
     let env = crate::launcher::detect();
     let leader = env.is_leader();
@@ -228,6 +237,9 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
         }
         Ok(Parsed::Run(o)) => *o,
     };
+    if opts.dry_run {
+        return dry_run(spec, &opts, &env, message_bytes);
+    }
     let mut plan = None;
     let placement = opts.placement.clone();
     let cfg = JobConfig {
@@ -278,6 +290,31 @@ fn run_with(spec: &'static super::spec::BenchSpec, measure: impl FnOnce(&Session
         say(&format!("{}: {}", spec.name, job::below_minimum(*avg_busbw, *min_busbw)));
     }
     exit_status(&ending)
+}
+
+/// `--dry-run`: the plan's table on the leader (the launcher's rank 0, or
+/// the only process), nothing started; 1 when the job could not run.
+fn dry_run(
+    spec: &'static super::spec::BenchSpec,
+    opts: &Options,
+    env: &crate::launcher::LauncherEnv,
+    message_bytes: fn(&Plan, usize) -> u128,
+) -> i32 {
+    let np = super::dry_run::ranks(opts.dry_run_ranks, env.size);
+    let plan = match Plan::resolve(spec, opts, np) {
+        Ok(p) => p,
+        Err(e) => {
+            if env.is_leader() {
+                say(&format!("{} on {np} ranks: {e}", spec.name));
+            }
+            return 1;
+        }
+    };
+    if env.is_leader() {
+        let lines = super::dry_run::lines(&plan, np, message_bytes(&plan, np), super::dry_run::ASSUMED);
+        println!("{}", lines.join("\n"));
+    }
+    0
 }
 
 /// The exit status of an OSU binary: 0 only when every size was measured.

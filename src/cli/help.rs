@@ -136,7 +136,12 @@ pub fn text(spec: &BenchSpec) -> String {
     }
     out.push_str("commbench options (long form only):\n");
     for (long, _, arg, what) in EXTENSIONS {
-        let name = if arg.is_empty() { long.to_string() } else { format!("{long} {arg}") };
+        let name = match *arg {
+            "" => long.to_string(),
+            // An optional value is attached (`--dry-run=512`).
+            _ if arg.starts_with('[') => format!("{long}{arg}"),
+            _ => format!("{long} {arg}"),
+        };
         out.push_str(&format!("      --{name:<20}{what}\n"));
     }
     match spec.procs {

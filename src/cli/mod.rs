@@ -102,6 +102,13 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
     ),
     ("min-iterations", ArgKind::Required, "N", "with --precision: iterations every size runs at least (default: a tenth of -i)"),
     ("max-time-per-size", ArgKind::Required, "SECS", "with --precision: stop a size after SECS (2, 500ms, 1m)"),
+    (
+        "dry-run",
+        ArgKind::Optional,
+        "[=NP]",
+        "print every size, its counts, one rank's memory and a modelled duration for NP ranks (default: the \
+         launcher's, else 2), then exit; nothing is started or sent",
+    ),
 ];
 
 /// The option table for one benchmark, in OSU's option-string order.

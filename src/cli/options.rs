@@ -64,6 +64,8 @@ fn defaults(spec: &BenchSpec) -> Options {
         max_time_per_size: None,
         win: None,
         sync: None,
+        dry_run: false,
+        dry_run_ranks: None,
     }
 }
 
@@ -394,6 +396,17 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             }
             OptId::Long("no-results") => no_results = true,
             OptId::Long("verbose") => o.verbose = true,
+            OptId::Long("dry-run") => {
+                o.dry_run = true;
+                if let Some(np) = tok.value.as_deref().filter(|v| !v.is_empty()) {
+                    let n = parse_count(np).filter(|&n| (1..=MAX_COUNT).contains(&n));
+                    o.dry_run_ranks = Some(n.ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "Invalid value [--dry-run={np}] (give the ranks to plan for, e.g. 512)"
+                        ))
+                    })?);
+                }
+            }
             OptId::Long("backend") => o.backend = parse_backend(spec, v)?,
             OptId::Long("timeout") => {
                 o.timeout = Some(parse_seconds(v).ok_or_else(|| {

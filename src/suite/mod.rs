@@ -95,6 +95,62 @@ struct Job {
     notes: Vec<String>,
 }
 
+/// `suite --dry-run`: each benchmark's command line and, for commbench's
+/// binaries, its own `--dry-run` table for the job's ranks (the binary run
+/// alone, which starts nothing), then the suite's modelled total. Exit 0,
+/// or 1 when a benchmark's plan was refused (its line says why).
+fn dry_run(p: &Prepared, argv_for: &dyn Fn(&Job, String) -> Vec<String>) -> i32 {
+    let mut total = 0.0;
+    let mut status = 0;
+    for j in &p.jobs {
+        println!("{}", launch::shell_line(&argv_for(j, format!("RUN_DIR/{}.csv", j.spec.name))));
+        if p.maker != Maker::Commbench {
+            println!("  # (OSU's own binary: no plan to show)");
+            continue;
+        }
+        let out = std::process::Command::new(&j.binary)
+            .args(&j.args)
+            .arg(format!("--dry-run={}", j.layout.np))
+            // Not under a launcher: its variables would make this a rank.
+            .env_remove("OMPI_COMM_WORLD_RANK")
+            .env_remove("PMI_RANK")
+            .env_remove("SLURM_PROCID")
+            .stdin(std::process::Stdio::null())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => {
+                // Indented under its command line.
+                let text = String::from_utf8_lossy(&o.stdout);
+                for line in text.lines() {
+                    println!("  {line}");
+                }
+                total += text.lines().find_map(dry_run_seconds).unwrap_or(0.0);
+            }
+            Ok(o) => {
+                status = 1;
+                let why = String::from_utf8_lossy(&o.stderr);
+                println!("  # refused: {}", why.trim());
+            }
+            Err(e) => {
+                status = 1;
+                println!("  # {}: cannot run: {e}", j.binary.display());
+            }
+        }
+    }
+    println!(
+        "# suite: {} benchmark(s), estimated {} of timed iterations on the model above",
+        p.jobs.len(),
+        crate::bench::dry_run::human_secs(total)
+    );
+    status
+}
+
+/// The modelled seconds in a `--dry-run` table's last line.
+fn dry_run_seconds(line: &str) -> Option<f64> {
+    let rest = line.strip_prefix("# estimated duration: ")?;
+    crate::bench::dry_run::parse_human_secs(rest.split(" of ").next()?)
+}
+
 /// Everything decided before the first benchmark starts.
 struct Prepared {
     flavor: MpiFlavor,
@@ -370,10 +426,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     };
 
     if s.dry_run {
-        for j in &p.jobs {
-            println!("{}", launch::shell_line(&argv_for(j, format!("RUN_DIR/{}.csv", j.spec.name))));
-        }
-        return Ok(0);
+        return Ok(dry_run(&p, &argv_for));
     }
 
     let start = Utc::now();

@@ -122,6 +122,30 @@ fn a_failing_benchmark_is_reported_and_the_rest_still_run() {
     assert!(run.stdout.contains("osu_bw               failed"), "{}", run.stdout);
 }
 
+/// The command lines of a `--dry-run`'s output (each benchmark's plan
+/// table is indented under its command, the suite's total starts `#`).
+fn commands(stdout: &str) -> Vec<&str> {
+    stdout.lines().filter(|l| !l.starts_with([' ', '#'])).collect()
+}
+
+/// The suite's dry run shows each benchmark's command and its own plan
+/// table for the job's ranks, then a modelled total; nothing runs.
+#[test]
+fn dry_run_plans_every_benchmark_and_adds_them_up() {
+    let (run, dir, _w) =
+        suite(Mpi::OpenMpi, &["--dry-run", "--np", "4", "--bench", "latency,alltoall", "-m", "1:1024"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(dir.is_none(), "a dry run makes no run directory");
+    let out = &run.stdout;
+    assert_eq!(commands(out).len(), 2, "{out}");
+    assert!(out.contains("\n  # osu_latency dry run on 2 ranks: nothing is started or sent\n"), "{out}");
+    assert!(out.contains("\n  # osu_alltoall dry run on 4 ranks: nothing is started or sent\n"), "{out}");
+    let plan_rows = out.lines().filter(|l| l.starts_with("  MPI_CHAR ")).count();
+    assert_eq!(plan_rows, 12 + 11, "0..1024 for latency, 1..1024 for alltoall: {out}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("  # estimated duration: ")).count(), 2, "{out}");
+    assert!(out.lines().last().is_some_and(|l| l.starts_with("# suite: 2 benchmark(s), estimated ")), "{out}");
+}
+
 #[test]
 fn placement_options_reach_every_benchmark_command() {
     let (run, _, _w) = suite(
@@ -129,7 +153,7 @@ fn placement_options_reach_every_benchmark_command() {
         &["--dry-run", "--np", "4", "--ppn", "2", "--nodes", "2", "--bind", "nic", "--nic", "mlx5_2:1", "--gpu", "0,1"],
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    let lines: Vec<&str> = run.stdout.lines().collect();
+    let lines = commands(&run.stdout);
     assert_eq!(lines.len(), 8, "{}", run.stdout);
     for l in &lines {
         assert!(l.contains(" --bind nic --nic mlx5_2:1 --gpu 0,1 --csv RUN_DIR/osu_"), "{l}");
@@ -143,7 +167,7 @@ fn placement_options_reach_every_benchmark_command() {
     );
     let (run, _, _w) = suite(Mpi::OpenMpi, &["--dry-run", "--launcher", "srun", "--np", "4", "--", "--exclusive"]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.lines().all(|l| l.starts_with("srun --mpi=pmix -n ")), "{}", run.stdout);
+    assert!(commands(&run.stdout).iter().all(|l| l.starts_with("srun --mpi=pmix -n ")), "{}", run.stdout);
     assert!(run.stdout.contains("srun --mpi=pmix -n 4 -N 1 --exclusive "), "{}", run.stdout);
 }
 
@@ -221,7 +245,7 @@ fn cpu_list_hands_binding_over_under_open_mpi() {
     assert_tables_streamed(&run.stdout, &dir, &["osu_latency", "osu_allreduce"]);
     // A binding of the user's own is left alone.
     let (run, _, _w) = suite(Mpi::OpenMpi, &["--dry-run", "--bind", "core", "--", "--bind-to", "socket"]);
-    assert!(run.stdout.lines().all(|l| l.starts_with("mpirun -np 2 --bind-to socket ")), "{}", run.stdout);
+    assert!(commands(&run.stdout).iter().all(|l| l.starts_with("mpirun -np 2 --bind-to socket ")), "{}", run.stdout);
 }
 
 /// `commbench` built against Open MPI runs MPICH binaries with MPICH's
@@ -248,8 +272,8 @@ fn an_mpich_bin_dir_gets_the_mpich_launcher() {
     }
     let (run, _, _w) = suite(Mpi::OpenMpi, &["--bin-dir", &mpich, "--dry-run", "--launcher", "srun", "--bind", "core"]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.lines().all(|l| l.starts_with("srun --mpi=pmi2 -n ")), "{}", run.stdout);
-    assert!(run.stdout.lines().all(|l| l.contains(" --cpu-bind=none ")), "{}", run.stdout);
+    assert!(commands(&run.stdout).iter().all(|l| l.starts_with("srun --mpi=pmi2 -n ")), "{}", run.stdout);
+    assert!(commands(&run.stdout).iter().all(|l| l.contains(" --cpu-bind=none ")), "{}", run.stdout);
     // Open MPI's launcher for MPICH binaries would start singletons: refused.
     let (run, dir, _w) = suite(Mpi::OpenMpi, &["--bin-dir", &mpich, "--launcher", "mpirun.openmpi"]);
     assert_eq!(run.code, Some(2), "{run:?}");
