@@ -3,69 +3,38 @@
 //! end to end in rank order. Buffers, fills, checks, synchronisation and
 //! bandwidths are osu_allgather's; only the call differs.
 
+
 use super::allgather::Allgather;
-use super::collective::{Call, Collective, Job};
-use super::needs;
+use super::collective::Job;
 use super::spec::{BenchSpec, Op};
+use super::vector::{Vector, VectorOp};
 use super::SizeCase;
 use crate::backend::{Blocks, VectorCollectives};
-use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec =
     BenchSpec { name: "osu_allgatherv", title: "OSU MPI Allgatherv Latency Test", ..super::allgather::SPEC };
 
-pub struct Allgatherv {
-    blocks: Blocks,
-}
+/// osu_allgatherv's call over osu_allgather's buffers and patterns.
+pub struct AllgathervOp;
 
-impl Allgatherv {
-    /// The layout at the current size (its non-blocking twin passes it on).
-    pub fn blocks(&self) -> &Blocks {
-        &self.blocks
-    }
-}
-
-impl Collective for Allgatherv {
+impl VectorOp for AllgathervOp {
     const SPEC: &'static BenchSpec = &SPEC;
     const OP: Op = Op::Allgatherv;
-    type Needs = needs::VectorCollectives;
+    type Twin = Allgather;
 
-    fn new(_np: usize) -> Self {
-        Allgatherv { blocks: Blocks::default() }
-    }
-
-    fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize) {
-        Allgather.buffer_bytes(size, np)
-    }
-
-    fn prepare(&mut self, case: &SizeCase, job: &Job) {
-        self.blocks = Blocks::end_to_end(job.np, case.count, case.datatype, false);
-    }
-
-    fn warm_up_elsewhere(&self) -> bool {
-        Allgather.warm_up_elsewhere()
-    }
-
-    fn sync_after_loop(&self) -> bool {
-        Allgather.sync_after_loop()
-    }
-
-    fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
-        Allgather.bandwidth(size, np)
-    }
-
-    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {
-        Allgather.fill(send, recv, case, job, i)
-    }
-
-    fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
-        Allgather.check(recv, case, job, i)
-    }
-}
-
-impl<T: VectorCollectives> Call<T> for Allgatherv {
     #[inline(always)]
-    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
-        t.allgatherv(job.operands(send, recv), case.count, &self.blocks, case.datatype);
+    fn call<T: VectorCollectives>(
+        t: &T,
+        send: &T::Buf,
+        recv: &mut T::Buf,
+        blocks: &Blocks,
+        case: &SizeCase,
+        job: &Job,
+        _i: usize,
+    ) {
+        t.allgatherv(job.operands(send, recv), case.count, blocks, case.datatype);
     }
 }
+
+/// The benchmark (its kernel is the shared collective one).
+pub type Allgatherv = Vector<AllgathervOp>;

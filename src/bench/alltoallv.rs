@@ -3,13 +3,13 @@
 //! end in rank order, send and receive alike). Buffers, fills, checks and
 //! bandwidths are osu_alltoall's; only the call differs.
 
-use super::needs;
+
 use super::alltoall::Alltoall;
-use super::collective::{Call, Collective, Job};
+use super::collective::Job;
 use super::spec::{BenchSpec, Op};
+use super::vector::{Vector, VectorOp};
 use super::SizeCase;
 use crate::backend::{Blocks, VectorCollectives};
-use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_alltoallv",
@@ -17,50 +17,27 @@ pub const SPEC: BenchSpec = BenchSpec {
     ..super::alltoall::SPEC
 };
 
-pub struct Alltoallv {
-    blocks: Blocks,
-}
+/// osu_alltoallv's call over osu_alltoall's buffers and patterns.
+pub struct AlltoallvOp;
 
-impl Alltoallv {
-    /// The layout at the current size (its non-blocking twin passes it on).
-    pub fn blocks(&self) -> &Blocks {
-        &self.blocks
-    }
-}
-
-impl Collective for Alltoallv {
+impl VectorOp for AlltoallvOp {
     const SPEC: &'static BenchSpec = &SPEC;
     const OP: Op = Op::Alltoallv;
-    type Needs = needs::VectorCollectives;
+    type Twin = Alltoall;
 
-    fn new(_np: usize) -> Self {
-        Alltoallv { blocks: Blocks::default() }
-    }
-
-    fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize) {
-        Alltoall.buffer_bytes(size, np)
-    }
-
-    fn prepare(&mut self, case: &SizeCase, job: &Job) {
-        self.blocks = Blocks::end_to_end(job.np, case.count, case.datatype, false);
-    }
-
-    fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
-        Alltoall.bandwidth(size, np)
-    }
-
-    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {
-        Alltoall.fill(send, recv, case, job, i)
-    }
-
-    fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
-        Alltoall.check(recv, case, job, i)
-    }
-}
-
-impl<T: VectorCollectives> Call<T> for Alltoallv {
     #[inline(always)]
-    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, _i: usize) {
-        t.alltoallv(job.operands(send, recv), &self.blocks, &self.blocks, case.datatype);
+    fn call<T: VectorCollectives>(
+        t: &T,
+        send: &T::Buf,
+        recv: &mut T::Buf,
+        blocks: &Blocks,
+        case: &SizeCase,
+        job: &Job,
+        _i: usize,
+    ) {
+        t.alltoallv(job.operands(send, recv), blocks, blocks, case.datatype);
     }
 }
+
+/// The benchmark (its kernel is the shared collective one).
+pub type Alltoallv = Vector<AlltoallvOp>;

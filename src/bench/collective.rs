@@ -66,6 +66,18 @@ impl Job {
             Operands::Apart { send, recv }
         }
     }
+
+    /// The buffers of a rooted call (gather, scatter and their forms):
+    /// with `-l` only `root` is in place, as MPI_IN_PLACE is only the
+    /// root's.
+    #[inline(always)]
+    pub fn rooted<'a, B>(&self, send: &'a B, recv: &'a mut B, root: usize) -> Operands<'a, B> {
+        if self.in_place && self.rank == root {
+            Operands::InPlace(recv)
+        } else {
+            Operands::Apart { send, recv }
+        }
+    }
 }
 
 /// The buffers of one rank: send, receive, and the receive buffer OSU's

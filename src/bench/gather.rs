@@ -13,7 +13,7 @@ use super::allgather::block_value;
 use super::collective::{Call, Collective, Job};
 use super::spec::{BenchSpec, Op};
 use super::SizeCase;
-use crate::backend::{Collectives, Operands};
+use crate::backend::Collectives;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -73,7 +73,7 @@ impl<T: Collectives> Call<T> for Gather {
     #[inline(always)]
     fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
         let root = job.root_of(i);
-        let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
+        let io = job.rooted(send, recv, root);
         t.gather(io, case.count, case.datatype, root);
     }
 }

@@ -4,67 +4,40 @@
 //! checks and bandwidths are osu_gather's; only the call differs, and (as
 //! in OSU) ranks meet once more after a size's last iteration.
 
-use super::needs;
-use super::collective::{Call, Collective, Job};
+
 use super::gather::Gather;
+use super::collective::Job;
 use super::spec::{BenchSpec, Op};
+use super::vector::{Vector, VectorOp};
 use super::SizeCase;
-use crate::backend::{Blocks, Operands, VectorCollectives};
-use crate::buffer::Mismatch;
+use crate::backend::{Blocks, VectorCollectives};
 
 pub const SPEC: BenchSpec =
     BenchSpec { name: "osu_gatherv", title: "OSU MPI Gatherv Latency Test", ..super::gather::SPEC };
 
-pub struct Gatherv {
-    blocks: Blocks,
-}
+/// osu_gatherv's call over osu_gather's buffers and patterns.
+pub struct GathervOp;
 
-impl Gatherv {
-    /// The layout at the current size (its non-blocking twin passes it on).
-    pub fn blocks(&self) -> &Blocks {
-        &self.blocks
-    }
-}
-
-impl Collective for Gatherv {
+impl VectorOp for GathervOp {
     const SPEC: &'static BenchSpec = &SPEC;
     const OP: Op = Op::Gatherv;
-    type Needs = needs::VectorCollectives;
+    type Twin = Gather;
+    const SYNC_AFTER_LOOP: Option<bool> = Some(true);
 
-    fn new(_np: usize) -> Self {
-        Gatherv { blocks: Blocks::default() }
-    }
-
-    fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize) {
-        Gather.buffer_bytes(size, np)
-    }
-
-    fn prepare(&mut self, case: &SizeCase, job: &Job) {
-        self.blocks = Blocks::end_to_end(job.np, case.count, case.datatype, false);
-    }
-
-    fn sync_after_loop(&self) -> bool {
-        true
-    }
-
-    fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
-        Gather.bandwidth(size, np)
-    }
-
-    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Job, i: usize) {
-        Gather.fill(send, recv, case, job, i)
-    }
-
-    fn check(&self, recv: &[u8], case: &SizeCase, job: &Job, i: usize) -> Option<Mismatch> {
-        Gather.check(recv, case, job, i)
-    }
-}
-
-impl<T: VectorCollectives> Call<T> for Gatherv {
     #[inline(always)]
-    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Job, i: usize) {
+    fn call<T: VectorCollectives>(
+        t: &T,
+        send: &T::Buf,
+        recv: &mut T::Buf,
+        blocks: &Blocks,
+        case: &SizeCase,
+        job: &Job,
+        i: usize,
+    ) {
         let root = job.root_of(i);
-        let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
-        t.gatherv(io, case.count, &self.blocks, case.datatype, root);
+        t.gatherv(job.rooted(send, recv, root), case.count, blocks, case.datatype, root);
     }
 }
+
+/// The benchmark (its kernel is the shared collective one).
+pub type Gatherv = Vector<GathervOp>;

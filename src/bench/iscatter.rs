@@ -5,7 +5,6 @@
 use super::scatter::Scatter;
 use super::nonblocking::nonblocking_collective;
 use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
-use crate::backend::Operands;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_iscatter",
@@ -18,6 +17,6 @@ pub const SPEC: BenchSpec = BenchSpec {
 
 nonblocking_collective!(Iscatter over Scatter, SPEC, |c, t, send, recv, case, job, i| {
     let root = job.root_of(i);
-    let io = if job.in_place && job.rank == root { Operands::InPlace(recv) } else { Operands::Apart { send, recv } };
+    let io = job.rooted(send, recv, root);
     t.iscatter(io, case.count, case.datatype, root)
 });

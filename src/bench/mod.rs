@@ -18,6 +18,7 @@ pub mod runner;
 pub mod spec;
 pub mod timed_loop;
 pub mod validation;
+pub mod vector;
 
 /// Declares each benchmark's module and lists it, in the suite's order,
 /// in [`BENCHMARKS`] (what [`registry`] serves). A new benchmark is its
