@@ -16,6 +16,7 @@ pub mod datatype;
 pub mod diag;
 pub mod fatal;
 pub mod gpu;
+pub mod gpu_bw;
 pub mod input_file;
 pub mod job;
 pub mod launcher;

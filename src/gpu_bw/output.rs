@@ -130,7 +130,7 @@ pub fn off_diagonal(m: &Matrix) -> Matrix {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::bw::results::{Clock, HostMemory, Kind};
+    use crate::gpu_bw::results::{Clock, HostMemory, Kind};
 
     fn sample() -> Vec<Measurement> {
         vec![

@@ -265,9 +265,9 @@ pub fn verdict_text(v: &Verdict, paths: &[PairPath]) -> String {
 mod tests {
     use super::*;
     use crate::cli::ResultsDest;
-    use crate::gpu::bw::options::Test;
-    use crate::gpu::bw::results::Clock;
-    use crate::gpu::bw::topology::{PciRelation, PeerAttributes};
+    use crate::gpu_bw::options::Test;
+    use crate::gpu_bw::results::Clock;
+    use crate::gpu_bw::topology::{PciRelation, PeerAttributes};
 
     fn cfg() -> Config {
         Config {
