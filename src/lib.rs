@@ -20,6 +20,7 @@ pub mod gpu_bw;
 pub mod input_file;
 pub mod job;
 pub mod launcher;
+pub mod matrix;
 pub mod options;
 pub mod pairs;
 pub mod plot;

@@ -10,7 +10,7 @@ use super::options::Config;
 use super::results::{HostMemory, Kind, MatrixId, Measurement};
 use super::topology::{GpuFacts, PairPath};
 use crate::bytes::human_bytes;
-use crate::pairs::matrix::Matrix;
+use crate::matrix::Matrix;
 use crate::report::aligned_columns;
 
 fn yes_no(v: Option<bool>) -> String {

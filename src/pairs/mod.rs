@@ -4,15 +4,14 @@
 //! collects each round (`results`), applies the PASS criteria
 //! (`criteria`), locates failures (`blame`), prints the table (`report`)
 //! and writes matrices, heatmaps, the host summary and the run record
-//! (`output`, `matrix`, `heatmap`, `record`).
+//! (`output`, `record`; the matrix CSV and heatmap are the shared
+//! `crate::matrix`).
 //!
 //! Exit status: 0 every pair passes, 1 some pair fails, 2 bad options or a
 //! run that could not be set up, 124 the --timeout watchdog fired.
 
 pub mod blame;
 pub mod criteria;
-pub mod heatmap;
-pub mod matrix;
 pub mod measure;
 pub mod options;
 pub mod output;
@@ -28,6 +27,7 @@ use std::time::Instant;
 use crate::backend::mpi_host::MpiHost;
 use crate::backend::{Control, Transport};
 use crate::job::{say, Ending, Job, JobConfig, RecordFile};
+use crate::matrix::{self, heatmap};
 use crate::options::Backend;
 use crate::report::record::RankInfo;
 use crate::topo::report::WarnContext;

@@ -186,7 +186,8 @@ mod tests {
     /// Everything rank 0 does after the rounds, at `n` ranks with every
     /// pair and latency: nothing in it may be quadratic in the rows.
     fn post_process(n: usize) -> usize {
-        use crate::pairs::{blame, criteria, matrix::Matrix};
+        use crate::matrix::Matrix;
+        use crate::pairs::{blame, criteria};
         let m = measure(Scheme::All, n);
         let rows = m.pair_rows();
         let c = criteria::Criteria { min_bw: Some(1500.0), max_lat: Some(1.0), min_fraction_of_median: Some(0.5) };

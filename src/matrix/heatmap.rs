@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::matrix::Matrix;
+use super::Matrix;
 
 /// What the picture shows and how to read it.
 pub struct HeatmapSpec<'a> {

@@ -1,11 +1,16 @@
-//! N x N matrices of a run: bandwidth by direction (row = sender, column =
-//! receiver) and latency (symmetric), with empty cells for pairs the scheme
-//! did not measure, and their CSV form. A pair measured more than once
-//! keeps its worst value (lowest bandwidth, highest latency).
+//! N x N matrices of values between the endpoints a tool measured (ranks
+//! for `pairs`, GPUs for `gpu-bw`): row = source, column = destination,
+//! empty cells for pairs not measured, and their CSV form. Shared by both
+//! tools and owned by neither, with the heatmap drawn from a matrix
+//! ([`heatmap`]). Still here for now: the matrices of a `pairs` run from
+//! its measurements (bandwidth by direction, symmetric latency; a pair
+//! measured more than once keeps its worst value).
+
+pub mod heatmap;
 
 use std::io::{self, Write};
 
-use super::results::Measurements;
+use crate::pairs::results::Measurements;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Matrix {
