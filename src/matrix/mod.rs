@@ -2,11 +2,13 @@
 //! for `pairs`, GPUs for `gpu-bw`): row = source, column = destination,
 //! empty cells for pairs not measured, and their CSV form. Shared by both
 //! tools and owned by neither, with the heatmap drawn from a matrix
-//! ([`heatmap`]). What goes into the cells is each tool's: `pairs::matrix`
+//! ([`heatmap`]) and the bandwidth unit both read from the command line
+//! ([`units`]). What goes into the cells is each tool's: `pairs::matrix`
 //! builds its matrices from a run's measurements, `gpu_bw::results` from
 //! its timings.
 
 pub mod heatmap;
+pub mod units;
 
 use std::io::{self, Write};
 
