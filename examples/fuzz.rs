@@ -308,7 +308,7 @@ fn exec(target: &str, bytes: &[u8], args: &[String], bench: usize) {
             let _ = commbench::pairs::options::parse(args);
         }
         "gpu-bw-args" => {
-            let _ = commbench::gpu::bw::options::parse(args);
+            let _ = commbench::gpu_bw::options::parse(args);
         }
         "topo-args" => {
             let _ = commbench::topo::command::main(args);

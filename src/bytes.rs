@@ -68,7 +68,8 @@ pub fn parse_size(text: &str) -> Result<u64, ParseSizeError> {
 
 /// Splits " 64 MB " into ("64", 64.0, "MB"): the longest leading text that
 /// reads as a finite number, its value, and the rest without surrounding
-/// spaces. `pairs::units` reads bandwidths and times with it too.
+/// spaces. `matrix::units` reads bandwidths and `pairs::units` times with
+/// it too.
 pub(crate) fn split_number(text: &str) -> Option<(&str, f64, &str)> {
     let t = text.trim();
     let mut ends: Vec<usize> = t.char_indices().map(|(i, _)| i).skip(1).collect();

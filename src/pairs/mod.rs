@@ -4,14 +4,14 @@
 //! collects each round (`results`), applies the PASS criteria
 //! (`criteria`), locates failures (`blame`), prints the table (`report`)
 //! and writes matrices, heatmaps, the host summary and the run record
-//! (`output`, `matrix`, `heatmap`, `record`).
+//! (`output`, `matrix`, `record`; the matrix CSV and heatmap are the shared
+//! `crate::matrix`).
 //!
 //! Exit status: 0 every pair passes, 1 some pair fails, 2 bad options or a
 //! run that could not be set up, 124 the --timeout watchdog fired.
 
 pub mod blame;
 pub mod criteria;
-pub mod heatmap;
 pub mod matrix;
 pub mod measure;
 pub mod options;
@@ -28,6 +28,7 @@ use std::time::Instant;
 use crate::backend::mpi_host::MpiHost;
 use crate::backend::{Control, Transport};
 use crate::job::{say, Ending, Job, JobConfig, RecordFile};
+use crate::matrix::heatmap::HeatmapSpec;
 use crate::options::Backend;
 use crate::report::record::RankInfo;
 use crate::topo::report::WarnContext;
@@ -334,12 +335,12 @@ impl Session<'_> {
             self.cfg.window,
             n
         );
-        let bw = matrix::Matrix::bandwidth(n, m);
+        let bw = matrix::bandwidth(n, m);
         let failed_bw = |r: usize, c: usize| bad_dir[r * n + c];
-        let spec = heatmap::HeatmapSpec {
+        let spec = HeatmapSpec {
             title: "Bandwidth by direction (MB/s)",
             subtitle: &subtitle,
-            axes: heatmap::RANK_AXES,
+            axes: matrix::RANK_AXES,
             unit: "MB/s",
             scale: 1e-6,
             higher_is_better: true,
@@ -348,16 +349,16 @@ impl Session<'_> {
         };
         f.write_matrix("bw_MBps", &bw, "sender\\receiver", &spec)?;
         if let Some(l) = self.cfg.latency {
-            let lat = matrix::Matrix::latency(n, m);
+            let lat = matrix::latency(n, m);
             let subtitle = format!(
                 "scheme {}, {} byte ping-pong, {} round trips, {} processes",
                 self.cfg.scheme, l.size_bytes, l.iterations, n
             );
             let failed_lat = |r: usize, c: usize| bad_lat[r * n + c];
-            let spec = heatmap::HeatmapSpec {
+            let spec = HeatmapSpec {
                 title: "Latency (us, half the round trip)",
                 subtitle: &subtitle,
-                axes: heatmap::RANK_AXES,
+                axes: matrix::RANK_AXES,
                 unit: "us",
                 scale: 1e6,
                 higher_is_better: false,

@@ -12,8 +12,9 @@ use thiserror::Error;
 
 use super::criteria::Criteria;
 use super::schedule::{RandomRounds, Scheme, SchemeError};
-use super::units::{parse_fraction, parse_rate, parse_size, parse_time};
+use super::units::{parse_fraction, parse_size, parse_time};
 use crate::cli::options::parse_seconds;
+use crate::matrix::units::parse_rate;
 use crate::options::{Backend, ResultsDest};
 use crate::topo::request::{PlacementArgs, PlacementError, PlacementRequest};
 

@@ -9,9 +9,9 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::blame::Blame;
-use super::heatmap::{self, HeatmapSpec};
-use super::matrix::Matrix;
 use super::results::{Directed, LatencySample};
+use crate::matrix::heatmap::{self, HeatmapSpec};
+use crate::matrix::Matrix;
 use crate::options::ResultsDest;
 use crate::report::files::{self, ResultsError};
 use crate::report::safe_file::{self, RowFile};

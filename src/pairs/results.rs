@@ -186,7 +186,7 @@ mod tests {
     /// Everything rank 0 does after the rounds, at `n` ranks with every
     /// pair and latency: nothing in it may be quadratic in the rows.
     fn post_process(n: usize) -> usize {
-        use crate::pairs::{blame, criteria, matrix::Matrix};
+        use crate::pairs::{blame, criteria, matrix};
         let m = measure(Scheme::All, n);
         let rows = m.pair_rows();
         let c = criteria::Criteria { min_bw: Some(1500.0), max_lat: Some(1.0), min_fraction_of_median: Some(0.5) };
@@ -194,7 +194,7 @@ mod tests {
         let hosts: Vec<String> = (0..n).map(|r| format!("h{}", r / 8)).collect();
         let b = blame::blame(&rows, &eval, &hosts);
         assert_eq!(b.hosts.len(), n / 8);
-        assert!(!Matrix::bandwidth(n, &m).is_empty() && !Matrix::latency(n, &m).is_empty());
+        assert!(!matrix::bandwidth(n, &m).is_empty() && !matrix::latency(n, &m).is_empty());
         rows.len()
     }
 

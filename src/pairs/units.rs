@@ -1,8 +1,8 @@
 //! Quantities on the `pairs` command line and in its output: message sizes
-//! (read by `crate::bytes`, held to what one MPI message can carry),
-//! bandwidths (decimal bytes or bits per second, or binary bytes per
-//! second), times and fractions; parsing with messages a user can act on,
-//! and short human-readable forms.
+//! (read by `crate::bytes`, held to what one MPI message can carry), times
+//! and fractions, parsed with messages a user can act on, and short
+//! human-readable forms of bandwidths and times. Bandwidths are read by
+//! `crate::matrix::units`, which `gpu-bw` shares.
 
 use thiserror::Error;
 
@@ -17,8 +17,6 @@ pub enum UnitError {
     Size(String),
     #[error("size '{0}' is out of range (1 byte to {MAX_MESSAGE_BYTES} bytes, the most one MPI message can carry)")]
     SizeRange(String),
-    #[error("'{0}' is not a bandwidth (give a number and a unit such as 68GB/s, 500MB/s, 25GiB/s or 400Gbit/s)")]
-    Rate(String),
     #[error("'{0}' is not a time (give a number and a unit such as 5us, 800ns, 0.01ms or 1s)")]
     Time(String),
     #[error(
@@ -36,36 +34,6 @@ pub fn parse_size(text: &str) -> Result<usize, UnitError> {
         Ok(_) | Err(ParseSizeError::OutOfRange(_)) => Err(UnitError::SizeRange(text.to_string())),
         Err(ParseSizeError::Malformed(_)) => Err(UnitError::Size(text.to_string())),
     }
-}
-
-/// Parses a bandwidth into bytes per second. Decimal prefixes (k, M, G, T)
-/// on B (bytes) or b/bit (bits), binary ones on iB; "/s" or "ps" optional.
-/// The unit is required: a bare number is ambiguous.
-pub fn parse_rate(text: &str) -> Result<f64, UnitError> {
-    let bad = || UnitError::Rate(text.to_string());
-    let (_, value, unit) = split_number(text).ok_or_else(bad)?;
-    let unit = unit.strip_suffix("/s").or_else(|| unit.strip_suffix("ps")).unwrap_or(unit);
-    let (prefix, rest) = match unit.chars().next() {
-        Some(c @ ('k' | 'K' | 'm' | 'M' | 'g' | 'G' | 't' | 'T')) => (Some(c.to_ascii_uppercase()), &unit[1..]),
-        _ => (None, unit),
-    };
-    let power = |base: f64| match prefix {
-        None => 1.0,
-        Some('K') => base,
-        Some('M') => base.powi(2),
-        Some('G') => base.powi(3),
-        _ => base.powi(4),
-    };
-    let bytes_per_s = match rest {
-        "B" => value * power(1e3),
-        "iB" if prefix.is_some() => value * power(1024.0),
-        "b" | "bit" => value * power(1e3) / 8.0,
-        _ => return Err(bad()),
-    };
-    if bytes_per_s <= 0.0 {
-        return Err(bad());
-    }
-    Ok(bytes_per_s)
 }
 
 /// Parses a time into seconds (ns, us or µs, ms, s; unit required).
@@ -151,23 +119,6 @@ mod tests {
         assert!(matches!(parse_size("1.3"), Err(UnitError::Size(_))));
         assert!(matches!(parse_size("-4"), Err(UnitError::SizeRange(_))));
         assert!(matches!(parse_size(""), Err(UnitError::Size(_))));
-    }
-
-    #[test]
-    fn rates() {
-        assert_eq!(parse_rate("68GB/s"), Ok(68e9));
-        assert_eq!(parse_rate("68 GB/s"), Ok(68e9));
-        assert_eq!(parse_rate("500MB/s"), Ok(500e6));
-        assert_eq!(parse_rate("1kB/s"), Ok(1e3));
-        assert_eq!(parse_rate("2GiB/s"), Ok(2.0 * 1024.0 * 1024.0 * 1024.0));
-        assert_eq!(parse_rate("400Gbit/s"), Ok(50e9));
-        assert_eq!(parse_rate("400Gb/s"), Ok(50e9));
-        assert_eq!(parse_rate("400Gbps"), Ok(50e9));
-        assert_eq!(parse_rate("1e3MB/s"), Ok(1e9));
-        assert_eq!(parse_rate("100B/s"), Ok(100.0));
-        for bad in ["68", "68GB/h", "0GB/s", "-1GB/s", "GB/s", "68XB/s", "68iB/s"] {
-            assert!(matches!(parse_rate(bad), Err(UnitError::Rate(_))), "{bad}");
-        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The binding policy: a pure function from (machine, ranks on this node,
 //! request) to each local rank's cpus, NIC and GPU. No system calls here;
-//! `apply.rs` carries a placement out and `report.rs` checks the result.
+//! `placement.rs` carries a placement out and `report.rs` checks the result.
 //!
 //! Rules, in short:
 //! - `none`: cpus stay as launched; a NIC or GPU is chosen only if listed.

@@ -28,7 +28,7 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn no_driver_is_one_line_and_status_1() {
-    if commbench::gpu::bw::driver::driver_present() {
+    if commbench::gpu_bw::driver::driver_present() {
         eprintln!("libcuda loads here: the no-driver case cannot be checked on this machine");
         return;
     }

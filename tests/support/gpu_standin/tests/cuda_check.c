@@ -1,6 +1,6 @@
 /*
  * Checks of the CUDA driver stand-in, one scenario per subcommand, run by
- * tests/gpu_standin.rs with COMMBENCH_STANDIN_MACHINE set. Each prints
+ * tests/it/gpu_standin.rs with COMMBENCH_STANDIN_MACHINE set. Each prints
  * what the Rust side compares (lines of `key value ...`) and exits 0, or
  * prints `FAIL: ...` on stderr and exits 1.
  */

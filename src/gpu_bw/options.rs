@@ -11,8 +11,8 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::bytes::{self, ParseSizeError};
+use crate::matrix::units::parse_rate;
 use crate::options::ResultsDest;
-use crate::pairs::units::parse_rate;
 
 /// Bytes per host<->GPU and on-GPU copy when `--size` is not given: the
 /// single transfer of bandwidthTest's quick mode (32e6, decimal).
@@ -256,7 +256,8 @@ fn parse_positive(text: &str) -> Result<usize, String> {
 }
 
 /// A bare number is GB/s (10^9 bytes/s); anything else goes through the
-/// rate grammar `pairs` uses. The result is in bytes/s.
+/// rate grammar `pairs` uses too (`crate::matrix::units`). The result is
+/// in bytes/s.
 fn parse_min_bw(text: &str) -> Result<f64, String> {
     if let Ok(v) = text.trim().parse::<f64>() {
         return if v.is_finite() && v > 0.0 {

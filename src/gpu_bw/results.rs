@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::pairs::matrix::Matrix;
+use crate::matrix::Matrix;
 
 /// Which copy a timing measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::matrix::Matrix;
+use super::Matrix;
 
 /// What the picture shows and how to read it.
 pub struct HeatmapSpec<'a> {
@@ -25,9 +25,6 @@ pub struct HeatmapSpec<'a> {
     /// Whether cell (row, col) failed the criteria.
     pub failed: &'a dyn Fn(usize, usize) -> bool,
 }
-
-/// The axes of a rank-by-rank matrix.
-pub const RANK_AXES: &str = "row: sender rank, column: receiver rank";
 
 const LEVELS: usize = 64;
 const STOPS: [(f64, f64, f64); 3] = [(215.0, 48.0, 39.0), (254.0, 224.0, 139.0), (26.0, 152.0, 80.0)];
@@ -206,18 +203,17 @@ pub fn svg(m: &Matrix, spec: &HeatmapSpec) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pairs::results::{Directed, Measurements};
 
     fn matrix(n: usize, bw: impl Fn(usize, usize) -> f64) -> Matrix {
-        let mut m = Measurements::default();
+        let mut m = Matrix::new(n);
         for s in 0..n {
             for d in 0..n {
                 if s != d {
-                    m.directed.push(Directed { round: 0, src: s, dst: d, bytes_per_s: bw(s, d) });
+                    m.set(s, d, bw(s, d));
                 }
             }
         }
-        Matrix::bandwidth(n, &m)
+        m
     }
 
     fn render(n: usize, failed: &dyn Fn(usize, usize) -> bool) -> String {
@@ -228,7 +224,7 @@ mod tests {
             &HeatmapSpec {
                 title: "bw <test>",
                 subtitle: "scheme all",
-                axes: RANK_AXES,
+                axes: "row: sender rank, column: receiver rank",
                 unit: "MB/s",
                 scale: 1e-6,
                 higher_is_better: true,

@@ -139,8 +139,8 @@ impl GpuBwRecord {
 mod tests {
     use super::*;
     use crate::cli::ResultsDest;
-    use crate::gpu::bw::options::Test;
-    use crate::gpu::bw::report::Shortfall;
+    use crate::gpu_bw::options::Test;
+    use crate::gpu_bw::report::Shortfall;
 
     #[test]
     fn record_round_trip() {

@@ -10,7 +10,7 @@ use super::options::Config;
 use super::results::{HostMemory, Kind, MatrixId, Measurement};
 use super::topology::{GpuFacts, PairPath};
 use crate::bytes::human_bytes;
-use crate::pairs::matrix::Matrix;
+use crate::matrix::Matrix;
 use crate::report::aligned_columns;
 
 fn yes_no(v: Option<bool>) -> String {
@@ -265,9 +265,9 @@ pub fn verdict_text(v: &Verdict, paths: &[PairPath]) -> String {
 mod tests {
     use super::*;
     use crate::cli::ResultsDest;
-    use crate::gpu::bw::options::Test;
-    use crate::gpu::bw::results::Clock;
-    use crate::gpu::bw::topology::{PciRelation, PeerAttributes};
+    use crate::gpu_bw::options::Test;
+    use crate::gpu_bw::results::Clock;
+    use crate::gpu_bw::topology::{PciRelation, PeerAttributes};
 
     fn cfg() -> Config {
         Config {

@@ -2,18 +2,18 @@
 //! (`<UTC stamp>_gpu-bw[_job<id>]`, from the shared result-file naming):
 //! `.json` run record; `.csv` one row per timing, appended whole after each
 //! GPU and each pair so a run cut short keeps what it measured; and at the
-//! end, for every GPU-by-GPU matrix, `_<matrix>.csv` (the `pairs` matrix
-//! CSV) and `_<matrix>.svg` (the `pairs` heatmap, diagonal left out so the
-//! colours compare links, not on-GPU copies).
+//! end, for every GPU-by-GPU matrix, `_<matrix>.csv` (the matrix CSV
+//! shared with `pairs`) and `_<matrix>.svg` (the shared heatmap, diagonal
+//! left out so the colours compare links, not on-GPU copies).
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
 
 use super::results::{MatrixId, Measurement};
+use crate::matrix::heatmap::{self, HeatmapSpec};
+use crate::matrix::Matrix;
 use crate::options::ResultsDest;
-use crate::pairs::heatmap::{self, HeatmapSpec};
-use crate::pairs::matrix::Matrix;
 use crate::report::files::{self, ResultsError};
 use crate::report::safe_file::{self, RowFile};
 
@@ -130,7 +130,7 @@ pub fn off_diagonal(m: &Matrix) -> Matrix {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::bw::results::{Clock, HostMemory, Kind};
+    use crate::gpu_bw::results::{Clock, HostMemory, Kind};
 
     fn sample() -> Vec<Measurement> {
         vec![

@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use cudarc::driver::sys::CUdevice_P2PAttribute as Attr;
 
 use crate::diag::say;
-use crate::pairs::heatmap::HeatmapSpec;
+use crate::matrix::heatmap::HeatmapSpec;
 use crate::report::record::RunStatus;
 use crate::report::time::Utc;
 use driver::{CudaError, Device};
