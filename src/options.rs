@@ -167,7 +167,9 @@ pub enum Format {
     NcclTests,
 }
 
-fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+/// An optional duration as seconds (a float) in JSON, for every options
+/// value that records one (`timeout_s`, `max_time_per_size_s`).
+pub fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
     match d {
         Some(d) => s.serialize_some(&d.as_secs_f64()),
         None => s.serialize_none(),

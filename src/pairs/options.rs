@@ -143,7 +143,7 @@ pub struct Config {
     pub random_rounds: Option<usize>,
     pub seed: Option<u64>,
     pub results: ResultsDest,
-    #[serde(rename = "timeout_s", serialize_with = "seconds")]
+    #[serde(rename = "timeout_s", serialize_with = "crate::options::seconds")]
     pub timeout: Option<Duration>,
     /// `--backend`.
     pub backend: Backend,
@@ -160,13 +160,6 @@ pub struct LatencyPlan {
 
 fn as_text<S: serde::Serializer>(s: &Scheme, ser: S) -> Result<S::Ok, S::Error> {
     ser.collect_str(s)
-}
-
-fn seconds<S: serde::Serializer>(d: &Option<Duration>, ser: S) -> Result<S::Ok, S::Error> {
-    match d {
-        Some(d) => ser.serialize_some(&d.as_secs_f64()),
-        None => ser.serialize_none(),
-    }
 }
 
 impl Config {
