@@ -14,11 +14,13 @@ pub mod cli;
 pub mod compare;
 pub mod datatype;
 pub mod diag;
+#[path = "job/fatal.rs"]
 pub mod fatal;
 pub mod gpu;
 pub mod gpu_bw;
 pub mod input_file;
 pub mod job;
+#[path = "job/launcher.rs"]
 pub mod launcher;
 pub mod matrix;
 pub mod options;
@@ -26,10 +28,12 @@ pub mod pairs;
 pub mod plot;
 pub mod procs;
 pub mod report;
+#[path = "job/signals.rs"]
 pub mod signals;
 pub mod stats;
 pub mod suite;
 pub mod topo;
+#[path = "job/watchdog.rs"]
 pub mod watchdog;
 
 /// commbench's version.

@@ -303,7 +303,7 @@ pub trait Transport {
 /// [`VectorCollectives`], [`NonBlockingCollectives`], and
 /// [`rma::OneSided`]). A transport implements the ones it has and nothing
 /// else; a benchmark names the one it needs (`bench::Bench::Needs`), and
-/// which `--backend` runs it follows from that (bench/runner.rs).
+/// which `--backend` runs it follows from that (bench/engine/runner.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Capability {
     PointToPoint,
@@ -333,7 +333,7 @@ impl Capability {
     }
 }
 
-/// What each `--backend`'s transport implements. bench/runner.rs's
+/// What each `--backend`'s transport implements. bench/engine/runner.rs's
 /// `Launch` builds each benchmark over exactly these (checked when it is
 /// compiled), and the options refuse a backend without what the benchmark
 /// needs, from this table.

@@ -1,85 +1,102 @@
 //! Benchmarks. Each benchmark file holds its spec (name, title, options,
 //! process rule, defaults) and its kernel: what one timed step does on each
 //! rank over any transport, how the reported metric follows from the
-//! timings, and what a correct message looks like. [`timed_loop`] runs the
-//! iterations, [`measure`] the sizes around it, [`runner`] the process
-//! around that; [`registry`] lists every benchmark.
+//! timings, and what a correct message looks like.
+//!
+//! The folders show the layers; every module is still `bench::<name>`:
+//! - `engine/`: what runs any benchmark: [`plan`] (the run as one value),
+//!   [`measure`] (one loop over the plan), [`timed_loop`], [`memory`],
+//!   [`dry_run`], [`validation`] and [`runner`] (the process around it);
+//! - the families, each a file per benchmark beside what they share:
+//!   `pt2pt/` (with [`fan`]), `collective/` ([`collective`], [`vector`]),
+//!   `nonblocking/` ([`nonblocking`]), `rma/` ([`rma`]) and `startup/`;
+//! - [`spec`] (the descriptor every file fills in) and [`registry`] (every
+//!   benchmark, in the suite's order).
 
 pub mod collective;
+#[path = "engine/dry_run.rs"]
 pub mod dry_run;
+#[path = "pt2pt/fan.rs"]
 pub mod fan;
+#[path = "engine/measure.rs"]
 pub mod measure;
+#[path = "engine/memory.rs"]
 pub mod memory;
 pub mod nonblocking;
+#[path = "engine/plan.rs"]
 pub mod plan;
 pub mod registry;
 pub mod rma;
+#[path = "engine/runner.rs"]
 pub mod runner;
 pub mod spec;
+#[path = "engine/timed_loop.rs"]
 pub mod timed_loop;
+#[path = "engine/validation.rs"]
 pub mod validation;
+#[path = "collective/vector.rs"]
 pub mod vector;
 
-/// Declares each benchmark's module and lists it, in the suite's order,
-/// in [`BENCHMARKS`] (what [`registry`] serves). A new benchmark is its
-/// file, its binary and one line here.
+/// Declares each benchmark's module from its family's folder and lists it,
+/// in the suite's order, in [`BENCHMARKS`] (what [`registry`] serves). A
+/// new benchmark is its file, its binary and one line here.
 macro_rules! benchmarks {
-    ($($module:ident :: $bench:ident),* $(,)?) => {
-        $(pub mod $module;)*
+    ($($path:literal => $module:ident :: $bench:ident),* $(,)?) => {
+        $(#[path = $path] pub mod $module;)*
         /// Every benchmark, in the suite's order.
         pub const BENCHMARKS: &[registry::Entry] = &[$(<$module::$bench as registry::Registered>::ENTRY),*];
     };
 }
 
 benchmarks! {
-    latency::Latency,
-    bw::Bw,
-    bibw::Bibw,
-    mbw_mr::MbwMr,
-    bw_fan_in::BwFanIn,
-    bw_fan_out::BwFanOut,
-    multi_lat::MultiLat,
-    barrier::Barrier,
-    allreduce::Allreduce,
-    allgather::Allgather,
-    allgatherv::Allgatherv,
-    alltoall::Alltoall,
-    alltoallv::Alltoallv,
-    alltoallw::Alltoallw,
-    reduce_scatter::ReduceScatter,
-    reduce_scatter_block::ReduceScatterBlock,
-    bcast::Bcast,
-    reduce::Reduce,
-    gather::Gather,
-    gatherv::Gatherv,
-    scatter::Scatter,
-    scatterv::Scatterv,
-    init::Init,
-    hello::Hello,
-    iallreduce::Iallreduce,
-    ibarrier::Ibarrier,
-    ibcast::Ibcast,
-    iallgather::Iallgather,
-    ialltoall::Ialltoall,
-    ireduce::Ireduce,
-    igather::Igather,
-    iscatter::Iscatter,
-    ireduce_scatter::IreduceScatter,
-    ireduce_scatter_block::IreduceScatterBlock,
-    iallgatherv::Iallgatherv,
-    igatherv::Igatherv,
-    iscatterv::Iscatterv,
-    ialltoallv::Ialltoallv,
-    ialltoallw::Ialltoallw,
-    put_latency::PutLatency,
-    get_latency::GetLatency,
-    put_bw::PutBw,
-    get_bw::GetBw,
-    put_bibw::PutBibw,
-    acc_latency::AccLatency,
-    fop_latency::FopLatency,
-    cas_latency::CasLatency,
-    get_acc_latency::GetAccLatency,
+    "pt2pt/latency.rs" => latency::Latency,
+    "pt2pt/bw.rs" => bw::Bw,
+    "pt2pt/bibw.rs" => bibw::Bibw,
+    "pt2pt/mbw_mr.rs" => mbw_mr::MbwMr,
+    "pt2pt/bw_fan_in.rs" => bw_fan_in::BwFanIn,
+    "pt2pt/bw_fan_out.rs" => bw_fan_out::BwFanOut,
+    "pt2pt/multi_lat.rs" => multi_lat::MultiLat,
+    "collective/barrier.rs" => barrier::Barrier,
+    "collective/allreduce.rs" => allreduce::Allreduce,
+    "collective/allgather.rs" => allgather::Allgather,
+    "collective/allgatherv.rs" => allgatherv::Allgatherv,
+    "collective/alltoall.rs" => alltoall::Alltoall,
+    "collective/alltoallv.rs" => alltoallv::Alltoallv,
+    "collective/alltoallw.rs" => alltoallw::Alltoallw,
+    "collective/reduce_scatter.rs" => reduce_scatter::ReduceScatter,
+    "collective/reduce_scatter_block.rs" => reduce_scatter_block::ReduceScatterBlock,
+    "collective/bcast.rs" => bcast::Bcast,
+    "collective/reduce.rs" => reduce::Reduce,
+    "collective/gather.rs" => gather::Gather,
+    "collective/gatherv.rs" => gatherv::Gatherv,
+    "collective/scatter.rs" => scatter::Scatter,
+    "collective/scatterv.rs" => scatterv::Scatterv,
+    "startup/init.rs" => init::Init,
+    "startup/hello.rs" => hello::Hello,
+    "nonblocking/iallreduce.rs" => iallreduce::Iallreduce,
+    "nonblocking/ibarrier.rs" => ibarrier::Ibarrier,
+    "nonblocking/ibcast.rs" => ibcast::Ibcast,
+    "nonblocking/iallgather.rs" => iallgather::Iallgather,
+    "nonblocking/ialltoall.rs" => ialltoall::Ialltoall,
+    "nonblocking/ireduce.rs" => ireduce::Ireduce,
+    "nonblocking/igather.rs" => igather::Igather,
+    "nonblocking/iscatter.rs" => iscatter::Iscatter,
+    "nonblocking/ireduce_scatter.rs" => ireduce_scatter::IreduceScatter,
+    "nonblocking/ireduce_scatter_block.rs" => ireduce_scatter_block::IreduceScatterBlock,
+    "nonblocking/iallgatherv.rs" => iallgatherv::Iallgatherv,
+    "nonblocking/igatherv.rs" => igatherv::Igatherv,
+    "nonblocking/iscatterv.rs" => iscatterv::Iscatterv,
+    "nonblocking/ialltoallv.rs" => ialltoallv::Ialltoallv,
+    "nonblocking/ialltoallw.rs" => ialltoallw::Ialltoallw,
+    "rma/put_latency.rs" => put_latency::PutLatency,
+    "rma/get_latency.rs" => get_latency::GetLatency,
+    "rma/put_bw.rs" => put_bw::PutBw,
+    "rma/get_bw.rs" => get_bw::GetBw,
+    "rma/put_bibw.rs" => put_bibw::PutBibw,
+    "rma/acc_latency.rs" => acc_latency::AccLatency,
+    "rma/fop_latency.rs" => fop_latency::FopLatency,
+    "rma/cas_latency.rs" => cas_latency::CasLatency,
+    "rma/get_acc_latency.rs" => get_acc_latency::GetAccLatency,
 }
 
 use crate::backend::{Capability, Control, Transport};

@@ -22,8 +22,8 @@ pub struct Entry {
 }
 
 /// What the `benchmarks!` list takes: every [`Bench`], and the start-up
-/// benchmarks (bench/init.rs, bench/hello.rs) and one-sided ones
-/// (bench/rma.rs), which have their own runners.
+/// benchmarks (bench/startup/init.rs, bench/startup/hello.rs) and one-sided ones
+/// (bench/rma/mod.rs), which have their own runners.
 pub trait Registered {
     const ENTRY: Entry;
 }

@@ -2,7 +2,7 @@
 //! communication happens (the type every benchmark file fills in): its name
 //! and title, which OSU option letters it takes, how many processes it
 //! needs, its size range and iteration defaults; OSU's shared defaults; and
-//! why a job's size can rule a run out (bench/plan.rs decides it).
+//! why a job's size can rule a run out (bench/engine/plan.rs decides it).
 
 /// How many processes a benchmark needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -117,7 +117,7 @@ impl<W: Write> OsuTable<W> {
     }
 
     /// osu_init's and osu_hello's one line. osu_init's values are whole
-    /// milliseconds, as the row carries them (see bench/init.rs).
+    /// milliseconds, as the row carries them (see bench/startup/init.rs).
     fn startup_line(&self, row: &Row) -> String {
         let ms = |us: f64| (us / 1e3).round() as u64;
         if self.spec.metric == MetricKind::Hello {

@@ -1,5 +1,5 @@
 //! One-sided operations on the mock ranks, so that the one-sided kernel
-//! (bench/rma.rs) runs in unit tests as the others do.
+//! (bench/rma/mod.rs) runs in unit tests as the others do.
 //!
 //! Every rank's window memory is shared with the others (one `Arc` per
 //! rank), so puts and gets really move bytes. Time follows the mock's

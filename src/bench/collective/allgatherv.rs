@@ -1,0 +1,40 @@
+//! osu_allgatherv: MPI_Allgatherv of size bytes from every rank into
+//! every rank, with OSU's layout: every rank's count the same, the blocks
+//! end to end in rank order. Buffers, fills, checks, synchronisation and
+//! bandwidths are osu_allgather's; only the call differs.
+
+
+use super::allgather::Allgather;
+use super::collective::Ranks;
+use super::spec::{BenchSpec, Op};
+use super::vector::{Vector, VectorOp};
+use super::SizeCase;
+use crate::backend::{Blocks, VectorCollectives};
+
+pub const SPEC: BenchSpec =
+    BenchSpec { name: "osu_allgatherv", title: "OSU MPI Allgatherv Latency Test", ..super::allgather::SPEC };
+
+/// osu_allgatherv's call over osu_allgather's buffers and patterns.
+pub struct AllgathervOp;
+
+impl VectorOp for AllgathervOp {
+    const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Allgatherv;
+    type Twin = Allgather;
+
+    #[inline(always)]
+    fn call<T: VectorCollectives>(
+        t: &T,
+        send: &T::Buf,
+        recv: &mut T::Buf,
+        blocks: &Blocks,
+        case: &SizeCase,
+        job: &Ranks,
+        _i: usize,
+    ) {
+        t.allgatherv(job.operands(send, recv), case.count, blocks, case.datatype);
+    }
+}
+
+/// The benchmark (its kernel is the shared collective one).
+pub type Allgatherv = Vector<AllgathervOp>;

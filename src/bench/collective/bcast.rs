@@ -1,0 +1,75 @@
+//! osu_bcast: MPI_Bcast from rank 0. As in OSU, there is no barrier before
+//! the first iteration of a size. busbw = algbw.
+
+use crate::report::nccl_tests::Collective as Nccl;
+use super::needs;
+use super::collective::{Call, Collective, Ranks};
+use super::spec::{BenchSpec, Op};
+use super::SizeCase;
+use crate::backend::Collectives;
+use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_bcast",
+    title: "OSU MPI Broadcast Latency Test",
+    letters: "hvfmixMacuGDPTIz",
+    ..super::allreduce::SPEC
+};
+
+pub struct Bcast;
+
+const ROOT: usize = 0;
+
+fn root_value(i: usize) -> u64 {
+    1 + 2 * (i as u64 + 1)
+}
+
+impl Collective for Bcast {
+    const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Bcast;
+    type Needs = needs::Collectives;
+
+    fn new(_np: usize) -> Self {
+        Bcast
+    }
+
+    /// One buffer (the receive side), sent from at the root.
+    fn buffer_bytes(&self, size: usize, _np: usize) -> (usize, usize) {
+        (0, size)
+    }
+
+    fn warm_up_elsewhere(&self) -> bool {
+        false
+    }
+
+    fn sync_before_size(&self) -> bool {
+        false
+    }
+
+    fn sync_after_loop(&self) -> bool {
+        true
+    }
+
+    fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
+        Some((size as f64, Nccl::Broadcast.bus_factor(np)))
+    }
+
+    fn fill(&self, _send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
+        if job.rank == ROOT {
+            write_values(recv, case.datatype, 0..case.count, |_| root_value(i));
+        } else {
+            fill_zero(recv, case.datatype, case.count);
+        }
+    }
+
+    fn check(&self, recv: &[u8], case: &SizeCase, _job: &Ranks, i: usize) -> Option<Mismatch> {
+        check_values(recv, case.datatype, 0..case.count, |_| root_value(i), 1)
+    }
+}
+
+impl<T: Collectives> Call<T> for Bcast {
+    #[inline(always)]
+    fn call(&self, t: &T, _send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, _job: &Ranks, _i: usize) {
+        t.bcast(recv, case.count, case.datatype, ROOT);
+    }
+}

@@ -1,0 +1,79 @@
+//! osu_gather: MPI_Gather of size bytes from every rank to a root (rank 0,
+//! `-k fixed:R` or `-k rotate`). Only the root of an iteration holds, and
+//! checks, the result. algbw counts the gathered size * np bytes; busbw =
+//! algbw * (n-1)/n.
+//!
+//! Unlike OSU, the untimed validation repetitions write into the warm-up
+//! buffer, so the check is about the timed call; and the root's receive
+//! buffer is cleared, not pre-filled, before each validated iteration.
+
+use crate::report::nccl_tests::Collective as Nccl;
+use super::needs;
+use super::allgather::block_value;
+use super::collective::{Call, Collective, Ranks};
+use super::spec::{BenchSpec, Op};
+use super::SizeCase;
+use crate::backend::Collectives;
+use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_gather",
+    title: "OSU MPI Gather Latency Test",
+    letters: "hvfmixMacuGDPTIlzk",
+    buffer_times_np: true,
+    accel_slot: true,
+    one_sided: None,
+    ..super::allreduce::SPEC
+};
+
+pub struct Gather;
+
+impl Collective for Gather {
+    const SPEC: &'static BenchSpec = &SPEC;
+    const OP: Op = Op::Gather;
+    type Needs = needs::Collectives;
+
+    fn new(_np: usize) -> Self {
+        Gather
+    }
+
+    /// Every rank has room for the gathered vector, as in OSU.
+    fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize) {
+        (size, size * np)
+    }
+
+    /// In place, the root's own block already sits in its receive buffer.
+    fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)> {
+        Some(((size * np) as f64, Nccl::Gather.bus_factor(np)))
+    }
+
+    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
+        let (c, dt, me) = (case.count, case.datatype, job.rank);
+        let mine = block_value(me, job.np, i);
+        if job.in_place && me == job.root_of(i) {
+            fill_zero(recv, dt, c * job.np);
+            write_values(recv, dt, me * c..(me + 1) * c, |_| mine);
+        } else {
+            write_values(send, dt, 0..c, |_| mine);
+            fill_zero(recv, dt, c * job.np);
+        }
+    }
+
+    /// Block b of the root's result came from rank b.
+    fn check(&self, recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch> {
+        if job.rank != job.root_of(i) {
+            return None;
+        }
+        let c = case.count;
+        check_values(recv, case.datatype, 0..c * job.np, |k| block_value(k / c, job.np, i), 1)
+    }
+}
+
+impl<T: Collectives> Call<T> for Gather {
+    #[inline(always)]
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Ranks, i: usize) {
+        let root = job.root_of(i);
+        let io = job.rooted(send, recv, root);
+        t.gather(io, case.count, case.datatype, root);
+    }
+}

@@ -1,0 +1,398 @@
+//! The kernel shared by the blocking collectives. Each collective file says
+//! only what differs (buffer sizes, the call, its bus-bandwidth factor, the
+//! validation pattern, where the barrier sits); this file times the call on
+//! every rank, keeps OSU's barriers and validation repetitions, and turns
+//! every rank's timings into OSU's average, min and max, the per-rank
+//! spread, nccl-tests bandwidths, and the per-iteration average over ranks.
+
+use super::spec::{BenchSpec, CollectiveCall, Op};
+use super::{Bench, BenchOn, Kernel, Metric, Need, Setup, SizeCase};
+use crate::backend::{Collectives, Control, Operands, ReduceOp, Transport};
+use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
+use crate::options::RootRank;
+use crate::stats::{RankSpread, Samples};
+
+/// Where a collective's synchronisation sits around the timed call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sync {
+    /// A barrier after each call, outside the timed region.
+    After,
+    /// A barrier before each call (osu_reduce).
+    Before,
+    /// None (osu_barrier, which is itself the synchronisation).
+    None,
+}
+
+/// Facts about the ranks a collective's pattern depends on: who this
+/// rank is, how many there are, the root and whether the call is in place.
+#[derive(Clone, Copy, Debug)]
+pub struct Ranks {
+    pub rank: usize,
+    pub np: usize,
+    pub in_place: bool,
+    pub root: RootRank,
+    /// Where an in-place reduce-scatter leaves a rank's result: at the
+    /// rank's own block of the buffer (NCCL) rather than at its start (MPI);
+    /// see [`Collectives::IN_PLACE_RESULT_AT_OWN_BLOCK`].
+    pub result_at_own_block: bool,
+}
+
+impl Ranks {
+    /// This rank's part in the run `s` sets up.
+    pub fn new<T: Collectives>(s: &Setup<T>) -> Ranks {
+        Ranks {
+            rank: s.rank(),
+            np: s.np(),
+            in_place: s.opts.in_place,
+            root: s.opts.root,
+            result_at_own_block: T::IN_PLACE_RESULT_AT_OWN_BLOCK,
+        }
+    }
+
+    /// The root of iteration `i`.
+    pub fn root_of(&self, i: usize) -> usize {
+        match self.root {
+            RootRank::Fixed(r) => r,
+            RootRank::Rotate => i % self.np,
+        }
+    }
+
+    /// The buffers of a call: apart, or the receive buffer alone with
+    /// `-l`.
+    #[inline(always)]
+    pub fn operands<'a, B>(&self, send: &'a B, recv: &'a mut B) -> Operands<'a, B> {
+        if self.in_place {
+            Operands::InPlace(recv)
+        } else {
+            Operands::Apart { send, recv }
+        }
+    }
+
+    /// The buffers of a rooted call (gather, scatter and their forms):
+    /// with `-l` only `root` is in place, as MPI_IN_PLACE is only the
+    /// root's.
+    #[inline(always)]
+    pub fn rooted<'a, B>(&self, send: &'a B, recv: &'a mut B, root: usize) -> Operands<'a, B> {
+        if self.in_place && self.rank == root {
+            Operands::InPlace(recv)
+        } else {
+            Operands::Apart { send, recv }
+        }
+    }
+}
+
+/// The buffers of one rank: send, receive, and the receive buffer OSU's
+/// validation repetitions write into so the checked result stays intact.
+pub struct CollBuffers<B> {
+    pub send: B,
+    pub recv: B,
+    pub warm: B,
+}
+
+impl<B> CollBuffers<B> {
+    /// The buffers collective `c` needs at the run's largest size, as OSU
+    /// starts them: send buffers of 1s and receive buffers of 0s, written
+    /// (so every page is in place) before the first size.
+    pub fn new<C: Collective, T: Collectives<Buf = B>>(s: &Setup<T>, c: &C) -> Result<Self, AllocError> {
+        let (t, np) = (s.t, s.np());
+        let (send, recv) = c.buffer_bytes(s.max_size, np);
+        let mut bufs = CollBuffers {
+            send: t.alloc(send)?,
+            recv: t.alloc(recv)?,
+            warm: t.alloc(if c.warm_up_elsewhere() { recv } else { 0 })?,
+        };
+        t.write_host(&mut bufs.send, crate::backend::WHOLE, |b| b.fill(1));
+        t.write_host(&mut bufs.recv, crate::backend::WHOLE, |b| b.fill(0));
+        t.write_host(&mut bufs.warm, crate::backend::WHOLE, |b| b.fill(0));
+        Ok(bufs)
+    }
+
+    /// Writes iteration `i`'s validation data for `c` at `case`'s size,
+    /// staging only the bytes that size uses.
+    pub fn fill_validation<C: Collective, T: Collectives<Buf = B>>(
+        &mut self,
+        t: &T,
+        c: &C,
+        case: &SizeCase,
+        job: &Ranks,
+        i: usize,
+    ) {
+        let (sb, rb) = c.buffer_bytes(case.size, job.np);
+        let CollBuffers { send, recv, .. } = self;
+        t.write_host(send, sb, |s| t.write_host(recv, rb, |r| c.fill(s, r, case, job, i)));
+    }
+
+    /// Checks iteration `i`'s result of `c` at `case`'s size.
+    pub fn check<C: Collective, T: Collectives<Buf = B>>(
+        &self,
+        t: &T,
+        c: &C,
+        case: &SizeCase,
+        job: &Ranks,
+        i: usize,
+    ) -> Option<Mismatch> {
+        let (_, rb) = c.buffer_bytes(case.size, job.np);
+        t.read_host(&self.recv, rb, |r| c.check(r, case, job, i))
+    }
+}
+
+/// What one blocking collective is. A type implementing it is a benchmark
+/// (see the [`Bench`] implementation below).
+pub trait Collective: Sized {
+    const SPEC: &'static BenchSpec;
+    /// What its [`Call`] needs of a transport ([`crate::bench::needs`]).
+    type Needs: Need;
+    /// The operation it times.
+    const OP: Op;
+
+    /// The collective for a job of `np` ranks.
+    fn new(np: usize) -> Self;
+
+    /// Bytes of the send and receive buffers for messages of `size` bytes.
+    fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize);
+
+    /// Called before each size (e.g. to work out per-rank counts).
+    fn prepare(&mut self, _case: &SizeCase, _job: &Ranks) {}
+
+    /// Whether untimed validation repetitions write into the separate
+    /// warm-up receive buffer (OSU: allreduce, alltoall, reduce_scatter,
+    /// reduce) rather than the real one.
+    fn warm_up_elsewhere(&self) -> bool {
+        true
+    }
+
+    fn sync(&self) -> Sync {
+        Sync::After
+    }
+
+    /// Whether an in-place call's result is defined, so nccl-tests' table
+    /// checks it (not NCCL's all-to-all, whose grouped sends and receives
+    /// would share one buffer).
+    fn in_place_checked(&self) -> bool {
+        true
+    }
+
+    /// Whether ranks synchronise before the first iteration of a size.
+    fn sync_before_size(&self) -> bool {
+        true
+    }
+
+    /// Whether ranks synchronise once more after the last iteration.
+    fn sync_after_loop(&self) -> bool {
+        false
+    }
+
+    /// nccl-tests' data size S (algbw = S / time) and bus-bandwidth factor
+    /// (busbw = algbw * factor); None for osu_barrier.
+    fn bandwidth(&self, size: usize, np: usize) -> Option<(f64, f64)>;
+
+    /// Writes the inputs of iteration `i` (and clears the outputs), in the
+    /// host views of the send and receive buffers.
+    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize);
+
+    /// First wrong output element after iteration `i` on this rank, from
+    /// the host view of the receive buffer.
+    fn check(&self, recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch>;
+}
+
+/// The operation of a [`Collective`] over the transports that have what it
+/// calls (`impl<T: Collectives> Call<T> for Allreduce`, `impl<T:
+/// VectorCollectives> Call<T> for Allgatherv`, ...).
+pub trait Call<T: Transport>: Collective {
+    /// The operation. `recv` is the real receive buffer, or the warm-up one
+    /// for untimed validation repetitions where the collective has one.
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Ranks, i: usize);
+}
+
+impl<C: Collective> Bench for C {
+    const SPEC: &'static BenchSpec = <C as Collective>::SPEC;
+    type Needs = C::Needs;
+    const COLLECTIVE: Option<CollectiveCall> = Some(CollectiveCall { op: C::OP, nonblocking: false });
+
+    /// The send, receive and warm-up buffers [`CollKernel::new`] allocates.
+    fn message_bytes(plan: &super::plan::Plan, np: usize) -> u128 {
+        let c = C::new(np);
+        let (send, recv) = c.buffer_bytes(plan.max_size, np);
+        let warm = if c.warm_up_elsewhere() { recv } else { 0 };
+        (send as u128) + (recv as u128) + (warm as u128)
+    }
+}
+
+impl<C: Call<T>, T: Collectives> BenchOn<T> for C {
+    type Kernel = CollKernel<C, T>;
+
+    fn kernel(s: &Setup<T>) -> Result<CollKernel<C, T>, AllocError> {
+        CollKernel::new(s, C::new(s.np()))
+    }
+}
+
+/// A collective with its buffers: the [`Kernel`] the runner drives.
+pub struct CollKernel<C: Call<T>, T: Collectives> {
+    c: C,
+    bufs: CollBuffers<T::Buf>,
+    job: Ranks,
+    iteration: usize,
+}
+
+impl<C: Call<T>, T: Collectives> CollKernel<C, T> {
+    pub fn new(s: &Setup<T>, c: C) -> Result<Self, AllocError> {
+        let (bufs, job) = (CollBuffers::new(s, &c)?, Ranks::new(s));
+        Ok(CollKernel { c, bufs, job, iteration: 0 })
+    }
+
+    #[inline(always)]
+    fn run_call(&mut self, t: &T, case: &SizeCase, warm: bool) {
+        let recv = if warm && self.c.warm_up_elsewhere() { &mut self.bufs.warm } else { &mut self.bufs.recv };
+        self.c.call(t, &self.bufs.send, recv, case, &self.job, self.iteration);
+    }
+}
+
+impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
+    fn prepare(&mut self, _t: &T, case: &SizeCase) -> Result<(), AllocError> {
+        self.c.prepare(case, &self.job);
+        Ok(())
+    }
+
+    fn sync_before_size(&self) -> bool {
+        self.c.sync_before_size()
+    }
+
+    fn begin_iteration(&mut self, t: &T, case: &SizeCase, i: usize, validation: Option<usize>) {
+        self.iteration = i;
+        if let Some(reps) = validation {
+            self.fill_validation(t, case, i);
+            for _ in 0..reps {
+                t.world().barrier();
+                self.run_call(t, case, true);
+            }
+            // On a stream (NCCL) the calls are only queued: they must be
+            // done before the timed call starts, or its time holds theirs.
+            t.complete();
+        }
+        if validation.is_some() || self.c.sync() == Sync::Before {
+            t.world().barrier();
+        }
+    }
+
+    fn end_iteration(&mut self, t: &T, _case: &SizeCase) {
+        if self.c.sync() == Sync::After {
+            t.world().barrier();
+        }
+    }
+
+    fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
+        self.bufs.fill_validation(t, &self.c, case, &self.job, i);
+    }
+
+    #[inline(always)]
+    fn step(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
+        let t0 = t.now();
+        self.run_call(t, case, false);
+        t.complete();
+        Some(t.now() - t0)
+    }
+
+    /// The collectives OSU separates with a barrier after each call run
+    /// back to back in a batch (nccl-tests has no barrier between calls);
+    /// not osu_reduce (its barrier comes before each call, and its root
+    /// may rotate) or osu_barrier.
+    fn batchable(&self) -> bool {
+        self.c.sync() == Sync::After
+    }
+
+    #[inline(always)]
+    fn issue(&mut self, t: &T, case: &SizeCase, i: usize) {
+        self.iteration = i;
+        self.run_call(t, case, false);
+    }
+
+    fn set_in_place(&mut self, in_place: bool) -> Option<bool> {
+        self.job.in_place = in_place;
+        Some(!in_place || self.c.in_place_checked())
+    }
+
+    fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
+        self.bufs.check(t, &self.c, case, &self.job, i)
+    }
+
+    fn per_iteration(&self, _case: &SizeCase, secs: f64) -> f64 {
+        secs * 1e6
+    }
+
+    /// OSU: each rank's mean, then min, max and average over ranks. Also
+    /// which ranks were fastest and slowest, and each iteration's average
+    /// over ranks (what OSU's `-z` describes).
+    fn metric(&mut self, t: &T, case: &SizeCase, samples: &Samples) -> Metric {
+        let w = t.world();
+        if self.c.sync_after_loop() {
+            w.barrier();
+        }
+        let mean_us = samples.total() * 1e6 / case.iterations as f64;
+        let means = w.gather_f64(mean_us);
+        let per_iter = w.reduce_f64_slice(samples.as_slice(), ReduceOp::Sum);
+        let np = self.job.np as f64;
+        let avg = means.iter().sum::<f64>() / np;
+        let algbw_busbw = self.c.bandwidth(case.size, self.job.np).map(|(bytes, factor)| {
+            let algbw = bytes / (avg * 1e-6) / 1e9;
+            (algbw, algbw * factor)
+        });
+        Metric {
+            value: avg,
+            msg_rate: None,
+            spread: RankSpread::of(&means),
+            algbw_busbw,
+            iteration_secs: Some(per_iter.iter().map(|t| t / np).collect()),
+            overlap: None,
+        }
+    }
+}
+
+/// The value each element of a reduction input carries in iteration i:
+/// ((k mod 100) + 1) * (i + 1); the sum over np ranks is np times that.
+pub fn reduction_value(k: usize, i: usize) -> u64 {
+    ((k % 100) as u64 + 1) * (i as u64 + 1)
+}
+
+/// Writes the reduction input of iteration `i` (into the receive buffer
+/// when in place) and clears the output otherwise.
+pub fn fill_reduction(send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
+    let input = if job.in_place { &mut *recv } else { &mut *send };
+    write_values(input, case.datatype, 0..case.count, |k| reduction_value(k, i));
+    if !job.in_place {
+        fill_zero(recv, case.datatype, case.count);
+    }
+}
+
+/// Checks `len` result elements at the start of the receive buffer: they
+/// are the sums over ranks of input elements `first..first + len`.
+pub fn check_reduction(
+    recv: &[u8],
+    case: &SizeCase,
+    job: &Ranks,
+    i: usize,
+    first: usize,
+    len: usize,
+) -> Option<Mismatch> {
+    let np = job.np as u64;
+    check_values(recv, case.datatype, 0..len, |l| reduction_value(first + l, i) * np, job.np)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots() {
+        let fixed = Ranks { rank: 0, np: 4, in_place: false, root: RootRank::Fixed(2), result_at_own_block: false };
+        assert_eq!((fixed.root_of(0), fixed.root_of(7)), (2, 2));
+        let rot = Ranks { root: RootRank::Rotate, ..fixed };
+        assert_eq!((rot.root_of(0), rot.root_of(5), rot.root_of(7)), (0, 1, 3));
+    }
+
+    #[test]
+    fn reduction_values() {
+        assert_eq!(reduction_value(0, 0), 1);
+        assert_eq!(reduction_value(99, 1), 200);
+        assert_eq!(reduction_value(100, 2), 3);
+    }
+}

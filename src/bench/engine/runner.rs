@@ -1,0 +1,707 @@
+//! Drives one OSU benchmark binary from argv to exit status: options, the
+//! job's start-up (the shared lifecycle in [`crate::job`]), the memory
+//! check, the kernel over its transport, result files and outputs, the
+//! measurement ([`super::measure`]), the run record's end, and OSU's last
+//! line after a validation failure.
+
+use std::io::{self, Write};
+
+use super::measure;
+use super::plan::Plan;
+use super::{memory, needs, Bench, BenchOn, Kernel, Need, PointToPoint, Setup};
+use crate::backend::cuda_memory::{CudaMemory, Place};
+use crate::backend::mpi_host::{Mpi, MpiHost};
+use crate::backend::nccl::Nccl;
+use crate::backend::{self, Control, Transport};
+use crate::buffer::AllocError;
+use crate::cli::{self, help, Parsed};
+use crate::job::{self, say, Ending, Job, JobConfig, RecordFile};
+use crate::options::Backend;
+use crate::options::Options;
+use crate::report::files::{self, ResultFiles};
+use crate::report::nccl_table::{device_text, parse_device};
+use crate::report::nccl_tests::Device;
+use crate::report::record::{self, BufferInfo, IterationPolicy, RankInfo, RunRecord};
+use crate::report::sinks::Sinks;
+use crate::report::RunContext;
+use crate::topo;
+use crate::topo::report::WarnContext;
+use crate::watchdog::Step;
+
+/// Runs benchmark `B` and exits the process with its status.
+pub fn main<B: Bench + Launch<<B as Bench>::Needs>>() -> ! {
+    let code = run::<B>();
+    let _ = io::stdout().flush();
+    job::exit(code)
+}
+
+/// Runs benchmark `B` with the process's arguments over the transport its
+/// options chose; returns the exit status.
+pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
+    run_with(B::SPEC, B::message_bytes, |s: &Session| B::measure(s))
+}
+
+/// How a benchmark whose kernel needs `N` is run: over which transport for
+/// each `--backend` that has `N`. Each implementation names a transport
+/// only where the benchmark's kernel is built over it ([`BenchOn`]), so
+/// which backends run a benchmark is what its transports implement;
+/// [`BACKENDS_AGREE`] checks at compile time that [`backend::capabilities`],
+/// from which the options refuse a backend, says the same.
+pub trait Launch<N: Need>: Bench {
+    /// The backends [`Launch::measure`] runs over.
+    const BACKENDS: &'static [Backend];
+    fn measure(s: &Session) -> Ending;
+}
+
+/// Point-to-point kernels: over MPI (host or GPU memory), UCX and NCCL.
+impl<B> Launch<needs::PointToPoint> for B
+where
+    B: PointToPoint + for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
+{
+    const BACKENDS: &'static [Backend] = &[Backend::Mpi, Backend::Ucx, Backend::Nccl];
+
+    fn measure(s: &Session) -> Ending {
+        match s.opts.backend {
+            Backend::Mpi => s.run_mpi::<B>(),
+            Backend::Ucx => run_ucx::<B>(s),
+            Backend::Nccl => s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::p2p_kernel)),
+        }
+    }
+}
+
+/// Point-to-point kernels with windows both ways at once: over MPI and UCX.
+impl<B> Launch<needs::DuplexWindows> for B
+where
+    B: PointToPoint + for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
+{
+    const BACKENDS: &'static [Backend] = &[Backend::Mpi, Backend::Ucx];
+
+    fn measure(s: &Session) -> Ending {
+        match s.opts.backend {
+            Backend::Ucx => run_ucx::<B>(s),
+            _ => s.run_mpi::<B>(),
+        }
+    }
+}
+
+/// The collectives NCCL has too: over MPI and NCCL.
+impl<B> Launch<needs::Collectives> for B
+where
+    B: for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>> + for<'w> BenchOn<Nccl<'w>>,
+{
+    const BACKENDS: &'static [Backend] = &[Backend::Mpi, Backend::Nccl];
+
+    fn measure(s: &Session) -> Ending {
+        match s.opts.backend {
+            Backend::Nccl => {
+                s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, <B as BenchOn<Nccl>>::kernel))
+            }
+            _ => s.run_mpi::<B>(),
+        }
+    }
+}
+
+/// Declares the [`Launch`] of a capability only MPI has.
+macro_rules! mpi_only {
+    ($($need:ident),*) => {$(
+        impl<B> Launch<needs::$need> for B
+        where
+            B: for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
+        {
+            const BACKENDS: &'static [Backend] = &[Backend::Mpi];
+
+            fn measure(s: &Session) -> Ending {
+                s.run_mpi::<B>()
+            }
+        }
+    )*};
+}
+mpi_only!(Barrier, VectorCollectives, NonBlockingCollectives);
+
+/// Whether each [`Launch`] runs over exactly the backends that
+/// [`backend::capabilities`] gives its capability; a compile-time check
+/// (`const _`), so the options' refusals and the dispatch cannot part.
+pub const BACKENDS_AGREE: () = {
+    agree::<needs::PointToPoint>(<super::latency::Latency as Launch<needs::PointToPoint>>::BACKENDS);
+    agree::<needs::DuplexWindows>(<super::bibw::Bibw as Launch<needs::DuplexWindows>>::BACKENDS);
+    agree::<needs::Collectives>(<super::allreduce::Allreduce as Launch<needs::Collectives>>::BACKENDS);
+    agree::<needs::Barrier>(<super::barrier::Barrier as Launch<needs::Barrier>>::BACKENDS);
+    agree::<needs::VectorCollectives>(<super::allgatherv::Allgatherv as Launch<needs::VectorCollectives>>::BACKENDS);
+    agree::<needs::NonBlockingCollectives>(
+        <super::iallreduce::Iallreduce as Launch<needs::NonBlockingCollectives>>::BACKENDS,
+    );
+};
+const _: () = BACKENDS_AGREE;
+
+const fn agree<N: Need>(launched: &[Backend]) {
+    let all = [Backend::Mpi, Backend::Ucx, Backend::Nccl];
+    let mut i = 0;
+    while i < all.len() {
+        let b = all[i];
+        let mut in_launch = false;
+        let mut j = 0;
+        while j < launched.len() {
+            in_launch |= launched[j] as u8 == b as u8;
+            j += 1;
+        }
+        if in_launch != backend::provides(b, N::CAPABILITY) {
+            panic!("a Launch and backend::capabilities disagree on a backend");
+        }
+        i += 1;
+    }
+}
+
+/// [`main`] for a one-sided benchmark (bench/rma/mod.rs).
+pub fn main_rma<B: super::rma::RmaBench>() -> ! {
+    let code = run_rma::<B>();
+    let _ = io::stdout().flush();
+    job::exit(code)
+}
+
+/// [`run`] for a one-sided benchmark: MPI windows in host memory (the
+/// options refuse other backends and `-d`).
+pub fn run_rma<B: super::rma::RmaBench>() -> i32 {
+    run_with(
+        B::SPEC,
+        |p, _| super::rma::message_bytes(p),
+        |s: &Session| {
+            let refused = super::rma::library_refuses(B::OP, &s.opts.datatypes, &s.job.world.library_version());
+            if s.job.everywhere(refused.map_or(Ok(()), Err)).is_none() {
+                return setup_failed();
+            }
+            let t = MpiHost::new(&s.job.world);
+            s.run(&t, |p, _| super::rma::message_bytes(p), super::rma::RmaKernel::new::<B>)
+        },
+    )
+}
+
+#[cfg(ucx)]
+fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
+    let Some(t) = s.job.everywhere(crate::backend::ucx::Ucx::new(&s.job.world)) else {
+        return setup_failed();
+    };
+    s.run(&t, B::message_bytes, B::p2p_kernel)
+}
+
+/// Built without UCX headers: one line, on every rank's behalf.
+#[cfg(not(ucx))]
+fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
+    let _ = s.job.everywhere(Err::<(), _>(ucx_sys::LoadError::NotBuilt));
+    setup_failed()
+}
+
+/// Runs osu_init or osu_hello (`spec`) and exits the process with its
+/// status.
+pub fn main_startup(spec: &'static super::spec::BenchSpec) -> ! {
+    let code = run_startup(spec);
+    let _ = io::stdout().flush();
+    job::exit(code)
+}
+
+/// osu_init or osu_hello: the shared options and job start, then the
+/// start-up row instead of a measurement (bench/startup/init.rs says why).
+pub fn run_startup(spec: &'static super::spec::BenchSpec) -> i32 {
+    run_with(spec, |_, _| 0, |s: &Session| s.startup())
+}
+
+/// Options, the job's start-up, `measure` on a started session, and the
+/// end: what every OSU binary does around its measurement. `message_bytes`
+/// is the benchmark's buffer memory on one rank, for `--dry-run`.
+fn run_with(
+    spec: &'static super::spec::BenchSpec,
+    message_bytes: fn(&Plan, usize) -> u128,
+    measure: impl FnOnce(&Session) -> Ending,
+) -> i32 {
+    let argv = job::argv();
+    let env = crate::launcher::detect();
+    let leader = env.is_leader();
+    let opts = match cli::parse(spec, argv.get(1..).unwrap_or(&[])) {
+        Ok(Parsed::Help) => {
+            if leader {
+                print!("{}", help::text(spec));
+            }
+            return 0;
+        }
+        Ok(Parsed::Version(accel)) => {
+            if leader {
+                println!("{}", crate::report::osu::title_line(spec, accel, Backend::Mpi));
+                println!("commbench {} (OSU {} compatible)", crate::VERSION, crate::OSU_VERSION);
+            }
+            return 0;
+        }
+        Err(e) => {
+            if leader {
+                say(&e.to_string());
+            }
+            return 1;
+        }
+        Ok(Parsed::Run(o)) => *o,
+    };
+    if opts.dry_run {
+        return dry_run(spec, &opts, &env, message_bytes);
+    }
+    let mut plan = None;
+    let placement = opts.placement.clone();
+    let cfg = JobConfig {
+        name: spec.name,
+        timeout: opts.timeout,
+        placement: &placement,
+        setup_exit: 1,
+        name_shape_lines: false,
+        gpu: opts.accel.is_some() || opts.backend == Backend::Nccl,
+    };
+    if opts.backend == Backend::Ucx {
+        crate::backend::quiet_ucx_by_default();
+    }
+    if opts.backend == Backend::Nccl && opts.format == crate::options::Format::Osu {
+        // OSU's NCCL binaries say so on every rank before MPI starts.
+        println!("#Using NCCL");
+        let _ = io::stdout().flush();
+    }
+    let job = match Job::start(cfg, env, |world| {
+        let p = Plan::resolve(spec, &opts, world.size())?;
+        let p = if p.pairs_from_nodes() {
+            // Every rank off the parent node sends or receives: one pair
+            // each (np/2 on two nodes).
+            let layout = super::fan::FanLayout::of(world)?;
+            p.with_pairs(world.size() - layout.ppn())
+        } else {
+            p
+        };
+        if let (Some(note), 0) = (&p.note, world.rank()) {
+            say(note);
+        }
+        plan = Some(p);
+        Ok::<(), super::spec::JobShapeError>(())
+    }) {
+        Ok(j) => j,
+        Err(code) => return code,
+    };
+    // Set by every start that succeeded.
+    let Some(plan) = plan else { return 1 };
+    let ending = measure(&Session { job: &job, opts: &opts, plan: &plan, spec });
+    let root = job.is_root();
+    job.finish();
+    if let (Ending::ValidationFailed { size }, true) = (&ending, root) {
+        let argv0 = argv.first().cloned().unwrap_or_else(|| spec.name.to_string());
+        println!("DATA VALIDATION ERROR: {argv0} exited with status 1 on message size {size}.");
+    }
+    if let (Ending::BelowMinimum { avg_busbw, min_busbw }, true) = (&ending, root) {
+        say(&format!("{}: {}", spec.name, job::below_minimum(*avg_busbw, *min_busbw)));
+    }
+    exit_status(&ending)
+}
+
+/// `--dry-run`: the plan's table on the leader (the launcher's rank 0, or
+/// the only process), nothing started; 1 when the job could not run.
+fn dry_run(
+    spec: &'static super::spec::BenchSpec,
+    opts: &Options,
+    env: &crate::launcher::LauncherEnv,
+    message_bytes: fn(&Plan, usize) -> u128,
+) -> i32 {
+    let np = super::dry_run::ranks(opts.dry_run_ranks, env.size);
+    let plan = match Plan::resolve(spec, opts, np) {
+        Ok(p) => p,
+        Err(e) => {
+            if env.is_leader() {
+                say(&format!("{} on {np} ranks: {e}", spec.name));
+            }
+            return 1;
+        }
+    };
+    if env.is_leader() {
+        let lines = super::dry_run::lines(&plan, np, message_bytes(&plan, np), super::dry_run::ASSUMED);
+        println!("{}", lines.join("\n"));
+    }
+    0
+}
+
+/// The exit status of an OSU binary: 0 only when every size was measured.
+fn exit_status(ending: &Ending) -> i32 {
+    if *ending == Ending::Complete {
+        0
+    } else {
+        1
+    }
+}
+
+/// How a rank other than 0 ends when rank 0's run did not complete.
+fn ending_elsewhere(ending: Ending) -> Ending {
+    match ending {
+        Ending::Complete => Ending::Error { detail: "rank 0 could not write its results".into() },
+        e => e,
+    }
+}
+
+/// A set-up step failed on some rank (and was said).
+fn setup_failed() -> Ending {
+    Ending::Error { detail: "the run could not be set up".into() }
+}
+
+/// A started job running one benchmark.
+pub struct Session<'a> {
+    job: &'a Job,
+    opts: &'a Options,
+    /// What the run will do (its options are `opts`).
+    plan: &'a Plan<'a>,
+    spec: &'static super::spec::BenchSpec,
+}
+
+impl Session<'_> {
+    /// With `-d`: where this rank's buffers go on its GPU. Collectives put
+    /// every buffer there; point-to-point benchmarks follow OSU's `SRC DST`
+    /// words, SRC for the first half of the ranks (the senders) and DST
+    /// for the rest, and without the words stay on the host, as OSU does.
+    fn cuda_memory(&self) -> Option<CudaMemory> {
+        if self.opts.backend != Backend::Mpi {
+            return None;
+        }
+        let gpu = self.job.gpu.as_ref()?;
+        let managed = self.opts.accel == Some(crate::options::Accel::Managed);
+        let (place, note) = if !self.spec.is_point_to_point() {
+            (if managed { Place::Managed } else { Place::Device }, None)
+        } else {
+            match &self.opts.buffer_locations {
+                Some(words) => {
+                    let sender = self.job.world.rank() < self.job.world.size().div_ceil(2);
+                    (Place::from_word(if sender { &words.send } else { &words.recv }, managed), None)
+                }
+                None => (
+                    Place::Host,
+                    Some(
+                        "-d without SRC DST leaves point-to-point buffers on the host, as in OSU: give D D (or H D, \
+                         D H) to put them on the GPU"
+                            .to_string(),
+                    ),
+                ),
+            }
+        };
+        Some(CudaMemory::new(place, gpu.info.clone(), note))
+    }
+
+    /// MPI over this rank's GPU memory, once every rank agrees the MPI
+    /// library can move it.
+    fn mpi_cuda(&self, mem: CudaMemory) -> Option<Mpi<'_, CudaMemory>> {
+        let mem = self.job.everywhere(mem.check_mpi())?;
+        Some(Mpi::with_memory(&self.job.world, mem))
+    }
+
+    /// Measures benchmark `B` over MPI: on host memory, or on the GPU's
+    /// with `-d`.
+    fn run_mpi<B>(&self) -> Ending
+    where
+        B: for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
+    {
+        match self.cuda_memory() {
+            None => self.run(&MpiHost::new(&self.job.world), B::message_bytes, <B as BenchOn<MpiHost>>::kernel),
+            Some(mem) => self
+                .mpi_cuda(mem)
+                .map_or_else(setup_failed, |t| self.run(&t, B::message_bytes, <B as BenchOn<Mpi<CudaMemory>>>::kernel)),
+        }
+    }
+
+    /// `--backend nccl`: the communicator over every rank's GPU, agreed.
+    fn nccl(&self) -> Option<crate::backend::nccl::Nccl<'_>> {
+        let gpu = self.job.gpu.as_ref()?;
+        self.job.everywhere(crate::backend::nccl::Nccl::new(&self.job.world, &gpu.info))
+    }
+
+    /// Measures over transport `t`: `message_bytes` is the benchmark's
+    /// [`Bench::message_bytes`], `kernel` builds its kernel over `T`.
+    fn run<T: Transport, K: Kernel<T>>(
+        &self,
+        t: &T,
+        message_bytes: fn(&Plan, usize) -> u128,
+        kernel: impl FnOnce(&Setup<T>) -> Result<K, AllocError>,
+    ) -> Ending {
+        let (job, spec, plan) = (self.job, self.spec, self.plan);
+        job.step(Step::Startup);
+        let setup = Setup::new(t, plan);
+        let buffers = message_bytes(plan, setup.np());
+        let estimate = memory::estimate(plan, setup.np(), buffers);
+        if job.everywhere(job.memory_check_estimate(&estimate, "lower -m, -W or -i")).is_none() {
+            return setup_failed();
+        }
+        let Some(mut kernel) = job.everywhere(kernel(&setup)) else {
+            return setup_failed();
+        };
+        let Some((mut sinks, record)) = self.open_outputs::<T>(t.record_info()) else {
+            return setup_failed();
+        };
+        let ending = self.measure(t, &mut kernel, plan, sinks.as_mut(), record.as_ref());
+        job.step(Step::Finish);
+        if std::env::var_os(memory::REPORT_ENV).is_some() {
+            say(&memory::report_line(spec.name, job.world.rank(), &estimate));
+        }
+        self.end_record(record.as_ref(), sinks.as_ref(), ending)
+    }
+
+    /// Result files on rank 0, the run record (every rank's placement) and
+    /// the outputs, shared with every rank's watchdog; None (said) when a
+    /// required one cannot be made. The sinks and the record are on rank 0
+    /// only.
+    #[allow(clippy::type_complexity)]
+    fn open_outputs<T: Transport>(
+        &self,
+        details: Option<serde_json::Value>,
+    ) -> Option<(Option<Sinks>, Option<RecordFile<RunRecord>>)> {
+        let (job, spec, opts) = (self.job, self.spec, self.opts);
+        let files = match job.open_results(|| {
+            let slurm_job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
+            match files::create(&opts.results, spec.name, &job.start.compact(), slurm_job.as_deref()) {
+                Err(e) if !opts.results_chosen => {
+                    say(&format!("{}: warning: no CSV or run record for this run: {e}", spec.name));
+                    Ok(None)
+                }
+                r => r,
+            }
+        }) {
+            Ok(f) => f,
+            Err(e) => {
+                if let Some(e) = e {
+                    say(&format!("{}: {e}", spec.name));
+                }
+                return None;
+            }
+        };
+        let ranks = job.gather_ranks();
+        let devices = self.nccl_tests_devices();
+        let (sinks, record) = if job.is_root() {
+            let (sinks, record) = self.outputs::<T>(ranks, files, details, devices);
+            (Some(sinks), record)
+        } else {
+            (None, None)
+        };
+        job.share_record(record.as_ref().map(|r| r.path()));
+        Some((sinks, record))
+    }
+
+    /// Ends rank 0's run record with `ending` (a result lost on the way
+    /// is said); returns how the run ended, an error if the chosen record
+    /// could not be written.
+    fn end_record(&self, record: Option<&RecordFile<RunRecord>>, sinks: Option<&Sinks>, mut ending: Ending) -> Ending {
+        let (spec, opts) = (self.spec, self.opts);
+        if let Some(rec) = record {
+            if let Some(lost) = sinks.and_then(|s| s.lost().borrow().clone()) {
+                rec.update(|r| r.results.incomplete = Some(lost));
+            }
+            if let Err(e) = rec.end(&ending, exit_status(&ending)) {
+                let path = rec.path().display();
+                if opts.results_chosen {
+                    // The place was chosen: a record that still says
+                    // `running` is a result lost, and the status says so.
+                    let line = format!("{}: cannot write the run record {path}: {e}", spec.name);
+                    say(&line);
+                    if ending == Ending::Complete {
+                        ending = Ending::Error { detail: line };
+                    }
+                } else {
+                    say(&format!("{}: warning: the run record {path} does not say how the run ended: {e}", spec.name));
+                }
+            }
+        }
+        ending
+    }
+
+    /// osu_init and osu_hello (see bench/startup/init.rs): every rank's time in
+    /// MPI_Init, measured by the job's start, gathered at rank 0 as one
+    /// row through the usual outputs.
+    fn startup(&self) -> Ending {
+        let job = self.job;
+        job.step(Step::Startup);
+        let secs = job.world.gather_f64(job.mpi_init.as_secs_f64());
+        let Some((mut sinks, record)) = self.open_outputs::<MpiHost>(None) else {
+            return setup_failed();
+        };
+        let mut ending = Ending::Complete;
+        if let Some(sinks) = sinks.as_mut() {
+            let mut row = super::init::row(&secs);
+            row.finished_utc = crate::report::time::Utc::now().rfc3339();
+            match sinks.each(|s| s.row(&row)) {
+                Ok(()) => {
+                    if let (Some(r), false) = (&record, sinks.lost().borrow().is_some()) {
+                        r.update(|r| r.results.rows += 1);
+                    }
+                }
+                Err(e) => {
+                    let line = format!("{}: {e}", self.spec.name);
+                    say(&line);
+                    ending = Ending::Error { detail: line };
+                }
+            }
+        }
+        job.step(Step::Finish);
+        let ending = self.end_record(record.as_ref(), sinks.as_ref(), ending);
+        // Every rank ends as rank 0 did.
+        if job.world.bcast_u64(u64::from(ending == Ending::Complete)) == 1 {
+            Ending::Complete
+        } else {
+            ending_elsewhere(ending)
+        }
+    }
+
+    fn measure<T: Transport, K: Kernel<T>>(
+        &self,
+        t: &T,
+        kernel: &mut K,
+        plan: &Plan,
+        sinks: Option<&mut Sinks>,
+        record: Option<&RecordFile<RunRecord>>,
+    ) -> Ending {
+        // Rows count in the record while they reach the CSV.
+        let lost = sinks.as_ref().map(|s| s.lost());
+        let on_row = || {
+            if let (Some(r), false) = (record, lost.as_ref().is_some_and(|l| l.borrow().is_some())) {
+                r.update(|r| r.results.rows += 1);
+            }
+        };
+        match measure::run(t, kernel, plan, sinks, &self.job.progress, on_row) {
+            Ok(ending) => ending,
+            Err(e) => {
+                // A required output failed: the run ends non-zero, and the
+                // record says why if it can still be written.
+                let line = format!("{}: {e}", self.spec.name);
+                if let Some(r) = record {
+                    let _ = r.end(&Ending::Error { detail: line.clone() }, 1);
+                }
+                self.job.abort(&line)
+            }
+        }
+    }
+
+    /// `--format nccl-tests`: every rank's GPU line at rank 0 (nothing
+    /// elsewhere, and nothing for OSU's table).
+    fn nccl_tests_devices(&self) -> Vec<Device> {
+        let Some(gpu) = self.job.gpu.as_ref().filter(|_| self.opts.format == crate::options::Format::NcclTests) else {
+            return Vec::new();
+        };
+        let host = crate::topo::hostname();
+        let g = &gpu.info;
+        let mine = device_text(std::process::id(), &host, g.index, &g.pci_bus_id, &g.name);
+        let all = self.job.world.gather_bytes(mine.as_bytes());
+        all.iter().enumerate().map(|(rank, b)| parse_device(rank, &String::from_utf8_lossy(b))).collect()
+    }
+
+    /// Rank 0: the placement report, the run record and the outputs.
+    fn outputs<T: Transport>(
+        &self,
+        ranks: Vec<RankInfo>,
+        files: Option<ResultFiles>,
+        backend_details: Option<serde_json::Value>,
+        devices: Vec<Device>,
+    ) -> (Sinks, Option<RecordFile<RunRecord>>) {
+        let (job, spec) = (self.job, self.spec);
+        let warnings = self.placement_report(&ranks);
+        let ctx = RunContext {
+            benchmark: spec.name,
+            backend: T::BACKEND,
+            np: job.world.size(),
+            pairs: spec.is_point_to_point().then_some(self.plan.pairs),
+        };
+        let mut record = None;
+        let mut csv = None;
+        let mut csv_path = None;
+        if let Some(f) = files {
+            let mut rec = self.new_record::<T>(ranks, &f);
+            rec.backend_details = backend_details;
+            rec.run.placement_warnings = warnings;
+            match job.record(rec, f.record_path.clone(), |r| &mut r.run) {
+                Ok(r) => {
+                    record = Some(r);
+                    if self.opts.verbose {
+                        say(&format!(
+                            "{}: results in {} (run record {})",
+                            spec.name,
+                            f.csv_path.display(),
+                            f.record_path.display()
+                        ));
+                    }
+                    csv_path = Some(f.csv_path.clone());
+                    csv = Some((f.csv, f.csv_path));
+                }
+                Err(e) if !self.opts.results_chosen => {
+                    // Results in the default place: the table goes on
+                    // without them, and no empty file is left to be read.
+                    let _ = std::fs::remove_file(&f.record_path);
+                    let _ = std::fs::remove_file(&f.csv_path);
+                    say(&format!(
+                        "{}: warning: no CSV or run record for this run: cannot write {}: {e}",
+                        spec.name,
+                        f.record_path.display()
+                    ));
+                }
+                Err(e) => {
+                    // Nothing of a run that never started is left behind.
+                    let _ = std::fs::remove_file(&f.record_path);
+                    let _ = std::fs::remove_file(&f.csv_path);
+                    job.abort(&format!("{}: cannot write {}: {e}", spec.name, f.record_path.display()))
+                }
+            }
+        }
+        match Sinks::for_run(self.plan, ctx, csv, devices) {
+            Ok(s) => (s, record),
+            Err(e) => {
+                let line = format!("{}: {e}", spec.name);
+                // A CSV that did not get its header (a full disk) is no
+                // result: it goes, and the record says so.
+                let empty = csv_path.filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 0));
+                if let Some(p) = &empty {
+                    let _ = std::fs::remove_file(p);
+                }
+                if let Some(r) = &record {
+                    if empty.is_some() {
+                        r.update(|r| {
+                            r.results.csv = None;
+                            r.results.incomplete = Some(format!("no CSV: {e}"));
+                        });
+                    }
+                    let _ = r.end(&Ending::Error { detail: line.clone() }, 1);
+                }
+                job.abort(&line)
+            }
+        }
+    }
+
+    /// Rank 0: prints the misplacement warnings on stderr (and the
+    /// placement table with `--verbose`), and returns the warnings for the
+    /// run record.
+    fn placement_report(&self, ranks: &[RankInfo]) -> Vec<String> {
+        let pairs = if self.spec.is_point_to_point() {
+            (0..self.plan.pairs).map(|i| (i, i + self.plan.pairs)).collect()
+        } else {
+            Vec::new()
+        };
+        let ctx =
+            WarnContext { benchmark: self.spec.name.into(), pairs, allocation_nodes: topo::report::allocation_nodes() };
+        topo::report::print(ranks, &ctx, self.opts.verbose)
+    }
+
+    fn new_record<T: Transport>(&self, ranks: Vec<RankInfo>, files: &ResultFiles) -> RunRecord {
+        let d = &self.spec.defaults;
+        let o = self.opts;
+        RunRecord {
+            schema: record::SCHEMA.into(),
+            benchmark: self.spec.name.into(),
+            title: crate::report::osu::title_line(self.spec, o.accel, o.backend),
+            run: self.job.header(ranks),
+            options: serde_json::to_value(o).unwrap_or_default(),
+            iteration_policy: IterationPolicy {
+                small_iterations: o.iterations.unwrap_or(d.small_iterations),
+                small_warmup: o.warmup.unwrap_or(d.small_warmup),
+                large_iterations: o.iterations.unwrap_or(d.large_iterations),
+                large_warmup: o.warmup.unwrap_or(d.large_warmup),
+                large_above_bytes: self.spec.large_switch.then_some(super::spec::LARGE_MESSAGE_SIZE),
+                window: self.spec.windowed.then_some(o.window),
+                validation_warmup: o.validation_warmup,
+                min_size: o.min_size,
+                max_size: self.plan.max_size,
+            },
+            results: record::ResultsInfo { csv: Some(files.csv_path.display().to_string()), ..Default::default() },
+            slurm: crate::report::slurm::SlurmInfo::from_env(),
+            buffers: Some(BufferInfo::new(T::MEMORY, o.buffer_locations.as_ref())),
+            backend_details: None,
+            noise_thresholds: Some(super::measure::noise_thresholds()),
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! osu_bw_fan_out: congestion, the parent node sends to every child node: each rank
+//! of local index l exchanges windows with the rank of local index l on the
+//! other side, all at once (layout, kernel and metric in bench/pt2pt/fan.rs).
+//! OSU titles it as osu_bw and prints the same table.
+
+use super::fan::{Direction, FanKernel};
+use super::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
+use super::{PointToPoint, Setup};
+use crate::backend::Transport;
+use crate::buffer::AllocError;
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_bw_fan_out",
+    title: "OSU MPI Bandwidth Test",
+    letters: "hvmxiWbGDPTIz",
+    procs: ProcRule::Nodes,
+    metric: MetricKind::Bandwidth,
+    defaults: BW_ITERS,
+    large_switch: true,
+    min_size: 1,
+    max_size: PT2PT_MAX,
+    from_zero: false,
+    windowed: true,
+    buffer_times_np: false,
+    accel_slot: true,
+    one_sided: None,
+};
+
+pub struct BwFanOut;
+
+super::point_to_point_bench!(BwFanOut, FanKernel);
+
+impl PointToPoint for BwFanOut {
+    type P2pKernel<T: Transport> = FanKernel<T>;
+
+    fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<FanKernel<T>, AllocError> {
+        FanKernel::new(s, Direction::Out)
+    }
+}

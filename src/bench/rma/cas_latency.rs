@@ -1,0 +1,21 @@
+//! osu_cas_latency: MPI_Compare_and_swap latency on one element of rank
+//! 1's window, with the window and synchronisation of -w and -s
+//! (bench/rma/mod.rs has the kernel). One row per `-T` type (mpi_char,
+//! mpi_int, mpi_float or all), its size that of the element; `-m` only
+//! bounds the buffers, 1 MiB by default as in OSU. `-s lock` locks
+//! exclusively, as OSU does. `-c` checks the element fetched and the
+//! target's (rma/validate.rs).
+
+use super::rma::{self, Op, Shape};
+use super::spec::BenchSpec;
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_cas_latency",
+    title: "OSU MPI_Compare_and_swap latency Test",
+    letters: rma::TYPED_LAT_LETTERS,
+    max_size: 1 << 20,
+    one_sided: Some(&rma::ONE_ELEMENT),
+    ..super::put_latency::SPEC
+};
+
+rma::one_sided_bench!(CasLatency, Op::CompareAndSwap, Shape::Latency);

@@ -1,0 +1,14 @@
+//! osu_get_latency: MPI_Get latency, rank 0 reading rank 1, with the window
+//! and synchronisation of -w and -s (bench/rma/mod.rs has the kernel). OSU spells
+//! its title with a small l.
+
+use super::rma::{self, Op, Shape};
+use super::spec::BenchSpec;
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_get_latency",
+    title: "OSU MPI_Get latency Test",
+    ..super::put_latency::SPEC
+};
+
+rma::one_sided_bench!(GetLatency, Op::Get, Shape::Latency);

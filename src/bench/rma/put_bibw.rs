@@ -1,0 +1,15 @@
+//! osu_put_bibw: MPI_Put bandwidth both ways, each rank putting a window (-W)
+//! to the other per epoch; active target only (-s pscw or fence), as in OSU
+//! (bench/rma/mod.rs has the kernel).
+
+use super::rma::{self, Op, Shape};
+use super::spec::BenchSpec;
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_put_bibw",
+    title: "OSU MPI_Put Bi-directional Bandwidth Test",
+    one_sided: Some(&rma::ACTIVE_ONLY),
+    ..super::put_bw::SPEC
+};
+
+rma::one_sided_bench!(PutBibw, Op::Put, Shape::BiBandwidth);

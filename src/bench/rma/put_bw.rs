@@ -1,0 +1,24 @@
+//! osu_put_bw: MPI_Put bandwidth, a window (-W) of puts from rank 0 to rank 1
+//! per epoch (bench/rma/mod.rs has the kernel).
+
+use super::rma::{self, Op, Shape};
+use super::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_put_bw",
+    title: "OSU MPI_Put Bandwidth Test",
+    letters: rma::BW_LETTERS,
+    procs: ProcRule::ExactlyTwo,
+    metric: MetricKind::Bandwidth,
+    defaults: BW_ITERS,
+    large_switch: true,
+    min_size: 1,
+    max_size: PT2PT_MAX,
+    from_zero: false,
+    windowed: true,
+    buffer_times_np: false,
+    accel_slot: false,
+    one_sided: Some(&rma::PASSIVE_DEFAULT),
+};
+
+rma::one_sided_bench!(PutBw, Op::Put, Shape::Bandwidth);

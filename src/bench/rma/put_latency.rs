@@ -1,0 +1,24 @@
+//! osu_put_latency: MPI_Put latency, rank 0 to rank 1, with the window and
+//! synchronisation of -w and -s (bench/rma/mod.rs has the kernel).
+
+use super::rma::{self, Op, Shape};
+use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_put_latency",
+    title: "OSU MPI_Put Latency Test",
+    letters: rma::LAT_LETTERS,
+    procs: ProcRule::ExactlyTwo,
+    metric: MetricKind::Latency,
+    defaults: LAT_ITERS,
+    large_switch: true,
+    min_size: 1,
+    max_size: PT2PT_MAX,
+    from_zero: true,
+    windowed: false,
+    buffer_times_np: false,
+    accel_slot: false,
+    one_sided: Some(&rma::PASSIVE_DEFAULT),
+};
+
+rma::one_sided_bench!(PutLatency, Op::Put, Shape::Latency);
