@@ -82,12 +82,7 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
         "NAME",
         "what carries the timed messages: mpi (default), ucx (UCP tagged messages; point-to-point) or nccl (GPU)",
     ),
-    (
-        "format",
-        ArgKind::Required,
-        "NAME",
-        "stdout layout: osu (default) or nccl-tests (NCCL collectives: out-of-place and in-place, algbw, busbw, #wrong)",
-    ),
+    ("format", ArgKind::Required, "NAME", "stdout layout (the CSV and run record are the same), one of:"),
     (
         "min-busbw",
         ArgKind::Required,

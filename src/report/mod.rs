@@ -4,6 +4,7 @@
 
 pub mod csv;
 pub mod files;
+pub mod json_lines;
 pub mod nccl_table;
 pub mod nccl_tests;
 pub mod osu;

@@ -16,9 +16,10 @@ use std::rc::Rc;
 use thiserror::Error;
 
 use super::csv::CsvSink;
+use super::json_lines::JsonLines;
 use super::nccl_table::NcclTestsTable;
 use super::nccl_tests::Device;
-use super::osu::{OsuTable, TableLayout};
+use super::osu::{title_line, OsuTable, TableLayout};
 use super::safe_file::RowFile;
 use super::{RunContext, Sink};
 use crate::bench::plan::Plan;
@@ -71,6 +72,7 @@ impl Sinks {
         let mut list: Vec<Output> = Vec::new();
         let optional = !opts.results_chosen;
         let np = ctx.np;
+        let stdout_ctx = ctx.clone();
         if let Some((file, path)) = csv {
             match RowFile::new(file).and_then(|f| CsvSink::new(f, ctx)) {
                 Ok(sink) => list.push(Output {
@@ -89,6 +91,14 @@ impl Sinks {
                 }
                 Err(source) => return Err(SinkError::File { path, source }),
             }
+        }
+        if opts.format == Format::Json {
+            let title = title_line(spec, opts.accel, opts.backend);
+            let title = title.trim_start_matches("# ").to_string();
+            let mut lines = JsonLines::new(io::stdout(), stdout_ctx, title, opts.in_place);
+            lines.preamble().map_err(SinkError::Stdout)?;
+            list.insert(0, Output { sink: Box::new(lines), optional: None, label: Some("stdout".into()) });
+            return Ok(Sinks { list, lost: Rc::default() });
         }
         if opts.format == Format::NcclTests {
             if let Some(mut table) = NcclTestsTable::new(io::stdout(), spec, opts, plan.max_size, np, devices) {
