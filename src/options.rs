@@ -131,7 +131,7 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// `--bind`, `--cpu-list`, `--nic`, `--gpu`.
     pub placement: PlacementRequest,
-    /// `--format`: OSU's table on stdout, or nccl-tests'.
+    /// `--format`: the layout of stdout (OSU's table, nccl-tests', JSON Lines).
     pub format: Format,
     /// `--min-busbw`: the least average bus bandwidth (GB/s) a run of a
     /// collective passes with.
@@ -165,6 +165,57 @@ pub enum Format {
     /// nccl-tests' table: each size out-of-place then in-place, with time,
     /// algbw, busbw and the wrong elements of each, and its footer.
     NcclTests,
+    /// JSON Lines: a `run` object, one object per measured row, an `end`
+    /// object; nothing else (report/json_lines.rs).
+    Json,
+}
+
+/// What a format is to everything outside its sink: its `--format` word,
+/// its help line, and which of OSU's lines outside the table it keeps on
+/// stdout. A new format is a variant here, a sink in src/report and its
+/// wiring in report::sinks; the options, help text and runner read these.
+impl Format {
+    /// Every format, in the order `-h` and the refusal list them.
+    pub const ALL: [Format; 3] = [Format::Osu, Format::NcclTests, Format::Json];
+
+    /// Its `--format` word (the run record's word too).
+    pub fn word(self) -> &'static str {
+        match self {
+            Format::Osu => "osu",
+            Format::NcclTests => "nccl-tests",
+            Format::Json => "json",
+        }
+    }
+
+    /// The format a `--format` word names.
+    pub fn from_word(word: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.word() == word)
+    }
+
+    /// Its line under `--format` in `-h`.
+    pub fn about(self) -> &'static str {
+        match self {
+            Format::Osu => "OSU 7.4's table (the default)",
+            Format::NcclTests => {
+                "nccl-tests' table (NCCL collectives: out-of-place and in-place, algbw, busbw, #wrong)"
+            }
+            Format::Json => "JSON Lines: a run object, one object per measured row, an end object",
+        }
+    }
+
+    /// Whether stdout starts as OSU's binaries start it before the table
+    /// (`#Using NCCL` on every rank of an NCCL run).
+    pub fn osu_preamble(self) -> bool {
+        self == Format::Osu
+    }
+
+    /// Whether the runner's own text lines may follow the table on stdout
+    /// (OSU's `DATA VALIDATION ERROR: ...`). False for a format whose every
+    /// stdout line a program parses: the failing row and the exit status
+    /// say it there, stderr and the run record as always.
+    pub fn runner_lines(self) -> bool {
+        self != Format::Json
+    }
 }
 
 /// An optional duration as seconds (a float) in JSON, for every options

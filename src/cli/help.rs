@@ -4,6 +4,7 @@
 
 use super::{long_name, ACCEL_LETTER, EXTENSIONS};
 use crate::bench::spec::{BenchSpec, ProcRule, DEFAULT_MEM_LIMIT, DEFAULT_WINDOW, LARGE_MESSAGE_SIZE};
+use crate::options::Format;
 
 fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
     let d = &spec.defaults;
@@ -143,6 +144,12 @@ pub fn text(spec: &BenchSpec) -> String {
             _ => format!("{long} {arg}"),
         };
         out.push_str(&format!("      --{name:<20}{what}\n"));
+        if *long == "format" {
+            // One line per format, from the formats themselves.
+            for f in Format::ALL {
+                out.push_str(&format!("{:30}{:<12}{}\n", "", f.word(), f.about()));
+            }
+        }
     }
     match spec.procs {
         ProcRule::ExactlyTwo => out.push_str("Run with exactly two processes, e.g. mpirun -np 2.\n"),

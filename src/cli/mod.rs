@@ -82,12 +82,7 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
         "NAME",
         "what carries the timed messages: mpi (default), ucx (UCP tagged messages; point-to-point) or nccl (GPU)",
     ),
-    (
-        "format",
-        ArgKind::Required,
-        "NAME",
-        "stdout layout: osu (default) or nccl-tests (NCCL collectives: out-of-place and in-place, algbw, busbw, #wrong)",
-    ),
+    ("format", ArgKind::Required, "NAME", "stdout layout (the CSV and run record are the same), one of:"),
     (
         "min-busbw",
         ArgKind::Required,
@@ -100,7 +95,12 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
         "PCT",
         "run each size until the 95% interval of its value is within PCT of it (e.g. 1%), at most -i iterations",
     ),
-    ("min-iterations", ArgKind::Required, "N", "with --precision: iterations every size runs at least (default: a tenth of -i)"),
+    (
+        "min-iterations",
+        ArgKind::Required,
+        "N",
+        "with --precision: iterations every size runs at least (default: a tenth of -i)",
+    ),
     ("max-time-per-size", ArgKind::Required, "SECS", "with --precision: stop a size after SECS (2, 500ms, 1m)"),
     (
         "dry-run",

@@ -421,11 +421,11 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                     .map_err(|why| CliError::Usage(format!("Invalid value [--{name} {v}] ({why})")))?;
             }
             OptId::Long("format") => {
-                o.format = match v {
-                    "osu" => Format::Osu,
-                    "nccl-tests" => Format::NcclTests,
-                    _ => return Err(CliError::Usage(format!("Invalid value [--format {v}] (give osu or nccl-tests)"))),
-                }
+                o.format = Format::from_word(v).ok_or_else(|| {
+                    let words: Vec<&str> = Format::ALL.iter().map(|f| f.word()).collect();
+                    let (last, rest) = words.split_last().expect("formats");
+                    CliError::Usage(format!("Invalid value [--format {v}] (give {} or {last})", rest.join(", ")))
+                })?;
             }
             OptId::Long("min-busbw") => {
                 let gbs = v.trim().parse::<f64>().ok().filter(|g| g.is_finite() && *g > 0.0);

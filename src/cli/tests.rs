@@ -264,6 +264,10 @@ fn help_text_lists_letters_in_osu_order() {
             assert_eq!(&l[4..8], ", --");
         }
         assert!(text.contains("--results-dir DIR"));
+        // Every --format word, one line each, from the formats themselves.
+        for f in Format::ALL {
+            assert!(text.contains(&format!("{:30}{:<12}{}\n", "", f.word(), f.about())), "{}", f.word());
+        }
     }
 }
 
@@ -342,7 +346,9 @@ fn nccl_tests_format_and_min_busbw() {
     assert_eq!((o.datatypes, o.validation.is_some()), (vec![Datatype::Int], true));
     assert_eq!(run(&ALLREDUCE, &[]).format, Format::Osu);
     assert_eq!(run(&ALLREDUCE, &["--format", "osu"]).format, Format::Osu);
-    assert_eq!(err(&ALLREDUCE, &["--format", "json"]), "Invalid value [--format json] (give osu or nccl-tests)");
+    assert_eq!(run(&ALLREDUCE, &["--format", "json"]).format, Format::Json);
+    assert_eq!(run(&LATENCY, &["--backend", "ucx", "--format", "json", "-z"]).format, Format::Json);
+    assert_eq!(err(&ALLREDUCE, &["--format", "yaml"]), "Invalid value [--format yaml] (give osu, nccl-tests or json)");
     assert_eq!(
         err(&ALLREDUCE, &["--format", "nccl-tests"]),
         "Invalid value [--format nccl-tests] (nccl-tests' table is for NCCL's collectives: add --backend nccl)"

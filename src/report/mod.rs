@@ -1,9 +1,14 @@
-//! Where results go. Every format is a [`Sink`] that takes the same rows:
-//! the OSU table on stdout, the CSV file; the JSON run record describes the
-//! run as a whole and is written by the runner.
+//! Where results go. Every output is a [`Sink`] that takes the same size
+//! points: the CSV file always (csv.rs), and on stdout the layout
+//! `--format` names ([`stdout_sink`]: OSU's table, osu.rs; nccl-tests',
+//! nccl_table.rs; JSON Lines, json_lines.rs). The JSON run record
+//! describes the run as a whole and is written by the runner. A new stdout
+//! format is a [`crate::options::Format`] variant, its sink file, and its
+//! module line and arm here.
 
 pub mod csv;
 pub mod files;
+pub mod json_lines;
 pub mod nccl_table;
 pub mod nccl_tests;
 pub mod osu;
@@ -131,6 +136,40 @@ pub trait Sink {
     /// Every size has been measured (not called when the run ends early).
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// The sink `--format` puts on stdout for the run `plan`, its preamble
+/// (title and header lines) written; `ctx` names the run's rows, and
+/// `devices` are every rank's GPU for nccl-tests' table.
+pub fn stdout_sink(
+    plan: &crate::bench::plan::Plan,
+    ctx: RunContext,
+    devices: Vec<nccl_tests::Device>,
+) -> io::Result<Box<dyn Sink>> {
+    use crate::options::Format;
+    let (spec, opts) = (plan.spec, plan.opts);
+    match opts.format {
+        Format::Json => {
+            let title = osu::title_line(spec, opts.accel, opts.backend);
+            let title = title.trim_start_matches("# ").to_string();
+            let mut lines = json_lines::JsonLines::new(io::stdout(), ctx, title, opts.in_place);
+            lines.preamble()?;
+            Ok(Box::new(lines))
+        }
+        Format::NcclTests => {
+            // The options refuse a benchmark nccl-tests has no program for.
+            let table = nccl_table::NcclTestsTable::new(io::stdout(), spec, opts, plan.max_size, ctx.np, devices);
+            let mut table =
+                table.ok_or_else(|| io::Error::other(format!("nccl-tests has no table for {}", spec.name)))?;
+            table.preamble()?;
+            Ok(Box::new(table))
+        }
+        Format::Osu => {
+            let mut table = osu::OsuTable::new(io::stdout(), spec, osu::TableLayout::of(plan, ctx.np));
+            table.preamble()?;
+            Ok(Box::new(table))
+        }
     }
 }
 

@@ -54,6 +54,26 @@ pub struct TableLayout {
     pub one_sided: Option<(crate::backend::rma::WinKind, crate::backend::rma::SyncMode)>,
 }
 
+impl TableLayout {
+    /// The layout of the run `plan` on `np` ranks.
+    pub fn of(plan: &crate::bench::plan::Plan, np: usize) -> TableLayout {
+        let (spec, opts) = (plan.spec, plan.opts);
+        TableLayout {
+            validation: opts.validation.is_some(),
+            tails: opts.tails.clone().unwrap_or_default(),
+            print_rate: opts.print_rate,
+            vary_window: opts.vary_window,
+            window: opts.window,
+            pairs: plan.pairs,
+            full: opts.full,
+            accel: opts.accel,
+            backend: opts.backend,
+            np,
+            one_sided: spec.one_sided.map(|_| crate::bench::rma::choice(spec, opts)),
+        }
+    }
+}
+
 /// Writes the OSU table to `out` (stdout on rank 0).
 pub struct OsuTable<W: Write> {
     out: W,

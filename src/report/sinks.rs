@@ -16,13 +16,10 @@ use std::rc::Rc;
 use thiserror::Error;
 
 use super::csv::CsvSink;
-use super::nccl_table::NcclTestsTable;
 use super::nccl_tests::Device;
-use super::osu::{OsuTable, TableLayout};
 use super::safe_file::RowFile;
 use super::{RunContext, Sink};
 use crate::bench::plan::Plan;
-use crate::options::Format;
 
 #[derive(Debug, Error)]
 pub enum SinkError {
@@ -67,10 +64,10 @@ impl Sinks {
         csv: Option<(File, PathBuf)>,
         devices: Vec<Device>,
     ) -> Result<Sinks, SinkError> {
-        let (spec, opts, pairs) = (plan.spec, plan.opts, plan.pairs);
+        let (spec, opts) = (plan.spec, plan.opts);
         let mut list: Vec<Output> = Vec::new();
         let optional = !opts.results_chosen;
-        let np = ctx.np;
+        let stdout_ctx = ctx.clone();
         if let Some((file, path)) = csv {
             match RowFile::new(file).and_then(|f| CsvSink::new(f, ctx)) {
                 Ok(sink) => list.push(Output {
@@ -90,30 +87,9 @@ impl Sinks {
                 Err(source) => return Err(SinkError::File { path, source }),
             }
         }
-        if opts.format == Format::NcclTests {
-            if let Some(mut table) = NcclTestsTable::new(io::stdout(), spec, opts, plan.max_size, np, devices) {
-                table.preamble().map_err(SinkError::Stdout)?;
-                list.insert(0, Output { sink: Box::new(table), optional: None, label: Some("stdout".into()) });
-                return Ok(Sinks { list, lost: Rc::default() });
-            }
-        }
-        let layout = TableLayout {
-            validation: opts.validation.is_some(),
-            tails: opts.tails.clone().unwrap_or_default(),
-            print_rate: opts.print_rate,
-            vary_window: opts.vary_window,
-            window: opts.window,
-            pairs,
-            full: opts.full,
-            accel: opts.accel,
-            backend: opts.backend,
-            np,
-            one_sided: spec.one_sided.map(|_| crate::bench::rma::choice(spec, opts)),
-        };
-        let mut table = OsuTable::new(io::stdout(), spec, layout);
-        table.preamble().map_err(SinkError::Stdout)?;
+        let stdout = super::stdout_sink(plan, stdout_ctx, devices).map_err(SinkError::Stdout)?;
         // stdout first, as people see it.
-        list.insert(0, Output { sink: Box::new(table), optional: None, label: Some("stdout".into()) });
+        list.insert(0, Output { sink: stdout, optional: None, label: Some("stdout".into()) });
         Ok(Sinks { list, lost: Rc::default() })
     }
 

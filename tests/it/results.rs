@@ -283,3 +283,66 @@ fn killed_job_keeps_finished_rows() {
     let record: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("k.json")).unwrap()).unwrap();
     assert_eq!(record["status"], "running", "a killed run cannot claim to be complete");
 }
+
+/// `--format json`: stdout is JSON Lines only (a run object, one object
+/// per row, an end object), each row's values the CSV's to the bit; a
+/// collective's `-f` adds min and max over ranks.
+#[test]
+fn json_format_rows_equal_the_csv() {
+    let _g = mpi_lock();
+    // Every stdout line, as written and as parsed.
+    let parse = |o: &Outcome| -> Vec<(String, Value)> {
+        assert_eq!(o.run.code, Some(0), "{:?}", o.run);
+        let lines = o.run.stdout.lines();
+        lines
+            .map(|l| match serde_json::from_str(l) {
+                Ok(v) => (l.to_string(), v),
+                Err(e) => panic!("not JSON ({e}): {l}\n{}", o.run.stdout),
+            })
+            .collect()
+    };
+    // The number as written, read back with Rust's correctly rounded
+    // parser (serde_json's own may be a unit in the last place off).
+    let same = |(line, _): &(String, Value), csv: &str, col: &str| {
+        let want: f64 = csv.parse().unwrap_or_else(|_| panic!("{col}: CSV '{csv}'"));
+        let written = regex::Regex::new(&format!(r#""{col}":([-+.0-9eE]+)[,}}]"#)).unwrap();
+        let got = written.captures(line).unwrap_or_else(|| panic!("no {col}: {line}"))[1].parse::<f64>();
+        assert_eq!(got, Ok(want), "{col}: {line}");
+    };
+
+    let args = ["--format", "json", "-m", "1:64", "-i", "10", "-x", "1"];
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_latency", &args);
+    let lines = parse(&o);
+    let run = &lines[0].1;
+    assert_eq!(
+        (run["type"].as_str(), run["benchmark"].as_str(), run["backend"].as_str(), run["np"].as_u64()),
+        (Some("run"), Some("osu_latency"), Some("mpi"), Some(2))
+    );
+    assert_eq!(run["title"], "OSU MPI Latency Test v7.4");
+    let end = &lines[lines.len() - 1].1;
+    assert_eq!((end["type"].as_str(), end["rows"].as_u64()), (Some("end"), Some(7)));
+    let rows = &lines[1..lines.len() - 1];
+    assert_eq!(rows.len(), o.csv.len());
+    for (row, rec) in rows.iter().zip(&o.csv) {
+        let v = &row.1;
+        assert_eq!((v["type"].as_str(), v["size_bytes"].to_string()), (Some("row"), rec["size_bytes"].clone()));
+        assert_eq!((v["datatype"].as_str(), v["in_place"].as_bool()), (Some("MPI_CHAR"), Some(false)));
+        assert_eq!((v["iterations"].as_u64(), v["warmup"].as_u64()), (Some(10), Some(1)));
+        for col in ["avg_lat_us", "iterations_run", "ci95_rel_pct"] {
+            same(row, &rec[col], col);
+        }
+    }
+    let sizes: Vec<u64> = rows.iter().filter_map(|r| r.1["size_bytes"].as_u64()).collect();
+    assert_eq!(sizes, [1, 2, 4, 8, 16, 32, 64]);
+
+    let args = ["--format", "json", "-f", "-m", "4:16", "-i", "10", "-x", "1"];
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_allreduce", &args);
+    let lines = parse(&o);
+    let rows = &lines[1..lines.len() - 1];
+    assert_eq!((rows.len(), o.csv.len(), lines[4].1["type"].as_str()), (3, 3, Some("end")), "{}", o.run.stdout);
+    for (row, rec) in rows.iter().zip(&o.csv) {
+        for col in ["avg_lat_us", "min_lat_us", "max_lat_us", "algbw_GBps", "busbw_GBps"] {
+            same(row, &rec[col], col);
+        }
+    }
+}

@@ -253,7 +253,7 @@ fn run_with(
     if opts.backend == Backend::Ucx {
         crate::backend::quiet_ucx_by_default();
     }
-    if opts.backend == Backend::Nccl && opts.format == crate::options::Format::Osu {
+    if opts.backend == Backend::Nccl && opts.format.osu_preamble() {
         // OSU's NCCL binaries say so on every rank before MPI starts.
         println!("#Using NCCL");
         let _ = io::stdout().flush();
@@ -282,7 +282,7 @@ fn run_with(
     let ending = measure(&Session { job: &job, opts: &opts, plan: &plan, spec });
     let root = job.is_root();
     job.finish();
-    if let (Ending::ValidationFailed { size }, true) = (&ending, root) {
+    if let (Ending::ValidationFailed { size }, true, true) = (&ending, root, opts.format.runner_lines()) {
         let argv0 = argv.first().cloned().unwrap_or_else(|| spec.name.to_string());
         println!("DATA VALIDATION ERROR: {argv0} exited with status 1 on message size {size}.");
     }
@@ -518,7 +518,8 @@ impl Session<'_> {
         if let Some(sinks) = sinks.as_mut() {
             let mut row = super::init::row(&secs);
             row.finished_utc = crate::report::time::Utc::now().rfc3339();
-            match sinks.each(|s| s.row(&row)) {
+            // The one row is every size: the outputs finish with it.
+            match sinks.each(|s| s.row(&row).and_then(|()| s.finish())) {
                 Ok(()) => {
                     if let (Some(r), false) = (&record, sinks.lost().borrow().is_some()) {
                         r.update(|r| r.results.rows += 1);
