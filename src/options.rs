@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::backend::rma::{SyncMode, WinKind};
+pub use crate::backend::Backend;
 use crate::datatype::Datatype;
 use crate::stats::precision::Precision;
 use crate::topo::request::PlacementRequest;
@@ -224,32 +225,6 @@ pub fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok
     match d {
         Some(d) => s.serialize_some(&d.as_secs_f64()),
         None => s.serialize_none(),
-    }
-}
-
-/// What carries the timed messages (`--backend`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// The MPI library the binary was built with.
-    Mpi,
-    /// UCX's UCP tagged messages, straight (point-to-point benchmarks).
-    Ucx,
-    /// NCCL on each rank's GPU (the benchmarks OSU's NCCL build has).
-    Nccl,
-}
-
-impl Backend {
-    /// Every backend, in `--backend`'s order.
-    pub const ALL: [Backend; 3] = [Backend::Mpi, Backend::Ucx, Backend::Nccl];
-
-    /// Its `--backend` word.
-    pub fn word(self) -> &'static str {
-        match self {
-            Backend::Mpi => "mpi",
-            Backend::Ucx => "ucx",
-            Backend::Nccl => "nccl",
-        }
     }
 }
 

@@ -30,7 +30,6 @@ pub mod world;
 
 use crate::buffer::{AllocError, BufferSet};
 use crate::datatype::Datatype;
-use crate::options::Backend;
 
 /// Reduction operators used on results between sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -329,6 +328,33 @@ impl Capability {
             Capability::VectorCollectives => "the vector collectives",
             Capability::NonBlockingCollectives => "non-blocking collectives",
             Capability::OneSided => "one-sided communication",
+        }
+    }
+}
+
+/// What carries the timed messages (`--backend`): a transport of this
+/// module, with what it implements in [`capabilities`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// The MPI library the binary was built with.
+    Mpi,
+    /// UCX's UCP tagged messages, straight (point-to-point benchmarks).
+    Ucx,
+    /// NCCL on each rank's GPU.
+    Nccl,
+}
+
+impl Backend {
+    /// Every backend, in `--backend`'s order.
+    pub const ALL: [Backend; 3] = [Backend::Mpi, Backend::Ucx, Backend::Nccl];
+
+    /// Its `--backend` word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Backend::Mpi => "mpi",
+            Backend::Ucx => "ucx",
+            Backend::Nccl => "nccl",
         }
     }
 }
