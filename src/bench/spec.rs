@@ -126,6 +126,58 @@ pub enum JobShapeError {
     DefaultMemoryLimit { limit: usize, min: usize, need: usize, with: String },
 }
 
+/// How a window's memory comes about (`-w`), with OSU's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WinKind {
+    /// `MPI_Win_create` over memory the benchmark allocated.
+    Create,
+    /// `MPI_Win_allocate`: MPI allocates the window's memory.
+    Allocate,
+    /// `MPI_Win_create_dynamic`, the benchmark's memory attached, the
+    /// peer's address exchanged.
+    Dynamic,
+}
+
+/// How each access epoch is opened and closed (`-s`), with OSU's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncMode {
+    /// A shared lock and unlock around every iteration.
+    Lock,
+    /// Post/start/complete/wait: both ranks take part (active target).
+    Pscw,
+    /// `MPI_Win_fence`: both ranks take part (active target).
+    Fence,
+    /// One lock for the whole size; `MPI_Win_flush` ends each iteration.
+    Flush,
+    /// As `Flush` with `MPI_Win_flush_local` (origin buffer reusable).
+    FlushLocal,
+    /// `MPI_Win_lock_all` and `unlock_all` around every iteration.
+    LockAll,
+}
+
+/// The `-w` and `-s` a one-sided benchmark accepts and its defaults
+/// (bench/rma/mod.rs holds each benchmark's and what follows from them).
+#[derive(Debug)]
+pub struct OneSidedRules {
+    /// The `-s` words OSU's option parser accepts for it, in its help's
+    /// order; any other is refused as OSU refuses it.
+    pub syncs: &'static [SyncMode],
+    pub default_sync: SyncMode,
+    pub default_win: WinKind,
+    /// One row per datatype, its size that of one element
+    /// (osu_fop_latency, osu_cas_latency): `-m` sizes only the buffers.
+    pub one_element: bool,
+    /// Whether the header names the datatype (`# Datatype: MPI_CHAR.`);
+    /// osu_get_acc_latency's does not.
+    pub datatype_line: bool,
+    /// osu_acc_latency `-s lock`: above 8192 bytes OSU warms up as many
+    /// times as it times (its large-message switch sets the warm-up to the
+    /// iteration count), whatever `-x` says.
+    pub lock_warms_up_as_timed: bool,
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct BenchSpec {
     /// Binary name, as in `Usage:` and file names (`osu_latency`).
@@ -154,7 +206,7 @@ pub struct BenchSpec {
     pub accel_slot: bool,
     /// The one-sided benchmarks: the `-s` words this one takes and its
     /// `-w` and `-s` defaults (None for every other benchmark).
-    pub one_sided: Option<&'static crate::bench::rma::Rules>,
+    pub one_sided: Option<&'static OneSidedRules>,
 }
 
 impl BenchSpec {

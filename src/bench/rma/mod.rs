@@ -25,6 +25,7 @@
 //! after the first timed MPI_Win_start, ours before every iteration's, so
 //! one MPI_Win_start call in a count more is inside the total.
 
+pub use super::spec::OneSidedRules as Rules;
 use super::spec::{BenchSpec, MetricKind};
 use super::{Kernel, Metric, Setup, SizeCase};
 use crate::backend::rma::{OneSided, SyncMode, WinKind};
@@ -41,26 +42,6 @@ pub const LAT_LETTERS: &str = "wshvmxiGIzP";
 pub const TYPED_LAT_LETTERS: &str = "wshvmxiGIzPcT";
 /// The bandwidth tests add `W:` before `P:`.
 pub const BW_LETTERS: &str = "wshvmxiGIzWP";
-
-/// The `-w` and `-s` a one-sided benchmark accepts and its defaults.
-#[derive(Debug)]
-pub struct Rules {
-    /// The `-s` words OSU's option parser accepts for it, in its help's
-    /// order; any other is refused as OSU refuses it.
-    pub syncs: &'static [SyncMode],
-    pub default_sync: SyncMode,
-    pub default_win: WinKind,
-    /// One row per datatype, its size that of one element
-    /// (osu_fop_latency, osu_cas_latency): `-m` sizes only the buffers.
-    pub one_element: bool,
-    /// Whether the header names the datatype (`# Datatype: MPI_CHAR.`);
-    /// osu_get_acc_latency's does not.
-    pub datatype_line: bool,
-    /// osu_acc_latency `-s lock`: above 8192 bytes OSU warms up as many
-    /// times as it times (its large-message switch sets the warm-up to the
-    /// iteration count), whatever `-x` says.
-    pub lock_warms_up_as_timed: bool,
-}
 
 /// Every synchronisation (OSU's ALL_SYNC benchmarks), help order.
 pub const ALL_SYNCS: &[SyncMode] =
