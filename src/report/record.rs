@@ -326,6 +326,64 @@ pub struct RunRecord {
     /// Absent in records written before rows carried a verdict.
     #[serde(default)]
     pub noise_thresholds: Option<crate::stats::noise::NoiseThresholds>,
+    /// What the run was to measure, as its plan resolved it (bench::plan),
+    /// and one rank's memory estimate. Absent in records written before
+    /// plans were recorded, and for osu_init and osu_hello.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanRecord>,
+}
+
+/// A run's plan (`bench::plan::Plan`) as the record keeps it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PlanRecord {
+    pub np: usize,
+    /// Ranks that send (and as many that receive).
+    pub pairs: usize,
+    /// The largest message run (below `-m`'s when OSU's default memory
+    /// limit lowered it: `note` says so).
+    pub max_size: usize,
+    pub note: Option<String>,
+    /// What the kernel needed of the transport (`collectives`,
+    /// `point_to_point`, ...).
+    pub needs: Option<String>,
+    /// The collective operation timed (`allreduce`, `igatherv`, ...).
+    pub collective: Option<String>,
+    /// Every size point in the order measured.
+    pub points: Vec<PlanPoint>,
+    /// One rank's memory estimate, bytes, as checked before allocation.
+    pub memory: Option<MemoryRecord>,
+}
+
+/// One size point of a plan.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PlanPoint {
+    pub datatype: Option<String>,
+    pub size: usize,
+    /// Timed iterations (the ceiling under `--precision`).
+    pub iterations: usize,
+    pub warmup: usize,
+    /// `--precision`'s floor, if the size runs under it.
+    pub min_iterations: Option<u64>,
+    /// Each timed loop of the size: its window and pass.
+    pub cells: Vec<PlanCell>,
+}
+
+/// One cell of a size point.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PlanCell {
+    pub window: Option<usize>,
+    pub in_place: Option<bool>,
+}
+
+/// One rank's memory estimate by part (bench::memory::Estimate), bytes.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct MemoryRecord {
+    pub held_at_start: u64,
+    pub buffers: u64,
+    pub requests: u64,
+    pub mpi_temporaries: u64,
+    pub samples: u64,
+    pub expected_peak: u64,
 }
 
 /// Where a run's message buffers lived, and what was asked for.
@@ -491,6 +549,7 @@ pub(crate) mod samples {
             buffers: None,
             backend_details: None,
             noise_thresholds: Some(crate::stats::noise::NoiseThresholds::default()),
+            plan: None,
         }
     }
 }

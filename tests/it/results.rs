@@ -186,6 +186,28 @@ fn run_record_describes_the_run() {
     assert_eq!(r["options"]["datatypes"], serde_json::json!(["MPI_CHAR"]));
     assert_eq!(r["options"]["timeout_s"], 60.0);
     assert_eq!(r["options"]["buffers"], "single");
+    // The plan as resolved: every point the CSV has, its counts and cell,
+    // and the memory estimate the run checked.
+    let plan = &r["plan"];
+    assert_eq!((plan["np"].as_u64(), plan["pairs"].as_u64(), plan["max_size"].as_u64()), (Some(2), Some(1), Some(8)));
+    assert_eq!(plan["needs"], "point_to_point");
+    let points = plan["points"].as_array().unwrap();
+    assert_eq!(points.len(), o.csv.len());
+    for (p, row) in points.iter().zip(&o.csv) {
+        assert_eq!(p["size"].to_string(), row["size_bytes"]);
+        assert_eq!((p["iterations"].as_u64(), p["warmup"].as_u64()), (Some(10), Some(1)));
+        assert_eq!(p["datatype"], "MPI_CHAR");
+        assert_eq!(p["cells"], serde_json::json!([{ "window": 64, "in_place": null }]));
+    }
+    let mem = &plan["memory"];
+    assert!(mem["buffers"].as_u64().unwrap() >= 8 && mem["requests"].as_u64().unwrap() > 0, "{mem}");
+    assert!(mem["expected_peak"].as_u64().unwrap() > mem["held_at_start"].as_u64().unwrap(), "{mem}");
+    // A collective's names its operation.
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_iallgatherv", &["-m", "4:4", "-i", "3", "-x", "1"]);
+    assert_eq!(
+        (o.record["plan"]["needs"].as_str(), o.record["plan"]["collective"].as_str()),
+        (Some("non_blocking_collectives"), Some("iallgatherv"))
+    );
 }
 
 #[test]

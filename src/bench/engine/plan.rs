@@ -11,6 +11,7 @@ use crate::backend::Capability;
 use crate::datatype::Datatype;
 use crate::options::{Backend, Format, Options, RootRank};
 use crate::report::osu::VARIED_WINDOWS;
+use crate::report::record::{MemoryRecord, PlanCell, PlanPoint, PlanRecord};
 use crate::stats::precision::{suggested_floor, StoppingRule};
 
 /// One run of one benchmark on a job of a given size.
@@ -181,6 +182,64 @@ impl<'a> Plan<'a> {
                 Group { datatype, points }
             })
             .collect()
+    }
+}
+
+impl Plan<'_> {
+    /// The plan as the run record keeps it, on `np` ranks, with one rank's
+    /// memory estimate when there is one.
+    pub fn record(&self, np: usize, memory: Option<&super::memory::Estimate>) -> PlanRecord {
+        let words = |s: String| {
+            s.chars().fold(String::new(), |mut out, c| {
+                if c.is_ascii_uppercase() && !out.is_empty() {
+                    out.push('_');
+                }
+                out.push(c.to_ascii_lowercase());
+                out
+            })
+        };
+        let points = self
+            .groups()
+            .into_iter()
+            .flat_map(|g| g.points)
+            .map(|p| PlanPoint {
+                datatype: self.spec.typed().then(|| p.datatype.mpi_name().to_string()),
+                size: p.size,
+                iterations: p.iterations,
+                warmup: p.warmup,
+                min_iterations: p.rule.map(|r| r.floor),
+                cells: p
+                    .cells
+                    .iter()
+                    .map(|c| PlanCell { window: self.spec.windowed.then_some(c.window), in_place: c.in_place })
+                    .collect(),
+            })
+            .collect();
+        let b = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+        PlanRecord {
+            np,
+            pairs: self.pairs,
+            max_size: self.max_size,
+            note: self.note.clone(),
+            needs: self.needs.map(|c| words(format!("{c:?}"))),
+            collective: self.collective.map(|c| {
+                let op = words(format!("{:?}", c.op));
+                if c.nonblocking {
+                    format!("i{op}")
+                } else {
+                    op
+                }
+            }),
+            points,
+            memory: memory.map(|e| MemoryRecord {
+                held_at_start: b(e.held),
+                buffers: b(e.buffers),
+                requests: b(e.requests),
+                mpi_temporaries: b(e.mpi_temporaries),
+                samples: b(e.samples),
+                expected_peak: b(e.peak()),
+            }),
+        }
     }
 }
 

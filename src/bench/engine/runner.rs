@@ -426,7 +426,7 @@ impl Session<'_> {
         let Some(mut kernel) = job.everywhere(kernel(&setup)) else {
             return setup_failed();
         };
-        let Some((mut sinks, record)) = self.open_outputs::<T>(t.record_info()) else {
+        let Some((mut sinks, record)) = self.open_outputs::<T>(t.record_info(), Some(&estimate)) else {
             return setup_failed();
         };
         let ending = self.measure(t, &mut kernel, plan, sinks.as_mut(), record.as_ref());
@@ -445,6 +445,7 @@ impl Session<'_> {
     fn open_outputs<T: Transport>(
         &self,
         details: Option<serde_json::Value>,
+        estimate: Option<&memory::Estimate>,
     ) -> Option<(Option<Sinks>, Option<RecordFile<RunRecord>>)> {
         let (job, spec, opts) = (self.job, self.spec, self.opts);
         let files = match job.open_results(|| {
@@ -468,7 +469,7 @@ impl Session<'_> {
         let ranks = job.gather_ranks();
         let devices = self.nccl_tests_devices();
         let (sinks, record) = if job.is_root() {
-            let (sinks, record) = self.outputs::<T>(ranks, files, details, devices);
+            let (sinks, record) = self.outputs::<T>(ranks, files, details, devices, estimate);
             (Some(sinks), record)
         } else {
             (None, None)
@@ -511,7 +512,7 @@ impl Session<'_> {
         let job = self.job;
         job.step(Step::Startup);
         let secs = job.world.gather_f64(job.mpi_init.as_secs_f64());
-        let Some((mut sinks, record)) = self.open_outputs::<MpiHost>(None) else {
+        let Some((mut sinks, record)) = self.open_outputs::<MpiHost>(None, None) else {
             return setup_failed();
         };
         let mut ending = Ending::Complete;
@@ -591,6 +592,7 @@ impl Session<'_> {
         files: Option<ResultFiles>,
         backend_details: Option<serde_json::Value>,
         devices: Vec<Device>,
+        estimate: Option<&memory::Estimate>,
     ) -> (Sinks, Option<RecordFile<RunRecord>>) {
         let (job, spec) = (self.job, self.spec);
         let warnings = self.placement_report(&ranks);
@@ -605,6 +607,8 @@ impl Session<'_> {
         let mut csv_path = None;
         if let Some(f) = files {
             let mut rec = self.new_record::<T>(ranks, &f);
+            // osu_init and osu_hello have no plan of sizes to keep.
+            rec.plan = estimate.map(|e| self.plan.record(self.job.world.size(), Some(e)));
             rec.backend_details = backend_details;
             rec.run.placement_warnings = warnings;
             match job.record(rec, f.record_path.clone(), |r| &mut r.run) {
@@ -703,6 +707,7 @@ impl Session<'_> {
             buffers: Some(BufferInfo::new(T::MEMORY, o.buffer_locations.as_ref())),
             backend_details: None,
             noise_thresholds: Some(super::measure::noise_thresholds()),
+            plan: None,
         }
     }
 }
