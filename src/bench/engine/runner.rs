@@ -218,14 +218,18 @@ fn run_with(
     let opts = match cli::parse(spec, argv.get(1..).unwrap_or(&[])) {
         Ok(Parsed::Help) => {
             if leader {
-                print!("{}", help::text(spec));
+                out(&help::text(spec));
             }
             return 0;
         }
         Ok(Parsed::Version(accel)) => {
             if leader {
-                println!("{}", crate::report::osu::title_line(spec, accel, Backend::Mpi));
-                println!("commbench {} (OSU {} compatible)", crate::VERSION, crate::OSU_VERSION);
+                out(&format!(
+                    "{}\ncommbench {} (OSU {} compatible)\n",
+                    crate::report::osu::title_line(spec, accel, Backend::Mpi),
+                    crate::VERSION,
+                    crate::OSU_VERSION
+                ));
             }
             return 0;
         }
@@ -312,9 +316,16 @@ fn dry_run(
     };
     if env.is_leader() {
         let lines = super::dry_run::lines(&plan, np, message_bytes(&plan, np), super::dry_run::ASSUMED);
-        println!("{}", lines.join("\n"));
+        out(&format!("{}\n", lines.join("\n")));
     }
     0
+}
+
+/// Text on stdout that a reader may stop reading (`osu_x -h | head`): a
+/// closed pipe ends nothing but the text.
+fn out(text: &str) {
+    let mut stdout = io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
 }
 
 /// The exit status of an OSU binary: 0 only when every size was measured.
