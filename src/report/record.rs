@@ -348,17 +348,20 @@ pub struct PlanRecord {
     pub needs: Option<String>,
     /// The collective operation timed (`allreduce`, `igatherv`, ...).
     pub collective: Option<String>,
-    /// Every size point in the order measured.
-    pub points: Vec<PlanPoint>,
+    /// Every size point in the order measured, consecutive sizes with the
+    /// same datatype, counts and cells in one span (a plan's record stays
+    /// small however many sizes it has).
+    pub spans: Vec<PlanSpan>,
     /// One rank's memory estimate, bytes, as checked before allocation.
     pub memory: Option<MemoryRecord>,
 }
 
-/// One size point of a plan.
+/// Consecutive size points of a plan alike but for their size.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct PlanPoint {
+pub struct PlanSpan {
     pub datatype: Option<String>,
-    pub size: usize,
+    /// Bytes, ascending.
+    pub sizes: Vec<usize>,
     /// Timed iterations (the ceiling under `--precision`).
     pub iterations: usize,
     pub warmup: usize,

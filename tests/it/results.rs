@@ -191,14 +191,14 @@ fn run_record_describes_the_run() {
     let plan = &r["plan"];
     assert_eq!((plan["np"].as_u64(), plan["pairs"].as_u64(), plan["max_size"].as_u64()), (Some(2), Some(1), Some(8)));
     assert_eq!(plan["needs"], "point_to_point");
-    let points = plan["points"].as_array().unwrap();
-    assert_eq!(points.len(), o.csv.len());
-    for (p, row) in points.iter().zip(&o.csv) {
-        assert_eq!(p["size"].to_string(), row["size_bytes"]);
-        assert_eq!((p["iterations"].as_u64(), p["warmup"].as_u64()), (Some(10), Some(1)));
-        assert_eq!(p["datatype"], "MPI_CHAR");
-        assert_eq!(p["cells"], serde_json::json!([{ "window": 64, "in_place": null }]));
-    }
+    // -i and -x for every size: one span of every size the CSV has.
+    let spans = plan["spans"].as_array().unwrap();
+    assert_eq!(spans.len(), 1, "{plan}");
+    let sizes: Vec<String> = spans[0]["sizes"].as_array().unwrap().iter().map(|s| s.to_string()).collect();
+    assert_eq!(sizes, o.csv.iter().map(|r| r["size_bytes"].clone()).collect::<Vec<_>>());
+    assert_eq!((spans[0]["iterations"].as_u64(), spans[0]["warmup"].as_u64()), (Some(10), Some(1)));
+    assert_eq!(spans[0]["datatype"], "MPI_CHAR");
+    assert_eq!(spans[0]["cells"], serde_json::json!([{ "window": 64, "in_place": null }]));
     let mem = &plan["memory"];
     assert!(mem["buffers"].as_u64().unwrap() >= 8 && mem["requests"].as_u64().unwrap() > 0, "{mem}");
     assert!(mem["expected_peak"].as_u64().unwrap() > mem["held_at_start"].as_u64().unwrap(), "{mem}");

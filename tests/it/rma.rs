@@ -160,8 +160,16 @@ fn refusals() {
         ("osu_get_acc_latency", vec!["-T", "mpi_int"], "Invalid option [-T]"),
         ("osu_get_acc_latency", vec!["-c"], "Invalid option [-c]"),
         ("osu_get_acc_latency", vec!["-s", "foo"], "Invalid option or invalid argument [-s foo]"),
-        ("osu_fop_latency", vec!["--backend", "ucx"], "Invalid value [--backend ucx] (osu_fop_latency is a one-sided"),
-        ("osu_put_latency", vec!["--backend", "ucx"], "Invalid value [--backend ucx] (osu_put_latency is a one-sided"),
+        (
+            "osu_fop_latency",
+            vec!["--backend", "ucx"],
+            "Invalid value [--backend ucx] (osu_fop_latency needs one-sided communication, which UCX does not have;",
+        ),
+        (
+            "osu_put_latency",
+            vec!["--backend", "ucx"],
+            "Invalid value [--backend ucx] (osu_put_latency needs one-sided communication, which UCX does not have;",
+        ),
         ("osu_get_bw", vec!["--backend", "nccl"], "Invalid value [--backend nccl]"),
         ("osu_put_bw", vec!["-d", "cuda"], "Invalid option [-d cuda] (osu_put_bw's windows are host memory"),
     ];

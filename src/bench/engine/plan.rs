@@ -11,7 +11,7 @@ use crate::backend::Capability;
 use crate::datatype::Datatype;
 use crate::options::{Backend, Format, Options, RootRank};
 use crate::report::osu::VARIED_WINDOWS;
-use crate::report::record::{MemoryRecord, PlanCell, PlanPoint, PlanRecord};
+use crate::report::record::{MemoryRecord, PlanCell, PlanRecord, PlanSpan};
 use crate::stats::precision::{suggested_floor, StoppingRule};
 
 /// One run of one benchmark on a job of a given size.
@@ -198,13 +198,11 @@ impl Plan<'_> {
                 out
             })
         };
-        let points = self
-            .groups()
-            .into_iter()
-            .flat_map(|g| g.points)
-            .map(|p| PlanPoint {
+        let mut spans: Vec<PlanSpan> = Vec::new();
+        for p in self.groups().into_iter().flat_map(|g| g.points) {
+            let span = PlanSpan {
                 datatype: self.spec.typed().then(|| p.datatype.mpi_name().to_string()),
-                size: p.size,
+                sizes: vec![p.size],
                 iterations: p.iterations,
                 warmup: p.warmup,
                 min_iterations: p.rule.map(|r| r.floor),
@@ -213,8 +211,14 @@ impl Plan<'_> {
                     .iter()
                     .map(|c| PlanCell { window: self.spec.windowed.then_some(c.window), in_place: c.in_place })
                     .collect(),
-            })
-            .collect();
+            };
+            match spans.last_mut() {
+                Some(last) if PlanSpan { sizes: last.sizes.clone(), ..span.clone() } == *last => {
+                    last.sizes.push(p.size)
+                }
+                _ => spans.push(span),
+            }
+        }
         let b = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
         PlanRecord {
             np,
@@ -230,7 +234,7 @@ impl Plan<'_> {
                     op
                 }
             }),
-            points,
+            spans,
             memory: memory.map(|e| MemoryRecord {
                 held_at_start: b(e.held),
                 buffers: b(e.buffers),
@@ -371,5 +375,22 @@ mod tests {
         assert_eq!(resolved(&ALLREDUCE, 1, &opts(&ALLREDUCE, &["--backend", "nccl"])).map(|r| r.0), Ok(0));
         let latency = &crate::bench::latency::SPEC;
         assert!(resolved(latency, 1, &opts(latency, &["--backend", "nccl"])).is_err());
+    }
+
+    /// The record keeps a plan in spans of sizes alike: osu_latency's
+    /// small and large counts, one cell each.
+    #[test]
+    fn the_record_keeps_the_plan_in_spans() {
+        let spec = &crate::bench::latency::SPEC;
+        let o = opts(spec, &[]);
+        let r = Plan::for_test(spec, &o, 2).record(2, None);
+        assert_eq!(r.spans.len(), 2, "{r:?}");
+        assert_eq!((r.spans[0].sizes.len(), r.spans[0].iterations, r.spans[0].warmup), (14, 10000, 100));
+        assert_eq!((r.spans[1].sizes.len(), r.spans[1].iterations, r.spans[1].warmup), (9, 1000, 10));
+        assert_eq!(*r.spans[1].sizes.last().unwrap(), 1 << 22);
+        assert_eq!((r.needs.as_deref(), r.collective.as_deref(), r.memory), (Some("point_to_point"), None, None));
+        let spec = &crate::bench::ireduce_scatter_block::SPEC;
+        let o = opts(spec, &["-m", "4:8"]);
+        assert_eq!(Plan::for_test(spec, &o, 2).record(2, None).collective.as_deref(), Some("ireduce_scatter_block"));
     }
 }
