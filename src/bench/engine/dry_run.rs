@@ -88,15 +88,19 @@ fn iteration_secs(plan: &Plan, np: usize, point: &Point, window: usize, link: Li
     passes * (steps * link.latency_us * 1e-6 + bytes / (link.gbs * 1e9))
 }
 
+/// The modelled seconds of one size point: each cell's warm-up and timed
+/// iterations, each `reps` times (validation repeats them).
+fn point_secs(plan: &Plan, np: usize, p: &Point, reps: usize, link: LinkModel) -> f64 {
+    p.cells
+        .iter()
+        .map(|c| ((p.iterations + p.warmup) * reps) as f64 * iteration_secs(plan, np, p, c.window, link))
+        .sum()
+}
+
 /// The modelled seconds of the whole plan on `np` ranks.
 pub fn duration_secs(plan: &Plan, np: usize, link: LinkModel) -> f64 {
     let reps = 1 + if plan.opts.validation.is_some() { plan.opts.validation_warmup } else { 0 };
-    plan.groups()
-        .iter()
-        .flat_map(|g| &g.points)
-        .flat_map(|p| p.cells.iter().map(move |c| (p, c)))
-        .map(|(p, c)| ((p.iterations + p.warmup) * reps) as f64 * iteration_secs(plan, np, p, c.window, link))
-        .sum()
+    plan.groups().iter().flat_map(|g| &g.points).map(|p| point_secs(plan, np, p, reps, link)).sum()
 }
 
 /// Seconds in words: `850 us`, `12.3 ms`, `4.2 s`, `3 min 20 s`, `2 h 5 min`.
@@ -152,11 +156,7 @@ pub fn lines(plan: &Plan, np: usize, buffers: u128, link: LinkModel) -> Vec<Stri
     let mut rows = vec![["# datatype", "size", "cells", "iterations", "warm-up", "model time"].map(String::from)];
     for g in plan.groups() {
         for p in &g.points {
-            let secs: f64 = p
-                .cells
-                .iter()
-                .map(|c| (p.iterations + p.warmup) as f64 * iteration_secs(plan, np, p, c.window, link))
-                .sum();
+            let secs = point_secs(plan, np, p, 1, link);
             let cells = p
                 .cells
                 .iter()
