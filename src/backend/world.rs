@@ -10,6 +10,10 @@ use mpi::ffi;
 use super::shim::Handles;
 use super::{Control, ReduceOp};
 
+/// The tag of [`World::release_from_root`]'s messages; no benchmark or
+/// control-plane message uses it.
+const RELEASE_TAG: c_int = 32_001;
+
 /// An initialised MPI world. Dropping it finalises MPI.
 pub struct World {
     universe: Option<mpi::environment::Universe>,
@@ -99,6 +103,54 @@ impl World {
     /// Finalises MPI now.
     pub fn finalize(mut self) {
         self.universe.take();
+    }
+
+    /// Ends this process's part of MPI without finalising: for a rank that
+    /// leaves while others may never reach `MPI_Finalize` (it would wait
+    /// for them).
+    pub fn abandon(self) {
+        std::mem::forget(self);
+    }
+
+    /// Rank 0 tells every other rank that it has written all it will write:
+    /// a zero-byte message to each, with a tag nothing else uses, so it
+    /// matches nothing a benchmark left behind. Point-to-point and bounded
+    /// by `bound`, so ranks that took different paths (one failed where
+    /// the others went on) wait at most that long instead of hanging in a
+    /// collective. Returns whether this rank's part completed in time.
+    pub fn release_from_root(&self, bound: std::time::Duration) -> bool {
+        if self.size < 2 {
+            return true;
+        }
+        let root = self.rank == 0;
+        // SAFETY: reads a predefined handle.
+        let null = unsafe { ffi::RSMPI_REQUEST_NULL };
+        let mut reqs = vec![null; if root { self.size - 1 } else { 1 }];
+        // SAFETY: zero-count messages touch no buffer; the requests live in
+        // `reqs` until completed or abandoned with the process.
+        unsafe {
+            if root {
+                for (i, req) in reqs.iter_mut().enumerate() {
+                    let to = (i + 1) as c_int;
+                    ffi::MPI_Isend(std::ptr::null(), 0, ffi::RSMPI_UINT8_T, to, RELEASE_TAG, self.comm, req);
+                }
+            } else {
+                ffi::MPI_Irecv(std::ptr::null_mut(), 0, ffi::RSMPI_UINT8_T, 0, RELEASE_TAG, self.comm, &mut reqs[0]);
+            }
+        }
+        let start = std::time::Instant::now();
+        loop {
+            let mut done: c_int = 0;
+            // SAFETY: `reqs` holds valid (or completed, null) requests.
+            unsafe { ffi::MPI_Testall(reqs.len() as c_int, reqs.as_mut_ptr(), &mut done, ffi::RSMPI_STATUSES_IGNORE) };
+            if done != 0 {
+                return true;
+            }
+            if start.elapsed() >= bound {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     /// `MPI_Gather` of `k` doubles per rank to rank 0.

@@ -8,6 +8,7 @@
 use std::fmt::Display;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,21 +29,78 @@ use crate::watchdog::{self, OnFire, Progress, Step};
 
 pub use crate::diag::say;
 
-/// How long a failing rank other than the leader waits before it exits.
-/// Launchers tear the whole job down at the first non-zero exit, and Open
-/// MPI can then drop output the leader wrote but it had not yet forwarded:
-/// the one line that says what was wrong. With the leader first, its line
-/// is out before anything is torn down.
+/// How long a failing rank other than the leader waits before it exits
+/// when it cannot know that the leader's line is out (MPI not usable, or
+/// the leader never said so). Launchers tear the whole job down at the
+/// first non-zero exit, and Open MPI can then drop output the leader wrote
+/// but it had not yet forwarded: the one line that says what was wrong.
+/// With the leader first, its line is out before anything is torn down.
 pub const LEADER_FIRST: Duration = Duration::from_millis(1500);
 
+/// How long a failing rank other than the leader waits once the leader has
+/// told it, through MPI, that everything it had to say is written
+/// ([`end_world`]): time for the leader's own exit to reach the launcher
+/// first, and for its last output to be forwarded.
+pub const LEADER_MARGIN: Duration = Duration::from_millis(100);
+
+/// What this rank knows about the leader's output when it fails.
+static LEADER_OUT: AtomicU8 = AtomicU8::new(UNKNOWN);
+/// Nothing: wait [`LEADER_FIRST`].
+const UNKNOWN: u8 = 0;
+/// The leader said it is written: wait [`LEADER_MARGIN`].
+const WRITTEN: u8 = 1;
+/// This rank waited [`LEADER_FIRST`] for the leader already.
+const WAITED: u8 = 2;
+
 /// Ends the process with `code`, the leader first when it is a failure
-/// (see [`LEADER_FIRST`]).
+/// (see [`LEADER_FIRST`]). A failure before MPI started (bad options)
+/// starts it only to order the exits ([`end_world`]): a start is quicker
+/// than [`LEADER_FIRST`], as OSU's binaries, which start MPI before they
+/// read their options, end.
 pub fn exit(code: i32) -> ! {
     let _ = io::stdout().flush();
-    if code != 0 && !crate::launcher::detect().is_leader() {
-        std::thread::sleep(LEADER_FIRST);
+    if code != 0 {
+        let env = crate::launcher::detect();
+        let others = env.size.unwrap_or(1) > 1;
+        if others && LEADER_OUT.load(Ordering::SeqCst) == UNKNOWN && !mpi::environment::is_initialized() {
+            if let Some(world) = World::init() {
+                end_world(world, code);
+            }
+        }
+        if !env.is_leader() {
+            match LEADER_OUT.load(Ordering::SeqCst) {
+                WRITTEN => std::thread::sleep(LEADER_MARGIN),
+                WAITED => {}
+                _ => std::thread::sleep(LEADER_FIRST),
+            }
+        }
     }
     std::process::exit(code)
+}
+
+/// Ends MPI on this rank for a job whose exit status will be `code`. On a
+/// failure, rank 0 first tells every other rank that its output is written
+/// (bounded by [`LEADER_FIRST`], point-to-point, so ranks that parted ways
+/// do not hang here), and [`exit`] then keeps the others only
+/// [`LEADER_MARGIN`] behind it. A rank whose release did not complete
+/// leaves without `MPI_Finalize`, which would wait for ranks that are not
+/// coming.
+pub fn end_world(world: World, code: i32) {
+    if code == 0 {
+        return world.finalize();
+    }
+    let _ = io::stdout().flush();
+    let _ = io::stderr().flush();
+    // Only a world that holds the launcher's every rank has its leader in
+    // it (under another MPI's launcher each process is alone).
+    let whole = crate::launcher::detect().size.is_none_or(|n| n == world.size());
+    if world.release_from_root(LEADER_FIRST) {
+        LEADER_OUT.store(if whole { WRITTEN } else { UNKNOWN }, Ordering::SeqCst);
+        world.finalize();
+    } else {
+        LEADER_OUT.store(WAITED, Ordering::SeqCst);
+        world.abandon();
+    }
 }
 
 /// Turns a panic into one line naming the program, ends the run record
@@ -210,7 +268,7 @@ impl Job {
             if let Some(line) = line {
                 say(&line);
             }
-            world.finalize();
+            end_world(world, cfg.setup_exit);
             Err(cfg.setup_exit)
         };
         if let Some(msg) = env.mismatch(world.size(), &world.library_version()) {
@@ -372,9 +430,10 @@ impl Job {
         self.progress.set_step(step);
     }
 
-    /// Finalises MPI.
-    pub fn finish(self) {
-        self.world.finalize();
+    /// Finalises MPI for a job ending with exit status `code` (see
+    /// [`end_world`]).
+    pub fn finish(self, code: i32) {
+        end_world(self.world, code);
     }
 }
 

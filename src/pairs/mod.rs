@@ -108,7 +108,7 @@ pub fn main(args: &[String]) -> i32 {
         // pairs' options take mpi and ucx only.
         Backend::Nccl => EXIT_USAGE,
     };
-    job.finish();
+    job.finish(code);
     code
 }
 

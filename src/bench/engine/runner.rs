@@ -285,7 +285,8 @@ fn run_with(
     let Some(plan) = plan else { return 1 };
     let ending = measure(&Session { job: &job, opts: &opts, plan: &plan, spec });
     let root = job.is_root();
-    job.finish();
+    // The last lines before MPI ends: a failing job's other ranks leave
+    // once rank 0 has written everything (job::end_world).
     if let (Ending::ValidationFailed { size }, true, true) = (&ending, root, opts.format.runner_lines()) {
         let argv0 = argv.first().cloned().unwrap_or_else(|| spec.name.to_string());
         println!("DATA VALIDATION ERROR: {argv0} exited with status 1 on message size {size}.");
@@ -293,7 +294,9 @@ fn run_with(
     if let (Ending::BelowMinimum { avg_busbw, min_busbw }, true) = (&ending, root) {
         say(&format!("{}: {}", spec.name, job::below_minimum(*avg_busbw, *min_busbw)));
     }
-    exit_status(&ending)
+    let code = exit_status(&ending);
+    job.finish(code);
+    code
 }
 
 /// `--dry-run`: the plan's table on the leader (the launcher's rank 0, or
