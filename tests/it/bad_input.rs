@@ -157,8 +157,12 @@ fn check_case(launcher_mpi: Mpi, built: Mpi, np: usize, bench: &str, args: &[&st
     let what = format!("{launcher_mpi:?} launching {built:?} build, np={np} {bench} {args:?}");
     let plain = std::thread::scope(|s| {
         let plain = s.spawn(|| {
-            let o =
-                Launch { cwd: Some(cwd.to_path_buf()), timeout: Some(Duration::from_secs(30)), ..Launch::default() };
+            let o = Launch {
+                cwd: Some(cwd.to_path_buf()),
+                timeout: Some(Duration::from_secs(30)),
+                launcher_args: no_kill_grace(launcher_mpi),
+                ..Launch::default()
+            };
             launch_with(launcher_mpi, built, np, bench, args, &o)
         });
         let (run, codes) = launch_recorded(launcher_mpi, built, np, bench, args, cwd);

@@ -382,6 +382,18 @@ pub fn golden(name: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// Launcher arguments that end a failed job without Open MPI's grace
+/// between SIGTERM and SIGKILL (`odls_base_sigkill_timeout`, 1 s), which
+/// mpirun waits out even when every rank has already exited: about a
+/// second of every failing Open MPI job. Stricter for a test of what a
+/// failing job prints, since the teardown gives no rank extra time.
+pub fn no_kill_grace(launcher_mpi: Mpi) -> Vec<String> {
+    match launcher_mpi {
+        Mpi::OpenMpi => ["--mca", "odls_base_sigkill_timeout", "0"].map(String::from).to_vec(),
+        Mpi::Mpich => Vec::new(),
+    }
+}
+
 /// Launches with every rank's exit status recorded; returns the run and
 /// the statuses in rank order.
 pub fn launch_recorded(
