@@ -159,6 +159,30 @@ fn describe_ranks(ranks: &[(u64, String, u32)]) -> String {
     format!("{which} (pid{} {} on {host})", if ranks.len() == 1 { "" } else { "s" }, pids.join(", "))
 }
 
+/// [`settle_if_gone`] for a reader that has just seen the job's launcher
+/// exit: a rank the launcher killed may still be on its way out (a process
+/// that has taken SIGKILL stays in /proc, not yet a zombie, while the
+/// kernel frees its memory), so while the record says `running` the ranks
+/// get up to `grace` to be gone.
+pub fn settle_after_launcher(
+    path: &Path,
+    reader: &str,
+    why: Option<&str>,
+    grace: std::time::Duration,
+) -> Option<Settled> {
+    let deadline = std::time::Instant::now() + grace;
+    loop {
+        if let Some(s) = settle_if_gone(path, reader, why) {
+            return Some(s);
+        }
+        let running = read(path).ok().is_some_and(|v| status_of(&v) == Some(RunStatus::Running));
+        if !running || std::time::Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The record at `path`, if it still says `running` while every rank it
 /// lists is gone from this host, ended `killed` by `reader` (e.g.
 /// `commbench compare`), `why` (what the reader knows of the end, e.g. the
@@ -345,6 +369,32 @@ mod tests {
         // A record without ranks says nothing about its processes.
         std::fs::write(dir.path().join("k.json"), r#"{"status": "running"}"#).unwrap();
         assert_eq!(settle_if_gone(&dir.path().join("k.json"), "x", None), None);
+    }
+
+    /// Just after the launcher: a rank still on its way out is waited for
+    /// (within the grace), an ended record is not, and a rank that stays
+    /// keeps the record running once the grace is over.
+    #[test]
+    fn after_the_launcher_a_rank_on_its_way_out_is_waited_for() {
+        use std::time::{Duration, Instant};
+        let dir = tempfile::tempdir().unwrap();
+        let here = crate::topo::hostname();
+        let start = super::super::time::Utc::now().rfc3339();
+        let mut child = std::process::Command::new("sleep").arg("0.3").spawn().unwrap();
+        let p = record_of(dir.path(), &[ended_pid(), child.id()], &here, &start);
+        // Reaped as soon as it ends, as the rank's parent would.
+        let reaper = std::thread::spawn(move || child.wait());
+        let t = Instant::now();
+        let s = settle_after_launcher(&p, "commbench suite", None, Duration::from_secs(10));
+        assert!(s.is_some(), "not settled");
+        assert!(t.elapsed() >= Duration::from_millis(200), "settled before the rank ended: {:?}", t.elapsed());
+        reaper.join().unwrap().unwrap();
+        let t = Instant::now();
+        assert_eq!(settle_after_launcher(&p, "x", None, Duration::from_secs(10)), None, "ended already");
+        assert!(t.elapsed() < Duration::from_secs(1));
+        let me = record_of(dir.path(), &[std::process::id()], &here, &start);
+        assert_eq!(settle_after_launcher(&me, "x", None, Duration::from_millis(100)), None);
+        assert_eq!(status_on_disk(&me), Some((RunStatus::Running, None)));
     }
 
     #[test]

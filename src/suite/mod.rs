@@ -568,7 +568,10 @@ fn settle_record(path: &Path, ended: &mut exec::Ended) {
         (None, Some(d)) => d.clone(),
         (None, None) => "the launcher ended".into(),
     };
-    let Some(s) = crate::report::record_end::settle_if_gone(path, "commbench suite", Some(&how)) else { return };
+    let grace = std::time::Duration::from_secs(2);
+    let Some(s) = crate::report::record_end::settle_after_launcher(path, "commbench suite", Some(&how), grace) else {
+        return;
+    };
     match &s.unwritten {
         None => crate::say!("suite: {}: {}", path.display(), s.line),
         Some(e) => crate::say!("suite: {}: {}, but cannot rewrite it: {e}", path.display(), s.line),
