@@ -43,9 +43,11 @@ status=0
 cargo nextest run --workspace --no-fail-fast "$@" 2>&1 | tee "$log" || status=$?
 echo "== the ten slowest tests"
 # nextest's lines: "        PASS [   1.234s] (12/345) crate::binary test::path"
+# (awk reads every line: a `head` closing the pipe early would end sort
+# with SIGPIPE, which pipefail turns into the script's status.)
 grep -E '^ +(PASS|FAIL|SIGSEGV|SIGABRT|SIGKILL|TIMEOUT|LEAK) +\[' "$log" |
   sed -E 's/^ +([A-Z]+) +\[ *([0-9.]+)s\] +(\( *[0-9]+\/[0-9]+\) +)?/\2 \1 /' |
-  sort -rn | head -10 | awk '{ printf "%9.1f s  %s %s %s\n", $1, $2, $3, $4 }'
+  sort -rn | awk 'NR <= 10 { printf "%9.1f s  %s %s %s\n", $1, $2, $3, $4 }'
 if [ "$status" -ne 0 ]; then
   echo "== tests FAILED (status $status)"
   exit "$status"
