@@ -313,13 +313,24 @@ fn osu_format_validates_and_records_the_gpus_and_the_library() {
 fn host_clock_times_are_the_model_s_where_the_host_keeps_up() {
     let _g = mpi_lock();
     let (gpu, model) = (standin::stand_in("dgx1"), Model::of("dgx1"));
-    let dir = tempfile::tempdir().unwrap();
     // 4 MiB over two NVLinks: about 100 us at scale 1, 5 ms at 50.
     let args = ["--backend", "nccl", "--format", "nccl-tests", "-m", "4M:4M", "-i", "10", "-x", "1", "--gpu", "0,3"];
-    let run = nccl_run(&gpu, 2, "osu_allreduce", &args, &[("COMMBENCH_STANDIN_TIME_SCALE", "50")], dir.path());
+    let want_us = 50.0 * model.op_seconds(4194304.0, model.ring_rate(&[0, 3])) * 1e6;
+    // One more try when a time misses, as in every_collective: a rank
+    // descheduled for about a call adds it to one of the ten (13% here).
+    let mut attempt = 0;
+    let run = loop {
+        let dir = tempfile::tempdir().unwrap();
+        let run = nccl_run(&gpu, 2, "osu_allreduce", &args, &[("COMMBENCH_STANDIN_TIME_SCALE", "50")], dir.path());
+        let missed = table_rows(&run.stdout).iter().any(|r| r.cells.iter().any(|c| !close(c.0, want_us, 0.10)));
+        attempt += 1;
+        if !missed || attempt == 2 {
+            break run;
+        }
+        eprintln!("a time missed the model, trying once more:\n{}", run.stdout);
+    };
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     let rows = table_rows(&run.stdout);
-    let want_us = 50.0 * model.op_seconds(4194304.0, model.ring_rate(&[0, 3])) * 1e6;
     for (time_us, ..) in &rows[0].cells {
         assert!(close(*time_us, want_us, 0.10), "{time_us} us, the model says {want_us}: {}", run.stdout);
     }
