@@ -115,6 +115,22 @@ fn nccl_run(gpu: &StandIn, np: usize, bench: &str, args: &[&str], extra: &[(&str
     launch(Mpi::OpenMpi, np, bench, &all, &o)
 }
 
+/// Runs `launch` in `dir` (its results emptied first) and, when a cell of
+/// its nccl-tests table misses the model (`fits` false for a cell and its
+/// row's size), once more: on two cores a rank descheduled for about a
+/// call now and then adds that call to one of the timed iterations (8-13%
+/// over at np 2, seen on an idle machine). The caller's assertions, the
+/// model's included, hold for the run returned.
+fn model_try(what: &str, launch: impl Fn(&Path) -> Run, dir: &Path, fits: impl Fn(&Cell, usize) -> bool) -> Run {
+    let run = launch(dir);
+    if table_rows(&run.stdout).iter().all(|row| row.cells.iter().all(|c| fits(c, row.size))) {
+        return run;
+    }
+    eprintln!("{what}: a time missed the model, trying once more:\n{}", run.stdout);
+    let _ = std::fs::remove_dir_all(dir.join("res"));
+    launch(dir)
+}
+
 /// The run record and CSV rows a run left in `dir/res`.
 fn results(dir: &Path) -> (serde_json::Value, Vec<std::collections::HashMap<String, String>>) {
     let rd = dir.join("res");
@@ -125,13 +141,16 @@ fn results(dir: &Path) -> (serde_json::Value, Vec<std::collections::HashMap<Stri
     (record, read_csv(&csv[0]))
 }
 
+/// One cell of nccl-tests' table: time us, algbw, busbw, #wrong as printed.
+type Cell = (f64, f64, f64, String);
+
 /// One data row of nccl-tests' table: size, count, then the out-of-place
 /// and in-place cells (time us, algbw, busbw, #wrong as printed).
 #[derive(Debug)]
 struct TableRow {
     size: usize,
     count: usize,
-    cells: [(f64, f64, f64, String); 2],
+    cells: [Cell; 2],
 }
 
 fn table_rows(stdout: &str) -> Vec<TableRow> {
@@ -206,21 +225,13 @@ fn every_collective_at_np_1_to_4_is_right_and_takes_the_described_time() {
             // ranks with their stream threads share two cores), which adds
             // that call to one of the ten iterations (8% at np 2). Every
             // assertion below holds for the try that is kept.
-            let (mut dir, mut run);
-            let mut attempt = 0;
-            loop {
-                dir = tempfile::tempdir().unwrap();
-                run = nccl_run(&gpu, np, bench, &[&args[..], &["--gpu", &g]].concat(), &scale_var, dir.path());
-                let missed = np > 1
-                    && table_rows(&run.stdout)
-                        .iter()
-                        .any(|row| row.cells.iter().any(|c| !close(c.0, want_us(row.size), 0.05)));
-                attempt += 1;
-                if !missed || attempt == 2 {
-                    break;
-                }
-                eprintln!("{what}: a time missed the model, trying once more:\n{}", run.stdout);
-            }
+            let dir = tempfile::tempdir().unwrap();
+            let run = model_try(
+                &what,
+                |d| nccl_run(&gpu, np, bench, &[&args[..], &["--gpu", &g]].concat(), &scale_var, d),
+                dir.path(),
+                |c, size| np == 1 || close(c.0, want_us(size), 0.05),
+            );
             assert_eq!(run.code, Some(0), "{what}: {}\n{}", run.stdout, run.stderr);
             run.assert_no_panic();
             assert!(run.stdout.contains("# Out of bounds values : 0 OK\n"), "{what}: {}", run.stdout);
@@ -316,19 +327,13 @@ fn host_clock_times_are_the_model_s_where_the_host_keeps_up() {
     // 4 MiB over two NVLinks: about 100 us at scale 1, 5 ms at 50.
     let args = ["--backend", "nccl", "--format", "nccl-tests", "-m", "4M:4M", "-i", "10", "-x", "1", "--gpu", "0,3"];
     let want_us = 50.0 * model.op_seconds(4194304.0, model.ring_rate(&[0, 3])) * 1e6;
-    // One more try when a time misses, as in every_collective: a rank
-    // descheduled for about a call adds it to one of the ten (13% here).
-    let mut attempt = 0;
-    let run = loop {
-        let dir = tempfile::tempdir().unwrap();
-        let run = nccl_run(&gpu, 2, "osu_allreduce", &args, &[("COMMBENCH_STANDIN_TIME_SCALE", "50")], dir.path());
-        let missed = table_rows(&run.stdout).iter().any(|r| r.cells.iter().any(|c| !close(c.0, want_us, 0.10)));
-        attempt += 1;
-        if !missed || attempt == 2 {
-            break run;
-        }
-        eprintln!("a time missed the model, trying once more:\n{}", run.stdout);
-    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = model_try(
+        "host clock",
+        |d| nccl_run(&gpu, 2, "osu_allreduce", &args, &[("COMMBENCH_STANDIN_TIME_SCALE", "50")], d),
+        dir.path(),
+        |c, _| close(c.0, want_us, 0.10),
+    );
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     let rows = table_rows(&run.stdout);
     for (time_us, ..) in &rows[0].cells {
