@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real OSU Micro-Benchmarks 7.4 C MPI binaries (point-to-point
-# standard and congestion, blocking and non-blocking collectives, start-up,
-# one-sided;
-# no CUDA, no OpenSHMEM/UPC) so that
+# standard, persistent and congestion; blocking, non-blocking, neighbourhood
+# and, where the MPI library is MPI-4, persistent collectives; start-up;
+# one-sided; no CUDA, no OpenSHMEM/UPC) so that
 # tests and benchmarks can run them beside ours, and prints on stdout the one
 # directory holding symlinks to every osu_* binary built:
 #
@@ -44,19 +44,20 @@ tarball=$(cd "$(dirname "$tarball")" && pwd)/$(basename "$tarball")
 dest=$here/target/osu-7.4/$mpi
 bin=$dest/bin
 # The programs built, by the OSU directory that holds them.
-dirs=(c/mpi/pt2pt/standard c/mpi/pt2pt/congestion c/mpi/collective/blocking c/mpi/collective/non_blocking
-  c/mpi/startup c/mpi/one-sided)
+dirs=(c/mpi/pt2pt/standard c/mpi/pt2pt/persistent c/mpi/pt2pt/congestion c/mpi/collective/blocking
+  c/mpi/collective/non_blocking c/mpi/collective/neighborhood c/mpi/startup c/mpi/one-sided)
 
 mkdir -p "$dest"
 exec 9>"$dest/.lock"
 flock 9
 
-stamp="tarball $(sha256sum "$tarball" | cut -d' ' -f1) cc $cc cxx $cxx"
+stamp="tarball $(sha256sum "$tarball" | cut -d' ' -f1) cc $cc cxx $cxx dirs ${dirs[*]}"
 built() {
   [ -f "$dest/.stamp" ] && [ "$(cat "$dest/.stamp")" = "$stamp" ] || return 1
   [ -x "$bin/osu_latency" ] && [ -x "$bin/osu_allreduce" ] && [ -x "$bin/osu_gather" ] && [ -x "$bin/osu_iallreduce" ] \
     && [ -x "$bin/osu_bw_fan_in" ] && [ -x "$bin/osu_init" ] && [ -x "$bin/osu_hello" ] \
-    && [ -x "$bin/osu_put_latency" ]
+    && [ -x "$bin/osu_put_latency" ] && [ -x "$bin/osu_latency_persistent" ] \
+    && [ -x "$bin/osu_neighbor_allgather" ] && [ -x "$bin/osu_latency_mt" ]
 }
 
 if ! built; then
@@ -72,6 +73,12 @@ if ! built; then
     # The release ships a generated configure; no autotools run is needed.
     ./configure CC="$cc" CXX="$cxx" --disable-dependency-tracking >>"$log" 2>&1
   ) || fail "configure"
+  # OSU's configure builds the persistent collectives only when the library
+  # has MPI-4 (it looks for MPI_Session_init and defines _ENABLE_MPI4_):
+  # MPICH 4 yes, Open MPI 4.1 no. Follow its verdict, not the library's name.
+  if grep -q -- '-D_ENABLE_MPI4_=1' "$dest/src/c/mpi/pt2pt/standard/Makefile"; then
+    dirs+=(c/mpi/collective/persistent)
+  fi
   for d in "${dirs[@]}"; do
     make -C "$dest/src/$d" -j"$(nproc)" >>"$log" 2>&1 || fail "make in $d"
   done
