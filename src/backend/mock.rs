@@ -29,8 +29,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::{
-    check_len, Barrier, Blocks, Collectives, Control, Envelope, NonBlockingCollectives, Operands, ReduceOp, Transport,
-    VectorCollectives,
+    check_len, Barrier, Blocks, Bound, Collectives, Control, Envelope, NonBlockingCollectives, Operands,
+    PersistentCollectives, PersistentPointToPoint, ReduceOp, Transport, VectorCollectives,
 };
 use crate::buffer::{AlignedBuf, BufferSet};
 use crate::datatype::Datatype;
@@ -170,6 +170,7 @@ pub fn run_with<R: Send>(
                         marks: RefCell::default(),
                         pending: Cell::new(None),
                         rma: one_sided::RmaClock::default(),
+                        bound: Default::default(),
                     };
                     f(&t)
                 })
@@ -374,6 +375,17 @@ enum Req {
 
 pub struct MockRequests {
     reqs: Vec<Req>,
+    /// Each slot's persistent operation ([`PersistentPointToPoint`]): a
+    /// send from, or a receive into, the buffer it was bound to.
+    bound: Vec<Option<BoundOp>>,
+}
+
+/// A bound point-to-point operation of the mock, as MPI keeps it: the
+/// buffer's address and length and the envelope, fixed when bound.
+#[derive(Clone, Copy)]
+enum BoundOp {
+    Send { ptr: *const u8, len: usize, env: Envelope },
+    Recv { ptr: *mut u8, len: usize, env: Envelope },
 }
 
 /// One rank's data plane: host buffers, virtual time.
@@ -385,6 +397,8 @@ pub struct MockTransport {
     pending: Cell<Option<f64>>,
     /// One-sided operations in flight (mock/one_sided.rs).
     rma: one_sided::RmaClock,
+    /// Which [`Bound`] slots hold a persistent request.
+    bound: [Cell<bool>; 2],
 }
 
 impl MockTransport {
@@ -528,7 +542,7 @@ impl Transport for MockTransport {
     super::host_memory!();
 
     fn requests(&self, n: usize) -> MockRequests {
-        MockRequests { reqs: vec![Req::Null; n.max(1)] }
+        MockRequests { reqs: vec![Req::Null; n.max(1)], bound: vec![None; n.max(1)] }
     }
 
     fn now(&self) -> f64 {
@@ -800,6 +814,68 @@ impl VectorCollectives for MockTransport {
         check_len(out.len(), bytes);
         out.as_mut_slice()[..bytes].copy_from_slice(&mine);
         self.tamper(out.as_mut_slice());
+    }
+}
+
+/// Bound operations keep the buffer's address, as MPI's do: a start sends
+/// what the buffer holds then, or posts the receive into it.
+impl PersistentPointToPoint for MockTransport {
+    unsafe fn bind_send(&self, buf: &AlignedBuf, env: Envelope, reqs: &mut MockRequests, slot: usize) {
+        check_len(buf.len(), env.bytes());
+        reqs.bound[slot] = Some(BoundOp::Send { ptr: buf.as_slice().as_ptr(), len: env.bytes(), env });
+    }
+
+    unsafe fn bind_recv(&self, buf: &mut AlignedBuf, env: Envelope, reqs: &mut MockRequests, slot: usize) {
+        check_len(buf.len(), env.bytes());
+        reqs.bound[slot] = Some(BoundOp::Recv { ptr: buf.as_mut_ptr(), len: env.bytes(), env });
+    }
+
+    fn startall(&self, reqs: &mut MockRequests, offset: usize, n: usize) {
+        for j in offset..offset + n {
+            match reqs.bound[j].expect("started a point-to-point request that is not bound") {
+                BoundOp::Send { ptr, len, env } => {
+                    // SAFETY: bound to a live buffer of `len` bytes that its
+                    // owner keeps until the request is freed.
+                    self.post(unsafe { std::slice::from_raw_parts(ptr, len) }, env);
+                    reqs.reqs[j] = Req::Null;
+                }
+                BoundOp::Recv { ptr, len, env } => {
+                    self.world.advance(self.model().overhead_s);
+                    reqs.reqs[j] = Req::Recv { peer: env.peer, tag: env.tag, ptr, len };
+                }
+            }
+        }
+    }
+
+    fn free_requests(&self, reqs: &mut MockRequests, offset: usize, n: usize) {
+        reqs.bound[offset..offset + n].fill(None);
+    }
+}
+
+/// The mock keeps no operation bound: a start re-issues the non-blocking
+/// call the kernel names, after checking that a request is bound in that
+/// slot (a start before a bind, or after a free, is a kernel's mistake).
+impl PersistentCollectives for MockTransport {
+    fn persistent_refusal(&self) -> Option<String> {
+        None
+    }
+
+    unsafe fn bind(&self, slot: Bound, _start: impl FnOnce()) {
+        self.bound[slot as usize].set(true);
+    }
+
+    fn start_bound(&self, slot: Bound, reissue: impl FnOnce()) {
+        assert!(self.bound[slot as usize].get(), "started the unbound persistent request {slot:?}");
+        reissue();
+    }
+
+    fn wait_bound(&self, slot: Bound) {
+        assert!(self.bound[slot as usize].get(), "waited on the unbound persistent request {slot:?}");
+        self.nb_wait();
+    }
+
+    fn free_bound(&self, slot: Bound) {
+        self.bound[slot as usize].set(false);
     }
 }
 

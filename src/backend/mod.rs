@@ -314,6 +314,10 @@ pub enum Capability {
     Barrier,
     VectorCollectives,
     NonBlockingCollectives,
+    PersistentCollectives,
+    /// Point-to-point requests bound once and started many times
+    /// (MPI_Send_init, MPI_Recv_init, MPI_Startall).
+    PersistentPointToPoint,
     OneSided,
 }
 
@@ -327,6 +331,8 @@ impl Capability {
             Capability::Barrier => "a barrier of its own",
             Capability::VectorCollectives => "the vector collectives",
             Capability::NonBlockingCollectives => "non-blocking collectives",
+            Capability::PersistentCollectives => "persistent collectives",
+            Capability::PersistentPointToPoint => "persistent point-to-point requests",
             Capability::OneSided => "one-sided communication",
         }
     }
@@ -367,10 +373,20 @@ pub const fn capabilities(backend: Backend) -> &'static [Capability] {
     use Capability::*;
     match backend {
         // Mpi<M>: Transport, Collectives, Barrier, VectorCollectives,
-        // NonBlockingCollectives; MpiHost: OneSided.
-        Backend::Mpi => {
-            &[PointToPoint, DuplexWindows, Collectives, Barrier, VectorCollectives, NonBlockingCollectives, OneSided]
-        }
+        // NonBlockingCollectives, PersistentCollectives (where the library
+        // is MPI-4: persistent_refusal), PersistentPointToPoint; MpiHost:
+        // OneSided.
+        Backend::Mpi => &[
+            PointToPoint,
+            DuplexWindows,
+            Collectives,
+            Barrier,
+            VectorCollectives,
+            NonBlockingCollectives,
+            PersistentCollectives,
+            PersistentPointToPoint,
+            OneSided,
+        ],
         // Ucx: Transport.
         Backend::Ucx => &[PointToPoint, DuplexWindows],
         // Nccl: Transport (one window at a time), Collectives.
@@ -565,6 +581,75 @@ pub trait NonBlockingCollectives: VectorCollectives + Barrier {
         }
         std::hint::black_box(x);
     }
+}
+
+/// Point-to-point requests bound once to a buffer and an envelope
+/// (`MPI_Send_init`, `MPI_Recv_init`), then started as often as needed
+/// (`MPI_Startall`) and completed with [`Transport::waitall`]; what the
+/// osu_*_persistent point-to-point programs time.
+pub trait PersistentPointToPoint: Transport {
+    /// Binds a send of `env` from `buf` into request `reqs[slot]`.
+    ///
+    /// # Safety
+    /// `buf` stays alive and in place until the request is freed, and
+    /// unwritten while it is active.
+    unsafe fn bind_send(&self, buf: &Self::Buf, env: Envelope, reqs: &mut Self::Requests, slot: usize);
+
+    /// Binds a receive of `env` into `buf` as request `reqs[slot]`.
+    ///
+    /// # Safety
+    /// As [`PersistentPointToPoint::bind_send`].
+    unsafe fn bind_recv(&self, buf: &mut Self::Buf, env: Envelope, reqs: &mut Self::Requests, slot: usize);
+
+    /// Starts the bound requests `reqs[offset..offset + n]`.
+    fn startall(&self, reqs: &mut Self::Requests, offset: usize, n: usize);
+
+    /// Frees the bound requests among `reqs[offset..offset + n]` (they must
+    /// be inactive).
+    fn free_requests(&self, reqs: &mut Self::Requests, offset: usize, n: usize);
+}
+
+/// One of the two persistent requests a transport keeps
+/// ([`PersistentCollectives`]): the one the timed calls start, and the one
+/// OSU's untimed validation repetitions start (bound to the warm-up receive
+/// buffer where the collective has one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    Timed = 0,
+    Warm = 1,
+}
+
+/// MPI-4's persistent collectives: an operation bound once to its buffers
+/// and arguments (`MPI_Allreduce_init`, ...), then started and completed as
+/// often as needed (`MPI_Start`, `MPI_Wait`) and freed
+/// (`MPI_Request_free`). What is bound is what one start of the transport's
+/// [`NonBlockingCollectives`] would start, so each persistent benchmark
+/// reuses its non-blocking twin's start.
+pub trait PersistentCollectives: NonBlockingCollectives {
+    /// Why this transport's library cannot run them (an MPI-3 library has
+    /// no `MPI_X_init`), asked before anything is bound.
+    fn persistent_refusal(&self) -> Option<String>;
+
+    /// Binds into request `slot` the operation that `start` (one start of
+    /// a [`NonBlockingCollectives`] call on this transport) would start,
+    /// instead of starting it. A request already in `slot` is freed first.
+    ///
+    /// # Safety
+    /// The buffers and layouts `start` names stay alive and in place until
+    /// the request is freed, and untouched while it is active.
+    unsafe fn bind(&self, slot: Bound, start: impl FnOnce());
+
+    /// Starts the request in `slot` (`MPI_Start`). `reissue` starts the same
+    /// operation again for a transport that keeps no bound request of its
+    /// own (the mock); MPI never calls it.
+    fn start_bound(&self, slot: Bound, reissue: impl FnOnce());
+
+    /// Waits for the request in `slot` to complete (`MPI_Wait`; the request
+    /// stays bound).
+    fn wait_bound(&self, slot: Bound);
+
+    /// Frees the request in `slot`, if one is bound.
+    fn free_bound(&self, slot: Bound);
 }
 
 /// The buffer methods of a transport whose buffers are plain host memory

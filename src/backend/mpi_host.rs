@@ -9,11 +9,12 @@ use std::ffi::{c_int, c_void};
 
 use mpi::ffi;
 
-use super::shim::Handles;
+use super::shim::{init, Handles};
 use super::world::World;
 use super::{
-    check_len, Barrier, Blocks, Buffer, Collectives, Control, Envelope, HostMemory, Memory, NonBlockingCollectives,
-    Operands, RawBuffer, Transport, VectorCollectives,
+    check_len, Barrier, Blocks, Bound, Buffer, Collectives, Control, Envelope, HostMemory, Memory,
+    NonBlockingCollectives, Operands, PersistentCollectives, PersistentPointToPoint, RawBuffer, Transport,
+    VectorCollectives,
 };
 use crate::buffer::BufferSet;
 use crate::datatype::Datatype;
@@ -30,6 +31,10 @@ pub struct Mpi<'w, M: Memory = HostMemory> {
     per_rank_types: [Vec<ffi::MPI_Datatype>; 3],
     /// The request of the non-blocking collective in flight.
     pending: std::cell::Cell<ffi::MPI_Request>,
+    /// Set while [`PersistentCollectives::bind`] runs: a start binds.
+    binding: std::cell::Cell<bool>,
+    /// The persistent requests, by [`Bound`] slot.
+    bound: [std::cell::Cell<ffi::MPI_Request>; 2],
 }
 
 /// MPI on host memory: what OSU's non-GPU build measures.
@@ -48,8 +53,21 @@ impl<'w, M: Memory> Mpi<'w, M> {
         let np = world.size();
         let per_rank_types = Datatype::ALL.map(|dt| vec![h.dt(dt); np]);
         // SAFETY: reads a constant of the MPI library.
-        let pending = std::cell::Cell::new(unsafe { ffi::RSMPI_REQUEST_NULL });
-        Mpi { world, comm: world.comm(), h, mem, per_rank_types, pending }
+        let null = unsafe { ffi::RSMPI_REQUEST_NULL };
+        let (pending, binding) = (std::cell::Cell::new(null), std::cell::Cell::new(false));
+        let bound = [std::cell::Cell::new(null), std::cell::Cell::new(null)];
+        Mpi { world, comm: world.comm(), h, mem, per_rank_types, pending, binding, bound }
+    }
+
+    /// How a non-blocking start runs: started, or bound while
+    /// [`PersistentCollectives::bind`] runs.
+    #[inline(always)]
+    fn start_form(&self) -> Form {
+        if self.binding.get() {
+            Form::Init
+        } else {
+            Form::Start
+        }
     }
 
     /// Where the buffers live.
@@ -193,9 +211,17 @@ impl<'w, M: Memory> Mpi<'w, M> {
     /// # Safety
     /// The buffers stay untouched until the request completes.
     #[inline(always)]
-    unsafe fn iexchange(&self, f: IExchange, io: Operands<M::Buf>, count: usize, dt: Datatype, send_blocks: usize) {
+    unsafe fn iexchange(
+        &self,
+        (start, init): (IExchange, IExchange),
+        io: Operands<M::Buf>,
+        count: usize,
+        dt: Datatype,
+        send_blocks: usize,
+    ) {
         let (send, recv) = self.exchange_operands(io, count, dt, send_blocks);
         let t = self.h.dt(dt);
+        let f = if self.binding.get() { init } else { start };
         // SAFETY: both buffers were checked; the caller keeps them.
         unsafe { f(send, count as c_int, t, recv, count as c_int, t, self.comm, self.pending.as_ptr()) };
     }
@@ -204,19 +230,25 @@ impl<'w, M: Memory> Mpi<'w, M> {
 /// Which form of a collective a shared body calls: the blocking MPI
 /// function, or its non-blocking twin with the transport's request slot
 /// (same arguments, one more).
+/// A third form binds the operation into the request slot as a persistent
+/// request instead (MPI-4's MPI_X_init, through the shim), what
+/// [`PersistentCollectives::bind`] asks for.
 #[derive(Clone, Copy)]
 enum Form {
     Now,
     Start,
+    Init,
 }
 
-/// `call_or_start!(self, form, MPI_X / MPI_IX(args))`: MPI_X(args), or
-/// MPI_IX(args, &pending).
+/// `call_or_start!(self, form, MPI_X / MPI_IX / commbench_x_init(args))`:
+/// MPI_X(args), or MPI_IX(args, &pending), or the shim's MPI_X_init(args,
+/// &pending).
 macro_rules! call_or_start {
-    ($me:ident, $form:expr, $now:ident / $start:ident($($arg:expr),* $(,)?)) => {
+    ($me:ident, $form:expr, $now:ident / $start:ident / $init:ident($($arg:expr),* $(,)?)) => {
         match $form {
             Form::Now => ffi::$now($($arg),*),
             Form::Start => ffi::$start($($arg,)* $me.pending.as_ptr()),
+            Form::Init => super::shim::init::$init($($arg,)* $me.pending.as_ptr()),
         }
     };
 }
@@ -240,7 +272,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
                 self,
                 form,
                 MPI_Allreduce
-                    / MPI_Iallreduce(
+                    / MPI_Iallreduce
+                    / commbench_allreduce_init(
                         send,
                         recv.as_mut_ptr() as *mut c_void,
                         count as c_int,
@@ -265,7 +298,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
                 self,
                 form,
                 MPI_Bcast
-                    / MPI_Ibcast(
+                    / MPI_Ibcast
+                    / commbench_bcast_init(
                         buf.as_mut_ptr() as *mut c_void,
                         count as c_int,
                         self.h.dt(dt),
@@ -301,7 +335,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
                 self,
                 form,
                 MPI_Reduce
-                    / MPI_Ireduce(
+                    / MPI_Ireduce
+                    / commbench_reduce_init(
                         send,
                         recv.as_mut_ptr() as *mut c_void,
                         count as c_int,
@@ -341,7 +376,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
                 self,
                 form,
                 MPI_Reduce_scatter
-                    / MPI_Ireduce_scatter(
+                    / MPI_Ireduce_scatter
+                    / commbench_reduce_scatter_init(
                         send,
                         recv.as_mut_ptr() as *mut c_void,
                         counts.as_ptr(),
@@ -389,7 +425,9 @@ impl<'w, M: Memory> Mpi<'w, M> {
             call_or_start!(
                 self,
                 form,
-                MPI_Gather / MPI_Igather(send, count as c_int, t, recv, count as c_int, t, root as c_int, self.comm)
+                MPI_Gather
+                    / MPI_Igather
+                    / commbench_gather_init(send, count as c_int, t, recv, count as c_int, t, root as c_int, self.comm)
             )
         };
     }
@@ -430,7 +468,18 @@ impl<'w, M: Memory> Mpi<'w, M> {
             call_or_start!(
                 self,
                 form,
-                MPI_Scatter / MPI_Iscatter(send, count as c_int, t, recv, count as c_int, t, root as c_int, self.comm)
+                MPI_Scatter
+                    / MPI_Iscatter
+                    / commbench_scatter_init(
+                        send,
+                        count as c_int,
+                        t,
+                        recv,
+                        count as c_int,
+                        t,
+                        root as c_int,
+                        self.comm
+                    )
             )
         };
     }
@@ -479,7 +528,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
                 self,
                 form,
                 MPI_Gatherv
-                    / MPI_Igatherv(
+                    / MPI_Igatherv
+                    / commbench_gatherv_init(
                         send,
                         count as c_int,
                         t,
@@ -537,7 +587,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
                 self,
                 form,
                 MPI_Scatterv
-                    / MPI_Iscatterv(
+                    / MPI_Iscatterv
+                    / commbench_scatterv_init(
                         send,
                         blocks.counts.as_ptr(),
                         blocks.displs.as_ptr(),
@@ -571,7 +622,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
                 self,
                 form,
                 MPI_Allgatherv
-                    / MPI_Iallgatherv(
+                    / MPI_Iallgatherv
+                    / commbench_allgatherv_init(
                         send,
                         count as c_int,
                         t,
@@ -599,7 +651,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
                 self,
                 form,
                 MPI_Alltoallv
-                    / MPI_Ialltoallv(
+                    / MPI_Ialltoallv
+                    / commbench_alltoallv_init(
                         s,
                         send.counts.as_ptr(),
                         send.displs.as_ptr(),
@@ -629,7 +682,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
                 self,
                 form,
                 MPI_Alltoallw
-                    / MPI_Ialltoallw(
+                    / MPI_Ialltoallw
+                    / commbench_alltoallw_init(
                         s,
                         send.counts.as_ptr(),
                         send.displs.as_ptr(),
@@ -665,7 +719,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
                 self,
                 form,
                 MPI_Reduce_scatter_block
-                    / MPI_Ireduce_scatter_block(
+                    / MPI_Ireduce_scatter_block
+                    / commbench_reduce_scatter_block_init(
                         send,
                         recv.as_mut_ptr() as *mut c_void,
                         count as c_int,
@@ -898,92 +953,97 @@ impl<'w, M: Memory> NonBlockingCollectives for Mpi<'w, M> {
     #[inline(always)]
     fn ibarrier(&self) {
         // SAFETY: the request slot is this transport's.
-        unsafe { ffi::MPI_Ibarrier(self.comm, self.pending.as_ptr()) };
+        unsafe {
+            match self.start_form() {
+                Form::Init => init::commbench_barrier_init(self.comm, self.pending.as_ptr()),
+                _ => ffi::MPI_Ibarrier(self.comm, self.pending.as_ptr()),
+            }
+        };
     }
 
     #[inline(always)]
     unsafe fn iallreduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         // SAFETY: passed on from the caller.
-        unsafe { self.allreduce_sum_as(Form::Start, io, count, dt) }
+        unsafe { self.allreduce_sum_as(self.start_form(), io, count, dt) }
     }
 
     #[inline(always)]
     unsafe fn ibcast(&self, buf: &mut M::Buf, count: usize, dt: Datatype, root: usize) {
         // SAFETY: passed on from the caller.
-        unsafe { self.bcast_as(Form::Start, buf, count, dt, root) }
+        unsafe { self.bcast_as(self.start_form(), buf, count, dt, root) }
     }
 
     #[inline(always)]
     unsafe fn iallgather(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         // SAFETY: passed on from the caller.
-        unsafe { self.iexchange(ffi::MPI_Iallgather, io, count, dt, 1) };
+        unsafe { self.iexchange((ffi::MPI_Iallgather, init::commbench_allgather_init), io, count, dt, 1) };
     }
 
     #[inline(always)]
     unsafe fn ialltoall(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         let np = self.world.size();
         // SAFETY: passed on from the caller.
-        unsafe { self.iexchange(ffi::MPI_Ialltoall, io, count, dt, np) };
+        unsafe { self.iexchange((ffi::MPI_Ialltoall, init::commbench_alltoall_init), io, count, dt, np) };
     }
 
     #[inline(always)]
     unsafe fn ireduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
         // SAFETY: passed on from the caller.
-        unsafe { self.reduce_sum_as(Form::Start, io, count, dt, root) }
+        unsafe { self.reduce_sum_as(self.start_form(), io, count, dt, root) }
     }
 
     #[inline(always)]
     unsafe fn ireduce_scatter_sum(&self, io: Operands<M::Buf>, counts: &[i32], dt: Datatype) {
         // SAFETY: passed on from the caller.
-        unsafe { self.reduce_scatter_sum_as(Form::Start, io, counts, dt) }
+        unsafe { self.reduce_scatter_sum_as(self.start_form(), io, counts, dt) }
     }
 
     #[inline(always)]
     unsafe fn igather(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
         // SAFETY: passed on from the caller.
-        unsafe { self.gather_as(Form::Start, io, count, dt, root) }
+        unsafe { self.gather_as(self.start_form(), io, count, dt, root) }
     }
 
     #[inline(always)]
     unsafe fn iscatter(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
         // SAFETY: passed on from the caller.
-        unsafe { self.scatter_as(Form::Start, io, count, dt, root) }
+        unsafe { self.scatter_as(self.start_form(), io, count, dt, root) }
     }
 
     #[inline(always)]
     unsafe fn igatherv(&self, io: Operands<M::Buf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize) {
         // SAFETY: passed on from the caller.
-        unsafe { self.gatherv_as(Form::Start, io, count, blocks, dt, root) }
+        unsafe { self.gatherv_as(self.start_form(), io, count, blocks, dt, root) }
     }
 
     #[inline(always)]
     unsafe fn iscatterv(&self, io: Operands<M::Buf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize) {
         // SAFETY: passed on from the caller.
-        unsafe { self.scatterv_as(Form::Start, io, blocks, count, dt, root) }
+        unsafe { self.scatterv_as(self.start_form(), io, blocks, count, dt, root) }
     }
 
     #[inline(always)]
     unsafe fn iallgatherv(&self, io: Operands<M::Buf>, count: usize, blocks: &Blocks, dt: Datatype) {
         // SAFETY: passed on from the caller.
-        unsafe { self.allgatherv_as(Form::Start, io, count, blocks, dt) }
+        unsafe { self.allgatherv_as(self.start_form(), io, count, blocks, dt) }
     }
 
     #[inline(always)]
     unsafe fn ialltoallv(&self, io: Operands<M::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
         // SAFETY: passed on from the caller.
-        unsafe { self.alltoallv_as(Form::Start, io, send, recv, dt) }
+        unsafe { self.alltoallv_as(self.start_form(), io, send, recv, dt) }
     }
 
     #[inline(always)]
     unsafe fn ialltoallw(&self, io: Operands<M::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
         // SAFETY: passed on from the caller.
-        unsafe { self.alltoallw_as(Form::Start, io, send, recv, dt) }
+        unsafe { self.alltoallw_as(self.start_form(), io, send, recv, dt) }
     }
 
     #[inline(always)]
     unsafe fn ireduce_scatter_block_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         // SAFETY: passed on from the caller.
-        unsafe { self.reduce_scatter_block_sum_as(Form::Start, io, count, dt) }
+        unsafe { self.reduce_scatter_block_sum_as(self.start_form(), io, count, dt) }
     }
 
     #[inline(always)]
@@ -999,5 +1059,115 @@ impl<'w, M: Memory> NonBlockingCollectives for Mpi<'w, M> {
     fn nb_wait(&self) {
         // SAFETY: as in nb_test.
         unsafe { ffi::MPI_Wait(self.pending.as_ptr(), ffi::RSMPI_STATUS_IGNORE) };
+    }
+}
+
+/// Frees the persistent requests a run left bound, before MPI ends.
+impl<'w, M: Memory> Drop for Mpi<'w, M> {
+    fn drop(&mut self) {
+        self.free_bound(Bound::Timed);
+        self.free_bound(Bound::Warm);
+    }
+}
+
+impl<'w, M: Memory> PersistentCollectives for Mpi<'w, M> {
+    fn persistent_refusal(&self) -> Option<String> {
+        (!super::shim::persistent_collectives()).then(|| {
+            let library = self.world.library_version();
+            let name = library.split([',', '\n']).next().unwrap_or("unknown");
+            format!(
+                "this MPI library has no persistent collectives (MPI_*_init are MPI-4; {name} is MPI {})",
+                self.world.standard_version()
+            )
+        })
+    }
+
+    unsafe fn bind(&self, slot: Bound, start: impl FnOnce()) {
+        self.free_bound(slot);
+        self.binding.set(true);
+        start();
+        self.binding.set(false);
+        // SAFETY: reads a constant of the MPI library.
+        let null = unsafe { ffi::RSMPI_REQUEST_NULL };
+        self.bound[slot as usize].set(self.pending.replace(null));
+    }
+
+    #[inline(always)]
+    fn start_bound(&self, slot: Bound, _reissue: impl FnOnce()) {
+        // SAFETY: the slot holds a request bound by `bind` (MPI reports
+        // an error on a null one).
+        unsafe { ffi::MPI_Start(self.bound[slot as usize].as_ptr()) };
+    }
+
+    #[inline(always)]
+    fn wait_bound(&self, slot: Bound) {
+        // SAFETY: as in start_bound; a persistent request stays allocated.
+        unsafe { ffi::MPI_Wait(self.bound[slot as usize].as_ptr(), ffi::RSMPI_STATUS_IGNORE) };
+    }
+
+    fn free_bound(&self, slot: Bound) {
+        let req = &self.bound[slot as usize];
+        // SAFETY: a request this transport bound, inactive (every start is
+        // waited for); MPI_Request_free sets the slot back to null.
+        unsafe {
+            if req.get() != ffi::RSMPI_REQUEST_NULL {
+                ffi::MPI_Request_free(req.as_ptr());
+            }
+        }
+    }
+}
+
+impl<'w, M: Memory> PersistentPointToPoint for Mpi<'w, M> {
+    unsafe fn bind_send(&self, buf: &M::Buf, env: Envelope, reqs: &mut Requests, slot: usize) {
+        check_len(buf.len(), env.bytes());
+        let req = &mut reqs.reqs[slot];
+        // SAFETY: the buffer holds count elements; the caller keeps it.
+        unsafe {
+            ffi::MPI_Send_init(
+                buf.as_ptr() as *const c_void,
+                env.count as c_int,
+                self.h.dt(env.datatype),
+                env.peer as c_int,
+                env.tag,
+                self.comm,
+                req,
+            )
+        };
+    }
+
+    unsafe fn bind_recv(&self, buf: &mut M::Buf, env: Envelope, reqs: &mut Requests, slot: usize) {
+        check_len(buf.len(), env.bytes());
+        let req = &mut reqs.reqs[slot];
+        // SAFETY: as in bind_send.
+        unsafe {
+            ffi::MPI_Recv_init(
+                buf.as_mut_ptr() as *mut c_void,
+                env.count as c_int,
+                self.h.dt(env.datatype),
+                env.peer as c_int,
+                env.tag,
+                self.comm,
+                req,
+            )
+        };
+    }
+
+    #[inline(always)]
+    fn startall(&self, reqs: &mut Requests, offset: usize, n: usize) {
+        assert!(offset + n <= reqs.reqs.len());
+        // SAFETY: in-bounds requests, bound by bind_send / bind_recv.
+        unsafe { ffi::MPI_Startall(n as c_int, reqs.reqs.as_mut_ptr().add(offset)) };
+    }
+
+    fn free_requests(&self, reqs: &mut Requests, offset: usize, n: usize) {
+        for req in &mut reqs.reqs[offset..offset + n] {
+            // SAFETY: an inactive request of this transport; freeing sets
+            // it back to null.
+            unsafe {
+                if *req != ffi::RSMPI_REQUEST_NULL {
+                    ffi::MPI_Request_free(req);
+                }
+            }
+        }
     }
 }

@@ -64,3 +64,171 @@ impl Handles {
         }
     }
 }
+
+/// MPI-4's persistent collectives, from the shim: each has its MPI_IX
+/// twin's arguments (MPI_INFO_NULL is added in C). Built against an MPI-3
+/// header they only fail, and [`persistent_collectives`] is false.
+#[allow(clippy::too_many_arguments)]
+pub(super) mod init {
+    use std::ffi::{c_int, c_void};
+
+    use mpi::ffi::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
+
+    extern "C" {
+        pub fn commbench_mpi_persistent_collectives() -> c_int;
+        pub fn commbench_barrier_init(c: MPI_Comm, r: *mut MPI_Request) -> c_int;
+        pub fn commbench_allreduce_init(
+            s: *const c_void,
+            d: *mut c_void,
+            n: c_int,
+            t: MPI_Datatype,
+            op: MPI_Op,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_bcast_init(
+            b: *mut c_void,
+            n: c_int,
+            t: MPI_Datatype,
+            root: c_int,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_reduce_init(
+            s: *const c_void,
+            d: *mut c_void,
+            n: c_int,
+            t: MPI_Datatype,
+            op: MPI_Op,
+            root: c_int,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_allgather_init(
+            s: *const c_void,
+            sn: c_int,
+            st: MPI_Datatype,
+            d: *mut c_void,
+            dn: c_int,
+            dt: MPI_Datatype,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_alltoall_init(
+            s: *const c_void,
+            sn: c_int,
+            st: MPI_Datatype,
+            d: *mut c_void,
+            dn: c_int,
+            dt: MPI_Datatype,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_gather_init(
+            s: *const c_void,
+            sn: c_int,
+            st: MPI_Datatype,
+            d: *mut c_void,
+            dn: c_int,
+            dt: MPI_Datatype,
+            root: c_int,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_scatter_init(
+            s: *const c_void,
+            sn: c_int,
+            st: MPI_Datatype,
+            d: *mut c_void,
+            dn: c_int,
+            dt: MPI_Datatype,
+            root: c_int,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_reduce_scatter_init(
+            s: *const c_void,
+            d: *mut c_void,
+            n: *const c_int,
+            t: MPI_Datatype,
+            op: MPI_Op,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_reduce_scatter_block_init(
+            s: *const c_void,
+            d: *mut c_void,
+            n: c_int,
+            t: MPI_Datatype,
+            op: MPI_Op,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_allgatherv_init(
+            s: *const c_void,
+            sn: c_int,
+            st: MPI_Datatype,
+            d: *mut c_void,
+            dn: *const c_int,
+            dd: *const c_int,
+            dt: MPI_Datatype,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_gatherv_init(
+            s: *const c_void,
+            sn: c_int,
+            st: MPI_Datatype,
+            d: *mut c_void,
+            dn: *const c_int,
+            dd: *const c_int,
+            dt: MPI_Datatype,
+            root: c_int,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_scatterv_init(
+            s: *const c_void,
+            sn: *const c_int,
+            sd: *const c_int,
+            st: MPI_Datatype,
+            d: *mut c_void,
+            dn: c_int,
+            dt: MPI_Datatype,
+            root: c_int,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_alltoallv_init(
+            s: *const c_void,
+            sn: *const c_int,
+            sd: *const c_int,
+            st: MPI_Datatype,
+            d: *mut c_void,
+            dn: *const c_int,
+            dd: *const c_int,
+            dt: MPI_Datatype,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub fn commbench_alltoallw_init(
+            s: *const c_void,
+            sn: *const c_int,
+            sd: *const c_int,
+            st: *const MPI_Datatype,
+            d: *mut c_void,
+            dn: *const c_int,
+            dd: *const c_int,
+            dt: *const MPI_Datatype,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+    }
+}
+
+/// Whether the MPI header the shim was built against has MPI-4's
+/// persistent collectives (`MPI_VERSION >= 4`).
+pub(super) fn persistent_collectives() -> bool {
+    // SAFETY: returns a constant.
+    unsafe { init::commbench_mpi_persistent_collectives() != 0 }
+}

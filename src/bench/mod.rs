@@ -23,8 +23,11 @@ pub mod measure;
 #[path = "engine/memory.rs"]
 pub mod memory;
 pub mod nonblocking;
+pub mod persistent;
 #[path = "engine/plan.rs"]
 pub mod plan;
+#[path = "pt2pt/posting.rs"]
+pub mod posting;
 pub mod registry;
 pub mod rma;
 #[path = "engine/runner.rs"]
@@ -56,6 +59,9 @@ benchmarks! {
     "pt2pt/bw_fan_in.rs" => bw_fan_in::BwFanIn,
     "pt2pt/bw_fan_out.rs" => bw_fan_out::BwFanOut,
     "pt2pt/multi_lat.rs" => multi_lat::MultiLat,
+    "pt2pt/latency_persistent.rs" => latency_persistent::LatencyPersistent,
+    "pt2pt/bw_persistent.rs" => bw_persistent::BwPersistent,
+    "pt2pt/bibw_persistent.rs" => bibw_persistent::BibwPersistent,
     "collective/barrier.rs" => barrier::Barrier,
     "collective/allreduce.rs" => allreduce::Allreduce,
     "collective/allgather.rs" => allgather::Allgather,
@@ -97,6 +103,20 @@ benchmarks! {
     "rma/fop_latency.rs" => fop_latency::FopLatency,
     "rma/cas_latency.rs" => cas_latency::CasLatency,
     "rma/get_acc_latency.rs" => get_acc_latency::GetAccLatency,
+    "persistent/allgather_persistent.rs" => allgather_persistent::AllgatherPersistent,
+    "persistent/allgatherv_persistent.rs" => allgatherv_persistent::AllgathervPersistent,
+    "persistent/allreduce_persistent.rs" => allreduce_persistent::AllreducePersistent,
+    "persistent/alltoall_persistent.rs" => alltoall_persistent::AlltoallPersistent,
+    "persistent/alltoallv_persistent.rs" => alltoallv_persistent::AlltoallvPersistent,
+    "persistent/alltoallw_persistent.rs" => alltoallw_persistent::AlltoallwPersistent,
+    "persistent/barrier_persistent.rs" => barrier_persistent::BarrierPersistent,
+    "persistent/bcast_persistent.rs" => bcast_persistent::BcastPersistent,
+    "persistent/gather_persistent.rs" => gather_persistent::GatherPersistent,
+    "persistent/gatherv_persistent.rs" => gatherv_persistent::GathervPersistent,
+    "persistent/reduce_persistent.rs" => reduce_persistent::ReducePersistent,
+    "persistent/reduce_scatter_persistent.rs" => reduce_scatter_persistent::ReduceScatterPersistent,
+    "persistent/scatter_persistent.rs" => scatter_persistent::ScatterPersistent,
+    "persistent/scatterv_persistent.rs" => scatterv_persistent::ScattervPersistent,
 }
 
 use crate::backend::{Capability, Control, Transport};
@@ -276,7 +296,16 @@ pub mod needs {
             }
         )*};
     }
-    need!(PointToPoint, DuplexWindows, Collectives, Barrier, VectorCollectives, NonBlockingCollectives);
+    need!(
+        PointToPoint,
+        DuplexWindows,
+        Collectives,
+        Barrier,
+        VectorCollectives,
+        NonBlockingCollectives,
+        PersistentCollectives,
+        PersistentPointToPoint
+    );
 }
 
 /// What a benchmark file provides: its spec, what it needs of a transport,

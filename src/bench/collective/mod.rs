@@ -202,6 +202,23 @@ pub trait Call<T: Transport>: Collective {
     /// The operation. `recv` is the real receive buffer, or the warm-up one
     /// for untimed validation repetitions where the collective has one.
     fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Ranks, i: usize);
+
+    /// Untimed, before a size's iterations: what the calls of this size
+    /// will use, for a form that binds it once (the persistent collectives,
+    /// bench/persistent/mod.rs). `validating`: whether validation
+    /// repetitions will run.
+    fn bind(&mut self, _t: &T, _bufs: &mut CollBuffers<T::Buf>, _case: &SizeCase, _job: &Ranks, _validating: bool) {}
+
+    /// Untimed, after a size's last iteration: undoes [`Call::bind`].
+    fn unbind(&mut self, _t: &T) {}
+
+    /// One operation, into the warm-up receive buffer (`warm`, where the
+    /// collective has one) or the real one: [`Call::call`] on them.
+    #[inline(always)]
+    fn issue(&self, t: &T, bufs: &mut CollBuffers<T::Buf>, warm: bool, case: &SizeCase, job: &Ranks, i: usize) {
+        let recv = if warm && self.warm_up_elsewhere() { &mut bufs.warm } else { &mut bufs.recv };
+        self.call(t, &bufs.send, recv, case, job, i);
+    }
 }
 
 impl<C: Collective> Bench for C {
@@ -232,25 +249,30 @@ pub struct CollKernel<C: Call<T>, T: Collectives> {
     bufs: CollBuffers<T::Buf>,
     job: Ranks,
     iteration: usize,
+    validating: bool,
 }
 
 impl<C: Call<T>, T: Collectives> CollKernel<C, T> {
     pub fn new(s: &Setup<T>, c: C) -> Result<Self, AllocError> {
         let (bufs, job) = (CollBuffers::new(s, &c)?, Ranks::new(s));
-        Ok(CollKernel { c, bufs, job, iteration: 0 })
+        Ok(CollKernel { c, bufs, job, iteration: 0, validating: s.opts.validation.is_some() })
     }
 
     #[inline(always)]
     fn run_call(&mut self, t: &T, case: &SizeCase, warm: bool) {
-        let recv = if warm && self.c.warm_up_elsewhere() { &mut self.bufs.warm } else { &mut self.bufs.recv };
-        self.c.call(t, &self.bufs.send, recv, case, &self.job, self.iteration);
+        self.c.issue(t, &mut self.bufs, warm, case, &self.job, self.iteration);
     }
 }
 
 impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
-    fn prepare(&mut self, _t: &T, case: &SizeCase) -> Result<(), AllocError> {
+    fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         self.c.prepare(case, &self.job);
+        self.c.bind(t, &mut self.bufs, case, &self.job, self.validating);
         Ok(())
+    }
+
+    fn end_size(&mut self, t: &T, _case: &SizeCase) {
+        self.c.unbind(t);
     }
 
     fn sync_before_size(&self) -> bool {

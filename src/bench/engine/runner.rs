@@ -116,7 +116,26 @@ macro_rules! mpi_only {
         }
     )*};
 }
-mpi_only!(Barrier, VectorCollectives, NonBlockingCollectives);
+mpi_only!(Barrier, VectorCollectives, NonBlockingCollectives, PersistentPointToPoint);
+
+/// MPI-4's persistent collectives: over MPI where the library has them;
+/// elsewhere (an MPI-3 library) one line for every rank and exit 1, before
+/// anything is bound, as OSU's configure leaves these programs out there.
+impl<B> Launch<needs::PersistentCollectives> for B
+where
+    B: for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
+{
+    const BACKENDS: &'static [Backend] = &[Backend::Mpi];
+
+    fn measure(s: &Session) -> Ending {
+        use crate::backend::PersistentCollectives;
+        let refusal = MpiHost::new(&s.job.world).persistent_refusal();
+        if s.job.everywhere(refusal.map_or(Ok(()), Err)).is_none() {
+            return setup_failed();
+        }
+        s.run_mpi::<B>()
+    }
+}
 
 /// Whether each [`Launch`] runs over exactly the backends that
 /// [`backend::capabilities`] gives its capability; a compile-time check
@@ -129,6 +148,12 @@ pub const BACKENDS_AGREE: () = {
     agree::<needs::VectorCollectives>(<super::allgatherv::Allgatherv as Launch<needs::VectorCollectives>>::BACKENDS);
     agree::<needs::NonBlockingCollectives>(
         <super::iallreduce::Iallreduce as Launch<needs::NonBlockingCollectives>>::BACKENDS,
+    );
+    agree::<needs::PersistentPointToPoint>(
+        <super::latency_persistent::LatencyPersistent as Launch<needs::PersistentPointToPoint>>::BACKENDS,
+    );
+    agree::<needs::PersistentCollectives>(
+        <super::allreduce_persistent::AllreducePersistent as Launch<needs::PersistentCollectives>>::BACKENDS,
     );
 };
 const _: () = BACKENDS_AGREE;

@@ -4,6 +4,7 @@
 
 use super::bw::mb_per_s;
 use super::spec::BenchSpec;
+use super::posting::{Direct, Posting};
 use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
 use crate::backend::{Envelope, Transport};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
@@ -19,20 +20,20 @@ const TAG_FROM_1: i32 = 10;
 
 pub struct Bibw;
 
-pub struct BibwKernel<T: Transport> {
+/// Both sides of osu_bibw, posting as `P` says (osu_bibw_persistent:
+/// [`Bound`](super::posting::Bound)): receives in request slots 0..w, sends
+/// in w..2w.
+pub struct BibwKernel<T: Transport, P = Direct> {
     rank0: bool,
     peer: usize,
     send: BufferSet<T::Buf>,
     recv: BufferSet<T::Buf>,
     reqs: T::Requests,
+    posting: std::marker::PhantomData<P>,
 }
 
-super::point_to_point_bench!(Bibw, BibwKernel, DuplexWindows);
-
-impl PointToPoint for Bibw {
-    type P2pKernel<T: Transport> = BibwKernel<T>;
-
-    fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<BibwKernel<T>, AllocError> {
+impl<T: Transport, P: Posting<T>> BibwKernel<T, P> {
+    pub fn new(s: &Setup<T>) -> Result<Self, AllocError> {
         let rank = s.rank();
         let multiple = s.opts.buffers == BufferMode::Multiple;
         let bytes = if multiple { 1 } else { s.max_size };
@@ -42,17 +43,47 @@ impl PointToPoint for Bibw {
             send: BufferSet::new(s.t, bytes, s.max_window, multiple)?,
             recv: BufferSet::new(s.t, bytes, s.max_window, multiple)?,
             reqs: s.t.requests(2 * s.max_window),
+            posting: std::marker::PhantomData,
         })
+    }
+
+    /// What this rank sends and what it receives.
+    #[inline(always)]
+    fn envelopes(&self, case: &SizeCase) -> (Envelope, Envelope) {
+        let from_0 = Envelope { count: case.count, datatype: case.datatype, peer: self.peer, tag: TAG_FROM_0 };
+        let from_1 = Envelope { tag: TAG_FROM_1, ..from_0 };
+        if self.rank0 {
+            (from_0, from_1)
+        } else {
+            (from_1, from_0)
+        }
     }
 }
 
-impl<T: Transport> Kernel<T> for BibwKernel<T> {
+super::point_to_point_bench!(Bibw, BibwKernel, DuplexWindows);
+
+impl PointToPoint for Bibw {
+    type P2pKernel<T: Transport> = BibwKernel<T>;
+
+    fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<BibwKernel<T>, AllocError> {
+        BibwKernel::new(s)
+    }
+}
+
+impl<T: Transport, P: Posting<T>> Kernel<T> for BibwKernel<T, P> {
     fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         self.send.reshape(t, case.size, case.window)?;
         self.recv.reshape(t, case.size, case.window)?;
         self.send.fill(t, case.size, SEND_FILL);
         self.recv.fill(t, case.size, RECV_FILL);
+        let ((out, inn), w) = (self.envelopes(case), case.window);
+        P::bind_recvs(t, &mut self.recv, inn, &mut self.reqs, 0, w);
+        P::bind_sends(t, &self.send, out, &mut self.reqs, w, w);
         Ok(())
+    }
+
+    fn end_size(&mut self, t: &T, case: &SizeCase) {
+        P::unbind(t, &mut self.reqs, 0, 2 * case.window);
     }
 
     fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
@@ -62,20 +93,18 @@ impl<T: Transport> Kernel<T> for BibwKernel<T> {
 
     #[inline(always)]
     fn step(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
-        let w = case.window;
-        let from_0 = Envelope { count: case.count, datatype: case.datatype, peer: self.peer, tag: TAG_FROM_0 };
-        let from_1 = Envelope { tag: TAG_FROM_1, ..from_0 };
+        let ((out, inn), w) = (self.envelopes(case), case.window);
         if self.rank0 {
             let t0 = t.now();
-            t.irecv_window(&mut self.recv, from_1, &mut self.reqs, 0);
-            t.isend_window(&self.send, from_0, &mut self.reqs, w);
+            P::recv_window(t, &mut self.recv, inn, &mut self.reqs, 0, w);
+            P::send_window(t, &self.send, out, &mut self.reqs, w, w);
             t.waitall(&mut self.reqs, w, w);
             t.waitall(&mut self.reqs, 0, w);
             t.complete();
             Some(t.now() - t0)
         } else {
-            t.irecv_window(&mut self.recv, from_0, &mut self.reqs, 0);
-            t.isend_window(&self.send, from_1, &mut self.reqs, w);
+            P::recv_window(t, &mut self.recv, inn, &mut self.reqs, 0, w);
+            P::send_window(t, &self.send, out, &mut self.reqs, w, w);
             t.waitall(&mut self.reqs, 0, w);
             t.waitall(&mut self.reqs, w, w);
             None

@@ -3,6 +3,7 @@
 //! from the first send to the acknowledgement.
 
 use super::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
+use super::posting::{Direct, Posting};
 use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
 use crate::backend::{Envelope, Transport};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
@@ -30,16 +31,18 @@ pub const SPEC: BenchSpec = BenchSpec {
 const TAG_DATA: i32 = 100;
 const TAG_ACK: i32 = 101;
 
-/// One side of a windowed one-way transfer; shared with osu_mbw_mr.
-pub struct WindowSender<T: Transport> {
+/// One side of a windowed one-way transfer, posting as `P` says; shared
+/// with osu_mbw_mr and osu_bw_persistent.
+pub struct WindowSender<T: Transport, P = Direct> {
     pub sender: bool,
     pub peer: usize,
     data: BufferSet<T::Buf>,
     ack: T::Buf,
     reqs: T::Requests,
+    posting: std::marker::PhantomData<P>,
 }
 
-impl<T: Transport> WindowSender<T> {
+impl<T: Transport, P: Posting<T>> WindowSender<T, P> {
     pub fn new(
         t: &T,
         sender: bool,
@@ -55,13 +58,30 @@ impl<T: Transport> WindowSender<T> {
             data: BufferSet::new(t, if multiple { 1 } else { max_size }, max_window, multiple)?,
             ack: t.alloc(1)?,
             reqs: t.requests(max_window),
+            posting: std::marker::PhantomData,
         })
     }
 
     pub fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         self.data.reshape(t, case.size, case.window)?;
         self.data.fill(t, case.size, if self.sender { SEND_FILL } else { RECV_FILL });
+        let (env, w) = (self.envelope(case), case.window);
+        if self.sender {
+            P::bind_sends(t, &self.data, env, &mut self.reqs, 0, w);
+        } else {
+            P::bind_recvs(t, &mut self.data, env, &mut self.reqs, 0, w);
+        }
         Ok(())
+    }
+
+    /// After a size: frees what `prepare` bound.
+    pub fn end_size(&mut self, t: &T, case: &SizeCase) {
+        P::unbind(t, &mut self.reqs, 0, case.window);
+    }
+
+    #[inline(always)]
+    fn envelope(&self, case: &SizeCase) -> Envelope {
+        Envelope { count: case.count, datatype: case.datatype, peer: self.peer, tag: TAG_DATA }
     }
 
     pub fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
@@ -75,18 +95,17 @@ impl<T: Transport> WindowSender<T> {
     /// One window; the sender returns the time until the acknowledgement.
     #[inline(always)]
     pub fn window(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
-        let w = case.window;
-        let env = Envelope { count: case.count, datatype: case.datatype, peer: self.peer, tag: TAG_DATA };
+        let (w, env) = (case.window, self.envelope(case));
         let ack = Envelope { count: 1, datatype: Datatype::Char, peer: self.peer, tag: TAG_ACK };
         if self.sender {
             let t0 = t.now();
-            t.isend_window(&self.data, env, &mut self.reqs, 0);
+            P::send_window(t, &self.data, env, &mut self.reqs, 0, w);
             t.waitall(&mut self.reqs, 0, w);
             t.recv(&mut self.ack, ack);
             t.complete();
             Some(t.now() - t0)
         } else {
-            t.irecv_window(&mut self.data, env, &mut self.reqs, 0);
+            P::recv_window(t, &mut self.data, env, &mut self.reqs, 0, w);
             t.waitall(&mut self.reqs, 0, w);
             t.send(&self.ack, ack);
             None
@@ -109,8 +128,17 @@ pub fn mb_per_s(bytes: f64, secs: f64) -> f64 {
 
 pub struct Bw;
 
-pub struct BwKernel<T: Transport> {
-    side: WindowSender<T>,
+pub struct BwKernel<T: Transport, P = Direct> {
+    side: WindowSender<T, P>,
+}
+
+impl<T: Transport, P: Posting<T>> BwKernel<T, P> {
+    /// Rank 0 sends to rank 1.
+    pub fn new(s: &Setup<T>) -> Result<Self, AllocError> {
+        let rank = s.rank();
+        let side = WindowSender::new(s.t, rank == 0, 1 - rank, s.max_size, s.max_window, s.opts.buffers)?;
+        Ok(BwKernel { side })
+    }
 }
 
 super::point_to_point_bench!(Bw, BwKernel);
@@ -119,15 +147,17 @@ impl PointToPoint for Bw {
     type P2pKernel<T: Transport> = BwKernel<T>;
 
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<BwKernel<T>, AllocError> {
-        let rank = s.rank();
-        let side = WindowSender::new(s.t, rank == 0, 1 - rank, s.max_size, s.max_window, s.opts.buffers)?;
-        Ok(BwKernel { side })
+        BwKernel::new(s)
     }
 }
 
-impl<T: Transport> Kernel<T> for BwKernel<T> {
+impl<T: Transport, P: Posting<T>> Kernel<T> for BwKernel<T, P> {
     fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         self.side.prepare(t, case)
+    }
+
+    fn end_size(&mut self, t: &T, case: &SizeCase) {
+        self.side.end_size(t, case);
     }
 
     fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {

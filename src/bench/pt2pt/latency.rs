@@ -3,6 +3,7 @@
 //! osu_multi_lat.
 
 use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
+use super::posting::{Direct, Posting};
 use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
 use crate::backend::{Control, Envelope, ReduceOp, Transport};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
@@ -28,21 +29,30 @@ pub const SPEC: BenchSpec = BenchSpec {
 
 const TAG: i32 = 1;
 
-/// Buffers and role of one side of a ping-pong; shared with osu_multi_lat.
-pub struct PingPong<T: Transport> {
+/// Buffers and role of one side of a ping-pong, posting its messages as
+/// `P` says; shared with osu_multi_lat and osu_latency_persistent.
+pub struct PingPong<T: Transport, P = Direct> {
     /// Whether this rank starts each exchange and keeps time.
     pub initiator: bool,
     pub peer: usize,
     send: T::Buf,
     recv: T::Buf,
     fresh_per_size: bool,
+    /// The bound send (slot 0) and receive (slot 1) of [`Bound`](super::posting::Bound).
+    reqs: T::Requests,
+    posting: std::marker::PhantomData<P>,
 }
 
-impl<T: Transport> PingPong<T> {
+/// The send slot and the receive slot of a ping-pong's requests.
+const SEND: usize = 0;
+const RECV: usize = 1;
+
+impl<T: Transport, P: Posting<T>> PingPong<T, P> {
     pub fn new(t: &T, initiator: bool, peer: usize, max_size: usize, mode: BufferMode) -> Result<Self, AllocError> {
         let fresh_per_size = mode == BufferMode::Multiple;
         let n = if fresh_per_size { 1 } else { max_size };
-        Ok(PingPong { initiator, peer, send: t.alloc(n)?, recv: t.alloc(n)?, fresh_per_size })
+        let (send, recv, reqs) = (t.alloc(n)?, t.alloc(n)?, t.requests(2));
+        Ok(PingPong { initiator, peer, send, recv, fresh_per_size, reqs, posting: std::marker::PhantomData })
     }
 
     pub fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
@@ -52,7 +62,20 @@ impl<T: Transport> PingPong<T> {
         }
         t.write_host(&mut self.send, case.size, |s| s.fill(SEND_FILL));
         t.write_host(&mut self.recv, case.size, |s| s.fill(RECV_FILL));
+        let env = self.envelope(case);
+        P::bind_send(t, &self.send, env, &mut self.reqs, SEND);
+        P::bind_recv(t, &mut self.recv, env, &mut self.reqs, RECV);
         Ok(())
+    }
+
+    /// After a size: frees what `prepare` bound.
+    pub fn end_size(&mut self, t: &T) {
+        P::unbind(t, &mut self.reqs, 0, 2);
+    }
+
+    #[inline(always)]
+    fn envelope(&self, case: &SizeCase) -> Envelope {
+        Envelope { count: case.count, datatype: case.datatype, peer: self.peer, tag: TAG }
     }
 
     pub fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
@@ -64,16 +87,16 @@ impl<T: Transport> PingPong<T> {
     /// One exchange; the initiator returns the round-trip time.
     #[inline(always)]
     pub fn exchange(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
-        let env = Envelope { count: case.count, datatype: case.datatype, peer: self.peer, tag: TAG };
+        let env = self.envelope(case);
         if self.initiator {
             let t0 = t.now();
-            t.send(&self.send, env);
-            t.recv(&mut self.recv, env);
+            P::send(t, &self.send, env, &mut self.reqs, SEND);
+            P::recv(t, &mut self.recv, env, &mut self.reqs, RECV);
             t.complete();
             Some(t.now() - t0)
         } else {
-            t.recv(&mut self.recv, env);
-            t.send(&self.send, env);
+            P::recv(t, &mut self.recv, env, &mut self.reqs, RECV);
+            P::send(t, &self.send, env, &mut self.reqs, SEND);
             None
         }
     }
@@ -92,14 +115,22 @@ pub fn one_way_us(round_trip_secs: f64) -> f64 {
 
 /// A ping-pong benchmark: osu_latency (one pair) or osu_multi_lat (np/2
 /// pairs, with a barrier before every exchange).
-pub struct PingPongBench<T: Transport> {
-    pp: PingPong<T>,
+pub struct PingPongBench<T: Transport, P = Direct> {
+    pp: PingPong<T, P>,
     pairs: usize,
     barrier_each: bool,
 }
 
-impl<T: Transport> PingPongBench<T> {
-    pub fn new(pp: PingPong<T>, pairs: usize, barrier_each: bool) -> Self {
+impl<T: Transport, P: Posting<T>> PingPongBench<T, P> {
+    /// Ranks 0 and 1, rank 0 keeping time (osu_latency and its persistent
+    /// form).
+    pub fn pair(s: &Setup<T>) -> Result<Self, AllocError> {
+        let rank = s.rank();
+        let pp = PingPong::new(s.t, rank == 0, 1 - rank, s.max_size, s.opts.buffers)?;
+        Ok(PingPongBench::new(pp, 1, false))
+    }
+
+    pub fn new(pp: PingPong<T, P>, pairs: usize, barrier_each: bool) -> Self {
         PingPongBench { pp, pairs, barrier_each }
     }
 }
@@ -113,15 +144,17 @@ impl PointToPoint for Latency {
     type P2pKernel<T: Transport> = PingPongBench<T>;
 
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {
-        let rank = s.rank();
-        let pp = PingPong::new(s.t, rank == 0, 1 - rank, s.max_size, s.opts.buffers)?;
-        Ok(PingPongBench::new(pp, 1, false))
+        PingPongBench::pair(s)
     }
 }
 
-impl<T: Transport> Kernel<T> for PingPongBench<T> {
+impl<T: Transport, P: Posting<T>> Kernel<T> for PingPongBench<T, P> {
     fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         self.pp.prepare(t, case)
+    }
+
+    fn end_size(&mut self, t: &T, _case: &SizeCase) {
+        self.pp.end_size(t);
     }
 
     fn begin_iteration(&mut self, t: &T, case: &SizeCase, i: usize, validation: Option<usize>) {

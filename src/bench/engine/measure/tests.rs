@@ -563,3 +563,68 @@ fn nonblocking_overlap_arithmetic() {
     let half = crate::bench::nonblocking::overlap_times(6.0, 5.0, 0.0, 1.0, 0.0, 4.0, 4.0, 4.0);
     assert!(close(half.compute_us, 4.0) && close(half.overlap_pct, 50.0));
 }
+
+#[test]
+fn persistent_forms_time_and_check_as_their_twins() {
+    use crate::bench::{
+        allgather_persistent as agp, allgatherv_persistent as agvp, allreduce_persistent as arp,
+        alltoall_persistent as aap, alltoallv_persistent as aavp, alltoallw_persistent as aawp,
+        barrier_persistent as bp, bcast_persistent as bcp, bibw, bibw_persistent, bw_persistent,
+        gather_persistent as gp, gatherv_persistent as gvp, latency_persistent, reduce_persistent as rp,
+        reduce_scatter_persistent as rsp, scatter_persistent as sp, scatterv_persistent as svp,
+    };
+    let m = Model::default();
+    let values = |seen: &[Seen]| rows(seen).iter().map(|r| (r.size, r.avg_lat_us, r.bw_mbps)).collect::<Vec<_>>();
+    // A bound request started and waited for takes what the call takes.
+    let args = ["-m", "4:256", "-i", "4", "-x", "1"];
+    for np in [2, 3] {
+        let (twin, _, _) = measure::<allreduce::Allreduce>(np, &args, m, None);
+        let (seen, ending, _) = measure::<arp::AllreducePersistent>(np, &args, m, None);
+        assert_eq!((ending, values(&seen)), (Ending::Complete, values(&twin)), "np {np}");
+    }
+    let (twin, _, _) = measure::<barrier::Barrier>(3, &["-i", "4"], m, None);
+    assert_eq!(values(&measure::<bp::BarrierPersistent>(3, &["-i", "4"], m, None).0), values(&twin));
+    let p2p = ["-m", "1:4096", "-i", "4", "-x", "1", "-c"];
+    let (twin, _, _) = measure::<latency::Latency>(2, &p2p, m, None);
+    assert_eq!(values(&measure::<latency_persistent::LatencyPersistent>(2, &p2p, m, None).0), values(&twin));
+    for extra in [&[][..], &["-b", "multiple"]] {
+        let args = [&p2p[..], extra].concat();
+        let (twin, _, _) = measure::<bw::Bw>(2, &args, m, None);
+        let (seen, ending, _) = measure::<bw_persistent::BwPersistent>(2, &args, m, None);
+        assert_eq!((ending, values(&seen)), (Ending::Complete, values(&twin)), "{args:?}");
+        let (twin, _, _) = measure::<bibw::Bibw>(2, &args, m, None);
+        let (seen, ending, _) = measure::<bibw_persistent::BibwPersistent>(2, &args, m, None);
+        assert_eq!((ending, values(&seen)), (Ending::Complete, values(&twin)), "{args:?}");
+    }
+    // Every one checks its results, out of place and (where it can) in place.
+    fn checked<M: BenchOn<MockTransport>>(m: Model) {
+        for np in [2, 3] {
+            let args = ["-m", "4:64", "-i", "3", "-x", "1", "-c", "-T", "all"];
+            assert_eq!(measure::<M>(np, &args, m, None).1, Ending::Complete, "{} np={np}", M::SPEC.name);
+            if M::SPEC.takes('l') {
+                let args = [&args[..], &["-l"]].concat();
+                assert_eq!(measure::<M>(np, &args, m, None).1, Ending::Complete, "{} np={np} -l", M::SPEC.name);
+            }
+        }
+    }
+    checked::<agp::AllgatherPersistent>(m);
+    checked::<agvp::AllgathervPersistent>(m);
+    checked::<arp::AllreducePersistent>(m);
+    checked::<aap::AlltoallPersistent>(m);
+    checked::<aavp::AlltoallvPersistent>(m);
+    checked::<aawp::AlltoallwPersistent>(m);
+    checked::<bcp::BcastPersistent>(m);
+    checked::<gp::GatherPersistent>(m);
+    checked::<gvp::GathervPersistent>(m);
+    checked::<rp::ReducePersistent>(m);
+    checked::<rsp::ReduceScatterPersistent>(m);
+    checked::<sp::ScatterPersistent>(m);
+    checked::<svp::ScattervPersistent>(m);
+    // and wrong data is caught through a bound request too
+    for (ending, name) in [
+        (measure::<arp::AllreducePersistent>(2, &p2p, m, Some(Fault::CorruptTo { to: 1 })).1, "allreduce"),
+        (measure::<bw_persistent::BwPersistent>(2, &p2p, m, Some(Fault::CorruptTo { to: 1 })).1, "bw"),
+    ] {
+        assert!(matches!(ending, Ending::ValidationFailed { .. }), "{name}: {ending:?}");
+    }
+}

@@ -1,0 +1,15 @@
+//! osu_scatterv_persistent: MPI_Scatterv_init once per size, then MPI_Start and MPI_Wait
+//! timed each iteration (see [`super::persistent`]); buffers, fills and
+//! checks are osu_scatterv's. The root is rank 0 (no `-k`, as OSU's).
+
+use super::persistent::persistent_collective;
+use super::spec::BenchSpec;
+
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_scatterv_persistent",
+    title: "OSU MPI Scatterv Persistent Latency Test",
+    letters: "hvfmixMacuGDPTIlz",
+    ..super::scatterv::SPEC
+};
+
+persistent_collective!(ScattervPersistent over super::iscatterv::Iscatterv, SPEC);

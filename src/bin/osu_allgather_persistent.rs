@@ -1,0 +1,6 @@
+//! osu_allgather_persistent, OSU 7.4 compatible.
+use commbench::bench::{allgather_persistent::AllgatherPersistent, runner};
+
+fn main() {
+    runner::main::<AllgatherPersistent>()
+}

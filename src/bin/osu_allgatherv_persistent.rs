@@ -1,0 +1,6 @@
+//! osu_allgatherv_persistent, OSU 7.4 compatible.
+use commbench::bench::{allgatherv_persistent::AllgathervPersistent, runner};
+
+fn main() {
+    runner::main::<AllgathervPersistent>()
+}

@@ -1,0 +1,6 @@
+//! osu_allreduce_persistent, OSU 7.4 compatible.
+use commbench::bench::{allreduce_persistent::AllreducePersistent, runner};
+
+fn main() {
+    runner::main::<AllreducePersistent>()
+}

@@ -1,0 +1,6 @@
+//! osu_alltoallv_persistent, OSU 7.4 compatible.
+use commbench::bench::{alltoallv_persistent::AlltoallvPersistent, runner};
+
+fn main() {
+    runner::main::<AlltoallvPersistent>()
+}

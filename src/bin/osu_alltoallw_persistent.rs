@@ -1,0 +1,6 @@
+//! osu_alltoallw_persistent, OSU 7.4 compatible.
+use commbench::bench::{alltoallw_persistent::AlltoallwPersistent, runner};
+
+fn main() {
+    runner::main::<AlltoallwPersistent>()
+}

@@ -1,0 +1,6 @@
+//! osu_barrier_persistent, OSU 7.4 compatible.
+use commbench::bench::{barrier_persistent::BarrierPersistent, runner};
+
+fn main() {
+    runner::main::<BarrierPersistent>()
+}

@@ -1,0 +1,6 @@
+//! osu_bw_persistent, OSU 7.4 compatible.
+use commbench::bench::{bw_persistent::BwPersistent, runner};
+
+fn main() {
+    runner::main::<BwPersistent>()
+}

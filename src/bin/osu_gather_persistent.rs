@@ -1,0 +1,6 @@
+//! osu_gather_persistent, OSU 7.4 compatible.
+use commbench::bench::{gather_persistent::GatherPersistent, runner};
+
+fn main() {
+    runner::main::<GatherPersistent>()
+}

@@ -1,0 +1,6 @@
+//! osu_latency_persistent, OSU 7.4 compatible.
+use commbench::bench::{latency_persistent::LatencyPersistent, runner};
+
+fn main() {
+    runner::main::<LatencyPersistent>()
+}

@@ -1,0 +1,6 @@
+//! osu_reduce_persistent, OSU 7.4 compatible.
+use commbench::bench::{reduce_persistent::ReducePersistent, runner};
+
+fn main() {
+    runner::main::<ReducePersistent>()
+}

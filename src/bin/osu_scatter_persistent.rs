@@ -1,0 +1,6 @@
+//! osu_scatter_persistent, OSU 7.4 compatible.
+use commbench::bench::{runner, scatter_persistent::ScatterPersistent};
+
+fn main() {
+    runner::main::<ScatterPersistent>()
+}
