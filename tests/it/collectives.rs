@@ -13,14 +13,22 @@ use std::collections::HashMap;
 /// elements on (open-mpi/ompi#8045); this turns it off.
 const NO_AVX: (&str, &str) = ("OMPI_MCA_op", "^avx");
 
-/// Every collective benchmark of the registry.
-fn collectives() -> Vec<&'static str> {
+/// Every collective benchmark of the registry that `mpi` runs (Open MPI
+/// 4.1 has no persistent collectives: tests/it/persistent.rs).
+fn collectives(mpi: Mpi) -> Vec<&'static str> {
+    use commbench::backend::Capability::PersistentCollectives;
     // (the non-blocking ones, with their overlap columns, are tests/it/nbc.rs's)
     commbench::bench::registry::BENCHMARKS
         .iter()
         .filter(|e| e.is_collective() && !e.spec.is_overlap())
+        .filter(|e| mpi == Mpi::Mpich || e.needs != Some(PersistentCollectives))
         .map(|e| e.name())
         .collect()
+}
+
+/// Whether a benchmark takes OSU's `-l` (in place).
+fn takes_in_place(bench: &str) -> bool {
+    commbench::bench::registry::lookup(bench).is_some_and(|e| e.spec.takes('l'))
 }
 
 /// Whether a benchmark takes OSU's `-k` (root rank).
@@ -163,13 +171,13 @@ fn every_collective(mpi: Mpi, np: usize) {
     let mut runs: Vec<(&str, Vec<String>)> = Vec::new();
     let last = format!("fixed:{}", np - 1);
     let last_root = ["-k", last.as_str()];
-    for bench in collectives() {
+    for bench in collectives(mpi) {
         let mut args = vec!["-m", "1:4K", "-i", "30", "-x", "3", "-f", "-z"];
-        if bench != "osu_barrier" {
+        if !bench.starts_with("osu_barrier") {
             args.extend(["-c", "-T", "all"]);
         }
         let mut variants: Vec<&[&str]> = vec![&[]];
-        if bench != "osu_barrier" && bench != "osu_bcast" {
+        if takes_in_place(bench) {
             variants.push(&["-l"]);
         }
         if takes_root(bench) {

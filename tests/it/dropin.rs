@@ -59,6 +59,9 @@ const MERGED: &[(&str, &str, usize, &[&str])] = &[
     ("osu_fop_latency", "fop_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
     ("osu_cas_latency", "cas_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
     ("osu_get_acc_latency", "get_acc_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
+    ("osu_latency_persistent", "latency_persistent_c_z", 2, &["-m", "16", "-i", "100", "-x", "2", "-c", "-z"]),
+    ("osu_bw_persistent", "bw_persistent_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("osu_bibw_persistent", "bibw_persistent_c", 2, &["-m", "16", "-i", "10", "-x", "1", "-c"]),
 ];
 
 /// Benchmarks whose merged-stream case lives in another file, and why:
@@ -69,7 +72,25 @@ const ELSEWHERE: &[(&str, &str)] = &[
     ("osu_bw_fan_out", "tests/it/fan.rs: as osu_bw_fan_in"),
     ("osu_init", "tests/it/startup.rs: streams merged, milliseconds masked"),
     ("osu_hello", "tests/it/startup.rs: streams merged"),
+    ("osu_allgather_persistent", PERSISTENT),
+    ("osu_allgatherv_persistent", PERSISTENT),
+    ("osu_allreduce_persistent", PERSISTENT),
+    ("osu_alltoall_persistent", PERSISTENT),
+    ("osu_alltoallv_persistent", PERSISTENT),
+    ("osu_alltoallw_persistent", PERSISTENT),
+    ("osu_barrier_persistent", PERSISTENT),
+    ("osu_bcast_persistent", PERSISTENT),
+    ("osu_gather_persistent", PERSISTENT),
+    ("osu_gatherv_persistent", PERSISTENT),
+    ("osu_reduce_persistent", PERSISTENT),
+    ("osu_reduce_scatter_persistent", PERSISTENT),
+    ("osu_scatter_persistent", PERSISTENT),
+    ("osu_scatterv_persistent", PERSISTENT),
 ];
+
+/// Open MPI 4.1 has no persistent collectives, and this file's streams run
+/// under Open MPI.
+const PERSISTENT: &str = "tests/it/persistent.rs: MPICH only (MPI-4); stdout against OSU's with stderr empty";
 
 /// The loose row pattern of older OSU harnesses, unanchored, applied to
 /// the whole merged text (where `\s` also crosses line ends).

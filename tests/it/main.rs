@@ -21,6 +21,7 @@ mod limits;
 mod nbc;
 mod nccl_lib;
 mod pairs;
+mod persistent;
 mod placement;
 mod results;
 mod rma;

@@ -1,0 +1,108 @@
+//! The persistent programs: osu_latency_persistent, osu_bw_persistent and
+//! osu_bibw_persistent (MPI-1's MPI_Send_init / MPI_Recv_init, under both
+//! MPIs) and the fourteen osu_*_persistent collectives (MPI-4's
+//! MPI_X_init: MPICH 4 runs them, Open MPI 4.1 refuses them in one line,
+//! as OSU's configure leaves them out there). Layouts against OSU 7.4's
+//! own binaries built under MPICH; every collective's validation, CSV and
+//! record are tests/it/collectives.rs's (under MPICH).
+
+use crate::common;
+
+use common::golden::{self, check_goldens, GoldenEnv, GoldenRun};
+use common::*;
+
+/// (golden file, benchmark, np, arguments) of the point-to-point ones.
+const POINT_TO_POINT: &[golden::Case] = &[
+    ("latency_persistent_c_z", "osu_latency_persistent", 2, &["-m", "16", "-i", "100", "-x", "2", "-c", "-z"]),
+    ("latency_persistent_full", "osu_latency_persistent", 2, &["-i", "20", "-x", "2"]),
+    ("bw_persistent_c_z", "osu_bw_persistent", 2, &["-m", "16", "-i", "100", "-x", "1", "-c", "-z"]),
+    ("bw_persistent_m64", "osu_bw_persistent", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("bibw_persistent_c", "osu_bibw_persistent", 2, &["-m", "16", "-i", "10", "-x", "1", "-c"]),
+    ("bibw_persistent_T_all", "osu_bibw_persistent", 2, &["-m", "16", "-i", "10", "-x", "1", "-T", "all"]),
+];
+
+const F_C_Z: &[&str] = &["-m", "16", "-i", "10", "-x", "1", "-f", "-c", "-z"];
+/// OSU 7.4's osu_allgather_persistent, osu_allreduce_persistent,
+/// osu_gather_persistent and osu_scatter_persistent bind their warm-up
+/// buffers and check the others, so their `-c` always says Fail: their
+/// golden files are without `-c` (ours pass it: collectives.rs).
+const F_Z: &[&str] = &["-m", "16", "-i", "10", "-x", "1", "-f", "-z"];
+
+/// The collectives' layouts (MPICH only).
+const COLLECTIVES: &[golden::Case] = &[
+    ("allgather_persistent_f_z", "osu_allgather_persistent", 2, F_Z),
+    ("allgatherv_persistent_f_c_z", "osu_allgatherv_persistent", 2, F_C_Z),
+    ("allreduce_persistent_f_z", "osu_allreduce_persistent", 2, F_Z),
+    ("allreduce_persistent_T_all", "osu_allreduce_persistent", 2, &["-m", "8", "-i", "10", "-x", "1", "-T", "all"]),
+    ("alltoall_persistent_f_c_z", "osu_alltoall_persistent", 2, F_C_Z),
+    ("alltoallv_persistent_f_c_z", "osu_alltoallv_persistent", 2, F_C_Z),
+    ("alltoallw_persistent_f_c_z", "osu_alltoallw_persistent", 2, F_C_Z),
+    ("barrier_persistent_f", "osu_barrier_persistent", 2, &["-i", "100", "-x", "10", "-f"]),
+    ("bcast_persistent_f_c_z", "osu_bcast_persistent", 2, F_C_Z),
+    ("gather_persistent_f_z", "osu_gather_persistent", 2, F_Z),
+    ("gatherv_persistent_f_c_z", "osu_gatherv_persistent", 2, F_C_Z),
+    ("reduce_persistent_f_c_z", "osu_reduce_persistent", 2, F_C_Z),
+    ("reduce_scatter_persistent_f_c_z", "osu_reduce_scatter_persistent", 2, F_C_Z),
+    ("scatter_persistent_f_z", "osu_scatter_persistent", 2, F_Z),
+    ("scatterv_persistent_f_c_z", "osu_scatterv_persistent", 2, F_C_Z),
+];
+
+/// The persistent collectives of the registry.
+fn persistent_collectives() -> Vec<&'static str> {
+    use commbench::backend::Capability;
+    let all = commbench::bench::registry::BENCHMARKS.iter();
+    all.filter(|e| e.needs == Some(Capability::PersistentCollectives)).map(|e| e.name()).collect()
+}
+
+#[test]
+fn every_persistent_collective_has_a_golden_case() {
+    let covered: Vec<&str> = COLLECTIVES.iter().map(|c| c.1).collect();
+    let all = persistent_collectives();
+    assert_eq!(all.len(), 14, "{all:?}");
+    for name in all {
+        assert!(covered.contains(&name), "{name} has no layout case");
+    }
+}
+
+#[test]
+fn open_mpi_point_to_point_layout_matches_osu() {
+    let _g = mpi_lock();
+    check_goldens(Mpi::OpenMpi, &GoldenRun::table(POINT_TO_POINT), &GoldenEnv::default());
+}
+
+#[test]
+fn mpich_persistent_layout_matches_osu() {
+    require_mpich!();
+    let _g = mpi_lock();
+    let runs: Vec<GoldenRun> =
+        GoldenRun::table(POINT_TO_POINT).into_iter().chain(GoldenRun::table(COLLECTIVES)).collect();
+    check_goldens(Mpi::Mpich, &runs, &GoldenEnv { quiet_stderr: true, ..GoldenEnv::default() });
+    // -b multiple binds each size's own buffers
+    let multiple = ["-m", "4096", "-i", "10", "-x", "1", "-c", "-b", "multiple"];
+    let runs: Vec<GoldenRun> = ["latency", "bw", "bibw"]
+        .iter()
+        .map(|p| GoldenRun::new("", &format!("osu_{p}_persistent"), 2, &multiple))
+        .collect();
+    let cwd = tempfile::tempdir().unwrap();
+    each_at_once(&runs, 1, |g| {
+        let args: Vec<&str> = g.args.iter().map(String::as_str).collect();
+        let run = launch(Mpi::Mpich, 2, &g.bench, &args, &Launch { cwd: Some(cwd.path().into()), ..Launch::default() });
+        assert_eq!(run.code, Some(0), "{}: {run:?}", g.bench);
+        let rows = osu_rows(&run.stdout);
+        assert_eq!(rows.len(), 13, "{}: {}", g.bench, run.stdout);
+        assert!(rows.iter().all(|r| r.last().is_some_and(|v| v == "Pass")), "{}: {}", g.bench, run.stdout);
+    });
+}
+
+/// Open MPI 4.1 is MPI 3.1: no MPI_X_init. Each persistent collective
+/// says so in one line and every rank exits 1, before any row.
+#[test]
+fn open_mpi_refuses_the_persistent_collectives_in_one_line() {
+    let _g = mpi_lock();
+    let mut r = Refusals::new();
+    for name in persistent_collectives() {
+        let prefix = format!("{name}: this MPI library has no persistent collectives (MPI_*_init are MPI-4; Open MPI");
+        r.refused(name, &["-m", "16"], &[], move |l| l.starts_with(&prefix) && l.ends_with("is MPI 3.1)"));
+    }
+    r.check();
+}
