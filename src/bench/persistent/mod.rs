@@ -10,11 +10,13 @@
 //! `MPI_Iallreduce` becomes `MPI_Allreduce_init`), so a persistent
 //! benchmark is a spec and one `persistent_collective!` line.
 //!
-//! Unlike OSU 7.4, whose persistent allreduce and gather bind the warm-up
-//! buffers and then check the real ones (so `-c` always fails there), the
+//! Unlike OSU 7.4, whose osu_allreduce_persistent binds the warm-up
+//! buffers and then checks the real ones (so its `-c` always fails), the
 //! timed request is bound to the real buffers and the validation
 //! repetitions get a request of their own on the warm-up buffer; and `-l`
-//! binds in place, as the blocking twin calls.
+//! binds in place, as the blocking twin calls. (MPICH 4.0.2's default
+//! persistent allgather, gather and scatter are right only on their first
+//! start; `-c` says so, for OSU's binaries as for these.)
 //!
 //! An MPI library without MPI-4's persistent collectives (Open MPI 4.1)
 //! refuses in one line before anything is bound
