@@ -315,6 +315,8 @@ pub enum Capability {
     VectorCollectives,
     NonBlockingCollectives,
     OneSided,
+    /// Blocking messages from several threads of a rank at once.
+    Threads,
 }
 
 impl Capability {
@@ -328,6 +330,7 @@ impl Capability {
             Capability::VectorCollectives => "the vector collectives",
             Capability::NonBlockingCollectives => "non-blocking collectives",
             Capability::OneSided => "one-sided communication",
+            Capability::Threads => "messages from several threads at once",
         }
     }
 }
@@ -367,10 +370,17 @@ pub const fn capabilities(backend: Backend) -> &'static [Capability] {
     use Capability::*;
     match backend {
         // Mpi<M>: Transport, Collectives, Barrier, VectorCollectives,
-        // NonBlockingCollectives; MpiHost: OneSided.
-        Backend::Mpi => {
-            &[PointToPoint, DuplexWindows, Collectives, Barrier, VectorCollectives, NonBlockingCollectives, OneSided]
-        }
+        // NonBlockingCollectives; MpiHost: OneSided, Threaded.
+        Backend::Mpi => &[
+            PointToPoint,
+            DuplexWindows,
+            Collectives,
+            Barrier,
+            VectorCollectives,
+            NonBlockingCollectives,
+            OneSided,
+            Threads,
+        ],
         // Ucx: Transport.
         Backend::Ucx => &[PointToPoint, DuplexWindows],
         // Nccl: Transport (one window at a time), Collectives.
@@ -426,6 +436,25 @@ pub trait Collectives: Transport {
 
 /// A barrier on the data plane (what osu_barrier times): MPI's and the
 /// mock's. NCCL has none.
+/// Blocking point-to-point messages from several threads of a rank at
+/// once (osu_latency_mt; MPI started with `MPI_THREAD_MULTIPLE`): each
+/// thread holds a [`Lane`] and buffers of its own.
+pub trait Threaded: Transport {
+    type Lane<'a>: Lane<Self::Buf>
+    where
+        Self: 'a;
+    /// What the rank's threads share to send and receive.
+    fn lane(&self) -> Self::Lane<'_>;
+}
+
+/// The calls one thread makes, shared by all of a rank's threads.
+pub trait Lane<B>: Sync {
+    fn send(&self, buf: &B, env: Envelope);
+    fn recv(&self, buf: &mut B, env: Envelope);
+    /// The transport's clock, as [`Transport::now`].
+    fn now(&self) -> f64;
+}
+
 pub trait Barrier: Transport {
     fn barrier(&self);
 }

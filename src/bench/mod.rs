@@ -56,6 +56,8 @@ benchmarks! {
     "pt2pt/bw_fan_in.rs" => bw_fan_in::BwFanIn,
     "pt2pt/bw_fan_out.rs" => bw_fan_out::BwFanOut,
     "pt2pt/multi_lat.rs" => multi_lat::MultiLat,
+    "pt2pt/latency_mt.rs" => latency_mt::LatencyMt,
+    "pt2pt/latency_mp.rs" => latency_mp::LatencyMp,
     "collective/barrier.rs" => barrier::Barrier,
     "collective/allreduce.rs" => allreduce::Allreduce,
     "collective/allgather.rs" => allgather::Allgather,
@@ -276,7 +278,7 @@ pub mod needs {
             }
         )*};
     }
-    need!(PointToPoint, DuplexWindows, Collectives, Barrier, VectorCollectives, NonBlockingCollectives);
+    need!(PointToPoint, DuplexWindows, Collectives, Barrier, VectorCollectives, NonBlockingCollectives, Threads);
 }
 
 /// What a benchmark file provides: its spec, what it needs of a transport,
