@@ -103,24 +103,22 @@ pub struct ThreadedPingPong<T: Transport> {
     next: usize,
 }
 
-/// What one thread does for its iterations of a size; returns
+/// What one thread does for its iterations of a size (`mine`); returns
 /// (iteration, round trip, first wrong element) for each.
 fn thread_loop<B, L: Lane<B>>(
     lane: &L,
     bufs: &mut (B, B),
     case: &SizeCase,
-    k: usize,
-    stride: usize,
+    mine: std::iter::StepBy<std::ops::Range<usize>>,
     role: (bool, usize, Option<usize>),
     fill: impl Fn(&mut (B, B), usize),
     check: impl Fn(&B, usize) -> Option<Mismatch>,
 ) -> Vec<(usize, f64, Option<Mismatch>)> {
     let (initiator, span, validation) = role;
-    let total = case.warmup + case.iterations;
-    let mut out = Vec::with_capacity(total / stride + 1);
+    let mut out = Vec::with_capacity(mine.len());
     let peer = usize::from(initiator);
     let env = |tag| Envelope { count: case.count, datatype: case.datatype, peer, tag };
-    for i in (k..total).step_by(stride) {
+    for i in mine {
         let (ping, pong) = match span {
             0 => (env(PING), env(PONG)),
             span => (env((i % span) as i32 + 1), env((i % span) as i32 + 1)),
@@ -155,6 +153,7 @@ impl<T: Threaded<Buf = crate::buffer::AlignedBuf>> ThreadedPingPong<T> {
         let span = if self.senders > 1 { tag_span(self.senders, self.receivers) } else { 0 };
         let role = (self.initiator, span, validation);
         let bytes = case.count * case.datatype.size();
+        let total = case.warmup + case.iterations;
         let fill = |b: &mut (T::Buf, T::Buf), i| {
             fill_pattern(&mut b.0.as_mut_slice()[..bytes], case.datatype, case.count, case.size, i);
             fill_zero(&mut b.1.as_mut_slice()[..bytes], case.datatype, case.count);
@@ -166,7 +165,7 @@ impl<T: Threaded<Buf = crate::buffer::AlignedBuf>> ThreadedPingPong<T> {
                 .bufs
                 .iter_mut()
                 .enumerate()
-                .map(|(k, b)| sc.spawn(move || thread_loop(lane, b, case, k, stride, role, fill, check)))
+                .map(|(k, b)| sc.spawn(move || thread_loop(lane, b, case, (k..total).step_by(stride), role, fill, check)))
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
         });
