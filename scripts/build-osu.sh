@@ -2,7 +2,8 @@
 # Builds the real OSU Micro-Benchmarks 7.4 C MPI binaries (point-to-point
 # standard, persistent and congestion; blocking, non-blocking, neighbourhood
 # and, where the MPI library is MPI-4, persistent collectives; start-up;
-# one-sided; no CUDA, no OpenSHMEM/UPC) so that
+# one-sided, with osu_get_mbw, which OSU's Makefile leaves out; no CUDA, no
+# OpenSHMEM/UPC) so that
 # tests and benchmarks can run them beside ours, and prints on stdout the one
 # directory holding symlinks to every osu_* binary built:
 #
@@ -51,13 +52,18 @@ mkdir -p "$dest"
 exec 9>"$dest/.lock"
 flock 9
 
-stamp="tarball $(sha256sum "$tarball" | cut -d' ' -f1) cc $cc cxx $cxx dirs ${dirs[*]}"
+# Programs OSU ships but its Makefiles do not build, by directory: each is
+# compiled and linked as its directory's model program is (same flags, same
+# util objects), so that its output can be compared with ours.
+extras=(c/mpi/one-sided:osu_get_mbw:osu_get_bw)
+
+stamp="tarball $(sha256sum "$tarball" | cut -d' ' -f1) cc $cc cxx $cxx dirs ${dirs[*]} extras ${extras[*]}"
 built() {
   [ -f "$dest/.stamp" ] && [ "$(cat "$dest/.stamp")" = "$stamp" ] || return 1
   [ -x "$bin/osu_latency" ] && [ -x "$bin/osu_allreduce" ] && [ -x "$bin/osu_gather" ] && [ -x "$bin/osu_iallreduce" ] \
     && [ -x "$bin/osu_bw_fan_in" ] && [ -x "$bin/osu_init" ] && [ -x "$bin/osu_hello" ] \
     && [ -x "$bin/osu_put_latency" ] && [ -x "$bin/osu_latency_persistent" ] \
-    && [ -x "$bin/osu_neighbor_allgather" ] && [ -x "$bin/osu_latency_mt" ]
+    && [ -x "$bin/osu_neighbor_allgather" ] && [ -x "$bin/osu_latency_mt" ] && [ -x "$bin/osu_get_mbw" ]
 }
 
 if ! built; then
@@ -81,6 +87,14 @@ if ! built; then
   fi
   for d in "${dirs[@]}"; do
     make -C "$dest/src/$d" -j"$(nproc)" >>"$log" 2>&1 || fail "make in $d"
+  done
+  for e in "${extras[@]}"; do
+    IFS=: read -r d prog model <<<"$e"
+    # A rule beside the generated Makefile: the model's objects less its
+    # own, and the model's link command; .c.o compiles the source.
+    printf '%s\n' "$prog\$(EXEEXT): $prog.\$(OBJEXT) \$(filter-out $model.\$(OBJEXT),\$(${model}_OBJECTS))" \
+      "	\$(CXXLINK) \$^ \$(${model}_LDADD) \$(LIBS)" >"$dest/src/$d/$prog.mk"
+    make -C "$dest/src/$d" -f Makefile -f "$prog.mk" "$prog" >>"$log" 2>&1 || fail "make $prog in $d"
   done
   mkdir -p "$bin"
   for d in "${dirs[@]}"; do

@@ -81,6 +81,29 @@ pub const MAX_TAIL_PERCENTILES: usize = 5;
 /// Percentiles printed by a bare `-z`, in print order.
 pub const DEFAULT_TAILS: [u32; 3] = [50, 90, 99];
 
+/// osu_latency_mt's threads or osu_latency_mp's forked processes on each
+/// side (`-t R` or `-t S:R`), as OSU counts them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkerCounts {
+    /// The sender's count when set (`S:R`, or osu_latency_mp's default);
+    /// None after `-t R`.
+    pub sender: Option<usize>,
+    pub receiver: usize,
+}
+
+impl WorkerCounts {
+    /// Threads on the sender: one unless `S:R` gave another count.
+    pub fn sender_threads(&self) -> usize {
+        self.sender.unwrap_or(1)
+    }
+
+    /// Processes the sender forks: none unless set (OSU's osu_latency_mp
+    /// forks none after `-t R`).
+    pub fn sender_processes(&self) -> usize {
+        self.sender.unwrap_or(0)
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Options {
     pub min_size: usize,
@@ -109,6 +132,9 @@ pub struct Options {
     /// `-t` (non-blocking collectives): test calls during the dummy
     /// computation (0: none, the default).
     pub test_calls: usize,
+    /// `-t` (osu_latency_mt, osu_latency_mp): the sender's and the
+    /// receiver's threads or forked processes, as OSU prints them.
+    pub workers: Option<WorkerCounts>,
     /// `-M` (collectives), if given: bytes one buffer may take.
     pub mem_limit: Option<usize>,
     /// `-l` (collectives with an in-place form).

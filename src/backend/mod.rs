@@ -319,6 +319,8 @@ pub enum Capability {
     /// (MPI_Send_init, MPI_Recv_init, MPI_Startall).
     PersistentPointToPoint,
     OneSided,
+    /// Blocking messages from several threads of a rank at once.
+    Threads,
 }
 
 impl Capability {
@@ -334,6 +336,7 @@ impl Capability {
             Capability::PersistentCollectives => "persistent collectives",
             Capability::PersistentPointToPoint => "persistent point-to-point requests",
             Capability::OneSided => "one-sided communication",
+            Capability::Threads => "messages from several threads at once",
         }
     }
 }
@@ -375,7 +378,7 @@ pub const fn capabilities(backend: Backend) -> &'static [Capability] {
         // Mpi<M>: Transport, Collectives, Barrier, VectorCollectives,
         // NonBlockingCollectives, PersistentCollectives (where the library
         // is MPI-4: persistent_refusal), PersistentPointToPoint; MpiHost:
-        // OneSided.
+        // OneSided, Threaded.
         Backend::Mpi => &[
             PointToPoint,
             DuplexWindows,
@@ -386,6 +389,7 @@ pub const fn capabilities(backend: Backend) -> &'static [Capability] {
             PersistentCollectives,
             PersistentPointToPoint,
             OneSided,
+            Threads,
         ],
         // Ucx: Transport.
         Backend::Ucx => &[PointToPoint, DuplexWindows],
@@ -442,6 +446,25 @@ pub trait Collectives: Transport {
 
 /// A barrier on the data plane (what osu_barrier times): MPI's and the
 /// mock's. NCCL has none.
+/// Blocking point-to-point messages from several threads of a rank at
+/// once (osu_latency_mt; MPI started with `MPI_THREAD_MULTIPLE`): each
+/// thread holds a [`Lane`] and buffers of its own.
+pub trait Threaded: Transport {
+    type Lane<'a>: Lane<Self::Buf>
+    where
+        Self: 'a;
+    /// What the rank's threads share to send and receive.
+    fn lane(&self) -> Self::Lane<'_>;
+}
+
+/// The calls one thread makes, shared by all of a rank's threads.
+pub trait Lane<B>: Sync {
+    fn send(&self, buf: &B, env: Envelope);
+    fn recv(&self, buf: &mut B, env: Envelope);
+    /// The transport's clock, as [`Transport::now`].
+    fn now(&self) -> f64;
+}
+
 pub trait Barrier: Transport {
     fn barrier(&self);
 }

@@ -5,10 +5,12 @@
 
 use std::ffi::{c_int, c_void};
 
+use mpi::environment::Threading;
 use mpi::ffi;
 
 use super::shim::Handles;
 use super::{Control, ReduceOp};
+use crate::bench::spec::ThreadLevel;
 
 /// The tag of [`World::release_from_root`]'s messages; no benchmark or
 /// control-plane message uses it.
@@ -21,13 +23,26 @@ pub struct World {
     rank: usize,
     size: usize,
     h: Handles,
+    /// The thread support the library gave.
+    threads: ThreadLevel,
 }
 
 impl World {
     /// Initialises MPI (`MPI_Init_thread` with MPI_THREAD_SINGLE, like
     /// `MPI_Init`). Returns None if MPI was already initialised.
     pub fn init() -> Option<World> {
-        let universe = mpi::initialize()?;
+        Self::init_with(ThreadLevel::Single)
+    }
+
+    /// Initialises MPI asking `MPI_Init_thread` for `level` (the library
+    /// may give less: [`World::threads`]).
+    pub fn init_with(level: ThreadLevel) -> Option<World> {
+        let asked = match level {
+            ThreadLevel::Single => Threading::Single,
+            ThreadLevel::Multiple => Threading::Multiple,
+        };
+        let (universe, given) = mpi::initialize_with_threading(asked)?;
+        let given = if given == Threading::Multiple { ThreadLevel::Multiple } else { ThreadLevel::Single };
         // SAFETY: MPI is initialised; these read predefined handles.
         unsafe {
             let comm = ffi::RSMPI_COMM_WORLD;
@@ -35,8 +50,14 @@ impl World {
             let mut size = 0;
             ffi::MPI_Comm_rank(comm, &mut rank);
             ffi::MPI_Comm_size(comm, &mut size);
-            Some(World { universe: Some(universe), comm, rank: rank as usize, size: size as usize, h: Handles::get() })
+            let (rank, size) = (rank as usize, size as usize);
+            Some(World { universe: Some(universe), comm, rank, size, h: Handles::get(), threads: given })
         }
+    }
+
+    /// The thread support MPI gave (`MPI_Init_thread`'s `provided`).
+    pub fn threads(&self) -> ThreadLevel {
+        self.threads
     }
 
     /// The communicator every rank of the job is in.

@@ -59,6 +59,8 @@ benchmarks! {
     "pt2pt/bw_fan_in.rs" => bw_fan_in::BwFanIn,
     "pt2pt/bw_fan_out.rs" => bw_fan_out::BwFanOut,
     "pt2pt/multi_lat.rs" => multi_lat::MultiLat,
+    "pt2pt/latency_mt.rs" => latency_mt::LatencyMt,
+    "pt2pt/latency_mp.rs" => latency_mp::LatencyMp,
     "pt2pt/latency_persistent.rs" => latency_persistent::LatencyPersistent,
     "pt2pt/bw_persistent.rs" => bw_persistent::BwPersistent,
     "pt2pt/bibw_persistent.rs" => bibw_persistent::BibwPersistent,
@@ -304,7 +306,8 @@ pub mod needs {
         VectorCollectives,
         NonBlockingCollectives,
         PersistentCollectives,
-        PersistentPointToPoint
+        PersistentPointToPoint,
+        Threads
     );
 }
 

@@ -20,6 +20,28 @@ pub enum ProcRule {
     Nodes,
 }
 
+/// What OSU's `-t` sets on the two point-to-point programs that spread a
+/// rank's work: osu_latency_mt's threads, osu_latency_mp's forked
+/// processes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workers {
+    /// Threads per rank sharing the ping-pongs; MPI must start with
+    /// `MPI_THREAD_MULTIPLE`.
+    Threads,
+    /// Processes each rank forks after MPI starts.
+    Processes,
+}
+
+/// The thread support a benchmark asks of `MPI_Init_thread`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ThreadLevel {
+    /// `MPI_THREAD_SINGLE`, what `MPI_Init` gives (every benchmark but
+    /// osu_latency_mt).
+    Single,
+    /// `MPI_THREAD_MULTIPLE`: MPI called from several threads at once.
+    Multiple,
+}
+
 /// Iterations and warm-up for small and large messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct IterDefaults {
@@ -98,6 +120,12 @@ pub enum JobShapeError {
     ExactlyTwo,
     #[error("This test requires at least two processes")]
     AtLeastTwo,
+    /// osu_latency_mt -c with unequal thread counts.
+    #[error("Number of sender and receiver threads must be same when validation is enabled. Use option -t to set")]
+    ValidationThreads,
+    /// The library gave less than `MPI_THREAD_MULTIPLE`.
+    #[error("MPI_Init_thread must return MPI_THREAD_MULTIPLE!")]
+    ThreadMultiple,
     #[error("This test requires an even number of processes (rank i is paired with rank i + np/2), got {np}")]
     EvenCount { np: usize },
     #[error("Invalid Number of Pairs [-p {pairs}] (at most np/2 = {} with {np} processes)", np / 2)]
@@ -207,6 +235,9 @@ pub struct BenchSpec {
     /// The one-sided benchmarks: the `-s` words this one takes and its
     /// `-w` and `-s` defaults (None for every other benchmark).
     pub one_sided: Option<&'static OneSidedRules>,
+    /// What `-t` spreads each rank's work over (osu_latency_mt,
+    /// osu_latency_mp); None where `-t` means something else or nothing.
+    pub workers: Option<Workers>,
 }
 
 impl BenchSpec {
@@ -279,8 +310,19 @@ impl BenchSpec {
             Some("it times MPI_Init once, not iterations")
         } else if self.is_overlap() {
             Some("its overlap figures come from two passes of the full count")
+        } else if self.workers.is_some() {
+            Some("its threads or processes share the size's full count")
         } else {
             None
+        }
+    }
+
+    /// The thread support MPI must give: `MPI_THREAD_MULTIPLE` where the
+    /// ping-pongs run on threads.
+    pub fn thread_level(&self) -> ThreadLevel {
+        match self.workers {
+            Some(Workers::Threads) => ThreadLevel::Multiple,
+            _ => ThreadLevel::Single,
         }
     }
 
@@ -337,6 +379,17 @@ mod tests {
             MBW_MR.pairs_for_text(4, Some(3)),
             Err("Invalid Number of Pairs [-p 3] (at most np/2 = 2 with 4 processes)".into())
         );
+    }
+
+    #[test]
+    fn threads_ask_for_thread_multiple() {
+        use crate::bench::latency_mp::SPEC as MP;
+        use crate::bench::latency_mt::SPEC as MT;
+        assert_eq!(MT.thread_level(), ThreadLevel::Multiple);
+        assert_eq!((MP.thread_level(), LATENCY.thread_level()), (ThreadLevel::Single, ThreadLevel::Single));
+        assert!(ThreadLevel::Single < ThreadLevel::Multiple, "the runner refuses a lower level than asked");
+        assert_eq!(JobShapeError::ThreadMultiple.to_string(), "MPI_Init_thread must return MPI_THREAD_MULTIPLE!");
+        assert!(MT.precision_refusal().is_some() && MP.precision_refusal().is_some());
     }
 
     #[test]

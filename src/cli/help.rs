@@ -3,7 +3,7 @@
 //! long-only commbench options.
 
 use super::{long_name, ACCEL_LETTER, EXTENSIONS};
-use crate::bench::spec::{BenchSpec, ProcRule, DEFAULT_MEM_LIMIT, DEFAULT_WINDOW, LARGE_MESSAGE_SIZE};
+use crate::bench::spec::{BenchSpec, ProcRule, Workers, DEFAULT_MEM_LIMIT, DEFAULT_WINDOW, LARGE_MESSAGE_SIZE};
 use crate::options::Format;
 
 fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
@@ -45,6 +45,14 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
         't' if spec.is_overlap() => {
             vec!["N - MPI_Test calls spread over the dummy computation (default 0: none)".into()]
         }
+        't' if spec.workers == Some(Workers::Threads) => vec![
+            "[S:]R - sender and receiver threads, each 1 to 127 (default 1:2);".into(),
+            "-t R sets only the receiver's".into(),
+        ],
+        't' if spec.workers.is_some() => vec![
+            "[S:]R - processes the sender and the receiver fork, each 1 to 127".into(),
+            "(default 2:2); -t R sets the receiver's and the sender forks none".into(),
+        ],
         't' => vec!["N - accepted for compatibility and ignored".into()],
         'W' => vec![format!(
             "N - messages in flight before each synchronisation, 1 to 2147483647 (default {DEFAULT_WINDOW})"

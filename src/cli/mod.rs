@@ -117,7 +117,8 @@ pub fn option_table(spec: &BenchSpec) -> Vec<OptDef> {
         .letters
         .chars()
         // osu_init and osu_hello have no buffers to place.
-        .chain((!spec.is_startup()).then_some(ACCEL_LETTER))
+        // OSU's osu_latency_mt and osu_latency_mp have no GPU form.
+        .chain((!spec.is_startup() && spec.workers.is_none()).then_some(ACCEL_LETTER))
         .filter_map(|c| {
             OSU_OPTIONS.iter().find(|(l, ..)| *l == c).map(|&(l, long, arg)| OptDef {
                 id: OptId::Short(l),

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::getopt::{OptId, Token};
 use super::CliError;
 use crate::bench::registry;
-use crate::bench::spec::{BenchSpec, DEFAULT_VALIDATION_WARMUP, MAX_VALIDATION_WARMUP};
+use crate::bench::spec::{BenchSpec, Workers, DEFAULT_VALIDATION_WARMUP, MAX_VALIDATION_WARMUP};
 use crate::datatype::Datatype;
 pub use crate::options::*;
 use crate::stats::precision;
@@ -46,6 +46,12 @@ fn defaults(spec: &BenchSpec) -> Options {
         vary_window: false,
         full: false,
         test_calls: 0,
+        workers: spec.workers.map(|w| match w {
+            // OSU's defaults: one sender thread, two receiver threads; two
+            // forked processes on each side.
+            Workers::Threads => WorkerCounts { sender: None, receiver: 2 },
+            Workers::Processes => WorkerCounts { sender: Some(2), receiver: 2 },
+        }),
         mem_limit: None,
         in_place: false,
         root: RootRank::Fixed(0),
@@ -150,6 +156,21 @@ pub fn parse_message_sizes(text: &str) -> Result<(Option<usize>, Option<usize>),
         [min, ""] => Ok((Some(num(min)?), None)),
         [min, max] => Ok((Some(num(min)?), Some(num(max)?))),
         _ => Err("more than one ':'"),
+    }
+}
+
+/// The most threads or processes `-t` gives one side, as in OSU.
+pub const MAX_WORKERS: usize = 127;
+const WORKERS_RANGE: &str = "give R or S:R, each from 1 to 127";
+
+/// OSU's `-t` for osu_latency_mt and osu_latency_mp: `R` sets the
+/// receiver's count and unsets the sender's (one thread, no forked
+/// process: [`WorkerCounts`]), `S:R` both, each from 1 to [`MAX_WORKERS`].
+pub fn parse_workers(text: &str) -> Option<WorkerCounts> {
+    let count = |s: &str| parse_count(s).filter(|n| (1..=MAX_WORKERS).contains(n));
+    match text.split_once(':') {
+        None => Some(WorkerCounts { sender: None, receiver: count(text)? }),
+        Some((s, r)) => Some(WorkerCounts { sender: Some(count(s)?), receiver: count(r)? }),
     }
 }
 
@@ -260,6 +281,13 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             OptId::Short('t') if spec.is_overlap() => {
                 // OSU's non-blocking collectives: MPI_Test calls, 0 or more.
                 o.test_calls = bounded(v, 0, "Invalid Number of Probes", 't')?;
+            }
+            OptId::Short('t') if spec.workers.is_some() => {
+                let message = match spec.workers {
+                    Some(Workers::Threads) => "Invalid Number of Threads",
+                    _ => "Invalid Number of Processes",
+                };
+                o.workers = Some(parse_workers(v).ok_or_else(|| bad_why(message, 't', v, WORKERS_RANGE))?);
             }
             OptId::Short('t') => {
                 // OSU's bw/bibw accept -t and ignore it; so do we.
@@ -635,6 +663,19 @@ mod tests {
                 "{e}"
             );
             assert_eq!(parse_backend(spec, "mpi").ok(), Some(Backend::Mpi));
+        }
+    }
+
+    #[test]
+    fn worker_counts() {
+        let wc = |sender, receiver| Some(WorkerCounts { sender, receiver });
+        assert_eq!(parse_workers("4"), wc(None, 4));
+        assert_eq!(parse_workers("2:3"), wc(Some(2), 3));
+        assert_eq!(parse_workers("127:1"), wc(Some(127), 1));
+        let r = parse_workers("4").unwrap();
+        assert_eq!((r.sender_threads(), r.sender_processes()), (1, 0));
+        for bad in ["0", "128", "200", "2:3:4", "3:", ":3", "", "x", "2:0", "-1", "1.5", "1K"] {
+            assert_eq!(parse_workers(bad), None, "{bad}");
         }
     }
 

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::backend::world::World;
 use crate::backend::{agree_failures, Control};
+use crate::bench::spec::ThreadLevel;
 use crate::launcher::LauncherEnv;
 use crate::report::record::{self, RankInfo, RunHeader, RunStatus};
 use crate::report::record_end::{self, RecordPlace};
@@ -194,6 +195,8 @@ pub struct JobConfig<'a> {
     /// Whether each rank opens its GPU (`-d`) before MPI starts, as a
     /// CUDA-aware MPI expects.
     pub gpu: bool,
+    /// The thread support to ask of `MPI_Init_thread`.
+    pub threads: ThreadLevel,
 }
 
 /// A started job on one rank: MPI is up, the job size suits the program
@@ -258,7 +261,7 @@ impl Job {
         // osu_init reports this: the time MPI takes to start on this rank
         // (two clock reads around MPI_Init; every job keeps it, at no cost).
         let before_init = std::time::Instant::now();
-        let world = World::init();
+        let world = World::init_with(cfg.threads);
         let mpi_init = before_init.elapsed();
         let Some(world) = world else {
             say(&format!("{name}: MPI was initialised before commbench could do it"));

@@ -78,6 +78,7 @@ pub fn main(args: &[String]) -> i32 {
         setup_exit: EXIT_USAGE,
         name_shape_lines: true,
         gpu: false,
+        threads: crate::bench::spec::ThreadLevel::Single,
     };
     if cfg.backend == Backend::Ucx {
         crate::backend::quiet_ucx_by_default();

@@ -6,9 +6,9 @@
 use std::io::{self, Write};
 
 use super::{Row, Sink};
-use crate::bench::spec::{BenchSpec, MetricKind};
+use crate::bench::spec::{BenchSpec, MetricKind, Workers};
 use crate::datatype::Datatype;
-use crate::options::{Accel, Backend};
+use crate::options::{Accel, Backend, WorkerCounts};
 
 /// The title line with `-d`'s accelerator named where OSU names it
 /// (`# OSU MPI-CUDA Latency Test v7.4`), and NCCL's collectives titled as
@@ -52,6 +52,8 @@ pub struct TableLayout {
     /// The one-sided benchmarks: the window and synchronisation OSU's
     /// header names.
     pub one_sided: Option<(crate::backend::rma::WinKind, crate::backend::rma::SyncMode)>,
+    /// osu_latency_mt's threads or osu_latency_mp's forked processes.
+    pub workers: Option<(Workers, WorkerCounts)>,
 }
 
 impl TableLayout {
@@ -70,6 +72,7 @@ impl TableLayout {
             backend: opts.backend,
             np,
             one_sided: spec.one_sided.map(|_| crate::bench::rma::choice(spec, opts)),
+            workers: spec.workers.zip(opts.workers),
         }
     }
 }
@@ -126,6 +129,18 @@ impl<W: Write> OsuTable<W> {
             // osu_init and osu_hello start with the title itself.
             writeln!(self.out, "{}", self.spec.title_line())?;
         } else {
+            match self.layout.workers {
+                // OSU's trailing space after the sender's count, too.
+                Some((Workers::Threads, w)) => {
+                    writeln!(self.out, "# Number of Sender threads: {} ", w.sender_threads())?;
+                    writeln!(self.out, "# Number of Receiver threads: {}", w.receiver)?;
+                }
+                Some((Workers::Processes, w)) => {
+                    writeln!(self.out, "# Number of forked processes in sender: {}", w.sender_processes())?;
+                    writeln!(self.out, "# Number of forked processes in receiver: {}", w.receiver)?;
+                }
+                None => {}
+            }
             writeln!(self.out)?;
             writeln!(self.out, "{}", title_line(self.spec, self.layout.accel, self.layout.backend))?;
             if self.spec.is_overlap() {
@@ -290,6 +305,12 @@ impl<W: Write> OsuTable<W> {
                 s.push_str(&format!("{:>17.2}", row.avg_lat_us.unwrap_or(0.0)))
             }
             MetricKind::Startup | MetricKind::Hello => {}
+            // OSU's osu_latency_mp writes the value 10 wide unless the
+            // Validation column follows.
+            MetricKind::Latency if self.layout.workers.is_some_and(|(w, _)| w == Workers::Processes) => {
+                let width = if row.validation.is_some() { 18 } else { 10 };
+                s.push_str(&format!("{:>width$.2}", row.avg_lat_us.unwrap_or(0.0)))
+            }
             MetricKind::Latency | MetricKind::Collective => {
                 s.push_str(&format!("{:>18.2}", row.avg_lat_us.unwrap_or(0.0)))
             }
@@ -344,6 +365,13 @@ impl<W: Write> Sink for OsuTable<W> {
                 }
             } else if self.nccl_point_to_point() {
                 writeln!(self.out, "# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)")?;
+            } else if let Some((Workers::Threads, w)) = self.layout.workers {
+                // Every sender thread of OSU's prints its own header.
+                for _ in 1..w.sender_threads() {
+                    writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
+                    writeln!(self.out, "{}", self.header())?;
+                }
+                writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
             } else if self.spec.typed() {
                 writeln!(self.out, "# Datatype: {}.", dt.mpi_name())?;
             }

@@ -62,6 +62,8 @@ const MERGED: &[(&str, &str, usize, &[&str])] = &[
     ("osu_latency_persistent", "latency_persistent_c_z", 2, &["-m", "16", "-i", "100", "-x", "2", "-c", "-z"]),
     ("osu_bw_persistent", "bw_persistent_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
     ("osu_bibw_persistent", "bibw_persistent_c", 2, &["-m", "16", "-i", "10", "-x", "1", "-c"]),
+    ("osu_latency_mt", "latency_mt_m64", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    ("osu_latency_mp", "latency_mp_c_z", 2, &["-m", "4", "-i", "10", "-x", "1", "-c", "-z"]),
 ];
 
 /// Benchmarks whose merged-stream case lives in another file, and why:

@@ -31,6 +31,13 @@ const GOLDEN: &[golden::Case] = &[
     ("mbw_mr_V_R0", "osu_mbw_mr", 2, &["-m", "16", "-i", "10", "-x", "1", "-V", "-R", "0"]),
     ("multi_lat_m64", "osu_multi_lat", 2, &["-m", "64", "-i", "20", "-x", "2"]),
     ("multi_lat_c", "osu_multi_lat", 2, &["-m", "16", "-i", "20", "-x", "2", "-c"]),
+    ("latency_mt_m64", "osu_latency_mt", 2, &["-m", "64", "-i", "20", "-x", "2"]),
+    // Two sender threads: OSU prints each one's header.
+    ("latency_mt_t2_2_c", "osu_latency_mt", 2, &["-m", "4", "-i", "10", "-x", "1", "-t", "2:2", "-c", "-u", "1"]),
+    // Each run lasts at least 2 s: the launcher waits for the processes
+    // the sender forks, which sleep that long (OSU's behaviour).
+    ("latency_mp_t3", "osu_latency_mp", 2, &["-m", "16", "-i", "20", "-x", "2", "-t", "3"]),
+    ("latency_mp_c_z", "osu_latency_mp", 2, &["-m", "4", "-i", "10", "-x", "1", "-c", "-z"]),
 ];
 
 fn run_ok(mpi: Mpi, np: usize, bench: &str, args: &[&str], cwd: &std::path::Path) -> Run {

@@ -547,8 +547,6 @@ const NOT_YET: &[&str] = &[
     "osu_ineighbor_alltoall",
     "osu_ineighbor_alltoallv",
     "osu_ineighbor_alltoallw",
-    "osu_latency_mp",
-    "osu_latency_mt",
     "osu_neighbor_allgather",
     "osu_neighbor_allgatherv",
     "osu_neighbor_alltoall",

@@ -52,6 +52,11 @@ impl<'a> Plan<'a> {
                 return Err(JobShapeError::MinBusbwOneRank { name: spec.name, factor });
             }
         }
+        let unequal = opts.workers.is_some_and(|w| w.sender != Some(w.receiver));
+        if spec.workers == Some(super::spec::Workers::Threads) && opts.validation.is_some() && unequal {
+            // OSU checks each message in the thread that received it.
+            return Err(JobShapeError::ValidationThreads);
+        }
         if let RootRank::Fixed(root) = opts.root {
             if root >= np {
                 return Err(JobShapeError::Root { root, np });

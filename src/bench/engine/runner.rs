@@ -137,11 +137,25 @@ where
     }
 }
 
+/// Kernels whose threads send and receive at once: MPI in host memory
+/// (OSU's osu_latency_mt has no GPU form; the options refuse `-d`).
+impl<B> Launch<needs::Threads> for B
+where
+    B: for<'w> BenchOn<MpiHost<'w>>,
+{
+    const BACKENDS: &'static [Backend] = &[Backend::Mpi];
+
+    fn measure(s: &Session) -> Ending {
+        s.run(&MpiHost::new(&s.job.world), B::message_bytes, <B as BenchOn<MpiHost>>::kernel)
+    }
+}
+
 /// Whether each [`Launch`] runs over exactly the backends that
 /// [`backend::capabilities`] gives its capability; a compile-time check
 /// (`const _`), so the options' refusals and the dispatch cannot part.
 pub const BACKENDS_AGREE: () = {
     agree::<needs::PointToPoint>(<super::latency::Latency as Launch<needs::PointToPoint>>::BACKENDS);
+    agree::<needs::Threads>(<super::latency_mt::LatencyMt as Launch<needs::Threads>>::BACKENDS);
     agree::<needs::DuplexWindows>(<super::bibw::Bibw as Launch<needs::DuplexWindows>>::BACKENDS);
     agree::<needs::Collectives>(<super::allreduce::Allreduce as Launch<needs::Collectives>>::BACKENDS);
     agree::<needs::Barrier>(<super::barrier::Barrier as Launch<needs::Barrier>>::BACKENDS);
@@ -278,6 +292,7 @@ fn run_with(
         setup_exit: 1,
         name_shape_lines: false,
         gpu: opts.accel.is_some() || opts.backend == Backend::Nccl,
+        threads: spec.thread_level(),
     };
     if opts.backend == Backend::Ucx {
         crate::backend::quiet_ucx_by_default();
@@ -289,6 +304,9 @@ fn run_with(
     }
     let job = match Job::start(cfg, env, |world| {
         let p = Plan::resolve(spec, &opts, world.size())?;
+        if world.threads() < spec.thread_level() {
+            return Err(super::spec::JobShapeError::ThreadMultiple);
+        }
         let p = if p.pairs_from_nodes() {
             // Every rank off the parent node sends or receives: one pair
             // each (np/2 on two nodes).

@@ -26,6 +26,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     buffer_times_np: false,
     accel_slot: true,
     one_sided: None,
+    workers: None,
 };
 
 const TAG_DATA: i32 = 100;

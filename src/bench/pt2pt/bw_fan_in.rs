@@ -24,6 +24,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     buffer_times_np: false,
     accel_slot: true,
     one_sided: None,
+    workers: None,
 };
 
 pub struct BwFanIn;

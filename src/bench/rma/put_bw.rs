@@ -19,6 +19,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     buffer_times_np: false,
     accel_slot: false,
     one_sided: Some(&rma::PASSIVE_DEFAULT),
+    workers: None,
 };
 
 rma::one_sided_bench!(PutBw, Op::Put, Shape::Bandwidth);

@@ -40,6 +40,7 @@ pub const INIT: BenchSpec = BenchSpec {
     buffer_times_np: false,
     accel_slot: false,
     one_sided: None,
+    workers: None,
 };
 
 /// osu_init.
@@ -108,6 +109,7 @@ mod tests {
             backend: crate::options::Backend::Mpi,
             np,
             one_sided: None,
+            workers: None,
         };
         let mut t = OsuTable::new(Vec::new(), spec, layout);
         t.preamble().unwrap();

@@ -24,6 +24,7 @@ fn layout() -> TableLayout {
         backend: crate::options::Backend::Mpi,
         np: 2,
         one_sided: None,
+        workers: None,
     }
 }
 

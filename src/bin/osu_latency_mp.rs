@@ -1,0 +1,6 @@
+//! osu_latency_mp, OSU 7.4 compatible.
+use commbench::bench::{latency_mp::LatencyMp, runner};
+
+fn main() {
+    runner::main::<LatencyMp>()
+}
