@@ -291,6 +291,23 @@ pub trait Transport {
     /// Posts one non-blocking receive per slot of `bufs` into
     /// `reqs[offset..]`.
     fn irecv_window(&self, bufs: &mut BufferSet<Self::Buf>, env: Envelope, reqs: &mut Self::Requests, offset: usize);
+    /// Posts a window of receives into `recv` (`reqs[0..w]`) and a window
+    /// of sends from `send` (`reqs[w..2w]`) at once, as osu_bibw does on
+    /// both ranks. The receives go first, then the sends; a transport
+    /// whose windows run one after the other on one stream (NCCL) posts
+    /// both in one group instead, or each rank's receives would wait for
+    /// sends its peer has queued behind its own receives.
+    fn exchange_windows(
+        &self,
+        recv: &mut BufferSet<Self::Buf>,
+        inn: Envelope,
+        send: &BufferSet<Self::Buf>,
+        out: Envelope,
+        reqs: &mut Self::Requests,
+    ) {
+        self.irecv_window(recv, inn, reqs, 0);
+        self.isend_window(send, out, reqs, recv.slots());
+    }
     /// Waits for `reqs[offset..offset + n]`.
     fn waitall(&self, reqs: &mut Self::Requests, offset: usize, n: usize);
     /// Whether `reqs[offset..offset + n]` have all completed. Never blocks.
@@ -306,10 +323,6 @@ pub trait Transport {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Capability {
     PointToPoint,
-    /// Windows of messages both ways between a pair at once (osu_bibw):
-    /// NCCL's grouped sends and receives, one window per group on one
-    /// stream, would wait on each other.
-    DuplexWindows,
     Collectives,
     Barrier,
     VectorCollectives,
@@ -328,7 +341,6 @@ impl Capability {
     pub fn describe(self) -> &'static str {
         match self {
             Capability::PointToPoint => "point-to-point messages",
-            Capability::DuplexWindows => "windows of messages both ways at once",
             Capability::Collectives => "the collectives",
             Capability::Barrier => "a barrier of its own",
             Capability::VectorCollectives => "the vector collectives",
@@ -381,7 +393,6 @@ pub const fn capabilities(backend: Backend) -> &'static [Capability] {
         // OneSided, Threaded.
         Backend::Mpi => &[
             PointToPoint,
-            DuplexWindows,
             Collectives,
             Barrier,
             VectorCollectives,
@@ -392,7 +403,7 @@ pub const fn capabilities(backend: Backend) -> &'static [Capability] {
             Threads,
         ],
         // Ucx: Transport.
-        Backend::Ucx => &[PointToPoint, DuplexWindows],
+        Backend::Ucx => &[PointToPoint],
         // Nccl: Transport (one window at a time), Collectives.
         Backend::Nccl => &[PointToPoint, Collectives],
     }

@@ -411,6 +411,30 @@ impl<'w> Transport for Nccl<'w> {
         reqs.pending += n;
     }
 
+    /// Both windows in one group, a send then a receive per slot (as
+    /// nccl-tests' and OSU's NCCL programs pair them): two groups on one
+    /// stream would each wait for the peer's group queued behind its own.
+    #[inline(always)]
+    fn exchange_windows(
+        &self,
+        recv: &mut BufferSet<GpuBuf>,
+        inn: Envelope,
+        send: &BufferSet<GpuBuf>,
+        out: Envelope,
+        reqs: &mut Requests,
+    ) {
+        check_len(send.slot(0).len(), out.bytes());
+        check_len(recv.slot(0).len(), inn.bytes());
+        let n = send.slots().min(recv.slots());
+        self.group(|| {
+            for j in 0..n {
+                self.post_send(send.slot(j).as_ptr() as *const c_void, out.count, out.datatype, out.peer);
+                self.post_recv(recv.slot_mut(j).as_mut_ptr() as *mut c_void, inn.count, inn.datatype, inn.peer);
+            }
+        });
+        reqs.pending += 2 * n;
+    }
+
     #[inline(always)]
     fn waitall(&self, reqs: &mut Requests, _offset: usize, _n: usize) {
         self.sync();

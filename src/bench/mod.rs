@@ -300,7 +300,6 @@ pub mod needs {
     }
     need!(
         PointToPoint,
-        DuplexWindows,
         Collectives,
         Barrier,
         VectorCollectives,

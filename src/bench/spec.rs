@@ -238,6 +238,9 @@ pub struct BenchSpec {
     /// What `-t` spreads each rank's work over (osu_latency_mt,
     /// osu_latency_mp); None where `-t` means something else or nothing.
     pub workers: Option<Workers>,
+    /// Whether a window of messages goes each way at once (osu_bibw and
+    /// its persistent form): twice the buffers and the traffic.
+    pub duplex: bool,
 }
 
 impl BenchSpec {

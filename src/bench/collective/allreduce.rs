@@ -25,6 +25,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     accel_slot: true,
     one_sided: None,
     workers: None,
+    duplex: false,
 };
 
 pub struct Allreduce;

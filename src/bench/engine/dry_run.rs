@@ -77,7 +77,7 @@ fn iteration_secs(plan: &Plan, np: usize, point: &Point, window: usize, link: Li
         None => match plan.spec.metric {
             MetricKind::Latency => (2.0, 2.0 * size, 1.0),
             MetricKind::Bandwidth | MetricKind::MultiBandwidth => {
-                let both = if plan.needs == Some(Capability::DuplexWindows) { 2.0 } else { 1.0 };
+                let both = if plan.spec.duplex { 2.0 } else { 1.0 };
                 (w + 1.0, both * w * size, 1.0)
             }
             // One-sided latencies: one message each way at most.

@@ -15,7 +15,6 @@
 
 use super::plan::Plan;
 use super::spec::{CollectiveCall, Op};
-use crate::backend::Capability;
 use crate::options::BufferMode;
 
 /// Bytes one outstanding non-blocking request costs: our MPI_Request
@@ -134,7 +133,7 @@ fn mpi_temporaries(call: CollectiveCall, max: u128, np: u128) -> u128 {
 
 /// Whether the benchmark keeps a window in flight each way (osu_bibw).
 fn duplex(plan: &Plan) -> bool {
-    plan.needs == Some(Capability::DuplexWindows)
+    plan.spec.duplex
 }
 
 /// Message buffers of a point-to-point benchmark on one rank: a window of

@@ -69,21 +69,6 @@ where
     }
 }
 
-/// Point-to-point kernels with windows both ways at once: over MPI and UCX.
-impl<B> Launch<needs::DuplexWindows> for B
-where
-    B: PointToPoint + for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
-{
-    const BACKENDS: &'static [Backend] = &[Backend::Mpi, Backend::Ucx];
-
-    fn measure(s: &Session) -> Ending {
-        match s.opts.backend {
-            Backend::Ucx => run_ucx::<B>(s),
-            _ => s.run_mpi::<B>(),
-        }
-    }
-}
-
 /// The collectives NCCL has too: over MPI and NCCL.
 impl<B> Launch<needs::Collectives> for B
 where
@@ -156,7 +141,6 @@ where
 pub const BACKENDS_AGREE: () = {
     agree::<needs::PointToPoint>(<super::latency::Latency as Launch<needs::PointToPoint>>::BACKENDS);
     agree::<needs::Threads>(<super::latency_mt::LatencyMt as Launch<needs::Threads>>::BACKENDS);
-    agree::<needs::DuplexWindows>(<super::bibw::Bibw as Launch<needs::DuplexWindows>>::BACKENDS);
     agree::<needs::Collectives>(<super::allreduce::Allreduce as Launch<needs::Collectives>>::BACKENDS);
     agree::<needs::Barrier>(<super::barrier::Barrier as Launch<needs::Barrier>>::BACKENDS);
     agree::<needs::VectorCollectives>(<super::allgatherv::Allgatherv as Launch<needs::VectorCollectives>>::BACKENDS);

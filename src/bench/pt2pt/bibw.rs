@@ -12,7 +12,7 @@ use crate::options::BufferMode;
 use crate::stats::Samples;
 
 pub const SPEC: BenchSpec =
-    BenchSpec { name: "osu_bibw", title: "OSU MPI Bi-Directional Bandwidth Test", ..super::bw::SPEC };
+    BenchSpec { name: "osu_bibw", title: "OSU MPI Bi-Directional Bandwidth Test", duplex: true, ..super::bw::SPEC };
 
 /// Tags as OSU: rank 0 sends with 100 and receives with 10.
 const TAG_FROM_0: i32 = 100;
@@ -60,7 +60,7 @@ impl<T: Transport, P: Posting<T>> BibwKernel<T, P> {
     }
 }
 
-super::point_to_point_bench!(Bibw, BibwKernel, DuplexWindows);
+super::point_to_point_bench!(Bibw, BibwKernel);
 
 impl PointToPoint for Bibw {
     type P2pKernel<T: Transport> = BibwKernel<T>;
@@ -96,15 +96,13 @@ impl<T: Transport, P: Posting<T>> Kernel<T> for BibwKernel<T, P> {
         let ((out, inn), w) = (self.envelopes(case), case.window);
         if self.rank0 {
             let t0 = t.now();
-            P::recv_window(t, &mut self.recv, inn, &mut self.reqs, 0, w);
-            P::send_window(t, &self.send, out, &mut self.reqs, w, w);
+            P::exchange_windows(t, &mut self.recv, inn, &self.send, out, &mut self.reqs, w);
             t.waitall(&mut self.reqs, w, w);
             t.waitall(&mut self.reqs, 0, w);
             t.complete();
             Some(t.now() - t0)
         } else {
-            P::recv_window(t, &mut self.recv, inn, &mut self.reqs, 0, w);
-            P::send_window(t, &self.send, out, &mut self.reqs, w, w);
+            P::exchange_windows(t, &mut self.recv, inn, &self.send, out, &mut self.reqs, w);
             t.waitall(&mut self.reqs, 0, w);
             t.waitall(&mut self.reqs, w, w);
             None

@@ -27,6 +27,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     accel_slot: true,
     one_sided: None,
     workers: None,
+    duplex: false,
 };
 
 const TAG_DATA: i32 = 100;

@@ -26,6 +26,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     accel_slot: true,
     one_sided: None,
     workers: None,
+    duplex: false,
 };
 
 const TAG: i32 = 1;

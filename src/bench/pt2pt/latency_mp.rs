@@ -22,6 +22,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     from_zero: false,
     accel_slot: false,
     workers: Some(Workers::Processes),
+    duplex: false,
     ..super::latency::SPEC
 };
 

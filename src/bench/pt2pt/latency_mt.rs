@@ -33,6 +33,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     accel_slot: false,
     one_sided: None,
     workers: Some(Workers::Threads),
+    duplex: false,
 };
 
 /// Tags with one sender thread, as OSU: pings on one, pongs on the other,

@@ -25,6 +25,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     accel_slot: false,
     one_sided: None,
     workers: None,
+    duplex: false,
 };
 
 pub struct MbwMr;

@@ -48,6 +48,18 @@ pub trait Posting<T: Transport> {
     /// Posts the receives of a window into `reqs[offset..offset + n]`.
     fn recv_window(t: &T, bufs: &mut BufferSet<T::Buf>, env: Envelope, reqs: &mut T::Requests, offset: usize, n: usize);
 
+    /// Posts a window of receives (`reqs[0..w]`) and one of sends
+    /// (`reqs[w..2w]`) at once ([`Transport::exchange_windows`]).
+    fn exchange_windows(
+        t: &T,
+        recv: &mut BufferSet<T::Buf>,
+        inn: Envelope,
+        send: &BufferSet<T::Buf>,
+        out: Envelope,
+        reqs: &mut T::Requests,
+        w: usize,
+    );
+
     /// One send, complete on return; `slot` is its bound request.
     fn send(t: &T, buf: &T::Buf, env: Envelope, reqs: &mut T::Requests, slot: usize);
 
@@ -74,6 +86,19 @@ impl<T: Transport> Posting<T> for Direct {
         _n: usize,
     ) {
         t.irecv_window(bufs, env, reqs, offset);
+    }
+
+    #[inline(always)]
+    fn exchange_windows(
+        t: &T,
+        recv: &mut BufferSet<T::Buf>,
+        inn: Envelope,
+        send: &BufferSet<T::Buf>,
+        out: Envelope,
+        reqs: &mut T::Requests,
+        _w: usize,
+    ) {
+        t.exchange_windows(recv, inn, send, out, reqs);
     }
 
     #[inline(always)]
@@ -121,6 +146,21 @@ impl<T: PersistentPointToPoint> Posting<T> for Bound {
         n: usize,
     ) {
         t.startall(reqs, offset, n);
+    }
+
+    /// The receives' requests, then the sends' (MPI_Startall each).
+    #[inline(always)]
+    fn exchange_windows(
+        t: &T,
+        _recv: &mut BufferSet<T::Buf>,
+        _inn: Envelope,
+        _send: &BufferSet<T::Buf>,
+        _out: Envelope,
+        reqs: &mut T::Requests,
+        w: usize,
+    ) {
+        t.startall(reqs, 0, w);
+        t.startall(reqs, w, w);
     }
 
     #[inline(always)]

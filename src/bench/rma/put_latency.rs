@@ -20,6 +20,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     accel_slot: false,
     one_sided: Some(&rma::PASSIVE_DEFAULT),
     workers: None,
+    duplex: false,
 };
 
 rma::one_sided_bench!(PutLatency, Op::Put, Shape::Latency);

@@ -41,6 +41,7 @@ pub const INIT: BenchSpec = BenchSpec {
     accel_slot: false,
     one_sided: None,
     workers: None,
+    duplex: false,
 };
 
 /// osu_init.
