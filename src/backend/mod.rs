@@ -22,6 +22,7 @@ pub mod cuda_memory;
 pub mod mock;
 pub mod mpi_host;
 pub mod nccl;
+pub mod neighbor;
 pub mod rma;
 mod shim;
 #[cfg(ucx)]
@@ -315,6 +316,7 @@ pub enum Capability {
     VectorCollectives,
     NonBlockingCollectives,
     OneSided,
+    NeighborCollectives,
 }
 
 impl Capability {
@@ -328,6 +330,7 @@ impl Capability {
             Capability::VectorCollectives => "the vector collectives",
             Capability::NonBlockingCollectives => "non-blocking collectives",
             Capability::OneSided => "one-sided communication",
+            Capability::NeighborCollectives => "the neighbourhood collectives",
         }
     }
 }
@@ -367,10 +370,17 @@ pub const fn capabilities(backend: Backend) -> &'static [Capability] {
     use Capability::*;
     match backend {
         // Mpi<M>: Transport, Collectives, Barrier, VectorCollectives,
-        // NonBlockingCollectives; MpiHost: OneSided.
-        Backend::Mpi => {
-            &[PointToPoint, DuplexWindows, Collectives, Barrier, VectorCollectives, NonBlockingCollectives, OneSided]
-        }
+        // NonBlockingCollectives, NeighborCollectives; MpiHost: OneSided.
+        Backend::Mpi => &[
+            PointToPoint,
+            DuplexWindows,
+            Collectives,
+            Barrier,
+            VectorCollectives,
+            NonBlockingCollectives,
+            OneSided,
+            NeighborCollectives,
+        ],
         // Ucx: Transport.
         Backend::Ucx => &[PointToPoint, DuplexWindows],
         // Nccl: Transport (one window at a time), Collectives.
@@ -472,7 +482,7 @@ pub trait VectorCollectives: Collectives {
 /// The buffers passed to a start must stay allocated, and must not be read
 /// or written, until the operation has completed (`nb_wait`, or `nb_test`
 /// returning true): MPI writes them in the meantime.
-pub trait NonBlockingCollectives: VectorCollectives + Barrier {
+pub trait NonBlockingCollectives: VectorCollectives + Barrier + NeighborCollectives {
     /// MPI_Ibarrier.
     fn ibarrier(&self);
     /// MPI_Iallreduce with MPI_SUM.
@@ -545,6 +555,69 @@ pub trait NonBlockingCollectives: VectorCollectives + Barrier {
     /// # Safety
     /// See above; the layouts too stay as they are until completion.
     unsafe fn ialltoallw(&self, io: Operands<Self::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype);
+    /// MPI_Ineighbor_allgather ([`NeighborCollectives`]' arguments).
+    ///
+    /// # Safety
+    /// See above.
+    unsafe fn ineighbor_allgather(
+        &self,
+        g: &NeighborGraph,
+        send: &Self::Buf,
+        recv: &mut Self::Buf,
+        count: usize,
+        dt: Datatype,
+    );
+    /// MPI_Ineighbor_allgatherv.
+    ///
+    /// # Safety
+    /// See above; the layout too stays as it is until completion.
+    unsafe fn ineighbor_allgatherv(
+        &self,
+        g: &NeighborGraph,
+        send: &Self::Buf,
+        recv: &mut Self::Buf,
+        count: usize,
+        rl: &Blocks,
+        dt: Datatype,
+    );
+    /// MPI_Ineighbor_alltoall.
+    ///
+    /// # Safety
+    /// See above.
+    unsafe fn ineighbor_alltoall(
+        &self,
+        g: &NeighborGraph,
+        send: &Self::Buf,
+        recv: &mut Self::Buf,
+        count: usize,
+        dt: Datatype,
+    );
+    /// MPI_Ineighbor_alltoallv.
+    ///
+    /// # Safety
+    /// See above; the layouts too stay as they are until completion.
+    unsafe fn ineighbor_alltoallv(
+        &self,
+        g: &NeighborGraph,
+        send: &Self::Buf,
+        recv: &mut Self::Buf,
+        sl: &Blocks,
+        rl: &Blocks,
+        dt: Datatype,
+    );
+    /// MPI_Ineighbor_alltoallw.
+    ///
+    /// # Safety
+    /// See above; the layouts too stay as they are until completion.
+    unsafe fn ineighbor_alltoallw(
+        &self,
+        g: &NeighborGraph,
+        send: &Self::Buf,
+        recv: &mut Self::Buf,
+        sl: &ByteBlocks,
+        rl: &ByteBlocks,
+        dt: Datatype,
+    );
     /// MPI_Test on the operation in flight: whether it has completed (true
     /// also when none is in flight).
     fn nb_test(&self) -> bool;
@@ -617,3 +690,4 @@ pub fn quiet_ucx_by_default() {
 }
 
 pub use agree::agree_failures;
+pub use neighbor::{Adjacency, ByteBlocks, NeighborCollectives, NeighborGraph};

@@ -116,7 +116,7 @@ macro_rules! mpi_only {
         }
     )*};
 }
-mpi_only!(Barrier, VectorCollectives, NonBlockingCollectives);
+mpi_only!(Barrier, VectorCollectives, NonBlockingCollectives, NeighborCollectives);
 
 /// Whether each [`Launch`] runs over exactly the backends that
 /// [`backend::capabilities`] gives its capability; a compile-time check
@@ -129,6 +129,9 @@ pub const BACKENDS_AGREE: () = {
     agree::<needs::VectorCollectives>(<super::allgatherv::Allgatherv as Launch<needs::VectorCollectives>>::BACKENDS);
     agree::<needs::NonBlockingCollectives>(
         <super::iallreduce::Iallreduce as Launch<needs::NonBlockingCollectives>>::BACKENDS,
+    );
+    agree::<needs::NeighborCollectives>(
+        <super::neighbor_alltoall::NeighborAlltoall as Launch<needs::NeighborCollectives>>::BACKENDS,
     );
 };
 const _: () = BACKENDS_AGREE;
