@@ -65,6 +65,20 @@ pub enum RootRank {
     Rotate,
 }
 
+/// The process topology of the neighbourhood collectives (`-N`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Neighborhood {
+    /// `-N cart:D:R` (default cart:1:1): a periodic grid of D dimensions
+    /// as MPI_Dims_create shapes it; each rank's neighbours are every rank
+    /// within R steps along every dimension at once (its (2R+1)^D - 1
+    /// surrounding cells), in and out alike.
+    Cart { dims: usize, radius: usize },
+    /// `-N graph:FILE`: the directed edges `from,to` FILE lists, read when
+    /// the options are (the path is kept for the run record).
+    Graph { path: PathBuf, edges: Vec<(usize, usize)> },
+}
+
 /// Validation (`-c`), optionally logging failures (`-clog[:DIR]`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Validation {
@@ -141,6 +155,8 @@ pub struct Options {
     pub in_place: bool,
     /// `-k` (osu_reduce).
     pub root: RootRank,
+    /// `-N` (neighbourhood collectives).
+    pub neighborhood: Neighborhood,
     pub results: ResultsDest,
     /// Whether the user chose where results go (`--results-dir`, `--csv`,
     /// `--no-results` or `$COMMBENCH_RESULTS_DIR`). When not, results

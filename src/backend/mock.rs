@@ -29,8 +29,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::{
-    check_len, Barrier, Blocks, Bound, Collectives, Control, Envelope, NonBlockingCollectives, Operands,
-    PersistentCollectives, PersistentPointToPoint, ReduceOp, Transport, VectorCollectives,
+    check_len, Adjacency, Barrier, Blocks, Bound, ByteBlocks, Collectives, Control, Envelope, NeighborCollectives,
+    NeighborGraph, NonBlockingCollectives, Operands, PersistentCollectives, PersistentPointToPoint, ReduceOp,
+    Transport, VectorCollectives,
 };
 use crate::buffer::{AlignedBuf, BufferSet};
 use crate::datatype::Datatype;
@@ -940,6 +941,64 @@ impl NonBlockingCollectives for MockTransport {
         self.started(|| self.alltoallw(io, send, recv, dt));
     }
 
+    unsafe fn ineighbor_allgather(
+        &self,
+        g: &NeighborGraph,
+        send: &AlignedBuf,
+        recv: &mut AlignedBuf,
+        count: usize,
+        dt: Datatype,
+    ) {
+        self.started(|| self.neighbor_allgather(g, send, recv, count, dt));
+    }
+
+    unsafe fn ineighbor_allgatherv(
+        &self,
+        g: &NeighborGraph,
+        send: &AlignedBuf,
+        recv: &mut AlignedBuf,
+        count: usize,
+        rl: &Blocks,
+        dt: Datatype,
+    ) {
+        self.started(|| self.neighbor_allgatherv(g, send, recv, count, rl, dt));
+    }
+
+    unsafe fn ineighbor_alltoall(
+        &self,
+        g: &NeighborGraph,
+        send: &AlignedBuf,
+        recv: &mut AlignedBuf,
+        count: usize,
+        dt: Datatype,
+    ) {
+        self.started(|| self.neighbor_alltoall(g, send, recv, count, dt));
+    }
+
+    unsafe fn ineighbor_alltoallv(
+        &self,
+        g: &NeighborGraph,
+        send: &AlignedBuf,
+        recv: &mut AlignedBuf,
+        sl: &Blocks,
+        rl: &Blocks,
+        dt: Datatype,
+    ) {
+        self.started(|| self.neighbor_alltoallv(g, send, recv, sl, rl, dt));
+    }
+
+    unsafe fn ineighbor_alltoallw(
+        &self,
+        g: &NeighborGraph,
+        send: &AlignedBuf,
+        recv: &mut AlignedBuf,
+        sl: &ByteBlocks,
+        rl: &ByteBlocks,
+        dt: Datatype,
+    ) {
+        self.started(|| self.neighbor_alltoallw(g, send, recv, sl, rl, dt));
+    }
+
     /// Costs one call's overhead; done once the clock has reached the
     /// operation's completion.
     fn nb_test(&self) -> bool {
@@ -1018,6 +1077,138 @@ impl MockTransport {
         }
         self.tamper(out.as_mut_slice());
     }
+}
+
+/// The neighbourhood collectives: every rank hands in its blocks, each
+/// addressed to a destination, and takes from each source the block that
+/// source addressed to it (an edge is listed once, so there is one).
+impl NeighborCollectives for MockTransport {
+    fn neighbor_graph(&self, adjacency: Adjacency) -> NeighborGraph {
+        self.world.barrier();
+        NeighborGraph::detached(adjacency)
+    }
+
+    fn neighbor_allgather(
+        &self,
+        g: &NeighborGraph,
+        send: &AlignedBuf,
+        recv: &mut AlignedBuf,
+        count: usize,
+        dt: Datatype,
+    ) {
+        let bytes = count * dt.size();
+        let rl = Blocks::end_to_end(g.adjacency().sources.len(), count, dt, false);
+        let spans = vec![(0, bytes); g.adjacency().destinations.len()];
+        self.neighbor_move(g, send, recv, &spans, |k| rl.offset(k, dt, false));
+    }
+
+    fn neighbor_allgatherv(
+        &self,
+        g: &NeighborGraph,
+        send: &AlignedBuf,
+        recv: &mut AlignedBuf,
+        count: usize,
+        rl: &Blocks,
+        dt: Datatype,
+    ) {
+        assert_eq!(rl.counts.len(), g.adjacency().sources.len());
+        check_len(recv.len(), rl.extent);
+        let spans = vec![(0, count * dt.size()); g.adjacency().destinations.len()];
+        self.neighbor_move(g, send, recv, &spans, |k| rl.offset(k, dt, false));
+    }
+
+    fn neighbor_alltoall(
+        &self,
+        g: &NeighborGraph,
+        send: &AlignedBuf,
+        recv: &mut AlignedBuf,
+        count: usize,
+        dt: Datatype,
+    ) {
+        let bytes = count * dt.size();
+        let spans: Vec<_> = (0..g.adjacency().destinations.len()).map(|k| (k * bytes, bytes)).collect();
+        self.neighbor_move(g, send, recv, &spans, |k| k * bytes);
+    }
+
+    fn neighbor_alltoallv(
+        &self,
+        g: &NeighborGraph,
+        send: &AlignedBuf,
+        recv: &mut AlignedBuf,
+        sl: &Blocks,
+        rl: &Blocks,
+        dt: Datatype,
+    ) {
+        let adj = g.adjacency();
+        assert!(sl.counts.len() == adj.destinations.len() && rl.counts.len() == adj.sources.len());
+        check_len(recv.len(), rl.extent);
+        let spans: Vec<_> =
+            (0..sl.counts.len()).map(|k| (sl.offset(k, dt, false), sl.counts[k] as usize * dt.size())).collect();
+        self.neighbor_move(g, send, recv, &spans, |k| rl.offset(k, dt, false));
+    }
+
+    fn neighbor_alltoallw(
+        &self,
+        g: &NeighborGraph,
+        send: &AlignedBuf,
+        recv: &mut AlignedBuf,
+        sl: &ByteBlocks,
+        rl: &ByteBlocks,
+        dt: Datatype,
+    ) {
+        let adj = g.adjacency();
+        assert!(sl.counts.len() == adj.destinations.len() && rl.counts.len() == adj.sources.len());
+        check_len(recv.len(), rl.extent);
+        let spans: Vec<_> = (0..sl.counts.len()).map(|k| (sl.offset(k), sl.counts[k] as usize * dt.size())).collect();
+        self.neighbor_move(g, send, recv, &spans, |k| rl.offset(k));
+    }
+}
+
+impl MockTransport {
+    /// Sends `send[at..at + len]` for each `(at, len)` of `spans` to
+    /// destination k, and writes what source k sent this rank at
+    /// `place(k)` of `recv`. Costs one collective moving the bytes sent.
+    fn neighbor_move(
+        &self,
+        g: &NeighborGraph,
+        send: &AlignedBuf,
+        recv: &mut AlignedBuf,
+        spans: &[(usize, usize)],
+        place: impl Fn(usize) -> usize,
+    ) {
+        let (adj, me) = (g.adjacency(), self.world.rank);
+        // Mine: for each destination, its rank (8 bytes), length (8) and block.
+        let mut mine = Vec::new();
+        for (&d, &(at, len)) in adj.destinations.iter().zip(spans) {
+            check_len(send.len(), at + len);
+            mine.extend_from_slice(&(d as u64).to_le_bytes());
+            mine.extend_from_slice(&(len as u64).to_le_bytes());
+            mine.extend_from_slice(&send.as_slice()[at..at + len]);
+        }
+        let moved: usize = spans.iter().map(|s| s.1).sum();
+        let all = self.collective(mine, moved as f64);
+        for (k, &src) in adj.sources.iter().enumerate() {
+            let block = addressed(&all.0[src], me).unwrap_or_else(|| panic!("rank {src} sent rank {me} nothing"));
+            let to = place(k);
+            check_len(recv.len(), to + block.len());
+            recv.as_mut_slice()[to..to + block.len()].copy_from_slice(block);
+        }
+        self.tamper(recv.as_mut_slice());
+    }
+}
+
+/// The block addressed to rank `to` in one rank's [`MockTransport::neighbor_move`] contribution.
+fn addressed(packed: &[u8], to: usize) -> Option<&[u8]> {
+    let word = |at: usize| u64::from_le_bytes(packed[at..at + 8].try_into().expect("8 bytes")) as usize;
+    let mut at = 0;
+    while at < packed.len() {
+        let (d, len) = (word(at), word(at + 8));
+        if d == to {
+            return Some(&packed[at + 16..at + 16 + len]);
+        }
+        at += 16 + len;
+    }
+    None
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub mod cuda_memory;
 pub mod mock;
 pub mod mpi_host;
 pub mod nccl;
+pub mod neighbor;
 pub mod rma;
 mod shim;
 #[cfg(ucx)]
@@ -334,6 +335,7 @@ pub enum Capability {
     OneSided,
     /// Blocking messages from several threads of a rank at once.
     Threads,
+    NeighborCollectives,
 }
 
 impl Capability {
@@ -349,6 +351,7 @@ impl Capability {
             Capability::PersistentPointToPoint => "persistent point-to-point requests",
             Capability::OneSided => "one-sided communication",
             Capability::Threads => "messages from several threads at once",
+            Capability::NeighborCollectives => "the neighbourhood collectives",
         }
     }
 }
@@ -388,9 +391,9 @@ pub const fn capabilities(backend: Backend) -> &'static [Capability] {
     use Capability::*;
     match backend {
         // Mpi<M>: Transport, Collectives, Barrier, VectorCollectives,
-        // NonBlockingCollectives, PersistentCollectives (where the library
-        // is MPI-4: persistent_refusal), PersistentPointToPoint; MpiHost:
-        // OneSided, Threaded.
+        // NonBlockingCollectives, NeighborCollectives, PersistentCollectives
+        // (where the library is MPI-4: persistent_refusal),
+        // PersistentPointToPoint; MpiHost: OneSided, Threaded.
         Backend::Mpi => &[
             PointToPoint,
             Collectives,
@@ -401,6 +404,7 @@ pub const fn capabilities(backend: Backend) -> &'static [Capability] {
             PersistentPointToPoint,
             OneSided,
             Threads,
+            NeighborCollectives,
         ],
         // Ucx: Transport.
         Backend::Ucx => &[PointToPoint],
@@ -522,7 +526,7 @@ pub trait VectorCollectives: Collectives {
 /// The buffers passed to a start must stay allocated, and must not be read
 /// or written, until the operation has completed (`nb_wait`, or `nb_test`
 /// returning true): MPI writes them in the meantime.
-pub trait NonBlockingCollectives: VectorCollectives + Barrier {
+pub trait NonBlockingCollectives: VectorCollectives + Barrier + NeighborCollectives {
     /// MPI_Ibarrier.
     fn ibarrier(&self);
     /// MPI_Iallreduce with MPI_SUM.
@@ -595,6 +599,69 @@ pub trait NonBlockingCollectives: VectorCollectives + Barrier {
     /// # Safety
     /// See above; the layouts too stay as they are until completion.
     unsafe fn ialltoallw(&self, io: Operands<Self::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype);
+    /// MPI_Ineighbor_allgather ([`NeighborCollectives`]' arguments).
+    ///
+    /// # Safety
+    /// See above.
+    unsafe fn ineighbor_allgather(
+        &self,
+        g: &NeighborGraph,
+        send: &Self::Buf,
+        recv: &mut Self::Buf,
+        count: usize,
+        dt: Datatype,
+    );
+    /// MPI_Ineighbor_allgatherv.
+    ///
+    /// # Safety
+    /// See above; the layout too stays as it is until completion.
+    unsafe fn ineighbor_allgatherv(
+        &self,
+        g: &NeighborGraph,
+        send: &Self::Buf,
+        recv: &mut Self::Buf,
+        count: usize,
+        rl: &Blocks,
+        dt: Datatype,
+    );
+    /// MPI_Ineighbor_alltoall.
+    ///
+    /// # Safety
+    /// See above.
+    unsafe fn ineighbor_alltoall(
+        &self,
+        g: &NeighborGraph,
+        send: &Self::Buf,
+        recv: &mut Self::Buf,
+        count: usize,
+        dt: Datatype,
+    );
+    /// MPI_Ineighbor_alltoallv.
+    ///
+    /// # Safety
+    /// See above; the layouts too stay as they are until completion.
+    unsafe fn ineighbor_alltoallv(
+        &self,
+        g: &NeighborGraph,
+        send: &Self::Buf,
+        recv: &mut Self::Buf,
+        sl: &Blocks,
+        rl: &Blocks,
+        dt: Datatype,
+    );
+    /// MPI_Ineighbor_alltoallw.
+    ///
+    /// # Safety
+    /// See above; the layouts too stay as they are until completion.
+    unsafe fn ineighbor_alltoallw(
+        &self,
+        g: &NeighborGraph,
+        send: &Self::Buf,
+        recv: &mut Self::Buf,
+        sl: &ByteBlocks,
+        rl: &ByteBlocks,
+        dt: Datatype,
+    );
     /// MPI_Test on the operation in flight: whether it has completed (true
     /// also when none is in flight).
     fn nb_test(&self) -> bool;
@@ -736,3 +803,4 @@ pub fn quiet_ucx_by_default() {
 }
 
 pub use agree::agree_failures;
+pub use neighbor::{Adjacency, ByteBlocks, NeighborCollectives, NeighborGraph};

@@ -9,7 +9,8 @@
 //!   [`dry_run`], [`validation`] and [`runner`] (the process around it);
 //! - the families, each a file per benchmark beside what they share:
 //!   `pt2pt/` (with [`fan`]), `collective/` ([`collective`], [`vector`]),
-//!   `nonblocking/` ([`nonblocking`]), `rma/` ([`rma`]) and `startup/`;
+//!   `nonblocking/` ([`nonblocking`]), `neighborhood/` ([`neighborhood`]),
+//!   `rma/` ([`rma`]) and `startup/`;
 //! - [`spec`] (the descriptor every file fills in) and [`registry`] (every
 //!   benchmark, in the suite's order).
 
@@ -22,6 +23,7 @@ pub mod fan;
 pub mod measure;
 #[path = "engine/memory.rs"]
 pub mod memory;
+pub mod neighborhood;
 pub mod nonblocking;
 pub mod persistent;
 #[path = "engine/plan.rs"]
@@ -105,6 +107,16 @@ benchmarks! {
     "rma/fop_latency.rs" => fop_latency::FopLatency,
     "rma/cas_latency.rs" => cas_latency::CasLatency,
     "rma/get_acc_latency.rs" => get_acc_latency::GetAccLatency,
+    "neighborhood/neighbor_allgather.rs" => neighbor_allgather::NeighborAllgather,
+    "neighborhood/neighbor_allgatherv.rs" => neighbor_allgatherv::NeighborAllgatherv,
+    "neighborhood/neighbor_alltoall.rs" => neighbor_alltoall::NeighborAlltoall,
+    "neighborhood/neighbor_alltoallv.rs" => neighbor_alltoallv::NeighborAlltoallv,
+    "neighborhood/neighbor_alltoallw.rs" => neighbor_alltoallw::NeighborAlltoallw,
+    "neighborhood/ineighbor_allgather.rs" => ineighbor_allgather::IneighborAllgather,
+    "neighborhood/ineighbor_allgatherv.rs" => ineighbor_allgatherv::IneighborAllgatherv,
+    "neighborhood/ineighbor_alltoall.rs" => ineighbor_alltoall::IneighborAlltoall,
+    "neighborhood/ineighbor_alltoallv.rs" => ineighbor_alltoallv::IneighborAlltoallv,
+    "neighborhood/ineighbor_alltoallw.rs" => ineighbor_alltoallw::IneighborAlltoallw,
     "persistent/allgather_persistent.rs" => allgather_persistent::AllgatherPersistent,
     "persistent/allgatherv_persistent.rs" => allgatherv_persistent::AllgathervPersistent,
     "persistent/allreduce_persistent.rs" => allreduce_persistent::AllreducePersistent,
@@ -304,6 +316,7 @@ pub mod needs {
         Barrier,
         VectorCollectives,
         NonBlockingCollectives,
+        NeighborCollectives,
         PersistentCollectives,
         PersistentPointToPoint,
         Threads

@@ -102,6 +102,11 @@ pub enum Op {
     Gatherv,
     Scatter,
     Scatterv,
+    NeighborAllgather,
+    NeighborAllgatherv,
+    NeighborAlltoall,
+    NeighborAlltoallv,
+    NeighborAlltoallw,
 }
 
 /// A collective benchmark's operation, and whether it is timed in its
@@ -145,6 +150,19 @@ pub enum JobShapeError {
          definition, nccl-tests' factor {factor}; run two or more ranks, or leave --min-busbw out)"
     )]
     MinBusbwOneRank { name: &'static str, factor: &'static str },
+    /// `-N cart:D:R`: a radius that would reach a rank twice along the
+    /// grid's smallest dimension.
+    #[error(
+        "Neighborhood radius too large [-N cart:{dims}:{radius}] ({np} processes make a {shape} grid, whose \
+         smallest dimension allows a radius of at most {max}; add processes or lower the dimensions or radius)"
+    )]
+    NeighborhoodRadius { dims: usize, radius: usize, np: usize, shape: String, max: usize },
+    /// `-N graph:FILE` names a rank the job does not have.
+    #[error(
+        "Number of processes is less than graph nodes [-N graph:{path}] (it names rank {node}; run at least {} \
+         processes)", node + 1
+    )]
+    NeighborhoodNodes { path: String, node: usize },
     /// The default limit would lower the largest size below the smallest:
     /// no size would be measured.
     #[error(

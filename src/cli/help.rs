@@ -69,6 +69,10 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
         'u' => vec!["N - with -c, untimed repetitions before each timed one (default 5, at most 10)".into()],
         'G' => vec!["not supported: the CSV results carry per-size percentiles instead".into()],
         'D' => vec!["not supported: derived datatypes".into()],
+        'N' => vec![
+            "cart:D:R|graph:FILE - the ranks' topology: a periodic grid of D dimensions, each".into(),
+            "rank's neighbours those within R steps (default cart:1:1); or one from,to edge a line".into(),
+        ],
         'P' => vec!["not supported: PAPI counters".into()],
         'T' => vec!["mpi_char|mpi_int|mpi_float|all - element type; may be repeated (default mpi_char)".into()],
         'I' => vec!["not supported: MPI-4 session initialisation".into()],

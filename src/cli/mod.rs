@@ -46,6 +46,7 @@ const OSU_OPTIONS: &[(char, &str, ArgKind)] = &[
     ('l', "in-place", ArgKind::None),
     ('z', "tail-lat", ArgKind::Optional),
     ('k', "root-rank", ArgKind::Required),
+    ('N', "nhbr", ArgKind::Required),
     ('d', "accelerator", ArgKind::Required),
     ('w', "win-options", ArgKind::Required),
     ('s', "sync-option", ArgKind::Required),

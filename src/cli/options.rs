@@ -55,6 +55,7 @@ fn defaults(spec: &BenchSpec) -> Options {
         mem_limit: None,
         in_place: false,
         root: RootRank::Fixed(0),
+        neighborhood: Neighborhood::Cart { dims: 1, radius: 1 },
         results: ResultsDest::Dir(results),
         results_chosen,
         verbose: false,
@@ -383,6 +384,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                 positive(v).ok_or_else(|| bad("Invalid Device Array Size", 'a', v))?;
             }
             OptId::Short('k') => o.root = parse_root(v)?,
+            OptId::Short('N') => o.neighborhood = parse_neighborhood(v)?,
             OptId::Short('w') => o.win = Some(crate::bench::rma::Rules::win(v).map_err(CliError::Usage)?),
             OptId::Short('s') => {
                 let rules = spec.one_sided.ok_or_else(|| CliError::Usage("Invalid option [-s]".into()))?;
@@ -609,6 +611,35 @@ fn parse_root(v: &str) -> Result<RootRank, CliError> {
             .map(RootRank::Fixed)
             .map_err(|_| bad_why("Invalid root rank", 'k', v, "give a rank from 0 to np-1")),
         _ => Err(bad("Invalid root rank rotate type. Valid types[fixed, rotate]", 'k', v)),
+    }
+}
+
+/// `-N cart:D:R` or `-N graph:FILE` (OSU's words; the type is matched
+/// without regard to case). Unlike OSU's `atoi`, D and R must be whole
+/// numbers from 1 (D at most 8, R at most 1000), and FILE is read and
+/// checked here: one `from,to` edge of ranks per line, `#` lines skipped.
+fn parse_neighborhood(v: &str) -> Result<Neighborhood, CliError> {
+    const CART: &str = "Please pass -Ncart:<dim:rad>";
+    let (kind, rest) = v.split_once(':').unwrap_or((v, ""));
+    match kind.to_ascii_lowercase().as_str() {
+        "cart" => {
+            let (d, r) = rest.split_once(':').ok_or_else(|| bad(CART, 'N', v))?;
+            let number = |w: &str, max: usize| w.trim().parse::<usize>().ok().filter(|n| (1..=max).contains(n));
+            match (number(d, 8), number(r, 1000)) {
+                (Some(dims), Some(radius)) => Ok(Neighborhood::Cart { dims, radius }),
+                _ => Err(bad_why(CART, 'N', v, "dimensions 1 to 8, radius 1 to 1000")),
+            }
+        }
+        "graph" if rest.is_empty() => Err(bad("Please pass -Ngraph:<adjacency graph file>", 'N', v)),
+        "graph" => {
+            let path = PathBuf::from(rest);
+            let text = crate::input_file::read_to_string(&path)
+                .map_err(|e| bad_why("Unable to open graph adjacency list file", 'N', v, &e.to_string()))?;
+            let edges = crate::bench::neighborhood::parse_edges(&text)
+                .map_err(|e| bad_why("Unable to recognise the pattern. Check graph adjacency list file", 'N', v, &e))?;
+            Ok(Neighborhood::Graph { path, edges })
+        }
+        _ => Err(bad("Invalid topology type. Valid topology types[cart,graph]", 'N', v)),
     }
 }
 

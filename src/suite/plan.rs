@@ -257,7 +257,9 @@ mod tests {
              ibcast, iallgather, ialltoall, ireduce, igather, iscatter, ireduce_scatter, \
              ireduce_scatter_block, iallgatherv, igatherv, iscatterv, ialltoallv, ialltoallw, \
              put_latency, get_latency, put_bw, get_bw, put_bibw, acc_latency, fop_latency, cas_latency, \
-             get_acc_latency)"
+             get_acc_latency, neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv, \
+             neighbor_alltoallw, ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv, \
+             ineighbor_alltoallw)"
         );
         assert_eq!(select(&v(&[" "]), &[]).unwrap_err(), PlanError::NoneChosen);
         assert_eq!(PlanError::NoneChosen.to_string(), "no benchmarks chosen");

@@ -56,6 +56,26 @@ const CASES: &[Case] = &[
         &["--timeout", "soon"],
         "Invalid timeout [--timeout soon] (give 1 to 2592000 seconds, e.g. 60 or 5m)",
     ),
+    case(
+        "osu_neighbor_alltoall",
+        3,
+        &["-N", "foo"],
+        "Invalid topology type. Valid topology types[cart,graph] [-N foo]",
+    ),
+    case("osu_ineighbor_allgather", 3, &["-N", "cart:1"], "Please pass -Ncart:<dim:rad> [-N cart:1]"),
+    case(
+        "osu_neighbor_allgatherv",
+        3,
+        &["-N", "graph:/nonexistent/g"],
+        "Unable to open graph adjacency list file [-N graph:/nonexistent/g] (No such file or directory (os error 2))",
+    ),
+    case(
+        "osu_neighbor_alltoallw",
+        2,
+        &["-m", "8"],
+        "Neighborhood radius too large [-N cart:1:1] (2 processes make a 2 grid, whose smallest dimension allows a \
+         radius of at most 0; add processes or lower the dimensions or radius)",
+    ),
     case("osu_latency", 3, &["-m", "8"], "This test requires exactly two processes"),
     case("osu_bw", 3, &["-m", "8"], "This test requires exactly two processes"),
     case("osu_bibw", 4, &["-m", "8"], "This test requires exactly two processes"),

@@ -13,15 +13,19 @@ use std::collections::HashMap;
 /// elements on (open-mpi/ompi#8045); this turns it off.
 const NO_AVX: (&str, &str) = ("OMPI_MCA_op", "^avx");
 
-/// Every collective benchmark of the registry that `mpi` runs (Open MPI
-/// 4.1 has no persistent collectives: tests/it/persistent.rs).
+/// Every collective benchmark of the registry that `mpi` runs at any
+/// number of ranks (Open MPI 4.1 has no persistent collectives:
+/// tests/it/persistent.rs).
 fn collectives(mpi: Mpi) -> Vec<&'static str> {
-    use commbench::backend::Capability::PersistentCollectives;
+    use commbench::backend::Capability::{NeighborCollectives, PersistentCollectives};
     // (the non-blocking ones, with their overlap columns, are tests/it/nbc.rs's)
     commbench::bench::registry::BENCHMARKS
         .iter()
         .filter(|e| e.is_collective() && !e.spec.is_overlap())
         .filter(|e| mpi == Mpi::Mpich || e.needs != Some(PersistentCollectives))
+        // (and the neighbourhood ones, whose topology needs 3 ranks or more,
+        // tests/it/neighborhood.rs's)
+        .filter(|e| e.needs != Some(NeighborCollectives))
         .map(|e| e.name())
         .collect()
 }

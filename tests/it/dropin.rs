@@ -88,7 +88,20 @@ const ELSEWHERE: &[(&str, &str)] = &[
     ("osu_reduce_scatter_persistent", PERSISTENT),
     ("osu_scatter_persistent", PERSISTENT),
     ("osu_scatterv_persistent", PERSISTENT),
+    ("osu_neighbor_allgather", NEIGHBOURHOOD),
+    ("osu_neighbor_allgatherv", NEIGHBOURHOOD),
+    ("osu_neighbor_alltoall", NEIGHBOURHOOD),
+    ("osu_neighbor_alltoallv", NEIGHBOURHOOD),
+    ("osu_neighbor_alltoallw", NEIGHBOURHOOD),
+    ("osu_ineighbor_allgather", NEIGHBOURHOOD),
+    ("osu_ineighbor_allgatherv", NEIGHBOURHOOD),
+    ("osu_ineighbor_alltoall", NEIGHBOURHOOD),
+    ("osu_ineighbor_alltoallv", NEIGHBOURHOOD),
+    ("osu_ineighbor_alltoallw", NEIGHBOURHOOD),
 ];
+
+/// Their default topology needs 3 ranks or more.
+const NEIGHBOURHOOD: &str = "tests/it/neighborhood.rs: stdout against OSU's at 3 and 4 ranks with stderr empty";
 
 /// Open MPI 4.1 has no persistent collectives, and this file's streams run
 /// under Open MPI.

@@ -20,6 +20,7 @@ mod layout;
 mod limits;
 mod nbc;
 mod nccl_lib;
+mod neighborhood;
 mod pairs;
 mod persistent;
 mod placement;

@@ -62,6 +62,16 @@ fn collective_cost(op: Op, size: f64, np: usize) -> (f64, f64) {
         | Op::Gatherv
         | Op::Scatter
         | Op::Scatterv => (n - 1.0, (n - 1.0) * size),
+        // Each rank exchanges with its neighbours only: two on OSU's
+        // default ring (-N cart:1:1), fewer on a smaller job.
+        Op::NeighborAllgather
+        | Op::NeighborAllgatherv
+        | Op::NeighborAlltoall
+        | Op::NeighborAlltoallv
+        | Op::NeighborAlltoallw => {
+            let k = (n - 1.0).min(2.0);
+            (k, k * size)
+        }
     }
 }
 

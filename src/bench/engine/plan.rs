@@ -62,6 +62,9 @@ impl<'a> Plan<'a> {
                 return Err(JobShapeError::Root { root, np });
             }
         }
+        if spec.takes('N') {
+            super::neighborhood::fits(&opts.neighborhood, np)?;
+        }
         let mut plan = Plan { spec, opts, pairs, max_size: opts.max_size, note: None, needs, collective };
         if !spec.is_point_to_point() && spec.typed() {
             let per = if spec.buffer_times_np { np } else { 1 };

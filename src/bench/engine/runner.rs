@@ -101,7 +101,7 @@ macro_rules! mpi_only {
         }
     )*};
 }
-mpi_only!(Barrier, VectorCollectives, NonBlockingCollectives, PersistentPointToPoint);
+mpi_only!(Barrier, VectorCollectives, NonBlockingCollectives, NeighborCollectives, PersistentPointToPoint);
 
 /// MPI-4's persistent collectives: over MPI where the library has them;
 /// elsewhere (an MPI-3 library) one line for every rank and exit 1, before
@@ -146,6 +146,9 @@ pub const BACKENDS_AGREE: () = {
     agree::<needs::VectorCollectives>(<super::allgatherv::Allgatherv as Launch<needs::VectorCollectives>>::BACKENDS);
     agree::<needs::NonBlockingCollectives>(
         <super::iallreduce::Iallreduce as Launch<needs::NonBlockingCollectives>>::BACKENDS,
+    );
+    agree::<needs::NeighborCollectives>(
+        <super::neighbor_alltoall::NeighborAlltoall as Launch<needs::NeighborCollectives>>::BACKENDS,
     );
     agree::<needs::PersistentPointToPoint>(
         <super::latency_persistent::LatencyPersistent as Launch<needs::PersistentPointToPoint>>::BACKENDS,

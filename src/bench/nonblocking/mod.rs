@@ -163,7 +163,12 @@ pub struct NbcKernel<N: NonBlocking, T: NonBlockingCollectives> {
 
 impl<N: NonBlocking, T: NonBlockingCollectives> NbcKernel<N, T> {
     pub fn new(s: &Setup<T>) -> Result<Self, AllocError> {
-        let c = N::Blocking::new(s.np());
+        Self::with(s, N::Blocking::new(s.np()))
+    }
+
+    /// The kernel over twin `c` built by the benchmark (the neighbourhood
+    /// collectives' carries its process topology).
+    pub fn with(s: &Setup<T>, c: N::Blocking) -> Result<Self, AllocError> {
         let (bufs, job) = (CollBuffers::new(s, &c)?, Ranks::new(s));
         Ok(NbcKernel {
             c,

@@ -628,3 +628,54 @@ fn persistent_forms_time_and_check_as_their_twins() {
         assert!(matches!(ending, Ending::ValidationFailed { .. }), "{name}: {ending:?}");
     }
 }
+
+#[test]
+// About 5 s: 80 short mock jobs (ten programs, four topologies up to nine
+// ranks, each also run with a corrupted block).
+fn neighborhood_collectives_move_and_check_their_blocks_on_mock_ranks() {
+    use crate::bench::{
+        ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv, ineighbor_alltoallw,
+        neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv, neighbor_alltoallw,
+    };
+    let m = Model::default();
+    let dir = tempfile::tempdir().unwrap();
+    let graph = dir.path().join("edges");
+    // One-way edges, a self edge, rank 3 with no neighbour at all.
+    std::fs::write(&graph, "# from,to\n0,1\n1,2\n2,0\n0,2\n1,1\n").unwrap();
+    let graph = format!("graph:{}", graph.display());
+    fn each<B: BenchOn<MockTransport>>(np: usize, topo: &str, m: Model) {
+        let args = ["-m", "1:64", "-i", "3", "-x", "1", "-c", "-T", "all", "-N", topo];
+        let (seen, ending, _) = measure::<B>(np, &args, m, None);
+        assert_eq!(ending, Ending::Complete, "{} np={np} {topo}", B::SPEC.name);
+        assert!(rows(&seen).iter().all(|r| r.validation == Some(true)), "{} np={np}", B::SPEC.name);
+        let bad = measure::<B>(
+            np,
+            &["-m", "4:8", "-i", "2", "-x", "0", "-c", "-N", topo],
+            m,
+            Some(Fault::CorruptTo { to: 1 }),
+        );
+        assert_eq!(bad.1, Ending::ValidationFailed { size: 4 }, "{} np={np} {topo}", B::SPEC.name);
+    }
+    fn all<B: BenchOn<MockTransport>>(m: Model, graph: &str) {
+        each::<B>(3, "cart:1:1", m);
+        each::<B>(5, "cart:1:2", m);
+        each::<B>(9, "cart:2:1", m);
+        each::<B>(4, graph, m);
+    }
+    all::<neighbor_allgather::NeighborAllgather>(m, &graph);
+    all::<neighbor_allgatherv::NeighborAllgatherv>(m, &graph);
+    all::<neighbor_alltoall::NeighborAlltoall>(m, &graph);
+    all::<neighbor_alltoallv::NeighborAlltoallv>(m, &graph);
+    all::<neighbor_alltoallw::NeighborAlltoallw>(m, &graph);
+    all::<ineighbor_allgather::IneighborAllgather>(m, &graph);
+    all::<ineighbor_allgatherv::IneighborAllgatherv>(m, &graph);
+    all::<ineighbor_alltoall::IneighborAlltoall>(m, &graph);
+    all::<ineighbor_alltoallv::IneighborAlltoallv>(m, &graph);
+    all::<ineighbor_alltoallw::IneighborAlltoallw>(m, &graph);
+    // The blocking call costs one modelled collective moving the blocks sent.
+    let (seen, _, _) =
+        measure::<neighbor_alltoall::NeighborAlltoall>(4, &["-m", "64:64", "-i", "2", "-x", "0"], m, None);
+    let want = m.collective(4, 128.0) * 1e6;
+    let got = rows(&seen)[0].avg_lat_us.unwrap();
+    assert!(close(got, want), "{got} vs {want}");
+}

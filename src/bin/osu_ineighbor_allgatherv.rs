@@ -1,0 +1,6 @@
+//! osu_ineighbor_allgatherv, OSU 7.4 compatible.
+use commbench::bench::{ineighbor_allgatherv::IneighborAllgatherv, runner};
+
+fn main() {
+    runner::main::<IneighborAllgatherv>()
+}

@@ -1,0 +1,6 @@
+//! osu_ineighbor_alltoall, OSU 7.4 compatible.
+use commbench::bench::{ineighbor_alltoall::IneighborAlltoall, runner};
+
+fn main() {
+    runner::main::<IneighborAlltoall>()
+}

@@ -1,0 +1,6 @@
+//! osu_ineighbor_alltoallv, OSU 7.4 compatible.
+use commbench::bench::{ineighbor_alltoallv::IneighborAlltoallv, runner};
+
+fn main() {
+    runner::main::<IneighborAlltoallv>()
+}

@@ -1,0 +1,6 @@
+//! osu_neighbor_allgather, OSU 7.4 compatible.
+use commbench::bench::{neighbor_allgather::NeighborAllgather, runner};
+
+fn main() {
+    runner::main::<NeighborAllgather>()
+}

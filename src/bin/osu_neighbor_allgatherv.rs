@@ -1,0 +1,6 @@
+//! osu_neighbor_allgatherv, OSU 7.4 compatible.
+use commbench::bench::{neighbor_allgatherv::NeighborAllgatherv, runner};
+
+fn main() {
+    runner::main::<NeighborAllgatherv>()
+}

@@ -1,0 +1,6 @@
+//! osu_neighbor_alltoallv, OSU 7.4 compatible.
+use commbench::bench::{neighbor_alltoallv::NeighborAlltoallv, runner};
+
+fn main() {
+    runner::main::<NeighborAlltoallv>()
+}

@@ -1,0 +1,6 @@
+//! osu_neighbor_alltoallw, OSU 7.4 compatible.
+use commbench::bench::{neighbor_alltoallw::NeighborAlltoallw, runner};
+
+fn main() {
+    runner::main::<NeighborAlltoallw>()
+}
