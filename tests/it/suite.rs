@@ -541,7 +541,6 @@ fn list_names_every_benchmark_and_the_default_eight() {
 /// OSU 7.4's MPI programs commbench does not have yet (issue 28): each one
 /// that lands comes off this list, which the test below holds exact.
 const NOT_YET: &[&str] = &[
-    "osu_get_mbw",
     "osu_ineighbor_allgather",
     "osu_ineighbor_allgatherv",
     "osu_ineighbor_alltoall",
