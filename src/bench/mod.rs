@@ -102,6 +102,7 @@ benchmarks! {
     "rma/get_latency.rs" => get_latency::GetLatency,
     "rma/put_bw.rs" => put_bw::PutBw,
     "rma/get_bw.rs" => get_bw::GetBw,
+    "rma/get_mbw.rs" => get_mbw::GetMbw,
     "rma/put_bibw.rs" => put_bibw::PutBibw,
     "rma/acc_latency.rs" => acc_latency::AccLatency,
     "rma/fop_latency.rs" => fop_latency::FopLatency,

@@ -94,6 +94,13 @@ const CASES: &[Case] = &[
     ),
     case("osu_multi_lat", 1, &["-m", "8"], "This test requires at least two processes"),
     case(
+        "osu_get_mbw",
+        3,
+        &["-m", "8"],
+        "This test requires an even number of processes (rank i is paired with rank i + np/2), got 3",
+    ),
+    case("osu_get_mbw", 1, &["-m", "8"], "This test requires at least two processes"),
+    case(
         "osu_mbw_mr",
         4,
         &["-m", "8", "-p", "3"],

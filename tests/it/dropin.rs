@@ -54,6 +54,8 @@ const MERGED: &[(&str, &str, usize, &[&str])] = &[
     ("osu_get_latency", "get_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
     ("osu_put_bw", "put_bw_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
     ("osu_get_bw", "get_bw_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
+    // OSU's osu_get_mbw hangs under its default flush; lock is osu_get_bw's.
+    ("osu_get_mbw", "get_mbw_lock", 2, &["-s", "lock", "-m", "64", "-i", "10", "-x", "2"]),
     ("osu_put_bibw", "put_bibw_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
     ("osu_acc_latency", "acc_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),
     ("osu_fop_latency", "fop_latency_m64", 2, &["-m", "64", "-i", "10", "-x", "2"]),

@@ -1,5 +1,5 @@
 //! The one-sided benchmarks (osu_put_latency, osu_get_latency, osu_put_bw,
-//! osu_get_bw, osu_put_bibw, osu_acc_latency, osu_fop_latency,
+//! osu_get_bw, osu_get_mbw, osu_put_bibw, osu_acc_latency, osu_fop_latency,
 //! osu_cas_latency, osu_get_acc_latency) under Open MPI's mpirun: stdout
 //! against OSU 7.4's own output (digits masked) for every window creation
 //! and synchronisation OSU accepts for the latencies, for each
@@ -153,6 +153,9 @@ fn refusals() {
         ("osu_put_bibw", vec!["-s", "flush"], "Invalid option or invalid argument [-s flush]"),
         ("osu_put_latency", vec!["-s", "foo"], "Invalid option or invalid argument [-s foo]"),
         ("osu_get_bw", vec!["-w", "shared"], "Invalid option or invalid argument [-w shared]"),
+        // osu_get_mbw takes osu_get_bw's options, as OSU's does: no -c.
+        ("osu_get_mbw", vec!["-c"], "Invalid option [-c]"),
+        ("osu_get_mbw", vec!["-s", "foo"], "Invalid option or invalid argument [-s foo]"),
         ("osu_put_latency", vec!["-c"], "Invalid option [-c]"),
         ("osu_get_latency", vec!["-W", "8"], "Invalid option [-W]"),
         ("osu_put_latency", vec!["-T", "mpi_int"], "Invalid option [-T]"),
@@ -192,6 +195,67 @@ fn three_ranks_refused_on_every_rank() {
     let lines = run.our_stderr_lines();
     assert_eq!(lines.len(), 1, "{}", run.stderr);
     assert!(lines[0].starts_with("This test requires exactly two processes"), "{}", lines[0]);
+}
+
+/// osu_get_mbw at np 2 against OSU's own osu_get_mbw in every
+/// synchronisation where OSU's does not hang (there it is osu_get_bw);
+/// under flush, its default, OSU's hangs, so ours is held to
+/// osu_get_bw's golden, which is what OSU's prints in the other modes.
+#[test]
+fn get_mbw_matches_osu_at_two_ranks() {
+    let _g = mpi_lock();
+    let mut runs: Vec<GoldenRun> = ["lock", "fence", "pscw", "lock_all", "flush_local"]
+        .iter()
+        .map(|s| run("get_mbw", &[&["-s", s][..], &SHORT].concat(), &format!("get_mbw_{s}")))
+        .collect();
+    let w8 = ["-w", "create", "-s", "lock", "-W", "8"];
+    runs.push(run("get_mbw", &[&w8[..], &SHORT].concat(), "get_mbw_create_lock_W8"));
+    runs.push(run("get_mbw", &SHORT, "get_bw_m64"));
+    matches_goldens(Mpi::OpenMpi, &runs);
+}
+
+/// osu_get_mbw with two pairs (np 4, oversubscribed) under each kind of
+/// synchronisation (flush, the default; fence over all ranks; pscw per
+/// pair; lock per target): OSU's layout, and a CSV and run record that
+/// say what stdout says. About 2 s (four four-rank jobs).
+#[test]
+fn get_mbw_two_pairs_layout_and_results() {
+    let _g = mpi_lock();
+    let golden = golden("get_mbw_lock");
+    for sync in [None, Some("fence"), Some("pscw"), Some("lock")] {
+        let mut args = vec!["-w", "create", "-m", "64", "-i", "10", "-x", "2", "-W", "8"];
+        args.extend(sync.map(|s| ["-s", s]).iter().flatten());
+        let o = run_with_results(Mpi::OpenMpi, 4, "osu_get_mbw", &args);
+        let lines: Vec<&str> = o.run.stdout.lines().collect();
+        let want_sync = match sync.unwrap_or("flush") {
+            "flush" => "MPI_Win_flush",
+            "fence" => "MPI_Win_fence",
+            "pscw" => "MPI_Win_post/start/complete/wait",
+            _ => "MPI_Win_lock/unlock",
+        };
+        let head = [
+            "# OSU MPI_Get Bandwidth Test v7.4".to_string(),
+            "# Window creation: MPI_Win_create".into(),
+            format!("# Synchronization: {want_sync}"),
+        ];
+        assert_eq!(lines[..3], head, "{sync:?}: {}", o.run.stdout);
+        // The datatype and column lines are OSU's, as at np 2.
+        assert_eq!(lines[3..5], golden.lines().collect::<Vec<_>>()[3..5], "{sync:?}");
+        let rows = osu_rows(&o.run.stdout);
+        let sizes: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(sizes, ["1", "2", "4", "8", "16", "32", "64"], "{sync:?}: {}", o.run.stdout);
+        assert_eq!(lines.len(), 5 + rows.len(), "{sync:?}: nothing else on stdout");
+        assert_eq!(o.csv.len(), rows.len(), "{sync:?}");
+        for (row, rec) in rows.iter().zip(&o.csv) {
+            assert_eq!(row[0], rec["size_bytes"], "{sync:?}");
+            assert!(row[1].parse::<f64>().unwrap() > 0.0, "{sync:?}: {}", o.run.stdout);
+            assert_eq!(row[1], two_decimals(&rec["bw_MBps"]), "{sync:?} at size {}", row[0]);
+            assert_eq!((rec["benchmark"].as_str(), rec["np"].as_str()), ("osu_get_mbw", "4"), "{sync:?}");
+            assert_eq!((rec["pairs"].as_str(), rec["window"].as_str()), ("2", "8"), "{sync:?}");
+        }
+        let opts = &o.record["options"];
+        assert_eq!((&opts["win"], &opts["sync"]), (&"create".into(), &sync.unwrap_or("flush").into()), "{opts}");
+    }
 }
 
 /// The CSV carries the values stdout prints, and the run record the
@@ -248,6 +312,9 @@ fn mpich_runs_every_window_and_sync() {
     {
         runs.push(run(bench, &SHORT, &format!("{bench}_m64")));
     }
+    // osu_get_mbw: flush (OSU's hangs; osu_get_bw's layout) and pscw.
+    runs.push(run("get_mbw", &SHORT, "get_bw_m64"));
+    runs.push(run("get_mbw", &[&["-s", "pscw"][..], &SHORT].concat(), "get_mbw_pscw"));
     matches_goldens(Mpi::Mpich, &runs);
 }
 

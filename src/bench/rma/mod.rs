@@ -2,15 +2,20 @@
 //! and one kernel over [`OneSided`] that every one of them runs in the
 //! shared timed loop, one step per OSU iteration:
 //!
-//! - passive target (lock, flush, flush_local, lock_all): only rank 0 acts
-//!   and keeps time; rank 1 waits for the next size's window. flush and
+//! The origin is rank 0 and its target rank 1, or with np/2 pairs
+//! (osu_get_mbw) every rank i < np/2, each with its own target i + np/2,
+//! all at once (the pairing of osu_mbw_mr):
+//!
+//! - passive target (lock, flush, flush_local, lock_all): only the origins
+//!   act and keep time; a target waits for the next size's window. flush and
 //!   flush_local hold one lock for the whole size (taken in `prepare`,
 //!   released in `end_size`, both untimed, as OSU does). Locks are shared,
 //!   but exclusive where OSU's benchmark for the operation takes them so
 //!   (get_accumulate always, fetch_and_op and compare_and_swap for lock);
 //! - active target (fence, pscw): both ranks take part in each epoch;
 //!   for a latency rank 1 puts (or gets) back, so an iteration is a round
-//!   trip and the latency half of it, as in OSU.
+//!   trip and the latency half of it, as in OSU. A fence is collective over
+//!   every rank; pscw's groups are the pair's own (the peer alone).
 //!
 //! Each size gets a fresh window of size x window bytes (OSU makes one per
 //! size); dropping the old one frees it on every rank. fetch_and_op and
@@ -153,6 +158,9 @@ pub enum Shape {
     Bandwidth,
     /// Both ranks put a window to each other in each epoch; twice the MB/s.
     BiBandwidth,
+    /// np/2 pairs at once, each origin a window to its own target per
+    /// epoch; the MB/s of each origin over its own time, summed.
+    MultiBandwidth,
 }
 
 /// A one-sided benchmark: its spec, and what it times.
@@ -175,9 +183,12 @@ pub struct RmaKernel<T: OneSided> {
     shape: Shape,
     kind: WinKind,
     sync: SyncMode,
-    /// Rank 0: the origin that keeps time.
+    /// An origin (rank 0, or any rank below np/2 for pairs): it acts and
+    /// keeps time.
     origin: bool,
     peer: usize,
+    /// The pairs acting at once: np/2 for `MultiBandwidth`, else 1.
+    pairs: usize,
     /// What puts read and gets write: the largest size times the window.
     local: T::Buf,
     /// Where the atomics' old target values land (one byte when unused).
@@ -196,6 +207,9 @@ pub struct RmaKernel<T: OneSided> {
 impl<T: OneSided> RmaKernel<T> {
     pub fn new<B: RmaBench>(s: &Setup<T>) -> Result<Self, AllocError> {
         let rank = s.rank();
+        // np is 2 (one pair) but for MultiBandwidth, whose spec asks for an
+        // even np (plan.rs refuses the rest).
+        let half = s.np() / 2;
         let (kind, sync) = choice(B::SPEC, s.opts);
         let window = if B::SHAPE == Shape::Latency { 1 } else { s.max_window };
         // An atomic's element may be larger than -m (fop, cas: -m 1 -T mpi_int).
@@ -209,8 +223,9 @@ impl<T: OneSided> RmaKernel<T> {
             shape: B::SHAPE,
             kind,
             sync,
-            origin: rank == 0,
-            peer: 1 - rank,
+            origin: rank < half,
+            peer: if rank < half { rank + half } else { rank - half },
+            pairs: if B::SHAPE == Shape::MultiBandwidth { half } else { 1 },
             local,
             result,
             compare,
@@ -279,7 +294,7 @@ impl<T: OneSided> RmaKernel<T> {
     fn both_ways(&self) -> bool {
         match self.shape {
             Shape::Latency => self.sync.active(),
-            Shape::Bandwidth => false,
+            Shape::Bandwidth | Shape::MultiBandwidth => false,
             Shape::BiBandwidth => true,
         }
     }
@@ -433,8 +448,9 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
         })
     }
 
+    /// Rank 0's iteration; for pairs, as if every pair took its time.
     fn per_iteration(&self, case: &SizeCase, secs: f64) -> f64 {
-        value(self.shape, self.both_ways(), case.size, self.per_epoch(case), 1, secs)
+        self.pairs as f64 * value(self.shape, self.both_ways(), case.size, self.per_epoch(case), 1, secs)
     }
 
     fn iteration_time_scale(&self) -> f64 {
@@ -445,9 +461,16 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
         }
     }
 
-    /// Rank 0's total, as OSU prints it.
-    fn metric(&mut self, _t: &T, case: &SizeCase, samples: &Samples) -> Metric {
-        let v = value(self.shape, self.both_ways(), case.size, self.per_epoch(case), case.iterations, samples.total());
+    /// Rank 0's total, as OSU prints it; for pairs, each origin's
+    /// bandwidth over its own total, summed at rank 0 (every rank calls).
+    fn metric(&mut self, t: &T, case: &SizeCase, samples: &Samples) -> Metric {
+        let own =
+            |k: &Self| value(k.shape, k.both_ways(), case.size, k.per_epoch(case), case.iterations, samples.total());
+        let v = if self.shape == Shape::MultiBandwidth {
+            t.world().reduce_f64(if self.origin { own(self) } else { 0.0 }, crate::backend::ReduceOp::Sum)
+        } else {
+            own(self)
+        };
         Metric { value: v, ..Metric::default() }
     }
 }
@@ -459,7 +482,9 @@ pub fn value(shape: Shape, both_ways: bool, size: usize, window: usize, iteratio
     let factor = if both_ways { 2.0 } else { 1.0 };
     match shape {
         Shape::Latency => secs * 1e6 / iterations as f64 / factor,
-        Shape::Bandwidth | Shape::BiBandwidth => size as f64 / 1e6 * iterations as f64 * window as f64 / secs * factor,
+        Shape::Bandwidth | Shape::MultiBandwidth | Shape::BiBandwidth => {
+            size as f64 / 1e6 * iterations as f64 * window as f64 / secs * factor
+        }
     }
 }
 

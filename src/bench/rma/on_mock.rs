@@ -7,7 +7,8 @@ use super::{RmaBench, RmaKernel};
 use crate::backend::mock::{self, Fault, Model};
 use crate::bench::measure::{run, Plan};
 use crate::bench::{
-    acc_latency, cas_latency, fop_latency, get_acc_latency, get_bw, get_latency, put_bibw, put_bw, put_latency, Setup,
+    acc_latency, cas_latency, fop_latency, get_acc_latency, get_bw, get_latency, get_mbw, put_bibw, put_bw,
+    put_latency, Setup,
 };
 use crate::cli::test_options;
 use crate::job::Ending;
@@ -28,17 +29,22 @@ impl Sink for Rows {
 
 /// Rank 0's rows of benchmark `B` with `args` on two mock ranks.
 fn rows<B: RmaBench>(args: &[&str], m: Model) -> Vec<Row> {
-    let (ending, rows) = run_on_mock::<B>(args, m, None);
+    rows_on::<B>(2, args, m)
+}
+
+/// Rank 0's rows of benchmark `B` with `args` on `np` mock ranks.
+fn rows_on<B: RmaBench>(np: usize, args: &[&str], m: Model) -> Vec<Row> {
+    let (ending, rows) = run_on_mock::<B>(np, args, m, None);
     assert_eq!(ending, Ending::Complete);
     rows
 }
 
-/// How a run of `B` with `args` ended on two mock ranks (with `fault`),
+/// How a run of `B` with `args` ended on `np` mock ranks (with `fault`),
 /// and rank 0's rows.
-fn run_on_mock<B: RmaBench>(args: &[&str], m: Model, fault: Option<Fault>) -> (Ending, Vec<Row>) {
-    let out = mock::run_with(2, m, fault, |t| {
+fn run_on_mock<B: RmaBench>(np: usize, args: &[&str], m: Model, fault: Option<Fault>) -> (Ending, Vec<Row>) {
+    let out = mock::run_with(np, m, fault, |t| {
         let opts = test_options(B::SPEC, args);
-        let plan = Plan::for_test(B::SPEC, &opts, 2);
+        let plan = Plan::for_test(B::SPEC, &opts, np);
         let setup = Setup::new(t, &plan);
         let mut k = RmaKernel::new::<B>(&setup).expect("buffers");
         let seen = Rc::new(RefCell::new(Vec::new()));
@@ -128,6 +134,36 @@ fn bandwidth_is_the_window_over_its_epoch() {
     assert!(close(r.bw_mbps.unwrap(), want), "bibw fence: {:?} vs {want}", r.bw_mbps);
 }
 
+/// osu_get_mbw: at np 2 it is osu_get_bw, exactly, under every
+/// synchronisation; at np 4 and 6 each pair gets from its own target on
+/// its own link, so each origin's bandwidth is the one pair's and the row
+/// their sum, 2 and 3 times it (targets add nothing). A fence spans every
+/// rank: its two barriers per epoch take more rounds, which each pair's
+/// epoch pays.
+#[test]
+fn get_mbw_sums_the_pairs() {
+    let m = Model::default();
+    for sync in ["flush", "flush_local", "lock", "lock_all", "fence", "pscw"] {
+        let args = ["-m", "2048:8192", "-i", "10", "-x", "2", "-W", "16", "-s", sync];
+        let one = rows::<get_bw::GetBw>(&args, m);
+        assert_eq!(one.len(), 3, "{sync}");
+        let bw = |rs: &[Row]| rs.iter().map(|r| (r.size, r.bw_mbps)).collect::<Vec<_>>();
+        assert_eq!(bw(&rows::<get_mbw::GetMbw>(&args, m)), bw(&one), "{sync}: np 2 is osu_get_bw");
+        for np in [4, 6] {
+            let got = rows_on::<get_mbw::GetMbw>(np, &args, m);
+            assert_eq!(got.iter().map(|r| r.size).collect::<Vec<_>>(), [2048, 4096, 8192], "{sync} np {np}");
+            let rounds = Model::steps(np) - Model::steps(2);
+            let barriers = if sync == "fence" { 2.0 * rounds * (m.overhead_s + m.latency_s) } else { 0.0 };
+            for (r, o) in got.iter().zip(&one) {
+                let bytes = 16.0 * r.size as f64;
+                let epoch = bytes / (o.bw_mbps.unwrap() * 1e6) + barriers;
+                let want = (np / 2) as f64 * bytes / epoch / 1e6;
+                assert!(close(r.bw_mbps.unwrap(), want), "{sync} np {np} at {}: {:?} vs {want}", r.size, r.bw_mbps);
+            }
+        }
+    }
+}
+
 /// The atomics under flush: an accumulate is timed as a put; the fetching
 /// ones carry their operands out and the old value back (compare and
 /// swap: two elements out, one back). fop and cas: one row per type, the
@@ -176,15 +212,15 @@ fn atomics_validate_under_every_sync() {
         }
     }
     let args = ["-c", "-s", "flush", "-m", "1:16", "-i", "9", "-x", "2"];
-    let (ending, rows) = run_on_mock::<acc_latency::AccLatency>(&args, m, Some(Fault::CorruptTo { to: 1 }));
+    let (ending, rows) = run_on_mock::<acc_latency::AccLatency>(2, &args, m, Some(Fault::CorruptTo { to: 1 }));
     assert_eq!(ending, Ending::ValidationFailed { size: 1 });
     assert_eq!(rows.iter().map(|r| r.validation).collect::<Vec<_>>(), [Some(false)]);
     // The target's window is right; what came back to the origin is not.
-    let (ending, _) = run_on_mock::<fop_latency::FopLatency>(&args, m, Some(Fault::CorruptTo { to: 0 }));
+    let (ending, _) = run_on_mock::<fop_latency::FopLatency>(2, &args, m, Some(Fault::CorruptTo { to: 0 }));
     assert_eq!(ending, Ending::ValidationFailed { size: 1 });
     for sync in ["flush", "fence"] {
         let args = ["-c", "-s", sync, "-i", "9", "-x", "2"];
-        let (ending, _) = run_on_mock::<cas_latency::CasLatency>(&args, m, Some(Fault::CorruptTo { to: 1 }));
+        let (ending, _) = run_on_mock::<cas_latency::CasLatency>(2, &args, m, Some(Fault::CorruptTo { to: 1 }));
         assert_eq!(ending, Ending::ValidationFailed { size: 1 }, "{sync}");
     }
 }
