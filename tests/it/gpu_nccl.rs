@@ -579,6 +579,7 @@ fn point_to_point_over_nccl_takes_the_link_s_time() {
     let args = ["--backend", "nccl", "-m", "1M:1M", "-i", "3", "-x", "1", "--gpu", "0,3"];
     let run = nccl_run(&gpu, 2, "osu_bw", &args, &scale, dir.path());
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let bw_stdout = run.stdout.clone();
     let mbs: f64 = osu_rows(&run.stdout)[0][1].parse().unwrap();
     let window = 64.0 * 1048576.0;
     let want = window / (200.0 * model.op_seconds(window, link)) / 1e6;
@@ -598,8 +599,10 @@ fn point_to_point_over_nccl_takes_the_link_s_time() {
     let args = ["--backend", "nccl", "-m", "1M:1M", "-i", "3", "-x", "1", "--gpu", "0,3"];
     let run = nccl_run(&gpu, 2, "osu_bibw", &args, &scale, dir.path());
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
-    let title = "# OSU NCCL-CUDA Bi-Directional Bandwidth Test v7.4";
-    assert!(run.stdout.lines().any(|l| l == title), "{}", run.stdout);
+    // osu_bw's layout over NCCL: its preamble and header lines, one row
+    let comments = |out: &str| out.lines().filter(|l| l.starts_with('#')).map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(comments(&run.stdout), comments(&bw_stdout), "{}", run.stdout);
+    assert_eq!(osu_rows(&run.stdout).len(), 1, "{}", run.stdout);
     let mbs: f64 = osu_rows(&run.stdout)[0][1].parse().unwrap();
     let want = 2.0 * window / (200.0 * model.op_seconds(window, link)) / 1e6;
     assert!(close(mbs, want, 0.10), "{mbs} MB/s, the model says {want}: {}", run.stdout);

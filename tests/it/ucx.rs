@@ -162,7 +162,7 @@ fn bad_ucx_input_is_one_line_and_status_one_everywhere() {
     r.refused("osu_allreduce", &["--backend", "ucx"], &[], |l| {
         l.starts_with(
             "Invalid value [--backend ucx] (osu_allreduce needs the collectives, which UCX does not have; UCX runs \
-             osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_bw_fan_in, osu_bw_fan_out, osu_multi_lat)",
+             osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_bw_fan_in, osu_bw_fan_out, osu_multi_lat, osu_latency_mp)",
         )
     });
     r.refused("osu_latency", &["--backend", "verbs"], &[], |l| {
