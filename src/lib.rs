@@ -25,6 +25,7 @@ pub mod launcher;
 pub mod matrix;
 pub mod options;
 pub mod pairs;
+pub mod peak;
 pub mod plot;
 pub mod procs;
 pub mod report;
