@@ -179,6 +179,9 @@ pub struct Options {
     /// `--min-busbw`: the least average bus bandwidth (GB/s) a run of a
     /// collective passes with.
     pub min_busbw: Option<f64>,
+    /// `--min-efficiency`: the least share of its path's peak, percent, a
+    /// run's bandwidth plateau passes with (crate::peak).
+    pub min_efficiency: Option<f64>,
     /// `--precision`: each size stops once the 95% interval of its value
     /// is within this share of it (None: OSU's fixed counts).
     pub precision: Option<Precision>,

@@ -17,6 +17,8 @@
 pub mod collective;
 #[path = "engine/dry_run.rs"]
 pub mod dry_run;
+#[path = "engine/efficiency.rs"]
+pub mod efficiency;
 #[path = "pt2pt/fan.rs"]
 pub mod fan;
 #[path = "engine/measure.rs"]

@@ -91,6 +91,13 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
         "collectives: exit 1 when the average bus bandwidth over every size measured is below GB/s",
     ),
     (
+        "min-efficiency",
+        ArgKind::Required,
+        "PCT",
+        "exit 1 when the bandwidth at the largest sizes (the best of the 3 largest) is below PCT% of its path's \
+         peak (the NIC's link, or this machine's copy rate for shared memory; the run record says how)",
+    ),
+    (
         "precision",
         ArgKind::Required,
         "PCT",

@@ -66,6 +66,7 @@ fn defaults(spec: &BenchSpec) -> Options {
         placement: PlacementRequest::default(),
         format: Format::Osu,
         min_busbw: None,
+        min_efficiency: None,
         precision: None,
         min_iterations: None,
         max_time_per_size: None,
@@ -463,6 +464,14 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                     CliError::Usage(format!("Invalid value [--min-busbw {v}] (give a bus bandwidth in GB/s, e.g. 150)"))
                 })?);
             }
+            OptId::Long("min-efficiency") => {
+                o.min_efficiency = Some(parse_percent(v).ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "Invalid value [--min-efficiency {v}] (give a percentage of the path's peak, above 0 and at \
+                         most 100, e.g. 80 or 80%)"
+                    ))
+                })?);
+            }
             OptId::Long("precision") => {
                 o.precision = Some(precision::parse_precision(v).map_err(|e| CliError::Usage(e.to_string()))?);
             }
@@ -503,6 +512,12 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
     if o.min_busbw.is_some() && !spec.has_bus_bandwidth() {
         return Err(CliError::Usage(format!(
             "Invalid option [--min-busbw] ({} reports no bus bandwidth; the check is for collectives that move data)",
+            spec.name
+        )));
+    }
+    if o.min_efficiency.is_some() && !crate::bench::efficiency::reports_bandwidth(spec) {
+        return Err(CliError::Usage(format!(
+            "Invalid option [--min-efficiency] ({} reports no bandwidth to set against a path's peak)",
             spec.name
         )));
     }
@@ -668,6 +683,13 @@ fn buffer_locations(words: &[String]) -> Result<Option<BufferLocations>, CliErro
             Err(CliError::Usage(format!("Unexpected argument [{odd}]")))
         }
     }
+}
+
+/// `80`, `80%`, `12.5` -> a percentage above 0 and at most 100.
+pub fn parse_percent(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let t = t.strip_suffix('%').unwrap_or(t).trim_end();
+    t.parse::<f64>().ok().filter(|p| p.is_finite() && *p > 0.0 && *p <= 100.0)
 }
 
 #[cfg(test)]

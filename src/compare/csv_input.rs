@@ -292,7 +292,7 @@ mod tests {
     fn reads_what_the_writer_wrote() {
         use crate::datatype::Datatype;
         use crate::report::{csv::CsvSink, Row, RunContext, Sink};
-        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1) };
+        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1), path: None };
         let mut sink = CsvSink::new(Vec::new(), ctx).unwrap();
         let row = |size, lat| Row {
             datatype: Some(Datatype::Int),

@@ -148,6 +148,10 @@ pub enum Ending {
     /// Every size measured, but the average bus bandwidth is below
     /// `--min-busbw` (GB/s).
     BelowMinimum { avg_busbw: f64, min_busbw: f64 },
+    /// Every size measured, but the bandwidth's plateau is below
+    /// `--min-efficiency` of its path's peak (or the peak is unknown):
+    /// the line that says so (empty on ranks other than 0).
+    BelowEfficiency { line: String },
     /// Something went wrong that was said already.
     Error { detail: String },
 }
@@ -159,7 +163,7 @@ impl Ending {
             Ending::Complete => RunStatus::Complete,
             Ending::ValidationFailed { .. } => RunStatus::ValidationFailed,
             Ending::Passed => RunStatus::Passed,
-            Ending::Failed | Ending::BelowMinimum { .. } => RunStatus::Failed,
+            Ending::Failed | Ending::BelowMinimum { .. } | Ending::BelowEfficiency { .. } => RunStatus::Failed,
             Ending::Error { .. } => RunStatus::Error,
         }
     }
@@ -170,6 +174,7 @@ impl Ending {
             Ending::ValidationFailed { size } => Some(format!("validation failed at message size {size}")),
             Ending::Error { detail } => Some(detail.clone()),
             Ending::BelowMinimum { avg_busbw, min_busbw } => Some(below_minimum(*avg_busbw, *min_busbw)),
+            Ending::BelowEfficiency { line } => Some(line.clone()),
             _ => None,
         }
     }
@@ -207,6 +212,8 @@ pub struct Job {
     pub env: LauncherEnv,
     pub world: World,
     pub placement: RankPlacement,
+    /// This node as hwloc showed it (or why it could not).
+    pub machine: Result<crate::topo::machine::Machine, String>,
     pub progress: Arc<Progress>,
     pub start: Utc,
     /// How long MPI_Init took on this rank (monotonic clock).
@@ -283,7 +290,7 @@ impl Job {
             let root = world.rank() == 0;
             return refuse(world, root.then(|| msg.to_string()));
         }
-        let placement = match placement::confirm(&world, &env, prepared) {
+        let (placement, machine) = match placement::confirm(&world, &env, prepared) {
             Ok(p) => p,
             Err(line) => return refuse(world, line.map(|l| format!("{name}: {l}"))),
         };
@@ -300,6 +307,7 @@ impl Job {
             env,
             world,
             placement,
+            machine,
             progress,
             start,
             mpi_init,
@@ -369,7 +377,40 @@ impl Job {
 
     /// Every rank's placement, in rank order, at rank 0 (empty elsewhere).
     pub fn gather_ranks(&self) -> Vec<RankInfo> {
-        gather_ranks(&self.world, &self.env, Some(&self.placement))
+        gather_ranks(&self.world, &self.env, Some(&self.placement), None)
+    }
+
+    /// [`Job::gather_ranks`] with each rank's end of the measured paths.
+    pub fn gather_ranks_with(&self, end: Option<crate::peak::RankEnd>) -> Vec<RankInfo> {
+        gather_ranks(&self.world, &self.env, Some(&self.placement), end)
+    }
+
+    /// This rank's end of the paths a run measures: its host, its NIC's
+    /// link (placement's choice, else the node's only usable one), and
+    /// with `copy_bytes` its core's copy rate, measured with every other
+    /// rank's at once (a collective call: every rank passes the same).
+    pub fn path_end(&self, copy_bytes: Result<usize, String>) -> crate::peak::RankEnd {
+        use crate::peak::{copy_rate, link};
+        let chosen = self.placement.nic.as_ref().map(|n| n.name.as_str());
+        let nic = match &self.machine {
+            Ok(m) => link::nic_link(m, chosen, std::path::Path::new("/sys")),
+            Err(e) => Err(format!("no node map: {e}")),
+        };
+        let (copy, copy_unknown) = match copy_bytes {
+            Ok(bytes) => {
+                self.world.barrier();
+                match copy_rate::measure(bytes) {
+                    Some(c) => (Some(c), None),
+                    None => (None, Some(format!("could not copy {bytes} bytes"))),
+                }
+            }
+            Err(why) => (None, Some(why)),
+        };
+        let (nic, nic_unknown) = match nic {
+            Ok(l) => (Some(l), None),
+            Err(e) => (None, Some(e)),
+        };
+        crate::peak::RankEnd { host: self.world.processor_name(), nic, nic_unknown, copy, copy_unknown }
     }
 
     /// The run record's header for a run that has just started.
@@ -515,12 +556,19 @@ pub fn rank_info(world: &World, env: &LauncherEnv, placement: Option<&RankPlacem
         cpu_count: cpus.len(),
         local_rank: env.local_rank,
         placement: placement.cloned(),
+        path_end: None,
     }
 }
 
 /// Every rank's placement, in rank order, at rank 0 (empty elsewhere).
-pub fn gather_ranks(world: &World, env: &LauncherEnv, placement: Option<&RankPlacement>) -> Vec<RankInfo> {
-    let mine = serde_json::to_vec(&rank_info(world, env, placement)).unwrap_or_default();
+pub fn gather_ranks(
+    world: &World,
+    env: &LauncherEnv,
+    placement: Option<&RankPlacement>,
+    end: Option<crate::peak::RankEnd>,
+) -> Vec<RankInfo> {
+    let mine = RankInfo { path_end: end, ..rank_info(world, env, placement) };
+    let mine = serde_json::to_vec(&mine).unwrap_or_default();
     world.gather_bytes(&mine).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect()
 }
 

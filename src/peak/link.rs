@@ -151,7 +151,10 @@ mod tests {
         let eth = nic_link(&m, Some("eth0"), Path::new("/x")).unwrap();
         assert_eq!((eth.nic.as_str(), eth.mbps), ("eth0", 125.0));
         assert_eq!(nic_link(&m, Some("mlx5_0:1"), Path::new("/x")).unwrap().mbps, 12_500.0);
-        assert_eq!(nic_link(&m, Some("mlx5_9:1"), Path::new("/x")).unwrap_err(), format!("the chosen NIC mlx5_9:1 is not in {}'s map", m.hostname));
+        assert_eq!(
+            nic_link(&m, Some("mlx5_9:1"), Path::new("/x")).unwrap_err(),
+            format!("the chosen NIC mlx5_9:1 is not in {}'s map", m.hostname)
+        );
         assert_eq!(nic_link(&m, Some("mlx5_2:2"), Path::new("/x")).unwrap_err(), "mlx5_2 has no port 2");
     }
 
@@ -160,7 +163,12 @@ mod tests {
         let m = machine("dgx-h100.json");
         let e = nic_link(&m, None, Path::new("/x")).unwrap_err();
         assert!(e.contains("devices of") && e.ends_with("none was chosen: name one with --nic"), "{e}");
-        let rail = nic_link(&m, Some(&format!("{}:1", m.nics.iter().find(|n| n.best_rate() == 400.0).unwrap().name)), Path::new("/x")).unwrap();
+        let rail = nic_link(
+            &m,
+            Some(&format!("{}:1", m.nics.iter().find(|n| n.best_rate() == 400.0).unwrap().name)),
+            Path::new("/x"),
+        )
+        .unwrap();
         assert_eq!(rail.mbps, 50_000.0);
     }
 
@@ -190,7 +198,10 @@ mod tests {
         assert_eq!(l.sources, vec!["/sys/class/net/eth1/speed: 10 Gb/s".to_string()]);
         // An interface whose speed the kernel does not know (virtio: -1).
         m.nics = vec![nic("eth0", NicKind::Ethernet, &[("up", None)])];
-        assert_eq!(nic_link(&m, None, root.path()).unwrap_err(), format!("eth0 on {} reports no link rate", m.hostname));
+        assert_eq!(
+            nic_link(&m, None, root.path()).unwrap_err(),
+            format!("eth0 on {} reports no link rate", m.hostname)
+        );
         m.nics = vec![nic("eth0", NicKind::Ethernet, &[("down", Some(1.0))])];
         assert_eq!(nic_link(&m, None, root.path()).unwrap_err(), format!("no network device of {} is up", m.hostname));
     }

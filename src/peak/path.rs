@@ -99,7 +99,9 @@ fn copy_source(rank: usize, e: &RankEnd, c: &CopyRate) -> String {
 
 fn nic_rate_text(l: &NicLink) -> String {
     match &l.pcie {
-        Some(p) if p.mbps < l.port_gbps * 125.0 => format!("PCIe {} GT/s x{} ({:.2} GB/s)", p.gts, p.width, p.mbps / 1e3),
+        Some(p) if p.mbps < l.port_gbps * 125.0 => {
+            format!("PCIe {} GT/s x{} ({:.2} GB/s)", p.gts, p.width, p.mbps / 1e3)
+        }
         _ => format!("{} Gb/s", l.port_gbps),
     }
 }
@@ -146,7 +148,9 @@ pub fn pair((ra, a): End, (rb, b): End) -> PathPeak {
         _ => {
             let why = [(a, ra), (b, rb)]
                 .iter()
-                .find_map(|(e, r)| e.nic.is_none().then(|| format!("rank {r}: {}", e.nic_unknown.as_deref().unwrap_or("no NIC"))))
+                .find_map(|(e, r)| {
+                    e.nic.is_none().then(|| format!("rank {r}: {}", e.nic_unknown.as_deref().unwrap_or("no NIC")))
+                })
                 .unwrap_or_default();
             PathPeak::unknown(label, PathClass::Network, why)
         }
@@ -316,7 +320,10 @@ mod tests {
         let ends = [shm("n1", 9000.0), shm("n1", 8000.0)];
         let (each, run) = traffic(&[(0, 1)], false, &ends);
         assert_eq!(each.len(), 1);
-        assert_eq!((run.label.as_str(), run.class, run.peak_mbps), ("shared memory on n1", PathClass::SharedMemory, Some(8000.0)));
+        assert_eq!(
+            (run.label.as_str(), run.class, run.peak_mbps),
+            ("shared memory on n1", PathClass::SharedMemory, Some(8000.0))
+        );
         assert_eq!(run.rate_text, "8.00 GB/s copy");
         assert_eq!(run.sources[1], "rank 1 on n1: memcpy of 4 MiB = 8000 MB/s");
         assert_eq!(run.efficiency(4000.0), Some(50.0));

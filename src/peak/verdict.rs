@@ -54,7 +54,9 @@ pub fn judge(path: &PathPeak, plateau: Option<&Plateau>, min_pct: f64) -> Option
     match (plateau, &path.unknown) {
         (Some(p), _) if p.efficiency_pct >= min_pct => None,
         (Some(p), _) => Some(format!("below --min-efficiency {min_pct}%: {}", line(path, p))),
-        (None, Some(why)) => Some(format!("cannot judge --min-efficiency: the peak of {} is unknown ({why})", path.label)),
+        (None, Some(why)) => {
+            Some(format!("cannot judge --min-efficiency: the peak of {} is unknown ({why})", path.label))
+        }
         (None, None) => Some(format!("cannot judge --min-efficiency: no bandwidth was measured over {}", path.label)),
     }
 }
@@ -81,7 +83,10 @@ mod tests {
         let pts = [(1, 1.0), (1 << 20, 900.0), (2 << 20, 1100.0), (4 << 20, 700.0), (512, 1200.0)];
         let p = plateau(&pts, &path(Some(1250.0))).unwrap();
         assert_eq!((p.size, p.value_mbps, p.efficiency_pct), (2 << 20, 1100.0, 88.0));
-        assert_eq!(line(&path(Some(1250.0)), &p), "h1 eth1 -> h2 eth2: 88% of 10 Gb/s (1.10 of 1.25 GB/s expected) at 2 MiB");
+        assert_eq!(
+            line(&path(Some(1250.0)), &p),
+            "h1 eth1 -> h2 eth2: 88% of 10 Gb/s (1.10 of 1.25 GB/s expected) at 2 MiB"
+        );
         assert_eq!(plateau(&[], &path(Some(1.0))), None);
         assert_eq!(plateau(&pts, &path(None)), None);
     }
@@ -93,7 +98,9 @@ mod tests {
         assert_eq!(judge(&good, Some(&p), 61.0), None);
         assert_eq!(
             judge(&good, Some(&p), 80.0).as_deref(),
-            Some("below --min-efficiency 80%: h1 eth1 -> h2 eth2: 61% of 10 Gb/s (0.76 of 1.25 GB/s expected) at 4 MiB")
+            Some(
+                "below --min-efficiency 80%: h1 eth1 -> h2 eth2: 61% of 10 Gb/s (0.76 of 1.25 GB/s expected) at 4 MiB"
+            )
         );
         assert_eq!(
             judge(&path(None), None, 80.0).as_deref(),

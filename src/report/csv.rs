@@ -60,6 +60,9 @@ pub const COLUMNS: &[&str] = &[
     "compute_us",
     "pure_comm_us",
     "overlap_pct",
+    "path",
+    "peak_MBps",
+    "efficiency_pct",
 ];
 
 /// One row of the results CSV, as the writer serialises it and every
@@ -192,6 +195,19 @@ pub struct CsvRow {
     /// computation, percent: max(0, 100 - 100 (overall - compute) / pure).
     #[serde(default, serialize_with = "float")]
     pub overlap_pct: Option<f64>,
+    /// The path whose peak bounds the row's bandwidth (`shared memory on
+    /// node01`, `h1 eth1 -> h2 eth2`; crate::peak), for rows that report
+    /// a bandwidth (MB/s, or a collective's bus bandwidth).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// That path's peak, 10^6 bytes/s; empty where it is unknown (the run
+    /// record says why).
+    #[serde(rename = "peak_MBps", default, serialize_with = "float")]
+    pub peak_mbps: Option<f64>,
+    /// The row's bandwidth (bw_MBps, or busbw_GBps x 1000) in percent of
+    /// the peak.
+    #[serde(default, serialize_with = "float")]
+    pub efficiency_pct: Option<f64>,
 }
 
 impl CsvRow {
@@ -199,6 +215,7 @@ impl CsvRow {
     pub fn new(ctx: &RunContext, r: &Row) -> CsvRow {
         let it = r.iter.as_ref();
         let sp = r.iter_spread.as_ref();
+        let path = ctx.path.as_deref().filter(|_| ctx.bandwidth_mbps(r).is_some());
         CsvRow {
             benchmark: ctx.benchmark.to_string(),
             backend: ctx.backend.to_string(),
@@ -246,6 +263,9 @@ impl CsvRow {
             compute_us: r.overlap.map(|o| o.compute_us),
             pure_comm_us: r.overlap.map(|o| o.pure_us),
             overlap_pct: r.overlap.map(|o| o.overlap_pct),
+            path: path.map(|p| p.label.clone()),
+            peak_mbps: path.and_then(|p| p.peak_mbps),
+            efficiency_pct: ctx.efficiency_pct(r),
         }
     }
 }
@@ -468,6 +488,9 @@ mod tests {
             num(r.overlap.map(|o| o.compute_us)),
             num(r.overlap.map(|o| o.pure_us)),
             num(r.overlap.map(|o| o.overlap_pct)),
+            ctx.path.as_ref().filter(|_| ctx.bandwidth_mbps(r).is_some()).map(|p| p.label.clone()).unwrap_or_default(),
+            num(ctx.path.as_ref().filter(|_| ctx.bandwidth_mbps(r).is_some()).and_then(|p| p.peak_mbps)),
+            num(ctx.efficiency_pct(r)),
         ]
     }
 
@@ -514,8 +537,8 @@ mod tests {
 
     fn contexts() -> [RunContext; 2] {
         [
-            RunContext { benchmark: "osu_mbw_mr", backend: "mpi", np: 4, pairs: Some(2) },
-            RunContext { benchmark: "osu_barrier", backend: "mpi", np: 3, pairs: None },
+            RunContext { benchmark: "osu_mbw_mr", backend: "mpi", np: 4, pairs: Some(2), path: None },
+            RunContext { benchmark: "osu_barrier", backend: "mpi", np: 3, pairs: None, path: None },
         ]
     }
 
@@ -606,7 +629,7 @@ mod tests {
 
     #[test]
     fn header_and_row() {
-        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1) };
+        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1), path: None };
         let mut s = CsvSink::new(Vec::new(), ctx).unwrap();
         let row = Row {
             datatype: Some(Datatype::Int),
@@ -648,7 +671,7 @@ mod tests {
         let first = COLUMNS.iter().position(|c| *c == "overall_us").unwrap();
         assert_eq!(COLUMNS[first - 1], "stop_reason");
         assert_eq!(COLUMNS[first..first + 4], names);
-        let ctx = RunContext { benchmark: "osu_igatherv", backend: "mpi", np: 3, pairs: None };
+        let ctx = RunContext { benchmark: "osu_igatherv", backend: "mpi", np: 3, pairs: None, path: None };
         let o = crate::report::OverlapTimes {
             overall_us: 10.5,
             compute_us: 0.1 + 0.2,
@@ -684,7 +707,7 @@ mod tests {
                 "noise"
             ]
         );
-        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1) };
+        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1), path: None };
         let sp = spread(&noisy_secs(), 1e6, &NoiseThresholds::default()).unwrap();
         let row = Row { size: 8, iterations_run: Some(40), iter_spread: Some(sp.clone()), ..Row::default() };
         let text = written(&ctx, std::slice::from_ref(&row));
@@ -711,7 +734,7 @@ mod tests {
     #[test]
     fn precision_columns() {
         use crate::stats::precision::StopReason;
-        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1) };
+        let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1), path: None };
         let stop = |reason| Some(crate::report::PrecisionStop { ceiling: 10000, reason });
         let rows = [
             Row { size: 1, iterations: 1200, precision: stop(StopReason::Precision), ..Row::default() },
@@ -739,7 +762,7 @@ mod tests {
 
     #[test]
     fn collective_columns() {
-        let ctx = RunContext { benchmark: "osu_allreduce", backend: "mpi", np: 4, pairs: None };
+        let ctx = RunContext { benchmark: "osu_allreduce", backend: "mpi", np: 4, pairs: None, path: None };
         let mut s = CsvSink::new(Vec::new(), ctx).unwrap();
         let row = Row {
             datatype: Some(Datatype::Char),

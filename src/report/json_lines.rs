@@ -200,7 +200,7 @@ mod tests {
     use crate::stats::RankSpread;
 
     fn ctx(benchmark: &'static str, pairs: Option<usize>) -> RunContext {
-        RunContext { benchmark, backend: "mpi", np: 2, pairs }
+        RunContext { benchmark, backend: "mpi", np: 2, pairs, path: None }
     }
 
     fn lines(sink: JsonLines<Vec<u8>>) -> Vec<String> {

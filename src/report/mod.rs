@@ -56,6 +56,22 @@ pub struct RunContext {
     pub np: usize,
     /// Pairs that communicate (1 for latency/bw/bibw; none for collectives).
     pub pairs: Option<usize>,
+    /// The path whose peak bounds every row's bandwidth (crate::peak), for
+    /// a run that reports one.
+    pub path: Option<std::sync::Arc<crate::peak::PathPeak>>,
+}
+
+impl RunContext {
+    /// The bandwidth `row` reports, 10^6 bytes/s: osu_bw's MB/s, or a
+    /// collective's bus bandwidth (the figure a link's peak bounds).
+    pub fn bandwidth_mbps(&self, row: &Row) -> Option<f64> {
+        row.bw_mbps.or_else(|| row.algbw_busbw.map(|(_, bus)| bus * 1e3))
+    }
+
+    /// `row`'s bandwidth as a percentage of its path's peak.
+    pub fn efficiency_pct(&self, row: &Row) -> Option<f64> {
+        self.path.as_ref()?.efficiency(self.bandwidth_mbps(row)?)
+    }
 }
 
 /// The result of one (datatype, size[, window]) measurement.

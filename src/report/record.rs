@@ -99,6 +99,11 @@ pub struct RankInfo {
     /// records written before placement was reported.
     #[serde(default)]
     pub placement: Option<crate::topo::report::RankPlacement>,
+    /// What the rank knows of its end of the measured paths (its NIC's
+    /// link, its core's copy rate), for a run that reports a bandwidth
+    /// (crate::peak). Absent otherwise and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_end: Option<crate::peak::RankEnd>,
 }
 
 /// Iteration counts and thresholds in force.
@@ -331,6 +336,11 @@ pub struct RunRecord {
     /// plans were recorded, and for osu_init and osu_hello.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanRecord>,
+    /// The paths the measured bytes took and their peaks (crate::peak),
+    /// for a run that reports a bandwidth. Absent otherwise and in older
+    /// records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<crate::peak::RunPaths>,
 }
 
 /// A run's plan (`bench::plan::Plan`) as the record keeps it.
@@ -525,6 +535,7 @@ pub(crate) mod samples {
             cpu_count: 1,
             local_rank: Some(rank),
             placement: None,
+            path_end: None,
         }
     }
 
@@ -553,6 +564,7 @@ pub(crate) mod samples {
             backend_details: None,
             noise_thresholds: Some(crate::stats::noise::NoiseThresholds::default()),
             plan: None,
+            paths: None,
         }
     }
 }

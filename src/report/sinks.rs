@@ -93,6 +93,11 @@ impl Sinks {
         Ok(Sinks { list, lost: Rc::default() })
     }
 
+    /// One more required output after the others.
+    pub fn push(&mut self, sink: Box<dyn Sink>) {
+        self.list.push(Output { sink, optional: None, label: None });
+    }
+
     /// What an optional output that was dropped is missing (None while
     /// every output is whole); shared, so it can be read while rows flow.
     pub fn lost(&self) -> Rc<RefCell<Option<String>>> {

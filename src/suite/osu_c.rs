@@ -95,6 +95,10 @@ fn row(spec: &BenchSpec, t: &Table, p: &Point, k: &Known, finished_utc: &str) ->
         compute_us: p.compute_us,
         pure_comm_us: p.pure_comm_us,
         overlap_pct: p.overlap_pct,
+        // OSU's binaries know no path; the suite's own runs do.
+        path: None,
+        peak_mbps: None,
+        efficiency_pct: None,
     }
 }
 

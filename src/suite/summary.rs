@@ -598,7 +598,7 @@ mod tests {
         use crate::report::{csv::CsvSink, Row, RunContext, Sink};
         let d = tempfile::tempdir().unwrap();
         let path = d.path().join("osu_bw.csv");
-        let ctx = RunContext { benchmark: "osu_bw", backend: "mpi", np: 2, pairs: Some(1) };
+        let ctx = RunContext { benchmark: "osu_bw", backend: "mpi", np: 2, pairs: Some(1), path: None };
         let mut sink =
             CsvSink::new(crate::report::safe_file::RowFile::new(std::fs::File::create(&path).unwrap()).unwrap(), ctx)
                 .unwrap();

@@ -99,7 +99,13 @@ fn set_nic_env(m: &Machine, nic: &NicSpec) -> Vec<EnvSetting> {
 /// After MPI_Init, on every rank: Ok with this rank's placement, or Err
 /// on every rank when any rank failed, carrying the line to print on rank
 /// 0 (None elsewhere).
-pub fn confirm<C: Control>(w: &C, env: &LauncherEnv, prepared: Prepared) -> Result<RankPlacement, Option<String>> {
+/// The node map comes back with the placement (or why there is none), for
+/// what else reads the node (the paths' peaks, `crate::peak`).
+pub fn confirm<C: Control>(
+    w: &C,
+    env: &LauncherEnv,
+    prepared: Prepared,
+) -> Result<(RankPlacement, Result<Machine, String>), Option<String>> {
     let Prepared { req, machine, mut state } = prepared;
     let (ranks_on_node, split_rank) = w.node_ranks();
     let mut notes = Vec::new();
@@ -128,7 +134,8 @@ pub fn confirm<C: Control>(w: &C, env: &LauncherEnv, prepared: Prepared) -> Resu
             ));
         }
     }
-    Ok(describe(&req, machine.as_ref(), state, notes))
+    let placement = describe(&req, machine.as_ref(), state, notes);
+    Ok((placement, machine))
 }
 
 fn describe(

@@ -411,6 +411,7 @@ mod tests {
             cpus: cpus.into(),
             cpu_count: 1,
             local_rank: Some(rank),
+            path_end: None,
             placement: Some(RankPlacement {
                 policy: BindPolicy::Nic,
                 cores: cores.to_vec(),

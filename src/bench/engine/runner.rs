@@ -4,8 +4,11 @@
 //! measurement ([`super::measure`]), the run record's end, and OSU's last
 //! line after a validation failure.
 
+use std::cell::RefCell;
 use std::io::{self, Write};
+use std::sync::Arc;
 
+use super::efficiency::{self, Curve};
 use super::measure;
 use super::plan::Plan;
 use super::{memory, needs, Bench, BenchOn, Kernel, Need, PointToPoint, Setup};
@@ -18,6 +21,7 @@ use crate::cli::{self, help, Parsed};
 use crate::job::{self, say, Ending, Job, JobConfig, RecordFile};
 use crate::options::Backend;
 use crate::options::Options;
+use crate::peak::RunPaths;
 use crate::report::files::{self, ResultFiles};
 use crate::report::nccl_table::{device_text, parse_device};
 use crate::report::nccl_tests::Device;
@@ -313,7 +317,7 @@ fn run_with(
     };
     // Set by every start that succeeded.
     let Some(plan) = plan else { return 1 };
-    let ending = measure(&Session { job: &job, opts: &opts, plan: &plan, spec });
+    let ending = measure(&Session { job: &job, opts: &opts, plan: &plan, spec, paths: RefCell::new(None) });
     let root = job.is_root();
     // The last lines before MPI ends: a failing job's other ranks leave
     // once rank 0 has written everything (job::end_world).
@@ -323,6 +327,9 @@ fn run_with(
     }
     if let (Ending::BelowMinimum { avg_busbw, min_busbw }, true) = (&ending, root) {
         say(&format!("{}: {}", spec.name, job::below_minimum(*avg_busbw, *min_busbw)));
+    }
+    if let (Ending::BelowEfficiency { line }, true) = (&ending, root) {
+        say(&format!("{}: {line}", spec.name));
     }
     let code = exit_status(&ending);
     job.finish(code);
@@ -390,6 +397,9 @@ pub struct Session<'a> {
     /// What the run will do (its options are `opts`).
     plan: &'a Plan<'a>,
     spec: &'static super::spec::BenchSpec,
+    /// Rank 0, for a run that reports a bandwidth: its paths and the
+    /// bandwidths measured so far (efficiency.rs).
+    paths: RefCell<Option<(RunPaths, efficiency::Points)>>,
 }
 
 impl Session<'_> {
@@ -467,13 +477,16 @@ impl Session<'_> {
         if job.everywhere(job.memory_check_estimate(&estimate, "lower -m, -W or -i")).is_none() {
             return setup_failed();
         }
+        // Before the kernel's buffers exist, so the copy's never add to them.
+        let end = efficiency::rank_end(job, spec, plan, T::MEMORY);
         let Some(mut kernel) = job.everywhere(kernel(&setup)) else {
             return setup_failed();
         };
-        let Some((mut sinks, record)) = self.open_outputs::<T>(t.record_info(), Some(&estimate)) else {
+        let Some((mut sinks, record)) = self.open_outputs::<T>(t.record_info(), Some(&estimate), end) else {
             return setup_failed();
         };
         let ending = self.measure(t, &mut kernel, plan, sinks.as_mut(), record.as_ref());
+        let ending = self.judge_efficiency(ending, record.as_ref());
         job.step(Step::Finish);
         if std::env::var_os(memory::REPORT_ENV).is_some() {
             say(&memory::report_line(spec.name, job.world.rank(), &estimate));
@@ -490,6 +503,7 @@ impl Session<'_> {
         &self,
         details: Option<serde_json::Value>,
         estimate: Option<&memory::Estimate>,
+        end: Option<crate::peak::RankEnd>,
     ) -> Option<(Option<Sinks>, Option<RecordFile<RunRecord>>)> {
         let (job, spec, opts) = (self.job, self.spec, self.opts);
         let files = match job.open_results(|| {
@@ -510,7 +524,7 @@ impl Session<'_> {
                 return None;
             }
         };
-        let ranks = job.gather_ranks();
+        let ranks = job.gather_ranks_with(end);
         let devices = self.nccl_tests_devices();
         let (sinks, record) = if job.is_root() {
             let (sinks, record) = self.outputs::<T>(ranks, files, details, devices, estimate);
@@ -556,7 +570,7 @@ impl Session<'_> {
         let job = self.job;
         job.step(Step::Startup);
         let secs = job.world.gather_f64(job.mpi_init.as_secs_f64());
-        let Some((mut sinks, record)) = self.open_outputs::<MpiHost>(None, None) else {
+        let Some((mut sinks, record)) = self.open_outputs::<MpiHost>(None, None, None) else {
             return setup_failed();
         };
         let mut ending = Ending::Complete;
@@ -584,6 +598,42 @@ impl Session<'_> {
             Ending::Complete
         } else {
             ending_elsewhere(ending)
+        }
+    }
+
+    /// A run that measured every size, judged against its paths' peaks:
+    /// rank 0 concludes (the record's paths, `--verbose`'s lines) and with
+    /// `--min-efficiency` every rank ends as its verdict says. Other
+    /// endings pass through.
+    fn judge_efficiency(&self, ending: Ending, record: Option<&RecordFile<RunRecord>>) -> Ending {
+        let (job, spec, opts) = (self.job, self.spec, self.opts);
+        if !efficiency::reports_bandwidth(spec) || !matches!(ending, Ending::Complete | Ending::BelowMinimum { .. }) {
+            return ending;
+        }
+        let mut line = None;
+        if let Some((mut paths, points)) = self.paths.borrow_mut().take() {
+            line = efficiency::conclude(&mut paths, &points.borrow(), opts.min_efficiency);
+            if opts.verbose {
+                efficiency::verbose_lines(spec.name, &paths).iter().for_each(|l| say(l));
+            }
+            if let Some(r) = record {
+                r.update(|r| r.paths = Some(paths));
+            }
+        }
+        if opts.min_efficiency.is_none() {
+            return ending;
+        }
+        // Rank 0 holds the rows; every rank ends alike.
+        let below = job.world.bcast_u64(u64::from(line.is_some())) == 1;
+        match (below, ending) {
+            (true, Ending::Complete) => Ending::BelowEfficiency { line: line.unwrap_or_default() },
+            (true, other) => {
+                if let Some(l) = line {
+                    say(&format!("{}: {l}", spec.name));
+                }
+                other
+            }
+            (false, other) => other,
         }
     }
 
@@ -640,12 +690,15 @@ impl Session<'_> {
     ) -> (Sinks, Option<RecordFile<RunRecord>>) {
         let (job, spec) = (self.job, self.spec);
         let warnings = self.placement_report(&ranks);
+        let paths = efficiency::run_paths(spec, self.plan, &ranks);
         let ctx = RunContext {
             benchmark: spec.name,
             backend: T::BACKEND,
             np: job.world.size(),
             pairs: spec.is_point_to_point().then_some(self.plan.pairs),
+            path: paths.as_ref().map(|p| Arc::new(p.run.clone())),
         };
+        let curve_ctx = ctx.clone();
         let mut record = None;
         let mut csv = None;
         let mut csv_path = None;
@@ -655,6 +708,7 @@ impl Session<'_> {
             rec.plan = estimate.map(|e| self.plan.record(self.job.world.size(), Some(e)));
             rec.backend_details = backend_details;
             rec.run.placement_warnings = warnings;
+            rec.paths = paths.clone();
             match job.record(rec, f.record_path.clone(), |r| &mut r.run) {
                 Ok(r) => {
                     record = Some(r);
@@ -689,7 +743,14 @@ impl Session<'_> {
             }
         }
         match Sinks::for_run(self.plan, ctx, csv, devices) {
-            Ok(s) => (s, record),
+            Ok(mut s) => {
+                if let Some(paths) = paths {
+                    let (curve, points) = Curve::new(curve_ctx);
+                    s.push(Box::new(curve));
+                    *self.paths.borrow_mut() = Some((paths, points));
+                }
+                (s, record)
+            }
             Err(e) => {
                 let line = format!("{}: {e}", spec.name);
                 // A CSV that did not get its header (a full disk) is no
@@ -752,6 +813,7 @@ impl Session<'_> {
             backend_details: None,
             noise_thresholds: Some(super::measure::noise_thresholds()),
             plan: None,
+            paths: None,
         }
     }
 }
