@@ -9,6 +9,7 @@ mod build_env;
 mod collectives;
 mod compare;
 mod dropin;
+mod efficiency;
 mod fan;
 mod faults;
 mod gpu;
