@@ -410,7 +410,11 @@ impl Job {
             Ok(l) => (Some(l), None),
             Err(e) => (None, Some(e)),
         };
-        crate::peak::RankEnd { host: self.world.processor_name(), nic, nic_unknown, copy, copy_unknown }
+        let package = self.machine.as_ref().ok().and_then(|m| match m.packages_of(&affinity::allowed_cpus())[..] {
+            [one] => Some(one),
+            _ => None,
+        });
+        crate::peak::RankEnd { host: self.world.processor_name(), package, nic, nic_unknown, copy, copy_unknown }
     }
 
     /// The run record's header for a run that has just started.

@@ -19,6 +19,10 @@ use super::link::NicLink;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RankEnd {
     pub host: String,
+    /// The socket (hwloc package) holding every cpu the rank may use;
+    /// None when they span several or the node map is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<usize>,
     /// The rank's network link, or why it is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic: Option<NicLink>,
@@ -154,6 +158,24 @@ pub fn pair((ra, a): End, (rb, b): End) -> PathPeak {
                 .unwrap_or_default();
             PathPeak::unknown(label, PathClass::Network, why)
         }
+    }
+}
+
+/// The class of the path between two ranks, for a pairs matrix: `same
+/// socket` or `across sockets` within a host (`shared memory` when a
+/// rank's socket is unknown), else the NIC rail the sender leaves by
+/// (`rail mlx5_0:1`, or `network` when its NIC is unknown).
+pub fn pair_class(a: &RankEnd, b: &RankEnd) -> String {
+    if a.host == b.host {
+        return match (a.package, b.package) {
+            (Some(x), Some(y)) if x == y => "same socket".into(),
+            (Some(_), Some(_)) => "across sockets".into(),
+            _ => "shared memory".into(),
+        };
+    }
+    match &a.nic {
+        Some(l) => format!("rail {}", l.nic),
+        None => "network".into(),
     }
 }
 
@@ -375,6 +397,19 @@ mod tests {
         let (_, run) = traffic(&[(0, 2), (1, 3)], false, &ends);
         assert_eq!((run.peak_mbps, run.class), (Some(10_001.0), PathClass::SharedMemory));
         assert_eq!(run.label, "2 pairs: shared memory on n1");
+    }
+
+    #[test]
+    fn classes_of_pairs() {
+        let (mut a, mut b) = (shm("n1", 1.0), shm("n1", 1.0));
+        assert_eq!(pair_class(&a, &b), "shared memory");
+        (a.package, b.package) = (Some(0), Some(0));
+        assert_eq!(pair_class(&a, &b), "same socket");
+        b.package = Some(1);
+        assert_eq!(pair_class(&a, &b), "across sockets");
+        let (x, y) = (net("n1", "mlx5_1:1", 200.0, 1.0), net("n2", "mlx5_1:1", 200.0, 1.0));
+        assert_eq!(pair_class(&x, &y), "rail mlx5_1:1");
+        assert_eq!(pair_class(&a, &y), "network");
     }
 
     #[test]
