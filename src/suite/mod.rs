@@ -389,6 +389,9 @@ fn common_args(a: &plan::BenchArgs) -> Vec<String> {
         v.extend(["--timeout".to_string(), t.clone()]);
     }
     v.extend(a.precision.iter().cloned());
+    if let Some(p) = &a.min_efficiency {
+        v.extend(["--min-efficiency".to_string(), p.clone()]);
+    }
     v
 }
 

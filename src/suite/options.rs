@@ -70,6 +70,10 @@ pub struct SuiteArgs {
     /// With --precision: a size's time limit (2, 500ms, 1m)
     #[arg(long = "max-time-per-size", value_name = "SECS")]
     pub max_time_per_size: Option<String>,
+    /// Fail a benchmark whose bandwidth plateau is below PCT% of its path's peak (passed to every
+    /// benchmark that reports a bandwidth as --min-efficiency)
+    #[arg(long = "min-efficiency", value_name = "PCT")]
+    pub min_efficiency: Option<String>,
     /// More benchmark arguments, passed as they are to every benchmark (repeatable)
     #[arg(long = "args", value_name = "ARGS", allow_hyphen_values = true)]
     pub args: Vec<String>,
@@ -259,6 +263,13 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
     }
     let timeout = seconds("--timeout", a.timeout)?;
     let precision = precision_args(&a)?;
+    if let Some(p) = &a.min_efficiency {
+        if crate::cli::options::parse_percent(p).is_none() {
+            return Err(UsageError(format!(
+                "--min-efficiency '{p}' is not a percentage above 0 and at most 100 (e.g. 80 or 80%)"
+            )));
+        }
+    }
     let places_ranks = a.cpu_list.is_some()
         || match a.bind.as_deref() {
             Some("none") => false,
@@ -279,6 +290,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
             placement,
             timeout: timeout.map(|t| t.to_string()),
             precision,
+            min_efficiency: a.min_efficiency,
         },
         places_ranks,
         results_dir: a.results_dir,

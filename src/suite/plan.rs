@@ -126,6 +126,9 @@ pub struct BenchArgs {
     /// `--precision PCT` and its companions, for every benchmark that can
     /// use them (empty: OSU's fixed counts).
     pub precision: Vec<String>,
+    /// `--min-efficiency PCT`, for every benchmark that reports a
+    /// bandwidth (the others have nothing to judge against a peak).
+    pub min_efficiency: Option<String>,
 }
 
 impl BenchArgs {
@@ -170,6 +173,11 @@ impl BenchArgs {
                     .push(format!("{precision} left out: {} cannot use it ({why}); it ran OSU's counts", spec.name)),
                 Some(_) => {}
             }
+            if let Some(pct) = &self.min_efficiency {
+                if crate::bench::efficiency::reports_bandwidth(spec) {
+                    args.extend(["--min-efficiency".to_string(), pct.clone()]);
+                }
+            }
         } else {
             if !self.precision.is_empty() {
                 notes.push(format!("{precision} left out: OSU's own binaries run fixed counts"));
@@ -182,6 +190,9 @@ impl BenchArgs {
             }
             if let Some(t) = &self.timeout {
                 notes.push(format!("--timeout {t} left out: OSU's own binaries have no watchdog"));
+            }
+            if let (Some(pct), true) = (&self.min_efficiency, crate::bench::efficiency::reports_bandwidth(spec)) {
+                notes.push(format!("--min-efficiency {pct} left out: OSU's own binaries know no path's peak"));
             }
         }
         (args, notes)
@@ -291,6 +302,7 @@ mod tests {
             placement: v(&["--bind", "nic"]),
             timeout: Some("60".into()),
             precision: Vec::new(),
+            min_efficiency: None,
         };
         let (args, notes) = a.for_bench(&crate::bench::bibw::SPEC);
         assert_eq!(args, v(&["-m", "1:4096", "-W", "512", "-i", "100", "-x", "5", "--bind", "nic", "--timeout", "60"]));
@@ -315,6 +327,12 @@ mod tests {
     #[test]
     fn precision_per_benchmark() {
         let a = BenchArgs { precision: v(&["--precision", "2%", "--min-iterations", "50"]), ..BenchArgs::default() };
+        // --min-efficiency goes to the benchmarks with a bandwidth only.
+        let e = BenchArgs { min_efficiency: Some("80".into()), ..BenchArgs::default() };
+        let (bw, lat) = (lookup("osu_bw").unwrap(), lookup("osu_latency").unwrap());
+        assert_eq!(e.for_bench(bw).0, v(&["--min-efficiency", "80"]));
+        assert_eq!(e.for_bench(lat).0, Vec::<String>::new());
+        assert_eq!(e.for_osu_binary(bw).1, ["--min-efficiency 80 left out: OSU's own binaries know no path's peak"]);
         let (args, notes) = a.for_bench(&crate::bench::latency::SPEC);
         assert_eq!((args, notes.len()), (v(&["--precision", "2%", "--min-iterations", "50"]), 0));
         let (args, notes) = a.for_bench(&crate::bench::iallreduce::SPEC);

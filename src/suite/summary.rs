@@ -193,6 +193,7 @@ const COLUMNS: &[Shown] = &[
     (|r| r.bw_mbps, "bandwidth (MB/s)", 2),
     (|r| r.msg_rate_per_s, "messages/s", 0),
     (|r| r.busbw_gbps, "busbw (GB/s)", 3),
+    (|r| r.efficiency_pct, "of path peak (%)", 1),
 ];
 
 /// Where the ranks of a run record ran, in one line: each rank's host,
@@ -655,6 +656,22 @@ mod tests {
         assert_eq!(t.headers, ["size", "latency (us)", "min (us)", "max (us)", "busbw (GB/s)"]);
         assert_eq!(t.rows.len(), 2);
         assert_eq!(t.rows[1], ["16 B", "2.00", "1.00", "3.00", "0.001"]);
+    }
+
+    /// A bandwidth row set against its path's peak shows the share.
+    #[test]
+    fn efficiency_beside_the_bandwidth() {
+        let r = row(&[
+            ("benchmark", "osu_bw"),
+            ("size_bytes", "4194304"),
+            ("bw_MBps", "9000"),
+            ("path", "shared memory on vm"),
+            ("peak_MBps", "45000"),
+            ("efficiency_pct", "20"),
+        ]);
+        let t = key_table(&[r]).unwrap();
+        assert_eq!(t.headers, ["size", "bandwidth (MB/s)", "of path peak (%)"]);
+        assert_eq!(t.rows[0], ["4 MiB", "9000.00", "20.0"]);
     }
 
     #[test]
