@@ -167,6 +167,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
             compute_us: row.compute_us,
             pure_comm_us: row.pure_comm_us,
             overlap_pct: row.overlap_pct,
+            efficiency_pct: row.efficiency_pct,
         };
         let datatype = row.datatype.map(|d| d.mpi_name().to_string());
         let window = row.window.map(|w| w.to_string());

@@ -124,21 +124,24 @@ pub fn text(rep: &Report) -> String {
         let range_head = if multi { format!("  {:>21}", "Runs range") } else { String::new() };
         let noisy = has_noise(b);
         let noise_head = if noisy { format!("  {:>7}  {:>9}", "Noise", "Rule") } else { String::new() };
+        let eff = b.rows.iter().any(|r| r.efficiency_pct.is_some());
+        let eff_head = if eff { format!("  {:>7}", "Of peak") } else { String::new() };
         let _ = writeln!(
             o,
-            "{:>10}  {:>14}  {:>14}{range_head}  {:>7}  {:>5}{noise_head}  Verdict",
+            "{:>10}  {:>14}  {:>14}{eff_head}{range_head}  {:>7}  {:>5}{noise_head}  Verdict",
             "Size", "Reference", "Measured", "Ratio", "Tol"
         );
         for r in &b.rows {
             let range = if multi { format!("  {:>21}", range_cell(r)) } else { String::new() };
             let noise = if noisy { format!("  {:>7}  {:>9}", noise_cell(r), r.rule.name()) } else { String::new() };
+            let of_peak = if eff { format!("  {:>7}", efficiency_cell(r)) } else { String::new() };
             let mut verdict = verdict_word(r.verdict).to_string();
             if !r.reasons.is_empty() && r.verdict != Verdict::Missing {
                 verdict = format!("{verdict}  {}", r.reasons.join("; "));
             }
             let _ = writeln!(
                 o,
-                "{:>10}  {:>14.2}  {:>14}{range}  {:>7}  {:>4}%{noise}  {verdict}",
+                "{:>10}  {:>14.2}  {:>14}{of_peak}{range}  {:>7}  {:>4}%{noise}  {verdict}",
                 size_cell(b, r),
                 r.reference,
                 opt(r.measured, 2),
@@ -156,6 +159,11 @@ pub fn text(rep: &Report) -> String {
     o
 }
 
+/// A row's share of its path's peak: `21.4%`, or `-`.
+fn efficiency_cell(r: &Row) -> String {
+    r.efficiency_pct.map_or("-".to_string(), |e| format!("{e:.1}%"))
+}
+
 /// Markdown: a heading and a pipe table per block, then the summary.
 pub fn markdown(rep: &Report) -> String {
     let mut o = String::new();
@@ -165,10 +173,13 @@ pub fn markdown(rep: &Report) -> String {
         let (rh, rs) = if multi { (" Runs range |", "---:|") } else { ("", "") };
         let noisy = has_noise(b);
         let (nh, ns) = if noisy { (" Noise | Rule |", "---:|---|") } else { ("", "") };
-        let _ = writeln!(o, "| Size | Reference | Measured |{rh} Ratio | Tolerance |{nh} Verdict |");
-        let _ = writeln!(o, "|---:|---:|---:|{rs}---:|---:|{ns}---|");
+        let eff = b.rows.iter().any(|r| r.efficiency_pct.is_some());
+        let (eh, es) = if eff { (" Of peak |", "---:|") } else { ("", "") };
+        let _ = writeln!(o, "| Size | Reference | Measured |{eh}{rh} Ratio | Tolerance |{nh} Verdict |");
+        let _ = writeln!(o, "|---:|---:|---:|{es}{rs}---:|---:|{ns}---|");
         for r in &b.rows {
             let range = if multi { format!(" {} |", range_cell(r)) } else { String::new() };
+            let of_peak = if eff { format!(" {} |", efficiency_cell(r)) } else { String::new() };
             let noise = if noisy { format!(" {} | {} |", noise_cell(r), r.rule.name()) } else { String::new() };
             let mut verdict = match r.verdict {
                 Verdict::Fail => "**FAIL**".to_string(),
@@ -179,7 +190,7 @@ pub fn markdown(rep: &Report) -> String {
             }
             let _ = writeln!(
                 o,
-                "| {} | {:.2} | {} |{range} {} | {}% |{noise} {verdict} |",
+                "| {} | {:.2} | {} |{of_peak}{range} {} | {}% |{noise} {verdict} |",
                 size_cell(b, r),
                 r.reference,
                 opt(r.measured, 2),

@@ -84,6 +84,10 @@ pub struct Row {
     /// Half-width of the 95% interval of the difference, in percent of the
     /// reference; None where either side has no spread.
     pub noise_pct: Option<f64>,
+    /// A bandwidth block: the median over the runs of the size's share of
+    /// its path's peak, percent, where the runs' CSVs say it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub efficiency_pct: Option<f64>,
 }
 
 impl Row {
@@ -103,6 +107,7 @@ impl Row {
             reasons: Vec::new(),
             rule: Rule::Tolerance,
             noise_pct: None,
+            efficiency_pct: None,
         }
     }
 }
@@ -375,6 +380,11 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
             reasons,
             rule,
             noise_pct,
+            efficiency_pct: if metric == Metric::Bandwidth {
+                median(&mut values_at(runs, Metric::Efficiency, size))
+            } else {
+                None
+            },
         });
     }
     Block {
@@ -407,8 +417,13 @@ pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
             continue;
         }
         let has = |ts: &[&Table], m: Metric| ts.iter().any(|t| t.points.iter().any(|p| p.value(m).is_some()));
-        let metrics: Vec<Metric> = Metric::ALL.into_iter().filter(|m| has(&refs, *m) && has(&meas, *m)).collect();
-        if metrics.is_empty() {
+        let judged: &[Metric] = if rules.by_efficiency { &[Metric::Efficiency] } else { &Metric::ALL };
+        let metrics: Vec<Metric> = judged.iter().copied().filter(|m| has(&refs, *m) && has(&meas, *m)).collect();
+        if metrics.is_empty() && rules.by_efficiency {
+            let why = "an efficiency on both sides (commbench CSVs of a bandwidth whose path's peak is known)";
+            notes.push(format!("{} {}: not compared: --by-efficiency needs {why}", k.0, k.1));
+            unmatched += 1;
+        } else if metrics.is_empty() {
             notes.push(format!("{} {}: the reference and the runs share no metric", k.0, k.1));
             unmatched += 1;
         }

@@ -70,6 +70,10 @@ struct Args {
     /// Count reference sizes and benchmarks that no run measured as failures.
     #[arg(long)]
     require_all: bool,
+    /// Judge each size's share of its path's peak (the CSVs' efficiency_pct) instead of its
+    /// bandwidth: for two runs on machines whose links differ.
+    #[arg(long)]
+    by_efficiency: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
@@ -126,8 +130,13 @@ pub fn main(args: &[String]) -> i32 {
     }
     warnings.extend(context::warnings(&reference.tables, &runs));
     let limits = a.min_bw.into_iter().chain(a.max_lat).chain(a.min_rate).collect();
-    let rules =
-        Rules { tolerances: a.tolerance, limits, allowed_failures: a.allowed_failures, require_all: a.require_all };
+    let rules = Rules {
+        tolerances: a.tolerance,
+        limits,
+        allowed_failures: a.allowed_failures,
+        require_all: a.require_all,
+        by_efficiency: a.by_efficiency,
+    };
     let mut report = judge::compare(&reference.tables, &runs, &rules);
     report.summary.incomplete_runs = incomplete_runs(&runs);
     if !report.summary.incomplete_runs.is_empty() {

@@ -11,9 +11,14 @@ pub enum Metric {
     Latency,
     Bandwidth,
     MessageRate,
+    /// A bandwidth's share of its path's peak, percent (the CSV's
+    /// `efficiency_pct`): judged instead of the others with
+    /// `--by-efficiency`, for runs on machines that differ.
+    Efficiency,
 }
 
 impl Metric {
+    /// What a comparison judges by default (not efficiency).
     pub const ALL: [Metric; 3] = [Metric::Latency, Metric::Bandwidth, Metric::MessageRate];
 
     /// Bandwidth and message rate: more is better. Latency: less is better.
@@ -26,6 +31,7 @@ impl Metric {
             Metric::Latency => "latency",
             Metric::Bandwidth => "bandwidth",
             Metric::MessageRate => "message rate",
+            Metric::Efficiency => "efficiency",
         }
     }
 
@@ -34,6 +40,7 @@ impl Metric {
             Metric::Latency => "us",
             Metric::Bandwidth => "MB/s",
             Metric::MessageRate => "messages/s",
+            Metric::Efficiency => "% of peak",
         }
     }
 }
@@ -51,6 +58,8 @@ impl Metric {
         match self {
             Metric::Latency | Metric::Bandwidth => 1e12,
             Metric::MessageRate => 1e15,
+            // A hundred times a path's peak is a wrong peak, not a result.
+            Metric::Efficiency => 1e4,
         }
     }
 
@@ -108,6 +117,9 @@ pub struct Point {
     pub compute_us: Option<f64>,
     pub pure_comm_us: Option<f64>,
     pub overlap_pct: Option<f64>,
+    /// The bandwidth's share of its path's peak, percent (our CSV's
+    /// `efficiency_pct`); None elsewhere.
+    pub efficiency_pct: Option<f64>,
 }
 
 impl Point {
@@ -116,6 +128,7 @@ impl Point {
             Metric::Latency => self.latency_us,
             Metric::Bandwidth => self.bw_mbps,
             Metric::MessageRate => self.msg_rate,
+            Metric::Efficiency => self.efficiency_pct,
         }
     }
 
@@ -127,7 +140,7 @@ impl Point {
         let (lo, hi) = self.time_band?;
         let band = match m {
             Metric::Latency => (v * lo, v * hi),
-            Metric::Bandwidth | Metric::MessageRate => (v / hi, v / lo),
+            Metric::Bandwidth | Metric::MessageRate | Metric::Efficiency => (v / hi, v / lo),
         };
         (band.0.is_finite() && band.1.is_finite() && band.0 > 0.0 && band.0 <= band.1).then_some(band)
     }

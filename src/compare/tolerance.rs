@@ -155,6 +155,9 @@ pub struct Rules {
     pub allowed_failures: usize,
     /// Reference sizes and benchmarks the runs lack count as failures.
     pub require_all: bool,
+    /// Judge each bandwidth's share of its path's peak instead of the
+    /// values themselves.
+    pub by_efficiency: bool,
 }
 
 impl Rules {

@@ -78,7 +78,17 @@ fn a_run_against_its_own_stdout_passes_in_every_format() {
     assert_eq!(r.code, Some(0), "{}", r.stdout);
     assert!(r.stdout.starts_with("### osu_bw MPI_CHAR"));
     assert!(r.stdout.contains("median of 2 runs"), "{}", r.stdout);
-    assert!(r.stdout.contains("| Size | Reference | Measured | Runs range | Ratio | Tolerance | Verdict |"));
+    // Our CSV knows each size's share of its path's peak: shown beside.
+    assert!(r.stdout.contains("| Size | Reference | Measured | Of peak | Runs range | Ratio | Tolerance | Verdict |"));
+
+    // Judged by that share: OSU's text has none, so it is said and the
+    // CSV against itself passes.
+    let r = commbench(&["compare", path_str(csv), path_str(csv), "--by-efficiency"]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.starts_with("osu_bw MPI_CHAR: efficiency in % of peak (higher is better)"), "{}", r.stdout);
+    let r = commbench(&["compare", path_str(txt), path_str(csv), "--by-efficiency"]);
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("not compared: --by-efficiency needs an efficiency on both sides"), "{}", r.stderr);
 
     let r = commbench(&["compare", path_str(csv), path_str(txt), "--format", "json"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);

@@ -68,10 +68,10 @@ fn shared_memory_against_this_machines_copy_rate() {
     // The record's sizes and plateau are the CSV's.
     let sizes = rec["paths"]["sizes"].as_array().unwrap();
     assert_eq!(sizes.len(), 3);
-    assert_eq!(sizes[2]["efficiency_pct"].as_f64().unwrap(), at_4m);
+    assert!((sizes[2]["efficiency_pct"].as_f64().unwrap() - at_4m).abs() < 1e-9 * at_4m, "{sizes:?}");
     let plateau = &rec["paths"]["plateau"];
     let best = csv.iter().map(|r| num(&r["efficiency_pct"])).fold(0.0, f64::max);
-    assert_eq!(plateau["efficiency_pct"].as_f64().unwrap(), best);
+    assert!((plateau["efficiency_pct"].as_f64().unwrap() - best).abs() < 1e-9 * best, "{plateau}");
     assert_eq!((rec["paths"]["min_efficiency_pct"].as_f64(), rec["status"].as_str()), (Some(1.0), Some("complete")));
 }
 

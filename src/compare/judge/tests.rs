@@ -11,6 +11,7 @@ fn table(bench: &str, label: &str, metric: Metric, pts: &[(u64, f64)]) -> Table 
                 Metric::Latency => p.latency_us = Some(v),
                 Metric::Bandwidth => p.bw_mbps = Some(v),
                 Metric::MessageRate => p.msg_rate = Some(v),
+                Metric::Efficiency => p.efficiency_pct = Some(v),
             }
             p
         })
@@ -335,4 +336,40 @@ fn implausible_values_never_pass() {
         ]
     );
     assert!(!rep.summary.ok);
+}
+
+/// Two machines whose links differ: the raw bandwidths are far apart, but
+/// each reached the same share of its own path's peak, which is what
+/// `--by-efficiency` judges; without it the bandwidth fails. The bandwidth
+/// block shows the runs' efficiency beside the values.
+#[test]
+fn by_efficiency_judges_shares_of_each_machines_peak() {
+    let both = |bw: &[(u64, f64)], eff: &[(u64, f64)], label: &str| {
+        let mut t = table("osu_bw", label, Metric::Bandwidth, bw);
+        for (p, (_, e)) in t.points.iter_mut().zip(eff) {
+            p.efficiency_pct = Some(*e);
+        }
+        t
+    };
+    let r = both(&[(1 << 20, 24_000.0), (4 << 20, 24_500.0)], &[(1 << 20, 96.0), (4 << 20, 98.0)], "hdr");
+    let m = both(&[(1 << 20, 11_900.0), (4 << 20, 12_000.0)], &[(1 << 20, 95.2), (4 << 20, 96.0)], "edr");
+    let plain = compare(std::slice::from_ref(&r), std::slice::from_ref(&m), &rules(&["5%"]));
+    assert_eq!(verdicts(&plain), [Verdict::Fail, Verdict::Fail]);
+    assert_eq!(plain.blocks[0].rows[1].efficiency_pct, Some(96.0));
+    let by = Rules { by_efficiency: true, ..rules(&["5%"]) };
+    let rep = compare(std::slice::from_ref(&r), &[m], &by);
+    assert_eq!((rep.blocks.len(), rep.blocks[0].metric), (1, Metric::Efficiency));
+    assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Pass]);
+    // One that fell to half its peak fails.
+    let half = both(&[(1 << 20, 6_000.0), (4 << 20, 6_000.0)], &[(1 << 20, 48.0), (4 << 20, 48.0)], "slow");
+    assert_eq!(verdicts(&compare(std::slice::from_ref(&r), &[half], &by)), [Verdict::Fail, Verdict::Fail]);
+    // A side without efficiency (OSU's text, an unknown peak) is said.
+    let bare = table("osu_bw", "osu", Metric::Bandwidth, &[(1 << 20, 1.0)]);
+    let rep = compare(&[bare], &[r], &by);
+    assert_eq!(rep.summary.unmatched, 1);
+    assert!(
+        rep.notes[0].contains("not compared: --by-efficiency needs an efficiency on both sides"),
+        "{:?}",
+        rep.notes
+    );
 }
