@@ -414,7 +414,15 @@ impl Job {
             [one] => Some(one),
             _ => None,
         });
-        crate::peak::RankEnd { host: self.world.processor_name(), package, nic, nic_unknown, copy, copy_unknown }
+        crate::peak::RankEnd {
+            host: self.world.processor_name(),
+            package,
+            nic,
+            nic_unknown,
+            copy,
+            copy_unknown,
+            device_memory: None,
+        }
     }
 
     /// The run record's header for a run that has just started.

@@ -8,6 +8,8 @@
 //! and says why.
 
 pub mod copy_rate;
+#[cfg(test)]
+mod described;
 pub mod link;
 pub mod path;
 pub mod pcie;

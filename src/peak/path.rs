@@ -34,6 +34,10 @@ pub struct RankEnd {
     /// Why there is no copy rate, where there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_unknown: Option<String>,
+    /// Where the rank's buffers are when not in host memory (`cuda`):
+    /// two such ranks on one host meet GPU to GPU, not in shared memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_memory: Option<String>,
 }
 
 /// What kind of link bounds a path.
@@ -42,6 +46,9 @@ pub struct RankEnd {
 pub enum PathClass {
     SharedMemory,
     Network,
+    /// Buffers in GPU memory on one host (NVLink, PCIe, or through the
+    /// CPU).
+    Gpu,
     /// A run whose pairs take both kinds.
     Mixed,
 }
@@ -51,6 +58,7 @@ impl PathClass {
         match self {
             PathClass::SharedMemory => "shared memory",
             PathClass::Network => "network",
+            PathClass::Gpu => "GPU",
             PathClass::Mixed => "mixed",
         }
     }
@@ -112,6 +120,10 @@ fn nic_rate_text(l: &NicLink) -> String {
 
 /// The path from rank `a` to rank `b` (one direction).
 pub fn pair((ra, a): End, (rb, b): End) -> PathPeak {
+    if let (true, Some(mem)) = (a.host == b.host, a.device_memory.as_ref().or(b.device_memory.as_ref())) {
+        let why = a.copy_unknown.clone().or_else(|| b.copy_unknown.clone()).unwrap_or_default();
+        return PathPeak::unknown(format!("{mem} memory on {}", a.host), PathClass::Gpu, why);
+    }
     if a.host == b.host {
         let label = format!("shared memory on {}", a.host);
         let (ca, cb) = match (&a.copy, &b.copy) {
@@ -283,6 +295,10 @@ pub fn collective(ends: &[RankEnd]) -> PathPeak {
     for ranks in per_host.values().filter(|r| r.len() > 1) {
         for &r in ranks {
             let e = &ends[r];
+            if let Some(mem) = &e.device_memory {
+                let why = e.copy_unknown.clone().unwrap_or_default();
+                return PathPeak::unknown(format!("{mem} memory on {}", e.host), PathClass::Gpu, why);
+            }
             let Some(c) = &e.copy else {
                 let why = e.copy_unknown.clone().unwrap_or_else(|| "no copy rate".into());
                 return PathPeak::unknown(format!("shared memory on {}", e.host), PathClass::SharedMemory, why);
@@ -397,6 +413,24 @@ mod tests {
         let (_, run) = traffic(&[(0, 2), (1, 3)], false, &ends);
         assert_eq!((run.peak_mbps, run.class), (Some(10_001.0), PathClass::SharedMemory));
         assert_eq!(run.label, "2 pairs: shared memory on n1");
+    }
+
+    #[test]
+    fn gpu_buffers_on_one_host_are_not_shared_memory() {
+        let gpu = |h: &str| RankEnd {
+            host: h.into(),
+            device_memory: Some("cuda".into()),
+            copy_unknown: Some("not derived yet".into()),
+            ..Default::default()
+        };
+        let p = pair((0, &gpu("n1")), (1, &gpu("n1")));
+        assert_eq!((p.label.as_str(), p.class, p.peak_mbps), ("cuda memory on n1", PathClass::Gpu, None));
+        assert_eq!(p.unknown.as_deref(), Some("not derived yet"));
+        assert_eq!(collective(&[gpu("n1"), gpu("n1")]).class, PathClass::Gpu);
+        // Across hosts the NIC still bounds it.
+        let mut a = net("n1", "mlx5_0:1", 200.0, 1.0);
+        a.device_memory = Some("cuda".into());
+        assert_eq!(pair((0, &a), (1, &net("n2", "mlx5_0:1", 200.0, 1.0))).peak_mbps, Some(25_000.0));
     }
 
     #[test]

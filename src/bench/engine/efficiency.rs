@@ -46,7 +46,8 @@ pub fn rank_end(job: &Job, spec: &BenchSpec, plan: &Plan, memory: &str) -> Optio
     } else {
         Err(format!("the buffers are in {memory} memory, whose paths' peaks commbench does not derive yet"))
     };
-    Some(job.path_end(copy))
+    let device_memory = (memory != "host").then(|| memory.to_string());
+    Some(RankEnd { device_memory, ..job.path_end(copy) })
 }
 
 /// Rank 0: the run's paths from every rank's end; None when a rank sent
