@@ -98,6 +98,12 @@ struct RowLine<'a> {
     iterations_run: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ci95_rel_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+    #[serde(rename = "peak_MBps", skip_serializing_if = "Option::is_none")]
+    peak_mbps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    efficiency_pct: Option<f64>,
 }
 
 fn percentiles<S: Serializer>(tails: &&[(u32, f64)], s: S) -> Result<S::Ok, S::Error> {
@@ -185,6 +191,9 @@ impl<W: Write> JsonLines<W> {
             osu_tails: &c.osu_tails,
             iterations_run: c.iterations_run,
             ci95_rel_pct: c.ci95_rel_pct,
+            path: c.path.as_deref(),
+            peak_mbps: c.peak_mbps,
+            efficiency_pct: c.efficiency_pct,
         };
         let bytes = line_bytes(&line)?;
         self.write_line(&bytes)?;
