@@ -16,6 +16,7 @@ pub mod matrix;
 pub mod measure;
 pub mod options;
 pub mod output;
+pub mod paths;
 pub mod record;
 pub mod report;
 pub mod results;
