@@ -145,6 +145,7 @@ impl Session<'_> {
             config: self.cfg.clone(),
             schedule: ScheduleInfo { rounds: self.schedule.len(), directions: self.schedule.directions() },
             files: Default::default(),
+            paths: Vec::new(),
             outcome: None,
             backend_details: None,
         }
@@ -238,7 +239,8 @@ impl Session<'_> {
             m.add_round(i + 1, &round, &gathered);
             if let Some(f) = files.as_mut() {
                 let counts = (self.cfg.size_bytes, self.cfg.window, self.cfg.iterations);
-                if let Err(e) = f.append_round(&m.directed[before..], &m.latency[lat_before..], &hosts, counts) {
+                let (directed, latency) = (&m.directed[before..], &m.latency[lat_before..]);
+                if let Err(e) = f.append_round(directed, latency, &hosts, &peaks, counts) {
                     let line = format!("{NAME}: cannot write {}: {e}", f.measurements_path.display());
                     if let Some(r) = &record {
                         let _ = r.end(&Ending::Error { detail: line.clone() }, EXIT_USAGE);
@@ -304,6 +306,7 @@ impl Session<'_> {
             if let Some(rec) = record {
                 rec.update(|r| {
                     r.files = f.written.clone();
+                    r.paths = groups.clone();
                     r.outcome = Some(Outcome::new(&rows, &eval, &blame, hosts, judged));
                 });
                 let ending = match code {
@@ -329,7 +332,7 @@ impl Session<'_> {
         m: &results::Measurements,
         input: &report::ReportInput,
     ) -> io::Result<()> {
-        let (eval, rows, hosts) = (input.eval, input.rows, input.hosts);
+        let (eval, rows, hosts, peaks) = (input.eval, input.rows, input.hosts, input.peaks);
         let n = hosts.len();
         // Directions and pairs that failed, for the heatmap outlines.
         let mut bad_dir = vec![false; n * n];
@@ -367,6 +370,13 @@ impl Session<'_> {
             failed: &failed_bw,
         };
         f.write_matrix("bw_MBps", &bw, "sender\\receiver", &spec)?;
+        // Written when some direction's peak is known.
+        let eff = matrix::efficiency(n, m, &|s, d| peaks.peak_bps(s, d));
+        if !eff.is_empty() {
+            let spec =
+                HeatmapSpec { title: "Bandwidth by direction (% of the path's peak)", unit: "%", scale: 1.0, ..spec };
+            f.write_matrix("eff_pct", &eff, "sender\\receiver", &spec)?;
+        }
         if let Some(l) = self.cfg.latency {
             let lat = matrix::latency(n, m);
             let subtitle = format!(
