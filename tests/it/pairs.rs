@@ -329,11 +329,22 @@ fn each_direction_against_its_paths_peak() {
     assert_eq!(rec["config"]["criteria"]["min_efficiency"], 1.0);
     assert_eq!(rec["outcome"]["failing"][0]["failures"][0]["check"], "min_efficiency");
 
+    // 1% of a copy rate of tens of GB/s is a few hundred MB/s; other jobs
+    // on this machine's two cores can dip one run below that, so up to
+    // three tries (each must measure above it: no pass by luck).
     let mut args = vec!["--scheme", "all", "--min-efficiency", "1%"];
     args.extend(QUICK);
-    let o = pairs(2, &args);
-    assert_eq!(o.run.code, Some(0), "{:?}", o.run);
-    assert_eq!(o.last_line(), "PASS: all 1 pairs meet the criteria (min 1% of each path's peak)");
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let o = pairs(2, &args);
+        if o.run.code == Some(0) {
+            assert_eq!(o.last_line(), "PASS: all 1 pairs meet the criteria (min 1% of each path's peak)");
+            return;
+        }
+        assert_eq!(o.run.code, Some(1), "{:?}", o.run);
+        tries.push(o.run.stdout);
+    }
+    panic!("three runs below 1% of the copy rate:\n{}", tries.join("\n"));
 }
 
 #[test]
