@@ -228,7 +228,7 @@ mod tests {
             m.add_round(i, round, &g);
         }
         let rows = m.pair_rows();
-        let eval = evaluate(&rows, &Criteria { min_bw: Some(50.0), ..Criteria::default() }, true);
+        let eval = evaluate(&rows, &Criteria { min_bw: Some(50.0), ..Criteria::default() }, true, &|_, _| None);
         let b = blame(&rows, &eval, &hosts);
         (rows, eval, b)
     }

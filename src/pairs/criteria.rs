@@ -1,6 +1,8 @@
 //! PASS criteria for pair rows: an absolute bandwidth floor per direction
-//! (`--min-bw`), a latency ceiling (`--max-lat`), and a relative floor (a
-//! direction below a fraction of the median of all directions). Failing
+//! (`--min-bw`), a latency ceiling (`--max-lat`), a relative floor (a
+//! direction below a fraction of the median of all directions), and a
+//! floor relative to each direction's path peak (`--min-efficiency`; a
+//! direction whose peak is unknown cannot be judged, and fails). Failing
 //! rows come out worst first: by how far the worst value is from its limit.
 
 use serde::Serialize;
@@ -17,11 +19,16 @@ pub struct Criteria {
     pub max_lat: Option<f64>,
     /// Fraction of the median bandwidth of all directions.
     pub min_fraction_of_median: Option<f64>,
+    /// Fraction of each direction's path peak (`--min-efficiency`).
+    pub min_efficiency: Option<f64>,
 }
 
 impl Criteria {
     pub fn any(&self) -> bool {
-        self.min_bw.is_some() || self.max_lat.is_some() || self.min_fraction_of_median.is_some()
+        self.min_bw.is_some()
+            || self.max_lat.is_some()
+            || self.min_fraction_of_median.is_some()
+            || self.min_efficiency.is_some()
     }
 
     /// "min-bw 68 GB/s, max-lat 5 us" or "none".
@@ -37,6 +44,9 @@ impl Criteria {
             let at = median.map(|m| format!(" = {}", rate_text(f * m))).unwrap_or_default();
             parts.push(format!("min {}% of the median{at}", trim(f * 100.0)));
         }
+        if let Some(f) = self.min_efficiency {
+            parts.push(format!("min {}% of each path's peak", trim(f * 100.0)));
+        }
         if parts.is_empty() {
             "none (report only)".into()
         } else {
@@ -45,7 +55,8 @@ impl Criteria {
     }
 }
 
-fn trim(v: f64) -> String {
+/// A percentage without trailing zeros: 80, 12.5.
+pub fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -67,6 +78,11 @@ pub enum Check {
     MinBw,
     MaxLat,
     FractionOfMedian,
+    /// Below `--min-efficiency` of the direction's path peak.
+    MinEfficiency,
+    /// `--min-efficiency` with no known peak for the direction's path:
+    /// not judged, so not passed.
+    UnknownPeak,
     /// A direction the scheme should have measured has no value.
     Missing,
 }
@@ -78,6 +94,7 @@ pub struct Failure {
     pub measured: Measured,
     /// Bytes per second or seconds (NaN when missing).
     pub value: f64,
+    /// Bytes per second or seconds (NaN for an unknown peak).
     pub limit: f64,
 }
 
@@ -87,8 +104,10 @@ impl Failure {
     pub fn score(&self) -> f64 {
         match self.check {
             Check::Missing => 0.0,
+            // Not measured against anything: after every real shortfall.
+            Check::UnknownPeak => 1.0,
             Check::MaxLat => self.limit / self.value,
-            Check::MinBw | Check::FractionOfMedian => self.value / self.limit,
+            Check::MinBw | Check::FractionOfMedian | Check::MinEfficiency => self.value / self.limit,
         }
     }
 }
@@ -121,9 +140,14 @@ pub fn median(values: &[f64]) -> Option<f64> {
     Some(if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 })
 }
 
+/// The peak of the path from a sender to a receiver, bytes per second
+/// (None: unknown).
+pub type PeakOf<'a> = &'a dyn Fn(usize, usize) -> Option<f64>;
+
 /// Applies the criteria. `expect_both` says whether the scheme measures
-/// both directions of every row (a lone shift:K does not).
-pub fn evaluate(rows: &[PairRow], c: &Criteria, expect_both: bool) -> Evaluation {
+/// both directions of every row (a lone shift:K does not); `peak` is
+/// asked only with `--min-efficiency`.
+pub fn evaluate(rows: &[PairRow], c: &Criteria, expect_both: bool, peak: PeakOf) -> Evaluation {
     let all_bw: Vec<f64> = rows.iter().flat_map(|r| [r.ab, r.ba]).flatten().collect();
     let median_bw = median(&all_bw);
     let relative = c.min_fraction_of_median.zip(median_bw).map(|(f, m)| f * m);
@@ -131,7 +155,9 @@ pub fn evaluate(rows: &[PairRow], c: &Criteria, expect_both: bool) -> Evaluation
         .iter()
         .map(|r| {
             let mut fs = Vec::new();
-            for (measured, value) in [(Measured::Forward, r.ab), (Measured::Backward, r.ba)] {
+            for (measured, value, src, dst) in
+                [(Measured::Forward, r.ab, r.a, r.b), (Measured::Backward, r.ba, r.b, r.a)]
+            {
                 let Some(v) = value else {
                     if expect_both {
                         fs.push(Failure { check: Check::Missing, measured, value: f64::NAN, limit: 0.0 });
@@ -143,6 +169,15 @@ pub fn evaluate(rows: &[PairRow], c: &Criteria, expect_both: bool) -> Evaluation
                 }
                 if let Some(limit) = relative.filter(|&l| v < l) {
                     fs.push(Failure { check: Check::FractionOfMedian, measured, value: v, limit });
+                }
+                if let Some(f) = c.min_efficiency {
+                    match peak(src, dst) {
+                        Some(p) if v < f * p => {
+                            fs.push(Failure { check: Check::MinEfficiency, measured, value: v, limit: f * p })
+                        }
+                        Some(_) => {}
+                        None => fs.push(Failure { check: Check::UnknownPeak, measured, value: v, limit: f64::NAN }),
+                    }
                 }
             }
             if let (Some(limit), Some(v)) = (c.max_lat, r.latency) {
@@ -163,6 +198,10 @@ pub fn evaluate(rows: &[PairRow], c: &Criteria, expect_both: bool) -> Evaluation
 mod tests {
     use super::*;
 
+    fn no_peak(_: usize, _: usize) -> Option<f64> {
+        None
+    }
+
     fn row(a: usize, b: usize, ab: f64, ba: f64, lat: Option<f64>) -> PairRow {
         PairRow { round: 0, a, b, ab: Some(ab), ba: Some(ba), latency: lat }
     }
@@ -177,7 +216,7 @@ mod tests {
     #[test]
     fn no_criteria_passes() {
         let rows = [row(0, 1, 1.0, 1.0, None)];
-        let e = evaluate(&rows, &Criteria::default(), true);
+        let e = evaluate(&rows, &Criteria::default(), true, &no_peak);
         assert!(e.passed());
         assert_eq!(e.median_bw, Some(1.0));
         assert_eq!(Criteria::default().describe(None), "none (report only)");
@@ -187,7 +226,7 @@ mod tests {
     fn min_bw_per_direction_worst_first() {
         let rows = [row(0, 1, 70e9, 69e9, None), row(2, 3, 70e9, 30e9, None), row(4, 5, 60e9, 70e9, None)];
         let c = Criteria { min_bw: Some(68e9), ..Criteria::default() };
-        let e = evaluate(&rows, &c, true);
+        let e = evaluate(&rows, &c, true, &no_peak);
         assert_eq!(e.failing, vec![1, 2]);
         assert_eq!(
             e.failures[1],
@@ -202,7 +241,7 @@ mod tests {
     fn relative_to_median() {
         let rows = [row(0, 1, 100.0, 100.0, None), row(2, 3, 100.0, 100.0, None), row(4, 5, 79.0, 100.0, None)];
         let c = Criteria { min_fraction_of_median: Some(0.8), ..Criteria::default() };
-        let e = evaluate(&rows, &c, true);
+        let e = evaluate(&rows, &c, true, &no_peak);
         assert_eq!(e.median_bw, Some(100.0));
         assert_eq!(e.failing, vec![2]);
         assert_eq!(e.failures[2][0].check, Check::FractionOfMedian);
@@ -214,7 +253,7 @@ mod tests {
     fn latency_ceiling() {
         let rows = [row(0, 1, 1.0, 1.0, Some(2e-6)), row(2, 3, 1.0, 1.0, Some(10e-6)), row(4, 5, 1.0, 1.0, None)];
         let c = Criteria { max_lat: Some(5e-6), ..Criteria::default() };
-        let e = evaluate(&rows, &c, true);
+        let e = evaluate(&rows, &c, true, &no_peak);
         assert_eq!(e.failing, vec![1]);
         assert_eq!(e.failures[1][0].measured, Measured::Latency);
         assert!((e.failures[1][0].score() - 0.5).abs() < 1e-12);
@@ -223,7 +262,45 @@ mod tests {
     #[test]
     fn missing_direction_fails_only_when_expected() {
         let rows = [PairRow { round: 0, a: 0, b: 1, ab: Some(1.0), ba: None, latency: None }];
-        assert_eq!(evaluate(&rows, &Criteria::default(), true).failing, vec![0]);
-        assert!(evaluate(&rows, &Criteria::default(), false).passed());
+        assert_eq!(evaluate(&rows, &Criteria::default(), true, &no_peak).failing, vec![0]);
+        assert!(evaluate(&rows, &Criteria::default(), false, &no_peak).passed());
+    }
+
+    #[test]
+    fn against_each_paths_peak() {
+        // Pairs 0 <-> 1 share a 100 B/s path, 2 <-> 3 a 1000 B/s one.
+        let peak = |s: usize, d: usize| Some(if s.max(d) <= 1 { 100.0 } else { 1000.0 });
+        let rows = [row(0, 1, 90.0, 70.0, None), row(2, 3, 900.0, 300.0, None)];
+        let c = Criteria { min_efficiency: Some(0.8), ..Criteria::default() };
+        let e = evaluate(&rows, &c, true, &peak);
+        assert_eq!(e.failing, vec![1, 0], "30% is worse than 70%");
+        assert_eq!(
+            e.failures[0],
+            vec![Failure { check: Check::MinEfficiency, measured: Measured::Backward, value: 70.0, limit: 80.0 }]
+        );
+        assert_eq!(e.failures[1][0].limit, 800.0);
+        assert!((e.failures[1][0].score() - 0.375).abs() < 1e-12);
+        assert!(evaluate(&rows, &Criteria { min_efficiency: Some(0.3), ..c }, true, &peak).passed());
+        assert!(c.any());
+        assert_eq!(c.describe(None), "min 80% of each path's peak");
+        // Without the criterion the peak is never asked.
+        let never = |_: usize, _: usize| -> Option<f64> { panic!("asked for a peak") };
+        assert!(evaluate(&rows, &Criteria::default(), true, &never).passed());
+    }
+
+    #[test]
+    fn an_unknown_peak_cannot_pass() {
+        let rows = [row(0, 1, 90.0, 90.0, None), row(2, 3, 10.0, 90.0, None)];
+        let peak = |s: usize, _: usize| (s != 1).then_some(100.0);
+        let c = Criteria { min_efficiency: Some(0.5), ..Criteria::default() };
+        let e = evaluate(&rows, &c, true, &peak);
+        // 2 -> 3 is below (worst first); 1 -> 0 has no peak to judge by.
+        assert_eq!(e.failing, vec![1, 0]);
+        assert_eq!(e.failures[0].len(), 1);
+        let f = e.failures[0][0];
+        assert_eq!((f.check, f.measured, f.value), (Check::UnknownPeak, Measured::Backward, 90.0));
+        assert!(f.limit.is_nan());
+        // Known everywhere and high enough: passes.
+        assert!(evaluate(&rows[..1], &c, true, &|_, _| Some(100.0)).passed());
     }
 }

@@ -1,7 +1,8 @@
 //! The matrices of a `pairs` run, built from its measurements: bandwidth by
-//! direction (row = sender, column = receiver) and latency (symmetric),
-//! empty where the scheme did not measure a pair. A pair measured more
-//! than once keeps its worst value (lowest bandwidth, highest latency).
+//! direction (row = sender, column = receiver), its share of each path's
+//! peak, and latency (symmetric), empty where the scheme did not measure a
+//! pair (or the path's peak is unknown). A pair measured more than once
+//! keeps its worst value (lowest bandwidth or share, highest latency).
 //! The matrix itself, its CSV and its heatmap are shared (`crate::matrix`).
 
 use super::results::Measurements;
@@ -15,6 +16,18 @@ pub fn bandwidth(n: usize, m: &Measurements) -> Matrix {
     let mut x = Matrix::new(n);
     for d in &m.directed {
         x.keep_min(d.src, d.dst, d.bytes_per_s);
+    }
+    x
+}
+
+/// Bandwidth in percent of the path's peak (`peak`, bytes per second,
+/// sender by receiver), sender by receiver.
+pub fn efficiency(n: usize, m: &Measurements, peak: &dyn Fn(usize, usize) -> Option<f64>) -> Matrix {
+    let mut x = Matrix::new(n);
+    for d in &m.directed {
+        if let Some(p) = peak(d.src, d.dst).filter(|p| *p > 0.0) {
+            x.keep_min(d.src, d.dst, 100.0 * d.bytes_per_s / p);
+        }
     }
     x
 }
@@ -60,6 +73,15 @@ mod tests {
         let lat = latency(3, &m);
         assert_eq!(lat.get(0, 1), Some(3e-6));
         assert_eq!(lat.get(1, 0), Some(3e-6));
+    }
+
+    #[test]
+    fn efficiency_against_each_peak() {
+        let m = sample();
+        let eff = efficiency(3, &m, &|s, _| (s == 0).then_some(8e6));
+        assert_eq!(eff.get(0, 1), Some(50.0), "the worst of 5 and 4 MB/s over 8");
+        assert_eq!(eff.get(1, 0), None, "no peak");
+        assert!(efficiency(3, &m, &|_, _| None).is_empty());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `commbench pairs`: all-pairs and bisection bandwidth validation. Ranks
 //! are paired by a scheme (`schedule`), every pair of a round is measured
 //! at once in both directions (`measure`, over a `transport`), rank 0
-//! collects each round (`results`), applies the PASS criteria
+//! collects each round (`results`), sets each direction against its
+//! path's peak (`paths`, crate::peak), applies the PASS criteria
 //! (`criteria`), locates failures (`blame`), prints the table (`report`)
 //! and writes matrices, heatmaps, the host summary and the run record
 //! (`output`, `matrix`, `record`; the matrix CSV and heatmap are the shared
@@ -16,6 +17,7 @@ pub mod matrix;
 pub mod measure;
 pub mod options;
 pub mod output;
+pub mod paths;
 pub mod record;
 pub mod report;
 pub mod results;
@@ -36,6 +38,7 @@ use crate::watchdog::Step;
 use measure::{PairBuffers, RoundPlan};
 use options::{Config, Parsed};
 use output::PairsFiles;
+use paths::PairPeaks;
 use record::{Outcome, PairsRecord, ScheduleInfo};
 use schedule::{Schedule, Scheme};
 
@@ -142,6 +145,7 @@ impl Session<'_> {
             config: self.cfg.clone(),
             schedule: ScheduleInfo { rounds: self.schedule.len(), directions: self.schedule.directions() },
             files: Default::default(),
+            paths: Vec::new(),
             outcome: None,
             backend_details: None,
         }
@@ -161,6 +165,15 @@ impl Session<'_> {
         if job.everywhere(job.memory_check(need, "lower --size or -W")).is_none() {
             return EXIT_USAGE;
         }
+        // This rank's end of the paths, before the pair buffers exist so
+        // the copy rate's buffers never add to them (every rank at once).
+        let end = if T::MEMORY == "host" {
+            job.path_end(Ok(crate::peak::copy_rate::bytes_for(self.cfg.size_bytes)))
+        } else {
+            let why =
+                format!("the buffers are in {} memory, whose paths' peaks commbench does not derive yet", T::MEMORY);
+            job.path_end(Err(why))
+        };
         let Some(mut bufs) = job.everywhere(PairBuffers::new(t, self.round_plan())) else {
             return EXIT_USAGE;
         };
@@ -176,7 +189,7 @@ impl Session<'_> {
                 return EXIT_USAGE;
             }
         };
-        let ranks = job.gather_ranks();
+        let ranks = job.gather_ranks_with(Some(end));
         let root = job.is_root();
         let placement_warnings = if root {
             let ctx = WarnContext { benchmark: NAME.into(), pairs: Vec::new(), allocation_nodes: None };
@@ -187,6 +200,8 @@ impl Session<'_> {
         let n = job.world.size();
         let hosts: Vec<String> =
             (0..n).map(|r| ranks.iter().find(|x| x.rank == r).map(|x| x.host.clone()).unwrap_or("?".into())).collect();
+        // Rank 0's: the others' ranks are empty.
+        let peaks = if root { PairPeaks::from_ranks(n, &ranks) } else { PairPeaks::default() };
         let details = t.record_info();
         let mut rec = self.new_record(&transport, ranks);
         rec.backend_details = details;
@@ -224,7 +239,8 @@ impl Session<'_> {
             m.add_round(i + 1, &round, &gathered);
             if let Some(f) = files.as_mut() {
                 let counts = (self.cfg.size_bytes, self.cfg.window, self.cfg.iterations);
-                if let Err(e) = f.append_round(&m.directed[before..], &m.latency[lat_before..], &hosts, counts) {
+                let (directed, latency) = (&m.directed[before..], &m.latency[lat_before..]);
+                if let Err(e) = f.append_round(directed, latency, &hosts, &peaks, counts) {
                     let line = format!("{NAME}: cannot write {}: {e}", f.measurements_path.display());
                     if let Some(r) = &record {
                         let _ = r.end(&Ending::Error { detail: line.clone() }, EXIT_USAGE);
@@ -243,7 +259,7 @@ impl Session<'_> {
             ));
         }
         job.step(Step::Finish);
-        let code = if root { self.finish(&m, &hosts, files.as_mut(), record.as_ref(), &transport) } else { 0 };
+        let code = if root { self.finish(&m, &hosts, &peaks, files.as_mut(), record.as_ref(), &transport) } else { 0 };
         job.world.bcast_u64(code as u64) as i32
     }
 
@@ -252,6 +268,7 @@ impl Session<'_> {
         &self,
         m: &results::Measurements,
         hosts: &[String],
+        peaks: &PairPeaks,
         files: Option<&mut PairsFiles>,
         record: Option<&RecordFile<PairsRecord>>,
         transport: &str,
@@ -259,8 +276,10 @@ impl Session<'_> {
         let n = hosts.len();
         let rows = m.pair_rows();
         let expect_both = matches!(self.cfg.scheme, Scheme::Shift(None)) || self.schedule.is_pairing();
-        let eval = criteria::evaluate(&rows, &self.cfg.criteria, expect_both);
+        let eval = criteria::evaluate(&rows, &self.cfg.criteria, expect_both, &|s, d| peaks.peak_bps(s, d));
         let blame = blame::blame(&rows, &eval, hosts);
+        let directions = rows.iter().flat_map(|r| [(r.a, r.b, r.ab), (r.b, r.a, r.ba)]);
+        let groups = paths::group(peaks, directions.filter_map(|(s, d, v)| Some((s, d, v?))));
         let input = report::ReportInput {
             config: &self.cfg,
             np: n,
@@ -270,6 +289,8 @@ impl Session<'_> {
             rows: &rows,
             eval: &eval,
             blame: &blame,
+            peaks,
+            paths: &groups,
         };
         out(&report::table(&input));
         out(&report::summary(&input));
@@ -277,7 +298,7 @@ impl Session<'_> {
         let judged = self.cfg.criteria.any();
         let mut detail = None;
         if let Some(f) = files {
-            if let Err(e) = self.write_outputs(f, m, &eval, &rows, &blame, hosts) {
+            if let Err(e) = self.write_outputs(f, m, &input) {
                 say(&format!("{NAME}: cannot write results: {e}"));
                 detail = Some(e.to_string());
                 code = EXIT_USAGE;
@@ -285,6 +306,7 @@ impl Session<'_> {
             if let Some(rec) = record {
                 rec.update(|r| {
                     r.files = f.written.clone();
+                    r.paths = groups.clone();
                     r.outcome = Some(Outcome::new(&rows, &eval, &blame, hosts, judged));
                 });
                 let ending = match code {
@@ -303,15 +325,14 @@ impl Session<'_> {
         code
     }
 
+    /// Matrices, heatmaps and the host summary, from what the report shows.
     fn write_outputs(
         &self,
         f: &mut PairsFiles,
         m: &results::Measurements,
-        eval: &criteria::Evaluation,
-        rows: &[results::PairRow],
-        blame: &blame::Blame,
-        hosts: &[String],
+        input: &report::ReportInput,
     ) -> io::Result<()> {
+        let (eval, rows, hosts, peaks) = (input.eval, input.rows, input.hosts, input.peaks);
         let n = hosts.len();
         // Directions and pairs that failed, for the heatmap outlines.
         let mut bad_dir = vec![false; n * n];
@@ -349,6 +370,13 @@ impl Session<'_> {
             failed: &failed_bw,
         };
         f.write_matrix("bw_MBps", &bw, "sender\\receiver", &spec)?;
+        // Written when some direction's peak is known.
+        let eff = matrix::efficiency(n, m, &|s, d| peaks.peak_bps(s, d));
+        if !eff.is_empty() {
+            let spec =
+                HeatmapSpec { title: "Bandwidth by direction (% of the path's peak)", unit: "%", scale: 1.0, ..spec };
+            f.write_matrix("eff_pct", &eff, "sender\\receiver", &spec)?;
+        }
         if let Some(l) = self.cfg.latency {
             let lat = matrix::latency(n, m);
             let subtitle = format!(
@@ -368,6 +396,6 @@ impl Session<'_> {
             };
             f.write_matrix("lat_us", &lat, "rank\\rank", &spec)?;
         }
-        f.write_hosts(blame)
+        f.write_hosts(input.blame)
     }
 }

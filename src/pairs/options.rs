@@ -77,6 +77,10 @@ struct Args {
     /// Fail a direction below this share of the median of all directions (e.g. 80%)
     #[arg(long, value_name = "SHARE", value_parser = parse_fraction)]
     min_fraction_of_median: Option<f64>,
+    /// Fail a direction below this share of its path's peak (e.g. 80%): the slower rank's copy rate for shared
+    /// memory, the slower NIC's link across hosts; a direction whose peak is unknown fails
+    #[arg(long, value_name = "PCT", value_parser = parse_efficiency)]
+    min_efficiency: Option<f64>,
     /// Seed of --scheme random [default: 1]
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
@@ -122,6 +126,12 @@ fn parse_positive(s: &str) -> Result<usize, String> {
         0 => Err(format!("'{s}' must be at least 1")),
         v => Ok(v),
     }
+}
+/// `80` or `80%` as the fraction 0.8.
+fn parse_efficiency(s: &str) -> Result<f64, String> {
+    crate::cli::options::parse_percent(s).map(|p| p / 100.0).ok_or_else(|| {
+        format!("'{s}' is not a percentage of the path's peak (give one above 0 and at most 100, e.g. 80 or 80%)")
+    })
 }
 fn parse_timeout(s: &str) -> Result<Duration, String> {
     parse_seconds(s).ok_or_else(|| format!("'{s}' is not a time in seconds from 1 to 2592000 (e.g. 60, 2.5, 5m)"))
@@ -241,7 +251,12 @@ pub fn parse(args: &[String]) -> Result<Parsed, OptionsError> {
         iterations: a.iterations.unwrap_or(if large { 20 } else { 100 }),
         warmup: a.warmup.unwrap_or(if large { 2 } else { 10 }),
         latency,
-        criteria: Criteria { min_bw: a.min_bw, max_lat: a.max_lat, min_fraction_of_median: a.min_fraction_of_median },
+        criteria: Criteria {
+            min_bw: a.min_bw,
+            max_lat: a.max_lat,
+            min_fraction_of_median: a.min_fraction_of_median,
+            min_efficiency: a.min_efficiency,
+        },
         random_rounds: random.then(|| a.rounds.unwrap_or(DEFAULT_RANDOM_ROUNDS)),
         seed: random.then(|| a.seed.unwrap_or(DEFAULT_SEED)),
         results,
@@ -310,13 +325,24 @@ mod tests {
             "5us",
             "--min-fraction-of-median",
             "80%",
+            "--min-efficiency",
+            "75",
             "--no-results",
             "--timeout",
             "30",
         ]);
         assert_eq!(c.scheme, Scheme::Xor(8));
         assert_eq!((c.size_bytes, c.window, c.iterations, c.warmup), (1 << 20, 8, 3, 0));
-        assert_eq!(c.criteria, Criteria { min_bw: Some(68e9), max_lat: Some(5e-6), min_fraction_of_median: Some(0.8) });
+        assert_eq!(
+            c.criteria,
+            Criteria {
+                min_bw: Some(68e9),
+                max_lat: Some(5e-6),
+                min_fraction_of_median: Some(0.8),
+                min_efficiency: Some(0.75)
+            }
+        );
+        assert_eq!(run(&["--min-efficiency", "12.5%"]).criteria.min_efficiency, Some(0.125));
         assert_eq!(
             c.latency,
             Some(LatencyPlan { size_bytes: 8, iterations: 1000, warmup: 100 }),
@@ -343,6 +369,9 @@ mod tests {
             (&["--scheme", "shift", "--latency"], "need a pairing scheme"),
             (&["--no-results", "--results-dir", "x"], "cannot be used with"),
             (&["--timeout", "soon"], "is not a time in seconds"),
+            (&["--min-efficiency", "0"], "'0' is not a percentage of the path's peak"),
+            (&["--min-efficiency", "101%"], "'101%' is not a percentage of the path's peak"),
+            (&["--min-efficiency", "0.8x"], "'0.8x' is not a percentage of the path's peak"),
             (&["extra"], "unexpected argument 'extra' found"),
         ];
         for (args, want) in cases {

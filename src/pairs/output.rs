@@ -1,14 +1,16 @@
 //! The result files of a pairs run, all named after one unique stem
 //! (`<UTC stamp>_pairs[_job<id>]`, from the shared result-file naming):
 //! `.json` run record, `.csv` one row per measured direction (appended and
-//! flushed after each round), and at the end `_bw_MBps.csv`/`.svg` and
-//! `_lat_us.csv`/`.svg` (matrices and heatmaps) and `_hosts.csv`.
+//! flushed after each round, each with its path's peak and the share of it
+//! reached), and at the end `_bw_MBps.csv`/`.svg`, `_eff_pct.csv`/`.svg`
+//! and `_lat_us.csv`/`.svg` (matrices and heatmaps) and `_hosts.csv`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::blame::Blame;
+use super::paths::PairPeaks;
 use super::results::{Directed, LatencySample};
 use crate::matrix::heatmap::{self, HeatmapSpec};
 use crate::matrix::Matrix;
@@ -29,6 +31,10 @@ pub const MEASUREMENT_COLUMNS: &[&str] = &[
     "iterations",
     "bw_MBps",
     "latency_us",
+    "path",
+    "path_class",
+    "peak_MBps",
+    "efficiency_pct",
 ];
 
 pub const HOST_COLUMNS: &[&str] = &[
@@ -72,6 +78,43 @@ fn opt(v: Option<f64>, scale: f64) -> String {
     v.map(|x| format!("{:.2}", x * scale)).unwrap_or_default()
 }
 
+/// The measurement CSV's rows of one round: peak_MBps as exact as the
+/// record's, efficiency_pct with two decimals like the bandwidth.
+fn round_rows(
+    directed: &[Directed],
+    latency: &[LatencySample],
+    hosts: &[String],
+    peaks: &PairPeaks,
+    counts: (usize, usize, usize),
+) -> io::Result<Vec<u8>> {
+    let (size, window, iterations) = counts;
+    let host = |x: usize| hosts.get(x).cloned().unwrap_or_default();
+    let lat_of: HashMap<(usize, usize, usize), f64> = latency.iter().map(|l| ((l.round, l.a, l.b), l.secs)).collect();
+    let rows = directed.iter().map(|d| {
+        let (a, b) = (d.src.min(d.dst), d.src.max(d.dst));
+        let lat = lat_of.get(&(d.round, a, b)).copied();
+        let path = peaks.path(d.src, d.dst);
+        let mbps = d.bytes_per_s / 1e6;
+        [
+            d.round.to_string(),
+            d.src.to_string(),
+            d.dst.to_string(),
+            host(d.src),
+            host(d.dst),
+            size.to_string(),
+            window.to_string(),
+            iterations.to_string(),
+            format!("{mbps:.2}"),
+            opt(lat, 1e6),
+            path.label.clone(),
+            peaks.class(d.src, d.dst),
+            path.peak_mbps.map(|p| p.to_string()).unwrap_or_default(),
+            opt(path.efficiency(mbps), 1.0),
+        ]
+    });
+    csv_bytes(rows)
+}
+
 impl PairsFiles {
     /// Creates the record and measurement files (None with --no-results).
     pub fn create(dest: &ResultsDest, stamp: &str, job: Option<&str>) -> Result<Option<PairsFiles>, ResultsError> {
@@ -90,36 +133,18 @@ impl PairsFiles {
         safe_file::sibling(&self.stem, suffix)
     }
 
-    /// Appends one round's directions (with that round's latencies) in one
-    /// write: the whole round or, on error, none of it.
+    /// Appends one round's directions (with that round's latencies and
+    /// each direction's path) in one write: the whole round or, on error,
+    /// none of it.
     pub fn append_round(
         &mut self,
         directed: &[Directed],
         latency: &[LatencySample],
         hosts: &[String],
+        peaks: &PairPeaks,
         counts: (usize, usize, usize),
     ) -> io::Result<()> {
-        let (size, window, iterations) = counts;
-        let host = |x: usize| hosts.get(x).cloned().unwrap_or_default();
-        let lat_of: HashMap<(usize, usize, usize), f64> =
-            latency.iter().map(|l| ((l.round, l.a, l.b), l.secs)).collect();
-        let rows = directed.iter().map(|d| {
-            let (a, b) = (d.src.min(d.dst), d.src.max(d.dst));
-            let lat = lat_of.get(&(d.round, a, b)).copied();
-            [
-                d.round.to_string(),
-                d.src.to_string(),
-                d.dst.to_string(),
-                host(d.src),
-                host(d.dst),
-                size.to_string(),
-                window.to_string(),
-                iterations.to_string(),
-                format!("{:.2}", d.bytes_per_s / 1e6),
-                opt(lat, 1e6),
-            ]
-        });
-        self.measurements.append(&csv_bytes(rows)?)
+        self.measurements.append(&round_rows(directed, latency, hosts, peaks, counts)?)
     }
 
     fn write_new(&mut self, kind: &str, suffix: &str, body: &dyn Fn(&mut Vec<u8>) -> io::Result<()>) -> io::Result<()> {
@@ -170,5 +195,37 @@ impl PairsFiles {
             w.flush()?;
         }
         self.write_new("hosts", "_hosts.csv", &|f| f.write_all(&text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::peak::copy_rate::CopyRate;
+    use crate::peak::RankEnd;
+
+    #[test]
+    fn each_direction_names_its_path() {
+        let end = |mbps: f64, package| RankEnd {
+            host: "vm".into(),
+            package: Some(package),
+            copy: Some(CopyRate { mbps, bytes: 1 << 20, copies: 5, method: "memcpy".into() }),
+            ..RankEnd::default()
+        };
+        let mut ends = vec![end(45_500.5, 0), end(50_000.0, 1)];
+        let hosts = vec!["vm".to_string(), "vm".to_string()];
+        let d = |src, dst, bw| Directed { round: 1, src, dst, bytes_per_s: bw };
+        let peaks = PairPeaks::new(ends.clone());
+        let text = round_rows(&[d(0, 1, 9.1001e9)], &[], &hosts, &peaks, (1 << 20, 8, 2)).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "1,0,1,vm,vm,1048576,8,2,9100.10,,shared memory on vm,across sockets,45500.5,20.00\n"
+        );
+        ends[1].copy = None;
+        let text = round_rows(&[d(1, 0, 1e9)], &[], &hosts, &PairPeaks::new(ends), (1 << 20, 8, 2)).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "1,1,0,vm,vm,1048576,8,2,1000.00,,shared memory on vm,across sockets,,\n"
+        );
     }
 }

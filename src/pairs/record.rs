@@ -1,7 +1,8 @@
 //! The JSON run record of `commbench pairs`: the shared pieces of the OSU
 //! binaries' record (tool, MPI, launcher, ranks, environment) plus what a
-//! pairs run adds (configuration, schedule, output files, verdict with the
-//! failing pairs and the per-host summary).
+//! pairs run adds (configuration, schedule, output files, the measured
+//! paths with their peaks and sources, verdict with the failing pairs and
+//! the per-host summary).
 
 use std::collections::BTreeMap;
 
@@ -10,6 +11,7 @@ use serde::Serialize;
 use super::blame::{Blame, Cause, EndpointSummary};
 use super::criteria::{Evaluation, Failure};
 use super::options::Config;
+use super::paths::PathGroup;
 use super::results::PairRow;
 use crate::report::record::RunHeader;
 
@@ -26,6 +28,11 @@ pub struct PairsRecord {
     pub schedule: ScheduleInfo,
     /// Output files by kind (measurements, bw_matrix, bw_heatmap, ...).
     pub files: BTreeMap<String, String>,
+    /// The measured directions by path: each path's peak, the figures it
+    /// comes from, and the share of it reached (each rank's own end is in
+    /// `ranks[].path_end`). Filled in as the run ends.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<PathGroup>,
     pub outcome: Option<Outcome>,
     /// What the backend says about itself (UCX: version, UCX_TLS,
     /// UCX_NET_DEVICES, each rank's endpoint lanes); absent for MPI.
@@ -140,6 +147,7 @@ mod tests {
                 config: (*config).clone(),
                 schedule: ScheduleInfo { rounds: 1, directions: 2 },
                 files: BTreeMap::new(),
+                paths: Vec::new(),
                 outcome: None,
                 backend_details: None,
             };

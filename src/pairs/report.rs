@@ -1,7 +1,8 @@
 //! The text people read on stdout: a header in OSU's `#` comment style, one
 //! row per pair (both directions, latency, verdict), the bandwidth spread,
-//! a per-host summary, the failing pairs worst first, and a last line that
-//! starts with PASS or FAIL.
+//! one line per path with its peak and the share of it reached, a per-host
+//! summary, the failing pairs worst first, and a last line that starts
+//! with PASS or FAIL.
 
 use std::fmt::Write;
 
@@ -9,7 +10,9 @@ use super::blame::{Blame, EndpointSummary};
 use super::criteria::Criteria;
 use super::criteria::{Check, Evaluation, Failure, Measured};
 use super::options::Config;
+use super::paths::{self, PairPeaks, PathGroup};
 use super::results::{Directed, LatencySample, PairRow};
+use crate::peak::verdict;
 use crate::topo::cpuset::format_list;
 
 /// The last line's first words when no criterion was given: nothing was
@@ -31,6 +34,10 @@ pub struct ReportInput<'a> {
     pub rows: &'a [PairRow],
     pub eval: &'a Evaluation,
     pub blame: &'a Blame,
+    /// Each direction's path.
+    pub peaks: &'a PairPeaks,
+    /// The measured directions by path (paths::group).
+    pub paths: &'a [PathGroup],
 }
 
 /// The lines before any measurement; `idle` are ranks no round uses.
@@ -168,13 +175,29 @@ pub fn table(r: &ReportInput) -> String {
     s
 }
 
-fn describe_failure(row: &PairRow, f: &Failure) -> String {
-    let what = match f.measured {
-        Measured::Forward => format!("{} -> {}", row.a, row.b),
-        Measured::Backward => format!("{} -> {}", row.b, row.a),
-        Measured::Latency => "latency".into(),
+/// One broken limit of `row`: `0 -> 1 9.10 MB/s < min-bw 10.00 MB/s`,
+/// `0 -> 1 shared memory on vm: 20% of 45.50 GB/s copy (9.10 of 45.50
+/// GB/s expected) < min-efficiency 80%`.
+fn describe_failure(r: &ReportInput, row: &PairRow, f: &Failure) -> String {
+    let (what, ends) = match f.measured {
+        Measured::Forward => (format!("{} -> {}", row.a, row.b), (row.a, row.b)),
+        Measured::Backward => (format!("{} -> {}", row.b, row.a), (row.b, row.a)),
+        Measured::Latency => ("latency".into(), (row.a, row.b)),
     };
     match f.check {
+        Check::MinEfficiency => {
+            let path = r.peaks.path(ends.0, ends.1);
+            let pct = path.efficiency(mbps(f.value)).unwrap_or(0.0);
+            let min = r.config.criteria.min_efficiency.unwrap_or(0.0) * 100.0;
+            format!(
+                "{what} {} < min-efficiency {}%",
+                verdict::share(&path, mbps(f.value), pct),
+                super::criteria::trim(min)
+            )
+        }
+        Check::UnknownPeak => {
+            format!("{what} cannot judge min-efficiency: {}", verdict::unknown(&r.peaks.path(ends.0, ends.1)))
+        }
         Check::Missing => format!("{what} not measured"),
         Check::MinBw => format!("{what} {:.2} MB/s < min-bw {:.2} MB/s", mbps(f.value), mbps(f.limit)),
         Check::FractionOfMedian => {
@@ -230,6 +253,9 @@ pub fn summary(r: &ReportInput) -> String {
             hi.1
         );
     }
+    for line in paths::lines(r.paths) {
+        let _ = writeln!(s, "{line}");
+    }
     let lats: Vec<&PairRow> = r.rows.iter().filter(|row| row.latency.is_some()).collect();
     if let Some(worst) = lats.iter().max_by(|x, y| x.latency.unwrap_or(0.0).total_cmp(&y.latency.unwrap_or(0.0))) {
         let values: Vec<f64> = lats.iter().filter_map(|row| row.latency).collect();
@@ -262,7 +288,7 @@ pub fn summary(r: &ReportInput) -> String {
         if r.config.criteria.any() {
             let _ = writeln!(s, "PASS: all {total} pairs meet the criteria ({criteria})");
         } else {
-            let _ = writeln!(s, "{NO_CRITERIA}: {total} pairs measured; give --min-bw, --max-lat or --min-fraction-of-median to judge them");
+            let _ = writeln!(s, "{NO_CRITERIA}: {total} pairs measured; give --min-bw, --max-lat, --min-fraction-of-median or --min-efficiency to judge them");
         }
         return s;
     }
@@ -270,7 +296,7 @@ pub fn summary(r: &ReportInput) -> String {
     let host = |x: usize| r.hosts.get(x).map(String::as_str).unwrap_or("?");
     for &k in &r.eval.failing {
         let row = &r.rows[k];
-        let what: Vec<String> = r.eval.failures[k].iter().map(|f| describe_failure(row, f)).collect();
+        let what: Vec<String> = r.eval.failures[k].iter().map(|f| describe_failure(r, row, f)).collect();
         let cause = r.blame.causes.get(k).cloned().flatten().map(|c| c.describe()).unwrap_or_default();
         let _ = writeln!(
             s,
@@ -293,6 +319,8 @@ mod tests {
     use crate::pairs::blame::blame;
     use crate::pairs::criteria::{evaluate, Criteria};
     use crate::pairs::options::{parse, Parsed};
+    use crate::peak::copy_rate::CopyRate;
+    use crate::peak::RankEnd;
 
     fn config(args: &[&str]) -> Config {
         let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -309,12 +337,30 @@ mod tests {
         ]
     }
 
+    /// Two ranks on nodeA copying at 25 GB/s, two on nodeB at 10 GB/s.
+    fn ends() -> Vec<RankEnd> {
+        let end = |host: &str, mbps: f64| RankEnd {
+            host: host.into(),
+            package: Some(0),
+            copy: Some(CopyRate { mbps, bytes: 1 << 20, copies: 5, method: "memcpy of 1 MiB".into() }),
+            ..RankEnd::default()
+        };
+        vec![end("nodeA", 25_000.0), end("nodeA", 25_000.0), end("nodeB", 10_000.0), end("nodeB", 10_000.0)]
+    }
+
     fn render(args: &[&str]) -> String {
+        render_with(args, ends())
+    }
+
+    fn render_with(args: &[&str], ends: Vec<RankEnd>) -> String {
         let cfg = config(args);
         let rows = rows();
         let hosts: Vec<String> = vec!["nodeA".into(), "nodeA".into(), "nodeB".into(), "nodeB".into()];
-        let eval = evaluate(&rows, &cfg.criteria, true);
+        let peaks = PairPeaks::new(ends);
+        let eval = evaluate(&rows, &cfg.criteria, true, &|s, d| peaks.peak_bps(s, d));
         let b = blame(&rows, &eval, &hosts);
+        let dirs = rows.iter().flat_map(|r| [(r.a, r.b, r.ab.unwrap()), (r.b, r.a, r.ba.unwrap())]);
+        let groups = paths::group(&peaks, dirs);
         let input = ReportInput {
             config: &cfg,
             np: 4,
@@ -324,6 +370,8 @@ mod tests {
             rows: &rows,
             eval: &eval,
             blame: &b,
+            peaks: &peaks,
+            paths: &groups,
         };
         format!("{}{}{}", header(&cfg, 4, 1, "mpi-host", &[]), table(&input), summary(&input))
     }
@@ -391,11 +439,71 @@ mod tests {
         let text = render(&[]);
         assert_eq!(
             text.lines().last().unwrap(),
-            "measured, no criteria: 2 pairs measured; give --min-bw, --max-lat or --min-fraction-of-median to judge them"
+            "measured, no criteria: 2 pairs measured; give --min-bw, --max-lat, --min-fraction-of-median or \
+             --min-efficiency to judge them"
         );
         assert!(!text.contains("PASS"), "{text}");
         let row = text.lines().find(|l| l.trim_start().starts_with("0      0      1")).unwrap();
         assert!(row.ends_with("  measured"), "{row}");
         assert!(Criteria::default().describe(None).contains("report only"));
+    }
+
+    #[test]
+    fn each_path_is_summed_up() {
+        let text = render(&[]);
+        let paths: Vec<&str> = text.lines().filter(|l| l.starts_with("# Path ")).collect();
+        assert_eq!(
+            paths,
+            [
+                "# Path shared memory on nodeA (same socket): peak 25.00 GB/s copy; 2 directions, median 18% of it \
+                 (min 16%)",
+                "# Path shared memory on nodeB (same socket): peak 10.00 GB/s copy; 2 directions, median 28% of it \
+                 (min 5%)",
+            ]
+        );
+        // Right after the bandwidth spread.
+        let spread = text.lines().position(|l| l.starts_with("# Bandwidth over ")).unwrap();
+        assert!(text.lines().nth(spread + 1).unwrap().starts_with("# Path shared memory on nodeA "), "{text}");
+    }
+
+    #[test]
+    fn below_min_efficiency_names_the_path() {
+        let text = render(&["--min-efficiency", "30%"]);
+        assert!(text.contains("# Criteria: min 30% of each path's peak\n"), "{text}");
+        let fails: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL ")).collect();
+        assert_eq!(
+            fails,
+            [
+                "FAIL 2 <-> 3 (nodeB <-> nodeB, round 0): 3 -> 2 shared memory on nodeB: 5% of 10.00 GB/s copy (0.50 \
+                 of 10.00 GB/s expected) < min-efficiency 30% [link]",
+                "FAIL 0 <-> 1 (nodeA <-> nodeA, round 0): 0 -> 1 shared memory on nodeA: 20% of 25.00 GB/s copy (5.00 \
+                 of 25.00 GB/s expected) < min-efficiency 30%; 1 -> 0 shared memory on nodeA: 16% of 25.00 GB/s copy \
+                 (4.00 of 25.00 GB/s expected) < min-efficiency 30% [link]",
+            ],
+            "{text}"
+        );
+        assert_eq!(text.lines().last().unwrap(), "FAIL: 2 of 2 pairs fail the criteria (min 30% of each path's peak)");
+        let pass = render(&["--min-efficiency", "4"]);
+        assert_eq!(pass.lines().last().unwrap(), "PASS: all 2 pairs meet the criteria (min 4% of each path's peak)");
+    }
+
+    #[test]
+    fn an_unknown_peak_is_not_passed() {
+        let mut ends = ends();
+        ends[3].copy = None;
+        ends[3].copy_unknown = Some("could not copy 1048576 bytes".into());
+        let text = render_with(&["--min-efficiency", "4"], ends);
+        let fails: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL ")).collect();
+        assert_eq!(
+            fails,
+            ["FAIL 2 <-> 3 (nodeB <-> nodeB, round 0): 2 -> 3 cannot judge min-efficiency: the peak of shared \
+                 memory on nodeB is unknown (could not copy 1048576 bytes); 3 -> 2 cannot judge min-efficiency: the \
+                 peak of shared memory on nodeB is unknown (could not copy 1048576 bytes) [link]"],
+            "{text}"
+        );
+        assert!(
+            text.contains("# Path shared memory on nodeB (same socket): peak unknown (could not copy 1048576 bytes); 2 directions\n"),
+            "{text}"
+        );
     }
 }

@@ -189,8 +189,13 @@ mod tests {
         use crate::pairs::{blame, criteria, matrix};
         let m = measure(Scheme::All, n);
         let rows = m.pair_rows();
-        let c = criteria::Criteria { min_bw: Some(1500.0), max_lat: Some(1.0), min_fraction_of_median: Some(0.5) };
-        let eval = criteria::evaluate(&rows, &c, true);
+        let c = criteria::Criteria {
+            min_bw: Some(1500.0),
+            max_lat: Some(1.0),
+            min_fraction_of_median: Some(0.5),
+            min_efficiency: None,
+        };
+        let eval = criteria::evaluate(&rows, &c, true, &|_, _| None);
         let hosts: Vec<String> = (0..n).map(|r| format!("h{}", r / 8)).collect();
         let b = blame::blame(&rows, &eval, &hosts);
         assert_eq!(b.hosts.len(), n / 8);

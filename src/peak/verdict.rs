@@ -36,15 +36,25 @@ pub fn plateau(points: &[(usize, f64)], path: &PathPeak) -> Option<Plateau> {
 /// `h1 eth1 -> h2 eth2: 61% of 10 Gb/s (0.76 of 1.25 GB/s expected) at
 /// 4 MiB`.
 pub fn line(path: &PathPeak, p: &Plateau) -> String {
+    format!("{} at {}", share(path, p.value_mbps, p.efficiency_pct), crate::bytes::exact_label(p.size as u64))
+}
+
+/// `value_mbps` over `path`, which is `efficiency_pct` of its peak:
+/// `h1 eth1 -> h2 eth2: 61% of 10 Gb/s (0.76 of 1.25 GB/s expected)`.
+pub fn share(path: &PathPeak, value_mbps: f64, efficiency_pct: f64) -> String {
     format!(
-        "{}: {:.0}% of {} ({:.2} of {:.2} GB/s expected) at {}",
+        "{}: {:.0}% of {} ({:.2} of {:.2} GB/s expected)",
         path.label,
-        p.efficiency_pct,
+        efficiency_pct,
         path.rate_text,
-        p.value_mbps / 1e3,
-        path.peak_mbps.unwrap_or(0.0) / 1e3,
-        crate::bytes::exact_label(p.size as u64)
+        value_mbps / 1e3,
+        path.peak_mbps.unwrap_or(0.0) / 1e3
     )
+}
+
+/// `the peak of h1 eth1 -> h2 eth2 is unknown (rank 1: ...)`.
+pub fn unknown(path: &PathPeak) -> String {
+    format!("the peak of {} is unknown ({})", path.label, path.unknown.as_deref().unwrap_or("no reason given"))
 }
 
 /// What `--min-efficiency PCT` says of one path: None when it holds, else
@@ -54,9 +64,7 @@ pub fn judge(path: &PathPeak, plateau: Option<&Plateau>, min_pct: f64) -> Option
     match (plateau, &path.unknown) {
         (Some(p), _) if p.efficiency_pct >= min_pct => None,
         (Some(p), _) => Some(format!("below --min-efficiency {min_pct}%: {}", line(path, p))),
-        (None, Some(why)) => {
-            Some(format!("cannot judge --min-efficiency: the peak of {} is unknown ({why})", path.label))
-        }
+        (None, Some(_)) => Some(format!("cannot judge --min-efficiency: {}", unknown(path))),
         (None, None) => Some(format!("cannot judge --min-efficiency: no bandwidth was measured over {}", path.label)),
     }
 }
