@@ -36,10 +36,23 @@ fn masked(line: &str) -> String {
 #[test]
 fn shared_memory_against_this_machines_copy_rate() {
     let _g = mpi_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().display().to_string();
-    let args = ["-m", "1048576:4194304", "-i", "20", "-x", "5", "--results-dir", &rd, "--min-efficiency", "1"];
-    let r = launch(Mpi::OpenMpi, 2, "osu_bw", &args, &Launch::default());
+    // Other jobs on this machine's two cores can push osu_bw under 5% of a
+    // copy rate measured before it: up to three tries, as the pairs'
+    // floor tests do.
+    let mut tries = 0;
+    let (dir, r) = loop {
+        tries += 1;
+        let dir = tempfile::tempdir().unwrap();
+        let rd = dir.path().display().to_string();
+        let args = ["-m", "1048576:4194304", "-i", "20", "-x", "5", "--results-dir", &rd, "--min-efficiency", "1"];
+        let r = launch(Mpi::OpenMpi, 2, "osu_bw", &args, &Launch::default());
+        let at_4m = files_with_ext(dir.path(), "csv")
+            .first()
+            .and_then(|c| read_csv(c).get(2).and_then(|row| row["efficiency_pct"].parse::<f64>().ok()));
+        if at_4m.is_some_and(|e| e >= 5.0) || tries == 3 {
+            break (dir, r);
+        }
+    };
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
     assert_eq!(r.our_stderr_lines(), Vec::<&str>::new());
     let rec = record(dir.path());
@@ -131,7 +144,7 @@ fn min_efficiency_fails_in_one_line_and_refuses_what_it_cannot_judge() {
 /// Two network-namespace hosts: osu_bw's path is host 1's veth to host 2's,
 /// its peak the 10 Gb/s their sysfs `speed` says, read on each host. With
 /// host 1 throttled to 50 Mbit/s by tc, `--min-efficiency 50` names that
-/// path; unthrottled, a low bar holds. (Two short jobs: 64 KiB, four
+/// path; unthrottled, a bar of 0.1% holds. (Two short jobs: 64 KiB, four
 /// messages per window.)
 #[test]
 fn a_hosts_path_is_its_veth_at_the_speed_sysfs_gives() {
@@ -152,7 +165,9 @@ fn a_hosts_path_is_its_veth_at_the_speed_sysfs_gives() {
         let r = launch(Mpi::OpenMpi, 2, "osu_bw", &args, &o);
         (r, record(dir.path()), read_csv(&files_with_ext(dir.path(), "csv")[0]))
     };
-    let (r, rec, csv) = run(&["--min-efficiency", "2"]);
+    // A bar low enough for a loaded machine (0.1% of 10 Gb/s is 1.25 MB/s);
+    // the throttled run below is what judges.
+    let (r, rec, csv) = run(&["--min-efficiency", "0.1"]);
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
     let p = &rec["paths"]["run"];
     assert_eq!(p["label"], format!("{h1} eth1 -> {h2} eth2"));
