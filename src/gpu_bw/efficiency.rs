@@ -215,3 +215,109 @@ pub fn verdict_text(min_pct: f64, judged: usize, failing: &[String]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu_bw::results::Clock;
+    use crate::gpu_bw::topology::{PciRelation, PeerAttributes};
+
+    fn peak(class: &str, mbps: Option<f64>) -> GpuPeak {
+        GpuPeak {
+            class: class.into(),
+            peak_mbps: mbps,
+            unknown: mbps.is_none().then(|| "NVML not found (x): the NVLink count is not known".into()),
+            how: String::new(),
+            sources: vec![],
+        }
+    }
+
+    fn pair(src: usize, dst: usize, peer: bool, p: GpuPeak) -> PairPath {
+        let attributes = PeerAttributes { can_access_peer: Some(peer), ..Default::default() };
+        PairPath { src, dst, attributes, pci: PciRelation::Unknown, label: String::new(), peak: Some(p) }
+    }
+
+    fn uni(s: usize, d: usize, peer: bool, gbps: f64) -> Measurement {
+        Measurement::bandwidth(
+            Kind::P2pUni,
+            Some(s),
+            Some(d),
+            None,
+            Some(peer),
+            (1_000_000_000, 1, 1),
+            1.0 / gbps,
+            Clock::GpuEvents,
+        )
+    }
+
+    #[test]
+    fn pairs_group_by_class_and_are_judged() {
+        let pairs = [
+            pair(0, 3, true, peak("NVLink x2", Some(50_000.0))),
+            pair(3, 0, true, peak("NVLink x2", Some(50_000.0))),
+            pair(0, 5, false, peak("through the CPU", Some(15_750.0))),
+            pair(0, 1, true, peak("NVLink?", None)),
+        ];
+        let ms = vec![
+            uni(0, 3, true, 30.5),
+            uni(3, 0, true, 48.0),
+            uni(0, 3, false, 8.0),
+            uni(0, 5, false, 8.2),
+            uni(0, 5, true, 99.0),
+            uni(0, 1, true, 22.0),
+            Measurement::bandwidth(
+                Kind::H2d,
+                None,
+                Some(0),
+                Some(HostMemory::Pinned),
+                None,
+                (1, 1, 1),
+                1e-10,
+                Clock::GpuEvents,
+            ),
+        ];
+        let host = |g: usize| (g == 0).then(|| peak("PCIe link", Some(15_750.0)));
+        let rows = rows(&ms, &pairs, &host);
+        let names: Vec<(&str, f64)> = rows.iter().map(|r| (r.name.as_str(), r.gbps)).collect();
+        // Peer access on where the pair has it, else off.
+        assert_eq!(
+            names,
+            [
+                ("GPU 0 H2D", 10.0),
+                ("GPU 0 -> GPU 3", 30.5),
+                ("GPU 3 -> GPU 0", 48.0),
+                ("GPU 0 -> GPU 5", 8.2),
+                ("GPU 0 -> GPU 1", 22.0)
+            ]
+        );
+        let cs = classes(&rows);
+        let got: Vec<(&str, usize, f64, Option<f64>)> =
+            cs.iter().map(|c| (c.class.as_str(), c.pairs, c.median_gbps, c.peak_gbps)).collect();
+        assert_eq!(
+            got,
+            [("NVLink x2", 2, 39.25, Some(50.0)), ("NVLink?", 1, 22.0, None), ("through the CPU", 1, 8.2, Some(15.75))]
+        );
+        let t = text(&rows, &cs, 4 << 20);
+        assert!(t.contains("\n  NVLink x2: 2 pairs, median 39.25 GB/s of 50.00 GB/s peak (78%)\n"), "{t}");
+        assert!(t.contains("\n  through the CPU: 1 pair, median 8.20 GB/s of 15.75 GB/s peak (52%)\n"), "{t}");
+        assert!(t.contains("  NVLink?: 1 pair, median 22.00 GB/s, peak unknown (NVML not found (x)"), "{t}");
+        assert!(t.contains("\n  GPU 0 H2D: 10.00 GB/s of 15.75 GB/s (63%)\n"), "{t}");
+        let failing = judge(80.0, &rows);
+        assert_eq!(
+            failing,
+            [
+                "GPU 0 -> GPU 1 NVLink?: cannot judge: the peak is unknown (NVML not found (x): the NVLink count is not \
+                 known)",
+                "GPU 0 -> GPU 5 through the CPU: 52% of 15.75 GB/s (8.20 of 15.75 GB/s expected)",
+                "GPU 0 -> GPU 3 NVLink x2: 61% of 50.00 GB/s (30.50 of 50.00 GB/s expected)",
+                "GPU 0 H2D PCIe link: 63% of 15.75 GB/s (10.00 of 15.75 GB/s expected)",
+            ]
+        );
+        let v = verdict_text(80.0, rows.len(), &failing);
+        assert!(v.starts_with("\nFAIL: 4 of 5 bandwidths below 80% of their path's peak\n  GPU 0 -> GPU 1"), "{v}");
+        let known: Vec<Row> = rows.into_iter().filter(|r| r.peak.peak_mbps.is_some()).collect();
+        assert!(judge(50.0, &known).is_empty());
+        assert_eq!(verdict_text(50.0, 4, &[]), "\nPASS: all 4 bandwidths reach 50% of their path's peak\n");
+        assert!(verdict_text(50.0, 0, &[]).contains("Nothing to judge"));
+    }
+}

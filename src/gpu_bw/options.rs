@@ -409,6 +409,9 @@ mod tests {
         assert_eq!(run(&["--min-bw", "25.5"]).min_bw, Some(25.5e9));
         assert_eq!(run(&["--min-bw", "400Gbit/s"]).min_bw, Some(50e9));
         assert_eq!(run(&["--min-bw", "1GiB/s"]).min_bw, Some(1073741824.0));
+        assert_eq!(run(&["--min-efficiency", "80%"]).min_efficiency, Some(80.0));
+        assert_eq!(run(&["--tests", "h2d", "--min-efficiency", "12.5"]).min_efficiency, Some(12.5));
+        assert_eq!(run(&[]).min_efficiency, None);
     }
 
     #[test]
@@ -440,6 +443,9 @@ mod tests {
             (&["--reps", "0"], "'0' must be at least 1"),
             (&["--latency-reps", "many"], "'many' is not a whole number"),
             (&["--min-bw", "-3"], "is not a bandwidth above 0"),
+            (&["--min-efficiency", "0"], "'0' is not a percentage of the path's peak"),
+            (&["--min-efficiency", "101%"], "'101%' is not a percentage"),
+            (&["--tests", "d2d,latency", "--min-efficiency", "80"], "--min-efficiency judges host<->GPU"),
             (&["--min-bw", "fast"], "'fast' is not a bandwidth"),
             (&["--no-results", "--results-dir", "x"], "cannot be used with"),
             (&["--tests", "h2d", "--min-bw", "10"], "--min-bw judges GPU-to-GPU bandwidth: add p2p to --tests"),
