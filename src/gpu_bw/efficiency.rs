@@ -1,8 +1,9 @@
 //! What share of its path's peak each gpu-bw bandwidth reached: host to GPU
 //! and back (pinned host memory) against the GPU's PCIe link, and each
-//! ordered GPU pair one way (with peer access where the pair has it, else
-//! staged through host memory) against its path ([`super::peaks`]). The
-//! pairs are grouped by path class, one line each with the class's median,
+//! ordered GPU pair one way and both ways (with peer access where the pair
+//! has it, else staged through host memory) against its path
+//! ([`super::peaks`]; twice the peak both ways). The one-way pairs are
+//! grouped by path class, one line each with the class's median,
 //! peak and efficiency, the way an article explains its numbers
 //! ("NVLink x2 ... through the CPU ..."); `--min-efficiency` names every
 //! row below its share. Pure functions of the measurements and peaks.
@@ -68,7 +69,8 @@ fn row(name: String, m: &Measurement, peak: &GpuPeak) -> Row {
 
 /// The judged rows: each GPU's pinned H2D and D2H against `host(gpu)`,
 /// then each ordered pair's one-way copy (peer access on where the pair
-/// has it, else off) against the pair's peak.
+/// has it, else off) against the pair's peak, then its two-way copy
+/// against twice that.
 pub fn rows(ms: &[Measurement], pairs: &[PairPath], host: &dyn Fn(usize) -> Option<GpuPeak>) -> Vec<Row> {
     let mut out = Vec::new();
     for m in ms.iter().filter(|m| matches!(m.kind, Kind::H2d | Kind::D2h) && m.host_memory == Some(HostMemory::Pinned))
@@ -87,6 +89,20 @@ pub fn rows(ms: &[Measurement], pairs: &[PairPath], host: &dyn Fn(usize) -> Opti
         });
         if let Some(m) = found {
             out.push(row(format!("GPU {} -> GPU {}", p.src, p.dst), m, peak));
+        }
+    }
+    // Both ways at once: twice the one-way peak.
+    for p in pairs {
+        let Some(peak) = &p.peak else { continue };
+        let peer = p.attributes.can_access_peer == Some(true);
+        let found = ms.iter().find(|m| {
+            m.kind == Kind::P2pBidir && m.src == Some(p.src) && m.dst == Some(p.dst) && m.peer_access == Some(peer)
+        });
+        if let Some(m) = found {
+            let mut both = peak.clone();
+            both.peak_mbps = both.peak_mbps.map(|x| 2.0 * x);
+            both.how = format!("{}, both directions at once (x2)", both.how);
+            out.push(row(format!("GPU {} <-> GPU {}", p.src, p.dst), m, &both));
         }
     }
     out
@@ -266,6 +282,16 @@ mod tests {
             uni(0, 5, true, 99.0),
             uni(0, 1, true, 22.0),
             Measurement::bandwidth(
+                Kind::P2pBidir,
+                Some(0),
+                Some(3),
+                None,
+                Some(true),
+                (1_000_000_000, 1, 2),
+                2.0 / 90.0,
+                Clock::GpuEvents,
+            ),
+            Measurement::bandwidth(
                 Kind::H2d,
                 None,
                 Some(0),
@@ -287,9 +313,13 @@ mod tests {
                 ("GPU 0 -> GPU 3", 30.5),
                 ("GPU 3 -> GPU 0", 48.0),
                 ("GPU 0 -> GPU 5", 8.2),
-                ("GPU 0 -> GPU 1", 22.0)
+                ("GPU 0 -> GPU 1", 22.0),
+                ("GPU 0 <-> GPU 3", 90.0)
             ]
         );
+        let both = rows.last().unwrap();
+        assert_eq!((both.peak.peak_mbps, both.efficiency_pct), (Some(100_000.0), Some(90.0)));
+        assert!(both.peak.how.ends_with("both directions at once (x2)"));
         let cs = classes(&rows);
         let got: Vec<(&str, usize, f64, Option<f64>)> =
             cs.iter().map(|c| (c.class.as_str(), c.pairs, c.median_gbps, c.peak_gbps)).collect();
@@ -314,7 +344,7 @@ mod tests {
             ]
         );
         let v = verdict_text(80.0, rows.len(), &failing);
-        assert!(v.starts_with("\nFAIL: 4 of 5 bandwidths below 80% of their path's peak\n  GPU 0 -> GPU 1"), "{v}");
+        assert!(v.starts_with("\nFAIL: 4 of 6 bandwidths below 80% of their path's peak\n  GPU 0 -> GPU 1"), "{v}");
         let known: Vec<Row> = rows.into_iter().filter(|r| r.peak.peak_mbps.is_some()).collect();
         assert!(judge(50.0, &known).is_empty());
         assert_eq!(verdict_text(50.0, 4, &[]), "\nPASS: all 4 bandwidths reach 50% of their path's peak\n");
