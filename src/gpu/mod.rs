@@ -7,3 +7,4 @@
 
 pub mod cuda;
 pub mod nccl_lib;
+pub mod nvml;

@@ -11,9 +11,11 @@
 //! fails, 2 bad options or result files that cannot be written.
 
 pub mod driver;
+pub mod efficiency;
 pub mod measure;
 pub mod options;
 pub mod output;
+pub mod peaks;
 pub mod record;
 pub mod report;
 pub mod results;
@@ -83,6 +85,7 @@ pub fn main(args: &[String]) -> i32 {
     rec.driver_version = driver::driver_version();
     rec.gpus = gpu_facts(&devices, described);
     rec.pairs = topology::pair_paths(&rec.gpus, |s, d| peer_attributes(&devices, s, d));
+    path_peaks(&mut rec);
     let job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
     let mut files = match GpuBwFiles::create(&cfg.results, &Utc::now().compact(), job.as_deref()) {
         Ok(f) => f,
@@ -132,16 +135,19 @@ pub fn main(args: &[String]) -> i32 {
         }
         Ok(()) => {
             let gpus: Vec<usize> = devices.iter().map(|d| d.ordinal).collect();
+            let eff = efficiency_of(&cfg, &mut rec, &ms);
             let verdict = cfg.min_bw.map(|floor| report::judge(floor, &gpus, &ms, count));
             if let Some(v) = &verdict {
                 out(&report::verdict_text(v, &rec.pairs));
                 rec.outcome = Some(Outcome::of(v));
             }
-            match &verdict {
-                Some(v) if v.judged == 0 => (RunStatus::Complete, None, EXIT_OK),
-                Some(v) if !v.passed() => (RunStatus::Failed, None, EXIT_FAIL),
-                Some(_) => (RunStatus::Passed, None, EXIT_OK),
-                None => (RunStatus::Complete, None, EXIT_OK),
+            // Each asked verdict: None when nothing was judged.
+            let floor = verdict.as_ref().and_then(|v| (v.judged > 0).then(|| v.passed()));
+            let verdicts: Vec<bool> = [floor, eff].into_iter().flatten().collect();
+            match verdicts.as_slice() {
+                [] => (RunStatus::Complete, None, EXIT_OK),
+                v if v.iter().all(|p| *p) => (RunStatus::Passed, None, EXIT_OK),
+                _ => (RunStatus::Failed, None, EXIT_FAIL),
             }
         }
     };
@@ -213,6 +219,61 @@ fn gpu_facts(devices: &[Device], described: Option<crate::topo::machine::Machine
         g.numa_node = g.numa_node.or_else(|| d.host_numa_id());
     }
     gpus
+}
+
+/// Each GPU's PCIe link (sysfs) and each pair's peak (NVML for NVLinks).
+fn path_peaks(rec: &mut GpuBwRecord) {
+    let root = peaks::sysfs_root();
+    let ends: Vec<peaks::GpuEnd> = rec
+        .gpus
+        .iter()
+        .map(|g| peaks::GpuEnd {
+            index: g.index,
+            bus_id: g.pci_bus_id.clone(),
+            pcie: match &g.pci_bus_id {
+                Some(id) => crate::peak::pcie::read(&root, id),
+                None => Err("the driver gave no PCI bus id".into()),
+            },
+        })
+        .collect();
+    let nvml = if rec.pairs.iter().any(|p| p.attributes.can_access_peer == Some(true)) {
+        match ends.iter().map(|e| e.bus_id.clone()).collect::<Option<Vec<String>>>() {
+            Some(ids) => crate::gpu::nvml::links(&ids),
+            None => Err("a GPU has no PCI bus id to ask NVML about".into()),
+        }
+    } else {
+        Err("no pair has peer access".into())
+    };
+    rec.nvml_unknown = nvml.as_ref().err().cloned();
+    rec.host_links = ends.iter().map(|e| record::HostLink { gpu: e.index, peak: peaks::host_link(e) }).collect();
+    for p in &mut rec.pairs {
+        let (Some(a), Some(b)) = (ends.iter().find(|e| e.index == p.src), ends.iter().find(|e| e.index == p.dst))
+        else {
+            continue;
+        };
+        p.peak = Some(peaks::pair_peak(p, a, b, &nvml));
+    }
+}
+
+/// Prints each bandwidth against its path's peak and judges
+/// `--min-efficiency`; Some(passed) when it was asked and judged anything.
+fn efficiency_of(cfg: &Config, rec: &mut GpuBwRecord, ms: &[Measurement]) -> Option<bool> {
+    let host = |g: usize| rec.host_links.iter().find(|h| h.gpu == g).map(|h| h.peak.clone());
+    let rows = efficiency::rows(ms, &rec.pairs, &host);
+    let classes = efficiency::classes(&rows);
+    out(&efficiency::text(&rows, &classes, cfg.peer_bytes));
+    let mut e = record::Efficiency { rows, classes, ..Default::default() };
+    let mut passed = None;
+    if let Some(pct) = cfg.min_efficiency {
+        e.failing = efficiency::judge(pct, &e.rows);
+        out(&efficiency::verdict_text(pct, e.rows.len(), &e.failing));
+        if !e.rows.is_empty() {
+            passed = Some(e.failing.is_empty());
+        }
+        e.passed = passed;
+    }
+    rec.efficiency = Some(e);
+    passed
 }
 
 /// What the driver says about source -> destination (CUDA ordinals).

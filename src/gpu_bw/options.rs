@@ -88,6 +88,9 @@ pub struct Config {
     /// PASS floor for GPU-to-GPU bandwidth with peer access, bytes/s.
     #[serde(rename = "min_bw_bytes_per_s")]
     pub min_bw: Option<f64>,
+    /// PASS share of each bandwidth's path peak, percent.
+    #[serde(rename = "min_efficiency_pct")]
+    pub min_efficiency: Option<f64>,
     /// Where result files go.
     pub results: ResultsDest,
     /// A described machine (`--machine`) that says where the GPUs sit,
@@ -110,6 +113,8 @@ pub enum OptionsError {
     Usage(String),
     #[error("--min-bw judges GPU-to-GPU bandwidth: add p2p to --tests")]
     MinBwWithoutP2p,
+    #[error("--min-efficiency judges host<->GPU and GPU-to-GPU bandwidth: add h2d, d2h or p2p to --tests")]
+    MinEfficiencyWithoutBandwidth,
 }
 
 /// What the command line asks for.
@@ -133,8 +138,12 @@ pub enum Parsed {
                   bytes per second. A copy within one GPU counts its bytes twice (read and write), as CUDA's \
                   bandwidthTest and p2pBandwidthLatencyTest do; a bidirectional figure adds both directions.\n\
                   Sizes take K, M and G (binary, 1K = 1024); the defaults are decimal byte counts.\n\
-                  Exit status: 0 measured (and, with --min-bw, every pair passes), 1 a pair below --min-bw, no \
-                  CUDA driver or GPU, or a CUDA error, 2 bad options."
+                  Peaks: a GPU's PCIe link from sysfs (COMMBENCH_SYSFS_ROOT names another tree), NVLinks between \
+                  GPUs from NVML (libnvidia-ml.so.1, or COMMBENCH_NVML), GPUs without peer access through host \
+                  memory at the slower PCIe link; unknown where the machine does not tell.\n\
+                  Exit status: 0 measured (and, with --min-bw and --min-efficiency, everything passes), 1 a pair \
+                  below --min-bw or a bandwidth below --min-efficiency, no CUDA driver or GPU, or a CUDA error, 2 \
+                  bad options."
 )]
 struct Args {
     /// Tests to run, comma-separated: h2d, d2h, d2d, p2p, latency, or all
@@ -160,6 +169,11 @@ struct Args {
     /// its unit (e.g. 300, 300GB/s, 2400Gbit/s); a pair without peer access fails
     #[arg(long, value_name = "GBPS", allow_negative_numbers = true, value_parser = parse_min_bw)]
     min_bw: Option<f64>,
+    /// Fail when a bandwidth is below this share of its path's peak: each GPU pair one way against its NVLinks,
+    /// PCIe peer link or path through host memory, and pinned host<->GPU copies against the GPU's PCIe link
+    /// (e.g. 80 or 80%); a bandwidth whose peak is unknown cannot be judged and fails
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true, value_parser = parse_min_efficiency)]
+    min_efficiency: Option<f64>,
     /// Directory for the result files [default: results, or $COMMBENCH_RESULTS_DIR]
     #[arg(long, value_name = "DIR")]
     results_dir: Option<PathBuf>,
@@ -269,6 +283,12 @@ fn parse_min_bw(text: &str) -> Result<f64, String> {
     parse_rate(text).map_err(|e| e.to_string())
 }
 
+fn parse_min_efficiency(text: &str) -> Result<f64, String> {
+    crate::cli::options::parse_percent(text).ok_or_else(|| {
+        format!("'{text}' is not a percentage of the path's peak (give above 0 and at most 100, e.g. 80 or 80%)")
+    })
+}
+
 /// clap's first line without its "error: " prefix.
 fn first_line(text: &str) -> String {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
@@ -288,6 +308,9 @@ pub fn parse(args: &[String]) -> Result<Parsed, OptionsError> {
     if a.min_bw.is_some() && !tests.contains(&Test::P2p) {
         return Err(OptionsError::MinBwWithoutP2p);
     }
+    if a.min_efficiency.is_some() && ![Test::H2d, Test::D2h, Test::P2p].iter().any(|t| tests.contains(t)) {
+        return Err(OptionsError::MinEfficiencyWithoutBandwidth);
+    }
     let results = if a.no_results {
         ResultsDest::Off
     } else {
@@ -306,6 +329,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, OptionsError> {
         latency_bytes: a.latency_size,
         latency_reps: a.latency_reps,
         min_bw: a.min_bw,
+        min_efficiency: a.min_efficiency,
         results,
         machine: a.machine,
     })))
@@ -385,6 +409,9 @@ mod tests {
         assert_eq!(run(&["--min-bw", "25.5"]).min_bw, Some(25.5e9));
         assert_eq!(run(&["--min-bw", "400Gbit/s"]).min_bw, Some(50e9));
         assert_eq!(run(&["--min-bw", "1GiB/s"]).min_bw, Some(1073741824.0));
+        assert_eq!(run(&["--min-efficiency", "80%"]).min_efficiency, Some(80.0));
+        assert_eq!(run(&["--tests", "h2d", "--min-efficiency", "12.5"]).min_efficiency, Some(12.5));
+        assert_eq!(run(&[]).min_efficiency, None);
     }
 
     #[test]
@@ -416,6 +443,9 @@ mod tests {
             (&["--reps", "0"], "'0' must be at least 1"),
             (&["--latency-reps", "many"], "'many' is not a whole number"),
             (&["--min-bw", "-3"], "is not a bandwidth above 0"),
+            (&["--min-efficiency", "0"], "'0' is not a percentage of the path's peak"),
+            (&["--min-efficiency", "101%"], "'101%' is not a percentage"),
+            (&["--tests", "d2d,latency", "--min-efficiency", "80"], "--min-efficiency judges host<->GPU"),
             (&["--min-bw", "fast"], "'fast' is not a bandwidth"),
             (&["--no-results", "--results-dir", "x"], "cannot be used with"),
             (&["--tests", "h2d", "--min-bw", "10"], "--min-bw judges GPU-to-GPU bandwidth: add p2p to --tests"),

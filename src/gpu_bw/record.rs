@@ -9,7 +9,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::efficiency;
 use super::options::Config;
+use super::peaks::GpuPeak;
 use super::report::Verdict;
 use super::topology::{GpuFacts, PairPath};
 use crate::report::record::{relevant_environment, write_json, RunStatus, ToolInfo};
@@ -42,6 +44,25 @@ pub const CONVENTIONS: Conventions = Conventions {
                P2P=Enabled only where both GPUs can map each other's memory, peer access switched off again after \
                each pair",
 };
+
+/// One GPU's PCIe link as the host<->GPU peak.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostLink {
+    pub gpu: usize,
+    pub peak: GpuPeak,
+}
+
+/// Efficiency against each path's peak: the judged rows, the pair classes
+/// and what `--min-efficiency` said.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Efficiency {
+    pub rows: Vec<efficiency::Row>,
+    pub classes: Vec<efficiency::ClassSummary>,
+    /// `--min-efficiency`'s failing lines (empty when it held or was not
+    /// asked).
+    pub failing: Vec<String>,
+    pub passed: Option<bool>,
+}
 
 /// The verdict of `--min-bw`.
 #[derive(Clone, Debug, Serialize)]
@@ -83,6 +104,11 @@ pub struct GpuBwRecord {
     /// The measured GPUs.
     pub gpus: Vec<GpuFacts>,
     pub pairs: Vec<PairPath>,
+    /// Each measured GPU's PCIe link (host<->GPU peak).
+    pub host_links: Vec<HostLink>,
+    /// Why NVML could not count NVLinks, where it could not.
+    pub nvml_unknown: Option<String>,
+    pub efficiency: Option<Efficiency>,
     /// Timings whose stream started before all their copies were queued.
     pub gate_timeouts: usize,
     pub notes: Vec<String>,
@@ -113,6 +139,9 @@ impl GpuBwRecord {
             devices: 0,
             gpus: Vec::new(),
             pairs: Vec::new(),
+            host_links: Vec::new(),
+            nvml_unknown: None,
+            efficiency: None,
             gate_timeouts: 0,
             notes: Vec::new(),
             files: BTreeMap::new(),
@@ -154,6 +183,7 @@ mod tests {
             latency_bytes: 16,
             latency_reps: 100,
             min_bw: Some(300e9),
+            min_efficiency: Some(80.0),
             results: ResultsDest::Off,
             machine: None,
         };

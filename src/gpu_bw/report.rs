@@ -280,6 +280,7 @@ mod tests {
             latency_bytes: 16,
             latency_reps: 100,
             min_bw: None,
+            min_efficiency: None,
             results: ResultsDest::Off,
             machine: None,
         }
@@ -391,6 +392,7 @@ mod tests {
             },
             pci: PciRelation::Unknown,
             label: "NVLink?".into(),
+            peak: None,
         };
         let t = path_table(&[p]);
         let lines: Vec<&str> = t.lines().collect();

@@ -79,6 +79,7 @@ fn config(min_bw: Option<f64>) -> Config {
         latency_bytes: 16,
         latency_reps: 100,
         min_bw,
+        min_efficiency: None,
         results: ResultsDest::Off,
         machine: None,
     }

@@ -78,6 +78,10 @@ pub struct PairPath {
     pub pci: PciRelation,
     /// The short label printed and recorded.
     pub label: String,
+    /// The path's peak one way, with its sources (filled in once sysfs
+    /// and NVML were read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak: Option<super::peaks::GpuPeak>,
 }
 
 /// How `a` and `b` meet. A shared bridge wins over everything else (the
@@ -163,7 +167,14 @@ pub fn pair_paths(gpus: &[GpuFacts], attrs: impl Fn(usize, usize) -> PeerAttribu
         for b in gpus.iter().filter(|b| b.index != a.index) {
             let attributes = attrs(a.index, b.index);
             let pci = relation(a, b);
-            out.push(PairPath { src: a.index, dst: b.index, attributes, pci, label: label(&attributes, pci) });
+            out.push(PairPath {
+                src: a.index,
+                dst: b.index,
+                attributes,
+                pci,
+                label: label(&attributes, pci),
+                peak: None,
+            });
         }
     }
     out

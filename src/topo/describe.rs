@@ -149,6 +149,9 @@ struct LinksDescription {
     /// GPU pairs with peer access over PCIe.
     #[serde(default)]
     pcie_peers: Vec<[usize; 2]>,
+    /// The NVLink generation (major version: 2 for V100, 4 for H100), for
+    /// the stand-in's NVML.
+    nvlink_version: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -190,6 +193,10 @@ pub struct GpuModel {
     pub gpus: Vec<GpuSpec>,
     pub rates: Option<GpuRates>,
     pub links: Vec<GpuLink>,
+    /// Whether the NVLinks go through NVSwitches (`nvswitch_links`).
+    pub nvswitch: bool,
+    /// `gpu_links.nvlink_version` (the major version), when given.
+    pub nvlink_version: Option<u32>,
 }
 
 /// Reads a description file.
@@ -246,7 +253,12 @@ fn model_of(d: &Description, source: &str) -> Result<GpuModel, DescribeError> {
         Some(l) => links_of(l, d.gpus.len()).map_err(|why| DescribeError::GpuLinks { origin: origin(), why })?,
         None => Vec::new(),
     };
-    Ok(GpuModel { gpus, rates: d.gpu_rates.clone(), links })
+    let nvswitch = d.gpu_links.as_ref().is_some_and(|l| l.nvswitch_links.is_some());
+    let nvlink_version = d.gpu_links.as_ref().and_then(|l| l.nvlink_version);
+    if nvlink_version.is_some_and(|v| !(1..=5).contains(&v)) {
+        return Err(DescribeError::GpuLinks { origin: origin(), why: "nvlink_version must be 1 to 5".into() });
+    }
+    Ok(GpuModel { gpus, rates: d.gpu_rates.clone(), links, nvswitch, nvlink_version })
 }
 
 /// `7.0` as (7, 0).

@@ -257,3 +257,151 @@ fn matrices_come_back_as_the_described_links() {
         }
     }
 }
+
+/// A sysfs tree holding a PCIe link for every GPU of `machine`'s
+/// description (the stand-in's bus ids), as COMMBENCH_SYSFS_ROOT reads it.
+fn sysfs_fixture(machine: &str, speed: &str, width: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let m = describe::load(&common::standin::description(machine)).unwrap();
+    for g in &m.gpus {
+        let dev = root.path().join("bus/pci/devices").join(&g.pci_bus_id);
+        std::fs::create_dir_all(&dev).unwrap();
+        std::fs::write(dev.join("current_link_speed"), format!("{speed}\n")).unwrap();
+        std::fs::write(dev.join("current_link_width"), format!("{width}\n")).unwrap();
+    }
+    root
+}
+
+/// `commbench gpu-bw ARGS` on the stand-in of `machine` with `env`: its
+/// exit status, stdout and run record.
+fn run_stand_in(machine: &str, args: &[&str], env: &[(&str, &Path)]) -> (Option<i32>, String, serde_json::Value) {
+    let gpu = common::standin::stand_in(machine);
+    let d = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    cmd.arg("gpu-bw").args(args).args(["--results-dir", "res", "--machine"]);
+    cmd.arg(common::standin::description(machine)).current_dir(d.path());
+    gpu.apply(&mut cmd);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("commbench runs");
+    let err = text(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    let json = std::fs::read_dir(d.path().join("res"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with("_gpu-bw.json"))
+        .expect("the run record");
+    let record = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    (o.status.code(), text(&o.stdout), record)
+}
+
+/// NVML's stand-in answers the DGX-1's cube mesh link by link, and an
+/// unknown GPU is an NVML error. In this process (nextest gives each test
+/// one): the stand-in reads its machine file once per process.
+#[test]
+fn nvml_stand_in_counts_the_described_links() {
+    let gpu = common::standin::stand_in("dgx1");
+    std::env::set_var(common::standin::MACHINE_VAR, &gpu.config);
+    std::env::set_var("COMMBENCH_NVML", &gpu.libraries.libnvml);
+    let desc = common::standin::description("dgx1");
+    let buses: Vec<String> = describe::load(&desc).unwrap().gpus.iter().map(|g| g.pci_bus_id.clone()).collect();
+    let model = describe::load_gpu_model(&desc).unwrap();
+    let links = commbench::gpu::nvml::links(&buses).unwrap();
+    assert_eq!(links.len(), 8);
+    for (i, g) in links.iter().enumerate() {
+        assert_eq!(g.bus_id, buses[i]);
+        for (j, other) in buses.iter().enumerate().filter(|(j, _)| *j != i) {
+            let want = match model.links.iter().find(|l| (l.a, l.b) == (i.min(j), i.max(j))).map(|l| l.kind) {
+                Some(GpuLinkKind::NvLink(n)) => n as usize,
+                _ => 0,
+            };
+            let got = g.active.iter().filter(|l| &l.remote_bus_id == other).count();
+            assert_eq!(got, want, "GPU {i} -> GPU {j}");
+        }
+        // V100: six links each, all NVLink 2.0 (nvmlNvlinkVersion_t 2),
+        // every far end a GPU.
+        assert_eq!(g.active.len(), 6, "GPU {i}: {g:?}");
+        assert!(g.active.iter().all(|l| l.version == 2 && l.remote_is_gpu), "{g:?}");
+    }
+    let err = commbench::gpu::nvml::links(&["0000:99:00.0".to_string()]).unwrap_err();
+    assert_eq!(err, "NVML has no GPU 0000:99:00.0 (nvmlDeviceGetHandleByPciBusId_v2 returned 6)");
+}
+
+/// On the stand-in DGX-1 (PCIe gen3 x16 links in a fixture sysfs), gpu-bw
+/// groups its pairs by path with peaks from NVML and sysfs, each class
+/// within a sane band of the stand-in's model (test-double numbers, not
+/// measurements), and `--min-efficiency` fails below and passes above;
+/// without sysfs links or NVML the peaks are unknown and cannot be judged.
+/// About 5 s: four runs of the 8-GPU pair matrix.
+#[test]
+fn pairs_group_by_path_and_min_efficiency_judges_them() {
+    let sys = sysfs_fixture("dgx1", "8.0 GT/s PCIe", "16");
+    let args = ["--tests", "h2d,d2h,p2p", "--size", "4M", "--reps", "3"];
+    let env: &[(&str, &Path)] = &[("COMMBENCH_SYSFS_ROOT", sys.path())];
+    let (code, out, rec) = run_stand_in("dgx1", &args, env);
+    assert_eq!(code, Some(0), "{out}");
+    let classes = rec["efficiency"]["classes"].as_array().unwrap();
+    let by: HashMap<&str, &serde_json::Value> = classes.iter().map(|c| (c["class"].as_str().unwrap(), c)).collect();
+    let mut names: Vec<&str> = by.keys().copied().collect();
+    names.sort_unstable();
+    assert_eq!(names, ["NVLink x1", "NVLink x2", "through the CPU"], "{out}");
+    // The cube mesh: 8 pairs with two links, 8 with one, both ways; the
+    // other 12 pairs have no peer access.
+    let count = |c: &str| by[c]["pairs"].as_u64().unwrap();
+    assert_eq!((count("NVLink x2"), count("NVLink x1"), count("through the CPU")), (16, 16, 24));
+    let peak = |c: &str| by[c]["peak_gbps"].as_f64().unwrap();
+    assert_eq!((peak("NVLink x2"), peak("NVLink x1")), (50.0, 25.0));
+    assert!((peak("through the CPU") - 15.754).abs() < 0.001, "{}", peak("through the CPU"));
+    for c in names {
+        let e = by[c]["efficiency_pct"].as_f64().unwrap();
+        assert!((45.0..=110.0).contains(&e), "{c}: {e}%\n{out}");
+        assert!(out.contains(&format!("  {c}: ")), "{c}:\n{out}");
+    }
+    assert!(out.contains("  NVLink x2: 16 pairs, median "), "{out}");
+    let pair = rec["pairs"].as_array().unwrap().iter().find(|p| p["src"] == 0 && p["dst"] == 3).unwrap();
+    assert_eq!(pair["peak"]["class"], "NVLink x2");
+    assert!(pair["peak"]["sources"][0].as_str().unwrap().contains("NVML: 2 active NVLinks to GPU 3, version 2.0"));
+    assert!(out.contains("  GPU 0 H2D: "), "{out}");
+
+    // Above the staged copies' share: they fail, each named; below, all pass.
+    let strict = [&args[..], &["--min-efficiency", "90"]].concat();
+    let (code, out, rec) = run_stand_in("dgx1", &strict, env);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(rec["status"], "failed");
+    assert!(out.contains("\nFAIL: "), "{out}");
+    let line = out.lines().find(|l| l.starts_with("  GPU 0 -> GPU 5 through the CPU: ")).expect(&out);
+    assert!(line.ends_with("% of 15.75 GB/s (7.94 of 15.75 GB/s expected)"), "{line}");
+    assert!(!out.contains("GPU 0 -> GPU 3 NVLink x2:"), "{out}");
+    let (code, out, rec) = run_stand_in("dgx1", &[&args[..], &["--min-efficiency", "40%"]].concat(), env);
+    assert_eq!((code, rec["status"].as_str()), (Some(0), Some("passed")), "{out}");
+    assert!(out.contains("\nPASS: all "), "{out}");
+
+    // No PCIe link in sysfs and no NVML: unknown, said why, and not judged.
+    let empty = tempfile::tempdir().unwrap();
+    let env: &[(&str, &Path)] =
+        &[("COMMBENCH_SYSFS_ROOT", empty.path()), ("COMMBENCH_NVML", Path::new("/nonexistent/libnvidia-ml.so.1"))];
+    let (code, out, _) = run_stand_in("dgx1", &[&args[..], &["--min-efficiency", "40"]].concat(), env);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("  NVLink?: 32 pairs, median "), "{out}");
+    assert!(out.contains("peak unknown (NVML not found ("), "{out}");
+    assert!(out.contains("GPU 0 -> GPU 3 NVLink?: cannot judge: the peak is unknown (NVML not found"), "{out}");
+    assert!(out.contains("GPU 0 -> GPU 5 through the CPU: cannot judge: the peak is unknown (GPU 0: "), "{out}");
+}
+
+/// The stand-in DGX-H100: every pair through NVSwitch, 18 links of NVLink
+/// 4.0 each (450 GB/s one way).
+#[test]
+fn nvswitch_pairs_take_their_links_to_the_switches() {
+    let sys = sysfs_fixture("dgx-h100", "32.0 GT/s PCIe", "16");
+    let args = ["--tests", "p2p", "--gpus", "0-2", "--size", "64M", "--reps", "2"];
+    let (code, out, rec) = run_stand_in("dgx-h100", &args, &[("COMMBENCH_SYSFS_ROOT", sys.path())]);
+    assert_eq!(code, Some(0), "{out}");
+    let classes = rec["efficiency"]["classes"].as_array().unwrap();
+    assert_eq!(classes.len(), 1, "{out}");
+    assert_eq!((classes[0]["class"].as_str(), classes[0]["pairs"].as_u64()), (Some("NVSwitch x18"), Some(6)));
+    assert_eq!(classes[0]["peak_gbps"].as_f64(), Some(450.0));
+    let e = classes[0]["efficiency_pct"].as_f64().unwrap();
+    assert!((50.0..=110.0).contains(&e), "{e}\n{out}");
+}

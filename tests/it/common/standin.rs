@@ -1,5 +1,6 @@
 //! The GPU stand-in for integration tests: a test double of the CUDA
-//! driver (`libcuda.so.1`) and of NCCL (`libnccl.so.2`) in C
+//! driver (`libcuda.so.1`), of NCCL (`libnccl.so.2`) and of NVML's NVLink
+//! calls (`libnvidia-ml.so.1`) in C
 //! (tests/support/gpu_standin), pretending to be a machine described in
 //! tests/machines. Its timings are a model: never report them as
 //! measurements.
@@ -46,6 +47,8 @@ pub struct Libraries {
     pub libcuda: PathBuf,
     /// The file for `COMMBENCH_NCCL`.
     pub libnccl: PathBuf,
+    /// NVML (`libnvidia-ml.so.1`), found by the loader in `dir`.
+    pub libnvml: PathBuf,
 }
 
 /// The stand-in's sources.
@@ -115,31 +118,41 @@ pub fn libraries() -> &'static Libraries {
     LIBS.get_or_init(|| {
         let src = source_dir();
         let (cuda, nccl, header) = (src.join("cuda.c"), src.join("nccl.c"), src.join("standin.h"));
-        let hash = fnv(&[&read(&cuda), &read(&nccl), &read(&header), CFLAGS.join(" ").as_bytes()]);
+        let nvml = src.join("nvml.c");
+        let hash = fnv(&[&read(&cuda), &read(&nccl), &read(&nvml), &read(&header), CFLAGS.join(" ").as_bytes()]);
         let dir = build_once(&format!("lib-{hash:016x}"), |tmp| {
             let lib = |name: &str| tmp.join(name).into_os_string();
-            let (libcuda, libnccl) = (lib("libcuda.so.1"), lib("libnccl.so.2"));
+            let libcuda = lib("libcuda.so.1");
             let mut args: Vec<std::ffi::OsString> = CFLAGS.iter().map(Into::into).collect();
             args.extend(["-fPIC", "-shared", "-fvisibility=hidden"].map(Into::into));
             let mut a = args.clone();
             a.extend(["-Wl,-soname,libcuda.so.1".into(), "-o".into(), libcuda.clone(), cuda.clone().into()]);
             cc(&a.iter().map(|s| s.as_os_str()).collect::<Vec<_>>());
-            let mut a = args;
-            a.extend([
-                "-Wl,-soname,libnccl.so.2".into(),
-                "-o".into(),
-                libnccl,
-                nccl.clone().into(),
-                libcuda,
-                "-Wl,-rpath,$ORIGIN".into(),
-            ]);
-            cc(&a.iter().map(|s| s.as_os_str()).collect::<Vec<_>>());
+            // NCCL and NVML both link against the CUDA stand-in, whose
+            // machine file they read.
+            for (soname, source) in [("libnccl.so.2", &nccl), ("libnvidia-ml.so.1", &nvml)] {
+                let mut a = args.clone();
+                a.extend([
+                    format!("-Wl,-soname,{soname}").into(),
+                    "-o".into(),
+                    lib(soname),
+                    source.clone().into(),
+                    libcuda.clone(),
+                    "-Wl,-rpath,$ORIGIN".into(),
+                ]);
+                cc(&a.iter().map(|s| s.as_os_str()).collect::<Vec<_>>());
+            }
             for (link, target) in [("libcuda.so", "libcuda.so.1"), ("libnccl.so", "libnccl.so.2")] {
                 std::os::unix::fs::symlink(target, tmp.join(link))
                     .unwrap_or_else(|e| panic!("cannot link {link} in {}: {e}", tmp.display()));
             }
         });
-        Libraries { libcuda: dir.join("libcuda.so.1"), libnccl: dir.join("libnccl.so.2"), dir }
+        Libraries {
+            libcuda: dir.join("libcuda.so.1"),
+            libnccl: dir.join("libnccl.so.2"),
+            libnvml: dir.join("libnvidia-ml.so.1"),
+            dir,
+        }
     })
 }
 
@@ -217,6 +230,12 @@ pub fn config_text(description: &Path) -> Result<String, String> {
         ("latency.nccl_us", rates.nccl_latency_us),
     ] {
         let _ = writeln!(t, "{key}={value}");
+    }
+    if let Some(v) = model.nvlink_version {
+        let _ = writeln!(t, "nvlink.version={v}");
+    }
+    if model.nvswitch {
+        let _ = writeln!(t, "nvlink.switch=1");
     }
     for l in &model.links {
         match l.kind {

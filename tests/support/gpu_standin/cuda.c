@@ -158,6 +158,7 @@ static pthread_cond_t G_done = PTHREAD_COND_INITIALIZER;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static CUresult g_init_rc = CUDA_ERROR_NOT_INITIALIZED;
 static _Atomic int g_inited; /* set once, inside pthread_once */
+static _Atomic int g_loaded; /* the machine file was read, whatever the visible devices */
 static struct standin_machine g_m;
 static int g_nvis;
 static int g_vis[STANDIN_MAX_GPUS]; /* ordinal -> machine index */
@@ -375,6 +376,20 @@ static int load_machine(const char *path)
                 say("%s:%d: unknown GPU field '%s'", path, lineno, field);
                 bad = 1;
             }
+        } else if (strcmp(key, "nvlink.version") == 0) {
+            if (parse_long(val, &n) || n < 1 || n > 5) {
+                say("%s:%d: nvlink.version must be 1 to 5", path, lineno);
+                bad = 1;
+            } else {
+                g_m.nvlink_version = (int)n;
+            }
+        } else if (strcmp(key, "nvlink.switch") == 0) {
+            if (parse_long(val, &n) || n < 0 || n > 1) {
+                say("%s:%d: nvlink.switch must be 0 or 1", path, lineno);
+                bad = 1;
+            } else {
+                g_m.nvswitch = (int)n;
+            }
         } else if (strcmp(key, "link") == 0) {
             int a, b, lanes = 0, used = 0;
             char kind[16];
@@ -438,6 +453,8 @@ static int load_machine(const char *path)
     g_m.nvlink = rates[R_NVLINK];
     g_m.pcie_peer = rates[R_PCIE];
     g_m.staged_peer = rates[R_STAGED];
+    if (!g_m.nvlink_version)
+        g_m.nvlink_version = 2;
     g_m.copy_latency_ns = rates[R_COPY_LAT] * 1e3;
     g_m.nccl_latency_ns = rates[R_NCCL_LAT] * 1e3;
     return 0;
@@ -514,15 +531,20 @@ static void read_faults(void)
     }
 }
 
+/* Reads the machine file once, for cuInit and for the NVML stand-in. */
+static pthread_once_t g_machine_once = PTHREAD_ONCE_INIT;
+static void machine_once(void)
+{
+    const char *path = getenv("COMMBENCH_STANDIN_MACHINE");
+    if (path && *path && load_machine(path) == 0)
+        g_loaded = 1;
+}
+
 static void init_once(void)
 {
     read_faults();
-    const char *path = getenv("COMMBENCH_STANDIN_MACHINE");
-    if (!path || !*path) {
-        g_init_rc = CUDA_ERROR_NO_DEVICE;
-        return;
-    }
-    if (load_machine(path)) {
+    pthread_once(&g_machine_once, machine_once);
+    if (!g_loaded) {
         g_init_rc = CUDA_ERROR_NO_DEVICE;
         return;
     }
@@ -632,6 +654,12 @@ API CUresult cuDriverGetVersion(int *version)
 API const struct standin_machine *commbench_standin_machine(void)
 {
     return g_inited ? &g_m : NULL;
+}
+
+API const struct standin_machine *commbench_standin_machine_file(void)
+{
+    pthread_once(&g_machine_once, machine_once);
+    return g_loaded ? &g_m : NULL;
 }
 
 #define NEED_INIT()                                                                                                    \

@@ -41,6 +41,8 @@ struct standin_machine {
     double h2d_pinned, h2d_pageable, d2h_pinned, d2h_pageable;
     double d2d, nvlink, pcie_peer, staged_peer;
     double copy_latency_ns, nccl_latency_ns;
+    int nvlink_version; /* major version (nvlink.version, default 2), for NVML */
+    int nvswitch;       /* the NVLinks go through NVSwitches (nvlink.switch=1) */
 };
 
 /* Memory kinds as the allocation table knows them. */
@@ -59,6 +61,11 @@ typedef int64_t (*standin_run_fn)(void *arg, int64_t start_ns, int skip);
 
 /* The machine, once cuInit has read it; NULL before or when it failed. */
 const struct standin_machine *commbench_standin_machine(void);
+
+/* The machine as its file says it, whatever CUDA_VISIBLE_DEVICES shows
+ * (reading it as cuInit does, once); NULL when it cannot be read. For the
+ * NVML stand-in, which sees every GPU as NVML does. */
+const struct standin_machine *commbench_standin_machine_file(void);
 
 /* COMMBENCH_STANDIN_TIME_SCALE (1 when unset). */
 double commbench_standin_time_scale(void);
