@@ -47,12 +47,7 @@ pub struct ClassSummary {
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
+    crate::stats::ci::median(&v).unwrap_or(0.0)
 }
 
 fn row(name: String, m: &Measurement, peak: &GpuPeak) -> Row {
@@ -199,10 +194,9 @@ pub fn judge(min_pct: f64, rows: &[Row]) -> Vec<String> {
     for r in rows {
         let label = format!("{} {}", r.name, r.peak.class);
         match (r.efficiency_pct, r.peak.peak_mbps) {
-            (Some(e), Some(p)) if e < min_pct => failing.push((
-                e,
-                format!("{label}: {e:.0}% of {:.2} GB/s ({:.2} of {:.2} GB/s expected)", p / 1e3, r.gbps, p / 1e3),
-            )),
+            (Some(e), Some(p)) if e < min_pct => {
+                failing.push((e, crate::peak::verdict::share_of(&label, &r.peak.rate_text(), p, r.gbps * 1e3, e)))
+            }
             (Some(_), Some(_)) => {}
             _ => failing.push((
                 -1.0,

@@ -42,13 +42,16 @@ pub fn line(path: &PathPeak, p: &Plateau) -> String {
 /// `value_mbps` over `path`, which is `efficiency_pct` of its peak:
 /// `h1 eth1 -> h2 eth2: 61% of 10 Gb/s (0.76 of 1.25 GB/s expected)`.
 pub fn share(path: &PathPeak, value_mbps: f64, efficiency_pct: f64) -> String {
+    share_of(&path.label, &path.rate_text, path.peak_mbps.unwrap_or(0.0), value_mbps, efficiency_pct)
+}
+
+/// The words of [`share`] for any path with a label, a rate as the
+/// hardware states it and a peak (MB/s): gpu-bw's rows say it this way too.
+pub fn share_of(label: &str, rate_text: &str, peak_mbps: f64, value_mbps: f64, efficiency_pct: f64) -> String {
     format!(
-        "{}: {:.0}% of {} ({:.2} of {:.2} GB/s expected)",
-        path.label,
-        efficiency_pct,
-        path.rate_text,
+        "{label}: {efficiency_pct:.0}% of {rate_text} ({:.2} of {:.2} GB/s expected)",
         value_mbps / 1e3,
-        path.peak_mbps.unwrap_or(0.0) / 1e3
+        peak_mbps / 1e3
     )
 }
 
