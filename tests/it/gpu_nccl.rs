@@ -122,13 +122,26 @@ fn nccl_run(gpu: &StandIn, np: usize, bench: &str, args: &[&str], extra: &[(&str
 /// over at np 2, seen on an idle machine). The caller's assertions, the
 /// model's included, hold for the run returned.
 fn model_try(what: &str, launch: impl Fn(&Path) -> Run, dir: &Path, fits: impl Fn(&Cell, usize) -> bool) -> Run {
-    let run = launch(dir);
-    if table_rows(&run.stdout).iter().all(|row| row.cells.iter().all(|c| fits(c, row.size))) {
-        return run;
+    // Three tries: on a loaded CI machine two tries in a row have each
+    // lost a call to the scheduler (seen once in 800 runs of the suite).
+    let mut run = launch(dir);
+    for _ in 1..3 {
+        if table_rows(&run.stdout).iter().all(|row| row.cells.iter().all(|c| fits(c, row.size))) {
+            break;
+        }
+        eprintln!("{what}: a time missed the model, trying again:\n{}", run.stdout);
+        let _ = std::fs::remove_dir_all(dir.join("res"));
+        run = launch(dir);
     }
-    eprintln!("{what}: a time missed the model, trying once more:\n{}", run.stdout);
-    let _ = std::fs::remove_dir_all(dir.join("res"));
-    launch(dir)
+    run
+}
+
+/// A time the model predicts: never more than `below` under it (the
+/// stand-in cannot be faster than its description), at most `above` over
+/// it (a rank descheduled for part of one call of ten adds a few percent;
+/// a wrong traffic factor is 25% or more off at every np tested).
+fn fits_model(got_us: f64, want_us: f64) -> bool {
+    got_us >= want_us * 0.97 && got_us <= want_us * 1.08
 }
 
 /// The run record and CSV rows a run left in `dir/res`.
@@ -230,7 +243,7 @@ fn every_collective_at_np_1_to_4_is_right_and_takes_the_described_time() {
                 &what,
                 |d| nccl_run(&gpu, np, bench, &[&args[..], &["--gpu", &g]].concat(), &scale_var, d),
                 dir.path(),
-                |c, size| np == 1 || close(c.0, want_us(size), 0.05),
+                |c, size| np == 1 || fits_model(c.0, want_us(size)),
             );
             assert_eq!(run.code, Some(0), "{what}: {}\n{}", run.stdout, run.stderr);
             run.assert_no_panic();
@@ -252,7 +265,7 @@ fn every_collective_at_np_1_to_4_is_right_and_takes_the_described_time() {
                     }
                     let (f, want_us) = (factor(bench, np), want_us(row.size));
                     // osu_reduce's barrier spread (see `scale`): 0.1-0.6% here.
-                    assert!(close(*time_us, want_us, 0.05), "{what}: {time_us} us, the model says {want_us}: {row:?}");
+                    assert!(fits_model(*time_us, want_us), "{what}: {time_us} us, the model says {want_us}: {row:?}");
                     assert!(close_printed(*busbw, algbw * f, 0.02), "{what}: {row:?}");
                 }
             }
