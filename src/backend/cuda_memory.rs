@@ -159,6 +159,10 @@ impl Memory for CudaMemory {
         }
     }
 
+    fn gpu_buffers(&self) -> Option<(&GpuInfo, &'static str)> {
+        (self.place != Place::Host).then_some((&self.gpu, self.place.name()))
+    }
+
     fn record_info<C: Control>(&self, w: &C) -> Option<serde_json::Value> {
         let mine = json!({"buffers": self.place.name(), "gpu": self.gpu});
         let all = w.gather_bytes(mine.to_string().as_bytes());

@@ -117,6 +117,11 @@ pub trait Memory {
     fn write_host(&self, buf: &mut Self::Buf, bytes: usize, write: impl FnOnce(&mut [u8]));
     /// Lets `read` see the first `bytes` of the contents in host memory.
     fn read_host<R>(&self, buf: &Self::Buf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R;
+    /// The GPU this rank's buffers are in and how (`device`, `managed`);
+    /// None for host memory.
+    fn gpu_buffers(&self) -> Option<(&crate::gpu::cuda::GpuInfo, &'static str)> {
+        None
+    }
     /// What the run record says about this memory (collective: every
     /// rank calls it; the value matters at rank 0).
     fn record_info<C: Control>(&self, _w: &C) -> Option<serde_json::Value> {
@@ -276,6 +281,11 @@ pub trait Transport {
     /// `i < n`, in order, into `out`.
     fn mark_intervals(&self, _n: usize, _out: &mut crate::stats::Samples) {}
 
+    /// The GPU this rank's buffers are in and how (`device`, `managed`);
+    /// None for host memory.
+    fn gpu_buffers(&self) -> Option<(&crate::gpu::cuda::GpuInfo, &'static str)> {
+        None
+    }
     /// What the run record says about this transport beyond its name
     /// (`backend_details`), at rank 0; collective (every rank calls it).
     fn record_info(&self) -> Option<serde_json::Value> {

@@ -766,6 +766,10 @@ impl<'w, M: Memory> Transport for Mpi<'w, M> {
         self.mem.read_host(buf, bytes, read)
     }
 
+    fn gpu_buffers(&self) -> Option<(&crate::gpu::cuda::GpuInfo, &'static str)> {
+        self.mem.gpu_buffers()
+    }
+
     fn record_info(&self) -> Option<serde_json::Value> {
         self.mem.record_info(self.world)
     }

@@ -354,6 +354,10 @@ impl<'w> Transport for Nccl<'w> {
         }
     }
 
+    fn gpu_buffers(&self) -> Option<(&crate::gpu::cuda::GpuInfo, &'static str)> {
+        self.mem.gpu_buffers()
+    }
+
     fn record_info(&self) -> Option<serde_json::Value> {
         let (major, minor, patch) = self.lib.version();
         let nccl_env: serde_json::Map<String, serde_json::Value> =

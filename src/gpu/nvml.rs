@@ -39,7 +39,7 @@ struct PciInfo {
 }
 
 /// One link that is up.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ActiveLink {
     pub link: u32,
     /// What `nvmlDeviceGetNvLinkVersion` returned (an `nvmlNvlinkVersion_t`).
@@ -51,7 +51,7 @@ pub struct ActiveLink {
 }
 
 /// The links of one GPU that are up.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GpuLinks {
     pub bus_id: String,
     pub active: Vec<ActiveLink>,

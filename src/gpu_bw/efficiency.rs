@@ -15,6 +15,7 @@ use serde::Serialize;
 use super::peaks::GpuPeak;
 use super::results::{HostMemory, Kind, Measurement};
 use super::topology::PairPath;
+use crate::peak::verdict::pct_text;
 
 /// One judged bandwidth.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -153,8 +154,11 @@ pub fn text(rows: &[Row], classes: &[ClassSummary], peer_bytes: usize) -> String
                 (Some(p), Some(e)) => {
                     let _ = writeln!(
                         s,
-                        "  {}: {} pair{plural}, median {:.2} GB/s of {p:.2} GB/s peak ({e:.0}%)",
-                        c.class, c.pairs, c.median_gbps
+                        "  {}: {} pair{plural}, median {:.2} GB/s of {p:.2} GB/s peak ({})",
+                        c.class,
+                        c.pairs,
+                        c.median_gbps,
+                        pct_text(e)
                     );
                 }
                 _ => {
@@ -173,7 +177,7 @@ pub fn text(rows: &[Row], classes: &[ClassSummary], peer_bytes: usize) -> String
         let _ = writeln!(s, "\nHost and GPU (pinned) against each GPU's PCIe link (one direction, from sysfs):");
         for r in host {
             let _ = match r.efficiency_pct {
-                Some(e) => writeln!(s, "  {}: {:.2} GB/s of {} ({e:.0}%)", r.name, r.gbps, r.peak.rate_text()),
+                Some(e) => writeln!(s, "  {}: {:.2} GB/s of {} ({})", r.name, r.gbps, r.peak.rate_text(), pct_text(e)),
                 None => writeln!(
                     s,
                     "  {}: {:.2} GB/s, peak unknown ({})",

@@ -1,148 +1,12 @@
-//! The peak of each path gpu-bw measures, from the machine and never from a
-//! product name: a GPU's PCIe link from sysfs (host to GPU and back), the
-//! NVLinks between two GPUs from NVML (their count times the per-link rate
-//! of their version), and for GPUs without peer access the host memory
-//! they go through (the slower of their two PCIe links). Where a figure
-//! cannot be known the peak is unknown and says why. Pure: the caller reads
-//! sysfs ([`sysfs_root`]) and NVML (`crate::gpu::nvml`).
-
-use std::path::PathBuf;
-
-use serde::Serialize;
+//! gpu-bw's pairs against their paths' peaks (`crate::peak::gpu`): the
+//! driver's peer attributes say whether a pair copies peer to peer at all
+//! (else through the CPU) and whether NVML's links to NVSwitches may be
+//! trusted for it (native atomics); NVML then counts the links.
 
 use super::topology::PairPath;
 use crate::gpu::nvml::GpuLinks;
-use crate::peak::pcie::PcieLink;
-
-/// The sysfs tree PCIe links are read from: `COMMBENCH_SYSFS_ROOT` (a
-/// fixture tree, for tests or a copy taken from another node), else `/sys`.
-pub fn sysfs_root() -> PathBuf {
-    std::env::var_os("COMMBENCH_SYSFS_ROOT").filter(|v| !v.is_empty()).map_or_else(|| "/sys".into(), PathBuf::from)
-}
-
-/// One direction of one NVLink, GB/s (10^9 bytes/s), by the value
-/// `nvmlDeviceGetNvLinkVersion` returns (nvml.h's `nvmlNvlinkVersion_t`:
-/// 1 = 1.0, 2 = 2.0, 3 = 2.2, 4 = 3.0, 5 = 3.1, 6 = 4.0, 7 = 5.0), and the
-/// version's name. The rates are NVIDIA's published per-GPU totals over
-/// its link count, halved for one direction: NVLink 1.0 (P100) 160 GB/s
-/// over 4 links = 20; 2.0 (V100) 300 GB/s over 6 = 25; 3.0 (A100) 600 over
-/// 12 = 25; 4.0 (H100) 900 over 18 = 25; 5.0 (Blackwell) 1.8 TB/s over 18
-/// = 50 (NVIDIA's NVLink and NVSwitch page: "18 NVLink 100 GB/s
-/// connections for a total bandwidth of 1.8 TB/s", both directions).
-/// Older drivers returned the major version itself; values 1 to 4 give
-/// the same rate either way.
-pub fn nvlink_rate(version: u32) -> Option<(f64, &'static str)> {
-    match version {
-        1 => Some((20.0, "1.0")),
-        2 => Some((25.0, "2.0")),
-        3 => Some((25.0, "2.2")),
-        4 => Some((25.0, "3.0")),
-        5 => Some((25.0, "3.1")),
-        6 => Some((25.0, "4.0")),
-        7 => Some((50.0, "5.0")),
-        _ => None,
-    }
-}
-
-/// A path's peak; `peak_mbps` None means unknown and `unknown` says why.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct GpuPeak {
-    /// The path class the report groups by: `NVLink x2`, `NVSwitch x18`,
-    /// `PCIe`, `through the CPU`, `NVLink?`, `PCIe link`.
-    pub class: String,
-    /// One direction, 10^6 bytes/s.
-    pub peak_mbps: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unknown: Option<String>,
-    /// The arithmetic from the sources to the peak.
-    pub how: String,
-    /// Every figure used and where it was read.
-    pub sources: Vec<String>,
-}
-
-impl GpuPeak {
-    fn unknown(class: &str, why: String) -> GpuPeak {
-        GpuPeak { class: class.into(), peak_mbps: None, unknown: Some(why), how: String::new(), sources: Vec::new() }
-    }
-
-    /// `value_mbps` as a percentage of the peak.
-    pub fn efficiency(&self, value_mbps: f64) -> Option<f64> {
-        self.peak_mbps.filter(|p| *p > 0.0).map(|p| 100.0 * value_mbps / p)
-    }
-
-    /// `50.00 GB/s`, or `unknown`.
-    pub fn rate_text(&self) -> String {
-        self.peak_mbps.map_or("unknown".into(), |p| format!("{:.2} GB/s", p / 1e3))
-    }
-}
-
-/// What is known of one GPU for the peaks.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GpuEnd {
-    pub index: usize,
-    pub bus_id: Option<String>,
-    /// Its PCIe link, or why it is unknown.
-    pub pcie: Result<PcieLink, String>,
-}
-
-fn pcie_source(g: &GpuEnd, l: &PcieLink) -> String {
-    format!("GPU {}: {}: {} GT/s x{} ({}) = {:.0} MB/s", g.index, l.source, l.gts, l.width, l.encoding, l.mbps)
-}
-
-/// Host to GPU or back over the GPU's PCIe link.
-pub fn host_link(g: &GpuEnd) -> GpuPeak {
-    match &g.pcie {
-        Ok(l) => GpuPeak {
-            class: "PCIe link".into(),
-            peak_mbps: Some(l.mbps),
-            unknown: None,
-            how: "the GPU's PCIe link after line encoding, one direction".into(),
-            sources: vec![pcie_source(g, l)],
-        },
-        Err(why) => GpuPeak::unknown("PCIe link", format!("GPU {}: {why}", g.index)),
-    }
-}
-
-/// The slower of two GPUs' PCIe links, as `class`.
-fn slower_pcie(a: &GpuEnd, b: &GpuEnd, class: &str, how: &str) -> GpuPeak {
-    match (&a.pcie, &b.pcie) {
-        (Ok(la), Ok(lb)) => GpuPeak {
-            class: class.into(),
-            peak_mbps: Some(la.mbps.min(lb.mbps)),
-            unknown: None,
-            how: how.into(),
-            sources: vec![pcie_source(a, la), pcie_source(b, lb)],
-        },
-        (Err(why), _) => GpuPeak::unknown(class, format!("GPU {}: {why}", a.index)),
-        (_, Err(why)) => GpuPeak::unknown(class, format!("GPU {}: {why}", b.index)),
-    }
-}
-
-/// Copies between two GPUs without peer access, staged in host memory.
-pub fn through_cpu(a: &GpuEnd, b: &GpuEnd) -> GpuPeak {
-    slower_pcie(
-        a,
-        b,
-        "through the CPU",
-        "the slower of the two GPUs' PCIe links (the copy crosses both, through host memory)",
-    )
-}
-
-/// The links of `g` in NVML's answer.
-fn links_of<'a>(nvml: &'a [GpuLinks], g: &GpuEnd) -> Option<&'a GpuLinks> {
-    let bus = g.bus_id.as_deref()?;
-    nvml.iter().find(|l| l.bus_id == bus)
-}
-
-/// One NVLink rate for a set of links: all must share a known version.
-fn rate_of<'l>(links: impl Iterator<Item = &'l crate::gpu::nvml::ActiveLink>) -> Result<(f64, &'static str), String> {
-    let versions: std::collections::BTreeSet<u32> = links.map(|l| l.version).collect();
-    match versions.iter().collect::<Vec<_>>().as_slice() {
-        [v] => nvlink_rate(**v).ok_or_else(|| format!("NVLink version value {v} is not in the rate table")),
-        [] => Err("no active link".into()),
-        _ => Err(format!("the links report different NVLink versions ({versions:?})")),
-    }
-}
+pub use crate::peak::gpu::{host_link, sysfs_root, GpuEnd, GpuPeak};
+use crate::peak::gpu::{links_of, nvlink_between, slower_pcie, through_cpu};
 
 /// The path of `pair` (source `a`, destination `b`): NVLinks counted from
 /// `nvml` (Err: why NVML could not tell), else PCIe peers, else through
@@ -165,49 +29,8 @@ pub fn pair_peak(pair: &PairPath, a: &GpuEnd, b: &GpuEnd, nvml: &Result<Vec<GpuL
         let why = "NVML has no links for a GPU without a PCI bus id".to_string();
         return GpuPeak::unknown("NVLink?", why);
     };
-    let direct: Vec<_> = la.active.iter().filter(|l| Some(l.remote_bus_id.as_str()) == b.bus_id.as_deref()).collect();
-    let switched_a: Vec<_> = la.active.iter().filter(|l| !l.remote_is_gpu).collect();
-    let switched_b: Vec<_> = lb.active.iter().filter(|l| !l.remote_is_gpu).collect();
-    let source = |g: &GpuEnd, n: usize, to: &str, v: &str| {
-        format!(
-            "GPU {} ({}): NVML: {n} active NVLinks to {to}, version {v}",
-            g.index,
-            g.bus_id.as_deref().unwrap_or("?")
-        )
-    };
-    if !direct.is_empty() {
-        return match rate_of(direct.iter().copied()) {
-            Ok((rate, name)) => {
-                let n = direct.len();
-                GpuPeak {
-                    class: format!("NVLink x{n}"),
-                    peak_mbps: Some(n as f64 * rate * 1e3),
-                    unknown: None,
-                    how: format!("{n} links x {rate} GB/s per link and direction (NVLink {name})"),
-                    sources: vec![source(a, n, &format!("GPU {}", b.index), name)],
-                }
-            }
-            Err(why) => GpuPeak::unknown(&format!("NVLink x{}", direct.len()), why),
-        };
-    }
-    if !switched_a.is_empty() && !switched_b.is_empty() && attrs.native_atomics == Some(true) {
-        let n = switched_a.len().min(switched_b.len());
-        return match rate_of(switched_a.iter().chain(&switched_b).copied()) {
-            Ok((rate, name)) => GpuPeak {
-                class: format!("NVSwitch x{n}"),
-                peak_mbps: Some(n as f64 * rate * 1e3),
-                unknown: None,
-                how: format!(
-                    "the fewer of the two GPUs' links to NVLink devices that are not GPUs (NVSwitches), {n} x {rate} GB/s \
-                     per link and direction (NVLink {name})"
-                ),
-                sources: vec![
-                    source(a, switched_a.len(), "NVLink devices that are not GPUs", name),
-                    source(b, switched_b.len(), "NVLink devices that are not GPUs", name),
-                ],
-            },
-            Err(why) => GpuPeak::unknown(&format!("NVSwitch x{n}"), why),
-        };
+    if let Some(peak) = nvlink_between(a, b, la, lb, attrs.native_atomics == Some(true)) {
+        return peak;
     }
     slower_pcie(
         a,
@@ -222,6 +45,7 @@ mod tests {
     use super::*;
     use crate::gpu::nvml::ActiveLink;
     use crate::gpu_bw::topology::{PciRelation, PeerAttributes};
+    use crate::peak::pcie::PcieLink;
     use crate::topo::describe::{self, GpuLinkKind, GpuModel};
 
     /// tests/machines/`name`.json: its GPUs' bus ids and its GPU model.
@@ -309,16 +133,6 @@ mod tests {
     fn peak_of(ps: &[PairPath], e: &[GpuEnd], nv: &Result<Vec<GpuLinks>, String>, a: usize, b: usize) -> GpuPeak {
         let p = ps.iter().find(|p| (p.src, p.dst) == (a, b)).unwrap();
         pair_peak(p, &e[a], &e[b], nv)
-    }
-
-    #[test]
-    fn rates_by_nvlink_version() {
-        assert_eq!(nvlink_rate(1), Some((20.0, "1.0")));
-        assert_eq!(nvlink_rate(2).map(|r| r.0), Some(25.0));
-        assert_eq!(nvlink_rate(6), Some((25.0, "4.0")));
-        assert_eq!(nvlink_rate(7), Some((50.0, "5.0")));
-        assert_eq!(nvlink_rate(0), None);
-        assert_eq!(nvlink_rate(8), None);
     }
 
     #[test]

@@ -421,7 +421,7 @@ impl Job {
             nic_unknown,
             copy,
             copy_unknown,
-            device_memory: None,
+            gpu: None,
         }
     }
 

@@ -5,6 +5,7 @@
 //! directions grouped by path give the summary's lines and the record's
 //! `paths`. Pure: the session gathers the ends.
 
+use crate::peak::verdict::pct_text;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -198,7 +199,7 @@ pub fn line(g: &PathGroup) -> String {
             }
             s.push_str(&format!("; {}", plural(g.directions, "direction")));
             if let (Some(med), Some(min)) = (g.median_efficiency_pct, g.min_efficiency_pct) {
-                s.push_str(&format!(", median {med:.0}% of it (min {min:.0}%)"));
+                s.push_str(&format!(", median {} of it (min {})", pct_text(med), pct_text(min)));
             }
             if g.unknown_directions > 0 {
                 s.push_str(&format!(

@@ -458,7 +458,7 @@ mod tests {
                 "# Path shared memory on nodeA (same socket): peak 25.00 GB/s copy; 2 directions, median 18% of it \
                  (min 16%)",
                 "# Path shared memory on nodeB (same socket): peak 10.00 GB/s copy; 2 directions, median 28% of it \
-                 (min 5%)",
+                 (min 5.0%)",
             ]
         );
         // Right after the bandwidth spread.
@@ -474,7 +474,7 @@ mod tests {
         assert_eq!(
             fails,
             [
-                "FAIL 2 <-> 3 (nodeB <-> nodeB, round 0): 3 -> 2 shared memory on nodeB: 5% of 10.00 GB/s copy (0.50 \
+                "FAIL 2 <-> 3 (nodeB <-> nodeB, round 0): 3 -> 2 shared memory on nodeB: 5.0% of 10.00 GB/s copy (0.50 \
                  of 10.00 GB/s expected) < min-efficiency 30% [link]",
                 "FAIL 0 <-> 1 (nodeA <-> nodeA, round 0): 0 -> 1 shared memory on nodeA: 20% of 25.00 GB/s copy (5.00 \
                  of 25.00 GB/s expected) < min-efficiency 30%; 1 -> 0 shared memory on nodeA: 16% of 25.00 GB/s copy \

@@ -1,6 +1,7 @@
 //! Is this number good? The peak of each path a benchmark's bytes take,
 //! from the machine and never from a product name: a NIC's link rate and
-//! its PCIe link (`link.rs`, `pcie.rs`, sysfs), the machine's own copy rate
+//! its PCIe link (`link.rs`, `pcie.rs`, sysfs), a GPU's PCIe link and
+//! NVLinks (`gpu.rs`, sysfs and NVML), the machine's own copy rate
 //! for shared memory (`copy_rate.rs`, measured before anything is timed);
 //! the paths of a run joined from every rank's end (`path.rs`); and the
 //! plateau of a bandwidth curve judged against its path (`verdict.rs`,
@@ -10,6 +11,7 @@
 pub mod copy_rate;
 #[cfg(test)]
 mod described;
+pub mod gpu;
 pub mod link;
 pub mod path;
 pub mod pcie;

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::copy_rate::CopyRate;
+use super::gpu::{self, GpuPeak, GpuSide};
 use super::link::NicLink;
 
 /// What one rank knows of itself for the paths: gathered with its record
@@ -34,10 +35,11 @@ pub struct RankEnd {
     /// Why there is no copy rate, where there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_unknown: Option<String>,
-    /// Where the rank's buffers are when not in host memory (`cuda`):
-    /// two such ranks on one host meet GPU to GPU, not in shared memory.
+    /// The GPU holding the rank's buffers, when they are in GPU memory:
+    /// two such ranks on one host meet over NVLink or PCIe, not in shared
+    /// memory, and one leaving its host crosses the GPU's PCIe link too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device_memory: Option<String>,
+    pub gpu: Option<GpuSide>,
 }
 
 /// What kind of link bounds a path.
@@ -46,8 +48,8 @@ pub struct RankEnd {
 pub enum PathClass {
     SharedMemory,
     Network,
-    /// Buffers in GPU memory on one host (NVLink, PCIe, or through the
-    /// CPU).
+    /// Buffers in GPU memory on one host (NVLink, NVSwitch, or PCIe,
+    /// peer to peer or through the CPU).
     Gpu,
     /// A run whose pairs take both kinds.
     Mixed,
@@ -120,9 +122,11 @@ fn nic_rate_text(l: &NicLink) -> String {
 
 /// The path from rank `a` to rank `b` (one direction).
 pub fn pair((ra, a): End, (rb, b): End) -> PathPeak {
-    if let (true, Some(mem)) = (a.host == b.host, a.device_memory.as_ref().or(b.device_memory.as_ref())) {
-        let why = a.copy_unknown.clone().or_else(|| b.copy_unknown.clone()).unwrap_or_default();
-        return PathPeak::unknown(format!("{mem} memory on {}", a.host), PathClass::Gpu, why);
+    if a.host == b.host && (a.gpu.is_some() || b.gpu.is_some()) {
+        return gpu_pair(a, b);
+    }
+    if a.host != b.host && (a.gpu.is_some() || b.gpu.is_some()) {
+        return behind_gpus(network_pair((ra, a), (rb, b)), &[(ra, a), (rb, b)]);
     }
     if a.host == b.host {
         let label = format!("shared memory on {}", a.host);
@@ -144,6 +148,11 @@ pub fn pair((ra, a): End, (rb, b): End) -> PathPeak {
             sources: vec![copy_source(ra, a, ca), copy_source(rb, b, cb)],
         };
     }
+    network_pair((ra, a), (rb, b))
+}
+
+/// Two hosts' ranks over their NICs.
+fn network_pair((ra, a): End, (rb, b): End) -> PathPeak {
     let name = |e: &RankEnd| format!("{} {}", e.host, e.nic.as_ref().map_or("?", |n| n.nic.as_str()));
     let label = format!("{} -> {}", name(a), name(b));
     match (&a.nic, &b.nic) {
@@ -189,6 +198,92 @@ pub fn pair_class(a: &RankEnd, b: &RankEnd) -> String {
         Some(l) => format!("rail {}", l.nic),
         None => "network".into(),
     }
+}
+
+fn gpu_name(g: &GpuSide) -> String {
+    format!("GPU {} ({})", g.index, g.bus_id)
+}
+
+/// A [`GpuPeak`] as a path of `label`.
+fn from_gpu(label: String, p: GpuPeak) -> PathPeak {
+    let rate_text = format!("{} {}", p.class, p.rate_text());
+    match p.peak_mbps {
+        Some(_) => PathPeak {
+            label,
+            class: PathClass::Gpu,
+            peak_mbps: p.peak_mbps,
+            rate_text,
+            unknown: None,
+            how: p.how,
+            sources: p.sources,
+        },
+        None => PathPeak::unknown(label, PathClass::Gpu, format!("{}: {}", p.class, p.unknown.unwrap_or_default())),
+    }
+}
+
+/// Two ranks of one host of which one or both have their buffers in GPU
+/// memory: GPU to GPU over their NVLinks (NVML), else over PCIe (the
+/// slower of the two links, which the copy crosses whether it goes peer
+/// to peer or through host memory); host memory to a GPU over its PCIe
+/// link.
+fn gpu_pair(a: &RankEnd, b: &RankEnd) -> PathPeak {
+    let on = &a.host;
+    match (&a.gpu, &b.gpu) {
+        (Some(ga), Some(gb)) if ga.bus_id == gb.bus_id => PathPeak::unknown(
+            format!("{} on {on}, both ends", gpu_name(ga)),
+            PathClass::Gpu,
+            "both ranks' buffers are in one GPU's memory, whose bandwidth commbench does not derive".into(),
+        ),
+        (Some(ga), Some(gb)) => {
+            let label = format!("{} -> {} on {on}", gpu_name(ga), gpu_name(gb));
+            let (ea, eb) = (ga.end(), gb.end());
+            let peak = match (ga.links(), gb.links()) {
+                (Ok(la), Ok(lb)) => gpu::nvlink_between(&ea, &eb, &la, &lb, true).unwrap_or_else(|| {
+                    gpu::slower_pcie(
+                        &ea,
+                        &eb,
+                        "PCIe",
+                        "no NVLink between them in NVML: the slower of the two GPUs' PCIe links (the copy crosses \
+                         both, peer to peer or through host memory)",
+                    )
+                }),
+                (Err(why), _) | (_, Err(why)) => {
+                    GpuPeak::unknown("NVLink?", format!("{why}: the NVLink count is not known"))
+                }
+            };
+            from_gpu(label, peak)
+        }
+        (Some(g), None) => from_gpu(format!("{} -> host memory on {on}", gpu_name(g)), gpu::host_link(&g.end())),
+        (None, Some(g)) => from_gpu(format!("host memory -> {} on {on}", gpu_name(g)), gpu::host_link(&g.end())),
+        (None, None) => unreachable!("gpu_pair is called with a GPU end"),
+    }
+}
+
+/// `p` (a path between hosts) for ranks whose buffers may be in GPU
+/// memory: a GPU's PCIe link lies on the way too, and bounds the path
+/// where it is slower than the NICs.
+fn behind_gpus(mut p: PathPeak, ends: &[End]) -> PathPeak {
+    for (r, e) in ends {
+        let Some(g) = &e.gpu else { continue };
+        let Some(peak) = p.peak_mbps else { return p };
+        match &g.pcie {
+            Some(l) => {
+                p.sources.push(format!("{}: {}", e.host, gpu::pcie_source(&g.end(), l)));
+                if l.mbps < peak {
+                    p.peak_mbps = Some(l.mbps);
+                    p.rate_text =
+                        format!("{} PCIe {} GT/s x{} ({:.2} GB/s)", gpu_name(g), l.gts, l.width, l.mbps / 1e3);
+                    p.how = format!("rank {r}'s GPU's PCIe link, slower than the NICs");
+                }
+            }
+            None => {
+                let why =
+                    format!("rank {r}'s {}: {}", gpu_name(g), g.pcie_unknown.as_deref().unwrap_or("no PCIe link"));
+                return PathPeak::unknown(p.label, p.class, why);
+            }
+        }
+    }
+    p
 }
 
 /// The run's path for a traffic of `edges` (sender, receiver), each
@@ -281,7 +376,7 @@ pub fn collective(ends: &[RankEnd]) -> PathPeak {
                 let why = format!("rank {r}: {}", e.nic_unknown.as_deref().unwrap_or("no NIC"));
                 return PathPeak::unknown(label, PathClass::Network, why);
             };
-            candidates.push(PathPeak {
+            let nic = PathPeak {
                 label: format!("{} {}", e.host, l.nic),
                 class: PathClass::Network,
                 peak_mbps: Some(l.mbps),
@@ -289,15 +384,35 @@ pub fn collective(ends: &[RankEnd]) -> PathPeak {
                 unknown: None,
                 how: String::new(),
                 sources: l.sources.iter().map(|s| format!("{}: {s}", e.host)).collect(),
-            });
+            };
+            let nic = behind_gpus(nic, &[(r, e)]);
+            if nic.peak_mbps.is_none() {
+                return nic;
+            }
+            candidates.push(nic);
         }
     }
     for ranks in per_host.values().filter(|r| r.len() > 1) {
         for &r in ranks {
             let e = &ends[r];
-            if let Some(mem) = &e.device_memory {
-                let why = e.copy_unknown.clone().unwrap_or_default();
-                return PathPeak::unknown(format!("{mem} memory on {}", e.host), PathClass::Gpu, why);
+            if let Some(g) = &e.gpu {
+                let peers: Vec<&str> = ranks
+                    .iter()
+                    .filter(|&&o| o != r)
+                    .filter_map(|&o| ends[o].gpu.as_ref().map(|p| p.bus_id.as_str()))
+                    .filter(|b| *b != g.bus_id)
+                    .collect();
+                let end = g.end();
+                let peak = match g.links() {
+                    Ok(links) => gpu::nvlink_aggregate(&end, &links, &peers).unwrap_or_else(|| gpu::host_link(&end)),
+                    Err(why) => GpuPeak::unknown("NVLink?", format!("{why}: the NVLink count is not known")),
+                };
+                let p = from_gpu(format!("{} on {}", gpu_name(g), e.host), peak);
+                if p.peak_mbps.is_none() {
+                    return p;
+                }
+                candidates.push(p);
+                continue;
             }
             let Some(c) = &e.copy else {
                 let why = e.copy_unknown.clone().unwrap_or_else(|| "no copy rate".into());
@@ -415,22 +530,87 @@ mod tests {
         assert_eq!(run.label, "2 pairs: shared memory on n1");
     }
 
+    /// GPU `i` (bus 0000:0i:00.0) of a DGX-1-like host: a gen3 x16 link
+    /// and `links` NVLinks 2.0 to (GPU, count).
+    fn gpu_end(host: &str, i: usize, links: &[(usize, u32)]) -> RankEnd {
+        let pcie = crate::peak::pcie::link("8.0 GT/s PCIe", "16", format!("gpu{i}")).unwrap();
+        let mut active = Vec::new();
+        for &(j, n) in links {
+            for _ in 0..n {
+                let remote_bus_id = format!("0000:0{j}:00.0");
+                active.push(crate::gpu::nvml::ActiveLink {
+                    link: active.len() as u32,
+                    version: 2,
+                    remote_bus_id,
+                    remote_is_gpu: true,
+                });
+            }
+        }
+        RankEnd {
+            gpu: Some(GpuSide {
+                index: i,
+                bus_id: format!("0000:0{i}:00.0"),
+                buffers: "device".into(),
+                pcie: Some(pcie),
+                nvlinks: Some(active),
+                ..Default::default()
+            }),
+            ..net(host, "mlx5_0:1", 100.0, 9000.0)
+        }
+    }
+
     #[test]
-    fn gpu_buffers_on_one_host_are_not_shared_memory() {
-        let gpu = |h: &str| RankEnd {
-            host: h.into(),
-            device_memory: Some("cuda".into()),
-            copy_unknown: Some("not derived yet".into()),
-            ..Default::default()
-        };
-        let p = pair((0, &gpu("n1")), (1, &gpu("n1")));
-        assert_eq!((p.label.as_str(), p.class, p.peak_mbps), ("cuda memory on n1", PathClass::Gpu, None));
-        assert_eq!(p.unknown.as_deref(), Some("not derived yet"));
-        assert_eq!(collective(&[gpu("n1"), gpu("n1")]).class, PathClass::Gpu);
-        // Across hosts the NIC still bounds it.
-        let mut a = net("n1", "mlx5_0:1", 200.0, 1.0);
-        a.device_memory = Some("cuda".into());
-        assert_eq!(pair((0, &a), (1, &net("n2", "mlx5_0:1", 200.0, 1.0))).peak_mbps, Some(25_000.0));
+    fn gpu_buffers_take_nvlinks_pcie_or_the_nic_behind_the_gpu() {
+        let g0 = gpu_end("n1", 0, &[(3, 2), (1, 1), (2, 1), (4, 1)]);
+        let g3 = gpu_end("n1", 3, &[(0, 2), (1, 1), (2, 1), (7, 1)]);
+        let g5 = gpu_end("n1", 5, &[(1, 1), (4, 2), (6, 1), (7, 1)]);
+        let p = pair((0, &g0), (1, &g3));
+        assert_eq!(p.label, "GPU 0 (0000:00:00.0) -> GPU 3 (0000:03:00.0) on n1");
+        assert_eq!(
+            (p.class, p.peak_mbps, p.rate_text.as_str()),
+            (PathClass::Gpu, Some(50_000.0), "NVLink x2 50.00 GB/s")
+        );
+        assert_eq!(p.sources, vec!["GPU 0 (0000:00:00.0): NVML: 2 active NVLinks to GPU 3, version 2.0"]);
+        // No NVLink between 0 and 5: the slower PCIe link, both named.
+        let p = pair((0, &g0), (1, &g5));
+        assert_eq!((p.rate_text.as_str(), p.peak_mbps.map(f64::round)), ("PCIe 15.75 GB/s", Some(15_754.0)));
+        assert_eq!(p.sources.len(), 2);
+        // Host memory on one side: the GPU's own PCIe link.
+        let h = shm("n1", 9000.0);
+        let p = pair((0, &h), (1, &g3));
+        assert_eq!(
+            (p.label.as_str(), p.rate_text.as_str()),
+            ("host memory -> GPU 3 (0000:03:00.0) on n1", "PCIe link 15.75 GB/s")
+        );
+        // Without NVML the count is unknown, and says why.
+        let mut blind = g3.clone();
+        blind.gpu.as_mut().unwrap().nvlinks = None;
+        blind.gpu.as_mut().unwrap().nvlinks_unknown = Some("NVML not found".into());
+        let p = pair((0, &g0), (1, &blind));
+        assert_eq!(p.peak_mbps, None);
+        assert_eq!(p.unknown.as_deref(), Some("NVLink?: NVML not found: the NVLink count is not known"));
+        // A collective on one host: each GPU's links to the job's other
+        // GPUs together, the slowest GPU's bound: with 3 and 5, GPU 0 has
+        // 2 links, GPU 3 has 2, GPU 5 none (its PCIe link bounds it).
+        let c = collective(&[g0.clone(), g3.clone()]);
+        assert_eq!((c.class, c.peak_mbps), (PathClass::Gpu, Some(50_000.0)));
+        let c = collective(&[g0.clone(), g3.clone(), g5.clone()]);
+        assert_eq!((c.label.as_str(), c.peak_mbps.map(f64::round)), ("GPU 5 (0000:05:00.0) on n1", Some(15_754.0)));
+        // Across hosts the NIC bounds it, or the GPU's link where slower.
+        let far = gpu_end("n2", 3, &[]);
+        let p = pair((0, &g0), (1, &far));
+        assert_eq!((p.class, p.peak_mbps), (PathClass::Network, Some(12_500.0)));
+        assert_eq!(p.sources.len(), 4, "{:?}", p.sources);
+        let (mut fast0, mut fast1) = (g0.clone(), far.clone());
+        for e in [&mut fast0, &mut fast1] {
+            e.nic.as_mut().unwrap().mbps = 50_000.0;
+        }
+        let p = pair((0, &fast0), (1, &fast1));
+        assert_eq!(p.peak_mbps.map(f64::round), Some(15_754.0));
+        assert_eq!(p.how, "rank 0's GPU's PCIe link, slower than the NICs");
+        assert_eq!(collective(&[fast0, fast1]).peak_mbps.map(f64::round), Some(15_754.0));
+        // Two ranks on one GPU: nothing is claimed.
+        assert_eq!(pair((0, &g0), (1, &g0.clone())).peak_mbps, None);
     }
 
     #[test]

@@ -49,10 +49,21 @@ pub fn share(path: &PathPeak, value_mbps: f64, efficiency_pct: f64) -> String {
 /// hardware states it and a peak (MB/s): gpu-bw's rows say it this way too.
 pub fn share_of(label: &str, rate_text: &str, peak_mbps: f64, value_mbps: f64, efficiency_pct: f64) -> String {
     format!(
-        "{label}: {efficiency_pct:.0}% of {rate_text} ({:.2} of {:.2} GB/s expected)",
+        "{label}: {} of {rate_text} ({:.2} of {:.2} GB/s expected)",
+        pct_text(efficiency_pct),
         value_mbps / 1e3,
         peak_mbps / 1e3
     )
+}
+
+/// A share as people read it: whole percents, one decimal below 10% (so
+/// that a path far below its peak never reads `0%`).
+pub fn pct_text(pct: f64) -> String {
+    if pct < 9.95 {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.0}%")
+    }
 }
 
 /// `the peak of h1 eth1 -> h2 eth2 is unknown (rank 1: ...)`.

@@ -258,20 +258,6 @@ fn matrices_come_back_as_the_described_links() {
     }
 }
 
-/// A sysfs tree holding a PCIe link for every GPU of `machine`'s
-/// description (the stand-in's bus ids), as COMMBENCH_SYSFS_ROOT reads it.
-fn sysfs_fixture(machine: &str, speed: &str, width: &str) -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    let m = describe::load(&common::standin::description(machine)).unwrap();
-    for g in &m.gpus {
-        let dev = root.path().join("bus/pci/devices").join(&g.pci_bus_id);
-        std::fs::create_dir_all(&dev).unwrap();
-        std::fs::write(dev.join("current_link_speed"), format!("{speed}\n")).unwrap();
-        std::fs::write(dev.join("current_link_width"), format!("{width}\n")).unwrap();
-    }
-    root
-}
-
 /// `commbench gpu-bw ARGS` on the stand-in of `machine` with `env`: its
 /// exit status, stdout and run record.
 fn run_stand_in(machine: &str, args: &[&str], env: &[(&str, &Path)]) -> (Option<i32>, String, serde_json::Value) {
@@ -337,7 +323,7 @@ fn nvml_stand_in_counts_the_described_links() {
 /// About 5 s: four runs of the 8-GPU pair matrix.
 #[test]
 fn pairs_group_by_path_and_min_efficiency_judges_them() {
-    let sys = sysfs_fixture("dgx1", "8.0 GT/s PCIe", "16");
+    let sys = common::standin::sysfs_fixture("dgx1", "8.0 GT/s PCIe", "16");
     let args = ["--tests", "h2d,d2h,p2p", "--size", "4M", "--reps", "3"];
     let env: &[(&str, &Path)] = &[("COMMBENCH_SYSFS_ROOT", sys.path())];
     let (code, out, rec) = run_stand_in("dgx1", &args, env);
@@ -394,7 +380,7 @@ fn pairs_group_by_path_and_min_efficiency_judges_them() {
 /// 4.0 each (450 GB/s one way).
 #[test]
 fn nvswitch_pairs_take_their_links_to_the_switches() {
-    let sys = sysfs_fixture("dgx-h100", "32.0 GT/s PCIe", "16");
+    let sys = common::standin::sysfs_fixture("dgx-h100", "32.0 GT/s PCIe", "16");
     let args = ["--tests", "p2p", "--gpus", "0-2", "--size", "64M", "--reps", "2"];
     let (code, out, rec) = run_stand_in("dgx-h100", &args, &[("COMMBENCH_SYSFS_ROOT", sys.path())]);
     assert_eq!(code, Some(0), "{out}");

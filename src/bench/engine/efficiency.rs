@@ -13,7 +13,9 @@ use std::rc::Rc;
 use super::fan::FanLayout;
 use super::plan::Plan;
 use super::spec::{BenchSpec, MetricKind};
+use crate::gpu::cuda::GpuInfo;
 use crate::job::Job;
+use crate::peak::gpu::GpuSide;
 use crate::peak::path::{self, PathPeak, RankEnd};
 use crate::peak::verdict::{self, Plateau};
 use crate::peak::{copy_rate, PairPath, RunPaths};
@@ -34,20 +36,18 @@ fn both_ways(spec: &BenchSpec) -> bool {
 }
 
 /// Every rank, at once: its end of the paths for a run of `spec` whose
-/// buffers are in `memory` (`Transport::MEMORY`); None for a run with no
-/// bandwidth. Host memory measures the copy rate of the plan's largest
-/// size (all ranks together, after a barrier).
-pub fn rank_end(job: &Job, spec: &BenchSpec, plan: &Plan, memory: &str) -> Option<RankEnd> {
+/// buffers are in `gpu`'s memory (`Transport::gpu_buffers`), or in host
+/// memory; None for a run with no bandwidth. Every rank measures the copy
+/// rate of the plan's largest size (all together, after a barrier, so the
+/// call is the same everywhere); a rank with GPU buffers also reads its
+/// GPU's PCIe link (sysfs) and NVLinks (NVML).
+pub fn rank_end(job: &Job, spec: &BenchSpec, plan: &Plan, gpu: Option<(&GpuInfo, &str)>) -> Option<RankEnd> {
     if !reports_bandwidth(spec) {
         return None;
     }
-    let copy = if memory == "host" {
-        Ok(copy_rate::bytes_for(plan.max_size))
-    } else {
-        Err(format!("the buffers are in {memory} memory, whose paths' peaks commbench does not derive yet"))
-    };
-    let device_memory = (memory != "host").then(|| memory.to_string());
-    Some(RankEnd { device_memory, ..job.path_end(copy) })
+    let end = job.path_end(Ok(copy_rate::bytes_for(plan.max_size)));
+    let gpu = gpu.map(|(g, buffers)| GpuSide::read(g.index, &g.pci_bus_id, buffers, &crate::peak::gpu::sysfs_root()));
+    Some(RankEnd { gpu, ..end })
 }
 
 /// Rank 0: the run's paths from every rank's end; None when a rank sent
@@ -152,13 +152,13 @@ fn path_line(name: &str, what: &str, p: &PathPeak, plateau: Option<&Plateau>) ->
         (None, _) => format!("{name}: {what} {}: peak unknown ({})", p.label, p.unknown.as_deref().unwrap_or("")),
         (Some(peak), None) => format!("{name}: {what} {}: peak {} = {peak:.0} MB/s ({})", p.label, p.rate_text, p.how),
         (Some(peak), Some(pl)) => format!(
-            "{name}: {what} {}: peak {} = {peak:.0} MB/s ({}); plateau {:.0} MB/s at {} = {:.0}%",
+            "{name}: {what} {}: peak {} = {peak:.0} MB/s ({}); plateau {:.0} MB/s at {} = {}",
             p.label,
             p.rate_text,
             p.how,
             pl.value_mbps,
             crate::bytes::exact_label(pl.size as u64),
-            pl.efficiency_pct
+            verdict::pct_text(pl.efficiency_pct)
         ),
     }
 }

@@ -478,7 +478,7 @@ impl Session<'_> {
             return setup_failed();
         }
         // Before the kernel's buffers exist, so the copy's never add to them.
-        let end = efficiency::rank_end(job, spec, plan, T::MEMORY);
+        let end = efficiency::rank_end(job, spec, plan, t.gpu_buffers());
         let Some(mut kernel) = job.everywhere(kernel(&setup)) else {
             return setup_failed();
         };

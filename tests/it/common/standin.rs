@@ -316,3 +316,17 @@ impl StandIn {
         }
     }
 }
+
+/// A sysfs tree holding a PCIe link for every GPU of `machine`'s
+/// description (the stand-in's bus ids), as COMMBENCH_SYSFS_ROOT reads it.
+pub fn sysfs_fixture(machine: &str, speed: &str, width: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let m = describe::load(&description(machine)).unwrap();
+    for g in &m.gpus {
+        let dev = root.path().join("bus/pci/devices").join(&g.pci_bus_id);
+        std::fs::create_dir_all(&dev).unwrap();
+        std::fs::write(dev.join("current_link_speed"), format!("{speed}\n")).unwrap();
+        std::fs::write(dev.join("current_link_width"), format!("{width}\n")).unwrap();
+    }
+    root
+}
