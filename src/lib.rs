@@ -33,6 +33,8 @@ pub mod report;
 pub mod signals;
 pub mod stats;
 pub mod suite;
+#[path = "job/survey.rs"]
+pub mod survey;
 pub mod topo;
 #[path = "job/watchdog.rs"]
 pub mod watchdog;

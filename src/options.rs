@@ -170,6 +170,8 @@ pub struct Options {
     pub backend: Backend,
     /// `-d`: the accelerator whose memory buffers may live in.
     pub accel: Option<Accel>,
+    /// `--timeout`: the watchdog's stall limit; 10 minutes unless given,
+    /// None with `--timeout 0`.
     #[serde(rename = "timeout_s", serialize_with = "seconds")]
     pub timeout: Option<Duration>,
     /// `--bind`, `--cpu-list`, `--nic`, `--gpu`.

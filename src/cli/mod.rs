@@ -70,7 +70,8 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
         "timeout",
         ArgKind::Required,
         "SECONDS",
-        "end the job with an error when no iteration completes for SECONDS (1 to 2592000)",
+        "end the job (status 124) when no iteration completes on any rank for SECONDS, saying where every rank \
+         was (default 600; 0 waits forever)",
     ),
     ("bind", ArgKind::Required, "POLICY", "place each rank: none (as launched), core, nic (cores near the NIC) or gpu"),
     ("cpu-list", ArgKind::Required, "CPUS", "bind local rank i to the i-th cpu of CPUS, e.g. 80 or 0,8,16"),

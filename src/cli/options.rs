@@ -62,7 +62,7 @@ fn defaults(spec: &BenchSpec) -> Options {
         buffer_locations: None,
         backend: Backend::Mpi,
         accel: None,
-        timeout: None,
+        timeout: Some(crate::watchdog::DEFAULT_TIMEOUT),
         placement: PlacementRequest::default(),
         format: Format::Osu,
         min_busbw: None,
@@ -440,11 +440,18 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             }
             OptId::Long("backend") => o.backend = parse_backend(spec, v)?,
             OptId::Long("timeout") => {
-                o.timeout = Some(parse_seconds(v).ok_or_else(|| {
-                    CliError::Usage(format!(
-                        "Invalid timeout [--timeout {v}] (give 1 to 2592000 seconds, e.g. 60 or 5m)"
-                    ))
-                })?);
+                // 0: no watchdog, wait forever (as before there was a default).
+                let off = matches!(v.trim(), "0" | "0s" | "0m");
+                o.timeout = if off {
+                    None
+                } else {
+                    Some(parse_seconds(v).ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "Invalid timeout [--timeout {v}] (give 1 to 2592000 seconds, e.g. 60 or 5m, or 0 for no \
+                             watchdog)"
+                        ))
+                    })?)
+                };
             }
             OptId::Long(name @ ("bind" | "cpu-list" | "nic" | "gpu")) => {
                 o.placement

@@ -42,7 +42,8 @@ fn defaults() {
     assert_eq!(o.window, 64);
     assert_eq!(o.validation_warmup, 0, "no -c means no validation repetitions");
     assert_eq!(o.buffers, BufferMode::Single);
-    assert!(o.tails.is_none() && o.validation.is_none() && o.timeout.is_none());
+    assert!(o.tails.is_none() && o.validation.is_none());
+    assert_eq!(o.timeout, Some(Duration::from_secs(600)), "a watchdog unless --timeout 0");
     let o = run(&BW, &[]);
     assert_eq!((o.min_size, o.max_size), (1, 4194304));
     let o = run(&BW, &["-c"]);
@@ -228,9 +229,11 @@ fn commbench_extensions() {
     assert_eq!(err(&BW, &["--no-results", "--csv", "x"]), "--no-results cannot be combined with --csv");
     assert_eq!(err(&BW, &["--results-dir", "x", "--no-results"]), "--no-results cannot be combined with --results-dir");
     assert_eq!(err(&BW, &["--csv", "x", "--no-results"]), "--no-results cannot be combined with --csv");
+    assert_eq!(run(&BW, &["--timeout", "0"]).timeout, None, "no watchdog: wait forever");
+    assert_eq!(run(&BW, &["--timeout", "0s"]).timeout, None);
     assert_eq!(
-        err(&BW, &["--timeout", "0"]),
-        "Invalid timeout [--timeout 0] (give 1 to 2592000 seconds, e.g. 60 or 5m)"
+        err(&BW, &["--timeout", "0.5"]),
+        "Invalid timeout [--timeout 0.5] (give 1 to 2592000 seconds, e.g. 60 or 5m, or 0 for no watchdog)"
     );
     assert_eq!(err(&BW, &["--no-results=1"]), "Option takes no argument [--no-results]");
     let e = err(&BW, &["--t", "1"]);

@@ -254,10 +254,12 @@ impl Job {
         if signals::block() {
             signals::start(name, progress.clone(), cfg.timeout, watch.clone());
         }
-        if let Some(t) = cfg.timeout {
+        let survey = Arc::new(std::sync::OnceLock::new());
+        if let Some(timeout) = cfg.timeout {
             let rank = env.rank.map(|r| r.to_string()).unwrap_or_else(|| "?".into());
             let who = format!("{name} rank {rank} on {}", topo::hostname());
-            watchdog::start(progress.clone(), t, who, on_fire.clone());
+            let (progress, on_fire, survey) = (progress.clone(), on_fire.clone(), survey.clone());
+            watchdog::start(watchdog::Watch { progress, timeout, who, name, on_fire, survey });
         }
         let start = Utc::now();
         // Binding and NIC variables must be in place before MPI starts.
@@ -294,6 +296,11 @@ impl Job {
             Ok(p) => p,
             Err(line) => return refuse(world, line.map(|l| format!("{name}: {l}"))),
         };
+        // The watchdog's way to ask every rank where it is when MPI hangs,
+        // set up now, before anything is timed (one broadcast, one gather).
+        if cfg.timeout.is_some() {
+            let _ = survey.set(crate::survey::Survey::open(&world, &topo::hostname(), progress.clone()));
+        }
         let gpu = match gpu {
             None => None,
             Some(g) => match agree_failures(&world, g.as_ref().err().map(ToString::to_string).as_deref()) {

@@ -199,6 +199,11 @@ pub struct RunHeader {
     /// in records written before placement was reported.
     #[serde(default)]
     pub placement_warnings: Vec<String>,
+    /// Where every rank was when the watchdog ended a hung job (rank 0's
+    /// survey: each rank's step, size, iteration and how long it had been
+    /// still, or why it did not answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hang: Option<serde_json::Value>,
     /// Environment of rank 0 (see ENV_PREFIXES for what is kept).
     pub environment: BTreeMap<String, String>,
 }
@@ -228,12 +233,16 @@ impl RunHeader {
             hosts: distinct_hosts(&ranks),
             ranks,
             placement_warnings: Vec::new(),
+            hang: None,
             environment: relevant_environment(),
         }
     }
 
     /// Marks the run ended now.
     pub fn end(&mut self, status: RunStatus, detail: Option<String>, exit_code: i32) {
+        if status == RunStatus::Timeout {
+            self.hang = crate::watchdog::hang_table().cloned();
+        }
         self.status = status;
         self.status_detail = detail;
         self.exit_code = Some(exit_code);
@@ -522,6 +531,7 @@ pub(crate) mod samples {
             hosts: vec!["a".into()],
             ranks: vec![rank(0, "a", "0"), rank(1, "a", "1")],
             placement_warnings: vec!["w".into()],
+            hang: None,
             environment: BTreeMap::from([("UCX_TLS".to_string(), "rc".to_string())]),
         }
     }

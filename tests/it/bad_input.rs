@@ -54,7 +54,7 @@ const CASES: &[Case] = &[
         "osu_latency",
         2,
         &["--timeout", "soon"],
-        "Invalid timeout [--timeout soon] (give 1 to 2592000 seconds, e.g. 60 or 5m)",
+        "Invalid timeout [--timeout soon] (give 1 to 2592000 seconds, e.g. 60 or 5m, or 0 for no watchdog)",
     ),
     case(
         "osu_neighbor_alltoall",

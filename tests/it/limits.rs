@@ -44,12 +44,12 @@ fn counts_beyond_a_c_int_are_refused() {
         (
             "osu_bw",
             &["--timeout", "1e20"],
-            "Invalid timeout [--timeout 1e20] (give 1 to 2592000 seconds, e.g. 60 or 5m)",
+            "Invalid timeout [--timeout 1e20] (give 1 to 2592000 seconds, e.g. 60 or 5m, or 0 for no watchdog)",
         ),
         (
             "osu_latency",
             &["--timeout", "1e-12"],
-            "Invalid timeout [--timeout 1e-12] (give 1 to 2592000 seconds, e.g. 60 or 5m)",
+            "Invalid timeout [--timeout 1e-12] (give 1 to 2592000 seconds, e.g. 60 or 5m, or 0 for no watchdog)",
         ),
     ];
     each_at_once(&cases, REFUSALS_AT_ONCE, |(bench, args, line)| refused(2, bench, args, |l| l == *line));

@@ -1,7 +1,9 @@
 //! The --timeout watchdog on a real hang: one rank is frozen with SIGSTOP
-//! in the middle of a run; its partner must stop waiting within the
-//! timeout, say where it was stuck, mark the run record, and the whole
-//! job must end non-zero.
+//! in the middle of a run; rank 0 must stop waiting within the timeout,
+//! ask every rank where it is (out of band: MPI is what hangs), name the
+//! frozen rank as the one that did not answer and where the others wait,
+//! put every rank's answer in the run record, and the whole job must end
+//! non-zero.
 
 use crate::common;
 
@@ -11,12 +13,12 @@ use serde_json::Value;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn freeze_rank_one(mpi: Mpi) {
+fn freeze_rank_one(mpi: Mpi, np: usize, bench: &str) {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("w.csv");
     let record = dir.path().join("w.json");
-    let mut c = launcher(mpi, 2);
-    c.arg(bin(mpi, "osu_latency"))
+    let mut c = launcher(mpi, np);
+    c.arg(bin(mpi, bench))
         .args(["-i", "200000", "-x", "10", "--timeout", "2", "--csv", &csv.display().to_string()])
         .current_dir(dir.path())
         .stdout(Stdio::piped())
@@ -54,6 +56,7 @@ fn freeze_rank_one(mpi: Mpi) {
         libc::kill(-group, libc::SIGKILL);
     }
     let (code, stderr) = out.expect("the job did not end after the watchdog fired");
+    // The timeout, then at most the 2 s rank 0 waits for rank 1's answer.
     assert!(waited < under_load(Duration::from_secs(12)), "{mpi:?}: took {waited:?} to end");
     assert!(waited >= Duration::from_secs(2), "{mpi:?}: ended before the timeout: {waited:?}");
     assert_ne!(code, Some(0), "{mpi:?}: {stderr}");
@@ -64,17 +67,32 @@ fn freeze_rank_one(mpi: Mpi) {
     // finishing are not (rows were written and many sizes remain).
     let steps: Vec<String> =
         [Step::Setup, Step::Warmup, Step::Timed, Step::Results].iter().map(|s| regex::escape(s.describe())).collect();
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with(&format!("{bench}:"))).collect();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let host = v["ranks"][1]["host"].as_str().unwrap().to_string();
+    let first =
+        format!("{bench}: no progress on any rank for 2s; ending the job (--timeout): rank 1 on {host} did not answer");
+    assert_eq!(lines.first(), Some(&first.as_str()), "{mpi:?} stderr:\n{stderr}");
+    assert_eq!(lines.get(1), Some(&format!("{bench}:   rank 1 on {host}: no answer (no answer within 2s)").as_str()));
+    // The others, wherever the freeze left them, at a size and a step.
     let re = regex::Regex::new(&format!(
-        r"osu_latency rank 0 on \S+: no progress for 2s at message size \d+ \(MPI_CHAR\), step: ({})( after iteration \d+)?; ending the job \(--timeout\)",
+        r"^{bench}:   ranks? [0-9,-]+ on {host}: at message size \d+ \(MPI_CHAR\), step: ({})( after iteration \d+)?( \(behind\))?$",
         steps.join("|")
     ))
     .unwrap();
-    assert!(re.is_match(&stderr), "{mpi:?} stderr:\n{stderr}");
+    assert!(lines.len() >= 3 && lines[2..].iter().all(|l| re.is_match(l)), "{mpi:?} stderr:\n{stderr}");
     assert!(!stderr.contains("panicked"));
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
     assert_eq!(v["status"], "timeout");
     assert_eq!(v["exit_code"], 124);
-    assert!(v["status_detail"].as_str().unwrap().contains("no progress for 2s"));
+    assert_eq!(v["status_detail"].as_str(), Some(first.as_str()));
+    // The record has every rank's answer, and the lines said.
+    let hang = &v["hang"];
+    assert_eq!(hang["ranks"].as_array().map(Vec::len), Some(np), "{hang}");
+    assert_eq!(hang["ranks"][1]["answered"], false, "{hang}");
+    for r in (0..np).filter(|&r| r != 1) {
+        assert!(hang["ranks"][r]["still_ms"].as_u64().unwrap() >= 2000, "rank {r} was still: {hang}");
+    }
+    assert_eq!(hang["summary"].as_array().map(Vec::len), Some(lines.len()), "{hang}");
     assert!(read_csv(&csv).len() >= 2, "finished rows are kept");
 }
 
@@ -101,12 +119,13 @@ fn wait_with_limit(mut child: std::process::Child, limit: Duration) -> Option<(O
 #[test]
 fn open_mpi_hang_is_ended() {
     let _g = mpi_lock();
-    freeze_rank_one(Mpi::OpenMpi);
+    // Four ranks of a collective: three wait, one is frozen.
+    freeze_rank_one(Mpi::OpenMpi, 4, "osu_allreduce");
 }
 
 #[test]
 fn mpich_hang_is_ended() {
     require_mpich!();
     let _g = mpi_lock();
-    freeze_rank_one(Mpi::Mpich);
+    freeze_rank_one(Mpi::Mpich, 2, "osu_latency");
 }
