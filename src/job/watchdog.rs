@@ -195,7 +195,9 @@ fn watch(w: Watch) {
     // beyond the few seconds rank 0's asking takes, so that a rank rank 0
     // has just asked leaves the report to rank 0.
     let again = (timeout / 10).clamp(Duration::from_secs(1), Duration::from_secs(30));
-    let grace = (timeout / 5).clamp(Duration::from_secs(10), Duration::from_secs(60));
+    // (A rank rank 0 cannot reach says its own line after the timeout
+    // and this grace: 5 s on short timeouts, a minute at the default.)
+    let grace = (timeout / 5).clamp(Duration::from_secs(5), Duration::from_secs(60));
     let mut last = w.progress.position_now();
     let mut since = Instant::now();
     let mut asked: Option<Instant> = None;
