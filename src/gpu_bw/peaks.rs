@@ -5,8 +5,9 @@
 
 use super::topology::PairPath;
 use crate::gpu::nvml::GpuLinks;
-pub use crate::peak::gpu::{host_link, sysfs_root, GpuEnd, GpuPeak};
+pub use crate::peak::gpu::{host_link, GpuEnd, GpuPeak};
 use crate::peak::gpu::{links_of, nvlink_between, slower_pcie, through_cpu};
+pub use crate::peak::pcie::sysfs_root;
 
 /// The path of `pair` (source `a`, destination `b`): NVLinks counted from
 /// `nvml` (Err: why NVML could not tell), else PCIe peers, else through
@@ -20,7 +21,7 @@ pub fn pair_peak(pair: &PairPath, a: &GpuEnd, b: &GpuEnd, nvml: &Result<Vec<GpuL
         Ok(all) => (links_of(all, a), links_of(all, b)),
         Err(why) => {
             if attrs.native_atomics == Some(true) {
-                return GpuPeak::unknown("NVLink?", format!("{why}: the NVLink count is not known"));
+                return GpuPeak::nvlinks_uncounted(why);
             }
             return slower_pcie(a, b, "PCIe", "peers over PCIe: the slower of the two GPUs' PCIe links");
         }

@@ -52,6 +52,14 @@ pub struct Answer {
     pub still_ms: u64,
 }
 
+impl Answer {
+    /// This rank's answer now.
+    fn of(progress: &Progress) -> Answer {
+        let still_ms = progress.still_for().map_or(0, |d| d.as_millis() as u64);
+        Answer { at: progress.position_now(), still_ms }
+    }
+}
+
 /// This rank's side of the survey: the token, when it was last asked, and
 /// at rank 0 every rank's endpoint.
 pub struct Survey {
@@ -107,33 +115,31 @@ impl Survey {
     /// Rank 0: every rank's answer (its own from `progress`), in rank
     /// order; Err says why a rank gave none.
     pub fn ask_all(&self, progress: &Progress) -> Vec<(Endpoint, Result<Answer, String>)> {
-        let here = self.roster.first().map(|e| e.host.clone()).unwrap_or_default();
-        let mut out: Vec<Option<(Endpoint, Result<Answer, String>)>> = vec![None; self.roster.len()];
-        for chunk in self.roster.chunks(PARALLEL.max(1)).collect::<Vec<_>>() {
-            let answers: Vec<(Endpoint, Result<Answer, String>)> = std::thread::scope(|s| {
-                let handles: Vec<_> = chunk
-                    .iter()
-                    .map(|e| {
-                        let here = here.clone();
-                        s.spawn(move || {
-                            if e.rank == self.rank {
-                                let still_ms = progress.still_for().map_or(0, |d| d.as_millis() as u64);
-                                return (e.clone(), Ok(Answer { at: progress.position_now(), still_ms }));
-                            }
-                            (e.clone(), ask(e, &self.token, &here))
+        let here = self.roster.first().map_or("", |e| e.host.as_str());
+        let mut out = Vec::with_capacity(self.roster.len());
+        // The roster is in rank order, and so are the answers.
+        for chunk in self.roster.chunks(PARALLEL) {
+            std::thread::scope(|s| {
+                let asked: Vec<_> =
+                    chunk
+                        .iter()
+                        .map(|e| {
+                            s.spawn(move || {
+                                if e.rank == self.rank {
+                                    Ok(Answer::of(progress))
+                                } else {
+                                    ask(e, &self.token, here)
+                                }
+                            })
                         })
-                    })
-                    .collect();
-                handles.into_iter().filter_map(|h| h.join().ok()).collect()
-            });
-            for a in answers {
-                let r = a.0.rank;
-                if r < out.len() {
-                    out[r] = Some(a);
+                        .collect();
+                for (e, h) in chunk.iter().zip(asked) {
+                    let answer = h.join().unwrap_or_else(|_| Err("asking it failed".into()));
+                    out.push((e.clone(), answer));
                 }
-            }
+            });
         }
-        out.into_iter().flatten().collect()
+        out
     }
 }
 
@@ -205,9 +211,8 @@ fn serve(l: TcpListener, token: &str, rank: usize, progress: &Progress, asked: &
             continue;
         }
         asked.store((born.elapsed().as_millis() as u64).max(1), Relaxed);
-        let p = progress.position_now();
-        let still = progress.still_for().map_or(0, |d| d.as_millis() as u64);
-        let _ = writeln!(s, "{MAGIC} {rank} {} {} {} {} {still}", p.step, p.datatype, p.size, p.iteration);
+        let Answer { at: p, still_ms } = Answer::of(progress);
+        let _ = writeln!(s, "{MAGIC} {rank} {} {} {} {} {still_ms}", p.step, p.datatype, p.size, p.iteration);
     }
 }
 

@@ -5,13 +5,13 @@
 //! directions grouped by path give the summary's lines and the record's
 //! `paths`. Pure: the session gathers the ends.
 
-use crate::peak::verdict::pct_text;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use super::criteria::median;
 use crate::peak::path::{self, PathPeak, RankEnd};
+use crate::peak::verdict::pct_text;
 use crate::report::record::RankInfo;
 
 /// Every rank's end of the paths, in rank order.

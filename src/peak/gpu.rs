@@ -5,22 +5,14 @@
 //! job (a collective's ceiling on one host), and for GPUs without peer
 //! access the host memory they go through (the slower of their two PCIe
 //! links). Where a figure cannot be known the peak is unknown and says
-//! why. Pure: the caller reads sysfs ([`sysfs_root`]) and NVML
+//! why. Pure: the caller reads sysfs (`pcie::sysfs_root`) and NVML
 //! (`crate::gpu::nvml`). gpu-bw's pairs (`gpu_bw::peaks`) and the OSU
 //! binaries' GPU paths (`peak::path`) both build on it.
-
-use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use crate::gpu::nvml::{ActiveLink, GpuLinks};
-use crate::peak::pcie::PcieLink;
-
-/// The sysfs tree PCIe links are read from: `COMMBENCH_SYSFS_ROOT` (a
-/// fixture tree, for tests or a copy taken from another node), else `/sys`.
-pub fn sysfs_root() -> PathBuf {
-    std::env::var_os("COMMBENCH_SYSFS_ROOT").filter(|v| !v.is_empty()).map_or_else(|| "/sys".into(), PathBuf::from)
-}
+use crate::peak::pcie::{self, PcieLink};
 
 /// One direction of one NVLink, GB/s (10^9 bytes/s), by the value
 /// `nvmlDeviceGetNvLinkVersion` returns (nvml.h's `nvmlNvlinkVersion_t`:
@@ -65,6 +57,11 @@ pub struct GpuPeak {
 impl GpuPeak {
     pub fn unknown(class: &str, why: String) -> GpuPeak {
         GpuPeak { class: class.into(), peak_mbps: None, unknown: Some(why), how: String::new(), sources: Vec::new() }
+    }
+
+    /// A pair's NVLinks that cannot be counted: NVML said `why`.
+    pub fn nvlinks_uncounted(why: &str) -> GpuPeak {
+        GpuPeak::unknown("NVLink?", format!("{why}: the NVLink count is not known"))
     }
 
     /// `value_mbps` as a percentage of the peak.
@@ -171,7 +168,7 @@ impl GpuSide {
     /// Reads GPU `index` (`bus_id`): its PCIe link under `sys` and its
     /// NVLinks from NVML.
     pub fn read(index: usize, bus_id: &str, buffers: &str, sys: &std::path::Path) -> GpuSide {
-        let (pcie, pcie_unknown) = match crate::peak::pcie::read(sys, bus_id) {
+        let (pcie, pcie_unknown) = match pcie::read(sys, bus_id) {
             Ok(l) => (Some(l), None),
             Err(why) => (None, Some(why)),
         };

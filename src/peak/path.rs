@@ -122,33 +122,31 @@ fn nic_rate_text(l: &NicLink) -> String {
 
 /// The path from rank `a` to rank `b` (one direction).
 pub fn pair((ra, a): End, (rb, b): End) -> PathPeak {
-    if a.host == b.host && (a.gpu.is_some() || b.gpu.is_some()) {
-        return gpu_pair(a, b);
-    }
-    if a.host != b.host && (a.gpu.is_some() || b.gpu.is_some()) {
+    if a.host != b.host {
+        // A GPU's PCIe link lies on the way too (nothing without one).
         return behind_gpus(network_pair((ra, a), (rb, b)), &[(ra, a), (rb, b)]);
     }
-    if a.host == b.host {
-        let label = format!("shared memory on {}", a.host);
-        let (ca, cb) = match (&a.copy, &b.copy) {
-            (Some(ca), Some(cb)) => (ca, cb),
-            _ => {
-                let why = a.copy_unknown.clone().or_else(|| b.copy_unknown.clone());
-                return PathPeak::unknown(label, PathClass::SharedMemory, why.unwrap_or_else(|| "no copy rate".into()));
-            }
-        };
-        let peak = ca.mbps.min(cb.mbps);
-        return PathPeak {
-            label,
-            class: PathClass::SharedMemory,
-            peak_mbps: Some(peak),
-            rate_text: format!("{:.2} GB/s copy", peak / 1e3),
-            unknown: None,
-            how: "the slower of the two ranks' copy rates".into(),
-            sources: vec![copy_source(ra, a, ca), copy_source(rb, b, cb)],
-        };
+    if a.gpu.is_some() || b.gpu.is_some() {
+        return gpu_pair(a, b);
     }
-    network_pair((ra, a), (rb, b))
+    let label = format!("shared memory on {}", a.host);
+    let (ca, cb) = match (&a.copy, &b.copy) {
+        (Some(ca), Some(cb)) => (ca, cb),
+        _ => {
+            let why = a.copy_unknown.clone().or_else(|| b.copy_unknown.clone());
+            return PathPeak::unknown(label, PathClass::SharedMemory, why.unwrap_or_else(|| "no copy rate".into()));
+        }
+    };
+    let peak = ca.mbps.min(cb.mbps);
+    PathPeak {
+        label,
+        class: PathClass::SharedMemory,
+        peak_mbps: Some(peak),
+        rate_text: format!("{:.2} GB/s copy", peak / 1e3),
+        unknown: None,
+        how: "the slower of the two ranks' copy rates".into(),
+        sources: vec![copy_source(ra, a, ca), copy_source(rb, b, cb)],
+    }
 }
 
 /// Two hosts' ranks over their NICs.
@@ -247,9 +245,7 @@ fn gpu_pair(a: &RankEnd, b: &RankEnd) -> PathPeak {
                          both, peer to peer or through host memory)",
                     )
                 }),
-                (Err(why), _) | (_, Err(why)) => {
-                    GpuPeak::unknown("NVLink?", format!("{why}: the NVLink count is not known"))
-                }
+                (Err(why), _) | (_, Err(why)) => GpuPeak::nvlinks_uncounted(&why),
             };
             from_gpu(label, peak)
         }
@@ -405,7 +401,7 @@ pub fn collective(ends: &[RankEnd]) -> PathPeak {
                 let end = g.end();
                 let peak = match g.links() {
                     Ok(links) => gpu::nvlink_aggregate(&end, &links, &peers).unwrap_or_else(|| gpu::host_link(&end)),
-                    Err(why) => GpuPeak::unknown("NVLink?", format!("{why}: the NVLink count is not known")),
+                    Err(why) => GpuPeak::nvlinks_uncounted(&why),
                 };
                 let p = from_gpu(format!("{} on {}", gpu_name(g), e.host), peak);
                 if p.peak_mbps.is_none() {

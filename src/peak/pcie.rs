@@ -62,6 +62,14 @@ pub fn link(speed: &str, width: &str, source: String) -> Result<PcieLink, String
     Ok(PcieLink { gts, width, encoding: name.to_string(), mbps, source })
 }
 
+/// The sysfs tree PCIe links are read from: `COMMBENCH_SYSFS_ROOT` (a
+/// fixture tree, for tests or a copy taken from another node), else `/sys`.
+pub fn sysfs_root() -> std::path::PathBuf {
+    std::env::var_os("COMMBENCH_SYSFS_ROOT")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| "/sys".into(), std::path::PathBuf::from)
+}
+
 /// The link of the PCI device `bus_id` (`0000:3b:00.0`) under `sys` (/sys).
 pub fn read(sys: &Path, bus_id: &str) -> Result<PcieLink, String> {
     let dir = sys.join("bus/pci/devices").join(bus_id);

@@ -46,7 +46,7 @@ pub fn rank_end(job: &Job, spec: &BenchSpec, plan: &Plan, gpu: Option<(&GpuInfo,
         return None;
     }
     let end = job.path_end(Ok(copy_rate::bytes_for(plan.max_size)));
-    let gpu = gpu.map(|(g, buffers)| GpuSide::read(g.index, &g.pci_bus_id, buffers, &crate::peak::gpu::sysfs_root()));
+    let gpu = gpu.map(|(g, buffers)| GpuSide::read(g.index, &g.pci_bus_id, buffers, &crate::peak::pcie::sysfs_root()));
     Some(RankEnd { gpu, ..end })
 }
 
