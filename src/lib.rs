@@ -22,6 +22,7 @@ pub mod input_file;
 pub mod job;
 #[path = "job/launcher.rs"]
 pub mod launcher;
+pub mod locate;
 pub mod matrix;
 pub mod options;
 pub mod pairs;

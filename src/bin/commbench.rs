@@ -20,6 +20,11 @@ const COMMANDS: &[(&str, &str, Entry)] = &[
     ("compare", "judge results against a reference (OSU text or CSV) with tolerances", commbench::compare::main),
     ("plot", "draw SVG charts of latency and bandwidth against message size", commbench::plot::main),
     ("pairs", "bandwidth between pairs of ranks (bisection, all pairs) with PASS criteria", commbench::pairs::main),
+    (
+        "locate",
+        "find the hosts and links that hang, fail or are slow, with few short pairs jobs",
+        commbench::locate::main,
+    ),
     ("gpu-bw", "CUDA copy bandwidth and latency: host<->GPU, within and between GPUs", commbench::gpu_bw::main),
     ("list", "the OSU benchmarks this build has (--long: what each measures)", commbench::bench::registry::list_main),
     ("ab", "run two commands in alternating rounds and compare their OSU tables size by size", commbench::ab::main),

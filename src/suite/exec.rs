@@ -97,6 +97,14 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 /// signal or --max-time) before it gets SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
 
+/// When [`run`] stops a launcher: after `max_time` seconds (none: never),
+/// SIGTERM to its group, then SIGKILL `grace` later.
+#[derive(Clone, Copy, Debug)]
+pub struct Stop {
+    pub max_time: Option<f64>,
+    pub grace: Duration,
+}
+
 /// Signals process group `pgid` (the launcher's, which the suite made).
 fn signal_group(pgid: i32, sig: i32) {
     // SAFETY: signals the process group the suite created for its child.
@@ -105,17 +113,12 @@ fn signal_group(pgid: i32, sig: i32) {
 
 /// Runs `argv`, its output as `o` says, in a process group of its own:
 /// the suite's SIGTERM, SIGINT or SIGHUP ([`crate::signals::caught`]) is
-/// passed to that group, and --max-time sends it SIGTERM; either way the
-/// group gets SIGKILL after [`STOP_GRACE`], and what is left of it once
+/// passed to that group, and `stop.max_time` sends it SIGTERM; either way
+/// the group gets SIGKILL after `stop.grace`, and what is left of it once
 /// the launcher has exited. The suite's own death (even SIGKILL) sends the
 /// launcher one SIGTERM, from its keeper ([`super::keeper`]).
-pub fn run(
-    argv: &[String],
-    env: &[(String, String)],
-    o: &Output,
-    max_time: Option<f64>,
-    progress: &mut Progress,
-) -> Ended {
+pub fn run(argv: &[String], env: &[(String, String)], o: &Output, stop: Stop, progress: &mut Progress) -> Ended {
+    let max_time = stop.max_time;
     let start = Instant::now();
     let failed =
         |detail: String| Ended { status: Status::Failed, exit_code: None, took: start.elapsed(), detail: Some(detail) };
@@ -183,7 +186,7 @@ pub fn run(
                 signal_group(pgid, libc::SIGTERM);
                 stopped_at = Some(now);
             }
-            (None, _, Some(t)) if now.duration_since(t) > STOP_GRACE => {
+            (None, _, Some(t)) if now.duration_since(t) > stop.grace => {
                 signal_group(pgid, libc::SIGKILL);
                 let _ = child.kill();
             }
@@ -380,13 +383,20 @@ pub fn failure_reason(stderr: &str) -> Option<String> {
     let mut first: Option<(usize, bool)> = None;
     let mut srun_error: Option<usize> = None;
     let mut own = None;
+    // The first banner that is not a warning (Open MPI warns of an
+    // unusable option in one banner, then says why it stopped in another).
+    let (mut opened, mut banner_error) = (false, None);
     for (i, l) in lines.iter().enumerate() {
         if l.starts_with("---") || l.starts_with("===") {
             in_banner = !in_banner;
+            opened = in_banner;
             continue;
         }
         if l.is_empty() {
             continue;
+        }
+        if std::mem::take(&mut opened) && !l.starts_with("WARNING") {
+            banner_error = banner_error.or(Some(i));
         }
         first = first.or(Some((i, in_banner)));
         if l.starts_with("srun: error:") {
@@ -400,7 +410,7 @@ pub fn failure_reason(stderr: &str) -> Option<String> {
     let text = match (own, srun_error, first) {
         (Some(i), ..) => lines[i].to_string(),
         (None, Some(i), _) => lines[i].to_string(),
-        (None, None, Some((i, true))) => sentence(&lines[i..]),
+        (None, None, Some((i, true))) => sentence(&lines[banner_error.unwrap_or(i)..]),
         (None, None, Some((i, false))) => lines[i].to_string(),
         (None, None, None) => return None,
     };
@@ -507,7 +517,7 @@ mod tests {
         let argv: Vec<String> = ["sh", "-c", script].iter().map(|s| s.to_string()).collect();
         let mut p = Progress::with_output(1, false, Box::new(echo.clone()));
         let o = Output { out: &out, err: &err, echo: true, record: None };
-        let ended = run(&argv, &[("SUITE_T".into(), "v".into())], &o, max_time, &mut p);
+        let ended = run(&argv, &[("SUITE_T".into(), "v".into())], &o, Stop { max_time, grace: STOP_GRACE }, &mut p);
         (ended, std::fs::read_to_string(out).unwrap(), std::fs::read_to_string(err).unwrap())
     }
 
@@ -571,6 +581,15 @@ mod tests {
         assert!(r.contains("lower --np"), "{r}");
         let long = "x".repeat(1000);
         assert_eq!(failure_reason(&long).unwrap().len(), 404);
+        // A host cut off: Open MPI warns of the option first, then says
+        // why it stopped; the reason is the second banner.
+        let err =
+            "-----\nWARNING: An invalid value was given for oob_tcp_if_include.  This\nvalue will be ignored.\n\n\
+                   \x20 Local host: h2\n-----\n-----\nORTE was unable to reliably start one or more daemons.\n\
+                   This usually is caused by:\n-----\n";
+        assert_eq!(failure_reason(err).as_deref(), Some("ORTE was unable to reliably start one or more daemons."));
+        let err = "-----\nWARNING: only a warning.\n-----\n";
+        assert_eq!(failure_reason(err).as_deref(), Some("WARNING: only a warning."));
     }
 
     #[test]
@@ -616,7 +635,7 @@ mod tests {
         let argv = vec!["/nonexistent/mpirun".to_string()];
         let (out, err) = (d.path().join("o"), d.path().join("e"));
         let o = Output { out: &out, err: &err, echo: false, record: None };
-        let e = run(&argv, &[], &o, None, &mut Progress::new(1));
+        let e = run(&argv, &[], &o, Stop { max_time: None, grace: STOP_GRACE }, &mut Progress::new(1));
         assert_eq!(e.status, Status::Failed);
         assert!(e.detail.unwrap().starts_with("cannot start /nonexistent/mpirun"));
     }

@@ -271,14 +271,21 @@ fn prepare(s: &Settings) -> Result<Prepared, SuiteError> {
     Ok(Prepared { flavor, library, maker, launcher, shape, hosts, bin_dir, slurm, jobs })
 }
 
-/// Creates `<dir>/<stamp>_suite[_tag][_jobID]` (with `_2`, `_3` ... when
-/// taken); never reuses a directory. The job id comes from the environment:
-/// the name is one plain file name whatever it holds.
-fn create_run_dir(results: &Path, stamp: &str, tag: Option<&str>, job: Option<&str>) -> Result<PathBuf, SuiteError> {
+/// Creates `<dir>/<stamp>_<kind>[_tag][_jobID]` (with `_2`, `_3` ... when
+/// taken; `kind` is `suite` or `locate`); never reuses a directory. The
+/// job id comes from the environment: the name is one plain file name
+/// whatever it holds.
+pub fn create_run_dir(
+    results: &Path,
+    stamp: &str,
+    kind: &str,
+    tag: Option<&str>,
+    job: Option<&str>,
+) -> Result<PathBuf, SuiteError> {
     std::fs::create_dir_all(results).map_err(|source| SuiteError::RunDir { path: results.into(), source })?;
     let tag = tag.map(|t| format!("_{t}")).unwrap_or_default();
     let job = job.map(|j| format!("_job{j}")).unwrap_or_default();
-    let base = safe_file::name_part(&format!("{stamp}_suite{tag}{job}"));
+    let base = safe_file::name_part(&format!("{stamp}_{kind}{tag}{job}"));
     for n in 1.. {
         let name = if n == 1 { base.clone() } else { format!("{base}_{n}") };
         let dir = results.join(name);
@@ -318,7 +325,8 @@ fn run_job(
     if j.binary.is_file() {
         let record = dir.join(format!("{name}.json"));
         let o = exec::Output { out: &out, err: &err, echo: !s.quiet, record: ours.then_some(record.as_path()) };
-        return exec::run(argv, env, &o, s.max_time, progress);
+        let stop = exec::Stop { max_time: s.max_time, grace: exec::STOP_GRACE };
+        return exec::run(argv, env, &o, stop, progress);
     }
     let _ = safe_file::write_new(&out, b"");
     let _ = safe_file::write_new(&err, b"");
@@ -434,7 +442,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
 
     let start = Utc::now();
     let job_id = p.slurm.as_ref().map(|j| j.job_id.as_str());
-    let dir = create_run_dir(&results_root(s), &start.compact(), s.tag.as_deref(), job_id)?;
+    let dir = create_run_dir(&results_root(s), &start.compact(), "suite", s.tag.as_deref(), job_id)?;
     let whose = match p.maker {
         Maker::Commbench => "",
         Maker::Osu => " (OSU's own binaries: CSV made from their output)",
@@ -511,6 +519,10 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     };
 
     let back = read_back(&dir, &mut results);
+    let hung = results.iter().any(|b| b.status == exec::Status::Timeout);
+    let locate = (s.locate_on_hang && hung && crate::signals::caught().is_none())
+        .then(|| locate_after_hang(s, &p, &dir, &back.hosts, &env))
+        .flatten();
     let report = SuiteReport {
         schema: summary::SCHEMA.into(),
         started_utc: start.rfc3339(),
@@ -531,6 +543,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         hosts: back.hosts,
         slurm: p.slurm.clone(),
         benchmarks: results,
+        locate,
     };
     let summary_path = dir.join("summary.md");
     write(&summary_path, &summary::render(&report, &back.tables, &plots))?;
@@ -542,6 +555,50 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         return Ok(128 + sig);
     }
     Ok(if report.passed() == report.benchmarks.len() { 0 } else { 1 })
+}
+
+/// `--locate-on-hang`: searches the hostfile's hosts (else those the
+/// benchmarks ran on) with `commbench locate`'s defaults, each probe
+/// bounded by `--max-time` (else 60 s), into `<run dir>/locate`; its lines
+/// go to stdout after the benchmarks'.
+fn locate_after_hang(
+    s: &Settings,
+    p: &Prepared,
+    dir: &Path,
+    ran_on: &[String],
+    env: &[(String, String)],
+) -> Option<summary::LocateSummary> {
+    let hosts = if p.hosts.is_empty() { ran_on } else { &p.hosts[..] };
+    if hosts.is_empty() {
+        crate::say!("suite: --locate-on-hang: no hosts to search (no hostfile, and no run record named any)");
+        return None;
+    }
+    let bound = std::time::Duration::from_secs_f64(s.max_time.unwrap_or(60.0));
+    let ldir = dir.join("locate");
+    if let Err(e) = std::fs::create_dir(&ldir) {
+        crate::say!("suite: --locate-on-hang: cannot make {}: {e}", ldir.display());
+        return None;
+    }
+    let pairs_args = crate::locate::options::pairs_args("1MB", "50%", None, &[], bound);
+    let from = if p.hosts.is_empty() { "the hung run's records" } else { "the hostfile" };
+    let search = crate::locate::Search {
+        hosts,
+        hosts_from: from.to_string(),
+        bound,
+        pairs_args: &pairs_args,
+        launcher: &p.launcher,
+        flavor: p.flavor,
+        launcher_args: &s.launcher_args,
+        env: env.to_vec(),
+        dir: ldir,
+    };
+    let rec = crate::locate::run_search(search, &mut io::stdout().lock());
+    Some(summary::LocateSummary {
+        record: "locate/locate.json".into(),
+        exit_code: rec.exit_code,
+        probes: rec.probes.len(),
+        findings: rec.findings.iter().map(|f| f.line.clone()).collect(),
+    })
 }
 
 /// A benchmark the suite stopped (its signal or --max-time) whose ranks
@@ -597,13 +654,13 @@ mod tests {
     #[test]
     fn run_dirs_are_never_reused() {
         let d = tempfile::tempdir().unwrap();
-        let a = create_run_dir(d.path(), "20261130T100000Z", None, Some("42")).unwrap();
-        let b = create_run_dir(d.path(), "20261130T100000Z", None, Some("42")).unwrap();
-        let c = create_run_dir(d.path(), "20261130T100000Z", Some("1ppn"), None).unwrap();
+        let a = create_run_dir(d.path(), "20261130T100000Z", "suite", None, Some("42")).unwrap();
+        let b = create_run_dir(d.path(), "20261130T100000Z", "suite", None, Some("42")).unwrap();
+        let c = create_run_dir(d.path(), "20261130T100000Z", "suite", Some("1ppn"), None).unwrap();
         assert_eq!(a.file_name().unwrap(), "20261130T100000Z_suite_job42");
         assert_eq!(b.file_name().unwrap(), "20261130T100000Z_suite_job42_2");
         assert_eq!(c.file_name().unwrap(), "20261130T100000Z_suite_1ppn");
-        let hostile = create_run_dir(d.path(), "S", None, Some("../../x")).unwrap();
+        let hostile = create_run_dir(d.path(), "S", "suite", None, Some("../../x")).unwrap();
         assert_eq!((hostile.parent(), hostile.file_name().unwrap()), (Some(d.path()), "S_suite_job.._.._x".as_ref()));
     }
 
@@ -678,7 +735,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("file");
         std::fs::write(&f, "x").unwrap();
-        let e = create_run_dir(&f.join("sub"), "s", None, None).unwrap_err();
+        let e = create_run_dir(&f.join("sub"), "s", "suite", None, None).unwrap_err();
         assert!(e.to_string().starts_with("cannot create the run directory"), "{e}");
         assert_eq!(e.exit_code(), 1);
     }

@@ -117,6 +117,11 @@ pub struct SuiteArgs {
     /// Keep the OSU tables off stdout (they are always in `<bench>.txt`)
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// After a benchmark hangs (its --timeout watchdog or --max-time stopped it), search the hosts
+    /// (the hostfile's, else those its run record names) with `commbench locate`, each probe bounded by
+    /// --max-time (else 60 s), and put what it finds in the summary
+    #[arg(long = "locate-on-hang")]
+    pub locate_on_hang: bool,
     /// Print each benchmark's command line and run nothing
     #[arg(long = "dry-run")]
     pub dry_run: bool,
@@ -154,6 +159,7 @@ pub struct Settings {
     pub bin_dir: Option<PathBuf>,
     pub dry_run: bool,
     pub quiet: bool,
+    pub locate_on_hang: bool,
     pub launcher_args: Vec<String>,
 }
 
@@ -299,6 +305,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
         bin_dir: a.bin_dir,
         dry_run: a.dry_run,
         quiet: a.quiet,
+        locate_on_hang: a.locate_on_hang,
         launcher_args: a.launcher_args,
     })))
 }

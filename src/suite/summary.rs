@@ -167,6 +167,19 @@ pub struct SuiteReport {
     pub hosts: Vec<String>,
     pub slurm: Option<SlurmInfo>,
     pub benchmarks: Vec<BenchResult>,
+    /// What `--locate-on-hang` found, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locate: Option<LocateSummary>,
+}
+
+/// The search `--locate-on-hang` ran after a hang: its record (relative
+/// to the run directory), exit status and finding lines.
+#[derive(Clone, Debug, Serialize)]
+pub struct LocateSummary {
+    pub record: String,
+    pub exit_code: i32,
+    pub probes: usize,
+    pub findings: Vec<String>,
 }
 
 impl SuiteReport {
@@ -522,6 +535,18 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
 
     precision_section(&mut o, r);
 
+    if let Some(l) = &r.locate {
+        let _ = writeln!(o, "\n## After the hang: commbench locate\n");
+        if l.findings.is_empty() {
+            let _ = writeln!(o, "Nothing found: the hosts ran pairs together within the bound.");
+        }
+        for f in &l.findings {
+            let _ = writeln!(o, "- {}", f.trim_start_matches("found: "));
+        }
+        let _ =
+            writeln!(o, "\n{} probe(s); every probe's command and outcome: [{}]({}).", l.probes, l.record, l.record);
+    }
+
     let order: Vec<String> = r.benchmarks.iter().map(|b| b.benchmark.clone()).collect();
     if let Some(g) = glance(&order, tables) {
         let _ = writeln!(o, "\n## At a glance\n");
@@ -781,6 +806,7 @@ mod tests {
                 b("osu_latency", Status::Passed, Some(0), None),
                 b("osu_bw", Status::Failed, Some(1), Some("Invalid option [-W]")),
             ],
+            locate: None,
         }
     }
 

@@ -19,6 +19,7 @@ mod gpu_nccl;
 mod gpu_standin;
 mod layout;
 mod limits;
+mod locate;
 mod nbc;
 mod nccl_lib;
 mod neighborhood;

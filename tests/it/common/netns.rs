@@ -98,9 +98,31 @@ impl Hosts {
 
     /// The processes running on host `i` (the launcher's daemon, ranks).
     pub fn pids(&self, i: usize) -> Vec<i32> {
-        let out = std::process::Command::new("ip").args(["netns", "pids", &self.ns(i)]).output();
-        out.map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().filter_map(|p| p.parse().ok()).collect())
-            .unwrap_or_default()
+        ns_pids(&self.ns(i))
+    }
+
+    /// Freezes host `i` until the result is dropped: every process on it,
+    /// and every one started there meanwhile, gets SIGSTOP within 20 ms
+    /// (a node that stopped scheduling). Drop kills what was frozen.
+    pub fn freeze(&self, i: usize) -> Freezer {
+        let ns = self.ns(i);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut frozen = Vec::new();
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                for p in ns_pids(&ns) {
+                    // SAFETY: signals a process in this test's own namespace.
+                    unsafe { libc::kill(p, libc::SIGSTOP) };
+                    if !frozen.contains(&p) {
+                        frozen.push(p);
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            frozen
+        });
+        Freezer { stop, thread: Some(thread) }
     }
 
     /// Kills every process of host `i` outright (a node lost); returns how
@@ -118,12 +140,26 @@ impl Hosts {
     /// this set's subnet only.
     pub fn launcher_args(&self, per_host: usize) -> Vec<String> {
         let hosts: Vec<String> = self.addrs.iter().map(|a| format!("{a}:{per_host}")).collect();
+        let mut v = vec!["--host".to_string(), hosts.join(",")];
+        v.extend(self.base_args());
+        v
+    }
+
+    /// A hostfile naming every host with `slots` slots, in `dir`.
+    pub fn hostfile(&self, dir: &std::path::Path, slots: usize) -> PathBuf {
+        let path = dir.join("hosts");
+        let text: String = self.addrs.iter().map(|a| format!("{a} slots={slots}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// mpirun's arguments that reach these hosts over their subnet, with
+    /// no hosts named (for a tool that names them itself).
+    pub fn base_args(&self) -> Vec<String> {
         [
             "--mca",
             "plm_rsh_agent",
             &self.agent().display().to_string(),
-            "--host",
-            &hosts.join(","),
             "--bind-to",
             "none",
             "--mca",
@@ -139,6 +175,28 @@ impl Hosts {
         .iter()
         .map(|s| s.to_string())
         .collect()
+    }
+}
+
+fn ns_pids(ns: &str) -> Vec<i32> {
+    let out = std::process::Command::new("ip").args(["netns", "pids", ns]).output();
+    out.map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().filter_map(|p| p.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// A host kept frozen (see [`Hosts::freeze`]).
+pub struct Freezer {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Vec<i32>>>,
+}
+
+impl Drop for Freezer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for p in self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default() {
+            // SAFETY: ends a process this test froze.
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
     }
 }
 

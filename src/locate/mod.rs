@@ -1,0 +1,279 @@
+//! `commbench locate`: finds the hosts and links that hang, fail or are
+//! slow, with as few short jobs as it can. The search (`search`) is pure
+//! logic over probes; a probe (`probe`) is one `commbench pairs` job over
+//! a set of the hosts, through the launcher, stopped at a bound. The
+//! suite runs the same search after a benchmark hangs
+//! (`suite --locate-on-hang`).
+//!
+//! Output: one line per probe as it ends, then one line per finding, on
+//! stdout; `locate.json` (every probe, its command, how it ended, and the
+//! findings) and each probe's files in the run directory.
+//!
+//! Exit status: 0 nothing found, 1 something named, 2 bad usage or no
+//! launcher.
+
+pub mod options;
+pub mod probe;
+pub mod search;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::report::time::Utc;
+use crate::suite::launch::{self, Launcher, MpiFlavor};
+use options::{Parsed, Settings};
+use probe::{ProbeLog, Runner};
+use search::{Findings, Kind};
+
+const NAME: &str = "commbench locate";
+pub const SCHEMA: &str = "commbench-locate-record/1";
+
+/// One finding, with host names.
+#[derive(Clone, Debug, Serialize)]
+pub struct Named {
+    pub kind: Kind,
+    pub hosts: Vec<String>,
+    pub probe: usize,
+    /// The line printed for it.
+    pub line: String,
+}
+
+/// `locate.json` (schema `commbench-locate-record/1`).
+#[derive(Clone, Debug, Serialize)]
+pub struct LocateRecord {
+    pub schema: String,
+    pub started_utc: String,
+    pub finished_utc: String,
+    pub hosts: Vec<String>,
+    pub hosts_from: String,
+    pub bound_s: f64,
+    pub launcher: Launcher,
+    pub launcher_args: Vec<String>,
+    pub pairs_args: Vec<String>,
+    /// The most probes one bad host or link can take on this many hosts.
+    pub probe_bound: usize,
+    pub probes: Vec<ProbeLog>,
+    pub findings: Vec<Named>,
+    /// Slow verdicts a repeat probe did not show (noise), not named.
+    pub unconfirmed_slow: usize,
+    pub took_s: f64,
+    pub exit_code: i32,
+}
+
+/// Everything one search needs (from `locate`'s options or the suite's).
+pub struct Search<'a> {
+    pub hosts: &'a [String],
+    pub hosts_from: String,
+    pub bound: Duration,
+    pub pairs_args: &'a [String],
+    pub launcher: &'a Launcher,
+    pub flavor: MpiFlavor,
+    pub launcher_args: &'a [String],
+    pub env: Vec<(String, String)>,
+    /// The run directory, made already.
+    pub dir: PathBuf,
+}
+
+/// The line for one finding.
+fn describe(kind: &Kind, names: &[String], probe: usize, log: &[ProbeLog]) -> String {
+    let why = log.get(probe.wrapping_sub(1)).and_then(|l| l.detail.clone());
+    let at = match why {
+        Some(d) => format!("probe {probe}: {d}"),
+        None => format!("probe {probe}"),
+    };
+    let list = names.join(" ");
+    match kind {
+        Kind::Host => format!("found: host {list} fails alone ({at})"),
+        Kind::Link => {
+            format!("found: link {} <-> {}: each end works, the two together fail ({at})", names[0], names[1])
+        }
+        Kind::SlowHost => format!("found: host {list} is slow: every pair through it is below the criteria ({at})"),
+        Kind::SlowLink => format!("found: link {} <-> {} is slow: below the criteria ({at})", names[0], names[1]),
+        Kind::AllSlow => {
+            format!("found: every pair of {list} is below the criteria; no host or link stands out ({at})")
+        }
+        Kind::Unresolved => format!(
+            "found: {list} fail together though every part tried works: a fault this search cannot take apart ({at})"
+        ),
+    }
+}
+
+/// Runs the search; its lines go to `out`, its record into the run
+/// directory. Returns the record (its `exit_code`: 0 nothing found, 1
+/// something named).
+pub fn run_search(s: Search, out: &mut dyn Write) -> LocateRecord {
+    let started = Utc::now();
+    let t0 = Instant::now();
+    let n = s.hosts.len();
+    let _ = writeln!(
+        out,
+        "# {NAME}: {n} host(s) from {}, probes of `commbench pairs --scheme all` each stopped after {} s; results in \
+         {}",
+        s.hosts_from,
+        s.bound.as_secs_f64(),
+        s.dir.display()
+    );
+    let _ = out.flush();
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("commbench"));
+    let mut runner = Runner {
+        hosts: s.hosts,
+        launcher: s.launcher,
+        flavor: s.flavor,
+        launcher_args: s.launcher_args,
+        env: s.env,
+        exe,
+        pairs_args: s.pairs_args,
+        bound: s.bound,
+        dir: s.dir.clone(),
+        log: Vec::new(),
+        out,
+    };
+    let found: Findings = search::locate(n, &mut runner);
+    let log = std::mem::take(&mut runner.log);
+    let all: Vec<usize> = (0..n).collect();
+    let everyone = runner.names(&all);
+    let out = runner.out;
+    let findings: Vec<Named> = found
+        .found
+        .iter()
+        .map(|f| {
+            let names: Vec<String> = f.hosts.iter().map(|&i| s.hosts[i].clone()).collect();
+            let line = describe(&f.kind, &names, f.probe, &log);
+            Named { kind: f.kind.clone(), hosts: names, probe: f.probe, line }
+        })
+        .collect();
+    for f in &findings {
+        let _ = writeln!(out, "{}", f.line);
+    }
+    if found.unconfirmed > 0 {
+        let _ = writeln!(
+            out,
+            "note: {} slow verdict(s) of one probe were not seen again when its hosts were probed once more (noise): \
+             not named",
+            found.unconfirmed
+        );
+    }
+    if findings.is_empty() {
+        let _ = writeln!(
+            out,
+            "nothing found: {everyone} ran pairs together within the {} s bound and met the criteria",
+            s.bound.as_secs_f64()
+        );
+    }
+    let took = t0.elapsed();
+    let record_path = s.dir.join("locate.json");
+    let _ = writeln!(out, "{} probe(s) in {:.1} s; record: {}", log.len(), took.as_secs_f64(), record_path.display());
+    let _ = out.flush();
+    let record = LocateRecord {
+        schema: SCHEMA.into(),
+        started_utc: started.rfc3339(),
+        finished_utc: Utc::now().rfc3339(),
+        hosts: s.hosts.to_vec(),
+        hosts_from: s.hosts_from,
+        bound_s: s.bound.as_secs_f64(),
+        launcher: s.launcher.clone(),
+        launcher_args: s.launcher_args.to_vec(),
+        pairs_args: s.pairs_args.to_vec(),
+        probe_bound: search::probe_bound(n),
+        probes: log,
+        exit_code: if findings.is_empty() { 0 } else { 1 },
+        unconfirmed_slow: found.unconfirmed,
+        findings,
+        took_s: took.as_secs_f64(),
+    };
+    match serde_json::to_string_pretty(&record) {
+        Ok(j) => {
+            if let Err(e) = crate::report::safe_file::write_new(&record_path, (j + "\n").as_bytes()) {
+                crate::say!("{NAME}: cannot write {}: {e}", record_path.display());
+            }
+        }
+        Err(e) => crate::say!("{NAME}: cannot write {}: {e}", record_path.display()),
+    }
+    record
+}
+
+/// The launcher for this build's MPI: the one named, else the detected one.
+pub fn launcher_for(named: Option<&str>) -> Result<(Launcher, MpiFlavor), String> {
+    let (flavor, library) = MpiFlavor::of_this_build();
+    let in_allocation = crate::report::slurm::SlurmInfo::from_env().is_some();
+    let launcher = match named {
+        Some(n) => Launcher::named(n, flavor)?,
+        None => Launcher::detect(flavor, in_allocation, &launch::on_path),
+    };
+    if !launcher.matches(flavor) {
+        return Err(format!(
+            "launcher '{}' belongs to another MPI than this commbench's ({})",
+            launcher.program,
+            crate::launcher::short_library_name(&library)
+        ));
+    }
+    if !launch::on_path(&launcher.program) {
+        return Err(format!("launcher '{}' not found", launcher.program));
+    }
+    Ok((launcher, flavor))
+}
+
+/// The launcher's environment from us (as the suite sets it).
+pub fn launcher_env(l: &Launcher) -> Vec<(String, String)> {
+    // SAFETY: geteuid has no preconditions.
+    let is_root = unsafe { libc::geteuid() } == 0;
+    launch::extra_env(l, is_root, &|k| std::env::var(k).ok())
+}
+
+fn results_root(s: &Settings) -> PathBuf {
+    s.results_dir
+        .clone()
+        .or_else(|| std::env::var_os("COMMBENCH_RESULTS_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("results"))
+}
+
+fn run(s: &Settings) -> Result<i32, String> {
+    let (launcher, flavor) = launcher_for(s.launcher.as_deref())?;
+    let job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
+    let dir = crate::suite::create_run_dir(&results_root(s), &Utc::now().compact(), "locate", None, job.as_deref())
+        .map_err(|e| e.to_string())?;
+    let search = Search {
+        hosts: &s.hosts,
+        hosts_from: s.hosts_from.clone(),
+        bound: s.bound,
+        pairs_args: &s.pairs_args,
+        launcher: &launcher,
+        flavor,
+        launcher_args: &s.launcher_args,
+        env: launcher_env(&launcher),
+        dir,
+    };
+    let record = run_search(search, &mut io::stdout().lock());
+    if let Some(sig) = crate::signals::caught() {
+        return Ok(128 + sig);
+    }
+    Ok(record.exit_code)
+}
+
+/// Entry point: the arguments after `locate`; returns the exit status.
+pub fn main(args: &[String]) -> i32 {
+    match options::parse(args) {
+        Err(e) => {
+            crate::say!("{e}");
+            2
+        }
+        Ok(Parsed::Help(h)) => {
+            print!("{h}");
+            0
+        }
+        Ok(Parsed::Run(s)) => {
+            // Before any thread starts: a signal stops the probe running.
+            crate::signals::catch();
+            match run(&s) {
+                Ok(code) => code,
+                Err(e) => {
+                    crate::say!("{NAME}: {e}");
+                    2
+                }
+            }
+        }
+    }
+}
