@@ -4,6 +4,7 @@
 //! node ranks, abort, and the library's own description.
 
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use mpi::environment::Threading;
 use mpi::ffi;
@@ -17,6 +18,25 @@ use crate::bench::spec::ThreadLevel;
 const RELEASE_TAG: c_int = 32_001;
 
 /// An initialised MPI world. Dropping it finalises MPI.
+/// Bytes rank 0 has received through [`World`]'s gathers so far (values,
+/// and the lengths of byte gathers), and how many gathers there were: what
+/// the job collects about its ranks grows with np, and this says by how
+/// much (the run record's `startup`).
+static GATHERED_BYTES: AtomicU64 = AtomicU64::new(0);
+static GATHERS: AtomicU64 = AtomicU64::new(0);
+
+/// (bytes, gathers) rank 0 has received so far; zeros on other ranks.
+pub fn gathered() -> (u64, u64) {
+    (GATHERED_BYTES.load(Ordering::Relaxed), GATHERS.load(Ordering::Relaxed))
+}
+
+fn count_gather(rank: usize, bytes: usize) {
+    if rank == 0 {
+        GATHERED_BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
+        GATHERS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 pub struct World {
     universe: Option<mpi::environment::Universe>,
     comm: ffi::MPI_Comm,
@@ -192,6 +212,7 @@ impl World {
                 self.comm,
             )
         };
+        count_gather(self.rank, all.len() * std::mem::size_of::<f64>());
         if root {
             all
         } else {
@@ -337,6 +358,7 @@ impl Control for World {
         if !root {
             return Vec::new();
         }
+        count_gather(0, total + n * std::mem::size_of::<c_int>());
         (0..n)
             .map(|r| {
                 let s = displs[r] as usize;

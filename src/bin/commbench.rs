@@ -40,6 +40,7 @@ fn usage() -> String {
 }
 
 fn main() {
+    commbench::topo::hwloc::skip_unused_plugins();
     let args: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     let code = match args.first().map(String::as_str) {
         None | Some("-h" | "--help" | "help") => {

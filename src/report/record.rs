@@ -33,6 +33,7 @@ pub const ENV_PREFIXES: &[&str] = &[
     "CUDA_VISIBLE_DEVICES",
     "OMP_",
     "COMMBENCH_",
+    "HWLOC_",
 ];
 
 /// The recorded environment of this process.
@@ -204,8 +205,21 @@ pub struct RunHeader {
     /// still, or why it did not answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hang: Option<serde_json::Value>,
+    /// What rank 0 had gathered about the ranks when the run started
+    /// (placement, the watchdog's endpoints, ...): it grows with np, never
+    /// faster (absent in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup: Option<StartupCost>,
     /// Environment of rank 0 (see ENV_PREFIXES for what is kept).
     pub environment: BTreeMap<String, String>,
+}
+
+/// Rank 0's share of the job's start-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartupCost {
+    /// Bytes rank 0 received in the start-up gathers.
+    pub gathered_bytes: u64,
+    pub gathers: u64,
 }
 
 impl RunHeader {
@@ -234,6 +248,9 @@ impl RunHeader {
             ranks,
             placement_warnings: Vec::new(),
             hang: None,
+            startup: Some(crate::backend::world::gathered())
+                .filter(|_| crate::backend::Control::rank(mpi) == 0)
+                .map(|(gathered_bytes, gathers)| StartupCost { gathered_bytes, gathers }),
             environment: relevant_environment(),
         }
     }
@@ -532,6 +549,7 @@ pub(crate) mod samples {
             ranks: vec![rank(0, "a", "0"), rank(1, "a", "1")],
             placement_warnings: vec!["w".into()],
             hang: None,
+            startup: None,
             environment: BTreeMap::from([("UCX_TLS".to_string(), "rc".to_string())]),
         }
     }

@@ -28,6 +28,22 @@ fn node_list(set: Option<&hwlocality::memory::nodeset::NodeSet>) -> Vec<usize> {
     set.map(|b| b.iter_set().map(usize::from).collect()).unwrap_or_default()
 }
 
+/// hwloc plugins that find nothing commbench reads: GL displays, OpenCL
+/// devices, and libxml2 for XML import (hwloc's own XML reader remains).
+const UNUSED_PLUGINS: &str = "hwloc_gl,hwloc_opencl,hwloc_xml_libxml";
+
+/// Keeps hwloc (ours, and the MPI library's where it shares the system
+/// libhwloc) from loading the plugins in [`UNUSED_PLUGINS`]: loading them
+/// pulls in X11, OpenCL, ICU and libstdc++, about 10 ms of CPU per process
+/// here, which every rank pays and 128 ranks on 2 cores pay 64 times over
+/// in start-up time (scripts/bench-scale.sh). A `HWLOC_PLUGINS_BLACKLIST`
+/// already set is kept. Call first thing in main, before any thread.
+pub fn skip_unused_plugins() {
+    if std::env::var_os("HWLOC_PLUGINS_BLACKLIST").is_none() {
+        std::env::set_var("HWLOC_PLUGINS_BLACKLIST", UNUSED_PLUGINS);
+    }
+}
+
 /// Local cpus, NUMA node and PCI bridge path of an I/O object.
 type Locality = (Vec<usize>, Option<usize>, Vec<String>);
 

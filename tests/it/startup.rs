@@ -89,3 +89,36 @@ fn help_and_version() {
     assert_eq!(run.code, Some(0));
     assert!(run.stdout.contains("any number of processes"), "{}", run.stdout);
 }
+
+/// What a job costs rank 0 grows linearly with np: at 32 ranks, the bytes
+/// rank 0 gathers about the ranks at start-up are no more per rank than at
+/// 4 (a quarter more at most: host names and cpu lists differ in length),
+/// and each rank added to the run record costs what it cost from 4 to 8
+/// ranks (the record's fixed part taken out by the difference). A step
+/// that gathers np items from every rank, or a record that lists every
+/// rank in every rank's entry, grows 5- to 8-fold per rank between the two
+/// and fails here. About 2 s: three short jobs, the largest 32 ranks on two
+/// cores (8 would be too few to tell a quadratic step from per-rank noise).
+#[test]
+fn start_up_costs_grow_linearly_to_32_ranks() {
+    let _g = mpi_lock();
+    let cost = |np: usize| {
+        let o = run_with_results(Mpi::OpenMpi, np, "osu_barrier", &["-i", "5", "-x", "1"]);
+        let st = &o.record["startup"];
+        let (bytes, gathers) = (st["gathered_bytes"].as_u64().unwrap(), st["gathers"].as_u64().unwrap());
+        assert_eq!(o.record["ranks"].as_array().unwrap().len(), np);
+        (bytes as f64, gathers, serde_json::to_string(&o.record).unwrap().len() as f64)
+    };
+    let (b4, g4, r4) = cost(4);
+    let (_, _, r8) = cost(8);
+    let (b32, g32, r32) = cost(32);
+    assert!(b4 > 0.0, "rank 0 gathered nothing at start-up");
+    assert_eq!(g4, g32, "the number of start-up gathers depends on np");
+    let (per4, per32) = (b4 / 4.0, b32 / 32.0);
+    assert!(per32 <= 1.25 * per4, "start-up gathers per rank: {per4:.0} B at np 4, {per32:.0} B at np 32");
+    let (early, late) = ((r8 - r4) / 4.0, (r32 - r8) / 24.0);
+    assert!(
+        late <= 1.25 * early,
+        "run record per added rank: {early:.0} B from 4 to 8 ranks, {late:.0} B from 8 to 32"
+    );
+}

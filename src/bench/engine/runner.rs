@@ -242,6 +242,7 @@ fn run_with(
     message_bytes: fn(&Plan, usize) -> u128,
     measure: impl FnOnce(&Session) -> Ending,
 ) -> i32 {
+    topo::hwloc::skip_unused_plugins();
     let argv = job::argv();
     let env = crate::launcher::detect();
     let leader = env.is_leader();
