@@ -216,25 +216,17 @@ pub fn launcher_for(named: Option<&str>) -> Result<(Launcher, MpiFlavor), String
     Ok((launcher, flavor))
 }
 
-/// The launcher's environment from us (as the suite sets it).
-pub fn launcher_env(l: &Launcher) -> Vec<(String, String)> {
-    // SAFETY: geteuid has no preconditions.
-    let is_root = unsafe { libc::geteuid() } == 0;
-    launch::extra_env(l, is_root, &|k| std::env::var(k).ok())
-}
-
-fn results_root(s: &Settings) -> PathBuf {
-    s.results_dir
-        .clone()
-        .or_else(|| std::env::var_os("COMMBENCH_RESULTS_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("results"))
-}
-
 fn run(s: &Settings) -> Result<i32, String> {
     let (launcher, flavor) = launcher_for(s.launcher.as_deref())?;
     let job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
-    let dir = crate::suite::create_run_dir(&results_root(s), &Utc::now().compact(), "locate", None, job.as_deref())
-        .map_err(|e| e.to_string())?;
+    let dir = crate::suite::create_run_dir(
+        &crate::suite::results_root(s.results_dir.as_deref()),
+        &Utc::now().compact(),
+        "locate",
+        None,
+        job.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
     let search = Search {
         hosts: &s.hosts,
         hosts_from: s.hosts_from.clone(),
@@ -243,7 +235,7 @@ fn run(s: &Settings) -> Result<i32, String> {
         launcher: &launcher,
         flavor,
         launcher_args: &s.launcher_args,
-        env: launcher_env(&launcher),
+        env: launch::env_for(&launcher),
         dir,
     };
     let record = run_search(search, &mut io::stdout().lock());

@@ -235,6 +235,13 @@ pub fn extra_env(l: &Launcher, is_root: bool, get: &dyn Fn(&str) -> Option<Strin
         .collect()
 }
 
+/// [`extra_env`] for this process (root or not, its environment).
+pub fn env_for(l: &Launcher) -> Vec<(String, String)> {
+    // SAFETY: geteuid has no preconditions.
+    let is_root = unsafe { libc::geteuid() } == 0;
+    extra_env(l, is_root, &|k| std::env::var(k).ok())
+}
+
 /// Whether `program` can be run: a path that exists, or a name on PATH.
 pub fn on_path(program: &str) -> bool {
     locate(program).is_some()

@@ -298,9 +298,11 @@ pub fn create_run_dir(
     unreachable!("the name loop only ends by returning")
 }
 
-fn results_root(s: &Settings) -> PathBuf {
-    s.results_dir
-        .clone()
+/// Where run directories go: `given`, else $COMMBENCH_RESULTS_DIR, else
+/// `results` (the suite's and locate's `--results-dir`).
+pub fn results_root(given: Option<&Path>) -> PathBuf {
+    given
+        .map(Path::to_path_buf)
         .or_else(|| std::env::var_os("COMMBENCH_RESULTS_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("results"))
 }
@@ -425,9 +427,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     // off. OSU's binaries get no placement options, so theirs stays.
     let unbind = s.places_ranks && p.maker == Maker::Commbench;
     let ctx = LaunchContext { flavor: Some(p.flavor), hostfile, launcher_args: &s.launcher_args, unbind };
-    // SAFETY: geteuid has no preconditions.
-    let is_root = unsafe { libc::geteuid() } == 0;
-    let env = launch::extra_env(&p.launcher, is_root, &|k| std::env::var(k).ok());
+    let env = launch::env_for(&p.launcher);
     let argv_for = |j: &Job, csv: String| {
         let mut args = j.args.clone();
         if p.maker == Maker::Commbench {
@@ -442,7 +442,8 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
 
     let start = Utc::now();
     let job_id = p.slurm.as_ref().map(|j| j.job_id.as_str());
-    let dir = create_run_dir(&results_root(s), &start.compact(), "suite", s.tag.as_deref(), job_id)?;
+    let dir =
+        create_run_dir(&results_root(s.results_dir.as_deref()), &start.compact(), "suite", s.tag.as_deref(), job_id)?;
     let whose = match p.maker {
         Maker::Commbench => "",
         Maker::Osu => " (OSU's own binaries: CSV made from their output)",

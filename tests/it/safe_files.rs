@@ -107,11 +107,32 @@ fn assert_whole_rows(csv: &Path) {
     }
 }
 
-/// osu_latency up to 4 MiB in `cwd` (`extra` options) on a 64 KiB tmpfs
-/// at `cwd/t` holding 12 KiB free: room for the record and one page of
-/// CSV, not for every row.
+/// osu_latency up to 4 MiB in `cwd` on a 64 KiB tmpfs at `cwd/t` with
+/// room for the record and one page of CSV, not for every row. The
+/// record's pages are measured (see [`record_pages`]): its size moves
+/// with the environment a test runs in, and a fixed 12 KiB once left no
+/// page for the CSV at all.
 fn on_full_tmpfs(cwd: &Path, results_dir: Option<&str>) -> Run {
-    on_tmpfs_with_free(cwd, results_dir, 3, "1:4194304")
+    let pages = record_pages(cwd, results_dir, "1:4194304");
+    on_tmpfs_with_free(cwd, results_dir, pages + 1, "1:4194304")
+}
+
+/// The pages the run record of the same run takes while it runs (with its
+/// 2 KiB of room for its end), from that run on an ordinary disk in
+/// `cwd/m` (a name as long as the tmpfs's `t`).
+fn record_pages(cwd: &Path, results_dir: Option<&str>, sizes: &str) -> usize {
+    let m = cwd.join("m");
+    std::fs::create_dir(&m).unwrap();
+    let mut c = launcher(Mpi::OpenMpi, 2);
+    c.arg(bin(Mpi::OpenMpi, "osu_latency")).args(["-m", sizes, "-i", "2", "-x", "0"]).current_dir(&m);
+    if let Some(r) = results_dir {
+        c.args(["--results-dir", r]);
+    }
+    let run = run_cmd(c, Duration::from_secs(60));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let json = files_with_ext(&m.join(results_dir.unwrap_or("results")), "json");
+    let bytes = std::fs::metadata(&json[0]).unwrap().len() as usize;
+    (bytes + 2048).div_ceil(4096)
 }
 
 /// osu_latency over `sizes` on a 64 KiB tmpfs at `cwd/t` with `free`
