@@ -136,6 +136,24 @@ fn model_try(what: &str, launch: impl Fn(&Path) -> Run, dir: &Path, fits: impl F
     run
 }
 
+/// `attempt` (one run and its check against the model) until it passes,
+/// three times at most; its value, or a panic with the last miss. A time
+/// can only grow under load: once in CI a burst of load slowed three model
+/// tests in a row by about 35%, where a wrong model is off every time.
+fn model_retry<T>(what: &str, attempt: impl Fn() -> Result<T, String>) -> T {
+    let mut last = String::new();
+    for _ in 0..3 {
+        match attempt() {
+            Ok(v) => return v,
+            Err(e) => {
+                eprintln!("{what}: {e}; trying again");
+                last = e;
+            }
+        }
+    }
+    panic!("{what}: {last}")
+}
+
 /// A time the model predicts: never more than `below` under it (the
 /// stand-in cannot be faster than its description), at most `above` over
 /// it (a rank descheduled for part of one call of ten adds a few percent;
@@ -296,22 +314,27 @@ fn osu_format_validates_and_records_the_gpus_and_the_library() {
     let _g = mpi_lock();
     let (gpu, model) = (standin::stand_in("dgx1"), Model::of("dgx1"));
     let gpus = dgx1_gpus(4);
-    let dir = tempfile::tempdir().unwrap();
     let args = ["--backend", "nccl", "-m", "4:4194304", "-i", "10", "-x", "1", "-c", "-z", "--gpu", "0,3,2,1"];
-    let run = nccl_run(&gpu, 4, "osu_allreduce", &args, &[("COMMBENCH_STANDIN_TIME_SCALE", "20")], dir.path());
-    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let (run, record) = model_retry("osu_allreduce over NCCL", || {
+        let dir = tempfile::tempdir().unwrap();
+        let run = nccl_run(&gpu, 4, "osu_allreduce", &args, &[("COMMBENCH_STANDIN_TIME_SCALE", "20")], dir.path());
+        assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+        let (record, csv) = results(dir.path());
+        let last = csv.iter().find(|r| r["size_bytes"] == "4194304").expect("the 4 MiB row");
+        let busbw: f64 = last["busbw_GBps"].parse().unwrap();
+        let seconds = 20.0 * model.op_seconds(1.5 * 4194304.0, model.ring_rate(&gpus));
+        let want = factor("osu_allreduce", 4) * 4194304.0 / seconds / 1e9;
+        match close(busbw, want, 0.05) {
+            true => Ok((run, record)),
+            false => Err(format!("busbw {busbw}, the model says {want}")),
+        }
+    });
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.iter().filter(|l| **l == "#Using NCCL").count(), 4, "{}", run.stdout);
     assert!(lines.contains(&"# OSU NCCL-CUDA Allreduce Latency Test v7.4"), "{}", run.stdout);
     let rows = osu_rows(&run.stdout);
     assert_eq!(rows.len(), 21, "{}", run.stdout);
     assert!(rows.iter().all(|r| r[2] == "Pass"), "{}", run.stdout);
-    let (record, csv) = results(dir.path());
-    let last = csv.iter().find(|r| r["size_bytes"] == "4194304").expect("the 4 MiB row");
-    let busbw: f64 = last["busbw_GBps"].parse().unwrap();
-    let seconds = 20.0 * model.op_seconds(1.5 * 4194304.0, model.ring_rate(&gpus));
-    let want = factor("osu_allreduce", 4) * 4194304.0 / seconds / 1e9;
-    assert!(close(busbw, want, 0.05), "busbw {busbw}, the model says {want}");
     let nccl = &record["backend_details"]["nccl"];
     assert_eq!(nccl["library"], standin::libraries().libnccl.display().to_string(), "{nccl}");
     assert!(nccl["version"].as_str().is_some_and(|v| v.starts_with("2.")), "{nccl}");
@@ -572,8 +595,13 @@ fn untimed_validation_calls_stay_out_of_the_time() {
         assert_eq!(run.code, Some(0), "-u {u}: {}\n{}", run.stdout, run.stderr);
         osu_rows(&run.stdout)[0][1].parse().unwrap()
     };
-    let (none, three) = (time_with("0"), time_with("3"));
-    assert!(close(three, none, 0.25), "-u 3 gives {three} us, -u 0 {none} us");
+    model_retry("-u 3 against -u 0", || {
+        let (none, three) = (time_with("0"), time_with("3"));
+        match close(three, none, 0.25) {
+            true => Ok(()),
+            false => Err(format!("-u 3 gives {three} us, -u 0 {none} us")),
+        }
+    });
 }
 
 /// NCCL's point-to-point benchmarks between two GPUs with two NVLinks:
@@ -588,37 +616,30 @@ fn point_to_point_over_nccl_takes_the_link_s_time() {
     // of it, on a loaded machine too.
     let scale = [("COMMBENCH_STANDIN_TIME_SCALE", "200")];
     let link = model.pair_rate(0, 3);
-    let dir = tempfile::tempdir().unwrap();
-    let args = ["--backend", "nccl", "-m", "1M:1M", "-i", "3", "-x", "1", "--gpu", "0,3"];
-    let run = nccl_run(&gpu, 2, "osu_bw", &args, &scale, dir.path());
-    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
-    let bw_stdout = run.stdout.clone();
-    let mbs: f64 = osu_rows(&run.stdout)[0][1].parse().unwrap();
     let window = 64.0 * 1048576.0;
-    let want = window / (200.0 * model.op_seconds(window, link)) / 1e6;
-    assert!(close(mbs, want, 0.10), "{mbs} MB/s, the model says {want}: {}", run.stdout);
-
-    let dir = tempfile::tempdir().unwrap();
-    let args = ["--backend", "nccl", "-m", "1M:1M", "-i", "5", "-x", "1", "--gpu", "0,3"];
-    let run = nccl_run(&gpu, 2, "osu_latency", &args, &scale, dir.path());
-    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
-    let us: f64 = osu_rows(&run.stdout)[0][1].parse().unwrap();
-    let want = 200.0 * model.op_seconds(1048576.0, link) * 1e6;
-    assert!(close(us, want, 0.10), "{us} us, the model says {want}: {}", run.stdout);
-
+    // One benchmark's single row against the model: (stdout, value).
+    let measure = |bench: &str, iterations: &str, want: f64| {
+        model_retry(bench, || {
+            let dir = tempfile::tempdir().unwrap();
+            let args = ["--backend", "nccl", "-m", "1M:1M", "-i", iterations, "-x", "1", "--gpu", "0,3"];
+            let run = nccl_run(&gpu, 2, bench, &args, &scale, dir.path());
+            assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+            assert_eq!(osu_rows(&run.stdout).len(), 1, "{}", run.stdout);
+            let got: f64 = osu_rows(&run.stdout)[0][1].parse().unwrap();
+            match close(got, want, 0.10) {
+                true => Ok(run.stdout),
+                false => Err(format!("{got}, the model says {want}: {}", run.stdout)),
+            }
+        })
+    };
+    let bw_stdout = measure("osu_bw", "3", window / (200.0 * model.op_seconds(window, link)) / 1e6);
+    measure("osu_latency", "5", 200.0 * model.op_seconds(1048576.0, link) * 1e6);
     // osu_bibw: both windows in one group, each way on its own direction
     // of the link at once: twice osu_bw's bytes in osu_bw's time.
-    let dir = tempfile::tempdir().unwrap();
-    let args = ["--backend", "nccl", "-m", "1M:1M", "-i", "3", "-x", "1", "--gpu", "0,3"];
-    let run = nccl_run(&gpu, 2, "osu_bibw", &args, &scale, dir.path());
-    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let bibw = measure("osu_bibw", "3", 2.0 * window / (200.0 * model.op_seconds(window, link)) / 1e6);
     // osu_bw's layout over NCCL: its preamble and header lines, one row
     let comments = |out: &str| out.lines().filter(|l| l.starts_with('#')).map(str::to_string).collect::<Vec<_>>();
-    assert_eq!(comments(&run.stdout), comments(&bw_stdout), "{}", run.stdout);
-    assert_eq!(osu_rows(&run.stdout).len(), 1, "{}", run.stdout);
-    let mbs: f64 = osu_rows(&run.stdout)[0][1].parse().unwrap();
-    let want = 2.0 * window / (200.0 * model.op_seconds(window, link)) / 1e6;
-    assert!(close(mbs, want, 0.10), "{mbs} MB/s, the model says {want}: {}", run.stdout);
+    assert_eq!(comments(&bibw), comments(&bw_stdout), "{bibw}");
 }
 
 /// What `--backend nccl` takes follows from what the NCCL transport
