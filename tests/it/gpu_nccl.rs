@@ -708,7 +708,6 @@ fn gpu_paths_take_their_peaks_from_nvml_and_sysfs() {
     {
         let scale_text = scale.to_string();
         let extra = [("COMMBENCH_STANDIN_TIME_SCALE", scale_text.as_str()), ("COMMBENCH_SYSFS_ROOT", sys.as_str())];
-        let dir = tempfile::tempdir().unwrap();
         let args = [
             "--backend",
             "nccl",
@@ -724,7 +723,20 @@ fn gpu_paths_take_their_peaks_from_nvml_and_sysfs() {
             "50",
             "--verbose",
         ];
-        let run = nccl_run(&gpu, 2, "osu_bw", &args, &extra, dir.path());
+        // The share is timed: a run that load slowed is tried again (the
+        // stand-in cannot be faster than the model, so a wrong model misses
+        // every try).
+        let want = 100.0 * window / (scale * model.op_seconds(window, model.pair_rate(a, b))) / 1e6 / peak;
+        let (dir, run) = model_retry(&format!("osu_bw --gpu {gpus}"), || {
+            let dir = tempfile::tempdir().unwrap();
+            let run = nccl_run(&gpu, 2, "osu_bw", &args, &extra, dir.path());
+            let (_, csv) = results(dir.path());
+            let eff: f64 = csv[0]["efficiency_pct"].parse().unwrap();
+            match close(eff, want, 0.10) {
+                true => Ok((dir, run)),
+                false => Err(format!("{eff}% of the path, the model says {want}%")),
+            }
+        });
         assert_eq!(run.code, Some(1), "{gpus}: {}\n{}", run.stdout, run.stderr);
         assert_eq!(osu_rows(&run.stdout).len(), 1, "the table is whole: {}", run.stdout);
         let (record, csv) = results(dir.path());
@@ -751,8 +763,6 @@ fn gpu_paths_take_their_peaks_from_nvml_and_sysfs() {
         let (mbs, eff): (f64, f64) = (row["bw_MBps"].parse().unwrap(), row["efficiency_pct"].parse().unwrap());
         assert_eq!(row["path"], label);
         assert!((eff - 100.0 * mbs / peak).abs() < 1e-6 * eff, "{row:?}");
-        let want = 100.0 * window / (scale * model.op_seconds(window, model.pair_rate(a, b))) / 1e6 / peak;
-        assert!(close(eff, want, 0.10), "{eff}% of the path, the model says {want}%");
         // One line names the path; --verbose says the peak after the table.
         let lines = run.our_stderr_lines();
         let verdict: Vec<&&str> = lines.iter().filter(|l| l.contains("--min-efficiency")).collect();
