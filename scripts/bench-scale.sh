@@ -13,10 +13,11 @@
 #
 # Targets (issue 30): start-up within 1.2x of OSU's at every count; memory
 # per rank within 1.5x of OSU's plus the buffers; rank 0's gathered bytes
-# linear in np (the per-rank column flat). The README's table "At hundreds
-# of ranks" is this script's output on the development machine (2 cores,
-# 128 ranks oversubscribed: start-up there is mostly the kernel sharing two
-# cores among the processes, so the ratios, not the seconds, are the point).
+# linear in np (the per-rank column flat). The table "At hundreds of
+# ranks" in docs/measured.md is this script's output on the development
+# machine (2 cores, 128 ranks oversubscribed: start-up there is mostly the
+# kernel sharing two cores among the processes, so the ratios, not the
+# seconds, are the point).
 #
 #   scripts/bench-scale.sh
 #   NPS="2 8 32" ROUNDS=5 scripts/bench-scale.sh

@@ -7,7 +7,7 @@
 #
 # Run as root (or with sudo). Without root, ask your administrator for the
 # packages listed below, or on a cluster `module load` an MPI (and hwloc) and
-# build against it as the README describes; the Slurm and MPICH tests are then
+# build against it as docs/suite-and-slurm.md describes; the Slurm and MPICH tests are then
 # skipped with a visible reason where their programs are absent.
 set -euo pipefail
 

@@ -11,8 +11,8 @@ use super::safe_file::RowSink;
 use super::{Row, RunContext, Sink};
 use crate::datatype::Datatype;
 
-/// Column names, in order: the fields of [`CsvRow`]. Documented in the
-/// README.
+/// Column names, in order: the fields of [`CsvRow`]. Documented in
+/// docs/output.md.
 pub const COLUMNS: &[&str] = &[
     "benchmark",
     "backend",

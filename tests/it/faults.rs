@@ -3,7 +3,7 @@
 //! killed outright or cut off (its link set down). Each fault must end the
 //! job non-zero within a stated bound, with the run record saying how it
 //! ended (never `running`) and every CSV row written so far whole. The
-//! README's table "When a host fails" states the same bounds.
+//! table "When a host fails" in docs/failures.md states the same bounds.
 
 use crate::common;
 

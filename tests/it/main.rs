@@ -8,6 +8,7 @@ mod bad_input;
 mod build_env;
 mod collectives;
 mod compare;
+mod docs;
 mod dropin;
 mod efficiency;
 mod fan;

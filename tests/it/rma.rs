@@ -321,7 +321,7 @@ fn mpich_runs_every_window_and_sync() {
 /// `-c` on the atomics as OSU prints it: a Validation column saying
 /// `passed`. OSU's goldens keep its header and rows only: after them each
 /// of its ranks adds a summary block in no fixed order (rank 1's can come
-/// between rows), which commbench does not print (README, differences).
+/// between rows), which commbench does not print (docs/differences-from-osu.md).
 #[test]
 fn atomics_validation_matches_osu() {
     let _g = mpi_lock();

@@ -77,7 +77,7 @@ fn init_csv_equals_stdout() {
 }
 
 /// `-h` and `-v` answer as every commbench binary does (OSU's osu_init
-/// ignores its options; see README).
+/// ignores its options; see docs/osu-binaries.md).
 #[test]
 fn help_and_version() {
     let _g = mpi_lock();
