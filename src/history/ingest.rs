@@ -161,7 +161,7 @@ pub fn files(path: &Path, notes: &mut Vec<String>) -> Result<Vec<PathBuf>, Strin
 /// did not complete. The error is the whole line after the program name.
 pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result<Vec<Incoming>, Refusal> {
     let shown = csv.display().to_string();
-    let parsed = input::load_file(csv).map_err(|e| bad(e.to_string()))?;
+    let parsed = load(csv).map_err(bad)?;
     notes.extend(parsed.notes.iter().map(ToString::to_string));
     if let Some(cut) = parsed.cut.first() {
         return Err(bad(format!("{cut}; a truncated results file is not kept")));
@@ -232,6 +232,36 @@ pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result
         });
     }
     Ok(out)
+}
+
+/// Reads a results CSV with compare's reader, or a pairs measurements
+/// CSV with [`super::pairs_csv`] and its record as compare reads records.
+fn load(csv: &Path) -> Result<crate::compare::model::Parsed, String> {
+    let shown = csv.display().to_string();
+    let bytes = crate::input_file::read(csv).map_err(|e| format!("{shown}: {e}"))?;
+    let text = String::from_utf8_lossy(crate::input_file::without_bom(&bytes));
+    if !super::pairs_csv::is_pairs(&text) {
+        return input::load_file(csv).map_err(|e| e.to_string());
+    }
+    let label = csv.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut parsed = super::pairs_csv::parse(&text, &shown, &label).map_err(|e| format!("{shown}: {e}"))?;
+    let mut info = input::run_info(csv).map_err(|e| format!("{shown}: its run record: {e}"))?;
+    // A pairs record keeps its options as `config` (scheme, window, backend ...).
+    if let Some(i) = info.as_mut().filter(|i| i.options.is_none()) {
+        let record = crate::input_file::read_to_string(&csv.with_extension("json")).unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_str(&record).unwrap_or_default();
+        i.options = v.get("config").and_then(|c| c.as_object()).cloned();
+    }
+    for t in &mut parsed.tables {
+        t.np = info.as_ref().and_then(|i| i.world_size);
+        t.memory = info.as_ref().and_then(|i| i.memory).map(|memory| crate::compare::model::MemoryInfo {
+            memory,
+            from: "run record".into(),
+            weak: false,
+        });
+        t.run = info.clone();
+    }
+    Ok(parsed)
 }
 
 fn memory_word(t: &Table) -> String {

@@ -14,8 +14,9 @@ use serde_json::{Map, Value};
 /// (`--precision`: a run stopped at 1% is not one stopped at 5%), pairs,
 /// in-place collectives, the root, synchronisation, the accelerator API
 /// (`-d`), buffer locations, the neighbourhood topology, test calls of
-/// non-blocking benchmarks and data validation (`-c`, which touches every
-/// buffer between iterations).
+/// non-blocking benchmarks, data validation (`-c`, which touches every
+/// buffer between iterations) and, for `commbench pairs`, the pairing
+/// scheme and its seed.
 pub const NUMBER_OPTIONS: &[&str] = &[
     "accel",
     "buffer_locations",
@@ -25,6 +26,8 @@ pub const NUMBER_OPTIONS: &[&str] = &[
     "pairs",
     "precision",
     "root",
+    "scheme",
+    "seed",
     "sync",
     "test_calls",
     "validation",

@@ -19,6 +19,7 @@ pub mod db;
 pub mod export;
 pub mod ingest;
 pub mod key;
+pub mod pairs_csv;
 pub mod plot;
 pub mod show;
 
