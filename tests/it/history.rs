@@ -379,3 +379,63 @@ fn history_takes_a_real_osu_bw_run() {
     // Checked against a history of only itself: no baseline.
     assert_eq!(history(&db, &["check", s(&o.csv_path)]).code, Some(3));
 }
+
+/// `commbench suite --history`: the suite folder's runs are in the
+/// history when the suite ends, one per benchmark, labelled by folder.
+#[test]
+fn history_suite_adds_its_runs_at_the_end() {
+    let _g = mpi_lock();
+    let work = tempfile::tempdir().unwrap();
+    let db = work.path().join("h.sqlite");
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.args(["suite", "--np", "2", "--bench", "latency,bw", "-m", "1:64", "-i", "10", "-x", "2", "-q"])
+        .arg("--results-dir")
+        .arg(work.path().join("res"))
+        .arg("--history")
+        .arg(&db)
+        .current_dir(work.path());
+    let run = run_cmd(c, Duration::from_secs(180));
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let line = format!("commbench history: {}: 2 run(s) added, 0 already there", db.display());
+    assert!(run.stderr.lines().any(|l| l == line), "{}", run.stderr);
+    let r = history(&db, &["show", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    let mut benches: Vec<&str> = runs.iter().map(|r| r["benchmark"].as_str().unwrap()).collect();
+    benches.sort_unstable();
+    assert_eq!(benches, ["osu_bw", "osu_latency"]);
+    for r in runs {
+        assert_eq!(r["sizes"], 7, "{r}");
+        assert!(r["label"].as_str().unwrap().ends_with(&format!("_suite/{}", r["benchmark"].as_str().unwrap())), "{r}");
+    }
+}
+
+/// `commbench pairs --history`: rank 0 adds the run, one table whose one
+/// size holds the median bandwidth over the directions of its CSV.
+#[test]
+fn history_pairs_adds_its_run_on_rank_0() {
+    let _g = mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let rd = dir.path().join("res");
+    let args =
+        ["pairs", "--size", "1MB", "-W", "8", "-i", "2", "-x", "1", "--results-dir", s(&rd), "--history", s(&db)];
+    let o = Launch { cwd: Some(dir.path().to_path_buf()), timeout: Some(Duration::from_secs(60)), ..Launch::default() };
+    let run = launch(Mpi::OpenMpi, 2, "commbench", &args, &o);
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let added = format!("commbench history: {}: 1 run(s) added, 0 already there", db.display());
+    assert_eq!(run.stderr.lines().filter(|l| *l == added).count(), 1, "only rank 0 adds:\n{}", run.stderr);
+    let csv = files_with_ext(&rd, "csv").into_iter().find(|p| p.to_string_lossy().ends_with("_pairs.csv")).unwrap();
+    let mut bws: Vec<f64> = read_csv(&csv).iter().map(|r| r["bw_MBps"].parse::<f64>().unwrap()).collect();
+    assert_eq!(bws.len(), 2, "one pair, both directions");
+    bws.sort_by(f64::total_cmp);
+    let r = history(&db, &["export", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let run = &v["runs"][0];
+    assert_eq!((run["benchmark"].as_str(), run["np"].as_u64()), (Some("commbench_pairs"), Some(2)));
+    assert!(run["options"].as_str().unwrap().contains(r#""window":8"#), "{run}");
+    assert_eq!(run["points"][0]["size_bytes"], 1048576);
+    assert_eq!(run["points"][0]["value"].as_f64().unwrap(), (bws[0] + bws[1]) / 2.0);
+}
