@@ -36,14 +36,16 @@ pub const NUMBER_OPTIONS: &[&str] = &[
     "window",
 ];
 
-/// The options object of a key: the [`NUMBER_OPTIONS`] a record has, in
-/// name order, as compact JSON (`{}` without a record).
+/// The options object of a key: the [`NUMBER_OPTIONS`] a record has
+/// (other than null), in name order, as compact JSON (`{}` without a
+/// record).
 pub fn options_text(options: Option<&Map<String, Value>>) -> String {
     let mut kept = Map::new();
     let mut names: Vec<&str> = NUMBER_OPTIONS.to_vec();
     names.sort_unstable();
     for name in names {
-        if let Some(v) = options.and_then(|o| o.get(name)) {
+        // A null is an option not given: the same as none.
+        if let Some(v) = options.and_then(|o| o.get(name)).filter(|v| !v.is_null()) {
             kept.insert(name.to_string(), v.clone());
         }
     }
@@ -134,8 +136,8 @@ mod tests {
     fn options_that_change_the_numbers_are_kept_in_name_order() {
         let o = serde_json::json!({"window": 64, "iterations": 1000, "warmup": 10, "buffers": "multiple",
             "precision": null, "results": {"dir": "x"}, "min_size": 1});
-        assert_eq!(options_text(o.as_object()), r#"{"buffers":"multiple","precision":null,"window":64}"#);
-        let fewer = serde_json::json!({"window": 64, "iterations": 5, "buffers": "multiple", "precision": null});
+        assert_eq!(options_text(o.as_object()), r#"{"buffers":"multiple","window":64}"#);
+        let fewer = serde_json::json!({"window": 64, "iterations": 5, "buffers": "multiple"});
         assert_eq!(options_text(fewer.as_object()), options_text(o.as_object()), "iterations are not in the key");
         let other = serde_json::json!({"window": 32, "buffers": "multiple", "precision": null});
         assert_ne!(options_text(other.as_object()), options_text(o.as_object()));

@@ -127,11 +127,11 @@ pub fn text(db: &str, version: i64, series: &[SeriesRow], runs: &[RunRow]) -> St
             "memory",
             "MPI",
             "placement",
-            "options",
             "metric",
             "runs",
             "first",
             "last",
+            "options",
         ]
         .map(String::from)
         .to_vec()];
@@ -146,11 +146,11 @@ pub fn text(db: &str, version: i64, series: &[SeriesRow], runs: &[RunRow]) -> St
                 k.memory.clone(),
                 k.mpi_library.clone(),
                 k.placement.clone(),
-                k.options.clone(),
                 s.metric.clone(),
                 s.runs.to_string(),
                 date_text(&s.first_utc),
                 date_text(&s.last_utc),
+                k.options.clone(),
             ]);
         }
         o.push_str(&columns(&rows));

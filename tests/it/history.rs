@@ -88,11 +88,11 @@ fn history_add_is_idempotent_and_show_lists_the_series() {
             "MPI",
             "v4.1.4",
             "none",
-            r#"{"buffers":"single","precision":null,"window":64}"#,
             "bandwidth",
             "5",
             "2026-11-01T10:00:00Z",
-            "2026-11-05T10:00:00Z"
+            "2026-11-05T10:00:00Z",
+            r#"{"buffers":"single","window":64}"#
         ]
     );
     let r = history(&db, &["show", "--format", "json"]);
