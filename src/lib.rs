@@ -18,6 +18,7 @@ pub mod diag;
 pub mod fatal;
 pub mod gpu;
 pub mod gpu_bw;
+pub mod history;
 pub mod input_file;
 pub mod job;
 #[path = "job/launcher.rs"]

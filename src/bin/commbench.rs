@@ -18,6 +18,7 @@ const COMMANDS: &[(&str, &str, Entry)] = &[
         commbench::topo::command::main,
     ),
     ("compare", "judge results against a reference (OSU text or CSV) with tolerances", commbench::compare::main),
+    ("history", "keep results in a SQLite history and judge new runs against it", commbench::history::main),
     ("plot", "draw SVG charts of latency and bandwidth against message size", commbench::plot::main),
     ("pairs", "bandwidth between pairs of ranks (bisection, all pairs) with PASS criteria", commbench::pairs::main),
     (

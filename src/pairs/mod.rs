@@ -321,6 +321,11 @@ impl Session<'_> {
                     code = EXIT_USAGE;
                 }
             }
+            if let Some(h) = &self.cfg.history {
+                // After the record's end, so the history reads how the run
+                // ended; its lines say what it took, the verdict stays.
+                crate::history::add(h, std::slice::from_ref(&f.measurements_path), None, true);
+            }
         }
         code
     }

@@ -93,6 +93,9 @@ struct Args {
     /// Write no result files
     #[arg(long, conflicts_with = "results_dir")]
     no_results: bool,
+    /// At the end, add the run to this history file (rank 0, as `commbench history add`)
+    #[arg(long, value_name = "FILE", conflicts_with = "no_results")]
+    history: Option<PathBuf>,
     /// End the job with an error when a round makes no progress for SECONDS
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     timeout: Option<Duration>,
@@ -159,6 +162,10 @@ pub struct Config {
     pub backend: Backend,
     /// `--bind`, `--cpu-list`, `--nic`, `--gpu`.
     pub placement: PlacementRequest,
+    /// `--history`: rank 0 adds the run to this file at the end. Not in
+    /// the record: where a run is kept does not change what it measured.
+    #[serde(skip)]
+    pub history: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -263,6 +270,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, OptionsError> {
         timeout: a.timeout,
         backend: a.backend,
         placement,
+        history: a.history,
     })))
 }
 

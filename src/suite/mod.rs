@@ -552,6 +552,11 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         .map_err(|e| SuiteError::Write { path: dir.join("suite.json"), source: io::Error::other(e) })?;
     write(&dir.join("suite.json"), &(json + "\n"))?;
     print_status(&report, &summary_path, s.quiet);
+    if let Some(h) = &s.history {
+        // Its lines say what was added and refused; the suite's verdict
+        // is the suite's.
+        crate::history::add(h, std::slice::from_ref(&dir), None, true);
+    }
     if let Some(sig) = crate::signals::caught() {
         return Ok(128 + sig);
     }

@@ -125,6 +125,10 @@ pub struct SuiteArgs {
     /// Print each benchmark's command line and run nothing
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// At the end, add the suite's runs to this history file (`commbench history add`); a run
+    /// the history refuses (one that did not complete) is said, the suite's exit status is its own
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
     /// Launcher arguments (after `--`)
     #[arg(last = true, value_name = "LAUNCHER ARGS")]
     pub launcher_args: Vec<String>,
@@ -161,6 +165,8 @@ pub struct Settings {
     pub quiet: bool,
     pub locate_on_hang: bool,
     pub launcher_args: Vec<String>,
+    /// `--history`: the history file the runs are added to at the end.
+    pub history: Option<PathBuf>,
 }
 
 /// What the command line asks for.
@@ -307,6 +313,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
         quiet: a.quiet,
         locate_on_hang: a.locate_on_hang,
         launcher_args: a.launcher_args,
+        history: a.history,
     })))
 }
 

@@ -1,0 +1,323 @@
+//! `history check RUN`: judges a run against its series' baseline with
+//! compare's judge (noise rule first, then the tolerance), and names, per
+//! key size, the first run where the series left its band.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use super::baseline::{self, StoredRun, MIN_BAND_RUNS};
+use super::ingest::{self, Incoming};
+use super::key::SeriesKey;
+use crate::compare::format::{self, Format};
+use crate::compare::judge;
+use crate::compare::model::{Metric, Point, Table};
+use crate::compare::tolerance::Rules;
+
+/// What `history check` is asked.
+pub struct Request<'a> {
+    pub run: &'a Path,
+    pub system: Option<&'a str>,
+    pub last: usize,
+    pub since: Option<&'a str>,
+    pub rules: Rules,
+    pub format: Format,
+    /// Sizes the band scan looks at; empty: [`baseline::key_sizes`].
+    pub sizes: &'a [u64],
+    pub quiet: bool,
+}
+
+/// A value as a line shows it: whole numbers from 100 up, else four
+/// significant digits.
+pub fn value_text(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        return format!("{v:.0}");
+    }
+    let digits = (4 - (v.abs().max(1e-12).log10().floor() as i64 + 1)).max(0) as usize;
+    format!("{v:.digits$}")
+}
+
+/// `2026-12-03T10:02:42Z` of a stored time.
+pub fn date_text(t: &str) -> String {
+    match t.split_once('.') {
+        Some((s, _)) => format!("{s}Z"),
+        None => t.to_string(),
+    }
+}
+
+/// The baseline of `runs` (oldest first) as compare reference tables,
+/// one per metric: each size's median, its half-width as the spread.
+pub fn reference_tables(inc: &Incoming, runs: &[&StoredRun]) -> Vec<Table> {
+    let (first, last) = match (runs.first(), runs.last()) {
+        (Some(f), Some(l)) => (date_text(&f.started_utc), date_text(&l.started_utc)),
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for (metric, _) in ingest::METRICS {
+        let mut sizes: Vec<u64> =
+            runs.iter().flat_map(|r| r.points.iter().filter(|p| p.1 == metric).map(|p| p.0)).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let mut points = Vec::new();
+        for size in sizes {
+            let values: Vec<(f64, Option<f64>)> = runs.iter().filter_map(|r| r.value(metric, size)).collect();
+            let Some(b) = baseline::baseline(&values) else { continue };
+            let mut p = Point { size, ci95_rel_pct: b.spread_pct, ..Point::default() };
+            match metric {
+                Metric::Latency => p.latency_us = Some(b.median),
+                Metric::Bandwidth => p.bw_mbps = Some(b.median),
+                Metric::MessageRate => p.msg_rate = Some(b.median),
+                Metric::Efficiency => continue,
+            }
+            points.push(p);
+        }
+        if points.is_empty() {
+            continue;
+        }
+        let n = runs.len();
+        out.push(Table {
+            benchmark: inc.table.benchmark.clone(),
+            datatype: Some(inc.key.datatype.clone()),
+            sized: inc.table.sized,
+            np: inc.table.np,
+            points,
+            path: format!(
+                "history baseline: median of {n} run{} from {first} to {last}",
+                if n == 1 { "" } else { "s" }
+            ),
+            run_label: "baseline".into(),
+            ..Table::default()
+        });
+    }
+    out
+}
+
+/// One entry of a series scanned for its band: a stored run or the run
+/// being checked.
+struct Entry {
+    name: String,
+    started_utc: String,
+    run: StoredRun,
+}
+
+/// One line per key size and metric: where the series first left its
+/// band, or that it never did.
+pub fn departure_lines(history: &[StoredRun], inc: Option<&Incoming>, last: usize, sizes: &[u64]) -> Vec<String> {
+    let mut entries: Vec<Entry> = history
+        .iter()
+        .filter(|r| inc.is_none_or(|i| i.run_key != r.run_key))
+        .map(|r| Entry { name: r.id.to_string(), started_utc: r.started_utc.clone(), run: r.clone() })
+        .collect();
+    if let Some(i) = inc {
+        let run = StoredRun {
+            id: 0,
+            run_key: i.run_key.clone(),
+            started_utc: i.started_utc.clone(),
+            label: i.label.clone(),
+            key: i.key.clone(),
+            points: i.points.clone(),
+        };
+        let at = entries.partition_point(|e| e.started_utc <= i.started_utc);
+        entries.insert(
+            at,
+            Entry { name: format!("'{}' (the run checked)", i.label), started_utc: i.started_utc.clone(), run },
+        );
+    }
+    let Some(bench) = entries.first().map(|e| e.run.key.benchmark.clone()) else { return Vec::new() };
+    let metrics: Vec<Metric> = ingest::METRICS
+        .iter()
+        .map(|m| m.0)
+        .filter(|m| entries.iter().any(|e| e.run.points.iter().any(|p| p.1 == *m)))
+        .collect();
+    let mut lines = Vec::new();
+    for &metric in &metrics {
+        let all: Vec<u64> = match inc {
+            Some(i) => i.points.iter().filter(|p| p.1 == metric).map(|p| p.0).collect(),
+            None => entries.iter().flat_map(|e| e.run.points.iter().filter(|p| p.1 == metric).map(|p| p.0)).collect(),
+        };
+        let chosen = if sizes.is_empty() { baseline::key_sizes(&all) } else { sizes.to_vec() };
+        let what = if metrics.len() > 1 { format!(" {}", metric.name()) } else { String::new() };
+        for size in chosen {
+            let with: Vec<(&Entry, (f64, Option<f64>))> =
+                entries.iter().filter_map(|e| e.run.value(metric, size).map(|v| (e, v))).collect();
+            let series: Vec<(f64, Option<f64>)> = with.iter().map(|w| w.1).collect();
+            let head = format!("{bench} {size} B{what}");
+            let line = match baseline::first_departure(&series, last) {
+                Some(d) => {
+                    let e = with[d.index].0;
+                    format!(
+                        "{head}: left its band first at run {} ({}): {} {}, band {}-{}",
+                        e.name,
+                        date_text(&e.started_utc),
+                        value_text(d.value),
+                        metric.unit(),
+                        value_text(d.band.0),
+                        value_text(d.band.1)
+                    )
+                }
+                None if series.len() <= MIN_BAND_RUNS => {
+                    format!(
+                        "{head}: {} run{}: too few for a band (more than {MIN_BAND_RUNS} needed)",
+                        series.len(),
+                        if series.len() == 1 { "" } else { "s" }
+                    )
+                }
+                None => format!("{head}: within its band in all {} runs", series.len()),
+            };
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+/// Runs `history check`; returns the exit status (compare's).
+pub fn run(c: &Connection, r: &Request) -> i32 {
+    let mut notes = Vec::new();
+    let files = match ingest::files(r.run, &mut notes) {
+        Ok(f) => f,
+        Err(e) => {
+            crate::say!("commbench history: {e}");
+            return 2;
+        }
+    };
+    let mut incoming: Vec<Incoming> = Vec::new();
+    let mut incomplete = Vec::new();
+    for f in &files {
+        match ingest::read(f, r.system, &mut notes) {
+            Ok(runs) => incoming.extend(runs),
+            Err(e) if e.incomplete => incomplete.push(e.line),
+            Err(e) => {
+                crate::say!("commbench history: {e}");
+                return 2;
+            }
+        }
+    }
+    if !r.quiet {
+        for n in &notes {
+            crate::say!("commbench history: note: {n}");
+        }
+    }
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for i in &incoming {
+        let k = (i.key.benchmark.clone(), i.key.datatype.clone());
+        if seen.contains(&k) {
+            crate::say!(
+                "commbench history: {} {} is in the checked results more than once: check one run at a time",
+                k.0,
+                k.1
+            );
+            return 2;
+        }
+        seen.push(k);
+    }
+    let mut refs = Vec::new();
+    let mut histories: Vec<(&Incoming, Vec<StoredRun>)> = Vec::new();
+    let mut no_baseline = Vec::new();
+    for i in &incoming {
+        let history = match baseline::runs_of(c, &i.key, r.since) {
+            Ok(h) => h,
+            Err(e) => {
+                crate::say!("commbench history: cannot read the history: {e}");
+                return 2;
+            }
+        };
+        let others: Vec<&StoredRun> = history.iter().filter(|h| h.run_key != i.run_key).collect();
+        let base: Vec<&StoredRun> = others[others.len().saturating_sub(r.last)..].to_vec();
+        let tables = reference_tables(i, &base);
+        if tables.is_empty() {
+            no_baseline.push(no_baseline_line(&i.key));
+        }
+        refs.extend(tables);
+        histories.push((i, history));
+    }
+    for line in &no_baseline {
+        crate::say!("commbench history: {line}");
+    }
+    if refs.is_empty() {
+        if incoming.is_empty() {
+            for line in &incomplete {
+                crate::say!("commbench history: {line}: its results are not trusted: the check fails");
+            }
+            return 1;
+        }
+        crate::say!("commbench history: nothing to judge: no baseline runs in the history for the checked results");
+        return 3;
+    }
+    let runs: Vec<Table> = incoming.iter().map(|i| i.table.clone()).collect();
+    let mut report = judge::compare(&refs, &runs, &r.rules);
+    report.summary.incomplete_runs = incomplete.clone();
+    if !incomplete.is_empty() {
+        report.summary.ok = false;
+    }
+    if !r.quiet {
+        for n in &report.notes {
+            crate::say!("commbench history: note: {n}");
+        }
+    }
+    let mut lines = Vec::new();
+    for (i, history) in &histories {
+        lines.extend(departure_lines(history, Some(i), r.last, r.sizes));
+    }
+    let rendered = match format::render(&report, r.format) {
+        Ok(s) => s,
+        Err(e) => {
+            crate::say!("commbench history: cannot write the report: {e}");
+            return 2;
+        }
+    };
+    match r.format {
+        Format::Json => {
+            let v: serde_json::Value = serde_json::from_str(&rendered).unwrap_or(serde_json::Value::Null);
+            let out = serde_json::json!({"report": v, "bands": lines});
+            println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        }
+        Format::Text | Format::Md => {
+            let mut s = rendered;
+            if !lines.is_empty() {
+                let _ = writeln!(s, "\nBands (median ± spread of up to {} runs before each run):", r.last);
+                for l in &lines {
+                    let _ = writeln!(s, "  {l}");
+                }
+            }
+            print!("{s}");
+        }
+    }
+    for line in &incomplete {
+        crate::say!("commbench history: {line}: its results are not trusted: the check fails");
+    }
+    if !report.summary.ok {
+        1
+    } else if report.summary.nothing_judged() {
+        crate::say!("commbench history: nothing to judge: no size was measured by both the baseline and the run");
+        3
+    } else {
+        0
+    }
+}
+
+fn no_baseline_line(k: &SeriesKey) -> String {
+    format!(
+        "{}: no baseline: the history has no complete run of this series (backend {}, {} memory, {}, placement {})",
+        k.short(),
+        k.backend,
+        k.memory,
+        k.mpi_library,
+        k.placement
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_and_dates_as_lines_show_them() {
+        assert_eq!(value_text(12345.678), "12346");
+        assert_eq!(value_text(9000.0), "9000");
+        assert_eq!(value_text(1.23456), "1.235");
+        assert_eq!(value_text(0.5393), "0.5393");
+        assert_eq!(value_text(42.0), "42.00");
+        assert_eq!(date_text("2026-12-03T10:02:42.311Z"), "2026-12-03T10:02:42Z");
+    }
+}

@@ -1,0 +1,280 @@
+//! The history file: one SQLite database, its schema and the steps that
+//! bring an older file up to date. Every writer takes the write lock at
+//! the start of its transaction (`BEGIN IMMEDIATE`) and waits for another
+//! writer's lock (`busy_timeout`) instead of failing, and the file is in
+//! WAL mode, so two `commbench history add` at once (two suites ending
+//! together) neither corrupt it nor lose a run.
+//!
+//! Schema version 2 (see docs/history.md):
+//! - `meta(key, value)`: `schema_version`, `created_utc`.
+//! - `runs`: one row per measured table (benchmark and datatype of one
+//!   results file) with everything its series key is built of.
+//! - `points(run_id, size_bytes, metric, value, ci95_rel_pct)`.
+//!
+//! Version 1 had no `runs.series_key` column and no index on it; the
+//! step to 2 adds both and fills the column from the other columns.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+
+/// The schema this code writes.
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// How long a writer waits for another's lock before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Version 1, as the first release created it: kept here because the
+/// steps below start from it (and the tests build such a file by hand).
+const CREATE_V1: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    run_key TEXT NOT NULL UNIQUE,
+    started_utc TEXT NOT NULL,
+    label TEXT NOT NULL,
+    system TEXT NOT NULL,
+    hosts TEXT NOT NULL,
+    benchmark TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    memory TEXT NOT NULL,
+    datatype TEXT NOT NULL,
+    np INTEGER NOT NULL,
+    placement TEXT NOT NULL,
+    mpi_library TEXT NOT NULL,
+    options TEXT NOT NULL,
+    status TEXT NOT NULL,
+    source TEXT NOT NULL,
+    added_utc TEXT NOT NULL
+);
+CREATE TABLE points (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    size_bytes INTEGER NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL NOT NULL,
+    ci95_rel_pct REAL,
+    PRIMARY KEY (run_id, metric, size_bytes)
+);
+";
+
+/// One step: from version `n` to `n + 1`, run inside the transaction that
+/// also records the new version.
+type Step = fn(&Connection) -> rusqlite::Result<()>;
+
+/// `STEPS[i]` brings a file from version `i` to `i + 1`; version 0 is a
+/// new, empty file.
+const STEPS: &[Step] = &[create_v1, v1_to_v2];
+
+fn create_v1(c: &Connection) -> rusqlite::Result<()> {
+    c.execute_batch(CREATE_V1)?;
+    c.execute("INSERT INTO meta (key, value) VALUES ('created_utc', ?1)", [crate::report::time::Utc::now().rfc3339()])?;
+    Ok(())
+}
+
+/// Version 2: the series key as one column with an index, so that a
+/// check finds a key's runs without reading every run.
+fn v1_to_v2(c: &Connection) -> rusqlite::Result<()> {
+    c.execute_batch("ALTER TABLE runs ADD COLUMN series_key TEXT NOT NULL DEFAULT ''")?;
+    let rows: Vec<(i64, super::key::SeriesKey)> = {
+        let mut st = c.prepare(
+            "SELECT id, system, benchmark, backend, memory, datatype, np, placement, mpi_library, options FROM runs",
+        )?;
+        let mapped = st.query_map([], |r| Ok((r.get(0)?, super::key::SeriesKey::from_row(r, 1)?)))?;
+        mapped.collect::<rusqlite::Result<_>>()?
+    };
+    for (id, key) in rows {
+        c.execute("UPDATE runs SET series_key = ?1 WHERE id = ?2", params![key.text(), id])?;
+    }
+    c.execute_batch("CREATE INDEX runs_by_series ON runs (series_key, started_utc)")
+}
+
+/// Why the history file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("{path}: {source}")]
+    Sqlite { path: String, source: rusqlite::Error },
+    #[error(
+        "{path}: schema version {found} is newer than this commbench knows ({SCHEMA_VERSION}): use a newer commbench"
+    )]
+    Newer { path: String, found: i64 },
+    #[error("{path}: schema version '{found}' is not a version")]
+    BadVersion { path: String, found: String },
+    #[error("{path}: cannot create its directory: {source}")]
+    Dir { path: String, source: std::io::Error },
+}
+
+/// The schema version a file says (0 for a new, empty file).
+fn version(c: &Connection) -> Result<Result<i64, String>, rusqlite::Error> {
+    let has_meta: bool =
+        c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |r| {
+            r.get::<_, i64>(0).map(|n| n > 0)
+        })?;
+    if !has_meta {
+        return Ok(Ok(0));
+    }
+    let v: Option<String> =
+        c.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).optional()?;
+    Ok(match v {
+        None => Ok(0),
+        Some(v) => v.trim().parse::<i64>().map_err(|_| v),
+    })
+}
+
+/// Opens (creating it and its directory if needed) the history file and
+/// brings it to [`SCHEMA_VERSION`]; a file from a newer version is refused.
+pub fn open(path: &Path) -> Result<Connection, DbError> {
+    let shown = path.display().to_string();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| DbError::Dir { path: shown.clone(), source })?;
+    }
+    let sql = |source| DbError::Sqlite { path: shown.clone(), source };
+    let mut c = Connection::open(path).map_err(sql)?;
+    c.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+    // WAL lets readers go on while one writer writes; setting it needs the
+    // lock too, and busy_timeout waits for it.
+    c.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)).map_err(sql)?;
+    c.execute_batch("PRAGMA foreign_keys = ON").map_err(sql)?;
+    migrate(&mut c).map_err(|e| match e {
+        MigrateError::Sqlite(source) => DbError::Sqlite { path: shown.clone(), source },
+        MigrateError::Newer(found) => DbError::Newer { path: shown.clone(), found },
+        MigrateError::BadVersion(found) => DbError::BadVersion { path: shown.clone(), found },
+    })?;
+    Ok(c)
+}
+
+/// The version an opened (so current) file says.
+pub fn schema_version(c: &Connection) -> i64 {
+    version(c).ok().and_then(Result::ok).unwrap_or(0)
+}
+
+enum MigrateError {
+    Sqlite(rusqlite::Error),
+    Newer(i64),
+    BadVersion(String),
+}
+
+impl From<rusqlite::Error> for MigrateError {
+    fn from(e: rusqlite::Error) -> Self {
+        MigrateError::Sqlite(e)
+    }
+}
+
+/// Runs the steps from the file's version to the current one in one
+/// immediate transaction: two processes opening an old (or new) file at
+/// once take turns, and the second finds it current.
+fn migrate(c: &mut Connection) -> Result<(), MigrateError> {
+    // A quick look first: a current file needs no write lock.
+    if let Ok(Ok(v)) = version(c) {
+        if v == SCHEMA_VERSION {
+            return Ok(());
+        }
+    }
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let from = version(&tx)?.map_err(MigrateError::BadVersion)?;
+    if from > SCHEMA_VERSION {
+        return Err(MigrateError::Newer(from));
+    }
+    if from < 0 {
+        return Err(MigrateError::BadVersion(from.to_string()));
+    }
+    for step in &STEPS[from as usize..] {
+        step(&tx)?;
+    }
+    tx.execute(
+        "INSERT INTO meta (key, value) VALUES ('schema_version', ?1) \
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [SCHEMA_VERSION.to_string()],
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_steps_reach_the_current_version() {
+        assert_eq!(STEPS.len() as i64, SCHEMA_VERSION);
+    }
+
+    /// A file as version 1 wrote it, with a run and its points, opened by
+    /// this code: the run and points are all there, the new column holds
+    /// the key built from the old columns, the index exists, and the file
+    /// says version 2.
+    #[test]
+    fn a_version_1_file_is_brought_up_to_date_with_its_data() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("h.sqlite");
+        {
+            let c = Connection::open(&path).unwrap();
+            // Written out here, not taken from CREATE_V1: what a release
+            // of version 1 left on disk.
+            c.execute_batch(
+                "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                 CREATE TABLE runs (id INTEGER PRIMARY KEY, run_key TEXT NOT NULL UNIQUE,
+                   started_utc TEXT NOT NULL, label TEXT NOT NULL, system TEXT NOT NULL, hosts TEXT NOT NULL,
+                   benchmark TEXT NOT NULL, backend TEXT NOT NULL, memory TEXT NOT NULL,
+                   datatype TEXT NOT NULL, np INTEGER NOT NULL, placement TEXT NOT NULL,
+                   mpi_library TEXT NOT NULL, options TEXT NOT NULL, status TEXT NOT NULL,
+                   source TEXT NOT NULL, added_utc TEXT NOT NULL);
+                 CREATE TABLE points (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+                   size_bytes INTEGER NOT NULL, metric TEXT NOT NULL, value REAL NOT NULL,
+                   ci95_rel_pct REAL, PRIMARY KEY (run_id, metric, size_bytes));
+                 INSERT INTO meta VALUES ('schema_version', '1'), ('created_utc', '2026-01-01T00:00:00Z');
+                 INSERT INTO runs VALUES (7, 'k7', '2026-01-02T03:04:05Z', 'old', 'n1,n2', 'n1,n2',
+                   'osu_bw', 'mpi', 'host', 'MPI_CHAR', 2, 'none', 'Open MPI v4.1.4', '{\"window\":64}',
+                   'complete', 'r/old.csv', '2026-01-02T03:05:00Z');
+                 INSERT INTO points VALUES (7, 4194304, 'bandwidth', 12000.5, 1.5), (7, 8, 'bandwidth', 3.25, NULL);",
+            )
+            .unwrap();
+        }
+        let c = open(&path).unwrap();
+        assert_eq!(version(&c).unwrap(), Ok(2));
+        let (key, started): (String, String) = c
+            .query_row("SELECT series_key, started_utc FROM runs WHERE id = 7", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        assert_eq!(key, "n1,n2|osu_bw|mpi|host|MPI_CHAR|np=2|none|Open MPI v4.1.4|{\"window\":64}");
+        assert_eq!(started, "2026-01-02T03:04:05Z");
+        let points: Vec<(i64, f64, Option<f64>)> = c
+            .prepare("SELECT size_bytes, value, ci95_rel_pct FROM points WHERE run_id = 7 ORDER BY size_bytes")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(points, [(8, 3.25, None), (4194304, 12000.5, Some(1.5))]);
+        let index: i64 = c
+            .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_by_series'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(index, 1);
+        let created: String =
+            c.query_row("SELECT value FROM meta WHERE key = 'created_utc'", [], |r| r.get(0)).unwrap();
+        assert_eq!(created, "2026-01-01T00:00:00Z", "the step keeps what version 1 wrote");
+        // Opening it again changes nothing.
+        drop(c);
+        let c = open(&path).unwrap();
+        assert_eq!(version(&c).unwrap(), Ok(2));
+    }
+
+    #[test]
+    fn a_new_file_is_current_and_a_newer_one_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("sub/h.sqlite");
+        let c = open(&path).unwrap();
+        assert_eq!(version(&c).unwrap(), Ok(SCHEMA_VERSION));
+        c.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'", []).unwrap();
+        drop(c);
+        let e = open(&path).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: schema version 3 is newer than this commbench knows (2): use a newer commbench",
+                path.display()
+            )
+        );
+    }
+}

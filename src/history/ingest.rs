@@ -1,0 +1,361 @@
+//! `history add`: reads results the way `commbench compare` does (its
+//! readers, its refusals) and stores each measured table as one run.
+//! A run is known by a key built from its record's start time, its hosts,
+//! its benchmark and datatype and a hash of the CSV's bytes, so adding the
+//! same results twice stores them once.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, TransactionBehavior};
+
+use super::key::{self, SeriesKey};
+use crate::compare::input;
+use crate::compare::model::{Metric, Table};
+
+/// The metrics a history keeps, by their name in the `points` table.
+pub const METRICS: [(Metric, &str); 3] =
+    [(Metric::Latency, "latency"), (Metric::Bandwidth, "bandwidth"), (Metric::MessageRate, "message_rate")];
+
+pub fn metric_name(m: Metric) -> &'static str {
+    METRICS.iter().find(|(x, _)| *x == m).map_or("efficiency", |(_, n)| n)
+}
+
+pub fn metric_from_name(n: &str) -> Option<Metric> {
+    METRICS.iter().find(|(_, x)| *x == n).map(|(m, _)| *m)
+}
+
+/// One run ready to store: a table of one results file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Incoming {
+    pub key: SeriesKey,
+    pub run_key: String,
+    /// RFC 3339, as `Utc::rfc3339` writes it, so that text order is time
+    /// order.
+    pub started_utc: String,
+    /// The results file's name without its extension (a suite's folder
+    /// and name for a file of a suite folder).
+    pub label: String,
+    pub hosts: String,
+    pub status: String,
+    pub source: String,
+    /// (size, metric, value, ci95_rel_pct).
+    pub points: Vec<(u64, Metric, f64, Option<f64>)>,
+    /// The table as compare's reader gave it (what `history check` judges).
+    pub table: Table,
+}
+
+/// Why a results file is not taken: unreadable or cut short (`cut`), or
+/// its record says the run did not complete (`incomplete`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub line: String,
+    pub incomplete: bool,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.line)
+    }
+}
+
+fn bad(line: String) -> Refusal {
+    Refusal { line, incomplete: false }
+}
+
+/// FNV-1a, 64 bits, from `seed`: a content fingerprint (not a defence
+/// against anyone crafting collisions).
+fn fnv(seed: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(seed, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// 128 bits of fingerprint of `parts`, as hex.
+pub fn fingerprint(parts: &[&[u8]]) -> String {
+    let mut joined = Vec::new();
+    for p in parts {
+        joined.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        joined.extend_from_slice(p);
+    }
+    format!("{:016x}{:016x}", fnv(0xcbf2_9ce4_8422_2325, &joined), fnv(0x6c62_272e_07bb_0142, &joined))
+}
+
+/// A time as the history stores it (`2026-12-03T10:02:42.311Z`), from any
+/// RFC 3339 UTC text `report::time` reads.
+pub fn normal_time(text: &str) -> Option<String> {
+    let secs = crate::report::time::unix_seconds(text)?;
+    if !(0.0..1e11).contains(&secs) {
+        return None;
+    }
+    // Whole milliseconds, as written: no float error in the last digit.
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis((secs * 1000.0).round() as u64);
+    Some(crate::report::time::Utc::from_system(t).rfc3339())
+}
+
+/// A date given on the command line (`2026-12-01` or a full UTC time).
+pub fn parse_date(s: &str) -> Result<String, String> {
+    let full = if s.len() == 10 { format!("{s}T00:00:00Z") } else { s.to_string() };
+    normal_time(&full).ok_or_else(|| format!("'{s}' is not a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)"))
+}
+
+/// The stamp that starts a results file's or suite folder's name
+/// (`20261203T100242Z_osu_bw`), as a time.
+fn stamp_time(name: &str) -> Option<String> {
+    let s = name.get(..16)?;
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if !(digits(0..8) && b[8] == b'T' && digits(9..15) && b[15] == b'Z') {
+        return None;
+    }
+    normal_time(&format!("{}-{}-{}T{}:{}:{}Z", &s[0..4], &s[4..6], &s[6..8], &s[9..11], &s[11..13], &s[13..15]))
+}
+
+/// When a run started: its record's `start_utc`, else the stamp in its
+/// file's or folder's name, else the file's modification time.
+fn started(path: &Path, record: Option<&serde_json::Value>) -> String {
+    if let Some(t) = record.and_then(|r| r.get("start_utc")).and_then(|t| t.as_str()).and_then(normal_time) {
+        return t;
+    }
+    let name = |p: Option<&Path>| p.and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+    if let Some(t) = [name(Some(path)), name(path.parent())].into_iter().flatten().find_map(|n| stamp_time(&n)) {
+        return t;
+    }
+    let mtime = std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
+    crate::report::time::Utc::from_system(mtime).rfc3339()
+}
+
+/// The CSV's `backend` cell of its first row, where it has one.
+fn csv_backend(text: &str) -> Option<String> {
+    let mut r = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(text.as_bytes());
+    let at = r.headers().ok()?.iter().position(|h| h == "backend")?;
+    let row = r.records().next()?.ok()?;
+    row.get(at).map(str::to_string).filter(|b| !b.is_empty())
+}
+
+/// The files an input names: a CSV itself, the CSV beside a run record
+/// (`X.json` for `X.csv`), every CSV of a directory. OSU text outputs are
+/// not kept (no record says where or when they ran): a directory's are
+/// passed over with a note, one named alone is refused.
+pub fn files(path: &Path, notes: &mut Vec<String>) -> Result<Vec<PathBuf>, String> {
+    let ext = |p: &Path, e: &str| p.extension().is_some_and(|x| x.eq_ignore_ascii_case(e));
+    if path.is_dir() {
+        let all = input::results_files(path).map_err(|e| e.to_string())?;
+        let (csvs, other): (Vec<PathBuf>, Vec<PathBuf>) = all.into_iter().partition(|p| ext(p, "csv"));
+        for o in other {
+            notes.push(format!("{}: passed over: the history keeps commbench CSVs, not OSU text", o.display()));
+        }
+        if csvs.is_empty() {
+            return Err(format!("{}: no commbench results (CSV) found", path.display()));
+        }
+        return Ok(csvs);
+    }
+    if ext(path, "json") {
+        return Ok(vec![path.with_extension("csv")]);
+    }
+    if ext(path, "csv") {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    Err(format!("{}: the history keeps commbench CSVs and their run records, not other files", path.display()))
+}
+
+/// Reads one CSV (and its record) into runs, refusing what `commbench
+/// compare` would not judge: a file cut short, a run whose record says it
+/// did not complete. The error is the whole line after the program name.
+pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result<Vec<Incoming>, Refusal> {
+    let shown = csv.display().to_string();
+    let parsed = load(csv).map_err(bad)?;
+    notes.extend(parsed.notes.iter().map(ToString::to_string));
+    if let Some(cut) = parsed.cut.first() {
+        return Err(bad(format!("{cut}; a truncated results file is not kept")));
+    }
+    let info = parsed.tables.first().and_then(|t| t.run.clone());
+    if let Some(i) = info.as_ref().filter(|i| !i.completed()) {
+        let status = i.status.as_deref().unwrap_or("");
+        let line = format!("{shown}: the run record says '{status}': the run did not complete");
+        return Err(Refusal { line, incomplete: true });
+    }
+    let bytes = crate::input_file::read(csv).map_err(|e| bad(format!("{shown}: {e}")))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let record: Option<serde_json::Value> = crate::input_file::read_to_string(&csv.with_extension("json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .filter(serde_json::Value::is_object);
+    let start = started(csv, record.as_ref());
+    let record_start = record.as_ref().and_then(|r| r.get("start_utc")).and_then(|t| t.as_str()).unwrap_or("");
+    let hosts = info.as_ref().map(|i| i.hosts.clone()).unwrap_or_default();
+    let options = info.as_ref().and_then(|i| i.options.as_ref());
+    let backend = options
+        .and_then(|o| o.get("backend"))
+        .and_then(|b| b.as_str())
+        .map(String::from)
+        .or_else(|| csv_backend(&text))
+        .unwrap_or_else(|| "unknown".into());
+    let placement = options
+        .and_then(|o| o.get("placement"))
+        .and_then(|p| p.get("policy"))
+        .and_then(|p| p.as_str())
+        .unwrap_or("none")
+        .to_string();
+    let mpi_library = info.as_ref().and_then(|i| i.mpi_library.clone()).unwrap_or_else(|| "unknown".into());
+    let content = fingerprint(&[&bytes]);
+    let mut sorted_hosts = hosts.clone();
+    sorted_hosts.sort();
+    sorted_hosts.dedup();
+    let mut out = Vec::new();
+    for t in &parsed.tables {
+        let key = SeriesKey {
+            system: key::system(system, &hosts),
+            benchmark: t.benchmark.clone(),
+            backend: backend.clone(),
+            memory: memory_word(t),
+            datatype: t.datatype_key().to_string(),
+            np: t.np.unwrap_or(0),
+            placement: placement.clone(),
+            mpi_library: mpi_library.clone(),
+            options: key::options_text(options),
+        };
+        let run_key = fingerprint(&[
+            record_start.as_bytes(),
+            sorted_hosts.join(",").as_bytes(),
+            t.benchmark.as_bytes(),
+            t.datatype_key().as_bytes(),
+            content.as_bytes(),
+        ]);
+        out.push(Incoming {
+            points: points(t),
+            key,
+            run_key,
+            started_utc: start.clone(),
+            label: t.run_label.clone(),
+            hosts: sorted_hosts.join(","),
+            status: info.as_ref().and_then(|i| i.status.clone()).unwrap_or_else(|| "complete".into()),
+            source: shown.clone(),
+            table: t.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// Reads a results CSV with compare's reader, or a pairs measurements
+/// CSV with [`super::pairs_csv`] and its record as compare reads records.
+fn load(csv: &Path) -> Result<crate::compare::model::Parsed, String> {
+    let shown = csv.display().to_string();
+    let bytes = crate::input_file::read(csv).map_err(|e| format!("{shown}: {e}"))?;
+    let text = String::from_utf8_lossy(crate::input_file::without_bom(&bytes));
+    if !super::pairs_csv::is_pairs(&text) {
+        return input::load_file(csv).map_err(|e| e.to_string());
+    }
+    let label = csv.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut parsed = super::pairs_csv::parse(&text, &shown, &label).map_err(|e| format!("{shown}: {e}"))?;
+    let mut info = input::run_info(csv).map_err(|e| format!("{shown}: its run record: {e}"))?;
+    // A pairs record keeps its options as `config` (scheme, window, backend ...).
+    if let Some(i) = info.as_mut().filter(|i| i.options.is_none()) {
+        let record = crate::input_file::read_to_string(&csv.with_extension("json")).unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_str(&record).unwrap_or_default();
+        i.options = v.get("config").and_then(|c| c.as_object()).cloned();
+    }
+    for t in &mut parsed.tables {
+        t.np = info.as_ref().and_then(|i| i.world_size);
+        t.memory = info.as_ref().and_then(|i| i.memory).map(|memory| crate::compare::model::MemoryInfo {
+            memory,
+            from: "run record".into(),
+            weak: false,
+        });
+        t.run = info.clone();
+    }
+    Ok(parsed)
+}
+
+fn memory_word(t: &Table) -> String {
+    use crate::compare::model::Memory;
+    match t.memory.as_ref().map(|m| m.memory) {
+        Some(Memory::Host) => "host",
+        Some(Memory::Device) => "device",
+        Some(Memory::Managed) => "managed",
+        None => "unknown",
+    }
+    .into()
+}
+
+/// Every plausible value of the kept metrics, with its spread.
+fn points(t: &Table) -> Vec<(u64, Metric, f64, Option<f64>)> {
+    let mut out = Vec::new();
+    for p in &t.points {
+        for (m, _) in METRICS {
+            if let Some(v) = p.value(m).filter(|v| m.implausible(*v).is_none()) {
+                let ci = p.ci95_rel_pct.filter(|c| c.is_finite() && *c >= 0.0);
+                out.push((p.size, m, v, ci));
+            }
+        }
+    }
+    out
+}
+
+/// Stores `runs` in one immediate transaction; returns how many were new
+/// (the others were already there).
+pub fn store(c: &mut Connection, runs: &[Incoming]) -> rusqlite::Result<usize> {
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = crate::report::time::Utc::now().rfc3339();
+    let mut added = 0;
+    for r in runs {
+        let k = &r.key;
+        let n = tx.execute(
+            "INSERT INTO runs (run_key, started_utc, label, system, hosts, benchmark, backend, memory, datatype, np, \
+             placement, mpi_library, options, status, source, added_utc, series_key) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) \
+             ON CONFLICT (run_key) DO NOTHING",
+            params![
+                r.run_key,
+                r.started_utc,
+                r.label,
+                k.system,
+                r.hosts,
+                k.benchmark,
+                k.backend,
+                k.memory,
+                k.datatype,
+                k.np as i64,
+                k.placement,
+                k.mpi_library,
+                k.options,
+                r.status,
+                r.source,
+                now,
+                k.text()
+            ],
+        )?;
+        if n == 0 {
+            continue;
+        }
+        added += 1;
+        let id = tx.last_insert_rowid();
+        let mut st = tx.prepare_cached(
+            "INSERT OR REPLACE INTO points (run_id, size_bytes, metric, value, ci95_rel_pct) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for (size, m, v, ci) in &r.points {
+            st.execute(params![id, *size as i64, metric_name(*m), v, ci])?;
+        }
+    }
+    tx.commit()?;
+    Ok(added)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_and_times() {
+        assert_eq!(stamp_time("20261203T100242Z_osu_bw.csv").as_deref(), Some("2026-12-03T10:02:42.000Z"));
+        assert_eq!(stamp_time("osu_bw.csv"), None);
+        assert_eq!(stamp_time("20261203X100242Z_osu_bw.csv"), None);
+        assert_eq!(normal_time("2026-12-03T10:02:42.311Z").as_deref(), Some("2026-12-03T10:02:42.311Z"));
+        assert_eq!(parse_date("2026-12-01").as_deref(), Ok("2026-12-01T00:00:00.000Z"));
+        assert!(parse_date("yesterday").unwrap_err().contains("'yesterday' is not a date"));
+    }
+
+    #[test]
+    fn fingerprints_tell_parts_apart() {
+        assert_eq!(fingerprint(&[b"ab", b"c"]), fingerprint(&[b"ab", b"c"]));
+        assert_ne!(fingerprint(&[b"ab", b"c"]), fingerprint(&[b"a", b"bc"]));
+        assert_eq!(fingerprint(&[b""]).len(), 32);
+    }
+}

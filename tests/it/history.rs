@@ -1,0 +1,441 @@
+//! `commbench history` as a user runs it: runs written as commbench writes
+//! them (a CSV and its run record) with chosen numbers, so that every
+//! median, band and verdict below is known exactly; one real osu_bw run;
+//! two adds at once.
+
+use crate::common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+fn history(db: &Path, args: &[&str]) -> Run {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    c.arg("history").args(args).arg("--db").arg(db).env_remove("COMMBENCH_HISTORY");
+    let r = run_cmd(c, Duration::from_secs(60));
+    r.assert_no_panic();
+    r
+}
+
+const SIZES: [u64; 3] = [1, 1024, 4194304];
+
+/// A run as commbench writes one: `<dir>/<name>.csv` (osu_bw at SIZES,
+/// bandwidth `bw` at every size, 1% intervals) and its record.
+fn write_run(dir: &Path, name: &str, start: &str, bw: f64, status: &str, window: u64, iterations: u64) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut csv = String::from("benchmark,backend,datatype,size_bytes,window,np,iterations,bw_MBps,ci95_rel_pct\n");
+    for s in SIZES {
+        csv += &format!("osu_bw,mpi,MPI_CHAR,{s},{window},2,{iterations},{bw},1.0\n");
+    }
+    let path = dir.join(format!("{name}.csv"));
+    std::fs::write(&path, csv).unwrap();
+    let record = serde_json::json!({
+        "schema": "commbench-run-record/1", "benchmark": "osu_bw", "status": status, "start_utc": start,
+        "hosts": ["n2", "n1"],
+        "mpi": {"library_version": "Open MPI v4.1.4, package: Debian OpenMPI", "world_size": 2},
+        "options": {"backend": "mpi", "window": window, "iterations": iterations, "warmup": 10,
+                    "buffers": "single", "precision": null, "placement": {"policy": null}},
+        "buffers": {"memory": "host"}
+    });
+    std::fs::write(path.with_extension("json"), serde_json::to_string_pretty(&record).unwrap()).unwrap();
+    path
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Five steady runs (12000 ± 100 MB/s), on the 1st to the 5th.
+fn steady(dir: &Path) -> Vec<PathBuf> {
+    [12000.0, 12100.0, 11900.0, 12050.0, 11950.0]
+        .iter()
+        .enumerate()
+        .map(|(i, bw)| {
+            let start = format!("2026-11-0{}T10:00:00.000Z", i + 1);
+            write_run(dir, &format!("2026110{}T100000Z_osu_bw", i + 1), &start, *bw, "complete", 64, 100)
+        })
+        .collect()
+}
+
+#[test]
+fn history_add_is_idempotent_and_show_lists_the_series() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("h/history.sqlite");
+    let runs = steady(&d.path().join("res"));
+    let r = history(&db, &["add", s(&d.path().join("res"))]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(r.our_stderr_lines(), [format!("commbench history: {}: 5 run(s) added, 0 already there", db.display())]);
+    // The same runs again, by CSV and by record: nothing new.
+    let r = history(&db, &["add", s(&runs[0]), s(&runs[1].with_extension("json"))]);
+    assert_eq!(r.our_stderr_lines(), [format!("commbench history: {}: 0 run(s) added, 2 already there", db.display())]);
+    let r = history(&db, &["show"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines[0], format!("history {} (schema 2): 5 runs in 1 series", db.display()));
+    let series = lines.iter().find(|l| l.contains("bandwidth")).unwrap();
+    let cells: Vec<&str> = series.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        [
+            "osu_bw",
+            "MPI_CHAR",
+            "2",
+            "n1,n2",
+            "mpi",
+            "host",
+            "Open",
+            "MPI",
+            "v4.1.4",
+            "none",
+            "bandwidth",
+            "5",
+            "2026-11-01T10:00:00Z",
+            "2026-11-05T10:00:00Z",
+            r#"{"buffers":"single","window":64}"#
+        ]
+    );
+    let r = history(&db, &["show", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["series"].as_array().unwrap().len(), 1);
+    assert_eq!(v["series"][0]["runs"], 5);
+    assert_eq!(v["runs"].as_array().unwrap().len(), 5);
+    assert_eq!(v["runs"][4]["label"], "20261105T100000Z_osu_bw");
+    assert_eq!(v["runs"][4]["sizes"], 3);
+}
+
+#[test]
+fn history_add_refuses_incomplete_and_truncated_runs_and_keeps_the_rest() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    let good = write_run(d.path(), "good", "2026-11-01T10:00:00.000Z", 100.0, "complete", 64, 100);
+    let failed = write_run(d.path(), "failed", "2026-11-02T10:00:00.000Z", 100.0, "error", 64, 100);
+    let cut = write_run(d.path(), "cut", "2026-11-03T10:00:00.000Z", 100.0, "complete", 64, 100);
+    let text = std::fs::read_to_string(&cut).unwrap();
+    std::fs::write(&cut, text.trim_end_matches('\n').trim_end_matches("1.0")).unwrap();
+    let r = history(&db, &["add", s(&good), s(&failed), s(&cut)]);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    let lines = r.our_stderr_lines();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "commbench history: refused: {}: the run record says 'error': the run did not complete",
+            failed.display()
+        )
+    );
+    assert!(lines[1].starts_with(&format!("commbench history: refused: {}:", cut.display())), "{}", lines[1]);
+    assert!(lines[1].ends_with("; a truncated results file is not kept"), "{}", lines[1]);
+    assert_eq!(
+        lines[2],
+        format!("commbench history: {}: 1 run(s) added, 0 already there, 2 file(s) refused", db.display())
+    );
+    let r = history(&db, &["show", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(v["runs"][0]["label"], "good");
+    // Not a results file at all.
+    let r = history(&db, &["add", s(&d.path().join("nothing.csv"))]);
+    assert_eq!(r.code, Some(2));
+    assert!(r.our_stderr_lines()[0].starts_with("commbench history: refused: "), "{r:?}");
+}
+
+#[test]
+fn history_check_judges_against_the_baseline_and_names_the_first_departure() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    steady(&d.path().join("res"));
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+
+    // A run like the others: within noise or tolerance, exit 0; more
+    // iterations do not make it another series.
+    let ok = write_run(&d.path().join("new"), "ok", "2026-11-06T10:00:00.000Z", 12020.0, "complete", 64, 1000);
+    let r = history(&db, &["check", s(&ok)]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.starts_with("osu_bw MPI_CHAR: bandwidth in MB/s (higher is better)"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(
+            "reference: history baseline: median of 5 runs from 2026-11-01T10:00:00Z to 2026-11-05T10:00:00Z"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("PASS: 3 reference sizes in 1 table: 3 pass"), "{}", r.stdout);
+    assert!(r.stdout.contains("osu_bw 4194304 B: within its band in all 6 runs"), "{}", r.stdout);
+
+    // A slow run stored, then another checked: it fails, and the series
+    // left its band first at the stored one (run 6), whose band is
+    // 12000 ± 1.96 * 1.4826 * 50 / 12000 (MAD of the five before: 50).
+    let slow = write_run(&d.path().join("res2"), "slow", "2026-11-07T10:00:00.000Z", 9000.0, "complete", 64, 100);
+    assert_eq!(history(&db, &["add", s(&slow)]).code, Some(0));
+    let slow2 = write_run(&d.path().join("new"), "slow2", "2026-11-08T10:00:00.000Z", 9000.0, "complete", 64, 100);
+    let r = history(&db, &["check", s(&slow2)]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let half = 1.96 * 1.4826 * 50.0;
+    let band = format!("band {:.0}-{:.0}", 12000.0 - half, 12000.0 + half);
+    assert_eq!(band, "band 11855-12145");
+    for size in SIZES {
+        let line = format!("osu_bw {size} B: left its band first at run 6 (2026-11-07T10:00:00Z): 9000 MB/s, {band}");
+        assert!(r.stdout.contains(&line), "{line}\n{}", r.stdout);
+    }
+    // Median of the six: 11975; 9000 is 24.8% lower.
+    assert!(r.stdout.contains("24.8% lower than the reference (tolerance 10%)"), "{}", r.stdout);
+    assert!(r.stdout.contains("FAIL: 3 reference sizes in 1 table: 0 pass"), "{}", r.stdout);
+    // Allowed failures and a wide tolerance make it pass; --last 1
+    // judges against the slow run alone.
+    assert_eq!(history(&db, &["check", s(&slow2), "--allowed-failures", "3"]).code, Some(0));
+    assert_eq!(history(&db, &["check", s(&slow2), "--tolerance", "30%"]).code, Some(0));
+    let r = history(&db, &["check", s(&slow2), "--last", "1"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("median of 1 run from 2026-11-07T10:00:00Z to 2026-11-07T10:00:00Z"), "{}", r.stdout);
+    // --since after every run: no baseline, nothing to judge.
+    let r = history(&db, &["check", s(&slow2), "--since", "2026-12-01"]);
+    assert_eq!(r.code, Some(3), "{r:?}");
+    // JSON: compare's report and the band lines.
+    let r = history(&db, &["check", s(&slow2), "--format", "json", "--sizes", "1K"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["report"]["summary"]["failed"], 3);
+    assert_eq!(v["bands"].as_array().unwrap().len(), 1);
+    assert!(v["bands"][0].as_str().unwrap().starts_with("osu_bw 1024 B: left its band first at run 6"));
+}
+
+#[test]
+fn history_check_needs_a_baseline_of_the_same_series() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    steady(&d.path().join("res"));
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+    // Another window: another series, so nothing to judge.
+    let w = write_run(&d.path().join("new"), "w32", "2026-11-06T10:00:00.000Z", 12000.0, "complete", 32, 100);
+    let r = history(&db, &["check", s(&w)]);
+    assert_eq!(r.code, Some(3), "{r:?}");
+    let lines = r.our_stderr_lines();
+    assert!(lines[0].starts_with("commbench history: osu_bw MPI_CHAR np=2 on n1,n2: no baseline:"), "{lines:?}");
+    assert_eq!(
+        lines.last().unwrap(),
+        &"commbench history: nothing to judge: no baseline runs in the history for the checked results"
+    );
+    // Under another system label, the same.
+    let ok = write_run(&d.path().join("new"), "ok", "2026-11-06T10:00:00.000Z", 12000.0, "complete", 64, 100);
+    assert_eq!(history(&db, &["check", s(&ok), "--system", "other"]).code, Some(3));
+    assert_eq!(history(&db, &["check", s(&ok)]).code, Some(0));
+    // A run that did not complete fails the check, as compare's.
+    let bad = write_run(&d.path().join("bad"), "bad", "2026-11-06T10:00:00.000Z", 12000.0, "timeout", 64, 100);
+    let r = history(&db, &["check", s(&bad)]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    // Bad options: one line, exit 2.
+    let r = history(&db, &["check", s(&ok), "--last", "0"]);
+    assert_eq!(r.code, Some(2));
+    assert_eq!(r.our_stderr_lines().len(), 1, "{r:?}");
+}
+
+#[test]
+fn history_from_a_newer_version_is_refused_with_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    assert_eq!(history(&db, &["show"]).code, Some(0));
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'", []).unwrap();
+    drop(c);
+    for args in [&["show"][..], &["add", s(&db)][..]] {
+        let r = history(&db, args);
+        assert_eq!(r.code, Some(2), "{r:?}");
+        assert_eq!(
+            r.our_stderr_lines(),
+            [format!(
+                "commbench history: {}: schema version 9 is newer than this commbench knows (2): use a newer commbench",
+                db.display()
+            )]
+        );
+    }
+    // Not a database at all.
+    let junk = d.path().join("junk.sqlite");
+    std::fs::write(&junk, "this is not a database, it is a long enough line of text").unwrap();
+    let r = history(&junk, &["show"]);
+    assert_eq!(r.code, Some(2));
+    assert_eq!(r.our_stderr_lines().len(), 1, "{r:?}");
+    assert!(r.stderr.contains("not a database"), "{r:?}");
+}
+
+/// Two `history add` processes at once, each adding 25 runs one file per
+/// transaction: every run is there and SQLite finds the file intact.
+/// About 2 s (50 runs, two processes taking turns at the write lock).
+#[test]
+fn history_two_adds_at_once_lose_no_run() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    let mut procs = Vec::new();
+    for side in ["a", "b"] {
+        let dir = d.path().join(side);
+        let files: Vec<PathBuf> = (0..25)
+            .map(|i| {
+                let start = format!("2026-11-{:02}T{:02}:00:00.000Z", 1 + i % 28, if side == "a" { 1 } else { 2 });
+                write_run(&dir, &format!("{side}{i}"), &start, 1000.0 + i as f64, "complete", 64, 100)
+            })
+            .collect();
+        let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+        c.arg("history").arg("add").arg("--db").arg(&db).args(&files);
+        procs.push(c.output_with_timeout());
+    }
+    for p in procs {
+        let out = p.join().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let n: i64 = c.query_row("SELECT count(*) FROM runs", [], |r| r.get(0)).unwrap();
+    let points: i64 = c.query_row("SELECT count(*) FROM points", [], |r| r.get(0)).unwrap();
+    let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!((n, points, ok.as_str()), (50, 150, "ok"));
+}
+
+trait Spawned {
+    fn output_with_timeout(self) -> std::thread::JoinHandle<std::process::Output>;
+}
+
+impl Spawned for Command {
+    /// Starts the process now and collects its output on a thread.
+    fn output_with_timeout(mut self) -> std::thread::JoinHandle<std::process::Output> {
+        let child = self.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        std::thread::spawn(move || child.wait_with_output().unwrap())
+    }
+}
+
+#[test]
+fn history_export_and_plot() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    steady(&d.path().join("res"));
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+    let r = history(&db, &["export", "--format", "csv"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "run_id,started_utc,label,system,hosts,benchmark,backend,memory,datatype,np,placement,mpi_library,options,\
+         status,source,size_bytes,metric,unit,value,ci95_rel_pct"
+    );
+    assert_eq!(lines.len(), 1 + 5 * 3);
+    assert!(lines[3].starts_with("1,2026-11-01T10:00:00.000Z,20261101T100000Z_osu_bw,\"n1,n2\",\"n1,n2\",osu_bw,mpi,host,MPI_CHAR,2,none,Open MPI v4.1.4,"), "{}", lines[3]);
+    assert!(lines[3].ends_with(",4194304,bandwidth,MB/s,12000,1"), "{}", lines[3]);
+    let out = d.path().join("all.json");
+    let r = history(&db, &["export", "--format", "json", "--benchmark", "osu_bw", "--out", s(&out)]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 5);
+    assert_eq!(v["runs"][1]["points"][2]["value"], 12100.0);
+    let r = history(&db, &["export", "--format", "csv", "--system", "elsewhere"]);
+    assert_eq!(r.stdout.lines().count(), 1, "only the header");
+
+    // The plot: one SVG at the path given; a link there is replaced, its
+    // target untouched.
+    let svg = d.path().join("bw.svg");
+    let target = d.path().join("target.txt");
+    std::fs::write(&target, "keep").unwrap();
+    std::os::unix::fs::symlink(&target, &svg).unwrap();
+    let r = history(&db, &["plot", "osu_bw", "--out", s(&svg)]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    assert!(!std::fs::symlink_metadata(&svg).unwrap().file_type().is_symlink());
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).map(str::trim).collect();
+    assert!(texts.contains(&"osu_bw: bandwidth over time"), "{texts:?}");
+    for label in ["1 B", "1024 B", "4194304 B"] {
+        assert!(texts.contains(&label), "{label}: {texts:?}");
+    }
+    // Five runs: bands from the fourth on, one polygon per size.
+    assert_eq!(doc.descendants().filter(|n| n.has_tag_name("polygon")).count(), 3, "{text}");
+    let r = history(&db, &["plot", "osu_latency", "--out", s(&svg)]);
+    assert_eq!(r.code, Some(2));
+    assert_eq!(
+        r.our_stderr_lines(),
+        ["commbench history: no runs of osu_latency in the history (with the filters given)"]
+    );
+}
+
+/// A real osu_bw run on this machine: its results folder is taken with
+/// the host's name, the MPI library and the record's options.
+#[test]
+fn history_takes_a_real_osu_bw_run() {
+    let _g = mpi_lock();
+    let o = run_with_results(Mpi::OpenMpi, 2, "osu_bw", &["-m", "1:4096", "-i", "20", "-x", "2"]);
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    let dir = o.csv_path.parent().unwrap();
+    let r = history(&db, &["add", s(dir)]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let r = history(&db, &["show", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let host = o.record["hosts"][0].as_str().unwrap();
+    let run = &v["runs"][0];
+    assert_eq!(run["system"], host);
+    assert_eq!(run["benchmark"], "osu_bw");
+    assert_eq!(run["memory"], "host");
+    assert_eq!(run["np"], 2);
+    assert_eq!(run["sizes"], 13);
+    assert!(run["mpi_library"].as_str().unwrap().starts_with("Open MPI v"), "{run}");
+    assert_eq!(run["started_utc"], o.record["start_utc"]);
+    // Checked against a history of only itself: no baseline.
+    assert_eq!(history(&db, &["check", s(&o.csv_path)]).code, Some(3));
+}
+
+/// `commbench suite --history`: the suite folder's runs are in the
+/// history when the suite ends, one per benchmark, labelled by folder.
+#[test]
+fn history_suite_adds_its_runs_at_the_end() {
+    let _g = mpi_lock();
+    let work = tempfile::tempdir().unwrap();
+    let db = work.path().join("h.sqlite");
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.args(["suite", "--np", "2", "--bench", "latency,bw", "-m", "1:64", "-i", "10", "-x", "2", "-q"])
+        .arg("--results-dir")
+        .arg(work.path().join("res"))
+        .arg("--history")
+        .arg(&db)
+        .current_dir(work.path());
+    let run = run_cmd(c, Duration::from_secs(180));
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let line = format!("commbench history: {}: 2 run(s) added, 0 already there", db.display());
+    assert!(run.stderr.lines().any(|l| l == line), "{}", run.stderr);
+    let r = history(&db, &["show", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    let mut benches: Vec<&str> = runs.iter().map(|r| r["benchmark"].as_str().unwrap()).collect();
+    benches.sort_unstable();
+    assert_eq!(benches, ["osu_bw", "osu_latency"]);
+    for r in runs {
+        assert_eq!(r["sizes"], 7, "{r}");
+        assert!(r["label"].as_str().unwrap().ends_with(&format!("_suite/{}", r["benchmark"].as_str().unwrap())), "{r}");
+    }
+}
+
+/// `commbench pairs --history`: rank 0 adds the run, one table whose one
+/// size holds the median bandwidth over the directions of its CSV.
+#[test]
+fn history_pairs_adds_its_run_on_rank_0() {
+    let _g = mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let rd = dir.path().join("res");
+    let args =
+        ["pairs", "--size", "1MB", "-W", "8", "-i", "2", "-x", "1", "--results-dir", s(&rd), "--history", s(&db)];
+    let o = Launch { cwd: Some(dir.path().to_path_buf()), timeout: Some(Duration::from_secs(60)), ..Launch::default() };
+    let run = launch(Mpi::OpenMpi, 2, "commbench", &args, &o);
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let added = format!("commbench history: {}: 1 run(s) added, 0 already there", db.display());
+    assert_eq!(run.stderr.lines().filter(|l| *l == added).count(), 1, "only rank 0 adds:\n{}", run.stderr);
+    let csv = files_with_ext(&rd, "csv").into_iter().find(|p| p.to_string_lossy().ends_with("_pairs.csv")).unwrap();
+    let mut bws: Vec<f64> = read_csv(&csv).iter().map(|r| r["bw_MBps"].parse::<f64>().unwrap()).collect();
+    assert_eq!(bws.len(), 2, "one pair, both directions");
+    bws.sort_by(f64::total_cmp);
+    let r = history(&db, &["export", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let run = &v["runs"][0];
+    assert_eq!((run["benchmark"].as_str(), run["np"].as_u64()), (Some("commbench_pairs"), Some(2)));
+    assert!(run["options"].as_str().unwrap().contains(r#""window":8"#), "{run}");
+    assert_eq!(run["points"][0]["size_bytes"], 1048576);
+    assert_eq!(run["points"][0]["value"].as_f64().unwrap(), (bws[0] + bws[1]) / 2.0);
+}
