@@ -23,6 +23,7 @@ import csv
 import glob
 import json
 import os
+import shlex
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -159,8 +160,8 @@ class commbench_base(rfm.RunOnlyRegressionTest):
         if self.history_tolerance:
             check += ['--tolerance', self.history_tolerance]
 
-        cmds = [' '.join(_quote(a) for a in check),
-                f'cb_history=$?',
+        cmds = [' '.join(shlex.quote(a) for a in check),
+                'cb_history=$?',
                 f'echo "{HISTORY_MARK} $cb_history"']
         if self.history_add:
             ok = '0 3' if self.history_allow_empty else '0'
@@ -168,7 +169,7 @@ class commbench_base(rfm.RunOnlyRegressionTest):
                    '--db', self.history_db]
             cmds.append(
                 f'case " {ok} " in *" $cb_history "*) '
-                f'{" ".join(_quote(a) for a in add)} ;; esac'
+                f'{" ".join(shlex.quote(a) for a in add)} ;; esac'
             )
 
         return cmds
@@ -339,11 +340,6 @@ class commbench_base(rfm.RunOnlyRegressionTest):
             self.perf_variables[name] = sn.make_performance_function(
                 sn.defer(self.csv_value(column, size)), unit
             )
-
-
-def _quote(arg):
-    import shlex
-    return shlex.quote(arg)
 
 
 class commbench_pt2pt_base(commbench_base):
