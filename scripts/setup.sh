@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything commbench needs to build and test on Debian/Ubuntu:
 # Debian packages, cargo-nextest (the test runner scripts/test.sh uses), and
-# pip's NCCL wheel in a test virtual environment.
+# pip's NCCL wheel and reframe-hpc, each in a test virtual environment.
 # Idempotent: packages already present are not reinstalled and apt (or pip)
 # is not even consulted when nothing is missing.
 #
@@ -63,6 +63,23 @@ else
   python3 -m venv "$venv"
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check "$NCCL_WHEEL"
   echo "setup: NCCL test venv ready"
+fi
+
+# ReFrame, for the test that runs the ReFrame checks of contrib/reframe
+# under the real reframe-hpc (tests/it/reframe.rs): pip's package in a
+# virtual environment of its own, never activated. COMMBENCH_REFRAME_VENV
+# moves it (the test reads the same variable).
+REFRAME_PKG="reframe-hpc==4.10.4"
+rvenv=${COMMBENCH_REFRAME_VENV:-target/reframe-venv}
+if [ "$("$rvenv/bin/reframe" --version 2>/dev/null)" = "${REFRAME_PKG#*==}" ]; then
+  echo "setup: ReFrame venv present ($rvenv)"
+else
+  echo "setup: installing $REFRAME_PKG into $rvenv"
+  rm -rf "$rvenv"
+  mkdir -p "$(dirname "$rvenv")"
+  python3 -m venv "$rvenv"
+  "$rvenv/bin/python3" -m pip install -q --disable-pip-version-check "$REFRAME_PKG"
+  echo "setup: ReFrame venv ready"
 fi
 
 # The test runner: scripts/test.sh runs the tests with cargo-nextest (each

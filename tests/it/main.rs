@@ -28,6 +28,7 @@ mod neighborhood;
 mod pairs;
 mod persistent;
 mod placement;
+mod reframe;
 mod results;
 mod rma;
 mod safe_files;
