@@ -131,16 +131,42 @@ pub fn open(path: &Path) -> Result<Connection, DbError> {
     let sql = |source| DbError::Sqlite { path: shown.clone(), source };
     let mut c = Connection::open(path).map_err(sql)?;
     c.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
-    // WAL lets readers go on while one writer writes; setting it needs the
-    // lock too, and busy_timeout waits for it.
-    c.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)).map_err(sql)?;
     c.execute_batch("PRAGMA foreign_keys = ON").map_err(sql)?;
-    migrate(&mut c).map_err(|e| match e {
-        MigrateError::Sqlite(source) => DbError::Sqlite { path: shown.clone(), source },
-        MigrateError::Newer(found) => DbError::Newer { path: shown.clone(), found },
-        MigrateError::BadVersion(found) => DbError::BadVersion { path: shown.clone(), found },
-    })?;
-    Ok(c)
+    // Switching a file to WAL (which lets readers go on while one writer
+    // writes) needs it to itself, and SQLite answers "database is locked"
+    // at once, without its busy handler, when another process is opening
+    // the same new file: two `history add`s on a fresh file failed so. So
+    // the switch and the migration are tried again until BUSY_TIMEOUT.
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match prepare(&mut c) {
+            Ok(()) => return Ok(c),
+            Err(MigrateError::Sqlite(e)) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => {
+                return Err(match e {
+                    MigrateError::Sqlite(source) => DbError::Sqlite { path: shown.clone(), source },
+                    MigrateError::Newer(found) => DbError::Newer { path: shown.clone(), found },
+                    MigrateError::BadVersion(found) => DbError::BadVersion { path: shown.clone(), found },
+                })
+            }
+        }
+    }
+}
+
+/// WAL on, and the schema current.
+fn prepare(c: &mut Connection) -> Result<(), MigrateError> {
+    let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        c.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
+    }
+    migrate(c)
+}
+
+/// SQLite's "database is busy / locked" answers.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
 /// The version an opened (so current) file says.
