@@ -238,6 +238,21 @@ pub fn add(db: &Path, runs: &[PathBuf], system: Option<&str>, quiet: bool) -> i3
     }
 }
 
+/// Whether `args` (the words after `history`) are a command line
+/// `commbench history` takes, without doing anything: its first line of
+/// complaint when not (the docs' test checks every command they show).
+pub fn check_args(args: &[String]) -> Result<(), String> {
+    let argv = std::iter::once("commbench history".to_string()).chain(args.iter().cloned());
+    Args::try_parse_from(argv).map(drop).map_err(|e| {
+        let text = e.to_string();
+        text.lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("invalid arguments")
+            .trim_start_matches("error: ")
+            .to_string()
+    })
+}
+
 /// Entry point of `commbench history`; returns the exit status.
 pub fn main(args: &[String]) -> i32 {
     let a: Args = match crate::compare::args::parse("history", args) {

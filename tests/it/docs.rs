@@ -72,7 +72,7 @@ const HELP_ONLY: &[(&str, &str)] = &[("ab", "it runs the commands it is given")]
 
 /// Links to pages written on another branch, not here yet: allowed to be
 /// missing; checked like any other once present.
-const PENDING_PAGES: &[&str] = &["docs/history.md"];
+const PENDING_PAGES: &[&str] = &[];
 
 /// A command line from the docs: where it is and its words.
 #[derive(Debug, Clone)]
@@ -272,7 +272,7 @@ fn help_text(
         return h.clone();
     }
     let mut c = Command::new(bins.join("commbench"));
-    c.args([sub, "--help"]);
+    c.args(sub.split(' ')).arg("--help");
     let run = run_cmd(c, Duration::from_secs(30));
     let h = if run.code == Some(0) {
         Ok(run.stdout.clone())
@@ -294,7 +294,13 @@ fn check_commbench(
     let Some((sub, args)) = p.args.split_first() else {
         return Err("commbench without a command".into());
     };
-    let help = help_text(bins, sub, helps)?;
+    // history's options belong to its own subcommands (`history check
+    // --help` names --last); the option words after that word are checked.
+    let (help_of, args) = match (sub.as_str(), args.split_first()) {
+        ("history", Some((cmd, rest))) if !cmd.starts_with('-') => (format!("history {cmd}"), rest),
+        _ => (sub.clone(), args),
+    };
+    let help = help_text(bins, &help_of, helps)?;
     let unknown: Vec<String> = option_words(args).into_iter().filter(|o| !help_names(&help, o)).collect();
     if !unknown.is_empty() {
         return Err(format!("commbench {sub} --help does not name {}", unknown.join(", ")));
@@ -340,6 +346,7 @@ fn check_commbench(
                 Err(say_run(&format!("commbench {sub} {}", args.join(" ")), &run))
             }
         }
+        "history" => parsed(commbench::history::check_args(&p.args[1..])).map(|_| "--help and history's parser"),
         other if HELP_ONLY.iter().any(|(n, _)| *n == other) => Ok("--help only (HELP_ONLY)"),
         other => Err(format!("commbench {other}: no check for this command; add one, or add it to HELP_ONLY with why")),
     }
