@@ -46,40 +46,41 @@ else
   echo "setup: packages installed"
 fi
 
+cd "$(dirname "$0")/.."
+
+# fresh_venv NAME VENV PACKAGE: a new virtual environment at VENV (never
+# activated) holding pip's PACKAGE; whatever was at VENV is replaced.
+fresh_venv() {
+  echo "setup: installing $3 into $2"
+  rm -rf "$2"
+  mkdir -p "$(dirname "$2")"
+  python3 -m venv "$2"
+  "$2/bin/python3" -m pip install -q --disable-pip-version-check "$3"
+  echo "setup: $1 venv ready"
+}
+
 # The real NCCL, for the tests that prove the library search and the
 # version query against NCCL itself (tests/it/nccl_lib.rs): pip's wheel in a
-# virtual environment of its own, never activated, as a GPU machine keeps
-# it. Only the library is used (no GPU is needed to load it and ask its
-# version). COMMBENCH_TEST_VENV moves it.
+# virtual environment of its own, as a GPU machine keeps it. Only the
+# library is used (no GPU is needed to load it and ask its version).
+# COMMBENCH_TEST_VENV moves it.
 NCCL_WHEEL="nvidia-nccl-cu12==2.32.3"
 venv=${COMMBENCH_TEST_VENV:-target/nccl-venv}
-cd "$(dirname "$0")/.."
 if ls "$venv"/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 >/dev/null 2>&1; then
   echo "setup: NCCL test venv present ($venv)"
 else
-  echo "setup: installing $NCCL_WHEEL into $venv"
-  rm -rf "$venv"
-  mkdir -p "$(dirname "$venv")"
-  python3 -m venv "$venv"
-  "$venv/bin/python3" -m pip install -q --disable-pip-version-check "$NCCL_WHEEL"
-  echo "setup: NCCL test venv ready"
+  fresh_venv "NCCL test" "$venv" "$NCCL_WHEEL"
 fi
 
 # ReFrame, for the test that runs the ReFrame checks of contrib/reframe
-# under the real reframe-hpc (tests/it/reframe.rs): pip's package in a
-# virtual environment of its own, never activated. COMMBENCH_REFRAME_VENV
+# under the real reframe-hpc (tests/it/reframe.rs). COMMBENCH_REFRAME_VENV
 # moves it (the test reads the same variable).
 REFRAME_PKG="reframe-hpc==4.10.4"
 rvenv=${COMMBENCH_REFRAME_VENV:-target/reframe-venv}
 if [ "$("$rvenv/bin/reframe" --version 2>/dev/null)" = "${REFRAME_PKG#*==}" ]; then
   echo "setup: ReFrame venv present ($rvenv)"
 else
-  echo "setup: installing $REFRAME_PKG into $rvenv"
-  rm -rf "$rvenv"
-  mkdir -p "$(dirname "$rvenv")"
-  python3 -m venv "$rvenv"
-  "$rvenv/bin/python3" -m pip install -q --disable-pip-version-check "$REFRAME_PKG"
-  echo "setup: ReFrame venv ready"
+  fresh_venv "ReFrame" "$rvenv" "$REFRAME_PKG"
 fi
 
 # The test runner: scripts/test.sh runs the tests with cargo-nextest (each
