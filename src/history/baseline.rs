@@ -16,6 +16,7 @@ use super::ingest::{metric_from_name, metric_name};
 use super::key::SeriesKey;
 use crate::compare::judge::median;
 use crate::compare::model::Metric;
+use crate::stats::noise::robust_sd;
 
 /// Runs a band needs before a run can be said to have left it.
 pub const MIN_BAND_RUNS: usize = 3;
@@ -103,11 +104,7 @@ impl Baseline {
 pub fn baseline(values: &[(f64, Option<f64>)]) -> Option<Baseline> {
     let mut v: Vec<f64> = values.iter().map(|x| x.0).collect();
     let med = median(&mut v)?;
-    let dispersion = (values.len() >= MIN_BAND_RUNS && med > 0.0).then(|| {
-        let mut dev: Vec<f64> = v.iter().map(|x| (x - med).abs()).collect();
-        let mad = median(&mut dev).unwrap_or(0.0);
-        1.96 * 1.4826 * mad / med * 100.0
-    });
+    let dispersion = (values.len() >= MIN_BAND_RUNS && med > 0.0).then(|| 1.96 * robust_sd(&v, med) / med * 100.0);
     let own: Option<Vec<f64>> = values.iter().map(|x| x.1).collect();
     let own = own.and_then(|mut o| median(&mut o));
     let spread_pct = match (dispersion, own) {

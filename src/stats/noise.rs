@@ -237,7 +237,14 @@ impl FromStr for NoiseFlag {
     }
 }
 
-/// The median absolute deviation from `med` of ascending `sorted` values.
+/// The robust standard deviation of values around their median `med`:
+/// 1.4826 x the median absolute deviation, which is the standard deviation
+/// for normal data and moves little for a few far values.
+pub fn robust_sd(values: &[f64], med: f64) -> f64 {
+    1.4826 * mad(values, med)
+}
+
+/// The median absolute deviation from `med` of `values` (any order).
 fn mad(sorted: &[f64], med: f64) -> f64 {
     let mut dev: Vec<f64> = sorted.iter().map(|x| (x - med).abs()).collect();
     dev.sort_by(f64::total_cmp);
@@ -318,7 +325,7 @@ pub fn assess_sorted(samples: &[f64], sorted: &[f64], th: &NoiseThresholds) -> O
     let rel_ci = mean_ci(&m).map(|ci| ci.relative_half_width());
     let cv = m.cv();
     let med = median(sorted).unwrap_or(0.0);
-    let robust_sd = 1.4826 * mad(sorted, med);
+    let robust_sd = robust_sd(sorted, med);
     let robust_cv = (med > 0.0).then(|| robust_sd / med);
     let enough = samples.len() >= th.min_samples.max(4);
 
