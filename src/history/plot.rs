@@ -16,7 +16,7 @@ use super::baseline::{self, StoredRun, MIN_BAND_RUNS};
 use super::key::SeriesKey;
 use crate::compare::model::Metric;
 use crate::plot::axis::{linear_value_range, log_value_range, value_label};
-use crate::plot::chart::{BAND_OPACITY, HEIGHT, PALETTE, WIDTH};
+use crate::plot::chart::{band_polygon, draw_legend, HEIGHT, PALETTE, WIDTH};
 
 pub struct Request<'a> {
     pub benchmark: &'a str,
@@ -164,10 +164,8 @@ where
         if l.band.len() < 2 {
             continue;
         }
-        let colour = PALETTE[i % PALETTE.len()];
-        let mut outline: Vec<(f64, f64)> = l.band.iter().map(|b| (b.0 as f64, b.2)).collect();
-        outline.extend(l.band.iter().rev().map(|b| (b.0 as f64, b.1)));
-        chart.draw_series(std::iter::once(Polygon::new(outline, colour.mix(BAND_OPACITY).filled()))).map_err(err)?;
+        let band: Vec<(f64, f64, f64)> = l.band.iter().map(|b| (b.0 as f64, b.1, b.2)).collect();
+        chart.draw_series(std::iter::once(band_polygon(&band, PALETTE[i % PALETTE.len()]))).map_err(err)?;
     }
     for (i, l) in c.lines.iter().enumerate() {
         let colour = PALETTE[i % PALETTE.len()];
@@ -179,14 +177,7 @@ where
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3)));
         chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, colour.filled()))).map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(RGBColor(120, 120, 120))
-        .label_font(("sans-serif", 15))
-        .draw()
-        .map_err(err)
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft).map_err(err)
 }
 
 /// The series of `benchmark` to draw: of those matching the filters, the

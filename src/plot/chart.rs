@@ -164,11 +164,8 @@ where
         if band.len() < 2 {
             continue;
         }
-        let x = |s: u64| (s as f64).log2();
-        let mut outline: Vec<(f64, f64)> = band.iter().map(|b| (x(b.0), b.2)).collect();
-        outline.extend(band.iter().rev().map(|b| (x(b.0), b.1)));
-        let c = colour(spec, i);
-        chart.draw_series(std::iter::once(Polygon::new(outline, c.mix(BAND_OPACITY).filled()))).map_err(err)?;
+        let band: Vec<(f64, f64, f64)> = band.iter().map(|b| ((b.0 as f64).log2(), b.1, b.2)).collect();
+        chart.draw_series(std::iter::once(band_polygon(&band, colour(spec, i)))).map_err(err)?;
     }
     for (i, line) in spec.lines.iter().enumerate() {
         let c = colour(spec, i);
@@ -191,14 +188,7 @@ where
             chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, c.filled()))).map_err(err)?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(RGBColor(120, 120, 120))
-        .label_font(("sans-serif", 15))
-        .draw()
-        .map_err(err)
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft).map_err(err)
 }
 
 fn draw_sizeless(area: &DrawingArea<SVGBackend, Shift>, spec: &ChartSpec) -> Result<(), ChartError> {
@@ -249,14 +239,29 @@ fn draw_sizeless(area: &DrawingArea<SVGBackend, Shift>, spec: &ChartSpec) -> Res
             }
         }
     }
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight).map_err(err)
+}
+
+/// A shaded band behind a line: its (x, low, high) points, x ascending,
+/// outlined along the highs and back along the lows.
+pub fn band_polygon(band: &[(f64, f64, f64)], c: RGBColor) -> Polygon<(f64, f64)> {
+    let mut outline: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
+    outline.extend(band.iter().rev().map(|b| (b.0, b.1)));
+    Polygon::new(outline, c.mix(BAND_OPACITY).filled())
+}
+
+/// The legend box every chart draws, in its `corner`.
+pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    corner: SeriesLabelPosition,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(corner)
         .background_style(WHITE.mix(0.9))
         .border_style(RGBColor(120, 120, 120))
         .label_font(("sans-serif", 15))
         .draw()
-        .map_err(err)
 }
 
 fn shorten(s: &str, max: usize) -> String {
