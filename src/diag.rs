@@ -78,9 +78,46 @@ pub fn looks_like_row(line: &str) -> bool {
     })
 }
 
+/// Untrusted text (a benchmark name read from a CSV, a host name, an
+/// option value from a stored run) made safe to print on a terminal: every
+/// control character (C0, DEL, C1) and every character that reorders or
+/// hides text (the bidirectional overrides and isolates, zero-width
+/// characters) is written as a Rust-style escape (`\u{1b}`); everything
+/// else, backslashes and non-ASCII letters included, prints as it is.
+/// Text that needs none of this comes back borrowed and unchanged.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    fn unsafe_char(c: char) -> bool {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+    }
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printable_escapes_what_a_terminal_would_act_on() {
+        assert!(matches!(printable("osu_latency"), std::borrow::Cow::Borrowed("osu_latency")));
+        assert_eq!(printable("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(printable("x\ny\rz\t"), "x\\u{a}y\\u{d}z\\u{9}");
+        assert_eq!(printable("\u{9b}31m \u{7f}"), "\\u{9b}31m \\u{7f}");
+        assert_eq!(printable("ab\u{202e}cd\u{200b}"), "ab\\u{202e}cd\\u{200b}");
+        assert!(matches!(printable("a\\b"), std::borrow::Cow::Borrowed("a\\b")));
+        assert_eq!(printable("héllo wörld 東京"), "héllo wörld 東京");
+    }
 
     #[test]
     fn row_safe_breaks_the_loose_row_pattern() {
