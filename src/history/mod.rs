@@ -325,8 +325,8 @@ pub fn main(args: &[String]) -> i32 {
             match out {
                 None => print!("{text}"),
                 Some(o) => {
-                    if let Err(e) = crate::report::safe_file::replace(&o, text.as_bytes()) {
-                        crate::say!("commbench history: {}: {e}", o.display());
+                    if let Err(e) = crate::report::safe_file::write_named(&o, text.as_bytes()) {
+                        crate::say!("commbench history: {}: {e}", printable(&o.display().to_string()));
                         return 2;
                     }
                 }

@@ -2,8 +2,9 @@
 //! sizes over its runs (oldest left), each with the baseline band the runs
 //! before it formed, shaded. Drawn with plotters like `commbench plot`'s
 //! charts (its colours, size, band opacity and axis labels); the file is
-//! put in place whole and never written through a link
-//! ([`crate::report::safe_file::replace`]).
+//! put in place whole and never written through a link, and a device or
+//! standard output is written as what it is
+//! ([`crate::report::safe_file::write_named`]).
 
 use std::ops::Range;
 use std::path::Path;
@@ -17,6 +18,7 @@ use super::key::SeriesKey;
 use crate::compare::model::Metric;
 use crate::plot::axis::{linear_value_range, log_value_range, value_label};
 use crate::plot::chart::{band_polygon, draw_legend, HEIGHT, PALETTE, WIDTH};
+use crate::report::safe_file::Put;
 
 pub struct Request<'a> {
     pub benchmark: &'a str,
@@ -235,10 +237,18 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
             return 1;
         }
     };
-    if let Err(e) = crate::report::safe_file::replace(r.out, svg.as_bytes()) {
-        crate::say!("commbench history: {}: {e}", r.out.display());
-        return 1;
+    let shown = crate::diag::printable(&r.out.display().to_string()).into_owned();
+    match crate::report::safe_file::write_named(r.out, svg.as_bytes()) {
+        Err(e) => {
+            crate::say!("commbench history: {shown}: {e}");
+            1
+        }
+        // The path is said only for a file: on standard output it would
+        // follow the SVG.
+        Ok(Put::File) => {
+            println!("{shown}");
+            0
+        }
+        Ok(Put::Stream) => 0,
     }
-    println!("{}", r.out.display());
-    0
 }

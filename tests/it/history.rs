@@ -639,6 +639,62 @@ fn history_reading_commands_create_nothing() {
     }
 }
 
+/// `--out` a device or a descriptor is written as what it is, never
+/// replaced: a character device is written into, `/dev/stdout` and a link
+/// to `/proc/self/fd/1` put the text on standard output (the link stays a
+/// link), a FIFO gets the text when something reads it and is refused at
+/// once when nothing does.
+#[test]
+fn history_out_writes_devices_and_descriptors_as_they_are() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    steady(&d.path().join("res"));
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+    if let Some(dev) = null_device(d.path()) {
+        for args in [&["export", "--format", "csv", "--out", s(&dev)][..], &["plot", "osu_bw", "--out", s(&dev)][..]] {
+            let r = history(&db, args);
+            assert_eq!(r.code, Some(0), "{r:?}");
+            assert_eq!(r.stdout, "", "{args:?}");
+            assert!(is_char_device(&dev), "{args:?}: the device node was replaced");
+        }
+    }
+    let link = d.path().join("out.link");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    for out in ["/dev/stdout", s(&link)] {
+        let r = history(&db, &["export", "--format", "csv", "--out", out]);
+        assert_eq!(r.code, Some(0), "{r:?}");
+        assert!(r.stdout.starts_with("run_id,started_utc,"), "{out}: {r:?}");
+        assert_eq!(r.stdout.lines().count(), 1 + 5 * 3, "{out}");
+        let r = history(&db, &["plot", "osu_bw", "--out", out]);
+        assert_eq!(r.code, Some(0), "{r:?}");
+        assert!(roxmltree::Document::parse(&r.stdout).is_ok(), "{out}: not an SVG alone: {}", r.stdout);
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "{out}");
+    }
+    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/proc/self/fd/1"));
+
+    let fifo = d.path().join("out.fifo");
+    mkfifo(&fifo);
+    let r = history(&db, &["export", "--format", "json", "--out", s(&fifo)]);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    assert_eq!(
+        r.our_stderr_lines(),
+        [format!("commbench history: {}: a FIFO that no process reads: nothing written", fifo.display())]
+    );
+    // Held open here for reading (and writing, so the open does not wait
+    // for a writer): the JSON goes into the pipe.
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut reader =
+        std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&fifo).unwrap();
+    let r = history(&db, &["export", "--format", "json", "--out", s(&fifo)]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let mut got = vec![0u8; 1 << 16];
+    let n = reader.read(&mut got).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&got[..n]).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 5);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+}
 
 
 
