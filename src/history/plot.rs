@@ -204,7 +204,8 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
     let (key, others) = match pick(c, r) {
         Ok(Some(k)) => k,
         Ok(None) => {
-            crate::say!("commbench history: no runs of {} in the history (with the filters given)", r.benchmark);
+            let b = crate::diag::printable(r.benchmark);
+            crate::say!("commbench history: no runs of {b} in the history (with the filters given)");
             return 2;
         }
         Err(e) => {
@@ -215,8 +216,8 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
     if others > 0 {
         crate::say!(
             "commbench history: note: {} has {others} more series; drawn: {} (--system, --datatype choose)",
-            r.benchmark,
-            key.short()
+            crate::diag::printable(r.benchmark),
+            crate::diag::printable(&key.short())
         );
     }
     let runs = match baseline::runs_of(c, &key, None) {
@@ -227,13 +228,13 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
         }
     };
     let Some(spec) = chart(&key, &runs, r.sizes, r.last) else {
-        crate::say!("commbench history: {}: nothing to draw at the sizes asked", key.short());
+        crate::say!("commbench history: {}: nothing to draw at the sizes asked", crate::diag::printable(&key.short()));
         return 2;
     };
     let svg = match render(&spec) {
         Ok(s) => s,
         Err(e) => {
-            crate::say!("commbench history: cannot draw {}: {e}", key.short());
+            crate::say!("commbench history: cannot draw {}: {e}", crate::diag::printable(&key.short()));
             return 1;
         }
     };

@@ -696,7 +696,66 @@ fn history_out_writes_devices_and_descriptors_as_they_are() {
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
 }
 
+/// A CSV's benchmark name holding terminal escapes reaches the terminal
+/// escaped through show and check, on stdout and stderr.
+#[test]
+fn history_show_and_check_escape_names_from_results() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    let evil = "osu_bw\u{1b}]0;owned\u{7}\u{1b}[2J";
+    let dir = d.path().join("res");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, bw) in [100.0, 101.0, 99.0, 100.5, 60.0].iter().enumerate() {
+        let mut csv = String::from("benchmark,backend,datatype,size_bytes,np,bw_MBps,ci95_rel_pct\n");
+        for size in SIZES {
+            csv += &format!("{evil},mpi,MPI_CHAR,{size},2,{bw},1.0\n");
+        }
+        std::fs::write(dir.join(format!("2026110{}T100000Z_evil.csv", i + 1)), csv).unwrap();
+    }
+    let last = dir.join("20261105T100000Z_evil.csv");
+    let moved = d.path().join("20261105T100000Z_evil.csv");
+    std::fs::rename(&last, &moved).unwrap();
+    assert_eq!(history(&db, &["add", s(&dir)]).code, Some(0));
+    let runs: [&[&str]; 3] = [&["show"], &["check", s(&moved)], &["check", s(&moved), "--format", "md"]];
+    for args in runs {
+        let r = history(&db, args);
+        assert!(r.code == Some(0) || r.code == Some(1), "{r:?}");
+        assert!(!r.stdout.contains('\u{1b}') && !r.stdout.contains('\u{7}'), "{args:?}: {:?}", r.stdout);
+        assert!(!r.stderr.contains('\u{1b}') && !r.stderr.contains('\u{7}'), "{args:?}: {:?}", r.stderr);
+        assert!(r.stdout.contains("osu_bw\\u{1b}]0;owned\\u{7}\\u{1b}[2J"), "{args:?}: {}", r.stdout);
+    }
+    let r = history(&db, &["check", s(&moved)]);
+    assert!(
+        r.stdout.contains("osu_bw\\u{1b}]0;owned\\u{7}\\u{1b}[2J 1 B: left its band first at run "),
+        "{}",
+        r.stdout
+    );
+}
 
+/// Fields longer than a format width can hold (the system of an
+/// 8,000-host job, 100,000 characters of options) are shown whole, without a
+/// panic; only the padding stops at a column's cap.
+#[test]
+fn history_show_takes_fields_of_any_length() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    steady(&d.path().join("res"));
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+    // The system of an 8,000-host job (its hosts' names joined), and a
+    // long option value, as stored.
+    let system = (0..8000).map(|i| format!("node{i:04}")).collect::<Vec<_>>().join(",");
+    assert!(system.len() > 65_535);
+    let options = format!("{{\"x\":\"{}\"}}", "o".repeat(100_000));
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute("UPDATE runs SET system = ?1, options = ?2", [&system, &options]).unwrap();
+    drop(c);
+    let r = history(&db, &["show"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.lines().any(|l| l.contains(&system) && l.ends_with(&options)), "the whole fields are shown");
+    for head in r.stdout.lines().filter(|l| l.starts_with("  benchmark") || l.starts_with("  id")) {
+        assert!(head.len() < 400, "padding stops at a cap: {} characters", head.len());
+    }
+}
 
 /// A file that says schema version 0 (or none) but holds tables is not a
 /// history to extend: one line saying so, the file unchanged.
