@@ -798,6 +798,38 @@ fn history_with_tables_but_no_schema_version_is_one_line() {
     assert_eq!(tables, 1);
 }
 
+/// `--since` takes every real calendar date (leap days, the far future,
+/// before 1970) and refuses, in one line with the usage status, a date
+/// the calendar does not have.
+#[test]
+fn history_since_takes_every_calendar_date_and_no_other() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    steady(&d.path().join("res"));
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+    let ok = write_run(&d.path().join("new"), "ok", "2026-11-06T10:00:00.000Z", 12020.0, "complete", 64, 100);
+    for bad in ["2026-02-30", "2025-02-29", "2026-04-31", "2026-13-01", "2026-00-10", "2026-02-30T00:00:00Z", "26-1-1"]
+    {
+        let r = history(&db, &["check", s(&ok), "--since", bad]);
+        assert_eq!(r.code, Some(2), "{bad}: {r:?}");
+        let lines = r.our_stderr_lines();
+        assert_eq!(lines.len(), 1, "{bad}: {lines:?}");
+        assert!(lines[0].contains(&format!("'{bad}' is not a date")), "{bad}: {lines:?}");
+    }
+    for (good, code) in [
+        ("2024-02-29", 0),
+        ("1969-07-20", 0),
+        ("2026-11-03", 0),
+        ("2026-11-03T10:00:00Z", 0),
+        ("9999-12-31", 3),
+        ("9999-12-31T23:59:59Z", 3),
+    ] {
+        let r = history(&db, &["check", s(&ok), "--since", good]);
+        assert_eq!(r.code, Some(code), "{good}: {r:?}");
+    }
+    let r = history(&db, &["check", s(&ok), "--since", "2026-11-04"]);
+    assert!(r.stdout.contains("median of 2 runs from 2026-11-04T10:00:00Z"), "{}", r.stdout);
+}
 
 /// `commbench suite --history` with a link planted at the file: the
 /// suite's runs are kept in its folder, the history says its one line and
