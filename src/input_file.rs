@@ -17,8 +17,8 @@ use std::path::Path;
 /// machine description or hostfile (a 1000-size OSU output is ~50 KB).
 pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 
-/// What a non-regular file is, in words.
-fn kind(ft: &std::fs::FileType) -> &'static str {
+/// What a non-regular file is, in words ("a FIFO").
+pub fn kind(ft: &std::fs::FileType) -> &'static str {
     if ft.is_dir() {
         "a directory"
     } else if ft.is_fifo() {

@@ -1,6 +1,7 @@
 //! `history check RUN`: judges a run against its series' baseline with
 //! compare's judge (noise rule first, then the tolerance), and names, per
-//! key size, the first run where the series left its band.
+//! key size, the first run where the series left its band. Every line it
+//! prints goes through `diag::printable`: it holds names read from files.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -14,6 +15,7 @@ use crate::compare::format::{self, Format};
 use crate::compare::judge;
 use crate::compare::model::{Metric, Point, Table};
 use crate::compare::tolerance::Rules;
+use crate::diag::printable;
 
 /// What `history check` is asked.
 pub struct Request<'a> {
@@ -177,7 +179,7 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
     let files = match ingest::files(r.run, &mut notes) {
         Ok(f) => f,
         Err(e) => {
-            crate::say!("commbench history: {e}");
+            say(&e.to_string());
             return 2;
         }
     };
@@ -188,25 +190,21 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
             Ok(runs) => incoming.extend(runs),
             Err(e) if e.incomplete => incomplete.push(e.line),
             Err(e) => {
-                crate::say!("commbench history: {e}");
+                say(&e.to_string());
                 return 2;
             }
         }
     }
     if !r.quiet {
         for n in &notes {
-            crate::say!("commbench history: note: {n}");
+            say(&format!("note: {n}"));
         }
     }
     let mut seen: Vec<(String, String)> = Vec::new();
     for i in &incoming {
         let k = (i.key.benchmark.clone(), i.key.datatype.clone());
         if seen.contains(&k) {
-            crate::say!(
-                "commbench history: {} {} is in the checked results more than once: check one run at a time",
-                k.0,
-                k.1
-            );
+            say(&format!("{} {} is in the checked results more than once: check one run at a time", k.0, k.1));
             return 2;
         }
         seen.push(k);
@@ -218,7 +216,7 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
         let history = match baseline::runs_of(c, &i.key, r.since) {
             Ok(h) => h,
             Err(e) => {
-                crate::say!("commbench history: cannot read the history: {e}");
+                say(&format!("cannot read the history: {e}"));
                 return 2;
             }
         };
@@ -232,16 +230,16 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
         histories.push((i, history));
     }
     for line in &no_baseline {
-        crate::say!("commbench history: {line}");
+        say(line);
     }
     if refs.is_empty() {
         if incoming.is_empty() {
             for line in &incomplete {
-                crate::say!("commbench history: {line}: its results are not trusted: the check fails");
+                say(&format!("{line}: its results are not trusted: the check fails"));
             }
             return 1;
         }
-        crate::say!("commbench history: nothing to judge: no baseline runs in the history for the checked results");
+        say("nothing to judge: no baseline runs in the history for the checked results");
         return 3;
     }
     let runs: Vec<Table> = incoming.iter().map(|i| i.table.clone()).collect();
@@ -252,7 +250,7 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
     }
     if !r.quiet {
         for n in &report.notes {
-            crate::say!("commbench history: note: {n}");
+            say(&format!("note: {n}"));
         }
     }
     let mut lines = Vec::new();
@@ -262,7 +260,7 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
     let rendered = match format::render(&report, r.format) {
         Ok(s) => s,
         Err(e) => {
-            crate::say!("commbench history: cannot write the report: {e}");
+            say(&format!("cannot write the report: {e}"));
             return 2;
         }
     };
@@ -280,20 +278,33 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
                     let _ = writeln!(s, "  {l}");
                 }
             }
-            print!("{s}");
+            // Names from the results and the history are in the report:
+            // nothing a terminal would act on is printed as it is.
+            let mut out = String::with_capacity(s.len());
+            for line in s.lines() {
+                out.push_str(&printable(line));
+                out.push('\n');
+            }
+            print!("{out}");
         }
     }
     for line in &incomplete {
-        crate::say!("commbench history: {line}: its results are not trusted: the check fails");
+        say(&format!("{line}: its results are not trusted: the check fails"));
     }
     if !report.summary.ok {
         1
     } else if report.summary.nothing_judged() {
-        crate::say!("commbench history: nothing to judge: no size was measured by both the baseline and the run");
+        say("nothing to judge: no size was measured by both the baseline and the run");
         3
     } else {
         0
     }
+}
+
+/// One line on stderr, escaped as untrusted text (it names runs, files
+/// and series from the results and the history).
+fn say(line: &str) {
+    crate::say!("commbench history: {}", printable(line));
 }
 
 fn no_baseline_line(k: &SeriesKey) -> String {

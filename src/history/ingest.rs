@@ -78,11 +78,14 @@ pub fn fingerprint(parts: &[&[u8]]) -> String {
     format!("{:016x}{:016x}", fnv(0xcbf2_9ce4_8422_2325, &joined), fnv(0x6c62_272e_07bb_0142, &joined))
 }
 
+/// Where stored times end, in seconds since 1970 (in the year 5138).
+const STORED_END: f64 = 1e11;
+
 /// A time as the history stores it (`2026-12-03T10:02:42.311Z`), from any
 /// RFC 3339 UTC text `report::time` reads.
 pub fn normal_time(text: &str) -> Option<String> {
     let secs = crate::report::time::unix_seconds(text)?;
-    if !(0.0..1e11).contains(&secs) {
+    if !(0.0..STORED_END).contains(&secs) {
         return None;
     }
     // Whole milliseconds, as written: no float error in the last digit.
@@ -90,10 +93,24 @@ pub fn normal_time(text: &str) -> Option<String> {
     Some(crate::report::time::Utc::from_system(t).rfc3339())
 }
 
-/// A date given on the command line (`2026-12-01` or a full UTC time).
+/// A date given on the command line (`2026-12-01` or a full UTC time),
+/// as the history stores times: any day the calendar has, from year 0000
+/// to 9999. Stored times lie from 1970 to [`normal_time`]'s end, so a
+/// date outside is taken as that end: it selects the same runs.
 pub fn parse_date(s: &str) -> Result<String, String> {
+    let bad = || {
+        let s = crate::diag::printable(s);
+        format!("'{s}' is not a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)")
+    };
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    if !(digits(0..4) && b.get(4) == Some(&b'-') && digits(5..7) && b.get(7) == Some(&b'-') && digits(8..10)) {
+        return Err(bad());
+    }
     let full = if s.len() == 10 { format!("{s}T00:00:00Z") } else { s.to_string() };
-    normal_time(&full).ok_or_else(|| format!("'{s}' is not a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)"))
+    let secs = crate::report::time::unix_seconds(&full).ok_or_else(bad)?;
+    let ms = (secs.clamp(0.0, STORED_END) * 1000.0).round() as u64;
+    Ok(crate::report::time::Utc::from_system(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms)).rfc3339())
 }
 
 /// The stamp that starts a results file's or suite folder's name
@@ -350,6 +367,12 @@ mod tests {
         assert_eq!(normal_time("2026-12-03T10:02:42.311Z").as_deref(), Some("2026-12-03T10:02:42.311Z"));
         assert_eq!(parse_date("2026-12-01").as_deref(), Ok("2026-12-01T00:00:00.000Z"));
         assert!(parse_date("yesterday").unwrap_err().contains("'yesterday' is not a date"));
+        assert_eq!(parse_date("2024-02-29").as_deref(), Ok("2024-02-29T00:00:00.000Z"));
+        assert_eq!(parse_date("1969-07-20").as_deref(), Ok("1970-01-01T00:00:00.000Z"));
+        assert_eq!(parse_date("9999-12-31").as_deref(), Ok("5138-11-16T09:46:40.000Z"));
+        for bad in ["2026-02-30", "2025-02-29", "2026-04-31", "2026-1-1", "99999-01-01", "2026-01-01T25:00:00Z"] {
+            assert!(parse_date(bad).unwrap_err().contains(&format!("'{bad}' is not a date")), "{bad}");
+        }
     }
 
     #[test]

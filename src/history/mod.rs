@@ -29,6 +29,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::compare::format::Format;
 use crate::compare::tolerance::{self, Rules, ToleranceRule};
+use crate::diag::printable;
 
 /// Where the history is kept unless told otherwise.
 pub const DEFAULT_DB: &str = "results/history.sqlite";
@@ -180,7 +181,8 @@ pub fn db_path(given: Option<&Path>) -> PathBuf {
 /// `commbench suite --history` and `commbench pairs --history` end with
 /// this.
 pub fn add(db: &Path, runs: &[PathBuf], system: Option<&str>, quiet: bool) -> i32 {
-    let mut c = match db::open(db) {
+    let shown = printable(&db.display().to_string()).into_owned();
+    let mut c = match db::open(db, db::Mode::Write) {
         Ok(c) => c,
         Err(e) => {
             crate::say!("commbench history: {e}");
@@ -194,7 +196,7 @@ pub fn add(db: &Path, runs: &[PathBuf], system: Option<&str>, quiet: bool) -> i3
         let files = match ingest::files(path, &mut notes) {
             Ok(f) => f,
             Err(e) => {
-                crate::say!("commbench history: refused: {e}");
+                crate::say!("commbench history: refused: {}", printable(&e.to_string()));
                 refused += 1;
                 continue;
             }
@@ -203,7 +205,7 @@ pub fn add(db: &Path, runs: &[PathBuf], system: Option<&str>, quiet: bool) -> i3
             let incoming = match ingest::read(&f, system, &mut notes) {
                 Ok(i) => i,
                 Err(e) => {
-                    crate::say!("commbench history: refused: {e}");
+                    crate::say!("commbench history: refused: {}", printable(&e.line));
                     refused += 1;
                     continue;
                 }
@@ -214,7 +216,8 @@ pub fn add(db: &Path, runs: &[PathBuf], system: Option<&str>, quiet: bool) -> i3
                     added += n;
                 }
                 Err(e) => {
-                    crate::say!("commbench history: {}: cannot store {}: {e}", db.display(), f.display());
+                    let f = printable(&f.display().to_string()).into_owned();
+                    crate::say!("commbench history: {shown}: cannot store {f}: {}", db::one_line(&e));
                     return 2;
                 }
             }
@@ -222,15 +225,11 @@ pub fn add(db: &Path, runs: &[PathBuf], system: Option<&str>, quiet: bool) -> i3
     }
     if !quiet {
         for n in &notes {
-            crate::say!("commbench history: note: {n}");
+            crate::say!("commbench history: note: {}", printable(n));
         }
     }
     let refused_text = if refused > 0 { format!(", {refused} file(s) refused") } else { String::new() };
-    crate::say!(
-        "commbench history: {}: {added} run(s) added, {} already there{refused_text}",
-        db.display(),
-        taken - added
-    );
+    crate::say!("commbench history: {shown}: {added} run(s) added, {} already there{refused_text}", taken - added);
     if refused > 0 {
         2
     } else {
@@ -263,15 +262,16 @@ pub fn main(args: &[String]) -> i32 {
     if let Command::Add { runs, system, quiet } = &a.command {
         return add(&path, runs, system.as_deref(), *quiet);
     }
-    let c = match db::open(&path) {
+    let c = match db::open(&path, db::Mode::Read) {
         Ok(c) => c,
         Err(e) => {
             crate::say!("commbench history: {e}");
             return 2;
         }
     };
+    let shown = printable(&path.display().to_string()).into_owned();
     let failed = |e: &dyn std::fmt::Display| {
-        crate::say!("commbench history: {}: {e}", path.display());
+        crate::say!("commbench history: {shown}: {}", printable(&e.to_string()));
         2
     };
     match a.command {
@@ -325,8 +325,8 @@ pub fn main(args: &[String]) -> i32 {
             match out {
                 None => print!("{text}"),
                 Some(o) => {
-                    if let Err(e) = crate::report::safe_file::replace(&o, text.as_bytes()) {
-                        crate::say!("commbench history: {}: {e}", o.display());
+                    if let Err(e) = crate::report::safe_file::write_named(&o, text.as_bytes()) {
+                        crate::say!("commbench history: {}: {e}", printable(&o.display().to_string()));
                         return 2;
                     }
                 }

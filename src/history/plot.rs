@@ -2,8 +2,9 @@
 //! sizes over its runs (oldest left), each with the baseline band the runs
 //! before it formed, shaded. Drawn with plotters like `commbench plot`'s
 //! charts (its colours, size, band opacity and axis labels); the file is
-//! put in place whole and never written through a link
-//! ([`crate::report::safe_file::replace`]).
+//! put in place whole and never written through a link, and a device or
+//! standard output is written as what it is
+//! ([`crate::report::safe_file::write_named`]).
 
 use std::ops::Range;
 use std::path::Path;
@@ -17,6 +18,7 @@ use super::key::SeriesKey;
 use crate::compare::model::Metric;
 use crate::plot::axis::{linear_value_range, log_value_range, value_label};
 use crate::plot::chart::{band_polygon, draw_legend, HEIGHT, PALETTE, WIDTH};
+use crate::report::safe_file::Put;
 
 pub struct Request<'a> {
     pub benchmark: &'a str,
@@ -202,7 +204,8 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
     let (key, others) = match pick(c, r) {
         Ok(Some(k)) => k,
         Ok(None) => {
-            crate::say!("commbench history: no runs of {} in the history (with the filters given)", r.benchmark);
+            let b = crate::diag::printable(r.benchmark);
+            crate::say!("commbench history: no runs of {b} in the history (with the filters given)");
             return 2;
         }
         Err(e) => {
@@ -213,8 +216,8 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
     if others > 0 {
         crate::say!(
             "commbench history: note: {} has {others} more series; drawn: {} (--system, --datatype choose)",
-            r.benchmark,
-            key.short()
+            crate::diag::printable(r.benchmark),
+            crate::diag::printable(&key.short())
         );
     }
     let runs = match baseline::runs_of(c, &key, None) {
@@ -225,20 +228,28 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
         }
     };
     let Some(spec) = chart(&key, &runs, r.sizes, r.last) else {
-        crate::say!("commbench history: {}: nothing to draw at the sizes asked", key.short());
+        crate::say!("commbench history: {}: nothing to draw at the sizes asked", crate::diag::printable(&key.short()));
         return 2;
     };
     let svg = match render(&spec) {
         Ok(s) => s,
         Err(e) => {
-            crate::say!("commbench history: cannot draw {}: {e}", key.short());
+            crate::say!("commbench history: cannot draw {}: {e}", crate::diag::printable(&key.short()));
             return 1;
         }
     };
-    if let Err(e) = crate::report::safe_file::replace(r.out, svg.as_bytes()) {
-        crate::say!("commbench history: {}: {e}", r.out.display());
-        return 1;
+    let shown = crate::diag::printable(&r.out.display().to_string()).into_owned();
+    match crate::report::safe_file::write_named(r.out, svg.as_bytes()) {
+        Err(e) => {
+            crate::say!("commbench history: {shown}: {e}");
+            1
+        }
+        // The path is said only for a file: on standard output it would
+        // follow the SVG.
+        Ok(Put::File) => {
+            println!("{shown}");
+            0
+        }
+        Ok(Put::Stream) => 0,
     }
-    println!("{}", r.out.display());
-    0
 }

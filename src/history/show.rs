@@ -1,5 +1,7 @@
 //! `history show`: the series (one key and metric: how many runs, from
-//! when to when) and the runs a history holds, as text or JSON.
+//! when to when) and the runs a history holds, as text or JSON. The text
+//! escapes what a terminal would act on (`diag::printable`) and pads
+//! columns by hand, up to [`MAX_PAD`].
 
 use std::fmt::Write as _;
 
@@ -8,6 +10,7 @@ use serde::Serialize;
 
 use super::check::date_text;
 use super::key::SeriesKey;
+use crate::diag::printable;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct SeriesRow {
@@ -94,15 +97,18 @@ pub fn runs(c: &Connection, f: &Filter) -> rusqlite::Result<Vec<RunRow>> {
     rows.collect()
 }
 
-/// Columns padded to their widest cell, two spaces apart.
-pub fn columns(rows: &[Vec<String>]) -> String {
-    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> =
-        (0..n).map(|i| rows.iter().filter_map(|r| r.get(i)).map(|c| c.chars().count()).max().unwrap_or(0)).collect();
+/// The most a column of `show` is padded to: a longer cell (the hosts of
+/// a large job, a long option value) is shown whole and pushes the rest
+/// of its line right.
+pub const MAX_PAD: usize = 64;
+
+/// Rows as columns (see [`MAX_PAD`]), every cell escaped as untrusted
+/// text (names from results files and records), each line indented.
+fn columns<const N: usize>(rows: Vec<[String; N]>) -> String {
+    let rows: Vec<[String; N]> = rows.into_iter().map(|r| r.map(|c| printable(&c).into_owned())).collect();
     let mut out = String::new();
-    for r in rows {
-        let line: Vec<String> = r.iter().enumerate().map(|(i, c)| format!("{c:<w$}", w = widths[i])).collect();
-        let _ = writeln!(out, "  {}", line.join("  ").trim_end());
+    for line in crate::report::capped_columns(&rows, MAX_PAD) {
+        let _ = writeln!(out, "  {line}");
     }
     out
 }
@@ -111,7 +117,8 @@ pub fn text(db: &str, version: i64, series: &[SeriesRow], runs: &[RunRow]) -> St
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "history {db} (schema {version}): {} run{} in {} series",
+        "history {} (schema {version}): {} run{} in {} series",
+        printable(db),
         runs.len(),
         if runs.len() == 1 { "" } else { "s" },
         series.len()
@@ -133,11 +140,10 @@ pub fn text(db: &str, version: i64, series: &[SeriesRow], runs: &[RunRow]) -> St
             "last",
             "options",
         ]
-        .map(String::from)
-        .to_vec()];
+        .map(String::from)];
         for s in series {
             let k = &s.key;
-            rows.push(vec![
+            rows.push([
                 k.benchmark.clone(),
                 k.datatype.clone(),
                 k.np.to_string(),
@@ -153,15 +159,15 @@ pub fn text(db: &str, version: i64, series: &[SeriesRow], runs: &[RunRow]) -> St
                 k.options.clone(),
             ]);
         }
-        o.push_str(&columns(&rows));
+        o.push_str(&columns(rows));
     }
     if !runs.is_empty() {
         let _ = writeln!(o, "\nRuns:");
-        let mut rows = vec![["id", "started", "benchmark", "datatype", "np", "system", "status", "sizes", "label"]
-            .map(String::from)
-            .to_vec()];
+        let mut rows =
+            vec![["id", "started", "benchmark", "datatype", "np", "system", "status", "sizes", "label"]
+                .map(String::from)];
         for r in runs {
-            rows.push(vec![
+            rows.push([
                 r.id.to_string(),
                 date_text(&r.started_utc),
                 r.key.benchmark.clone(),
@@ -173,7 +179,7 @@ pub fn text(db: &str, version: i64, series: &[SeriesRow], runs: &[RunRow]) -> St
                 r.label.clone(),
             ]);
         }
-        o.push_str(&columns(&rows));
+        o.push_str(&columns(rows));
     }
     o
 }

@@ -15,6 +15,9 @@
 //!   for the new copy, the new bytes written over the old file in place
 //!   (a file written with room to spare, [`with_room`], can still be
 //!   rewritten on a full disk: how a run record still gets its end).
+//! - [`write_named`]: an output a user names (`--out FILE`), written as
+//!   what is there: standard output, a character device or a FIFO is
+//!   written into, never replaced; anything else is [`replace`]d.
 //! - [`RowFile`]: a file written in whole rows: a row that cannot be
 //!   written whole is taken back, so a reader never sees half of one.
 //! - [`name_part`], [`sibling`]: output names built from
@@ -113,6 +116,93 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     written
+}
+
+/// Where [`write_named`] put the bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Put {
+    /// A regular file put in place whole ([`replace`]).
+    File,
+    /// Written into what was there: standard output or error, a
+    /// character device, a FIFO.
+    Stream,
+}
+
+/// The file standard output (1) or standard error (2) has open, when it
+/// is the file `m` describes.
+fn std_stream_of(m: &fs::Metadata) -> Option<File> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let same = |f: &File| f.metadata().is_ok_and(|s| s.dev() == m.dev() && s.ino() == m.ino());
+    let out = io::stdout().as_fd().try_clone_to_owned().ok().map(File::from).filter(same);
+    out.or_else(|| io::stderr().as_fd().try_clone_to_owned().ok().map(File::from).filter(same))
+}
+
+/// Writes `bytes` to the output a user named (`--out FILE`) as what is
+/// there, never replacing a device or a descriptor with a file:
+/// - the path, followed through links, is the file standard output or
+///   standard error has open (`/dev/stdout`, a link to `/proc/self/fd/1`,
+///   a pipe or terminal): written on that descriptor;
+/// - a character device (`/dev/null`, a terminal) or a FIFO, named
+///   itself (not through a link): written into, never created or
+///   truncated; a FIFO that no process reads is refused at once, not
+///   waited for;
+/// - a block device, a socket or a directory: refused;
+/// - anything else (a regular file, nothing yet, a link to anything but
+///   standard output or error): [`replace`], so a link planted there is
+///   replaced, its target untouched.
+pub fn write_named(path: &Path, bytes: &[u8]) -> io::Result<Put> {
+    use std::os::unix::fs::FileTypeExt;
+    let refuse = |why: String| Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+    let own = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return replace(path, bytes).map(|_| Put::File),
+        Err(e) => return Err(e),
+    };
+    if let Some(mut f) = fs::metadata(path).ok().as_ref().and_then(std_stream_of) {
+        // What this process printed before goes out first.
+        io::stdout().flush()?;
+        f.write_all(bytes)?;
+        f.flush()?;
+        return Ok(Put::Stream);
+    }
+    let ft = own.file_type();
+    if ft.is_block_device() || ft.is_socket() || ft.is_dir() {
+        let what = crate::input_file::kind(&ft);
+        return refuse(format!("{what}: nothing written (give a file, a character device, a FIFO or /dev/stdout)"));
+    }
+    if !(ft.is_char_device() || ft.is_fifo()) {
+        return replace(path, bytes).map(|_| Put::File);
+    }
+    // Not O_CREAT, not O_TRUNC; O_NOFOLLOW: a link swapped in since the
+    // look is not followed; O_NONBLOCK: a FIFO without a reader fails at
+    // once (ENXIO) instead of waiting.
+    let opened =
+        OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path);
+    let mut f = match opened {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) && ft.is_fifo() => {
+            return refuse("a FIFO that no process reads: nothing written".into())
+        }
+        Err(e) => return Err(e),
+    };
+    let now = f.metadata()?.file_type();
+    if !(now.is_char_device() || now.is_fifo()) {
+        return refuse("no longer a device or a FIFO when opened: nothing written".into());
+    }
+    // Blocking writes from here: a reader slower than the writer is
+    // waited for, as a shell's redirection would.
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_GETFL and F_SETFL on a descriptor this function owns.
+    unsafe {
+        let fl = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
+        if fl == -1 || libc::fcntl(f.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK) == -1 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    f.write_all(bytes)?;
+    f.flush()?;
+    Ok(Put::Stream)
 }
 
 /// Whether `e` says the file system has no room left (ENOSPC, EDQUOT).
@@ -314,6 +404,40 @@ mod tests {
         assert_eq!(fs::read_to_string(&link).unwrap(), "<svg/>");
         // Nothing else is left in the directory.
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 2);
+    }
+
+    /// What cannot take an output is refused in one sentence, left as it
+    /// was; a file, nothing yet, or a link to a file is put in place.
+    #[test]
+    fn write_named_refuses_what_cannot_take_an_output() {
+        use std::os::unix::fs::FileTypeExt;
+        let d = tempfile::tempdir().unwrap();
+        let e = write_named(d.path(), b"x").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "a directory: nothing written (give a file, a character device, a FIFO or /dev/stdout)"
+        );
+        let sock = d.path().join("s");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        assert!(write_named(&sock, b"x").unwrap_err().to_string().starts_with("a socket: nothing written"));
+        assert!(fs::symlink_metadata(&sock).unwrap().file_type().is_socket());
+        // A block device node of a device no driver has: refused before
+        // any open (root only; skipped elsewhere).
+        let blk = d.path().join("b");
+        let c = std::ffi::CString::new(blk.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mknod only creates a node.
+        if unsafe { libc::mknod(c.as_ptr(), libc::S_IFBLK | 0o600, libc::makedev(4095, 4095)) } == 0 {
+            assert!(write_named(&blk, b"x").unwrap_err().to_string().starts_with("a block device: nothing written"));
+            assert!(fs::symlink_metadata(&blk).unwrap().file_type().is_block_device());
+        }
+        let new = d.path().join("new.csv");
+        assert_eq!(write_named(&new, b"a\n").unwrap(), Put::File);
+        assert_eq!(fs::read_to_string(&new).unwrap(), "a\n");
+        let link = d.path().join("link.csv");
+        symlink(&new, &link).unwrap();
+        assert_eq!(write_named(&link, b"b\n").unwrap(), Put::File);
+        assert_eq!(fs::read_to_string(&new).unwrap(), "a\n", "the link's target is untouched");
+        assert!(!fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     }
 
     #[test]

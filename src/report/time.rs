@@ -29,9 +29,19 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// Days in month `m` (1-12) of year `y` of the Gregorian calendar.
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
 /// Seconds since the Unix epoch of a time as [`Utc::rfc3339`] writes it
 /// (`2026-11-30T08:36:46.123Z`; the fraction may be missing or of any
-/// length); None for anything else.
+/// length); None for anything else, a day the month does not have too.
 pub fn unix_seconds(text: &str) -> Option<f64> {
     let t = text.strip_suffix('Z')?;
     let (date, time) = t.split_once('T')?;
@@ -41,7 +51,7 @@ pub fn unix_seconds(text: &str) -> Option<f64> {
     let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
     let mut h = hms.splitn(3, ':');
     let (hh, mm, ss) = (num(h.next()?)?, num(h.next()?)?, num(h.next()?)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
+    if !(1..=12).contains(&mo) || !(1..=days_in_month(y, mo)).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
         return None;
     }
     let frac = if frac.is_empty() { 0.0 } else { format!("0.{frac}").parse::<f64>().ok()? };
@@ -121,7 +131,18 @@ mod tests {
         assert_eq!(unix_seconds("2026-11-30T08:36:46.123Z"), Some(1_796_027_806.123));
         assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), Some(0.0));
         assert_eq!(unix_seconds("2000-02-29T00:00:00.000Z"), Some(951_782_400.0));
-        for bad in ["", "2026-11-30", "2026-13-01T00:00:00Z", "2026-11-30T08:36:46", "x-1-1T0:0:0Z"] {
+        assert_eq!(unix_seconds("2024-02-29T00:00:00Z"), Some(1_709_164_800.0));
+        for bad in [
+            "",
+            "2026-11-30",
+            "2026-13-01T00:00:00Z",
+            "2026-11-30T08:36:46",
+            "x-1-1T0:0:0Z",
+            "2026-02-30T00:00:00Z",
+            "2026-02-29T00:00:00Z",
+            "1900-02-29T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+        ] {
             assert_eq!(unix_seconds(bad), None, "{bad}");
         }
         let now = Utc::now();

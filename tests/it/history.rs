@@ -234,7 +234,8 @@ fn history_check_needs_a_baseline_of_the_same_series() {
 fn history_from_a_newer_version_is_refused_with_one_line() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("history.sqlite");
-    assert_eq!(history(&db, &["show"]).code, Some(0));
+    let run = write_run(d.path(), "run", "2026-11-01T10:00:00.000Z", 100.0, "complete", 64, 100);
+    assert_eq!(history(&db, &["add", s(&run)]).code, Some(0));
     let c = rusqlite::Connection::open(&db).unwrap();
     c.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'", []).unwrap();
     drop(c);
@@ -438,4 +439,421 @@ fn history_pairs_adds_its_run_on_rank_0() {
     assert!(run["options"].as_str().unwrap().contains(r#""window":8"#), "{run}");
     assert_eq!(run["points"][0]["size_bytes"], 1048576);
     assert_eq!(run["points"][0]["value"].as_f64().unwrap(), (bws[0] + bws[1]) / 2.0);
+}
+
+/// `commbench history ARGS` run in `cwd` with the default file (no
+/// `--db`, no `$COMMBENCH_HISTORY`).
+fn history_here(cwd: &Path, args: &[&str]) -> Run {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    c.arg("history").args(args).env_remove("COMMBENCH_HISTORY").current_dir(cwd);
+    let r = run_cmd(c, Duration::from_secs(60));
+    r.assert_no_panic();
+    r
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+fn beside(db: &Path, suffix: &str) -> PathBuf {
+    PathBuf::from(format!("{}{suffix}", db.display()))
+}
+
+fn mkfifo(p: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", p.display());
+}
+
+/// A character device node of the null device (1, 3) made in `dir`, so
+/// that what a command does beside or to a device stays in the test's own
+/// folder; without the right to make one, /dev/null itself (which such a
+/// process cannot replace or write beside either). None when root cannot
+/// make one (a container without CAP_MKNOD).
+fn null_device(dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = dir.join("null");
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mknod only creates a node.
+    if unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) } == 0 {
+        return Some(p);
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some(PathBuf::from("/dev/null"));
+    }
+    eprintln!("no device node can be made here: the device part is skipped");
+    None
+}
+
+fn is_char_device(p: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(p).unwrap().file_type().is_char_device()
+}
+
+fn link_refused(shown: &str) -> String {
+    format!(
+        "commbench history: {shown}: a symbolic link: the history file is never opened through one (give the file itself)"
+    )
+}
+
+/// A link planted at the history's name is refused, never followed, at
+/// the default place and at `--db`, dangling too, by every subcommand; so
+/// is a link or a FIFO at the names SQLite keeps beside the file
+/// (`-wal`, `-shm`, `-journal`). What a link points to stays as it was.
+#[test]
+fn history_refuses_a_link_as_its_file_or_beside_it() {
+    let d = tempfile::tempdir().unwrap();
+    let run = write_run(&d.path().join("r"), "run", "2026-11-01T10:00:00.000Z", 100.0, "complete", 64, 100);
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "").unwrap();
+    std::fs::create_dir(d.path().join("results")).unwrap();
+    let planted = d.path().join("results/history.sqlite");
+    std::os::unix::fs::symlink("../victim", &planted).unwrap();
+    for args in [&["add", "r"][..], &["show"][..]] {
+        let r = history_here(d.path(), args);
+        assert_eq!(r.code, Some(2), "{r:?}");
+        assert_eq!(r.our_stderr_lines(), [link_refused("results/history.sqlite")], "{args:?}");
+    }
+    let dangling = d.path().join("dangling.sqlite");
+    std::os::unix::fs::symlink(d.path().join("nowhere.sqlite"), &dangling).unwrap();
+    for db in [&planted, &dangling] {
+        for args in [&["add", s(&run)][..], &["export", "--format", "csv"][..]] {
+            let r = history(db, args);
+            assert_eq!(r.code, Some(2), "{r:?}");
+            assert_eq!(r.our_stderr_lines(), [link_refused(s(db))], "{args:?}");
+        }
+    }
+    assert_eq!(std::fs::metadata(&victim).unwrap().len(), 0, "the link's target is untouched");
+    assert!(!d.path().join("nowhere.sqlite").exists());
+    assert_eq!(names_in(&d.path().join("results")), ["history.sqlite"]);
+
+    let db = d.path().join("h.sqlite");
+    assert_eq!(history(&db, &["add", s(&run)]).code, Some(0));
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let name = beside(&db, suffix);
+        for (as_link, what) in [(true, "a symbolic link"), (false, "a FIFO")] {
+            if as_link {
+                std::os::unix::fs::symlink(&victim, &name).unwrap();
+            } else {
+                mkfifo(&name);
+            }
+            for args in [&["add", s(&run)][..], &["show"][..]] {
+                let r = history(&db, args);
+                assert_eq!(r.code, Some(2), "{r:?}");
+                assert_eq!(
+                    r.our_stderr_lines(),
+                    [format!(
+                        "commbench history: {}: {what}: SQLite's files beside the history must be its own regular \
+                         files (remove it)",
+                        name.display()
+                    )],
+                    "{args:?}"
+                );
+            }
+            std::fs::remove_file(&name).unwrap();
+        }
+    }
+    assert_eq!(std::fs::metadata(&victim).unwrap().len(), 0, "the link's target is untouched");
+    assert_eq!(history(&db, &["show"]).code, Some(0), "usable again once the names are clear");
+}
+
+/// `--db` a device: one line before SQLite touches it, nothing made
+/// beside it, the node still the node.
+#[test]
+fn history_refuses_a_device_as_its_file() {
+    let d = tempfile::tempdir().unwrap();
+    let Some(dev) = null_device(d.path()) else { return };
+    let run = write_run(&d.path().join("r"), "run", "2026-11-01T10:00:00.000Z", 100.0, "complete", 64, 100);
+    for args in [&["add", s(&run)][..], &["show"][..], &["export", "--format", "json"][..]] {
+        let r = history(&dev, args);
+        assert_eq!(r.code, Some(2), "{r:?}");
+        assert_eq!(
+            r.our_stderr_lines(),
+            [format!(
+                "commbench history: {}: a character device, not a regular file: the history is a SQLite database file",
+                dev.display()
+            )],
+            "{args:?}"
+        );
+    }
+    for suffix in ["-journal", "-wal", "-shm"] {
+        assert!(!beside(&dev, suffix).exists(), "{suffix}");
+    }
+    assert!(is_char_device(&dev));
+}
+
+/// show, check, export and plot only read: a missing file is one line,
+/// exit 2, and nothing is created (no folder, no file); on a history that
+/// exists they leave its folder as it was.
+#[test]
+fn history_reading_commands_create_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("a/missing/path.sqlite");
+    let ok = write_run(&d.path().join("new"), "ok", "2026-11-06T10:00:00.000Z", 12020.0, "complete", 64, 100);
+    let svg = d.path().join("x.svg");
+    let reading: [&[&str]; 4] =
+        [&["show"], &["check", s(&ok)], &["export", "--format", "csv"], &["plot", "osu_bw", "--out", s(&svg)]];
+    for args in reading {
+        let r = history(&missing, args);
+        assert_eq!(r.code, Some(2), "{r:?}");
+        assert_eq!(
+            r.our_stderr_lines(),
+            [format!(
+                "commbench history: {}: no such file: nothing is stored there yet (`commbench history add` creates it)",
+                missing.display()
+            )],
+            "{args:?}"
+        );
+    }
+    assert!(!d.path().join("a").exists());
+    assert!(!svg.exists());
+    // An empty file is no history yet either, and stays empty.
+    let empty = d.path().join("empty.sqlite");
+    std::fs::write(&empty, "").unwrap();
+    let r = history(&empty, &["show"]);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    assert_eq!(
+        r.our_stderr_lines(),
+        [format!(
+            "commbench history: {}: holds no history yet (`commbench history add` stores runs in it)",
+            empty.display()
+        )]
+    );
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+
+    let db = d.path().join("h/history.sqlite");
+    steady(&d.path().join("res"));
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+    let before = names_in(db.parent().unwrap());
+    assert_eq!(before, ["history.sqlite"]);
+    for args in &reading[..3] {
+        let r = history(&db, args);
+        assert_eq!(r.code, Some(0), "{r:?}");
+        assert_eq!(names_in(db.parent().unwrap()), before, "{args:?}");
+    }
+}
+
+/// `--out` a device or a descriptor is written as what it is, never
+/// replaced: a character device is written into, `/dev/stdout` and a link
+/// to `/proc/self/fd/1` put the text on standard output (the link stays a
+/// link), a FIFO gets the text when something reads it and is refused at
+/// once when nothing does.
+#[test]
+fn history_out_writes_devices_and_descriptors_as_they_are() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    steady(&d.path().join("res"));
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+    if let Some(dev) = null_device(d.path()) {
+        for args in [&["export", "--format", "csv", "--out", s(&dev)][..], &["plot", "osu_bw", "--out", s(&dev)][..]] {
+            let r = history(&db, args);
+            assert_eq!(r.code, Some(0), "{r:?}");
+            assert_eq!(r.stdout, "", "{args:?}");
+            assert!(is_char_device(&dev), "{args:?}: the device node was replaced");
+        }
+    }
+    let link = d.path().join("out.link");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    for out in ["/dev/stdout", s(&link)] {
+        let r = history(&db, &["export", "--format", "csv", "--out", out]);
+        assert_eq!(r.code, Some(0), "{r:?}");
+        assert!(r.stdout.starts_with("run_id,started_utc,"), "{out}: {r:?}");
+        assert_eq!(r.stdout.lines().count(), 1 + 5 * 3, "{out}");
+        let r = history(&db, &["plot", "osu_bw", "--out", out]);
+        assert_eq!(r.code, Some(0), "{r:?}");
+        assert!(roxmltree::Document::parse(&r.stdout).is_ok(), "{out}: not an SVG alone: {}", r.stdout);
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "{out}");
+    }
+    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/proc/self/fd/1"));
+
+    let fifo = d.path().join("out.fifo");
+    mkfifo(&fifo);
+    let r = history(&db, &["export", "--format", "json", "--out", s(&fifo)]);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    assert_eq!(
+        r.our_stderr_lines(),
+        [format!("commbench history: {}: a FIFO that no process reads: nothing written", fifo.display())]
+    );
+    // Held open here for reading (and writing, so the open does not wait
+    // for a writer): the JSON goes into the pipe.
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut reader =
+        std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&fifo).unwrap();
+    let r = history(&db, &["export", "--format", "json", "--out", s(&fifo)]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let mut got = vec![0u8; 1 << 16];
+    let n = reader.read(&mut got).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&got[..n]).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 5);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+/// A CSV's benchmark name holding terminal escapes reaches the terminal
+/// escaped through show and check, on stdout and stderr.
+#[test]
+fn history_show_and_check_escape_names_from_results() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    let evil = "osu_bw\u{1b}]0;owned\u{7}\u{1b}[2J";
+    let dir = d.path().join("res");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, bw) in [100.0, 101.0, 99.0, 100.5, 60.0].iter().enumerate() {
+        let mut csv = String::from("benchmark,backend,datatype,size_bytes,np,bw_MBps,ci95_rel_pct\n");
+        for size in SIZES {
+            csv += &format!("{evil},mpi,MPI_CHAR,{size},2,{bw},1.0\n");
+        }
+        std::fs::write(dir.join(format!("2026110{}T100000Z_evil.csv", i + 1)), csv).unwrap();
+    }
+    let last = dir.join("20261105T100000Z_evil.csv");
+    let moved = d.path().join("20261105T100000Z_evil.csv");
+    std::fs::rename(&last, &moved).unwrap();
+    assert_eq!(history(&db, &["add", s(&dir)]).code, Some(0));
+    let runs: [&[&str]; 3] = [&["show"], &["check", s(&moved)], &["check", s(&moved), "--format", "md"]];
+    for args in runs {
+        let r = history(&db, args);
+        assert!(r.code == Some(0) || r.code == Some(1), "{r:?}");
+        assert!(!r.stdout.contains('\u{1b}') && !r.stdout.contains('\u{7}'), "{args:?}: {:?}", r.stdout);
+        assert!(!r.stderr.contains('\u{1b}') && !r.stderr.contains('\u{7}'), "{args:?}: {:?}", r.stderr);
+        assert!(r.stdout.contains("osu_bw\\u{1b}]0;owned\\u{7}\\u{1b}[2J"), "{args:?}: {}", r.stdout);
+    }
+    let r = history(&db, &["check", s(&moved)]);
+    assert!(
+        r.stdout.contains("osu_bw\\u{1b}]0;owned\\u{7}\\u{1b}[2J 1 B: left its band first at run "),
+        "{}",
+        r.stdout
+    );
+}
+
+/// Fields longer than a format width can hold (the system of an
+/// 8,000-host job, 100,000 characters of options) are shown whole, without a
+/// panic; only the padding stops at a column's cap.
+#[test]
+fn history_show_takes_fields_of_any_length() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    steady(&d.path().join("res"));
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+    // The system of an 8,000-host job (its hosts' names joined), and a
+    // long option value, as stored.
+    let system = (0..8000).map(|i| format!("node{i:04}")).collect::<Vec<_>>().join(",");
+    assert!(system.len() > 65_535);
+    let options = format!("{{\"x\":\"{}\"}}", "o".repeat(100_000));
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute("UPDATE runs SET system = ?1, options = ?2", [&system, &options]).unwrap();
+    drop(c);
+    let r = history(&db, &["show"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.lines().any(|l| l.contains(&system) && l.ends_with(&options)), "the whole fields are shown");
+    for head in r.stdout.lines().filter(|l| l.starts_with("  benchmark") || l.starts_with("  id")) {
+        assert!(head.len() < 400, "padding stops at a cap: {} characters", head.len());
+    }
+}
+
+/// A file that says schema version 0 (or none) but holds tables is not a
+/// history to extend: one line saying so, the file unchanged.
+#[test]
+fn history_with_tables_but_no_schema_version_is_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    steady(&d.path().join("res"));
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'", []).unwrap();
+    drop(c);
+    let zero = format!(
+        "commbench history: {}: schema version 0, but it holds tables (meta, points, runs): not a history this \
+         commbench can use",
+        db.display()
+    );
+    for args in [&["show"][..], &["add", s(&d.path().join("res"))][..]] {
+        let r = history(&db, args);
+        assert_eq!(r.code, Some(2), "{r:?}");
+        assert_eq!(r.our_stderr_lines(), [zero.as_str()], "{args:?}");
+    }
+    // Another program's database: not taken over.
+    let other = d.path().join("other.sqlite");
+    let c = rusqlite::Connection::open(&other).unwrap();
+    c.execute_batch("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)").unwrap();
+    drop(c);
+    let r = history(&other, &["add", s(&d.path().join("res"))]);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    assert_eq!(
+        r.our_stderr_lines(),
+        [format!(
+            "commbench history: {}: no schema version, but it holds tables (moz_places): not a history this \
+             commbench can use",
+            other.display()
+        )]
+    );
+    let c = rusqlite::Connection::open(&other).unwrap();
+    let tables: i64 = c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0)).unwrap();
+    assert_eq!(tables, 1);
+}
+
+/// `--since` takes every real calendar date (leap days, the far future,
+/// before 1970) and refuses, in one line with the usage status, a date
+/// the calendar does not have.
+#[test]
+fn history_since_takes_every_calendar_date_and_no_other() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    steady(&d.path().join("res"));
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+    let ok = write_run(&d.path().join("new"), "ok", "2026-11-06T10:00:00.000Z", 12020.0, "complete", 64, 100);
+    for bad in ["2026-02-30", "2025-02-29", "2026-04-31", "2026-13-01", "2026-00-10", "2026-02-30T00:00:00Z", "26-1-1"]
+    {
+        let r = history(&db, &["check", s(&ok), "--since", bad]);
+        assert_eq!(r.code, Some(2), "{bad}: {r:?}");
+        let lines = r.our_stderr_lines();
+        assert_eq!(lines.len(), 1, "{bad}: {lines:?}");
+        assert!(lines[0].contains(&format!("'{bad}' is not a date")), "{bad}: {lines:?}");
+    }
+    for (good, code) in [
+        ("2024-02-29", 0),
+        ("1969-07-20", 0),
+        ("2026-11-03", 0),
+        ("2026-11-03T10:00:00Z", 0),
+        ("9999-12-31", 3),
+        ("9999-12-31T23:59:59Z", 3),
+    ] {
+        let r = history(&db, &["check", s(&ok), "--since", good]);
+        assert_eq!(r.code, Some(code), "{good}: {r:?}");
+    }
+    let r = history(&db, &["check", s(&ok), "--since", "2026-11-04"]);
+    assert!(r.stdout.contains("median of 2 runs from 2026-11-04T10:00:00Z"), "{}", r.stdout);
+}
+
+/// `commbench suite --history` with a link planted at the file: the
+/// suite's runs are kept in its folder, the history says its one line and
+/// the link's target is untouched (`pairs --history` goes through the
+/// same `history::add`). About 5 s: one short osu_latency run.
+#[test]
+fn history_suite_refuses_a_linked_history_file() {
+    let _g = mpi_lock();
+    let work = tempfile::tempdir().unwrap();
+    let victim = work.path().join("victim");
+    std::fs::write(&victim, "").unwrap();
+    let db = work.path().join("h.sqlite");
+    std::os::unix::fs::symlink(&victim, &db).unwrap();
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.args(["suite", "--np", "2", "--bench", "latency", "-m", "1:8", "-i", "10", "-x", "2", "-q"])
+        .arg("--results-dir")
+        .arg(work.path().join("res"))
+        .arg("--history")
+        .arg(&db)
+        .current_dir(work.path());
+    let run = run_cmd(c, Duration::from_secs(180));
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(0), "the suite's status stays its own: {run:?}");
+    assert_eq!(run.stderr.lines().filter(|l| *l == link_refused(s(&db))).count(), 1, "{}", run.stderr);
+    assert_eq!(std::fs::metadata(&victim).unwrap().len(), 0);
+    assert!(std::fs::symlink_metadata(&db).unwrap().file_type().is_symlink());
 }
