@@ -72,6 +72,7 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
         'N' => vec![
             "cart:D:R|graph:FILE - the ranks' topology: a periodic grid of D dimensions, each".into(),
             "rank's neighbours those within R steps (default cart:1:1); or one from,to edge a line".into(),
+            format!("(a graph file lists at most {} edges)", crate::bench::neighborhood::MAX_GRAPH_EDGES),
         ],
         'P' => vec!["not supported: PAPI counters".into()],
         'T' => vec!["mpi_char|mpi_int|mpi_float|all - element type; may be repeated (default mpi_char)".into()],
