@@ -465,3 +465,33 @@ fn the_suite_ends_a_record_mpich_left_running() {
     let detail = suite["benchmarks"][0]["detail"].as_str().unwrap_or_default();
     assert!(detail.ends_with("its run record said `running`, but its processes are gone"), "{detail}");
 }
+
+/// A rank never outlives its launcher: MPICH's proxy (the process that
+/// started the ranks and waits for them) killed with SIGKILL mid-run, the
+/// ranks, which spin in MPI over shared memory where nothing tells them
+/// the proxy is gone, end at once (they had run on, orphaned, at full
+/// speed) and rank 0 ends the run record.
+#[test]
+fn ranks_end_when_their_launcher_is_killed() {
+    if !mpich() {
+        return;
+    }
+    let _g = mpi_lock();
+    let mut r = long_latency(Mpi::Mpich, &[]);
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", r.pids[0])).unwrap();
+    let proxy: i32 = stat.rsplit(')').next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert_ne!(proxy, r.child.id() as i32, "rank 0's parent is mpiexec itself, not its proxy");
+    signal(proxy, libc::SIGKILL);
+    let start = Instant::now();
+    while r.pids.iter().any(|&p| alive(p)) && start.elapsed() < under_load(Duration::from_secs(10)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<i32> = r.pids.iter().copied().filter(|&p| alive(p)).collect();
+    clean_up(r.group, &r.pids);
+    let _ = wait_for(&mut r.child, under_load(Duration::from_secs(10)));
+    assert!(left.is_empty(), "ranks outlived their launcher: {left:?}");
+    csv_intact(&r.csv);
+    let v = read_json(&r.record).unwrap();
+    assert_eq!(v["status"], "interrupted", "{v}");
+    assert!(v["status_detail"].as_str().unwrap().starts_with("interrupted: SIGTERM came at message size "), "{v}");
+}

@@ -245,6 +245,11 @@ fn run_with(
     topo::hwloc::skip_unused_plugins();
     let argv = job::argv();
     let env = crate::launcher::detect();
+    if env.rank.is_some() {
+        // Before the options: a rank whose launcher goes away while it
+        // reads them (a graph file) ends with it.
+        crate::signals::end_with_launcher(libc::SIGKILL);
+    }
     let leader = env.is_leader();
     let opts = match cli::parse(spec, argv.get(1..).unwrap_or(&[])) {
         Ok(Parsed::Help) => {
