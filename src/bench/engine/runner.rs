@@ -479,7 +479,7 @@ impl Session<'_> {
         job.step(Step::Startup);
         let setup = Setup::new(t, plan);
         let buffers = message_bytes(plan, setup.np());
-        let estimate = memory::estimate(plan, setup.np(), buffers);
+        let estimate = memory::estimate(plan, setup.np(), Some(setup.rank()), buffers);
         if job.everywhere(job.memory_check_estimate(&estimate, "lower -m, -W or -i")).is_none() {
             return setup_failed();
         }
