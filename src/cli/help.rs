@@ -164,6 +164,9 @@ pub fn text(spec: &BenchSpec) -> String {
             }
         }
     }
+    if spec.is_startup() {
+        out.push_str("OSU's other options (-m, -x, -i, ...) are accepted and ignored, with one warning.\n");
+    }
     match spec.procs {
         ProcRule::ExactlyTwo => out.push_str("Run with exactly two processes, e.g. mpirun -np 2.\n"),
         ProcRule::Pairs => out.push_str(

@@ -70,6 +70,7 @@ fn defaults(spec: &BenchSpec) -> Options {
         precision: None,
         min_iterations: None,
         max_time_per_size: None,
+        ignored: Vec::new(),
         win: None,
         sync: None,
         dry_run: false,

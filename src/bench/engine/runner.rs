@@ -277,6 +277,15 @@ fn run_with(
         }
         Ok(Parsed::Run(o)) => *o,
     };
+    if leader && !opts.ignored.is_empty() {
+        // Before MPI starts (only the leader says it), as OSU's osu_init
+        // warns before it does.
+        say(&crate::diag::row_safe(&format!(
+            "{}: warning: ignoring {} (it starts MPI once and repeats nothing: OSU's benchmark options do not apply)",
+            spec.name,
+            crate::diag::printable(&opts.ignored.join(" "))
+        )));
+    }
     if opts.dry_run {
         return dry_run(spec, &opts, &env, message_bytes);
     }
