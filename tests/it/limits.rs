@@ -12,7 +12,8 @@ use std::process::Command;
 use std::time::Duration;
 
 /// One refusal of an OSU binary under mpirun: every rank exits 1, stderr
-/// is one line satisfying `ok`, nothing on stdout, within 5 s.
+/// is one line satisfying `ok`, on stdout the usage after a refused option
+/// and nothing else, within 5 s.
 fn refused(np: usize, bench: &str, args: &[&str], ok: impl Fn(&str) -> bool) {
     let what = format!("np={np} {bench} {args:?}");
     let cwd = tempfile::tempdir().unwrap();
@@ -24,7 +25,7 @@ fn refused(np: usize, bench: &str, args: &[&str], ok: impl Fn(&str) -> bool) {
     let lines = run.our_stderr_lines();
     assert_eq!(lines.len(), 1, "{what}: stderr was:\n{}", run.stderr);
     assert!(ok(lines[0]), "{what}: line was: {}", lines[0]);
-    assert_eq!(run.stdout, "", "{what}: stdout");
+    assert_eq!(run.stdout, crate::bad_input::usage_after(bench, args), "{what}: stdout");
     for bad in ["memory allocation", "capacity overflow", "Killed"] {
         assert!(!run.stderr.contains(bad), "{what}: {}", run.stderr);
     }

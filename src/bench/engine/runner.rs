@@ -272,6 +272,9 @@ fn run_with(
         Err(e) => {
             if leader {
                 say(&e.to_string());
+                // Then the usage on stdout, as OSU's binaries print theirs
+                // after a bad option: what -h prints.
+                out(&help::text(spec));
             }
             return 1;
         }
