@@ -193,6 +193,10 @@ pub struct Options {
     /// `--max-time-per-size`: a size's time limit under `--precision`.
     #[serde(rename = "max_time_per_size_s", serialize_with = "seconds")]
     pub max_time_per_size: Option<Duration>,
+    /// OSU options given to osu_init or osu_hello, which take none of
+    /// them: accepted, warned about and ignored (as typed: `-x 10`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<String>,
     /// `-w` (one-sided benchmarks), if given.
     pub win: Option<WinKind>,
     /// `-s` (one-sided benchmarks), if given.

@@ -72,6 +72,7 @@ fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
         'N' => vec![
             "cart:D:R|graph:FILE - the ranks' topology: a periodic grid of D dimensions, each".into(),
             "rank's neighbours those within R steps (default cart:1:1); or one from,to edge a line".into(),
+            format!("(a graph file lists at most {} edges)", crate::bench::neighborhood::MAX_GRAPH_EDGES),
         ],
         'P' => vec!["not supported: PAPI counters".into()],
         'T' => vec!["mpi_char|mpi_int|mpi_float|all - element type; may be repeated (default mpi_char)".into()],
@@ -162,6 +163,9 @@ pub fn text(spec: &BenchSpec) -> String {
                 out.push_str(&format!("{:30}{:<12}{}\n", "", f.word(), f.about()));
             }
         }
+    }
+    if spec.is_startup() {
+        out.push_str("OSU's other options (-m, -x, -i, ...) are accepted and ignored, with one warning.\n");
     }
     match spec.procs {
         ProcRule::ExactlyTwo => out.push_str("Run with exactly two processes, e.g. mpirun -np 2.\n"),

@@ -120,6 +120,15 @@ pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
     ),
 ];
 
+/// The OSU letters osu_init and osu_hello accept and ignore, with one
+/// warning: every letter of OSU's other benchmarks that is not theirs
+/// (OSU's osu_init warns about them and runs; its osu_hello reads no
+/// option at all), so that a harness passing every benchmark the same
+/// `-x 10 -i 100` runs them too.
+fn ignored_letters(spec: &BenchSpec) -> impl Iterator<Item = char> + '_ {
+    OSU_OPTIONS.iter().map(|(l, ..)| *l).filter(move |&l| spec.is_startup() && !spec.letters.contains(l))
+}
+
 /// The option table for one benchmark, in OSU's option-string order.
 pub fn option_table(spec: &BenchSpec) -> Vec<OptDef> {
     let mut defs: Vec<OptDef> = spec
@@ -128,6 +137,7 @@ pub fn option_table(spec: &BenchSpec) -> Vec<OptDef> {
         // osu_init and osu_hello have no buffers to place.
         // OSU's osu_latency_mt and osu_latency_mp have no GPU form.
         .chain((!spec.is_startup() && spec.workers.is_none()).then_some(ACCEL_LETTER))
+        .chain(ignored_letters(spec))
         .filter_map(|c| {
             OSU_OPTIONS.iter().find(|(l, ..)| *l == c).map(|&(l, long, arg)| OptDef {
                 id: OptId::Short(l),
@@ -170,7 +180,27 @@ pub fn parse(spec: &BenchSpec, args: &[String]) -> Result<Parsed, CliError> {
         }
         SplitError::UnexpectedValue { shown } => CliError::Usage(format!("Option takes no argument [{shown}]")),
     })?;
-    options::apply(spec, &split.tokens, &split.positional)
+    let (ignored, tokens): (Vec<_>, Vec<_>) = split
+        .tokens
+        .into_iter()
+        .partition(|t| matches!(t.id, OptId::Short(l) if ignored_letters(spec).any(|i| i == l)));
+    let parsed = options::apply(spec, &tokens, &split.positional)?;
+    Ok(match parsed {
+        Parsed::Run(mut o) => {
+            o.ignored = ignored.iter().map(shown).collect();
+            Parsed::Run(o)
+        }
+        other => other,
+    })
+}
+
+/// An option as typed (near enough): `-x 10`, `-f`.
+fn shown(t: &getopt::Token) -> String {
+    let OptId::Short(l) = t.id else { unreachable!("only letters are ignored") };
+    match &t.value {
+        Some(v) => format!("-{l} {v}"),
+        None => format!("-{l}"),
+    }
 }
 
 #[cfg(test)]

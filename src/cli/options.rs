@@ -70,6 +70,7 @@ fn defaults(spec: &BenchSpec) -> Options {
         precision: None,
         min_iterations: None,
         max_time_per_size: None,
+        ignored: Vec::new(),
         win: None,
         sync: None,
         dry_run: false,
@@ -639,8 +640,10 @@ fn parse_root(v: &str) -> Result<RootRank, CliError> {
 /// `-N cart:D:R` or `-N graph:FILE` (OSU's words; the type is matched
 /// without regard to case). Unlike OSU's `atoi`, D and R must be whole
 /// numbers from 1 (D at most 8, R at most 1000), and FILE is read and
-/// checked here: one `from,to` edge of ranks per line, `#` lines skipped.
+/// checked here: one `from,to` edge of ranks per line, `#` lines skipped,
+/// at most [`MAX_GRAPH_EDGES`] edges (OSU: 500 per rank).
 fn parse_neighborhood(v: &str) -> Result<Neighborhood, CliError> {
+    use crate::bench::neighborhood::{EdgesError, MAX_GRAPH_EDGES};
     const CART: &str = "Please pass -Ncart:<dim:rad>";
     let (kind, rest) = v.split_once(':').unwrap_or((v, ""));
     match kind.to_ascii_lowercase().as_str() {
@@ -657,8 +660,17 @@ fn parse_neighborhood(v: &str) -> Result<Neighborhood, CliError> {
             let path = PathBuf::from(rest);
             let text = crate::input_file::read_to_string(&path)
                 .map_err(|e| bad_why("Unable to open graph adjacency list file", 'N', v, &e.to_string()))?;
-            let edges = crate::bench::neighborhood::parse_edges(&text)
-                .map_err(|e| bad_why("Unable to recognise the pattern. Check graph adjacency list file", 'N', v, &e))?;
+            let edges = crate::bench::neighborhood::parse_edges(&text).map_err(|e| match e {
+                EdgesError::Pattern(e) => {
+                    bad_why("Unable to recognise the pattern. Check graph adjacency list file", 'N', v, &e)
+                }
+                EdgesError::TooMany { line } => bad_why(
+                    &format!("Max allowed number of edges is {MAX_GRAPH_EDGES}"),
+                    'N',
+                    v,
+                    &format!("line {line} is one edge too many"),
+                ),
+            })?;
             Ok(Neighborhood::Graph { path, edges })
         }
         _ => Err(bad("Invalid topology type. Valid topology types[cart,graph]", 'N', v)),

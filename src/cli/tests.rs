@@ -422,3 +422,21 @@ fn one_sided_atomics_help() {
     assert!(help::text(&ACC).contains("-c, --validation          not supported"));
     assert!(help::text(&GET_ACC).contains("(default lock)"));
 }
+
+/// osu_init and osu_hello accept OSU's other letters (with their values)
+/// and ignore them, as OSU's osu_init warns and runs; a letter OSU has not
+/// is still refused, and their own options still apply.
+#[test]
+fn startup_programs_ignore_osus_other_options() {
+    use crate::bench::{hello::HELLO, init::INIT};
+    let o = run(&INIT, &["-x", "10", "-i", "100", "--no-results", "-fc", "-d", "cuda"]);
+    assert_eq!(o.ignored, ["-x 10", "-i 100", "-f", "-c", "-d cuda"]);
+    assert_eq!((o.iterations, o.warmup, o.accel, o.results), (None, None, None, ResultsDest::Off));
+    assert_eq!(run(&HELLO, &["-m", "8", "-I"]).ignored, ["-m 8", "-I"]);
+    assert!(run(&INIT, &[]).ignored.is_empty());
+    assert_eq!(err(&INIT, &["-x", "10", "-q"]), "Invalid option [-q]");
+    assert_eq!(err(&INIT, &["-I"]), "MPI-4 session initialisation is not supported by commbench [-I]");
+    assert!(help::text(&INIT).contains("OSU's other options (-m, -x, -i, ...) are accepted and ignored"));
+    // Other programs still refuse letters that are not theirs.
+    assert_eq!(err(&LATENCY, &["-f"]), "Invalid option [-f]");
+}

@@ -253,6 +253,11 @@ impl Job {
         let watch = Arc::new(signals::Watch::default());
         if signals::block() {
             signals::start(name, progress.clone(), cfg.timeout, watch.clone());
+            if env.rank.is_some() {
+                // The launcher's end now reaches the signal thread, which
+                // ends the run record.
+                signals::end_with_launcher(libc::SIGTERM);
+            }
         }
         let survey = Arc::new(std::sync::OnceLock::new());
         if let Some(timeout) = cfg.timeout {

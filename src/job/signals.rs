@@ -24,6 +24,11 @@
 //! `timeout` when its own watchdog fired (see
 //! [`crate::report::record_end`]).
 //!
+//! A rank never outlives its launcher: it asks the kernel for a signal
+//! when the launcher ends ([`end_with_launcher`]), SIGKILL before it reads
+//! its options and SIGTERM once this thread runs, which then ends the
+//! record `interrupted` as for the launcher's own SIGTERM.
+//!
 //! Liveness: between the record's start and its end, the same thread
 //! looks at the other ranks on rank 0's node every [`POLL`] (their pids
 //! from the record, in `/proc`). One that is gone ends the record
@@ -78,6 +83,33 @@ pub fn unblock() {
     let s = set();
     // SAFETY: changes this thread's mask with a valid set.
     unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &s, std::ptr::null_mut()) };
+}
+
+/// Ties this process's life to its launcher's (the process that started
+/// it: Open MPI's daemon, MPICH's proxy, slurmstepd): when that process
+/// ends, however it ends, the kernel sends this one `sig`
+/// (PR_SET_PDEATHSIG). Nothing else would tell a rank whose launcher was
+/// killed outright (SIGKILL, the OOM killer): busy before MPI is up
+/// (options, a graph file) or spinning in MPI over shared memory, it would
+/// run on, orphaned. Called first thing with SIGKILL (there is nothing to
+/// record yet) and again with SIGTERM once the signal thread runs, which
+/// then ends the run record. A launcher already gone sends `sig` now.
+///
+/// Only for a process a launcher started: the kernel sends the signal when
+/// the *thread* that forked this process ends, and every launcher forks
+/// its ranks from the thread that lives as long as it does.
+pub fn end_with_launcher(sig: i32) {
+    // SAFETY: prctl, getppid and raise on this process only.
+    unsafe {
+        let launcher = libc::getppid();
+        if libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong) != 0 {
+            return;
+        }
+        // The launcher ended before the request took: nothing would send it.
+        if libc::getppid() != launcher {
+            libc::raise(sig);
+        }
+    }
 }
 
 /// Waits up to `t` for one of the handled (blocked) signals.
@@ -320,7 +352,8 @@ fn judge(
         _ => (
             RunStatus::Interrupted,
             format!(
-                "interrupted: {what}{at} (from the launcher: Ctrl-C, a cancel, a time limit or another rank's end)"
+                "interrupted: {what}{at} (from the launcher: Ctrl-C, a cancel, a time limit, another rank's end or \
+                 the launcher's own)"
             ),
         ),
     }

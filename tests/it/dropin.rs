@@ -398,3 +398,32 @@ fn a_host_run_given_d_d_is_not_judged_against_a_device_reference() {
     assert_eq!(lines.len(), 1, "{}", r.stderr);
     assert!(lines[0].contains("host memory") && lines[0].contains("--allow-memory-mismatch"), "{}", lines[0]);
 }
+
+/// A refused option is followed by the usage on stdout, as in OSU: OSU's
+/// `osu_put_latency -c` prints its `-h` text there
+/// (tests/golden/put_latency_c.txt) after `Invalid option [-c]` on
+/// stderr; ours prints our `-h` text, byte for byte, whose frame is OSU's:
+/// the `Usage:` and `Options:` lines and each of OSU's options under its
+/// letter and long name, in OSU's order (the descriptions are our own
+/// words; we list `-d` and commbench's options too).
+#[test]
+fn a_refused_option_is_followed_by_the_usage_as_in_osu() {
+    let _g = mpi_lock();
+    let cwd = tempfile::tempdir().unwrap();
+    let (run, codes) = launch_recorded(Mpi::OpenMpi, Mpi::OpenMpi, 2, "osu_put_latency", &["-c"], cwd.path());
+    assert!(codes.iter().all(|&c| c == 1), "rank exit statuses {codes:?}: {}", run.stderr);
+    assert_eq!(run.our_stderr_lines(), ["Invalid option [-c]"], "{}", run.stderr);
+    let help = launch(Mpi::OpenMpi, 2, "osu_put_latency", &["-h"], &Launch::default());
+    assert_eq!(help.code, Some(0), "{help:?}");
+    assert_eq!(run.stdout, help.stdout);
+    let osu = golden("put_latency_c");
+    // An entry's head: `  -w, --win-options         ` (28 columns).
+    let heads = |text: &str| -> Vec<String> {
+        text.lines().filter(|l| l.starts_with("  -")).map(|l| l.chars().take(28).collect()).collect()
+    };
+    let osu_heads = heads(&osu);
+    let ours: Vec<String> = heads(&run.stdout).into_iter().filter(|h| osu_heads.contains(h)).collect();
+    assert_eq!(ours, osu_heads, "OSU's options, under OSU's letters and names, in OSU's order");
+    let first_two = |text: &str| text.lines().take(2).map(String::from).collect::<Vec<_>>();
+    assert_eq!(first_two(&run.stdout), first_two(&osu));
+}

@@ -133,3 +133,33 @@ fn a_graph_file_topology_runs_and_validates() {
         assert!(rows.iter().all(|r| r.ends_with("Pass")), "{name}: {}", run.stdout);
     });
 }
+
+/// A graph file of a million distinct edges (every pair of 1000 ranks) is
+/// read at once: on 2 ranks the job is refused in one line within seconds
+/// because it names rank 999 (the duplicate check had compared each edge
+/// with every earlier one: no answer in 180 s). One edge more than the
+/// limit `-h` states is refused, naming the line. Two 2-rank refusals,
+/// each rank reading a 7.8 MB file (about a second of CPU in a debug
+/// build): several seconds on a loaded machine.
+#[test]
+fn a_million_edge_graph_file_is_answered_within_seconds() {
+    let _g = mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("# every pair of 1000 ranks\n");
+    for a in 0..1000 {
+        for b in 0..1000 {
+            text.push_str(&format!("{a},{b}\n"));
+        }
+    }
+    let file = write_file(dir.path(), "million", &text);
+    let topo = format!("graph:{}", file.display());
+    let want =
+        format!("Number of processes is less than graph nodes [-N {topo}] (it names rank 999; run at least 1000");
+    refused("osu_neighbor_alltoallv", &["-N", &topo], &[], |l| l.starts_with(&want));
+    let over = write_file(dir.path(), "over", &(text + "1000,0\n"));
+    let topo = format!("graph:{}", over.display());
+    let want = format!("Max allowed number of edges is 1000000 [-N {topo}] (line 1000002 is one edge too many)");
+    refused("osu_neighbor_alltoallv", &["-N", &topo], &[], |l| l == want);
+    let run = launch(Mpi::OpenMpi, 1, "osu_neighbor_alltoallv", &["-h"], &Launch::default());
+    assert!(run.stdout.contains("(a graph file lists at most 1000000 edges)"), "{}", run.stdout);
+}

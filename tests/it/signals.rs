@@ -31,11 +31,17 @@ struct LongRun {
 /// idle machine and within the wait's limit on a loaded one (two million
 /// took over 40 s there), and the sizes up to 4 MiB still take minutes.
 fn long_latency(mpi: Mpi, extra: &[&str]) -> LongRun {
+    long_run(mpi, "osu_latency", extra, 1)
+}
+
+/// [`long_latency`] of `bench`, once the record lists the ranks and the
+/// CSV has `rows` rows.
+fn long_run(mpi: Mpi, bench: &str, extra: &[&str], rows: usize) -> LongRun {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("s.csv");
     let record = dir.path().join("s.json");
     let mut c = launcher(mpi, 2);
-    c.arg(bin(mpi, "osu_latency"))
+    c.arg(bin(mpi, bench))
         .args(["-i", "200000", "-x", "10", "--csv", &csv.display().to_string()])
         .args(extra)
         .current_dir(dir.path())
@@ -45,7 +51,7 @@ fn long_latency(mpi: Mpi, extra: &[&str]) -> LongRun {
     let start = Instant::now();
     let child = c.spawn().unwrap();
     let group = child.id() as i32;
-    let pids = wait_started(&record, &csv, 2, 1, start);
+    let pids = wait_started(&record, &csv, 2, rows, start);
     LongRun { child, group, pids, record, csv, _dir: dir }
 }
 
@@ -464,4 +470,70 @@ fn the_suite_ends_a_record_mpich_left_running() {
     let suite: Value = serde_json::from_str(&std::fs::read_to_string(run.join("suite.json")).unwrap()).unwrap();
     let detail = suite["benchmarks"][0]["detail"].as_str().unwrap_or_default();
     assert!(detail.ends_with("its run record said `running`, but its processes are gone"), "{detail}");
+}
+
+/// The processes whose parent is `pid` (from /proc).
+fn children_of(pid: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            // The field after the state, past the name in parentheses.
+            let after = stat.rsplit(')').next().unwrap_or("");
+            after.split_whitespace().nth(1).and_then(|w| w.parse::<i32>().ok()) == Some(pid)
+        })
+        .collect()
+}
+
+/// osu_latency_mp's forked processes end with their rank: rank 0 ended by
+/// SIGTERM while its 127 sleepers (`-t 127:127`) have most of their two
+/// seconds left, none of them outlives the job (they had slept on after
+/// it ended, holding nothing but their time).
+#[test]
+fn latency_mp_leaves_no_forked_process_behind() {
+    let _g = mpi_lock();
+    let mut r = long_run(Mpi::OpenMpi, "osu_latency_mp", &["-t", "127:127"], 0);
+    let forked = children_of(r.pids[0]);
+    signal(r.pids[0], libc::SIGTERM);
+    let code = wait_for(&mut r.child, under_load(Duration::from_secs(20)));
+    let left: Vec<i32> = forked.iter().copied().filter(|&p| alive(p)).collect();
+    clean_up(r.group, &r.pids);
+    for &p in &left {
+        signal(p, libc::SIGKILL);
+    }
+    assert!(code.is_some(), "the job did not end after SIGTERM to rank 0");
+    // Found within the two seconds they sleep (the record comes right
+    // after the fork): else there is nothing to check.
+    assert!(!forked.is_empty(), "rank 0 (pid {}) had no forked process when the record appeared", r.pids[0]);
+    assert!(left.is_empty(), "{} of {} forked processes outlived the job: {left:?}", left.len(), forked.len());
+}
+
+/// A rank never outlives its launcher: MPICH's proxy (the process that
+/// started the ranks and waits for them) killed with SIGKILL mid-run, the
+/// ranks, which spin in MPI over shared memory where nothing tells them
+/// the proxy is gone, end at once (they had run on, orphaned, at full
+/// speed) and rank 0 ends the run record.
+#[test]
+fn ranks_end_when_their_launcher_is_killed() {
+    if !mpich() {
+        return;
+    }
+    let _g = mpi_lock();
+    let mut r = long_latency(Mpi::Mpich, &[]);
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", r.pids[0])).unwrap();
+    let proxy: i32 = stat.rsplit(')').next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert_ne!(proxy, r.child.id() as i32, "rank 0's parent is mpiexec itself, not its proxy");
+    signal(proxy, libc::SIGKILL);
+    let start = Instant::now();
+    while r.pids.iter().any(|&p| alive(p)) && start.elapsed() < under_load(Duration::from_secs(10)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<i32> = r.pids.iter().copied().filter(|&p| alive(p)).collect();
+    clean_up(r.group, &r.pids);
+    let _ = wait_for(&mut r.child, under_load(Duration::from_secs(10)));
+    assert!(left.is_empty(), "ranks outlived their launcher: {left:?}");
+    csv_intact(&r.csv);
+    let v = read_json(&r.record).unwrap();
+    assert_eq!(v["status"], "interrupted", "{v}");
+    assert!(v["status_detail"].as_str().unwrap().starts_with("interrupted: SIGTERM came at message size "), "{v}");
 }

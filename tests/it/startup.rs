@@ -122,3 +122,25 @@ fn start_up_costs_grow_linearly_to_32_ranks() {
         "run record per added rank: {early:.0} B from 4 to 8 ranks, {late:.0} B from 8 to 32"
     );
 }
+
+/// OSU's benchmark options given to osu_init and osu_hello (Ramble's stock
+/// osu-micro-benchmarks workload passes `-x 10 -i 100` to every program):
+/// both run and print OSU's lines, with one warning from rank 0 naming
+/// what was ignored, which the run record keeps (OSU's osu_init warns and
+/// runs; its osu_hello reads no option). They had refused with `Invalid
+/// option [-x]` and exit 1.
+#[test]
+fn osu_benchmark_options_are_ignored_with_a_warning() {
+    let _g = mpi_lock();
+    for (bench, want) in [("osu_init", mask_ms(&golden("init"))), ("osu_hello", golden("hello_np2"))] {
+        let o = run_with_results(Mpi::OpenMpi, 2, bench, &["-x", "10", "-i", "100", "-m", "8"]);
+        assert_eq!(mask_ms(&o.run.stdout), want, "{bench}");
+        let warning = format!(
+            "{bench}: warning: ignoring -x 10 -i 100 -m 8 (it starts MPI once and repeats nothing: OSU's benchmark \
+             options do not apply)"
+        );
+        assert_eq!(o.run.our_stderr_lines(), [warning.as_str()], "{bench}: {}", o.run.stderr);
+        assert_eq!(o.record["options"]["ignored"], serde_json::json!(["-x 10", "-i 100", "-m 8"]), "{bench}");
+        assert_eq!(o.record["status"], "complete", "{bench}");
+    }
+}

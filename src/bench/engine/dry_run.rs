@@ -198,7 +198,7 @@ pub fn lines(plan: &Plan, np: usize, buffers: u128, link: LinkModel) -> Vec<Stri
         }
     }
     out.extend(crate::report::aligned_columns(&rows));
-    let est = super::memory::estimate(plan, np, buffers);
+    let est = super::memory::estimate(plan, np, None, buffers);
     out.push(format!(
         "# memory of one rank: {} beyond the process ({}; MPI's first traffic {})",
         human_bytes(est.more()),

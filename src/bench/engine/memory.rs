@@ -15,7 +15,7 @@
 
 use super::plan::Plan;
 use super::spec::{CollectiveCall, Op};
-use crate::options::BufferMode;
+use crate::options::{BufferMode, RootRank};
 
 /// Bytes one outstanding non-blocking request costs: our MPI_Request
 /// handle (8 bytes) plus the MPI library's request object and its
@@ -70,9 +70,11 @@ fn pages(bytes: u128) -> u128 {
     bytes.div_ceil(4096).max(1) * 4096
 }
 
-/// The estimate for the run `plan` on `np` ranks; `buffers` is the
-/// benchmark's own message-buffer memory ([`super::Bench::message_bytes`]).
-pub fn estimate(plan: &Plan, np: usize, buffers: u128) -> Estimate {
+/// The estimate for rank `rank` of the run `plan` on `np` ranks (None: the
+/// rank that holds the most, for the dry run, which speaks for every
+/// rank); `buffers` is the benchmark's own message-buffer memory
+/// ([`super::Bench::message_bytes`]).
+pub fn estimate(plan: &Plan, np: usize, rank: Option<usize>, buffers: u128) -> Estimate {
     let (spec, opts) = (plan.spec, plan.opts);
     let max = plan.max_size as u128;
     let w = plan.max_window() as u128;
@@ -88,7 +90,7 @@ pub fn estimate(plan: &Plan, np: usize, buffers: u128) -> Estimate {
         held: held_now(),
         buffers,
         requests,
-        mpi_temporaries: plan.collective.map_or(0, |c| mpi_temporaries(c, max, np as u128)),
+        mpi_temporaries: plan.collective.map_or(0, |c| mpi_temporaries(c, max, np, rank, opts.root)),
         samples: SAMPLE_COPIES * 8 * max_iters as u128,
     }
 }
@@ -100,8 +102,15 @@ pub fn estimate(plan: &Plan, np: usize, buffers: u128) -> Estimate {
 pub const SAMPLE_COPIES: u128 = 4;
 
 /// The MPI library's own buffers inside one collective call with
-/// `max`-byte messages on `np` ranks (Open MPI's tuned algorithms).
-fn mpi_temporaries(call: CollectiveCall, max: u128, np: u128) -> u128 {
+/// `max`-byte messages on `np` ranks, on rank `rank` (None: the rank that
+/// holds the most) when the root is `root`.
+///
+/// The blocking collectives (Open MPI's tuned component, whose algorithm
+/// changes with the message size and the process count) are the most any
+/// rank holds, on every rank. The non-blocking reductions (libnbc, one
+/// algorithm for large messages) are per rank.
+fn mpi_temporaries(call: CollectiveCall, max: u128, np: usize, rank: Option<usize>, root: RootRank) -> u128 {
+    let heaviest = rank.is_none();
     match (call.op, call.nonblocking) {
         // Measured at 32 MiB on 2 and 4 ranks: allreduce holds half the
         // vector more, reduce_scatter one and a half; reduce's root one
@@ -117,18 +126,47 @@ fn mpi_temporaries(call: CollectiveCall, max: u128, np: u128) -> u128 {
         // alltoallv and alltoallw measured at 32 and 128 MiB).
         (Op::ReduceScatterBlock, false) if np > 2 => 2 * max,
         (Op::ReduceScatterBlock, false) => max,
-        // The non-blocking reductions (libnbc's schedules), measured at
-        // 64 MiB on 2, 3 and 4 ranks: ireduce_scatter and its block form
-        // hold a vector more on rank 0 with 2 ranks and two beyond;
-        // ireduce one and a half on every rank but the root beyond 2
-        // ranks; iallreduce a vector on rank 0 with 3 (half on every rank
-        // with 4). ireduce and iallreduce hold none on 2 ranks.
-        (Op::ReduceScatter | Op::ReduceScatterBlock, true) if np > 2 => 2 * max,
-        (Op::ReduceScatter | Op::ReduceScatterBlock, true) => max,
-        (Op::Reduce, true) if np > 2 => 3 * max / 2,
-        (Op::Allreduce, true) if np > 2 => max,
+        // libnbc reduces the whole vector to rank 0 over a binomial tree
+        // and scatters it from there: a rank receives a vector in each
+        // round until it sends its own, and its first two receives take
+        // a vector each (later ones reuse them). Measured at 32 and 64
+        // MiB on 2 to 8 ranks: 2 vectors on rank 0 beyond 2 ranks, 1 on
+        // the ranks with one child (rank 2 of 4), none on the leaves.
+        (Op::ReduceScatter | Op::ReduceScatterBlock, true) => binomial_receives(rank.unwrap_or(0), np).min(2) * max,
+        // Measured at 32 and 64 MiB on 3 to 8 ranks: half a vector on the
+        // root, one and a half on every other rank (none on 2 ranks). With
+        // `-k rotate` every rank is the root in some iterations only.
+        (Op::Reduce, true) if np > 2 => {
+            let is_root = matches!((rank, root), (Some(r), RootRank::Fixed(f)) if r == f);
+            if is_root {
+                max / 2
+            } else {
+                3 * max / 2
+            }
+        }
+        // A binomial tree below 4 ranks (rank 0 takes its second child's
+        // vector into a buffer of its own: a vector there on 3 ranks,
+        // none on 2), a ring from 4 (half a vector on every rank):
+        // measured at 32 and 64 MiB on 2 to 8 ranks.
+        (Op::Allreduce, true) if np == 3 && (heaviest || rank == Some(0)) => max,
+        (Op::Allreduce, true) if np > 3 => max / 2,
         _ => 0,
     }
+}
+
+/// How many vectors rank `rank` receives in a binomial reduction to rank
+/// 0 over `np` ranks: in round r (a step of 2^(r-1)) a rank that is a
+/// multiple of 2^r receives from `rank + 2^(r-1)` where that rank exists;
+/// any other rank sends to `rank - 2^(r-1)` and is done.
+fn binomial_receives(rank: usize, np: usize) -> u128 {
+    let (mut received, mut step) = (0, 1usize);
+    while step < np && rank % (2 * step) == 0 {
+        if rank + step < np {
+            received += 1;
+        }
+        step *= 2;
+    }
+    received
 }
 
 /// Whether the benchmark keeps a window in flight each way (osu_bibw).
@@ -205,35 +243,55 @@ mod tests {
 
     #[test]
     fn requests_and_samples_count() {
-        let e = estimate(&plan(&BW, &["-m", "1", "-W", "1M", "-i", "1000000"]), 2, 0);
+        let e = estimate(&plan(&BW, &["-m", "1", "-W", "1M", "-i", "1000000"]), 2, Some(0), 0);
         assert_eq!(e.requests, (1 << 20) * REQUEST_BYTES);
         assert_eq!(e.samples, SAMPLE_COPIES * 8_000_000);
         // The largest count the options allow cannot overflow the sum.
         let p = plan(&BW, &["-m", "2147483647", "-W", "2147483647", "-i", "2147483647", "-b", "multiple"]);
-        let e = estimate(&p, 2, pt2pt_buffers(&p));
+        let e = estimate(&p, 2, None, pt2pt_buffers(&p));
         assert!(e.peak() > 1 << 60);
     }
 
     /// The non-blocking reductions hold what libnbc's schedules need
     /// (measured with scripts/check-memory.sh at 64 MiB on 2 to 4 ranks;
-    /// the estimate had been 0.62 to 0.69 of the peak without them).
+    /// the estimate had been 0.62 to 0.69 of the peak without them), on
+    /// the ranks that hold it (the heaviest rank's on every rank had been
+    /// 1.63 times the peak of the leaves of ireduce_scatter).
     #[test]
-    fn nonblocking_reductions_count_mpi_temporaries() {
+    fn nonblocking_reductions_count_mpi_temporaries_per_rank() {
         let m = 64u128 << 20;
         // Through the registry: each benchmark's operation, as its kernel
-        // declares it.
-        let of = |name: &str, np: u128| {
+        // declares it; rank None is the heaviest.
+        let on = |name: &str, np: usize, rank: Option<usize>, root: RootRank| {
             let call = crate::bench::registry::lookup(name).and_then(|e| e.collective).expect(name);
-            mpi_temporaries(call, m, np)
+            mpi_temporaries(call, m, np, rank, root)
+        };
+        let of = |name: &str, np: usize| on(name, np, None, RootRank::Fixed(0));
+        let ranks = |name: &str, np: usize, root: RootRank| -> Vec<u128> {
+            (0..np).map(|r| on(name, np, Some(r), root) * 2 / m).collect()
         };
         for name in ["osu_ireduce_scatter", "osu_ireduce_scatter_block"] {
             assert_eq!((of(name, 2), of(name, 4)), (m, 2 * m), "{name}");
+            // Half vectors: 2 on rank 0 beyond 2 ranks, 1 on a rank with
+            // one child, none on the leaves.
+            assert_eq!(ranks(name, 2, RootRank::Fixed(0)), [2, 0], "{name}");
+            assert_eq!(ranks(name, 3, RootRank::Fixed(0)), [4, 0, 0], "{name}");
+            assert_eq!(ranks(name, 4, RootRank::Fixed(0)), [4, 0, 2, 0], "{name}");
+            assert_eq!(ranks(name, 8, RootRank::Fixed(0)), [4, 0, 2, 0, 4, 0, 2, 0], "{name}");
         }
         assert_eq!((of("osu_ireduce", 2), of("osu_ireduce", 3)), (0, 3 * m / 2));
-        assert_eq!((of("osu_iallreduce", 2), of("osu_iallreduce", 3)), (0, m));
+        assert_eq!(ranks("osu_ireduce", 3, RootRank::Fixed(0)), [1, 3, 3]);
+        assert_eq!(ranks("osu_ireduce", 4, RootRank::Fixed(2)), [3, 3, 1, 3]);
+        assert_eq!(ranks("osu_ireduce", 4, RootRank::Rotate), [3, 3, 3, 3]);
+        assert_eq!(ranks("osu_ireduce", 2, RootRank::Fixed(0)), [0, 0]);
+        assert_eq!((of("osu_iallreduce", 2), of("osu_iallreduce", 3), of("osu_iallreduce", 4)), (0, m, m / 2));
+        assert_eq!(ranks("osu_iallreduce", 3, RootRank::Fixed(0)), [2, 0, 0]);
+        assert_eq!(ranks("osu_iallreduce", 5, RootRank::Fixed(0)), [1, 1, 1, 1, 1]);
         assert_eq!(of("osu_ibcast", 4), 0);
         assert_eq!((of("osu_allreduce", 2), of("osu_reduce_scatter", 2)), (m / 2, 3 * m / 2));
         assert_eq!((of("osu_reduce", 2), of("osu_reduce", 3), of("osu_gather", 4)), (0, m, 0));
+        // The blocking ones: the heaviest rank's on every rank.
+        assert_eq!(ranks("osu_reduce_scatter_block", 4, RootRank::Fixed(0)), [4, 4, 4, 4]);
     }
 
     #[test]

@@ -245,6 +245,11 @@ fn run_with(
     topo::hwloc::skip_unused_plugins();
     let argv = job::argv();
     let env = crate::launcher::detect();
+    if env.rank.is_some() {
+        // Before the options: a rank whose launcher goes away while it
+        // reads them (a graph file) ends with it.
+        crate::signals::end_with_launcher(libc::SIGKILL);
+    }
     let leader = env.is_leader();
     let opts = match cli::parse(spec, argv.get(1..).unwrap_or(&[])) {
         Ok(Parsed::Help) => {
@@ -267,11 +272,23 @@ fn run_with(
         Err(e) => {
             if leader {
                 say(&e.to_string());
+                // Then the usage on stdout, as OSU's binaries print theirs
+                // after a bad option: what -h prints.
+                out(&help::text(spec));
             }
             return 1;
         }
         Ok(Parsed::Run(o)) => *o,
     };
+    if leader && !opts.ignored.is_empty() {
+        // Before MPI starts (only the leader says it), as OSU's osu_init
+        // warns before it does.
+        say(&crate::diag::row_safe(&format!(
+            "{}: warning: ignoring {} (it starts MPI once and repeats nothing: OSU's benchmark options do not apply)",
+            spec.name,
+            crate::diag::printable(&opts.ignored.join(" "))
+        )));
+    }
     if opts.dry_run {
         return dry_run(spec, &opts, &env, message_bytes);
     }
@@ -474,7 +491,7 @@ impl Session<'_> {
         job.step(Step::Startup);
         let setup = Setup::new(t, plan);
         let buffers = message_bytes(plan, setup.np());
-        let estimate = memory::estimate(plan, setup.np(), buffers);
+        let estimate = memory::estimate(plan, setup.np(), Some(setup.rank()), buffers);
         if job.everywhere(job.memory_check_estimate(&estimate, "lower -m, -W or -i")).is_none() {
             return setup_failed();
         }

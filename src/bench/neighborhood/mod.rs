@@ -23,11 +23,32 @@ use crate::backend::{Adjacency, Blocks, ByteBlocks, Control, NeighborCollectives
 use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
 use crate::options::Neighborhood;
 
+/// The most edges a graph file may list: far beyond OSU's (500 per
+/// rank), and few enough that the run record, which keeps the edges,
+/// stays well within what `commbench compare` and `history` read back.
+pub const MAX_GRAPH_EDGES: usize = 1_000_000;
+
+/// Why a graph file's text is refused.
+#[derive(Debug, PartialEq, Eq)]
+pub enum EdgesError {
+    /// A line that is not an edge, or an edge listed again: what and where.
+    Pattern(String),
+    /// More than [`MAX_GRAPH_EDGES`] edges: the line of the first one over.
+    TooMany { line: usize },
+}
+
 /// Reads a graph file's edges: one `from,to` pair of ranks a line, lines
 /// starting with `#` and blank lines skipped. An edge listed twice is
-/// refused (so no rank has more neighbours than the job has ranks).
-pub fn parse_edges(text: &str) -> Result<Vec<(usize, usize)>, String> {
+/// refused (so no rank has more neighbours than the job has ranks), and so
+/// is a file of more than [`MAX_GRAPH_EDGES`]. Linear in the file's size.
+pub fn parse_edges(text: &str) -> Result<Vec<(usize, usize)>, EdgesError> {
+    parse_edges_within(text, MAX_GRAPH_EDGES)
+}
+
+/// [`parse_edges`] with at most `max` edges.
+fn parse_edges_within(text: &str, max: usize) -> Result<Vec<(usize, usize)>, EdgesError> {
     let mut edges = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -38,9 +59,13 @@ pub fn parse_edges(text: &str) -> Result<Vec<(usize, usize)>, String> {
             Some((a, b)) => rank(a).zip(rank(b)),
             None => None,
         };
-        let edge = edge.ok_or_else(|| format!("line {} is not two ranks 'from,to': {line:?}", n + 1))?;
-        if edges.contains(&edge) {
-            return Err(format!("line {} lists the edge {},{} again", n + 1, edge.0, edge.1));
+        let edge =
+            edge.ok_or_else(|| EdgesError::Pattern(format!("line {} is not two ranks 'from,to': {line:?}", n + 1)))?;
+        if edges.len() == max {
+            return Err(EdgesError::TooMany { line: n + 1 });
+        }
+        if !seen.insert(edge) {
+            return Err(EdgesError::Pattern(format!("line {} lists the edge {},{} again", n + 1, edge.0, edge.1)));
         }
         edges.push(edge);
     }

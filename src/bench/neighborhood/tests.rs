@@ -74,11 +74,26 @@ fn graph_files_give_sources_and_destinations_in_file_order() {
 
 #[test]
 fn bad_graph_lines_are_refused() {
-    assert!(parse_edges("0 1\n").unwrap_err().contains("line 1"));
-    assert!(parse_edges("0,x\n").is_err());
-    assert!(parse_edges("0,-1\n").is_err());
-    assert!(parse_edges("0,1\n0,1\n").unwrap_err().contains("again"));
+    let pattern = |text: &str| match parse_edges(text) {
+        Err(EdgesError::Pattern(e)) => e,
+        other => panic!("{text:?}: {other:?}"),
+    };
+    assert!(pattern("0 1\n").contains("line 1"));
+    pattern("0,x\n");
+    pattern("0,-1\n");
+    assert_eq!(pattern("# a\n0,1\n1,0\n0,1\n"), "line 4 lists the edge 0,1 again");
     assert_eq!(parse_edges("# nothing\n").unwrap(), []);
+}
+
+/// Past the limit, the first edge too many is refused by its line
+/// (comments and blank lines counted); up to it, every edge is read.
+/// tests/it/neighborhood.rs reads a million edges (the limit) at once.
+#[test]
+fn edges_beyond_the_limit_are_refused_by_line() {
+    let text = "# three\n0,1\n1,2\n\n2,0\n";
+    assert_eq!(parse_edges_within(text, 3).unwrap(), [(0, 1), (1, 2), (2, 0)]);
+    assert_eq!(parse_edges_within(&format!("{text}# one more\n0,2\n"), 3), Err(EdgesError::TooMany { line: 7 }));
+    assert_eq!(MAX_GRAPH_EDGES, 1_000_000);
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! osu_latency_mp: osu_latency with forked processes beside the ranks
 //! (`-t S:R`). Once MPI is up the sender forks S processes that only sleep
-//! two seconds and leave (the launcher waits for them, as for OSU's); the
+//! two seconds and leave, or end with the sender if it ends first; the
 //! ranks then ping-pong with a barrier before every exchange, as
 //! osu_multi_lat does with one pair. As in OSU, the receiver forks none
 //! (OSU forks the receiver's *thread* count there, which this program
@@ -47,20 +47,30 @@ impl PointToPoint for LatencyMp {
     }
 }
 
-/// Forks `n` processes that sleep [`CHILD_SECONDS`] and exit. A process
+/// Forks `n` processes that sleep [`CHILD_SECONDS`] and exit, or end
+/// with the rank if it ends first (PR_SET_PDEATHSIG): a rank that ends
+/// early (a signal, a failed peer) leaves none behind its job. A process
 /// that cannot be forked is said once; the benchmark goes on without it,
 /// as OSU's does.
 fn fork_sleepers(n: usize, rank: usize) {
     use std::io::Write;
     // Nothing buffered may be written twice by a child.
     let _ = std::io::stdout().flush();
+    // SAFETY: getpid on this process.
+    let me = unsafe { libc::getpid() };
     for _ in 0..n {
-        // SAFETY: the child calls only async-signal-safe functions (sleep,
-        // _exit) before it ends, so the locks and threads it was forked
-        // without cannot matter; the parent goes on as before.
+        // SAFETY: the child calls only async-signal-safe functions (prctl,
+        // getppid, sleep, _exit) before it ends, so the locks and threads
+        // it was forked without cannot matter; the parent goes on as
+        // before.
         match unsafe { libc::fork() } {
             0 => unsafe {
-                libc::sleep(CHILD_SECONDS);
+                // SIGKILL, which the mask inherited from the rank (its
+                // signal thread's signals blocked) cannot hold back.
+                let tied = libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) == 0;
+                if tied && libc::getppid() == me {
+                    libc::sleep(CHILD_SECONDS);
+                }
                 libc::_exit(0);
             },
             -1 => {
