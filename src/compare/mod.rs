@@ -183,10 +183,11 @@ pub fn main(args: &[String]) -> i32 {
 /// as `<file>: the run record says '<status>'`.
 fn incomplete_runs(runs: &[model::Table]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for t in runs {
         let Some(info) = t.run.as_ref().filter(|i| !i.completed()) else { continue };
         let line = format!("{}: the run record says '{}'", t.path, info.status.as_deref().unwrap_or_default());
-        if !out.contains(&line) {
+        if seen.insert(line.clone()) {
             out.push(line);
         }
     }

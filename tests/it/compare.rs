@@ -432,3 +432,45 @@ fn ab_compares_two_commands_round_by_round() {
     let last = r.stderr.lines().last().unwrap_or("");
     assert_eq!(last, "commbench ab: 'echo broken >&2; exit 3' failed (exit status: 3): broken", "{}", r.stderr);
 }
+
+/// compare is linear in rows. It once looked through every point for each
+/// size and every table for each benchmark: 32,000 sizes took 28 s and
+/// 100,000 did not end within 300 s. Here 100,000 sizes of one benchmark,
+/// then 100,000 benchmarks of one size, each against a run one row worse.
+/// A few seconds each (a debug build reading 200,000 CSV rows); the limit
+/// only catches the old behaviour, minutes long.
+#[test]
+fn a_hundred_thousand_rows_are_judged_in_linear_time() {
+    const N: u64 = 100_000;
+    let dir = tempfile::tempdir().unwrap();
+    let header = "benchmark,backend,datatype,size_bytes,np,iterations,avg_lat_us\n";
+    let shapes: [(&str, fn(u64) -> String, &str); 2] = [
+        ("sizes", |i| format!("osu_latency,mpi,MPI_CHAR,{},2,1000,", i + 1), "1 table"),
+        ("benchmarks", |i| format!("osu_b{i},mpi,MPI_CHAR,1,2,1000,"), "100000 tables"),
+    ];
+    for (shape, row, tables) in shapes {
+        let (mut reference, mut run) = (header.to_string(), header.to_string());
+        for i in 0..N {
+            reference += &format!("{}1.5\n", row(i));
+            run += &format!("{}{}\n", row(i), if i == N / 2 { "3.0" } else { "1.5" });
+        }
+        let reference = write_file(dir.path(), &format!("{shape}-ref.csv"), &reference);
+        let run = write_file(dir.path(), &format!("{shape}-run.csv"), &run);
+        let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+        c.args(["compare", path_str(&reference), path_str(&run), "-q"]);
+        let r = run_cmd(c, Duration::from_secs(60));
+        assert!(!r.timed_out, "{shape}: still running after {:?}", r.elapsed);
+        assert_eq!(r.code, Some(1), "{shape}: {}", r.stderr);
+        let fails: Vec<&str> = r.stdout.lines().filter(|l| l.contains("FAIL  100.0% higher")).collect();
+        assert_eq!(fails.len(), 1, "{shape}");
+        assert_eq!(
+            r.stdout.lines().last().unwrap(),
+            format!(
+                "FAIL: {N} reference sizes in {tables}: {} pass (0 better than the reference beyond tolerance), 1 \
+                 fail; 1 failures counted, 0 allowed",
+                N - 1
+            ),
+            "{shape}"
+        );
+    }
+}
