@@ -344,19 +344,20 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
     let mut rows = Vec::new();
     for size in sizes {
         let tolerance_pct = rules.tolerance_pct(size);
-        let all_refs: Vec<f64> = values_at(&ref_points, metric, size).into_iter().filter(|v| v.is_finite()).collect();
-        // A reference value no measurement could give (1e308 us, a
-        // subnormal) judges nothing: the size is skipped, saying why.
-        let (mut ref_values, absurd): (Vec<f64>, Vec<f64>) =
-            all_refs.into_iter().partition(|v| *v <= 0.0 || metric.implausible(*v).is_none());
+        // A reference value no measurement could give (NaN, infinite,
+        // 1e308 us, a subnormal) judges nothing: the size is skipped,
+        // saying why. 0 and below are kept for the limits to judge.
+        let (mut ref_values, absurd): (Vec<f64>, Vec<f64>) = values_at(&ref_points, metric, size)
+            .into_iter()
+            .partition(|v| (v.is_finite() && *v <= 0.0) || metric.implausible(*v).is_none());
         let Some(reference) = median(&mut ref_values) else {
-            if let Some(&v) = absurd.first() {
-                let why = metric.implausible(v).unwrap_or_default();
-                rows.push(Row {
-                    reasons: vec![format!("reference {} {why}: not judged", model::shown(v))],
-                    ..Row::unjudged(size, f64::NAN, tolerance_pct, Verdict::Skipped)
-                });
-            }
+            // Every size listed has a value: one of them is absurd.
+            let v = absurd.first().copied().unwrap_or(f64::NAN);
+            let why = metric.implausible(v).unwrap_or_default();
+            rows.push(Row {
+                reasons: vec![format!("reference {} {why}: not judged", model::shown(v))],
+                ..Row::unjudged(size, v, tolerance_pct, Verdict::Skipped)
+            });
             continue;
         };
         let (mut measured, bad): (Vec<f64>, Vec<f64>) =
@@ -390,6 +391,10 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
         let spreads = spread_at(&ref_points, metric, size).zip(spread_at(&run_points, metric, size));
         let (mut verdict, ratio, mut reasons, rule, noise_pct) =
             judge_with_noise(metric, size, reference, med, spreads, rules);
+        if verdict == Verdict::Skipped {
+            let why = metric.implausible(reference).unwrap_or_default();
+            reasons.push(format!("reference {} {why}: not judged", model::shown(reference)));
+        }
         let failed_checks = run_points.at(size).iter().filter(|p| p.validation == Some(false)).count();
         if failed_checks > 0 {
             verdict = Verdict::Fail;
@@ -463,6 +468,13 @@ pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
     for k in run_keys {
         if !ref_groups.contains_key(&k) {
             notes.push(format!("{} {}: measured but not in the reference: not compared", k.0, k.1));
+        }
+    }
+    if rules.require_all {
+        // Every reference size is to be judged: one that cannot be fails.
+        for r in blocks.iter_mut().flat_map(|b| &mut b.rows).filter(|r| r.verdict == Verdict::Skipped) {
+            r.verdict = Verdict::Fail;
+            r.reasons.push("--require-all fails a size whose reference cannot be judged".into());
         }
     }
     let mut s = Summary { unmatched, allowed_failures: rules.allowed_failures, ..Summary::default() };

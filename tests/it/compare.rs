@@ -474,3 +474,48 @@ fn a_hundred_thousand_rows_are_judged_in_linear_time() {
         );
     }
 }
+
+/// A reference size whose value is NaN, infinite, 0 or negative cannot be
+/// judged: its row says so (`skipped`), and with --require-all it fails,
+/// size by size. Such sizes were once left out without a word, and
+/// --require-all passed.
+#[test]
+fn a_reference_that_cannot_be_judged_fails_with_require_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let refs = [(1, "NaN"), (2, "inf"), (4, "3.0"), (8, "-inf"), (16, "0")];
+    let mut reference = "benchmark,backend,datatype,size_bytes,np,iterations,avg_lat_us\n".to_string();
+    for (size, v) in refs {
+        reference += &format!("osu_latency,mpi,MPI_CHAR,{size},2,1000,{v}\n");
+    }
+    let reference = write_file(dir.path(), "ref.csv", &reference);
+    let run = latency_csv(dir.path(), "run.csv", &refs.map(|(size, _)| (size, 3.0, "")));
+    let verdict = |r: &Run, size: &str| -> String {
+        let row = r.stdout.lines().find(|l| l.split_whitespace().next() == Some(size));
+        row.unwrap_or_else(|| panic!("no row for size {size}:\n{}", r.stdout)).split("10%  ").nth(1).unwrap().into()
+    };
+    let r = commbench(&["compare", path_str(&reference), path_str(&run)]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(verdict(&r, "1"), "skipped  reference NaN is not a positive number: not judged");
+    assert_eq!(verdict(&r, "2"), "skipped  reference inf is not a positive number: not judged");
+    assert_eq!(verdict(&r, "4"), "pass");
+    assert_eq!(verdict(&r, "8"), "skipped  reference -inf is not a positive number: not judged");
+    assert_eq!(verdict(&r, "16"), "skipped  reference 0 is not a positive number: not judged");
+    assert!(
+        r.stdout.ends_with("4 skipped (no usable reference value); 0 failures counted, 0 allowed\n"),
+        "{}",
+        r.stdout
+    );
+
+    let r = commbench(&["compare", path_str(&reference), path_str(&run), "--require-all"]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    let fails = "is not a positive number: not judged; --require-all fails a size whose reference cannot be judged";
+    assert_eq!(verdict(&r, "1"), format!("FAIL  reference NaN {fails}"));
+    assert_eq!(verdict(&r, "2"), format!("FAIL  reference inf {fails}"));
+    assert_eq!(verdict(&r, "8"), format!("FAIL  reference -inf {fails}"));
+    assert_eq!(verdict(&r, "16"), format!("FAIL  reference 0 {fails}"));
+    assert_eq!(
+        r.stdout.lines().last().unwrap(),
+        "FAIL: 5 reference sizes in 1 table: 1 pass (0 better than the reference beyond tolerance), 4 fail; 4 \
+         failures counted, 0 allowed"
+    );
+}
