@@ -519,3 +519,69 @@ fn a_reference_that_cannot_be_judged_fails_with_require_all() {
          failures counted, 0 allowed"
     );
 }
+
+/// `commbench ab --raw-dir D` never writes over a file, or through a link,
+/// at a name one of its runs' files takes (`a-1.txt`, `b-5.json` ...): one
+/// line and status 2 before any run starts, the link's target untouched.
+/// It once truncated and wrote through both.
+#[test]
+fn ab_raw_dir_refuses_names_already_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    std::fs::create_dir(&raw).unwrap();
+    let victim = write_file(dir.path(), "victim.txt", "keep");
+    let marker = dir.path().join("ran");
+    let table = r"printf '# OSU MPI Latency Test v7.4\n# Size          Latency (us)\n1                       2.00\n'";
+    let cmd = format!("touch {}; {table}", marker.display());
+    let ab = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+        c.args(["ab", "--rounds", "5", "--a", &cmd, "--b", &cmd, "--raw-dir", path_str(&raw)]).args(extra);
+        let r = run_cmd(c, Duration::from_secs(30));
+        r.assert_no_panic();
+        r
+    };
+    let refused = |r: &Run, name: &str| {
+        assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+        assert_eq!(
+            r.stderr,
+            format!(
+                "commbench ab: {}: already exists: ab writes its runs' files only under names that are free, never \
+                 over a file or through a link (use an empty or new --raw-dir)\n",
+                raw.join(name).display()
+            )
+        );
+        assert!(!marker.exists(), "no run started");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    };
+    std::os::unix::fs::symlink(&victim, raw.join("a-1.txt")).unwrap();
+    refused(&ab(&[]), "a-1.txt");
+    std::fs::remove_file(raw.join("a-1.txt")).unwrap();
+    std::fs::write(raw.join("b-5.json"), "old").unwrap();
+    refused(&ab(&[]), "b-5.json");
+    std::fs::remove_file(raw.join("b-5.json")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), raw.join("a2-2.err")).unwrap();
+    refused(&ab(&["--control"]), "a2-2.err");
+    std::fs::remove_file(raw.join("a2-2.err")).unwrap();
+
+    let r = ab(&["--control"]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(std::fs::read_dir(&raw).unwrap().count(), 5 * 3 * 2, "a .txt and an .err per run");
+
+    // A link planted once the runs have started (here by A, which runs
+    // before B in round 1) is refused when B's file is made.
+    let fresh = dir.path().join("fresh");
+    let planting = format!("ln -s {} {}/b-1.txt; {table}", victim.display(), fresh.display());
+    let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    c.args(["ab", "--rounds", "5", "--a", &planting, "--b", &cmd, "--raw-dir", path_str(&fresh)]);
+    let r = run_cmd(c, Duration::from_secs(30));
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stderr.lines().last().unwrap(),
+        format!(
+            "commbench ab: {}: already exists: ab writes its runs' files only under names that are free, never over \
+             a file or through a link (use an empty or new --raw-dir)",
+            fresh.join("b-1.txt").display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+}
