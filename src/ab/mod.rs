@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
+use crate::diag::printable;
 use judge::{Collected, Mark, Samples, SeriesKey, SizeLine, Target};
 
 /// `commbench ab`'s options.
@@ -140,7 +141,8 @@ pub fn main(args: &[String]) -> i32 {
     match run(&a) {
         Ok(code) => code,
         Err(line) => {
-            crate::say!("commbench ab: {line}");
+            // The line may quote a command's own message: printed escaped.
+            crate::diag::say_printable(&format!("commbench ab: {line}"));
             2
         }
     }
@@ -187,7 +189,7 @@ fn run(a: &Args) -> Result<i32, String> {
     let (code, result) = report(a, &collected, printed);
     let (wa, wb) = (judge::median(&walls.0), judge::median(&walls.1));
     println!("wall time per run (median): A {wa:.2} s, B {wb:.2} s, A/B {:.3}", wa / wb);
-    println!("\n{result}");
+    println!("\n{}", printable(&result));
     Ok(code)
 }
 
@@ -296,8 +298,9 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
     for (key, sizes) in collected {
         let m = key.metric;
         let better = if m.higher_is_better() { "higher" } else { "lower" };
-        println!(
-            "\n{} {} {} ({}, {better} is better): {} (A) against {} (B), medians of {rounds} alternating rounds",
+        // Names read from the commands' output, printed escaped.
+        let title = format!(
+            "{} {} {} ({}, {better} is better): {} (A) against {} (B), medians of {rounds} alternating rounds",
             key.benchmark,
             key.datatype,
             m.name(),
@@ -305,6 +308,7 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
             a.label_a,
             a.label_b
         );
+        println!("\n{}", printable(&title));
         println!(
             "{:>10} {:>14} {:>14} {:>8}    {:>7} {:>7} {:>9}",
             "size", "A", "B", "A/B", "IQR A", "IQR B", "A/A band"
@@ -355,10 +359,10 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
         );
     }
     if !means.is_empty() {
-        println!("geometric means of A/B: {}", means.join(", "));
+        println!("geometric means of A/B: {}", printable(&means.join(", ")));
     }
     for i in &incomplete {
-        println!("error: {i}: not measured in every round by every run");
+        println!("error: {}: not measured in every round by every run", printable(i));
     }
     if collected.is_empty() || !incomplete.is_empty() {
         return (2, "RESULT: INCOMPLETE".into());

@@ -444,7 +444,9 @@ fn a_hundred_thousand_rows_are_judged_in_linear_time() {
     const N: u64 = 100_000;
     let dir = tempfile::tempdir().unwrap();
     let header = "benchmark,backend,datatype,size_bytes,np,iterations,avg_lat_us\n";
-    let shapes: [(&str, fn(u64) -> String, &str); 2] = [
+    /// A shape's name, the start of its row `i`, and its tables.
+    type Shape = (&'static str, fn(u64) -> String, &'static str);
+    let shapes: [Shape; 2] = [
         ("sizes", |i| format!("osu_latency,mpi,MPI_CHAR,{},2,1000,", i + 1), "1 table"),
         ("benchmarks", |i| format!("osu_b{i},mpi,MPI_CHAR,1,2,1000,"), "100000 tables"),
     ];
@@ -584,4 +586,83 @@ fn ab_raw_dir_refuses_names_already_taken() {
         )
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+}
+
+/// Characters a terminal acts on (or that hide or reorder text) left raw
+/// in `text`, newlines apart.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars().filter(|c| *c != '\n' && commbench::diag::acts_on_terminal(*c)).collect()
+}
+
+/// Names read from files reach no terminal raw: a benchmark name holding
+/// an escape sequence (clear the screen), a right-to-left override, a C1
+/// control and a newline followed by a forged summary line, and a
+/// datatype cell holding an escape, are printed escaped (`\u{1b}`) by compare in
+/// every format, by plot on stderr and in its SVG (which stays valid
+/// XML), and by ab; JSON keeps the names whole as JSON escapes.
+#[test]
+fn names_from_files_reach_no_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let clear = "osu_\u{1b}[2Jlat\u{202e}cnE";
+    let forged = "osu_x\nPASS: 1 reference sizes in 1 table";
+    let csv = |name: &str, rows: &[(&str, &str)]| {
+        let mut text = "benchmark,backend,datatype,size_bytes,np,iterations,avg_lat_us\n".to_string();
+        for (bench, datatype) in rows {
+            text += &format!("\"{bench}\",mpi,{datatype},8,2,1000,1.5\n");
+        }
+        write_file(dir.path(), name, &text)
+    };
+    let reference = csv("ref.csv", &[(clear, "MPI_CHAR"), (forged, "MPI_CHAR")]);
+    let run = csv(
+        "run.csv",
+        &[(clear, "MPI_CHAR"), (forged, "MPI_CHAR"), ("osu_\u{9b}31m", "MPI_CHAR"), ("osu_y", "MPI_\u{1b}[5mX")],
+    );
+    for format in ["text", "md", "json"] {
+        let r = commbench(&["compare", path_str(&reference), path_str(&run), "--format", format]);
+        assert_eq!(r.code, Some(0), "{format}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(raw_controls(&r.stdout), [], "{format}: {}", r.stdout);
+        assert_eq!(raw_controls(&r.stderr), [], "{format}: {}", r.stderr);
+        assert!(r.stderr.contains("osu_\\u{9b}31m MPI_CHAR: measured but not in the reference"), "{}", r.stderr);
+        assert!(r.stderr.contains("unknown variant `MPI_\\u{1b}[5mX`"), "{}", r.stderr);
+        if format == "json" {
+            let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+            assert_eq!(v["blocks"][0]["benchmark"], clear);
+            assert_eq!(v["blocks"][1]["benchmark"], forged);
+        } else {
+            assert!(r.stdout.contains("osu_\\u{1b}[2Jlat\\u{202e}cnE MPI_CHAR: latency"), "{}", r.stdout);
+            assert!(r.stdout.contains("osu_x\\u{a}PASS: 1 reference sizes in 1 table MPI_CHAR"), "{}", r.stdout);
+            assert!(!r.stdout.lines().any(|l| l.starts_with("PASS: 1 ")), "{}", r.stdout);
+        }
+    }
+
+    let out = dir.path().join("charts");
+    let r = commbench(&["plot", path_str(&run), "--out", path_str(&out)]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(raw_controls(&r.stderr), [], "{}", r.stderr);
+    assert!(
+        r.stderr.contains("note: osu_\\u{1b}[2Jlat\\u{202e}cnE: the benchmark name is not a plain"),
+        "{}",
+        r.stderr
+    );
+    for svg in files_with_ext(&out, "svg") {
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert_eq!(raw_controls(&text), [], "{}", svg.display());
+        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", svg.display()));
+    }
+
+    // ab: a datatype line and a failing command's message, both read from
+    // what the commands wrote.
+    let table = r"printf '# OSU MPI Latency Test v7.4\n# Datatype: MPI_\033[31mCHAR\n# Size          Latency (us)\n1                       2.00\n'";
+    let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    c.args(["ab", "--rounds", "5", "--a", table, "--b", table]);
+    let r = run_cmd(c, Duration::from_secs(30));
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(raw_controls(&r.stdout), [], "{}", r.stdout);
+    assert!(r.stdout.contains("osu_latency MPI_\\u{1b}[31mCHAR latency"), "{}", r.stdout);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    c.args(["ab", "--rounds", "5", "--a", r"printf '\033]0;owned\007 broken\n' >&2; exit 3", "--b", "true"]);
+    let r = run_cmd(c, Duration::from_secs(30));
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(raw_controls(&r.stderr), [], "{}", r.stderr);
+    assert!(r.stderr.trim_end().ends_with(": \\u{1b}]0;owned\\u{7} broken"), "{}", r.stderr);
 }
