@@ -437,8 +437,8 @@ fn ab_compares_two_commands_round_by_round() {
 /// size and every table for each benchmark: 32,000 sizes took 28 s and
 /// 100,000 did not end within 300 s. Here 100,000 sizes of one benchmark,
 /// then 100,000 benchmarks of one size, each against a run one row worse.
-/// A few seconds each (a debug build reading 200,000 CSV rows); the limit
-/// only catches the old behaviour, minutes long.
+/// About 10 s in all on an idle machine (a debug build reads 400,000 CSV
+/// rows); the limit only catches the old behaviour, minutes long.
 #[test]
 fn a_hundred_thousand_rows_are_judged_in_linear_time() {
     const N: u64 = 100_000;
