@@ -86,22 +86,32 @@ pub fn looks_like_row(line: &str) -> bool {
 /// else, backslashes and non-ASCII letters included, prints as it is.
 /// Text that needs none of this comes back borrowed and unchanged.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    fn unsafe_char(c: char) -> bool {
-        c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
-    }
-    if !text.chars().any(unsafe_char) {
+    if !text.chars().any(acts_on_terminal) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if unsafe_char(c) {
+        if acts_on_terminal(c) {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             out.push(c);
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Whether [`printable`] escapes `c`: a control character (C0, DEL, C1)
+/// or one that reorders or hides text.
+pub fn acts_on_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
+/// [`say`] for a line holding untrusted text: written as [`printable`]
+/// makes it, so one line stays one line and nothing in it reaches the
+/// terminal as a control.
+pub fn say_printable(line: &str) {
+    say(&printable(line));
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
+use crate::diag::printable;
 use judge::{Collected, Mark, Samples, SeriesKey, SizeLine, Target};
 
 /// `commbench ab`'s options.
@@ -55,8 +56,9 @@ pub struct Args {
     /// within what A moves against itself)
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub max_diff: Option<f64>,
-    /// Keep every run's stdout, stderr and CSV here (<a|b|a2>-<round>.txt/.err/.csv); default: a temporary
-    /// directory removed at the end
+    /// Keep every run's stdout, stderr and CSV here (<a|b|a2>-<round>.txt/.err/.csv, and .json for a CSV's
+    /// record); any of these names already taken (a file, a link) is refused before a run starts. Default: a
+    /// temporary directory removed at the end
     #[arg(long, value_name = "DIR")]
     pub raw_dir: Option<PathBuf>,
     /// Seconds one run may take before the comparison stops (exit 2)
@@ -139,7 +141,8 @@ pub fn main(args: &[String]) -> i32 {
     match run(&a) {
         Ok(code) => code,
         Err(line) => {
-            crate::say!("commbench ab: {line}");
+            // The line may quote a command's own message: printed escaped.
+            crate::diag::say_printable(&format!("commbench ab: {line}"));
             2
         }
     }
@@ -150,6 +153,9 @@ fn run(a: &Args) -> Result<i32, String> {
     let dir = match &a.raw_dir {
         Some(d) => {
             std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+            if let Some(taken) = run_files(a, d).find(|p| p.symlink_metadata().is_ok()) {
+                return Err(already_exists(&taken));
+            }
             d.clone()
         }
         None => {
@@ -183,8 +189,32 @@ fn run(a: &Args) -> Result<i32, String> {
     let (code, result) = report(a, &collected, printed);
     let (wa, wb) = (judge::median(&walls.0), judge::median(&walls.1));
     println!("wall time per run (median): A {wa:.2} s, B {wb:.2} s, A/B {:.3}", wa / wb);
-    println!("\n{result}");
+    println!("\n{}", printable(&result));
     Ok(code)
+}
+
+/// The extensions of the files one run may leave under its name: its
+/// stdout and stderr, its CSV and the run record commbench writes beside a
+/// CSV (compare's reader also reads a record beside a `.txt`).
+const RUN_FILES: [&str; 4] = ["txt", "err", "csv", "json"];
+
+/// Every file name the runs of `a` may take in `dir`, in the order they run.
+fn run_files<'a>(a: &'a Args, dir: &'a Path) -> impl Iterator<Item = PathBuf> + 'a {
+    (1..=a.rounds).flat_map(move |r| {
+        order(r, a.control).into_iter().flat_map(move |side| {
+            let base = dir.join(format!("{}-{r}", side.tag()));
+            RUN_FILES.into_iter().map(move |ext| base.with_extension(ext))
+        })
+    })
+}
+
+/// The line that refuses a name already taken in `--raw-dir`.
+fn already_exists(p: &Path) -> String {
+    format!(
+        "{}: already exists: ab writes its runs' files only under names that are free, never over a file or \
+         through a link (use an empty or new --raw-dir)",
+        crate::diag::printable(&p.display().to_string())
+    )
 }
 
 /// Runs `cmd` with `sh -c` (`{csv}` replaced by `csv`), its stdout and
@@ -195,9 +225,14 @@ fn run_one(cmd: &str, base: &Path, csv: Option<&Path>, limit: Duration) -> Resul
         Some(p) => cmd.replace("{csv}", &p.display().to_string()),
         None => cmd.to_string(),
     };
+    // New files only: a name taken since the check at the start (a link
+    // planted there, another run) is refused, never written through.
     let file = |ext: &str| {
         let p = base.with_extension(ext);
-        std::fs::File::create(&p).map_err(|e| format!("cannot write {}: {e}", p.display()))
+        crate::report::safe_file::create_new(&p).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => already_exists(&p),
+            _ => format!("cannot write {}: {e}", p.display()),
+        })
     };
     let mut c = Command::new("sh");
     c.args(["-c", &text]).stdin(Stdio::null()).stdout(file("txt")?).stderr(file("err")?).process_group(0);
@@ -263,8 +298,9 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
     for (key, sizes) in collected {
         let m = key.metric;
         let better = if m.higher_is_better() { "higher" } else { "lower" };
-        println!(
-            "\n{} {} {} ({}, {better} is better): {} (A) against {} (B), medians of {rounds} alternating rounds",
+        // Names read from the commands' output, printed escaped.
+        let title = format!(
+            "{} {} {} ({}, {better} is better): {} (A) against {} (B), medians of {rounds} alternating rounds",
             key.benchmark,
             key.datatype,
             m.name(),
@@ -272,6 +308,7 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
             a.label_a,
             a.label_b
         );
+        println!("\n{}", printable(&title));
         println!(
             "{:>10} {:>14} {:>14} {:>8}    {:>7} {:>7} {:>9}",
             "size", "A", "B", "A/B", "IQR A", "IQR B", "A/A band"
@@ -322,10 +359,10 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
         );
     }
     if !means.is_empty() {
-        println!("geometric means of A/B: {}", means.join(", "));
+        println!("geometric means of A/B: {}", printable(&means.join(", ")));
     }
     for i in &incomplete {
-        println!("error: {i}: not measured in every round by every run");
+        println!("error: {}: not measured in every round by every run", printable(i));
     }
     if collected.is_empty() || !incomplete.is_empty() {
         return (2, "RESULT: INCOMPLETE".into());

@@ -5,7 +5,7 @@
 //! are warnings. Only what both sides say is compared: an output that does
 //! not say is not taken to agree or to differ.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::model::Table;
 
@@ -20,24 +20,19 @@ type Key = (String, String);
 /// What one table says about a field, as text to compare and print.
 type Field<'a> = &'a dyn Fn(&Table) -> Option<String>;
 
-fn key(t: &Table) -> Key {
-    (t.benchmark.clone(), t.datatype_key().to_string())
-}
-
-/// Keys in both the reference and the runs, in reference order.
-fn shared_keys(reference: &[Table], runs: &[Table]) -> Vec<Key> {
-    let mut keys: Vec<Key> = Vec::new();
-    for t in reference {
-        let k = key(t);
-        if !keys.contains(&k) && runs.iter().any(|r| key(r) == k) {
-            keys.push(k);
-        }
-    }
-    keys
-}
-
-fn of<'a>(tables: &'a [Table], k: &Key) -> Vec<&'a Table> {
-    tables.iter().filter(|t| key(t) == *k).collect()
+/// The (benchmark, datatype) groups in both the reference and the runs, in
+/// reference order, with each side's tables: grouped once, in one pass
+/// over each side.
+fn shared<'a>(reference: &'a [Table], runs: &'a [Table]) -> Vec<(Key, Vec<&'a Table>, Vec<&'a Table>)> {
+    let (keys, mut refs) = super::judge::grouped(reference);
+    let (_, mut meas) = super::judge::grouped(runs);
+    keys.into_iter()
+        .filter_map(|k| {
+            let m = meas.remove(&k)?;
+            let r = refs.remove(&k).unwrap_or_default();
+            Some((k, r, m))
+        })
+        .collect()
 }
 
 fn list<T: ToString>(values: impl IntoIterator<Item = T>) -> String {
@@ -82,8 +77,7 @@ pub fn name_fan_tables(reference: &mut [Table], runs: &mut [Table]) -> Vec<Strin
 /// were on different memory (host, device, managed), naming what says so.
 pub fn memory_mismatches(reference: &[Table], runs: &[Table]) -> Vec<String> {
     let mut out = Vec::new();
-    for k in shared_keys(reference, runs) {
-        let (refs, meas) = (of(reference, &k), of(runs, &k));
+    for (k, refs, meas) in shared(reference, runs) {
         let Some(r) = refs.iter().find_map(|t| t.memory.as_ref().map(|m| (m, *t))) else { continue };
         let other = meas.iter().find_map(|t| t.memory.as_ref().filter(|m| m.memory != r.0.memory).map(|m| (m, *t)));
         if let Some((m, t)) = other {
@@ -114,23 +108,27 @@ fn differ<T: Ord + Clone>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> bool {
 pub fn warnings(reference: &[Table], runs: &[Table]) -> Vec<String> {
     let mut out = Vec::new();
     // Datatypes: per benchmark, where both name theirs.
-    let mut benches: Vec<&str> = Vec::new();
-    for t in reference {
-        if !benches.contains(&t.benchmark.as_str()) && runs.iter().any(|r| r.benchmark == t.benchmark) {
-            benches.push(&t.benchmark);
+    fn named(ts: &[Table]) -> (Vec<&str>, HashMap<&str, BTreeSet<String>>) {
+        let mut order: Vec<&str> = Vec::new();
+        let mut named: HashMap<&str, BTreeSet<String>> = HashMap::new();
+        for t in ts {
+            let set = named.entry(&t.benchmark).or_insert_with_key(|b| {
+                order.push(b);
+                BTreeSet::new()
+            });
+            set.extend(t.datatype.clone());
         }
+        (order, named)
     }
+    let ((benches, ref_named), (_, run_named)) = (named(reference), named(runs));
     for b in benches {
-        let named = |ts: &[Table]| -> BTreeSet<String> {
-            ts.iter().filter(|t| t.benchmark == b).filter_map(|t| t.datatype.clone()).collect()
-        };
-        let (r, m) = (named(reference), named(runs));
-        if differ(&r, &m) {
-            out.push(format!("{b}: datatypes differ: the reference has {}, the runs {}", list(&r), list(&m)));
+        let Some(m) = run_named.get(b) else { continue };
+        let r = &ref_named[b];
+        if differ(r, m) {
+            out.push(format!("{b}: datatypes differ: the reference has {}, the runs {}", list(r), list(m)));
         }
     }
-    for k in shared_keys(reference, runs) {
-        let (refs, meas) = (of(reference, &k), of(runs, &k));
+    for (k, refs, meas) in shared(reference, runs) {
         let name = format!("{} {}", k.0, k.1);
         let set = |ts: &[&Table], f: Field| -> BTreeSet<String> { ts.iter().filter_map(|t| f(t)).collect() };
         let fields: [(&str, Field); 4] = [
@@ -170,9 +168,10 @@ fn options(t: &Table) -> Option<&serde_json::Map<String, serde_json::Value>> {
 /// One line per option of the run records whose values differ.
 fn option_warnings(name: &str, refs: &[&Table], meas: &[&Table]) -> Vec<String> {
     let mut keys: Vec<&String> = Vec::new();
+    let mut seen: HashSet<&String> = HashSet::new();
     for t in refs.iter().chain(meas) {
         for k in options(t).into_iter().flat_map(|o| o.keys()) {
-            if !keys.contains(&k) && !OPTIONS_NOT_COMPARED.contains(&k.as_str()) {
+            if !OPTIONS_NOT_COMPARED.contains(&k.as_str()) && seen.insert(k) {
                 keys.push(k);
             }
         }
@@ -193,21 +192,25 @@ fn option_warnings(name: &str, refs: &[&Table], meas: &[&Table]) -> Vec<String> 
 /// Iterations at the sizes both sides printed them for (OSU's `-f`
 /// column, the CSV's), as one line with the first size that differs.
 fn iteration_warning(name: &str, refs: &[&Table], meas: &[&Table]) -> Option<String> {
-    let at = |ts: &[&Table], size: u64| -> BTreeSet<u64> {
-        ts.iter().flat_map(|t| t.points.iter().filter(|p| p.size == size).filter_map(|p| p.iterations)).collect()
+    // Each side's iteration counts by size, in one pass over its points.
+    let by_size = |ts: &[&Table]| -> BTreeMap<u64, BTreeSet<u64>> {
+        let mut by: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+        for p in ts.iter().flat_map(|t| &t.points) {
+            by.entry(p.size).or_default().extend(p.iterations);
+        }
+        by
     };
-    let mut sizes: Vec<u64> = refs.iter().flat_map(|t| t.points.iter().map(|p| p.size)).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let differing: Vec<(u64, BTreeSet<u64>, BTreeSet<u64>)> =
-        sizes.into_iter().map(|s| (s, at(refs, s), at(meas, s))).filter(|(_, r, m)| differ(r, m)).collect();
+    let (r, m) = (by_size(refs), by_size(meas));
+    let none = BTreeSet::new();
+    let differing: Vec<(u64, &BTreeSet<u64>, &BTreeSet<u64>)> =
+        r.iter().map(|(s, rs)| (*s, rs, m.get(s).unwrap_or(&none))).filter(|(_, r, m)| differ(r, m)).collect();
     let (size, r, m) = differing.first()?;
     Some(format!(
         "{name}: iterations differ at {} size{} (at {size} bytes the reference has {}, the runs {})",
         differing.len(),
         if differing.len() == 1 { "" } else { "s" },
-        list(r),
-        list(m)
+        list(*r),
+        list(*m)
     ))
 }
 

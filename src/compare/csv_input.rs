@@ -4,6 +4,9 @@
 //! [`SPREAD_COLUMN`] column) is read where the file has it, for compare's
 //! noise rule.
 
+use std::collections::hash_map::{Entry, HashMap};
+use std::collections::HashSet;
+
 use super::model::{Memory, MemoryInfo, Note, Parsed, Point, Table};
 use crate::report::csv::CsvRow;
 
@@ -95,7 +98,10 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
         out.cut.push(Note { path: path.into(), line: Some(line), message });
     }
     let spread_column = header.iter().position(|h| h == SPREAD_COLUMN);
-    let mut windows: Vec<Vec<String>> = Vec::new();
+    let mut windows: Vec<HashSet<String>> = Vec::new();
+    // Each (benchmark, datatype)'s table, found without a look through
+    // every table so far.
+    let mut table_of: HashMap<(String, Option<String>), usize> = HashMap::new();
     let mut in_place_noted = false;
     for (i, rec) in rdr.records().enumerate() {
         let line = i + 2;
@@ -172,10 +178,9 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
         let datatype = row.datatype.map(|d| d.mpi_name().to_string());
         let window = row.window.map(|w| w.to_string());
         let bench = row.benchmark;
-        let found = out.tables.iter().position(|t| t.benchmark == bench && t.datatype == datatype);
-        let idx = match found {
-            Some(idx) => idx,
-            None => {
+        let idx = match table_of.entry((bench.clone(), datatype.clone())) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
                 out.tables.push(Table {
                     // osu_barrier has no message size; a benchmark this
                     // build does not know is taken to have one.
@@ -193,15 +198,11 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
                     run_label: label.to_string(),
                     run: None,
                 });
-                windows.push(Vec::new());
-                out.tables.len() - 1
+                windows.push(HashSet::new());
+                *e.insert(out.tables.len() - 1)
             }
         };
-        if let Some(w) = window {
-            if !windows[idx].contains(&w) {
-                windows[idx].push(w);
-            }
-        }
+        windows[idx].extend(window);
         out.tables[idx].points.push(point);
     }
     // osu_mbw_mr -V measures every size at several windows: not one series.

@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use super::judge::{Block, Report, Row, Verdict};
+use crate::diag::printable;
 
 /// Output format of `commbench compare`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -48,9 +49,12 @@ fn size_cell(b: &Block, r: &Row) -> String {
     }
 }
 
+/// The block's title line; its names, read from files, as [`printable`]
+/// makes them (as is every line below that holds text from a file).
 fn heading(b: &Block) -> String {
     let better = if b.higher_is_better { "higher is better" } else { "lower is better" };
-    format!("{} {}: {} in {} ({better})", b.benchmark, b.datatype, b.metric.name(), b.unit)
+    let line = format!("{} {}: {} in {} ({better})", b.benchmark, b.datatype, b.metric.name(), b.unit);
+    printable(&line).into_owned()
 }
 
 fn provenance(b: &Block) -> String {
@@ -59,7 +63,15 @@ fn provenance(b: &Block) -> String {
         1 => format!("measured: {}", b.runs[0]),
         n => format!("measured: median of {n} runs ({})", b.runs.join(", ")),
     };
-    format!("reference: {}{version}; {measured}", b.reference_from.join(", "))
+    printable(&format!("reference: {}{version}; {measured}", b.reference_from.join(", "))).into_owned()
+}
+
+/// A row's verdict word and its reasons (`sep` between them).
+fn verdict_cell(r: &Row, word: &str, sep: &str) -> String {
+    if r.reasons.is_empty() || r.verdict == Verdict::Missing {
+        return word.to_string();
+    }
+    printable(&format!("{word}{sep}{}", r.reasons.join("; "))).into_owned()
 }
 
 fn multi_run(b: &Block) -> bool {
@@ -135,10 +147,7 @@ pub fn text(rep: &Report) -> String {
             let range = if multi { format!("  {:>21}", range_cell(r)) } else { String::new() };
             let noise = if noisy { format!("  {:>7}  {:>9}", noise_cell(r), r.rule.name()) } else { String::new() };
             let of_peak = if eff { format!("  {:>7}", efficiency_cell(r)) } else { String::new() };
-            let mut verdict = verdict_word(r.verdict).to_string();
-            if !r.reasons.is_empty() && r.verdict != Verdict::Missing {
-                verdict = format!("{verdict}  {}", r.reasons.join("; "));
-            }
+            let verdict = verdict_cell(r, verdict_word(r.verdict), "  ");
             let _ = writeln!(
                 o,
                 "{:>10}  {:>14.2}  {:>14}{of_peak}{range}  {:>7}  {:>4}%{noise}  {verdict}",
@@ -152,7 +161,7 @@ pub fn text(rep: &Report) -> String {
         o.push('\n');
     }
     for w in &rep.warnings {
-        let _ = writeln!(o, "warning: {w}");
+        let _ = writeln!(o, "warning: {}", printable(w));
     }
     o.push_str(&summary_line(rep));
     o.push('\n');
@@ -181,13 +190,11 @@ pub fn markdown(rep: &Report) -> String {
             let range = if multi { format!(" {} |", range_cell(r)) } else { String::new() };
             let of_peak = if eff { format!(" {} |", efficiency_cell(r)) } else { String::new() };
             let noise = if noisy { format!(" {} | {} |", noise_cell(r), r.rule.name()) } else { String::new() };
-            let mut verdict = match r.verdict {
-                Verdict::Fail => "**FAIL**".to_string(),
-                v => verdict_word(v).to_string(),
+            let word = match r.verdict {
+                Verdict::Fail => "**FAIL**",
+                v => verdict_word(v),
             };
-            if !r.reasons.is_empty() && r.verdict != Verdict::Missing {
-                verdict = format!("{verdict}: {}", r.reasons.join("; "));
-            }
+            let verdict = verdict_cell(r, word, ": ");
             let _ = writeln!(
                 o,
                 "| {} | {:.2} | {} |{of_peak}{range} {} | {}% |{noise} {verdict} |",
@@ -201,7 +208,7 @@ pub fn markdown(rep: &Report) -> String {
         o.push('\n');
     }
     for w in &rep.warnings {
-        let _ = writeln!(o, "- warning: {w}");
+        let _ = writeln!(o, "- warning: {}", printable(w));
     }
     if !rep.warnings.is_empty() {
         o.push('\n');
@@ -210,15 +217,34 @@ pub fn markdown(rep: &Report) -> String {
     o
 }
 
-/// JSON: the whole report, with the summary line as `summary_line`.
+/// JSON: the whole report, with the summary line as `summary_line`. The
+/// names stay whole, and every character a terminal would act on is a
+/// JSON escape (`\u001b`): serde_json escapes only those below U+0020.
 pub fn json(rep: &Report) -> Result<String, serde_json::Error> {
     let mut v = serde_json::to_value(rep)?;
     if let Some(obj) = v.as_object_mut() {
         obj.insert("summary_line".into(), serde_json::Value::String(summary_line(rep)));
     }
-    let mut s = serde_json::to_string_pretty(&v)?;
+    let mut s = json_escaped(&serde_json::to_string_pretty(&v)?);
     s.push('\n');
     Ok(s)
+}
+
+/// `json` with the characters [`crate::diag::acts_on_terminal`] names (DEL,
+/// C1 controls, bidirectional and zero-width characters) left raw by the
+/// serializer written as `\uXXXX`. Outside strings a pretty JSON text
+/// holds only the newlines and spaces that lay it out: those stay.
+fn json_escaped(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c != '\n' && crate::diag::acts_on_terminal(c) {
+            // Every such character is in the Basic Multilingual Plane.
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 pub fn render(rep: &Report, format: Format) -> Result<String, serde_json::Error> {

@@ -17,11 +17,12 @@
 //! exactly as without the rule. Absolute limits and failed validation fail
 //! a size under either rule.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Serialize;
 
-use super::model::{self, Metric, Table};
+use super::model::{self, Metric, Point, Table};
 use super::tolerance::Rules;
 
 /// The outcome for one size.
@@ -180,8 +181,32 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
     }
 }
 
-fn values_at(tables: &[&Table], metric: Metric, size: u64) -> Vec<f64> {
-    tables.iter().flat_map(|t| t.points.iter().filter(|p| p.size == size).filter_map(|p| p.value(metric))).collect()
+/// The points of one side of a block by size, in table order: built once,
+/// so that a size's values are found without looking through every point
+/// again (which made compare quadratic in rows).
+struct BySize<'a>(BTreeMap<u64, Vec<&'a Point>>);
+
+impl<'a> BySize<'a> {
+    fn new(tables: &[&'a Table]) -> BySize<'a> {
+        let mut by: BTreeMap<u64, Vec<&'a Point>> = BTreeMap::new();
+        for p in tables.iter().flat_map(|t| &t.points) {
+            by.entry(p.size).or_default().push(p);
+        }
+        BySize(by)
+    }
+
+    fn at(&self, size: u64) -> &[&'a Point] {
+        self.0.get(&size).map_or(&[], Vec::as_slice)
+    }
+
+    /// The sizes with a value of `metric`, ascending.
+    fn sizes(&self, metric: Metric) -> Vec<u64> {
+        self.0.iter().filter(|(_, ps)| ps.iter().any(|p| p.value(metric).is_some())).map(|(s, _)| *s).collect()
+    }
+}
+
+fn values_at(points: &BySize, metric: Metric, size: u64) -> Vec<f64> {
+    points.at(size).iter().filter_map(|p| p.value(metric)).collect()
 }
 
 /// Verdict, ratio and reasons for one measured value.
@@ -224,9 +249,9 @@ pub fn judge_value(
 /// A size's spread on one side: the median of the spreads (`ci95_rel_pct`)
 /// of the values at `size`, as a share (0.025 for 2.5%); None unless every
 /// such value has one.
-fn spread_at(tables: &[&Table], metric: Metric, size: u64) -> Option<f64> {
+fn spread_at(points: &BySize, metric: Metric, size: u64) -> Option<f64> {
     let mut spreads = Vec::new();
-    for p in tables.iter().flat_map(|t| t.points.iter().filter(|p| p.size == size && p.value(metric).is_some())) {
+    for p in points.at(size).iter().filter(|p| p.value(metric).is_some()) {
         spreads.push(p.ci95_rel_pct? / 100.0);
     }
     median(&mut spreads)
@@ -281,28 +306,35 @@ fn key(t: &Table) -> Key {
     (t.benchmark.clone(), t.datatype_key().to_string())
 }
 
-fn ordered_keys(tables: &[Table]) -> Vec<Key> {
-    let mut keys: Vec<Key> = Vec::new();
+/// The tables of each (benchmark, datatype), the keys in the order they
+/// first appear.
+pub(crate) fn grouped(tables: &[Table]) -> (Vec<Key>, HashMap<Key, Vec<&Table>>) {
+    let mut order = Vec::new();
+    let mut groups: HashMap<Key, Vec<&Table>> = HashMap::new();
     for t in tables {
         let k = key(t);
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
+        let group = groups.entry(k).or_insert_with_key(|k| {
+            order.push(k.clone());
+            Vec::new()
+        });
+        group.push(t);
     }
-    keys
+    (order, groups)
 }
 
 fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rules: &Rules) -> Block {
-    let mut sizes: Vec<u64> =
-        refs.iter().flat_map(|t| t.points.iter().filter(|p| p.value(metric).is_some()).map(|p| p.size)).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
+    let (ref_points, run_points) = (BySize::new(refs), BySize::new(runs));
+    let sizes = ref_points.sizes(metric);
     // One name per run; runs from files of the same name, or several
     // outputs in one file, are told apart by file name and line.
+    let mut per_label: HashMap<&str, usize> = HashMap::new();
+    for t in runs {
+        *per_label.entry(&t.run_label).or_default() += 1;
+    }
     let labels: Vec<String> = runs
         .iter()
         .map(|t| {
-            if runs.iter().filter(|o| o.run_label == t.run_label).count() < 2 {
+            if per_label[t.run_label.as_str()] < 2 {
                 return t.run_label.clone();
             }
             let file = Path::new(&t.path).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
@@ -312,23 +344,24 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
     let mut rows = Vec::new();
     for size in sizes {
         let tolerance_pct = rules.tolerance_pct(size);
-        let all_refs: Vec<f64> = values_at(refs, metric, size).into_iter().filter(|v| v.is_finite()).collect();
-        // A reference value no measurement could give (1e308 us, a
-        // subnormal) judges nothing: the size is skipped, saying why.
-        let (mut ref_values, absurd): (Vec<f64>, Vec<f64>) =
-            all_refs.into_iter().partition(|v| *v <= 0.0 || metric.implausible(*v).is_none());
+        // A reference value no measurement could give (NaN, infinite,
+        // 1e308 us, a subnormal) judges nothing: the size is skipped,
+        // saying why. 0 and below are kept for the limits to judge.
+        let (mut ref_values, absurd): (Vec<f64>, Vec<f64>) = values_at(&ref_points, metric, size)
+            .into_iter()
+            .partition(|v| (v.is_finite() && *v <= 0.0) || metric.implausible(*v).is_none());
         let Some(reference) = median(&mut ref_values) else {
-            if let Some(&v) = absurd.first() {
-                let why = metric.implausible(v).unwrap_or_default();
-                rows.push(Row {
-                    reasons: vec![format!("reference {} {why}: not judged", model::shown(v))],
-                    ..Row::unjudged(size, f64::NAN, tolerance_pct, Verdict::Skipped)
-                });
-            }
+            // Every size listed has a value: one of them is absurd.
+            let v = absurd.first().copied().unwrap_or(f64::NAN);
+            let why = metric.implausible(v).unwrap_or_default();
+            rows.push(Row {
+                reasons: vec![format!("reference {} {why}: not judged", model::shown(v))],
+                ..Row::unjudged(size, v, tolerance_pct, Verdict::Skipped)
+            });
             continue;
         };
         let (mut measured, bad): (Vec<f64>, Vec<f64>) =
-            values_at(runs, metric, size).into_iter().partition(|v| metric.implausible(*v).is_none());
+            values_at(&run_points, metric, size).into_iter().partition(|v| metric.implausible(*v).is_none());
         if !bad.is_empty() {
             // A time or a rate is a positive number within what any
             // machine can measure: anything else is a broken measurement,
@@ -355,14 +388,14 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
             });
             continue;
         };
-        let spreads = spread_at(refs, metric, size).zip(spread_at(runs, metric, size));
+        let spreads = spread_at(&ref_points, metric, size).zip(spread_at(&run_points, metric, size));
         let (mut verdict, ratio, mut reasons, rule, noise_pct) =
             judge_with_noise(metric, size, reference, med, spreads, rules);
-        let failed_checks = runs
-            .iter()
-            .flat_map(|t| t.points.iter().filter(|p| p.size == size))
-            .filter(|p| p.validation == Some(false))
-            .count();
+        if verdict == Verdict::Skipped {
+            let why = metric.implausible(reference).unwrap_or_default();
+            reasons.push(format!("reference {} {why}: not judged", model::shown(reference)));
+        }
+        let failed_checks = run_points.at(size).iter().filter(|p| p.validation == Some(false)).count();
         if failed_checks > 0 {
             verdict = Verdict::Fail;
             reasons.push(format!("data validation failed in {failed_checks} run(s)"));
@@ -381,7 +414,7 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
             rule,
             noise_pct,
             efficiency_pct: if metric == Metric::Bandwidth {
-                median(&mut values_at(runs, Metric::Efficiency, size))
+                median(&mut values_at(&run_points, Metric::Efficiency, size))
             } else {
                 None
             },
@@ -407,10 +440,11 @@ pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
     let mut blocks = Vec::new();
     let mut notes = Vec::new();
     let mut unmatched = 0;
-    let ref_keys = ordered_keys(reference);
+    let (ref_keys, ref_groups) = grouped(reference);
+    let (run_keys, run_groups) = grouped(runs);
     for k in &ref_keys {
-        let refs: Vec<&Table> = reference.iter().filter(|t| key(t) == *k).collect();
-        let meas: Vec<&Table> = runs.iter().filter(|t| key(t) == *k).collect();
+        let refs = &ref_groups[k];
+        let meas: &[&Table] = run_groups.get(k).map_or(&[], Vec::as_slice);
         if meas.is_empty() {
             notes.push(format!("{} {}: in the reference but in no run: not compared", k.0, k.1));
             unmatched += 1;
@@ -418,7 +452,7 @@ pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
         }
         let has = |ts: &[&Table], m: Metric| ts.iter().any(|t| t.points.iter().any(|p| p.value(m).is_some()));
         let judged: &[Metric] = if rules.by_efficiency { &[Metric::Efficiency] } else { &Metric::ALL };
-        let metrics: Vec<Metric> = judged.iter().copied().filter(|m| has(&refs, *m) && has(&meas, *m)).collect();
+        let metrics: Vec<Metric> = judged.iter().copied().filter(|m| has(refs, *m) && has(meas, *m)).collect();
         if metrics.is_empty() && rules.by_efficiency {
             let why = "an efficiency on both sides (commbench CSVs of a bandwidth whose path's peak is known)";
             notes.push(format!("{} {}: not compared: --by-efficiency needs {why}", k.0, k.1));
@@ -428,12 +462,19 @@ pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
             unmatched += 1;
         }
         for m in metrics {
-            blocks.push(compare_block(k, m, &refs, &meas, rules));
+            blocks.push(compare_block(k, m, refs, meas, rules));
         }
     }
-    for k in ordered_keys(runs) {
-        if !ref_keys.contains(&k) {
+    for k in run_keys {
+        if !ref_groups.contains_key(&k) {
             notes.push(format!("{} {}: measured but not in the reference: not compared", k.0, k.1));
+        }
+    }
+    if rules.require_all {
+        // Every reference size is to be judged: one that cannot be fails.
+        for r in blocks.iter_mut().flat_map(|b| &mut b.rows).filter(|r| r.verdict == Verdict::Skipped) {
+            r.verdict = Verdict::Fail;
+            r.reasons.push("--require-all fails a size whose reference cannot be judged".into());
         }
     }
     let mut s = Summary { unmatched, allowed_failures: rules.allowed_failures, ..Summary::default() };

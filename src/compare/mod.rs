@@ -96,7 +96,7 @@ pub fn main(args: &[String]) -> i32 {
     let mut reference = match input::load(&a.reference) {
         Ok(p) => p,
         Err(e) => {
-            crate::say!("commbench compare: reference {e}");
+            crate::diag::say_printable(&format!("commbench compare: reference {e}"));
             return 2;
         }
     };
@@ -111,20 +111,20 @@ pub fn main(args: &[String]) -> i32 {
                 cut.extend(p.cut);
             }
             Err(e) => {
-                crate::say!("commbench compare: {e}");
+                crate::diag::say_printable(&format!("commbench compare: {e}"));
                 return 2;
             }
         }
     }
     if let Some(cut) = reference.cut.iter().chain(&cut).next() {
-        crate::say!("commbench compare: {cut}; a truncated results file is not judged");
+        crate::diag::say_printable(&format!("commbench compare: {cut}; a truncated results file is not judged"));
         return 2;
     }
     let fan_notes = context::name_fan_tables(&mut reference.tables, &mut runs);
     let mut warnings = context::memory_mismatches(&reference.tables, &runs);
     if !a.allow_memory_mismatch {
         if let Some(line) = context::refusal(&warnings) {
-            crate::say!("commbench compare: {line}");
+            crate::diag::say_printable(&format!("commbench compare: {line}"));
             return 2;
         }
     }
@@ -149,11 +149,11 @@ pub fn main(args: &[String]) -> i32 {
     report.warnings = warnings;
     if !a.quiet {
         for n in &report.notes {
-            crate::say!("commbench compare: note: {n}");
+            crate::diag::say_printable(&format!("commbench compare: note: {n}"));
         }
     }
     for w in &report.warnings {
-        crate::say!("commbench compare: warning: {w}");
+        crate::diag::say_printable(&format!("commbench compare: warning: {w}"));
     }
     if report.blocks.is_empty() {
         crate::say!("commbench compare: nothing in common: no benchmark, datatype and metric is in both the reference and the runs");
@@ -162,12 +162,14 @@ pub fn main(args: &[String]) -> i32 {
     match format::render(&report, a.format) {
         Ok(s) => print!("{s}"),
         Err(e) => {
-            crate::say!("commbench compare: cannot write the report: {e}");
+            crate::diag::say_printable(&format!("commbench compare: cannot write the report: {e}"));
             return 2;
         }
     }
     for run in &report.summary.incomplete_runs {
-        crate::say!("commbench compare: {run}: its results are not trusted: the comparison fails");
+        crate::diag::say_printable(&format!(
+            "commbench compare: {run}: its results are not trusted: the comparison fails"
+        ));
     }
     if !report.summary.ok {
         1
@@ -183,10 +185,11 @@ pub fn main(args: &[String]) -> i32 {
 /// as `<file>: the run record says '<status>'`.
 fn incomplete_runs(runs: &[model::Table]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for t in runs {
         let Some(info) = t.run.as_ref().filter(|i| !i.completed()) else { continue };
         let line = format!("{}: the run record says '{}'", t.path, info.status.as_deref().unwrap_or_default());
-        if !out.contains(&line) {
+        if seen.insert(line.clone()) {
             out.push(line);
         }
     }

@@ -145,7 +145,14 @@ pub fn chart_spec(benchmark: &str, runs: &[&Table], reference: &[&Table], notes:
         true => format!("{benchmark}: {what}"),
         false => format!("{benchmark}: {what} ({})", dts.join(", ")),
     };
-    Some(ChartSpec { benchmark: benchmark.to_string(), metric, title, subtitle: sub.join("  ·  "), sized, lines })
+    // Names, hosts and versions read from files: no control character in
+    // the SVG (XML 1.0 has no place for one) and none that reorders text.
+    let plain = |s: &str| crate::diag::printable(s).into_owned();
+    for l in &mut lines {
+        l.label = plain(&l.label);
+    }
+    let (title, subtitle) = (plain(&title), plain(&sub.join("  ·  ")));
+    Some(ChartSpec { benchmark: plain(benchmark), metric, title, subtitle, sized, lines })
 }
 
 /// Writes `<out>/<benchmark>.svg` for every benchmark in `runs`.
@@ -252,7 +259,7 @@ pub fn main(args: &[String]) -> i32 {
                 notes.extend(parsed.notes);
             }
             Err(e) => {
-                crate::say!("commbench plot: {e}");
+                crate::diag::say_printable(&format!("commbench plot: {e}"));
                 return 2;
             }
         }
@@ -265,35 +272,35 @@ pub fn main(args: &[String]) -> i32 {
                 parsed.tables
             }
             Err(e) => {
-                crate::say!("commbench plot: reference {e}");
+                crate::diag::say_printable(&format!("commbench plot: reference {e}"));
                 return 2;
             }
         },
     };
     let out = a.out.clone().unwrap_or_else(|| default_out(&a.runs[0]));
     if let Err(e) = std::fs::create_dir_all(&out) {
-        crate::say!("commbench plot: {}: {e}", out.display());
+        crate::diag::say_printable(&format!("commbench plot: {}: {e}", out.display()));
         return 2;
     }
     let result = write_charts(&runs, &reference, &out, &mut notes);
     if !a.quiet {
         for n in &notes {
-            crate::say!("commbench plot: note: {n}");
+            crate::diag::say_printable(&format!("commbench plot: note: {n}"));
         }
     }
     match result {
         Ok(files) => {
             for f in files {
-                println!("{}", f.display());
+                println!("{}", crate::diag::printable(&f.display().to_string()));
             }
             0
         }
         Err(e @ PlotError::Nothing) => {
-            crate::say!("commbench plot: {e}");
+            crate::diag::say_printable(&format!("commbench plot: {e}"));
             2
         }
         Err(e) => {
-            crate::say!("commbench plot: {e}");
+            crate::diag::say_printable(&format!("commbench plot: {e}"));
             1
         }
     }

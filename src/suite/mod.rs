@@ -411,12 +411,7 @@ fn print_status(report: &SuiteReport, summary_path: &Path, quiet: bool) {
     if !quiet {
         let _ = writeln!(out);
     }
-    for b in &report.benchmarks {
-        let detail = b.detail.as_ref().map(|d| format!("  {d}")).unwrap_or_default();
-        let _ = writeln!(out, "{:<20} {:<8} {:>6.1} s{detail}", b.benchmark, b.status.word(), b.duration_s);
-    }
-    let (passed, total) = (report.passed(), report.benchmarks.len());
-    let _ = writeln!(out, "{passed} of {total} passed; summary: {}", summary_path.display());
+    let _ = out.write_all(summary::status_lines(report, summary_path).as_bytes());
 }
 
 /// Runs the suite; the exit status when it got as far as running.

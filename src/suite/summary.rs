@@ -15,6 +15,7 @@ use super::launch::{Launcher, Layout};
 use super::plan::Shape;
 use crate::bytes::exact_label;
 use crate::datatype::Datatype;
+use crate::diag::printable;
 use crate::report::csv::CsvRow;
 use crate::report::record::{RankInfo, RunHeader};
 use crate::report::slurm::SlurmInfo;
@@ -344,12 +345,15 @@ pub fn glance(order: &[String], tables: &HashMap<String, KeyTable>) -> Option<Ke
     Some(KeyTable { headers, rows })
 }
 
+/// A markdown table. Its cells hold text read from files (hosts, the MPI
+/// library, a failure's detail, CSV values), so each is [`printable`]:
+/// no control character, and no line break to end the table early.
 fn table(out: &mut String, headers: &[String], rows: &[Vec<String>], right_from: usize) {
     let _ = writeln!(out, "| {} |", headers.join(" | "));
     let rule: Vec<&str> = (0..headers.len()).map(|i| if i >= right_from { "---:" } else { "---" }).collect();
     let _ = writeln!(out, "|{}|", rule.join("|"));
     for r in rows {
-        let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+        let cells: Vec<String> = r.iter().map(|c| printable(c).replace('|', "\\|")).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
 }
@@ -432,6 +436,19 @@ fn precision_section(o: &mut String, r: &SuiteReport) {
     .map(|s| s.to_string())
     .collect();
     table(o, &headers, &rows, 1);
+}
+
+/// The lines the suite ends with on stdout: one per benchmark (name,
+/// status, duration, why it did not pass) and the summary's path.
+pub fn status_lines(r: &SuiteReport, summary_path: &Path) -> String {
+    let mut o = String::new();
+    for b in &r.benchmarks {
+        // The detail quotes what the benchmark printed: escaped.
+        let detail = b.detail.as_ref().map(|d| format!("  {}", printable(d))).unwrap_or_default();
+        let _ = writeln!(o, "{:<20} {:<8} {:>6.1} s{detail}", b.benchmark, b.status.word(), b.duration_s);
+    }
+    let _ = writeln!(o, "{} of {} passed; summary: {}", r.passed(), r.benchmarks.len(), summary_path.display());
+    o
 }
 
 /// summary.md. `tables` holds each benchmark's key rows, `plots` the image
@@ -541,7 +558,7 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
             let _ = writeln!(o, "Nothing found: the hosts ran pairs together within the bound.");
         }
         for f in &l.findings {
-            let _ = writeln!(o, "- {}", f.trim_start_matches("found: "));
+            let _ = writeln!(o, "- {}", printable(f.trim_start_matches("found: ")));
         }
         let _ =
             writeln!(o, "\n{} probe(s); every probe's command and outcome: [{}]({}).", l.probes, l.record, l.record);
@@ -571,13 +588,14 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
                 list.push_str(&format!("; and {} more (see the CSV's `noise` column)", b.noise_flags.len() - SHOWN));
             }
             let n = b.noise_flags.len();
+            let list = printable(&list);
             let _ = writeln!(o, "\n**Noise flagged** at {n} size{}: {list}", if n == 1 { "" } else { "s" });
         }
         if let Some(p) = &b.placement {
-            let _ = writeln!(o, "\nRanks: {p}");
+            let _ = writeln!(o, "\nRanks: {}", printable(p));
         }
         for w in &b.placement_warnings {
-            let _ = writeln!(o, "\n**Placement warning:** {w}");
+            let _ = writeln!(o, "\n**Placement warning:** {}", printable(w));
         }
         // Plots: linked here when the run made one for this benchmark.
         for p in plots.iter().filter(|p| p.file_stem().is_some_and(|s| s == b.benchmark.as_str())) {
@@ -916,5 +934,44 @@ mod tests {
         assert!(md.contains("| [osu_latency](#osu_latency) | 2 | 1 | 1 | 0 | 2500 | 20000 | 12.5% | 1.2 s |"), "{md}");
         assert!(md.contains("| **all** | 4 | 2 | 2 | 0 | 4000 | 40000 | 10.0% | 2.5 s |"), "{md}");
         assert!(md.contains("\n**Noise flagged** at 2 sizes: 8 B: drift; 1 KiB: outliers\n"), "{md}");
+    }
+
+    /// Text read from the benchmarks' files (a record's hosts, MPI library
+    /// and placement, a failure's detail, a CSV's values and noise
+    /// verdicts, locate's findings) reaches summary.md and the status lines
+    /// escaped: no control character, none that reorders text, and no line
+    /// of its own.
+    #[test]
+    fn text_from_files_is_escaped() {
+        let mut r = report();
+        let esc = "\u{1b}[2J";
+        r.hosts = vec![format!("h1{esc}")];
+        r.mpi_library = format!("Open MPI{esc}");
+        r.benchmarks[1].detail = Some(format!("bad{esc}\n## forged"));
+        r.benchmarks[0].placement = Some(format!("rank 0 on h1{esc}\n## forged"));
+        r.benchmarks[0].placement_warnings = vec!["w\u{202e}x".into()];
+        r.benchmarks[0].noise_flags = vec![format!("8 B: drift{esc}")];
+        r.locate = Some(LocateSummary {
+            record: "locate.json".into(),
+            exit_code: 1,
+            probes: 2,
+            findings: vec![format!("found: host h2{esc}\n## forged")],
+        });
+        let mut tables = HashMap::new();
+        let rows = vec![vec!["8 B".into(), format!("0.40{esc}")]];
+        tables
+            .insert("osu_latency".to_string(), KeyTable { headers: vec!["size".into(), "latency (us)".into()], rows });
+        let md = render(&r, &tables, &[]);
+        let status = status_lines(&r, Path::new("s/summary.md"));
+        for text in [&md, &status] {
+            assert!(!text.chars().any(|c| c != '\n' && crate::diag::acts_on_terminal(c)), "{text}");
+            assert!(!text.lines().any(|l| l.starts_with("## forged")), "{text}");
+        }
+        assert!(md.contains("| hosts | h1\\u{1b}[2J |"), "{md}");
+        assert!(md.contains("| MPI library | Open MPI\\u{1b}[2J |"), "{md}");
+        assert!(md.contains("| 8 B | 0.40\\u{1b}[2J |"), "{md}");
+        assert!(md.contains("\nRanks: rank 0 on h1\\u{1b}[2J\\u{a}## forged\n"), "{md}");
+        assert!(md.contains("\n- host h2\\u{1b}[2J\\u{a}## forged\n"), "{md}");
+        assert!(status.contains("  bad\\u{1b}[2J\\u{a}## forged\n"), "{status}");
     }
 }

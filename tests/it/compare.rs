@@ -432,3 +432,237 @@ fn ab_compares_two_commands_round_by_round() {
     let last = r.stderr.lines().last().unwrap_or("");
     assert_eq!(last, "commbench ab: 'echo broken >&2; exit 3' failed (exit status: 3): broken", "{}", r.stderr);
 }
+
+/// compare is linear in rows. It once looked through every point for each
+/// size and every table for each benchmark: 32,000 sizes took 28 s and
+/// 100,000 did not end within 300 s. Here 100,000 sizes of one benchmark,
+/// then 100,000 benchmarks of one size, each against a run one row worse.
+/// About 10 s in all on an idle machine (a debug build reads 400,000 CSV
+/// rows); the limit only catches the old behaviour, minutes long.
+#[test]
+fn a_hundred_thousand_rows_are_judged_in_linear_time() {
+    const N: u64 = 100_000;
+    let dir = tempfile::tempdir().unwrap();
+    let header = "benchmark,backend,datatype,size_bytes,np,iterations,avg_lat_us\n";
+    /// A shape's name, the start of its row `i`, and its tables.
+    type Shape = (&'static str, fn(u64) -> String, &'static str);
+    let shapes: [Shape; 2] = [
+        ("sizes", |i| format!("osu_latency,mpi,MPI_CHAR,{},2,1000,", i + 1), "1 table"),
+        ("benchmarks", |i| format!("osu_b{i},mpi,MPI_CHAR,1,2,1000,"), "100000 tables"),
+    ];
+    for (shape, row, tables) in shapes {
+        let (mut reference, mut run) = (header.to_string(), header.to_string());
+        for i in 0..N {
+            reference += &format!("{}1.5\n", row(i));
+            run += &format!("{}{}\n", row(i), if i == N / 2 { "3.0" } else { "1.5" });
+        }
+        let reference = write_file(dir.path(), &format!("{shape}-ref.csv"), &reference);
+        let run = write_file(dir.path(), &format!("{shape}-run.csv"), &run);
+        let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+        c.args(["compare", path_str(&reference), path_str(&run), "-q"]);
+        let r = run_cmd(c, Duration::from_secs(60));
+        assert!(!r.timed_out, "{shape}: still running after {:?}", r.elapsed);
+        assert_eq!(r.code, Some(1), "{shape}: {}", r.stderr);
+        let fails: Vec<&str> = r.stdout.lines().filter(|l| l.contains("FAIL  100.0% higher")).collect();
+        assert_eq!(fails.len(), 1, "{shape}");
+        assert_eq!(
+            r.stdout.lines().last().unwrap(),
+            format!(
+                "FAIL: {N} reference sizes in {tables}: {} pass (0 better than the reference beyond tolerance), 1 \
+                 fail; 1 failures counted, 0 allowed",
+                N - 1
+            ),
+            "{shape}"
+        );
+    }
+}
+
+/// A reference size whose value is NaN, infinite, 0 or negative cannot be
+/// judged: its row says so (`skipped`), and with --require-all it fails,
+/// size by size. Such sizes were once left out without a word, and
+/// --require-all passed.
+#[test]
+fn a_reference_that_cannot_be_judged_fails_with_require_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let refs = [(1, "NaN"), (2, "inf"), (4, "3.0"), (8, "-inf"), (16, "0")];
+    let mut reference = "benchmark,backend,datatype,size_bytes,np,iterations,avg_lat_us\n".to_string();
+    for (size, v) in refs {
+        reference += &format!("osu_latency,mpi,MPI_CHAR,{size},2,1000,{v}\n");
+    }
+    let reference = write_file(dir.path(), "ref.csv", &reference);
+    let run = latency_csv(dir.path(), "run.csv", &refs.map(|(size, _)| (size, 3.0, "")));
+    let verdict = |r: &Run, size: &str| -> String {
+        let row = r.stdout.lines().find(|l| l.split_whitespace().next() == Some(size));
+        row.unwrap_or_else(|| panic!("no row for size {size}:\n{}", r.stdout)).split("10%  ").nth(1).unwrap().into()
+    };
+    let r = commbench(&["compare", path_str(&reference), path_str(&run)]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(verdict(&r, "1"), "skipped  reference NaN is not a positive number: not judged");
+    assert_eq!(verdict(&r, "2"), "skipped  reference inf is not a positive number: not judged");
+    assert_eq!(verdict(&r, "4"), "pass");
+    assert_eq!(verdict(&r, "8"), "skipped  reference -inf is not a positive number: not judged");
+    assert_eq!(verdict(&r, "16"), "skipped  reference 0 is not a positive number: not judged");
+    assert!(
+        r.stdout.ends_with("4 skipped (no usable reference value); 0 failures counted, 0 allowed\n"),
+        "{}",
+        r.stdout
+    );
+
+    let r = commbench(&["compare", path_str(&reference), path_str(&run), "--require-all"]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    let fails = "is not a positive number: not judged; --require-all fails a size whose reference cannot be judged";
+    assert_eq!(verdict(&r, "1"), format!("FAIL  reference NaN {fails}"));
+    assert_eq!(verdict(&r, "2"), format!("FAIL  reference inf {fails}"));
+    assert_eq!(verdict(&r, "8"), format!("FAIL  reference -inf {fails}"));
+    assert_eq!(verdict(&r, "16"), format!("FAIL  reference 0 {fails}"));
+    assert_eq!(
+        r.stdout.lines().last().unwrap(),
+        "FAIL: 5 reference sizes in 1 table: 1 pass (0 better than the reference beyond tolerance), 4 fail; 4 \
+         failures counted, 0 allowed"
+    );
+}
+
+/// `commbench ab --raw-dir D` never writes over a file, or through a link,
+/// at a name one of its runs' files takes (`a-1.txt`, `b-5.json` ...): one
+/// line and status 2 before any run starts, the link's target untouched.
+/// It once truncated and wrote through both.
+#[test]
+fn ab_raw_dir_refuses_names_already_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    std::fs::create_dir(&raw).unwrap();
+    let victim = write_file(dir.path(), "victim.txt", "keep");
+    let marker = dir.path().join("ran");
+    let table = r"printf '# OSU MPI Latency Test v7.4\n# Size          Latency (us)\n1                       2.00\n'";
+    let cmd = format!("touch {}; {table}", marker.display());
+    let ab = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+        c.args(["ab", "--rounds", "5", "--a", &cmd, "--b", &cmd, "--raw-dir", path_str(&raw)]).args(extra);
+        let r = run_cmd(c, Duration::from_secs(30));
+        r.assert_no_panic();
+        r
+    };
+    let refused = |r: &Run, name: &str| {
+        assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+        assert_eq!(
+            r.stderr,
+            format!(
+                "commbench ab: {}: already exists: ab writes its runs' files only under names that are free, never \
+                 over a file or through a link (use an empty or new --raw-dir)\n",
+                raw.join(name).display()
+            )
+        );
+        assert!(!marker.exists(), "no run started");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    };
+    std::os::unix::fs::symlink(&victim, raw.join("a-1.txt")).unwrap();
+    refused(&ab(&[]), "a-1.txt");
+    std::fs::remove_file(raw.join("a-1.txt")).unwrap();
+    std::fs::write(raw.join("b-5.json"), "old").unwrap();
+    refused(&ab(&[]), "b-5.json");
+    std::fs::remove_file(raw.join("b-5.json")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), raw.join("a2-2.err")).unwrap();
+    refused(&ab(&["--control"]), "a2-2.err");
+    std::fs::remove_file(raw.join("a2-2.err")).unwrap();
+
+    let r = ab(&["--control"]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(std::fs::read_dir(&raw).unwrap().count(), 5 * 3 * 2, "a .txt and an .err per run");
+
+    // A link planted once the runs have started (here by A, which runs
+    // before B in round 1) is refused when B's file is made.
+    let fresh = dir.path().join("fresh");
+    let planting = format!("ln -s {} {}/b-1.txt; {table}", victim.display(), fresh.display());
+    let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    c.args(["ab", "--rounds", "5", "--a", &planting, "--b", &cmd, "--raw-dir", path_str(&fresh)]);
+    let r = run_cmd(c, Duration::from_secs(30));
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stderr.lines().last().unwrap(),
+        format!(
+            "commbench ab: {}: already exists: ab writes its runs' files only under names that are free, never over \
+             a file or through a link (use an empty or new --raw-dir)",
+            fresh.join("b-1.txt").display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+}
+
+/// Characters a terminal acts on (or that hide or reorder text) left raw
+/// in `text`, newlines apart.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars().filter(|c| *c != '\n' && commbench::diag::acts_on_terminal(*c)).collect()
+}
+
+/// Names read from files reach no terminal raw: a benchmark name holding
+/// an escape sequence (clear the screen), a right-to-left override, a C1
+/// control and a newline followed by a forged summary line, and a
+/// datatype cell holding an escape, are printed escaped (`\u{1b}`) by compare in
+/// every format, by plot on stderr and in its SVG (which stays valid
+/// XML), and by ab; JSON keeps the names whole as JSON escapes.
+#[test]
+fn names_from_files_reach_no_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let clear = "osu_\u{1b}[2Jlat\u{202e}cnE";
+    let forged = "osu_x\nPASS: 1 reference sizes in 1 table";
+    let csv = |name: &str, rows: &[(&str, &str)]| {
+        let mut text = "benchmark,backend,datatype,size_bytes,np,iterations,avg_lat_us\n".to_string();
+        for (bench, datatype) in rows {
+            text += &format!("\"{bench}\",mpi,{datatype},8,2,1000,1.5\n");
+        }
+        write_file(dir.path(), name, &text)
+    };
+    let reference = csv("ref.csv", &[(clear, "MPI_CHAR"), (forged, "MPI_CHAR")]);
+    let run = csv(
+        "run.csv",
+        &[(clear, "MPI_CHAR"), (forged, "MPI_CHAR"), ("osu_\u{9b}31m", "MPI_CHAR"), ("osu_y", "MPI_\u{1b}[5mX")],
+    );
+    for format in ["text", "md", "json"] {
+        let r = commbench(&["compare", path_str(&reference), path_str(&run), "--format", format]);
+        assert_eq!(r.code, Some(0), "{format}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(raw_controls(&r.stdout), [], "{format}: {}", r.stdout);
+        assert_eq!(raw_controls(&r.stderr), [], "{format}: {}", r.stderr);
+        assert!(r.stderr.contains("osu_\\u{9b}31m MPI_CHAR: measured but not in the reference"), "{}", r.stderr);
+        assert!(r.stderr.contains("unknown variant `MPI_\\u{1b}[5mX`"), "{}", r.stderr);
+        if format == "json" {
+            let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+            assert_eq!(v["blocks"][0]["benchmark"], clear);
+            assert_eq!(v["blocks"][1]["benchmark"], forged);
+        } else {
+            assert!(r.stdout.contains("osu_\\u{1b}[2Jlat\\u{202e}cnE MPI_CHAR: latency"), "{}", r.stdout);
+            assert!(r.stdout.contains("osu_x\\u{a}PASS: 1 reference sizes in 1 table MPI_CHAR"), "{}", r.stdout);
+            assert!(!r.stdout.lines().any(|l| l.starts_with("PASS: 1 ")), "{}", r.stdout);
+        }
+    }
+
+    let out = dir.path().join("charts");
+    let r = commbench(&["plot", path_str(&run), "--out", path_str(&out)]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(raw_controls(&r.stderr), [], "{}", r.stderr);
+    assert!(
+        r.stderr.contains("note: osu_\\u{1b}[2Jlat\\u{202e}cnE: the benchmark name is not a plain"),
+        "{}",
+        r.stderr
+    );
+    for svg in files_with_ext(&out, "svg") {
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert_eq!(raw_controls(&text), [], "{}", svg.display());
+        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", svg.display()));
+    }
+
+    // ab: a datatype line and a failing command's message, both read from
+    // what the commands wrote.
+    let table = r"printf '# OSU MPI Latency Test v7.4\n# Datatype: MPI_\033[31mCHAR\n# Size          Latency (us)\n1                       2.00\n'";
+    let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    c.args(["ab", "--rounds", "5", "--a", table, "--b", table]);
+    let r = run_cmd(c, Duration::from_secs(30));
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(raw_controls(&r.stdout), [], "{}", r.stdout);
+    assert!(r.stdout.contains("osu_latency MPI_\\u{1b}[31mCHAR latency"), "{}", r.stdout);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    c.args(["ab", "--rounds", "5", "--a", r"printf '\033]0;owned\007 broken\n' >&2; exit 3", "--b", "true"]);
+    let r = run_cmd(c, Duration::from_secs(30));
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(raw_controls(&r.stderr), [], "{}", r.stderr);
+    assert!(r.stderr.trim_end().ends_with(": \\u{1b}]0;owned\\u{7} broken"), "{}", r.stderr);
+}
