@@ -102,6 +102,8 @@ pub enum DbError {
     BadVersion { path: String, found: String },
     #[error("{path}: cannot create its directory: {source}")]
     Dir { path: String, source: std::io::Error },
+    #[error("{path}: {source}; the history is an SQLite file")]
+    NotAFile { path: String, source: std::io::Error },
 }
 
 /// The schema version a file says (0 for a new, empty file).
@@ -125,6 +127,10 @@ fn version(c: &Connection) -> Result<Result<i64, String>, rusqlite::Error> {
 /// brings it to [`SCHEMA_VERSION`]; a file from a newer version is refused.
 pub fn open(path: &Path) -> Result<Connection, DbError> {
     let shown = path.display().to_string();
+    // SQLite would fail on a FIFO or a device with a bare "disk I/O error".
+    if let Some(source) = crate::input_file::not_regular(path) {
+        return Err(DbError::NotAFile { path: shown, source });
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| DbError::Dir { path: shown.clone(), source })?;
     }

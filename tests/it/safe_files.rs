@@ -408,3 +408,27 @@ fn compare_never_passes_bad_data() {
         assert!(run.stdout.contains("FAIL:"), "{status}: {run:?}");
     }
 }
+
+/// COMMBENCH_HISTORY naming a FIFO, a device or a directory got SQLite's
+/// bare "disk I/O error" (or "unable to open database file"); it is now
+/// one line saying what is there, status 2.
+#[test]
+fn a_history_that_is_not_a_file_is_refused_in_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("history.sqlite");
+    let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+    // SAFETY: a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let cases = [(fifo.as_path(), "a FIFO"), (Path::new("/dev/null"), "a character device"), (d.path(), "a directory")];
+    for (path, what) in cases {
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.args(["history", "show"]).env("COMMBENCH_HISTORY", path).current_dir(d.path());
+        let run = run_cmd(c, Duration::from_secs(20));
+        assert_eq!(run.code, Some(2), "{what}: {run:?}");
+        let want = format!(
+            "commbench history: {}: not a regular file ({what}); the history is an SQLite file\n",
+            path.display()
+        );
+        assert_eq!(run.stderr, want, "{what}");
+    }
+}
