@@ -153,7 +153,16 @@ pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
 /// [`load_file`], the note of a record it ended kept apart.
 fn load_file_settled(path: &Path) -> (Option<Note>, Result<Parsed, InputError>) {
     let settled = settle_beside(path);
-    (settled, read_file(path))
+    let mut loaded = read_file(path);
+    // Ended, even where the record could not be rewritten.
+    if let (Some(_), Ok(parsed)) = (&settled, &mut loaded) {
+        for info in parsed.tables.iter_mut().filter_map(|t| t.run.as_mut()) {
+            if info.status.as_deref() == Some("running") {
+                info.status = Some("killed".into());
+            }
+        }
+    }
+    (settled, loaded)
 }
 
 fn read_file(path: &Path) -> Result<Parsed, InputError> {
