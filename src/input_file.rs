@@ -34,24 +34,53 @@ pub fn kind(ft: &std::fs::FileType) -> &'static str {
     }
 }
 
+/// What the refusal of a non-regular file says: `not a regular file (a
+/// FIFO)` and `hint`.
+fn not_a_file(ft: &std::fs::FileType, hint: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, format!("not a regular file ({}){hint}", kind(ft)))
+}
+
+/// What the refusal of a user's input file adds.
+const INPUT_HINT: &str = "; give a results, description or host file";
+
 /// Opens `path` for reading without blocking on a FIFO with no writer,
 /// and refuses anything but a regular file (checked on the opened file,
 /// so a swap between the check and the read cannot slip one through).
-fn open_regular(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+fn open_regular(path: &Path, hint: &str) -> io::Result<File> {
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)?;
     let ft = file.metadata()?.file_type();
     if !ft.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("not a regular file ({}); give a results, description or host file", kind(&ft)),
-        ));
+        return Err(not_a_file(&ft, hint));
     }
     Ok(file)
 }
 
+/// Why `path`, a file that something other than this module will open
+/// (the dynamic loader for `COMMBENCH_NCCL` or `COMMBENCH_NVML`, SQLite for
+/// `COMMBENCH_HISTORY`), is refused: it exists (links followed) and is not
+/// a regular file: a FIFO would block that open forever, a device would
+/// be read or written. None for a regular file and for nothing there (the
+/// opener then says so in its own words).
+pub fn not_regular(path: &Path) -> Option<io::Error> {
+    let ft = std::fs::metadata(path).ok()?.file_type();
+    (!ft.is_file()).then(|| not_a_file(&ft, ""))
+}
+
+/// The text of a small file in a tree named by a variable
+/// (`COMMBENCH_SYSFS_ROOT`'s copy of sysfs), at most `cap` bytes; refused
+/// at once when it is not a regular file, as [`read_capped`] does.
+pub fn read_small_text(path: &Path, cap: u64) -> io::Result<String> {
+    let bytes = read_with(path, cap, "")?;
+    String::from_utf8(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
 /// The bytes of `path`, at most `cap` of them; a larger file is refused.
 pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
-    let file = open_regular(path)?;
+    read_with(path, cap, INPUT_HINT)
+}
+
+fn read_with(path: &Path, cap: u64, hint: &str) -> io::Result<Vec<u8>> {
+    let file = open_regular(path, hint)?;
     let len = file.metadata()?.len();
     if len > cap {
         return Err(too_large(len, cap));
@@ -131,6 +160,26 @@ mod tests {
         let e = read(&p).unwrap_err();
         assert!(e.to_string().contains("FIFO"), "{e}");
         assert!(t.elapsed() < Duration::from_secs(1));
+        std::fs::remove_file(&p).unwrap();
+    }
+
+    /// What another opener (the loader, SQLite) is given is checked
+    /// without opening it; a small file of a copied tree is read, a FIFO
+    /// there refused at once, without the hint for a user's input.
+    #[test]
+    fn files_for_other_openers_and_copied_trees() {
+        let p = tmp("attr");
+        std::fs::write(&p, "16.0 GT/s PCIe\n").unwrap();
+        assert!(not_regular(&p).is_none());
+        assert!(not_regular(Path::new("/nonexistent/x")).is_none());
+        assert_eq!(not_regular(Path::new("/dev/null")).unwrap().to_string(), "not a regular file (a character device)");
+        assert_eq!(not_regular(Path::new("/")).unwrap().to_string(), "not a regular file (a directory)");
+        assert_eq!(read_small_text(&p, 64).unwrap(), "16.0 GT/s PCIe\n");
+        std::fs::remove_file(&p).unwrap();
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(not_regular(&p).unwrap().to_string(), "not a regular file (a FIFO)");
+        assert_eq!(read_small_text(&p, 64).unwrap_err().to_string(), "not a regular file (a FIFO)");
         std::fs::remove_file(&p).unwrap();
     }
 

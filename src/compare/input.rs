@@ -113,11 +113,59 @@ fn reader() -> String {
     }
 }
 
+/// The run record beside `path` (`X.json`), ended `killed` when it still
+/// says `running` while its ranks are all gone from this host (see
+/// [`crate::report::record_end::settle_if_gone`]): the note saying so.
+/// Every reader does this first, whatever the file beside it holds (only
+/// a header, a pairs CSV, nothing readable), so that a job killed outright
+/// is ended by the next reader even when that reader refuses its results.
+pub fn settle_beside(path: &Path) -> Option<Note> {
+    let record = path.with_extension("json");
+    let s = crate::report::record_end::settle_if_gone(&record, &reader(), None)?;
+    let message = match s.unwritten {
+        None => s.line,
+        Some(e) => format!("{}, but the record could not be rewritten: {e}", s.line),
+    };
+    Some(Note { path: record.display().to_string(), line: None, message })
+}
+
 /// Reads one file: CSV by its `.csv` name, anything else as OSU text. A
 /// run record beside it that still says `running` while its ranks are all
-/// gone from this host is ended `killed` on the way, with a note (see
-/// [`crate::report::record_end::settle_if_gone`]).
+/// gone from this host is ended `killed` first ([`settle_beside`]); the
+/// note saying so is among the notes, or said at once when the file is
+/// refused.
 pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
+    let (settled, loaded) = load_file_settled(path);
+    match loaded {
+        Ok(mut parsed) => {
+            parsed.notes.splice(0..0, settled);
+            Ok(parsed)
+        }
+        Err(e) => {
+            if let Some(n) = settled {
+                crate::say!("{}: note: {}", reader(), crate::diag::printable(&n.to_string()));
+            }
+            Err(e)
+        }
+    }
+}
+
+/// [`load_file`], the note of a record it ended kept apart.
+fn load_file_settled(path: &Path) -> (Option<Note>, Result<Parsed, InputError>) {
+    let settled = settle_beside(path);
+    let mut loaded = read_file(path);
+    // Ended, even where the record could not be rewritten.
+    if let (Some(_), Ok(parsed)) = (&settled, &mut loaded) {
+        for info in parsed.tables.iter_mut().filter_map(|t| t.run.as_mut()) {
+            if info.status.as_deref() == Some("running") {
+                info.status = Some("killed".into());
+            }
+        }
+    }
+    (settled, loaded)
+}
+
+fn read_file(path: &Path) -> Result<Parsed, InputError> {
     let bytes = crate::input_file::read(path).map_err(io_err(path))?;
     let text = String::from_utf8_lossy(crate::input_file::without_bom(&bytes));
     let shown = path.display().to_string();
@@ -131,7 +179,7 @@ pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
         return Err(InputError::Empty { path: shown });
     }
     let record = path.with_extension("json");
-    let mut info = match run_info(path) {
+    let info = match run_info(path) {
         Ok(info) => info,
         Err(why) => {
             let message = format!("not a run record ({why}): how the run ended, its hosts and MPI are not known");
@@ -139,16 +187,6 @@ pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
             None
         }
     };
-    if let Some(i) = info.as_mut().filter(|i| i.status.as_deref() == Some("running")) {
-        if let Some(s) = crate::report::record_end::settle_if_gone(&record, &reader(), None) {
-            let message = match s.unwritten {
-                None => s.line,
-                Some(e) => format!("{}, but the record could not be rewritten: {e}", s.line),
-            };
-            parsed.notes.push(Note { path: record.display().to_string(), line: None, message });
-            i.status = Some("killed".into());
-        }
-    }
     for t in &mut parsed.tables {
         settle_memory(t, path, info.as_ref());
         if t.np.is_none() {
@@ -180,8 +218,11 @@ pub fn load(path: &Path) -> Result<Parsed, InputError> {
         return load_file(path);
     }
     let mut all = Parsed::default();
+    let mut settled = Vec::new();
     for f in results_files(path)? {
-        match load_file(&f) {
+        let (ended, loaded) = load_file_settled(&f);
+        settled.extend(ended);
+        match loaded {
             Ok(p) => {
                 all.tables.extend(p.tables);
                 all.notes.extend(p.notes);
@@ -193,8 +234,12 @@ pub fn load(path: &Path) -> Result<Parsed, InputError> {
         }
     }
     if all.tables.is_empty() {
+        for n in &settled {
+            crate::say!("{}: note: {}", reader(), crate::diag::printable(&n.to_string()));
+        }
         return Err(InputError::Empty { path: path.display().to_string() });
     }
+    all.notes.splice(0..0, settled);
     Ok(all)
 }
 

@@ -421,6 +421,17 @@ fn loaded_from(library: &Library) -> Option<PathBuf> {
     Some(PathBuf::from(OsStr::from_bytes(name.to_bytes())))
 }
 
+/// Why the library file `path` is not opened at all: it is there and is
+/// not a regular file (a FIFO, on which the loader's open would block for
+/// ever; a device; a directory). A name without a `/` is the loader's to
+/// search, and is not looked at here.
+pub fn named_not_regular(path: &Path) -> Option<std::io::Error> {
+    if !path.as_os_str().as_bytes().contains(&b'/') {
+        return None;
+    }
+    crate::input_file::not_regular(path)
+}
+
 /// Finds and opens NCCL from this process's environment.
 pub fn find() -> Result<Found, NcclMissing> {
     find_in(&SearchEnv::from_process())
@@ -432,6 +443,10 @@ pub fn find() -> Result<Found, NcclMissing> {
 /// asking the loader.
 pub fn find_in(env: &SearchEnv) -> Result<Found, NcclMissing> {
     if let Some(path) = &env.commbench_nccl {
+        // The loader would block on a FIFO for ever, or read a device.
+        if let Some(e) = named_not_regular(path) {
+            return Err(NcclMissing::Override { path: path.clone(), reason: e.to_string() });
+        }
         return match open(path.as_os_str()) {
             Ok(library) => Ok(Found { path: path.clone(), library }),
             Err(reason) => Err(NcclMissing::Override { path: path.clone(), reason }),
@@ -473,6 +488,10 @@ fn try_candidates(list: &[Candidate], first_failure: &mut Option<(PathBuf, Strin
             }
             Candidate::File(path) => {
                 if !path.exists() {
+                    continue;
+                }
+                if let Some(e) = named_not_regular(path) {
+                    first_failure.get_or_insert((path.clone(), e.to_string()));
                     continue;
                 }
                 match open(path.as_os_str()) {

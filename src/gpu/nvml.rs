@@ -78,6 +78,9 @@ fn text(chars: &[c_char]) -> String {
 /// does not know).
 pub fn links(bus_ids: &[String]) -> Result<Vec<GpuLinks>, String> {
     let name = library_name();
+    if let Some(e) = crate::gpu::nccl_lib::named_not_regular(std::path::Path::new(&name)) {
+        return Err(format!("NVML not found (COMMBENCH_NVML={}: {e})", std::path::Path::new(&name).display()));
+    }
     // SAFETY: opening a library runs its initialisers; we open only the
     // NVML library by its name or the file COMMBENCH_NVML names.
     let lib = unsafe { Library::new(&name) }

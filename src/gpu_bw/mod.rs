@@ -96,8 +96,12 @@ pub fn main(args: &[String]) -> i32 {
     };
     if let Some(f) = files.as_mut() {
         rec.files = f.written.clone();
-        if let Err(e) = rec.write(&f.record_path) {
+        if let Err(e) = rec.write_running(&f.record_path) {
             say(&format!("{NAME}: cannot write {}: {e}", f.record_path.display()));
+            // A run that never started leaves no file behind.
+            if let Some(f) = files.take() {
+                f.discard();
+            }
             return EXIT_USAGE;
         }
         say(&format!(
@@ -163,6 +167,8 @@ pub fn main(args: &[String]) -> i32 {
         if let Err(e) = rec.write(&f.record_path) {
             say(&format!("{NAME}: cannot write {}: {e}", f.record_path.display()));
             code = EXIT_USAGE;
+            // The end that fits, so that it does not stay `running`.
+            crate::report::record::end_on_full_disk(&f.record_path, &e, status, code);
         }
     }
     drop(devices);

@@ -57,10 +57,9 @@ pub fn csv_rows(ms: &[Measurement]) -> io::Result<Vec<u8>> {
     w.into_inner().map_err(|e| e.into_error())
 }
 
-fn header() -> io::Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(COLUMNS).map_err(io::Error::other)?;
-    w.into_inner().map_err(|e| e.into_error())
+/// The CSV's first row: plain words, no cell needs quoting.
+fn header() -> String {
+    COLUMNS.join(",") + "\n"
 }
 
 /// The open files of a run.
@@ -77,15 +76,21 @@ impl GpuBwFiles {
     /// Creates the CSV (with its header) and the record file; None with
     /// `--no-results`.
     pub fn create(dest: &ResultsDest, stamp: &str, job: Option<&str>) -> Result<Option<GpuBwFiles>, ResultsError> {
-        let Some(f) = files::create(dest, "gpu-bw", stamp, job)? else { return Ok(None) };
-        let failed = |source| ResultsError::Create { path: f.csv_path.clone(), source };
-        let mut rows = RowFile::new(f.csv).map_err(failed)?;
-        header().and_then(|h| rows.append(&h)).map_err(failed)?;
+        let Some(f) = files::create_with_header(dest, "gpu-bw", stamp, job, header().as_bytes())? else {
+            return Ok(None);
+        };
         let mut written = BTreeMap::new();
         written.insert("measurements".to_string(), f.csv_path.display().to_string());
         written.insert("record".to_string(), f.record_path.display().to_string());
         let stem = f.csv_path.with_extension("");
-        Ok(Some(GpuBwFiles { stem, record_path: f.record_path, csv_path: f.csv_path, rows, written }))
+        Ok(Some(GpuBwFiles { stem, record_path: f.record_path, csv_path: f.csv_path, rows: f.rows, written }))
+    }
+
+    /// Takes the record and the CSV away again (a record that could not
+    /// be written): no empty file is left.
+    pub fn discard(self) {
+        let GpuBwFiles { record_path, csv_path, rows, .. } = self;
+        files::RowResults { csv_path, record_path, rows }.discard();
     }
 
     /// Appends timings as whole rows (all of them or, on error, none).
@@ -176,7 +181,7 @@ mod tests {
                     p2p_bidir,0,1,,on,160000000,5,1600000000,0.004000000,gpu_events,400.00,GB/s\n\
                     p2p_latency,1,0,,off,16,100,1600,0.000200000,gpu_events,2.00,us\n";
         assert_eq!(text, want);
-        assert_eq!(String::from_utf8(header().unwrap()).unwrap().trim_end().split(',').collect::<Vec<_>>(), COLUMNS);
+        assert_eq!(header().trim_end().split(',').collect::<Vec<_>>(), COLUMNS);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::options::Config;
 use super::peaks::GpuPeak;
 use super::report::Verdict;
 use super::topology::{GpuFacts, PairPath};
-use crate::report::record::{relevant_environment, write_json, RunStatus, ToolInfo};
+use crate::report::record::{relevant_environment, write_json, write_json_with_room, RunStatus, ToolInfo};
 use crate::report::time::Utc;
 
 pub const SCHEMA: &str = "commbench-gpu-bw-record/1";
@@ -158,7 +158,14 @@ impl GpuBwRecord {
         self.end_utc = Some(Utc::now().rfc3339());
     }
 
-    /// Writes the record whole to `path` (temporary file and rename).
+    /// Writes the record of a run that starts to `path`, with room for its
+    /// end, which a disk that fills up during the run then cannot refuse.
+    pub fn write_running(&self, path: &Path) -> std::io::Result<()> {
+        write_json_with_room(self, path)
+    }
+
+    /// Writes the record whole to `path` (temporary file and rename; on a
+    /// full disk, over the old one in place, within its room).
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
         write_json(self, path)
     }

@@ -178,6 +178,9 @@ pub fn files(path: &Path, notes: &mut Vec<String>) -> Result<Vec<PathBuf>, Strin
 /// did not complete. The error is the whole line after the program name.
 pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result<Vec<Incoming>, Refusal> {
     let shown = csv.display().to_string();
+    // A record its killed job left `running` is ended first, whatever the
+    // CSV holds and whether or not it is then refused.
+    notes.extend(input::settle_beside(csv).map(|n| n.to_string()));
     let parsed = load(csv).map_err(bad)?;
     notes.extend(parsed.notes.iter().map(ToString::to_string));
     if let Some(cut) = parsed.cut.first() {

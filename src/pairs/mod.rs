@@ -207,16 +207,24 @@ impl Session<'_> {
         rec.backend_details = details;
         rec.run.placement_warnings = placement_warnings;
         let mut record = None;
-        if let Some(f) = files.as_mut().filter(|_| root) {
-            match job.record(rec, f.record_path.clone(), |r| &mut r.run) {
+        if let Some(path) = files.as_ref().filter(|_| root).map(|f| f.record_path.clone()) {
+            match job.record(rec, path.clone(), |r| &mut r.run) {
                 Ok(r) => record = Some(r),
-                Err(e) => job.abort(&format!("{NAME}: cannot write {}: {e}", f.record_path.display())),
+                Err(e) => {
+                    // A run that never started leaves no file behind.
+                    if let Some(f) = files.take() {
+                        f.discard();
+                    }
+                    job.abort(&format!("{NAME}: cannot write {}: {e}", path.display()))
+                }
             }
-            say(&format!(
-                "{NAME}: results in {} and its siblings (run record {})",
-                f.measurements_path.display(),
-                f.record_path.display()
-            ));
+            if let Some(f) = &files {
+                say(&format!(
+                    "{NAME}: results in {} and its siblings (run record {})",
+                    f.measurements_path.display(),
+                    f.record_path.display()
+                ));
+            }
         }
         job.share_record(record.as_ref().map(|r| r.path()));
         if root {
@@ -319,6 +327,8 @@ impl Session<'_> {
                 if let Err(e) = rec.end(&ending, code) {
                     say(&format!("{NAME}: cannot write {}: {e}", rec.path().display()));
                     code = EXIT_USAGE;
+                    // The end that fits, so that it does not stay `running`.
+                    crate::report::record::end_on_full_disk(rec.path(), &e, ending.status(), code);
                 }
             }
             if let Some(h) = &self.cfg.history {

@@ -118,15 +118,27 @@ fn round_rows(
 impl PairsFiles {
     /// Creates the record and measurement files (None with --no-results).
     pub fn create(dest: &ResultsDest, stamp: &str, job: Option<&str>) -> Result<Option<PairsFiles>, ResultsError> {
-        let Some(f) = files::create(dest, "pairs", stamp, job)? else { return Ok(None) };
+        // Plain words: no cell needs quoting.
+        let header = MEASUREMENT_COLUMNS.join(",") + "\n";
+        let Some(f) = files::create_with_header(dest, "pairs", stamp, job, header.as_bytes())? else { return Ok(None) };
         let stem = f.csv_path.with_extension("");
-        let header = |source| ResultsError::Create { path: f.csv_path.clone(), source };
-        let mut measurements = RowFile::new(f.csv).map_err(header)?;
-        csv_bytes([MEASUREMENT_COLUMNS]).and_then(|b| measurements.append(&b)).map_err(header)?;
         let mut written = BTreeMap::new();
         written.insert("measurements".to_string(), f.csv_path.display().to_string());
         written.insert("record".to_string(), f.record_path.display().to_string());
-        Ok(Some(PairsFiles { stem, record_path: f.record_path, measurements_path: f.csv_path, measurements, written }))
+        Ok(Some(PairsFiles {
+            stem,
+            record_path: f.record_path,
+            measurements_path: f.csv_path,
+            measurements: f.rows,
+            written,
+        }))
+    }
+
+    /// Takes the record and measurement files away again (a record that
+    /// could not be written): no empty file is left.
+    pub fn discard(self) {
+        let PairsFiles { record_path, measurements_path, measurements, .. } = self;
+        files::RowResults { csv_path: measurements_path, record_path, rows: measurements }.discard();
     }
 
     fn sibling(&self, suffix: &str) -> PathBuf {

@@ -74,7 +74,9 @@ pub fn sysfs_root() -> std::path::PathBuf {
 pub fn read(sys: &Path, bus_id: &str) -> Result<PcieLink, String> {
     let dir = sys.join("bus/pci/devices").join(bus_id);
     let speed_path = dir.join("current_link_speed");
-    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+    // A copied tree (COMMBENCH_SYSFS_ROOT) may hold anything: a FIFO there
+    // is refused, not waited on.
+    let read = |p: &Path| crate::input_file::read_small_text(p, 64 << 10).map_err(|e| format!("{}: {e}", p.display()));
     let speed = read(&speed_path)?;
     let width = read(&dir.join("current_link_width"))?;
     link(&speed, &width, format!("{}/current_link_{{speed,width}}", dir.display()))

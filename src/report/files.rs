@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use super::safe_file::{self, create_new};
+use super::safe_file::{self, create_new, RowFile};
 use crate::options::ResultsDest;
 
 #[derive(Debug, Error)]
@@ -102,6 +102,48 @@ pub fn create(
                 }
             }
             unreachable!("the name loop only ends by returning")
+        }
+    }
+}
+
+/// The files of a run whose CSV is written in whole rows, its header
+/// already in it.
+#[derive(Debug)]
+pub struct RowResults {
+    pub csv_path: PathBuf,
+    pub record_path: PathBuf,
+    pub rows: RowFile,
+}
+
+impl RowResults {
+    /// Takes both files away again: for a run whose record could not be
+    /// written (a full disk), so that no empty record and no CSV without
+    /// its record is left to be read.
+    pub fn discard(self) {
+        drop(self.rows);
+        let _ = fs::remove_file(&self.record_path);
+        let _ = fs::remove_file(&self.csv_path);
+    }
+}
+
+/// [`create`], then `header` as the CSV's first row. A header that cannot
+/// be written (a full disk) takes both files away again, as the OSU
+/// binaries do: a run that could not start its results leaves no file.
+pub fn create_with_header(
+    dest: &ResultsDest,
+    benchmark: &str,
+    stamp: &str,
+    job_id: Option<&str>,
+    header: &[u8],
+) -> Result<Option<RowResults>, ResultsError> {
+    let Some(f) = create(dest, benchmark, stamp, job_id)? else { return Ok(None) };
+    let written = RowFile::new(f.csv).and_then(|mut rows| rows.append(header).map(|_| rows));
+    match written {
+        Ok(rows) => Ok(Some(RowResults { csv_path: f.csv_path, record_path: f.record_path, rows })),
+        Err(source) => {
+            let _ = fs::remove_file(&f.record_path);
+            let _ = fs::remove_file(&f.csv_path);
+            Err(ResultsError::Create { path: f.csv_path, source })
         }
     }
 }

@@ -514,6 +514,24 @@ pub fn write_json_with_room<T: Serialize>(value: &T, path: &Path) -> io::Result<
     super::safe_file::replace(path, &bytes)
 }
 
+/// After a record's whole end could not be written (`e`, from
+/// [`write_json`]: an end that outgrew the room the record was written
+/// with, on a full disk), the end that fits
+/// ([`super::record_end::end_what_fits`]): `error`, `exit_code` and a detail
+/// naming how the run had ended (`ended`), so that the record never stays
+/// `running`. True when that end was written.
+pub fn end_on_full_disk(path: &Path, e: &io::Error, ended: RunStatus, exit_code: i32) -> bool {
+    if !super::safe_file::is_full(e) {
+        return false;
+    }
+    let word = serde_json::to_value(ended).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let detail = format!(
+        "the disk had no room for the run record's whole end ({e}): the run had ended `{word}`; its outcome and \
+         files are not in this record"
+    );
+    super::record_end::end_what_fits(path, RunStatus::Error, &detail, exit_code).unwrap_or(false)
+}
+
 /// Distinct hosts in order of first appearance.
 pub fn distinct_hosts(ranks: &[RankInfo]) -> Vec<String> {
     let mut hosts: Vec<String> = Vec::new();

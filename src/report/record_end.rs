@@ -86,6 +86,24 @@ fn status_of(v: &Value) -> Option<RunStatus> {
 /// says `running`. Ok(true) when this call ended it; Ok(false) when it had
 /// ended already.
 pub fn end_on_disk(path: &Path, status: RunStatus, detail: &str, exit_code: i32, by_rank: usize) -> io::Result<bool> {
+    end_fields(path, status, detail, exit_code, Some(by_rank))
+}
+
+/// Rank 0's own end of its record at `path`, when the disk had no room
+/// for the whole of it: only the status, detail, exit status and end time
+/// are put into the record as it was written while running, which the
+/// room it was written with holds. Ok(false) when it had ended already.
+pub fn end_what_fits(path: &Path, status: RunStatus, detail: &str, exit_code: i32) -> io::Result<bool> {
+    end_fields(path, status, detail, exit_code, None)
+}
+
+fn end_fields(
+    path: &Path,
+    status: RunStatus,
+    detail: &str,
+    exit_code: i32,
+    by_rank: Option<usize>,
+) -> io::Result<bool> {
     let mut v = read(path)?;
     if status_of(&v) != Some(RunStatus::Running) {
         return Ok(false);
@@ -97,7 +115,9 @@ pub fn end_on_disk(path: &Path, status: RunStatus, detail: &str, exit_code: i32,
     obj.insert("status_detail".into(), detail.into());
     obj.insert("exit_code".into(), exit_code.into());
     obj.insert("end_utc".into(), super::time::Utc::now().rfc3339().into());
-    obj.insert("ended_by_rank".into(), by_rank.into());
+    if let Some(rank) = by_rank {
+        obj.insert("ended_by_rank".into(), rank.into());
+    }
     let mut text = serde_json::to_string_pretty(&v).map_err(io::Error::other)?;
     text.push('\n');
     super::safe_file::replace_or_overwrite(path, text.as_bytes(), b' ')?;
@@ -278,6 +298,23 @@ mod tests {
                 by_rank: 1
             }
         );
+    }
+
+    /// Rank 0's own short end (a full disk): the status fields only, no
+    /// `ended_by_rank`, the rest kept; an ended record is left alone.
+    #[test]
+    fn rank_zero_ends_what_fits() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = record(dir.path(), "running");
+        assert!(end_what_fits(&p, RunStatus::Error, "no room", 2).unwrap());
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(
+            (v["status"].as_str(), v["status_detail"].as_str(), v["exit_code"].as_i64()),
+            (Some("error"), Some("no room"), Some(2))
+        );
+        assert!(v.get("ended_by_rank").is_none() && v["end_utc"].is_string(), "{v}");
+        assert_eq!(v["results"]["rows"], 3);
+        assert!(!end_what_fits(&p, RunStatus::Complete, "x", 0).unwrap());
     }
 
     #[test]

@@ -4,6 +4,10 @@
 //! job non-zero within a stated bound, with the run record saying how it
 //! ended (never `running`) and every CSV row written so far whole. The
 //! table "When a host fails" in docs/failures.md states the same bounds.
+//!
+//! Last, a job MPICH's launcher kills outright on one host (no rank can
+//! end its record): every reader that comes next ends the record, whatever
+//! the CSV holds and even when it then refuses the CSV.
 
 use crate::common;
 
@@ -229,4 +233,126 @@ fn rank_zeros_host_cut_off_under_the_suite() {
     }
     let _g = mpi_lock();
     cut_off(1, 5);
+}
+
+/// A job under MPICH's launcher whose rank 0 was killed with SIGKILL:
+/// hydra SIGKILLs the other ranks at once, so no rank ends the record.
+struct KilledJob {
+    record: PathBuf,
+    csv: PathBuf,
+    /// The record as the job left it (`running`).
+    left: String,
+    _dir: tempfile::TempDir,
+}
+
+/// `program ARGS` under mpiexec.mpich with `np` ranks in a directory of
+/// its own, killed once its record (found by `record_in`) lists every
+/// rank and its CSV has `rows` rows; every process of it gone after.
+fn killed_under_mpich(
+    np: usize,
+    program: &str,
+    args: &[&str],
+    rows: usize,
+    record_in: impl Fn(&Path) -> Option<PathBuf>,
+) -> KilledJob {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = launcher(Mpi::Mpich, np);
+    c.arg(bin(Mpi::Mpich, program))
+        .args(args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let begun = Instant::now();
+    let mut child = c.spawn().unwrap();
+    let group = child.id() as i32;
+    let record = loop {
+        if let Some(r) = record_in(dir.path()) {
+            break r;
+        }
+        if begun.elapsed() > under_load(Duration::from_secs(40)) {
+            clean_up(group, &[]);
+            panic!("no run record appeared");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let csv = record.with_extension("csv");
+    let pids = wait_started(&record, &csv, np, rows, begun);
+    signal(pids[0], libc::SIGKILL);
+    let code = wait_for(&mut child, under_load(Duration::from_secs(20)));
+    let gone = Instant::now();
+    while pids.iter().any(|&p| alive(p)) && gone.elapsed() < under_load(Duration::from_secs(10)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+    clean_up(group, &pids);
+    assert!(code.is_some(), "the launcher did not end");
+    assert!(left.is_empty(), "ranks left running: {left:?}");
+    csv_intact(&csv);
+    let text = std::fs::read_to_string(&record).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["status"], "running", "{v}");
+    KilledJob { record, csv, left: text, _dir: dir }
+}
+
+/// compare, plot and history add, each on the record as the killed job
+/// left it: each refuses the CSV (status 2), and first ends the record
+/// `killed`, naming itself, with its note on stderr.
+fn every_reader_ends_it(job: &KilledJob, refusal: &[&str]) {
+    let out = tempfile::tempdir().unwrap();
+    let csv = job.csv.display().to_string();
+    let (plots, db) =
+        (out.path().join("plots").display().to_string(), out.path().join("h.sqlite").display().to_string());
+    let readers: [(&str, Vec<&str>); 3] = [
+        ("commbench compare", vec!["compare", &csv, &csv]),
+        ("commbench plot", vec!["plot", &csv, "--out", &plots]),
+        ("commbench history", vec!["history", "--db", &db, "add", &csv]),
+    ];
+    for ((name, args), refused) in readers.into_iter().zip(refusal) {
+        std::fs::write(&job.record, &job.left).unwrap();
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.args(&args);
+        let run = run_cmd(c, Duration::from_secs(20));
+        run.assert_no_panic();
+        assert_eq!(run.code, Some(2), "{name}: {run:?}");
+        let note = format!("{name}: note: {}: running, but its processes are gone (", job.record.display());
+        assert!(run.stderr.lines().any(|l| l.starts_with(&note)), "{name}: no note: {}", run.stderr);
+        assert!(run.stderr.contains(refused), "{name}: not refused with '{refused}': {}", run.stderr);
+        let v = read_json(&job.record).unwrap();
+        assert_eq!(v["status"], "killed", "{name}: {v}");
+        assert!(v["ended_by"].as_str().unwrap().starts_with(&format!("{name} (pid ")), "{name}: {v}");
+    }
+}
+
+/// An MPICH osu_latency killed before its first row: the CSV holds only
+/// its header, which compare and plot refused before they looked at the
+/// record, so nothing ever ended it. One MPICH job (a second or two here)
+/// and three readers.
+#[test]
+fn a_record_killed_before_its_first_row_is_ended_by_every_reader() {
+    require_mpich!();
+    let _g = mpi_lock();
+    // The first (and only) size takes minutes (100000 round trips of
+    // 4 MiB, each over a millisecond here): no row comes.
+    let args = ["-m", "4194304:4194304", "-i", "100000", "-x", "0", "--csv", "s.csv"];
+    let job = killed_under_mpich(2, "osu_latency", &args, 0, |d| Some(d.join("s.json")).filter(|p| p.exists()));
+    assert_eq!(std::fs::read_to_string(&job.csv).unwrap().lines().count(), 1, "not only a header");
+    let empty = "no OSU benchmark output or commbench results found";
+    every_reader_ends_it(&job, &[empty, empty, "commbench history: refused: "]);
+}
+
+/// An MPICH `commbench pairs` killed after its first round: compare and
+/// plot refuse a pairs CSV, and history add refused the record's
+/// `running`, so none of them ended it. Three ranks, three rounds of a
+/// few seconds each here; the job is killed as soon as the first round's
+/// rows are in (about 5 s in all).
+#[test]
+fn a_pairs_record_killed_mid_run_is_ended_by_every_reader() {
+    require_mpich!();
+    let _g = mpi_lock();
+    let args = ["pairs", "--scheme", "all", "--size", "1MB", "-W", "8", "-i", "300", "-x", "0", "--results-dir", "res"];
+    let record_in = |d: &Path| files_with_ext(&d.join("res"), "json").into_iter().next();
+    let job = killed_under_mpich(3, "commbench", &args, 2, record_in);
+    let no_benchmark = "not a commbench results CSV: no 'benchmark' column";
+    every_reader_ends_it(&job, &[no_benchmark, no_benchmark, "the run record says 'killed'"]);
 }

@@ -391,3 +391,50 @@ fn nvswitch_pairs_take_their_links_to_the_switches() {
     let e = classes[0]["efficiency_pct"].as_f64().unwrap();
     assert!((50.0..=110.0).contains(&e), "{e}\n{out}");
 }
+
+/// A FIFO at `path`.
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
+}
+
+/// COMMBENCH_NVML naming a FIFO, and a FIFO in the sysfs tree
+/// COMMBENCH_SYSFS_ROOT names, each once hung gpu-bw for ever (the
+/// loader's open, the read of a link's speed). Each is now refused at
+/// once and said where an unknown peak is said; the run measures on.
+#[test]
+fn fifos_named_through_variables_are_refused_not_waited_on() {
+    let gpu = common::standin::stand_in("dgx1");
+    let sys = common::standin::sysfs_fixture("dgx1", "8.0 GT/s PCIe", "16");
+    let machine = describe::load(&common::standin::description("dgx1")).unwrap();
+    let device = sys.path().join("bus/pci/devices").join(&machine.gpus[0].pci_bus_id);
+    let speed = device.join("current_link_speed");
+    std::fs::remove_file(&speed).unwrap();
+    mkfifo(&speed);
+    let d = tempfile::tempdir().unwrap();
+    let nvml = d.path().join("nvml-fifo");
+    mkfifo(&nvml);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    cmd.arg("gpu-bw").args(["--tests", "h2d", "--gpus", "0,1", "--size", "1M", "--reps", "2", "--results-dir", "res"]);
+    cmd.current_dir(d.path());
+    gpu.apply(&mut cmd);
+    cmd.env("COMMBENCH_NVML", &nvml).env("COMMBENCH_SYSFS_ROOT", sys.path());
+    let run = common::run_cmd(cmd, Duration::from_secs(30));
+    assert!(!run.timed_out, "gpu-bw hung on a FIFO: {run:?}");
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let json = std::fs::read_dir(d.path().join("res"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with("_gpu-bw.json"))
+        .expect("the run record");
+    let text = std::fs::read_to_string(json).unwrap();
+    let record: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let want = format!("NVML not found (COMMBENCH_NVML={}: not a regular file (a FIFO))", nvml.display());
+    assert_eq!(record["nvml_unknown"].as_str(), Some(want.as_str()), "{record}");
+    let sysfs = format!("{}: not a regular file (a FIFO)", speed.display());
+    assert!(text.contains(&sysfs), "{sysfs} not in {text}");
+}

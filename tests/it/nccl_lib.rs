@@ -320,3 +320,87 @@ fn the_real_nccl_of_a_venv_that_is_not_activated_is_found_through_its_python3() 
     let words = nccl.error_string(5);
     assert!(words.contains("invalid usage"), "{words}");
 }
+
+/// A FIFO at `path`.
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
+}
+
+/// `find_in(env)` on a thread, failing the test if it has not answered
+/// within the hang limit (the loader's open of a FIFO blocks for ever:
+/// the thread is then left behind, and the test process ends with it).
+fn find_within_limit(env: SearchEnv) -> Result<PathBuf, NcclMissing> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(find_in(&env).map(|f| f.path().to_path_buf()));
+    });
+    let limit = crate::common::under_load(std::time::Duration::from_secs(10));
+    rx.recv_timeout(limit).unwrap_or_else(|_| panic!("the NCCL search hung for {limit:?}"))
+}
+
+/// COMMBENCH_NCCL naming a FIFO once hung the dynamic loader's open for
+/// ever; a FIFO (or a directory) is now refused at once, saying what it
+/// is, and one among the places searched is passed over and named.
+#[test]
+fn a_fifo_or_a_directory_named_as_nccl_is_refused_at_once() {
+    let t = tempfile::tempdir().unwrap();
+    let fifo = t.path().join("libnccl.so.2");
+    mkfifo(&fifo);
+    for (path, what) in [(fifo.clone(), "a FIFO"), (t.path().to_path_buf(), "a directory")] {
+        let env = SearchEnv { commbench_nccl: Some(path.clone()), ..bare(t.path()) };
+        let err = find_within_limit(env).unwrap_err();
+        assert_eq!(err, NcclMissing::Override { path: path.clone(), reason: format!("not a regular file ({what})") });
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "NCCL is not available: COMMBENCH_NCCL={} does not load (not a regular file ({what}))",
+                path.display()
+            )
+        );
+    }
+    if loader_has_nccl(t.path()) {
+        return;
+    }
+    let cuda = t.path().join("cuda");
+    fs::create_dir_all(cuda.join("lib64")).unwrap();
+    mkfifo(&cuda.join("lib64/libnccl.so.2"));
+    let env = SearchEnv { cuda_home: Some(cuda.clone()), ..bare(t.path()) };
+    let err = find_within_limit(env).unwrap_err();
+    let reason = "not a regular file (a FIFO)".to_string();
+    assert_eq!(err, NcclMissing::Unloadable { path: cuda.join("lib64/libnccl.so.2"), reason });
+    // A library after it is still found.
+    let good = stand_in(&cuda.join("lib64/libnccl.so"), 22105, &[]);
+    assert_eq!(find_within_limit(SearchEnv { cuda_home: Some(cuda), ..bare(t.path()) }), Ok(good));
+}
+
+/// An OSU binary with `--backend nccl` and COMMBENCH_NCCL naming a FIFO
+/// (on the GPU stand-in) hung in the loader; it now ends at once: one
+/// line on rank 0 and status 1, as for a library that does not load.
+#[test]
+fn an_osu_binary_refuses_a_fifo_as_nccl() {
+    use crate::common::{self, Mpi};
+    let _g = common::mpi_lock();
+    let gpu = common::standin::stand_in("dgx1");
+    let t = tempfile::tempdir().unwrap();
+    let fifo = t.path().join("nccl-fifo");
+    mkfifo(&fifo);
+    let mut c = common::launcher(Mpi::OpenMpi, 2);
+    c.arg(common::bin(Mpi::OpenMpi, "osu_allreduce"));
+    c.args(["--backend", "nccl", "-d", "cuda", "-m", "1:8", "-i", "2", "-x", "0", "--no-results"]);
+    c.current_dir(t.path());
+    gpu.apply(&mut c);
+    c.env("COMMBENCH_NCCL", &fifo);
+    let run = common::run_cmd(c, std::time::Duration::from_secs(30));
+    assert!(!run.timed_out, "the binary hung on the FIFO: {run:?}");
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let lines: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("osu_allreduce: ")).collect();
+    let want = format!(
+        "osu_allreduce: NCCL is not available: COMMBENCH_NCCL={} does not load (not a regular file (a FIFO))",
+        fifo.display()
+    );
+    assert_eq!(lines, [want.as_str()], "{}", run.stderr);
+}

@@ -138,30 +138,126 @@ fn record_pages(cwd: &Path, results_dir: Option<&str>, sizes: &str) -> usize {
 /// osu_latency over `sizes` on a 64 KiB tmpfs at `cwd/t` with `free`
 /// pages left; what was left there ends up in `cwd/left`.
 fn on_tmpfs_with_free(cwd: &Path, results_dir: Option<&str>, free: usize, sizes: &str) -> Run {
+    let launcher = launcher(Mpi::OpenMpi, 2);
+    let mut words: Vec<String> = std::iter::once(launcher.get_program())
+        .chain(launcher.get_args())
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    words.push(bin(Mpi::OpenMpi, "osu_latency").display().to_string());
+    words.extend(["-m", sizes, "-i", "2", "-x", "0"].map(String::from));
+    if let Some(r) = results_dir {
+        words.extend(["--results-dir".to_string(), r.to_string()]);
+    }
+    on_tmpfs(cwd, free, &words, &[])
+}
+
+/// `words` (a command line of plain words) run in a 64 KiB tmpfs at
+/// `cwd/t` with `free` pages left, with `env` added; what was left there
+/// ends up in `cwd/left`.
+fn on_tmpfs(cwd: &Path, free: usize, words: &[String], env: &[(String, String)]) -> Run {
     let t = cwd.join("t");
     std::fs::create_dir(&t).unwrap();
     let mut line = format!(
-        "mount -t tmpfs -o size=64k tmpfs {t} && dd if=/dev/zero of={t}/fill bs=4k count={} 2>/dev/null && cd {t} && exec",
+        "mount -t tmpfs -o size=64k tmpfs {t} && dd if=/dev/zero of={t}/fill bs=4k count={} 2>/dev/null && cd {t} && ",
         16 - free,
         t = t.display()
     );
-    let launcher = launcher(Mpi::OpenMpi, 2);
-    for w in std::iter::once(launcher.get_program()).chain(launcher.get_args()) {
-        line.push(' ');
-        line.push_str(&w.to_string_lossy());
-    }
-    line.push_str(&format!(" {} -m {sizes} -i 2 -x 0", bin(Mpi::OpenMpi, "osu_latency").display()));
-    if let Some(r) = results_dir {
-        line.push_str(&format!(" --results-dir {r}"));
-    }
+    line.push_str(&words.join(" "));
     // What was left, for the test to read after the namespace is gone.
-    line = line.replacen(" && exec", " && ", 1);
     line.push_str(&format!("; rc=$?; cp -r {t}/. {}/left/; exit $rc", cwd.display(), t = t.display()));
     std::fs::create_dir(cwd.join("left")).unwrap();
     let mut c = Command::new("unshare");
     c.args(["-m", "sh", "-c", &line]);
     c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    c.envs(env.iter().map(|(k, v)| (k, v)));
     run_cmd(c, Duration::from_secs(120))
+}
+
+/// What a run on a nearly full disk left in `dir` (its results place): no
+/// empty file, whole rows in every CSV, no CSV without its record, and a
+/// record that has ended (never `running`), `complete`-like exactly when
+/// the run exited 0. The record's status, or "none" when nothing was left.
+fn check_left(dir: &Path, run: &Run, what: &str, stem: &str) -> String {
+    run.assert_no_panic();
+    let names = if dir.exists() { names_in(dir) } else { Vec::new() };
+    for n in &names {
+        let len = std::fs::metadata(dir.join(n)).unwrap().len();
+        assert!(len > 0, "{what}: an empty file is left: {n} (all: {names:?})\n{}", run.stderr);
+    }
+    for csv in files_with_ext(dir, "csv") {
+        assert_whole_rows(&csv);
+    }
+    let csv = names.iter().find(|n| n.ends_with(&format!("{stem}.csv")));
+    let json = names.iter().find(|n| n.ends_with(&format!("{stem}.json")));
+    let Some(json) = json else {
+        assert!(csv.is_none(), "{what}: a CSV without its record: {names:?}");
+        assert!(names.is_empty(), "{what}: files without a record: {names:?}");
+        assert_ne!(run.code, Some(0), "{what}: {run:?}");
+        return "none".into();
+    };
+    assert!(csv.is_some(), "{what}: a record without its CSV: {names:?}");
+    let text = std::fs::read_to_string(dir.join(json)).unwrap();
+    let rec: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {json} is not JSON ({e}): {text:?}"));
+    let status = rec["status"].as_str().unwrap().to_string();
+    assert_ne!(status, "running", "{what}: {rec}\n{}", run.stderr);
+    let ok = matches!(status.as_str(), "complete" | "passed");
+    assert_eq!(run.code == Some(0), ok, "{what}: {status}: {run:?}");
+    assert_eq!(rec["exit_code"].as_i64(), run.code.map(i64::from), "{what}: {rec}");
+    status
+}
+
+/// `commbench pairs` on a disk with 0 to 6 pages free once left an empty
+/// `_pairs.csv` and `_pairs.json` (0 pages) or an empty record beside a
+/// CSV holding its header (1 or 2): the header or the record that does not
+/// fit now takes both away, as the OSU binaries do. Every free count
+/// leaves whole files or none; with 10 pages the run completes. Eight
+/// short jobs, about 1.5 s each here.
+#[test]
+fn pairs_on_a_nearly_full_disk_leaves_no_empty_file() {
+    let _g = mpi_lock();
+    let launcher = launcher(Mpi::OpenMpi, 2);
+    let mut words: Vec<String> = std::iter::once(launcher.get_program())
+        .chain(launcher.get_args())
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    words.push(bin(Mpi::OpenMpi, "commbench").display().to_string());
+    let args = ["pairs", "--size", "64KB", "-W", "2", "-i", "2", "-x", "1", "--results-dir", "r"];
+    words.extend(args.map(String::from));
+    let mut statuses = Vec::new();
+    for free in (0..=6).chain([10]) {
+        let d = tempfile::tempdir().unwrap();
+        let run = on_tmpfs(d.path(), free, &words, &[]);
+        let status = check_left(&d.path().join("left/r"), &run, &format!("{free} pages"), "_pairs");
+        if status == "none" {
+            let line = run.stderr.lines().find(|l| l.starts_with("commbench pairs: ")).expect("a line");
+            assert!(line.contains("No space left on device"), "{free} pages: {line}");
+        }
+        statuses.push(status);
+    }
+    assert_eq!(statuses.first().map(String::as_str), Some("none"), "{statuses:?}");
+    assert_eq!(statuses.last().map(String::as_str), Some("complete"), "{statuses:?}");
+}
+
+/// `commbench gpu-bw` (on the GPU stand-in) on a disk with 0 to 6 pages
+/// free once left an empty `_gpu-bw.csv` and `_gpu-bw.json` (0 pages), an
+/// empty record (1), or a record still `running` (2: it was written
+/// without room for its end). Now nothing or whole files, the record
+/// ended. Seven short runs, well under a second each.
+#[test]
+fn gpu_bw_on_a_nearly_full_disk_leaves_no_empty_file() {
+    let gpu = common::standin::stand_in("dgx1");
+    let mut words = vec![env!("CARGO_BIN_EXE_commbench").to_string()];
+    let args = ["gpu-bw", "--tests", "h2d", "--gpus", "0", "--size", "1M", "--reps", "2", "--results-dir", "r"];
+    words.extend(args.map(String::from));
+    let mut statuses = Vec::new();
+    for free in 0..=6 {
+        let d = tempfile::tempdir().unwrap();
+        let run = on_tmpfs(d.path(), free, &words, &gpu.env());
+        statuses.push(check_left(&d.path().join("left/r"), &run, &format!("{free} pages"), "_gpu-bw"));
+    }
+    assert_eq!(statuses.first().map(String::as_str), Some("none"), "{statuses:?}");
+    assert_eq!(statuses.last().map(String::as_str), Some("complete"), "{statuses:?}");
 }
 
 fn only_csv(dir: &Path) -> std::path::PathBuf {
@@ -310,5 +406,29 @@ fn compare_never_passes_bad_data() {
         assert_eq!(run.code, Some(1), "{status}: {run:?}");
         assert!(run.stderr.contains(&format!("the run record says '{status}'")), "{status}: {run:?}");
         assert!(run.stdout.contains("FAIL:"), "{status}: {run:?}");
+    }
+}
+
+/// COMMBENCH_HISTORY naming a FIFO, a device or a directory got SQLite's
+/// bare "disk I/O error" (or "unable to open database file"); it is now
+/// one line saying what is there, status 2.
+#[test]
+fn a_history_that_is_not_a_file_is_refused_in_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("history.sqlite");
+    let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+    // SAFETY: a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let cases = [(fifo.as_path(), "a FIFO"), (Path::new("/dev/null"), "a character device"), (d.path(), "a directory")];
+    for (path, what) in cases {
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.args(["history", "show"]).env("COMMBENCH_HISTORY", path).current_dir(d.path());
+        let run = run_cmd(c, Duration::from_secs(20));
+        assert_eq!(run.code, Some(2), "{what}: {run:?}");
+        let want = format!(
+            "commbench history: {}: {what}, not a regular file: the history is a SQLite database file\n",
+            path.display()
+        );
+        assert_eq!(run.stderr, want, "{what}");
     }
 }
