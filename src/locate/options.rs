@@ -137,8 +137,8 @@ fn check(a: Args) -> Result<Settings, String> {
     } else {
         (a.hosts.iter().map(|h| h.trim().to_string()).collect::<Vec<_>>(), "--hosts".to_string())
     };
-    if let Some(h) = hosts.iter().find(|h| h.is_empty() || h.chars().any(|c| c.is_whitespace() || c == ',')) {
-        return Err(format!("'{h}' is not a host name"));
+    for h in &hosts {
+        crate::suite::hostfile::check_host_name(h)?;
     }
     let mut seen = std::collections::HashSet::new();
     hosts.retain(|h| seen.insert(h.clone()));
@@ -242,6 +242,7 @@ mod tests {
         assert!(e(&["--hosts", "a", "--min-fraction-of-median", "2"]).contains("not a fraction"));
         assert!(e(&["--hosts", "a", "--min-bw", "fast"]).contains("--min-bw"));
         assert!(e(&["--hosts", "a b"]).contains("'a b' is not a host name"));
+        assert!(e(&["--hosts", "a,-oProxyCommand=x"]).contains("'-oProxyCommand=x' is not a host name"));
         let m = e(&["--hosts", "a", "--frobnicate"]);
         assert!(m.contains("--frobnicate") && m.ends_with("(see commbench locate --help)"), "{m}");
         for m in [e(&[]), m] {

@@ -579,6 +579,11 @@ fn locate_after_hang(
         crate::say!("suite: --locate-on-hang: no hosts to search (no hostfile, and no run record named any)");
         return None;
     }
+    // The records' hosts go to the launcher as the hostfile's would.
+    if let Some(e) = hosts.iter().find_map(|h| hostfile::check_host_name(h).err()) {
+        crate::say!("suite: --locate-on-hang: a run record names {e}");
+        return None;
+    }
     let bound = std::time::Duration::from_secs_f64(s.max_time.unwrap_or(60.0));
     let ldir = dir.join("locate");
     if let Err(e) = std::fs::create_dir(&ldir) {

@@ -180,3 +180,30 @@ fn suite_locates_a_frozen_host_after_a_hang() {
         "{summary}"
     );
 }
+
+/// Host names that are no host names (an ssh option, a control character)
+/// are refused in one line naming them, escaped, from --hosts and from a
+/// hostfile, before any probe.
+#[test]
+fn locate_refuses_what_is_not_a_host_name() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("results");
+    let hostfile = d.path().join("hosts");
+    std::fs::write(&hostfile, "node01 slots=2\n-oProxyCommand=touch${IFS}/tmp/x slots=2\n").unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--hosts", "node01,-oProxyCommand=sh"], "'-oProxyCommand=sh' is not a host name"),
+        (&["--hosts", "a\x1b[31m"], "'a\\u{1b}[31m' is not a host name"),
+        (&["--hosts", ".hidden"], "'.hidden' is not a host name"),
+        (&["--hostfile", hostfile.to_str().unwrap()], "line 2: '-oProxyCommand=touch${IFS}/tmp/x' is not a host name"),
+    ];
+    for (args, words) in cases {
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.arg("locate").args(args).arg("--results-dir").arg(&results);
+        let run = run_cmd(c, Duration::from_secs(10));
+        run.assert_no_panic();
+        assert_eq!(run.code, Some(2), "{args:?}: {run:?}");
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {run:?}");
+        assert!(run.stderr.starts_with("commbench locate: ") && run.stderr.contains(words), "{args:?}: {run:?}");
+        assert!(!results.exists(), "{args:?}: a run directory was made");
+    }
+}

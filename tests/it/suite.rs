@@ -617,3 +617,23 @@ fn run_sh_runs_the_eight_and_says_what_next() {
     }
     run.assert_no_panic();
 }
+
+/// A hostfile line whose host is no host name (an ssh option) is refused
+/// in one line before anything runs, dry run included.
+#[test]
+fn a_hostfile_host_that_is_not_a_host_name_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let hf = d.path().join("hosts");
+    std::fs::write(&hf, "localhost slots=2\n-oProxyCommand=sh slots=2\n").unwrap();
+    let (run, _, _w) = suite(Mpi::OpenMpi, &["--dry-run", "--hostfile", hf.to_str().unwrap()]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert_eq!(run.stderr.lines().count(), 1, "{run:?}");
+    assert!(
+        run.stderr.starts_with(&format!(
+            "commbench suite: cannot read hostfile '{}': line 2: '-oProxyCommand=sh' is not a host name",
+            hf.display()
+        )),
+        "{run:?}"
+    );
+}
