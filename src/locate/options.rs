@@ -90,10 +90,12 @@ pub const MAX_HOSTS: usize = 1 << 16;
 /// tell a slow link from a fast one without long probes.
 const PROBE_COUNTS: [&str; 6] = ["-W", "16", "-i", "10", "-x", "2"];
 
-/// The hosts a run record (or a suite's run directory) names.
+/// The hosts a run record (or a suite's run directory) names. The record
+/// is read as any input file ([`crate::input_file`]): a FIFO or a device
+/// is refused at once, and at most its cap is read.
 pub fn hosts_of_record(path: &Path) -> Result<Vec<String>, String> {
     let file = if path.is_dir() { path.join("suite.json") } else { path.to_path_buf() };
-    let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let text = crate::input_file::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let v: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{} is not a run record: {e}", file.display()))?;
     let hosts: Vec<String> = v["hosts"]

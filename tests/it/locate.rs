@@ -181,6 +181,43 @@ fn suite_locates_a_frozen_host_after_a_hang() {
     );
 }
 
+/// `--from` refuses what is not a regular file at once, and a record too
+/// large to be one, in one line: a FIFO (or a run directory whose
+/// suite.json is one) would block, /dev/zero would be read until memory
+/// ran out.
+#[test]
+fn locate_from_a_fifo_a_device_or_a_huge_file_ends_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("rec.json");
+    let run_dir = d.path().join("run");
+    std::fs::create_dir(&run_dir).unwrap();
+    for p in [&fifo, &run_dir.join("suite.json")] {
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    let huge = d.path().join("huge.json");
+    std::fs::File::create(&huge).unwrap().set_len(200 << 20).unwrap();
+    let cases = [
+        (fifo.clone(), "a FIFO"),
+        (run_dir.clone(), "a FIFO"),
+        ("/dev/zero".into(), "a character device"),
+        ("/dev/urandom".into(), "a character device"),
+        (huge.clone(), "file too large"),
+    ];
+    for (path, why) in cases {
+        let results = d.path().join("results");
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.arg("locate").arg("--from").arg(&path).arg("--results-dir").arg(&results);
+        let run = run_cmd(c, Duration::from_secs(10));
+        run.assert_no_panic();
+        assert!(!run.timed_out, "{}: {run:?}", path.display());
+        assert_eq!(run.code, Some(2), "{}: {run:?}", path.display());
+        assert_eq!(run.stderr.lines().count(), 1, "{}: {run:?}", path.display());
+        assert!(run.stderr.starts_with("commbench locate: cannot read ") && run.stderr.contains(why), "{run:?}");
+        assert!(!results.exists(), "{}: a run directory was made", path.display());
+    }
+}
+
 /// Host names that are no host names (an ssh option, a control character)
 /// are refused in one line naming them, escaped, from --hosts and from a
 /// hostfile, before any probe.
