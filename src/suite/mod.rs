@@ -596,6 +596,7 @@ fn locate_after_hang(
         hosts,
         hosts_from: from.to_string(),
         bound,
+        max_probes: crate::locate::search::search_bound(hosts.len()),
         pairs_args: &pairs_args,
         launcher: &p.launcher,
         flavor: p.flavor,
