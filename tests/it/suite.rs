@@ -618,6 +618,36 @@ fn run_sh_runs_the_eight_and_says_what_next() {
     run.assert_no_panic();
 }
 
+/// A dry run whose plans are refused says why on stderr, one line per
+/// distinct reason (not once per benchmark), and keeps every plan on
+/// stdout: a bad option refused by every binary, and a --bin-dir without
+/// the binaries.
+#[test]
+fn a_refused_dry_run_says_why_on_stderr() {
+    let (run, dir, _w) = suite(Mpi::OpenMpi, &["--dry-run", "-m", "1:bad"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(dir.is_none(), "a dry run makes no run directory");
+    assert_eq!(commands(&run.stdout).len(), 8, "{}", run.stdout);
+    assert_eq!(run.stdout.matches("  # refused: ").count(), 8, "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        "commbench suite: --dry-run: osu_latency, osu_bw, osu_bibw and 5 more refused their plan: Invalid Message \
+         Size [-m 1:bad] (not a size in bytes)\n",
+        "{run:?}"
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let bins = empty.path().display().to_string();
+    let (run, _, _w) = suite(Mpi::OpenMpi, &["--dry-run", "--bench", "latency,bw", "--bin-dir", &bins]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(commands(&run.stdout).len(), 2, "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        format!("commbench suite: --dry-run: osu_latency, osu_bw: not found in {bins} (point --bin-dir at the directory holding osu_latency ...)\n"),
+        "{run:?}"
+    );
+}
+
 /// A hostfile line whose host is no host name (an ssh option) is refused
 /// in one line before anything runs, dry run included.
 #[test]
