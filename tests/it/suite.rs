@@ -667,3 +667,17 @@ fn a_hostfile_host_that_is_not_a_host_name_is_refused() {
         "{run:?}"
     );
 }
+
+/// A dry run whose reader stops early (`| head -1`) ends its listing
+/// quietly: no panic on the closed pipe.
+#[test]
+fn a_dry_run_into_a_closed_pipe_ends_quietly() {
+    let line = format!("{} suite --dry-run | head -1", bin(Mpi::OpenMpi, "commbench").display());
+    let mut c = Command::new("sh");
+    c.args(["-c", &line]);
+    let run = run_cmd(c, Duration::from_secs(60));
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.starts_with("mpirun -np 2 "), "{run:?}");
+    assert_eq!(run.stderr, "", "{run:?}");
+}
