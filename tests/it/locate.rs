@@ -104,10 +104,12 @@ fn locate_names_a_cut_off_host_and_a_slow_one() {
     let probes = v["probes"].as_array().unwrap();
     assert!(probes.len() <= 7, "{v}");
     assert!(run.elapsed < search_bound(), "took {:?}", run.elapsed);
-    // Every probe with the cut-off host failed, every one without passed.
+    // Every probe with the cut-off host failed, every one without ran to
+    // its end: passed, or `slow` when the loaded cores put a pair under
+    // 10 MB/s (a verdict its repeat must confirm, checked above).
     for p in probes {
         let with = p["hosts"].as_array().unwrap().iter().any(|h| h == &hosts.addrs[1]);
-        let ok = p["outcome"] == "passed";
+        let ok = p["outcome"] == "passed" || p["outcome"] == "slow";
         assert_eq!(with, !ok, "{p}");
     }
     assert!(hosts.link_up(2));
