@@ -9,8 +9,9 @@
 //! stdout; `locate.json` (every probe, its command, how it ended, and the
 //! findings) and each probe's files in the run directory.
 //!
-//! Exit status: 0 nothing found, 1 something named, 2 bad usage or no
-//! launcher.
+//! Exit status: 0 nothing found, 1 something named, 2 bad usage, no
+//! launcher, or the probe itself failed (no host is named then), 128 +
+//! the signal when one stopped the search.
 
 pub mod options;
 pub mod probe;
@@ -26,7 +27,7 @@ use crate::report::time::Utc;
 use crate::suite::launch::{self, Launcher, MpiFlavor};
 use options::{Parsed, Settings};
 use probe::{ProbeLog, Runner};
-use search::{Findings, Kind};
+use search::{Findings, Kind, Stopped};
 
 const NAME: &str = "commbench locate";
 pub const SCHEMA: &str = "commbench-locate-record/1";
@@ -55,10 +56,16 @@ pub struct LocateRecord {
     pub pairs_args: Vec<String>,
     /// The most probes one bad host or link can take on this many hosts.
     pub probe_bound: usize,
+    /// The most probes this search would run (`--max-probes`).
+    pub max_probes: usize,
     pub probes: Vec<ProbeLog>,
     pub findings: Vec<Named>,
     /// Slow verdicts a repeat probe did not show (noise), not named.
     pub unconfirmed_slow: usize,
+    /// Why the search ended before its end (`interrupted by SIGTERM`, `its
+    /// bound of N probes`); absent when it ran to its end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     pub took_s: f64,
     pub exit_code: i32,
 }
@@ -68,6 +75,8 @@ pub struct Search<'a> {
     pub hosts: &'a [String],
     pub hosts_from: String,
     pub bound: Duration,
+    /// The most probes to run ([`search::search_bound`] unless told).
+    pub max_probes: usize,
     pub pairs_args: &'a [String],
     pub launcher: &'a Launcher,
     pub flavor: MpiFlavor,
@@ -79,7 +88,8 @@ pub struct Search<'a> {
 
 /// The line for one finding.
 fn describe(kind: &Kind, names: &[String], probe: usize, log: &[ProbeLog]) -> String {
-    let why = log.get(probe.wrapping_sub(1)).and_then(|l| l.detail.clone());
+    let logged = log.get(probe.wrapping_sub(1));
+    let why = logged.and_then(|l| l.detail.as_deref()).map(|d| crate::diag::printable(d).into_owned());
     let at = match why {
         Some(d) => format!("probe {probe}: {d}"),
         None => format!("probe {probe}"),
@@ -98,6 +108,17 @@ fn describe(kind: &Kind, names: &[String], probe: usize, log: &[ProbeLog]) -> St
         Kind::Unresolved => format!(
             "found: {list} fail together though every part tried works: a fault this search cannot take apart ({at})"
         ),
+        Kind::ProbeFailed => {
+            let words = logged.and_then(|l| l.words.as_deref()).unwrap_or("no reason given");
+            let words = crate::diag::printable(words);
+            match logged.map(|l| l.outcome) {
+                Some("not_started") => format!(
+                    "unresolved: the probe itself failed ({words}): no probe got as far as starting pairs on any \
+                     host, so no host is blamed (probe {probe})"
+                ),
+                _ => format!("unresolved: the probe itself failed ({words}): no host is blamed (probe {probe})"),
+            }
+        }
     }
 }
 
@@ -110,9 +131,10 @@ pub fn run_search(s: Search, out: &mut dyn Write) -> LocateRecord {
     let n = s.hosts.len();
     let _ = writeln!(
         out,
-        "# {NAME}: {n} host(s) from {}, probes of `commbench pairs --scheme all` each stopped after {} s; results in \
-         {}",
+        "# {NAME}: {n} host(s) from {}, at most {} probes of `commbench pairs --scheme all`, each stopped after {} s; \
+         results in {}",
         s.hosts_from,
+        s.max_probes,
         s.bound.as_secs_f64(),
         s.dir.display()
     );
@@ -131,7 +153,7 @@ pub fn run_search(s: Search, out: &mut dyn Write) -> LocateRecord {
         log: Vec::new(),
         out,
     };
-    let found: Findings = search::locate(n, &mut runner);
+    let found: Findings = search::locate_within(n, s.max_probes, &mut runner);
     let log = std::mem::take(&mut runner.log);
     let all: Vec<usize> = (0..n).collect();
     let everyone = runner.names(&all);
@@ -156,17 +178,50 @@ pub fn run_search(s: Search, out: &mut dyn Write) -> LocateRecord {
             found.unconfirmed
         );
     }
-    if findings.is_empty() {
-        let _ = writeln!(
-            out,
-            "nothing found: {everyone} ran pairs together within the {} s bound and met the criteria",
-            s.bound.as_secs_f64()
-        );
-    }
+    let so_far = match findings.len() {
+        0 => "nothing".to_string(),
+        k => format!("the {k} line(s) above"),
+    };
+    let signal = crate::signals::caught().map(crate::signals::name).unwrap_or_else(|| "a signal".into());
+    let stopped = match found.stopped {
+        Some(Stopped::Interrupted) => {
+            let at = match log.last() {
+                Some(l) if l.outcome == "interrupted" => format!("during probe {}", l.index),
+                Some(l) => format!("after probe {}", l.index),
+                None => "before its first probe".into(),
+            };
+            let _ = writeln!(out, "interrupted: {signal} stopped the search {at}; found so far: {so_far}");
+            Some(format!("interrupted by {signal}"))
+        }
+        Some(Stopped::Bound) => {
+            let _ = writeln!(
+                out,
+                "stopped: the search ran its bound of {} probes (--max-probes) before its end; found so far: {so_far}",
+                s.max_probes
+            );
+            Some(format!("its bound of {} probes", s.max_probes))
+        }
+        None => {
+            if findings.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "nothing found: {everyone} ran pairs together within the {} s bound and met the criteria",
+                    s.bound.as_secs_f64()
+                );
+            }
+            None
+        }
+    };
+    let exit_code = match (found.stopped, found.probe_failed(), findings.is_empty()) {
+        (Some(Stopped::Interrupted), ..) => 128 + crate::signals::caught().unwrap_or(libc::SIGTERM),
+        (_, true, _) => 2,
+        (Some(Stopped::Bound), _, true) => 2,
+        (None, _, true) => 0,
+        (_, _, false) => 1,
+    };
     let took = t0.elapsed();
     let record_path = s.dir.join("locate.json");
-    let _ = writeln!(out, "{} probe(s) in {:.1} s; record: {}", log.len(), took.as_secs_f64(), record_path.display());
-    let _ = out.flush();
+    let probes = log.len();
     let record = LocateRecord {
         schema: SCHEMA.into(),
         started_utc: started.rfc3339(),
@@ -178,20 +233,26 @@ pub fn run_search(s: Search, out: &mut dyn Write) -> LocateRecord {
         launcher_args: s.launcher_args.to_vec(),
         pairs_args: s.pairs_args.to_vec(),
         probe_bound: search::probe_bound(n),
+        max_probes: s.max_probes,
         probes: log,
-        exit_code: if findings.is_empty() { 0 } else { 1 },
+        exit_code,
         unconfirmed_slow: found.unconfirmed,
+        stopped,
         findings,
         took_s: took.as_secs_f64(),
     };
-    match serde_json::to_string_pretty(&record) {
-        Ok(j) => {
-            if let Err(e) = crate::report::safe_file::write_new(&record_path, (j + "\n").as_bytes()) {
-                crate::say!("{NAME}: cannot write {}: {e}", record_path.display());
-            }
+    let written = serde_json::to_string_pretty(&record)
+        .map_err(std::io::Error::other)
+        .and_then(|j| crate::report::safe_file::write_new(&record_path, (j + "\n").as_bytes()));
+    let said = match written {
+        Ok(()) => format!("record: {}", record_path.display()),
+        Err(e) => {
+            crate::say!("{NAME}: cannot write {}: {e}", record_path.display());
+            format!("no record: cannot write {}", record_path.display())
         }
-        Err(e) => crate::say!("{NAME}: cannot write {}: {e}", record_path.display()),
-    }
+    };
+    let _ = writeln!(out, "{probes} probe(s) in {:.1} s; {said}", took.as_secs_f64());
+    let _ = out.flush();
     record
 }
 
@@ -231,6 +292,7 @@ fn run(s: &Settings) -> Result<i32, String> {
         hosts: &s.hosts,
         hosts_from: s.hosts_from.clone(),
         bound: s.bound,
+        max_probes: s.max_probes.unwrap_or_else(|| search::search_bound(s.hosts.len())),
         pairs_args: &s.pairs_args,
         launcher: &launcher,
         flavor,
@@ -239,9 +301,6 @@ fn run(s: &Settings) -> Result<i32, String> {
         dir,
     };
     let record = run_search(search, &mut io::stdout().lock());
-    if let Some(sig) = crate::signals::caught() {
-        return Ok(128 + sig);
-    }
     Ok(record.exit_code)
 }
 

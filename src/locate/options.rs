@@ -19,9 +19,13 @@ use clap::Parser;
     after_help = "Arguments after `--` go to the launcher, before the binary (e.g. `-- --mca btl tcp,self`); the \
                   hosts are given to it in a hostfile of locate's own.\nA slow verdict stands only when a second probe \
                   of the same hosts repeats it. With one bad host among N, at most 2*ceil(log2 N)+2 probes run \
-                  (one more to confirm a slow one), of which ceil(log2 N)+1 may run into --bound.\nExit status: 0 \
-                  nothing found, 1 a host or link named (or a fault that could not be taken apart), 2 bad usage \
-                  or no launcher."
+                  (one more to confirm a slow one), of which ceil(log2 N)+1 may run into --bound. Whatever fails, \
+                  the whole search runs at most --max-probes probes (4*ceil(log2 N)+6 unless given), so it ends \
+                  within that many times --bound; SIGTERM or SIGINT stops it at once with what it found so far.\nA \
+                  probe that could not run (the launcher refused its arguments, no place to write, pairs refused \
+                  its arguments or measured nothing) blames no host: locate says `unresolved: the probe itself \
+                  failed (...)`.\nExit status: 0 nothing found, 1 a host or link named (or a fault that could not \
+                  be taken apart), 2 bad usage, no launcher, or the probe itself failed, 128+N stopped by signal N."
 )]
 struct Args {
     /// Hosts to search, comma-separated
@@ -37,6 +41,10 @@ struct Args {
     /// failed (allow for the launcher's start-up on this many hosts)
     #[arg(long, value_name = "SECONDS", default_value = "60")]
     bound: f64,
+    /// The most probes the whole search runs [default: 4*ceil(log2 N)+6 for N hosts, twice what one bad
+    /// host or link takes]
+    #[arg(long = "max-probes", value_name = "N")]
+    max_probes: Option<usize>,
     /// Bytes per message of each probe's pairs
     #[arg(long, value_name = "BYTES", default_value = "1MB")]
     size: String,
@@ -68,6 +76,8 @@ pub struct Settings {
     /// Where the hosts came from, in words.
     pub hosts_from: String,
     pub bound: Duration,
+    /// `--max-probes`, when given.
+    pub max_probes: Option<usize>,
     /// Every probe's pairs arguments after `pairs` (criteria included).
     pub pairs_args: Vec<String>,
     pub launcher: Option<String>,
@@ -90,10 +100,12 @@ pub const MAX_HOSTS: usize = 1 << 16;
 /// tell a slow link from a fast one without long probes.
 const PROBE_COUNTS: [&str; 6] = ["-W", "16", "-i", "10", "-x", "2"];
 
-/// The hosts a run record (or a suite's run directory) names.
+/// The hosts a run record (or a suite's run directory) names. The record
+/// is read as any input file ([`crate::input_file`]): a FIFO or a device
+/// is refused at once, and at most its cap is read.
 pub fn hosts_of_record(path: &Path) -> Result<Vec<String>, String> {
     let file = if path.is_dir() { path.join("suite.json") } else { path.to_path_buf() };
-    let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let text = crate::input_file::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let v: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{} is not a run record: {e}", file.display()))?;
     let hosts: Vec<String> = v["hosts"]
@@ -137,8 +149,8 @@ fn check(a: Args) -> Result<Settings, String> {
     } else {
         (a.hosts.iter().map(|h| h.trim().to_string()).collect::<Vec<_>>(), "--hosts".to_string())
     };
-    if let Some(h) = hosts.iter().find(|h| h.is_empty() || h.chars().any(|c| c.is_whitespace() || c == ',')) {
-        return Err(format!("'{h}' is not a host name"));
+    for h in &hosts {
+        crate::suite::hostfile::check_host_name(h)?;
     }
     let mut seen = std::collections::HashSet::new();
     hosts.retain(|h| seen.insert(h.clone()));
@@ -152,6 +164,9 @@ fn check(a: Args) -> Result<Settings, String> {
             crate::cli::options::MAX_SECONDS
         ));
     }
+    if a.max_probes == Some(0) {
+        return Err("--max-probes must be at least 1".into());
+    }
     parse_size(&a.size).map_err(|e| format!("--size: {e}"))?;
     parse_fraction(&a.min_fraction_of_median).map_err(|e| format!("--min-fraction-of-median: {e}"))?;
     if let Some(b) = &a.min_bw {
@@ -163,6 +178,7 @@ fn check(a: Args) -> Result<Settings, String> {
         hosts,
         hosts_from,
         bound,
+        max_probes: a.max_probes,
         pairs_args: pairs_args(&a.size, &a.min_fraction_of_median, a.min_bw.as_deref(), &extra, bound),
         launcher: a.launcher,
         results_dir: a.results_dir,
@@ -232,6 +248,21 @@ mod tests {
         assert!(run(&["--from", rec.to_str().unwrap()]).unwrap_err().ends_with("names no hosts"));
     }
 
+    /// `-h` states the whole search's bound.
+    #[test]
+    fn help_states_the_search_bound() {
+        let Ok(Parsed::Help(h)) = parse(&["-h".to_string()]) else { panic!("no help") };
+        let h = h.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(h.contains("--max-probes <N>"), "{h}");
+        assert!(
+            h.contains(
+                "the whole search runs at most --max-probes probes (4*ceil(log2 N)+6 unless given), so it ends within \
+                 that many times --bound; SIGTERM or SIGINT stops it at once"
+            ),
+            "{h}"
+        );
+    }
+
     #[test]
     fn bad_input_is_one_line() {
         let e = |a: &[&str]| run(a).unwrap_err();
@@ -242,6 +273,8 @@ mod tests {
         assert!(e(&["--hosts", "a", "--min-fraction-of-median", "2"]).contains("not a fraction"));
         assert!(e(&["--hosts", "a", "--min-bw", "fast"]).contains("--min-bw"));
         assert!(e(&["--hosts", "a b"]).contains("'a b' is not a host name"));
+        assert!(e(&["--hosts", "a,-oProxyCommand=x"]).contains("'-oProxyCommand=x' is not a host name"));
+        assert!(e(&["--hosts", "a", "--max-probes", "0"]).contains("--max-probes must be at least 1"));
         let m = e(&["--hosts", "a", "--frobnicate"]);
         assert!(m.contains("--frobnicate") && m.ends_with("(see commbench locate --help)"), "{m}");
         for m in [e(&[]), m] {

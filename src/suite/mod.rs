@@ -97,52 +97,82 @@ struct Job {
 
 /// `suite --dry-run`: each benchmark's command line and, for commbench's
 /// binaries, its own `--dry-run` table for the job's ranks (the binary run
-/// alone, which starts nothing), then the suite's modelled total. Exit 0,
-/// or 1 when a benchmark's plan was refused (its line says why).
+/// alone, which starts nothing), then the suite's modelled total, on
+/// stdout. Exit 0, or 1 when a benchmark's plan was refused: its line on
+/// stdout says why, and stderr says it too, one line per distinct reason
+/// naming the benchmarks it refused (a bad option refuses every plan the
+/// same way). A closed stdout ends the listing, not the process.
 fn dry_run(p: &Prepared, argv_for: &dyn Fn(&Job, String) -> Vec<String>) -> i32 {
     let mut total = 0.0;
-    let mut status = 0;
+    // Each distinct reason (as it reads after the benchmarks' names), in
+    // the order met, with the benchmarks it refused.
+    let mut refused: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut note = |why: String, name: &'static str| match refused.iter_mut().find(|(w, _)| *w == why) {
+        Some((_, names)) => names.push(name),
+        None => refused.push((why, vec![name])),
+    };
+    let mut out = io::stdout().lock();
     for j in &p.jobs {
-        println!("{}", launch::shell_line(&argv_for(j, format!("RUN_DIR/{}.csv", j.spec.name))));
+        let mut text = format!("{}\n", launch::shell_line(&argv_for(j, format!("RUN_DIR/{}.csv", j.spec.name))));
         if p.maker != Maker::Commbench {
-            println!("  # (OSU's own binary: no plan to show)");
-            continue;
-        }
-        let out = std::process::Command::new(&j.binary)
-            .args(&j.args)
-            .arg(format!("--dry-run={}", j.layout.np))
-            // Not under a launcher: its variables would make this a rank.
-            .env_remove("OMPI_COMM_WORLD_RANK")
-            .env_remove("PMI_RANK")
-            .env_remove("SLURM_PROCID")
-            .stdin(std::process::Stdio::null())
-            .output();
-        match out {
-            Ok(o) if o.status.success() => {
-                // Indented under its command line.
-                let text = String::from_utf8_lossy(&o.stdout);
-                for line in text.lines() {
-                    println!("  {line}");
+            text.push_str("  # (OSU's own binary: no plan to show)\n");
+        } else if !j.binary.is_file() {
+            let why = format!(
+                "not found in {} (point --bin-dir at the directory holding osu_latency ...)",
+                p.bin_dir.display()
+            );
+            text.push_str(&format!("  # {}: {why}\n", j.binary.display()));
+            note(format!(": {why}"), j.spec.name);
+        } else {
+            let ran = std::process::Command::new(&j.binary)
+                .args(&j.args)
+                .arg(format!("--dry-run={}", j.layout.np))
+                // Not under a launcher: its variables would make this a rank.
+                .env_remove("OMPI_COMM_WORLD_RANK")
+                .env_remove("PMI_RANK")
+                .env_remove("SLURM_PROCID")
+                .stdin(std::process::Stdio::null())
+                .output();
+            match ran {
+                Ok(o) if o.status.success() => {
+                    // Indented under its command line.
+                    let plan = String::from_utf8_lossy(&o.stdout);
+                    for line in plan.lines() {
+                        text.push_str(&format!("  {line}\n"));
+                    }
+                    total += plan.lines().find_map(dry_run_seconds).unwrap_or(0.0);
                 }
-                total += text.lines().find_map(dry_run_seconds).unwrap_or(0.0);
+                Ok(o) => {
+                    let why = String::from_utf8_lossy(&o.stderr);
+                    text.push_str(&format!("  # refused: {}\n", why.trim()));
+                    let first = why.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no reason given");
+                    note(format!(" refused their plan: {first}"), j.spec.name);
+                }
+                Err(e) => {
+                    text.push_str(&format!("  # {}: cannot run: {e}\n", j.binary.display()));
+                    note(format!(": cannot run: {e}"), j.spec.name);
+                }
             }
-            Ok(o) => {
-                status = 1;
-                let why = String::from_utf8_lossy(&o.stderr);
-                println!("  # refused: {}", why.trim());
-            }
-            Err(e) => {
-                status = 1;
-                println!("  # {}: cannot run: {e}", j.binary.display());
-            }
+        }
+        if out.write_all(text.as_bytes()).is_err() {
+            break;
         }
     }
-    println!(
+    let _ = writeln!(
+        out,
         "# suite: {} benchmark(s), estimated {} of timed iterations on the model above",
         p.jobs.len(),
         crate::bench::dry_run::human_secs(total)
     );
-    status
+    let _ = out.flush();
+    for (why, names) in &refused {
+        let who = match names.len() {
+            0..=4 => names.join(", "),
+            k => format!("{} and {} more", names[..3].join(", "), k - 3),
+        };
+        crate::say!("commbench suite: --dry-run: {who}{}", crate::diag::printable(why));
+    }
+    i32::from(!refused.is_empty())
 }
 
 /// The modelled seconds in a `--dry-run` table's last line.
@@ -574,6 +604,11 @@ fn locate_after_hang(
         crate::say!("suite: --locate-on-hang: no hosts to search (no hostfile, and no run record named any)");
         return None;
     }
+    // The records' hosts go to the launcher as the hostfile's would.
+    if let Some(e) = hosts.iter().find_map(|h| hostfile::check_host_name(h).err()) {
+        crate::say!("suite: --locate-on-hang: a run record names {e}");
+        return None;
+    }
     let bound = std::time::Duration::from_secs_f64(s.max_time.unwrap_or(60.0));
     let ldir = dir.join("locate");
     if let Err(e) = std::fs::create_dir(&ldir) {
@@ -586,6 +621,7 @@ fn locate_after_hang(
         hosts,
         hosts_from: from.to_string(),
         bound,
+        max_probes: crate::locate::search::search_bound(hosts.len()),
         pairs_args: &pairs_args,
         launcher: &p.launcher,
         flavor: p.flavor,

@@ -104,10 +104,12 @@ fn locate_names_a_cut_off_host_and_a_slow_one() {
     let probes = v["probes"].as_array().unwrap();
     assert!(probes.len() <= 7, "{v}");
     assert!(run.elapsed < search_bound(), "took {:?}", run.elapsed);
-    // Every probe with the cut-off host failed, every one without passed.
+    // Every probe with the cut-off host failed, every one without ran to
+    // its end: passed, or `slow` when the loaded cores put a pair under
+    // 10 MB/s (a verdict its repeat must confirm, checked above).
     for p in probes {
         let with = p["hosts"].as_array().unwrap().iter().any(|h| h == &hosts.addrs[1]);
-        let ok = p["outcome"] == "passed";
+        let ok = p["outcome"] == "passed" || p["outcome"] == "slow";
         assert_eq!(with, !ok, "{p}");
     }
     assert!(hosts.link_up(2));
@@ -179,4 +181,246 @@ fn suite_locates_a_frozen_host_after_a_hang() {
         summary.contains(&format!("## After the hang: commbench locate\n\n- host {frozen} fails alone")),
         "{summary}"
     );
+}
+
+/// `commbench locate ARGS --results-dir RESULTS` on this machine (no
+/// network namespaces): what it did, and its record when it left one.
+fn locate_here(args: &[&str], results: &std::path::Path, limit: Duration) -> (Run, Option<Value>) {
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.arg("locate").arg("--results-dir").arg(results).args(args);
+    let run = run_cmd(c, limit);
+    run.assert_no_panic();
+    (run, locate_record(results))
+}
+
+/// The record of the newest locate run under `results`.
+fn locate_record(results: &std::path::Path) -> Option<Value> {
+    let dir = std::fs::read_dir(results)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("locate.json").is_file())
+        .max()?;
+    read_json(&dir.join("locate.json"))
+}
+
+/// The one `unresolved: the probe itself failed (...)` line, and that no
+/// host was named: exit 2.
+fn assert_probe_failed(run: &Run, words: &str) {
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(found_lines(run).is_empty(), "a host was named: {run:?}");
+    let lines: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("unresolved: ")).collect();
+    assert_eq!(lines.len(), 1, "{run:?}");
+    assert!(lines[0].starts_with(&format!("unresolved: the probe itself failed ({words}")), "{run:?}");
+    assert!(!run.stdout.contains("nothing found"), "{run:?}");
+}
+
+/// A launcher option the launcher refuses fails every probe the same way
+/// at once: that is the probe's failure, never the hosts'. Under 2 s here
+/// (each probe ends at once).
+#[test]
+fn a_launcher_that_refuses_its_options_blames_no_host() {
+    let _g = mpi_lock();
+    let results = tempfile::tempdir().unwrap();
+    let args = ["--hosts", "localhost,127.0.0.1", "--bound", "30", "--", "--bogus-option"];
+    let (run, v) = locate_here(&args, results.path(), Duration::from_secs(60));
+    assert_probe_failed(&run, "mpirun: Error: unknown option \"--bogus-option\")");
+    let v = v.expect("locate.json");
+    assert_eq!(v["exit_code"], 2, "{v}");
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{v}");
+    assert_eq!(
+        (findings[0]["kind"].as_str(), findings[0]["hosts"].as_array().map(Vec::len)),
+        (Some("probe_failed"), Some(0))
+    );
+}
+
+/// pairs refusing the arguments locate passes on (`--pairs-args`) is the
+/// probe's failure, said in pairs' words, with no host named.
+#[test]
+fn pairs_refusing_its_arguments_blames_no_host() {
+    let _g = mpi_lock();
+    let results = tempfile::tempdir().unwrap();
+    let args = ["--hosts", "localhost", "--bound", "30", "--pairs-args", "--bogus"];
+    let (run, _) = locate_here(&args, results.path(), Duration::from_secs(60));
+    assert_probe_failed(&run, "commbench pairs: unexpected argument '--bogus' found");
+}
+
+/// A probe passes only when its pairs record shows every direction
+/// measured: a launcher that exits 0 having run nothing (`--version`) and
+/// pairs printing its help are the probe's failure, not "nothing found".
+#[test]
+fn a_probe_that_measured_nothing_does_not_pass() {
+    let _g = mpi_lock();
+    let results = tempfile::tempdir().unwrap();
+    let (run, _) = locate_here(
+        &["--hosts", "localhost", "--bound", "30", "--", "--version"],
+        results.path(),
+        Duration::from_secs(60),
+    );
+    assert_probe_failed(&run, "the launcher exited 0 but left no pairs record");
+    let (run, _) = locate_here(
+        &["--hosts", "localhost", "--bound", "30", "--pairs-args", "--help"],
+        results.path(),
+        Duration::from_secs(60),
+    );
+    assert_probe_failed(&run, "the launcher exited 0 but left no pairs record");
+}
+
+/// A results place with no room: the probe cannot even be set up, which
+/// is no host's fault. Locate runs in a private mount namespace on a full
+/// 64 KiB tmpfs.
+#[test]
+fn a_full_results_disk_blames_no_host() {
+    if !Command::new("unshare").args(["-m", "true"]).status().is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED: needs unshare -m (root) for a full tmpfs");
+        return;
+    }
+    let _g = mpi_lock();
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().display().to_string();
+    let line = format!(
+        "mount -t tmpfs -o size=64k tmpfs {t} && (dd if=/dev/zero of={t}/fill bs=4k count=64 2>/dev/null; true) && \
+         exec {} locate --hosts localhost,127.0.0.1 --bound 30 --results-dir {t}/results",
+        bin(Mpi::OpenMpi, "commbench").display()
+    );
+    let mut c = Command::new("unshare");
+    c.args(["-m", "sh", "-c", &line]);
+    let run = run_cmd(c, Duration::from_secs(60));
+    run.assert_no_panic();
+    assert_probe_failed(&run, "cannot make ");
+    assert!(run.stdout.contains("No space left on device"), "{run:?}");
+}
+
+/// `--from` refuses what is not a regular file at once, and a record too
+/// large to be one, in one line: a FIFO (or a run directory whose
+/// suite.json is one) would block, /dev/zero would be read until memory
+/// ran out.
+#[test]
+fn locate_from_a_fifo_a_device_or_a_huge_file_ends_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("rec.json");
+    let run_dir = d.path().join("run");
+    std::fs::create_dir(&run_dir).unwrap();
+    for p in [&fifo, &run_dir.join("suite.json")] {
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    let huge = d.path().join("huge.json");
+    std::fs::File::create(&huge).unwrap().set_len(200 << 20).unwrap();
+    let cases = [
+        (fifo.clone(), "a FIFO"),
+        (run_dir.clone(), "a FIFO"),
+        ("/dev/zero".into(), "a character device"),
+        ("/dev/urandom".into(), "a character device"),
+        (huge.clone(), "file too large"),
+    ];
+    for (path, why) in cases {
+        let results = d.path().join("results");
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.arg("locate").arg("--from").arg(&path).arg("--results-dir").arg(&results);
+        let run = run_cmd(c, Duration::from_secs(10));
+        run.assert_no_panic();
+        assert!(!run.timed_out, "{}: {run:?}", path.display());
+        assert_eq!(run.code, Some(2), "{}: {run:?}", path.display());
+        assert_eq!(run.stderr.lines().count(), 1, "{}: {run:?}", path.display());
+        assert!(run.stderr.starts_with("commbench locate: cannot read ") && run.stderr.contains(why), "{run:?}");
+        assert!(!results.exists(), "{}: a run directory was made", path.display());
+    }
+}
+
+/// Host names that are no host names (an ssh option, a control character)
+/// are refused in one line naming them, escaped, from --hosts and from a
+/// hostfile, before any probe.
+#[test]
+fn locate_refuses_what_is_not_a_host_name() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("results");
+    let hostfile = d.path().join("hosts");
+    std::fs::write(&hostfile, "node01 slots=2\n-oProxyCommand=touch${IFS}/tmp/x slots=2\n").unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--hosts", "node01,-oProxyCommand=sh"], "'-oProxyCommand=sh' is not a host name"),
+        (&["--hosts", "a\x1b[31m"], "'a\\u{1b}[31m' is not a host name"),
+        (&["--hosts", ".hidden"], "'.hidden' is not a host name"),
+        (&["--hostfile", hostfile.to_str().unwrap()], "line 2: '-oProxyCommand=touch${IFS}/tmp/x' is not a host name"),
+    ];
+    for (args, words) in cases {
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.arg("locate").args(args).arg("--results-dir").arg(&results);
+        let run = run_cmd(c, Duration::from_secs(10));
+        run.assert_no_panic();
+        assert_eq!(run.code, Some(2), "{args:?}: {run:?}");
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {run:?}");
+        assert!(run.stderr.starts_with("commbench locate: ") && run.stderr.contains(words), "{args:?}: {run:?}");
+        assert!(!results.exists(), "{args:?}: a run directory was made");
+    }
+}
+
+/// SIGTERM while a probe runs stops that probe and the search: locate says
+/// it was interrupted and what it found so far, names no host for the
+/// stopped probe, and starts no other. The probe is made long (10^9
+/// ping-pongs); the signal goes once pairs has written its record.
+#[test]
+fn sigterm_stops_the_search_with_what_was_found() {
+    let _g = mpi_lock();
+    let results = tempfile::tempdir().unwrap();
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.arg("locate")
+        .args([
+            "--hosts",
+            "localhost",
+            "--bound",
+            "600",
+            "--size",
+            "4KB",
+            "--pairs-args",
+            "--latency --latency-iterations 1000000000",
+        ])
+        .arg("--results-dir")
+        .arg(results.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    // Until pairs' record is in the probe's folder (pairs is measuring).
+    let started = std::time::Instant::now();
+    let pairs_running = || -> Option<()> {
+        let dirs = std::fs::read_dir(results.path()).ok()?;
+        let run_dir = dirs.filter_map(|e| e.ok().map(|e| e.path())).next()?;
+        let probe = std::fs::read_dir(run_dir.join("probe1")).ok()?;
+        probe.filter_map(|e| e.ok()).find(|e| e.file_name().to_string_lossy().ends_with("_pairs.json")).map(|_| ())
+    };
+    while pairs_running().is_none() {
+        assert!(started.elapsed() < under_load(Duration::from_secs(60)), "pairs never started");
+        assert!(child.try_wait().unwrap().is_none(), "locate ended before its probe measured");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let signalled = std::time::Instant::now();
+    // SAFETY: signals the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let limit = under_load(Duration::from_secs(10));
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if signalled.elapsed() > limit {
+            let _ = child.kill();
+            panic!("locate had not ended {limit:?} after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{stdout}\n{stderr}");
+    assert!(!stdout.lines().any(|l| l.starts_with("found: ")), "{stdout}");
+    assert!(!stdout.contains("nothing found"), "{stdout}");
+    assert!(
+        stdout.lines().any(|l| l == "interrupted: SIGTERM stopped the search during probe 1; found so far: nothing"),
+        "{stdout}"
+    );
+    let v = locate_record(results.path()).expect("locate.json");
+    assert_eq!(v["probes"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["stopped"], "interrupted by SIGTERM", "{v}");
+    assert_eq!(v["exit_code"], 128 + libc::SIGTERM, "{v}");
 }

@@ -617,3 +617,67 @@ fn run_sh_runs_the_eight_and_says_what_next() {
     }
     run.assert_no_panic();
 }
+
+/// A dry run whose plans are refused says why on stderr, one line per
+/// distinct reason (not once per benchmark), and keeps every plan on
+/// stdout: a bad option refused by every binary, and a --bin-dir without
+/// the binaries.
+#[test]
+fn a_refused_dry_run_says_why_on_stderr() {
+    let (run, dir, _w) = suite(Mpi::OpenMpi, &["--dry-run", "-m", "1:bad"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(dir.is_none(), "a dry run makes no run directory");
+    assert_eq!(commands(&run.stdout).len(), 8, "{}", run.stdout);
+    assert_eq!(run.stdout.matches("  # refused: ").count(), 8, "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        "commbench suite: --dry-run: osu_latency, osu_bw, osu_bibw and 5 more refused their plan: Invalid Message \
+         Size [-m 1:bad] (not a size in bytes)\n",
+        "{run:?}"
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let bins = empty.path().display().to_string();
+    let (run, _, _w) = suite(Mpi::OpenMpi, &["--dry-run", "--bench", "latency,bw", "--bin-dir", &bins]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(commands(&run.stdout).len(), 2, "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        format!("commbench suite: --dry-run: osu_latency, osu_bw: not found in {bins} (point --bin-dir at the directory holding osu_latency ...)\n"),
+        "{run:?}"
+    );
+}
+
+/// A hostfile line whose host is no host name (an ssh option) is refused
+/// in one line before anything runs, dry run included.
+#[test]
+fn a_hostfile_host_that_is_not_a_host_name_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let hf = d.path().join("hosts");
+    std::fs::write(&hf, "localhost slots=2\n-oProxyCommand=sh slots=2\n").unwrap();
+    let (run, _, _w) = suite(Mpi::OpenMpi, &["--dry-run", "--hostfile", hf.to_str().unwrap()]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert_eq!(run.stderr.lines().count(), 1, "{run:?}");
+    assert!(
+        run.stderr.starts_with(&format!(
+            "commbench suite: cannot read hostfile '{}': line 2: '-oProxyCommand=sh' is not a host name",
+            hf.display()
+        )),
+        "{run:?}"
+    );
+}
+
+/// A dry run whose reader stops early (`| head -1`) ends its listing
+/// quietly: no panic on the closed pipe.
+#[test]
+fn a_dry_run_into_a_closed_pipe_ends_quietly() {
+    let line = format!("{} suite --dry-run | head -1", bin(Mpi::OpenMpi, "commbench").display());
+    let mut c = Command::new("sh");
+    c.args(["-c", &line]);
+    let run = run_cmd(c, Duration::from_secs(60));
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.starts_with("mpirun -np 2 "), "{run:?}");
+    assert_eq!(run.stderr, "", "{run:?}");
+}
