@@ -277,6 +277,20 @@ pub fn open(path: &Path, mode: Mode) -> Result<Connection, DbError> {
     Ok(c)
 }
 
+/// An empty history that lives in memory only, for a reading command that
+/// can go on without a file (`check` before any run was added: nothing to
+/// judge against, said as "no baseline" rather than as an error).
+pub fn empty_in_memory() -> Result<Connection, DbError> {
+    let sql = |source| DbError::Sqlite { path: ":memory:".into(), source };
+    let mut c = Connection::open_in_memory().map_err(sql)?;
+    migrate(&mut c, Mode::Write).map_err(|e| match e {
+        MigrateError::Sqlite(source) => sql(source),
+        _ => unreachable!("a new in-memory database has no version and no tables"),
+    })?;
+    c.execute_batch("PRAGMA query_only = ON").map_err(sql)?;
+    Ok(c)
+}
+
 /// WAL on (for writing), and the schema current.
 fn prepare(c: &mut Connection, mode: Mode) -> Result<(), MigrateError> {
     if mode == Mode::Write {

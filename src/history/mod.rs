@@ -264,6 +264,20 @@ pub fn main(args: &[String]) -> i32 {
     }
     let c = match db::open(&path, db::Mode::Read) {
         Ok(c) => c,
+        // check before the first add: no baseline (exit 3, as for a series
+        // the history does not hold yet), the file still not created.
+        Err(e @ (db::DbError::Missing { .. } | db::DbError::Empty { .. }))
+            if matches!(a.command, Command::Check { .. }) =>
+        {
+            crate::say!("commbench history: {e}");
+            match db::empty_in_memory() {
+                Ok(c) => c,
+                Err(e) => {
+                    crate::say!("commbench history: {e}");
+                    return 2;
+                }
+            }
+        }
         Err(e) => {
             crate::say!("commbench history: {e}");
             return 2;
