@@ -27,6 +27,7 @@ fn run(hosts: &Hosts, per_host: &[usize], bench: &str, args: &[&str]) -> Output 
     la[at] = hosts.addrs.iter().zip(per_host).map(|(a, n)| format!("{a}:{n}")).collect::<Vec<_>>().join(",");
     let mut c = launcher(Mpi::OpenMpi, np);
     c.args(la).arg(bin(Mpi::OpenMpi, bench)).args(args).args(["--timeout", "60"]);
+    let _tmpdir = own_tmpdir(&mut c);
     c.output().expect("mpirun")
 }
 

@@ -49,9 +49,13 @@ impl Outcome {
 }
 
 /// `commbench pairs ARGS --results-dir DIR/res` on `np` ranks, run in
-/// `dir`, in a process group of its own, output to /dev/null.
+/// `dir` with `DIR/tmp` as its TMPDIR (a session directory of its own: see
+/// `own_tmpdir`), in a process group of its own, output to /dev/null.
 fn pairs_command(np: usize, args: &[&str], dir: &Path) -> std::process::Command {
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let mut c = launcher(Mpi::OpenMpi, np);
+    c.env("TMPDIR", tmp);
     c.arg(bin(Mpi::OpenMpi, "commbench"))
         .arg("pairs")
         .args(args)

@@ -24,6 +24,7 @@ struct LongRun {
     record: std::path::PathBuf,
     csv: std::path::PathBuf,
     _dir: tempfile::TempDir,
+    _tmpdir: tempfile::TempDir,
 }
 
 /// A long osu_latency under `mpi` with 2 ranks, running with rows written.
@@ -42,11 +43,12 @@ fn long_latency(mpi: Mpi, extra: &[&str]) -> LongRun {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
+    let tmpdir = own_tmpdir(&mut c);
     let start = Instant::now();
     let child = c.spawn().unwrap();
     let group = child.id() as i32;
     let pids = wait_started(&record, &csv, 2, 1, start);
-    LongRun { child, group, pids, record, csv, _dir: dir }
+    LongRun { child, group, pids, record, csv, _dir: dir, _tmpdir: tmpdir }
 }
 
 fn launcher_signal(mpi: Mpi, sig: i32) {

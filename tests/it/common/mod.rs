@@ -176,9 +176,36 @@ pub fn under_load(limit: Duration) -> Duration {
     limit.mul_f64((load / cpus).clamp(1.0, 8.0))
 }
 
+/// A fresh temporary directory for one launch, set as its TMPDIR; removed
+/// when the returned guard is dropped (after the launch). Open MPI keeps
+/// its session directory, `ompi.<host>.<uid>`, under TMPDIR, shared by
+/// every mpirun of the user: each creates it when missing and removes it
+/// when it leaves it empty, so two started at once race on it (`A call to
+/// mkdir was unable to create the desired directory`, orte_init failed),
+/// whether both are this test's or one is another test run's on the same
+/// machine. The directory is made inside the TMPDIR `cmd` already sets, if
+/// any (what was asked for still holds everything), else inside this
+/// process's.
+pub fn own_tmpdir(cmd: &mut Command) -> tempfile::TempDir {
+    let given = cmd.get_envs().find(|(k, _)| *k == "TMPDIR").and_then(|(_, v)| v.map(PathBuf::from));
+    let base = given.unwrap_or_else(std::env::temp_dir);
+    let dir = tempfile::Builder::new()
+        .prefix("launch-")
+        .tempdir_in(&base)
+        .unwrap_or_else(|e| panic!("a TMPDIR for the launch in {}: {e}", base.display()));
+    cmd.env("TMPDIR", dir.path());
+    dir
+}
+
 /// Runs `program args` (no launcher), killed with its process group after
-/// the timeout (stretched by `under_load`).
+/// the timeout (stretched by `under_load`). Unless `cmd` sets TMPDIR
+/// itself, it gets one of its own ([`own_tmpdir`]), so that whatever it
+/// launches keeps its session files apart from every other launch.
 pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Run {
+    let _tmpdir = match cmd.get_envs().any(|(k, v)| k == "TMPDIR" && v.is_some()) {
+        true => None,
+        false => Some(own_tmpdir(&mut cmd)),
+    };
     let timeout = under_load(timeout);
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
     cmd.process_group(0);
@@ -241,6 +268,8 @@ pub fn launch_with(launcher_mpi: Mpi, built: Mpi, np: usize, name: &str, args: &
     for (k, v) in &o.env {
         c.env(k, v);
     }
+    // Its own session directory, whatever TMPDIR the caller gave.
+    let _tmpdir = own_tmpdir(&mut c);
     if o.merge_streams {
         c = merged(c);
     }
