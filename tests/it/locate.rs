@@ -34,7 +34,11 @@ fn search_bound() -> Duration {
 }
 
 fn locate(hosts: &Hosts, results: &std::path::Path) -> (Run, Value) {
-    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    locate_in(hosts, results, Command::new(bin(Mpi::OpenMpi, "commbench")))
+}
+
+/// [`locate`] through `c` (the commbench command, its environment set).
+fn locate_in(hosts: &Hosts, results: &std::path::Path, mut c: Command) -> (Run, Value) {
     c.arg("locate")
         .args(["--hosts", &hosts.addrs.join(","), "--bound", &BOUND_S.to_string(), "--size", "4KB"])
         // Four spinning ranks on two cores make directions vary 2-40 fold
@@ -122,6 +126,33 @@ fn locate_names_a_cut_off_host_and_a_slow_one() {
     let slow =
         format!("found: host {} is slow: every pair through it is below the criteria (probe 2: fail: ", hosts.addrs[3]);
     assert!(lines[0].starts_with(&slow), "{run:?}");
+}
+
+/// Every probe's mpirun gets a TMPDIR of its own inside the user's, as
+/// the suite's launchers do (docs/suite-and-slurm.md): here the user's
+/// TMPDIR holds a plain file where Open MPI's session directory would go,
+/// so a probe that used it would fail and the search would blame a host.
+/// Healthy hosts, nothing found, nothing left there.
+#[test]
+fn locate_gives_mpirun_a_tmpdir_of_its_own() {
+    if skip() {
+        return;
+    }
+    let _g = mpi_lock();
+    let hosts = Hosts::up_salted(2, 13).expect("network namespaces");
+    let results = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let blocker = tmp.path().join(crate::harness::open_mpi_session_dir_name());
+    std::fs::write(&blocker, "").unwrap();
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.env("TMPDIR", tmp.path());
+    let (run, v) = locate_in(&hosts, results.path(), c);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let both = hosts.addrs.join(" ");
+    assert!(run.stdout.contains(&format!("nothing found: {both} ran pairs together within")), "{run:?}");
+    assert_eq!(v["probes"][0]["outcome"], "passed", "{v}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(left, [blocker], "what the probes left in their TMPDIR");
 }
 
 /// A host whose processes are all frozen hangs a 4-host allreduce at

@@ -29,6 +29,34 @@ fn suite(mpi: Mpi, args: &[&str]) -> (Run, Option<PathBuf>, tempfile::TempDir) {
     (run, dirs.into_iter().next(), work)
 }
 
+/// Suites side by side never share mpirun's session directory
+/// (docs/suite-and-slurm.md): each suite gives its launcher a TMPDIR of its
+/// own inside the user's, removed at the end. Here the user's TMPDIR holds
+/// a plain file where Open MPI's session directory (`ompi.<host>.<uid>`)
+/// would go, as if another mpirun were making or removing it: a launcher
+/// that used it would fail at start-up. Both suites pass and leave nothing
+/// there.
+#[test]
+fn suites_side_by_side_give_mpirun_a_tmpdir_of_its_own() {
+    let _g = mpi_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let blocker = tmp.path().join(crate::harness::open_mpi_session_dir_name());
+    std::fs::write(&blocker, "").unwrap();
+    common::each_at_once(&[0, 1], 2, |i| {
+        let work = tempfile::tempdir().unwrap();
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.args(["suite", "--bench", "latency", "--np", "2", "-q", "--bench-args", "latency=-m 1:8 -i 10 -x 1"])
+            .arg("--results-dir")
+            .arg(work.path().join("res"))
+            .current_dir(work.path())
+            .env("TMPDIR", tmp.path());
+        let run = run_cmd(c, Duration::from_secs(60));
+        assert_eq!(run.code, Some(0), "suite {i}: {run:?}");
+    });
+    let left: Vec<PathBuf> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(left, [blocker], "what the suites left in their TMPDIR");
+}
+
 fn hostfile(name: &str) -> String {
     repo_root().join("hostfiles").join(name).display().to_string()
 }
