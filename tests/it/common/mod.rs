@@ -162,18 +162,13 @@ fn read_all(mut r: impl Read + Send + 'static) -> thread::JoinHandle<String> {
     })
 }
 
-/// A time limit stretched by how busy the machine is: the 1-minute load
-/// average over the CPU count, between 1 and 8. CI shares its cores; a
-/// job that takes 1 s alone can take minutes at load 9 (MPI ranks poll
-/// for messages and wait for the scheduler to run their partner), while a
-/// real hang still hits the stretched limit.
+/// A limit on a hang, stretched by how busy the machine is
+/// (`commbench::procs::under_load`: the load average over the CPU count,
+/// between 1 and 8). CI shares its cores; a job that takes 1 s alone can
+/// take minutes at load 9. For hang limits only: no test bounds how fast
+/// anything must be.
 pub fn under_load(limit: Duration) -> Duration {
-    let load = std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|w| w.parse::<f64>().ok()))
-        .unwrap_or(0.0);
-    let cpus = thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
-    limit.mul_f64((load / cpus).clamp(1.0, 8.0))
+    commbench::procs::under_load(limit)
 }
 
 /// A fresh temporary directory for one launch, set as its TMPDIR; removed
