@@ -423,14 +423,16 @@ fn a_slow_host_is_named_across_hosts() {
     }
     let _g = mpi_lock();
     let hosts = Hosts::up(3).expect("network namespaces");
-    // About 2 MB/s per direction for the slow host, against tens to
-    // hundreds elsewhere.
+    // About 2 MB/s per direction for the slow host (tc's limit: load only
+    // lowers it), against tens to hundreds elsewhere when idle and less
+    // with other jobs on this machine's two cores: the floor is 4 MB/s,
+    // twice the slow host's, well under the others'.
     assert!(hosts.limit(3, "40mbit"));
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("res");
     let rd_arg = rd.display().to_string();
     let mut args = vec!["pairs", "--scheme", "all", "--size", "1MB", "-W", "1", "-i", "2", "-x", "1"];
-    args.extend(["--min-bw", "8MB/s", "--results-dir", &rd_arg]);
+    args.extend(["--min-bw", "4MB/s", "--results-dir", &rd_arg]);
     let o = Launch {
         cwd: Some(dir.path().to_path_buf()),
         launcher_args: hosts.launcher_args(2),
