@@ -2,7 +2,8 @@
 //! process (a zombie is not) and when it started, so that a process can be
 //! told from a later one that was given the same pid. Used by the signal
 //! thread (are rank 0's neighbours still there?) and by the readers that
-//! end a run record nobody could end (are its ranks gone?).
+//! end a run record nobody could end (are its ranks gone?). Also how busy
+//! the host is ([`under_load`]), for the tests' limits on a hang.
 
 /// What /proc says of one process.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,9 +49,32 @@ pub fn still_running(pid: u32, since: Option<f64>, slack: f64) -> bool {
     }
 }
 
+/// A time limit on a hang stretched by how busy this host is: the
+/// 1-minute load average over the CPU count, between 1 and 8 (1 when /proc
+/// does not say). For the tests (unit and integration alike): a job that
+/// takes a second alone can take many on two cores shared with other
+/// builds (MPI ranks poll, and wait for the scheduler to run their
+/// partner), while a real hang still meets the stretched limit. Never a
+/// bound on how fast something must be.
+pub fn under_load(limit: std::time::Duration) -> std::time::Duration {
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|w| w.parse::<f64>().ok()))
+        .unwrap_or(0.0);
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
+    limit.mul_f64((load / cpus).clamp(1.0, 8.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_stretch_with_the_load_and_no_further() {
+        let s = std::time::Duration::from_secs(1);
+        let got = under_load(s);
+        assert!(got >= s && got <= 8 * s, "{got:?}");
+    }
 
     #[test]
     fn this_process_runs_and_started_before_now() {

@@ -82,26 +82,6 @@ fn parse_pct(v: &str) -> Result<f64, String> {
     }
 }
 
-/// A fresh directory of this process's own under the system's temporary
-/// directory, removed with everything in it when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> Result<TempDir, String> {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-        let p = std::env::temp_dir().join(format!("commbench-ab-{}-{nanos}", std::process::id()));
-        // create_dir, not create_dir_all: an existing path is not ours.
-        std::fs::create_dir(&p).map_err(|e| format!("cannot make {}: {e}", p.display()))?;
-        Ok(TempDir(p))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// One of the commands, in one round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Side {
@@ -159,8 +139,12 @@ fn run(a: &Args) -> Result<i32, String> {
             d.clone()
         }
         None => {
-            let t = TempDir::new()?;
-            let d = t.0.clone();
+            // A fresh directory of this process's own under the system's
+            // temporary directory, removed with the runs' files at the end.
+            let tmp = std::env::temp_dir();
+            let t = crate::report::safe_file::PrivateDir::new_in(&tmp, "commbench-ab")
+                .map_err(|e| format!("cannot make a directory in {}: {e}", tmp.display()))?;
+            let d = t.path().to_path_buf();
             _temp = Some(t);
             d
         }

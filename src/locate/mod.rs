@@ -288,6 +288,9 @@ fn run(s: &Settings) -> Result<i32, String> {
         job.as_deref(),
     )
     .map_err(|e| e.to_string())?;
+    let mut env = launch::env_for(&launcher);
+    // Held until the last probe ended.
+    let _tmpdir = launch::own_tmpdir(&launcher, &mut env);
     let search = Search {
         hosts: &s.hosts,
         hosts_from: s.hosts_from.clone(),
@@ -297,7 +300,7 @@ fn run(s: &Settings) -> Result<i32, String> {
         launcher: &launcher,
         flavor,
         launcher_args: &s.launcher_args,
-        env: launch::env_for(&launcher),
+        env,
         dir,
     };
     let record = run_search(search, &mut io::stdout().lock());

@@ -20,6 +20,8 @@
 //!   written into, never replaced; anything else is [`replace`]d.
 //! - [`RowFile`]: a file written in whole rows: a row that cannot be
 //!   written whole is taken back, so a reader never sees half of one.
+//! - [`PrivateDir`]: a scratch directory of this process's own, with an
+//!   unpredictable name, removed with what it holds when dropped.
 //! - [`name_part`], [`sibling`]: output names built from
 //!   input data (a benchmark name read from a CSV, a job id from the
 //!   environment) reduced to one plain file name, so that no such name
@@ -87,15 +89,52 @@ pub fn open_append(path: &Path) -> io::Result<File> {
     OpenOptions::new().append(true).create(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
 }
 
-/// An unpredictable name beside `path`: `.<name>.<random>.tmp`.
-fn temporary_beside(path: &Path) -> PathBuf {
+/// 64 unpredictable bits for a name (a fresh hash key, the process and
+/// the time).
+fn unpredictable() -> u64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u32(std::process::id());
     if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
         h.write_u128(t.as_nanos());
     }
+    h.finish()
+}
+
+/// An unpredictable name beside `path`: `.<name>.<random>.tmp`.
+fn temporary_beside(path: &Path) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.{:016x}.tmp", h.finish()))
+    path.with_file_name(format!(".{name}.{:016x}.tmp", unpredictable()))
+}
+
+/// A directory of this process's own: made new (an existing path, or a
+/// link, is never taken over) inside a given one with an unpredictable
+/// name, `<prefix>-<random>`, readable by its owner only, and removed with
+/// everything in it when dropped.
+#[derive(Debug)]
+pub struct PrivateDir(PathBuf);
+
+impl PrivateDir {
+    pub fn new_in(parent: &Path, prefix: &str) -> io::Result<PrivateDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        loop {
+            let path = parent.join(format!("{prefix}-{:016x}", unpredictable()));
+            match fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => return Ok(PrivateDir(path)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Puts `bytes` at `path` as a whole: written to a new temporary file in
@@ -338,6 +377,24 @@ impl RowSink for Vec<u8> {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    /// A private directory is new, its owner's alone, and goes with what
+    /// it holds; two never share a name.
+    #[test]
+    fn private_dirs_are_new_owned_and_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (PrivateDir::new_in(d.path(), "x").unwrap(), PrivateDir::new_in(d.path(), "x").unwrap());
+        assert_ne!(a.path(), b.path());
+        assert_eq!(a.path().parent(), Some(d.path()));
+        assert!(a.path().file_name().unwrap().to_str().unwrap().starts_with("x-"));
+        assert_eq!(fs::metadata(a.path()).unwrap().permissions().mode() & 0o777, 0o700);
+        fs::write(a.path().join("f"), "").unwrap();
+        let kept = a.path().to_path_buf();
+        drop(a);
+        assert!(!kept.exists());
+        assert!(PrivateDir::new_in(&d.path().join("missing"), "x").is_err());
+    }
 
     /// Names from input data stay one plain name inside their directory.
     #[test]

@@ -242,6 +242,39 @@ pub fn env_for(l: &Launcher) -> Vec<(String, String)> {
     extra_env(l, is_root, &|k| std::env::var(k).ok())
 }
 
+/// A TMPDIR of the launcher's own for one suite or locate, made inside the
+/// user's, added to `env`; the directory goes when the value is dropped.
+/// Open MPI's mpirun keeps its session directory, `ompi.<host>.<uid>` (or
+/// PRRTE's `prte.<host>.<uid>`), under TMPDIR: one per user and host,
+/// which every mpirun creates when it is missing and removes when it
+/// leaves it empty, so two started at once (two suites side by side, a
+/// suite beside the user's other jobs) race on it and one fails to start
+/// (`A call to mkdir was unable to create the desired directory`). Only
+/// for Open MPI: MPICH's hydra keeps nothing there, and srun and hydra
+/// pass TMPDIR on to every rank on every host, where this directory does
+/// not exist (mpirun passes it to the ranks on its own host only). When it
+/// cannot be made, one line says so and the launcher keeps the user's.
+pub fn own_tmpdir(l: &Launcher, env: &mut Vec<(String, String)>) -> Option<crate::report::safe_file::PrivateDir> {
+    if l.kind != LauncherKind::OpenMpi {
+        return None;
+    }
+    let parent = std::env::temp_dir();
+    match crate::report::safe_file::PrivateDir::new_in(&parent, "commbench-mpirun") {
+        Ok(d) => {
+            env.push(("TMPDIR".to_string(), d.path().display().to_string()));
+            Some(d)
+        }
+        Err(e) => {
+            crate::say!(
+                "commbench: cannot make a TMPDIR for {} in {}: {e}; it keeps yours",
+                crate::diag::printable(&l.program),
+                parent.display()
+            );
+            None
+        }
+    }
+}
+
 /// Whether `program` can be run: a path that exists, or a name on PATH.
 pub fn on_path(program: &str) -> bool {
     locate(program).is_some()

@@ -452,7 +452,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     // off. OSU's binaries get no placement options, so theirs stays.
     let unbind = s.places_ranks && p.maker == Maker::Commbench;
     let ctx = LaunchContext { flavor: Some(p.flavor), hostfile, launcher_args: &s.launcher_args, unbind };
-    let env = launch::env_for(&p.launcher);
+    let mut env = launch::env_for(&p.launcher);
     let argv_for = |j: &Job, csv: String| {
         let mut args = j.args.clone();
         if p.maker == Maker::Commbench {
@@ -464,6 +464,8 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     if s.dry_run {
         return Ok(dry_run(&p, &argv_for));
     }
+    // Held until every launch (and --locate-on-hang's probes) ended.
+    let _tmpdir = launch::own_tmpdir(&p.launcher, &mut env);
 
     let start = Utc::now();
     let job_id = p.slurm.as_ref().map(|j| j.job_id.as_str());

@@ -50,6 +50,7 @@ struct Job {
     record: PathBuf,
     csv: PathBuf,
     _dir: tempfile::TempDir,
+    _tmpdir: tempfile::TempDir,
 }
 
 fn start(hosts: &Hosts, bench: &str, args: &[&str]) -> Job {
@@ -66,11 +67,12 @@ fn start(hosts: &Hosts, bench: &str, args: &[&str]) -> Job {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
+    let tmpdir = own_tmpdir(&mut c);
     let begun = Instant::now();
     let child = c.spawn().unwrap();
     let group = child.id() as i32;
     let pids = wait_started(&record, &csv, np, 1, begun);
-    Job { child, group, pids, record, csv, _dir: dir }
+    Job { child, group, pids, record, csv, _dir: dir, _tmpdir: tmpdir }
 }
 
 /// Long enough to be cut mid-size: thousands of 12 us round trips per size.

@@ -37,7 +37,7 @@ fn no_driver_is_one_line_and_status_1() {
         let (o, took) = gpu_bw(d.path(), args);
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
-        assert!(took < Duration::from_secs(5), "{args:?} took {took:?}");
+        assert!(took < common::under_load(Duration::from_secs(5)), "{args:?} took {took:?}");
         assert_eq!(text(&o.stdout), "", "{args:?}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         let host = commbench::topo::hostname();
@@ -85,7 +85,7 @@ fn bad_options_are_one_line_and_status_2() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert_eq!(text(&o.stdout), "");
-        assert!(took < Duration::from_secs(5));
+        assert!(took < common::under_load(Duration::from_secs(5)), "{args:?} took {took:?}");
     }
     assert!(!d.path().join("results").exists());
 }
@@ -188,10 +188,11 @@ impl Expect {
 /// Every timing gpu-bw takes on 1, 2 and 8 stand-in GPUs of a DGX-1 (cube
 /// mesh of one and two NVLinks, pairs across the sockets without peer
 /// access) and an 8-GPU NVSwitch box comes back as the description's rate
-/// within 5% (the CUDA-event timings; pageable copies are timed with the
-/// host's clock and are never faster), and each pair's path says what the
-/// description says it is. Takes about 10 s: 8-GPU matrices are 56 pairs
-/// each way.
+/// (the CUDA-event timings, exactly: the stand-in's event clock counts no
+/// host delay, so a gate held too long on a loaded machine changes
+/// nothing; pageable copies are timed with the host's clock and are never
+/// faster), and each pair's path says what the description says it is.
+/// Takes about 10 s: 8-GPU matrices are 56 pairs each way.
 #[test]
 fn matrices_come_back_as_the_described_links() {
     type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
@@ -222,7 +223,7 @@ fn matrices_come_back_as_the_described_links() {
             if row["clock"] == "host_clock" {
                 assert!(got <= want * 1.05, "{what}: faster than the model: {got} > {want}: {row:?}");
             } else {
-                assert!((got - want).abs() <= 0.05 * want + 0.011, "{what}: {got}, the model says {want}: {row:?}");
+                assert!((got - want).abs() <= 0.001 * want + 0.011, "{what}: {got}, the model says {want}: {row:?}");
             }
         }
         // The matrices: every ordered pair both ways with peer access off,

@@ -628,8 +628,10 @@ fn nccl_times_give_the_slowest_ring_link_as_busbw() {
             }
         }
     }
-    // Host-timed, with a time scale the host can keep up with: the rate
-    // over the scale, never faster.
+    // Host-timed, slowed a thousand times (so that a host that did not wait
+    // for the modelled end would be far faster): never faster than the
+    // rate over the scale. On an idle machine it is that rate to within a
+    // few percent; load only lowers it, so nothing is asked from below.
     let gpu = standin::stand_in("dgx1");
     let r = nccl(
         &gpu,
@@ -641,7 +643,7 @@ fn nccl_times_give_the_slowest_ring_link_as_busbw() {
         let busbw: f64 = l.split_whitespace().nth(2).unwrap().parse().unwrap();
         let link_s = 1048576.0 / 25e9;
         let want = 25.0 / 1000.0 * link_s / (link_s + 12e-6);
-        assert!(busbw <= want * 1.001 && busbw > want * 0.7, "rank {rank}: host-timed {busbw} GB/s, model {want}");
+        assert!(busbw <= want * 1.001, "rank {rank}: host-timed {busbw} GB/s, faster than the model's {want}");
     }
 }
 
@@ -670,7 +672,9 @@ fn nccl_failure_hangs_its_stream_until_abort() {
     assert_eq!(per_rank(&r, "busy"), vec![(0, "busy 600 async 0 injected 0"), (1, "busy 600 async 2 injected 1")]);
     for (rank, l) in per_rank(&r, "drained") {
         let s: f64 = l.split_whitespace().nth(1).unwrap().parse().unwrap();
-        assert!(s < 1.0, "rank {rank}'s stream took {s} s to drain after ncclCommAbort");
+        // A hang limit (the stand-in looks for an abort every 20 ms).
+        let limit = common::under_load(Duration::from_secs(1)).as_secs_f64();
+        assert!(s < limit, "rank {rank}'s stream took {s} s to drain after ncclCommAbort");
     }
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
     assert!(r.stderr.starts_with("nccl stand-in: injected failure (COMMBENCH_STANDIN_NCCL_FAIL=rank=1,op=2)"));

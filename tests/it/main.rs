@@ -18,6 +18,7 @@ mod gpu_bw;
 mod gpu_check;
 mod gpu_nccl;
 mod gpu_standin;
+mod harness;
 mod history;
 mod layout;
 mod limits;

@@ -49,9 +49,13 @@ impl Outcome {
 }
 
 /// `commbench pairs ARGS --results-dir DIR/res` on `np` ranks, run in
-/// `dir`, in a process group of its own, output to /dev/null.
+/// `dir` with `DIR/tmp` as its TMPDIR (a session directory of its own: see
+/// `own_tmpdir`), in a process group of its own, output to /dev/null.
 fn pairs_command(np: usize, args: &[&str], dir: &Path) -> std::process::Command {
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let mut c = launcher(Mpi::OpenMpi, np);
+    c.env("TMPDIR", tmp);
     c.arg(bin(Mpi::OpenMpi, "commbench"))
         .arg("pairs")
         .args(args)
@@ -252,25 +256,18 @@ fn a_floor_above_the_machine_fails_every_pair() {
     assert_eq!(hosts[0]["failing_directions"], "12");
 }
 
+/// A floor far below the machine passes, said in the unit that reads best.
+/// This machine does about 3 GB/s per direction when idle and far less
+/// when other jobs share its two cores, so the floor is 1 MB/s (given in
+/// GB/s): no load it meets comes near it, and no try is repeated.
 #[test]
 fn a_floor_below_the_machine_passes() {
     let _g = mpi_lock();
-    let mut args = vec!["--scheme", "all", "--min-bw", "1GB/s"];
+    let mut args = vec!["--scheme", "all", "--min-bw", "0.001GB/s"];
     args.extend(QUICK);
-    // This machine does about 3 GB/s per direction; other jobs on its two
-    // cores can dip one run, so up to three tries (never a pass by luck:
-    // each try must measure above the floor).
-    let mut tries = Vec::new();
-    for _ in 0..3 {
-        let o = pairs(2, &args);
-        if o.run.code == Some(0) {
-            assert_eq!(o.last_line(), "PASS: all 1 pairs meet the criteria (min-bw 1 GB/s per direction)");
-            return;
-        }
-        assert_eq!(o.run.code, Some(1), "{:?}", o.run);
-        tries.push(o.run.stdout);
-    }
-    panic!("three runs below 1 GB/s:\n{}", tries.join("\n"));
+    let o = pairs(2, &args);
+    assert_eq!(o.run.code, Some(0), "{:?}", o.run);
+    assert_eq!(o.last_line(), "PASS: all 1 pairs meet the criteria (min-bw 1 MB/s per direction)");
 }
 
 fn num(v: &str) -> f64 {
@@ -329,22 +326,14 @@ fn each_direction_against_its_paths_peak() {
     assert_eq!(rec["config"]["criteria"]["min_efficiency"], 1.0);
     assert_eq!(rec["outcome"]["failing"][0]["failures"][0]["check"], "min_efficiency");
 
-    // 1% of a copy rate of tens of GB/s is a few hundred MB/s; other jobs
-    // on this machine's two cores can dip one run below that, so up to
-    // three tries (each must measure above it: no pass by luck).
-    let mut args = vec!["--scheme", "all", "--min-efficiency", "1%"];
+    // 0.01% of a copy rate of some GB/s is a few hundred KB/s, which no
+    // load this machine meets brings a 1 MB message down to (1% was: other
+    // jobs on its two cores can dip a run below that), so one run.
+    let mut args = vec!["--scheme", "all", "--min-efficiency", "0.01%"];
     args.extend(QUICK);
-    let mut tries = Vec::new();
-    for _ in 0..3 {
-        let o = pairs(2, &args);
-        if o.run.code == Some(0) {
-            assert_eq!(o.last_line(), "PASS: all 1 pairs meet the criteria (min 1% of each path's peak)");
-            return;
-        }
-        assert_eq!(o.run.code, Some(1), "{:?}", o.run);
-        tries.push(o.run.stdout);
-    }
-    panic!("three runs below 1% of the copy rate:\n{}", tries.join("\n"));
+    let o = pairs(2, &args);
+    assert_eq!(o.run.code, Some(0), "{:?}", o.run);
+    assert_eq!(o.last_line(), "PASS: all 1 pairs meet the criteria (min 0.01% of each path's peak)");
 }
 
 #[test]
@@ -357,8 +346,9 @@ fn latency_ceiling_and_relative_floor() {
     let fails: Vec<&str> = o.run.stdout.lines().filter(|l| l.starts_with("FAIL ")).collect();
     assert_eq!(fails.len(), 2, "{}", o.run.stdout);
     assert!(fails.iter().all(|l| l.contains("latency ") && l.contains(" us > max-lat 0.00 us")), "{fails:?}");
-    // 1% of the median: nothing on one machine is that far behind.
-    let mut args = vec!["--scheme", "random", "--seed", "3", "--rounds", "2", "--min-fraction-of-median", "1%"];
+    // 0.01% of the median: nothing on one machine is that far behind, even
+    // with other jobs on its two cores (directions spread 2-40 fold there).
+    let mut args = vec!["--scheme", "random", "--seed", "3", "--rounds", "2", "--min-fraction-of-median", "0.01%"];
     args.extend(QUICK);
     let o = pairs(4, &args);
     assert_eq!(o.run.code, Some(0), "{:?}", o.run);
@@ -417,7 +407,7 @@ fn bad_options_one_line_every_rank() {
         assert!(codes.iter().all(|&c| c == 2), "{what}: rank statuses {codes:?}");
         assert!(!run.timed_out, "{what}: hung");
         run.assert_no_panic();
-        assert!(run.elapsed < Duration::from_secs(10), "{what}: took {:?}", run.elapsed);
+        assert!(run.elapsed < under_load(Duration::from_secs(10)), "{what}: took {:?}", run.elapsed);
         assert_eq!(run.our_stderr_lines(), vec![*line], "{what}: stderr was:\n{}", run.stderr);
         assert_eq!(run.stdout, "", "{what}");
     });
@@ -433,14 +423,16 @@ fn a_slow_host_is_named_across_hosts() {
     }
     let _g = mpi_lock();
     let hosts = Hosts::up(3).expect("network namespaces");
-    // About 2 MB/s per direction for the slow host, against tens to
-    // hundreds elsewhere.
+    // About 2 MB/s per direction for the slow host (tc's limit: load only
+    // lowers it), against tens to hundreds elsewhere when idle and less
+    // with other jobs on this machine's two cores: the floor is 4 MB/s,
+    // twice the slow host's, well under the others'.
     assert!(hosts.limit(3, "40mbit"));
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("res");
     let rd_arg = rd.display().to_string();
     let mut args = vec!["pairs", "--scheme", "all", "--size", "1MB", "-W", "1", "-i", "2", "-x", "1"];
-    args.extend(["--min-bw", "8MB/s", "--results-dir", &rd_arg]);
+    args.extend(["--min-bw", "4MB/s", "--results-dir", &rd_arg]);
     let o = Launch {
         cwd: Some(dir.path().to_path_buf()),
         launcher_args: hosts.launcher_args(2),

@@ -287,6 +287,7 @@ fn killed_job_keeps_finished_rows() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    let _tmpdir = own_tmpdir(&mut c);
     let mut child = c.spawn().unwrap();
     let pids = jobs::wait_started(&record, &csv, 2, 5, Instant::now());
     assert!(child.try_wait().unwrap().is_none(), "finished before it could be killed");

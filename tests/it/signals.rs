@@ -24,6 +24,7 @@ struct LongRun {
     record: std::path::PathBuf,
     csv: std::path::PathBuf,
     _dir: tempfile::TempDir,
+    _tmpdir: tempfile::TempDir,
 }
 
 /// A long osu_latency under `mpi` with 2 ranks, running with rows written.
@@ -48,11 +49,12 @@ fn long_run(mpi: Mpi, bench: &str, extra: &[&str], rows: usize) -> LongRun {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
+    let tmpdir = own_tmpdir(&mut c);
     let start = Instant::now();
     let child = c.spawn().unwrap();
     let group = child.id() as i32;
     let pids = wait_started(&record, &csv, 2, rows, start);
-    LongRun { child, group, pids, record, csv, _dir: dir }
+    LongRun { child, group, pids, record, csv, _dir: dir, _tmpdir: tmpdir }
 }
 
 fn launcher_signal(mpi: Mpi, sig: i32) {
@@ -199,7 +201,7 @@ fn run_dir(results: &Path) -> std::path::PathBuf {
         {
             return d;
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "no run directory");
+        assert!(start.elapsed() < under_load(Duration::from_secs(30)), "no run directory");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -348,10 +350,15 @@ fn sigkill_to_the_suite_ends_its_job() {
     let _g = mpi_lock();
     // Twenty million round trips: rows are seconds apart, the job is
     // mid-run when the suite dies.
-    let results = tempfile::tempdir().unwrap();
-    let mut child = suite_command("latency", "-i 20000000 -x 10", results.path(), &[]).spawn().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let results = work.path().join("res");
+    std::fs::create_dir(&results).unwrap();
+    // (the TMPDIR the suite makes mpirun's inside stays behind when the
+    // suite is killed: here, in the test's own directory)
+    let mut c = suite_command("latency", "-i 20000000 -x 10", &results, &[]);
+    let mut child = c.env("TMPDIR", work.path()).spawn().unwrap();
     let group = child.id() as i32;
-    let dir = run_dir(results.path());
+    let dir = run_dir(&results);
     let record = dir.join("osu_latency.json");
     let pids = wait_started(&record, &dir.join("osu_latency.csv"), 2, 0, Instant::now());
     let killed = Instant::now();
@@ -420,7 +427,10 @@ while True:
     let launcher_arg = launcher.display().to_string();
     for attempt in 1..=5 {
         let _ = std::fs::remove_file(&notes);
-        let mut child = suite_command("latency", "-i 10", &results, &["--launcher", &launcher_arg]).spawn().unwrap();
+        let mut c = suite_command("latency", "-i 10", &results, &["--launcher", &launcher_arg]);
+        // (the TMPDIR the suite makes its launcher's stays behind when the
+        // suite is killed: here, in the test's own directory)
+        let mut child = c.env("TMPDIR", dir.path()).spawn().unwrap();
         let text = || std::fs::read_to_string(&notes).unwrap_or_default();
         let start = Instant::now();
         while !text().contains("started") {

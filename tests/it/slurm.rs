@@ -59,7 +59,12 @@ fn sbatch_with_args(c: &SlurmCluster, script: &str, args: &[&str], env: &[(&str,
 /// Runs `sbatch --parsable ...` (`cmd`) and waits for its job to end. Not
 /// `sbatch --wait`: that polls the job's state 2 s, then 8 s apart, so a
 /// job of 3 s took 10; this asks every 100 ms.
-fn submit_and_wait(c: &SlurmCluster, cmd: Command, work: &Path) -> Job {
+fn submit_and_wait(c: &SlurmCluster, mut cmd: Command, work: &Path) -> Job {
+    // The job's TMPDIR (sbatch exports it): one of its own that outlives
+    // sbatch, which returns once the job is queued (see common::own_tmpdir).
+    let tmp = work.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    cmd.env("TMPDIR", &tmp);
     let run = run_cmd(cmd, Duration::from_secs(30));
     assert_eq!(run.code, Some(0), "sbatch failed: {run:?}\n{}", c.logs());
     let id = run.stdout.lines().next().unwrap_or("").split(';').next().unwrap_or("").trim().to_string();

@@ -29,6 +29,34 @@ fn suite(mpi: Mpi, args: &[&str]) -> (Run, Option<PathBuf>, tempfile::TempDir) {
     (run, dirs.into_iter().next(), work)
 }
 
+/// Suites side by side never share mpirun's session directory
+/// (docs/suite-and-slurm.md): each suite gives its launcher a TMPDIR of its
+/// own inside the user's, removed at the end. Here the user's TMPDIR holds
+/// a plain file where Open MPI's session directory (`ompi.<host>.<uid>`)
+/// would go, as if another mpirun were making or removing it: a launcher
+/// that used it would fail at start-up. Both suites pass and leave nothing
+/// there.
+#[test]
+fn suites_side_by_side_give_mpirun_a_tmpdir_of_its_own() {
+    let _g = mpi_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let blocker = tmp.path().join(crate::harness::open_mpi_session_dir_name());
+    std::fs::write(&blocker, "").unwrap();
+    common::each_at_once(&[0, 1], 2, |i| {
+        let work = tempfile::tempdir().unwrap();
+        let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+        c.args(["suite", "--bench", "latency", "--np", "2", "-q", "--bench-args", "latency=-m 1:8 -i 10 -x 1"])
+            .arg("--results-dir")
+            .arg(work.path().join("res"))
+            .current_dir(work.path())
+            .env("TMPDIR", tmp.path());
+        let run = run_cmd(c, Duration::from_secs(60));
+        assert_eq!(run.code, Some(0), "suite {i}: {run:?}");
+    });
+    let left: Vec<PathBuf> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(left, [blocker], "what the suites left in their TMPDIR");
+}
+
 fn hostfile(name: &str) -> String {
     repo_root().join("hostfiles").join(name).display().to_string()
 }
@@ -398,20 +426,28 @@ fn files_in(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Rows reach the suite's stdout while the benchmark still runs: a stand-in
-/// benchmark prints its row, waits 3 s, and ends; the row must come long
-/// before the suite ends.
+/// benchmark prints its row and goes on only once this test has read that
+/// row from the suite's stdout (it waits for a file the test makes then;
+/// were rows held to the end, it would give up after a minute and say
+/// so). An order of events, which no load on the machine can change.
 #[test]
 fn rows_stream_while_the_benchmark_runs() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
-    use std::time::Instant;
     let _g = mpi_lock();
     let bins = tempfile::tempdir().unwrap();
+    let (mark, verdict) = (bins.path().join("row-read"), bins.path().join("verdict"));
     let fake = bins.path().join("osu_barrier");
     std::fs::write(
         &fake,
-        "#!/bin/sh\n[ \"${OMPI_COMM_WORLD_RANK:-0}\" = 0 ] || exit 0\n\
-         printf '# OSU MPI Barrier Latency Test v7.4\\n# Avg Latency(us)\\n             1.25\\n'\nsleep 3\n",
+        format!(
+            "#!/bin/sh\n[ \"${{OMPI_COMM_WORLD_RANK:-0}}\" = 0 ] || exit 0\n\
+             printf '# OSU MPI Barrier Latency Test v7.4\\n# Avg Latency(us)\\n             1.25\\n'\n\
+             i=0; while [ ! -e '{m}' ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done\n\
+             if [ -e '{m}' ]; then echo streamed > '{v}'; else echo held > '{v}'; fi\n",
+            m = mark.display(),
+            v = verdict.display()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -423,23 +459,20 @@ fn rows_stream_while_the_benchmark_runs() {
         .arg(work.path().join("res"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    let start = Instant::now();
     let mut child = c.spawn().unwrap();
-    let mut row_at = None;
     let mut all = String::new();
     for line in BufReader::new(child.stdout.take().unwrap()).lines() {
         let line = line.unwrap();
-        if line.trim() == "1.25" && row_at.is_none() {
-            row_at = Some(start.elapsed());
+        if line.trim() == "1.25" {
+            std::fs::write(&mark, "").unwrap();
         }
         all.push_str(&line);
         all.push('\n');
     }
     let status = child.wait().unwrap();
-    let end = start.elapsed();
-    let row_at = row_at.unwrap_or_else(|| panic!("no row on stdout:\n{all}"));
     assert!(status.success(), "{all}");
-    assert!(end - row_at >= Duration::from_secs(2), "row at {row_at:?}, suite ended at {end:?}:\n{all}");
+    assert!(mark.exists(), "no row on stdout:\n{all}");
+    assert_eq!(std::fs::read_to_string(&verdict).unwrap(), "streamed\n", "{all}");
     let csv = std::fs::read_to_string(files_in(&work.path().join("res"))[0].join("osu_barrier.csv")).unwrap();
     assert!(csv.lines().nth(1).is_some_and(|l| l.starts_with("osu_barrier,mpi,,0,")), "{csv}");
 }

@@ -24,6 +24,7 @@ fn freeze_rank_one(mpi: Mpi, np: usize, bench: &str) {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    let _tmpdir = own_tmpdir(&mut c);
     let start = Instant::now();
     let child = c.spawn().unwrap();
     let group = child.id() as i32;

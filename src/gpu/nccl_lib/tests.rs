@@ -183,7 +183,7 @@ fn python3_names_its_package_directories_within_a_bound() {
     let began = std::time::Instant::now();
     let err = python_packages(&hangs, std::time::Duration::from_millis(300)).unwrap_err();
     assert!(err.contains("did not answer within 0.3 s"), "{err}");
-    assert!(began.elapsed() < std::time::Duration::from_secs(5));
+    assert!(began.elapsed() < crate::procs::under_load(std::time::Duration::from_secs(5)));
     assert!(python_packages(&t.path().join("none"), PYTHON_LIMIT).unwrap_err().contains("does not start"));
 }
 

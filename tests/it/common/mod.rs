@@ -135,8 +135,21 @@ fn launcher_noise(t: &str) -> bool {
         "[proxy:",
         "abort:",
         "process manager",
+        RSH_SETPGID_RACE,
     ];
     NOISE.iter().any(|n| t.contains(n))
+}
+
+/// What Open MPI's mpirun says when it starts a daemon through its remote
+/// shell and the daemon's shell has already run its command by the time
+/// mpirun puts it in a process group of its own (a race between the two,
+/// which a loaded machine makes likely): a warning, the job unharmed.
+pub const RSH_SETPGID_RACE: &str = "plm:rsh: Warning: setpgid(";
+
+/// `stderr` without the launcher's warnings of a race that does the job no
+/// harm ([`RSH_SETPGID_RACE`]), for the checks that nothing else is there.
+pub fn without_launcher_races(stderr: &str) -> String {
+    stderr.lines().filter(|l| !l.contains(RSH_SETPGID_RACE)).map(|l| format!("{l}\n")).collect()
 }
 
 /// Options for `launch`.
@@ -162,23 +175,45 @@ fn read_all(mut r: impl Read + Send + 'static) -> thread::JoinHandle<String> {
     })
 }
 
-/// A time limit stretched by how busy the machine is: the 1-minute load
-/// average over the CPU count, between 1 and 8. CI shares its cores; a
-/// job that takes 1 s alone can take minutes at load 9 (MPI ranks poll
-/// for messages and wait for the scheduler to run their partner), while a
-/// real hang still hits the stretched limit.
+/// A limit on a hang, stretched by how busy the machine is
+/// (`commbench::procs::under_load`: the load average over the CPU count,
+/// between 1 and 8). CI shares its cores; a job that takes 1 s alone can
+/// take minutes at load 9. For hang limits only: no test bounds how fast
+/// anything must be.
 pub fn under_load(limit: Duration) -> Duration {
-    let load = std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|w| w.parse::<f64>().ok()))
-        .unwrap_or(0.0);
-    let cpus = thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
-    limit.mul_f64((load / cpus).clamp(1.0, 8.0))
+    commbench::procs::under_load(limit)
+}
+
+/// A fresh temporary directory for one launch, set as its TMPDIR; removed
+/// when the returned guard is dropped (after the launch). Open MPI keeps
+/// its session directory, `ompi.<host>.<uid>`, under TMPDIR, shared by
+/// every mpirun of the user: each creates it when missing and removes it
+/// when it leaves it empty, so two started at once race on it (`A call to
+/// mkdir was unable to create the desired directory`, orte_init failed),
+/// whether both are this test's or one is another test run's on the same
+/// machine. The directory is made inside the TMPDIR `cmd` already sets, if
+/// any (what was asked for still holds everything), else inside this
+/// process's.
+pub fn own_tmpdir(cmd: &mut Command) -> tempfile::TempDir {
+    let given = cmd.get_envs().find(|(k, _)| *k == "TMPDIR").and_then(|(_, v)| v.map(PathBuf::from));
+    let base = given.unwrap_or_else(std::env::temp_dir);
+    let dir = tempfile::Builder::new()
+        .prefix("launch-")
+        .tempdir_in(&base)
+        .unwrap_or_else(|e| panic!("a TMPDIR for the launch in {}: {e}", base.display()));
+    cmd.env("TMPDIR", dir.path());
+    dir
 }
 
 /// Runs `program args` (no launcher), killed with its process group after
-/// the timeout (stretched by `under_load`).
+/// the timeout (stretched by `under_load`). Unless `cmd` sets TMPDIR
+/// itself, it gets one of its own ([`own_tmpdir`]), so that whatever it
+/// launches keeps its session files apart from every other launch.
 pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Run {
+    let _tmpdir = match cmd.get_envs().any(|(k, v)| k == "TMPDIR" && v.is_some()) {
+        true => None,
+        false => Some(own_tmpdir(&mut cmd)),
+    };
     let timeout = under_load(timeout);
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
     cmd.process_group(0);
@@ -241,6 +276,8 @@ pub fn launch_with(launcher_mpi: Mpi, built: Mpi, np: usize, name: &str, args: &
     for (k, v) in &o.env {
         c.env(k, v);
     }
+    // Its own session directory, whatever TMPDIR the caller gave.
+    let _tmpdir = own_tmpdir(&mut c);
     if o.merge_streams {
         c = merged(c);
     }

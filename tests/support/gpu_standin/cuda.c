@@ -106,6 +106,7 @@ struct op {
     int done;
     int64_t enq_ns;      /* when it was queued */
     int64_t end_ns;      /* modelled end, once done */
+    int64_t vend_ns;     /* end on the event clock, once done */
     op_t **deps;         /* ops it waits for (retained until it ends) */
     int ndeps, capdeps;
     void *dst;
@@ -129,6 +130,7 @@ struct stream {
     op_t *last;          /* last queued (retained), for implicit sync */
     int pending;
     int64_t clock;       /* modelled end of its last operation */
+    int64_t vclock;      /* the same on the event clock */
     pthread_cond_t cv;
     int started;
     stream_t *next;
@@ -1163,9 +1165,17 @@ static void *worker(void *p)
                 break;
             pthread_cond_wait(&G_done, &G);
         }
+        /* The modelled start: once the stream is free, the operation
+         * queued and what it waits for done. On the event clock the
+         * same without the queueing: how late the host queued it (its
+         * own scheduling, its load) is no device time. */
         int64_t start = max64(s->clock, op->enq_ns);
-        for (int i = 0; i < op->ndeps; i++)
+        int64_t vstart = s->vclock;
+        for (int i = 0; i < op->ndeps; i++) {
             start = max64(start, op->deps[i]->end_ns);
+            vstart = max64(vstart, op->deps[i]->vend_ns);
+        }
+        int64_t vend = vstart;
         int skip = s->ctx->sticky != 0;
         int64_t end = start;
         switch (op->kind) {
@@ -1173,6 +1183,7 @@ static void *worker(void *p)
         case OP_MEMSET:
             if (!skip) {
                 end = start + copy_ns(op->bytes, op->rate);
+                vend = vstart + (end - start);
                 /* Land the data near the modelled end: start the host
                  * copy as late as its learnt speed allows. */
                 int64_t host_ns = (int64_t)(g_ns_per_byte * 1.25 * (double)op->bytes) + 20000;
@@ -1197,6 +1208,7 @@ static void *worker(void *p)
                 pthread_mutex_unlock(&G);
                 op->fn(op->arg);
                 end = max64(start, commbench_standin_now_ns());
+                vend = vstart + (end - start);
                 pthread_mutex_lock(&G);
             }
             break;
@@ -1205,9 +1217,12 @@ static void *worker(void *p)
             void *arg = op->arg;
             op->run = NULL;
             pthread_mutex_unlock(&G);
-            end = run(arg, start, skip);
+            vend = vstart;
+            end = run(arg, start, &vend, skip);
             if (end < start)
                 end = start;
+            if (vend < vstart)
+                vend = vstart;
             if (!skip)
                 commbench_standin_sleep_until(end);
             pthread_mutex_lock(&G);
@@ -1225,8 +1240,10 @@ static void *worker(void *p)
                     (double)commbench_standin_now_ns() / 1e6);
         }
         op->end_ns = end;
+        op->vend_ns = vend;
         op->done = 1;
         s->clock = end;
+        s->vclock = vend;
         for (int i = 0; i < op->ndeps; i++)
             op_release(op->deps[i]);
         op->ndeps = 0;
@@ -1606,7 +1623,7 @@ API CUresult cuEventElapsedTime(float *ms, void *ha, void *hb)
     else if (!a->rec->done || !b->rec->done)
         rc = CUDA_ERROR_NOT_READY;
     else
-        *ms = (float)((double)(b->rec->end_ns - a->rec->end_ns) / 1e6);
+        *ms = (float)((double)(b->rec->vend_ns - a->rec->vend_ns) / 1e6);
     pthread_mutex_unlock(&G);
     return rc;
 }

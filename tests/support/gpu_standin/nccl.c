@@ -71,6 +71,7 @@ struct desc {
     int32_t kind, dtype, op, root;
     uint64_t count;
     int64_t start;
+    int64_t vstart; /* on the event clock */
 };
 
 struct shm_hdr {
@@ -98,6 +99,8 @@ struct chan {
     uint64_t rx_expect;     /* bytes the receiver expected (on mismatch) */
     int64_t sender_start;   /* the sender's modelled start */
     int64_t rx_start;       /* the receiver's, written on a first chunk */
+    int64_t sender_vstart;  /* the same two on the event clock */
+    int64_t rx_vstart;
 };
 
 _Static_assert(sizeof(struct shm_hdr) <= HDR_SIZE, "header fits");
@@ -551,9 +554,11 @@ static void describe(const struct desc *d, char *out, size_t len)
     snprintf(out + n, len - (size_t)n, ")");
 }
 
-/* One collective, starting on this rank at `start`; returns its end. On
- * failure the communicator holds the error and start is returned. */
-static int64_t run_coll(item_t *it, int64_t start)
+/* One collective, starting on this rank at `start` (*v on the event
+ * clock); returns its end (and leaves it in *v). All ranks start together
+ * at the latest rank's start, on either clock. On failure the
+ * communicator holds the error and start is returned. */
+static int64_t run_coll(item_t *it, int64_t start, int64_t *v)
 {
     comm_t *c = it->comm;
     struct shm_hdr *h = c->h;
@@ -565,14 +570,17 @@ static int64_t run_coll(item_t *it, int64_t start)
     mine->root = it->root;
     mine->count = it->count;
     mine->start = start;
+    mine->vstart = *v;
     if (barrier(c))
         return start;
-    int64_t t0 = start;
+    int64_t t0 = start, vt0 = *v;
     const struct desc *d0 = &h->desc[0];
     for (int i = 0; i < c->n; i++) {
         const struct desc *d = &h->desc[i];
         if (d->start > t0)
             t0 = d->start;
+        if (d->vstart > vt0)
+            vt0 = d->vstart;
         if (d->seq != d0->seq || d->kind != d0->kind || d->count != d0->count || d->dtype != d0->dtype ||
             (d->kind != K_ALLGATHER && d->kind != K_BROADCAST && d->op != d0->op) ||
             ((d->kind == K_BROADCAST || d->kind == K_REDUCE) && d->root != d0->root)) {
@@ -668,6 +676,7 @@ static int64_t run_coll(item_t *it, int64_t start)
     }
     if (writes && corrupts(it))
         flip_first(it->recv, it->dtype);
+    *v = vt0 + coll_ns(it);
     return t0 + coll_ns(it);
 }
 
@@ -685,8 +694,9 @@ static char *chan_data(struct chan *ch)
 
 /* The grouped sends and receives of a unit, all progressing together:
  * each ordered pair has a one-chunk mailbox; a rank with nothing to do
- * sleeps on its doorbell. Returns the modelled end. */
-static int64_t run_p2p(unit_t *u, int64_t start)
+ * sleeps on its doorbell. Starts at `start` (*v on the event clock), once
+ * every peer has; returns the modelled end (and leaves it in *v). */
+static int64_t run_p2p(unit_t *u, int64_t start, int64_t *v)
 {
     comm_t *c = u->comm;
     int n = c->n, me = c->rank;
@@ -736,7 +746,7 @@ static int64_t run_p2p(unit_t *u, int64_t start)
     }
     size_t sent[MAXR] = {0};
     int awaiting[MAXR] = {0};
-    int64_t known = start;
+    int64_t known = start, vknown = *v;
     int stopped = 0, last_look = 0;
     for (;;) {
         uint32_t bell = atomic_load(&c->h->bell[me]);
@@ -751,6 +761,8 @@ static int64_t run_p2p(unit_t *u, int64_t start)
                     if (state == 0) {
                         if (ch->rx_start > known)
                             known = ch->rx_start;
+                        if (ch->rx_vstart > vknown)
+                            vknown = ch->rx_vstart;
                         if (ch->mismatch) {
                             char text[256];
                             snprintf(text, sizeof text,
@@ -775,6 +787,7 @@ static int64_t run_p2p(unit_t *u, int64_t start)
                     ch->offset = sent[p];
                     ch->len = len;
                     ch->sender_start = start;
+                    ch->sender_vstart = *v;
                     memcpy(chan_data(ch), it->send + sent[p], len);
                     atomic_store_explicit(&ch->state, 1, memory_order_release);
                     ring(c, p);
@@ -794,8 +807,11 @@ static int64_t run_p2p(unit_t *u, int64_t start)
                     if (ch->offset == 0) {
                         c->recv_msgs[p]++;
                         ch->rx_start = start;
+                        ch->rx_vstart = *v;
                         if (ch->sender_start > known)
                             known = ch->sender_start;
+                        if (ch->sender_vstart > vknown)
+                            vknown = ch->sender_vstart;
                         if (ch->total != bytes) {
                             snprintf(text, sizeof text,
                                      "rank %d receives %zu bytes from rank %d, which sends %llu (message %llu between "
@@ -848,6 +864,7 @@ static int64_t run_p2p(unit_t *u, int64_t start)
     if (stopped)
         return start;
     double link = send_ns > recv_ns ? send_ns : recv_ns;
+    *v = vknown + scaled(m->nccl_latency_ns + link);
     return known + scaled(m->nccl_latency_ns + link);
 }
 
@@ -874,7 +891,7 @@ static int unit_fails(const unit_t *u)
     return 0;
 }
 
-static int64_t run_unit(void *arg, int64_t start, int skip)
+static int64_t run_unit(void *arg, int64_t start, int64_t *v, int skip)
 {
     unit_t *u = arg;
     comm_t *c = u->comm;
@@ -895,10 +912,10 @@ static int64_t run_unit(void *arg, int64_t start, int skip)
             for (int i = 0; i < u->nitems; i++)
                 p2p |= u->items[i].kind == K_SEND || u->items[i].kind == K_RECV;
             if (p2p)
-                t = run_p2p(u, t);
+                t = run_p2p(u, t, v);
             for (int i = 0; i < u->nitems && !atomic_load(&c->async_err) && !atomic_load(&c->aborted); i++)
                 if (u->items[i].kind != K_SEND && u->items[i].kind != K_RECV)
-                    t = run_coll(&u->items[i], t);
+                    t = run_coll(&u->items[i], t, v);
         }
     }
     pthread_mutex_lock(&NM);

@@ -54,10 +54,13 @@ enum standin_mem {
 };
 
 /* Work a stream runs for NCCL: called on the stream's worker thread with
- * the operation's modelled start (CLOCK_MONOTONIC ns); returns its
- * modelled end. With skip set (the context has a sticky error) it must
- * only release what it holds and return start. It owns `arg`. */
-typedef int64_t (*standin_run_fn)(void *arg, int64_t start_ns, int skip);
+ * the operation's modelled start (CLOCK_MONOTONIC ns) and, in *event_ns,
+ * its start on the event clock (README.md, Time: the device's own time,
+ * which host delays do not move); returns its modelled end and leaves its
+ * end on the event clock in *event_ns. With skip set (the context has a
+ * sticky error) it must only release what it holds and return start,
+ * *event_ns untouched. It owns `arg`. */
+typedef int64_t (*standin_run_fn)(void *arg, int64_t start_ns, int64_t *event_ns, int skip);
 
 /* The machine, once cuInit has read it; NULL before or when it failed. */
 const struct standin_machine *commbench_standin_machine(void);
