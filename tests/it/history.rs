@@ -381,6 +381,21 @@ fn history_takes_a_real_osu_bw_run() {
     assert_eq!(history(&db, &["check", s(&o.csv_path)]).code, Some(3));
 }
 
+/// `commbench suite --np 2 --bench BENCH -m SIZES ... --history DB` in
+/// `work` (results in `work/res`), short counts, checked for panics.
+fn suite_with_history(work: &Path, bench: &str, sizes: &str, db: &Path) -> Run {
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.args(["suite", "--np", "2", "--bench", bench, "-m", sizes, "-i", "10", "-x", "2", "-q"])
+        .arg("--results-dir")
+        .arg(work.join("res"))
+        .arg("--history")
+        .arg(db)
+        .current_dir(work);
+    let run = run_cmd(c, Duration::from_secs(180));
+    run.assert_no_panic();
+    run
+}
+
 /// `commbench suite --history`: the suite folder's runs are in the
 /// history when the suite ends, one per benchmark, labelled by folder.
 #[test]
@@ -388,15 +403,7 @@ fn history_suite_adds_its_runs_at_the_end() {
     let _g = mpi_lock();
     let work = tempfile::tempdir().unwrap();
     let db = work.path().join("h.sqlite");
-    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
-    c.args(["suite", "--np", "2", "--bench", "latency,bw", "-m", "1:64", "-i", "10", "-x", "2", "-q"])
-        .arg("--results-dir")
-        .arg(work.path().join("res"))
-        .arg("--history")
-        .arg(&db)
-        .current_dir(work.path());
-    let run = run_cmd(c, Duration::from_secs(180));
-    run.assert_no_panic();
+    let run = suite_with_history(work.path(), "latency,bw", "1:64", &db);
     assert_eq!(run.code, Some(0), "{run:?}");
     let line = format!("commbench history: {}: 2 run(s) added, 0 already there", db.display());
     assert!(run.stderr.lines().any(|l| l == line), "{}", run.stderr);
@@ -854,15 +861,7 @@ fn history_suite_refuses_a_linked_history_file() {
     std::fs::write(&victim, "").unwrap();
     let db = work.path().join("h.sqlite");
     std::os::unix::fs::symlink(&victim, &db).unwrap();
-    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
-    c.args(["suite", "--np", "2", "--bench", "latency", "-m", "1:8", "-i", "10", "-x", "2", "-q"])
-        .arg("--results-dir")
-        .arg(work.path().join("res"))
-        .arg("--history")
-        .arg(&db)
-        .current_dir(work.path());
-    let run = run_cmd(c, Duration::from_secs(180));
-    run.assert_no_panic();
+    let run = suite_with_history(work.path(), "latency", "1:8", &db);
     assert_eq!(run.code, Some(0), "the suite's status stays its own: {run:?}");
     assert_eq!(run.stderr.lines().filter(|l| *l == link_refused(s(&db))).count(), 1, "{}", run.stderr);
     assert_eq!(std::fs::metadata(&victim).unwrap().len(), 0);
