@@ -5,6 +5,7 @@
 //! ([`crate::gpu_bw`]). Asking for a GPU where there is none is one line
 //! and exit status 1.
 
+pub mod bus_id;
 pub mod cuda;
 pub mod nccl_lib;
 pub mod nvml;

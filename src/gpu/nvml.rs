@@ -144,7 +144,7 @@ pub fn links(bus_ids: &[String]) -> Result<Vec<GpuLinks>, String> {
             if unsafe { remote(h, link, &mut pci) } != NVML_SUCCESS {
                 continue;
             }
-            let remote_bus_id = crate::gpu_bw::topology::normalize_bus_id(&text(&pci.bus_id))
+            let remote_bus_id = super::bus_id::normalize(&text(&pci.bus_id))
                 .unwrap_or_else(|| format!("{:04x}:{:02x}:{:02x}.0", pci.domain, pci.bus, pci.device));
             let remote_is_gpu = handle_of(&remote_bus_id).is_ok();
             g.active.push(ActiveLink { link, version: v, remote_bus_id, remote_is_gpu });

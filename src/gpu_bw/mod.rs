@@ -211,7 +211,7 @@ fn gpu_facts(devices: &[Device], described: Option<crate::topo::machine::Machine
         .map(|d| GpuFacts {
             index: d.ordinal,
             name: d.name(),
-            pci_bus_id: d.pci_bus_id().and_then(|id| topology::normalize_bus_id(&id)),
+            pci_bus_id: d.pci_bus_id().and_then(|id| crate::gpu::bus_id::normalize(&id)),
             numa_node: None,
             package: None,
             memory_bytes: d.total_memory(),

@@ -112,20 +112,6 @@ pub fn label(attrs: &PeerAttributes, pci: PciRelation) -> String {
     }
 }
 
-/// `00000000:3B:00.0` or `0000:3b:00.0` as `0000:3b:00.0`.
-pub fn normalize_bus_id(text: &str) -> Option<String> {
-    let t = text.trim().trim_end_matches('\0');
-    let mut parts = t.split(':');
-    let (domain, bus, rest) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() {
-        return None;
-    }
-    let (device, function) = rest.split_once('.')?;
-    let hex = |s: &str| u32::from_str_radix(s, 16).ok();
-    let (d, b, v, f) = (hex(domain)?, hex(bus)?, hex(device)?, hex(function)?);
-    (b <= 0xff && v <= 0x1f && f <= 0x7).then(|| format!("{d:04x}:{b:02x}:{v:02x}.{f:x}"))
-}
-
 /// The bridges above a PCI device from its resolved sysfs path
 /// (`/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/0000:3c:00.0`):
 /// the host bridge (`pci0000:3a`) and each bridge below it, without the
@@ -241,15 +227,6 @@ mod tests {
         assert_eq!(got, vec![(0, 2, "PCIe same host bridge"), (2, 0, "NVLink?")]);
     }
 
-    #[test]
-    fn bus_ids() {
-        assert_eq!(normalize_bus_id("00000000:3B:00.0").as_deref(), Some("0000:3b:00.0"));
-        assert_eq!(normalize_bus_id("0000:c1:00.1\0\0").as_deref(), Some("0000:c1:00.1"));
-        assert_eq!(normalize_bus_id("3b:00.0"), None);
-        assert_eq!(normalize_bus_id("0000:3b:00"), None);
-        assert_eq!(normalize_bus_id("0000:zz:00.0"), None);
-        assert_eq!(normalize_bus_id("0000:3b:00.9"), None);
-    }
 
     #[test]
     fn sysfs_paths() {
