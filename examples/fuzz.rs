@@ -291,7 +291,7 @@ fn exec(target: &str, bytes: &[u8], args: &[String], bench: usize) {
             let _ = commbench::compare::csv_input::parse(&text, "fuzz", "fuzz");
         }
         "hostfile" => {
-            let _ = commbench::suite::hostfile::parse(&text);
+            let _ = commbench::launch::hostfile::parse(&text);
         }
         "machine" => {
             if let Ok(m) = commbench::topo::describe::from_json(&text, "fuzz") {

@@ -14,15 +14,12 @@ pub mod cli;
 pub mod compare;
 pub mod datatype;
 pub mod diag;
-#[path = "job/fatal.rs"]
-pub mod fatal;
 pub mod gpu;
 pub mod gpu_bw;
 pub mod history;
 pub mod input_file;
 pub mod job;
-#[path = "job/launcher.rs"]
-pub mod launcher;
+pub mod launch;
 pub mod locate;
 pub mod matrix;
 pub mod options;
@@ -31,15 +28,9 @@ pub mod peak;
 pub mod plot;
 pub mod procs;
 pub mod report;
-#[path = "job/signals.rs"]
-pub mod signals;
 pub mod stats;
 pub mod suite;
-#[path = "job/survey.rs"]
-pub mod survey;
 pub mod topo;
-#[path = "job/watchdog.rs"]
-pub mod watchdog;
 
 /// commbench's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

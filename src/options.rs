@@ -1,7 +1,7 @@
 //! The parsed options of one benchmark run, as a value: what `cli` makes of
 //! the command line (OSU's grammar and its checks live there) and what every
 //! layer below the runner reads. Nothing changes an `Options` after parsing;
-//! what a run does with it is worked out once, in `bench::plan`.
+//! what a run does with it is worked out once, in `bench::engine::plan`.
 
 use std::path::PathBuf;
 use std::time::Duration;

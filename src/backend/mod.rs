@@ -236,7 +236,7 @@ pub trait Transport {
     const BACKEND: &'static str;
     /// Whether a kernel that can is timed as nccl-tests times: one clock
     /// read before a batch of operations, one completion and one read
-    /// after ([`crate::bench::timed_loop`]), instead of a completion and
+    /// after ([`crate::bench::engine::timed_loop`]), instead of a completion and
     /// two reads around every operation (OSU's way, the default).
     const BATCHED: bool = false;
     /// Where message buffers live (`host`).

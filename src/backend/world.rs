@@ -130,13 +130,13 @@ impl World {
     /// Ends the job from this rank after a failure the others cannot be
     /// told of through MPI (they may be waiting inside NCCL or CUDA): the
     /// line, after the program's name, on stderr; the run record ended
-    /// with it by whichever rank this is ([`crate::fatal`]); stdout
+    /// with it by whichever rank this is ([`crate::job::fatal`]); stdout
     /// flushed; then `MPI_Abort`.
     #[cold]
     pub fn fail(&self, line: &str, code: i32) -> ! {
-        let line = format!("{}: {line}", crate::fatal::program());
+        let line = format!("{}: {line}", crate::job::fatal::program());
         crate::diag::say(&line);
-        crate::fatal::end_record(&line, code);
+        crate::job::fatal::end_record(&line, code);
         let _ = std::io::Write::flush(&mut std::io::stdout());
         self.abort(code)
     }

@@ -3,138 +3,112 @@
 //! rank over any transport, how the reported metric follows from the
 //! timings, and what a correct message looks like.
 //!
-//! The folders show the layers; every module is still `bench::<name>`:
-//! - `engine/`: what runs any benchmark: [`plan`] (the run as one value),
-//!   [`measure`] (one loop over the plan), [`timed_loop`], [`memory`],
-//!   [`dry_run`], [`validation`] and [`runner`] (the process around it);
+//! Each module is the folder it is filed in:
+//! - [`engine`]: what runs any benchmark: `engine::plan` (the run as one
+//!   value), `engine::measure` (one loop over the plan), `timed_loop`,
+//!   `memory`, `dry_run`, `validation`, `efficiency` and `engine::runner`
+//!   (the process around it);
 //! - the families, each a file per benchmark beside what they share:
-//!   `pt2pt/` (with [`fan`]), `collective/` ([`collective`], [`vector`]),
-//!   `nonblocking/` ([`nonblocking`]), `neighborhood/` ([`neighborhood`]),
-//!   `rma/` ([`rma`]) and `startup/`;
+//!   [`pt2pt`] (with `fan` and `posting`), [`collective`] (with `vector`),
+//!   [`nonblocking`], [`neighborhood`], [`persistent`], [`rma`] and
+//!   [`startup`];
 //! - [`spec`] (the descriptor every file fills in) and [`registry`] (every
-//!   benchmark, in the suite's order).
+//!   benchmark, in the suite's order, from [`BENCHMARKS`]).
 
 pub mod collective;
-#[path = "engine/dry_run.rs"]
-pub mod dry_run;
-#[path = "engine/efficiency.rs"]
-pub mod efficiency;
-#[path = "pt2pt/fan.rs"]
-pub mod fan;
-#[path = "engine/measure.rs"]
-pub mod measure;
-#[path = "engine/memory.rs"]
-pub mod memory;
+pub mod engine;
 pub mod neighborhood;
 pub mod nonblocking;
 pub mod persistent;
-#[path = "engine/plan.rs"]
-pub mod plan;
-#[path = "pt2pt/posting.rs"]
-pub mod posting;
+pub mod pt2pt;
 pub mod registry;
 pub mod rma;
-#[path = "engine/runner.rs"]
-pub mod runner;
 pub mod spec;
-#[path = "engine/timed_loop.rs"]
-pub mod timed_loop;
-#[path = "engine/validation.rs"]
-pub mod validation;
-#[path = "collective/vector.rs"]
-pub mod vector;
+pub mod startup;
 
-/// Declares each benchmark's module from its family's folder and lists it,
-/// in the suite's order, in [`BENCHMARKS`] (what [`registry`] serves). A
-/// new benchmark is its file, its binary and one line here.
-macro_rules! benchmarks {
-    ($($path:literal => $module:ident :: $bench:ident),* $(,)?) => {
-        $(#[path = $path] pub mod $module;)*
-        /// Every benchmark, in the suite's order.
-        pub const BENCHMARKS: &[registry::Entry] = &[$(<$module::$bench as registry::Registered>::ENTRY),*];
-    };
-}
-
-benchmarks! {
-    "pt2pt/latency.rs" => latency::Latency,
-    "pt2pt/bw.rs" => bw::Bw,
-    "pt2pt/bibw.rs" => bibw::Bibw,
-    "pt2pt/mbw_mr.rs" => mbw_mr::MbwMr,
-    "pt2pt/bw_fan_in.rs" => bw_fan_in::BwFanIn,
-    "pt2pt/bw_fan_out.rs" => bw_fan_out::BwFanOut,
-    "pt2pt/multi_lat.rs" => multi_lat::MultiLat,
-    "pt2pt/latency_mt.rs" => latency_mt::LatencyMt,
-    "pt2pt/latency_mp.rs" => latency_mp::LatencyMp,
-    "pt2pt/latency_persistent.rs" => latency_persistent::LatencyPersistent,
-    "pt2pt/bw_persistent.rs" => bw_persistent::BwPersistent,
-    "pt2pt/bibw_persistent.rs" => bibw_persistent::BibwPersistent,
-    "collective/barrier.rs" => barrier::Barrier,
-    "collective/allreduce.rs" => allreduce::Allreduce,
-    "collective/allgather.rs" => allgather::Allgather,
-    "collective/allgatherv.rs" => allgatherv::Allgatherv,
-    "collective/alltoall.rs" => alltoall::Alltoall,
-    "collective/alltoallv.rs" => alltoallv::Alltoallv,
-    "collective/alltoallw.rs" => alltoallw::Alltoallw,
-    "collective/reduce_scatter.rs" => reduce_scatter::ReduceScatter,
-    "collective/reduce_scatter_block.rs" => reduce_scatter_block::ReduceScatterBlock,
-    "collective/bcast.rs" => bcast::Bcast,
-    "collective/reduce.rs" => reduce::Reduce,
-    "collective/gather.rs" => gather::Gather,
-    "collective/gatherv.rs" => gatherv::Gatherv,
-    "collective/scatter.rs" => scatter::Scatter,
-    "collective/scatterv.rs" => scatterv::Scatterv,
-    "startup/init.rs" => init::Init,
-    "startup/hello.rs" => hello::Hello,
-    "nonblocking/iallreduce.rs" => iallreduce::Iallreduce,
-    "nonblocking/ibarrier.rs" => ibarrier::Ibarrier,
-    "nonblocking/ibcast.rs" => ibcast::Ibcast,
-    "nonblocking/iallgather.rs" => iallgather::Iallgather,
-    "nonblocking/ialltoall.rs" => ialltoall::Ialltoall,
-    "nonblocking/ireduce.rs" => ireduce::Ireduce,
-    "nonblocking/igather.rs" => igather::Igather,
-    "nonblocking/iscatter.rs" => iscatter::Iscatter,
-    "nonblocking/ireduce_scatter.rs" => ireduce_scatter::IreduceScatter,
-    "nonblocking/ireduce_scatter_block.rs" => ireduce_scatter_block::IreduceScatterBlock,
-    "nonblocking/iallgatherv.rs" => iallgatherv::Iallgatherv,
-    "nonblocking/igatherv.rs" => igatherv::Igatherv,
-    "nonblocking/iscatterv.rs" => iscatterv::Iscatterv,
-    "nonblocking/ialltoallv.rs" => ialltoallv::Ialltoallv,
-    "nonblocking/ialltoallw.rs" => ialltoallw::Ialltoallw,
-    "rma/put_latency.rs" => put_latency::PutLatency,
-    "rma/get_latency.rs" => get_latency::GetLatency,
-    "rma/put_bw.rs" => put_bw::PutBw,
-    "rma/get_bw.rs" => get_bw::GetBw,
-    "rma/get_mbw.rs" => get_mbw::GetMbw,
-    "rma/put_bibw.rs" => put_bibw::PutBibw,
-    "rma/acc_latency.rs" => acc_latency::AccLatency,
-    "rma/fop_latency.rs" => fop_latency::FopLatency,
-    "rma/cas_latency.rs" => cas_latency::CasLatency,
-    "rma/get_acc_latency.rs" => get_acc_latency::GetAccLatency,
-    "neighborhood/neighbor_allgather.rs" => neighbor_allgather::NeighborAllgather,
-    "neighborhood/neighbor_allgatherv.rs" => neighbor_allgatherv::NeighborAllgatherv,
-    "neighborhood/neighbor_alltoall.rs" => neighbor_alltoall::NeighborAlltoall,
-    "neighborhood/neighbor_alltoallv.rs" => neighbor_alltoallv::NeighborAlltoallv,
-    "neighborhood/neighbor_alltoallw.rs" => neighbor_alltoallw::NeighborAlltoallw,
-    "neighborhood/ineighbor_allgather.rs" => ineighbor_allgather::IneighborAllgather,
-    "neighborhood/ineighbor_allgatherv.rs" => ineighbor_allgatherv::IneighborAllgatherv,
-    "neighborhood/ineighbor_alltoall.rs" => ineighbor_alltoall::IneighborAlltoall,
-    "neighborhood/ineighbor_alltoallv.rs" => ineighbor_alltoallv::IneighborAlltoallv,
-    "neighborhood/ineighbor_alltoallw.rs" => ineighbor_alltoallw::IneighborAlltoallw,
-    "persistent/allgather_persistent.rs" => allgather_persistent::AllgatherPersistent,
-    "persistent/allgatherv_persistent.rs" => allgatherv_persistent::AllgathervPersistent,
-    "persistent/allreduce_persistent.rs" => allreduce_persistent::AllreducePersistent,
-    "persistent/alltoall_persistent.rs" => alltoall_persistent::AlltoallPersistent,
-    "persistent/alltoallv_persistent.rs" => alltoallv_persistent::AlltoallvPersistent,
-    "persistent/alltoallw_persistent.rs" => alltoallw_persistent::AlltoallwPersistent,
-    "persistent/barrier_persistent.rs" => barrier_persistent::BarrierPersistent,
-    "persistent/bcast_persistent.rs" => bcast_persistent::BcastPersistent,
-    "persistent/gather_persistent.rs" => gather_persistent::GatherPersistent,
-    "persistent/gatherv_persistent.rs" => gatherv_persistent::GathervPersistent,
-    "persistent/reduce_persistent.rs" => reduce_persistent::ReducePersistent,
-    "persistent/reduce_scatter_persistent.rs" => reduce_scatter_persistent::ReduceScatterPersistent,
-    "persistent/scatter_persistent.rs" => scatter_persistent::ScatterPersistent,
-    "persistent/scatterv_persistent.rs" => scatterv_persistent::ScattervPersistent,
-}
+/// Every benchmark, in the suite's order (what [`registry`] serves). A new
+/// benchmark is its file (a `pub mod` line in its family's mod.rs), its
+/// binary and one line here.
+pub const BENCHMARKS: &[registry::Entry] = &[
+    <pt2pt::latency::Latency as registry::Registered>::ENTRY,
+    <pt2pt::bw::Bw as registry::Registered>::ENTRY,
+    <pt2pt::bibw::Bibw as registry::Registered>::ENTRY,
+    <pt2pt::mbw_mr::MbwMr as registry::Registered>::ENTRY,
+    <pt2pt::bw_fan_in::BwFanIn as registry::Registered>::ENTRY,
+    <pt2pt::bw_fan_out::BwFanOut as registry::Registered>::ENTRY,
+    <pt2pt::multi_lat::MultiLat as registry::Registered>::ENTRY,
+    <pt2pt::latency_mt::LatencyMt as registry::Registered>::ENTRY,
+    <pt2pt::latency_mp::LatencyMp as registry::Registered>::ENTRY,
+    <pt2pt::latency_persistent::LatencyPersistent as registry::Registered>::ENTRY,
+    <pt2pt::bw_persistent::BwPersistent as registry::Registered>::ENTRY,
+    <pt2pt::bibw_persistent::BibwPersistent as registry::Registered>::ENTRY,
+    <collective::barrier::Barrier as registry::Registered>::ENTRY,
+    <collective::allreduce::Allreduce as registry::Registered>::ENTRY,
+    <collective::allgather::Allgather as registry::Registered>::ENTRY,
+    <collective::allgatherv::Allgatherv as registry::Registered>::ENTRY,
+    <collective::alltoall::Alltoall as registry::Registered>::ENTRY,
+    <collective::alltoallv::Alltoallv as registry::Registered>::ENTRY,
+    <collective::alltoallw::Alltoallw as registry::Registered>::ENTRY,
+    <collective::reduce_scatter::ReduceScatter as registry::Registered>::ENTRY,
+    <collective::reduce_scatter_block::ReduceScatterBlock as registry::Registered>::ENTRY,
+    <collective::bcast::Bcast as registry::Registered>::ENTRY,
+    <collective::reduce::Reduce as registry::Registered>::ENTRY,
+    <collective::gather::Gather as registry::Registered>::ENTRY,
+    <collective::gatherv::Gatherv as registry::Registered>::ENTRY,
+    <collective::scatter::Scatter as registry::Registered>::ENTRY,
+    <collective::scatterv::Scatterv as registry::Registered>::ENTRY,
+    <startup::init::Init as registry::Registered>::ENTRY,
+    <startup::hello::Hello as registry::Registered>::ENTRY,
+    <nonblocking::iallreduce::Iallreduce as registry::Registered>::ENTRY,
+    <nonblocking::ibarrier::Ibarrier as registry::Registered>::ENTRY,
+    <nonblocking::ibcast::Ibcast as registry::Registered>::ENTRY,
+    <nonblocking::iallgather::Iallgather as registry::Registered>::ENTRY,
+    <nonblocking::ialltoall::Ialltoall as registry::Registered>::ENTRY,
+    <nonblocking::ireduce::Ireduce as registry::Registered>::ENTRY,
+    <nonblocking::igather::Igather as registry::Registered>::ENTRY,
+    <nonblocking::iscatter::Iscatter as registry::Registered>::ENTRY,
+    <nonblocking::ireduce_scatter::IreduceScatter as registry::Registered>::ENTRY,
+    <nonblocking::ireduce_scatter_block::IreduceScatterBlock as registry::Registered>::ENTRY,
+    <nonblocking::iallgatherv::Iallgatherv as registry::Registered>::ENTRY,
+    <nonblocking::igatherv::Igatherv as registry::Registered>::ENTRY,
+    <nonblocking::iscatterv::Iscatterv as registry::Registered>::ENTRY,
+    <nonblocking::ialltoallv::Ialltoallv as registry::Registered>::ENTRY,
+    <nonblocking::ialltoallw::Ialltoallw as registry::Registered>::ENTRY,
+    <rma::put_latency::PutLatency as registry::Registered>::ENTRY,
+    <rma::get_latency::GetLatency as registry::Registered>::ENTRY,
+    <rma::put_bw::PutBw as registry::Registered>::ENTRY,
+    <rma::get_bw::GetBw as registry::Registered>::ENTRY,
+    <rma::get_mbw::GetMbw as registry::Registered>::ENTRY,
+    <rma::put_bibw::PutBibw as registry::Registered>::ENTRY,
+    <rma::acc_latency::AccLatency as registry::Registered>::ENTRY,
+    <rma::fop_latency::FopLatency as registry::Registered>::ENTRY,
+    <rma::cas_latency::CasLatency as registry::Registered>::ENTRY,
+    <rma::get_acc_latency::GetAccLatency as registry::Registered>::ENTRY,
+    <neighborhood::neighbor_allgather::NeighborAllgather as registry::Registered>::ENTRY,
+    <neighborhood::neighbor_allgatherv::NeighborAllgatherv as registry::Registered>::ENTRY,
+    <neighborhood::neighbor_alltoall::NeighborAlltoall as registry::Registered>::ENTRY,
+    <neighborhood::neighbor_alltoallv::NeighborAlltoallv as registry::Registered>::ENTRY,
+    <neighborhood::neighbor_alltoallw::NeighborAlltoallw as registry::Registered>::ENTRY,
+    <neighborhood::ineighbor_allgather::IneighborAllgather as registry::Registered>::ENTRY,
+    <neighborhood::ineighbor_allgatherv::IneighborAllgatherv as registry::Registered>::ENTRY,
+    <neighborhood::ineighbor_alltoall::IneighborAlltoall as registry::Registered>::ENTRY,
+    <neighborhood::ineighbor_alltoallv::IneighborAlltoallv as registry::Registered>::ENTRY,
+    <neighborhood::ineighbor_alltoallw::IneighborAlltoallw as registry::Registered>::ENTRY,
+    <persistent::allgather_persistent::AllgatherPersistent as registry::Registered>::ENTRY,
+    <persistent::allgatherv_persistent::AllgathervPersistent as registry::Registered>::ENTRY,
+    <persistent::allreduce_persistent::AllreducePersistent as registry::Registered>::ENTRY,
+    <persistent::alltoall_persistent::AlltoallPersistent as registry::Registered>::ENTRY,
+    <persistent::alltoallv_persistent::AlltoallvPersistent as registry::Registered>::ENTRY,
+    <persistent::alltoallw_persistent::AlltoallwPersistent as registry::Registered>::ENTRY,
+    <persistent::barrier_persistent::BarrierPersistent as registry::Registered>::ENTRY,
+    <persistent::bcast_persistent::BcastPersistent as registry::Registered>::ENTRY,
+    <persistent::gather_persistent::GatherPersistent as registry::Registered>::ENTRY,
+    <persistent::gatherv_persistent::GathervPersistent as registry::Registered>::ENTRY,
+    <persistent::reduce_persistent::ReducePersistent as registry::Registered>::ENTRY,
+    <persistent::reduce_scatter_persistent::ReduceScatterPersistent as registry::Registered>::ENTRY,
+    <persistent::scatter_persistent::ScatterPersistent as registry::Registered>::ENTRY,
+    <persistent::scatterv_persistent::ScattervPersistent as registry::Registered>::ENTRY,
+];
 
 use crate::backend::{Capability, Control, Transport};
 use crate::buffer::{AllocError, Mismatch};
@@ -172,7 +146,7 @@ pub struct Setup<'a, T: Transport> {
 }
 
 impl<'a, T: Transport> Setup<'a, T> {
-    pub fn new(t: &'a T, plan: &plan::Plan<'a>) -> Setup<'a, T> {
+    pub fn new(t: &'a T, plan: &engine::plan::Plan<'a>) -> Setup<'a, T> {
         Setup { t, opts: plan.opts, pairs: plan.pairs, max_window: plan.max_window(), max_size: plan.max_size }
     }
 
@@ -294,7 +268,7 @@ pub trait Kernel<T: Transport> {
 
 /// What a benchmark needs of a transport, as a type ([`Bench::Needs`]):
 /// the runner launches a benchmark over the transports that have it
-/// (`runner::Launch`), and refuses the other backends with the
+/// (`engine::runner::Launch`), and refuses the other backends with the
 /// capability's name.
 pub trait Need {
     const CAPABILITY: Capability;
@@ -338,9 +312,9 @@ pub trait Bench {
     const COLLECTIVE: Option<spec::CollectiveCall> = None;
 
     /// The message-buffer memory the kernel allocates on one rank; the
-    /// default is the point-to-point shape ([`memory::pt2pt_buffers`]).
-    fn message_bytes(plan: &plan::Plan, _np: usize) -> u128 {
-        memory::pt2pt_buffers(plan)
+    /// default is the point-to-point shape ([`engine::memory::pt2pt_buffers`]).
+    fn message_bytes(plan: &engine::plan::Plan, _np: usize) -> u128 {
+        engine::memory::pt2pt_buffers(plan)
     }
 }
 
@@ -418,11 +392,11 @@ pub fn counts(spec: &BenchSpec, opts: &Options, size: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::allreduce::SPEC as ALLREDUCE;
-    use super::barrier::SPEC as BARRIER;
-    use super::bw::SPEC as BW;
-    use super::latency::SPEC as LATENCY;
-    use super::mbw_mr::SPEC as MBW_MR;
+    use super::collective::allreduce::SPEC as ALLREDUCE;
+    use super::collective::barrier::SPEC as BARRIER;
+    use super::pt2pt::bw::SPEC as BW;
+    use super::pt2pt::latency::SPEC as LATENCY;
+    use super::pt2pt::mbw_mr::SPEC as MBW_MR;
     use super::*;
     use crate::cli::test_options as opts;
 
@@ -452,8 +426,8 @@ mod tests {
 
     #[test]
     fn acc_lock_warms_up_as_timed_above_8192() {
-        use super::acc_latency::SPEC as ACC;
-        use super::put_latency::SPEC as PUT;
+        use super::rma::acc_latency::SPEC as ACC;
+        use super::rma::put_latency::SPEC as PUT;
         let o = opts(&ACC, &["-s", "lock"]);
         assert_eq!(counts(&ACC, &o, 8192), (10000, 100));
         assert_eq!(counts(&ACC, &o, 16384), (1000, 1000));
@@ -467,7 +441,9 @@ mod tests {
 
     #[test]
     fn atomics_options() {
-        use super::{cas_latency::SPEC as CAS, fop_latency::SPEC as FOP, get_acc_latency::SPEC as GET_ACC};
+        use super::{
+            rma::cas_latency::SPEC as CAS, rma::fop_latency::SPEC as FOP, rma::get_acc_latency::SPEC as GET_ACC,
+        };
         use crate::backend::rma::{SyncMode, WinKind};
         let o = opts(&GET_ACC, &[]);
         assert_eq!((o.win, o.sync), (Some(WinKind::Create), Some(SyncMode::Lock)));

@@ -4,9 +4,9 @@
 //! a new benchmark is one file in src/bench, one binary in src/bin and one
 //! line in the `benchmarks!` list of src/bench/mod.rs.
 
-use super::spec::{BenchSpec, CollectiveCall};
-use super::{Bench, Need};
 use crate::backend::Capability;
+use crate::bench::spec::{BenchSpec, CollectiveCall};
+use crate::bench::{Bench, Need};
 use crate::options::Backend;
 
 /// One benchmark. Its binary (src/bin) calls the runner that fits it:
@@ -37,14 +37,14 @@ impl<B: Bench> Registered for B {
 /// in the suite's order: the tuning guide's runs plus alltoall (`commbench
 /// list --default`).
 pub const DEFAULT_SET: &[&str] = &[
-    super::latency::SPEC.name,
-    super::bw::SPEC.name,
-    super::bibw::SPEC.name,
-    super::mbw_mr::SPEC.name,
-    super::barrier::SPEC.name,
-    super::allreduce::SPEC.name,
-    super::allgather::SPEC.name,
-    super::alltoall::SPEC.name,
+    crate::bench::pt2pt::latency::SPEC.name,
+    crate::bench::pt2pt::bw::SPEC.name,
+    crate::bench::pt2pt::bibw::SPEC.name,
+    crate::bench::pt2pt::mbw_mr::SPEC.name,
+    crate::bench::collective::barrier::SPEC.name,
+    crate::bench::collective::allreduce::SPEC.name,
+    crate::bench::collective::allgather::SPEC.name,
+    crate::bench::collective::alltoall::SPEC.name,
 ];
 
 impl Entry {
@@ -70,7 +70,7 @@ impl Entry {
     }
 }
 
-pub use super::BENCHMARKS;
+pub use crate::bench::BENCHMARKS;
 
 /// Every benchmark's spec, in the suite's order.
 pub fn specs() -> impl Iterator<Item = &'static BenchSpec> {
@@ -112,11 +112,11 @@ pub fn list_main(args: &[String]) -> i32 {
         .filter(|e| !default || DEFAULT_SET.contains(&e.name()))
         .map(|e| {
             let ranks = match e.spec.procs {
-                super::spec::ProcRule::ExactlyTwo => "2 ranks",
-                super::spec::ProcRule::Pairs => "pairs of ranks",
-                super::spec::ProcRule::AtLeastTwo => "2 or more ranks",
-                super::spec::ProcRule::Any => "any number of ranks",
-                super::spec::ProcRule::Nodes => "2 or more nodes, same ranks per node",
+                crate::bench::spec::ProcRule::ExactlyTwo => "2 ranks",
+                crate::bench::spec::ProcRule::Pairs => "pairs of ranks",
+                crate::bench::spec::ProcRule::AtLeastTwo => "2 or more ranks",
+                crate::bench::spec::ProcRule::Any => "any number of ranks",
+                crate::bench::spec::ProcRule::Nodes => "2 or more nodes, same ranks per node",
             };
             [e.name().to_string(), ranks.to_string(), e.spec.title.to_string()]
         })

@@ -373,12 +373,12 @@ pub const DEFAULT_MEM_LIMIT: usize = 512 << 20;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::bcast::SPEC as BCAST;
-    use crate::bench::bibw::SPEC as BIBW;
-    use crate::bench::bw::SPEC as BW;
-    use crate::bench::latency::SPEC as LATENCY;
-    use crate::bench::mbw_mr::SPEC as MBW_MR;
-    use crate::bench::multi_lat::SPEC as MULTI_LAT;
+    use crate::bench::collective::bcast::SPEC as BCAST;
+    use crate::bench::pt2pt::bibw::SPEC as BIBW;
+    use crate::bench::pt2pt::bw::SPEC as BW;
+    use crate::bench::pt2pt::latency::SPEC as LATENCY;
+    use crate::bench::pt2pt::mbw_mr::SPEC as MBW_MR;
+    use crate::bench::pt2pt::multi_lat::SPEC as MULTI_LAT;
 
     impl BenchSpec {
         /// The results with errors as the lines rank 0 prints.
@@ -404,8 +404,8 @@ mod tests {
 
     #[test]
     fn threads_ask_for_thread_multiple() {
-        use crate::bench::latency_mp::SPEC as MP;
-        use crate::bench::latency_mt::SPEC as MT;
+        use crate::bench::pt2pt::latency_mp::SPEC as MP;
+        use crate::bench::pt2pt::latency_mt::SPEC as MT;
         assert_eq!(MT.thread_level(), ThreadLevel::Multiple);
         assert_eq!((MP.thread_level(), LATENCY.thread_level()), (ThreadLevel::Single, ThreadLevel::Single));
         assert!(ThreadLevel::Single < ThreadLevel::Multiple, "the runner refuses a lower level than asked");

@@ -1,5 +1,5 @@
 //! osu_allgather, OSU 7.4 compatible.
-use commbench::bench::{allgather::Allgather, runner};
+use commbench::bench::{collective::allgather::Allgather, engine::runner};
 
 fn main() {
     runner::main::<Allgather>()

@@ -1,5 +1,5 @@
 //! osu_allgatherv_persistent, OSU 7.4 compatible.
-use commbench::bench::{allgatherv_persistent::AllgathervPersistent, runner};
+use commbench::bench::{engine::runner, persistent::allgatherv_persistent::AllgathervPersistent};
 
 fn main() {
     runner::main::<AllgathervPersistent>()

@@ -1,5 +1,5 @@
 //! osu_allreduce, OSU 7.4 compatible.
-use commbench::bench::{allreduce::Allreduce, runner};
+use commbench::bench::{collective::allreduce::Allreduce, engine::runner};
 
 fn main() {
     runner::main::<Allreduce>()

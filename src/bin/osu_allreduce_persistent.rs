@@ -1,5 +1,5 @@
 //! osu_allreduce_persistent, OSU 7.4 compatible.
-use commbench::bench::{allreduce_persistent::AllreducePersistent, runner};
+use commbench::bench::{engine::runner, persistent::allreduce_persistent::AllreducePersistent};
 
 fn main() {
     runner::main::<AllreducePersistent>()

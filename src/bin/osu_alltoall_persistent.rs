@@ -1,5 +1,5 @@
 //! osu_alltoall_persistent, OSU 7.4 compatible.
-use commbench::bench::{alltoall_persistent::AlltoallPersistent, runner};
+use commbench::bench::{engine::runner, persistent::alltoall_persistent::AlltoallPersistent};
 
 fn main() {
     runner::main::<AlltoallPersistent>()

@@ -1,5 +1,5 @@
 //! osu_alltoallv_persistent, OSU 7.4 compatible.
-use commbench::bench::{alltoallv_persistent::AlltoallvPersistent, runner};
+use commbench::bench::{engine::runner, persistent::alltoallv_persistent::AlltoallvPersistent};
 
 fn main() {
     runner::main::<AlltoallvPersistent>()

@@ -1,5 +1,5 @@
 //! osu_alltoallw, OSU 7.4 compatible.
-use commbench::bench::{alltoallw::Alltoallw, runner};
+use commbench::bench::{collective::alltoallw::Alltoallw, engine::runner};
 
 fn main() {
     runner::main::<Alltoallw>()

@@ -1,5 +1,5 @@
 //! osu_alltoallw_persistent, OSU 7.4 compatible.
-use commbench::bench::{alltoallw_persistent::AlltoallwPersistent, runner};
+use commbench::bench::{engine::runner, persistent::alltoallw_persistent::AlltoallwPersistent};
 
 fn main() {
     runner::main::<AlltoallwPersistent>()

@@ -1,5 +1,5 @@
 //! osu_barrier_persistent, OSU 7.4 compatible.
-use commbench::bench::{barrier_persistent::BarrierPersistent, runner};
+use commbench::bench::{engine::runner, persistent::barrier_persistent::BarrierPersistent};
 
 fn main() {
     runner::main::<BarrierPersistent>()

@@ -1,5 +1,5 @@
 //! osu_bcast, OSU 7.4 compatible.
-use commbench::bench::{bcast::Bcast, runner};
+use commbench::bench::{collective::bcast::Bcast, engine::runner};
 
 fn main() {
     runner::main::<Bcast>()

@@ -1,5 +1,5 @@
 //! osu_bibw_persistent, OSU 7.4 compatible.
-use commbench::bench::{bibw_persistent::BibwPersistent, runner};
+use commbench::bench::{engine::runner, pt2pt::bibw_persistent::BibwPersistent};
 
 fn main() {
     runner::main::<BibwPersistent>()

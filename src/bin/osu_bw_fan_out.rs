@@ -1,5 +1,5 @@
 //! osu_bw_fan_out, OSU 7.4 compatible.
-use commbench::bench::{bw_fan_out::BwFanOut, runner};
+use commbench::bench::{engine::runner, pt2pt::bw_fan_out::BwFanOut};
 
 fn main() {
     runner::main::<BwFanOut>()

@@ -1,5 +1,5 @@
 //! osu_bw_persistent, OSU 7.4 compatible.
-use commbench::bench::{bw_persistent::BwPersistent, runner};
+use commbench::bench::{engine::runner, pt2pt::bw_persistent::BwPersistent};
 
 fn main() {
     runner::main::<BwPersistent>()

@@ -1,5 +1,5 @@
 //! osu_gather, OSU 7.4 compatible.
-use commbench::bench::{gather::Gather, runner};
+use commbench::bench::{collective::gather::Gather, engine::runner};
 
 fn main() {
     runner::main::<Gather>()

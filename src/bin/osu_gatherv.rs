@@ -1,5 +1,5 @@
 //! osu_gatherv, OSU 7.4 compatible.
-use commbench::bench::{gatherv::Gatherv, runner};
+use commbench::bench::{collective::gatherv::Gatherv, engine::runner};
 
 fn main() {
     runner::main::<Gatherv>()

@@ -1,5 +1,5 @@
 //! osu_gatherv_persistent, OSU 7.4 compatible.
-use commbench::bench::{gatherv_persistent::GathervPersistent, runner};
+use commbench::bench::{engine::runner, persistent::gatherv_persistent::GathervPersistent};
 
 fn main() {
     runner::main::<GathervPersistent>()

@@ -1,5 +1,5 @@
 //! osu_hello, OSU 7.4 compatible.
-use commbench::bench::{hello, runner};
+use commbench::bench::{engine::runner, startup::hello};
 
 fn main() {
     runner::main_startup(&hello::HELLO)

@@ -1,5 +1,5 @@
 //! osu_iallgather, OSU 7.4 compatible.
-use commbench::bench::{iallgather::Iallgather, runner};
+use commbench::bench::{engine::runner, nonblocking::iallgather::Iallgather};
 
 fn main() {
     runner::main::<Iallgather>()

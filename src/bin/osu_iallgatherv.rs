@@ -1,5 +1,5 @@
 //! osu_iallgatherv, OSU 7.4 compatible.
-use commbench::bench::{iallgatherv::Iallgatherv, runner};
+use commbench::bench::{engine::runner, nonblocking::iallgatherv::Iallgatherv};
 
 fn main() {
     runner::main::<Iallgatherv>()

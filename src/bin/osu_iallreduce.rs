@@ -1,5 +1,5 @@
 //! osu_iallreduce, OSU 7.4 compatible.
-use commbench::bench::{iallreduce::Iallreduce, runner};
+use commbench::bench::{engine::runner, nonblocking::iallreduce::Iallreduce};
 
 fn main() {
     runner::main::<Iallreduce>()

@@ -1,5 +1,5 @@
 //! osu_ialltoall, OSU 7.4 compatible.
-use commbench::bench::{ialltoall::Ialltoall, runner};
+use commbench::bench::{engine::runner, nonblocking::ialltoall::Ialltoall};
 
 fn main() {
     runner::main::<Ialltoall>()

@@ -1,5 +1,5 @@
 //! osu_ialltoallv, OSU 7.4 compatible.
-use commbench::bench::{ialltoallv::Ialltoallv, runner};
+use commbench::bench::{engine::runner, nonblocking::ialltoallv::Ialltoallv};
 
 fn main() {
     runner::main::<Ialltoallv>()

@@ -1,5 +1,5 @@
 //! osu_ialltoallw, OSU 7.4 compatible.
-use commbench::bench::{ialltoallw::Ialltoallw, runner};
+use commbench::bench::{engine::runner, nonblocking::ialltoallw::Ialltoallw};
 
 fn main() {
     runner::main::<Ialltoallw>()

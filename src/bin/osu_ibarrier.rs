@@ -1,5 +1,5 @@
 //! osu_ibarrier, OSU 7.4 compatible.
-use commbench::bench::{ibarrier::Ibarrier, runner};
+use commbench::bench::{engine::runner, nonblocking::ibarrier::Ibarrier};
 
 fn main() {
     runner::main::<Ibarrier>()

@@ -1,5 +1,5 @@
 //! osu_ibcast, OSU 7.4 compatible.
-use commbench::bench::{ibcast::Ibcast, runner};
+use commbench::bench::{engine::runner, nonblocking::ibcast::Ibcast};
 
 fn main() {
     runner::main::<Ibcast>()

@@ -1,5 +1,5 @@
 //! osu_igatherv, OSU 7.4 compatible.
-use commbench::bench::{igatherv::Igatherv, runner};
+use commbench::bench::{engine::runner, nonblocking::igatherv::Igatherv};
 
 fn main() {
     runner::main::<Igatherv>()

@@ -1,5 +1,5 @@
 //! osu_ineighbor_allgatherv, OSU 7.4 compatible.
-use commbench::bench::{ineighbor_allgatherv::IneighborAllgatherv, runner};
+use commbench::bench::{engine::runner, neighborhood::ineighbor_allgatherv::IneighborAllgatherv};
 
 fn main() {
     runner::main::<IneighborAllgatherv>()

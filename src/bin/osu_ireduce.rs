@@ -1,5 +1,5 @@
 //! osu_ireduce, OSU 7.4 compatible.
-use commbench::bench::{ireduce::Ireduce, runner};
+use commbench::bench::{engine::runner, nonblocking::ireduce::Ireduce};
 
 fn main() {
     runner::main::<Ireduce>()

@@ -1,5 +1,5 @@
 //! osu_ireduce_scatter_block, OSU 7.4 compatible.
-use commbench::bench::{ireduce_scatter_block::IreduceScatterBlock, runner};
+use commbench::bench::{engine::runner, nonblocking::ireduce_scatter_block::IreduceScatterBlock};
 
 fn main() {
     runner::main::<IreduceScatterBlock>()

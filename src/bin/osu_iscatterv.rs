@@ -1,5 +1,5 @@
 //! osu_iscatterv, OSU 7.4 compatible.
-use commbench::bench::{iscatterv::Iscatterv, runner};
+use commbench::bench::{engine::runner, nonblocking::iscatterv::Iscatterv};
 
 fn main() {
     runner::main::<Iscatterv>()

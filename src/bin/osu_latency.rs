@@ -1,5 +1,5 @@
 //! osu_latency, OSU 7.4 compatible.
-use commbench::bench::{latency::Latency, runner};
+use commbench::bench::{engine::runner, pt2pt::latency::Latency};
 
 fn main() {
     runner::main::<Latency>()

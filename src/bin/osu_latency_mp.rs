@@ -1,5 +1,5 @@
 //! osu_latency_mp, OSU 7.4 compatible.
-use commbench::bench::{latency_mp::LatencyMp, runner};
+use commbench::bench::{engine::runner, pt2pt::latency_mp::LatencyMp};
 
 fn main() {
     runner::main::<LatencyMp>()

@@ -1,5 +1,5 @@
 //! osu_latency_persistent, OSU 7.4 compatible.
-use commbench::bench::{latency_persistent::LatencyPersistent, runner};
+use commbench::bench::{engine::runner, pt2pt::latency_persistent::LatencyPersistent};
 
 fn main() {
     runner::main::<LatencyPersistent>()

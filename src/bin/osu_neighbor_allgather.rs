@@ -1,5 +1,5 @@
 //! osu_neighbor_allgather, OSU 7.4 compatible.
-use commbench::bench::{neighbor_allgather::NeighborAllgather, runner};
+use commbench::bench::{engine::runner, neighborhood::neighbor_allgather::NeighborAllgather};
 
 fn main() {
     runner::main::<NeighborAllgather>()

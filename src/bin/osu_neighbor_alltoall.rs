@@ -1,5 +1,5 @@
 //! osu_neighbor_alltoall, OSU 7.4 compatible.
-use commbench::bench::{neighbor_alltoall::NeighborAlltoall, runner};
+use commbench::bench::{engine::runner, neighborhood::neighbor_alltoall::NeighborAlltoall};
 
 fn main() {
     runner::main::<NeighborAlltoall>()

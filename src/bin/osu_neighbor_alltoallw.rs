@@ -1,5 +1,5 @@
 //! osu_neighbor_alltoallw, OSU 7.4 compatible.
-use commbench::bench::{neighbor_alltoallw::NeighborAlltoallw, runner};
+use commbench::bench::{engine::runner, neighborhood::neighbor_alltoallw::NeighborAlltoallw};
 
 fn main() {
     runner::main::<NeighborAlltoallw>()

@@ -1,5 +1,5 @@
 //! osu_put_latency, OSU 7.4 compatible.
-use commbench::bench::{put_latency::PutLatency, runner};
+use commbench::bench::{engine::runner, rma::put_latency::PutLatency};
 
 fn main() {
     runner::main_rma::<PutLatency>()

@@ -1,5 +1,5 @@
 //! osu_reduce, OSU 7.4 compatible.
-use commbench::bench::{reduce::Reduce, runner};
+use commbench::bench::{collective::reduce::Reduce, engine::runner};
 
 fn main() {
     runner::main::<Reduce>()

@@ -1,5 +1,5 @@
 //! osu_reduce_persistent, OSU 7.4 compatible.
-use commbench::bench::{reduce_persistent::ReducePersistent, runner};
+use commbench::bench::{engine::runner, persistent::reduce_persistent::ReducePersistent};
 
 fn main() {
     runner::main::<ReducePersistent>()

@@ -1,5 +1,5 @@
 //! osu_scatterv, OSU 7.4 compatible.
-use commbench::bench::{runner, scatterv::Scatterv};
+use commbench::bench::{collective::scatterv::Scatterv, engine::runner};
 
 fn main() {
     runner::main::<Scatterv>()

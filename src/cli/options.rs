@@ -62,7 +62,7 @@ fn defaults(spec: &BenchSpec) -> Options {
         buffer_locations: None,
         backend: Backend::Mpi,
         accel: None,
-        timeout: Some(crate::watchdog::DEFAULT_TIMEOUT),
+        timeout: Some(crate::job::watchdog::DEFAULT_TIMEOUT),
         placement: PlacementRequest::default(),
         format: Format::Osu,
         min_busbw: None,
@@ -523,7 +523,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             spec.name
         )));
     }
-    if o.min_efficiency.is_some() && !crate::bench::efficiency::reports_bandwidth(spec) {
+    if o.min_efficiency.is_some() && !crate::bench::engine::efficiency::reports_bandwidth(spec) {
         return Err(CliError::Usage(format!(
             "Invalid option [--min-efficiency] ({} reports no bandwidth to set against a path's peak)",
             spec.name

@@ -2,18 +2,18 @@
 //! forms, and the exact error line for each bad input.
 
 use super::*;
-use crate::bench::allgather::SPEC as ALLGATHER;
-use crate::bench::allreduce::SPEC as ALLREDUCE;
-use crate::bench::alltoall::SPEC as ALLTOALL;
-use crate::bench::barrier::SPEC as BARRIER;
-use crate::bench::bcast::SPEC as BCAST;
-use crate::bench::bibw::SPEC as BIBW;
-use crate::bench::bw::SPEC as BW;
-use crate::bench::latency::SPEC as LATENCY;
-use crate::bench::mbw_mr::SPEC as MBW_MR;
-use crate::bench::multi_lat::SPEC as MULTI_LAT;
-use crate::bench::reduce::SPEC as REDUCE;
-use crate::bench::reduce_scatter::SPEC as REDUCE_SCATTER;
+use crate::bench::collective::allgather::SPEC as ALLGATHER;
+use crate::bench::collective::allreduce::SPEC as ALLREDUCE;
+use crate::bench::collective::alltoall::SPEC as ALLTOALL;
+use crate::bench::collective::barrier::SPEC as BARRIER;
+use crate::bench::collective::bcast::SPEC as BCAST;
+use crate::bench::collective::reduce::SPEC as REDUCE;
+use crate::bench::collective::reduce_scatter::SPEC as REDUCE_SCATTER;
+use crate::bench::pt2pt::bibw::SPEC as BIBW;
+use crate::bench::pt2pt::bw::SPEC as BW;
+use crate::bench::pt2pt::latency::SPEC as LATENCY;
+use crate::bench::pt2pt::mbw_mr::SPEC as MBW_MR;
+use crate::bench::pt2pt::multi_lat::SPEC as MULTI_LAT;
 use crate::datatype::Datatype;
 use options::RootRank;
 use std::path::PathBuf;
@@ -397,8 +397,11 @@ fn precision_options() {
     // Benchmarks without one timed pass to judge refuse it rather than
     // ignore it.
     for (spec, why) in [
-        (&crate::bench::init::INIT, "osu_init cannot use it: it times MPI_Init once"),
-        (&crate::bench::iallreduce::SPEC, "osu_iallreduce cannot use it: its overlap figures come from two passes"),
+        (&crate::bench::startup::init::INIT, "osu_init cannot use it: it times MPI_Init once"),
+        (
+            &crate::bench::nonblocking::iallreduce::SPEC,
+            "osu_iallreduce cannot use it: its overlap figures come from two passes",
+        ),
     ] {
         let e = err(spec, &["--precision", "1%"]);
         assert!(e.starts_with(&format!("Invalid option [--precision] ({why}")), "{e}");
@@ -410,7 +413,9 @@ fn precision_options() {
 
 #[test]
 fn one_sided_atomics_help() {
-    use crate::bench::{acc_latency::SPEC as ACC, fop_latency::SPEC as FOP, get_acc_latency::SPEC as GET_ACC};
+    use crate::bench::{
+        rma::acc_latency::SPEC as ACC, rma::fop_latency::SPEC as FOP, rma::get_acc_latency::SPEC as GET_ACC,
+    };
     for spec in [&ACC, &FOP, &GET_ACC] {
         let text = help::text(spec);
         let letters: String =
@@ -428,7 +433,7 @@ fn one_sided_atomics_help() {
 /// is still refused, and their own options still apply.
 #[test]
 fn startup_programs_ignore_osus_other_options() {
-    use crate::bench::{hello::HELLO, init::INIT};
+    use crate::bench::{startup::hello::HELLO, startup::init::INIT};
     let o = run(&INIT, &["-x", "10", "-i", "100", "--no-results", "-fc", "-d", "cuda"]);
     assert_eq!(o.ignored, ["-x 10", "-i 100", "-f", "-c", "-d cuda"]);
     assert_eq!((o.iterations, o.warmup, o.accel, o.results), (None, None, None, ResultsDest::Off));

@@ -42,7 +42,7 @@ fn list<T: ToString>(values: impl IntoIterator<Item = T>) -> String {
 /// The name OSU's congestion output is read under: its title is
 /// osu_bw's and nothing in it says fan-in or fan-out.
 pub const FAN_UNNAMED: &str = "osu_bw_fan";
-const FAN_NAMED: [&str; 2] = [crate::bench::bw_fan_in::SPEC.name, crate::bench::bw_fan_out::SPEC.name];
+const FAN_NAMED: [&str; 2] = [crate::bench::pt2pt::bw_fan_in::SPEC.name, crate::bench::pt2pt::bw_fan_out::SPEC.name];
 
 /// Gives OSU's unnamed congestion tables (`osu_bw_fan`) the name the other
 /// side uses when that side ran exactly one of osu_bw_fan_in and

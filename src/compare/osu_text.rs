@@ -6,8 +6,8 @@
 //! not fit its columns become notes: the reader never guesses a value.
 
 use super::model::{Memory, MemoryInfo, Note, Parsed, Point, Table};
-use crate::bench::init::INIT;
 use crate::bench::registry;
+use crate::bench::startup::init::INIT;
 
 /// A column of an OSU table header.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -348,7 +348,7 @@ impl Reader<'_> {
                 self.note(n, "column header with no OSU title line before it: table not read".to_string());
                 return;
             };
-            if bench == crate::bench::bw::SPEC.name && cols.contains(&Column::Latency) {
+            if bench == crate::bench::pt2pt::bw::SPEC.name && cols.contains(&Column::Latency) {
                 // OSU's congestion tests title themselves as osu_bw and
                 // print MB/s under latency labels; which of the two it was
                 // the output does not say.

@@ -227,7 +227,6 @@ mod tests {
         assert_eq!(got, vec![(0, 2, "PCIe same host bridge"), (2, 0, "NVLink?")]);
     }
 
-
     #[test]
     fn sysfs_paths() {
         let p = Path::new("/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/0000:3c:08.0/0000:3d:00.0");

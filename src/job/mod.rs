@@ -5,6 +5,12 @@
 //! run record (written at start, marked by the watchdog, ended with a
 //! [`Ending`]), and the one-line messages on stderr.
 
+pub mod fatal;
+pub mod launcher;
+pub mod signals;
+pub mod survey;
+pub mod watchdog;
+
 use std::fmt::Display;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -17,16 +23,15 @@ use serde::Serialize;
 use crate::backend::world::World;
 use crate::backend::{agree_failures, Control};
 use crate::bench::spec::ThreadLevel;
-use crate::launcher::LauncherEnv;
 use crate::report::record::{self, RankInfo, RunHeader, RunStatus};
 use crate::report::record_end::{self, RecordPlace};
 use crate::report::time::Utc;
-use crate::signals;
 use crate::topo::placement;
 use crate::topo::report::RankPlacement;
 use crate::topo::request::PlacementRequest;
 use crate::topo::{self, affinity, cpuset};
-use crate::watchdog::{self, OnFire, Progress, Step};
+use launcher::LauncherEnv;
+use watchdog::{OnFire, Progress, Step};
 
 pub use crate::diag::say;
 
@@ -61,7 +66,7 @@ const WAITED: u8 = 2;
 pub fn exit(code: i32) -> ! {
     let _ = io::stdout().flush();
     if code != 0 {
-        let env = crate::launcher::detect();
+        let env = crate::job::launcher::detect();
         let others = env.size.unwrap_or(1) > 1;
         if others && LEADER_OUT.load(Ordering::SeqCst) == UNKNOWN && !mpi::environment::is_initialized() {
             if let Some(world) = World::init() {
@@ -94,7 +99,7 @@ pub fn end_world(world: World, code: i32) {
     let _ = io::stderr().flush();
     // Only a world that holds the launcher's every rank has its leader in
     // it (under another MPI's launcher each process is alone).
-    let whole = crate::launcher::detect().size.is_none_or(|n| n == world.size());
+    let whole = crate::job::launcher::detect().size.is_none_or(|n| n == world.size());
     if world.release_from_root(LEADER_FIRST) {
         LEADER_OUT.store(if whole { WRITTEN } else { UNKNOWN }, Ordering::SeqCst);
         world.finalize();
@@ -105,14 +110,14 @@ pub fn end_world(world: World, code: i32) {
 }
 
 /// Turns a panic into one line naming the program, ends the run record
-/// `error` (where it exists) and ends every rank. A [`crate::fatal::Fatal`]
+/// `error` (where it exists) and ends every rank. A [`crate::job::fatal::Fatal`]
 /// payload is a failure of the GPU or a library and is said as it is; any
 /// other panic is a bug and says so.
 pub fn install_panic_hook(name: &'static str) {
     std::panic::set_hook(Box::new(move |info| {
-        let line = match info.payload().downcast_ref::<crate::fatal::Fatal>() {
+        let line = match info.payload().downcast_ref::<crate::job::fatal::Fatal>() {
             // A failure of the GPU or the library, not of commbench.
-            Some(crate::fatal::Fatal(line)) => format!("{name}: {line}"),
+            Some(crate::job::fatal::Fatal(line)) => format!("{name}: {line}"),
             None => {
                 let msg = info
                     .payload()
@@ -125,7 +130,7 @@ pub fn install_panic_hook(name: &'static str) {
             }
         };
         say(&line);
-        crate::fatal::end_record(&line, 1);
+        crate::job::fatal::end_record(&line, 1);
         if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
             // SAFETY: ends every rank; MPI is initialised and not finalised.
             unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 1) };
@@ -245,7 +250,7 @@ impl Job {
     ) -> Result<Job, i32> {
         let name = cfg.name;
         install_panic_hook(name);
-        crate::fatal::set_program(name);
+        crate::job::fatal::set_program(name);
         let progress = Arc::new(Progress::default());
         let on_fire: Arc<Mutex<Option<OnFire>>> = Arc::new(Mutex::new(None));
         // Before any other thread starts (the watchdog's, MPI's), so that
@@ -304,7 +309,7 @@ impl Job {
         // The watchdog's way to ask every rank where it is when MPI hangs,
         // set up now, before anything is timed (one broadcast, one gather).
         if cfg.timeout.is_some() {
-            let _ = survey.set(crate::survey::Survey::open(&world, &topo::hostname(), progress.clone()));
+            let _ = survey.set(crate::job::survey::Survey::open(&world, &topo::hostname(), progress.clone()));
         }
         let gpu = match gpu {
             None => None,
@@ -366,7 +371,7 @@ impl Job {
     /// add to what each rank holds now, with the parts in the refusal.
     pub fn memory_check_estimate(
         &self,
-        est: &crate::bench::memory::Estimate,
+        est: &crate::bench::engine::memory::Estimate,
         hint: &'static str,
     ) -> Result<(), MemoryError> {
         self.memory_check(est.more(), hint).map_err(|e| MemoryError { parts: format!(": {}", est.parts()), ..e })
@@ -444,7 +449,7 @@ impl Job {
 
     /// Writes `rec` to `path` (rank 0) and lets the watchdog mark it as
     /// timed out, and the signal thread as interrupted or failed, before
-    /// they end the job (see [`crate::signals`]). `header` finds the header
+    /// they end the job (see [`crate::job::signals`]). `header` finds the header
     /// inside; the ranks it lists are the ones watched.
     pub fn record<R: Serialize + Send + 'static>(
         &self,
@@ -461,7 +466,7 @@ impl Job {
         }
         self.watch.arm(record::end_marker(file.rec.clone(), file.path.clone(), header), &ranks);
         let mark = record::end_marker(file.rec.clone(), file.path.clone(), header);
-        crate::fatal::set_record_end(Box::new(move |line: &str, code: i32| {
+        crate::job::fatal::set_record_end(Box::new(move |line: &str, code: i32| {
             mark(RunStatus::Error, line, code);
         }));
         Ok(file)
@@ -486,7 +491,7 @@ impl Job {
         }
         {
             let file = file.clone();
-            crate::fatal::set_record_end(Box::new(move |line: &str, code: i32| {
+            crate::job::fatal::set_record_end(Box::new(move |line: &str, code: i32| {
                 let _ = record_end::end_on_disk(&file, RunStatus::Error, line, code, rank);
             }));
         }

@@ -41,9 +41,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::job::watchdog::{Progress, Step};
 use crate::report::record::{EndMarker, RankInfo, RunStatus};
 use crate::report::record_end::{self, RecordPlace};
-use crate::watchdog::{Progress, Step};
 
 /// How often the signal thread looks at the other ranks.
 pub const POLL: Duration = Duration::from_millis(250);
@@ -301,7 +301,7 @@ pub fn start(name: &'static str, progress: Arc<Progress>, timeout: Option<Durati
                     if let Some(p) = watch.dead_peer() {
                         let at = progress.position();
                         let (status, detail) = judge(Some(p), timeout, progress.still_for(), &at, "rank 0 looked");
-                        let code = if status == RunStatus::Timeout { crate::watchdog::TIMEOUT_EXIT } else { 1 };
+                        let code = if status == RunStatus::Timeout { crate::job::watchdog::TIMEOUT_EXIT } else { 1 };
                         if watch.mark(status, &detail, code) == Some(true) {
                             crate::say!("{name}: {detail}");
                         }

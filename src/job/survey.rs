@@ -271,7 +271,7 @@ fn parse(line: &str) -> Option<(usize, Answer)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::watchdog::Step;
+    use crate::job::watchdog::Step;
 
     fn serving(rank: usize) -> (Endpoint, Arc<Progress>, Arc<AtomicU64>) {
         let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();

@@ -17,7 +17,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::datatype::Datatype;
-use crate::survey::{Answer, Endpoint, Survey};
+use crate::job::survey::{Answer, Endpoint, Survey};
 
 /// The watchdog's timeout when `--timeout` is not given: a stall this long
 /// with no iteration completing on any rank is a hang, not a slow size.

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::launch::{self, Launcher, MpiFlavor};
 use crate::report::time::Utc;
-use crate::suite::launch::{self, Launcher, MpiFlavor};
 use options::{Parsed, Settings};
 use probe::{ProbeLog, Runner};
 use search::{Findings, Kind, Stopped};
@@ -182,7 +182,7 @@ pub fn run_search(s: Search, out: &mut dyn Write) -> LocateRecord {
         0 => "nothing".to_string(),
         k => format!("the {k} line(s) above"),
     };
-    let signal = crate::signals::caught().map(crate::signals::name).unwrap_or_else(|| "a signal".into());
+    let signal = crate::job::signals::caught().map(crate::job::signals::name).unwrap_or_else(|| "a signal".into());
     let stopped = match found.stopped {
         Some(Stopped::Interrupted) => {
             let at = match log.last() {
@@ -213,7 +213,7 @@ pub fn run_search(s: Search, out: &mut dyn Write) -> LocateRecord {
         }
     };
     let exit_code = match (found.stopped, found.probe_failed(), findings.is_empty()) {
-        (Some(Stopped::Interrupted), ..) => 128 + crate::signals::caught().unwrap_or(libc::SIGTERM),
+        (Some(Stopped::Interrupted), ..) => 128 + crate::job::signals::caught().unwrap_or(libc::SIGTERM),
         (_, true, _) => 2,
         (Some(Stopped::Bound), _, true) => 2,
         (None, _, true) => 0,
@@ -268,7 +268,7 @@ pub fn launcher_for(named: Option<&str>) -> Result<(Launcher, MpiFlavor), String
         return Err(format!(
             "launcher '{}' belongs to another MPI than this commbench's ({})",
             launcher.program,
-            crate::launcher::short_library_name(&library)
+            crate::job::launcher::short_library_name(&library)
         ));
     }
     if !launch::on_path(&launcher.program) {
@@ -280,8 +280,8 @@ pub fn launcher_for(named: Option<&str>) -> Result<(Launcher, MpiFlavor), String
 fn run(s: &Settings) -> Result<i32, String> {
     let (launcher, flavor) = launcher_for(s.launcher.as_deref())?;
     let job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
-    let dir = crate::suite::create_run_dir(
-        &crate::suite::results_root(s.results_dir.as_deref()),
+    let dir = launch::run_dir::create(
+        &launch::run_dir::results_root(s.results_dir.as_deref()),
         &Utc::now().compact(),
         "locate",
         None,
@@ -320,7 +320,7 @@ pub fn main(args: &[String]) -> i32 {
         }
         Ok(Parsed::Run(s)) => {
             // Before any thread starts: a signal stops the probe running.
-            crate::signals::catch();
+            crate::job::signals::catch();
             match run(&s) {
                 Ok(code) => code,
                 Err(e) => {

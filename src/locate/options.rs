@@ -142,7 +142,7 @@ fn check(a: Args) -> Result<Settings, String> {
         return Err("give the hosts to search with exactly one of --hosts, --hostfile or --from".into());
     }
     let (mut hosts, hosts_from) = if let Some(f) = &a.hostfile {
-        let entries = crate::suite::hostfile::read(f).map_err(|e| e.to_string())?;
+        let entries = crate::launch::hostfile::read(f).map_err(|e| e.to_string())?;
         (entries.into_iter().map(|e| e.host).collect(), format!("hostfile {}", f.display()))
     } else if let Some(r) = &a.from {
         (hosts_of_record(r)?, format!("the hosts of {}", r.display()))
@@ -150,7 +150,7 @@ fn check(a: Args) -> Result<Settings, String> {
         (a.hosts.iter().map(|h| h.trim().to_string()).collect::<Vec<_>>(), "--hosts".to_string())
     };
     for h in &hosts {
-        crate::suite::hostfile::check_host_name(h)?;
+        crate::launch::hostfile::check_host_name(h)?;
     }
     let mut seen = std::collections::HashSet::new();
     hosts.retain(|h| seen.insert(h.clone()));
@@ -172,7 +172,7 @@ fn check(a: Args) -> Result<Settings, String> {
     if let Some(b) = &a.min_bw {
         crate::matrix::units::parse_rate(b).map_err(|e| format!("--min-bw: {e}"))?;
     }
-    let extra = a.pairs_args.as_deref().map(crate::suite::plan::split_words).unwrap_or_default();
+    let extra = a.pairs_args.as_deref().map(crate::launch::split_words).unwrap_or_default();
     let bound = Duration::from_secs_f64(a.bound);
     Ok(Settings {
         hosts,

@@ -1,6 +1,6 @@
 //! One probe: `commbench pairs --scheme all` over a set of hosts through
 //! the launcher (one rank per host, two on a host probed alone), run like
-//! a suite benchmark ([`crate::suite::exec::run`]: its own process group,
+//! a suite benchmark ([`crate::launch::exec::run`]: its own process group,
 //! stopped at the bound) in a directory of its own, then read back from
 //! its pairs record: whether it ended by itself, and which hosts and links
 //! its criteria called slow.
@@ -13,8 +13,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::search::{Prober, Ran, Seen};
-use crate::suite::exec::{self, Status};
-use crate::suite::launch::{self, LaunchContext, Launcher, LauncherKind, Layout, MpiFlavor};
+use crate::launch::exec::{self, Status};
+use crate::launch::{self, LaunchContext, Launcher, LauncherKind, Layout, MpiFlavor};
 
 /// How long a stopped probe's launcher has between SIGTERM and SIGKILL:
 /// a probe is a throwaway job (its ranks' records end themselves on
@@ -182,7 +182,7 @@ impl Runner<'_> {
         let (out, err) = (dir.join("stdout.txt"), dir.join("stderr.txt"));
         let o = exec::Output { out: &out, err: &err, echo: false, record: None };
         let stop = exec::Stop { max_time: Some(self.bound.as_secs_f64()), grace: GRACE };
-        let mut quiet = crate::suite::progress::Progress::with_output(1, false, Box::new(std::io::sink()));
+        let mut quiet = crate::launch::progress::Progress::with_output(1, false, Box::new(std::io::sink()));
         let ended = exec::run(&argv, &self.env, &o, stop, &mut quiet);
         log.exit_code = ended.exit_code;
         log.took_s = ended.took.as_secs_f64();
@@ -252,7 +252,7 @@ fn judge(ended: &exec::Ended, record: Option<&Value>, np: usize, bound: Duration
         words: Some(words),
     };
     if ended.status == Status::Interrupted {
-        let detail = crate::signals::caught().map(|s| format!("stopped by {}", crate::signals::name(s)));
+        let detail = crate::job::signals::caught().map(|s| format!("stopped by {}", crate::job::signals::name(s)));
         return Judged { outcome: "interrupted", ran: Ran::Interrupted, detail, words: None };
     }
     if not_launched(ended) {
@@ -307,7 +307,7 @@ fn judge(ended: &exec::Ended, record: Option<&Value>, np: usize, bound: Duration
 impl Prober for Runner<'_> {
     fn probe(&mut self, idx: &[usize]) -> Seen {
         // A signal between probes: none more starts.
-        if crate::signals::caught().is_some() {
+        if crate::job::signals::caught().is_some() {
             return Seen::ran(Ran::Interrupted);
         }
         let (log, seen) = self.run(idx);

@@ -15,7 +15,7 @@ use super::schedule::Flow;
 use crate::backend::{Control, Envelope, Transport};
 use crate::buffer::{AllocError, BufferSet};
 use crate::datatype::Datatype;
-use crate::watchdog::{Progress, Step};
+use crate::job::watchdog::{Progress, Step};
 
 /// Counts for one round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -29,12 +29,12 @@ use std::time::Instant;
 
 use crate::backend::mpi_host::MpiHost;
 use crate::backend::{Control, Transport};
+use crate::job::watchdog::Step;
 use crate::job::{say, Ending, Job, JobConfig, RecordFile};
 use crate::matrix::heatmap::HeatmapSpec;
 use crate::options::Backend;
 use crate::report::record::RankInfo;
 use crate::topo::report::WarnContext;
-use crate::watchdog::Step;
 use measure::{PairBuffers, RoundPlan};
 use options::{Config, Parsed};
 use output::PairsFiles;
@@ -56,7 +56,7 @@ fn out(text: &str) {
 
 /// Entry point: the arguments after `pairs`; returns the exit status.
 pub fn main(args: &[String]) -> i32 {
-    let env = crate::launcher::detect();
+    let env = crate::job::launcher::detect();
     let leader = env.is_leader();
     let cfg = match options::parse(args) {
         Ok(Parsed::Run(c)) => *c,
@@ -159,7 +159,7 @@ impl Session<'_> {
         // One send and one receive buffer, and a send and a receive request
         // for every message of the window (each with the MPI library's
         // request state), and what MPI maps on first traffic.
-        use crate::bench::memory::{MPI_FIRST_TRAFFIC, REQUEST_BYTES};
+        use crate::bench::engine::memory::{MPI_FIRST_TRAFFIC, REQUEST_BYTES};
         let requests = 2 * self.cfg.window as u128 * REQUEST_BYTES;
         let need = (2 * self.cfg.size_bytes + lat) as u128 + requests + MPI_FIRST_TRAFFIC;
         if job.everywhere(job.memory_check(need, "lower --size or -W")).is_none() {

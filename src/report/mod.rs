@@ -138,7 +138,7 @@ pub trait Sink {
         Ok(())
     }
     /// One size point: its rows, one per cell (window, pass) in the plan's
-    /// order (`bench::plan::Point`), written out before returning. A point
+    /// order (`bench::engine::plan::Point`), written out before returning. A point
     /// cut short by a failure brings the rows it has.
     fn point(&mut self, rows: &[Row]) -> io::Result<()>;
     /// A point of one row.
@@ -159,7 +159,7 @@ pub trait Sink {
 /// (title and header lines) written; `ctx` names the run's rows, and
 /// `devices` are every rank's GPU for nccl-tests' table.
 pub fn stdout_sink(
-    plan: &crate::bench::plan::Plan,
+    plan: &crate::bench::engine::plan::Plan,
     ctx: RunContext,
     devices: Vec<nccl_tests::Device>,
 ) -> io::Result<Box<dyn Sink>> {

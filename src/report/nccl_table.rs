@@ -212,7 +212,7 @@ mod tests {
     /// unchecked.
     #[test]
     fn alltoall_rows_pair_up_and_the_footer_averages_every_cell() {
-        let spec = &crate::bench::alltoall::SPEC;
+        let spec = &crate::bench::collective::alltoall::SPEC;
         let opts = test_options(
             spec,
             &["--backend", "nccl", "--format", "nccl-tests", "-m", "4194304:4194304", "-i", "20", "-x", "5"],
@@ -250,7 +250,7 @@ mod tests {
 
     #[test]
     fn a_minimum_shows_in_the_footer() {
-        let spec = &crate::bench::allreduce::SPEC;
+        let spec = &crate::bench::collective::allreduce::SPEC;
         let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests", "--min-busbw", "100"]);
         let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, 2, Vec::new()).unwrap();
         t.point(&[row(1024, false, 10.0, (0.1, 0.1), Some(0)), row(1024, true, 10.0, (0.1, 0.1), Some(2))]).unwrap();
@@ -263,7 +263,7 @@ mod tests {
 
     #[test]
     fn an_in_place_row_needs_its_pair() {
-        let spec = &crate::bench::allreduce::SPEC;
+        let spec = &crate::bench::collective::allreduce::SPEC;
         let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);
         let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, 2, Vec::new()).unwrap();
         assert!(t.point(&[row(8, true, 1.0, (1.0, 1.0), None)]).is_err());
@@ -318,7 +318,10 @@ mod tests {
     /// Every collective's bandwidth bytes are the table's size column.
     #[test]
     fn the_size_column_is_each_benchmark_s_algbw_bytes() {
-        use crate::bench::{allgather, allreduce, alltoall, bcast, gather, reduce, reduce_scatter, scatter};
+        use crate::bench::{
+            collective::allgather, collective::allreduce, collective::alltoall, collective::bcast, collective::gather,
+            collective::reduce, collective::reduce_scatter, collective::scatter,
+        };
         fn bytes<C: crate::bench::collective::Collective>(size: usize, np: usize) -> usize {
             C::new(np).bandwidth(size, np).expect("bandwidth").0 as usize
         }
@@ -335,7 +338,11 @@ mod tests {
                 assert_eq!(of(&scatter::SPEC), bytes::<scatter::Scatter>(size, np));
             }
         }
-        for no in [&crate::bench::barrier::SPEC, &crate::bench::allgatherv::SPEC, &crate::bench::iallreduce::SPEC] {
+        for no in [
+            &crate::bench::collective::barrier::SPEC,
+            &crate::bench::collective::allgatherv::SPEC,
+            &crate::bench::nonblocking::iallreduce::SPEC,
+        ] {
             assert!(Collective::of_spec(no).is_none(), "{}", no.name);
         }
     }

@@ -58,7 +58,7 @@ pub struct TableLayout {
 
 impl TableLayout {
     /// The layout of the run `plan` on `np` ranks.
-    pub fn of(plan: &crate::bench::plan::Plan, np: usize) -> TableLayout {
+    pub fn of(plan: &crate::bench::engine::plan::Plan, np: usize) -> TableLayout {
         let (spec, opts) = (plan.spec, plan.opts);
         TableLayout {
             validation: opts.validation.is_some(),

@@ -228,7 +228,7 @@ impl RunHeader {
         command_line: Vec<String>,
         start_utc: String,
         mpi: &crate::backend::world::World,
-        launcher: &crate::launcher::LauncherEnv,
+        launcher: &crate::job::launcher::LauncherEnv,
         ranks: Vec<RankInfo>,
     ) -> RunHeader {
         RunHeader {
@@ -258,7 +258,7 @@ impl RunHeader {
     /// Marks the run ended now.
     pub fn end(&mut self, status: RunStatus, detail: Option<String>, exit_code: i32) {
         if status == RunStatus::Timeout {
-            self.hang = crate::watchdog::hang_table().cloned();
+            self.hang = crate::job::watchdog::hang_table().cloned();
         }
         self.status = status;
         self.status_detail = detail;
@@ -275,10 +275,10 @@ pub fn timeout_marker<R: Serialize + Send + 'static>(
     record: std::sync::Arc<std::sync::Mutex<R>>,
     path: std::path::PathBuf,
     header: fn(&mut R) -> &mut RunHeader,
-) -> crate::watchdog::OnFire {
+) -> crate::job::watchdog::OnFire {
     let mark = end_marker(record, path, header);
     Box::new(move |msg: &str| {
-        mark(RunStatus::Timeout, msg, crate::watchdog::TIMEOUT_EXIT);
+        mark(RunStatus::Timeout, msg, crate::job::watchdog::TIMEOUT_EXIT);
     })
 }
 
@@ -357,7 +357,7 @@ pub struct RunRecord {
     /// Absent in records written before rows carried a verdict.
     #[serde(default)]
     pub noise_thresholds: Option<crate::stats::noise::NoiseThresholds>,
-    /// What the run was to measure, as its plan resolved it (bench::plan),
+    /// What the run was to measure, as its plan resolved it (bench::engine::plan),
     /// and one rank's memory estimate. Absent in records written before
     /// plans were recorded, and for osu_init and osu_hello.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -369,7 +369,7 @@ pub struct RunRecord {
     pub paths: Option<crate::peak::RunPaths>,
 }
 
-/// A run's plan (`bench::plan::Plan`) as the record keeps it.
+/// A run's plan (`bench::engine::plan::Plan`) as the record keeps it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct PlanRecord {
     pub np: usize,
@@ -414,7 +414,7 @@ pub struct PlanCell {
     pub in_place: Option<bool>,
 }
 
-/// One rank's memory estimate by part (bench::memory::Estimate), bytes.
+/// One rank's memory estimate by part (bench::engine::memory::Estimate), bytes.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct MemoryRecord {
     pub held_at_start: u64,
@@ -647,7 +647,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(v["status"], "timeout");
         assert_eq!(v["status_detail"], "no progress for 2s");
-        assert_eq!(v["exit_code"], crate::watchdog::TIMEOUT_EXIT);
+        assert_eq!(v["exit_code"], crate::job::watchdog::TIMEOUT_EXIT);
         assert!(v["end_utc"].is_string());
         assert_eq!((v["hosts"][0].as_str(), v["extra"].as_u64()), (Some("a"), Some(7)));
         assert_eq!(v["placement_warnings"][0], "w");

@@ -1,5 +1,5 @@
 //! The run record on disk as the place where every rank can say how the
-//! job ended. Rank 0 owns the record and ends it (see [`crate::signals`]),
+//! job ended. Rank 0 owns the record and ends it (see [`crate::job::signals`]),
 //! but some ends only another rank sees: its own `--timeout` watchdog
 //! firing while rank 0 still waits, or rank 0 itself gone with its host.
 //! Rank 0 tells every rank where its record is ([`RecordPlace`], sent once

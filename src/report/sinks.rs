@@ -19,7 +19,7 @@ use super::csv::CsvSink;
 use super::nccl_tests::Device;
 use super::safe_file::RowFile;
 use super::{RunContext, Sink};
-use crate::bench::plan::Plan;
+use crate::bench::engine::plan::Plan;
 
 #[derive(Debug, Error)]
 pub enum SinkError {

@@ -13,7 +13,7 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::process::Command;
 
-use super::launch::MpiFlavor;
+use crate::launch::MpiFlavor;
 
 /// Who made a benchmark binary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -9,14 +9,9 @@
 //! passed, 1 when any did not, 2 for bad usage.
 
 pub mod binaries;
-pub mod exec;
-pub mod hostfile;
-pub mod keeper;
-pub mod launch;
 pub mod options;
 pub mod osu_c;
 pub mod plan;
-pub mod progress;
 pub mod summary;
 
 use std::collections::HashMap;
@@ -25,12 +20,13 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::launch::run_dir::{self, RunDirError};
+use crate::launch::{self, exec, hostfile, progress, LaunchContext, Launcher, MpiFlavor};
 use crate::report::record::RunRecord;
 use crate::report::safe_file;
 use crate::report::slurm::SlurmInfo;
 use crate::report::time::Utc;
 use binaries::Maker;
-use launch::{LaunchContext, Launcher, MpiFlavor};
 use options::{Parsed, Settings};
 use plan::Shape;
 use summary::{BenchResult, SuiteReport};
@@ -40,14 +36,14 @@ use summary::{BenchResult, SuiteReport};
 pub enum SuiteError {
     #[error("{0}")]
     Usage(String),
-    #[error("cannot read hostfile '{path}': {reason}")]
-    Hostfile { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Hostfile(#[from] hostfile::ReadError),
     #[error("launcher '{0}' not found (install it, put it on PATH, or choose another with --launcher)")]
     LauncherMissing(String),
     #[error("cannot find the benchmark binaries: {0} (point --bin-dir at the directory holding osu_latency ...)")]
     BinDir(String),
-    #[error("cannot create the run directory in '{path}': {source} (choose another place with --results-dir)")]
-    RunDir { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    RunDir(#[from] RunDirError),
     #[error("cannot write '{path}': {source}")]
     Write { path: PathBuf, source: io::Error },
 }
@@ -55,7 +51,7 @@ pub enum SuiteError {
 impl SuiteError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            SuiteError::Usage(_) | SuiteError::Hostfile { .. } => 2,
+            SuiteError::Usage(_) | SuiteError::Hostfile(_) => 2,
             _ => 1,
         }
     }
@@ -74,7 +70,7 @@ pub fn main(args: &[String]) -> i32 {
         }
         Ok(Parsed::Run(s)) => {
             // Before any thread starts: the suite ends its job itself.
-            crate::signals::catch();
+            crate::job::signals::catch();
             match run(&s) {
                 Ok(code) => code,
                 Err(e) => {
@@ -162,7 +158,7 @@ fn dry_run(p: &Prepared, argv_for: &dyn Fn(&Job, String) -> Vec<String>) -> i32 
         out,
         "# suite: {} benchmark(s), estimated {} of timed iterations on the model above",
         p.jobs.len(),
-        crate::bench::dry_run::human_secs(total)
+        crate::bench::engine::dry_run::human_secs(total)
     );
     let _ = out.flush();
     for (why, names) in &refused {
@@ -178,7 +174,7 @@ fn dry_run(p: &Prepared, argv_for: &dyn Fn(&Job, String) -> Vec<String>) -> i32 
 /// The modelled seconds in a `--dry-run` table's last line.
 fn dry_run_seconds(line: &str) -> Option<f64> {
     let rest = line.strip_prefix("# estimated duration: ")?;
-    crate::bench::dry_run::parse_human_secs(rest.split(" of ").next()?)
+    crate::bench::engine::dry_run::parse_human_secs(rest.split(" of ").next()?)
 }
 
 /// Everything decided before the first benchmark starts.
@@ -271,7 +267,7 @@ fn prepare(s: &Settings) -> Result<Prepared, SuiteError> {
             "launcher '{}' belongs to another MPI than the binaries in {} ({}); use --launcher {} or srun",
             launcher.program,
             bin_dir.display(),
-            crate::launcher::short_library_name(&library),
+            crate::job::launcher::short_library_name(&library),
             if flavor == MpiFlavor::Mpich { "mpiexec.mpich" } else { "mpirun" },
         )));
     }
@@ -299,42 +295,6 @@ fn prepare(s: &Settings) -> Result<Prepared, SuiteError> {
         jobs.push(Job { spec, layout, binary, args, notes });
     }
     Ok(Prepared { flavor, library, maker, launcher, shape, hosts, bin_dir, slurm, jobs })
-}
-
-/// Creates `<dir>/<stamp>_<kind>[_tag][_jobID]` (with `_2`, `_3` ... when
-/// taken; `kind` is `suite` or `locate`); never reuses a directory. The
-/// job id comes from the environment: the name is one plain file name
-/// whatever it holds.
-pub fn create_run_dir(
-    results: &Path,
-    stamp: &str,
-    kind: &str,
-    tag: Option<&str>,
-    job: Option<&str>,
-) -> Result<PathBuf, SuiteError> {
-    std::fs::create_dir_all(results).map_err(|source| SuiteError::RunDir { path: results.into(), source })?;
-    let tag = tag.map(|t| format!("_{t}")).unwrap_or_default();
-    let job = job.map(|j| format!("_job{j}")).unwrap_or_default();
-    let base = safe_file::name_part(&format!("{stamp}_{kind}{tag}{job}"));
-    for n in 1.. {
-        let name = if n == 1 { base.clone() } else { format!("{base}_{n}") };
-        let dir = results.join(name);
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(source) => return Err(SuiteError::RunDir { path: results.into(), source }),
-        }
-    }
-    unreachable!("the name loop only ends by returning")
-}
-
-/// Where run directories go: `given`, else $COMMBENCH_RESULTS_DIR, else
-/// `results` (the suite's and locate's `--results-dir`).
-pub fn results_root(given: Option<&Path>) -> PathBuf {
-    given
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("COMMBENCH_RESULTS_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("results"))
 }
 
 fn write(path: &Path, text: &str) -> Result<(), SuiteError> {
@@ -469,8 +429,13 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
 
     let start = Utc::now();
     let job_id = p.slurm.as_ref().map(|j| j.job_id.as_str());
-    let dir =
-        create_run_dir(&results_root(s.results_dir.as_deref()), &start.compact(), "suite", s.tag.as_deref(), job_id)?;
+    let dir = run_dir::create(
+        &run_dir::results_root(s.results_dir.as_deref()),
+        &start.compact(),
+        "suite",
+        s.tag.as_deref(),
+        job_id,
+    )?;
     let whose = match p.maker {
         Maker::Commbench => "",
         Maker::Osu => " (OSU's own binaries: CSV made from their output)",
@@ -479,7 +444,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         "suite: {} benchmark(s){whose} with {} for {}; results in {}",
         p.jobs.len(),
         p.launcher.program,
-        crate::launcher::short_library_name(&p.library),
+        crate::job::launcher::short_library_name(&p.library),
         dir.display()
     );
     let mut progress = progress::Progress::new(p.jobs.len());
@@ -487,12 +452,12 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     for (i, j) in p.jobs.iter().enumerate() {
         let name = j.spec.name;
         let argv = argv_for(j, dir.join(format!("{name}.csv")).display().to_string());
-        let ended = match crate::signals::caught() {
+        let ended = match crate::job::signals::caught() {
             Some(sig) => exec::Ended {
                 status: exec::Status::Interrupted,
                 exit_code: None,
                 took: std::time::Duration::ZERO,
-                detail: Some(format!("not started: the suite got {}", crate::signals::name(sig))),
+                detail: Some(format!("not started: the suite got {}", crate::job::signals::name(sig))),
             },
             None => {
                 progress.start(i, name, &launch::shell_line(&argv));
@@ -548,7 +513,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
 
     let back = read_back(&dir, &mut results);
     let hung = results.iter().any(|b| b.status == exec::Status::Timeout);
-    let locate = (s.locate_on_hang && hung && crate::signals::caught().is_none())
+    let locate = (s.locate_on_hang && hung && crate::job::signals::caught().is_none())
         .then(|| locate_after_hang(s, &p, &dir, &back.hosts, &env))
         .flatten();
     let report = SuiteReport {
@@ -584,7 +549,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         // is the suite's.
         crate::history::add(h, std::slice::from_ref(&dir), None, true);
     }
-    if let Some(sig) = crate::signals::caught() {
+    if let Some(sig) = crate::job::signals::caught() {
         return Ok(128 + sig);
     }
     Ok(if report.passed() == report.benchmarks.len() { 0 } else { 1 })
@@ -690,19 +655,6 @@ fn settle_record(path: &Path, ended: &mut exec::Ended) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn run_dirs_are_never_reused() {
-        let d = tempfile::tempdir().unwrap();
-        let a = create_run_dir(d.path(), "20261130T100000Z", "suite", None, Some("42")).unwrap();
-        let b = create_run_dir(d.path(), "20261130T100000Z", "suite", None, Some("42")).unwrap();
-        let c = create_run_dir(d.path(), "20261130T100000Z", "suite", Some("1ppn"), None).unwrap();
-        assert_eq!(a.file_name().unwrap(), "20261130T100000Z_suite_job42");
-        assert_eq!(b.file_name().unwrap(), "20261130T100000Z_suite_job42_2");
-        assert_eq!(c.file_name().unwrap(), "20261130T100000Z_suite_1ppn");
-        let hostile = create_run_dir(d.path(), "S", "suite", None, Some("../../x")).unwrap();
-        assert_eq!((hostile.parent(), hostile.file_name().unwrap()), (Some(d.path()), "S_suite_job.._.._x".as_ref()));
-    }
-
     /// The suite learns hosts, commit, placement and warnings from the
     /// run records the benchmarks wrote, and key sizes from their CSV; a
     /// record it cannot read costs only that benchmark's placement line.
@@ -774,7 +726,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("file");
         std::fs::write(&f, "x").unwrap();
-        let e = create_run_dir(&f.join("sub"), "s", "suite", None, None).unwrap_err();
+        let e = SuiteError::from(run_dir::create(&f.join("sub"), "s", "suite", None, None).unwrap_err());
         assert!(e.to_string().starts_with("cannot create the run directory"), "{e}");
         assert_eq!(e.exit_code(), 1);
     }

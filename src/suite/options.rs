@@ -177,8 +177,7 @@ pub enum Parsed {
     Help(String),
 }
 
-/// The most ranks, ranks per node or nodes the suite plans for.
-pub const MAX_RANKS: usize = 1 << 20;
+use crate::launch::MAX_RANKS;
 
 fn positive(name: &str, v: Option<usize>) -> Result<Option<usize>, UsageError> {
     match v {
@@ -266,7 +265,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
     let per_bench = per_bench?;
     if let Some(l) = &a.launcher {
         // Checked again once the MPI library is known; the name is checked here.
-        super::launch::Launcher::named(l, super::launch::MpiFlavor::Unknown).map_err(UsageError)?;
+        crate::launch::Launcher::named(l, crate::launch::MpiFlavor::Unknown).map_err(UsageError)?;
     }
     if let Some(t) = &a.tag {
         if t.is_empty() || !t.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
@@ -297,7 +296,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
         hostfile: a.hostfile,
         bench_args: BenchArgs {
             osu,
-            verbatim: a.args.iter().flat_map(|s| plan::split_words(s)).collect(),
+            verbatim: a.args.iter().flat_map(|s| crate::launch::split_words(s)).collect(),
             per_bench,
             placement,
             timeout: timeout.map(|t| t.to_string()),

@@ -32,7 +32,8 @@ pub fn known(spec: &'static BenchSpec, args: &[String], np: usize) -> Known {
         _ => None,
     };
     // As commbench's CSV: pairs for the point-to-point benchmarks only.
-    let pairs = opts.as_ref().and_then(|o| crate::bench::plan::Plan::resolve(spec, o, np).ok()).map(|p| p.pairs);
+    let pairs =
+        opts.as_ref().and_then(|o| crate::bench::engine::plan::Plan::resolve(spec, o, np).ok()).map(|p| p.pairs);
     let pairs = pairs.filter(|_| spec.is_point_to_point());
     let window = opts.as_ref().filter(|_| spec.windowed).map(|o| o.window);
     Known { np, pairs, window, opts }
@@ -148,7 +149,7 @@ mod tests {
     /// counts its options give, and reads back with the suite's reader.
     #[test]
     fn bandwidth_text_to_csv() {
-        let spec = &crate::bench::bw::SPEC;
+        let spec = &crate::bench::pt2pt::bw::SPEC;
         let text = "# OSU MPI Bandwidth Test v7.4\n# Datatype: MPI_CHAR.\n# Size      Bandwidth (MB/s)\n\
                     1                       1.50\n16384                 900.25\n";
         let k = known(spec, &v(&["-m", "1:16384", "-W", "32"]), 2);
@@ -174,7 +175,7 @@ mod tests {
     /// of another benchmark in the same text is not this one's.
     #[test]
     fn collective_full_columns() {
-        let spec = &crate::bench::allreduce::SPEC;
+        let spec = &crate::bench::collective::allreduce::SPEC;
         let text = "# OSU MPI Allreduce Latency Test v7.4\n# Datatype: MPI_INT.\n\
                     # Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n\
                     4                       2.50              2.00              3.00          100\n\
@@ -194,7 +195,7 @@ mod tests {
     /// communication and overlap go to the CSV's overlap columns.
     #[test]
     fn nonblocking_overlap_columns() {
-        let spec = &crate::bench::iallreduce::SPEC;
+        let spec = &crate::bench::nonblocking::iallreduce::SPEC;
         let text = "# OSU MPI Non-blocking Allreduce Latency Test v7.4\n\
                     # Overall = Coll. Init + Compute + MPI_Test + MPI_Wait\n\n# Datatype: MPI_CHAR.\n\
                     # Size           Overall(us)       Compute(us)    Pure Comm.(us)        Overlap(%)\n\
@@ -205,7 +206,12 @@ mod tests {
         assert_eq!((r[0].pure_comm_us, r[0].overlap_pct), (Some(2.5), Some(80.0)));
         // A blocking table has no overlap: none of the four.
         let text = "# OSU MPI Allreduce Latency Test v7.4\n# Size       Avg Latency(us)\n4 2.50\n";
-        let r = rows(text, &crate::bench::allreduce::SPEC, &known(&crate::bench::allreduce::SPEC, &[], 2), "");
+        let r = rows(
+            text,
+            &crate::bench::collective::allreduce::SPEC,
+            &known(&crate::bench::collective::allreduce::SPEC, &[], 2),
+            "",
+        );
         assert_eq!((r[0].overall_us, r[0].compute_us, r[0].overlap_pct), (None, None, None));
     }
 }

@@ -7,9 +7,9 @@
 use serde::Serialize;
 use thiserror::Error;
 
-use super::launch::Layout;
 use crate::bench::registry;
 use crate::bench::spec::{BenchSpec, ProcRule};
+use crate::launch::{split_words, Layout};
 
 /// A benchmark choice or rank count the suite cannot run.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -174,7 +174,7 @@ impl BenchArgs {
                 Some(_) => {}
             }
             if let Some(pct) = &self.min_efficiency {
-                if crate::bench::efficiency::reports_bandwidth(spec) {
+                if crate::bench::engine::efficiency::reports_bandwidth(spec) {
                     args.extend(["--min-efficiency".to_string(), pct.clone()]);
                 }
             }
@@ -191,7 +191,8 @@ impl BenchArgs {
             if let Some(t) = &self.timeout {
                 notes.push(format!("--timeout {t} left out: OSU's own binaries have no watchdog"));
             }
-            if let (Some(pct), true) = (&self.min_efficiency, crate::bench::efficiency::reports_bandwidth(spec)) {
+            if let (Some(pct), true) = (&self.min_efficiency, crate::bench::engine::efficiency::reports_bandwidth(spec))
+            {
                 notes.push(format!("--min-efficiency {pct} left out: OSU's own binaries know no path's peak"));
             }
         }
@@ -204,12 +205,6 @@ pub fn parse_bench_args(v: &str) -> Result<(String, Vec<String>), PlanError> {
     let (name, rest) = v.split_once('=').ok_or_else(|| PlanError::BenchArgsForm(v.to_string()))?;
     let spec = lookup(name).ok_or_else(|| PlanError::BenchArgsBenchmark { name: name.to_string() })?;
     Ok((spec.name.to_string(), split_words(rest)))
-}
-
-/// Words of an argument string, split on whitespace (no quoting: benchmark
-/// and launcher options have no spaces in their values).
-pub fn split_words(s: &str) -> Vec<String> {
-    s.split_whitespace().map(String::from).collect()
 }
 
 #[cfg(test)]
@@ -271,24 +266,39 @@ mod tests {
     #[test]
     fn layouts() {
         let one = Shape { np: 2, ppn: None, nodes: 1 };
-        assert_eq!(layout_for(&crate::bench::latency::SPEC, &one), Ok(Layout { np: 2, ppn: None, nodes: Some(1) }));
-        assert_eq!(layout_for(&crate::bench::allreduce::SPEC, &one), Ok(Layout { np: 2, ppn: None, nodes: Some(1) }));
-        let many = Shape { np: 128, ppn: Some(64), nodes: 2 };
-        assert_eq!(layout_for(&crate::bench::bw::SPEC, &many), Ok(Layout { np: 2, ppn: Some(1), nodes: Some(2) }));
         assert_eq!(
-            layout_for(&crate::bench::mbw_mr::SPEC, &many),
+            layout_for(&crate::bench::pt2pt::latency::SPEC, &one),
+            Ok(Layout { np: 2, ppn: None, nodes: Some(1) })
+        );
+        assert_eq!(
+            layout_for(&crate::bench::collective::allreduce::SPEC, &one),
+            Ok(Layout { np: 2, ppn: None, nodes: Some(1) })
+        );
+        let many = Shape { np: 128, ppn: Some(64), nodes: 2 };
+        assert_eq!(
+            layout_for(&crate::bench::pt2pt::bw::SPEC, &many),
+            Ok(Layout { np: 2, ppn: Some(1), nodes: Some(2) })
+        );
+        assert_eq!(
+            layout_for(&crate::bench::pt2pt::mbw_mr::SPEC, &many),
             Ok(Layout { np: 128, ppn: Some(64), nodes: Some(2) })
         );
         let odd = Shape { np: 5, ppn: None, nodes: 4 };
-        assert_eq!(layout_for(&crate::bench::multi_lat::SPEC, &odd), Ok(Layout { np: 4, ppn: None, nodes: None }));
-        assert_eq!(layout_for(&crate::bench::barrier::SPEC, &odd), Ok(Layout { np: 5, ppn: None, nodes: None }));
+        assert_eq!(
+            layout_for(&crate::bench::pt2pt::multi_lat::SPEC, &odd),
+            Ok(Layout { np: 4, ppn: None, nodes: None })
+        );
+        assert_eq!(
+            layout_for(&crate::bench::collective::barrier::SPEC, &odd),
+            Ok(Layout { np: 5, ppn: None, nodes: None })
+        );
         let tiny = Shape { np: 1, ppn: None, nodes: 1 };
         assert_eq!(
-            layout_for(&crate::bench::mbw_mr::SPEC, &tiny).unwrap_err().to_string(),
+            layout_for(&crate::bench::pt2pt::mbw_mr::SPEC, &tiny).unwrap_err().to_string(),
             "needs an even number of ranks, at least 2 (--np is 1)"
         );
         assert_eq!(
-            layout_for(&crate::bench::allgather::SPEC, &tiny).unwrap_err().to_string(),
+            layout_for(&crate::bench::collective::allgather::SPEC, &tiny).unwrap_err().to_string(),
             "needs at least 2 ranks (--np is 1)"
         );
     }
@@ -304,13 +314,13 @@ mod tests {
             precision: Vec::new(),
             min_efficiency: None,
         };
-        let (args, notes) = a.for_bench(&crate::bench::bibw::SPEC);
+        let (args, notes) = a.for_bench(&crate::bench::pt2pt::bibw::SPEC);
         assert_eq!(args, v(&["-m", "1:4096", "-W", "512", "-i", "100", "-x", "5", "--bind", "nic", "--timeout", "60"]));
         assert_eq!(notes, ["-f left out: osu_bibw does not take it"]);
-        let (args, notes) = a.for_bench(&crate::bench::allreduce::SPEC);
+        let (args, notes) = a.for_bench(&crate::bench::collective::allreduce::SPEC);
         assert_eq!(args, v(&["-m", "1:4096", "-f", "-i", "100", "--bind", "nic", "--timeout", "60"]));
         assert_eq!(notes, ["-W left out: osu_allreduce does not take it"]);
-        let (args, notes) = a.for_osu_binary(&crate::bench::bibw::SPEC);
+        let (args, notes) = a.for_osu_binary(&crate::bench::pt2pt::bibw::SPEC);
         assert_eq!(args, v(&["-m", "1:4096", "-W", "512", "-i", "100", "-x", "5"]));
         assert_eq!(
             notes,
@@ -333,16 +343,16 @@ mod tests {
         assert_eq!(e.for_bench(bw).0, v(&["--min-efficiency", "80"]));
         assert_eq!(e.for_bench(lat).0, Vec::<String>::new());
         assert_eq!(e.for_osu_binary(bw).1, ["--min-efficiency 80 left out: OSU's own binaries know no path's peak"]);
-        let (args, notes) = a.for_bench(&crate::bench::latency::SPEC);
+        let (args, notes) = a.for_bench(&crate::bench::pt2pt::latency::SPEC);
         assert_eq!((args, notes.len()), (v(&["--precision", "2%", "--min-iterations", "50"]), 0));
-        let (args, notes) = a.for_bench(&crate::bench::iallreduce::SPEC);
+        let (args, notes) = a.for_bench(&crate::bench::nonblocking::iallreduce::SPEC);
         assert!(args.is_empty());
         assert_eq!(
             notes,
             ["--precision 2% left out: osu_iallreduce cannot use it (its overlap figures come from two passes of the \
               full count); it ran OSU's counts"]
         );
-        let (args, notes) = a.for_osu_binary(&crate::bench::latency::SPEC);
+        let (args, notes) = a.for_osu_binary(&crate::bench::pt2pt::latency::SPEC);
         assert!(args.is_empty());
         assert_eq!(notes, ["--precision 2% left out: OSU's own binaries run fixed counts"]);
     }

@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::binaries::Maker;
-use super::exec::Status;
-use super::launch::{Launcher, Layout};
 use super::plan::Shape;
 use crate::bytes::exact_label;
 use crate::datatype::Datatype;
 use crate::diag::printable;
+use crate::launch::exec::Status;
+use crate::launch::{Launcher, Layout};
 use crate::report::csv::CsvRow;
 use crate::report::record::{RankInfo, RunHeader};
 use crate::report::slurm::SlurmInfo;
@@ -472,7 +472,7 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
     let mut env: Vec<Vec<String>> = vec![
         vec!["date".into(), format!("{} to {}", r.started_utc, r.finished_utc)],
         vec!["hosts".into(), if r.hosts.is_empty() { r.host.clone() } else { r.hosts.join(", ") }],
-        vec!["MPI library".into(), crate::launcher::short_library_name(&r.mpi_library)],
+        vec!["MPI library".into(), crate::job::launcher::short_library_name(&r.mpi_library)],
         vec![
             "commbench".into(),
             format!("{} (commit {}), OSU {} compatible", r.commbench_version, r.commbench_commit, crate::OSU_VERSION),
@@ -615,7 +615,7 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
 
     let _ = writeln!(o, "\n## Commands\n\n```sh");
     for b in &r.benchmarks {
-        let _ = writeln!(o, "{}", super::launch::shell_line(&b.command));
+        let _ = writeln!(o, "{}", crate::launch::shell_line(&b.command));
     }
     let _ = writeln!(o, "```");
     o
@@ -624,7 +624,7 @@ pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[Path
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::launch::LauncherKind;
+    use crate::launch::LauncherKind;
 
     /// A row as the reader gives it from a CSV holding only these columns.
     fn row(pairs: &[(&str, &str)]) -> CsvRow {

@@ -14,7 +14,7 @@ use super::policy::{self, Placement};
 use super::report::{BoundBy, EnvSetting, GpuInfo, GpuSource, NicInfo, NicSource, RankPlacement, SetBy};
 use super::request::{NicSpec, PlacementRequest};
 use crate::backend::{agree_failures, Control};
-use crate::launcher::LauncherEnv;
+use crate::job::launcher::LauncherEnv;
 
 /// The result of the pre-MPI step, carried to `confirm`.
 pub struct Prepared {

@@ -309,5 +309,4 @@ fn near_order(m: &Machine, allowed_cores: &[usize], near: &[Option<&[usize]>]) -
 }
 
 #[cfg(test)]
-#[path = "policy_tests.rs"]
 mod tests;

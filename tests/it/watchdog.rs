@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use commbench::watchdog::Step;
+use commbench::job::watchdog::Step;
 use common::*;
 use serde_json::Value;
 use std::process::Stdio;

@@ -2,13 +2,13 @@
 //! rank. algbw counts the gathered size * np bytes; busbw = algbw *
 //! (n-1)/n.
 
-use crate::report::nccl_tests::Collective as Nccl;
-use super::collective::{Call, Collective, Ranks};
-use super::needs;
-use super::spec::{BenchSpec, Op};
-use super::SizeCase;
 use crate::backend::Collectives;
+use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::needs;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
+use crate::report::nccl_tests::Collective as Nccl;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_allgather",
@@ -17,7 +17,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     buffer_times_np: true,
     accel_slot: true,
     one_sided: None,
-    ..super::allreduce::SPEC
+    ..crate::bench::collective::allreduce::SPEC
 };
 
 pub struct Allgather;

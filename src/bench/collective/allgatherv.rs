@@ -3,16 +3,18 @@
 //! end to end in rank order. Buffers, fills, checks, synchronisation and
 //! bandwidths are osu_allgather's; only the call differs.
 
-
-use super::allgather::Allgather;
-use super::collective::Ranks;
-use super::spec::{BenchSpec, Op};
-use super::vector::{Vector, VectorOp};
-use super::SizeCase;
 use crate::backend::{Blocks, VectorCollectives};
+use crate::bench::collective::allgather::Allgather;
+use crate::bench::collective::vector::{Vector, VectorOp};
+use crate::bench::collective::Ranks;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 
-pub const SPEC: BenchSpec =
-    BenchSpec { name: "osu_allgatherv", title: "OSU MPI Allgatherv Latency Test", ..super::allgather::SPEC };
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_allgatherv",
+    title: "OSU MPI Allgatherv Latency Test",
+    ..crate::bench::collective::allgather::SPEC
+};
 
 /// osu_allgatherv's call over osu_allgather's buffers and patterns.
 pub struct AllgathervOp;

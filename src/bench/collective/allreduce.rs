@@ -1,13 +1,13 @@
 //! osu_allreduce: MPI_Allreduce with MPI_SUM; every rank gets the sum.
 //! busbw = algbw * 2(n-1)/n.
 
-use crate::report::nccl_tests::Collective as Nccl;
-use super::needs;
-use super::collective::{Call, Collective, Ranks, check_reduction, fill_reduction};
-use super::spec::{BenchSpec, COLL_ITERS, MetricKind, Op, ProcRule};
-use super::SizeCase;
 use crate::backend::Collectives;
+use crate::bench::collective::{check_reduction, fill_reduction, Call, Collective, Ranks};
+use crate::bench::needs;
+use crate::bench::spec::{BenchSpec, MetricKind, Op, ProcRule, COLL_ITERS};
+use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
+use crate::report::nccl_tests::Collective as Nccl;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_allreduce",

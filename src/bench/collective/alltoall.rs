@@ -1,18 +1,18 @@
 //! osu_alltoall: MPI_Alltoall, size bytes from every rank to every rank.
 //! algbw counts size * np bytes; busbw = algbw * (n-1)/n.
 
-use crate::report::nccl_tests::Collective as Nccl;
-use super::needs;
-use super::collective::{Call, Collective, Ranks};
-use super::spec::{BenchSpec, Op};
-use super::SizeCase;
 use crate::backend::Collectives;
+use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::needs;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
+use crate::report::nccl_tests::Collective as Nccl;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_alltoall",
     title: "OSU MPI All-to-All Personalized Exchange Latency Test",
-    ..super::allgather::SPEC
+    ..crate::bench::collective::allgather::SPEC
 };
 
 pub struct Alltoall;

@@ -3,18 +3,17 @@
 //! end in rank order, send and receive alike). Buffers, fills, checks and
 //! bandwidths are osu_alltoall's; only the call differs.
 
-
-use super::alltoall::Alltoall;
-use super::collective::Ranks;
-use super::spec::{BenchSpec, Op};
-use super::vector::{Vector, VectorOp};
-use super::SizeCase;
 use crate::backend::{Blocks, VectorCollectives};
+use crate::bench::collective::alltoall::Alltoall;
+use crate::bench::collective::vector::{Vector, VectorOp};
+use crate::bench::collective::Ranks;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_alltoallv",
     title: "OSU MPI All-to-Allv Personalized Exchange Latency Test",
-    ..super::alltoall::SPEC
+    ..crate::bench::collective::alltoall::SPEC
 };
 
 /// osu_alltoallv's call over osu_alltoall's buffers and patterns.

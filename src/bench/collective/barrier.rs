@@ -1,10 +1,10 @@
 //! osu_barrier: the time of the barrier itself, with no other
 //! synchronisation and no message size.
 
-use super::needs;
-use super::collective::{Call, Collective, Ranks, Sync};
-use super::spec::{BenchSpec, MetricKind, Op};
-use super::SizeCase;
+use crate::bench::collective::{Call, Collective, Ranks, Sync};
+use crate::bench::needs;
+use crate::bench::spec::{BenchSpec, MetricKind, Op};
+use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     title: "OSU MPI Barrier Latency Test",
     letters: "hvfmixMauGPIz",
     metric: MetricKind::Barrier,
-    ..super::allreduce::SPEC
+    ..crate::bench::collective::allreduce::SPEC
 };
 
 pub struct Barrier;

@@ -1,19 +1,19 @@
 //! osu_bcast: MPI_Bcast from rank 0. As in OSU, there is no barrier before
 //! the first iteration of a size. busbw = algbw.
 
-use crate::report::nccl_tests::Collective as Nccl;
-use super::needs;
-use super::collective::{Call, Collective, Ranks};
-use super::spec::{BenchSpec, Op};
-use super::SizeCase;
 use crate::backend::Collectives;
+use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::needs;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
+use crate::report::nccl_tests::Collective as Nccl;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_bcast",
     title: "OSU MPI Broadcast Latency Test",
     letters: "hvfmixMacuGDPTIz",
-    ..super::allreduce::SPEC
+    ..crate::bench::collective::allreduce::SPEC
 };
 
 pub struct Bcast;

@@ -7,14 +7,14 @@
 //! buffer, so the check is about the timed call; and the root's receive
 //! buffer is cleared, not pre-filled, before each validated iteration.
 
-use crate::report::nccl_tests::Collective as Nccl;
-use super::needs;
-use super::allgather::block_value;
-use super::collective::{Call, Collective, Ranks};
-use super::spec::{BenchSpec, Op};
-use super::SizeCase;
 use crate::backend::Collectives;
+use crate::bench::collective::allgather::block_value;
+use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::needs;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
+use crate::report::nccl_tests::Collective as Nccl;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_gather",
@@ -23,7 +23,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     buffer_times_np: true,
     accel_slot: true,
     one_sided: None,
-    ..super::allreduce::SPEC
+    ..crate::bench::collective::allreduce::SPEC
 };
 
 pub struct Gather;

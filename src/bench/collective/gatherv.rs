@@ -4,16 +4,15 @@
 //! checks and bandwidths are osu_gather's; only the call differs, and (as
 //! in OSU) ranks meet once more after a size's last iteration.
 
-
-use super::gather::Gather;
-use super::collective::Ranks;
-use super::spec::{BenchSpec, Op};
-use super::vector::{Vector, VectorOp};
-use super::SizeCase;
 use crate::backend::{Blocks, VectorCollectives};
+use crate::bench::collective::gather::Gather;
+use crate::bench::collective::vector::{Vector, VectorOp};
+use crate::bench::collective::Ranks;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 
 pub const SPEC: BenchSpec =
-    BenchSpec { name: "osu_gatherv", title: "OSU MPI Gatherv Latency Test", ..super::gather::SPEC };
+    BenchSpec { name: "osu_gatherv", title: "OSU MPI Gatherv Latency Test", ..crate::bench::collective::gather::SPEC };
 
 /// osu_gatherv's call over osu_gather's buffers and patterns.
 pub struct GathervOp;

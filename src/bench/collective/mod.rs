@@ -5,9 +5,26 @@
 //! every rank's timings into OSU's average, min and max, the per-rank
 //! spread, nccl-tests bandwidths, and the per-iteration average over ranks.
 
-use super::spec::{BenchSpec, CollectiveCall, Op};
-use super::{Bench, BenchOn, Kernel, Metric, Need, Setup, SizeCase};
+pub mod allgather;
+pub mod allgatherv;
+pub mod allreduce;
+pub mod alltoall;
+pub mod alltoallv;
+pub mod alltoallw;
+pub mod barrier;
+pub mod bcast;
+pub mod gather;
+pub mod gatherv;
+pub mod reduce;
+pub mod reduce_scatter;
+pub mod reduce_scatter_block;
+pub mod scatter;
+pub mod scatterv;
+pub mod vector;
+
 use crate::backend::{Collectives, Control, Operands, ReduceOp, Transport};
+use crate::bench::spec::{BenchSpec, CollectiveCall, Op};
+use crate::bench::{Bench, BenchOn, Kernel, Metric, Need, Setup, SizeCase};
 use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
 use crate::options::RootRank;
 use crate::stats::{RankSpread, Samples};
@@ -227,7 +244,7 @@ impl<C: Collective> Bench for C {
     const COLLECTIVE: Option<CollectiveCall> = Some(CollectiveCall { op: C::OP, nonblocking: false });
 
     /// The send, receive and warm-up buffers [`CollKernel::new`] allocates.
-    fn message_bytes(plan: &super::plan::Plan, np: usize) -> u128 {
+    fn message_bytes(plan: &crate::bench::engine::plan::Plan, np: usize) -> u128 {
         let c = C::new(np);
         let (send, recv) = c.buffer_bytes(plan.max_size, np);
         let warm = if c.warm_up_elsewhere() { recv } else { 0 };

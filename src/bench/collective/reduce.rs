@@ -2,19 +2,19 @@
 //! default 0) or one that rotates with the iteration (`-k rotate`). OSU
 //! synchronises before each call, not after. busbw = algbw.
 
-use crate::report::nccl_tests::Collective as Nccl;
-use super::needs;
-use super::collective::{Call, Collective, Ranks, Sync, check_reduction, fill_reduction};
-use super::spec::{BenchSpec, Op};
-use super::SizeCase;
 use crate::backend::Collectives;
+use crate::bench::collective::{check_reduction, fill_reduction, Call, Collective, Ranks, Sync};
+use crate::bench::needs;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
+use crate::report::nccl_tests::Collective as Nccl;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_reduce",
     title: "OSU MPI Reduce Latency Test",
     letters: "hvfmixMacuGPTIlzk",
-    ..super::allreduce::SPEC
+    ..crate::bench::collective::allreduce::SPEC
 };
 
 pub struct Reduce;

@@ -3,16 +3,19 @@
 //! first n mod np ranks one more (one each for the first n ranks when
 //! n < np). busbw = algbw * (n-1)/n.
 
-use crate::report::nccl_tests::Collective as Nccl;
-use super::needs;
-use super::collective::{Call, Collective, Ranks, check_reduction, fill_reduction};
-use super::spec::{BenchSpec, Op};
-use super::SizeCase;
 use crate::backend::Collectives;
+use crate::bench::collective::{check_reduction, fill_reduction, Call, Collective, Ranks};
+use crate::bench::needs;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
+use crate::report::nccl_tests::Collective as Nccl;
 
-pub const SPEC: BenchSpec =
-    BenchSpec { name: "osu_reduce_scatter", title: "OSU MPI Reduce_scatter Latency Test", ..super::allreduce::SPEC };
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_reduce_scatter",
+    title: "OSU MPI Reduce_scatter Latency Test",
+    ..crate::bench::collective::allreduce::SPEC
+};
 
 pub struct ReduceScatter {
     counts: Vec<i32>,

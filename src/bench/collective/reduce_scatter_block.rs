@@ -8,18 +8,18 @@
 //! OSU checks a rank's block only when n > np; every non-empty block is
 //! checked here.
 
-use crate::report::nccl_tests::Collective as Nccl;
-use super::needs;
-use super::collective::{Call, Collective, Ranks, check_reduction, fill_reduction};
-use super::spec::{BenchSpec, Op};
-use super::SizeCase;
 use crate::backend::VectorCollectives;
+use crate::bench::collective::{check_reduction, fill_reduction, Call, Collective, Ranks};
+use crate::bench::needs;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
+use crate::report::nccl_tests::Collective as Nccl;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_reduce_scatter_block",
     title: "OSU MPI Reduce_scatter_block Latency Test",
-    ..super::reduce_scatter::SPEC
+    ..crate::bench::collective::reduce_scatter::SPEC
 };
 
 pub struct ReduceScatterBlock {

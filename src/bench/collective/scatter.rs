@@ -2,16 +2,16 @@
 //! 0, `-k fixed:R` or `-k rotate`); every rank checks the block it got.
 //! algbw counts the scattered size * np bytes; busbw = algbw * (n-1)/n.
 
-use crate::report::nccl_tests::Collective as Nccl;
-use super::needs;
-use super::collective::{Call, Collective, Ranks};
-use super::spec::{BenchSpec, Op};
-use super::SizeCase;
 use crate::backend::Collectives;
+use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::needs;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
+use crate::report::nccl_tests::Collective as Nccl;
 
 pub const SPEC: BenchSpec =
-    BenchSpec { name: "osu_scatter", title: "OSU MPI Scatter Latency Test", ..super::gather::SPEC };
+    BenchSpec { name: "osu_scatter", title: "OSU MPI Scatter Latency Test", ..crate::bench::collective::gather::SPEC };
 
 pub struct Scatter;
 

@@ -3,16 +3,18 @@
 //! count the same, the blocks end to end in rank order. Buffers, fills,
 //! checks and bandwidths are osu_scatter's; only the call differs.
 
-
-use super::scatter::Scatter;
-use super::collective::Ranks;
-use super::spec::{BenchSpec, Op};
-use super::vector::{Vector, VectorOp};
-use super::SizeCase;
 use crate::backend::{Blocks, VectorCollectives};
+use crate::bench::collective::scatter::Scatter;
+use crate::bench::collective::vector::{Vector, VectorOp};
+use crate::bench::collective::Ranks;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 
-pub const SPEC: BenchSpec =
-    BenchSpec { name: "osu_scatterv", title: "OSU MPI Scatterv Latency Test", ..super::scatter::SPEC };
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_scatterv",
+    title: "OSU MPI Scatterv Latency Test",
+    ..crate::bench::collective::scatter::SPEC
+};
 
 /// osu_scatterv's call over osu_scatter's buffers and patterns.
 pub struct ScattervOp;

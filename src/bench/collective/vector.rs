@@ -5,11 +5,11 @@
 //! layout ([`Blocks`], end to end in rank order) and its call. A file says
 //! those in a [`VectorOp`]; [`Vector`] is the [`Collective`] over it.
 
-use super::collective::{Call, Collective, Ranks, Sync};
-use super::needs;
-use super::spec::{BenchSpec, Op};
-use super::SizeCase;
 use crate::backend::{Blocks, VectorCollectives};
+use crate::bench::collective::{Call, Collective, Ranks, Sync};
+use crate::bench::needs;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
 
 /// What one vector collective is beyond its twin.

@@ -19,9 +19,9 @@
 //! Validation repeats each iteration `-u` times more. Untimed work
 //! between sizes (barriers, fills, start-up) is left out.
 
-use super::plan::{Plan, Point};
-use super::spec::{MetricKind, Op};
 use crate::backend::Capability;
+use crate::bench::engine::plan::{Plan, Point};
+use crate::bench::spec::{MetricKind, Op};
 use crate::bytes::human_bytes;
 
 /// The link a dry run's duration assumes.
@@ -198,12 +198,12 @@ pub fn lines(plan: &Plan, np: usize, buffers: u128, link: LinkModel) -> Vec<Stri
         }
     }
     out.extend(crate::report::aligned_columns(&rows));
-    let est = super::memory::estimate(plan, np, None, buffers);
+    let est = crate::bench::engine::memory::estimate(plan, np, None, buffers);
     out.push(format!(
         "# memory of one rank: {} beyond the process ({}; MPI's first traffic {})",
         human_bytes(est.more()),
         est.parts(),
-        human_bytes(super::memory::MPI_FIRST_TRAFFIC)
+        human_bytes(crate::bench::engine::memory::MPI_FIRST_TRAFFIC)
     ));
     out.push(format!(
         "# estimated duration: {} of timed and warm-up iterations, modelled at {} us per message step and {} GB/s \
@@ -218,7 +218,7 @@ pub fn lines(plan: &Plan, np: usize, buffers: u128, link: LinkModel) -> Vec<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::plan::Plan;
+    use crate::bench::engine::plan::Plan;
     use crate::cli::test_options as opts;
 
     #[test]
@@ -238,7 +238,7 @@ mod tests {
     /// and 16 bytes at 10 GB/s.
     #[test]
     fn latency_duration_is_its_round_trips() {
-        let spec = &crate::bench::latency::SPEC;
+        let spec = &crate::bench::pt2pt::latency::SPEC;
         let o = opts(spec, &["-m", "8:8"]);
         let plan = Plan::for_test(spec, &o, 2);
         let want = 10100.0 * (2e-6 + 16.0 / 1e10);
@@ -249,7 +249,7 @@ mod tests {
     /// that grows with the ranks.
     #[test]
     fn a_large_alltoall_is_planned_without_ranks() {
-        let spec = &crate::bench::alltoall::SPEC;
+        let spec = &crate::bench::collective::alltoall::SPEC;
         let o = opts(spec, &["-m", "1:1024"]);
         let plan = Plan::for_test(spec, &o, 512);
         let text = lines(&plan, 512, 2048, ASSUMED);
@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn nccl_tests_cells_and_windows_are_named() {
-        let spec = &crate::bench::mbw_mr::SPEC;
+        let spec = &crate::bench::pt2pt::mbw_mr::SPEC;
         let o = opts(spec, &["-m", "4:4", "-V"]);
         let plan = Plan::for_test(spec, &o, 2);
         let text = lines(&plan, 2, 0, ASSUMED);

@@ -10,9 +10,9 @@ use std::cell::RefCell;
 use std::io;
 use std::rc::Rc;
 
-use super::fan::FanLayout;
-use super::plan::Plan;
-use super::spec::{BenchSpec, MetricKind};
+use crate::bench::engine::plan::Plan;
+use crate::bench::pt2pt::fan::FanLayout;
+use crate::bench::spec::{BenchSpec, MetricKind};
 use crate::gpu::cuda::GpuInfo;
 use crate::job::Job;
 use crate::peak::gpu::GpuSide;

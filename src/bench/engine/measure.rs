@@ -6,11 +6,12 @@
 
 use std::io;
 
-pub use super::plan::Plan;
-use super::spec::MetricKind;
-use super::timed_loop::{self, LoopOutcome};
-use super::{validation, Kernel, Metric, SizeCase};
 use crate::backend::{Control, Transport};
+pub use crate::bench::engine::plan::Plan;
+use crate::bench::engine::timed_loop::{self, LoopOutcome};
+use crate::bench::spec::MetricKind;
+use crate::bench::{engine::validation, Kernel, Metric, SizeCase};
+use crate::job::watchdog::{Progress, Step};
 use crate::job::{everywhere, say, Ending};
 use crate::options::Format;
 use crate::report::sinks::Sinks;
@@ -19,7 +20,6 @@ use crate::report::{PrecisionStop, Row, Sink};
 use crate::stats::noise::NoiseThresholds;
 use crate::stats::spread::spread;
 use crate::stats::{osu_tails, Samples, Summary};
-use crate::watchdog::{Progress, Step};
 
 /// Runs every size of the plan. `sinks` are rank 0's outputs (None
 /// elsewhere); `on_row` is called after each row reached them. Err only
@@ -289,5 +289,4 @@ fn row<T: Transport, K: Kernel<T>>(
 }
 
 #[cfg(test)]
-#[path = "measure/tests.rs"]
 mod tests;

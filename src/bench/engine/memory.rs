@@ -13,8 +13,8 @@
 //! enough for a refusal, which only has to be right about runs far beyond
 //! the node.
 
-use super::plan::Plan;
-use super::spec::{CollectiveCall, Op};
+use crate::bench::engine::plan::Plan;
+use crate::bench::spec::{CollectiveCall, Op};
 use crate::options::{BufferMode, RootRank};
 
 /// Bytes one outstanding non-blocking request costs: our MPI_Request
@@ -73,7 +73,7 @@ fn pages(bytes: u128) -> u128 {
 /// The estimate for rank `rank` of the run `plan` on `np` ranks (None: the
 /// rank that holds the most, for the dry run, which speaks for every
 /// rank); `buffers` is the benchmark's own message-buffer memory
-/// ([`super::Bench::message_bytes`]).
+/// ([`crate::bench::Bench::message_bytes`]).
 pub fn estimate(plan: &Plan, np: usize, rank: Option<usize>, buffers: u128) -> Estimate {
     let (spec, opts) = (plan.spec, plan.opts);
     let max = plan.max_size as u128;
@@ -219,9 +219,9 @@ pub fn report_line(name: &str, rank: usize, est: &Estimate) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::bibw::SPEC as BIBW;
-    use crate::bench::bw::SPEC as BW;
-    use crate::bench::latency::SPEC as LATENCY;
+    use crate::bench::pt2pt::bibw::SPEC as BIBW;
+    use crate::bench::pt2pt::bw::SPEC as BW;
+    use crate::bench::pt2pt::latency::SPEC as LATENCY;
     use crate::bench::spec::BenchSpec;
     use crate::cli::test_options as opts;
 

@@ -5,9 +5,9 @@
 //! run cannot go ahead on a job of this size. The runner, the kernels'
 //! set-up, the memory estimate and the measurement loop all read it.
 
-use super::spec::{BenchSpec, CollectiveCall, JobShapeError, MetricKind, ProcRule, DEFAULT_MEM_LIMIT};
-use super::{counts, message_sizes, SizeCase};
 use crate::backend::Capability;
+use crate::bench::spec::{BenchSpec, CollectiveCall, JobShapeError, MetricKind, ProcRule, DEFAULT_MEM_LIMIT};
+use crate::bench::{counts, message_sizes, SizeCase};
 use crate::datatype::Datatype;
 use crate::options::{Backend, Format, Options, RootRank};
 use crate::report::osu::VARIED_WINDOWS;
@@ -41,7 +41,7 @@ impl<'a> Plan<'a> {
     pub fn resolve(spec: &'static BenchSpec, opts: &'a Options, np: usize) -> Result<Plan<'a>, JobShapeError> {
         // NCCL's collectives run on one GPU too (nccl-tests' single-GPU
         // sweep; NCCL refuses two ranks on one GPU).
-        let entry = super::registry::lookup(spec.name).expect("every benchmark is in the registry");
+        let entry = crate::bench::registry::lookup(spec.name).expect("every benchmark is in the registry");
         let (needs, collective) = (entry.needs, entry.collective);
         let one_gpu = np == 1 && opts.backend == Backend::Nccl && !spec.is_point_to_point();
         let pairs = if one_gpu { 0 } else { spec.pairs_for(np, opts.pairs)? };
@@ -53,7 +53,7 @@ impl<'a> Plan<'a> {
             }
         }
         let unequal = opts.workers.is_some_and(|w| w.sender != Some(w.receiver));
-        if spec.workers == Some(super::spec::Workers::Threads) && opts.validation.is_some() && unequal {
+        if spec.workers == Some(crate::bench::spec::Workers::Threads) && opts.validation.is_some() && unequal {
             // OSU checks each message in the thread that received it.
             return Err(JobShapeError::ValidationThreads);
         }
@@ -63,7 +63,7 @@ impl<'a> Plan<'a> {
             }
         }
         if spec.takes('N') {
-            super::neighborhood::fits(&opts.neighborhood, np)?;
+            crate::bench::neighborhood::fits(&opts.neighborhood, np)?;
         }
         let mut plan = Plan { spec, opts, pairs, max_size: opts.max_size, note: None, needs, collective };
         if !spec.is_point_to_point() && spec.typed() {
@@ -196,7 +196,7 @@ impl<'a> Plan<'a> {
 impl Plan<'_> {
     /// The plan as the run record keeps it, on `np` ranks, with one rank's
     /// memory estimate when there is one.
-    pub fn record(&self, np: usize, memory: Option<&super::memory::Estimate>) -> PlanRecord {
+    pub fn record(&self, np: usize, memory: Option<&crate::bench::engine::memory::Estimate>) -> PlanRecord {
         let words = |s: String| {
             s.chars().fold(String::new(), |mut out, c| {
                 if c.is_ascii_uppercase() && !out.is_empty() {
@@ -302,12 +302,12 @@ pub struct Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::allgather::SPEC as ALLGATHER;
-    use crate::bench::allreduce::SPEC as ALLREDUCE;
-    use crate::bench::alltoall::SPEC as ALLTOALL;
-    use crate::bench::barrier::SPEC as BARRIER;
-    use crate::bench::bcast::SPEC as BCAST;
-    use crate::bench::reduce::SPEC as REDUCE;
+    use crate::bench::collective::allgather::SPEC as ALLGATHER;
+    use crate::bench::collective::allreduce::SPEC as ALLREDUCE;
+    use crate::bench::collective::alltoall::SPEC as ALLTOALL;
+    use crate::bench::collective::barrier::SPEC as BARRIER;
+    use crate::bench::collective::bcast::SPEC as BCAST;
+    use crate::bench::collective::reduce::SPEC as REDUCE;
     use crate::cli::test_options as opts;
 
     /// The plan's pairs, lowered largest size and note, or the line rank 0
@@ -381,7 +381,7 @@ mod tests {
     fn one_rank_runs_only_nccl_collectives() {
         assert!(resolved(&ALLREDUCE, 1, &opts(&ALLREDUCE, &[])).is_err(), "MPI collectives need two ranks, as in OSU");
         assert_eq!(resolved(&ALLREDUCE, 1, &opts(&ALLREDUCE, &["--backend", "nccl"])).map(|r| r.0), Ok(0));
-        let latency = &crate::bench::latency::SPEC;
+        let latency = &crate::bench::pt2pt::latency::SPEC;
         assert!(resolved(latency, 1, &opts(latency, &["--backend", "nccl"])).is_err());
     }
 
@@ -389,7 +389,7 @@ mod tests {
     /// small and large counts, one cell each.
     #[test]
     fn the_record_keeps_the_plan_in_spans() {
-        let spec = &crate::bench::latency::SPEC;
+        let spec = &crate::bench::pt2pt::latency::SPEC;
         let o = opts(spec, &[]);
         let r = Plan::for_test(spec, &o, 2).record(2, None);
         assert_eq!(r.spans.len(), 2, "{r:?}");
@@ -397,7 +397,7 @@ mod tests {
         assert_eq!((r.spans[1].sizes.len(), r.spans[1].iterations, r.spans[1].warmup), (9, 1000, 10));
         assert_eq!(*r.spans[1].sizes.last().unwrap(), 1 << 22);
         assert_eq!((r.needs.as_deref(), r.collective.as_deref(), r.memory), (Some("point_to_point"), None, None));
-        let spec = &crate::bench::ireduce_scatter_block::SPEC;
+        let spec = &crate::bench::nonblocking::ireduce_scatter_block::SPEC;
         let o = opts(spec, &["-m", "4:8"]);
         assert_eq!(Plan::for_test(spec, &o, 2).record(2, None).collective.as_deref(), Some("ireduce_scatter_block"));
     }

@@ -1,23 +1,24 @@
 //! Drives one OSU benchmark binary from argv to exit status: options, the
 //! job's start-up (the shared lifecycle in [`crate::job`]), the memory
 //! check, the kernel over its transport, result files and outputs, the
-//! measurement ([`super::measure`]), the run record's end, and OSU's last
+//! measurement ([`crate::bench::engine::measure`]), the run record's end, and OSU's last
 //! line after a validation failure.
 
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use super::efficiency::{self, Curve};
-use super::measure;
-use super::plan::Plan;
-use super::{memory, needs, Bench, BenchOn, Kernel, Need, PointToPoint, Setup};
 use crate::backend::cuda_memory::{CudaMemory, Place};
 use crate::backend::mpi_host::{Mpi, MpiHost};
 use crate::backend::nccl::Nccl;
 use crate::backend::{self, Control, Transport};
+use crate::bench::engine::efficiency::{self, Curve};
+use crate::bench::engine::measure;
+use crate::bench::engine::plan::Plan;
+use crate::bench::{engine::memory, needs, Bench, BenchOn, Kernel, Need, PointToPoint, Setup};
 use crate::buffer::AllocError;
 use crate::cli::{self, help, Parsed};
+use crate::job::watchdog::Step;
 use crate::job::{self, say, Ending, Job, JobConfig, RecordFile};
 use crate::options::Backend;
 use crate::options::Options;
@@ -30,7 +31,6 @@ use crate::report::sinks::Sinks;
 use crate::report::RunContext;
 use crate::topo;
 use crate::topo::report::WarnContext;
-use crate::watchdog::Step;
 
 /// Runs benchmark `B` and exits the process with its status.
 pub fn main<B: Bench + Launch<<B as Bench>::Needs>>() -> ! {
@@ -143,22 +143,26 @@ where
 /// [`backend::capabilities`] gives its capability; a compile-time check
 /// (`const _`), so the options' refusals and the dispatch cannot part.
 pub const BACKENDS_AGREE: () = {
-    agree::<needs::PointToPoint>(<super::latency::Latency as Launch<needs::PointToPoint>>::BACKENDS);
-    agree::<needs::Threads>(<super::latency_mt::LatencyMt as Launch<needs::Threads>>::BACKENDS);
-    agree::<needs::Collectives>(<super::allreduce::Allreduce as Launch<needs::Collectives>>::BACKENDS);
-    agree::<needs::Barrier>(<super::barrier::Barrier as Launch<needs::Barrier>>::BACKENDS);
-    agree::<needs::VectorCollectives>(<super::allgatherv::Allgatherv as Launch<needs::VectorCollectives>>::BACKENDS);
+    agree::<needs::PointToPoint>(<crate::bench::pt2pt::latency::Latency as Launch<needs::PointToPoint>>::BACKENDS);
+    agree::<needs::Threads>(<crate::bench::pt2pt::latency_mt::LatencyMt as Launch<needs::Threads>>::BACKENDS);
+    agree::<needs::Collectives>(
+        <crate::bench::collective::allreduce::Allreduce as Launch<needs::Collectives>>::BACKENDS,
+    );
+    agree::<needs::Barrier>(<crate::bench::collective::barrier::Barrier as Launch<needs::Barrier>>::BACKENDS);
+    agree::<needs::VectorCollectives>(
+        <crate::bench::collective::allgatherv::Allgatherv as Launch<needs::VectorCollectives>>::BACKENDS,
+    );
     agree::<needs::NonBlockingCollectives>(
-        <super::iallreduce::Iallreduce as Launch<needs::NonBlockingCollectives>>::BACKENDS,
+        <crate::bench::nonblocking::iallreduce::Iallreduce as Launch<needs::NonBlockingCollectives>>::BACKENDS,
     );
     agree::<needs::NeighborCollectives>(
-        <super::neighbor_alltoall::NeighborAlltoall as Launch<needs::NeighborCollectives>>::BACKENDS,
+        <crate::bench::neighborhood::neighbor_alltoall::NeighborAlltoall as Launch<needs::NeighborCollectives>>::BACKENDS,
     );
     agree::<needs::PersistentPointToPoint>(
-        <super::latency_persistent::LatencyPersistent as Launch<needs::PersistentPointToPoint>>::BACKENDS,
+        <crate::bench::pt2pt::latency_persistent::LatencyPersistent as Launch<needs::PersistentPointToPoint>>::BACKENDS,
     );
     agree::<needs::PersistentCollectives>(
-        <super::allreduce_persistent::AllreducePersistent as Launch<needs::PersistentCollectives>>::BACKENDS,
+        <crate::bench::persistent::allreduce_persistent::AllreducePersistent as Launch<needs::PersistentCollectives>>::BACKENDS,
     );
 };
 const _: () = BACKENDS_AGREE;
@@ -182,7 +186,7 @@ const fn agree<N: Need>(launched: &[Backend]) {
 }
 
 /// [`main`] for a one-sided benchmark (bench/rma/mod.rs).
-pub fn main_rma<B: super::rma::RmaBench>() -> ! {
+pub fn main_rma<B: crate::bench::rma::RmaBench>() -> ! {
     let code = run_rma::<B>();
     let _ = io::stdout().flush();
     job::exit(code)
@@ -190,17 +194,17 @@ pub fn main_rma<B: super::rma::RmaBench>() -> ! {
 
 /// [`run`] for a one-sided benchmark: MPI windows in host memory (the
 /// options refuse other backends and `-d`).
-pub fn run_rma<B: super::rma::RmaBench>() -> i32 {
+pub fn run_rma<B: crate::bench::rma::RmaBench>() -> i32 {
     run_with(
         B::SPEC,
-        |p, _| super::rma::message_bytes(p),
+        |p, _| crate::bench::rma::message_bytes(p),
         |s: &Session| {
-            let refused = super::rma::library_refuses(B::OP, &s.opts.datatypes, &s.job.world.library_version());
+            let refused = crate::bench::rma::library_refuses(B::OP, &s.opts.datatypes, &s.job.world.library_version());
             if s.job.everywhere(refused.map_or(Ok(()), Err)).is_none() {
                 return setup_failed();
             }
             let t = MpiHost::new(&s.job.world);
-            s.run(&t, |p, _| super::rma::message_bytes(p), super::rma::RmaKernel::new::<B>)
+            s.run(&t, |p, _| crate::bench::rma::message_bytes(p), crate::bench::rma::RmaKernel::new::<B>)
         },
     )
 }
@@ -222,7 +226,7 @@ fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
 
 /// Runs osu_init or osu_hello (`spec`) and exits the process with its
 /// status.
-pub fn main_startup(spec: &'static super::spec::BenchSpec) -> ! {
+pub fn main_startup(spec: &'static crate::bench::spec::BenchSpec) -> ! {
     let code = run_startup(spec);
     let _ = io::stdout().flush();
     job::exit(code)
@@ -230,7 +234,7 @@ pub fn main_startup(spec: &'static super::spec::BenchSpec) -> ! {
 
 /// osu_init or osu_hello: the shared options and job start, then the
 /// start-up row instead of a measurement (bench/startup/init.rs says why).
-pub fn run_startup(spec: &'static super::spec::BenchSpec) -> i32 {
+pub fn run_startup(spec: &'static crate::bench::spec::BenchSpec) -> i32 {
     run_with(spec, |_, _| 0, |s: &Session| s.startup())
 }
 
@@ -238,17 +242,17 @@ pub fn run_startup(spec: &'static super::spec::BenchSpec) -> i32 {
 /// end: what every OSU binary does around its measurement. `message_bytes`
 /// is the benchmark's buffer memory on one rank, for `--dry-run`.
 fn run_with(
-    spec: &'static super::spec::BenchSpec,
+    spec: &'static crate::bench::spec::BenchSpec,
     message_bytes: fn(&Plan, usize) -> u128,
     measure: impl FnOnce(&Session) -> Ending,
 ) -> i32 {
     topo::hwloc::skip_unused_plugins();
     let argv = job::argv();
-    let env = crate::launcher::detect();
+    let env = crate::job::launcher::detect();
     if env.rank.is_some() {
         // Before the options: a rank whose launcher goes away while it
         // reads them (a graph file) ends with it.
-        crate::signals::end_with_launcher(libc::SIGKILL);
+        crate::job::signals::end_with_launcher(libc::SIGKILL);
     }
     let leader = env.is_leader();
     let opts = match cli::parse(spec, argv.get(1..).unwrap_or(&[])) {
@@ -314,12 +318,12 @@ fn run_with(
     let job = match Job::start(cfg, env, |world| {
         let p = Plan::resolve(spec, &opts, world.size())?;
         if world.threads() < spec.thread_level() {
-            return Err(super::spec::JobShapeError::ThreadMultiple);
+            return Err(crate::bench::spec::JobShapeError::ThreadMultiple);
         }
         let p = if p.pairs_from_nodes() {
             // Every rank off the parent node sends or receives: one pair
             // each (np/2 on two nodes).
-            let layout = super::fan::FanLayout::of(world)?;
+            let layout = crate::bench::pt2pt::fan::FanLayout::of(world)?;
             p.with_pairs(world.size() - layout.ppn())
         } else {
             p
@@ -328,7 +332,7 @@ fn run_with(
             say(note);
         }
         plan = Some(p);
-        Ok::<(), super::spec::JobShapeError>(())
+        Ok::<(), crate::bench::spec::JobShapeError>(())
     }) {
         Ok(j) => j,
         Err(code) => return code,
@@ -357,12 +361,12 @@ fn run_with(
 /// `--dry-run`: the plan's table on the leader (the launcher's rank 0, or
 /// the only process), nothing started; 1 when the job could not run.
 fn dry_run(
-    spec: &'static super::spec::BenchSpec,
+    spec: &'static crate::bench::spec::BenchSpec,
     opts: &Options,
-    env: &crate::launcher::LauncherEnv,
+    env: &crate::job::launcher::LauncherEnv,
     message_bytes: fn(&Plan, usize) -> u128,
 ) -> i32 {
-    let np = super::dry_run::ranks(opts.dry_run_ranks, env.size);
+    let np = crate::bench::engine::dry_run::ranks(opts.dry_run_ranks, env.size);
     let plan = match Plan::resolve(spec, opts, np) {
         Ok(p) => p,
         Err(e) => {
@@ -373,7 +377,12 @@ fn dry_run(
         }
     };
     if env.is_leader() {
-        let lines = super::dry_run::lines(&plan, np, message_bytes(&plan, np), super::dry_run::ASSUMED);
+        let lines = crate::bench::engine::dry_run::lines(
+            &plan,
+            np,
+            message_bytes(&plan, np),
+            crate::bench::engine::dry_run::ASSUMED,
+        );
         out(&format!("{}\n", lines.join("\n")));
     }
     0
@@ -414,7 +423,7 @@ pub struct Session<'a> {
     opts: &'a Options,
     /// What the run will do (its options are `opts`).
     plan: &'a Plan<'a>,
-    spec: &'static super::spec::BenchSpec,
+    spec: &'static crate::bench::spec::BenchSpec,
     /// Rank 0, for a run that reports a bandwidth: its paths and the
     /// bandwidths measured so far (efficiency.rs).
     paths: RefCell<Option<(RunPaths, efficiency::Points)>>,
@@ -593,7 +602,7 @@ impl Session<'_> {
         };
         let mut ending = Ending::Complete;
         if let Some(sinks) = sinks.as_mut() {
-            let mut row = super::init::row(&secs);
+            let mut row = crate::bench::startup::init::row(&secs);
             row.finished_utc = crate::report::time::Utc::now().rfc3339();
             // The one row is every size: the outputs finish with it.
             match sinks.each(|s| s.row(&row).and_then(|()| s.finish())) {
@@ -819,7 +828,7 @@ impl Session<'_> {
                 small_warmup: o.warmup.unwrap_or(d.small_warmup),
                 large_iterations: o.iterations.unwrap_or(d.large_iterations),
                 large_warmup: o.warmup.unwrap_or(d.large_warmup),
-                large_above_bytes: self.spec.large_switch.then_some(super::spec::LARGE_MESSAGE_SIZE),
+                large_above_bytes: self.spec.large_switch.then_some(crate::bench::spec::LARGE_MESSAGE_SIZE),
                 window: self.spec.windowed.then_some(o.window),
                 validation_warmup: o.validation_warmup,
                 min_size: o.min_size,
@@ -829,7 +838,7 @@ impl Session<'_> {
             slurm: crate::report::slurm::SlurmInfo::from_env(),
             buffers: Some(BufferInfo::new(T::MEMORY, o.buffer_locations.as_ref())),
             backend_details: None,
-            noise_thresholds: Some(super::measure::noise_thresholds()),
+            noise_thresholds: Some(crate::bench::engine::measure::noise_thresholds()),
             plan: None,
             paths: None,
         }

@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
-use super::{Kernel, SizeCase};
 use crate::backend::{Control, Transport};
+use crate::bench::{Kernel, SizeCase};
 use crate::buffer::Mismatch;
+use crate::job::watchdog::{Progress, Step};
 use crate::stats::precision::{Decision, StopReason, StoppingRule};
 use crate::stats::Samples;
-use crate::watchdog::{Progress, Step};
 
 /// What the loop saw besides the timings.
 #[derive(Debug, Default)]
@@ -257,7 +257,7 @@ fn check_after<T: Transport, K: Kernel<T>>(
 mod tests {
     use super::*;
     use crate::backend::mock::{self, MockTransport, Model};
-    use crate::bench::{allreduce, barrier, reduce, Bench, BenchOn, Setup};
+    use crate::bench::{collective::allreduce, collective::barrier, collective::reduce, Bench, BenchOn, Setup};
     use crate::cli::test_options;
     use crate::datatype::Datatype;
 
@@ -267,7 +267,7 @@ mod tests {
     fn both<B: BenchOn<MockTransport>>(np: usize, validating: bool) -> (Vec<f64>, Vec<f64>, u64, bool) {
         let mut out = mock::run(np, Model::default(), |t| {
             let opts = test_options(B::SPEC, &["-m", "64:64"]);
-            let plan = crate::bench::plan::Plan::for_test(B::SPEC, &opts, np);
+            let plan = crate::bench::engine::plan::Plan::for_test(B::SPEC, &opts, np);
             let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
             let mut k = B::kernel(&setup).expect("buffers");
             let case = SizeCase { datatype: Datatype::Int, size: 64, count: 16, iterations: 20, warmup: 3, window: 1 };
@@ -317,7 +317,7 @@ mod tests {
         for (once, checks) in [(false, 23), (true, 1)] {
             let out = mock::run_with(2, Model::default(), Some(mock::Fault::CorruptTo { to: 0 }), |t| {
                 let opts = test_options(allreduce::Allreduce::SPEC, &["-m", "64:64"]);
-                let plan = crate::bench::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
+                let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
                 let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
                 let case =

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use super::SizeCase;
+use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
 
 /// Where validation failed, in one line.

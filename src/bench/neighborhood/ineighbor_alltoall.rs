@@ -1,10 +1,10 @@
 //! osu_ineighbor_alltoall: the non-blocking form of osu_neighbor_alltoall (MPI_Ineighbor_alltoall),
-//! timed by OSU's overlap method (see [`super::nonblocking`]) over its
+//! timed by OSU's overlap method (see [`crate::bench::nonblocking`]) over its
 //! twin's topology, buffers, fills and checks.
 
-use super::neighborhood::ineighbor_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
-use super::neighbor_alltoall::NeighborAlltoall;
+use crate::bench::neighborhood::ineighbor_collective;
+use crate::bench::neighborhood::neighbor_alltoall::NeighborAlltoall;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ineighbor_alltoall",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuNGDPTIz",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::neighbor_alltoall::SPEC
+    ..crate::bench::neighborhood::neighbor_alltoall::SPEC
 };
 
 ineighbor_collective!(IneighborAlltoall over NeighborAlltoall, SPEC);

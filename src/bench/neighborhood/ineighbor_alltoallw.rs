@@ -1,10 +1,10 @@
 //! osu_ineighbor_alltoallw: the non-blocking form of osu_neighbor_alltoallw (MPI_Ineighbor_alltoallw),
-//! timed by OSU's overlap method (see [`super::nonblocking`]) over its
+//! timed by OSU's overlap method (see [`crate::bench::nonblocking`]) over its
 //! twin's topology, buffers, fills and checks.
 
-use super::neighborhood::ineighbor_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
-use super::neighbor_alltoallw::NeighborAlltoallw;
+use crate::bench::neighborhood::ineighbor_collective;
+use crate::bench::neighborhood::neighbor_alltoallw::NeighborAlltoallw;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ineighbor_alltoallw",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuNGDPTIz",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::neighbor_alltoallw::SPEC
+    ..crate::bench::neighborhood::neighbor_alltoallw::SPEC
 };
 
 ineighbor_collective!(IneighborAlltoallw over NeighborAlltoallw, SPEC);

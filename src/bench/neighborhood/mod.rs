@@ -12,14 +12,25 @@
 //! first size, outside any timed region, and rank 0 prints the grid's
 //! shape and the average time that creation took above the table.
 
+pub mod ineighbor_allgather;
+pub mod ineighbor_allgatherv;
+pub mod ineighbor_alltoall;
+pub mod ineighbor_alltoallv;
+pub mod ineighbor_alltoallw;
+pub mod neighbor_allgather;
+pub mod neighbor_allgatherv;
+pub mod neighbor_alltoall;
+pub mod neighbor_alltoallv;
+pub mod neighbor_alltoallw;
+
 use std::io::Write;
 use std::marker::PhantomData;
 
-use super::collective::{Call, Collective, Ranks};
-use super::spec::{BenchSpec, JobShapeError, Op};
-use super::{needs, Setup, SizeCase};
 use crate::backend::NonBlockingCollectives;
 use crate::backend::{Adjacency, Blocks, ByteBlocks, Control, NeighborCollectives, NeighborGraph, ReduceOp};
+use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::spec::{BenchSpec, JobShapeError, Op};
+use crate::bench::{needs, Setup, SizeCase};
 use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
 use crate::options::Neighborhood;
 
@@ -348,7 +359,7 @@ impl<K: NeighborOp, T: NeighborCollectives> Call<T> for Nbr<K> {
 
 /// The message buffers one rank allocates, as OSU sizes them (a block per
 /// rank of the job).
-pub fn message_bytes<K: NeighborOp>(plan: &super::plan::Plan, np: usize) -> u128 {
+pub fn message_bytes<K: NeighborOp>(plan: &crate::bench::engine::plan::Plan, np: usize) -> u128 {
     let (send, recv) = Nbr::<K>::new(np).buffer_bytes(plan.max_size, np);
     (send + recv) as u128
 }
@@ -372,7 +383,7 @@ macro_rules! neighbor_collective {
             const COLLECTIVE: Option<$crate::bench::spec::CollectiveCall> =
                 Some($crate::bench::spec::CollectiveCall { op: $op, nonblocking: false });
 
-            fn message_bytes(plan: &$crate::bench::plan::Plan, np: usize) -> u128 {
+            fn message_bytes(plan: &$crate::bench::engine::plan::Plan, np: usize) -> u128 {
                 $crate::bench::neighborhood::message_bytes::<$name>(plan, np)
             }
         }
@@ -424,7 +435,7 @@ macro_rules! ineighbor_collective {
                 nonblocking: true,
             });
 
-            fn message_bytes(plan: &$crate::bench::plan::Plan, np: usize) -> u128 {
+            fn message_bytes(plan: &$crate::bench::engine::plan::Plan, np: usize) -> u128 {
                 $crate::bench::neighborhood::message_bytes::<$twin>(plan, np)
             }
         }

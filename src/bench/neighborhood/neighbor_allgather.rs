@@ -3,8 +3,8 @@
 //! Topology, buffers, fills, checks and the kernel are shared
 //! (bench/neighborhood/mod.rs).
 
-use super::neighborhood::neighbor_collective;
-use super::spec::{BenchSpec, MetricKind, Op, ProcRule, COLL_ITERS};
+use crate::bench::neighborhood::neighbor_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, Op, ProcRule, COLL_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_neighbor_allgather",

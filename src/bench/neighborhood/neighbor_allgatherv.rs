@@ -3,13 +3,13 @@
 //! Topology, buffers, fills, checks and the kernel are shared
 //! (bench/neighborhood/mod.rs).
 
-use super::neighborhood::neighbor_collective;
-use super::spec::{BenchSpec, Op};
+use crate::bench::neighborhood::neighbor_collective;
+use crate::bench::spec::{BenchSpec, Op};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_neighbor_allgatherv",
     title: "OSU MPI Neighborhood Allgatherv Latency Test",
-    ..super::neighbor_allgather::SPEC
+    ..crate::bench::neighborhood::neighbor_allgather::SPEC
 };
 
 neighbor_collective!(NeighborAllgatherv, SPEC, Op::NeighborAllgatherv);

@@ -4,13 +4,13 @@
 //! Topology, buffers, fills, checks and the kernel are shared
 //! (bench/neighborhood/mod.rs).
 
-use super::neighborhood::neighbor_collective;
-use super::spec::{BenchSpec, Op};
+use crate::bench::neighborhood::neighbor_collective;
+use crate::bench::spec::{BenchSpec, Op};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_neighbor_alltoallw",
     title: "OSU MPI All-to-Allw Personalized Exchange Latency Test",
-    ..super::neighbor_alltoall::SPEC
+    ..crate::bench::neighborhood::neighbor_alltoall::SPEC
 };
 
 neighbor_collective!(NeighborAlltoallw, SPEC, Op::NeighborAlltoallw);

@@ -106,7 +106,9 @@ fn the_shape_line_is_osus() {
 #[test]
 fn buffers_hold_a_block_per_rank_or_neighbour() {
     use crate::bench::neighborhood::NeighborOp;
-    use crate::bench::{neighbor_allgather::NeighborAllgather, neighbor_alltoall::NeighborAlltoall};
+    use crate::bench::{
+        neighborhood::neighbor_allgather::NeighborAllgather, neighborhood::neighbor_alltoall::NeighborAlltoall,
+    };
     assert_eq!(NeighborAllgather::OP, Op::NeighborAllgather);
     assert_eq!(Nbr::<NeighborAllgather>::new(4).buffer_bytes(8, 4), (8, 32));
     assert_eq!(Nbr::<NeighborAlltoall>::new(4).buffer_bytes(8, 4), (32, 32));

@@ -1,10 +1,10 @@
 //! osu_iallgather: MPI_Iallgather of size bytes from every rank to every rank, timed by OSU's overlap method (see
-//! [`super::nonblocking`]); buffers, fills and checks are
+//! [`crate::bench::nonblocking`]); buffers, fills and checks are
 //! osu_allgather's.
 
-use super::allgather::Allgather;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::allgather::Allgather;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_iallgather",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGDPTIlz",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::allgather::SPEC
+    ..crate::bench::collective::allgather::SPEC
 };
 
 nonblocking_collective!(Iallgather over Allgather, SPEC, |c, t, send, recv, case, job, i| {

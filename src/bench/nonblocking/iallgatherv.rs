@@ -1,10 +1,10 @@
 //! osu_iallgatherv: MPI_Iallgatherv with osu_allgatherv's layout, timed by OSU's
-//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! overlap method (see [`crate::bench::nonblocking`]); buffers, fills and checks
 //! are osu_allgatherv's.
 
-use super::allgatherv::Allgatherv;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::allgatherv::Allgatherv;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_iallgatherv",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGDPTIlz",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::allgatherv::SPEC
+    ..crate::bench::collective::allgatherv::SPEC
 };
 
 nonblocking_collective!(Iallgatherv over Allgatherv, SPEC, |c, t, send, recv, case, job, i| {

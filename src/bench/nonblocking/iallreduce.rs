@@ -1,10 +1,10 @@
 //! osu_iallreduce: MPI_Iallreduce with MPI_SUM, timed by OSU's overlap
-//! method (see [`super::nonblocking`]); buffers, fills and checks are
+//! method (see [`crate::bench::nonblocking`]); buffers, fills and checks are
 //! osu_allreduce's.
 
-use super::allreduce::Allreduce;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::allreduce::Allreduce;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_iallreduce",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGPTIlz",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::allreduce::SPEC
+    ..crate::bench::collective::allreduce::SPEC
 };
 
 nonblocking_collective!(Iallreduce over Allreduce, SPEC, |c, t, send, recv, case, job, i| {

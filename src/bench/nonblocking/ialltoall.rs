@@ -1,10 +1,10 @@
 //! osu_ialltoall: MPI_Ialltoall, size bytes from every rank to each rank, timed by OSU's overlap method (see
-//! [`super::nonblocking`]); buffers, fills and checks are
+//! [`crate::bench::nonblocking`]); buffers, fills and checks are
 //! osu_alltoall's.
 
-use super::alltoall::Alltoall;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::alltoall::Alltoall;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ialltoall",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGDPTIlz",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::alltoall::SPEC
+    ..crate::bench::collective::alltoall::SPEC
 };
 
 nonblocking_collective!(Ialltoall over Alltoall, SPEC, |c, t, send, recv, case, job, i| {

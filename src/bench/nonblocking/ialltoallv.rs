@@ -1,10 +1,10 @@
 //! osu_ialltoallv: MPI_Ialltoallv with osu_alltoallv's layout, timed by OSU's
-//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! overlap method (see [`crate::bench::nonblocking`]); buffers, fills and checks
 //! are osu_alltoallv's.
 
-use super::alltoallv::Alltoallv;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::alltoallv::Alltoallv;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ialltoallv",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGDPTIlz",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::alltoallv::SPEC
+    ..crate::bench::collective::alltoallv::SPEC
 };
 
 nonblocking_collective!(Ialltoallv over Alltoallv, SPEC, |c, t, send, recv, case, job, i| {

@@ -1,10 +1,10 @@
 //! osu_ialltoallw: MPI_Ialltoallw with osu_alltoallw's layout (byte displacements, one type per peer), timed by OSU's
-//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! overlap method (see [`crate::bench::nonblocking`]); buffers, fills and checks
 //! are osu_alltoallw's.
 
-use super::alltoallw::Alltoallw;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::alltoallw::Alltoallw;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ialltoallw",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGDPTIlz",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::alltoallw::SPEC
+    ..crate::bench::collective::alltoallw::SPEC
 };
 
 nonblocking_collective!(Ialltoallw over Alltoallw, SPEC, |c, t, send, recv, case, job, i| {

@@ -1,13 +1,13 @@
 //! osu_ibarrier: MPI_Ibarrier timed by OSU's overlap method (see
-//! [`super::nonblocking`]); one row without a size, no validation, and
+//! [`crate::bench::nonblocking`]); one row without a size, no validation, and
 //! OSU's large-message counts (100 iterations, 10 warm-up) by default.
 
-use super::barrier::Barrier;
-use super::collective::Ranks;
-use super::nonblocking::{nonblocking_bench, NonBlocking};
-use super::spec::{BenchSpec, IterDefaults, MetricKind};
-use super::SizeCase;
 use crate::backend::NonBlockingCollectives;
+use crate::bench::collective::barrier::Barrier;
+use crate::bench::collective::Ranks;
+use crate::bench::nonblocking::{nonblocking_bench, NonBlocking};
+use crate::bench::spec::{BenchSpec, IterDefaults, MetricKind};
+use crate::bench::SizeCase;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ibarrier",
@@ -15,7 +15,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtaGPIz",
     metric: MetricKind::OverlapBarrier,
     defaults: IterDefaults { small_iterations: 100, small_warmup: 10, large_iterations: 100, large_warmup: 10 },
-    ..super::barrier::SPEC
+    ..crate::bench::collective::barrier::SPEC
 };
 
 pub struct Ibarrier;

@@ -1,10 +1,10 @@
 //! osu_ibcast: MPI_Ibcast of size bytes from rank 0, timed by OSU's overlap method (see
-//! [`super::nonblocking`]); buffers, fills and checks are
+//! [`crate::bench::nonblocking`]); buffers, fills and checks are
 //! osu_bcast's.
 
-use super::bcast::Bcast;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::bcast::Bcast;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ibcast",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGDPTIz",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::bcast::SPEC
+    ..crate::bench::collective::bcast::SPEC
 };
 
 nonblocking_collective!(Ibcast over Bcast, SPEC, |c, t, send, recv, case, job, i| {

@@ -1,10 +1,10 @@
 //! osu_igather: MPI_Igather of size bytes from every rank to the root of each iteration (`-k`), timed by OSU's
-//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! overlap method (see [`crate::bench::nonblocking`]); buffers, fills and checks
 //! are osu_gather's.
 
-use super::gather::Gather;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::gather::Gather;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_igather",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGDPTIlzk",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::gather::SPEC
+    ..crate::bench::collective::gather::SPEC
 };
 
 nonblocking_collective!(Igather over Gather, SPEC, |c, t, send, recv, case, job, i| {

@@ -1,10 +1,10 @@
 //! osu_igatherv: MPI_Igatherv with osu_gatherv's layout to the root of each iteration (`-k`), timed by OSU's
-//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! overlap method (see [`crate::bench::nonblocking`]); buffers, fills and checks
 //! are osu_gatherv's.
 
-use super::gatherv::Gatherv;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::gatherv::Gatherv;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_igatherv",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGDPTIlzk",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::gatherv::SPEC
+    ..crate::bench::collective::gatherv::SPEC
 };
 
 nonblocking_collective!(Igatherv over Gatherv, SPEC, |c, t, send, recv, case, job, i| {

@@ -1,10 +1,10 @@
 //! osu_ireduce: MPI_Ireduce with MPI_SUM to the root of each iteration (`-k`), timed by OSU's
-//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! overlap method (see [`crate::bench::nonblocking`]); buffers, fills and checks
 //! are osu_reduce's.
 
-use super::reduce::Reduce;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::reduce::Reduce;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ireduce",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGPTIlzk",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::reduce::SPEC
+    ..crate::bench::collective::reduce::SPEC
 };
 
 nonblocking_collective!(Ireduce over Reduce, SPEC, |c, t, send, recv, case, job, i| {

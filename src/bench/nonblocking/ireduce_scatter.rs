@@ -1,10 +1,10 @@
 //! osu_ireduce_scatter: MPI_Ireduce_scatter with MPI_SUM, split as osu_reduce_scatter splits it, timed by OSU's
-//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! overlap method (see [`crate::bench::nonblocking`]); buffers, fills and checks
 //! are osu_reduce_scatter's.
 
-use super::reduce_scatter::ReduceScatter;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::reduce_scatter::ReduceScatter;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ireduce_scatter",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGPTIlz",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::reduce_scatter::SPEC
+    ..crate::bench::collective::reduce_scatter::SPEC
 };
 
 nonblocking_collective!(IreduceScatter over ReduceScatter, SPEC, |c, t, send, recv, case, job, i| {

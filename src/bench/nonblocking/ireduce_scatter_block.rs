@@ -1,10 +1,10 @@
 //! osu_ireduce_scatter_block: MPI_Ireduce_scatter_block with MPI_SUM, n / np elements per rank, timed by OSU's
-//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! overlap method (see [`crate::bench::nonblocking`]); buffers, fills and checks
 //! are osu_reduce_scatter_block's.
 
-use super::reduce_scatter_block::ReduceScatterBlock;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::reduce_scatter_block::ReduceScatterBlock;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ireduce_scatter_block",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGPTIlz",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::reduce_scatter_block::SPEC
+    ..crate::bench::collective::reduce_scatter_block::SPEC
 };
 
 nonblocking_collective!(IreduceScatterBlock over ReduceScatterBlock, SPEC, |c, t, send, recv, case, job, i| {

@@ -1,10 +1,10 @@
 //! osu_iscatter: MPI_Iscatter of size bytes to every rank from the root of each iteration (`-k`), timed by OSU's
-//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! overlap method (see [`crate::bench::nonblocking`]); buffers, fills and checks
 //! are osu_scatter's.
 
-use super::scatter::Scatter;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::scatter::Scatter;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_iscatter",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGDPTIlzk",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::scatter::SPEC
+    ..crate::bench::collective::scatter::SPEC
 };
 
 nonblocking_collective!(Iscatter over Scatter, SPEC, |c, t, send, recv, case, job, i| {

@@ -1,10 +1,10 @@
 //! osu_iscatterv: MPI_Iscatterv with osu_scatterv's layout from the root of each iteration (`-k`), timed by OSU's
-//! overlap method (see [`super::nonblocking`]); buffers, fills and checks
+//! overlap method (see [`crate::bench::nonblocking`]); buffers, fills and checks
 //! are osu_scatterv's.
 
-use super::scatterv::Scatterv;
-use super::nonblocking::nonblocking_collective;
-use super::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::bench::collective::scatterv::Scatterv;
+use crate::bench::nonblocking::nonblocking_collective;
+use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_iscatterv",
@@ -12,7 +12,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: "hvfmixMtacuGDPTIlzk",
     metric: MetricKind::Overlap,
     defaults: NBC_ITERS,
-    ..super::scatterv::SPEC
+    ..crate::bench::collective::scatterv::SPEC
 };
 
 nonblocking_collective!(Iscatterv over Scatterv, SPEC, |c, t, send, recv, case, job, i| {

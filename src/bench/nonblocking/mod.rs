@@ -23,10 +23,26 @@
 //! pass), validation repetitions of the non-blocking call into the
 //! warm-up buffer.
 
-use super::collective::{CollBuffers, Collective, Ranks};
-use super::spec::BenchSpec;
-use super::{Kernel, Metric, Setup, SizeCase};
+pub mod iallgather;
+pub mod iallgatherv;
+pub mod iallreduce;
+pub mod ialltoall;
+pub mod ialltoallv;
+pub mod ialltoallw;
+pub mod ibarrier;
+pub mod ibcast;
+pub mod igather;
+pub mod igatherv;
+pub mod ireduce;
+pub mod ireduce_scatter;
+pub mod ireduce_scatter_block;
+pub mod iscatter;
+pub mod iscatterv;
+
 use crate::backend::{Control, NonBlockingCollectives, ReduceOp};
+use crate::bench::collective::{CollBuffers, Collective, Ranks};
+use crate::bench::spec::BenchSpec;
+use crate::bench::{Kernel, Metric, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch};
 use crate::report::OverlapTimes;
 use crate::stats::Samples;
@@ -71,7 +87,7 @@ macro_rules! nonblocking_bench {
                 nonblocking: true,
             });
 
-            fn message_bytes(plan: &$crate::bench::plan::Plan, np: usize) -> u128 {
+            fn message_bytes(plan: &$crate::bench::engine::plan::Plan, np: usize) -> u128 {
                 $crate::bench::nonblocking::message_bytes::<$t>(plan, np)
             }
         }
@@ -130,7 +146,7 @@ macro_rules! nonblocking_collective {
 pub(crate) use nonblocking_collective;
 
 /// The send, receive and warm-up buffers [`NbcKernel::new`] allocates.
-pub fn message_bytes<N: NonBlocking>(plan: &super::plan::Plan, np: usize) -> u128 {
+pub fn message_bytes<N: NonBlocking>(plan: &crate::bench::engine::plan::Plan, np: usize) -> u128 {
     let c = N::Blocking::new(np);
     let (send, recv) = c.buffer_bytes(plan.max_size, np);
     let warm = if c.warm_up_elsewhere() { recv } else { 0 };

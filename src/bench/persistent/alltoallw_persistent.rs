@@ -1,14 +1,14 @@
 //! osu_alltoallw_persistent: MPI_Alltoallw_init once per size, then MPI_Start and MPI_Wait
-//! timed each iteration (see [`super::persistent`]); buffers, fills and
+//! timed each iteration (see [`crate::bench::persistent`]); buffers, fills and
 //! checks are osu_alltoallw's.
 
-use super::persistent::persistent_collective;
-use super::spec::BenchSpec;
+use crate::bench::persistent::persistent_collective;
+use crate::bench::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_alltoallw_persistent",
     title: "OSU MPI All-to-Allw Personalized Exchange Persistent Latency Test",
-    ..super::alltoallw::SPEC
+    ..crate::bench::collective::alltoallw::SPEC
 };
 
-persistent_collective!(AlltoallwPersistent over super::ialltoallw::Ialltoallw, SPEC);
+persistent_collective!(AlltoallwPersistent over crate::bench::nonblocking::ialltoallw::Ialltoallw, SPEC);

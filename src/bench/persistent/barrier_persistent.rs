@@ -1,14 +1,14 @@
 //! osu_barrier_persistent: MPI_Barrier_init once per size, then MPI_Start and MPI_Wait
-//! timed each iteration (see [`super::persistent`]); buffers, fills and
+//! timed each iteration (see [`crate::bench::persistent`]); buffers, fills and
 //! checks are osu_barrier's.
 
-use super::persistent::persistent_collective;
-use super::spec::BenchSpec;
+use crate::bench::persistent::persistent_collective;
+use crate::bench::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_barrier_persistent",
     title: "OSU MPI Barrier Persistent Latency Test",
-    ..super::barrier::SPEC
+    ..crate::bench::collective::barrier::SPEC
 };
 
-persistent_collective!(BarrierPersistent over super::ibarrier::Ibarrier, SPEC);
+persistent_collective!(BarrierPersistent over crate::bench::nonblocking::ibarrier::Ibarrier, SPEC);

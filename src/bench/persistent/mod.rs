@@ -23,11 +23,26 @@
 //! ([`PersistentCollectives::persistent_refusal`]), as OSU's configure
 //! leaves these programs out there.
 
-use super::collective::{Call, CollBuffers, Collective, Ranks, Sync};
-use super::nonblocking::NonBlocking;
-use super::spec::{BenchSpec, Op};
-use super::{needs, SizeCase};
+pub mod allgather_persistent;
+pub mod allgatherv_persistent;
+pub mod allreduce_persistent;
+pub mod alltoall_persistent;
+pub mod alltoallv_persistent;
+pub mod alltoallw_persistent;
+pub mod barrier_persistent;
+pub mod bcast_persistent;
+pub mod gather_persistent;
+pub mod gatherv_persistent;
+pub mod reduce_persistent;
+pub mod reduce_scatter_persistent;
+pub mod scatter_persistent;
+pub mod scatterv_persistent;
+
 use crate::backend::{Bound, PersistentCollectives};
+use crate::bench::collective::{Call, CollBuffers, Collective, Ranks, Sync};
+use crate::bench::nonblocking::NonBlocking;
+use crate::bench::spec::{BenchSpec, Op};
+use crate::bench::{needs, SizeCase};
 use crate::buffer::Mismatch;
 
 /// What one persistent collective is: its spec and the non-blocking twin

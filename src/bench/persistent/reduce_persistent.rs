@@ -1,15 +1,15 @@
 //! osu_reduce_persistent: MPI_Reduce_init once per size, then MPI_Start and MPI_Wait
-//! timed each iteration (see [`super::persistent`]); buffers, fills and
+//! timed each iteration (see [`crate::bench::persistent`]); buffers, fills and
 //! checks are osu_reduce's. The root is rank 0 (no `-k`, as OSU's).
 
-use super::persistent::persistent_collective;
-use super::spec::BenchSpec;
+use crate::bench::persistent::persistent_collective;
+use crate::bench::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_reduce_persistent",
     title: "OSU MPI Reduce Persistent Latency Test",
     letters: "hvfmixMacuGPTIlz",
-    ..super::reduce::SPEC
+    ..crate::bench::collective::reduce::SPEC
 };
 
-persistent_collective!(ReducePersistent over super::ireduce::Ireduce, SPEC);
+persistent_collective!(ReducePersistent over crate::bench::nonblocking::ireduce::Ireduce, SPEC);

@@ -1,14 +1,14 @@
 //! osu_reduce_scatter_persistent: MPI_Reduce_scatter_init once per size, then MPI_Start and MPI_Wait
-//! timed each iteration (see [`super::persistent`]); buffers, fills and
+//! timed each iteration (see [`crate::bench::persistent`]); buffers, fills and
 //! checks are osu_reduce_scatter's.
 
-use super::persistent::persistent_collective;
-use super::spec::BenchSpec;
+use crate::bench::persistent::persistent_collective;
+use crate::bench::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_reduce_scatter_persistent",
     title: "OSU MPI Reduce_scatter Persistent Latency Test",
-    ..super::reduce_scatter::SPEC
+    ..crate::bench::collective::reduce_scatter::SPEC
 };
 
-persistent_collective!(ReduceScatterPersistent over super::ireduce_scatter::IreduceScatter, SPEC);
+persistent_collective!(ReduceScatterPersistent over crate::bench::nonblocking::ireduce_scatter::IreduceScatter, SPEC);

@@ -1,15 +1,15 @@
 //! osu_scatter_persistent: MPI_Scatter_init once per size, then MPI_Start and MPI_Wait
-//! timed each iteration (see [`super::persistent`]); buffers, fills and
+//! timed each iteration (see [`crate::bench::persistent`]); buffers, fills and
 //! checks are osu_scatter's. The root is rank 0 (no `-k`, as OSU's).
 
-use super::persistent::persistent_collective;
-use super::spec::BenchSpec;
+use crate::bench::persistent::persistent_collective;
+use crate::bench::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_scatter_persistent",
     title: "OSU MPI Scatter Persistent Latency Test",
     letters: "hvfmixMacuGDPTIlz",
-    ..super::scatter::SPEC
+    ..crate::bench::collective::scatter::SPEC
 };
 
-persistent_collective!(ScatterPersistent over super::iscatter::Iscatter, SPEC);
+persistent_collective!(ScatterPersistent over crate::bench::nonblocking::iscatter::Iscatter, SPEC);

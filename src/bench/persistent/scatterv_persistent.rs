@@ -1,15 +1,15 @@
 //! osu_scatterv_persistent: MPI_Scatterv_init once per size, then MPI_Start and MPI_Wait
-//! timed each iteration (see [`super::persistent`]); buffers, fills and
+//! timed each iteration (see [`crate::bench::persistent`]); buffers, fills and
 //! checks are osu_scatterv's. The root is rank 0 (no `-k`, as OSU's).
 
-use super::persistent::persistent_collective;
-use super::spec::BenchSpec;
+use crate::bench::persistent::persistent_collective;
+use crate::bench::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_scatterv_persistent",
     title: "OSU MPI Scatterv Persistent Latency Test",
     letters: "hvfmixMacuGDPTIlz",
-    ..super::scatterv::SPEC
+    ..crate::bench::collective::scatterv::SPEC
 };
 
-persistent_collective!(ScattervPersistent over super::iscatterv::Iscatterv, SPEC);
+persistent_collective!(ScattervPersistent over crate::bench::nonblocking::iscatterv::Iscatterv, SPEC);

@@ -2,17 +2,21 @@
 //! to each other at once. Rank 0 times from the first post until all of
 //! its sends and receives completed; MB/s counts both directions.
 
-use super::bw::mb_per_s;
-use super::spec::BenchSpec;
-use super::posting::{Direct, Posting};
-use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
 use crate::backend::{Envelope, Transport};
+use crate::bench::pt2pt::bw::mb_per_s;
+use crate::bench::pt2pt::posting::{Direct, Posting};
+use crate::bench::spec::BenchSpec;
+use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
 use crate::options::BufferMode;
 use crate::stats::Samples;
 
-pub const SPEC: BenchSpec =
-    BenchSpec { name: "osu_bibw", title: "OSU MPI Bi-Directional Bandwidth Test", duplex: true, ..super::bw::SPEC };
+pub const SPEC: BenchSpec = BenchSpec {
+    name: "osu_bibw",
+    title: "OSU MPI Bi-Directional Bandwidth Test",
+    duplex: true,
+    ..crate::bench::pt2pt::bw::SPEC
+};
 
 /// Tags as OSU: rank 0 sends with 100 and receives with 10.
 const TAG_FROM_0: i32 = 100;
@@ -21,7 +25,7 @@ const TAG_FROM_1: i32 = 10;
 pub struct Bibw;
 
 /// Both sides of osu_bibw, posting as `P` says (osu_bibw_persistent:
-/// [`Bound`](super::posting::Bound)): receives in request slots 0..w, sends
+/// [`Bound`](crate::bench::pt2pt::posting::Bound)): receives in request slots 0..w, sends
 /// in w..2w.
 pub struct BibwKernel<T: Transport, P = Direct> {
     rank0: bool,
@@ -60,7 +64,7 @@ impl<T: Transport, P: Posting<T>> BibwKernel<T, P> {
     }
 }
 
-super::point_to_point_bench!(Bibw, BibwKernel);
+crate::bench::point_to_point_bench!(Bibw, BibwKernel);
 
 impl PointToPoint for Bibw {
     type P2pKernel<T: Transport> = BibwKernel<T>;

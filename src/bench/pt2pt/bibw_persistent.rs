@@ -3,10 +3,11 @@
 //! each window started with MPI_Startall. Binding and freeing are untimed, as in OSU; the
 //! rest is osu_bibw's (pt2pt/posting.rs).
 
-use super::bibw::{BibwKernel, SPEC as STANDARD};
-use super::posting::persistent_point_to_point_bench;
-use super::spec::BenchSpec;
+use crate::bench::pt2pt::bibw::{BibwKernel, SPEC as STANDARD};
+use crate::bench::pt2pt::posting::persistent_point_to_point_bench;
+use crate::bench::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec { name: "osu_bibw_persistent", title: "OSU MPI Bi-Directional Bandwidth Persistent Test", ..STANDARD };
+pub const SPEC: BenchSpec =
+    BenchSpec { name: "osu_bibw_persistent", title: "OSU MPI Bi-Directional Bandwidth Persistent Test", ..STANDARD };
 
 persistent_point_to_point_bench!(BibwPersistent, BibwKernel::new);

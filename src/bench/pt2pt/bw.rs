@@ -2,13 +2,13 @@
 //! the whole window with one byte. MB/s = bytes in the window over the time
 //! from the first send to the acknowledgement.
 
-use super::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
-use super::posting::{Direct, Posting};
-use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
 use crate::backend::{Envelope, Transport};
+use crate::bench::pt2pt::posting::{Direct, Posting};
+use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
+use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
-use crate::options::BufferMode;
 use crate::datatype::Datatype;
+use crate::options::BufferMode;
 use crate::stats::Samples;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -143,7 +143,7 @@ impl<T: Transport, P: Posting<T>> BwKernel<T, P> {
     }
 }
 
-super::point_to_point_bench!(Bw, BwKernel);
+crate::bench::point_to_point_bench!(Bw, BwKernel);
 
 impl PointToPoint for Bw {
     type P2pKernel<T: Transport> = BwKernel<T>;

@@ -3,10 +3,10 @@
 //! other side, all at once (layout, kernel and metric in bench/pt2pt/fan.rs).
 //! OSU titles it as osu_bw and prints the same table.
 
-use super::fan::{Direction, FanKernel};
-use super::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
-use super::{PointToPoint, Setup};
 use crate::backend::Transport;
+use crate::bench::pt2pt::fan::{Direction, FanKernel};
+use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
+use crate::bench::{PointToPoint, Setup};
 use crate::buffer::AllocError;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -30,7 +30,7 @@ pub const SPEC: BenchSpec = BenchSpec {
 
 pub struct BwFanIn;
 
-super::point_to_point_bench!(BwFanIn, FanKernel);
+crate::bench::point_to_point_bench!(BwFanIn, FanKernel);
 
 impl PointToPoint for BwFanIn {
     type P2pKernel<T: Transport> = FanKernel<T>;

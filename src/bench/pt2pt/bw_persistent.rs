@@ -3,10 +3,11 @@
 //! the window), each window started with MPI_Startall. Binding and freeing are untimed, as in OSU; the
 //! rest is osu_bw's (pt2pt/posting.rs).
 
-use super::bw::{BwKernel, SPEC as STANDARD};
-use super::posting::persistent_point_to_point_bench;
-use super::spec::BenchSpec;
+use crate::bench::pt2pt::bw::{BwKernel, SPEC as STANDARD};
+use crate::bench::pt2pt::posting::persistent_point_to_point_bench;
+use crate::bench::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec { name: "osu_bw_persistent", title: "OSU MPI Bandwidth Persistent Test", ..STANDARD };
+pub const SPEC: BenchSpec =
+    BenchSpec { name: "osu_bw_persistent", title: "OSU MPI Bandwidth Persistent Test", ..STANDARD };
 
 persistent_point_to_point_bench!(BwPersistent, BwKernel::new);

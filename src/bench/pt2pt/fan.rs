@@ -22,10 +22,10 @@
 //! rank 0 is not on that node still works here (OSU's own start-up assumes
 //! it is).
 
-use super::bw::mb_per_s;
-use super::spec::{JobShapeError, DEFAULT_VALIDATION_WARMUP};
-use super::{Kernel, Metric, Setup, SizeCase};
 use crate::backend::{Control, Envelope, ReduceOp, Transport};
+use crate::bench::pt2pt::bw::mb_per_s;
+use crate::bench::spec::{JobShapeError, DEFAULT_VALIDATION_WARMUP};
+use crate::bench::{Kernel, Metric, Setup, SizeCase};
 use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
 use crate::datatype::Datatype;
 use crate::stats::Samples;

@@ -2,10 +2,10 @@
 //! trip; latency is half of it. The ping-pong kernel here also serves
 //! osu_multi_lat.
 
-use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
-use super::posting::{Direct, Posting};
-use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
 use crate::backend::{Control, Envelope, ReduceOp, Transport};
+use crate::bench::pt2pt::posting::{Direct, Posting};
+use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
+use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::options::BufferMode;
 use crate::stats::Samples;
@@ -40,7 +40,7 @@ pub struct PingPong<T: Transport, P = Direct> {
     send: T::Buf,
     recv: T::Buf,
     fresh_per_size: bool,
-    /// The bound send (slot 0) and receive (slot 1) of [`Bound`](super::posting::Bound).
+    /// The bound send (slot 0) and receive (slot 1) of [`Bound`](crate::bench::pt2pt::posting::Bound).
     reqs: T::Requests,
     posting: std::marker::PhantomData<P>,
 }
@@ -140,7 +140,7 @@ impl<T: Transport, P: Posting<T>> PingPongBench<T, P> {
 /// osu_latency: ranks 0 and 1, rank 0 keeps time.
 pub struct Latency;
 
-super::point_to_point_bench!(Latency, PingPongBench);
+crate::bench::point_to_point_bench!(Latency, PingPongBench);
 
 impl PointToPoint for Latency {
     type P2pKernel<T: Transport> = PingPongBench<T>;

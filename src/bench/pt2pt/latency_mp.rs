@@ -6,10 +6,10 @@
 //! (OSU forks the receiver's *thread* count there, which this program
 //! never sets), and `-t R` leaves the sender none either.
 
-use super::latency::{PingPong, PingPongBench};
-use super::spec::{BenchSpec, ProcRule, Workers};
-use super::{PointToPoint, Setup};
 use crate::backend::Transport;
+use crate::bench::pt2pt::latency::{PingPong, PingPongBench};
+use crate::bench::spec::{BenchSpec, ProcRule, Workers};
+use crate::bench::{PointToPoint, Setup};
 use crate::buffer::AllocError;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -23,7 +23,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     accel_slot: false,
     workers: Some(Workers::Processes),
     duplex: false,
-    ..super::latency::SPEC
+    ..crate::bench::pt2pt::latency::SPEC
 };
 
 /// How long each forked process lives, as OSU's.
@@ -31,7 +31,7 @@ const CHILD_SECONDS: u32 = 2;
 
 pub struct LatencyMp;
 
-super::point_to_point_bench!(LatencyMp, PingPongBench);
+crate::bench::point_to_point_bench!(LatencyMp, PingPongBench);
 
 impl PointToPoint for LatencyMp {
     type P2pKernel<T: Transport> = PingPongBench<T>;

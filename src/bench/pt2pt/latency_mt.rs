@@ -9,10 +9,10 @@
 //! shared timed loop's steps then hand out each iteration's measured round
 //! trip, in order), since one thread cannot time another's iterations.
 
-use super::latency::one_way_us;
-use super::spec::{BenchSpec, MetricKind, ProcRule, Workers, LAT_ITERS, PT2PT_MAX};
-use super::{Bench, BenchOn, Kernel, Metric, SizeCase};
 use crate::backend::{Envelope, Lane, Threaded, Transport};
+use crate::bench::pt2pt::latency::one_way_us;
+use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, Workers, LAT_ITERS, PT2PT_MAX};
+use crate::bench::{Bench, BenchOn, Kernel, Metric, SizeCase};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::stats::Samples;
 
@@ -62,19 +62,19 @@ pub struct LatencyMt;
 
 impl Bench for LatencyMt {
     const SPEC: &'static BenchSpec = &SPEC;
-    type Needs = super::needs::Threads;
+    type Needs = crate::bench::needs::Threads;
 
     /// Every thread has its own pair of buffers.
-    fn message_bytes(plan: &super::plan::Plan, _np: usize) -> u128 {
+    fn message_bytes(plan: &crate::bench::engine::plan::Plan, _np: usize) -> u128 {
         let w = plan.opts.workers.expect("osu_latency_mt has -t");
-        super::memory::pt2pt_buffers(plan) * w.sender_threads().max(w.receiver) as u128
+        crate::bench::engine::memory::pt2pt_buffers(plan) * w.sender_threads().max(w.receiver) as u128
     }
 }
 
 impl<T: Threaded<Buf = crate::buffer::AlignedBuf>> BenchOn<T> for LatencyMt {
     type Kernel = ThreadedPingPong<T>;
 
-    fn kernel(s: &super::Setup<T>) -> Result<ThreadedPingPong<T>, AllocError> {
+    fn kernel(s: &crate::bench::Setup<T>) -> Result<ThreadedPingPong<T>, AllocError> {
         let w = s.opts.workers.expect("osu_latency_mt has -t");
         let initiator = s.rank() == 0;
         let mine = if initiator { w.sender_threads() } else { w.receiver };
@@ -166,7 +166,9 @@ impl<T: Threaded<Buf = crate::buffer::AlignedBuf>> ThreadedPingPong<T> {
                 .bufs
                 .iter_mut()
                 .enumerate()
-                .map(|(k, b)| sc.spawn(move || thread_loop(lane, b, case, (k..total).step_by(stride), role, fill, check)))
+                .map(|(k, b)| {
+                    sc.spawn(move || thread_loop(lane, b, case, (k..total).step_by(stride), role, fill, check))
+                })
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
         });

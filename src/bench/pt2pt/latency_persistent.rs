@@ -3,10 +3,11 @@
 //! completed in turn (MPI_Start and MPI_Wait, as MPI_Startall of one). Binding and freeing are untimed, as in OSU; the
 //! rest is osu_latency's (pt2pt/posting.rs).
 
-use super::latency::{PingPongBench, SPEC as STANDARD};
-use super::posting::persistent_point_to_point_bench;
-use super::spec::BenchSpec;
+use crate::bench::pt2pt::latency::{PingPongBench, SPEC as STANDARD};
+use crate::bench::pt2pt::posting::persistent_point_to_point_bench;
+use crate::bench::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec { name: "osu_latency_persistent", title: "OSU MPI Latency Persistent Test", ..STANDARD };
+pub const SPEC: BenchSpec =
+    BenchSpec { name: "osu_latency_persistent", title: "OSU MPI Latency Persistent Test", ..STANDARD };
 
 persistent_point_to_point_bench!(LatencyPersistent, PingPongBench::pair);

@@ -2,10 +2,10 @@
 //! same time, with barriers around each window. Bandwidth and message rate
 //! are summed over pairs from the senders' average time.
 
-use super::bw::{mb_per_s, WindowSender};
-use super::spec::{BenchSpec, MetricKind, ProcRule, MBW_ITERS, PT2PT_MAX};
-use super::{Kernel, Metric, Setup, SizeCase, PointToPoint};
 use crate::backend::{Control, ReduceOp, Transport};
+use crate::bench::pt2pt::bw::{mb_per_s, WindowSender};
+use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, MBW_ITERS, PT2PT_MAX};
+use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch};
 use crate::stats::Samples;
 
@@ -36,7 +36,7 @@ pub struct MbwMrKernel<T: Transport> {
     pairs: usize,
 }
 
-super::point_to_point_bench!(MbwMr, MbwMrKernel);
+crate::bench::point_to_point_bench!(MbwMr, MbwMrKernel);
 
 impl PointToPoint for MbwMr {
     type P2pKernel<T: Transport> = MbwMrKernel<T>;

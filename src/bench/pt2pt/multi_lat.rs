@@ -2,10 +2,10 @@
 //! with a barrier before every exchange. Latency is the senders' average
 //! round trip, halved.
 
-use super::latency::{PingPong, PingPongBench};
-use super::spec::{BenchSpec, ProcRule};
-use super::{Setup, PointToPoint};
 use crate::backend::Transport;
+use crate::bench::pt2pt::latency::{PingPong, PingPongBench};
+use crate::bench::spec::{BenchSpec, ProcRule};
+use crate::bench::{PointToPoint, Setup};
 use crate::buffer::AllocError;
 
 pub const SPEC: BenchSpec = BenchSpec {
@@ -14,12 +14,12 @@ pub const SPEC: BenchSpec = BenchSpec {
     procs: ProcRule::Pairs,
     accel_slot: false,
     one_sided: None,
-    ..super::latency::SPEC
+    ..crate::bench::pt2pt::latency::SPEC
 };
 
 pub struct MultiLat;
 
-super::point_to_point_bench!(MultiLat, PingPongBench);
+crate::bench::point_to_point_bench!(MultiLat, PingPongBench);
 
 impl PointToPoint for MultiLat {
     type P2pKernel<T: Transport> = PingPongBench<T>;

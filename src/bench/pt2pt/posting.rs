@@ -189,7 +189,7 @@ macro_rules! persistent_point_to_point_bench {
         }
 
         impl<T: $crate::backend::PersistentPointToPoint> $crate::bench::BenchOn<T> for $bench {
-            type Kernel = $kernel<T, $crate::bench::posting::Bound>;
+            type Kernel = $kernel<T, $crate::bench::pt2pt::posting::Bound>;
 
             fn kernel(s: &$crate::bench::Setup<T>) -> Result<Self::Kernel, $crate::buffer::AllocError> {
                 $kernel::$new(s)

@@ -6,15 +6,15 @@
 //! warm up as many times as they are timed, as OSU's do. `-c` checks
 //! every element of the target's window (rma/validate.rs).
 
-use super::rma::{self, Op, Shape};
-use super::spec::BenchSpec;
+use crate::bench::rma::{self, Op, Shape};
+use crate::bench::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_acc_latency",
     title: "OSU MPI_Accumulate latency Test",
     letters: rma::TYPED_LAT_LETTERS,
     one_sided: Some(&rma::ACCUMULATE),
-    ..super::put_latency::SPEC
+    ..crate::bench::rma::put_latency::SPEC
 };
 
 rma::one_sided_bench!(AccLatency, Op::Accumulate, Shape::Latency);

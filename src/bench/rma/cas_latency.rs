@@ -6,8 +6,8 @@
 //! exclusively, as OSU does. `-c` checks the element fetched and the
 //! target's (rma/validate.rs).
 
-use super::rma::{self, Op, Shape};
-use super::spec::BenchSpec;
+use crate::bench::rma::{self, Op, Shape};
+use crate::bench::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_cas_latency",
@@ -15,7 +15,7 @@ pub const SPEC: BenchSpec = BenchSpec {
     letters: rma::TYPED_LAT_LETTERS,
     max_size: 1 << 20,
     one_sided: Some(&rma::ONE_ELEMENT),
-    ..super::put_latency::SPEC
+    ..crate::bench::rma::put_latency::SPEC
 };
 
 rma::one_sided_bench!(CasLatency, Op::CompareAndSwap, Shape::Latency);

@@ -5,15 +5,15 @@
 //! bounds the buffers. `-s lock` locks exclusively, as OSU does. `-c` checks
 //! the element fetched and the target's (rma/validate.rs).
 
-use super::rma::{self, Op, Shape};
-use super::spec::BenchSpec;
+use crate::bench::rma::{self, Op, Shape};
+use crate::bench::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_fop_latency",
     title: "OSU MPI_Fetch_and_op latency Test",
     letters: rma::TYPED_LAT_LETTERS,
     one_sided: Some(&rma::ONE_ELEMENT),
-    ..super::put_latency::SPEC
+    ..crate::bench::rma::put_latency::SPEC
 };
 
 rma::one_sided_bench!(FopLatency, Op::FetchAndOp, Shape::Latency);

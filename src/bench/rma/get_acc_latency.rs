@@ -5,14 +5,14 @@
 //! (MPI_Win_create, lock/unlock), its header names no datatype, it takes
 //! neither -c nor -T, and every lock it takes is exclusive.
 
-use super::rma::{self, Op, Shape};
-use super::spec::BenchSpec;
+use crate::bench::rma::{self, Op, Shape};
+use crate::bench::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_get_acc_latency",
     title: "OSU MPI_Get_accumulate latency Test",
     one_sided: Some(&rma::GET_ACCUMULATE),
-    ..super::put_latency::SPEC
+    ..crate::bench::rma::put_latency::SPEC
 };
 
 rma::one_sided_bench!(GetAccLatency, Op::GetAccumulate, Shape::Latency);

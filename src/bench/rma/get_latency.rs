@@ -2,13 +2,10 @@
 //! and synchronisation of -w and -s (bench/rma/mod.rs has the kernel). OSU spells
 //! its title with a small l.
 
-use super::rma::{self, Op, Shape};
-use super::spec::BenchSpec;
+use crate::bench::rma::{self, Op, Shape};
+use crate::bench::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec {
-    name: "osu_get_latency",
-    title: "OSU MPI_Get latency Test",
-    ..super::put_latency::SPEC
-};
+pub const SPEC: BenchSpec =
+    BenchSpec { name: "osu_get_latency", title: "OSU MPI_Get latency Test", ..crate::bench::rma::put_latency::SPEC };
 
 rma::one_sided_bench!(GetLatency, Op::Get, Shape::Latency);

@@ -17,13 +17,10 @@
 //! equal times and more when they do not (a slow pair lowers only its own
 //! share). `-c` is refused as OSU's is: osu_get_bw's options have no `c`.
 
-use super::rma::{self, Op, Shape};
-use super::spec::{BenchSpec, ProcRule};
+use crate::bench::rma::{self, Op, Shape};
+use crate::bench::spec::{BenchSpec, ProcRule};
 
-pub const SPEC: BenchSpec = BenchSpec {
-    name: "osu_get_mbw",
-    procs: ProcRule::Pairs,
-    ..super::get_bw::SPEC
-};
+pub const SPEC: BenchSpec =
+    BenchSpec { name: "osu_get_mbw", procs: ProcRule::Pairs, ..crate::bench::rma::get_bw::SPEC };
 
 rma::one_sided_bench!(GetMbw, Op::Get, Shape::MultiBandwidth);

@@ -30,11 +30,22 @@
 //! after the first timed MPI_Win_start, ours before every iteration's, so
 //! one MPI_Win_start call in a count more is inside the total.
 
-pub use super::spec::OneSidedRules as Rules;
-use super::spec::{BenchSpec, MetricKind};
-use super::{Kernel, Metric, Setup, SizeCase};
+pub mod acc_latency;
+pub mod cas_latency;
+pub mod fop_latency;
+pub mod get_acc_latency;
+pub mod get_bw;
+pub mod get_latency;
+pub mod get_mbw;
+pub mod put_bibw;
+pub mod put_bw;
+pub mod put_latency;
+
 use crate::backend::rma::{OneSided, SyncMode, WinKind};
 use crate::backend::Control;
+pub use crate::bench::spec::OneSidedRules as Rules;
+use crate::bench::spec::{BenchSpec, MetricKind};
+use crate::bench::{Kernel, Metric, Setup, SizeCase};
 use crate::buffer::{check_values, write_values, AllocError, Mismatch};
 use crate::stats::Samples;
 
@@ -504,13 +515,13 @@ pub fn library_refuses(op: Op, datatypes: &[crate::datatype::Datatype], library:
 
 /// The message memory of one rank: the origin buffer and this rank's
 /// window, each the largest size times the window (1 for a latency).
-pub fn message_bytes(plan: &super::plan::Plan) -> u128 {
+pub fn message_bytes(plan: &crate::bench::engine::plan::Plan) -> u128 {
     let window = if plan.spec.metric == MetricKind::Bandwidth { plan.max_window() } else { 1 };
     2 * plan.max_size as u128 * window as u128
 }
 
 /// Makes `$bench` (in a file with `SPEC`) a one-sided benchmark doing
-/// `$op` in `$shape`, run by [`super::runner::run_rma`] and listed in the
+/// `$op` in `$shape`, run by [`crate::bench::engine::runner::run_rma`] and listed in the
 /// registry.
 macro_rules! one_sided_bench {
     ($bench:ident, $op:expr, $shape:expr) => {

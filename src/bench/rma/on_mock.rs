@@ -5,16 +5,16 @@
 
 use super::{RmaBench, RmaKernel};
 use crate::backend::mock::{self, Fault, Model};
-use crate::bench::measure::{run, Plan};
+use crate::bench::engine::measure::{run, Plan};
 use crate::bench::{
-    acc_latency, cas_latency, fop_latency, get_acc_latency, get_bw, get_latency, get_mbw, put_bibw, put_bw,
-    put_latency, Setup,
+    rma::acc_latency, rma::cas_latency, rma::fop_latency, rma::get_acc_latency, rma::get_bw, rma::get_latency,
+    rma::get_mbw, rma::put_bibw, rma::put_bw, rma::put_latency, Setup,
 };
 use crate::cli::test_options;
+use crate::job::watchdog::Progress;
 use crate::job::Ending;
 use crate::report::sinks::Sinks;
 use crate::report::{Row, Sink};
-use crate::watchdog::Progress;
 use std::cell::RefCell;
 use std::rc::Rc;
 

@@ -2,14 +2,14 @@
 //! to the other per epoch; active target only (-s pscw or fence), as in OSU
 //! (bench/rma/mod.rs has the kernel).
 
-use super::rma::{self, Op, Shape};
-use super::spec::BenchSpec;
+use crate::bench::rma::{self, Op, Shape};
+use crate::bench::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_put_bibw",
     title: "OSU MPI_Put Bi-directional Bandwidth Test",
     one_sided: Some(&rma::ACTIVE_ONLY),
-    ..super::put_bw::SPEC
+    ..crate::bench::rma::put_bw::SPEC
 };
 
 rma::one_sided_bench!(PutBibw, Op::Put, Shape::BiBandwidth);

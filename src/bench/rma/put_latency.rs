@@ -1,8 +1,8 @@
 //! osu_put_latency: MPI_Put latency, rank 0 to rank 1, with the window and
 //! synchronisation of -w and -s (bench/rma/mod.rs has the kernel).
 
-use super::rma::{self, Op, Shape};
-use super::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
+use crate::bench::rma::{self, Op, Shape};
+use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_put_latency",

@@ -2,12 +2,17 @@
 //! measures nothing. It takes osu_init's start-up path (bench/startup/init.rs), so
 //! its CSV row and run record carry the same MPI_Init times and placement.
 
-use super::init::INIT;
-use super::registry::{Entry, Registered};
-use super::spec::{BenchSpec, MetricKind};
+use crate::bench::registry::{Entry, Registered};
+use crate::bench::spec::{BenchSpec, MetricKind};
+use crate::bench::startup::init::INIT;
 
-pub const HELLO: BenchSpec =
-    BenchSpec { name: "osu_hello", title: "OSU MPI Hello World Test", letters: "hv", metric: MetricKind::Hello, ..INIT };
+pub const HELLO: BenchSpec = BenchSpec {
+    name: "osu_hello",
+    title: "OSU MPI Hello World Test",
+    letters: "hv",
+    metric: MetricKind::Hello,
+    ..INIT
+};
 
 /// osu_hello.
 pub struct Hello;

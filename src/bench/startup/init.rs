@@ -6,7 +6,7 @@
 //! before any communicator exists, so there is no kernel to repeat and no
 //! transport to time it with. [`crate::job::Job::start`] reads the clock
 //! around MPI's initialisation on every rank (two reads, kept for every
-//! job); the runner's start-up path ([`super::runner::run_startup`]) then
+//! job); the runner's start-up path ([`crate::bench::engine::runner::run_startup`]) then
 //! gathers those times and writes one row through the same outputs as
 //! every other benchmark (OSU's lines on stdout, the CSV, the run record
 //! with every rank's placement). Options, job start, placement, result
@@ -18,8 +18,8 @@
 //! same values (in microseconds, as every latency column), and the exact
 //! per-rank times as the distribution columns (`iter_*_us`).
 
-use super::registry::{Entry, Registered};
-use super::spec::{BenchSpec, IterDefaults, MetricKind, ProcRule};
+use crate::bench::registry::{Entry, Registered};
+use crate::bench::spec::{BenchSpec, IterDefaults, MetricKind, ProcRule};
 use crate::report::Row;
 use crate::stats::{RankSpread, Summary};
 
@@ -78,8 +78,8 @@ pub fn row(secs: &[f64]) -> Row {
 
 #[cfg(test)]
 mod tests {
-    use super::super::hello::HELLO;
     use super::*;
+    use crate::bench::startup::hello::HELLO;
     use crate::report::osu::{OsuTable, TableLayout};
     use crate::report::Sink;
 
@@ -121,7 +121,10 @@ mod tests {
     #[test]
     fn osu_lines() {
         let r = row(&[0.242, 0.2441]);
-        assert_eq!(render(&INIT, 2, &r), "# OSU MPI Init Test v7.4\nnprocs: 2, min: 242 ms, max: 244 ms, avg: 243 ms\n");
+        assert_eq!(
+            render(&INIT, 2, &r),
+            "# OSU MPI Init Test v7.4\nnprocs: 2, min: 242 ms, max: 244 ms, avg: 243 ms\n"
+        );
         assert_eq!(render(&HELLO, 1, &r), "# OSU MPI Hello World Test v7.4\nThis is a test with 1 processes\n");
     }
 }

@@ -2,12 +2,12 @@
 //! (values fed in, so every byte must match).
 
 use super::*;
-use crate::bench::allreduce::SPEC as ALLREDUCE;
-use crate::bench::barrier::SPEC as BARRIER;
-use crate::bench::bw::SPEC as BW;
-use crate::bench::latency::SPEC as LATENCY;
-use crate::bench::mbw_mr::SPEC as MBW_MR;
-use crate::bench::multi_lat::SPEC as MULTI_LAT;
+use crate::bench::collective::allreduce::SPEC as ALLREDUCE;
+use crate::bench::collective::barrier::SPEC as BARRIER;
+use crate::bench::pt2pt::bw::SPEC as BW;
+use crate::bench::pt2pt::latency::SPEC as LATENCY;
+use crate::bench::pt2pt::mbw_mr::SPEC as MBW_MR;
+use crate::bench::pt2pt::multi_lat::SPEC as MULTI_LAT;
 use crate::datatype::Datatype;
 use crate::stats::RankSpread;
 
@@ -239,7 +239,7 @@ fn nccl_point_to_point() {
 
 #[test]
 fn titles_name_the_accelerator_and_nccl_where_osu_does() {
-    use crate::bench::bibw::SPEC as BIBW;
+    use crate::bench::pt2pt::bibw::SPEC as BIBW;
     let cuda = Some(Accel::Cuda);
     assert_eq!(title_line(&BIBW, cuda, Backend::Mpi), "# OSU MPI-CUDA Bi-Directional Bandwidth Test v7.4");
     assert_eq!(title_line(&ALLREDUCE, cuda, Backend::Mpi), "# OSU MPI-CUDA Allreduce Latency Test v7.4");

@@ -9,15 +9,17 @@ use super::{run, Plan};
 use crate::backend::mock::{self, Fault, MockTransport, Model};
 use crate::backend::Transport;
 use crate::bench::{
-    allgatherv, allreduce, alltoall, alltoallv, alltoallw, barrier, bw, gather, gatherv, latency, mbw_mr, reduce,
-    reduce_scatter, reduce_scatter_block, scatter, scatterv, Bench, BenchOn, Setup,
+    collective::allgatherv, collective::allreduce, collective::alltoall, collective::alltoallv, collective::alltoallw,
+    collective::barrier, collective::gather, collective::gatherv, collective::reduce, collective::reduce_scatter,
+    collective::reduce_scatter_block, collective::scatter, collective::scatterv, pt2pt::bw, pt2pt::latency,
+    pt2pt::mbw_mr, Bench, BenchOn, Setup,
 };
 use crate::cli::test_options;
 use crate::datatype::Datatype;
+use crate::job::watchdog::Progress;
 use crate::job::Ending;
 use crate::report::sinks::Sinks;
 use crate::report::{Row, Sink};
-use crate::watchdog::Progress;
 
 /// What an output saw.
 #[derive(Debug, Clone, PartialEq)]
@@ -479,7 +481,7 @@ fn precision_runs_to_the_ceiling_on_noisy_data_and_between_on_some() {
 /// overlap is 100 - 100 (1 + tests) overhead / pure.
 #[test]
 fn nonblocking_overlap_arithmetic() {
-    use crate::bench::{iallreduce, ibarrier};
+    use crate::bench::{nonblocking::iallreduce, nonblocking::ibarrier};
     let m = Model::default();
     let np = 4;
     for tests in [0usize, 3] {
@@ -510,7 +512,7 @@ fn nonblocking_overlap_arithmetic() {
     let o = rows[0].overlap.unwrap();
     assert!(close(o.pure_us, m.barrier(3) * 1e6) && close(o.overall_us, o.pure_us + m.overhead_s * 1e6), "{o:?}");
     // the others move and check their data as their blocking twins
-    use crate::bench::{iallgather, ialltoall, ibcast};
+    use crate::bench::{nonblocking::iallgather, nonblocking::ialltoall, nonblocking::ibcast};
     for np in [2, 3] {
         let args = ["-m", "4:64", "-i", "3", "-x", "1", "-c", "-t", "2", "-T", "all"];
         assert_eq!(measure::<ibcast::Ibcast>(np, &args, m, None).1, Ending::Complete);
@@ -524,8 +526,9 @@ fn nonblocking_overlap_arithmetic() {
     }
     // and so do the rooted, reduce-scatter and vector ones, roots rotating
     use crate::bench::{
-        iallgatherv, ialltoallv, ialltoallw, igather, igatherv, ireduce, ireduce_scatter, ireduce_scatter_block,
-        iscatter, iscatterv,
+        nonblocking::iallgatherv, nonblocking::ialltoallv, nonblocking::ialltoallw, nonblocking::igather,
+        nonblocking::igatherv, nonblocking::ireduce, nonblocking::ireduce_scatter, nonblocking::ireduce_scatter_block,
+        nonblocking::iscatter, nonblocking::iscatterv,
     };
     fn all<M: BenchOn<MockTransport>>(m: Model) {
         for np in [2, 3] {
@@ -567,11 +570,14 @@ fn nonblocking_overlap_arithmetic() {
 #[test]
 fn persistent_forms_time_and_check_as_their_twins() {
     use crate::bench::{
-        allgather_persistent as agp, allgatherv_persistent as agvp, allreduce_persistent as arp,
-        alltoall_persistent as aap, alltoallv_persistent as aavp, alltoallw_persistent as aawp,
-        barrier_persistent as bp, bcast_persistent as bcp, bibw, bibw_persistent, bw_persistent,
-        gather_persistent as gp, gatherv_persistent as gvp, latency_persistent, reduce_persistent as rp,
-        reduce_scatter_persistent as rsp, scatter_persistent as sp, scatterv_persistent as svp,
+        persistent::allgather_persistent as agp, persistent::allgatherv_persistent as agvp,
+        persistent::allreduce_persistent as arp, persistent::alltoall_persistent as aap,
+        persistent::alltoallv_persistent as aavp, persistent::alltoallw_persistent as aawp,
+        persistent::barrier_persistent as bp, persistent::bcast_persistent as bcp, persistent::gather_persistent as gp,
+        persistent::gatherv_persistent as gvp, persistent::reduce_persistent as rp,
+        persistent::reduce_scatter_persistent as rsp, persistent::scatter_persistent as sp,
+        persistent::scatterv_persistent as svp, pt2pt::bibw, pt2pt::bibw_persistent, pt2pt::bw_persistent,
+        pt2pt::latency_persistent,
     };
     let m = Model::default();
     let values = |seen: &[Seen]| rows(seen).iter().map(|r| (r.size, r.avg_lat_us, r.bw_mbps)).collect::<Vec<_>>();
@@ -634,8 +640,10 @@ fn persistent_forms_time_and_check_as_their_twins() {
 // ranks, each also run with a corrupted block).
 fn neighborhood_collectives_move_and_check_their_blocks_on_mock_ranks() {
     use crate::bench::{
-        ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv, ineighbor_alltoallw,
-        neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv, neighbor_alltoallw,
+        neighborhood::ineighbor_allgather, neighborhood::ineighbor_allgatherv, neighborhood::ineighbor_alltoall,
+        neighborhood::ineighbor_alltoallv, neighborhood::ineighbor_alltoallw, neighborhood::neighbor_allgather,
+        neighborhood::neighbor_allgatherv, neighborhood::neighbor_alltoall, neighborhood::neighbor_alltoallv,
+        neighborhood::neighbor_alltoallw,
     };
     let m = Model::default();
     let dir = tempfile::tempdir().unwrap();

@@ -56,7 +56,7 @@ pub struct Ended {
 }
 
 /// Exit status of a benchmark stopped by its own watchdog.
-pub const WATCHDOG_EXIT: i32 = crate::watchdog::TIMEOUT_EXIT;
+pub const WATCHDOG_EXIT: i32 = crate::job::watchdog::TIMEOUT_EXIT;
 
 /// Where a benchmark's output goes: its stdout into `out` (and, with
 /// `echo`, to the suite's stdout as whole lines arrive), its stderr into
@@ -112,7 +112,7 @@ fn signal_group(pgid: i32, sig: i32) {
 }
 
 /// Runs `argv`, its output as `o` says, in a process group of its own:
-/// the suite's SIGTERM, SIGINT or SIGHUP ([`crate::signals::caught`]) is
+/// the suite's SIGTERM, SIGINT or SIGHUP ([`crate::job::signals::caught`]) is
 /// passed to that group, and `stop.max_time` sends it SIGTERM; either way
 /// the group gets SIGKILL after `stop.grace`, and what is left of it once
 /// the launcher has exited. The suite's own death (even SIGKILL) sends the
@@ -170,7 +170,7 @@ pub fn run(argv: &[String], env: &[(String, String)], o: &Output, stop: Stop, pr
             }
         }
         let now = Instant::now();
-        let signal = crate::signals::caught();
+        let signal = crate::job::signals::caught();
         match (&status, limit, stopped_at) {
             (None, _, None) if signal.is_some() => {
                 interrupted = signal;
@@ -227,7 +227,7 @@ pub fn run(argv: &[String], env: &[(String, String)], o: &Output, stop: Stop, pr
             status: Status::Interrupted,
             exit_code: st.code(),
             took,
-            detail: Some(format!("interrupted: the suite got {} and passed it on", crate::signals::name(sig))),
+            detail: Some(format!("interrupted: the suite got {} and passed it on", crate::job::signals::name(sig))),
         };
     }
     if let Some((status, detail)) = record.lingered {

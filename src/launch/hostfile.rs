@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use super::SuiteError;
-
 /// Why hostfile text names no usable hosts.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum HostfileError {
@@ -114,7 +112,7 @@ pub fn parse(text: &str) -> Result<Vec<HostEntry>, HostfileError> {
 fn add(a: Option<usize>, b: Option<usize>) -> Option<usize> {
     match (a, b) {
         // Each count is bounded; a host named again and again saturates.
-        (Some(a), Some(b)) => Some(a.saturating_add(b).min(super::options::MAX_RANKS)),
+        (Some(a), Some(b)) => Some(a.saturating_add(b).min(super::MAX_RANKS)),
         (a, b) => a.or(b),
     }
 }
@@ -123,13 +121,22 @@ fn parse_slots(v: &str, line: usize) -> Result<usize, HostfileError> {
     v.trim()
         .parse::<usize>()
         .ok()
-        .filter(|&s| s > 0 && s <= super::options::MAX_RANKS)
+        .filter(|&s| s > 0 && s <= super::MAX_RANKS)
         .ok_or_else(|| HostfileError::BadSlots { line, value: v.into() })
 }
 
+/// A hostfile that could not be read, or names no usable hosts (bad usage:
+/// exit 2 where a command says so).
+#[derive(Debug, Error)]
+#[error("cannot read hostfile '{path}': {reason}")]
+pub struct ReadError {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
 /// Reads and parses a hostfile.
-pub fn read(path: &Path) -> Result<Vec<HostEntry>, SuiteError> {
-    let bad = |reason: String| SuiteError::Hostfile { path: PathBuf::from(path), reason };
+pub fn read(path: &Path) -> Result<Vec<HostEntry>, ReadError> {
+    let bad = |reason: String| ReadError { path: PathBuf::from(path), reason };
     let text = crate::input_file::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     parse(&text).map_err(|e| bad(e.to_string()))
 }

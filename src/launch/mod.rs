@@ -1,8 +1,19 @@
-//! The launcher side of the suite: which launcher to start the binaries
-//! with for the MPI they use (asked for, or detected: srun inside a Slurm
-//! allocation, otherwise the library's own mpirun / mpiexec), and the exact
-//! command line for one benchmark with a given rank layout, including
-//! switching the launcher's binding off when commbench places the ranks.
+//! Launching a job through a launcher (mpirun, mpiexec, srun): the library
+//! the suite, locate and every front end that starts MPI jobs share, so none
+//! of them imports another subcommand. This file: which launcher to start
+//! the binaries with for the MPI they use (asked for, or detected: srun
+//! inside a Slurm allocation, otherwise the library's own mpirun /
+//! mpiexec), and the exact command line for one job with a given rank
+//! layout, including switching the launcher's binding off when commbench
+//! places the ranks. exec.rs runs one such command (keeper.rs passing the
+//! caller's death on), progress.rs shows it, hostfile.rs reads the hosts
+//! and checks their names, run_dir.rs makes the run directory.
+
+pub mod exec;
+pub mod hostfile;
+pub mod keeper;
+pub mod progress;
+pub mod run_dir;
 
 use std::path::Path;
 
@@ -300,6 +311,15 @@ pub fn kind_of_file(path: &Path) -> Option<LauncherKind> {
         "mpiexec.hydra" | "mpiexec.mpich" | "mpirun.mpich" => Some(LauncherKind::Hydra),
         _ => None,
     }
+}
+
+/// The most ranks, ranks per node or nodes a launch is planned for.
+pub const MAX_RANKS: usize = 1 << 20;
+
+/// Words of an argument string, split on whitespace (no quoting: benchmark
+/// and launcher options have no spaces in their values).
+pub fn split_words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
 }
 
 /// A command line as one shell-pasteable string.

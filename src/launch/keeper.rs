@@ -33,7 +33,7 @@ fn waited() -> libc::sigset_t {
     unsafe {
         let mut s: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut s);
-        for sig in crate::signals::HANDLED.iter().copied().chain([libc::SIGCHLD]) {
+        for sig in crate::job::signals::HANDLED.iter().copied().chain([libc::SIGCHLD]) {
             libc::sigaddset(&mut s, sig);
         }
         s
