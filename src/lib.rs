@@ -6,6 +6,7 @@
 //! the GPU libraries opened at run time (`gpu`).
 
 pub mod ab;
+pub mod args;
 pub mod backend;
 pub mod bench;
 pub mod buffer;
@@ -14,6 +15,7 @@ pub mod cli;
 pub mod compare;
 pub mod datatype;
 pub mod diag;
+pub mod fatal;
 pub mod gpu;
 pub mod gpu_bw;
 pub mod history;
@@ -28,8 +30,10 @@ pub mod peak;
 pub mod plot;
 pub mod procs;
 pub mod report;
+pub mod runner;
 pub mod stats;
 pub mod suite;
+pub mod text;
 pub mod topo;
 
 /// commbench's version.

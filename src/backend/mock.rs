@@ -33,7 +33,8 @@ use super::{
     NeighborGraph, NonBlockingCollectives, Operands, PersistentCollectives, PersistentPointToPoint, ReduceOp,
     Transport, VectorCollectives,
 };
-use crate::buffer::{AlignedBuf, BufferSet};
+use crate::backend::buffer_set::BufferSet;
+use crate::buffer::AlignedBuf;
 use crate::datatype::Datatype;
 
 mod one_sided;

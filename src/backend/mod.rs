@@ -18,6 +18,7 @@
 //! deterministic clock ([`mock`]) for unit tests.
 
 mod agree;
+pub mod buffer_set;
 pub mod cuda_memory;
 pub mod mock;
 pub mod mpi_host;
@@ -29,8 +30,9 @@ mod shim;
 pub mod ucx;
 pub mod world;
 
-use crate::buffer::{AllocError, BufferSet};
+use crate::buffer::AllocError;
 use crate::datatype::Datatype;
+use buffer_set::BufferSet;
 
 /// Reduction operators used on results between sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +86,12 @@ pub trait Buffer {
 pub trait RawBuffer: Buffer {
     fn as_ptr(&self) -> *const u8;
     fn as_mut_ptr(&mut self) -> *mut u8;
+}
+
+impl Buffer for crate::buffer::AlignedBuf {
+    fn len(&self) -> usize {
+        crate::buffer::AlignedBuf::len(self)
+    }
 }
 
 impl RawBuffer for crate::buffer::AlignedBuf {
@@ -330,7 +338,7 @@ pub trait Transport {
 /// [`VectorCollectives`], [`NonBlockingCollectives`], and
 /// [`rma::OneSided`]). A transport implements the ones it has and nothing
 /// else; a benchmark names the one it needs (`bench::Bench::Needs`), and
-/// which `--backend` runs it follows from that (bench/engine/runner.rs).
+/// which `--backend` runs it follows from that (src/runner.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Capability {
     PointToPoint,
@@ -393,7 +401,7 @@ impl Backend {
     }
 }
 
-/// What each `--backend`'s transport implements. bench/engine/runner.rs's
+/// What each `--backend`'s transport implements. src/runner.rs's
 /// `Launch` builds each benchmark over exactly these (checked when it is
 /// compiled), and the options refuse a backend without what the benchmark
 /// needs, from this table.

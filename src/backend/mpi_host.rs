@@ -16,7 +16,7 @@ use super::{
     Memory, NeighborCollectives, NeighborGraph, NonBlockingCollectives, Operands, PersistentCollectives,
     PersistentPointToPoint, RawBuffer, Threaded, Transport, VectorCollectives,
 };
-use crate::buffer::BufferSet;
+use crate::backend::buffer_set::BufferSet;
 use crate::datatype::Datatype;
 
 /// MPI point-to-point and collectives over buffers in memory `M`, on the
@@ -1275,7 +1275,10 @@ impl<'w> Threaded for Mpi<'w, HostMemory> {
 
     fn lane(&self) -> MpiLane<'_> {
         // The runner refuses a job whose library gave less (OSU's words).
-        assert!(self.world.threads() == crate::bench::spec::ThreadLevel::Multiple, "threads need MPI_THREAD_MULTIPLE");
+        assert!(
+            self.world.threads() == crate::backend::world::ThreadLevel::Multiple,
+            "threads need MPI_THREAD_MULTIPLE"
+        );
         MpiLane { world: self.world, comm: self.comm, h: self.h }
     }
 }

@@ -34,7 +34,8 @@ use super::world::World;
 use super::{
     agree_failures, check_len, Buffer, Collectives, Control, Envelope, Memory, Operands, RawBuffer, Transport,
 };
-use crate::buffer::{AllocError, BufferSet};
+use crate::backend::buffer_set::BufferSet;
+use crate::buffer::AllocError;
 use crate::datatype::Datatype;
 use crate::gpu::cuda::{self, GpuInfo};
 use crate::gpu::nccl_lib::{self, NcclCallError};

@@ -8,7 +8,6 @@
 //! The accumulating calls (osu_acc_latency, osu_fop_latency,
 //! osu_get_acc_latency) always add (MPI_SUM), as OSU's do.
 
-pub use crate::bench::spec::{SyncMode, WinKind};
 use std::ffi::{c_int, c_void};
 
 use mpi::ffi;
@@ -17,6 +16,37 @@ use super::mpi_host::MpiHost;
 use super::{check_len, Control, Transport};
 use crate::buffer::{AlignedBuf, AllocError};
 use crate::datatype::Datatype;
+
+/// How a window's memory comes about (`-w`), with OSU's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WinKind {
+    /// `MPI_Win_create` over memory the benchmark allocated.
+    Create,
+    /// `MPI_Win_allocate`: MPI allocates the window's memory.
+    Allocate,
+    /// `MPI_Win_create_dynamic`, the benchmark's memory attached, the
+    /// peer's address exchanged.
+    Dynamic,
+}
+
+/// How each access epoch is opened and closed (`-s`), with OSU's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncMode {
+    /// A shared lock and unlock around every iteration.
+    Lock,
+    /// Post/start/complete/wait: both ranks take part (active target).
+    Pscw,
+    /// `MPI_Win_fence`: both ranks take part (active target).
+    Fence,
+    /// One lock for the whole size; `MPI_Win_flush` ends each iteration.
+    Flush,
+    /// As `Flush` with `MPI_Win_flush_local` (origin buffer reusable).
+    FlushLocal,
+    /// `MPI_Win_lock_all` and `unlock_all` around every iteration.
+    LockAll,
+}
 
 impl WinKind {
     pub const ALL: [WinKind; 3] = [WinKind::Create, WinKind::Allocate, WinKind::Dynamic];

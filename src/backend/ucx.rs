@@ -23,7 +23,8 @@ use ucx_sys::{ptr_status, status_text, PtrStatus};
 
 use super::world::World;
 use super::{check_len, Control, Envelope, Transport};
-use crate::buffer::{AlignedBuf, BufferSet};
+use crate::backend::buffer_set::BufferSet;
+use crate::buffer::AlignedBuf;
 
 /// Why the UCX transport could not be set up.
 #[derive(Debug, thiserror::Error)]

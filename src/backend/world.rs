@@ -11,7 +11,6 @@ use mpi::ffi;
 
 use super::shim::Handles;
 use super::{Control, ReduceOp};
-use crate::bench::spec::ThreadLevel;
 
 /// The tag of [`World::release_from_root`]'s messages; no benchmark or
 /// control-plane message uses it.
@@ -35,6 +34,16 @@ fn count_gather(rank: usize, bytes: usize) {
         GATHERED_BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
         GATHERS.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// The thread support a benchmark asks of `MPI_Init_thread`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ThreadLevel {
+    /// `MPI_THREAD_SINGLE`, what `MPI_Init` gives (every benchmark but
+    /// osu_latency_mt).
+    Single,
+    /// `MPI_THREAD_MULTIPLE`: MPI called from several threads at once.
+    Multiple,
 }
 
 pub struct World {
@@ -130,13 +139,13 @@ impl World {
     /// Ends the job from this rank after a failure the others cannot be
     /// told of through MPI (they may be waiting inside NCCL or CUDA): the
     /// line, after the program's name, on stderr; the run record ended
-    /// with it by whichever rank this is ([`crate::job::fatal`]); stdout
+    /// with it by whichever rank this is ([`crate::fatal`]); stdout
     /// flushed; then `MPI_Abort`.
     #[cold]
     pub fn fail(&self, line: &str, code: i32) -> ! {
-        let line = format!("{}: {line}", crate::job::fatal::program());
+        let line = format!("{}: {line}", crate::fatal::program());
         crate::diag::say(&line);
-        crate::job::fatal::end_record(&line, code);
+        crate::fatal::end_record(&line, code);
         let _ = std::io::Write::flush(&mut std::io::stdout());
         self.abort(code)
     }

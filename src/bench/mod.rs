@@ -6,8 +6,8 @@
 //! Each module is the folder it is filed in:
 //! - [`engine`]: what runs any benchmark: `engine::plan` (the run as one
 //!   value), `engine::measure` (one loop over the plan), `timed_loop`,
-//!   `memory`, `dry_run`, `validation`, `efficiency` and `engine::runner`
-//!   (the process around it);
+//!   `memory`, `dry_run`, `validation` and `efficiency` (the process
+//!   around it, argv to exit status, is [`crate::runner`]);
 //! - the families, each a file per benchmark beside what they share:
 //!   [`pt2pt`] (with `fan` and `posting`), [`collective`] (with `vector`),
 //!   [`nonblocking`], [`neighborhood`], [`persistent`], [`rma`] and
@@ -268,7 +268,7 @@ pub trait Kernel<T: Transport> {
 
 /// What a benchmark needs of a transport, as a type ([`Bench::Needs`]):
 /// the runner launches a benchmark over the transports that have it
-/// (`engine::runner::Launch`), and refuses the other backends with the
+/// (`crate::runner::Launch`), and refuses the other backends with the
 /// capability's name.
 pub trait Need {
     const CAPABILITY: Capability;

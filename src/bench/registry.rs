@@ -121,7 +121,7 @@ pub fn list_main(args: &[String]) -> i32 {
             [e.name().to_string(), ranks.to_string(), e.spec.title.to_string()]
         })
         .collect();
-    let lines = if long { crate::report::aligned_columns(&rows) } else { rows.into_iter().map(|[n, ..]| n).collect() };
+    let lines = if long { crate::text::aligned_columns(&rows) } else { rows.into_iter().map(|[n, ..]| n).collect() };
     let mut text = lines.join("\n");
     text.push('\n');
     print!("{text}");

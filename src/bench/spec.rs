@@ -4,6 +4,9 @@
 //! needs, its size range and iteration defaults; OSU's shared defaults; and
 //! why a job's size can rule a run out (bench/engine/plan.rs decides it).
 
+use crate::backend::rma::{SyncMode, WinKind};
+use crate::backend::world::ThreadLevel;
+
 /// How many processes a benchmark needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProcRule {
@@ -30,16 +33,6 @@ pub enum Workers {
     Threads,
     /// Processes each rank forks after MPI starts.
     Processes,
-}
-
-/// The thread support a benchmark asks of `MPI_Init_thread`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ThreadLevel {
-    /// `MPI_THREAD_SINGLE`, what `MPI_Init` gives (every benchmark but
-    /// osu_latency_mt).
-    Single,
-    /// `MPI_THREAD_MULTIPLE`: MPI called from several threads at once.
-    Multiple,
 }
 
 /// Iterations and warm-up for small and large messages.
@@ -170,37 +163,6 @@ pub enum JobShapeError {
          buffers{with}; raise -M or lower -m)"
     )]
     DefaultMemoryLimit { limit: usize, min: usize, need: usize, with: String },
-}
-
-/// How a window's memory comes about (`-w`), with OSU's words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WinKind {
-    /// `MPI_Win_create` over memory the benchmark allocated.
-    Create,
-    /// `MPI_Win_allocate`: MPI allocates the window's memory.
-    Allocate,
-    /// `MPI_Win_create_dynamic`, the benchmark's memory attached, the
-    /// peer's address exchanged.
-    Dynamic,
-}
-
-/// How each access epoch is opened and closed (`-s`), with OSU's words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SyncMode {
-    /// A shared lock and unlock around every iteration.
-    Lock,
-    /// Post/start/complete/wait: both ranks take part (active target).
-    Pscw,
-    /// `MPI_Win_fence`: both ranks take part (active target).
-    Fence,
-    /// One lock for the whole size; `MPI_Win_flush` ends each iteration.
-    Flush,
-    /// As `Flush` with `MPI_Win_flush_local` (origin buffer reusable).
-    FlushLocal,
-    /// `MPI_Win_lock_all` and `unlock_all` around every iteration.
-    LockAll,
 }
 
 /// The `-w` and `-s` a one-sided benchmark accepts and its defaults

@@ -1,5 +1,5 @@
 //! osu_allgather, OSU 7.4 compatible.
-use commbench::bench::{collective::allgather::Allgather, engine::runner};
+use commbench::{bench::collective::allgather::Allgather, runner};
 
 fn main() {
     runner::main::<Allgather>()

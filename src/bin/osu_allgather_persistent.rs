@@ -1,5 +1,5 @@
 //! osu_allgather_persistent, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, persistent::allgather_persistent::AllgatherPersistent};
+use commbench::{bench::persistent::allgather_persistent::AllgatherPersistent, runner};
 
 fn main() {
     runner::main::<AllgatherPersistent>()

@@ -1,5 +1,5 @@
 //! osu_allreduce, OSU 7.4 compatible.
-use commbench::bench::{collective::allreduce::Allreduce, engine::runner};
+use commbench::{bench::collective::allreduce::Allreduce, runner};
 
 fn main() {
     runner::main::<Allreduce>()

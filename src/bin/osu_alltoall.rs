@@ -1,5 +1,5 @@
 //! osu_alltoall, OSU 7.4 compatible.
-use commbench::bench::{collective::alltoall::Alltoall, engine::runner};
+use commbench::{bench::collective::alltoall::Alltoall, runner};
 
 fn main() {
     runner::main::<Alltoall>()

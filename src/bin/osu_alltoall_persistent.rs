@@ -1,5 +1,5 @@
 //! osu_alltoall_persistent, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, persistent::alltoall_persistent::AlltoallPersistent};
+use commbench::{bench::persistent::alltoall_persistent::AlltoallPersistent, runner};
 
 fn main() {
     runner::main::<AlltoallPersistent>()

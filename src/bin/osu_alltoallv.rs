@@ -1,5 +1,5 @@
 //! osu_alltoallv, OSU 7.4 compatible.
-use commbench::bench::{collective::alltoallv::Alltoallv, engine::runner};
+use commbench::{bench::collective::alltoallv::Alltoallv, runner};
 
 fn main() {
     runner::main::<Alltoallv>()

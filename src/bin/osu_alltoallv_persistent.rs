@@ -1,5 +1,5 @@
 //! osu_alltoallv_persistent, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, persistent::alltoallv_persistent::AlltoallvPersistent};
+use commbench::{bench::persistent::alltoallv_persistent::AlltoallvPersistent, runner};
 
 fn main() {
     runner::main::<AlltoallvPersistent>()

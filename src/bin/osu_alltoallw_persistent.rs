@@ -1,5 +1,5 @@
 //! osu_alltoallw_persistent, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, persistent::alltoallw_persistent::AlltoallwPersistent};
+use commbench::{bench::persistent::alltoallw_persistent::AlltoallwPersistent, runner};
 
 fn main() {
     runner::main::<AlltoallwPersistent>()

@@ -1,5 +1,5 @@
 //! osu_barrier, OSU 7.4 compatible.
-use commbench::bench::{collective::barrier::Barrier, engine::runner};
+use commbench::{bench::collective::barrier::Barrier, runner};
 
 fn main() {
     runner::main::<Barrier>()

@@ -1,5 +1,5 @@
 //! osu_barrier_persistent, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, persistent::barrier_persistent::BarrierPersistent};
+use commbench::{bench::persistent::barrier_persistent::BarrierPersistent, runner};
 
 fn main() {
     runner::main::<BarrierPersistent>()

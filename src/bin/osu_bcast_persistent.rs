@@ -1,5 +1,5 @@
 //! osu_bcast_persistent, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, persistent::bcast_persistent::BcastPersistent};
+use commbench::{bench::persistent::bcast_persistent::BcastPersistent, runner};
 
 fn main() {
     runner::main::<BcastPersistent>()

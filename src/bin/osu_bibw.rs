@@ -1,5 +1,5 @@
 //! osu_bibw, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, pt2pt::bibw::Bibw};
+use commbench::{bench::pt2pt::bibw::Bibw, runner};
 
 fn main() {
     runner::main::<Bibw>()

@@ -1,5 +1,5 @@
 //! osu_bw, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, pt2pt::bw::Bw};
+use commbench::{bench::pt2pt::bw::Bw, runner};
 
 fn main() {
     runner::main::<Bw>()

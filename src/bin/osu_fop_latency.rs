@@ -1,5 +1,5 @@
 //! osu_fop_latency, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, rma::fop_latency::FopLatency};
+use commbench::{bench::rma::fop_latency::FopLatency, runner};
 
 fn main() {
     runner::main_rma::<FopLatency>()

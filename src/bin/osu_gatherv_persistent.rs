@@ -1,5 +1,5 @@
 //! osu_gatherv_persistent, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, persistent::gatherv_persistent::GathervPersistent};
+use commbench::{bench::persistent::gatherv_persistent::GathervPersistent, runner};
 
 fn main() {
     runner::main::<GathervPersistent>()

@@ -1,5 +1,5 @@
 //! osu_get_bw, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, rma::get_bw::GetBw};
+use commbench::{bench::rma::get_bw::GetBw, runner};
 
 fn main() {
     runner::main_rma::<GetBw>()

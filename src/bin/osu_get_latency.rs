@@ -1,5 +1,5 @@
 //! osu_get_latency, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, rma::get_latency::GetLatency};
+use commbench::{bench::rma::get_latency::GetLatency, runner};
 
 fn main() {
     runner::main_rma::<GetLatency>()

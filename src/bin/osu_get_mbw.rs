@@ -1,5 +1,5 @@
 //! osu_get_mbw: multi-pair MPI_Get bandwidth (OSU 7.4 ships it broken; see bench/rma/get_mbw.rs).
-use commbench::bench::{engine::runner, rma::get_mbw::GetMbw};
+use commbench::{bench::rma::get_mbw::GetMbw, runner};
 
 fn main() {
     runner::main_rma::<GetMbw>()

@@ -1,5 +1,5 @@
 //! osu_hello, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, startup::hello};
+use commbench::{bench::startup::hello, runner};
 
 fn main() {
     runner::main_startup(&hello::HELLO)

@@ -1,5 +1,5 @@
 //! osu_iallgather, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::iallgather::Iallgather};
+use commbench::{bench::nonblocking::iallgather::Iallgather, runner};
 
 fn main() {
     runner::main::<Iallgather>()

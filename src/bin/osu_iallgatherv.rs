@@ -1,5 +1,5 @@
 //! osu_iallgatherv, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::iallgatherv::Iallgatherv};
+use commbench::{bench::nonblocking::iallgatherv::Iallgatherv, runner};
 
 fn main() {
     runner::main::<Iallgatherv>()

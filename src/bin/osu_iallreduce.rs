@@ -1,5 +1,5 @@
 //! osu_iallreduce, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::iallreduce::Iallreduce};
+use commbench::{bench::nonblocking::iallreduce::Iallreduce, runner};
 
 fn main() {
     runner::main::<Iallreduce>()

@@ -1,5 +1,5 @@
 //! osu_ialltoall, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::ialltoall::Ialltoall};
+use commbench::{bench::nonblocking::ialltoall::Ialltoall, runner};
 
 fn main() {
     runner::main::<Ialltoall>()

@@ -1,5 +1,5 @@
 //! osu_ialltoallv, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::ialltoallv::Ialltoallv};
+use commbench::{bench::nonblocking::ialltoallv::Ialltoallv, runner};
 
 fn main() {
     runner::main::<Ialltoallv>()

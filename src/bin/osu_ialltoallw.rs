@@ -1,5 +1,5 @@
 //! osu_ialltoallw, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::ialltoallw::Ialltoallw};
+use commbench::{bench::nonblocking::ialltoallw::Ialltoallw, runner};
 
 fn main() {
     runner::main::<Ialltoallw>()

@@ -1,5 +1,5 @@
 //! osu_ibarrier, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::ibarrier::Ibarrier};
+use commbench::{bench::nonblocking::ibarrier::Ibarrier, runner};
 
 fn main() {
     runner::main::<Ibarrier>()

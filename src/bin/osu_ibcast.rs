@@ -1,5 +1,5 @@
 //! osu_ibcast, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::ibcast::Ibcast};
+use commbench::{bench::nonblocking::ibcast::Ibcast, runner};
 
 fn main() {
     runner::main::<Ibcast>()

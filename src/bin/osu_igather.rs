@@ -1,5 +1,5 @@
 //! osu_igather, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::igather::Igather};
+use commbench::{bench::nonblocking::igather::Igather, runner};
 
 fn main() {
     runner::main::<Igather>()

@@ -1,5 +1,5 @@
 //! osu_igatherv, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::igatherv::Igatherv};
+use commbench::{bench::nonblocking::igatherv::Igatherv, runner};
 
 fn main() {
     runner::main::<Igatherv>()

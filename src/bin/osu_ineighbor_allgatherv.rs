@@ -1,5 +1,5 @@
 //! osu_ineighbor_allgatherv, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, neighborhood::ineighbor_allgatherv::IneighborAllgatherv};
+use commbench::{bench::neighborhood::ineighbor_allgatherv::IneighborAllgatherv, runner};
 
 fn main() {
     runner::main::<IneighborAllgatherv>()

@@ -1,5 +1,5 @@
 //! osu_ineighbor_alltoall, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, neighborhood::ineighbor_alltoall::IneighborAlltoall};
+use commbench::{bench::neighborhood::ineighbor_alltoall::IneighborAlltoall, runner};
 
 fn main() {
     runner::main::<IneighborAlltoall>()

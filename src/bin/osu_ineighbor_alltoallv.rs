@@ -1,5 +1,5 @@
 //! osu_ineighbor_alltoallv, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, neighborhood::ineighbor_alltoallv::IneighborAlltoallv};
+use commbench::{bench::neighborhood::ineighbor_alltoallv::IneighborAlltoallv, runner};
 
 fn main() {
     runner::main::<IneighborAlltoallv>()

@@ -1,5 +1,5 @@
 //! osu_ineighbor_alltoallw, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, neighborhood::ineighbor_alltoallw::IneighborAlltoallw};
+use commbench::{bench::neighborhood::ineighbor_alltoallw::IneighborAlltoallw, runner};
 
 fn main() {
     runner::main::<IneighborAlltoallw>()

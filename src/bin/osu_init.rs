@@ -1,5 +1,5 @@
 //! osu_init, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, startup::init};
+use commbench::{bench::startup::init, runner};
 
 fn main() {
     runner::main_startup(&init::INIT)

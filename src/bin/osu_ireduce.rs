@@ -1,5 +1,5 @@
 //! osu_ireduce, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::ireduce::Ireduce};
+use commbench::{bench::nonblocking::ireduce::Ireduce, runner};
 
 fn main() {
     runner::main::<Ireduce>()

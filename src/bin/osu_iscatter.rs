@@ -1,5 +1,5 @@
 //! osu_iscatter, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::iscatter::Iscatter};
+use commbench::{bench::nonblocking::iscatter::Iscatter, runner};
 
 fn main() {
     runner::main::<Iscatter>()

@@ -1,5 +1,5 @@
 //! osu_iscatterv, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, nonblocking::iscatterv::Iscatterv};
+use commbench::{bench::nonblocking::iscatterv::Iscatterv, runner};
 
 fn main() {
     runner::main::<Iscatterv>()

@@ -1,5 +1,5 @@
 //! osu_latency, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, pt2pt::latency::Latency};
+use commbench::{bench::pt2pt::latency::Latency, runner};
 
 fn main() {
     runner::main::<Latency>()

@@ -1,5 +1,5 @@
 //! osu_mbw_mr, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, pt2pt::mbw_mr::MbwMr};
+use commbench::{bench::pt2pt::mbw_mr::MbwMr, runner};
 
 fn main() {
     runner::main::<MbwMr>()

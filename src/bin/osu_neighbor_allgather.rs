@@ -1,5 +1,5 @@
 //! osu_neighbor_allgather, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, neighborhood::neighbor_allgather::NeighborAllgather};
+use commbench::{bench::neighborhood::neighbor_allgather::NeighborAllgather, runner};
 
 fn main() {
     runner::main::<NeighborAllgather>()

@@ -1,5 +1,5 @@
 //! osu_neighbor_allgatherv, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, neighborhood::neighbor_allgatherv::NeighborAllgatherv};
+use commbench::{bench::neighborhood::neighbor_allgatherv::NeighborAllgatherv, runner};
 
 fn main() {
     runner::main::<NeighborAllgatherv>()

@@ -1,5 +1,5 @@
 //! osu_neighbor_alltoall, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, neighborhood::neighbor_alltoall::NeighborAlltoall};
+use commbench::{bench::neighborhood::neighbor_alltoall::NeighborAlltoall, runner};
 
 fn main() {
     runner::main::<NeighborAlltoall>()

@@ -1,5 +1,5 @@
 //! osu_neighbor_alltoallw, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, neighborhood::neighbor_alltoallw::NeighborAlltoallw};
+use commbench::{bench::neighborhood::neighbor_alltoallw::NeighborAlltoallw, runner};
 
 fn main() {
     runner::main::<NeighborAlltoallw>()

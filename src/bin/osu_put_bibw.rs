@@ -1,5 +1,5 @@
 //! osu_put_bibw, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, rma::put_bibw::PutBibw};
+use commbench::{bench::rma::put_bibw::PutBibw, runner};
 
 fn main() {
     runner::main_rma::<PutBibw>()

@@ -1,5 +1,5 @@
 //! osu_put_bw, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, rma::put_bw::PutBw};
+use commbench::{bench::rma::put_bw::PutBw, runner};
 
 fn main() {
     runner::main_rma::<PutBw>()

@@ -1,5 +1,5 @@
 //! osu_put_latency, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, rma::put_latency::PutLatency};
+use commbench::{bench::rma::put_latency::PutLatency, runner};
 
 fn main() {
     runner::main_rma::<PutLatency>()

@@ -1,5 +1,5 @@
 //! osu_reduce, OSU 7.4 compatible.
-use commbench::bench::{collective::reduce::Reduce, engine::runner};
+use commbench::{bench::collective::reduce::Reduce, runner};
 
 fn main() {
     runner::main::<Reduce>()

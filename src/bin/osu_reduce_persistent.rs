@@ -1,5 +1,5 @@
 //! osu_reduce_persistent, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, persistent::reduce_persistent::ReducePersistent};
+use commbench::{bench::persistent::reduce_persistent::ReducePersistent, runner};
 
 fn main() {
     runner::main::<ReducePersistent>()

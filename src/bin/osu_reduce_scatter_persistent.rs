@@ -1,5 +1,5 @@
 //! osu_reduce_scatter_persistent, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, persistent::reduce_scatter_persistent::ReduceScatterPersistent};
+use commbench::{bench::persistent::reduce_scatter_persistent::ReduceScatterPersistent, runner};
 
 fn main() {
     runner::main::<ReduceScatterPersistent>()

@@ -1,5 +1,5 @@
 //! osu_scatter, OSU 7.4 compatible.
-use commbench::bench::{collective::scatter::Scatter, engine::runner};
+use commbench::{bench::collective::scatter::Scatter, runner};
 
 fn main() {
     runner::main::<Scatter>()

@@ -1,5 +1,5 @@
 //! osu_scatter_persistent, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, persistent::scatter_persistent::ScatterPersistent};
+use commbench::{bench::persistent::scatter_persistent::ScatterPersistent, runner};
 
 fn main() {
     runner::main::<ScatterPersistent>()

@@ -1,5 +1,5 @@
 //! osu_scatterv, OSU 7.4 compatible.
-use commbench::bench::{collective::scatterv::Scatterv, engine::runner};
+use commbench::{bench::collective::scatterv::Scatterv, runner};
 
 fn main() {
     runner::main::<Scatterv>()

@@ -1,5 +1,5 @@
 //! osu_scatterv_persistent, OSU 7.4 compatible.
-use commbench::bench::{engine::runner, persistent::scatterv_persistent::ScattervPersistent};
+use commbench::{bench::persistent::scatterv_persistent::ScattervPersistent, runner};
 
 fn main() {
     runner::main::<ScattervPersistent>()

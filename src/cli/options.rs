@@ -201,22 +201,6 @@ fn bounded(value: &str, min: usize, message: &str, letter: char) -> Result<usize
     }
 }
 
-/// The longest argument a subcommand takes (the longest path Linux
-/// accepts); a longer one would only cost time (clap's "did you mean"
-/// compares it with every option name, quadratically).
-pub const MAX_ARG_BYTES: usize = 4096;
-
-/// Refuses an argument longer than [`MAX_ARG_BYTES`], naming its start.
-pub fn check_arg_lengths(args: &[String]) -> Result<(), String> {
-    match args.iter().find(|a| a.len() > MAX_ARG_BYTES) {
-        Some(a) => {
-            let start: String = a.chars().take(24).collect();
-            Err(format!("an argument of {} bytes ('{start}...') is longer than {MAX_ARG_BYTES}", a.len()))
-        }
-        None => Ok(()),
-    }
-}
-
 /// Whether `secs` is a usable time limit (see [`MIN_SECONDS`]).
 pub fn seconds_in_range(secs: f64) -> bool {
     secs.is_finite() && (MIN_SECONDS..=MAX_SECONDS).contains(&secs)
@@ -777,13 +761,6 @@ mod tests {
         assert!(parse_message_sizes("-5").is_err());
         assert!(parse_message_sizes("4:x").is_err());
         assert!(parse_message_sizes("").is_err());
-    }
-
-    #[test]
-    fn argument_lengths() {
-        assert!(check_arg_lengths(&["x".repeat(MAX_ARG_BYTES)]).is_ok());
-        let e = check_arg_lengths(&["a".into(), "y".repeat(MAX_ARG_BYTES + 1)]).unwrap_err();
-        assert!(e.starts_with("an argument of 4097 bytes ('yyyy"), "{e}");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use clap::Parser;
 /// Parses `args` (the words after the subcommand) or says why not, as the
 /// exit status to end with.
 pub fn parse<T: Parser>(command: &str, args: &[String]) -> Result<T, i32> {
-    if let Err(why) = crate::cli::options::check_arg_lengths(args) {
+    if let Err(why) = crate::args::check_arg_lengths(args) {
         crate::say!("commbench {command}: {why}");
         return Err(2);
     }

@@ -297,7 +297,7 @@ fn first_line(text: &str) -> String {
 
 /// Parses the arguments after `gpu-bw`.
 pub fn parse(args: &[String]) -> Result<Parsed, OptionsError> {
-    crate::cli::options::check_arg_lengths(args).map_err(OptionsError::Usage)?;
+    crate::args::check_arg_lengths(args).map_err(OptionsError::Usage)?;
     let argv = std::iter::once("commbench gpu-bw".to_string()).chain(args.iter().cloned());
     let a = match Args::try_parse_from(argv) {
         Ok(a) => a,

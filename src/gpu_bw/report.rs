@@ -11,7 +11,7 @@ use super::results::{HostMemory, Kind, MatrixId, Measurement};
 use super::topology::{GpuFacts, PairPath};
 use crate::bytes::human_bytes;
 use crate::matrix::Matrix;
-use crate::report::aligned_columns;
+use crate::text::aligned_columns;
 
 fn yes_no(v: Option<bool>) -> String {
     match v {

@@ -107,7 +107,7 @@ pub const MAX_PAD: usize = 64;
 fn columns<const N: usize>(rows: Vec<[String; N]>) -> String {
     let rows: Vec<[String; N]> = rows.into_iter().map(|r| r.map(|c| printable(&c).into_owned())).collect();
     let mut out = String::new();
-    for line in crate::report::capped_columns(&rows, MAX_PAD) {
+    for line in crate::text::capped_columns(&rows, MAX_PAD) {
         let _ = writeln!(out, "  {line}");
     }
     out

@@ -5,8 +5,8 @@
 //! run record (written at start, marked by the watchdog, ended with a
 //! [`Ending`]), and the one-line messages on stderr.
 
-pub mod fatal;
 pub mod launcher;
+pub mod placement;
 pub mod signals;
 pub mod survey;
 pub mod watchdog;
@@ -20,13 +20,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::backend::world::ThreadLevel;
 use crate::backend::world::World;
 use crate::backend::{agree_failures, Control};
-use crate::bench::spec::ThreadLevel;
 use crate::report::record::{self, RankInfo, RunHeader, RunStatus};
 use crate::report::record_end::{self, RecordPlace};
 use crate::report::time::Utc;
-use crate::topo::placement;
 use crate::topo::report::RankPlacement;
 use crate::topo::request::PlacementRequest;
 use crate::topo::{self, affinity, cpuset};
@@ -110,14 +109,14 @@ pub fn end_world(world: World, code: i32) {
 }
 
 /// Turns a panic into one line naming the program, ends the run record
-/// `error` (where it exists) and ends every rank. A [`crate::job::fatal::Fatal`]
+/// `error` (where it exists) and ends every rank. A [`crate::fatal::Fatal`]
 /// payload is a failure of the GPU or a library and is said as it is; any
 /// other panic is a bug and says so.
 pub fn install_panic_hook(name: &'static str) {
     std::panic::set_hook(Box::new(move |info| {
-        let line = match info.payload().downcast_ref::<crate::job::fatal::Fatal>() {
+        let line = match info.payload().downcast_ref::<crate::fatal::Fatal>() {
             // A failure of the GPU or the library, not of commbench.
-            Some(crate::job::fatal::Fatal(line)) => format!("{name}: {line}"),
+            Some(crate::fatal::Fatal(line)) => format!("{name}: {line}"),
             None => {
                 let msg = info
                     .payload()
@@ -130,7 +129,7 @@ pub fn install_panic_hook(name: &'static str) {
             }
         };
         say(&line);
-        crate::job::fatal::end_record(&line, 1);
+        crate::fatal::end_record(&line, 1);
         if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
             // SAFETY: ends every rank; MPI is initialised and not finalised.
             unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 1) };
@@ -250,7 +249,7 @@ impl Job {
     ) -> Result<Job, i32> {
         let name = cfg.name;
         install_panic_hook(name);
-        crate::job::fatal::set_program(name);
+        crate::fatal::set_program(name);
         let progress = Arc::new(Progress::default());
         let on_fire: Arc<Mutex<Option<OnFire>>> = Arc::new(Mutex::new(None));
         // Before any other thread starts (the watchdog's, MPI's), so that
@@ -466,7 +465,7 @@ impl Job {
         }
         self.watch.arm(record::end_marker(file.rec.clone(), file.path.clone(), header), &ranks);
         let mark = record::end_marker(file.rec.clone(), file.path.clone(), header);
-        crate::job::fatal::set_record_end(Box::new(move |line: &str, code: i32| {
+        crate::fatal::set_record_end(Box::new(move |line: &str, code: i32| {
             mark(RunStatus::Error, line, code);
         }));
         Ok(file)
@@ -491,7 +490,7 @@ impl Job {
         }
         {
             let file = file.clone();
-            crate::job::fatal::set_record_end(Box::new(move |line: &str, code: i32| {
+            crate::fatal::set_record_end(Box::new(move |line: &str, code: i32| {
                 let _ = record_end::end_on_disk(&file, RunStatus::Error, line, code, rank);
             }));
         }

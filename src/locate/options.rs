@@ -189,7 +189,7 @@ fn check(a: Args) -> Result<Settings, String> {
 /// Parses the arguments after `locate`; errors are one line, prefixed.
 pub fn parse(args: &[String]) -> Result<Parsed, String> {
     let prefix = |e: String| format!("commbench locate: {e}");
-    crate::cli::options::check_arg_lengths(args).map_err(prefix)?;
+    crate::args::check_arg_lengths(args).map_err(prefix)?;
     let argv = std::iter::once("commbench locate".to_string()).chain(args.iter().cloned());
     match Args::try_parse_from(argv) {
         Ok(a) => check(a).map(|s| Parsed::Run(Box::new(s))).map_err(prefix),

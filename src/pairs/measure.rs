@@ -12,8 +12,9 @@
 //! pair are thus measured concurrently and reported separately.
 
 use super::schedule::Flow;
+use crate::backend::buffer_set::BufferSet;
 use crate::backend::{Control, Envelope, Transport};
-use crate::buffer::{AllocError, BufferSet};
+use crate::buffer::AllocError;
 use crate::datatype::Datatype;
 use crate::job::watchdog::{Progress, Step};
 

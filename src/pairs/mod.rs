@@ -33,8 +33,8 @@ use crate::job::watchdog::Step;
 use crate::job::{say, Ending, Job, JobConfig, RecordFile};
 use crate::matrix::heatmap::HeatmapSpec;
 use crate::options::Backend;
+use crate::report::placement::WarnContext;
 use crate::report::record::RankInfo;
-use crate::topo::report::WarnContext;
 use measure::{PairBuffers, RoundPlan};
 use options::{Config, Parsed};
 use output::PairsFiles;
@@ -81,7 +81,7 @@ pub fn main(args: &[String]) -> i32 {
         setup_exit: EXIT_USAGE,
         name_shape_lines: true,
         gpu: false,
-        threads: crate::bench::spec::ThreadLevel::Single,
+        threads: crate::backend::world::ThreadLevel::Single,
     };
     if cfg.backend == Backend::Ucx {
         crate::backend::quiet_ucx_by_default();
@@ -193,7 +193,7 @@ impl Session<'_> {
         let root = job.is_root();
         let placement_warnings = if root {
             let ctx = WarnContext { benchmark: NAME.into(), pairs: Vec::new(), allocation_nodes: None };
-            crate::topo::report::print(&ranks, &ctx, true)
+            crate::report::placement::print(&ranks, &ctx, true)
         } else {
             Vec::new()
         };

@@ -221,7 +221,7 @@ pub fn default_window(size: usize) -> usize {
 
 /// Parses the arguments after `pairs`. Errors are one line.
 pub fn parse(args: &[String]) -> Result<Parsed, OptionsError> {
-    crate::cli::options::check_arg_lengths(args).map_err(OptionsError::Usage)?;
+    crate::args::check_arg_lengths(args).map_err(OptionsError::Usage)?;
     let argv = std::iter::once("commbench pairs".to_string()).chain(args.iter().cloned());
     let a = match Args::try_parse_from(argv) {
         Ok(a) => a,

@@ -12,6 +12,7 @@ pub mod json_lines;
 pub mod nccl_table;
 pub mod nccl_tests;
 pub mod osu;
+pub mod placement;
 pub mod record;
 pub mod record_end;
 pub mod safe_file;
@@ -187,37 +188,4 @@ pub fn stdout_sink(
             Ok(Box::new(table))
         }
     }
-}
-
-/// Left-aligned columns two spaces apart, one line per row (no newline),
-/// trailing spaces trimmed: the plain tables people read on a terminal.
-pub fn aligned_columns<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
-    capped_columns(rows, usize::MAX)
-}
-
-/// [`aligned_columns`] with no column padded beyond `cap` characters: a
-/// longer cell is written whole and pushes the rest of its row right.
-/// The padding is written out, not asked of `format!` (whose width is at
-/// most 65,535 and panics beyond: a cell from data may be longer).
-pub fn capped_columns<const N: usize>(rows: &[[String; N]], cap: usize) -> Vec<String> {
-    let mut widths = [0usize; N];
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count()).min(cap);
-        }
-    }
-    rows.iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-                if i > 0 {
-                    line.push_str("  ");
-                }
-                line.push_str(cell);
-                line.extend(std::iter::repeat_n(' ', w.saturating_sub(cell.chars().count())));
-            }
-            line.truncate(line.trim_end().len());
-            line
-        })
-        .collect()
 }

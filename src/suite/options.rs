@@ -230,7 +230,7 @@ fn precision_args(a: &SuiteArgs) -> Result<Vec<String>, UsageError> {
 
 /// Parses the arguments after `suite`.
 pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
-    crate::cli::options::check_arg_lengths(args).map_err(UsageError)?;
+    crate::args::check_arg_lengths(args).map_err(UsageError)?;
     let argv = std::iter::once("commbench suite".to_string()).chain(args.iter().cloned());
     let a = match SuiteArgs::try_parse_from(argv) {
         Ok(a) => a,

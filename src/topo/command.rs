@@ -10,11 +10,11 @@ use super::cpuset::format_list;
 use super::describe;
 use super::hwloc;
 use super::machine::Machine;
-use super::placement::nic_variables;
 use super::policy;
+use super::request::nic_variables;
 use super::request::{PlacementArgs, PlacementRequest};
 use crate::bytes::human_bytes;
-use crate::report::aligned_columns;
+use crate::text::aligned_columns;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -58,7 +58,7 @@ struct Output<'a> {
 }
 
 pub fn main(args: &[String]) -> i32 {
-    if let Err(why) = crate::cli::options::check_arg_lengths(args) {
+    if let Err(why) = crate::args::check_arg_lengths(args) {
         crate::say!("commbench topo: {why}");
         return 2;
     }

@@ -7,7 +7,6 @@ pub mod cpuset;
 pub mod describe;
 pub mod hwloc;
 pub mod machine;
-pub mod placement;
 pub mod policy;
 pub mod report;
 pub mod request;

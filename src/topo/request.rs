@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::cpuset::{self, CpuListError};
+use super::machine::Machine;
 
 /// How ranks are placed on a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,6 +212,17 @@ fn split_list<T>(
         return Err(PlacementValueError::EmptyList);
     }
     text.split(',').map(item).collect()
+}
+
+/// The variables that carry a NIC choice to UCX (and so to Open MPI's UCX
+/// layer) and to NCCL.
+pub fn nic_variables(m: &Machine, nic: &NicSpec) -> Vec<(&'static str, String)> {
+    let verbs = m.find_nic(&nic.device).is_some_and(|n| n.has_verbs_ports());
+    if verbs {
+        vec![("UCX_NET_DEVICES", nic.to_string()), ("NCCL_IB_HCA", format!("={nic}"))]
+    } else {
+        vec![("UCX_NET_DEVICES", nic.device.clone()), ("NCCL_SOCKET_IFNAME", format!("={}", nic.device))]
+    }
 }
 
 #[cfg(test)]

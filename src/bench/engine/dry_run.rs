@@ -197,7 +197,7 @@ pub fn lines(plan: &Plan, np: usize, buffers: u128, link: LinkModel) -> Vec<Stri
             ]);
         }
     }
-    out.extend(crate::report::aligned_columns(&rows));
+    out.extend(crate::text::aligned_columns(&rows));
     let est = crate::bench::engine::memory::estimate(plan, np, None, buffers);
     out.push(format!(
         "# memory of one rank: {} beyond the process ({}; MPI's first traffic {})",

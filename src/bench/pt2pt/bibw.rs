@@ -2,12 +2,13 @@
 //! to each other at once. Rank 0 times from the first post until all of
 //! its sends and receives completed; MB/s counts both directions.
 
+use crate::backend::buffer_set::BufferSet;
 use crate::backend::{Envelope, Transport};
 use crate::bench::pt2pt::bw::mb_per_s;
 use crate::bench::pt2pt::posting::{Direct, Posting};
 use crate::bench::spec::BenchSpec;
 use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
-use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
+use crate::buffer::{AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::options::BufferMode;
 use crate::stats::Samples;
 

@@ -22,11 +22,12 @@
 //! rank 0 is not on that node still works here (OSU's own start-up assumes
 //! it is).
 
+use crate::backend::buffer_set::BufferSet;
 use crate::backend::{Control, Envelope, ReduceOp, Transport};
 use crate::bench::pt2pt::bw::mb_per_s;
 use crate::bench::spec::{JobShapeError, DEFAULT_VALIDATION_WARMUP};
 use crate::bench::{Kernel, Metric, Setup, SizeCase};
-use crate::buffer::{AllocError, BufferSet, Mismatch, RECV_FILL, SEND_FILL};
+use crate::buffer::{AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::datatype::Datatype;
 use crate::stats::Samples;
 

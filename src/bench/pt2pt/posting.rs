@@ -10,8 +10,8 @@
 //! buffers are in place) and the freeing its `end_size`: neither is timed,
 //! as in OSU.
 
+use crate::backend::buffer_set::BufferSet;
 use crate::backend::{Envelope, PersistentPointToPoint, Transport};
-use crate::buffer::BufferSet;
 
 /// A way of posting messages over transport `T`.
 pub trait Posting<T: Transport> {

@@ -521,7 +521,7 @@ pub fn message_bytes(plan: &crate::bench::engine::plan::Plan) -> u128 {
 }
 
 /// Makes `$bench` (in a file with `SPEC`) a one-sided benchmark doing
-/// `$op` in `$shape`, run by [`crate::bench::engine::runner::run_rma`] and listed in the
+/// `$op` in `$shape`, run by [`crate::runner::run_rma`] and listed in the
 /// registry.
 macro_rules! one_sided_bench {
     ($bench:ident, $op:expr, $shape:expr) => {

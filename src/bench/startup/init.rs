@@ -6,7 +6,7 @@
 //! before any communicator exists, so there is no kernel to repeat and no
 //! transport to time it with. [`crate::job::Job::start`] reads the clock
 //! around MPI's initialisation on every rank (two reads, kept for every
-//! job); the runner's start-up path ([`crate::bench::engine::runner::run_startup`]) then
+//! job); the runner's start-up path ([`crate::runner::run_startup`]) then
 //! gathers those times and writes one row through the same outputs as
 //! every other benchmark (OSU's lines on stdout, the CSV, the run record
 //! with every rank's placement). Options, job start, placement, result

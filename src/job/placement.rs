@@ -6,15 +6,15 @@
 //! local rank is checked against a shared-memory split, and the rank's
 //! placement is described for the report and run record).
 
-use super::affinity;
-use super::cpuset::{self, format_list};
-use super::hwloc;
-use super::machine::Machine;
-use super::policy::{self, Placement};
-use super::report::{BoundBy, EnvSetting, GpuInfo, GpuSource, NicInfo, NicSource, RankPlacement, SetBy};
-use super::request::{NicSpec, PlacementRequest};
 use crate::backend::{agree_failures, Control};
 use crate::job::launcher::LauncherEnv;
+use crate::topo::affinity;
+use crate::topo::cpuset::{self, format_list};
+use crate::topo::hwloc;
+use crate::topo::machine::Machine;
+use crate::topo::policy::{self, Placement};
+use crate::topo::report::{BoundBy, EnvSetting, GpuInfo, GpuSource, NicInfo, NicSource, RankPlacement, SetBy};
+use crate::topo::request::{nic_variables, NicSpec, PlacementRequest};
 
 /// The result of the pre-MPI step, carried to `confirm`.
 pub struct Prepared {
@@ -66,17 +66,6 @@ fn place_and_apply(m: &Machine, local_rank: usize, ranks_on_node: usize, req: &P
     State::Done { placement, env, local_rank }
 }
 
-/// The variables that carry a NIC choice to UCX (and so to Open MPI's UCX
-/// layer) and to NCCL.
-pub fn nic_variables(m: &Machine, nic: &NicSpec) -> Vec<(&'static str, String)> {
-    let verbs = m.find_nic(&nic.device).is_some_and(|n| n.has_verbs_ports());
-    if verbs {
-        vec![("UCX_NET_DEVICES", nic.to_string()), ("NCCL_IB_HCA", format!("={nic}"))]
-    } else {
-        vec![("UCX_NET_DEVICES", nic.device.clone()), ("NCCL_SOCKET_IFNAME", format!("={}", nic.device))]
-    }
-}
-
 /// Sets the NIC variables, leaving alone any the user set already.
 fn set_nic_env(m: &Machine, nic: &NicSpec) -> Vec<EnvSetting> {
     nic_variables(m, nic)
@@ -114,7 +103,7 @@ pub fn confirm<C: Control>(
             Ok(m) => place_and_apply(m, split_rank, ranks_on_node, &req),
             Err(e) => State::Failed(e.clone()),
         };
-        if req.nic.is_some() || req.policy() == super::request::BindPolicy::Nic {
+        if req.nic.is_some() || req.policy() == crate::topo::request::BindPolicy::Nic {
             notes.push(
                 "the launcher did not say the local rank, so placement happened after MPI started: a NIC choice \
                  may not reach the transport (set UCX_NET_DEVICES yourself)"

@@ -26,11 +26,11 @@ use crate::peak::RunPaths;
 use crate::report::files::{self, ResultFiles};
 use crate::report::nccl_table::{device_text, parse_device};
 use crate::report::nccl_tests::Device;
+use crate::report::placement::WarnContext;
 use crate::report::record::{self, BufferInfo, IterationPolicy, RankInfo, RunRecord};
 use crate::report::sinks::Sinks;
 use crate::report::RunContext;
 use crate::topo;
-use crate::topo::report::WarnContext;
 
 /// Runs benchmark `B` and exits the process with its status.
 pub fn main<B: Bench + Launch<<B as Bench>::Needs>>() -> ! {
@@ -809,9 +809,12 @@ impl Session<'_> {
         } else {
             Vec::new()
         };
-        let ctx =
-            WarnContext { benchmark: self.spec.name.into(), pairs, allocation_nodes: topo::report::allocation_nodes() };
-        topo::report::print(ranks, &ctx, self.opts.verbose)
+        let ctx = WarnContext {
+            benchmark: self.spec.name.into(),
+            pairs,
+            allocation_nodes: crate::report::placement::allocation_nodes(),
+        };
+        crate::report::placement::print(ranks, &ctx, self.opts.verbose)
     }
 
     fn new_record<T: Transport>(&self, ranks: Vec<RankInfo>, files: &ResultFiles) -> RunRecord {
