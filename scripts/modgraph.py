@@ -86,10 +86,11 @@ PATH_ATTR = re.compile(r'#\[path\s*=\s*"([^"]+)"\]')
 
 
 class Module:
-    def __init__(self, path, file, filed_at_path):
+    def __init__(self, path, file, filed_at_path, test=False):
         self.path = path  # ("crate", "bench", "latency")
         self.file = file
         self.filed_at_path = filed_at_path  # a #[path] or a macro put it there
+        self.test = test  # declared #[cfg(test)], or inside such a module
 
 
 def child_file(parent_file, is_mod_rs, name):
@@ -105,33 +106,34 @@ def child_file(parent_file, is_mod_rs, name):
 def collect(root):
     modules = {}
     relocated = []
-    stack = [(("crate",), os.path.join(root, "src", "lib.rs"), True)]
+    stack = [(("crate",), os.path.join(root, "src", "lib.rs"), True, False)]
     while stack:
-        mpath, file, is_mod_rs = stack.pop()
-        modules[mpath] = Module(mpath, file, False)
+        mpath, file, is_mod_rs, test = stack.pop()
+        modules[mpath] = Module(mpath, file, False, test)
         raw = open(file, encoding="utf-8").read()
         for m in MOD_DECL.finditer(raw):
             line_start = raw.rfind("\n", 0, m.start()) + 1
             if raw[line_start:m.start()].lstrip().startswith("//"):
                 continue
             name = m.group("name")
+            sub_test = test or "cfg(test)" in (m.group("attrs") or "")
             p = PATH_ATTR.search(m.group("attrs") or "")
             if p:
                 f = os.path.normpath(os.path.join(os.path.dirname(file), p.group(1)))
                 relocated.append((mpath + (name,), f, "#[path]"))
                 # A file loaded through #[path] looks for its children beside it.
-                stack.append((mpath + (name,), f, True))
+                stack.append((mpath + (name,), f, True, sub_test))
             else:
                 f = child_file(file, is_mod_rs, name)
                 if f is None:
                     continue  # cfg'd away or generated
-                stack.append((mpath + (name,), f, os.path.basename(f) == "mod.rs"))
+                stack.append((mpath + (name,), f, os.path.basename(f) == "mod.rs", sub_test))
         # Modules a macro files: `benchmarks! { "a/b.rs" => name::Type, ... }`
         for block in re.finditer(r"benchmarks!\s*\{(.*?)\n\}", raw, re.S):
             for e in re.finditer(r'"([^"]+)"\s*=>\s*(' + IDENT + r")\s*::", block.group(1)):
                 f = os.path.normpath(os.path.join(os.path.dirname(file), e.group(1)))
                 relocated.append((mpath + (e.group(2),), f, "benchmarks!"))
-                stack.append((mpath + (e.group(2),), f, True))
+                stack.append((mpath + (e.group(2),), f, True, test))
     for mpath, f, how in relocated:
         modules[mpath].filed_at_path = how
     return modules, relocated
@@ -265,6 +267,11 @@ def main():
     ap.add_argument("--check", action="store_true", help="exit 1 unless the graph meets the rules")
     ap.add_argument("--max-up", type=int, default=8)
     ap.add_argument("--files", action="store_true", help="also list the files in the file-level knot")
+    ap.add_argument(
+        "--without-tests",
+        action="store_true",
+        help="the library as built: leave out #[cfg(test)] modules and inline test modules",
+    )
     args = ap.parse_args()
     root = os.path.normpath(args.root)
     modules, relocated = collect(root)
@@ -272,7 +279,12 @@ def main():
     file_edges = defaultdict(set)
     top_edges = defaultdict(lambda: defaultdict(int))
     for mpath, mod in modules.items():
+        if args.without_tests and mod.test:
+            continue
         text = strip_comments(open(mod.file, encoding="utf-8").read())
+        if args.without_tests:
+            cut = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text)
+            text = text[: cut.start()] if cut else text
         for ref in references(text, mpath):
             o = owner(ref, modules)
             if o is None or o == mpath or o == ("crate",):
@@ -284,7 +296,7 @@ def main():
     tops = sorted({p[1] for p in modules if len(p) > 1})
     problems = []
     rel = lambda f: os.path.relpath(f, root)
-    print(f"{len(modules) - 1} modules, {len(tops)} top-level")
+    print(f"{len(modules) - 1} modules, {len(tops)} top-level" + (" (test modules left out)" if args.without_tests else ""))
     print(f"\nfiled elsewhere than their name says: {len(relocated)}")
     for mpath, f, how in sorted(relocated):
         print(f"  {'::'.join(mpath)}  ->  {rel(f)}  ({how})")

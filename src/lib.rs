@@ -31,6 +31,7 @@ pub mod plot;
 pub mod procs;
 pub mod report;
 pub mod runner;
+pub mod spec;
 pub mod stats;
 pub mod suite;
 pub mod text;

@@ -226,7 +226,7 @@ fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
 
 /// Runs osu_init or osu_hello (`spec`) and exits the process with its
 /// status.
-pub fn main_startup(spec: &'static crate::bench::spec::BenchSpec) -> ! {
+pub fn main_startup(spec: &'static crate::spec::BenchSpec) -> ! {
     let code = run_startup(spec);
     let _ = io::stdout().flush();
     job::exit(code)
@@ -234,7 +234,7 @@ pub fn main_startup(spec: &'static crate::bench::spec::BenchSpec) -> ! {
 
 /// osu_init or osu_hello: the shared options and job start, then the
 /// start-up row instead of a measurement (bench/startup/init.rs says why).
-pub fn run_startup(spec: &'static crate::bench::spec::BenchSpec) -> i32 {
+pub fn run_startup(spec: &'static crate::spec::BenchSpec) -> i32 {
     run_with(spec, |_, _| 0, |s: &Session| s.startup())
 }
 
@@ -242,7 +242,7 @@ pub fn run_startup(spec: &'static crate::bench::spec::BenchSpec) -> i32 {
 /// end: what every OSU binary does around its measurement. `message_bytes`
 /// is the benchmark's buffer memory on one rank, for `--dry-run`.
 fn run_with(
-    spec: &'static crate::bench::spec::BenchSpec,
+    spec: &'static crate::spec::BenchSpec,
     message_bytes: fn(&Plan, usize) -> u128,
     measure: impl FnOnce(&Session) -> Ending,
 ) -> i32 {
@@ -318,7 +318,7 @@ fn run_with(
     let job = match Job::start(cfg, env, |world| {
         let p = Plan::resolve(spec, &opts, world.size())?;
         if world.threads() < spec.thread_level() {
-            return Err(crate::bench::spec::JobShapeError::ThreadMultiple);
+            return Err(crate::spec::JobShapeError::ThreadMultiple);
         }
         let p = if p.pairs_from_nodes() {
             // Every rank off the parent node sends or receives: one pair
@@ -332,7 +332,7 @@ fn run_with(
             say(note);
         }
         plan = Some(p);
-        Ok::<(), crate::bench::spec::JobShapeError>(())
+        Ok::<(), crate::spec::JobShapeError>(())
     }) {
         Ok(j) => j,
         Err(code) => return code,
@@ -361,7 +361,7 @@ fn run_with(
 /// `--dry-run`: the plan's table on the leader (the launcher's rank 0, or
 /// the only process), nothing started; 1 when the job could not run.
 fn dry_run(
-    spec: &'static crate::bench::spec::BenchSpec,
+    spec: &'static crate::spec::BenchSpec,
     opts: &Options,
     env: &crate::job::launcher::LauncherEnv,
     message_bytes: fn(&Plan, usize) -> u128,
@@ -423,7 +423,7 @@ pub struct Session<'a> {
     opts: &'a Options,
     /// What the run will do (its options are `opts`).
     plan: &'a Plan<'a>,
-    spec: &'static crate::bench::spec::BenchSpec,
+    spec: &'static crate::spec::BenchSpec,
     /// Rank 0, for a run that reports a bandwidth: its paths and the
     /// bandwidths measured so far (efficiency.rs).
     paths: RefCell<Option<(RunPaths, efficiency::Points)>>,
@@ -501,7 +501,7 @@ impl Session<'_> {
         let setup = Setup::new(t, plan);
         let buffers = message_bytes(plan, setup.np());
         let estimate = memory::estimate(plan, setup.np(), Some(setup.rank()), buffers);
-        if job.everywhere(job.memory_check_estimate(&estimate, "lower -m, -W or -i")).is_none() {
+        if job.everywhere(job.memory_check_parts(estimate.more(), &estimate.parts(), "lower -m, -W or -i")).is_none() {
             return setup_failed();
         }
         // Before the kernel's buffers exist, so the copy's never add to them.
@@ -769,7 +769,7 @@ impl Session<'_> {
                 }
             }
         }
-        match Sinks::for_run(self.plan, ctx, csv, devices) {
+        match Sinks::for_run(&self.plan.layout(ctx.np), ctx, csv, devices) {
             Ok(mut s) => {
                 if let Some(paths) = paths {
                     let (curve, points) = Curve::new(curve_ctx);
@@ -831,7 +831,7 @@ impl Session<'_> {
                 small_warmup: o.warmup.unwrap_or(d.small_warmup),
                 large_iterations: o.iterations.unwrap_or(d.large_iterations),
                 large_warmup: o.warmup.unwrap_or(d.large_warmup),
-                large_above_bytes: self.spec.large_switch.then_some(crate::bench::spec::LARGE_MESSAGE_SIZE),
+                large_above_bytes: self.spec.large_switch.then_some(crate::spec::LARGE_MESSAGE_SIZE),
                 window: self.spec.windowed.then_some(o.window),
                 validation_warmup: o.validation_warmup,
                 min_size: o.min_size,

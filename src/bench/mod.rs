@@ -12,7 +12,7 @@
 //!   [`pt2pt`] (with `fan` and `posting`), [`collective`] (with `vector`),
 //!   [`nonblocking`], [`neighborhood`], [`persistent`], [`rma`] and
 //!   [`startup`];
-//! - [`spec`] (the descriptor every file fills in) and [`registry`] (every
+//! - [`crate::spec`] (the descriptor every file fills in) and [`registry`] (every
 //!   benchmark, in the suite's order, from [`BENCHMARKS`]).
 
 pub mod collective;
@@ -23,7 +23,6 @@ pub mod persistent;
 pub mod pt2pt;
 pub mod registry;
 pub mod rma;
-pub mod spec;
 pub mod startup;
 
 /// Every benchmark, in the suite's order (what [`registry`] serves). A new
@@ -114,8 +113,8 @@ use crate::backend::{Capability, Control, Transport};
 use crate::buffer::{AllocError, Mismatch};
 use crate::datatype::Datatype;
 use crate::options::Options;
+use crate::spec::{self, BenchSpec, LARGE_MESSAGE_SIZE};
 use crate::stats::{RankSpread, Samples};
-use spec::{BenchSpec, LARGE_MESSAGE_SIZE};
 
 /// One measurement point: a datatype, a message size and its counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -341,7 +340,7 @@ macro_rules! point_to_point_bench {
     };
     ($bench:ident, $kernel:ident, $need:ident) => {
         impl $crate::bench::Bench for $bench {
-            const SPEC: &'static $crate::bench::spec::BenchSpec = &SPEC;
+            const SPEC: &'static $crate::spec::BenchSpec = &SPEC;
             type Needs = $crate::bench::needs::$need;
         }
 

@@ -5,9 +5,9 @@
 //! line in the `benchmarks!` list of src/bench/mod.rs.
 
 use crate::backend::Capability;
-use crate::bench::spec::{BenchSpec, CollectiveCall};
 use crate::bench::{Bench, Need};
 use crate::options::Backend;
+use crate::spec::{BenchSpec, CollectiveCall};
 
 /// One benchmark. Its binary (src/bin) calls the runner that fits it:
 /// `runner::main`, `main_rma` or `main_startup`.
@@ -112,11 +112,11 @@ pub fn list_main(args: &[String]) -> i32 {
         .filter(|e| !default || DEFAULT_SET.contains(&e.name()))
         .map(|e| {
             let ranks = match e.spec.procs {
-                crate::bench::spec::ProcRule::ExactlyTwo => "2 ranks",
-                crate::bench::spec::ProcRule::Pairs => "pairs of ranks",
-                crate::bench::spec::ProcRule::AtLeastTwo => "2 or more ranks",
-                crate::bench::spec::ProcRule::Any => "any number of ranks",
-                crate::bench::spec::ProcRule::Nodes => "2 or more nodes, same ranks per node",
+                crate::spec::ProcRule::ExactlyTwo => "2 ranks",
+                crate::spec::ProcRule::Pairs => "pairs of ranks",
+                crate::spec::ProcRule::AtLeastTwo => "2 or more ranks",
+                crate::spec::ProcRule::Any => "any number of ranks",
+                crate::spec::ProcRule::Nodes => "2 or more nodes, same ranks per node",
             };
             [e.name().to_string(), ranks.to_string(), e.spec.title.to_string()]
         })

@@ -3,8 +3,8 @@
 //! long-only commbench options.
 
 use super::{long_name, ACCEL_LETTER, EXTENSIONS};
-use crate::bench::spec::{BenchSpec, ProcRule, Workers, DEFAULT_MEM_LIMIT, DEFAULT_WINDOW, LARGE_MESSAGE_SIZE};
 use crate::options::Format;
+use crate::spec::{BenchSpec, ProcRule, Workers, DEFAULT_MEM_LIMIT, DEFAULT_WINDOW, LARGE_MESSAGE_SIZE};
 
 fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
     let d = &spec.defaults;

@@ -11,7 +11,7 @@ pub use options::{
     Accel, Backend, BufferLocations, BufferMode, Format, Options, Parsed, ResultsDest, RootRank, Validation,
 };
 
-use crate::bench::spec::BenchSpec;
+use crate::spec::BenchSpec;
 
 /// A command-line problem; its text is the one line printed on stderr.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -8,9 +8,9 @@ use std::time::Duration;
 use super::getopt::{OptId, Token};
 use super::CliError;
 use crate::bench::registry;
-use crate::bench::spec::{BenchSpec, Workers, DEFAULT_VALIDATION_WARMUP, MAX_VALIDATION_WARMUP};
 use crate::datatype::Datatype;
 pub use crate::options::*;
+use crate::spec::{BenchSpec, Workers, DEFAULT_VALIDATION_WARMUP, MAX_VALIDATION_WARMUP};
 use crate::stats::precision;
 use crate::topo::request::PlacementRequest;
 
@@ -34,7 +34,7 @@ fn defaults(spec: &BenchSpec) -> Options {
         max_size: spec.max_size,
         iterations: None,
         warmup: None,
-        window: crate::bench::spec::DEFAULT_WINDOW,
+        window: crate::spec::DEFAULT_WINDOW,
         window_given: false,
         buffers: BufferMode::Single,
         validation: None,
@@ -518,7 +518,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
         o.datatypes.push(Datatype::Char);
     }
     let op = registry::lookup(spec.name).and_then(|e| e.collective).map(|c| c.op);
-    if o.backend == Backend::Nccl && o.in_place && op == Some(crate::bench::spec::Op::Alltoall) {
+    if o.backend == Backend::Nccl && o.in_place && op == Some(crate::spec::Op::Alltoall) {
         // Grouped sends and receives cannot share one buffer.
         return Err(CliError::Usage(
             "Invalid option [-l] (NCCL's all-to-all has no in-place form; drop -l or use --backend mpi)".into(),

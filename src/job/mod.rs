@@ -366,14 +366,11 @@ impl Job {
         }
     }
 
-    /// [`Job::memory_check`] for a benchmark's full estimate: what it will
-    /// add to what each rank holds now, with the parts in the refusal.
-    pub fn memory_check_estimate(
-        &self,
-        est: &crate::bench::engine::memory::Estimate,
-        hint: &'static str,
-    ) -> Result<(), MemoryError> {
-        self.memory_check(est.more(), hint).map_err(|e| MemoryError { parts: format!(": {}", est.parts()), ..e })
+    /// [`Job::memory_check`] of `more` bytes named by `parts` (a
+    /// benchmark's estimate: what it adds to what each rank holds now),
+    /// the parts said in the refusal.
+    pub fn memory_check_parts(&self, more: u128, parts: &str, hint: &'static str) -> Result<(), MemoryError> {
+        self.memory_check(more, hint).map_err(|e| MemoryError { parts: format!(": {parts}"), ..e })
     }
 
     /// Creates the result files on rank 0 (`create`, None for no files)
@@ -443,7 +440,13 @@ impl Job {
 
     /// The run record's header for a run that has just started.
     pub fn header(&self, ranks: Vec<RankInfo>) -> RunHeader {
-        RunHeader::running(self.argv.clone(), self.start.rfc3339(), &self.world, &self.env, ranks)
+        RunHeader::running(
+            self.argv.clone(),
+            self.start.rfc3339(),
+            &self.world,
+            record::LauncherInfo { kind: self.env.kind.into(), size: self.env.size },
+            ranks,
+        )
     }
 
     /// Writes `rec` to `path` (rank 0) and lets the watchdog mark it as
@@ -461,7 +464,7 @@ impl Job {
         let ranks = header(&mut rec).ranks.clone();
         let file = RecordFile { rec: Arc::new(Mutex::new(rec)), path, header };
         if let Ok(mut slot) = self.on_fire.lock() {
-            *slot = Some(record::timeout_marker(file.rec.clone(), file.path.clone(), header));
+            *slot = Some(timeout_marker(file.rec.clone(), file.path.clone(), header));
         }
         self.watch.arm(record::end_marker(file.rec.clone(), file.path.clone(), header), &ranks);
         let mark = record::end_marker(file.rec.clone(), file.path.clone(), header);
@@ -598,6 +601,21 @@ pub fn gather_ranks(
     let mine = RankInfo { path_end: end, ..rank_info(world, env, placement) };
     let mine = serde_json::to_vec(&mine).unwrap_or_default();
     world.gather_bytes(&mine).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect()
+}
+
+/// A watchdog action that marks the shared record as timed out and
+/// rewrites it at `path` before the watchdog ends the job; `header` finds
+/// the header inside the record. It does not wait for a record that is
+/// being written.
+fn timeout_marker<R: Serialize + Send + 'static>(
+    record: std::sync::Arc<std::sync::Mutex<R>>,
+    path: std::path::PathBuf,
+    header: fn(&mut R) -> &mut RunHeader,
+) -> watchdog::OnFire {
+    let mark = record::end_marker(record, path, header);
+    Box::new(move |msg: &str| {
+        mark(RunStatus::Timeout, msg, watchdog::TIMEOUT_EXIT);
+    })
 }
 
 #[cfg(test)]

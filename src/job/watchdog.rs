@@ -155,15 +155,6 @@ impl Progress {
 /// run record).
 pub type OnFire = Box<dyn Fn(&str) + Send>;
 
-/// The table of where every rank was when rank 0's watchdog ended a hung
-/// job, for the run record (`hang`).
-static HANG: OnceLock<serde_json::Value> = OnceLock::new();
-
-/// [`HANG`], once the watchdog has fired on rank 0.
-pub fn hang_table() -> Option<&'static serde_json::Value> {
-    HANG.get()
-}
-
 /// The watchdog's setting: what it watches, for how long, and how it names
 /// this process (`who`: "osu_latency rank 1 on host x"; `name`: the
 /// program).
@@ -228,7 +219,7 @@ fn watch(w: Watch) {
                     continue;
                 }
                 let (lines, table) = report(w.name, timeout, &answers);
-                let _ = HANG.set(table);
+                crate::report::record::keep_hang_table(table);
                 fire(&w, lines);
             }
             Some(s) => {

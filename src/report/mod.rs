@@ -156,16 +156,25 @@ pub trait Sink {
     }
 }
 
-/// The sink `--format` puts on stdout for the run `plan`, its preamble
-/// (title and header lines) written; `ctx` names the run's rows, and
-/// `devices` are every rank's GPU for nccl-tests' table.
-pub fn stdout_sink(
-    plan: &crate::bench::engine::plan::Plan,
-    ctx: RunContext,
-    devices: Vec<nccl_tests::Device>,
-) -> io::Result<Box<dyn Sink>> {
+/// What the outputs need of a run, as the plan resolved it
+/// (`bench::engine::plan::Plan::layout`): the benchmark, its options, its
+/// largest size and OSU's table layout with the one-sided choice made. The
+/// outputs take this value, never the plan.
+pub struct RunLayout<'a> {
+    pub spec: &'static crate::spec::BenchSpec,
+    pub opts: &'a crate::options::Options,
+    pub max_size: usize,
+    /// The collective the benchmark times, if any (nccl-tests' table).
+    pub collective: Option<crate::spec::CollectiveCall>,
+    pub table: osu::TableLayout,
+}
+
+/// The sink `--format` puts on stdout for the run laid out as `run`, its
+/// preamble (title and header lines) written; `ctx` names the run's rows,
+/// and `devices` are every rank's GPU for nccl-tests' table.
+pub fn stdout_sink(run: &RunLayout, ctx: RunContext, devices: Vec<nccl_tests::Device>) -> io::Result<Box<dyn Sink>> {
     use crate::options::Format;
-    let (spec, opts) = (plan.spec, plan.opts);
+    let (spec, opts) = (run.spec, run.opts);
     match opts.format {
         Format::Json => {
             let title = osu::title_line(spec, opts.accel, opts.backend);
@@ -176,14 +185,22 @@ pub fn stdout_sink(
         }
         Format::NcclTests => {
             // The options refuse a benchmark nccl-tests has no program for.
-            let table = nccl_table::NcclTestsTable::new(io::stdout(), spec, opts, plan.max_size, ctx.np, devices);
+            let table = nccl_table::NcclTestsTable::new(
+                io::stdout(),
+                spec,
+                run.collective,
+                opts,
+                run.max_size,
+                ctx.np,
+                devices,
+            );
             let mut table =
                 table.ok_or_else(|| io::Error::other(format!("nccl-tests has no table for {}", spec.name)))?;
             table.preamble()?;
             Ok(Box::new(table))
         }
         Format::Osu => {
-            let mut table = osu::OsuTable::new(io::stdout(), spec, osu::TableLayout::of(plan, ctx.np));
+            let mut table = osu::OsuTable::new(io::stdout(), spec, run.table.clone());
             table.preamble()?;
             Ok(Box::new(table))
         }

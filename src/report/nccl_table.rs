@@ -8,9 +8,9 @@ use std::io::{self, Write};
 
 use super::nccl_tests::{self as nt, Cell, Collective, Device, RowLabels, Settings, Step, Totals};
 use super::{Row, Sink};
-use crate::bench::spec::BenchSpec;
 use crate::datatype::Datatype;
 use crate::options::{Options, RootRank};
+use crate::spec::{BenchSpec, CollectiveCall};
 
 /// nccl-tests' name of a datatype (its `type` column).
 pub fn type_name(dt: Datatype) -> &'static str {
@@ -76,12 +76,13 @@ impl<W: Write> NcclTestsTable<W> {
     pub fn new(
         out: W,
         spec: &BenchSpec,
+        call: Option<CollectiveCall>,
         opts: &Options,
         max_size: usize,
         np: usize,
         devices: Vec<Device>,
     ) -> Option<Self> {
-        let coll = Collective::of_spec(spec)?;
+        let coll = call.and_then(Collective::of_call)?;
         let d = &spec.defaults;
         let settings = Settings {
             threads: 1,
@@ -183,6 +184,11 @@ impl<W: Write> Sink for NcclTestsTable<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The collective a benchmark times, as the plan gives it.
+    fn call(spec: &BenchSpec) -> Option<CollectiveCall> {
+        crate::bench::registry::lookup(spec.name).unwrap().collective
+    }
     use crate::cli::test_options;
 
     #[test]
@@ -219,8 +225,8 @@ mod tests {
         );
         let devices =
             vec![parse_device(0, &device_text(384590, "h100-8way", 0, "0000:1b:00.0", "NVIDIA H100 80GB HBM3"))];
-        let mut t =
-            NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, 8, devices).expect("alltoall has a program");
+        let mut t = NcclTestsTable::new(Vec::new(), spec, call(spec), &opts, opts.max_size, 8, devices)
+            .expect("alltoall has a program");
         t.preamble().unwrap();
         t.begin_datatype(Datatype::Float).unwrap();
         t.point(&[
@@ -252,7 +258,7 @@ mod tests {
     fn a_minimum_shows_in_the_footer() {
         let spec = &crate::bench::collective::allreduce::SPEC;
         let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests", "--min-busbw", "100"]);
-        let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, 2, Vec::new()).unwrap();
+        let mut t = NcclTestsTable::new(Vec::new(), spec, call(spec), &opts, opts.max_size, 2, Vec::new()).unwrap();
         t.point(&[row(1024, false, 10.0, (0.1, 0.1), Some(0)), row(1024, true, 10.0, (0.1, 0.1), Some(2))]).unwrap();
         t.finish().unwrap();
         let text = String::from_utf8(t.into_inner()).unwrap();
@@ -265,7 +271,7 @@ mod tests {
     fn an_in_place_row_needs_its_pair() {
         let spec = &crate::bench::collective::allreduce::SPEC;
         let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);
-        let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, 2, Vec::new()).unwrap();
+        let mut t = NcclTestsTable::new(Vec::new(), spec, call(spec), &opts, opts.max_size, 2, Vec::new()).unwrap();
         assert!(t.point(&[row(8, true, 1.0, (1.0, 1.0), None)]).is_err());
     }
 
@@ -287,7 +293,7 @@ mod tests {
             for np in [1, 2, 3, 8] {
                 for (dt, c) in [(Datatype::Float, 1usize), (Datatype::Float, 262144), (Datatype::Char, 48)] {
                     let e = dt.size();
-                    let coll = Collective::of_spec(spec).unwrap();
+                    let coll = call(spec).and_then(Collective::of_call).unwrap();
                     // (send, receive) elements of one rank, and the OSU
                     // message size that makes the NCCL call take `c`.
                     let (send, recv, osu_size) = match coll {
@@ -299,7 +305,8 @@ mod tests {
                         Collective::SendRecv => unreachable!("no OSU benchmark prints sendrecv_perf"),
                     };
                     let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);
-                    let mut t = NcclTestsTable::new(Vec::new(), spec, &opts, opts.max_size, np, Vec::new()).unwrap();
+                    let mut t = NcclTestsTable::new(Vec::new(), spec, call(spec), &opts, opts.max_size, np, Vec::new())
+                        .unwrap();
                     t.begin_datatype(dt).unwrap();
                     t.point(&[
                         row(osu_size, false, 10.0, (1.0, 1.0), Some(0)),
@@ -327,7 +334,7 @@ mod tests {
         }
         for np in [1, 2, 3, 8] {
             for size in [4, 1024, 1 << 20] {
-                let of = |spec: &BenchSpec| Collective::of_spec(spec).unwrap().osu_bytes(size, np);
+                let of = |spec: &BenchSpec| call(spec).and_then(Collective::of_call).unwrap().osu_bytes(size, np);
                 assert_eq!(of(&allreduce::SPEC), bytes::<allreduce::Allreduce>(size, np));
                 assert_eq!(of(&allgather::SPEC), bytes::<allgather::Allgather>(size, np));
                 assert_eq!(of(&alltoall::SPEC), bytes::<alltoall::Alltoall>(size, np));
@@ -343,7 +350,7 @@ mod tests {
             &crate::bench::collective::allgatherv::SPEC,
             &crate::bench::nonblocking::iallreduce::SPEC,
         ] {
-            assert!(Collective::of_spec(no).is_none(), "{}", no.name);
+            assert!(call(no).and_then(Collective::of_call).is_none(), "{}", no.name);
         }
     }
 }

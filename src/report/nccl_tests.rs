@@ -16,7 +16,7 @@
 #[cfg(test)]
 mod tests;
 
-use crate::bench::spec::{BenchSpec, CollectiveCall, Op};
+use crate::spec::{CollectiveCall, Op};
 
 /// Width of the `size` column, bytes.
 const SIZE_W: usize = 12;
@@ -196,11 +196,6 @@ impl Collective {
             Op::Scatter => Some(Collective::Scatter),
             _ => None,
         }
-    }
-
-    /// The nccl-tests test of benchmark `spec`, if it times one.
-    pub fn of_spec(spec: &BenchSpec) -> Option<Collective> {
-        crate::bench::registry::lookup(spec.name)?.collective.and_then(Collective::of_call)
     }
 
     /// nccl-tests' size (the bytes algbw divides by time) of an OSU

@@ -6,9 +6,9 @@
 use std::io::{self, Write};
 
 use super::{Row, Sink};
-use crate::bench::spec::{BenchSpec, MetricKind, Workers};
 use crate::datatype::Datatype;
 use crate::options::{Accel, Backend, WorkerCounts};
+use crate::spec::{BenchSpec, MetricKind, Workers};
 
 /// The title line with `-d`'s accelerator named where OSU names it
 /// (`# OSU MPI-CUDA Latency Test v7.4`), and NCCL's collectives titled as
@@ -54,27 +54,6 @@ pub struct TableLayout {
     pub one_sided: Option<(crate::backend::rma::WinKind, crate::backend::rma::SyncMode)>,
     /// osu_latency_mt's threads or osu_latency_mp's forked processes.
     pub workers: Option<(Workers, WorkerCounts)>,
-}
-
-impl TableLayout {
-    /// The layout of the run `plan` on `np` ranks.
-    pub fn of(plan: &crate::bench::engine::plan::Plan, np: usize) -> TableLayout {
-        let (spec, opts) = (plan.spec, plan.opts);
-        TableLayout {
-            validation: opts.validation.is_some(),
-            tails: opts.tails.clone().unwrap_or_default(),
-            print_rate: opts.print_rate,
-            vary_window: opts.vary_window,
-            window: opts.window,
-            pairs: plan.pairs,
-            full: opts.full,
-            accel: opts.accel,
-            backend: opts.backend,
-            np,
-            one_sided: spec.one_sided.map(|_| crate::bench::rma::choice(spec, opts)),
-            workers: spec.workers.zip(opts.workers),
-        }
-    }
 }
 
 /// Writes the OSU table to `out` (stdout on rank 0).

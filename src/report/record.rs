@@ -228,7 +228,7 @@ impl RunHeader {
         command_line: Vec<String>,
         start_utc: String,
         mpi: &crate::backend::world::World,
-        launcher: &crate::job::launcher::LauncherEnv,
+        launcher: LauncherInfo,
         ranks: Vec<RankInfo>,
     ) -> RunHeader {
         RunHeader {
@@ -243,7 +243,7 @@ impl RunHeader {
             ended_by_rank: None,
             ended_by: None,
             mpi: MpiInfo::of(mpi),
-            launcher: LauncherInfo { kind: launcher.kind.into(), size: launcher.size },
+            launcher,
             hosts: distinct_hosts(&ranks),
             ranks,
             placement_warnings: Vec::new(),
@@ -255,10 +255,11 @@ impl RunHeader {
         }
     }
 
-    /// Marks the run ended now.
+    /// Marks the run ended now (a timeout ended here keeps this process's
+    /// hang table, [`keep_hang_table`]).
     pub fn end(&mut self, status: RunStatus, detail: Option<String>, exit_code: i32) {
         if status == RunStatus::Timeout {
-            self.hang = crate::job::watchdog::hang_table().cloned();
+            self.hang = HANG.get().cloned();
         }
         self.status = status;
         self.status_detail = detail;
@@ -267,19 +268,14 @@ impl RunHeader {
     }
 }
 
-/// A watchdog action that marks the shared record as timed out and
-/// rewrites it at `path` before the watchdog ends the job; `header` finds
-/// the header inside the record. It does not wait for a record that is
-/// being written.
-pub fn timeout_marker<R: Serialize + Send + 'static>(
-    record: std::sync::Arc<std::sync::Mutex<R>>,
-    path: std::path::PathBuf,
-    header: fn(&mut R) -> &mut RunHeader,
-) -> crate::job::watchdog::OnFire {
-    let mark = end_marker(record, path, header);
-    Box::new(move |msg: &str| {
-        mark(RunStatus::Timeout, msg, crate::job::watchdog::TIMEOUT_EXIT);
-    })
+/// Where every rank was when this process's watchdog ended a hung job
+/// (rank 0): kept here, once, for the record to take when it ends as
+/// timed out.
+static HANG: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+
+/// Keeps the watchdog's hang table for the record (the first one only).
+pub fn keep_hang_table(table: serde_json::Value) {
+    let _ = HANG.set(table);
 }
 
 /// Ends the shared record with a status, a detail and an exit status, and
@@ -629,7 +625,7 @@ mod tests {
     }
 
     /// The header's fields sit at the top level of any record holding it,
-    /// and the watchdog's marker ends the run as timed out on disk.
+    /// and an end marker ends the run as timed out on disk.
     #[test]
     fn header_is_flat_and_the_timeout_marker_rewrites_the_record() {
         #[derive(Serialize)]
@@ -642,12 +638,12 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let path = d.path().join("r.json");
         let rec = std::sync::Arc::new(std::sync::Mutex::new(Rec { schema: "s".into(), run: header(), extra: 7 }));
-        let marker = timeout_marker(rec.clone(), path.clone(), |r| &mut r.run);
-        marker("no progress for 2s");
+        let marker = end_marker(rec.clone(), path.clone(), |r| &mut r.run);
+        assert!(marker(RunStatus::Timeout, "no progress for 2s", 124));
         let v: serde_json::Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(v["status"], "timeout");
         assert_eq!(v["status_detail"], "no progress for 2s");
-        assert_eq!(v["exit_code"], crate::job::watchdog::TIMEOUT_EXIT);
+        assert_eq!(v["exit_code"], 124);
         assert!(v["end_utc"].is_string());
         assert_eq!((v["hosts"][0].as_str(), v["extra"].as_u64()), (Some("a"), Some(7)));
         assert_eq!(v["placement_warnings"][0], "w");

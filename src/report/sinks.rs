@@ -19,7 +19,6 @@ use super::csv::CsvSink;
 use super::nccl_tests::Device;
 use super::safe_file::RowFile;
 use super::{RunContext, Sink};
-use crate::bench::engine::plan::Plan;
 
 #[derive(Debug, Error)]
 pub enum SinkError {
@@ -54,17 +53,17 @@ impl Sinks {
         }
     }
 
-    /// The outputs rank 0 writes for the run `plan`; `csv` is the results
+    /// The outputs rank 0 writes for the run laid out as `run`; `csv` is the results
     /// file (None: no files); `devices` every rank's GPU for nccl-tests'
     /// table. Each output has written its preamble (CSV header, title
     /// lines) on return.
     pub fn for_run(
-        plan: &Plan,
+        run: &super::RunLayout,
         ctx: RunContext,
         csv: Option<(File, PathBuf)>,
         devices: Vec<Device>,
     ) -> Result<Sinks, SinkError> {
-        let (spec, opts) = (plan.spec, plan.opts);
+        let (spec, opts) = (run.spec, run.opts);
         let mut list: Vec<Output> = Vec::new();
         let optional = !opts.results_chosen;
         let stdout_ctx = ctx.clone();
@@ -87,7 +86,7 @@ impl Sinks {
                 Err(source) => return Err(SinkError::File { path, source }),
             }
         }
-        let stdout = super::stdout_sink(plan, stdout_ctx, devices).map_err(SinkError::Stdout)?;
+        let stdout = super::stdout_sink(run, stdout_ctx, devices).map_err(SinkError::Stdout)?;
         // stdout first, as people see it.
         list.insert(0, Output { sink: stdout, optional: None, label: Some("stdout".into()) });
         Ok(Sinks { list, lost: Rc::default() })

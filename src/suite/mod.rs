@@ -84,7 +84,7 @@ pub fn main(args: &[String]) -> i32 {
 
 /// One benchmark, ready to start.
 struct Job {
-    spec: &'static crate::bench::spec::BenchSpec,
+    spec: &'static crate::spec::BenchSpec,
     layout: launch::Layout,
     binary: PathBuf,
     args: Vec<String>,

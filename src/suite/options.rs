@@ -148,7 +148,7 @@ impl From<plan::PlanError> for UsageError {
 /// The checked settings.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    pub benchmarks: Vec<&'static crate::bench::spec::BenchSpec>,
+    pub benchmarks: Vec<&'static crate::spec::BenchSpec>,
     pub launcher: Option<String>,
     pub np: Option<usize>,
     pub ppn: Option<usize>,

@@ -8,11 +8,11 @@
 
 use std::path::Path;
 
-use crate::bench::spec::BenchSpec;
 use crate::compare::model::{Point, Table};
 use crate::compare::osu_text;
 use crate::datatype::Datatype;
 use crate::report::csv::{CsvRow, COLUMNS};
+use crate::spec::BenchSpec;
 
 /// What the benchmark's own arguments say about the rows it printed.
 #[derive(Clone, Debug, Default)]

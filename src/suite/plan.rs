@@ -8,8 +8,8 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::bench::registry;
-use crate::bench::spec::{BenchSpec, ProcRule};
 use crate::launch::{split_words, Layout};
+use crate::spec::{BenchSpec, ProcRule};
 
 /// A benchmark choice or rank count the suite cannot run.
 #[derive(Debug, Error, PartialEq, Eq)]

@@ -5,10 +5,10 @@
 use crate::backend::Collectives;
 use crate::bench::collective::{Call, Collective, Ranks};
 use crate::bench::needs;
-use crate::bench::spec::{BenchSpec, Op};
 use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
 use crate::report::nccl_tests::Collective as Nccl;
+use crate::spec::{BenchSpec, Op};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_allgather",

@@ -7,8 +7,8 @@ use crate::backend::{Blocks, VectorCollectives};
 use crate::bench::collective::allgather::Allgather;
 use crate::bench::collective::vector::{Vector, VectorOp};
 use crate::bench::collective::Ranks;
-use crate::bench::spec::{BenchSpec, Op};
 use crate::bench::SizeCase;
+use crate::spec::{BenchSpec, Op};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_allgatherv",

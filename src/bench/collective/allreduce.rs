@@ -4,10 +4,10 @@
 use crate::backend::Collectives;
 use crate::bench::collective::{check_reduction, fill_reduction, Call, Collective, Ranks};
 use crate::bench::needs;
-use crate::bench::spec::{BenchSpec, MetricKind, Op, ProcRule, COLL_ITERS};
 use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
 use crate::report::nccl_tests::Collective as Nccl;
+use crate::spec::{BenchSpec, MetricKind, Op, ProcRule, COLL_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_allreduce",

@@ -3,9 +3,9 @@
 
 use crate::bench::collective::{Call, Collective, Ranks, Sync};
 use crate::bench::needs;
-use crate::bench::spec::{BenchSpec, MetricKind, Op};
 use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
+use crate::spec::{BenchSpec, MetricKind, Op};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_barrier",

@@ -23,10 +23,10 @@ pub mod scatterv;
 pub mod vector;
 
 use crate::backend::{Collectives, Control, Operands, ReduceOp, Transport};
-use crate::bench::spec::{BenchSpec, CollectiveCall, Op};
 use crate::bench::{Bench, BenchOn, Kernel, Metric, Need, Setup, SizeCase};
 use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
 use crate::options::RootRank;
+use crate::spec::{BenchSpec, CollectiveCall, Op};
 use crate::stats::{RankSpread, Samples};
 
 /// Where a collective's synchronisation sits around the timed call.

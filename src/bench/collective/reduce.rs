@@ -5,10 +5,10 @@
 use crate::backend::Collectives;
 use crate::bench::collective::{check_reduction, fill_reduction, Call, Collective, Ranks, Sync};
 use crate::bench::needs;
-use crate::bench::spec::{BenchSpec, Op};
 use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
 use crate::report::nccl_tests::Collective as Nccl;
+use crate::spec::{BenchSpec, Op};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_reduce",

@@ -11,10 +11,10 @@
 use crate::backend::VectorCollectives;
 use crate::bench::collective::{check_reduction, fill_reduction, Call, Collective, Ranks};
 use crate::bench::needs;
-use crate::bench::spec::{BenchSpec, Op};
 use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
 use crate::report::nccl_tests::Collective as Nccl;
+use crate::spec::{BenchSpec, Op};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_reduce_scatter_block",

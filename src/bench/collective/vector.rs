@@ -8,9 +8,9 @@
 use crate::backend::{Blocks, VectorCollectives};
 use crate::bench::collective::{Call, Collective, Ranks, Sync};
 use crate::bench::needs;
-use crate::bench::spec::{BenchSpec, Op};
 use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
+use crate::spec::{BenchSpec, Op};
 
 /// What one vector collective is beyond its twin.
 pub trait VectorOp {

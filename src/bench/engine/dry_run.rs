@@ -21,8 +21,8 @@
 
 use crate::backend::Capability;
 use crate::bench::engine::plan::{Plan, Point};
-use crate::bench::spec::{MetricKind, Op};
 use crate::bytes::human_bytes;
+use crate::spec::{MetricKind, Op};
 
 /// The link a dry run's duration assumes.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -12,7 +12,6 @@ use std::rc::Rc;
 
 use crate::bench::engine::plan::Plan;
 use crate::bench::pt2pt::fan::FanLayout;
-use crate::bench::spec::{BenchSpec, MetricKind};
 use crate::gpu::cuda::GpuInfo;
 use crate::job::Job;
 use crate::peak::gpu::GpuSide;
@@ -21,6 +20,7 @@ use crate::peak::verdict::{self, Plateau};
 use crate::peak::{copy_rate, PairPath, RunPaths};
 use crate::report::record::RankInfo;
 use crate::report::{Row, RunContext, Sink};
+use crate::spec::{BenchSpec, MetricKind};
 
 /// Whether `spec`'s rows carry a bandwidth a path bounds: MB/s of the
 /// point-to-point and one-sided bandwidth tests, or the bus bandwidth of a

@@ -14,8 +14,8 @@
 //! the node.
 
 use crate::bench::engine::plan::Plan;
-use crate::bench::spec::{CollectiveCall, Op};
 use crate::options::{BufferMode, RootRank};
+use crate::spec::{CollectiveCall, Op};
 
 /// Bytes one outstanding non-blocking request costs: our MPI_Request
 /// handle (8 bytes) plus the MPI library's request object and its
@@ -222,8 +222,8 @@ mod tests {
     use crate::bench::pt2pt::bibw::SPEC as BIBW;
     use crate::bench::pt2pt::bw::SPEC as BW;
     use crate::bench::pt2pt::latency::SPEC as LATENCY;
-    use crate::bench::spec::BenchSpec;
     use crate::cli::test_options as opts;
+    use crate::spec::BenchSpec;
 
     /// The plan of `spec` with `args` on two ranks (options kept for the
     /// test's length).

@@ -6,12 +6,13 @@
 //! set-up, the memory estimate and the measurement loop all read it.
 
 use crate::backend::Capability;
-use crate::bench::spec::{BenchSpec, CollectiveCall, JobShapeError, MetricKind, ProcRule, DEFAULT_MEM_LIMIT};
 use crate::bench::{counts, message_sizes, SizeCase};
 use crate::datatype::Datatype;
 use crate::options::{Backend, Format, Options, RootRank};
-use crate::report::osu::VARIED_WINDOWS;
+use crate::report::osu::{TableLayout, VARIED_WINDOWS};
 use crate::report::record::{MemoryRecord, PlanCell, PlanRecord, PlanSpan};
+use crate::report::RunLayout;
+use crate::spec::{BenchSpec, CollectiveCall, JobShapeError, MetricKind, ProcRule, DEFAULT_MEM_LIMIT};
 use crate::stats::precision::{suggested_floor, StoppingRule};
 
 /// One run of one benchmark on a job of a given size.
@@ -53,7 +54,7 @@ impl<'a> Plan<'a> {
             }
         }
         let unequal = opts.workers.is_some_and(|w| w.sender != Some(w.receiver));
-        if spec.workers == Some(crate::bench::spec::Workers::Threads) && opts.validation.is_some() && unequal {
+        if spec.workers == Some(crate::spec::Workers::Threads) && opts.validation.is_some() && unequal {
             // OSU checks each message in the thread that received it.
             return Err(JobShapeError::ValidationThreads);
         }
@@ -194,6 +195,28 @@ impl<'a> Plan<'a> {
 }
 
 impl Plan<'_> {
+    /// What the outputs need of this run on `np` ranks, as a value: OSU's
+    /// table layout with the one-sided choice made, the options and the
+    /// largest size.
+    pub fn layout(&self, np: usize) -> RunLayout<'_> {
+        let (spec, opts) = (self.spec, self.opts);
+        let table = TableLayout {
+            validation: opts.validation.is_some(),
+            tails: opts.tails.clone().unwrap_or_default(),
+            print_rate: opts.print_rate,
+            vary_window: opts.vary_window,
+            window: opts.window,
+            pairs: self.pairs,
+            full: opts.full,
+            accel: opts.accel,
+            backend: opts.backend,
+            np,
+            one_sided: spec.one_sided.map(|_| crate::bench::rma::choice(spec, opts)),
+            workers: spec.workers.zip(opts.workers),
+        };
+        RunLayout { spec, opts, max_size: self.max_size, collective: self.collective, table }
+    }
+
     /// The plan as the run record keeps it, on `np` ranks, with one rank's
     /// memory estimate when there is one.
     pub fn record(&self, np: usize, memory: Option<&crate::bench::engine::memory::Estimate>) -> PlanRecord {

@@ -4,7 +4,7 @@
 
 use crate::bench::neighborhood::ineighbor_collective;
 use crate::bench::neighborhood::neighbor_alltoallv::NeighborAlltoallv;
-use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ineighbor_alltoallv",

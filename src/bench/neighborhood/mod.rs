@@ -29,10 +29,10 @@ use std::marker::PhantomData;
 use crate::backend::NonBlockingCollectives;
 use crate::backend::{Adjacency, Blocks, ByteBlocks, Control, NeighborCollectives, NeighborGraph, ReduceOp};
 use crate::bench::collective::{Call, Collective, Ranks};
-use crate::bench::spec::{BenchSpec, JobShapeError, Op};
 use crate::bench::{needs, Setup, SizeCase};
 use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
 use crate::options::Neighborhood;
+use crate::spec::{BenchSpec, JobShapeError, Op};
 
 /// The most edges a graph file may list: far beyond OSU's (500 per
 /// rank), and few enough that the run record, which keeps the edges,
@@ -373,15 +373,15 @@ macro_rules! neighbor_collective {
         pub struct $name;
 
         impl $crate::bench::neighborhood::NeighborOp for $name {
-            const SPEC: &'static $crate::bench::spec::BenchSpec = &$spec;
-            const OP: $crate::bench::spec::Op = $op;
+            const SPEC: &'static $crate::spec::BenchSpec = &$spec;
+            const OP: $crate::spec::Op = $op;
         }
 
         impl $crate::bench::Bench for $name {
-            const SPEC: &'static $crate::bench::spec::BenchSpec = &$spec;
+            const SPEC: &'static $crate::spec::BenchSpec = &$spec;
             type Needs = $crate::bench::needs::NeighborCollectives;
-            const COLLECTIVE: Option<$crate::bench::spec::CollectiveCall> =
-                Some($crate::bench::spec::CollectiveCall { op: $op, nonblocking: false });
+            const COLLECTIVE: Option<$crate::spec::CollectiveCall> =
+                Some($crate::spec::CollectiveCall { op: $op, nonblocking: false });
 
             fn message_bytes(plan: &$crate::bench::engine::plan::Plan, np: usize) -> u128 {
                 $crate::bench::neighborhood::message_bytes::<$name>(plan, np)
@@ -409,7 +409,7 @@ macro_rules! ineighbor_collective {
         pub struct $name;
 
         impl $crate::bench::nonblocking::NonBlocking for $name {
-            const SPEC: &'static $crate::bench::spec::BenchSpec = &$spec;
+            const SPEC: &'static $crate::spec::BenchSpec = &$spec;
             type Blocking = $crate::bench::neighborhood::Nbr<$twin>;
 
             #[inline(always)]
@@ -428,9 +428,9 @@ macro_rules! ineighbor_collective {
         }
 
         impl $crate::bench::Bench for $name {
-            const SPEC: &'static $crate::bench::spec::BenchSpec = &$spec;
+            const SPEC: &'static $crate::spec::BenchSpec = &$spec;
             type Needs = $crate::bench::needs::NonBlockingCollectives;
-            const COLLECTIVE: Option<$crate::bench::spec::CollectiveCall> = Some($crate::bench::spec::CollectiveCall {
+            const COLLECTIVE: Option<$crate::spec::CollectiveCall> = Some($crate::spec::CollectiveCall {
                 op: <$twin as $crate::bench::neighborhood::NeighborOp>::OP,
                 nonblocking: true,
             });

@@ -4,7 +4,7 @@
 //! (bench/neighborhood/mod.rs).
 
 use crate::bench::neighborhood::neighbor_collective;
-use crate::bench::spec::{BenchSpec, MetricKind, Op, ProcRule, COLL_ITERS};
+use crate::spec::{BenchSpec, MetricKind, Op, ProcRule, COLL_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_neighbor_allgather",

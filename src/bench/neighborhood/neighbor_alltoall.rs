@@ -4,7 +4,7 @@
 //! (bench/neighborhood/mod.rs).
 
 use crate::bench::neighborhood::neighbor_collective;
-use crate::bench::spec::{BenchSpec, Op};
+use crate::spec::{BenchSpec, Op};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_neighbor_alltoall",

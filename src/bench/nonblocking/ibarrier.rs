@@ -6,8 +6,8 @@ use crate::backend::NonBlockingCollectives;
 use crate::bench::collective::barrier::Barrier;
 use crate::bench::collective::Ranks;
 use crate::bench::nonblocking::{nonblocking_bench, NonBlocking};
-use crate::bench::spec::{BenchSpec, IterDefaults, MetricKind};
 use crate::bench::SizeCase;
+use crate::spec::{BenchSpec, IterDefaults, MetricKind};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ibarrier",

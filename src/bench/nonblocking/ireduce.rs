@@ -4,7 +4,7 @@
 
 use crate::bench::collective::reduce::Reduce;
 use crate::bench::nonblocking::nonblocking_collective;
-use crate::bench::spec::{BenchSpec, MetricKind, NBC_ITERS};
+use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_ireduce",

@@ -41,10 +41,10 @@ pub mod iscatterv;
 
 use crate::backend::{Control, NonBlockingCollectives, ReduceOp};
 use crate::bench::collective::{CollBuffers, Collective, Ranks};
-use crate::bench::spec::BenchSpec;
 use crate::bench::{Kernel, Metric, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch};
 use crate::report::OverlapTimes;
+use crate::spec::BenchSpec;
 use crate::stats::Samples;
 
 /// What one non-blocking collective is.
@@ -80,9 +80,9 @@ pub trait NonBlocking {
 macro_rules! nonblocking_bench {
     ($t:ty) => {
         impl $crate::bench::Bench for $t {
-            const SPEC: &'static $crate::bench::spec::BenchSpec = <$t as $crate::bench::nonblocking::NonBlocking>::SPEC;
+            const SPEC: &'static $crate::spec::BenchSpec = <$t as $crate::bench::nonblocking::NonBlocking>::SPEC;
             type Needs = $crate::bench::needs::NonBlockingCollectives;
-            const COLLECTIVE: Option<$crate::bench::spec::CollectiveCall> = Some($crate::bench::spec::CollectiveCall {
+            const COLLECTIVE: Option<$crate::spec::CollectiveCall> = Some($crate::spec::CollectiveCall {
                 op: <<$t as $crate::bench::nonblocking::NonBlocking>::Blocking as $crate::bench::collective::Collective>::OP,
                 nonblocking: true,
             });
@@ -120,7 +120,7 @@ macro_rules! nonblocking_collective {
         pub struct $name;
 
         impl $crate::bench::nonblocking::NonBlocking for $name {
-            const SPEC: &'static $crate::bench::spec::BenchSpec = &$spec;
+            const SPEC: &'static $crate::spec::BenchSpec = &$spec;
             type Blocking = $twin;
 
             #[inline(always)]

@@ -3,7 +3,7 @@
 //! checks are osu_alltoallw's.
 
 use crate::bench::persistent::persistent_collective;
-use crate::bench::spec::BenchSpec;
+use crate::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_alltoallw_persistent",

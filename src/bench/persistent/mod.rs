@@ -41,9 +41,9 @@ pub mod scatterv_persistent;
 use crate::backend::{Bound, PersistentCollectives};
 use crate::bench::collective::{Call, CollBuffers, Collective, Ranks, Sync};
 use crate::bench::nonblocking::NonBlocking;
-use crate::bench::spec::{BenchSpec, Op};
 use crate::bench::{needs, SizeCase};
 use crate::buffer::Mismatch;
+use crate::spec::{BenchSpec, Op};
 
 /// What one persistent collective is: its spec and the non-blocking twin
 /// whose start it binds.
@@ -186,7 +186,7 @@ macro_rules! persistent_collective {
         pub struct Op;
 
         impl $crate::bench::persistent::PersistentOp for Op {
-            const SPEC: &'static $crate::bench::spec::BenchSpec = &$spec;
+            const SPEC: &'static $crate::spec::BenchSpec = &$spec;
             type Twin = $twin;
         }
 

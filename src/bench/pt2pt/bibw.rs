@@ -6,10 +6,10 @@ use crate::backend::buffer_set::BufferSet;
 use crate::backend::{Envelope, Transport};
 use crate::bench::pt2pt::bw::mb_per_s;
 use crate::bench::pt2pt::posting::{Direct, Posting};
-use crate::bench::spec::BenchSpec;
 use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::options::BufferMode;
+use crate::spec::BenchSpec;
 use crate::stats::Samples;
 
 pub const SPEC: BenchSpec = BenchSpec {

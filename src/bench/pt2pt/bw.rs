@@ -5,11 +5,11 @@
 use crate::backend::buffer_set::BufferSet;
 use crate::backend::{Envelope, Transport};
 use crate::bench::pt2pt::posting::{Direct, Posting};
-use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
 use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::datatype::Datatype;
 use crate::options::BufferMode;
+use crate::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
 use crate::stats::Samples;
 
 pub const SPEC: BenchSpec = BenchSpec {

@@ -5,9 +5,9 @@
 
 use crate::backend::Transport;
 use crate::bench::pt2pt::fan::{Direction, FanKernel};
-use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
 use crate::bench::{PointToPoint, Setup};
 use crate::buffer::AllocError;
+use crate::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_bw_fan_out",

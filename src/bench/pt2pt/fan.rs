@@ -25,10 +25,10 @@
 use crate::backend::buffer_set::BufferSet;
 use crate::backend::{Control, Envelope, ReduceOp, Transport};
 use crate::bench::pt2pt::bw::mb_per_s;
-use crate::bench::spec::{JobShapeError, DEFAULT_VALIDATION_WARMUP};
 use crate::bench::{Kernel, Metric, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::datatype::Datatype;
+use crate::spec::{JobShapeError, DEFAULT_VALIDATION_WARMUP};
 use crate::stats::Samples;
 
 const TAG_DATA: i32 = 100;

@@ -4,10 +4,10 @@
 
 use crate::backend::{Control, Envelope, ReduceOp, Transport};
 use crate::bench::pt2pt::posting::{Direct, Posting};
-use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
 use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::options::BufferMode;
+use crate::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
 use crate::stats::Samples;
 
 pub const SPEC: BenchSpec = BenchSpec {

@@ -8,9 +8,9 @@
 
 use crate::backend::Transport;
 use crate::bench::pt2pt::latency::{PingPong, PingPongBench};
-use crate::bench::spec::{BenchSpec, ProcRule, Workers};
 use crate::bench::{PointToPoint, Setup};
 use crate::buffer::AllocError;
+use crate::spec::{BenchSpec, ProcRule, Workers};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_latency_mp",

@@ -11,9 +11,9 @@
 
 use crate::backend::{Envelope, Lane, Threaded, Transport};
 use crate::bench::pt2pt::latency::one_way_us;
-use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, Workers, LAT_ITERS, PT2PT_MAX};
 use crate::bench::{Bench, BenchOn, Kernel, Metric, SizeCase};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
+use crate::spec::{BenchSpec, MetricKind, ProcRule, Workers, LAT_ITERS, PT2PT_MAX};
 use crate::stats::Samples;
 
 pub const SPEC: BenchSpec = BenchSpec {

@@ -4,9 +4,9 @@
 
 use crate::backend::{Control, ReduceOp, Transport};
 use crate::bench::pt2pt::bw::{mb_per_s, WindowSender};
-use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, MBW_ITERS, PT2PT_MAX};
 use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch};
+use crate::spec::{BenchSpec, MetricKind, ProcRule, MBW_ITERS, PT2PT_MAX};
 use crate::stats::Samples;
 
 pub const SPEC: BenchSpec = BenchSpec {

@@ -4,9 +4,9 @@
 
 use crate::backend::Transport;
 use crate::bench::pt2pt::latency::{PingPong, PingPongBench};
-use crate::bench::spec::{BenchSpec, ProcRule};
 use crate::bench::{PointToPoint, Setup};
 use crate::buffer::AllocError;
+use crate::spec::{BenchSpec, ProcRule};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_multi_lat",

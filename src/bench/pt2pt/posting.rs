@@ -184,7 +184,7 @@ macro_rules! persistent_point_to_point_bench {
         pub struct $bench;
 
         impl $crate::bench::Bench for $bench {
-            const SPEC: &'static $crate::bench::spec::BenchSpec = &SPEC;
+            const SPEC: &'static $crate::spec::BenchSpec = &SPEC;
             type Needs = $crate::bench::needs::PersistentPointToPoint;
         }
 

@@ -7,7 +7,7 @@
 //! every element of the target's window (rma/validate.rs).
 
 use crate::bench::rma::{self, Op, Shape};
-use crate::bench::spec::BenchSpec;
+use crate::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_acc_latency",

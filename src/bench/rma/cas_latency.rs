@@ -7,7 +7,7 @@
 //! target's (rma/validate.rs).
 
 use crate::bench::rma::{self, Op, Shape};
-use crate::bench::spec::BenchSpec;
+use crate::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_cas_latency",

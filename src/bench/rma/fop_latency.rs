@@ -6,7 +6,7 @@
 //! the element fetched and the target's (rma/validate.rs).
 
 use crate::bench::rma::{self, Op, Shape};
-use crate::bench::spec::BenchSpec;
+use crate::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_fop_latency",

@@ -6,7 +6,7 @@
 //! neither -c nor -T, and every lock it takes is exclusive.
 
 use crate::bench::rma::{self, Op, Shape};
-use crate::bench::spec::BenchSpec;
+use crate::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_get_acc_latency",

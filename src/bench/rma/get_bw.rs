@@ -2,7 +2,7 @@
 //! per epoch (bench/rma/mod.rs has the kernel).
 
 use crate::bench::rma::{self, Op, Shape};
-use crate::bench::spec::BenchSpec;
+use crate::spec::BenchSpec;
 
 pub const SPEC: BenchSpec =
     BenchSpec { name: "osu_get_bw", title: "OSU MPI_Get Bandwidth Test", ..crate::bench::rma::put_bw::SPEC };

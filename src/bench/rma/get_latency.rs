@@ -3,7 +3,7 @@
 //! its title with a small l.
 
 use crate::bench::rma::{self, Op, Shape};
-use crate::bench::spec::BenchSpec;
+use crate::spec::BenchSpec;
 
 pub const SPEC: BenchSpec =
     BenchSpec { name: "osu_get_latency", title: "OSU MPI_Get latency Test", ..crate::bench::rma::put_latency::SPEC };

@@ -18,7 +18,7 @@
 //! share). `-c` is refused as OSU's is: osu_get_bw's options have no `c`.
 
 use crate::bench::rma::{self, Op, Shape};
-use crate::bench::spec::{BenchSpec, ProcRule};
+use crate::spec::{BenchSpec, ProcRule};
 
 pub const SPEC: BenchSpec =
     BenchSpec { name: "osu_get_mbw", procs: ProcRule::Pairs, ..crate::bench::rma::get_bw::SPEC };

@@ -43,10 +43,10 @@ pub mod put_latency;
 
 use crate::backend::rma::{OneSided, SyncMode, WinKind};
 use crate::backend::Control;
-pub use crate::bench::spec::OneSidedRules as Rules;
-use crate::bench::spec::{BenchSpec, MetricKind};
 use crate::bench::{Kernel, Metric, Setup, SizeCase};
 use crate::buffer::{check_values, write_values, AllocError, Mismatch};
+pub use crate::spec::OneSidedRules as Rules;
+use crate::spec::{BenchSpec, MetricKind};
 use crate::stats::Samples;
 
 pub mod validate;
@@ -528,7 +528,7 @@ macro_rules! one_sided_bench {
         pub struct $bench;
 
         impl $crate::bench::rma::RmaBench for $bench {
-            const SPEC: &'static $crate::bench::spec::BenchSpec = &SPEC;
+            const SPEC: &'static $crate::spec::BenchSpec = &SPEC;
             const OP: $crate::bench::rma::Op = $op;
             const SHAPE: $crate::bench::rma::Shape = $shape;
         }

@@ -3,7 +3,7 @@
 //! (bench/rma/mod.rs has the kernel).
 
 use crate::bench::rma::{self, Op, Shape};
-use crate::bench::spec::BenchSpec;
+use crate::spec::BenchSpec;
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_put_bibw",

@@ -2,7 +2,7 @@
 //! per epoch (bench/rma/mod.rs has the kernel).
 
 use crate::bench::rma::{self, Op, Shape};
-use crate::bench::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
+use crate::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
 
 pub const SPEC: BenchSpec = BenchSpec {
     name: "osu_put_bw",

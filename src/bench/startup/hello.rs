@@ -3,8 +3,8 @@
 //! its CSV row and run record carry the same MPI_Init times and placement.
 
 use crate::bench::registry::{Entry, Registered};
-use crate::bench::spec::{BenchSpec, MetricKind};
 use crate::bench::startup::init::INIT;
+use crate::spec::{BenchSpec, MetricKind};
 
 pub const HELLO: BenchSpec = BenchSpec {
     name: "osu_hello",

@@ -19,8 +19,8 @@
 //! per-rank times as the distribution columns (`iter_*_us`).
 
 use crate::bench::registry::{Entry, Registered};
-use crate::bench::spec::{BenchSpec, IterDefaults, MetricKind, ProcRule};
 use crate::report::Row;
+use crate::spec::{BenchSpec, IterDefaults, MetricKind, ProcRule};
 use crate::stats::{RankSpread, Summary};
 
 const ONCE: IterDefaults = IterDefaults { small_iterations: 1, small_warmup: 0, large_iterations: 1, large_warmup: 0 };
