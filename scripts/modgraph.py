@@ -13,7 +13,7 @@ groups included, and inline paths), and prints:
   - its cycles (strongly connected components of more than one module), and
     the file-level knot (the largest strongly connected set of files);
   - with --layers, the arrows that point up the layers named in
-    ARCHITECTURE.md's block between `<!-- layers` and `-->` (one layer per
+    ARCHITECTURE.md's ```layers block (one layer per
     line, top first, its modules separated by spaces; a module in no layer is
     reported) and which of them the block names as allowed (a line
     `allow: a -> b  reason`).
@@ -202,6 +202,23 @@ def resolve(u, mpath):
     return base + tuple(segs)
 
 
+def without_test_modules(text):
+    """Text (comments and strings already stripped) without its inline
+    `#[cfg(test)] mod x { ... }` blocks, wherever in the file they are."""
+    out, pos = [], 0
+    for m in re.finditer(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{", text):
+        if m.start() < pos:
+            continue
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        out.append(text[pos : m.start()])
+        pos = i
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def owner(ref, modules):
     """The longest declared module that is a prefix of ref."""
     for k in range(len(ref), 0, -1):
@@ -244,7 +261,7 @@ def sccs(nodes, edges):
 
 def read_layers(arch):
     text = open(arch, encoding="utf-8").read()
-    m = re.search(r"<!-- layers\n(.*?)-->", text, re.S)
+    m = re.search(r"```layers\n(.*?)```", text, re.S)
     if not m:
         return None, {}
     layers, allowed = [], {}
@@ -283,8 +300,7 @@ def main():
             continue
         text = strip_comments(open(mod.file, encoding="utf-8").read())
         if args.without_tests:
-            cut = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text)
-            text = text[: cut.start()] if cut else text
+            text = without_test_modules(text)
         for ref in references(text, mpath):
             o = owner(ref, modules)
             if o is None or o == mpath or o == ("crate",):
@@ -326,7 +342,7 @@ def main():
     if args.layers:
         layers, allowed = read_layers(os.path.join(root, "ARCHITECTURE.md"))
         if layers is None:
-            print("\nARCHITECTURE.md has no <!-- layers ... --> block")
+            print("\nARCHITECTURE.md has no ```layers block")
             problems.append("no layers named")
         else:
             level = {m: i for i, layer in enumerate(layers) for m in layer}

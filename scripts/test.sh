@@ -29,6 +29,11 @@ else
   echo "clippy not installed: lint check skipped"
 fi
 
+echo "== module graph (ARCHITECTURE.md's layers)"
+# No cycle across top-level modules, no #[path], no arrow up the layers
+# that ARCHITECTURE.md does not name (scripts/modgraph.py says which).
+python3 scripts/modgraph.py --without-tests --layers --check | sed -n '/^cycles across/,$p'
+
 echo "== MPICH build (target/mpich)"
 CARGO_TARGET_DIR=target/mpich MPI_PKG_CONFIG=mpich cargo build --release --bins --quiet
 export COMMBENCH_MPICH_BIN_DIR="$PWD/target/mpich/release"
