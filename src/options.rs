@@ -258,7 +258,10 @@ impl Format {
     /// Whether stdout starts as OSU's binaries start it before the table
     /// (`#Using NCCL` on every rank of an NCCL run).
     pub fn osu_preamble(self) -> bool {
-        self == Format::Osu
+        match self {
+            Format::Osu => true,
+            Format::NcclTests | Format::Json => false,
+        }
     }
 
     /// Whether the runner's own text lines may follow the table on stdout
@@ -266,7 +269,30 @@ impl Format {
     /// stdout line a program parses: the failing row and the exit status
     /// say it there, stderr and the run record as always.
     pub fn runner_lines(self) -> bool {
-        self != Format::Json
+        match self {
+            Format::Osu | Format::NcclTests => true,
+            Format::Json => false,
+        }
+    }
+
+    /// The passes of every size: nccl-tests' table times each size out of
+    /// place then in place (`Some(in_place)`); OSU's one pass has no such
+    /// switch (`None`).
+    pub fn passes(self) -> &'static [Option<bool>] {
+        match self {
+            Format::NcclTests => &[Some(false), Some(true)],
+            Format::Osu | Format::Json => &[None],
+        }
+    }
+
+    /// Whether `-c` checks as nccl-tests does: every rank's wrong elements
+    /// counted into the row, and the sizes after a wrong one still run;
+    /// otherwise OSU's way, the run ending at the first wrong size.
+    pub fn counts_wrong_elements(self) -> bool {
+        match self {
+            Format::NcclTests => true,
+            Format::Osu | Format::Json => false,
+        }
     }
 }
 

@@ -224,6 +224,29 @@ pub struct BenchSpec {
 }
 
 impl BenchSpec {
+    /// What a spec spreads from (`..BenchSpec::DEFAULT`): every switch off
+    /// and nothing optional. The name, title, letters, process rule,
+    /// metric, iteration defaults and largest size are each benchmark's
+    /// own, and every spec in the registry names them (a test checks).
+    pub const DEFAULT: BenchSpec = BenchSpec {
+        name: "",
+        title: "",
+        letters: "",
+        procs: ProcRule::ExactlyTwo,
+        metric: MetricKind::Latency,
+        defaults: LAT_ITERS,
+        large_switch: false,
+        min_size: 0,
+        max_size: 0,
+        from_zero: false,
+        windowed: false,
+        buffer_times_np: false,
+        accel_slot: false,
+        one_sided: None,
+        workers: None,
+        duplex: false,
+    };
+
     pub fn takes(&self, letter: char) -> bool {
         self.letters.contains(letter)
     }

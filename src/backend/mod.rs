@@ -20,6 +20,7 @@
 mod agree;
 pub mod buffer_set;
 pub mod cuda_memory;
+#[cfg(test)]
 pub mod mock;
 pub mod mpi_host;
 pub mod nccl;
@@ -390,6 +391,11 @@ pub enum Backend {
 impl Backend {
     /// Every backend, in `--backend`'s order.
     pub const ALL: [Backend; 3] = [Backend::Mpi, Backend::Ucx, Backend::Nccl];
+
+    /// The backend whose `--backend` word this is.
+    pub fn from_word(word: &str) -> Option<Backend> {
+        Backend::ALL.into_iter().find(|b| b.word() == word)
+    }
 
     /// Its `--backend` word.
     pub fn word(self) -> &'static str {

@@ -144,4 +144,18 @@ mod tests {
         assert!(lookup("allreduce").unwrap().is_collective() && !lookup("bw").unwrap().is_collective());
         assert!(DEFAULT_SET.iter().all(|n| lookup(n).is_some_and(|e| e.name() == *n)), "{DEFAULT_SET:?}");
     }
+
+    /// A spec spread from `BenchSpec::DEFAULT` still names what only it
+    /// can say: its title, its letters (always -h and -v) and, when it
+    /// measures sizes, its largest.
+    #[test]
+    fn every_spec_names_its_own_fields() {
+        for e in BENCHMARKS {
+            let s = e.spec;
+            assert!(s.title.starts_with("OSU MPI"), "{}: title '{}'", s.name, s.title);
+            assert!(s.takes('h') && s.takes('v'), "{}: letters '{}'", s.name, s.letters);
+            let startup = matches!(s.name, "osu_init" | "osu_hello");
+            assert!(startup || s.max_size >= s.min_size.max(1), "{}: sizes {}..{}", s.name, s.min_size, s.max_size);
+        }
+    }
 }

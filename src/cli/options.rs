@@ -82,7 +82,7 @@ fn defaults(spec: &BenchSpec) -> Options {
 /// a benchmark when its transport has what the benchmark's kernel needs
 /// (the registry's `needs`, `backend::capabilities`).
 fn parse_backend(spec: &BenchSpec, v: &str) -> Result<Backend, CliError> {
-    let Some(backend) = Backend::ALL.into_iter().find(|b| b.word() == v) else {
+    let Some(backend) = Backend::from_word(v) else {
         return Err(CliError::Usage(format!("Invalid value [--backend {v}] (give mpi, ucx or nccl)")));
     };
     if backend == Backend::Mpi {

@@ -106,12 +106,15 @@ struct Args {
     placement: PlacementArgs,
 }
 
+/// The backends pairs measures over (its own transports; NCCL has no
+/// pairs).
+const PAIRS_BACKENDS: [Backend; 2] = [Backend::Mpi, Backend::Ucx];
+
 fn parse_backend(s: &str) -> Result<Backend, String> {
-    match s {
-        "mpi" => Ok(Backend::Mpi),
-        "ucx" => Ok(Backend::Ucx),
-        _ => Err(format!("'{s}' is not a backend (give mpi or ucx)")),
-    }
+    Backend::from_word(s).filter(|b| PAIRS_BACKENDS.contains(b)).ok_or_else(|| {
+        let words: Vec<&str> = PAIRS_BACKENDS.iter().map(|b| b.word()).collect();
+        format!("'{s}' is not a backend (give {})", words.join(" or "))
+    })
 }
 fn parse_scheme(s: &str) -> Result<Scheme, SchemeError> {
     s.parse()

@@ -19,13 +19,8 @@ pub const SPEC: BenchSpec = BenchSpec {
     large_switch: true,
     min_size: 1,
     max_size: 1 << 20,
-    from_zero: false,
-    windowed: false,
-    buffer_times_np: false,
     accel_slot: true,
-    one_sided: None,
-    workers: None,
-    duplex: false,
+    ..BenchSpec::DEFAULT
 };
 
 pub struct Allreduce;

@@ -12,7 +12,6 @@ use crate::bench::engine::timed_loop::{self, LoopOutcome};
 use crate::bench::{engine::validation, Kernel, Metric, SizeCase};
 use crate::job::watchdog::{Progress, Step};
 use crate::job::{everywhere, say, Ending};
-use crate::options::Format;
 use crate::report::sinks::Sinks;
 use crate::report::time::Utc;
 use crate::report::{PrecisionStop, Row, Sink};
@@ -43,7 +42,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
     let max_iters = groups.iter().flat_map(|g| &g.points).map(|p| p.iterations).max().unwrap_or(1);
     let mut samples = Samples::with_capacity(max_iters);
     let validating = opts.validation.is_some();
-    let nccl_tests = opts.format == Format::NcclTests;
+    let nccl_tests = opts.format.counts_wrong_elements();
     let mut first_wrong: Option<usize> = None;
     let mut busbw = (0.0f64, 0usize);
     for group in &groups {

@@ -8,7 +8,7 @@
 use crate::backend::Capability;
 use crate::bench::{counts, message_sizes, SizeCase};
 use crate::datatype::Datatype;
-use crate::options::{Backend, Format, Options, RootRank};
+use crate::options::{Backend, Options, RootRank};
 use crate::report::osu::{TableLayout, VARIED_WINDOWS};
 use crate::report::record::{MemoryRecord, PlanCell, PlanRecord, PlanSpan};
 use crate::report::RunLayout;
@@ -140,11 +140,7 @@ impl<'a> Plan<'a> {
     /// The passes of every size: nccl-tests' table times each size out of
     /// place then in place; OSU's one pass has no such switch.
     pub fn passes(&self) -> &'static [Option<bool>] {
-        if self.opts.format == Format::NcclTests {
-            &[Some(false), Some(true)]
-        } else {
-            &[None]
-        }
+        self.opts.format.passes()
     }
 
     /// `--precision`'s stopping rule for a size of `iterations` (OSU's

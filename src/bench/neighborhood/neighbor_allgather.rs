@@ -16,13 +16,9 @@ pub const SPEC: BenchSpec = BenchSpec {
     large_switch: true,
     min_size: 1,
     max_size: 1 << 20,
-    from_zero: false,
-    windowed: false,
     buffer_times_np: true,
     accel_slot: true,
-    one_sided: None,
-    workers: None,
-    duplex: false,
+    ..BenchSpec::DEFAULT
 };
 
 neighbor_collective!(NeighborAllgather, SPEC, Op::NeighborAllgather);

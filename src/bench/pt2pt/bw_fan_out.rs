@@ -19,13 +19,9 @@ pub const SPEC: BenchSpec = BenchSpec {
     large_switch: true,
     min_size: 1,
     max_size: PT2PT_MAX,
-    from_zero: false,
     windowed: true,
-    buffer_times_np: false,
     accel_slot: true,
-    one_sided: None,
-    workers: None,
-    duplex: false,
+    ..BenchSpec::DEFAULT
 };
 
 pub struct BwFanOut;

@@ -18,15 +18,10 @@ pub const SPEC: BenchSpec = BenchSpec {
     metric: MetricKind::Latency,
     defaults: LAT_ITERS,
     large_switch: true,
-    min_size: 0,
     max_size: PT2PT_MAX,
     from_zero: true,
-    windowed: false,
-    buffer_times_np: false,
     accel_slot: true,
-    one_sided: None,
-    workers: None,
-    duplex: false,
+    ..BenchSpec::DEFAULT
 };
 
 const TAG: i32 = 1;

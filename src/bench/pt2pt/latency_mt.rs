@@ -27,13 +27,8 @@ pub const SPEC: BenchSpec = BenchSpec {
     // OSU starts at 0 but skips the empty message.
     min_size: 1,
     max_size: PT2PT_MAX,
-    from_zero: false,
-    windowed: false,
-    buffer_times_np: false,
-    accel_slot: false,
-    one_sided: None,
     workers: Some(Workers::Threads),
-    duplex: false,
+    ..BenchSpec::DEFAULT
 };
 
 /// Tags with one sender thread, as OSU: pings on one, pongs on the other,

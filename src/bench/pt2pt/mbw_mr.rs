@@ -16,16 +16,10 @@ pub const SPEC: BenchSpec = BenchSpec {
     procs: ProcRule::Pairs,
     metric: MetricKind::MultiBandwidth,
     defaults: MBW_ITERS,
-    large_switch: false,
     min_size: 1,
     max_size: PT2PT_MAX,
-    from_zero: false,
     windowed: true,
-    buffer_times_np: false,
-    accel_slot: false,
-    one_sided: None,
-    workers: None,
-    duplex: false,
+    ..BenchSpec::DEFAULT
 };
 
 pub struct MbwMr;

@@ -14,13 +14,9 @@ pub const SPEC: BenchSpec = BenchSpec {
     large_switch: true,
     min_size: 1,
     max_size: PT2PT_MAX,
-    from_zero: false,
     windowed: true,
-    buffer_times_np: false,
-    accel_slot: false,
     one_sided: Some(&rma::PASSIVE_DEFAULT),
-    workers: None,
-    duplex: false,
+    ..BenchSpec::DEFAULT
 };
 
 rma::one_sided_bench!(PutBw, Op::Put, Shape::Bandwidth);

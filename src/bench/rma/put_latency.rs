@@ -15,12 +15,8 @@ pub const SPEC: BenchSpec = BenchSpec {
     min_size: 1,
     max_size: PT2PT_MAX,
     from_zero: true,
-    windowed: false,
-    buffer_times_np: false,
-    accel_slot: false,
     one_sided: Some(&rma::PASSIVE_DEFAULT),
-    workers: None,
-    duplex: false,
+    ..BenchSpec::DEFAULT
 };
 
 rma::one_sided_bench!(PutLatency, Op::Put, Shape::Latency);

@@ -32,16 +32,9 @@ pub const INIT: BenchSpec = BenchSpec {
     procs: ProcRule::Any,
     metric: MetricKind::Startup,
     defaults: ONCE,
-    large_switch: false,
-    min_size: 0,
     max_size: 0,
     from_zero: true,
-    windowed: false,
-    buffer_times_np: false,
-    accel_slot: false,
-    one_sided: None,
-    workers: None,
-    duplex: false,
+    ..BenchSpec::DEFAULT
 };
 
 /// osu_init.
