@@ -1,9 +1,24 @@
 //! commbench: OSU Micro-Benchmarks 7.4 compatible communication benchmarks
 //! with machine-readable results. The binaries in `src/bin` are thin; the
-//! library holds option parsing (`cli`), the benchmarks and their shared
-//! measurement loop (`bench`), transports (`backend`), buffers, statistics,
-//! output formats (`report`), placement (`topo`), byte sizes (`bytes`) and
-//! the GPU libraries opened at run time (`gpu`).
+//! library's modules, by layer (ARCHITECTURE.md's, which
+//! scripts/modgraph.py checks: a module uses only its own layer and those
+//! below):
+//! - what a user starts: [`runner`] (an OSU binary, argv to exit status)
+//!   and the subcommands [`suite`], [`locate`], [`pairs`], [`gpu_bw`],
+//!   [`ab`], [`history`], [`plot`], [`compare`];
+//! - [`launch`] (jobs through mpirun, mpiexec or srun) and [`cli`] (OSU's
+//!   option grammar);
+//! - [`bench`]: the benchmarks and the engine that measures them;
+//! - [`job`]: one job's life on every rank (placement, watchdog, signals);
+//! - [`report`]: the outputs, which take values (tables, CSV, run record);
+//! - [`options`] (the parsed options) and [`peak`] (what a path carries);
+//! - [`spec`]: the descriptor every benchmark fills in;
+//! - [`backend`]: the transport seam (MPI, UCX, NCCL);
+//! - [`gpu`]: CUDA, NCCL and NVML opened at run time;
+//! - [`topo`] (hwloc, placement policy) and [`buffer`] (host memory,
+//!   patterns);
+//! - leaves: [`args`], [`text`], [`fatal`], [`diag`], [`procs`],
+//!   [`input_file`], [`bytes`], [`datatype`], [`stats`], [`matrix`].
 
 pub mod ab;
 pub mod args;

@@ -207,8 +207,9 @@ pub struct Options {
     pub dry_run_ranks: Option<usize>,
 }
 
-/// `--format`: the layout of stdout. The CSV and run record are the same
-/// either way.
+/// `--format`: the layout of stdout, one of three. The CSV and run record
+/// are the same whichever it is; each property below is a match over every
+/// format, so a new one decides each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {

@@ -334,12 +334,15 @@ pub trait Transport {
     fn testall(&self, reqs: &mut Self::Requests, offset: usize, n: usize) -> bool;
 }
 
-/// What a transport can carry beyond the point-to-point messages every
-/// [`Transport`] has: one trait each ([`Collectives`], [`Barrier`],
-/// [`VectorCollectives`], [`NonBlockingCollectives`], and
-/// [`rma::OneSided`]). A transport implements the ones it has and nothing
-/// else; a benchmark names the one it needs (`bench::Bench::Needs`), and
-/// which `--backend` runs it follows from that (src/runner.rs).
+/// What a benchmark needs of a transport: the point-to-point messages
+/// every [`Transport`] has, or one capability trait beyond them
+/// ([`Collectives`], [`Barrier`], [`VectorCollectives`],
+/// [`NonBlockingCollectives`], [`PersistentCollectives`],
+/// [`PersistentPointToPoint`], [`rma::OneSided`], [`Threaded`],
+/// [`neighbor::NeighborCollectives`]). A transport implements the ones it
+/// has and nothing else; a benchmark names the one it needs
+/// (`bench::Bench::Needs`), and which `--backend` runs it follows from
+/// that ([`capabilities`], checked against src/runner.rs's `Launch`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Capability {
     PointToPoint,
@@ -483,8 +486,6 @@ pub trait Collectives: Transport {
     fn scatter(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
 }
 
-/// A barrier on the data plane (what osu_barrier times): MPI's and the
-/// mock's. NCCL has none.
 /// Blocking point-to-point messages from several threads of a rank at
 /// once (osu_latency_mt; MPI started with `MPI_THREAD_MULTIPLE`): each
 /// thread holds a [`Lane`] and buffers of its own.
@@ -504,6 +505,8 @@ pub trait Lane<B>: Sync {
     fn now(&self) -> f64;
 }
 
+/// A barrier on the data plane (what osu_barrier times): MPI's and the
+/// mock's. NCCL has none.
 pub trait Barrier: Transport {
     fn barrier(&self);
 }

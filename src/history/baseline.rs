@@ -12,7 +12,7 @@
 
 use rusqlite::{params, Connection};
 
-use super::ingest::{metric_from_name, metric_name};
+use super::ingest::metric_from_name;
 use super::key::SeriesKey;
 use crate::compare::judge::median;
 use crate::compare::model::Metric;
@@ -158,11 +158,6 @@ pub fn key_sizes(sizes: &[u64]) -> Vec<u64> {
     out.push(hi);
     out.dedup();
     out
-}
-
-/// The name a line gives a metric's series: `latency`, `bandwidth`.
-pub fn metric_word(m: Metric) -> &'static str {
-    metric_name(m)
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
-//! The outputs of one benchmark run, built from its options: OSU's table
-//! on stdout always, the CSV file when results are written. A new output
-//! format is one more [`Sink`] file and one more line here.
+//! The outputs of one benchmark run, built from its layout
+//! ([`super::RunLayout`]): the table `--format` puts on stdout (OSU's,
+//! nccl-tests' or JSON Lines, [`super::stdout_sink`]) always, the CSV file
+//! when results are written, and any sink pushed after (the efficiency
+//! curve). A new stdout format is one more [`Sink`] file and its arm in
+//! `stdout_sink`; nothing here changes.
 //!
 //! An output can be optional: results in the default place that nobody
 //! asked for. When it fails, one warning line says which results are
