@@ -10,12 +10,12 @@
 //! the CSV holds and even when it then refuses the CSV.
 
 use crate::common;
+use crate::common::OwnSession;
 
 use common::jobs::*;
 use common::netns::Hosts;
 use common::*;
 use serde_json::Value;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -66,7 +66,7 @@ fn start(hosts: &Hosts, bench: &str, args: &[&str]) -> Job {
         .current_dir(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .process_group(0);
+        .own_session();
     let tmpdir = own_tmpdir(&mut c);
     let begun = Instant::now();
     let child = c.spawn().unwrap();
@@ -160,7 +160,7 @@ fn suite(hosts: &Hosts, results: &Path) -> Child {
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .process_group(0);
+        .own_session();
     c.spawn().unwrap()
 }
 
@@ -264,7 +264,7 @@ fn killed_under_mpich(
         .current_dir(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .process_group(0);
+        .own_session();
     let begun = Instant::now();
     let mut child = c.spawn().unwrap();
     let group = child.id() as i32;

@@ -63,7 +63,7 @@ fn pairs_command(np: usize, args: &[&str], dir: &Path) -> std::process::Command 
         .current_dir(dir)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    common::OwnSession::own_session(&mut c);
     c
 }
 

@@ -286,7 +286,7 @@ fn killed_job_keeps_finished_rows() {
         .current_dir(dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    common::OwnSession::own_session(&mut c);
     let _tmpdir = own_tmpdir(&mut c);
     let mut child = c.spawn().unwrap();
     let pids = jobs::wait_started(&record, &csv, 2, 5, Instant::now());

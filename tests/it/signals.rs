@@ -8,11 +8,11 @@
 //! finds them all gone ends it `killed`.
 
 use crate::common;
+use crate::common::OwnSession;
 
 use common::jobs::*;
 use common::*;
 use serde_json::Value;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -48,7 +48,7 @@ fn long_run(mpi: Mpi, bench: &str, extra: &[&str], rows: usize) -> LongRun {
         .current_dir(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .process_group(0);
+        .own_session();
     let tmpdir = own_tmpdir(&mut c);
     let start = Instant::now();
     let child = c.spawn().unwrap();
@@ -182,7 +182,7 @@ fn suite_command(benches: &str, latency: &str, results: &Path, extra: &[&str]) -
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .process_group(0);
+        .own_session();
     c
 }
 

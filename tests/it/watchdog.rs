@@ -23,7 +23,7 @@ fn freeze_rank_one(mpi: Mpi, np: usize, bench: &str) {
         .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    common::OwnSession::own_session(&mut c);
     let _tmpdir = own_tmpdir(&mut c);
     let start = Instant::now();
     let child = c.spawn().unwrap();
