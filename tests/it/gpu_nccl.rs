@@ -515,11 +515,15 @@ fn fills_and_checks_stage_only_the_size_s_bytes() {
     let gpu = standin::stand_in("dgx1");
     let dir = tempfile::tempdir().unwrap();
     let args = ["--backend", "nccl", "-m", "8:1048576", "-i", "3", "-x", "1", "-c"];
-    let run = nccl_run(&gpu, 2, "osu_reduce", &args, &[("COMMBENCH_STANDIN_TRACE", "1")], dir.path());
+    // The trace in a file: whole lines, where two ranks' stderr forwarded
+    // by the launcher can be cut and interleaved (seen on a loaded machine).
+    let trace = dir.path().join("trace");
+    let env = [("COMMBENCH_STANDIN_TRACE", trace.to_str().unwrap())];
+    let run = nccl_run(&gpu, 2, "osu_reduce", &args, &env, dir.path());
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     assert_eq!(osu_rows(&run.stdout).len(), 18, "{}", run.stdout);
-    let copies: Vec<usize> = run
-        .stderr
+    let traced = std::fs::read_to_string(&trace).unwrap();
+    let copies: Vec<usize> = traced
         .lines()
         .filter(|l| l.contains(": trace: ") && l.contains(" copy "))
         .map(|l| {
@@ -550,8 +554,9 @@ fn fills_and_checks_stage_only_the_size_s_bytes() {
 fn untimed_validation_calls_stay_out_of_the_time() {
     let _g = mpi_lock();
     let (gpu, model) = (standin::stand_in("dgx1"), Model::of("dgx1"));
-    let env = [("COMMBENCH_STANDIN_TIME_SCALE", "500"), ("COMMBENCH_STANDIN_TRACE", "1")];
     let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    let env = [("COMMBENCH_STANDIN_TIME_SCALE", "500"), ("COMMBENCH_STANDIN_TRACE", trace.to_str().unwrap())];
     let args = ["--backend", "nccl", "-m", "4:4", "-i", "3", "-x", "0", "-c", "-u", "3"];
     let run = nccl_run(&gpu, 2, "osu_reduce", &args, &env, dir.path());
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
@@ -560,7 +565,8 @@ fn untimed_validation_calls_stay_out_of_the_time() {
     assert!(not_below_the_model(time, want_us), "{time} us, the model says {want_us}: {}", run.stdout);
     // Each rank's NCCL calls in stream order: (queued, done), in ms.
     let mut calls: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
-    for l in run.stderr.lines().filter(|l| l.contains(": trace: ") && l.contains(" custom ")) {
+    let traced = std::fs::read_to_string(&trace).unwrap();
+    for l in traced.lines().filter(|l| l.contains(": trace: ") && l.contains(" custom ")) {
         let w: Vec<&str> = l.split_whitespace().collect();
         let at = |key: &str| -> f64 {
             let i = w.iter().position(|x| *x == key).unwrap_or_else(|| panic!("no {key} in {l}"));
@@ -568,7 +574,7 @@ fn untimed_validation_calls_stay_out_of_the_time() {
         };
         calls.entry(at("pid").to_string()).or_default().push((at("queued"), at("done")));
     }
-    assert_eq!(calls.len(), 2, "{}", run.stderr);
+    assert_eq!(calls.len(), 2, "{traced}");
     for (pid, c) in &calls {
         // Three iterations of three untimed calls and the timed one.
         assert_eq!(c.len(), 12, "rank pid {pid}: {c:?}");

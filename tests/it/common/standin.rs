@@ -23,7 +23,7 @@
 //! `COMMBENCH_STANDIN_CUDA_FAIL=after=K[,code=C]`,
 //! `COMMBENCH_STANDIN_NCCL_CORRUPT=rank=R[,op=K]`,
 //! `COMMBENCH_STANDIN_NCCL_FAIL=rank=R[,op=K]`,
-//! `COMMBENCH_STANDIN_NCCL_JOIN_TIMEOUT_S` and `COMMBENCH_STANDIN_TRACE=1`
+//! `COMMBENCH_STANDIN_NCCL_JOIN_TIMEOUT_S` and `COMMBENCH_STANDIN_TRACE=1` (or `=FILE`)
 //! (see tests/support/gpu_standin/README.md).
 #![allow(dead_code)]
 

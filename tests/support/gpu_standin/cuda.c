@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -170,7 +171,7 @@ static long long g_fail_after = -1;
 static CUresult g_fail_code = CUDA_ERROR_LAUNCH_FAILED;
 static long long g_stream_ops;
 static double g_ns_per_byte = 0.25; /* host memcpy speed, learnt */
-static int g_trace;                 /* COMMBENCH_STANDIN_TRACE: one line per operation */
+static int g_trace = -1;            /* COMMBENCH_STANDIN_TRACE: where each operation's line goes (-1: nowhere) */
 
 static stream_t *g_streams;
 static event_t *g_events;
@@ -501,7 +502,14 @@ static void parse_visible(void)
 static void read_faults(void)
 {
     const char *s = getenv("COMMBENCH_STANDIN_TRACE");
-    g_trace = s && *s && strcmp(s, "0") != 0;
+    /* "1": stderr; a path: appended to that file, each line one write, so
+       the lines of every process stay whole (a launcher that forwards
+       several ranks' stderr can cut their lines and interleave them). */
+    if (s && *s && strcmp(s, "0") != 0) {
+        g_trace = strcmp(s, "1") == 0 ? 2 : open(s, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        if (g_trace < 0)
+            say("cannot open the trace file %s: %s", s, strerror(errno));
+    }
     s = getenv("COMMBENCH_STANDIN_TIME_SCALE");
     if (s && *s) {
         double d;
@@ -1231,13 +1239,18 @@ static void *worker(void *p)
         default: /* records and waits take no time */
             break;
         }
-        if (g_trace) {
+        if (g_trace >= 0) {
             static const char *const kinds[] = {"copy", "memset", "hostfn", "record", "wait", "custom"};
+            char line[512];
             /* CLOCK_MONOTONIC, the same in every process of the machine. */
-            fprintf(stderr, "%s: trace: pid %d GPU %d stream %p%s %s %zu B queued %.3f start %.3f end %.3f done %.3f ms\n",
-                    ME, (int)getpid(), s->ctx->machine, (void *)s, s->legacy ? " (legacy)" : "", kinds[op->kind],
-                    op->bytes, (double)op->enq_ns / 1e6, (double)start / 1e6, (double)end / 1e6,
-                    (double)commbench_standin_now_ns() / 1e6);
+            int n = snprintf(line, sizeof line,
+                             "%s: trace: pid %d GPU %d stream %p%s %s %zu B queued %.3f start %.3f end %.3f done %.3f ms\n",
+                             ME, (int)getpid(), s->ctx->machine, (void *)s, s->legacy ? " (legacy)" : "",
+                             kinds[op->kind], op->bytes, (double)op->enq_ns / 1e6, (double)start / 1e6,
+                             (double)end / 1e6, (double)commbench_standin_now_ns() / 1e6);
+            if (n > 0 && (size_t)n < sizeof line && write(g_trace, line, (size_t)n) < 0) {
+                /* a trace that cannot be written is only a trace */
+            }
         }
         op->end_ns = end;
         op->vend_ns = vend;
