@@ -431,6 +431,25 @@ mod tests {
         }
     }
 
+    /// Host 0 fails every probe it is in, until probe `from` on, which
+    /// ends as `ends` (a probe that broke, or a signal).
+    struct HostZeroUntil {
+        calls: usize,
+        from: usize,
+        ends: Ran,
+    }
+
+    impl Prober for HostZeroUntil {
+        fn probe(&mut self, hosts: &[usize]) -> Seen {
+            self.calls += 1;
+            match (self.calls >= self.from, hosts.contains(&0)) {
+                (true, _) => Seen::ran(self.ends),
+                (false, true) => Seen::fails(),
+                (false, false) => Seen::works(),
+            }
+        }
+    }
+
     fn kinds(f: &Findings) -> Vec<(Kind, Vec<usize>)> {
         f.found.iter().map(|x| (x.kind.clone(), x.hosts.clone())).collect()
     }
@@ -582,18 +601,7 @@ mod tests {
         assert_eq!((kinds(&f), f.probes, s.probes.len()), (vec![(Kind::ProbeFailed, vec![])], 1, 1));
         assert_eq!(f.stopped, None);
         // Mid-search (after a host was named on a run's evidence).
-        struct Breaks(usize);
-        impl Prober for Breaks {
-            fn probe(&mut self, hosts: &[usize]) -> Seen {
-                self.0 += 1;
-                match (self.0, hosts.contains(&0)) {
-                    (4.., _) => Seen::ran(Ran::Broken),
-                    (_, true) => Seen::fails(),
-                    _ => Seen::works(),
-                }
-            }
-        }
-        let f = locate(4, &mut Breaks(0));
+        let f = locate(4, &mut HostZeroUntil { calls: 0, from: 4, ends: Ran::Broken });
         assert_eq!(kinds(&f), [(Kind::Host, vec![0]), (Kind::ProbeFailed, vec![])]);
         assert_eq!((f.probes, f.found[1].probe), (4, 4));
     }
@@ -602,22 +610,11 @@ mod tests {
     /// makes no finding of the probe it stopped.
     #[test]
     fn a_signal_stops_the_search_with_what_was_found() {
-        struct Stops(usize);
-        impl Prober for Stops {
-            fn probe(&mut self, hosts: &[usize]) -> Seen {
-                self.0 += 1;
-                match (self.0, hosts.contains(&0)) {
-                    (5.., _) => Seen::ran(Ran::Interrupted),
-                    (_, true) => Seen::fails(),
-                    _ => Seen::works(),
-                }
-            }
-        }
         // 8 hosts: all, 0-3, 0-1, 0 alone (host 0 named), then stopped.
-        let mut p = Stops(0);
+        let mut p = HostZeroUntil { calls: 0, from: 5, ends: Ran::Interrupted };
         let f = locate(8, &mut p);
         assert_eq!(kinds(&f), [(Kind::Host, vec![0])]);
-        assert_eq!((f.probes, p.0, f.stopped), (5, 5, Some(Stopped::Interrupted)));
+        assert_eq!((f.probes, p.calls, f.stopped), (5, 5, Some(Stopped::Interrupted)));
         // Stopped before any probe ran on a host: nothing, not even the
         // probe's failure, is concluded.
         let mut s = System { bad: vec![0, 1], bad_ends: Some(Ran::Interrupted), ..System::default() };

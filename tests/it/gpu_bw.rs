@@ -261,6 +261,16 @@ fn matrices_come_back_as_the_described_links() {
 
 /// `commbench gpu-bw ARGS` on the stand-in of `machine` with `env`: its
 /// exit status, stdout and run record.
+/// The run record gpu-bw left in `res`.
+fn run_record(res: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(res)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with("_gpu-bw.json"))
+        .expect("the run record")
+}
+
 fn run_stand_in(machine: &str, args: &[&str], env: &[(&str, &Path)]) -> (Option<i32>, String, serde_json::Value) {
     let gpu = common::standin::stand_in(machine);
     let d = tempfile::tempdir().unwrap();
@@ -274,12 +284,7 @@ fn run_stand_in(machine: &str, args: &[&str], env: &[(&str, &Path)]) -> (Option<
     let o = cmd.output().expect("commbench runs");
     let err = text(&o.stderr);
     assert!(!err.contains("panicked"), "{err}");
-    let json = std::fs::read_dir(d.path().join("res"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with("_gpu-bw.json"))
-        .expect("the run record");
+    let json = run_record(&d.path().join("res"));
     let record = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
     (o.status.code(), text(&o.stdout), record)
 }
@@ -426,12 +431,7 @@ fn fifos_named_through_variables_are_refused_not_waited_on() {
     assert!(!run.timed_out, "gpu-bw hung on a FIFO: {run:?}");
     run.assert_no_panic();
     assert_eq!(run.code, Some(0), "{run:?}");
-    let json = std::fs::read_dir(d.path().join("res"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with("_gpu-bw.json"))
-        .expect("the run record");
+    let json = run_record(&d.path().join("res"));
     let text = std::fs::read_to_string(json).unwrap();
     let record: serde_json::Value = serde_json::from_str(&text).unwrap();
     let want = format!("NVML not found (COMMBENCH_NVML={}: not a regular file (a FIFO))", nvml.display());
