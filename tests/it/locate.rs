@@ -60,16 +60,16 @@ fn locate_in(hosts: &Hosts, results: &std::path::Path, mut c: Command) -> (Run, 
         .arg(results)
         .arg("--")
         .args(hosts.base_args());
+    let before = entries(results);
     let run = run_cmd(c, search_bound() + Duration::from_secs(30));
     run.assert_no_panic();
-    let dir = std::fs::read_dir(results)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().unwrap().to_str().unwrap().ends_with("_locate") && p.join("locate.json").is_file())
-        .max()
-        .unwrap_or_else(|| panic!("no locate record: {run:?}"));
-    let v = read_json(&dir.join("locate.json")).unwrap();
+    let v = locate_record(results, &before).unwrap_or_else(|| panic!("no locate record: {run:?}"));
     (run, v)
+}
+
+/// What `dir` holds now (nothing when it does not exist yet).
+fn entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default()
 }
 
 fn found(v: &Value) -> Vec<(String, Vec<String>)> {
@@ -232,19 +232,19 @@ fn suite_locates_a_frozen_host_after_a_hang() {
 fn locate_here(args: &[&str], results: &std::path::Path, limit: Duration) -> (Run, Option<Value>) {
     let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
     c.arg("locate").arg("--results-dir").arg(results).args(args);
+    let before = entries(results);
     let run = run_cmd(c, limit);
     run.assert_no_panic();
-    (run, locate_record(results))
+    (run, locate_record(results, &before))
 }
 
-/// The record of the newest locate run under `results`.
-fn locate_record(results: &std::path::Path) -> Option<Value> {
-    let dir = std::fs::read_dir(results)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("locate.json").is_file())
-        .max()?;
-    read_json(&dir.join("locate.json"))
+/// The record of the one run directory under `results` that is not in
+/// `before`: two searches in the same second are `<stamp>_locate` and
+/// `<stamp>_locate_2`, so the newest name is not always the newest search.
+fn locate_record(results: &std::path::Path, before: &[std::path::PathBuf]) -> Option<Value> {
+    let made: Vec<_> = entries(results).into_iter().filter(|p| !before.contains(p)).collect();
+    assert!(made.len() <= 1, "run directories one search made: {made:?}");
+    read_json(&made.first()?.join("locate.json"))
 }
 
 /// The one `unresolved: the probe itself failed (...)` line, and that no
@@ -463,7 +463,7 @@ fn sigterm_stops_the_search_with_what_was_found() {
         stdout.lines().any(|l| l == "interrupted: SIGTERM stopped the search during probe 1; found so far: nothing"),
         "{stdout}"
     );
-    let v = locate_record(results.path()).expect("locate.json");
+    let v = locate_record(results.path(), &[]).expect("locate.json");
     assert_eq!(v["probes"].as_array().unwrap().len(), 1, "{v}");
     assert_eq!(v["stopped"], "interrupted by SIGTERM", "{v}");
     assert_eq!(v["exit_code"], 128 + libc::SIGTERM, "{v}");
