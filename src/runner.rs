@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::backend::cuda_memory::{CudaMemory, Place};
 use crate::backend::mpi_host::{Mpi, MpiHost};
 use crate::backend::nccl::Nccl;
-use crate::backend::{self, Control, Transport};
+use crate::backend::{self, Control, Memory, Transport};
 use crate::bench::engine::efficiency::{self, Curve};
 use crate::bench::engine::measure;
 use crate::bench::engine::plan::Plan;
@@ -507,7 +507,7 @@ impl Session<'_> {
             return setup_failed();
         }
         // Before the kernel's buffers exist, so the copy's never add to them.
-        let end = efficiency::rank_end(job, spec, plan, t.gpu_buffers());
+        let end = efficiency::rank_end(job, spec, plan, t.memory().gpu_buffers());
         let Some(mut kernel) = job.everywhere(kernel(&setup)) else {
             return setup_failed();
         };
@@ -841,7 +841,7 @@ impl Session<'_> {
             },
             results: record::ResultsInfo { csv: Some(files.csv_path.display().to_string()), ..Default::default() },
             slurm: crate::report::slurm::SlurmInfo::from_env(),
-            buffers: Some(BufferInfo::new(T::MEMORY, o.buffer_locations.as_ref())),
+            buffers: Some(BufferInfo::new(T::Mem::MEMORY, o.buffer_locations.as_ref())),
             backend_details: None,
             noise_thresholds: Some(crate::bench::engine::measure::noise_thresholds()),
             plan: None,

@@ -2,7 +2,7 @@
 //! buffer type: allocated, filled, patterned and checked through the
 //! transport (host or device memory alike).
 
-use crate::backend::{Buffer, Transport};
+use crate::backend::{Buffer, Memory, Transport};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch};
 use crate::datatype::Datatype;
 
@@ -24,7 +24,7 @@ impl<B: Buffer> BufferSet<B> {
         multiple: bool,
     ) -> Result<BufferSet<B>, AllocError> {
         let n = if multiple { slots.max(1) } else { 1 };
-        let bufs = (0..n).map(|_| t.alloc(bytes)).collect::<Result<Vec<_>, _>>()?;
+        let bufs = (0..n).map(|_| t.memory().alloc(bytes)).collect::<Result<Vec<_>, _>>()?;
         Ok(BufferSet { bufs, slots: slots.max(1), multiple })
     }
 
@@ -59,7 +59,7 @@ impl<B: Buffer> BufferSet<B> {
     /// Sets the first `bytes` of every buffer to `byte`.
     pub fn fill<T: Transport<Buf = B>>(&mut self, t: &T, bytes: usize, byte: u8) {
         for b in &mut self.bufs {
-            t.write_host(b, bytes, |s| s.fill(byte));
+            t.memory().write_host(b, bytes, |s| s.fill(byte));
         }
     }
 
@@ -75,7 +75,7 @@ impl<B: Buffer> BufferSet<B> {
             }
         } else {
             if self.bufs[0].len() < bytes {
-                self.bufs[0] = t.alloc(bytes)?;
+                self.bufs[0] = t.memory().alloc(bytes)?;
             }
             self.slots = slots.max(1);
         }
@@ -86,14 +86,14 @@ impl<B: Buffer> BufferSet<B> {
     /// the pattern of iteration i + j (with one shared buffer, i).
     pub fn fill_patterns<T: Transport<Buf = B>>(&mut self, t: &T, dt: Datatype, count: usize, size: usize, i: usize) {
         for (k, b) in self.bufs.iter_mut().enumerate() {
-            t.write_host(b, count * dt.size(), |s| fill_pattern(s, dt, count, size, i + k));
+            t.memory().write_host(b, count * dt.size(), |s| fill_pattern(s, dt, count, size, i + k));
         }
     }
 
     /// Clears `count` elements of every buffer.
     pub fn zero<T: Transport<Buf = B>>(&mut self, t: &T, dt: Datatype, count: usize) {
         for b in &mut self.bufs {
-            t.write_host(b, count * dt.size(), |s| fill_zero(s, dt, count));
+            t.memory().write_host(b, count * dt.size(), |s| fill_zero(s, dt, count));
         }
     }
 
@@ -109,7 +109,7 @@ impl<B: Buffer> BufferSet<B> {
         self.bufs
             .iter()
             .enumerate()
-            .find_map(|(k, b)| t.read_host(b, count * dt.size(), |s| check_pattern(s, dt, count, size, i + k)))
+            .find_map(|(k, b)| t.memory().read_host(b, count * dt.size(), |s| check_pattern(s, dt, count, size, i + k)))
     }
 }
 

@@ -532,16 +532,18 @@ fn sum(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize) -> Vec<u8> 
 impl Transport for MockTransport {
     type World = MockWorld;
     type Buf = AlignedBuf;
+    type Mem = super::HostMemory;
     type Requests = MockRequests;
 
     const BACKEND: &'static str = "mock";
-    const MEMORY: &'static str = "host";
 
     fn world(&self) -> &MockWorld {
         &self.world
     }
 
-    super::host_memory!();
+    fn memory(&self) -> &super::HostMemory {
+        &super::HostMemory
+    }
 
     fn requests(&self, n: usize) -> MockRequests {
         MockRequests { reqs: vec![Req::Null; n.max(1)], bound: vec![None; n.max(1)] }

@@ -107,8 +107,8 @@ impl RawBuffer for crate::buffer::AlignedBuf {
     }
 }
 
-/// The `bytes` of [`Memory::write_host`] and [`Transport::write_host`]
-/// (and their `read_host`) that reach the whole buffer.
+/// The `bytes` of [`Memory::write_host`] (and `read_host`) that reach
+/// the whole buffer.
 pub const WHOLE: usize = usize::MAX;
 
 /// Where a transport's message buffers live, and how the host reaches
@@ -238,6 +238,8 @@ pub trait Transport {
     type World: Control;
     /// A message buffer of this transport.
     type Buf: Buffer;
+    /// The memory its buffers come from ([`Transport::memory`]).
+    type Mem: Memory<Buf = Self::Buf>;
     /// Room for the requests of windowed non-blocking operations.
     type Requests;
 
@@ -248,20 +250,12 @@ pub trait Transport {
     /// after ([`crate::bench::engine::timed_loop`]), instead of a completion and
     /// two reads around every operation (OSU's way, the default).
     const BATCHED: bool = false;
-    /// Where message buffers live (`host`).
-    const MEMORY: &'static str;
 
     fn world(&self) -> &Self::World;
 
-    /// A zeroed buffer of `bytes` (a zero-length one still has an address).
-    fn alloc(&self, bytes: usize) -> Result<Self::Buf, AllocError>;
-    /// Lets `write` change the first `bytes` of the buffer (at most its
-    /// length; [`WHOLE`] for all of it) through host memory (untimed:
-    /// fills and validation patterns); see [`Memory::write_host`].
-    fn write_host(&self, buf: &mut Self::Buf, bytes: usize, write: impl FnOnce(&mut [u8]));
-    /// Lets `read` see the first `bytes` of the buffer in host memory
-    /// (untimed).
-    fn read_host<R>(&self, buf: &Self::Buf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R;
+    /// Where its message buffers live: they are allocated, filled and
+    /// checked there (untimed), and it names them in the CSV and record.
+    fn memory(&self) -> &Self::Mem;
     /// Request slots for `n` operations in flight.
     fn requests(&self, n: usize) -> Self::Requests;
 
@@ -290,15 +284,11 @@ pub trait Transport {
     /// `i < n`, in order, into `out`.
     fn mark_intervals(&self, _n: usize, _out: &mut crate::stats::Samples) {}
 
-    /// The GPU this rank's buffers are in and how (`device`, `managed`);
-    /// None for host memory.
-    fn gpu_buffers(&self) -> Option<(&crate::gpu::cuda::GpuInfo, &'static str)> {
-        None
-    }
     /// What the run record says about this transport beyond its name
     /// (`backend_details`), at rank 0; collective (every rank calls it).
+    /// By default what its memory says.
     fn record_info(&self) -> Option<serde_json::Value> {
-        None
+        self.memory().record_info(self.world())
     }
 
     /// Blocking send of `env.count` elements from `buf`.
@@ -779,25 +769,6 @@ pub trait PersistentCollectives: NonBlockingCollectives {
     /// Frees the request in `slot`, if one is bound.
     fn free_bound(&self, slot: Bound);
 }
-
-/// The buffer methods of a transport whose buffers are plain host memory
-/// (`Buf = AlignedBuf`), from [`HostMemory`].
-macro_rules! host_memory {
-    () => {
-        fn alloc(&self, bytes: usize) -> Result<$crate::buffer::AlignedBuf, $crate::buffer::AllocError> {
-            $crate::backend::Memory::alloc(&$crate::backend::HostMemory, bytes)
-        }
-
-        fn write_host(&self, buf: &mut $crate::buffer::AlignedBuf, bytes: usize, write: impl FnOnce(&mut [u8])) {
-            $crate::backend::Memory::write_host(&$crate::backend::HostMemory, buf, bytes, write)
-        }
-
-        fn read_host<R>(&self, buf: &$crate::buffer::AlignedBuf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R {
-            $crate::backend::Memory::read_host(&$crate::backend::HostMemory, buf, bytes, read)
-        }
-    };
-}
-use host_memory;
 
 /// Panics (an internal error: the runner sized the buffers) when a buffer
 /// of `len` bytes cannot hold `need`. Kept out of line so the check costs

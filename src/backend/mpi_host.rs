@@ -745,33 +745,17 @@ impl<'w, M: Memory> Mpi<'w, M> {
 impl<'w, M: Memory> Transport for Mpi<'w, M> {
     type World = World;
     type Buf = M::Buf;
+    type Mem = M;
     type Requests = Requests;
 
     const BACKEND: &'static str = "mpi";
-    const MEMORY: &'static str = M::MEMORY;
 
     fn world(&self) -> &World {
         self.world
     }
 
-    fn alloc(&self, bytes: usize) -> Result<M::Buf, crate::buffer::AllocError> {
-        self.mem.alloc(bytes)
-    }
-
-    fn write_host(&self, buf: &mut M::Buf, bytes: usize, write: impl FnOnce(&mut [u8])) {
-        self.mem.write_host(buf, bytes, write)
-    }
-
-    fn read_host<R>(&self, buf: &M::Buf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R {
-        self.mem.read_host(buf, bytes, read)
-    }
-
-    fn gpu_buffers(&self) -> Option<(&crate::gpu::cuda::GpuInfo, &'static str)> {
-        self.mem.gpu_buffers()
-    }
-
-    fn record_info(&self) -> Option<serde_json::Value> {
-        self.mem.record_info(self.world)
+    fn memory(&self) -> &M {
+        &self.mem
     }
 
     fn requests(&self, n: usize) -> Requests {

@@ -35,7 +35,6 @@ use super::{
     agree_failures, check_len, Buffer, Collectives, Control, Envelope, Memory, Operands, RawBuffer, Transport,
 };
 use crate::backend::buffer_set::BufferSet;
-use crate::buffer::AllocError;
 use crate::datatype::Datatype;
 use crate::gpu::cuda::{self, GpuInfo};
 use crate::gpu::nccl_lib::{self, NcclCallError};
@@ -283,26 +282,18 @@ impl Drop for Nccl<'_> {
 impl<'w> Transport for Nccl<'w> {
     type World = World;
     type Buf = GpuBuf;
+    type Mem = CudaMemory;
     type Requests = Requests;
 
     const BACKEND: &'static str = "nccl";
     const BATCHED: bool = true;
-    const MEMORY: &'static str = "cuda";
 
     fn world(&self) -> &World {
         self.world
     }
 
-    fn alloc(&self, bytes: usize) -> Result<GpuBuf, AllocError> {
-        self.mem.alloc(bytes)
-    }
-
-    fn write_host(&self, buf: &mut GpuBuf, bytes: usize, write: impl FnOnce(&mut [u8])) {
-        self.mem.write_host(buf, bytes, write)
-    }
-
-    fn read_host<R>(&self, buf: &GpuBuf, bytes: usize, read: impl FnOnce(&[u8]) -> R) -> R {
-        self.mem.read_host(buf, bytes, read)
+    fn memory(&self) -> &CudaMemory {
+        &self.mem
     }
 
     fn requests(&self, _n: usize) -> Requests {
@@ -353,10 +344,6 @@ impl<'w> Transport for Nccl<'w> {
                 Err(e) => self.fail_cuda("cuEventElapsedTime", e),
             }
         }
-    }
-
-    fn gpu_buffers(&self) -> Option<(&crate::gpu::cuda::GpuInfo, &'static str)> {
-        self.mem.gpu_buffers()
     }
 
     fn record_info(&self) -> Option<serde_json::Value> {

@@ -424,16 +424,18 @@ impl Drop for Ucx<'_> {
 impl<'w> Transport for Ucx<'w> {
     type World = World;
     type Buf = AlignedBuf;
+    type Mem = super::HostMemory;
     type Requests = Requests;
 
     const BACKEND: &'static str = "ucx";
-    const MEMORY: &'static str = "host";
 
     fn world(&self) -> &World {
         self.world
     }
 
-    super::host_memory!();
+    fn memory(&self) -> &super::HostMemory {
+        &super::HostMemory
+    }
 
     fn requests(&self, n: usize) -> Requests {
         Requests { reqs: vec![null_mut(); n.max(1)] }

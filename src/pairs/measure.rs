@@ -13,7 +13,7 @@
 
 use super::schedule::Flow;
 use crate::backend::buffer_set::BufferSet;
-use crate::backend::{Control, Envelope, Transport};
+use crate::backend::{Control, Envelope, Memory, Transport};
 use crate::buffer::AllocError;
 use crate::datatype::Datatype;
 use crate::job::watchdog::{Progress, Step};
@@ -66,7 +66,7 @@ impl<T: Transport> PairBuffers<T> {
             plan,
             send: BufferSet::new(t, plan.bytes, plan.window, false)?,
             recv: BufferSet::new(t, plan.bytes, plan.window, false)?,
-            ping: t.alloc(plan.latency_bytes.max(1))?,
+            ping: t.memory().alloc(plan.latency_bytes.max(1))?,
             send_reqs: t.requests(plan.window),
             recv_reqs: t.requests(plan.window),
         })

@@ -28,7 +28,7 @@ use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::backend::mpi_host::MpiHost;
-use crate::backend::{Control, Transport};
+use crate::backend::{Control, Memory, Transport};
 use crate::job::watchdog::Step;
 use crate::job::{say, Ending, Job, JobConfig, RecordFile};
 use crate::matrix::heatmap::HeatmapSpec;
@@ -153,7 +153,7 @@ impl Session<'_> {
 
     fn run<T: Transport>(self, t: &T) -> i32 {
         let job = self.job;
-        let transport = format!("{}-{}", T::BACKEND, T::MEMORY);
+        let transport = format!("{}-{}", T::BACKEND, T::Mem::MEMORY);
         job.step(Step::Startup);
         let lat = self.cfg.latency.map_or(0, |l| l.size_bytes);
         // One send and one receive buffer, and a send and a receive request
@@ -167,11 +167,13 @@ impl Session<'_> {
         }
         // This rank's end of the paths, before the pair buffers exist so
         // the copy rate's buffers never add to them (every rank at once).
-        let end = if T::MEMORY == "host" {
+        let end = if T::Mem::MEMORY == "host" {
             job.path_end(Ok(crate::peak::copy_rate::bytes_for(self.cfg.size_bytes)))
         } else {
-            let why =
-                format!("the buffers are in {} memory, whose paths' peaks commbench does not derive yet", T::MEMORY);
+            let why = format!(
+                "the buffers are in {} memory, whose paths' peaks commbench does not derive yet",
+                T::Mem::MEMORY
+            );
             job.path_end(Err(why))
         };
         let Some(mut bufs) = job.everywhere(PairBuffers::new(t, self.round_plan())) else {

@@ -292,7 +292,7 @@ impl OneSided for MockTransport {
 mod tests {
     use super::super::{run, Model};
     use crate::backend::rma::{OneSided, WinKind};
-    use crate::backend::{Control, Transport};
+    use crate::backend::{Control, Memory, Transport};
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-12 + 1e-9 * b.abs()
@@ -309,7 +309,7 @@ mod tests {
             let mut win = t.win_new(WinKind::Dynamic, 8, peer).unwrap();
             t.win_write(&mut win, |b| b.fill(b'0' + me as u8));
             t.fence(&win);
-            let mut origin = t.alloc(8).unwrap();
+            let mut origin = t.memory().alloc(8).unwrap();
             let mut took = 0.0;
             if me == 0 {
                 origin.as_mut_slice().copy_from_slice(b"putputpu");
@@ -342,16 +342,16 @@ mod tests {
             t.fence(&win);
             let mut got = Vec::new();
             if me == 0 {
-                let mut origin = t.alloc(8).unwrap();
+                let mut origin = t.memory().alloc(8).unwrap();
                 origin.as_mut_slice().copy_from_slice(&[10; 8]);
-                let mut result = t.alloc(8).unwrap();
+                let mut result = t.memory().alloc(8).unwrap();
                 t.lock_exclusive(&win, 1);
                 t.accumulate(&win, &origin, 0, 2, Datatype::Char, 1); // [11, 12, ..]
                 t.fetch_and_op(&win, &origin, &mut result, Datatype::Char, 1); // 11 back, 21
                 got.push(result.as_slice()[0]);
                 t.get_accumulate(&win, &origin, &mut result, 4, 2, Datatype::Char, 1); // 5, 6 back
                 got.extend_from_slice(&result.as_slice()[4..6]);
-                let mut compare = t.alloc(8).unwrap();
+                let mut compare = t.memory().alloc(8).unwrap();
                 compare.as_mut_slice()[0] = 21;
                 t.compare_and_swap(&win, &origin, &compare, &mut result, Datatype::Char, 1); // 21 -> 10
                 got.push(result.as_slice()[0]);
@@ -375,7 +375,7 @@ mod tests {
         let out = run(2, m, |t| {
             let me = t.world().rank();
             let win = t.win_new(WinKind::Create, 1000, 1 - me).unwrap();
-            let origin = t.alloc(1000).unwrap();
+            let origin = t.memory().alloc(1000).unwrap();
             if me == 0 {
                 t.win_start(&win);
                 t.put(&win, &origin, 0, 1000, 1);

@@ -2,6 +2,7 @@
 //! faults reach the rank they name.
 
 use super::*;
+use crate::backend::Memory;
 
 fn env(count: usize, peer: usize) -> Envelope {
     Envelope { count, datatype: Datatype::Char, peer, tag: 1 }
@@ -12,8 +13,8 @@ fn ping_pong_time_follows_the_model() {
     let m = Model::default();
     let rtts = run(2, m, |t| {
         let me = t.world().rank();
-        let mut b = t.alloc(100).unwrap();
-        t.write_host(&mut b, crate::backend::WHOLE, |s| s.fill(me as u8 + 1));
+        let mut b = t.memory().alloc(100).unwrap();
+        t.memory().write_host(&mut b, crate::backend::WHOLE, |s| s.fill(me as u8 + 1));
         t.world().barrier();
         let t0 = t.now();
         if me == 0 {
@@ -23,7 +24,7 @@ fn ping_pong_time_follows_the_model() {
             t.recv(&mut b, env(100, 0));
             t.send(&b, env(100, 0));
         }
-        (t.now() - t0, t.read_host(&b, crate::backend::WHOLE, |s| s[0]))
+        (t.now() - t0, t.memory().read_host(&b, crate::backend::WHOLE, |s| s[0]))
     });
     let want = 2.0 * m.one_way(100);
     assert!((rtts[0].0 - want).abs() < 1e-15, "{} vs {want}", rtts[0].0);
@@ -56,13 +57,14 @@ fn a_window_shares_the_link() {
 fn collectives_move_real_data() {
     let out = run(3, Model::default(), |t| {
         let me = t.world().rank();
-        let mut send = t.alloc(12).unwrap();
-        let mut recv = t.alloc(12).unwrap();
-        t.write_host(&mut send, crate::backend::WHOLE, |s| s.copy_from_slice(&[me as u8 + 1; 12]));
+        let mut send = t.memory().alloc(12).unwrap();
+        let mut recv = t.memory().alloc(12).unwrap();
+        t.memory().write_host(&mut send, crate::backend::WHOLE, |s| s.copy_from_slice(&[me as u8 + 1; 12]));
         t.allreduce_sum(Operands::Apart { send: &send, recv: &mut recv }, 3, Datatype::Int);
-        let sum = t.read_host(&recv, crate::backend::WHOLE, |s| i32::from_ne_bytes(s[..4].try_into().unwrap()));
+        let sum =
+            t.memory().read_host(&recv, crate::backend::WHOLE, |s| i32::from_ne_bytes(s[..4].try_into().unwrap()));
         t.allgather(Operands::Apart { send: &send, recv: &mut recv }, 4, Datatype::Char);
-        let gathered = t.read_host(&recv, crate::backend::WHOLE, |s| s.to_vec());
+        let gathered = t.memory().read_host(&recv, crate::backend::WHOLE, |s| s.to_vec());
         (sum, gathered, t.now())
     });
     let one = i32::from_ne_bytes([1; 4]);
@@ -97,13 +99,13 @@ fn control_plane_reductions_and_gathers() {
 #[test]
 fn a_fault_corrupts_what_one_rank_receives() {
     let got = run_with(2, Model::default(), Some(Fault::CorruptTo { to: 1 }), |t| {
-        let mut b = t.alloc(4).unwrap();
+        let mut b = t.memory().alloc(4).unwrap();
         if t.world().rank() == 0 {
             t.send(&b, env(4, 1));
         } else {
             t.recv(&mut b, env(4, 0));
         }
-        t.read_host(&b, crate::backend::WHOLE, |s| s[0])
+        t.memory().read_host(&b, crate::backend::WHOLE, |s| s[0])
     });
     assert_eq!(got, vec![0, 0xff]);
 }

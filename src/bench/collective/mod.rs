@@ -22,7 +22,7 @@ pub mod scatter;
 pub mod scatterv;
 pub mod vector;
 
-use crate::backend::{Collectives, Control, Operands, ReduceOp, Transport};
+use crate::backend::{Collectives, Control, Memory, Operands, ReduceOp, Transport};
 use crate::bench::{Bench, BenchOn, Kernel, Metric, Need, Setup, SizeCase};
 use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
 use crate::options::RootRank;
@@ -114,13 +114,13 @@ impl<B> CollBuffers<B> {
         let (t, np) = (s.t, s.np());
         let (send, recv) = c.buffer_bytes(s.max_size, np);
         let mut bufs = CollBuffers {
-            send: t.alloc(send)?,
-            recv: t.alloc(recv)?,
-            warm: t.alloc(if c.warm_up_elsewhere() { recv } else { 0 })?,
+            send: t.memory().alloc(send)?,
+            recv: t.memory().alloc(recv)?,
+            warm: t.memory().alloc(if c.warm_up_elsewhere() { recv } else { 0 })?,
         };
-        t.write_host(&mut bufs.send, crate::backend::WHOLE, |b| b.fill(1));
-        t.write_host(&mut bufs.recv, crate::backend::WHOLE, |b| b.fill(0));
-        t.write_host(&mut bufs.warm, crate::backend::WHOLE, |b| b.fill(0));
+        t.memory().write_host(&mut bufs.send, crate::backend::WHOLE, |b| b.fill(1));
+        t.memory().write_host(&mut bufs.recv, crate::backend::WHOLE, |b| b.fill(0));
+        t.memory().write_host(&mut bufs.warm, crate::backend::WHOLE, |b| b.fill(0));
         Ok(bufs)
     }
 
@@ -136,7 +136,7 @@ impl<B> CollBuffers<B> {
     ) {
         let (sb, rb) = c.buffer_bytes(case.size, job.np);
         let CollBuffers { send, recv, .. } = self;
-        t.write_host(send, sb, |s| t.write_host(recv, rb, |r| c.fill(s, r, case, job, i)));
+        t.memory().write_host(send, sb, |s| t.memory().write_host(recv, rb, |r| c.fill(s, r, case, job, i)));
     }
 
     /// Checks iteration `i`'s result of `c` at `case`'s size.
@@ -149,7 +149,7 @@ impl<B> CollBuffers<B> {
         i: usize,
     ) -> Option<Mismatch> {
         let (_, rb) = c.buffer_bytes(case.size, job.np);
-        t.read_host(&self.recv, rb, |r| c.check(r, case, job, i))
+        t.memory().read_host(&self.recv, rb, |r| c.check(r, case, job, i))
     }
 }
 

@@ -3,7 +3,7 @@
 //! from the first send to the acknowledgement.
 
 use crate::backend::buffer_set::BufferSet;
-use crate::backend::{Envelope, Transport};
+use crate::backend::{Envelope, Memory, Transport};
 use crate::bench::pt2pt::posting::{Direct, Posting};
 use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch, RECV_FILL, SEND_FILL};
@@ -55,7 +55,7 @@ impl<T: Transport, P: Posting<T>> WindowSender<T, P> {
             sender,
             peer,
             data: BufferSet::new(t, if multiple { 1 } else { max_size }, max_window, multiple)?,
-            ack: t.alloc(1)?,
+            ack: t.memory().alloc(1)?,
             reqs: t.requests(max_window),
             posting: std::marker::PhantomData,
         })

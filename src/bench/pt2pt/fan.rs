@@ -23,7 +23,7 @@
 //! it is).
 
 use crate::backend::buffer_set::BufferSet;
-use crate::backend::{Control, Envelope, ReduceOp, Transport};
+use crate::backend::{Control, Envelope, Memory, ReduceOp, Transport};
 use crate::bench::pt2pt::bw::mb_per_s;
 use crate::bench::{Kernel, Metric, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch, RECV_FILL, SEND_FILL};
@@ -153,7 +153,7 @@ impl<T: Transport> FanKernel<T> {
             sender,
             reporter,
             data: BufferSet::new(s.t, bytes, s.max_window, multiple)?,
-            ack: s.t.alloc(1)?,
+            ack: s.t.memory().alloc(1)?,
             reqs: s.t.requests(s.max_window * peers.len()),
             peers,
             layout,

@@ -2,7 +2,7 @@
 //! trip; latency is half of it. The ping-pong kernel here also serves
 //! osu_multi_lat.
 
-use crate::backend::{Control, Envelope, ReduceOp, Transport};
+use crate::backend::{Control, Envelope, Memory, ReduceOp, Transport};
 use crate::bench::pt2pt::posting::{Direct, Posting};
 use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
@@ -48,17 +48,17 @@ impl<T: Transport, P: Posting<T>> PingPong<T, P> {
     pub fn new(t: &T, initiator: bool, peer: usize, max_size: usize, mode: BufferMode) -> Result<Self, AllocError> {
         let fresh_per_size = mode == BufferMode::Multiple;
         let n = if fresh_per_size { 1 } else { max_size };
-        let (send, recv, reqs) = (t.alloc(n)?, t.alloc(n)?, t.requests(2));
+        let (send, recv, reqs) = (t.memory().alloc(n)?, t.memory().alloc(n)?, t.requests(2));
         Ok(PingPong { initiator, peer, send, recv, fresh_per_size, reqs, posting: std::marker::PhantomData })
     }
 
     pub fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         if self.fresh_per_size {
-            self.send = t.alloc(case.size)?;
-            self.recv = t.alloc(case.size)?;
+            self.send = t.memory().alloc(case.size)?;
+            self.recv = t.memory().alloc(case.size)?;
         }
-        t.write_host(&mut self.send, case.size, |s| s.fill(SEND_FILL));
-        t.write_host(&mut self.recv, case.size, |s| s.fill(RECV_FILL));
+        t.memory().write_host(&mut self.send, case.size, |s| s.fill(SEND_FILL));
+        t.memory().write_host(&mut self.recv, case.size, |s| s.fill(RECV_FILL));
         let env = self.envelope(case);
         P::bind_send(t, &self.send, env, &mut self.reqs, SEND);
         P::bind_recv(t, &mut self.recv, env, &mut self.reqs, RECV);
@@ -77,8 +77,8 @@ impl<T: Transport, P: Posting<T>> PingPong<T, P> {
 
     pub fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
         let bytes = case.count * case.datatype.size();
-        t.write_host(&mut self.send, bytes, |s| fill_pattern(s, case.datatype, case.count, case.size, i));
-        t.write_host(&mut self.recv, bytes, |s| fill_zero(s, case.datatype, case.count));
+        t.memory().write_host(&mut self.send, bytes, |s| fill_pattern(s, case.datatype, case.count, case.size, i));
+        t.memory().write_host(&mut self.recv, bytes, |s| fill_zero(s, case.datatype, case.count));
     }
 
     /// One exchange; the initiator returns the round-trip time.
@@ -101,7 +101,7 @@ impl<T: Transport, P: Posting<T>> PingPong<T, P> {
     /// Both sides send the same pattern, so both can check what came back.
     pub fn check(&self, t: &T, case: &SizeCase, i: usize) -> Option<Mismatch> {
         let bytes = case.count * case.datatype.size();
-        t.read_host(&self.recv, bytes, |s| check_pattern(s, case.datatype, case.count, case.size, i))
+        t.memory().read_host(&self.recv, bytes, |s| check_pattern(s, case.datatype, case.count, case.size, i))
     }
 }
 

@@ -9,7 +9,7 @@
 //! shared timed loop's steps then hand out each iteration's measured round
 //! trip, in order), since one thread cannot time another's iterations.
 
-use crate::backend::{Envelope, Lane, Threaded, Transport};
+use crate::backend::{Envelope, Lane, Memory, Threaded, Transport};
 use crate::bench::pt2pt::latency::one_way_us;
 use crate::bench::{Bench, BenchOn, Kernel, Metric, SizeCase};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
@@ -73,7 +73,9 @@ impl<T: Threaded<Buf = crate::buffer::AlignedBuf>> BenchOn<T> for LatencyMt {
         let w = s.opts.workers.expect("osu_latency_mt has -t");
         let initiator = s.rank() == 0;
         let mine = if initiator { w.sender_threads() } else { w.receiver };
-        let bufs = (0..mine).map(|_| Ok((s.t.alloc(s.max_size)?, s.t.alloc(s.max_size)?))).collect::<Result<_, _>>()?;
+        let bufs = (0..mine)
+            .map(|_| Ok((s.t.memory().alloc(s.max_size)?, s.t.memory().alloc(s.max_size)?)))
+            .collect::<Result<_, _>>()?;
         Ok(ThreadedPingPong {
             initiator,
             senders: w.sender_threads(),
@@ -178,8 +180,8 @@ impl<T: Threaded<Buf = crate::buffer::AlignedBuf>> ThreadedPingPong<T> {
 impl<T: Threaded<Buf = crate::buffer::AlignedBuf>> Kernel<T> for ThreadedPingPong<T> {
     fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         for (send, recv) in &mut self.bufs {
-            t.write_host(send, case.size, |s| s.fill(SEND_FILL));
-            t.write_host(recv, case.size, |s| s.fill(RECV_FILL));
+            t.memory().write_host(send, case.size, |s| s.fill(SEND_FILL));
+            t.memory().write_host(recv, case.size, |s| s.fill(RECV_FILL));
         }
         self.next = 0;
         Ok(())
@@ -197,8 +199,8 @@ impl<T: Threaded<Buf = crate::buffer::AlignedBuf>> Kernel<T> for ThreadedPingPon
         let bytes = case.count * case.datatype.size();
         let n = self.bufs.len();
         let (send, recv) = &mut self.bufs[i % n];
-        t.write_host(send, bytes, |s| fill_pattern(s, case.datatype, case.count, case.size, i));
-        t.write_host(recv, bytes, |s| fill_zero(s, case.datatype, case.count));
+        t.memory().write_host(send, bytes, |s| fill_pattern(s, case.datatype, case.count, case.size, i));
+        t.memory().write_host(recv, bytes, |s| fill_zero(s, case.datatype, case.count));
     }
 
     fn step(&mut self, _t: &T, _case: &SizeCase) -> Option<f64> {

@@ -42,7 +42,7 @@ pub mod put_bw;
 pub mod put_latency;
 
 use crate::backend::rma::{OneSided, SyncMode, WinKind};
-use crate::backend::Control;
+use crate::backend::{Control, Memory};
 use crate::bench::{Kernel, Metric, Setup, SizeCase};
 use crate::buffer::{check_values, write_values, AllocError, Mismatch};
 pub use crate::spec::OneSidedRules as Rules;
@@ -225,10 +225,10 @@ impl<T: OneSided> RmaKernel<T> {
         let window = if B::SHAPE == Shape::Latency { 1 } else { s.max_window };
         // An atomic's element may be larger than -m (fop, cas: -m 1 -T mpi_int).
         let element = std::mem::size_of::<u64>();
-        let mut local = s.t.alloc(s.max_size.saturating_mul(window).max(element))?;
-        s.t.write_host(&mut local, crate::backend::WHOLE, |b| b.fill(b'a'));
-        let result = s.t.alloc(B::OP.result_bytes(s.max_size).max(element))?;
-        let compare = s.t.alloc(element)?;
+        let mut local = s.t.memory().alloc(s.max_size.saturating_mul(window).max(element))?;
+        s.t.memory().write_host(&mut local, crate::backend::WHOLE, |b| b.fill(b'a'));
+        let result = s.t.memory().alloc(B::OP.result_bytes(s.max_size).max(element))?;
+        let compare = s.t.memory().alloc(element)?;
         let mut k = RmaKernel {
             op: B::OP,
             shape: B::SHAPE,
@@ -348,9 +348,9 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
             return;
         };
         t.win_write(win, |b| write_values(b, dt, 0..n, |_| e.own));
-        t.write_host(&mut self.local, n * dt.size(), |b| write_values(b, dt, 0..n, |_| e.own));
-        t.write_host(&mut self.compare, dt.size(), |b| write_values(b, dt, 0..1, |_| e.comparand(i)));
-        t.write_host(&mut self.result, crate::backend::WHOLE, |b| b.fill(0));
+        t.memory().write_host(&mut self.local, n * dt.size(), |b| write_values(b, dt, 0..n, |_| e.own));
+        t.memory().write_host(&mut self.compare, dt.size(), |b| write_values(b, dt, 0..1, |_| e.comparand(i)));
+        t.memory().write_host(&mut self.result, crate::backend::WHOLE, |b| b.fill(0));
     }
 
     #[inline(always)]
@@ -454,8 +454,9 @@ impl<T: OneSided> Kernel<T> for RmaKernel<T> {
         let n = self.checked_elements(case);
         let wrong = t.win_read(win, |b| check_values(b, dt, 0..n, |_| e.window(i), 1));
         wrong.or_else(|| {
-            e.fetched()
-                .and_then(|want| t.read_host(&self.result, dt.size(), |b| check_values(b, dt, 0..1, |_| want, 1)))
+            e.fetched().and_then(|want| {
+                t.memory().read_host(&self.result, dt.size(), |b| check_values(b, dt, 0..1, |_| want, 1))
+            })
         })
     }
 
