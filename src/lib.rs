@@ -5,7 +5,7 @@
 //! below):
 //! - what a user starts: [`runner`] (an OSU binary, argv to exit status)
 //!   and the subcommands [`suite`], [`locate`], [`pairs`], [`gpu_bw`],
-//!   [`ab`], [`history`], [`plot`], [`compare`];
+//!   [`ab`], [`history`], [`plot`], [`compare`], [`list`];
 //! - [`launch`] (jobs through mpirun, mpiexec or srun) and [`cli`] (OSU's
 //!   option grammar);
 //! - [`bench`]: the benchmarks and the engine that measures them;
@@ -37,6 +37,7 @@ pub mod history;
 pub mod input_file;
 pub mod job;
 pub mod launch;
+pub mod list;
 pub mod locate;
 pub mod matrix;
 pub mod options;

@@ -84,50 +84,6 @@ pub fn lookup(name: &str) -> Option<&'static Entry> {
     BENCHMARKS.iter().find(|e| e.spec.name.strip_prefix("osu_") == Some(n))
 }
 
-/// `commbench list`: every benchmark's name, one per line (what scripts
-/// loop over); `--long` adds what it measures, on how many ranks;
-/// `--default` lists the suite's default set only.
-pub fn list_main(args: &[String]) -> i32 {
-    let (mut long, mut default) = (false, false);
-    for a in args {
-        match a.as_str() {
-            "--long" | "-l" => long = true,
-            "--default" => default = true,
-            "-h" | "--help" => {
-                print!(
-                    "usage: commbench list [--long] [--default]\n\nThe benchmarks this build has, in the suite's \
-                     order.\n  --long     what each measures, on how many ranks\n  --default  only the eight the \
-                     suite runs by default\n"
-                );
-                return 0;
-            }
-            _ => {
-                crate::job::say(&format!("commbench list: unexpected argument '{a}' (use --long or --default)"));
-                return 2;
-            }
-        }
-    }
-    let rows: Vec<[String; 3]> = BENCHMARKS
-        .iter()
-        .filter(|e| !default || DEFAULT_SET.contains(&e.name()))
-        .map(|e| {
-            let ranks = match e.spec.procs {
-                crate::spec::ProcRule::ExactlyTwo => "2 ranks",
-                crate::spec::ProcRule::Pairs => "pairs of ranks",
-                crate::spec::ProcRule::AtLeastTwo => "2 or more ranks",
-                crate::spec::ProcRule::Any => "any number of ranks",
-                crate::spec::ProcRule::Nodes => "2 or more nodes, same ranks per node",
-            };
-            [e.name().to_string(), ranks.to_string(), e.spec.title.to_string()]
-        })
-        .collect();
-    let lines = if long { crate::text::aligned_columns(&rows) } else { rows.into_iter().map(|[n, ..]| n).collect() };
-    let mut text = lines.join("\n");
-    text.push('\n');
-    print!("{text}");
-    0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,7 @@ const COMMANDS: &[(&str, &str, Entry)] = &[
         commbench::locate::main,
     ),
     ("gpu-bw", "CUDA copy bandwidth and latency: host<->GPU, within and between GPUs", commbench::gpu_bw::main),
-    ("list", "the OSU benchmarks this build has (--long: what each measures)", commbench::bench::registry::list_main),
+    ("list", "the OSU benchmarks this build has (--long: what each measures)", commbench::list::list_main),
     ("ab", "run two commands in alternating rounds and compare their OSU tables size by size", commbench::ab::main),
 ];
 
