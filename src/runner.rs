@@ -4,6 +4,8 @@
 //! measurement ([`crate::bench::engine::measure`]), the run record's end, and OSU's last
 //! line after a validation failure.
 
+mod plan_record;
+
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -15,6 +17,7 @@ use crate::backend::{self, Control, Memory, Transport};
 use crate::bench::engine::efficiency::{self, Curve};
 use crate::bench::engine::measure;
 use crate::bench::engine::plan::Plan;
+use crate::bench::registry::{Entry, Registered};
 use crate::bench::{engine::memory, needs, Bench, BenchOn, Kernel, Need, PointToPoint, Setup};
 use crate::buffer::AllocError;
 use crate::cli::{self, help, Parsed};
@@ -42,7 +45,7 @@ pub fn main<B: Bench + Launch<<B as Bench>::Needs>>() -> ! {
 /// Runs benchmark `B` with the process's arguments over the transport its
 /// options chose; returns the exit status.
 pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
-    run_with(B::SPEC, B::message_bytes, |s: &Session| B::measure(s))
+    run_with(<B as Registered>::ENTRY, B::message_bytes, |s: &Session| B::measure(s))
 }
 
 /// How a benchmark whose kernel needs `N` is run: over which transport for
@@ -188,7 +191,7 @@ const fn agree<N: Need>(launched: &[Backend]) {
 }
 
 /// [`main`] for a one-sided benchmark (bench/rma/mod.rs).
-pub fn main_rma<B: crate::bench::rma::RmaBench>() -> ! {
+pub fn main_rma<B: crate::bench::rma::RmaBench + Registered>() -> ! {
     let code = run_rma::<B>();
     let _ = io::stdout().flush();
     job::exit(code)
@@ -196,9 +199,9 @@ pub fn main_rma<B: crate::bench::rma::RmaBench>() -> ! {
 
 /// [`run`] for a one-sided benchmark: MPI windows in host memory (the
 /// options refuse other backends and `-d`).
-pub fn run_rma<B: crate::bench::rma::RmaBench>() -> i32 {
+pub fn run_rma<B: crate::bench::rma::RmaBench + Registered>() -> i32 {
     run_with(
-        B::SPEC,
+        B::ENTRY,
         |p, _| crate::bench::rma::message_bytes(p),
         |s: &Session| {
             let refused = crate::bench::rma::library_refuses(B::OP, &s.opts.datatypes, &s.job.world.library_version());
@@ -226,28 +229,25 @@ fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
     setup_failed()
 }
 
-/// Runs osu_init or osu_hello (`spec`) and exits the process with its
+/// Runs osu_init or osu_hello (`B`) and exits the process with its
 /// status.
-pub fn main_startup(spec: &'static crate::spec::BenchSpec) -> ! {
-    let code = run_startup(spec);
+pub fn main_startup<B: Registered>() -> ! {
+    let code = run_startup(B::ENTRY);
     let _ = io::stdout().flush();
     job::exit(code)
 }
 
 /// osu_init or osu_hello: the shared options and job start, then the
 /// start-up row instead of a measurement (bench/startup/init.rs says why).
-pub fn run_startup(spec: &'static crate::spec::BenchSpec) -> i32 {
-    run_with(spec, |_, _| 0, |s: &Session| s.startup())
+pub fn run_startup(entry: Entry) -> i32 {
+    run_with(entry, |_, _| 0, |s: &Session| s.startup())
 }
 
 /// Options, the job's start-up, `measure` on a started session, and the
 /// end: what every OSU binary does around its measurement. `message_bytes`
 /// is the benchmark's buffer memory on one rank, for `--dry-run`.
-fn run_with(
-    spec: &'static crate::spec::BenchSpec,
-    message_bytes: fn(&Plan, usize) -> u128,
-    measure: impl FnOnce(&Session) -> Ending,
-) -> i32 {
+fn run_with(entry: Entry, message_bytes: fn(&Plan, usize) -> u128, measure: impl FnOnce(&Session) -> Ending) -> i32 {
+    let spec = entry.spec;
     topo::hwloc::skip_unused_plugins();
     let argv = job::argv();
     let env = crate::job::launcher::detect();
@@ -296,7 +296,7 @@ fn run_with(
         )));
     }
     if opts.dry_run {
-        return dry_run(spec, &opts, &env, message_bytes);
+        return dry_run(entry, &opts, &env, message_bytes);
     }
     let mut plan = None;
     let placement = opts.placement.clone();
@@ -318,7 +318,7 @@ fn run_with(
         let _ = io::stdout().flush();
     }
     let job = match Job::start(cfg, env, |world| {
-        let p = Plan::resolve(spec, &opts, world.size())?;
+        let p = Plan::resolve(entry, &opts, world.size())?;
         if world.threads() < spec.thread_level() {
             return Err(crate::spec::JobShapeError::ThreadMultiple);
         }
@@ -363,13 +363,14 @@ fn run_with(
 /// `--dry-run`: the plan's table on the leader (the launcher's rank 0, or
 /// the only process), nothing started; 1 when the job could not run.
 fn dry_run(
-    spec: &'static crate::spec::BenchSpec,
+    entry: Entry,
     opts: &Options,
     env: &crate::job::launcher::LauncherEnv,
     message_bytes: fn(&Plan, usize) -> u128,
 ) -> i32 {
     let np = crate::bench::engine::dry_run::ranks(opts.dry_run_ranks, env.size);
-    let plan = match Plan::resolve(spec, opts, np) {
+    let spec = entry.spec;
+    let plan = match Plan::resolve(entry, opts, np) {
         Ok(p) => p,
         Err(e) => {
             if env.is_leader() {
@@ -734,7 +735,7 @@ impl Session<'_> {
         if let Some(f) = files {
             let mut rec = self.new_record::<T>(ranks, &f);
             // osu_init and osu_hello have no plan of sizes to keep.
-            rec.plan = estimate.map(|e| self.plan.record(self.job.world.size(), Some(e)));
+            rec.plan = estimate.map(|e| plan_record::of(&self.plan, self.job.world.size(), Some(e)));
             rec.backend_details = backend_details;
             rec.run.placement_warnings = warnings;
             rec.paths = paths.clone();

@@ -2,5 +2,5 @@
 use commbench::{bench::startup::hello, runner};
 
 fn main() {
-    runner::main_startup(&hello::HELLO)
+    runner::main_startup::<hello::Hello>()
 }

@@ -2,5 +2,5 @@
 use commbench::{bench::startup::init, runner};
 
 fn main() {
-    runner::main_startup(&init::INIT)
+    runner::main_startup::<init::Init>()
 }

@@ -32,9 +32,7 @@ pub fn known(spec: &'static BenchSpec, args: &[String], np: usize) -> Known {
         _ => None,
     };
     // As commbench's CSV: pairs for the point-to-point benchmarks only.
-    let pairs =
-        opts.as_ref().and_then(|o| crate::bench::engine::plan::Plan::resolve(spec, o, np).ok()).map(|p| p.pairs);
-    let pairs = pairs.filter(|_| spec.is_point_to_point());
+    let pairs = opts.as_ref().filter(|_| spec.is_point_to_point()).and_then(|o| spec.pairs_for(np, o.pairs).ok());
     let window = opts.as_ref().filter(|_| spec.windowed).map(|o| o.window);
     Known { np, pairs, window, opts }
 }

@@ -6,11 +6,11 @@
 //! set-up, the memory estimate and the measurement loop all read it.
 
 use crate::backend::Capability;
+use crate::bench::registry::Entry;
 use crate::bench::{counts, message_sizes, SizeCase};
 use crate::datatype::Datatype;
 use crate::options::{Backend, Options, RootRank};
 use crate::report::osu::{TableLayout, VARIED_WINDOWS};
-use crate::report::record::{MemoryRecord, PlanCell, PlanRecord, PlanSpan};
 use crate::report::RunLayout;
 use crate::spec::{BenchSpec, CollectiveCall, JobShapeError, MetricKind, ProcRule, DEFAULT_MEM_LIMIT};
 use crate::stats::precision::{suggested_floor, StoppingRule};
@@ -39,11 +39,10 @@ impl<'a> Plan<'a> {
     /// `--min-busbw` on one rank, and the memory limit (`-M`; without it,
     /// OSU's default lowers the largest size, and an explicit one too
     /// small is an error).
-    pub fn resolve(spec: &'static BenchSpec, opts: &'a Options, np: usize) -> Result<Plan<'a>, JobShapeError> {
+    pub fn resolve(entry: Entry, opts: &'a Options, np: usize) -> Result<Plan<'a>, JobShapeError> {
+        let Entry { spec, needs, collective } = entry;
         // NCCL's collectives run on one GPU too (nccl-tests' single-GPU
         // sweep; NCCL refuses two ranks on one GPU).
-        let entry = crate::bench::registry::lookup(spec.name).expect("every benchmark is in the registry");
-        let (needs, collective) = (entry.needs, entry.collective);
         let one_gpu = np == 1 && opts.backend == Backend::Nccl && !spec.is_point_to_point();
         let pairs = if one_gpu { 0 } else { spec.pairs_for(np, opts.pairs)? };
         if let (true, Some(_)) = (one_gpu, opts.min_busbw) {
@@ -103,7 +102,7 @@ impl<'a> Plan<'a> {
     /// must be a job it can run on.
     #[cfg(test)]
     pub fn for_test(spec: &'static BenchSpec, opts: &'a Options, np: usize) -> Plan<'a> {
-        Plan::resolve(spec, opts, np).unwrap_or_else(|e| panic!("{} on {np} ranks: {e}", spec.name))
+        Plan::resolve(entry_of(spec), opts, np).unwrap_or_else(|e| panic!("{} on {np} ranks: {e}", spec.name))
     }
 
     /// The windows each size runs with: none, `-W`, or `-V`'s list.
@@ -212,66 +211,6 @@ impl Plan<'_> {
         };
         RunLayout { spec, opts, max_size: self.max_size, collective: self.collective, table }
     }
-
-    /// The plan as the run record keeps it, on `np` ranks, with one rank's
-    /// memory estimate when there is one.
-    pub fn record(&self, np: usize, memory: Option<&crate::bench::engine::memory::Estimate>) -> PlanRecord {
-        let words = |s: String| {
-            s.chars().fold(String::new(), |mut out, c| {
-                if c.is_ascii_uppercase() && !out.is_empty() {
-                    out.push('_');
-                }
-                out.push(c.to_ascii_lowercase());
-                out
-            })
-        };
-        let mut spans: Vec<PlanSpan> = Vec::new();
-        for p in self.groups().into_iter().flat_map(|g| g.points) {
-            let span = PlanSpan {
-                datatype: self.spec.typed().then(|| p.datatype.mpi_name().to_string()),
-                sizes: vec![p.size],
-                iterations: p.iterations,
-                warmup: p.warmup,
-                min_iterations: p.rule.map(|r| r.floor),
-                cells: p
-                    .cells
-                    .iter()
-                    .map(|c| PlanCell { window: self.spec.windowed.then_some(c.window), in_place: c.in_place })
-                    .collect(),
-            };
-            match spans.last_mut() {
-                Some(last) if PlanSpan { sizes: last.sizes.clone(), ..span.clone() } == *last => {
-                    last.sizes.push(p.size)
-                }
-                _ => spans.push(span),
-            }
-        }
-        let b = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
-        PlanRecord {
-            np,
-            pairs: self.pairs,
-            max_size: self.max_size,
-            note: self.note.clone(),
-            needs: self.needs.map(|c| words(format!("{c:?}"))),
-            collective: self.collective.map(|c| {
-                let op = words(format!("{:?}", c.op));
-                if c.nonblocking {
-                    format!("i{op}")
-                } else {
-                    op
-                }
-            }),
-            spans,
-            memory: memory.map(|e| MemoryRecord {
-                held_at_start: b(e.held),
-                buffers: b(e.buffers),
-                requests: b(e.requests),
-                mpi_temporaries: b(e.mpi_temporaries),
-                samples: b(e.samples),
-                expected_peak: b(e.peak()),
-            }),
-        }
-    }
 }
 
 /// One datatype's sizes ([`Plan::groups`]).
@@ -318,6 +257,13 @@ pub struct Cell {
     pub in_place: Option<bool>,
 }
 
+/// The registry's entry of `spec` (the unit tests name benchmarks by
+/// their specs).
+#[cfg(test)]
+fn entry_of(spec: &'static BenchSpec) -> Entry {
+    *crate::bench::registry::lookup(spec.name).expect("every benchmark is in the registry")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,7 +278,7 @@ mod tests {
     /// The plan's pairs, lowered largest size and note, or the line rank 0
     /// prints.
     fn resolved(spec: &'static BenchSpec, np: usize, o: &Options) -> Result<(usize, usize, Option<String>), String> {
-        Plan::resolve(spec, o, np).map(|p| (p.pairs, p.max_size, p.note)).map_err(|e| e.to_string())
+        Plan::resolve(entry_of(spec), o, np).map(|p| (p.pairs, p.max_size, p.note)).map_err(|e| e.to_string())
     }
 
     /// busbw is 0 by definition on one rank for the collectives whose factor
@@ -390,7 +336,7 @@ mod tests {
         );
         // Lowered, and the smallest still fits: the sizes up to the limit run.
         let o = opts(&ALLGATHER, &["-m", "1M:1G"]);
-        let plan = Plan::resolve(&ALLGATHER, &o, 3).unwrap();
+        let plan = Plan::resolve(entry_of(&ALLGATHER), &o, 3).unwrap();
         assert!(plan.note.is_some());
         assert_eq!((plan.sizes()[0], plan.max_size), (1 << 20, DEFAULT_MEM_LIMIT / 3));
         assert_eq!(plan.sizes().last(), Some(&(1 << 27)));
@@ -402,22 +348,5 @@ mod tests {
         assert_eq!(resolved(&ALLREDUCE, 1, &opts(&ALLREDUCE, &["--backend", "nccl"])).map(|r| r.0), Ok(0));
         let latency = &crate::bench::pt2pt::latency::SPEC;
         assert!(resolved(latency, 1, &opts(latency, &["--backend", "nccl"])).is_err());
-    }
-
-    /// The record keeps a plan in spans of sizes alike: osu_latency's
-    /// small and large counts, one cell each.
-    #[test]
-    fn the_record_keeps_the_plan_in_spans() {
-        let spec = &crate::bench::pt2pt::latency::SPEC;
-        let o = opts(spec, &[]);
-        let r = Plan::for_test(spec, &o, 2).record(2, None);
-        assert_eq!(r.spans.len(), 2, "{r:?}");
-        assert_eq!((r.spans[0].sizes.len(), r.spans[0].iterations, r.spans[0].warmup), (14, 10000, 100));
-        assert_eq!((r.spans[1].sizes.len(), r.spans[1].iterations, r.spans[1].warmup), (9, 1000, 10));
-        assert_eq!(*r.spans[1].sizes.last().unwrap(), 1 << 22);
-        assert_eq!((r.needs.as_deref(), r.collective.as_deref(), r.memory), (Some("point_to_point"), None, None));
-        let spec = &crate::bench::nonblocking::ireduce_scatter_block::SPEC;
-        let o = opts(spec, &["-m", "4:8"]);
-        assert_eq!(Plan::for_test(spec, &o, 2).record(2, None).collective.as_deref(), Some("ireduce_scatter_block"));
     }
 }
