@@ -18,7 +18,7 @@ use crate::bench::engine::efficiency::{self, Curve};
 use crate::bench::engine::measure;
 use crate::bench::engine::plan::Plan;
 use crate::bench::registry::{Entry, Registered};
-use crate::bench::{engine::memory, needs, Bench, BenchOn, Kernel, Need, PointToPoint, Setup};
+use crate::bench::{engine::memory, needs, Bench, BenchOn, Kernel, Need, Pt2ptBench, Setup};
 use crate::buffer::AllocError;
 use crate::cli::{self, help, Parsed};
 use crate::job::watchdog::Step;
@@ -63,7 +63,7 @@ pub trait Launch<N: Need>: Bench {
 /// Point-to-point kernels: over MPI (host or GPU memory), UCX and NCCL.
 impl<B> Launch<needs::PointToPoint> for B
 where
-    B: PointToPoint + for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
+    B: Pt2ptBench + for<'w> BenchOn<MpiHost<'w>> + for<'w> BenchOn<Mpi<'w, CudaMemory>>,
 {
     const BACKENDS: &'static [Backend] = &[Backend::Mpi, Backend::Ucx, Backend::Nccl];
 
@@ -215,7 +215,7 @@ pub fn run_rma<B: crate::bench::rma::RmaBench + Registered>() -> i32 {
 }
 
 #[cfg(ucx)]
-fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
+fn run_ucx<B: Pt2ptBench>(s: &Session) -> Ending {
     let Some(t) = s.job.everywhere(crate::backend::ucx::Ucx::new(&s.job.world)) else {
         return setup_failed();
     };
@@ -224,7 +224,7 @@ fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
 
 /// Built without UCX headers: one line, on every rank's behalf.
 #[cfg(not(ucx))]
-fn run_ucx<B: PointToPoint>(s: &Session) -> Ending {
+fn run_ucx<B: Pt2ptBench>(s: &Session) -> Ending {
     let _ = s.job.everywhere(Err::<(), _>(ucx_sys::LoadError::NotBuilt));
     setup_failed()
 }
@@ -735,7 +735,7 @@ impl Session<'_> {
         if let Some(f) = files {
             let mut rec = self.new_record::<T>(ranks, &f);
             // osu_init and osu_hello have no plan of sizes to keep.
-            rec.plan = estimate.map(|e| plan_record::of(&self.plan, self.job.world.size(), Some(e)));
+            rec.plan = estimate.map(|e| plan_record::of(self.plan, self.job.world.size(), Some(e)));
             rec.backend_details = backend_details;
             rec.run.placement_warnings = warnings;
             rec.paths = paths.clone();
