@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::compare::model::Metric;
+use crate::compare::model::Quantity;
 
 /// One series' values at one size: one value per round of each run.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -24,7 +24,7 @@ pub struct Samples {
 pub struct SeriesKey {
     pub benchmark: String,
     pub datatype: String,
-    pub metric: Metric,
+    pub metric: Quantity,
 }
 
 /// Every value collected, by series and size.
@@ -120,7 +120,7 @@ pub fn aa_distance_pct(s: &Samples) -> Option<f64> {
 /// decimals. The size's A/A band is the larger of its own A/A distance and
 /// `band_floor` (the median distance over the series' sizes): one pair of
 /// medians is a single draw of the noise, and by chance can lie very close.
-pub fn judge(size: u64, s: &Samples, m: Metric, target: Option<Target>, printed: bool, band_floor: f64) -> SizeLine {
+pub fn judge(size: u64, s: &Samples, m: Quantity, target: Option<Target>, printed: bool, band_floor: f64) -> SizeLine {
     let (a, b) = (median(&s.a), median(&s.b));
     let ratio = if b != 0.0 { a / b } else { f64::INFINITY };
     let aa_band_pct = aa_distance_pct(s).map(|d| d.max(band_floor));
@@ -174,35 +174,35 @@ mod tests {
     #[test]
     fn latency_and_bandwidth_are_judged_their_own_way() {
         // A 10% slower than B: a miss for a latency with a 5% target.
-        let l = judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Latency, Some(Target::Worse(5.0)), false, 0.0);
+        let l = judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Quantity::Latency, Some(Target::Worse(5.0)), false, 0.0);
         assert_eq!(l.mark, Mark::Missed);
         assert!((l.ratio - 1.1).abs() < 1e-12);
         // The same ratio on a bandwidth is A ahead.
-        let b = judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Bandwidth, Some(Target::Worse(5.0)), false, 0.0);
+        let b = judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Quantity::Bandwidth, Some(Target::Worse(5.0)), false, 0.0);
         assert_eq!(b.mark, Mark::Met);
-        let b = judge(8, &s(&[90.0; 5], &[100.0; 5], &[]), Metric::Bandwidth, Some(Target::Worse(5.0)), false, 0.0);
+        let b = judge(8, &s(&[90.0; 5], &[100.0; 5], &[]), Quantity::Bandwidth, Some(Target::Worse(5.0)), false, 0.0);
         assert_eq!(b.mark, Mark::Missed);
-        assert_eq!(judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Metric::Latency, None, false, 0.0).mark, Mark::Met);
+        assert_eq!(judge(8, &s(&[1.1; 5], &[1.0; 5], &[]), Quantity::Latency, None, false, 0.0).mark, Mark::Met);
     }
 
     #[test]
     fn a_miss_inside_the_noise_or_the_printed_step_is_not_a_finding() {
         // 0.21 against 0.20 is 5% worse, but one printed step.
-        let l = judge(1, &s(&[0.22; 5], &[0.21; 5], &[]), Metric::Latency, Some(Target::Worse(1.0)), true, 0.0);
+        let l = judge(1, &s(&[0.22; 5], &[0.21; 5], &[]), Quantity::Latency, Some(Target::Worse(1.0)), true, 0.0);
         assert_eq!(l.mark, Mark::WithinResolution);
         // Read at full precision, the same numbers are a miss.
         assert_eq!(
-            judge(1, &s(&[0.22; 5], &[0.21; 5], &[]), Metric::Latency, Some(Target::Worse(1.0)), false, 0.0).mark,
+            judge(1, &s(&[0.22; 5], &[0.21; 5], &[]), Quantity::Latency, Some(Target::Worse(1.0)), false, 0.0).mark,
             Mark::Missed
         );
         // 8% worse, while A against itself moved 12%: noise.
         let n =
-            judge(1, &s(&[1.08; 5], &[1.0; 5], &[1.2096; 5]), Metric::Latency, Some(Target::Worse(5.0)), false, 0.0);
+            judge(1, &s(&[1.08; 5], &[1.0; 5], &[1.2096; 5]), Quantity::Latency, Some(Target::Worse(5.0)), false, 0.0);
         assert_eq!(n.mark, Mark::WithinNoise);
         assert!((n.aa_band_pct.unwrap() - 12.0).abs() < 1e-9);
         // 8% worse, while A against itself moved 2%: a finding.
         let m =
-            judge(1, &s(&[1.08; 5], &[1.0; 5], &[1.1016; 5]), Metric::Latency, Some(Target::Worse(5.0)), false, 0.0);
+            judge(1, &s(&[1.08; 5], &[1.0; 5], &[1.1016; 5]), Quantity::Latency, Some(Target::Worse(5.0)), false, 0.0);
         assert_eq!(m.mark, Mark::Missed);
     }
 
@@ -211,7 +211,7 @@ mod tests {
         // Its own control happened to land 0.1% off; the series' median
         // distance is 6%: 5% worse is noise.
         let l =
-            judge(1, &s(&[1.05; 5], &[1.0; 5], &[1.05105; 5]), Metric::Latency, Some(Target::Worse(1.0)), false, 6.0);
+            judge(1, &s(&[1.05; 5], &[1.0; 5], &[1.05105; 5]), Quantity::Latency, Some(Target::Worse(1.0)), false, 6.0);
         assert_eq!(l.mark, Mark::WithinNoise);
         assert!((l.aa_band_pct.unwrap() - 6.0).abs() < 1e-9);
     }
@@ -220,10 +220,10 @@ mod tests {
     fn a_two_sided_target_looks_both_ways() {
         let diff = Some(Target::Diff(0.0));
         // 8% better is 8% off: beyond a 2% A/A band, a miss.
-        let m = judge(1, &s(&[0.92; 5], &[1.0; 5], &[0.9384; 5]), Metric::Latency, diff, false, 0.0);
+        let m = judge(1, &s(&[0.92; 5], &[1.0; 5], &[0.9384; 5]), Quantity::Latency, diff, false, 0.0);
         assert_eq!(m.mark, Mark::Missed);
         // Within the band either way: noise.
-        let n = judge(1, &s(&[1.01; 5], &[1.0; 5], &[1.0403; 5]), Metric::Bandwidth, diff, false, 0.0);
+        let n = judge(1, &s(&[1.01; 5], &[1.0; 5], &[1.0403; 5]), Quantity::Bandwidth, diff, false, 0.0);
         assert_eq!(n.mark, Mark::WithinNoise);
     }
 

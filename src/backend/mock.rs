@@ -29,7 +29,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::{
-    check_len, Adjacency, Barrier, Blocks, Bound, ByteBlocks, Collectives, Control, Envelope, NeighborCollectives,
+    check_len, Adjacency, Blocks, Bound, ByteBlocks, Collectives, Control, DataBarrier, Envelope, NeighborCollectives,
     NeighborGraph, NonBlockingCollectives, Operands, PersistentCollectives, PersistentPointToPoint, ReduceOp,
     Transport, VectorCollectives,
 };
@@ -740,7 +740,7 @@ impl Collectives for MockTransport {
     }
 }
 
-impl Barrier for MockTransport {
+impl DataBarrier for MockTransport {
     fn barrier(&self) {
         self.world.barrier();
     }
@@ -885,7 +885,7 @@ impl PersistentCollectives for MockTransport {
 
 impl NonBlockingCollectives for MockTransport {
     fn ibarrier(&self) {
-        self.started(|| Barrier::barrier(self));
+        self.started(|| DataBarrier::barrier(self));
     }
 
     unsafe fn iallreduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {

@@ -326,7 +326,7 @@ pub trait Transport {
 
 /// What a benchmark needs of a transport: the point-to-point messages
 /// every [`Transport`] has, or one capability trait beyond them
-/// ([`Collectives`], [`Barrier`], [`VectorCollectives`],
+/// ([`Collectives`], [`DataBarrier`], [`VectorCollectives`],
 /// [`NonBlockingCollectives`], [`PersistentCollectives`],
 /// [`PersistentPointToPoint`], [`rma::OneSided`], [`Threaded`],
 /// [`neighbor::NeighborCollectives`]). A transport implements the ones it
@@ -407,7 +407,7 @@ impl Backend {
 pub const fn capabilities(backend: Backend) -> &'static [Capability] {
     use Capability::*;
     match backend {
-        // Mpi<M>: Transport, Collectives, Barrier, VectorCollectives,
+        // Mpi<M>: Transport, Collectives, DataBarrier, VectorCollectives,
         // NonBlockingCollectives, NeighborCollectives, PersistentCollectives
         // (where the library is MPI-4: persistent_refusal),
         // PersistentPointToPoint; MpiHost: OneSided, Threaded.
@@ -497,7 +497,7 @@ pub trait Lane<B>: Sync {
 
 /// A barrier on the data plane (what osu_barrier times): MPI's and the
 /// mock's. NCCL has none.
-pub trait Barrier: Transport {
+pub trait DataBarrier: Transport {
     fn barrier(&self);
 }
 
@@ -543,7 +543,7 @@ pub trait VectorCollectives: Collectives {
 /// The buffers passed to a start must stay allocated, and must not be read
 /// or written, until the operation has completed (`nb_wait`, or `nb_test`
 /// returning true): MPI writes them in the meantime.
-pub trait NonBlockingCollectives: VectorCollectives + Barrier + NeighborCollectives {
+pub trait NonBlockingCollectives: VectorCollectives + DataBarrier + NeighborCollectives {
     /// MPI_Ibarrier.
     fn ibarrier(&self);
     /// MPI_Iallreduce with MPI_SUM.

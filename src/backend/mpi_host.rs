@@ -12,8 +12,8 @@ use mpi::ffi;
 use super::shim::{init, Handles};
 use super::world::World;
 use super::{
-    check_len, Adjacency, Barrier, Blocks, Bound, Buffer, ByteBlocks, Collectives, Control, Envelope, HostMemory, Lane,
-    Memory, NeighborCollectives, NeighborGraph, NonBlockingCollectives, Operands, PersistentCollectives,
+    check_len, Adjacency, Blocks, Bound, Buffer, ByteBlocks, Collectives, Control, DataBarrier, Envelope, HostMemory,
+    Lane, Memory, NeighborCollectives, NeighborGraph, NonBlockingCollectives, Operands, PersistentCollectives,
     PersistentPointToPoint, RawBuffer, Threaded, Transport, VectorCollectives,
 };
 use crate::backend::buffer_set::BufferSet;
@@ -901,7 +901,7 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
     }
 }
 
-impl<'w, M: Memory> Barrier for Mpi<'w, M> {
+impl<'w, M: Memory> DataBarrier for Mpi<'w, M> {
     #[inline(always)]
     fn barrier(&self) {
         self.world.barrier();

@@ -57,7 +57,7 @@ pub struct Requests {
 /// NCCL on this rank's GPU.
 pub struct Nccl<'w> {
     world: &'w World,
-    lib: &'static nccl_lib::Nccl,
+    lib: &'static nccl_lib::NcclLib,
     comm: ncclComm_t,
     stream: cusys::CUstream,
     mem: CudaMemory,

@@ -326,12 +326,12 @@ pub trait BenchOn<T: Transport>: Bench {
 
 /// A benchmark whose kernel needs only point-to-point messages, so that it
 /// runs over every transport, those without collectives too (UCX).
-pub trait PointToPoint: Bench {
+pub trait Pt2ptBench: Bench {
     type P2pKernel<T: Transport>: Kernel<T>;
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<Self::P2pKernel<T>, AllocError>;
 }
 
-/// The [`Bench`] of a [`PointToPoint`] benchmark `$bench` whose file has
+/// The [`Bench`] of a [`Pt2ptBench`] benchmark `$bench` whose file has
 /// `SPEC` and whose kernel type is `$kernel<T>`, over every transport; it
 /// needs [`needs::PointToPoint`] unless another need is named.
 macro_rules! point_to_point_bench {
@@ -348,7 +348,7 @@ macro_rules! point_to_point_bench {
             type Kernel = $kernel<T>;
 
             fn kernel(s: &$crate::bench::Setup<T>) -> Result<$kernel<T>, $crate::buffer::AllocError> {
-                <Self as $crate::bench::PointToPoint>::p2p_kernel(s)
+                <Self as $crate::bench::Pt2ptBench>::p2p_kernel(s)
             }
         }
     };

@@ -229,14 +229,14 @@ pub fn refusal(mismatches: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::model::{Memory, MemoryInfo, Point, RunInfo};
+    use crate::compare::model::{Memory, MemoryInfo, RunInfo, SizeRow};
 
     fn table(path: &str, dt: Option<&str>, memory: Option<Memory>) -> Table {
         Table {
             benchmark: "osu_bw".into(),
             datatype: dt.map(String::from),
             sized: true,
-            points: vec![Point { size: 8, bw_mbps: Some(1.0), iterations: Some(100), ..Point::default() }],
+            points: vec![SizeRow { size: 8, bw_mbps: Some(1.0), iterations: Some(100), ..SizeRow::default() }],
             path: path.into(),
             run_label: path.into(),
             memory: memory.map(|memory| MemoryInfo { memory, from: "test".into(), weak: false }),

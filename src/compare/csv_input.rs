@@ -7,7 +7,7 @@
 use std::collections::hash_map::{Entry, HashMap};
 use std::collections::HashSet;
 
-use super::model::{Memory, MemoryInfo, Note, Parsed, Point, Table};
+use super::model::{Memory, MemoryInfo, Note, Parsed, SizeRow, Table};
 use crate::report::csv::CsvRow;
 
 /// The column compare reads a row's spread from: the half-width of the 95%
@@ -157,7 +157,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
         };
         // Values as written, NaN and infinities included: compare fails
         // them, the plots draw only positive finite values.
-        let point = Point {
+        let point = SizeRow {
             size: row.size_bytes as u64,
             latency_us: row.avg_lat_us,
             bw_mbps: row.bw_mbps,

@@ -259,14 +259,14 @@ pub fn render(rep: &Report, format: Format) -> Result<String, serde_json::Error>
 mod tests {
     use super::*;
     use crate::compare::judge::compare;
-    use crate::compare::model::{Point, Table};
+    use crate::compare::model::{SizeRow, Table};
     use crate::compare::tolerance::Rules;
 
     fn report() -> Report {
         let t = |label: &str, vals: &[(u64, f64)]| Table {
             benchmark: "osu_bw".into(),
             sized: true,
-            points: vals.iter().map(|&(size, v)| Point { size, bw_mbps: Some(v), ..Point::default() }).collect(),
+            points: vals.iter().map(|&(size, v)| SizeRow { size, bw_mbps: Some(v), ..SizeRow::default() }).collect(),
             path: format!("{label}.txt"),
             line: Some(3),
             osu_version: Some("5.6.2".into()),
@@ -310,7 +310,7 @@ mod tests {
             sized: true,
             points: vals
                 .iter()
-                .map(|&(size, v, ci)| Point { size, latency_us: Some(v), ci95_rel_pct: ci, ..Point::default() })
+                .map(|&(size, v, ci)| SizeRow { size, latency_us: Some(v), ci95_rel_pct: ci, ..SizeRow::default() })
                 .collect(),
             path: format!("{label}.csv"),
             run_label: label.into(),

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::model::{self, Metric, Point, Table};
+use super::model::{self, Quantity, SizeRow, Table};
 use super::tolerance::Rules;
 
 /// The outcome for one size.
@@ -37,7 +37,7 @@ pub enum Verdict {
     /// In the reference, not in any run.
     Missing,
     /// The reference value is not above 0, or not a plausible measurement
-    /// (see [`Metric::implausible`]): no ratio to judge.
+    /// (see [`Quantity::implausible`]): no ratio to judge.
     Skipped,
     /// The difference is inside the combined uncertainty of the two
     /// values: neither a pass nor a failure against the tolerance (counted
@@ -118,7 +118,7 @@ impl Row {
 pub struct Block {
     pub benchmark: String,
     pub datatype: String,
-    pub metric: Metric,
+    pub metric: Quantity,
     pub unit: &'static str,
     pub higher_is_better: bool,
     /// False for benchmarks without sizes (barrier).
@@ -132,7 +132,7 @@ pub struct Block {
 }
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
-pub struct Summary {
+pub struct Tally {
     pub points: usize,
     /// Passes, those better beyond tolerance and those within noise included.
     pub passed: usize,
@@ -153,7 +153,7 @@ pub struct Summary {
     pub ok: bool,
 }
 
-impl Summary {
+impl Tally {
     /// No size was judged (every one missing or skipped): neither a pass
     /// nor a failure.
     pub fn nothing_judged(&self) -> bool {
@@ -168,7 +168,7 @@ pub struct Report {
     /// Differences between the reference and the runs that make the
     /// numbers less comparable (memory, datatypes, process counts, options).
     pub warnings: Vec<String>,
-    pub summary: Summary,
+    pub summary: Tally,
 }
 
 pub fn median(values: &mut [f64]) -> Option<f64> {
@@ -184,34 +184,34 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
 /// The points of one side of a block by size, in table order: built once,
 /// so that a size's values are found without looking through every point
 /// again (which made compare quadratic in rows).
-struct BySize<'a>(BTreeMap<u64, Vec<&'a Point>>);
+struct BySize<'a>(BTreeMap<u64, Vec<&'a SizeRow>>);
 
 impl<'a> BySize<'a> {
     fn new(tables: &[&'a Table]) -> BySize<'a> {
-        let mut by: BTreeMap<u64, Vec<&'a Point>> = BTreeMap::new();
+        let mut by: BTreeMap<u64, Vec<&'a SizeRow>> = BTreeMap::new();
         for p in tables.iter().flat_map(|t| &t.points) {
             by.entry(p.size).or_default().push(p);
         }
         BySize(by)
     }
 
-    fn at(&self, size: u64) -> &[&'a Point] {
+    fn at(&self, size: u64) -> &[&'a SizeRow] {
         self.0.get(&size).map_or(&[], Vec::as_slice)
     }
 
     /// The sizes with a value of `metric`, ascending.
-    fn sizes(&self, metric: Metric) -> Vec<u64> {
+    fn sizes(&self, metric: Quantity) -> Vec<u64> {
         self.0.iter().filter(|(_, ps)| ps.iter().any(|p| p.value(metric).is_some())).map(|(s, _)| *s).collect()
     }
 }
 
-fn values_at(points: &BySize, metric: Metric, size: u64) -> Vec<f64> {
+fn values_at(points: &BySize, metric: Quantity, size: u64) -> Vec<f64> {
     points.at(size).iter().filter_map(|p| p.value(metric)).collect()
 }
 
 /// Verdict, ratio and reasons for one measured value.
 pub fn judge_value(
-    metric: Metric,
+    metric: Quantity,
     size: u64,
     reference: f64,
     measured: f64,
@@ -249,7 +249,7 @@ pub fn judge_value(
 /// A size's spread on one side: the median of the spreads (`ci95_rel_pct`)
 /// of the values at `size`, as a share (0.025 for 2.5%); None unless every
 /// such value has one.
-fn spread_at(points: &BySize, metric: Metric, size: u64) -> Option<f64> {
+fn spread_at(points: &BySize, metric: Quantity, size: u64) -> Option<f64> {
     let mut spreads = Vec::new();
     for p in points.at(size).iter().filter(|p| p.value(metric).is_some()) {
         spreads.push(p.ci95_rel_pct? / 100.0);
@@ -279,7 +279,7 @@ pub fn noise_band(reference: f64, measured: f64, spreads: (f64, f64)) -> (f64, b
 /// Verdict, ratio, reasons, rule and noise band for one measured value;
 /// `spreads` as in [`noise_band`], None where either side has none.
 pub fn judge_with_noise(
-    metric: Metric,
+    metric: Quantity,
     size: u64,
     reference: f64,
     measured: f64,
@@ -322,7 +322,7 @@ pub(crate) fn grouped(tables: &[Table]) -> (Vec<Key>, HashMap<Key, Vec<&Table>>)
     (order, groups)
 }
 
-fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rules: &Rules) -> Block {
+fn compare_block(k: &Key, metric: Quantity, refs: &[&Table], runs: &[&Table], rules: &Rules) -> Block {
     let (ref_points, run_points) = (BySize::new(refs), BySize::new(runs));
     let sizes = ref_points.sizes(metric);
     // One name per run; runs from files of the same name, or several
@@ -413,8 +413,8 @@ fn compare_block(k: &Key, metric: Metric, refs: &[&Table], runs: &[&Table], rule
             reasons,
             rule,
             noise_pct,
-            efficiency_pct: if metric == Metric::Bandwidth {
-                median(&mut values_at(&run_points, Metric::Efficiency, size))
+            efficiency_pct: if metric == Quantity::Bandwidth {
+                median(&mut values_at(&run_points, Quantity::Efficiency, size))
             } else {
                 None
             },
@@ -450,9 +450,9 @@ pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
             unmatched += 1;
             continue;
         }
-        let has = |ts: &[&Table], m: Metric| ts.iter().any(|t| t.points.iter().any(|p| p.value(m).is_some()));
-        let judged: &[Metric] = if rules.by_efficiency { &[Metric::Efficiency] } else { &Metric::ALL };
-        let metrics: Vec<Metric> = judged.iter().copied().filter(|m| has(refs, *m) && has(meas, *m)).collect();
+        let has = |ts: &[&Table], m: Quantity| ts.iter().any(|t| t.points.iter().any(|p| p.value(m).is_some()));
+        let judged: &[Quantity] = if rules.by_efficiency { &[Quantity::Efficiency] } else { &Quantity::ALL };
+        let metrics: Vec<Quantity> = judged.iter().copied().filter(|m| has(refs, *m) && has(meas, *m)).collect();
         if metrics.is_empty() && rules.by_efficiency {
             let why = "an efficiency on both sides (commbench CSVs of a bandwidth whose path's peak is known)";
             notes.push(format!("{} {}: not compared: --by-efficiency needs {why}", k.0, k.1));
@@ -477,7 +477,7 @@ pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
             r.reasons.push("--require-all fails a size whose reference cannot be judged".into());
         }
     }
-    let mut s = Summary { unmatched, allowed_failures: rules.allowed_failures, ..Summary::default() };
+    let mut s = Tally { unmatched, allowed_failures: rules.allowed_failures, ..Tally::default() };
     for r in blocks.iter().flat_map(|b| &b.rows) {
         s.points += 1;
         match r.verdict {

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use clap::Parser;
 
 use self::format::Format;
-use self::model::Metric;
+use self::model::Quantity;
 use self::tolerance::{Limit, Rules, ToleranceRule};
 
 #[derive(Parser, Debug)]
@@ -59,13 +59,13 @@ struct Args {
     #[arg(long, value_name = "N", default_value_t = 0)]
     allowed_failures: usize,
     /// Bandwidth floor in MB/s, for all sizes or SIZES (repeatable).
-    #[arg(long, value_name = "[SIZES:]MBPS", value_parser = |s: &str| tolerance::parse_limit(Metric::Bandwidth, s))]
+    #[arg(long, value_name = "[SIZES:]MBPS", value_parser = |s: &str| tolerance::parse_limit(Quantity::Bandwidth, s))]
     min_bw: Vec<Limit>,
     /// Latency ceiling in microseconds, for all sizes or SIZES (repeatable).
-    #[arg(long, value_name = "[SIZES:]US", value_parser = |s: &str| tolerance::parse_limit(Metric::Latency, s))]
+    #[arg(long, value_name = "[SIZES:]US", value_parser = |s: &str| tolerance::parse_limit(Quantity::Latency, s))]
     max_lat: Vec<Limit>,
     /// Message-rate floor in messages/s, for all sizes or SIZES (repeatable).
-    #[arg(long, value_name = "[SIZES:]RATE", value_parser = |s: &str| tolerance::parse_limit(Metric::MessageRate, s))]
+    #[arg(long, value_name = "[SIZES:]RATE", value_parser = |s: &str| tolerance::parse_limit(Quantity::MessageRate, s))]
     min_rate: Vec<Limit>,
     /// Count reference sizes and benchmarks that no run measured as failures.
     #[arg(long)]

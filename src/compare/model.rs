@@ -7,7 +7,7 @@ use serde::Serialize;
 /// A quantity compared between runs, with the direction that is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Metric {
+pub enum Quantity {
     Latency,
     Bandwidth,
     MessageRate,
@@ -17,30 +17,30 @@ pub enum Metric {
     Efficiency,
 }
 
-impl Metric {
+impl Quantity {
     /// What a comparison judges by default (not efficiency).
-    pub const ALL: [Metric; 3] = [Metric::Latency, Metric::Bandwidth, Metric::MessageRate];
+    pub const ALL: [Quantity; 3] = [Quantity::Latency, Quantity::Bandwidth, Quantity::MessageRate];
 
     /// Bandwidth and message rate: more is better. Latency: less is better.
     pub fn higher_is_better(self) -> bool {
-        !matches!(self, Metric::Latency)
+        !matches!(self, Quantity::Latency)
     }
 
     pub fn name(self) -> &'static str {
         match self {
-            Metric::Latency => "latency",
-            Metric::Bandwidth => "bandwidth",
-            Metric::MessageRate => "message rate",
-            Metric::Efficiency => "efficiency",
+            Quantity::Latency => "latency",
+            Quantity::Bandwidth => "bandwidth",
+            Quantity::MessageRate => "message rate",
+            Quantity::Efficiency => "efficiency",
         }
     }
 
     pub fn unit(self) -> &'static str {
         match self {
-            Metric::Latency => "us",
-            Metric::Bandwidth => "MB/s",
-            Metric::MessageRate => "messages/s",
-            Metric::Efficiency => "% of peak",
+            Quantity::Latency => "us",
+            Quantity::Bandwidth => "MB/s",
+            Quantity::MessageRate => "messages/s",
+            Quantity::Efficiency => "% of peak",
         }
     }
 }
@@ -50,21 +50,21 @@ impl Metric {
 /// it, and a log axis down to it has no end.
 pub const MIN_PLAUSIBLE: f64 = 1e-9;
 
-impl Metric {
+impl Quantity {
     /// The largest value taken as a measurement of this metric: a latency
     /// of 1e12 us is 11.6 days per iteration, 1e12 MB/s an exabyte a
     /// second, 1e15 messages a second a million times any network's rate.
     pub fn max_plausible(self) -> f64 {
         match self {
-            Metric::Latency | Metric::Bandwidth => 1e12,
-            Metric::MessageRate => 1e15,
+            Quantity::Latency | Quantity::Bandwidth => 1e12,
+            Quantity::MessageRate => 1e15,
             // A hundred times a path's peak is a wrong peak, not a result.
-            Metric::Efficiency => 1e4,
+            Quantity::Efficiency => 1e4,
         }
     }
 
     /// Why `v` cannot be a measured value of this metric (not a positive
-    /// number, or out of [`MIN_PLAUSIBLE`] to [`Metric::max_plausible`]),
+    /// number, or out of [`MIN_PLAUSIBLE`] to [`Quantity::max_plausible`]),
     /// as words after the value; None when it can be one.
     pub fn implausible(self, v: f64) -> Option<String> {
         if !(v.is_finite() && v > 0.0) {
@@ -91,7 +91,7 @@ pub fn shown(v: f64) -> String {
 
 /// One row of a table: a message size and whatever columns the output had.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Point {
+pub struct SizeRow {
     /// Bytes; 0 for benchmarks without a size (barrier).
     pub size: u64,
     pub latency_us: Option<f64>,
@@ -122,25 +122,25 @@ pub struct Point {
     pub efficiency_pct: Option<f64>,
 }
 
-impl Point {
-    pub fn value(&self, m: Metric) -> Option<f64> {
+impl SizeRow {
+    pub fn value(&self, m: Quantity) -> Option<f64> {
         match m {
-            Metric::Latency => self.latency_us,
-            Metric::Bandwidth => self.bw_mbps,
-            Metric::MessageRate => self.msg_rate,
-            Metric::Efficiency => self.efficiency_pct,
+            Quantity::Latency => self.latency_us,
+            Quantity::Bandwidth => self.bw_mbps,
+            Quantity::MessageRate => self.msg_rate,
+            Quantity::Efficiency => self.efficiency_pct,
         }
     }
 
     /// The p10 to p90 band of metric `m` around its value, low first: a
     /// latency scales with the iteration time, a bandwidth or message rate
     /// (a constant over the mean time) with its inverse.
-    pub fn band(&self, m: Metric) -> Option<(f64, f64)> {
+    pub fn band(&self, m: Quantity) -> Option<(f64, f64)> {
         let v = self.value(m)?;
         let (lo, hi) = self.time_band?;
         let band = match m {
-            Metric::Latency => (v * lo, v * hi),
-            Metric::Bandwidth | Metric::MessageRate | Metric::Efficiency => (v / hi, v / lo),
+            Quantity::Latency => (v * lo, v * hi),
+            Quantity::Bandwidth | Quantity::MessageRate | Quantity::Efficiency => (v / hi, v / lo),
         };
         (band.0.is_finite() && band.1.is_finite() && band.0 > 0.0 && band.0 <= band.1).then_some(band)
     }
@@ -235,7 +235,7 @@ pub struct Table {
     pub np: Option<u64>,
     /// Where the buffers were, where the output says.
     pub memory: Option<MemoryInfo>,
-    pub points: Vec<Point>,
+    pub points: Vec<SizeRow>,
     /// The file it came from.
     pub path: String,
     /// 1-based line of its column header (text outputs).
@@ -260,8 +260,8 @@ impl Table {
     }
 
     /// Metrics with at least one value.
-    pub fn metrics(&self) -> Vec<Metric> {
-        Metric::ALL.into_iter().filter(|m| self.points.iter().any(|p| p.value(*m).is_some())).collect()
+    pub fn metrics(&self) -> Vec<Quantity> {
+        Quantity::ALL.into_iter().filter(|m| self.points.iter().any(|p| p.value(*m).is_some())).collect()
     }
 }
 

@@ -5,7 +5,7 @@
 //! is passed over. Lines that start like a data row of an open table but do
 //! not fit its columns become notes: the reader never guesses a value.
 
-use super::model::{Memory, MemoryInfo, Note, Parsed, Point, Table};
+use super::model::{Memory, MemoryInfo, Note, Parsed, SizeRow, Table};
 use crate::bench::registry;
 use crate::bench::startup::init::INIT;
 
@@ -172,12 +172,12 @@ fn match_column(s: &str) -> Option<(Column, usize)> {
 }
 
 /// Fills a point from a data row; the error says which cell did not fit.
-pub fn parse_row(line: &str, cols: &[Column]) -> Result<Point, String> {
+pub fn parse_row(line: &str, cols: &[Column]) -> Result<SizeRow, String> {
     let cells: Vec<&str> = line.split_whitespace().collect();
     if cells.len() != cols.len() {
         return Err(format!("{} cells where the header has {} columns", cells.len(), cols.len()));
     }
-    let mut p = Point::default();
+    let mut p = SizeRow::default();
     for (cell, col) in cells.iter().zip(cols) {
         let num = || -> Result<f64, String> {
             cell.parse::<f64>()
@@ -403,11 +403,11 @@ impl Reader<'_> {
         };
         self.close();
         self.ctx.tables_since_title += 1;
-        let point = Point {
+        let point = SizeRow {
             latency_us: Some(avg * 1e3),
             min_lat_us: Some(min * 1e3),
             max_lat_us: Some(max * 1e3),
-            ..Point::default()
+            ..SizeRow::default()
         };
         self.out.tables.push(Table {
             benchmark: INIT.name.into(),

@@ -9,7 +9,7 @@ use std::fmt;
 
 use thiserror::Error;
 
-use super::model::Metric;
+use super::model::Quantity;
 use crate::bytes;
 
 /// A `--tolerance` or limit option clap cannot turn into a rule; the text
@@ -114,7 +114,7 @@ pub fn parse_tolerance(s: &str) -> Result<ToleranceRule, RuleError> {
 /// An absolute limit on one metric over a size range.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limit {
-    pub metric: Metric,
+    pub metric: Quantity,
     pub range: SizeRange,
     pub value: f64,
 }
@@ -136,7 +136,7 @@ impl Limit {
 }
 
 /// `24000` or `1M-:24000` for `metric`.
-pub fn parse_limit(metric: Metric, s: &str) -> Result<Limit, RuleError> {
+pub fn parse_limit(metric: Quantity, s: &str) -> Result<Limit, RuleError> {
     let (range, v) = split_ranged(s)?;
     let value = v
         .parse::<f64>()
@@ -166,7 +166,7 @@ impl Rules {
         self.tolerances.iter().rev().find(|r| r.range.contains(size)).map_or(DEFAULT_TOLERANCE_PCT, |r| r.pct)
     }
 
-    pub fn limits_for(&self, metric: Metric, size: u64) -> impl Iterator<Item = &Limit> {
+    pub fn limits_for(&self, metric: Quantity, size: u64) -> impl Iterator<Item = &Limit> {
         self.limits.iter().filter(move |l| l.metric == metric && l.range.contains(size))
     }
 }
@@ -227,13 +227,13 @@ mod tests {
 
     #[test]
     fn limits() {
-        let floor = parse_limit(Metric::Bandwidth, "1M-:24000").unwrap();
+        let floor = parse_limit(Quantity::Bandwidth, "1M-:24000").unwrap();
         assert!(floor.range.contains(1 << 20) && !floor.range.contains(1000));
         assert!(floor.violated_by(23999.99) && !floor.violated_by(24000.0));
-        let ceil = parse_limit(Metric::Latency, "2.5").unwrap();
+        let ceil = parse_limit(Quantity::Latency, "2.5").unwrap();
         assert!(ceil.violated_by(2.51) && !ceil.violated_by(2.5));
         assert_eq!(
-            parse_limit(Metric::Latency, "fast").unwrap_err().to_string(),
+            parse_limit(Quantity::Latency, "fast").unwrap_err().to_string(),
             "limit 'fast' is not [SIZES:]us (a number)"
         );
     }

@@ -33,8 +33,8 @@
 //!
 //! # Calling NCCL
 //!
-//! The `unsafe` methods of [`Nccl`] share one contract, NCCL's own: `comm`
-//! is a live communicator made by [`Nccl::comm_init_rank`] of the same
+//! The `unsafe` methods of [`NcclLib`] share one contract, NCCL's own: `comm`
+//! is a live communicator made by [`NcclLib::comm_init_rank`] of the same
 //! library and not yet destroyed or aborted; `stream` is a CUDA stream on
 //! the communicator's device (or null, the default stream); every buffer is
 //! device memory (or memory NCCL accepts) holding at least the number of
@@ -517,12 +517,12 @@ pub fn decode_version(code: i32) -> (u32, u32, u32) {
     }
 }
 
-static NCCL: OnceLock<Result<Nccl, NcclError>> = OnceLock::new();
+static NCCL: OnceLock<Result<NcclLib, NcclError>> = OnceLock::new();
 
 /// NCCL, found and opened on first use; the outcome, failure included, is
 /// kept for the life of the process.
-pub fn load() -> Result<&'static Nccl, NcclError> {
-    NCCL.get_or_init(|| find().map_err(NcclError::from).and_then(Nccl::open)).as_ref().map_err(Clone::clone)
+pub fn load() -> Result<&'static NcclLib, NcclError> {
+    NCCL.get_or_init(|| find().map_err(NcclError::from).and_then(NcclLib::open)).as_ref().map_err(Clone::clone)
 }
 
 // The C signatures, as NCCL's nccl.h declares them. Results are taken as
@@ -564,7 +564,7 @@ type RecvFn = unsafe extern "C" fn(*mut c_void, usize, ncclDataType_t, c_int, nc
 type GroupFn = unsafe extern "C" fn() -> Code;
 
 /// An opened NCCL with the functions the transport calls.
-pub struct Nccl {
+pub struct NcclLib {
     path: PathBuf,
     version_code: i32,
     fns: Functions,
@@ -592,9 +592,9 @@ struct Functions {
     group_end: GroupFn,
 }
 
-impl fmt::Debug for Nccl {
+impl fmt::Debug for NcclLib {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Nccl").field("path", &self.path).field("version", &self.version()).finish_non_exhaustive()
+        f.debug_struct("NcclLib").field("path", &self.path).field("version", &self.version()).finish_non_exhaustive()
     }
 }
 
@@ -606,7 +606,7 @@ impl fmt::Debug for Nccl {
 /// `name`.
 unsafe fn symbol<T: Copy>(library: &Library, path: &Path, name: &'static str) -> Result<T, NcclError> {
     // SAFETY: the caller vouches for `T`; the pointer is copied out and
-    // kept only beside `library`, which outlives it (see `Nccl`).
+    // kept only beside `library`, which outlives it (see `NcclLib`).
     match unsafe { library.get::<T>(name.as_bytes()) } {
         Ok(s) => Ok(*s),
         Err(_) => Err(NcclError::Lacks { path: path.to_path_buf(), symbol: name }),
@@ -627,10 +627,10 @@ unsafe fn c_text(p: *const c_char) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-impl Nccl {
+impl NcclLib {
     /// Looks up every function in `found` and reads its version. A missing
     /// required function gives [`NcclError::Lacks`].
-    pub fn open(found: Found) -> Result<Nccl, NcclError> {
+    pub fn open(found: Found) -> Result<NcclLib, NcclError> {
         let Found { path, library } = found;
         let (lib, p) = (&library, path.as_path());
         // SAFETY: each type named below is nccl.h's signature for the name
@@ -657,7 +657,7 @@ impl Nccl {
             };
             (get_version, fns)
         };
-        let mut nccl = Nccl { path, version_code: 0, fns, _library: library };
+        let mut nccl = NcclLib { path, version_code: 0, fns, _library: library };
         let mut code: c_int = 0;
         // SAFETY: ncclGetVersion writes one int through the pointer.
         let rc = unsafe { get_version(&mut code) };
@@ -715,7 +715,7 @@ impl Nccl {
         Err(NcclCallError { function, code, text: self.error_string(code), last: self.last_error() })
     }
 
-    /// `ncclGetUniqueId`: a new id for [`Nccl::comm_init_rank`], made on
+    /// `ncclGetUniqueId`: a new id for [`NcclLib::comm_init_rank`], made on
     /// one rank and sent to the others.
     pub fn get_unique_id(&self) -> Result<ncclUniqueId, NcclCallError> {
         let mut id = ncclUniqueId { internal: [0; 128] };
@@ -924,7 +924,7 @@ impl Nccl {
     }
 
     /// `ncclGroupStart`: the calls up to the matching
-    /// [`Nccl::group_end`] are issued together.
+    /// [`NcclLib::group_end`] are issued together.
     pub fn group_start(&self) -> Result<(), NcclCallError> {
         // SAFETY: takes no arguments; it only opens a group in NCCL's
         // per-thread state.
@@ -933,7 +933,7 @@ impl Nccl {
     }
 
     /// `ncclGroupEnd`: issues the calls made since
-    /// [`Nccl::group_start`]. Their buffers are covered by the contracts of
+    /// [`NcclLib::group_start`]. Their buffers are covered by the contracts of
     /// the `unsafe` calls that queued them.
     pub fn group_end(&self) -> Result<(), NcclCallError> {
         // SAFETY: takes no arguments; what it launches was queued by

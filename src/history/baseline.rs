@@ -15,7 +15,7 @@ use rusqlite::{params, Connection};
 use super::ingest::metric_from_name;
 use super::key::SeriesKey;
 use crate::compare::judge::median;
-use crate::compare::model::Metric;
+use crate::compare::model::Quantity;
 use crate::stats::noise::robust_sd;
 
 /// Runs a band needs before a run can be said to have left it.
@@ -34,11 +34,11 @@ pub struct StoredRun {
     pub label: String,
     pub key: SeriesKey,
     /// (size, metric, value, ci95_rel_pct).
-    pub points: Vec<(u64, Metric, f64, Option<f64>)>,
+    pub points: Vec<(u64, Quantity, f64, Option<f64>)>,
 }
 
 impl StoredRun {
-    pub fn value(&self, metric: Metric, size: u64) -> Option<(f64, Option<f64>)> {
+    pub fn value(&self, metric: Quantity, size: u64) -> Option<(f64, Option<f64>)> {
         self.points.iter().find(|p| p.1 == metric && p.0 == size).map(|p| (p.2, p.3))
     }
 }

@@ -13,7 +13,7 @@ use super::ingest::{self, Incoming};
 use super::key::SeriesKey;
 use crate::compare::format::{self, Format};
 use crate::compare::judge;
-use crate::compare::model::{Metric, Point, Table};
+use crate::compare::model::{Quantity, SizeRow, Table};
 use crate::compare::tolerance::Rules;
 use crate::diag::printable;
 
@@ -65,12 +65,12 @@ pub fn reference_tables(inc: &Incoming, runs: &[&StoredRun]) -> Vec<Table> {
         for size in sizes {
             let values: Vec<(f64, Option<f64>)> = runs.iter().filter_map(|r| r.value(metric, size)).collect();
             let Some(b) = baseline::baseline(&values) else { continue };
-            let mut p = Point { size, ci95_rel_pct: b.spread_pct, ..Point::default() };
+            let mut p = SizeRow { size, ci95_rel_pct: b.spread_pct, ..SizeRow::default() };
             match metric {
-                Metric::Latency => p.latency_us = Some(b.median),
-                Metric::Bandwidth => p.bw_mbps = Some(b.median),
-                Metric::MessageRate => p.msg_rate = Some(b.median),
-                Metric::Efficiency => continue,
+                Quantity::Latency => p.latency_us = Some(b.median),
+                Quantity::Bandwidth => p.bw_mbps = Some(b.median),
+                Quantity::MessageRate => p.msg_rate = Some(b.median),
+                Quantity::Efficiency => continue,
             }
             points.push(p);
         }
@@ -127,7 +127,7 @@ pub fn departure_lines(history: &[StoredRun], inc: Option<&Incoming>, last: usiz
         );
     }
     let Some(bench) = entries.first().map(|e| e.run.key.benchmark.clone()) else { return Vec::new() };
-    let metrics: Vec<Metric> = ingest::METRICS
+    let metrics: Vec<Quantity> = ingest::METRICS
         .iter()
         .map(|m| m.0)
         .filter(|m| entries.iter().any(|e| e.run.points.iter().any(|p| p.1 == *m)))

@@ -10,17 +10,17 @@ use rusqlite::{params, Connection, TransactionBehavior};
 
 use super::key::{self, SeriesKey};
 use crate::compare::input;
-use crate::compare::model::{Metric, Table};
+use crate::compare::model::{Quantity, Table};
 
 /// The metrics a history keeps, by their name in the `points` table.
-pub const METRICS: [(Metric, &str); 3] =
-    [(Metric::Latency, "latency"), (Metric::Bandwidth, "bandwidth"), (Metric::MessageRate, "message_rate")];
+pub const METRICS: [(Quantity, &str); 3] =
+    [(Quantity::Latency, "latency"), (Quantity::Bandwidth, "bandwidth"), (Quantity::MessageRate, "message_rate")];
 
-pub fn metric_name(m: Metric) -> &'static str {
+pub fn metric_name(m: Quantity) -> &'static str {
     METRICS.iter().find(|(x, _)| *x == m).map_or("efficiency", |(_, n)| n)
 }
 
-pub fn metric_from_name(n: &str) -> Option<Metric> {
+pub fn metric_from_name(n: &str) -> Option<Quantity> {
     METRICS.iter().find(|(_, x)| *x == n).map(|(m, _)| *m)
 }
 
@@ -39,7 +39,7 @@ pub struct Incoming {
     pub status: String,
     pub source: String,
     /// (size, metric, value, ci95_rel_pct).
-    pub points: Vec<(u64, Metric, f64, Option<f64>)>,
+    pub points: Vec<(u64, Quantity, f64, Option<f64>)>,
     /// The table as compare's reader gave it (what `history check` judges).
     pub table: Table,
 }
@@ -296,7 +296,7 @@ fn memory_word(t: &Table) -> String {
 }
 
 /// Every plausible value of the kept metrics, with its spread.
-fn points(t: &Table) -> Vec<(u64, Metric, f64, Option<f64>)> {
+fn points(t: &Table) -> Vec<(u64, Quantity, f64, Option<f64>)> {
     let mut out = Vec::new();
     for p in &t.points {
         for (m, _) in METRICS {

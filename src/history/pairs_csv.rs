@@ -6,7 +6,7 @@
 //! file cut short is said as compare's reader says it.
 
 use crate::compare::judge::median;
-use crate::compare::model::{Note, Parsed, Point, Table};
+use crate::compare::model::{Note, Parsed, SizeRow, Table};
 
 pub const PAIRS_BENCHMARK: &str = "commbench_pairs";
 
@@ -53,7 +53,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, String> {
         return Err(format!("a pairs CSV with {} message sizes (one expected)", sizes.len()));
     };
     let Some(bw) = median(&mut bws) else { return Err("a pairs CSV with no bandwidth measured".into()) };
-    let point = Point { size, bw_mbps: Some(bw), latency_us: median(&mut lats), ..Point::default() };
+    let point = SizeRow { size, bw_mbps: Some(bw), latency_us: median(&mut lats), ..SizeRow::default() };
     out.tables.push(Table {
         benchmark: PAIRS_BENCHMARK.into(),
         sized: true,

@@ -15,7 +15,7 @@ use rusqlite::{params, Connection};
 
 use super::baseline::{self, StoredRun, MIN_BAND_RUNS};
 use super::key::SeriesKey;
-use crate::compare::model::Metric;
+use crate::compare::model::Quantity;
 use crate::plot::axis::{linear_value_range, log_value_range, value_label};
 use crate::plot::chart::{band_polygon, draw_legend, HEIGHT, PALETTE, WIDTH};
 use crate::report::safe_file::Put;
@@ -41,7 +41,7 @@ pub struct SizeLine {
 pub struct HistoryChart {
     pub title: String,
     pub subtitle: String,
-    pub metric: Metric,
+    pub metric: Quantity,
     /// The runs' dates, oldest first (`2026-12-03`).
     pub dates: Vec<String>,
     pub lines: Vec<SizeLine>,
@@ -50,8 +50,8 @@ pub struct HistoryChart {
 /// The chart of `runs` (one series, oldest first) at `sizes` (default:
 /// the key sizes), for its bandwidth, else latency, else message rate.
 pub fn chart(key: &SeriesKey, runs: &[StoredRun], sizes: &[u64], last: usize) -> Option<HistoryChart> {
-    let has = |m: Metric| runs.iter().any(|r| r.points.iter().any(|p| p.1 == m));
-    let metric = [Metric::Bandwidth, Metric::Latency, Metric::MessageRate].into_iter().find(|m| has(*m))?;
+    let has = |m: Quantity| runs.iter().any(|r| r.points.iter().any(|p| p.1 == m));
+    let metric = [Quantity::Bandwidth, Quantity::Latency, Quantity::MessageRate].into_iter().find(|m| has(*m))?;
     let all: Vec<u64> = runs.iter().flat_map(|r| r.points.iter().filter(|p| p.1 == metric).map(|p| p.0)).collect();
     let chosen = if sizes.is_empty() { baseline::key_sizes(&all) } else { sizes.to_vec() };
     let mut lines = Vec::new();
@@ -112,7 +112,7 @@ pub fn render(c: &HistoryChart) -> Result<String, String> {
         let values =
             || c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1).chain(l.band.iter().flat_map(|b| [b.1, b.2])));
         let x = -0.5..c.dates.len() as f64 - 0.5;
-        if c.metric == Metric::Latency {
+        if c.metric == Quantity::Latency {
             let (y0, y1) = log_value_range(values()).ok_or("no positive values to draw")?;
             draw(&body, c, x, (y0..y1).log_scale())?;
         } else {

@@ -13,7 +13,7 @@ use crate::topo::cpuset::{self, format_list};
 use crate::topo::hwloc;
 use crate::topo::machine::Machine;
 use crate::topo::policy::{self, Placement};
-use crate::topo::report::{BoundBy, EnvSetting, GpuInfo, GpuSource, NicInfo, NicSource, RankPlacement, SetBy};
+use crate::topo::report::{BoundBy, EnvSetting, GpuSource, NicInfo, NicSource, RankPlacement, SetBy, TopoGpu};
 use crate::topo::request::{nic_variables, NicSpec, PlacementRequest};
 
 /// The result of the pre-MPI step, carried to `confirm`.
@@ -182,7 +182,7 @@ fn describe(
     };
     p.gpu = placement.as_ref().and_then(|pl| pl.gpu).and_then(|g| {
         let gpu = m?.gpus.get(g)?;
-        Some(GpuInfo {
+        Some(TopoGpu {
             index: g,
             pci_bus_id: gpu.pci_bus_id.clone(),
             name: gpu.name.clone(),

@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use thiserror::Error;
 
 use super::axis::{linear_value_range, log2_range, log2_tick_label, log_value_range, value_label};
-use crate::compare::model::Metric;
+use crate::compare::model::Quantity;
 
 /// Why a chart could not be drawn.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub const BAND_OPACITY: f64 = 0.18;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChartSpec {
     pub benchmark: String,
-    pub metric: Metric,
+    pub metric: Quantity,
     pub title: String,
     pub subtitle: String,
     /// False for benchmarks without message sizes.
@@ -70,7 +70,7 @@ pub struct ChartSpec {
 
 impl ChartSpec {
     fn y_desc(&self) -> String {
-        let scale = if self.metric == Metric::Latency && self.sized { ", log scale" } else { "" };
+        let scale = if self.metric == Quantity::Latency && self.sized { ", log scale" } else { "" };
         format!("{} ({}{scale})", self.metric.name(), self.metric.unit())
     }
 }
@@ -117,7 +117,7 @@ pub fn render(spec: &ChartSpec) -> Result<String, ChartError> {
                     .iter()
                     .flat_map(|l| l.points.iter().map(|p| p.1).chain(l.band.iter().flat_map(|b| [b.1, b.2])))
             };
-            if spec.metric == Metric::Latency {
+            if spec.metric == Quantity::Latency {
                 let (y0, y1) = log_value_range(values()).ok_or(ChartError::NoValues)?;
                 // Powers of two label a log axis more densely than powers of ten.
                 draw_sized(&body, spec, x0..x1, (y0..y1).log_scale().base(2.0))?;

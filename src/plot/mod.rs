@@ -12,7 +12,7 @@ use clap::Parser;
 
 use self::chart::{ChartSpec, Line};
 use crate::compare::input::{self, InputError};
-use crate::compare::model::{Metric, Note, Table};
+use crate::compare::model::{Note, Quantity, Table};
 
 /// Why no chart, or not every chart, could be written.
 #[derive(Debug, thiserror::Error)]
@@ -29,9 +29,9 @@ pub enum PlotError {
 
 /// The metric a benchmark's chart shows: bandwidth where there is one,
 /// else latency.
-fn chart_metric(tables: &[&Table]) -> Option<Metric> {
-    let has = |m: Metric| tables.iter().any(|t| t.points.iter().any(|p| p.value(m).is_some()));
-    [Metric::Bandwidth, Metric::Latency, Metric::MessageRate].into_iter().find(|m| has(*m))
+fn chart_metric(tables: &[&Table]) -> Option<Quantity> {
+    let has = |m: Quantity| tables.iter().any(|t| t.points.iter().any(|p| p.value(m).is_some()));
+    [Quantity::Bandwidth, Quantity::Latency, Quantity::MessageRate].into_iter().find(|m| has(*m))
 }
 
 fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
@@ -46,9 +46,9 @@ fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
 
 /// One table's series. Values that are not positive are left out as
 /// before; a positive value no measurement gives (a subnormal, 1e308: see
-/// [`Metric::implausible`]) is left out with a note, since a log axis
+/// [`Quantity::implausible`]) is left out with a note, since a log axis
 /// stretched to it has no end; so is a band end that is not plausible.
-fn line(t: &Table, metric: Metric, label: String, reference: bool, notes: &mut Vec<Note>) -> Line {
+fn line(t: &Table, metric: Quantity, label: String, reference: bool, notes: &mut Vec<Note>) -> Line {
     let plausible = |v: f64| metric.implausible(v).is_none();
     let mut absurd: Vec<(u64, f64)> = Vec::new();
     let mut points: Vec<(u64, f64)> = Vec::new();

@@ -1,13 +1,13 @@
 use super::chart::{render, ChartError, PALETTE};
 use super::*;
-use crate::compare::model::{Point, RunInfo};
+use crate::compare::model::{RunInfo, SizeRow};
 
 fn bw_table(label: &str, pts: &[(u64, f64)]) -> Table {
     Table {
         benchmark: "osu_bw".into(),
         datatype: Some("MPI_CHAR".into()),
         sized: true,
-        points: pts.iter().map(|&(size, v)| Point { size, bw_mbps: Some(v), ..Point::default() }).collect(),
+        points: pts.iter().map(|&(size, v)| SizeRow { size, bw_mbps: Some(v), ..SizeRow::default() }).collect(),
         path: format!("{label}.csv"),
         run_label: label.into(),
         run: Some(RunInfo {
@@ -23,7 +23,7 @@ fn lat_table(label: &str, pts: &[(u64, f64)]) -> Table {
     Table {
         benchmark: "osu_latency".into(),
         sized: true,
-        points: pts.iter().map(|&(size, v)| Point { size, latency_us: Some(v), ..Point::default() }).collect(),
+        points: pts.iter().map(|&(size, v)| SizeRow { size, latency_us: Some(v), ..SizeRow::default() }).collect(),
         path: format!("{label}.txt"),
         osu_version: Some("5.6.2".into()),
         run_label: label.into(),
@@ -63,7 +63,7 @@ fn bandwidth_chart_has_one_line_per_run_and_the_reference() {
     let (r, f): (Vec<&Table>, Vec<&Table>) = (runs.iter().collect(), reference.iter().collect());
     let mut notes = Vec::new();
     let spec = chart_spec("osu_bw", &r, &f, &mut notes).unwrap();
-    assert_eq!(spec.metric, Metric::Bandwidth);
+    assert_eq!(spec.metric, Quantity::Bandwidth);
     assert_eq!(spec.lines.len(), 3);
     assert!(spec.lines[2].reference);
     assert!(spec.subtitle.contains("hosts: nodeA, nodeB") && spec.subtitle.contains("MPI: Open MPI v4.1.4"));
@@ -154,7 +154,7 @@ fn nothing_to_draw_is_none() {
     let t = Table {
         benchmark: "x".into(),
         sized: true,
-        points: vec![Point { size: 1, ..Point::default() }],
+        points: vec![SizeRow { size: 1, ..SizeRow::default() }],
         ..Table::default()
     };
     assert!(chart_spec("x", &[&t], &[], &mut Vec::new()).is_none());

@@ -616,7 +616,7 @@ mod tests {
     use super::samples::{header, rank, record};
     use super::*;
     use crate::topo::machine::NicKind;
-    use crate::topo::report::{BoundBy, EnvSetting, GpuInfo, GpuSource, NicInfo, NicSource, RankPlacement, SetBy};
+    use crate::topo::report::{BoundBy, EnvSetting, GpuSource, NicInfo, NicSource, RankPlacement, SetBy, TopoGpu};
     use crate::topo::request::BindPolicy;
 
     #[test]
@@ -700,7 +700,7 @@ mod tests {
                 cpus: "8-15".into(),
                 source: NicSource::NicOption,
             }),
-            gpu: Some(GpuInfo {
+            gpu: Some(TopoGpu {
                 index: 3,
                 pci_bus_id: "0000:41:00.0".into(),
                 name: None,

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::compare::model::{Point, Table};
+use crate::compare::model::{SizeRow, Table};
 use crate::compare::osu_text;
 use crate::datatype::Datatype;
 use crate::report::csv::{CsvRow, COLUMNS};
@@ -38,7 +38,7 @@ pub fn known(spec: &'static BenchSpec, args: &[String], np: usize) -> Known {
 }
 
 /// The CSV row of one point of an OSU table.
-fn row(spec: &BenchSpec, t: &Table, p: &Point, k: &Known, finished_utc: &str) -> CsvRow {
+fn row(spec: &BenchSpec, t: &Table, p: &SizeRow, k: &Known, finished_utc: &str) -> CsvRow {
     let datatype = t.datatype.as_deref().and_then(|d| Datatype::ALL.into_iter().find(|x| x.mpi_name() == d));
     let size = p.size as usize;
     let (iterations, warmup) = match &k.opts {

@@ -22,7 +22,7 @@ pub struct RankPlacement {
     pub node_cores: usize,
     pub node_cpus: usize,
     pub nic: Option<NicInfo>,
-    pub gpu: Option<GpuInfo>,
+    pub gpu: Option<TopoGpu>,
     /// Transport variables commbench set, or found set by the user.
     pub env: Vec<EnvSetting>,
     /// Why a choice is not the ideal one.
@@ -92,7 +92,7 @@ pub enum NicSource {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GpuInfo {
+pub struct TopoGpu {
     pub index: usize,
     pub pci_bus_id: String,
     pub name: Option<String>,

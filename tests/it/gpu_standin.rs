@@ -281,7 +281,7 @@ fn exports_what_commbench_calls() {
         commbench_nccl: Some(libs.libnccl.clone()),
         ..commbench::gpu::nccl_lib::SearchEnv::default()
     };
-    let lib = commbench::gpu::nccl_lib::Nccl::open(commbench::gpu::nccl_lib::find_in(&env).unwrap()).unwrap();
+    let lib = commbench::gpu::nccl_lib::NcclLib::open(commbench::gpu::nccl_lib::find_in(&env).unwrap()).unwrap();
     assert_eq!(lib.version(), (2, 21, 5));
     assert_eq!(lib.error_string(5), "invalid usage");
 }

@@ -9,7 +9,7 @@
 //! loader itself knows no NCCL; on a machine whose loader path has one,
 //! the tests that need the search to go further say so and stop early.
 
-use commbench::gpu::nccl_lib::{find_in, load, Nccl, NcclError, NcclMissing, SearchEnv};
+use commbench::gpu::nccl_lib::{find_in, load, NcclError, NcclLib, NcclMissing, SearchEnv};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -100,7 +100,7 @@ fn a_pip_installed_nccl_in_a_virtual_env_is_found_and_its_version_read() {
     let env = SearchEnv { virtual_env: Some(venv), ..bare(t.path()) };
     let found = find_in(&env).unwrap();
     assert_eq!(found.path(), lib);
-    let nccl = Nccl::open(found).unwrap();
+    let nccl = NcclLib::open(found).unwrap();
     assert_eq!(nccl.path(), lib);
     assert_eq!(nccl.version_code(), 22105);
     assert_eq!(nccl.version(), (2, 21, 5));
@@ -118,7 +118,7 @@ fn cuda_home_is_searched_before_a_python_environment() {
     // Only the unversioned name here: the second name is tried too.
     let lib = stand_in(&cuda.join("lib64/libnccl.so"), 21805, &[]);
     let env = SearchEnv { virtual_env: Some(venv), cuda_home: Some(cuda), ..bare(t.path()) };
-    let nccl = Nccl::open(find_in(&env).unwrap()).unwrap();
+    let nccl = NcclLib::open(find_in(&env).unwrap()).unwrap();
     assert_eq!(nccl.path(), lib);
     assert_eq!(nccl.version(), (2, 18, 5));
 }
@@ -131,7 +131,7 @@ fn commbench_nccl_is_used_alone_before_every_other_place() {
     // Any file name will do for the override.
     let chosen = stand_in(&t.path().join("mine/libnccl-custom.so"), 2708, &[]);
     let env = SearchEnv { commbench_nccl: Some(chosen.clone()), cuda_home: Some(cuda), ..bare(t.path()) };
-    let nccl = Nccl::open(find_in(&env).unwrap()).unwrap();
+    let nccl = NcclLib::open(find_in(&env).unwrap()).unwrap();
     assert_eq!(nccl.path(), chosen);
     assert_eq!(nccl.version(), (2, 7, 8));
 }
@@ -141,7 +141,7 @@ fn a_library_lacking_a_required_function_is_refused_in_one_line() {
     let t = tempfile::tempdir().unwrap();
     let lib = stand_in(&t.path().join("libnccl.so.2"), 20610, &["ncclSend", "ncclRecv"]);
     let env = SearchEnv { commbench_nccl: Some(lib.clone()), ..bare(t.path()) };
-    let err = Nccl::open(find_in(&env).unwrap()).unwrap_err();
+    let err = NcclLib::open(find_in(&env).unwrap()).unwrap_err();
     assert_eq!(err, NcclError::Lacks { path: lib.clone(), symbol: "ncclSend" });
     assert_eq!(err.to_string(), format!("NCCL at {} lacks ncclSend (NCCL 2.7 or newer is needed)", lib.display()));
 }
@@ -153,7 +153,7 @@ fn a_failed_call_carries_the_code_and_nccl_s_words_and_get_last_error_is_optiona
     let without = stand_in(&t.path().join("without/libnccl.so.2"), 21201, &["ncclGetLastError"]);
 
     let env = SearchEnv { commbench_nccl: Some(with), ..bare(t.path()) };
-    let nccl = Nccl::open(find_in(&env).unwrap()).unwrap();
+    let nccl = NcclLib::open(find_in(&env).unwrap()).unwrap();
     assert!(nccl.has_last_error());
     let err = nccl.group_start().unwrap_err();
     assert_eq!(err.code, 5);
@@ -165,7 +165,7 @@ fn a_failed_call_carries_the_code_and_nccl_s_words_and_get_last_error_is_optiona
     );
 
     let env = SearchEnv { commbench_nccl: Some(without), ..bare(t.path()) };
-    let nccl = Nccl::open(find_in(&env).unwrap()).unwrap();
+    let nccl = NcclLib::open(find_in(&env).unwrap()).unwrap();
     assert!(!nccl.has_last_error());
     assert_eq!(nccl.version(), (2, 12, 1));
     let err = nccl.group_end().unwrap_err();
@@ -314,7 +314,7 @@ fn the_real_nccl_of_a_venv_that_is_not_activated_is_found_through_its_python3() 
     let path = fs::canonicalize(found.path()).unwrap();
     assert!(path.starts_with(&venv_real), "{}", path.display());
     assert!(path.ends_with("site-packages/nvidia/nccl/lib/libnccl.so.2"), "{}", path.display());
-    let nccl = Nccl::open(found).unwrap();
+    let nccl = NcclLib::open(found).unwrap();
     assert_eq!(nccl.version(), wheel_version(&venv));
     assert!(nccl.has_last_error());
     let words = nccl.error_string(5);

@@ -54,7 +54,7 @@ impl Collective for Barrier {
     }
 }
 
-impl<T: crate::backend::Barrier> Call<T> for Barrier {
+impl<T: crate::backend::DataBarrier> Call<T> for Barrier {
     #[inline(always)]
     fn call(&self, t: &T, _send: &T::Buf, _recv: &mut T::Buf, _case: &SizeCase, _job: &Ranks, _i: usize) {
         t.barrier();

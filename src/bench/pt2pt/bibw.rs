@@ -6,7 +6,7 @@ use crate::backend::buffer_set::BufferSet;
 use crate::backend::{Envelope, Transport};
 use crate::bench::pt2pt::bw::mb_per_s;
 use crate::bench::pt2pt::posting::{Direct, Posting};
-use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
+use crate::bench::{Kernel, Metric, Pt2ptBench, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::options::BufferMode;
 use crate::spec::BenchSpec;
@@ -67,7 +67,7 @@ impl<T: Transport, P: Posting<T>> BibwKernel<T, P> {
 
 crate::bench::point_to_point_bench!(Bibw, BibwKernel);
 
-impl PointToPoint for Bibw {
+impl Pt2ptBench for Bibw {
     type P2pKernel<T: Transport> = BibwKernel<T>;
 
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<BibwKernel<T>, AllocError> {

@@ -5,7 +5,7 @@
 use crate::backend::buffer_set::BufferSet;
 use crate::backend::{Envelope, Memory, Transport};
 use crate::bench::pt2pt::posting::{Direct, Posting};
-use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
+use crate::bench::{Kernel, Metric, Pt2ptBench, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::datatype::Datatype;
 use crate::options::BufferMode;
@@ -142,7 +142,7 @@ impl<T: Transport, P: Posting<T>> BwKernel<T, P> {
 
 crate::bench::point_to_point_bench!(Bw, BwKernel);
 
-impl PointToPoint for Bw {
+impl Pt2ptBench for Bw {
     type P2pKernel<T: Transport> = BwKernel<T>;
 
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<BwKernel<T>, AllocError> {

@@ -5,7 +5,7 @@
 
 use crate::backend::Transport;
 use crate::bench::pt2pt::fan::{Direction, FanKernel};
-use crate::bench::{PointToPoint, Setup};
+use crate::bench::{Pt2ptBench, Setup};
 use crate::buffer::AllocError;
 use crate::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
 
@@ -28,7 +28,7 @@ pub struct BwFanOut;
 
 crate::bench::point_to_point_bench!(BwFanOut, FanKernel);
 
-impl PointToPoint for BwFanOut {
+impl Pt2ptBench for BwFanOut {
     type P2pKernel<T: Transport> = FanKernel<T>;
 
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<FanKernel<T>, AllocError> {

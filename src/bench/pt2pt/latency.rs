@@ -4,7 +4,7 @@
 
 use crate::backend::{Control, Envelope, Memory, ReduceOp, Transport};
 use crate::bench::pt2pt::posting::{Direct, Posting};
-use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
+use crate::bench::{Kernel, Metric, Pt2ptBench, Setup, SizeCase};
 use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch, RECV_FILL, SEND_FILL};
 use crate::options::BufferMode;
 use crate::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
@@ -137,7 +137,7 @@ pub struct Latency;
 
 crate::bench::point_to_point_bench!(Latency, PingPongBench);
 
-impl PointToPoint for Latency {
+impl Pt2ptBench for Latency {
     type P2pKernel<T: Transport> = PingPongBench<T>;
 
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {

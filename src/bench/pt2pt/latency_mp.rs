@@ -8,7 +8,7 @@
 
 use crate::backend::Transport;
 use crate::bench::pt2pt::latency::{PingPong, PingPongBench};
-use crate::bench::{PointToPoint, Setup};
+use crate::bench::{Pt2ptBench, Setup};
 use crate::buffer::AllocError;
 use crate::spec::{BenchSpec, ProcRule, Workers};
 
@@ -33,7 +33,7 @@ pub struct LatencyMp;
 
 crate::bench::point_to_point_bench!(LatencyMp, PingPongBench);
 
-impl PointToPoint for LatencyMp {
+impl Pt2ptBench for LatencyMp {
     type P2pKernel<T: Transport> = PingPongBench<T>;
 
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {

@@ -4,7 +4,7 @@
 
 use crate::backend::{Control, ReduceOp, Transport};
 use crate::bench::pt2pt::bw::{mb_per_s, WindowSender};
-use crate::bench::{Kernel, Metric, PointToPoint, Setup, SizeCase};
+use crate::bench::{Kernel, Metric, Pt2ptBench, Setup, SizeCase};
 use crate::buffer::{AllocError, Mismatch};
 use crate::spec::{BenchSpec, MetricKind, ProcRule, MBW_ITERS, PT2PT_MAX};
 use crate::stats::Samples;
@@ -32,7 +32,7 @@ pub struct MbwMrKernel<T: Transport> {
 
 crate::bench::point_to_point_bench!(MbwMr, MbwMrKernel);
 
-impl PointToPoint for MbwMr {
+impl Pt2ptBench for MbwMr {
     type P2pKernel<T: Transport> = MbwMrKernel<T>;
 
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<MbwMrKernel<T>, AllocError> {

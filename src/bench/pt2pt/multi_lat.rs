@@ -4,7 +4,7 @@
 
 use crate::backend::Transport;
 use crate::bench::pt2pt::latency::{PingPong, PingPongBench};
-use crate::bench::{PointToPoint, Setup};
+use crate::bench::{Pt2ptBench, Setup};
 use crate::buffer::AllocError;
 use crate::spec::{BenchSpec, ProcRule};
 
@@ -21,7 +21,7 @@ pub struct MultiLat;
 
 crate::bench::point_to_point_bench!(MultiLat, PingPongBench);
 
-impl PointToPoint for MultiLat {
+impl Pt2ptBench for MultiLat {
     type P2pKernel<T: Transport> = PingPongBench<T>;
 
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<PingPongBench<T>, AllocError> {

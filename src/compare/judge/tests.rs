@@ -1,17 +1,17 @@
 use super::*;
-use crate::compare::model::Point;
+use crate::compare::model::SizeRow;
 use crate::compare::tolerance::{parse_limit, parse_tolerance};
 
-fn table(bench: &str, label: &str, metric: Metric, pts: &[(u64, f64)]) -> Table {
+fn table(bench: &str, label: &str, metric: Quantity, pts: &[(u64, f64)]) -> Table {
     let points = pts
         .iter()
         .map(|&(size, v)| {
-            let mut p = Point { size, ..Point::default() };
+            let mut p = SizeRow { size, ..SizeRow::default() };
             match metric {
-                Metric::Latency => p.latency_us = Some(v),
-                Metric::Bandwidth => p.bw_mbps = Some(v),
-                Metric::MessageRate => p.msg_rate = Some(v),
-                Metric::Efficiency => p.efficiency_pct = Some(v),
+                Quantity::Latency => p.latency_us = Some(v),
+                Quantity::Bandwidth => p.bw_mbps = Some(v),
+                Quantity::MessageRate => p.msg_rate = Some(v),
+                Quantity::Efficiency => p.efficiency_pct = Some(v),
             }
             p
         })
@@ -36,8 +36,8 @@ fn verdicts(rep: &Report) -> Vec<Verdict> {
 
 #[test]
 fn bandwidth_exactly_at_ten_percent_passes_just_over_fails() {
-    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 100.0), (2, 100.0), (4, 100.0), (8, 24636.01)]);
-    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 90.0), (2, 89.99), (4, 111.0), (8, 24636.01 * 0.9)]);
+    let r = table("osu_bw", "ref", Quantity::Bandwidth, &[(1, 100.0), (2, 100.0), (4, 100.0), (8, 24636.01)]);
+    let m = table("osu_bw", "run", Quantity::Bandwidth, &[(1, 90.0), (2, 89.99), (4, 111.0), (8, 24636.01 * 0.9)]);
     let rep = compare(&[r], &[m], &rules(&["10%"]));
     assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail, Verdict::Better, Verdict::Pass]);
     let fail = &rep.blocks[0].rows[1];
@@ -48,21 +48,21 @@ fn bandwidth_exactly_at_ten_percent_passes_just_over_fails() {
 
 #[test]
 fn latency_direction_is_reversed() {
-    let r = table("osu_latency", "ref", Metric::Latency, &[(1, 1.0), (2, 1.0), (4, 1.0), (8, 2.0)]);
-    let m = table("osu_latency", "run", Metric::Latency, &[(1, 1.1), (2, 1.1001), (4, 0.5), (8, 1.0)]);
+    let r = table("osu_latency", "ref", Quantity::Latency, &[(1, 1.0), (2, 1.0), (4, 1.0), (8, 2.0)]);
+    let m = table("osu_latency", "run", Quantity::Latency, &[(1, 1.1), (2, 1.1001), (4, 0.5), (8, 1.0)]);
     let rep = compare(&[r], &[m], &rules(&["10%"]));
     assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail, Verdict::Better, Verdict::Better]);
     assert!(rep.blocks[0].rows[1].reasons[0].contains("higher than the reference"));
     // The same numbers as bandwidth judge the other way round.
-    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 1.0)]);
-    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 0.5)]);
+    let r = table("osu_bw", "ref", Quantity::Bandwidth, &[(1, 1.0)]);
+    let m = table("osu_bw", "run", Quantity::Bandwidth, &[(1, 0.5)]);
     assert_eq!(verdicts(&compare(&[r], &[m], &rules(&["10%"]))), [Verdict::Fail]);
 }
 
 #[test]
 fn message_rate_is_higher_is_better() {
-    let r = table("osu_mbw_mr", "ref", Metric::MessageRate, &[(1, 1e6)]);
-    let m = table("osu_mbw_mr", "run", Metric::MessageRate, &[(1, 0.8e6)]);
+    let r = table("osu_mbw_mr", "ref", Quantity::MessageRate, &[(1, 1e6)]);
+    let m = table("osu_mbw_mr", "run", Quantity::MessageRate, &[(1, 0.8e6)]);
     assert_eq!(
         verdicts(&compare(std::slice::from_ref(&r), std::slice::from_ref(&m), &rules(&["20%"]))),
         [Verdict::Pass]
@@ -72,8 +72,8 @@ fn message_rate_is_higher_is_better() {
 
 #[test]
 fn per_size_range_tolerances_edges() {
-    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(8192, 100.0), (8193, 100.0)]);
-    let m = table("osu_bw", "run", Metric::Bandwidth, &[(8192, 80.0), (8193, 80.0)]);
+    let r = table("osu_bw", "ref", Quantity::Bandwidth, &[(8192, 100.0), (8193, 100.0)]);
+    let m = table("osu_bw", "run", Quantity::Bandwidth, &[(8192, 80.0), (8193, 80.0)]);
     let rep = compare(std::slice::from_ref(&r), std::slice::from_ref(&m), &rules(&["1-8192:20%", "8193-:10%"]));
     assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail]);
     assert_eq!((rep.blocks[0].rows[0].tolerance_pct, rep.blocks[0].rows[1].tolerance_pct), (20.0, 10.0));
@@ -84,15 +84,15 @@ fn per_size_range_tolerances_edges() {
 
 #[test]
 fn default_tolerance_is_ten_percent() {
-    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 100.0), (2, 100.0)]);
-    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 90.0), (2, 89.0)]);
+    let r = table("osu_bw", "ref", Quantity::Bandwidth, &[(1, 100.0), (2, 100.0)]);
+    let m = table("osu_bw", "run", Quantity::Bandwidth, &[(1, 90.0), (2, 89.0)]);
     assert_eq!(verdicts(&compare(&[r], &[m], &Rules::default())), [Verdict::Pass, Verdict::Fail]);
 }
 
 #[test]
 fn allowed_failures_edge() {
-    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 100.0), (2, 100.0), (4, 100.0)]);
-    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 50.0), (2, 50.0), (4, 100.0)]);
+    let r = table("osu_bw", "ref", Quantity::Bandwidth, &[(1, 100.0), (2, 100.0), (4, 100.0)]);
+    let m = table("osu_bw", "run", Quantity::Bandwidth, &[(1, 50.0), (2, 50.0), (4, 100.0)]);
     let mut ru = rules(&["10%"]);
     ru.allowed_failures = 2;
     let rep = compare(std::slice::from_ref(&r), std::slice::from_ref(&m), &ru);
@@ -103,29 +103,29 @@ fn allowed_failures_edge() {
 
 #[test]
 fn absolute_floor_and_ceiling_edges() {
-    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 10.0), (4194304, 24000.0), (2097152, 24000.0)]);
-    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 10.0), (4194304, 24000.0), (2097152, 23999.0)]);
+    let r = table("osu_bw", "ref", Quantity::Bandwidth, &[(1, 10.0), (4194304, 24000.0), (2097152, 24000.0)]);
+    let m = table("osu_bw", "run", Quantity::Bandwidth, &[(1, 10.0), (4194304, 24000.0), (2097152, 23999.0)]);
     let mut ru = rules(&["10%"]);
-    ru.limits.push(parse_limit(Metric::Bandwidth, "1M-:24000").unwrap());
+    ru.limits.push(parse_limit(Quantity::Bandwidth, "1M-:24000").unwrap());
     let rep = compare(&[r], &[m], &ru);
     // Size 1 is outside the floor's range; 4 MiB sits exactly on it.
     assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail, Verdict::Pass]);
     assert!(rep.blocks[0].rows[1].reasons.iter().any(|s| s.contains("below the floor 24000 MB/s")));
 
-    let r = table("osu_latency", "ref", Metric::Latency, &[(8, 1.0), (16, 1.0)]);
-    let m = table("osu_latency", "run", Metric::Latency, &[(8, 1.05), (16, 1.0)]);
+    let r = table("osu_latency", "ref", Quantity::Latency, &[(8, 1.0), (16, 1.0)]);
+    let m = table("osu_latency", "run", Quantity::Latency, &[(8, 1.05), (16, 1.0)]);
     let mut ru = rules(&["10%"]);
-    ru.limits.push(parse_limit(Metric::Latency, "1.0").unwrap());
+    ru.limits.push(parse_limit(Quantity::Latency, "1.0").unwrap());
     assert_eq!(verdicts(&compare(&[r], &[m], &ru)), [Verdict::Fail, Verdict::Pass]);
 }
 
 #[test]
 fn several_runs_compare_by_their_median() {
-    let r = table("osu_latency", "ref", Metric::Latency, &[(8, 1.0)]);
+    let r = table("osu_latency", "ref", Quantity::Latency, &[(8, 1.0)]);
     let runs = [
-        table("osu_latency", "a", Metric::Latency, &[(8, 0.9)]),
-        table("osu_latency", "b", Metric::Latency, &[(8, 5.0)]),
-        table("osu_latency", "c", Metric::Latency, &[(8, 1.05)]),
+        table("osu_latency", "a", Quantity::Latency, &[(8, 0.9)]),
+        table("osu_latency", "b", Quantity::Latency, &[(8, 5.0)]),
+        table("osu_latency", "c", Quantity::Latency, &[(8, 1.05)]),
     ];
     let rep = compare(&[r], &runs, &rules(&["10%"]));
     let row = &rep.blocks[0].rows[0];
@@ -137,13 +137,13 @@ fn several_runs_compare_by_their_median() {
 
 #[test]
 fn matching_by_benchmark_and_datatype_and_missing_sizes() {
-    let mut r = table("osu_latency", "ref", Metric::Latency, &[(0, 1.0), (1, 1.0)]);
+    let mut r = table("osu_latency", "ref", Quantity::Latency, &[(0, 1.0), (1, 1.0)]);
     r.datatype = None; // pre-7 output: bytes
-    let mut m = table("osu_latency", "run", Metric::Latency, &[(1, 1.0), (2, 1.0)]);
+    let mut m = table("osu_latency", "run", Quantity::Latency, &[(1, 1.0), (2, 1.0)]);
     m.datatype = Some("MPI_CHAR".into());
-    let mut other = table("osu_latency", "run", Metric::Latency, &[(4, 9.0)]);
+    let mut other = table("osu_latency", "run", Quantity::Latency, &[(4, 9.0)]);
     other.datatype = Some("MPI_INT".into());
-    let bw = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 1.0)]);
+    let bw = table("osu_bw", "ref", Quantity::Bandwidth, &[(1, 1.0)]);
     let rep = compare(&[r.clone(), bw], &[m.clone(), other], &rules(&["10%"]));
     assert_eq!(rep.blocks.len(), 1);
     assert_eq!(verdicts(&rep), [Verdict::Missing, Verdict::Pass]);
@@ -159,8 +159,8 @@ fn matching_by_benchmark_and_datatype_and_missing_sizes() {
 
 #[test]
 fn failed_validation_fails_the_size() {
-    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 1.0)]);
-    let mut m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 1.0)]);
+    let r = table("osu_bw", "ref", Quantity::Bandwidth, &[(1, 1.0)]);
+    let mut m = table("osu_bw", "run", Quantity::Bandwidth, &[(1, 1.0)]);
     m.points[0].validation = Some(false);
     let rep = compare(&[r], &[m], &rules(&["10%"]));
     assert_eq!(verdicts(&rep), [Verdict::Fail]);
@@ -169,8 +169,8 @@ fn failed_validation_fails_the_size() {
 
 #[test]
 fn zero_reference_is_skipped_not_divided() {
-    let r = table("osu_bw", "ref", Metric::Bandwidth, &[(1, 0.0)]);
-    let m = table("osu_bw", "run", Metric::Bandwidth, &[(1, 5.0)]);
+    let r = table("osu_bw", "ref", Quantity::Bandwidth, &[(1, 0.0)]);
+    let m = table("osu_bw", "run", Quantity::Bandwidth, &[(1, 5.0)]);
     let rep = compare(&[r], &[m], &rules(&["10%"]));
     assert_eq!(verdicts(&rep), [Verdict::Skipped]);
     assert_eq!(rep.blocks[0].rows[0].ratio, None);
@@ -179,13 +179,13 @@ fn zero_reference_is_skipped_not_divided() {
 
 #[test]
 fn mbw_mr_compares_bandwidth_and_message_rate() {
-    let mut r = table("osu_mbw_mr", "ref", Metric::Bandwidth, &[(1, 100.0)]);
+    let mut r = table("osu_mbw_mr", "ref", Quantity::Bandwidth, &[(1, 100.0)]);
     r.points[0].msg_rate = Some(1e8);
-    let mut m = table("osu_mbw_mr", "run", Metric::Bandwidth, &[(1, 100.0)]);
+    let mut m = table("osu_mbw_mr", "run", Quantity::Bandwidth, &[(1, 100.0)]);
     m.points[0].msg_rate = Some(0.5e8);
     let rep = compare(&[r], &[m], &rules(&["10%"]));
-    let metrics: Vec<Metric> = rep.blocks.iter().map(|b| b.metric).collect();
-    assert_eq!(metrics, [Metric::Bandwidth, Metric::MessageRate]);
+    let metrics: Vec<Quantity> = rep.blocks.iter().map(|b| b.metric).collect();
+    assert_eq!(metrics, [Quantity::Bandwidth, Quantity::MessageRate]);
     assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail]);
 }
 
@@ -204,8 +204,8 @@ fn rules_of(rep: &Report) -> Vec<Rule> {
 #[test]
 fn a_difference_inside_both_spreads_is_within_noise() {
     // 15% slower, each side ±10%: the difference's band is ±15.2%.
-    let r = spread(table("osu_latency", "ref", Metric::Latency, &[(8, 1.0)]), 10.0);
-    let m = spread(table("osu_latency", "run", Metric::Latency, &[(8, 1.15)]), 10.0);
+    let r = spread(table("osu_latency", "ref", Quantity::Latency, &[(8, 1.0)]), 10.0);
+    let m = spread(table("osu_latency", "run", Quantity::Latency, &[(8, 1.15)]), 10.0);
     let rep = compare(&[r], &[m], &rules(&["10%"]));
     let row = &rep.blocks[0].rows[0];
     assert_eq!((row.verdict, row.rule), (Verdict::WithinNoise, Rule::Noise));
@@ -215,8 +215,8 @@ fn a_difference_inside_both_spreads_is_within_noise() {
     let s = &rep.summary;
     assert_eq!((s.passed, s.within_noise, s.failed, s.ok), (1, 1, 0, true));
     // Better than the reference beyond tolerance, but inside the noise.
-    let r = spread(table("osu_bw", "ref", Metric::Bandwidth, &[(1, 100.0)]), 8.0);
-    let m = spread(table("osu_bw", "run", Metric::Bandwidth, &[(1, 112.0)]), 8.0);
+    let r = spread(table("osu_bw", "ref", Quantity::Bandwidth, &[(1, 100.0)]), 8.0);
+    let m = spread(table("osu_bw", "run", Quantity::Bandwidth, &[(1, 112.0)]), 8.0);
     assert_eq!(verdicts(&compare(&[r], &[m], &rules(&["10%"]))), [Verdict::WithinNoise]);
 }
 
@@ -224,8 +224,8 @@ fn a_difference_inside_both_spreads_is_within_noise() {
 fn a_difference_beyond_the_spreads_is_judged_by_the_tolerance() {
     // ±0.5% each: the band is ±0.7%; 5% slower passes, 12% fails, 20%
     // faster is better, each decided by the tolerance.
-    let r = spread(table("osu_latency", "ref", Metric::Latency, &[(1, 1.0), (2, 1.0), (4, 1.0)]), 0.5);
-    let m = spread(table("osu_latency", "run", Metric::Latency, &[(1, 1.05), (2, 1.12), (4, 0.8)]), 0.5);
+    let r = spread(table("osu_latency", "ref", Quantity::Latency, &[(1, 1.0), (2, 1.0), (4, 1.0)]), 0.5);
+    let m = spread(table("osu_latency", "run", Quantity::Latency, &[(1, 1.05), (2, 1.12), (4, 0.8)]), 0.5);
     let rep = compare(&[r], &[m], &rules(&["10%"]));
     assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Fail, Verdict::Better]);
     assert_eq!(rules_of(&rep), [Rule::Tolerance; 3]);
@@ -235,8 +235,8 @@ fn a_difference_beyond_the_spreads_is_judged_by_the_tolerance() {
 
 #[test]
 fn without_a_spread_on_either_side_the_old_rule_decides_exactly() {
-    let bare_r = table("osu_latency", "ref", Metric::Latency, &[(8, 1.0), (16, 1.0)]);
-    let bare_m = table("osu_latency", "run", Metric::Latency, &[(8, 1.15), (16, 1.05)]);
+    let bare_r = table("osu_latency", "ref", Quantity::Latency, &[(8, 1.0), (16, 1.0)]);
+    let bare_m = table("osu_latency", "run", Quantity::Latency, &[(8, 1.15), (16, 1.05)]);
     let old = compare(std::slice::from_ref(&bare_r), std::slice::from_ref(&bare_m), &rules(&["10%"]));
     for (r, m) in [(bare_r.clone(), spread(bare_m.clone(), 50.0)), (spread(bare_r, 50.0), bare_m)] {
         let rep = compare(&[r], &[m], &rules(&["10%"]));
@@ -252,15 +252,15 @@ fn without_a_spread_on_either_side_the_old_rule_decides_exactly() {
 
 #[test]
 fn every_run_needs_a_spread_and_their_median_is_used() {
-    let r = spread(table("osu_latency", "ref", Metric::Latency, &[(8, 1.0)]), 10.0);
+    let r = spread(table("osu_latency", "ref", Quantity::Latency, &[(8, 1.0)]), 10.0);
     let runs = [
-        spread(table("osu_latency", "a", Metric::Latency, &[(8, 1.15)]), 2.0),
-        table("osu_latency", "b", Metric::Latency, &[(8, 1.15)]),
+        spread(table("osu_latency", "a", Quantity::Latency, &[(8, 1.15)]), 2.0),
+        table("osu_latency", "b", Quantity::Latency, &[(8, 1.15)]),
     ];
     let rep = compare(std::slice::from_ref(&r), &runs, &rules(&["10%"]));
     assert_eq!((verdicts(&rep), rules_of(&rep)), (vec![Verdict::Fail], vec![Rule::Tolerance]));
     // Spreads 2%, 10% and 30%: the median, 10%, is the runs' spread.
-    let runs = [2.0, 10.0, 30.0].map(|p| spread(table("osu_latency", "x", Metric::Latency, &[(8, 1.15)]), p));
+    let runs = [2.0, 10.0, 30.0].map(|p| spread(table("osu_latency", "x", Quantity::Latency, &[(8, 1.15)]), p));
     let rep = compare(&[r], &runs, &rules(&["10%"]));
     assert_eq!(verdicts(&rep), [Verdict::WithinNoise]);
     let band = (0.1f64.powi(2) + 0.115f64.powi(2)).sqrt() * 100.0;
@@ -269,11 +269,11 @@ fn every_run_needs_a_spread_and_their_median_is_used() {
 
 #[test]
 fn limits_and_validation_fail_inside_the_noise() {
-    let r = spread(table("osu_bw", "ref", Metric::Bandwidth, &[(1, 100.0), (2, 100.0)]), 20.0);
-    let mut m = spread(table("osu_bw", "run", Metric::Bandwidth, &[(1, 95.0), (2, 100.0)]), 20.0);
+    let r = spread(table("osu_bw", "ref", Quantity::Bandwidth, &[(1, 100.0), (2, 100.0)]), 20.0);
+    let mut m = spread(table("osu_bw", "run", Quantity::Bandwidth, &[(1, 95.0), (2, 100.0)]), 20.0);
     m.points[1].validation = Some(false);
     let mut ru = rules(&["10%"]);
-    ru.limits.push(parse_limit(Metric::Bandwidth, "1:96").unwrap());
+    ru.limits.push(parse_limit(Quantity::Bandwidth, "1:96").unwrap());
     let rep = compare(&[r], &[m], &ru);
     assert_eq!(verdicts(&rep), [Verdict::Fail, Verdict::Fail]);
     let rows = &rep.blocks[0].rows;
@@ -311,8 +311,8 @@ fn the_noise_allowance_is_bounded_by_the_reference() {
     // 1e308 us against 3 us: no overflow to an infinite band.
     let (band, within) = noise_band(3.0, 1e308, (0.02, 0.02));
     assert!(band.is_finite() && !within, "{band}");
-    let r = spread(table("osu_latency", "ref", Metric::Latency, &[(8, 3.0)]), 2.0);
-    let m = spread(table("osu_latency", "run", Metric::Latency, &[(8, 150.0)]), 90.0);
+    let r = spread(table("osu_latency", "ref", Quantity::Latency, &[(8, 3.0)]), 2.0);
+    let m = spread(table("osu_latency", "run", Quantity::Latency, &[(8, 150.0)]), 90.0);
     let rep = compare(&[r], &[m], &rules(&["10%"]));
     assert_eq!((verdicts(&rep), rules_of(&rep)), (vec![Verdict::Fail], vec![Rule::Tolerance]));
 }
@@ -321,8 +321,8 @@ fn the_noise_allowance_is_bounded_by_the_reference() {
 /// (reference), each with its line; they never pass.
 #[test]
 fn implausible_values_never_pass() {
-    let r = table("osu_latency", "ref", Metric::Latency, &[(1, 3.0), (2, 3.0), (4, 1e308), (8, 3.0)]);
-    let m = table("osu_latency", "run", Metric::Latency, &[(1, 1e308), (2, 1e160), (4, 3.0), (8, 1e-310)]);
+    let r = table("osu_latency", "ref", Quantity::Latency, &[(1, 3.0), (2, 3.0), (4, 1e308), (8, 3.0)]);
+    let m = table("osu_latency", "run", Quantity::Latency, &[(1, 1e308), (2, 1e160), (4, 3.0), (8, 1e-310)]);
     let rep = compare(&[r], &[m], &rules(&["10%"]));
     assert_eq!(verdicts(&rep), [Verdict::Fail, Verdict::Fail, Verdict::Skipped, Verdict::Fail]);
     let reasons: Vec<&str> = rep.blocks[0].rows.iter().map(|r| r.reasons[0].as_str()).collect();
@@ -345,7 +345,7 @@ fn implausible_values_never_pass() {
 #[test]
 fn by_efficiency_judges_shares_of_each_machines_peak() {
     let both = |bw: &[(u64, f64)], eff: &[(u64, f64)], label: &str| {
-        let mut t = table("osu_bw", label, Metric::Bandwidth, bw);
+        let mut t = table("osu_bw", label, Quantity::Bandwidth, bw);
         for (p, (_, e)) in t.points.iter_mut().zip(eff) {
             p.efficiency_pct = Some(*e);
         }
@@ -358,13 +358,13 @@ fn by_efficiency_judges_shares_of_each_machines_peak() {
     assert_eq!(plain.blocks[0].rows[1].efficiency_pct, Some(96.0));
     let by = Rules { by_efficiency: true, ..rules(&["5%"]) };
     let rep = compare(std::slice::from_ref(&r), &[m], &by);
-    assert_eq!((rep.blocks.len(), rep.blocks[0].metric), (1, Metric::Efficiency));
+    assert_eq!((rep.blocks.len(), rep.blocks[0].metric), (1, Quantity::Efficiency));
     assert_eq!(verdicts(&rep), [Verdict::Pass, Verdict::Pass]);
     // One that fell to half its peak fails.
     let half = both(&[(1 << 20, 6_000.0), (4 << 20, 6_000.0)], &[(1 << 20, 48.0), (4 << 20, 48.0)], "slow");
     assert_eq!(verdicts(&compare(std::slice::from_ref(&r), &[half], &by)), [Verdict::Fail, Verdict::Fail]);
     // A side without efficiency (OSU's text, an unknown peak) is said.
-    let bare = table("osu_bw", "osu", Metric::Bandwidth, &[(1 << 20, 1.0)]);
+    let bare = table("osu_bw", "osu", Quantity::Bandwidth, &[(1 << 20, 1.0)]);
     let rep = compare(&[bare], &[r], &by);
     assert_eq!(rep.summary.unmatched, 1);
     assert!(

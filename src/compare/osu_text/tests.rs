@@ -82,7 +82,7 @@ fn seed_latency_bw_bibw() {
         assert_eq!((p.tables.len(), t.benchmark.as_str(), t.osu_version.as_deref()), (1, bench, Some("5.6.2")));
         assert_eq!((t.datatype.as_deref(), t.datatype_key()), (None, "MPI_CHAR"));
         assert_eq!(t.points.len(), n, "{file}");
-        let v = |p: &Point| p.latency_us.or(p.bw_mbps).unwrap();
+        let v = |p: &SizeRow| p.latency_us.or(p.bw_mbps).unwrap();
         assert_eq!((t.points[0].size, v(&t.points[0])), first);
         assert_eq!((t.points[n - 1].size, v(&t.points[n - 1])), last);
         assert_eq!(t.line, Some(3), "{file}: header line");
