@@ -4,10 +4,10 @@
 /// The longest argument a subcommand takes (the longest path Linux
 /// accepts); a longer one would only cost time (clap's "did you mean"
 /// compares it with every option name, quadratically).
-pub const MAX_ARG_BYTES: usize = 4096;
+pub(crate) const MAX_ARG_BYTES: usize = 4096;
 
 /// Refuses an argument longer than [`MAX_ARG_BYTES`], naming its start.
-pub fn check_arg_lengths(args: &[String]) -> Result<(), String> {
+pub(crate) fn check_arg_lengths(args: &[String]) -> Result<(), String> {
     match args.iter().find(|a| a.len() > MAX_ARG_BYTES) {
         Some(a) => {
             let start: String = a.chars().take(24).collect();

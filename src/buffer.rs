@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 use crate::datatype::Datatype;
 
 /// Host buffers are aligned to the page size, as OSU's `posix_memalign`.
-pub const PAGE_ALIGN: usize = 4096;
+pub(crate) const PAGE_ALIGN: usize = 4096;
 
 #[derive(Debug, thiserror::Error)]
 #[error("cannot allocate a {bytes}-byte message buffer (out of memory; lower -m or -W)")]
@@ -18,7 +18,7 @@ pub struct AllocError {
 /// Below this size a buffer comes from the C heap, above it from its own
 /// anonymous mapping: the same split glibc's allocator makes, so buffers
 /// sit where OSU's `posix_memalign` would put them.
-pub const MAPPED_ABOVE: usize = 128 * 1024;
+pub(crate) const MAPPED_ABOVE: usize = 128 * 1024;
 
 /// A zero-initialised, page-aligned host buffer of fixed length. Large
 /// buffers are anonymous mappings, zeroed and committed page by page as
@@ -37,7 +37,7 @@ unsafe impl Send for AlignedBuf {}
 impl AlignedBuf {
     /// Allocates `len` bytes (at least one byte, so that a zero-length
     /// message still has a valid address).
-    pub fn zeroed(len: usize) -> Result<AlignedBuf, AllocError> {
+    pub(crate) fn zeroed(len: usize) -> Result<AlignedBuf, AllocError> {
         let err = AllocError { bytes: len };
         if len < MAPPED_ABOVE {
             let mut raw: *mut libc::c_void = std::ptr::null_mut();
@@ -92,7 +92,7 @@ impl AlignedBuf {
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as above, and we hold &mut self.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
@@ -113,8 +113,8 @@ impl Drop for AlignedBuf {
 }
 
 /// OSU fills send buffers with 'a' and receive buffers with 'b' per size.
-pub const SEND_FILL: u8 = b'a';
-pub const RECV_FILL: u8 = b'b';
+pub(crate) const SEND_FILL: u8 = b'a';
+pub(crate) const RECV_FILL: u8 = b'b';
 
 /// The value validation writes for `v` in element type `dt` (OSU's
 /// multipliers: char 7, int 10, float 2.0).
@@ -127,7 +127,7 @@ fn element(dt: Datatype, v: u64) -> [u8; 4] {
 }
 
 /// Writes `value(k)` into each element k of `range`.
-pub fn write_values(buf: &mut [u8], dt: Datatype, range: Range<usize>, value: impl Fn(usize) -> u64) {
+pub(crate) fn write_values(buf: &mut [u8], dt: Datatype, range: Range<usize>, value: impl Fn(usize) -> u64) {
     let w = dt.size();
     for k in range {
         buf[k * w..(k + 1) * w].copy_from_slice(&element(dt, value(k))[..w]);
@@ -137,7 +137,7 @@ pub fn write_values(buf: &mut [u8], dt: Datatype, range: Range<usize>, value: im
 /// First element in `range` that differs from `value(k)`. Char and int
 /// compare exactly; a float may be off by 0.001 plus the rounding that a
 /// sum of `terms` floats can accumulate.
-pub fn check_values(
+pub(crate) fn check_values(
     buf: &[u8],
     dt: Datatype,
     range: Range<usize>,
@@ -175,13 +175,13 @@ fn pt2pt_value(size: usize, iteration: usize) -> impl Fn(usize) -> u64 {
 }
 
 /// Writes the point-to-point validation pattern.
-pub fn fill_pattern(buf: &mut [u8], dt: Datatype, count: usize, size: usize, iteration: usize) {
+pub(crate) fn fill_pattern(buf: &mut [u8], dt: Datatype, count: usize, size: usize, iteration: usize) {
     write_values(buf, dt, 0..count, pt2pt_value(size, iteration));
 }
 
 /// Fills `count` elements with the value validation uses for zero, so a
 /// message that never arrives is caught.
-pub fn fill_zero(buf: &mut [u8], dt: Datatype, count: usize) {
+pub(crate) fn fill_zero(buf: &mut [u8], dt: Datatype, count: usize) {
     buf[..count * dt.size()].fill(0);
 }
 
@@ -205,7 +205,7 @@ fn show(dt: Datatype, bytes: &[u8]) -> String {
 
 /// Checks a received buffer against the point-to-point pattern, every
 /// element.
-pub fn check_pattern(buf: &[u8], dt: Datatype, count: usize, size: usize, iteration: usize) -> Option<Mismatch> {
+pub(crate) fn check_pattern(buf: &[u8], dt: Datatype, count: usize, size: usize, iteration: usize) -> Option<Mismatch> {
     check_values(buf, dt, 0..count, pt2pt_value(size, iteration), 1)
 }
 

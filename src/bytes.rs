@@ -17,7 +17,7 @@ use thiserror::Error;
 
 /// Why a text is not a byte size.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
-pub enum ParseSizeError {
+pub(crate) enum ParseSizeError {
     /// No number, an unknown unit, or a fraction of a byte.
     #[error(
         "'{0}' is not a byte size (a number with an optional B, K, KB, KiB, M, MB, MiB, G, GB or GiB; all binary)"
@@ -40,7 +40,7 @@ pub enum ParseSizeError {
 /// number with a point or an exponent is read as a 64-bit float, and the
 /// size it gives must be a whole number of bytes (`1.5K` is 1536, `1.3` is
 /// malformed). A negative size is out of range (`-0` is 0).
-pub fn parse_size(text: &str) -> Result<u64, ParseSizeError> {
+pub(crate) fn parse_size(text: &str) -> Result<u64, ParseSizeError> {
     let malformed = || ParseSizeError::Malformed(text.to_string());
     let out_of_range = || ParseSizeError::OutOfRange(text.to_string());
     let (number, value, unit) = split_number(text).ok_or_else(malformed)?;
@@ -98,20 +98,20 @@ fn whole_multiple(bytes: u64) -> (u64, &'static str, &'static str) {
 
 /// A message size as people write it: `64 KiB`, `4 MiB`, `8 B`; a size
 /// that is no whole multiple stays in bytes (`1536 B`).
-pub fn exact_label(bytes: u64) -> String {
+pub(crate) fn exact_label(bytes: u64) -> String {
     let (count, unit, _) = whole_multiple(bytes);
     format!("{count} {unit}")
 }
 
 /// The short form of [`exact_label`] for chart axes: `1`, `512`, `1K`,
 /// `64K`, `4M`, `1G`, `3000`. It reads back through [`parse_size`].
-pub fn compact_label(bytes: u64) -> String {
+pub(crate) fn compact_label(bytes: u64) -> String {
     let (count, _, letter) = whole_multiple(bytes);
     format!("{count}{letter}")
 }
 
 /// An amount of memory with one decimal: `512 B`, `1.5 KiB`, `128.0 GiB`.
-pub fn human_bytes(bytes: u128) -> String {
+pub(crate) fn human_bytes(bytes: u128) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = bytes as f64;
     let mut u = 0;

@@ -26,7 +26,7 @@ impl Datatype {
     }
 
     /// The name MPI reports for the type, as printed after `# Datatype:`.
-    pub fn mpi_name(self) -> &'static str {
+    pub(crate) fn mpi_name(self) -> &'static str {
         match self {
             Datatype::Char => "MPI_CHAR",
             Datatype::Int => "MPI_INT",
@@ -36,7 +36,7 @@ impl Datatype {
 
     /// Parses one `-T` word. Case-insensitive; `mpi_char`, `mpi_int`,
     /// `mpi_float` (also without the `mpi_` prefix) or `all`.
-    pub fn parse_list(word: &str) -> Option<Vec<Datatype>> {
+    pub(crate) fn parse_list(word: &str) -> Option<Vec<Datatype>> {
         let w = word.to_ascii_lowercase();
         let w = w.strip_prefix("mpi_").unwrap_or(&w);
         match w {

@@ -18,7 +18,7 @@ pub fn say(line: &str) {
 
 /// Writes `text` (already ending in a newline, possibly several lines) on
 /// stderr with a single write.
-pub fn write_once(text: &str) {
+pub(crate) fn write_once(text: &str) {
     let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
@@ -39,7 +39,7 @@ macro_rules! say {
 /// ends with a full stop; and one that would start with a digit or a dot
 /// starts with "# ". Used for the warnings a successful run may print among
 /// the OSU table's rows.
-pub fn row_safe(line: &str) -> String {
+pub(crate) fn row_safe(line: &str) -> String {
     let chars: Vec<char> = line.trim_end().chars().collect();
     let mut out = String::with_capacity(line.len() + 4);
     if chars.first().is_some_and(|c| c.is_ascii_digit() || *c == '.') {
@@ -85,7 +85,7 @@ pub fn looks_like_row(line: &str) -> bool {
 /// characters) is written as a Rust-style escape (`\u{1b}`); everything
 /// else, backslashes and non-ASCII letters included, prints as it is.
 /// Text that needs none of this comes back borrowed and unchanged.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(acts_on_terminal) {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -110,7 +110,7 @@ pub fn acts_on_terminal(c: char) -> bool {
 /// [`say`] for a line holding untrusted text: written as [`printable`]
 /// makes it, so one line stays one line and nothing in it reaches the
 /// terminal as a control.
-pub fn say_printable(line: &str) {
+pub(crate) fn say_printable(line: &str) {
     say(&printable(line));
 }
 

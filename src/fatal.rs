@@ -15,7 +15,7 @@ static PROGRAM: OnceLock<&'static str> = OnceLock::new();
 
 /// Names the program the lines of [`crate::backend::world::World::fail`]
 /// start with (set once, by the job).
-pub fn set_program(name: &'static str) {
+pub(crate) fn set_program(name: &'static str) {
     let _ = PROGRAM.set(name);
 }
 
@@ -26,13 +26,13 @@ pub fn program() -> &'static str {
 
 /// What ends the run record after such a failure: the line and the exit
 /// status.
-pub type RecordEnd = Box<dyn Fn(&str, i32) + Send>;
+pub(crate) type RecordEnd = Box<dyn Fn(&str, i32) + Send>;
 
 static RECORD_END: Mutex<Option<RecordEnd>> = Mutex::new(None);
 
 /// Says how this rank ends the run record when a failure ends the job
 /// (replaces the previous one).
-pub fn set_record_end(f: RecordEnd) {
+pub(crate) fn set_record_end(f: RecordEnd) {
     if let Ok(mut slot) = RECORD_END.lock() {
         *slot = Some(f);
     }
@@ -40,7 +40,7 @@ pub fn set_record_end(f: RecordEnd) {
 
 /// Ends the run record with `line`, if this rank was told how. Never
 /// blocks: a failure while the record is being ended elsewhere leaves it.
-pub fn end_record(line: &str, code: i32) {
+pub(crate) fn end_record(line: &str, code: i32) {
     if let Ok(slot) = RECORD_END.try_lock() {
         if let Some(f) = slot.as_ref() {
             f(line, code);
@@ -51,7 +51,7 @@ pub fn end_record(line: &str, code: i32) {
 /// A failure the run cannot go on after, raised as a panic payload where
 /// no error can be returned; its text is the whole line to print.
 #[derive(Debug)]
-pub struct Fatal(pub String);
+pub(crate) struct Fatal(pub String);
 
 /// Raises `line` as a [`Fatal`] panic.
 #[cold]

@@ -15,7 +15,7 @@ use std::path::Path;
 
 /// The largest input file read: far above any results file, run record,
 /// machine description or hostfile (a 1000-size OSU output is ~50 KB).
-pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_INPUT_BYTES: u64 = 64 << 20;
 
 /// What a non-regular file is, in words ("a FIFO").
 pub fn kind(ft: &std::fs::FileType) -> &'static str {
@@ -61,7 +61,7 @@ fn open_regular(path: &Path, hint: &str) -> io::Result<File> {
 /// a regular file: a FIFO would block that open forever, a device would
 /// be read or written. None for a regular file and for nothing there (the
 /// opener then says so in its own words).
-pub fn not_regular(path: &Path) -> Option<io::Error> {
+pub(crate) fn not_regular(path: &Path) -> Option<io::Error> {
     let ft = std::fs::metadata(path).ok()?.file_type();
     (!ft.is_file()).then(|| not_a_file(&ft, ""))
 }
@@ -69,13 +69,13 @@ pub fn not_regular(path: &Path) -> Option<io::Error> {
 /// The text of a small file in a tree named by a variable
 /// (`COMMBENCH_SYSFS_ROOT`'s copy of sysfs), at most `cap` bytes; refused
 /// at once when it is not a regular file, as [`read_capped`] does.
-pub fn read_small_text(path: &Path, cap: u64) -> io::Result<String> {
+pub(crate) fn read_small_text(path: &Path, cap: u64) -> io::Result<String> {
     let bytes = read_with(path, cap, "")?;
     String::from_utf8(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
 /// The bytes of `path`, at most `cap` of them; a larger file is refused.
-pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     read_with(path, cap, INPUT_HINT)
 }
 
@@ -109,7 +109,7 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
 /// `bytes` without a leading UTF-8 byte order mark (what some editors and
 /// Windows tools put before a text), so that the first line reads as it
 /// shows.
-pub fn without_bom(bytes: &[u8]) -> &[u8] {
+pub(crate) fn without_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 

@@ -30,11 +30,11 @@ pub mod cli;
 pub mod compare;
 pub mod datatype;
 pub mod diag;
-pub mod fatal;
+pub(crate) mod fatal;
 pub mod gpu;
 pub mod gpu_bw;
 pub mod history;
-pub mod input_file;
+pub(crate) mod input_file;
 pub mod job;
 pub mod launch;
 pub mod list;
@@ -48,7 +48,7 @@ pub mod procs;
 pub mod report;
 pub mod runner;
 pub mod spec;
-pub mod stats;
+pub(crate) mod stats;
 pub mod suite;
 pub mod text;
 pub mod topo;
@@ -56,6 +56,6 @@ pub mod topo;
 /// commbench's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The commit the binaries were built from (`-dirty` with local changes).
-pub const GIT_COMMIT: &str = env!("COMMBENCH_GIT_COMMIT");
+pub(crate) const GIT_COMMIT: &str = env!("COMMBENCH_GIT_COMMIT");
 /// The OSU Micro-Benchmarks version whose behaviour and output we follow.
 pub const OSU_VERSION: &str = "7.4";

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::backend::rma::{SyncMode, WinKind};
-pub use crate::backend::Backend;
+pub(crate) use crate::backend::Backend;
 use crate::datatype::Datatype;
 use crate::stats::precision::Precision;
 use crate::topo::request::PlacementRequest;
@@ -46,7 +46,7 @@ pub struct BufferLocations {
 
 impl BufferLocations {
     /// Whether either side asks for something other than host memory.
-    pub fn asks_for_device(&self) -> bool {
+    pub(crate) fn asks_for_device(&self) -> bool {
         [&self.send, &self.recv].iter().any(|w| !w.starts_with('H'))
     }
 
@@ -86,14 +86,14 @@ pub struct Validation {
 }
 
 /// Largest message: MPI counts are C ints.
-pub const MAX_MESSAGE_BYTES: usize = i32::MAX as usize;
+pub(crate) const MAX_MESSAGE_BYTES: usize = i32::MAX as usize;
 
 /// Default directory for `-clog` without a directory (OSU's).
-pub const DEFAULT_VALIDATION_LOG_DIR: &str = "validation_output";
+pub(crate) const DEFAULT_VALIDATION_LOG_DIR: &str = "validation_output";
 /// Most `-z` percentiles at once (OSU's array size).
-pub const MAX_TAIL_PERCENTILES: usize = 5;
+pub(crate) const MAX_TAIL_PERCENTILES: usize = 5;
 /// Percentiles printed by a bare `-z`, in print order.
-pub const DEFAULT_TAILS: [u32; 3] = [50, 90, 99];
+pub(crate) const DEFAULT_TAILS: [u32; 3] = [50, 90, 99];
 
 /// osu_latency_mt's threads or osu_latency_mp's forked processes on each
 /// side (`-t R` or `-t S:R`), as OSU counts them.
@@ -107,13 +107,13 @@ pub struct WorkerCounts {
 
 impl WorkerCounts {
     /// Threads on the sender: one unless `S:R` gave another count.
-    pub fn sender_threads(&self) -> usize {
+    pub(crate) fn sender_threads(&self) -> usize {
         self.sender.unwrap_or(1)
     }
 
     /// Processes the sender forks: none unless set (OSU's osu_latency_mp
     /// forks none after `-t R`).
-    pub fn sender_processes(&self) -> usize {
+    pub(crate) fn sender_processes(&self) -> usize {
         self.sender.unwrap_or(0)
     }
 }
@@ -241,7 +241,7 @@ impl Format {
     }
 
     /// The format a `--format` word names.
-    pub fn from_word(word: &str) -> Option<Format> {
+    pub(crate) fn from_word(word: &str) -> Option<Format> {
         Format::ALL.into_iter().find(|f| f.word() == word)
     }
 
@@ -258,7 +258,7 @@ impl Format {
 
     /// Whether stdout starts as OSU's binaries start it before the table
     /// (`#Using NCCL` on every rank of an NCCL run).
-    pub fn osu_preamble(self) -> bool {
+    pub(crate) fn osu_preamble(self) -> bool {
         match self {
             Format::Osu => true,
             Format::NcclTests | Format::Json => false,
@@ -269,7 +269,7 @@ impl Format {
     /// (OSU's `DATA VALIDATION ERROR: ...`). False for a format whose every
     /// stdout line a program parses: the failing row and the exit status
     /// say it there, stderr and the run record as always.
-    pub fn runner_lines(self) -> bool {
+    pub(crate) fn runner_lines(self) -> bool {
         match self {
             Format::Osu | Format::NcclTests => true,
             Format::Json => false,
@@ -289,7 +289,7 @@ impl Format {
     /// Whether `-c` checks as nccl-tests does: every rank's wrong elements
     /// counted into the row, and the sizes after a wrong one still run;
     /// otherwise OSU's way, the run ending at the first wrong size.
-    pub fn counts_wrong_elements(self) -> bool {
+    pub(crate) fn counts_wrong_elements(self) -> bool {
         match self {
             Format::NcclTests => true,
             Format::Osu | Format::Json => false,
@@ -320,7 +320,7 @@ pub enum Accel {
 
 impl Accel {
     /// The slot OSU's title gets (`# OSU MPI-CUDA Latency Test v7.4`).
-    pub fn title_slot(self) -> &'static str {
+    pub(crate) fn title_slot(self) -> &'static str {
         "-CUDA"
     }
 }

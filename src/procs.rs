@@ -29,7 +29,7 @@ pub fn state(pid: u32) -> Option<ProcState> {
 /// When the process with `pid` started, in seconds since the Unix epoch
 /// (to the second of the boot time /proc/stat gives); None when there is
 /// no such process or /proc does not say.
-pub fn started_unix(p: &ProcState) -> Option<f64> {
+pub(crate) fn started_unix(p: &ProcState) -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let boot: f64 = stat.lines().find_map(|l| l.strip_prefix("btime "))?.trim().parse().ok()?;
     // SAFETY: sysconf has no preconditions.
@@ -41,7 +41,7 @@ pub fn started_unix(p: &ProcState) -> Option<f64> {
 /// running at `since` (seconds since the epoch): it runs, and it started
 /// no later than that (give or take `slack` seconds for the clocks'
 /// grain); a process given the pid later is another one.
-pub fn still_running(pid: u32, since: Option<f64>, slack: f64) -> bool {
+pub(crate) fn still_running(pid: u32, since: Option<f64>, slack: f64) -> bool {
     let Some(p) = state(pid).filter(|p| p.running) else { return false };
     match (since, started_unix(&p)) {
         (Some(since), Some(started)) => started <= since + slack,

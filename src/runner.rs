@@ -147,7 +147,7 @@ where
 /// Whether each [`Launch`] runs over exactly the backends that
 /// [`backend::capabilities`] gives its capability; a compile-time check
 /// (`const _`), so the options' refusals and the dispatch cannot part.
-pub const BACKENDS_AGREE: () = {
+pub(crate) const BACKENDS_AGREE: () = {
     agree::<needs::PointToPoint>(<crate::bench::pt2pt::latency::Latency as Launch<needs::PointToPoint>>::BACKENDS);
     agree::<needs::Threads>(<crate::bench::pt2pt::latency_mt::LatencyMt as Launch<needs::Threads>>::BACKENDS);
     agree::<needs::Collectives>(
@@ -199,7 +199,7 @@ pub fn main_rma<B: crate::bench::rma::RmaBench + Registered>() -> ! {
 
 /// [`run`] for a one-sided benchmark: MPI windows in host memory (the
 /// options refuse other backends and `-d`).
-pub fn run_rma<B: crate::bench::rma::RmaBench + Registered>() -> i32 {
+pub(crate) fn run_rma<B: crate::bench::rma::RmaBench + Registered>() -> i32 {
     run_with(
         B::ENTRY,
         |p, _| crate::bench::rma::message_bytes(p),
@@ -239,7 +239,7 @@ pub fn main_startup<B: Registered>() -> ! {
 
 /// osu_init or osu_hello: the shared options and job start, then the
 /// start-up row instead of a measurement (bench/startup/init.rs says why).
-pub fn run_startup(entry: Entry) -> i32 {
+pub(crate) fn run_startup(entry: Entry) -> i32 {
     run_with(entry, |_, _| 0, |s: &Session| s.startup())
 }
 

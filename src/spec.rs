@@ -45,12 +45,12 @@ pub struct IterDefaults {
 }
 
 /// Messages strictly larger than this use the large-message counts.
-pub const LARGE_MESSAGE_SIZE: usize = 8192;
+pub(crate) const LARGE_MESSAGE_SIZE: usize = 8192;
 /// OSU's default window (`-W`).
-pub const DEFAULT_WINDOW: usize = 64;
+pub(crate) const DEFAULT_WINDOW: usize = 64;
 /// OSU's default validation warm-up (`-u`) and its maximum.
-pub const DEFAULT_VALIDATION_WARMUP: usize = 5;
-pub const MAX_VALIDATION_WARMUP: usize = 10;
+pub(crate) const DEFAULT_VALIDATION_WARMUP: usize = 5;
+pub(crate) const MAX_VALIDATION_WARMUP: usize = 10;
 
 /// What a benchmark reports per size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -228,7 +228,7 @@ impl BenchSpec {
     /// and nothing optional. The name, title, letters, process rule,
     /// metric, iteration defaults and largest size are each benchmark's
     /// own, and every spec in the registry names them (a test checks).
-    pub const DEFAULT: BenchSpec = BenchSpec {
+    pub(crate) const DEFAULT: BenchSpec = BenchSpec {
         name: "",
         title: "",
         letters: "",
@@ -253,7 +253,7 @@ impl BenchSpec {
 
     /// How many pairs communicate with `np` ranks (`pairs` is `-p`), or
     /// why this benchmark cannot run with `np` ranks.
-    pub fn pairs_for(&self, np: usize, pairs: Option<usize>) -> Result<usize, JobShapeError> {
+    pub(crate) fn pairs_for(&self, np: usize, pairs: Option<usize>) -> Result<usize, JobShapeError> {
         match self.procs {
             ProcRule::ExactlyTwo if np != 2 => Err(JobShapeError::ExactlyTwo),
             ProcRule::ExactlyTwo => Ok(1),
@@ -272,18 +272,18 @@ impl BenchSpec {
         }
     }
 
-    pub fn is_point_to_point(&self) -> bool {
+    pub(crate) fn is_point_to_point(&self) -> bool {
         matches!(self.metric, MetricKind::Latency | MetricKind::Bandwidth | MetricKind::MultiBandwidth)
     }
 
     /// Whether rows carry nccl-tests' algbw and busbw (the collectives
     /// that move data; not osu_barrier or point-to-point).
-    pub fn has_bus_bandwidth(&self) -> bool {
+    pub(crate) fn has_bus_bandwidth(&self) -> bool {
         self.metric == MetricKind::Collective
     }
 
     /// Whether the benchmark moves typed elements (`-T`, `# Datatype:`).
-    pub fn typed(&self) -> bool {
+    pub(crate) fn typed(&self) -> bool {
         !matches!(
             self.metric,
             MetricKind::Barrier | MetricKind::Startup | MetricKind::Hello | MetricKind::OverlapBarrier
@@ -293,13 +293,13 @@ impl BenchSpec {
     /// Whether OSU labels this benchmark's MB/s columns as latencies
     /// (`Avg Latency(us)`, `P50 Tail Lat(us)`): its congestion tests,
     /// osu_bw_fan_in and osu_bw_fan_out, do.
-    pub fn labels_bw_as_latency(&self) -> bool {
+    pub(crate) fn labels_bw_as_latency(&self) -> bool {
         self.procs == ProcRule::Nodes
     }
 
     /// Whether the benchmark measures the job's start-up (osu_init,
     /// osu_hello) rather than messages in a timed loop.
-    pub fn is_startup(&self) -> bool {
+    pub(crate) fn is_startup(&self) -> bool {
         matches!(self.metric, MetricKind::Startup | MetricKind::Hello)
     }
 
@@ -311,7 +311,7 @@ impl BenchSpec {
     /// Why `--precision` cannot judge this benchmark (None where it can):
     /// it needs one timed pass of iterations per size whose mean is the
     /// reported value.
-    pub fn precision_refusal(&self) -> Option<&'static str> {
+    pub(crate) fn precision_refusal(&self) -> Option<&'static str> {
         if self.is_startup() {
             Some("it times MPI_Init once, not iterations")
         } else if self.is_overlap() {
@@ -325,7 +325,7 @@ impl BenchSpec {
 
     /// The thread support MPI must give: `MPI_THREAD_MULTIPLE` where the
     /// ping-pongs run on threads.
-    pub fn thread_level(&self) -> ThreadLevel {
+    pub(crate) fn thread_level(&self) -> ThreadLevel {
         match self.workers {
             Some(Workers::Threads) => ThreadLevel::Multiple,
             _ => ThreadLevel::Single,
@@ -338,22 +338,22 @@ impl BenchSpec {
     }
 }
 
-pub const LAT_ITERS: IterDefaults =
+pub(crate) const LAT_ITERS: IterDefaults =
     IterDefaults { small_iterations: 10000, small_warmup: 100, large_iterations: 1000, large_warmup: 10 };
-pub const BW_ITERS: IterDefaults =
+pub(crate) const BW_ITERS: IterDefaults =
     IterDefaults { small_iterations: 100, small_warmup: 10, large_iterations: 20, large_warmup: 2 };
-pub const MBW_ITERS: IterDefaults =
+pub(crate) const MBW_ITERS: IterDefaults =
     IterDefaults { small_iterations: 100, small_warmup: 10, large_iterations: 100, large_warmup: 10 };
 /// Iterations of the non-blocking collectives: OSU's collective defaults.
-pub const NBC_ITERS: IterDefaults = COLL_ITERS;
-pub const COLL_ITERS: IterDefaults =
+pub(crate) const NBC_ITERS: IterDefaults = COLL_ITERS;
+pub(crate) const COLL_ITERS: IterDefaults =
     IterDefaults { small_iterations: 1000, small_warmup: 100, large_iterations: 100, large_warmup: 10 };
 
 /// Largest default message of the point-to-point benchmarks.
-pub const PT2PT_MAX: usize = 1 << 22;
+pub(crate) const PT2PT_MAX: usize = 1 << 22;
 
 /// OSU's default per-process memory limit for collective buffers (`-M`).
-pub const DEFAULT_MEM_LIMIT: usize = 512 << 20;
+pub(crate) const DEFAULT_MEM_LIMIT: usize = 512 << 20;
 
 #[cfg(test)]
 mod tests {

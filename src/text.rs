@@ -4,7 +4,7 @@
 
 /// Left-aligned columns two spaces apart, one line per row (no newline),
 /// trailing spaces trimmed: the plain tables people read on a terminal.
-pub fn aligned_columns<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
+pub(crate) fn aligned_columns<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
     capped_columns(rows, usize::MAX)
 }
 
@@ -12,7 +12,7 @@ pub fn aligned_columns<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
 /// longer cell is written whole and pushes the rest of its row right.
 /// The padding is written out, not asked of `format!` (whose width is at
 /// most 65,535 and panics beyond: a cell from data may be longer).
-pub fn capped_columns<const N: usize>(rows: &[[String; N]], cap: usize) -> Vec<String> {
+pub(crate) fn capped_columns<const N: usize>(rows: &[[String; N]], cap: usize) -> Vec<String> {
     let mut widths = [0usize; N];
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {

@@ -28,7 +28,7 @@ pub struct SeriesKey {
 }
 
 /// Every value collected, by series and size.
-pub type Collected = BTreeMap<SeriesKey, BTreeMap<u64, Samples>>;
+pub(crate) type Collected = BTreeMap<SeriesKey, BTreeMap<u64, Samples>>;
 
 /// The verdict on one size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ pub fn median(xs: &[f64]) -> f64 {
 
 /// The `q` quantile with linear interpolation between order statistics
 /// (the "inclusive" method).
-pub fn quantile(xs: &[f64], q: f64) -> f64 {
+pub(crate) fn quantile(xs: &[f64], q: f64) -> f64 {
     if xs.is_empty() {
         return f64::NAN;
     }
@@ -90,7 +90,7 @@ pub fn quantile(xs: &[f64], q: f64) -> f64 {
 
 /// The interquartile range as a share of the median, in percent: robust
 /// to the one-off stalls of a shared machine, which a min-max range is not.
-pub fn iqr_pct(xs: &[f64]) -> f64 {
+pub(crate) fn iqr_pct(xs: &[f64]) -> f64 {
     let m = median(xs);
     if m == 0.0 || m.is_nan() {
         return 0.0;
@@ -110,7 +110,7 @@ pub enum Target {
 
 /// The A/A distance of one size: how far the control's median lies from
 /// A's, in percent of A's (None without a control).
-pub fn aa_distance_pct(s: &Samples) -> Option<f64> {
+pub(crate) fn aa_distance_pct(s: &Samples) -> Option<f64> {
     let a = median(&s.a);
     (!s.a2.is_empty() && a != 0.0).then(|| 100.0 * (median(&s.a2) / a - 1.0).abs())
 }
@@ -148,7 +148,7 @@ pub fn judge(size: u64, s: &Samples, m: Quantity, target: Option<Target>, printe
 
 /// The geometric mean of the ratios: an overhead leans one way at most
 /// sizes, noise both ways.
-pub fn geometric_mean(ratios: &[f64]) -> Option<f64> {
+pub(crate) fn geometric_mean(ratios: &[f64]) -> Option<f64> {
     let logs: Vec<f64> = ratios.iter().filter(|r| r.is_finite() && **r > 0.0).map(|r| r.ln()).collect();
     (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }

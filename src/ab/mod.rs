@@ -28,7 +28,7 @@ use judge::{Collected, Mark, Samples, SeriesKey, SizeLine, Target};
     about = "Run two commands that print OSU tables in alternating order for some rounds and compare their \
              medians size by size (an A/B benchmark, with an optional A/A control)"
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// Command A, run with `sh -c`. A `{csv}` in it becomes a fresh CSV path for each run, read at full
     /// precision (commbench's `--csv {csv}`); without one, its stdout is read as an OSU table
     #[arg(long = "a", value_name = "CMD")]

@@ -9,7 +9,7 @@ use super::Control;
 /// carrying on rank 0 the line to print: the first failing rank's text
 /// (prefixed with its rank unless it is rank 0), and how many ranks failed
 /// differently. Identical complaints from several ranks are said once.
-pub fn agree_failures<C: Control>(w: &C, mine: Option<&str>) -> Result<(), Option<String>> {
+pub(crate) fn agree_failures<C: Control>(w: &C, mine: Option<&str>) -> Result<(), Option<String>> {
     let failed = w.allreduce_sum_u64(u64::from(mine.is_some()));
     if failed == 0 {
         return Ok(());

@@ -40,13 +40,13 @@ impl<B: Buffer> BufferSet<B> {
 
     /// The buffer message slot `j` uses.
     #[inline(always)]
-    pub fn slot(&self, j: usize) -> &B {
+    pub(crate) fn slot(&self, j: usize) -> &B {
         &self.bufs[if self.bufs.len() == 1 { 0 } else { j }]
     }
 
     /// The buffer message slot `j` uses, writable.
     #[inline(always)]
-    pub fn slot_mut(&mut self, j: usize) -> &mut B {
+    pub(crate) fn slot_mut(&mut self, j: usize) -> &mut B {
         let n = self.bufs.len();
         &mut self.bufs[if n == 1 { 0 } else { j }]
     }
@@ -66,7 +66,12 @@ impl<B: Buffer> BufferSet<B> {
     /// Makes the set serve `slots` messages of `bytes` each: a shared buffer
     /// keeps its (large enough) allocation, a per-message set is rebuilt
     /// when the window or the size changes.
-    pub fn reshape<T: Transport<Buf = B>>(&mut self, t: &T, bytes: usize, slots: usize) -> Result<(), AllocError> {
+    pub(crate) fn reshape<T: Transport<Buf = B>>(
+        &mut self,
+        t: &T,
+        bytes: usize,
+        slots: usize,
+    ) -> Result<(), AllocError> {
         if self.multiple {
             if self.bufs.len() != slots.max(1) || self.bufs[0].len() != bytes {
                 // Free the old set before allocating the new one.
@@ -84,7 +89,14 @@ impl<B: Buffer> BufferSet<B> {
 
     /// Writes the validation pattern: message slot j of iteration i carries
     /// the pattern of iteration i + j (with one shared buffer, i).
-    pub fn fill_patterns<T: Transport<Buf = B>>(&mut self, t: &T, dt: Datatype, count: usize, size: usize, i: usize) {
+    pub(crate) fn fill_patterns<T: Transport<Buf = B>>(
+        &mut self,
+        t: &T,
+        dt: Datatype,
+        count: usize,
+        size: usize,
+        i: usize,
+    ) {
         for (k, b) in self.bufs.iter_mut().enumerate() {
             t.memory().write_host(b, count * dt.size(), |s| fill_pattern(s, dt, count, size, i + k));
         }
@@ -98,7 +110,7 @@ impl<B: Buffer> BufferSet<B> {
     }
 
     /// Checks every buffer against `fill_patterns`' pattern.
-    pub fn check_patterns<T: Transport<Buf = B>>(
+    pub(crate) fn check_patterns<T: Transport<Buf = B>>(
         &self,
         t: &T,
         dt: Datatype,

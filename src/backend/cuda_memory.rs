@@ -12,7 +12,7 @@ use crate::gpu::cuda::{self, DeviceBuf, GpuInfo};
 
 /// Where one rank's buffers live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     Host,
     Device,
     Managed,
@@ -21,7 +21,7 @@ pub enum Place {
 impl Place {
     /// OSU's location letter (`H`, `D`, `M...`), with `-d managed` making
     /// a device buffer managed.
-    pub fn from_word(word: &str, managed: bool) -> Place {
+    pub(crate) fn from_word(word: &str, managed: bool) -> Place {
         match word.as_bytes().first() {
             Some(b'D') if managed => Place::Managed,
             Some(b'D') => Place::Device,
@@ -40,7 +40,7 @@ impl Place {
 }
 
 /// A message buffer of [`CudaMemory`].
-pub enum GpuBuf {
+pub(crate) enum GpuBuf {
     Host(AlignedBuf),
     Device(DeviceBuf),
 }
@@ -74,7 +74,7 @@ impl RawBuffer for GpuBuf {
 }
 
 /// This rank's buffer place and its GPU.
-pub struct CudaMemory {
+pub(crate) struct CudaMemory {
     place: Place,
     gpu: GpuInfo,
     /// Why the place is what it is, when that may surprise (`-d cuda`
@@ -87,15 +87,11 @@ impl CudaMemory {
         CudaMemory { place, gpu, note }
     }
 
-    pub fn place(&self) -> Place {
-        self.place
-    }
-
     /// Refuses GPU buffers when the MPI library says it cannot move them
     /// (handing device pointers to such a library crashes it); an MPI
     /// that does not say is trusted, and the record says it did not.
     /// Call after MPI_Init.
-    pub fn check_mpi(self) -> Result<CudaMemory, String> {
+    pub(crate) fn check_mpi(self) -> Result<CudaMemory, String> {
         match (self.place, cuda::mpi_cuda_support()) {
             (Place::Device | Place::Managed, Some(false)) => Err(format!(
                 "this MPI library cannot move CUDA memory (asked with MPIX_Query_cuda_support or \

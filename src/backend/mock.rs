@@ -38,11 +38,10 @@ use crate::buffer::AlignedBuf;
 use crate::datatype::Datatype;
 
 mod one_sided;
-pub use one_sided::MockWin;
 
 /// How long a mock rank waits for the others before declaring the test
 /// stuck.
-pub const STUCK_AFTER: Duration = Duration::from_secs(30);
+pub(crate) const STUCK_AFTER: Duration = Duration::from_secs(30);
 
 /// The cost model of the virtual clock.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -68,7 +67,7 @@ impl Default for Model {
 
 impl Model {
     /// One-way time of one `bytes` message on an idle link.
-    pub fn one_way(&self, bytes: usize) -> f64 {
+    pub(crate) fn one_way(&self, bytes: usize) -> f64 {
         self.overhead_s + bytes as f64 / self.bytes_per_s + self.latency_s
     }
 
@@ -90,7 +89,7 @@ impl Model {
 
 /// A deliberate fault, for tests of what happens when data goes wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
+pub(crate) enum Fault {
     /// Every point-to-point message that `to` receives, the result of
     /// every allreduce and vector collective on `to`, every one-sided
     /// update of `to`'s window and every value a one-sided call fetches
@@ -145,7 +144,7 @@ pub fn run<R: Send>(np: usize, model: Model, f: impl Fn(&MockTransport) -> R + S
 }
 
 /// [`run`] with a fault injected.
-pub fn run_with<R: Send>(
+pub(crate) fn run_with<R: Send>(
     np: usize,
     model: Model,
     fault: Option<Fault>,
@@ -183,7 +182,7 @@ pub fn run_with<R: Send>(
 }
 
 /// One rank's control plane (and clock).
-pub struct MockWorld {
+pub(crate) struct MockWorld {
     rank: usize,
     shared: Arc<Shared>,
     clock: Cell<f64>,
@@ -375,7 +374,7 @@ enum Req {
     Recv { peer: usize, tag: i32, ptr: *mut u8, len: usize },
 }
 
-pub struct MockRequests {
+pub(crate) struct MockRequests {
     reqs: Vec<Req>,
     /// Each slot's persistent operation ([`PersistentPointToPoint`]): a
     /// send from, or a receive into, the buffer it was bound to.
@@ -391,7 +390,7 @@ enum BoundOp {
 }
 
 /// One rank's data plane: host buffers, virtual time.
-pub struct MockTransport {
+pub(crate) struct MockTransport {
     world: MockWorld,
     /// Device timestamps ([`Transport::mark`]): the virtual clock.
     marks: RefCell<Vec<f64>>,

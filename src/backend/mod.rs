@@ -18,13 +18,13 @@
 //! deterministic clock ([`mock`]) for unit tests.
 
 mod agree;
-pub mod buffer_set;
-pub mod cuda_memory;
+pub(crate) mod buffer_set;
+pub(crate) mod cuda_memory;
 #[cfg(test)]
-pub mod mock;
-pub mod mpi_host;
+pub(crate) mod mock;
+pub(crate) mod mpi_host;
 pub mod nccl;
-pub mod neighbor;
+pub(crate) mod neighbor;
 pub mod rma;
 mod shim;
 #[cfg(ucx)]
@@ -109,7 +109,7 @@ impl RawBuffer for crate::buffer::AlignedBuf {
 
 /// The `bytes` of [`Memory::write_host`] (and `read_host`) that reach
 /// the whole buffer.
-pub const WHOLE: usize = usize::MAX;
+pub(crate) const WHOLE: usize = usize::MAX;
 
 /// Where a transport's message buffers live, and how the host reaches
 /// into them outside timed regions (fills and validation).
@@ -217,7 +217,7 @@ impl Blocks {
 
     /// `count` elements for each of `np` ranks, laid end to end in rank
     /// order (the layout OSU's vector benchmarks use).
-    pub fn end_to_end(np: usize, count: usize, dt: Datatype, displs_in_bytes: bool) -> Blocks {
+    pub(crate) fn end_to_end(np: usize, count: usize, dt: Datatype, displs_in_bytes: bool) -> Blocks {
         let unit = if displs_in_bytes { dt.size() } else { 1 };
         let counts = vec![count as i32; np];
         let displs = (0..np).map(|r| (r * count * unit) as i32).collect();
@@ -386,7 +386,7 @@ impl Backend {
     pub const ALL: [Backend; 3] = [Backend::Mpi, Backend::Ucx, Backend::Nccl];
 
     /// The backend whose `--backend` word this is.
-    pub fn from_word(word: &str) -> Option<Backend> {
+    pub(crate) fn from_word(word: &str) -> Option<Backend> {
         Backend::ALL.into_iter().find(|b| b.word() == word)
     }
 
@@ -404,7 +404,7 @@ impl Backend {
 /// `Launch` builds each benchmark over exactly these (checked when it is
 /// compiled), and the options refuse a backend without what the benchmark
 /// needs, from this table.
-pub const fn capabilities(backend: Backend) -> &'static [Capability] {
+pub(crate) const fn capabilities(backend: Backend) -> &'static [Capability] {
     use Capability::*;
     match backend {
         // Mpi<M>: Transport, Collectives, DataBarrier, VectorCollectives,
@@ -431,7 +431,7 @@ pub const fn capabilities(backend: Backend) -> &'static [Capability] {
 }
 
 /// Whether `backend` has `cap` ([`capabilities`]).
-pub const fn provides(backend: Backend, cap: Capability) -> bool {
+pub(crate) const fn provides(backend: Backend, cap: Capability) -> bool {
     let caps = capabilities(backend);
     let mut i = 0;
     while i < caps.len() {
@@ -479,7 +479,7 @@ pub trait Collectives: Transport {
 /// Blocking point-to-point messages from several threads of a rank at
 /// once (osu_latency_mt; MPI started with `MPI_THREAD_MULTIPLE`): each
 /// thread holds a [`Lane`] and buffers of its own.
-pub trait Threaded: Transport {
+pub(crate) trait Threaded: Transport {
     type Lane<'a>: Lane<Self::Buf>
     where
         Self: 'a;
@@ -488,7 +488,7 @@ pub trait Threaded: Transport {
 }
 
 /// The calls one thread makes, shared by all of a rank's threads.
-pub trait Lane<B>: Sync {
+pub(crate) trait Lane<B>: Sync {
     fn send(&self, buf: &B, env: Envelope);
     fn recv(&self, buf: &mut B, env: Envelope);
     /// The transport's clock, as [`Transport::now`].
@@ -705,7 +705,7 @@ pub trait NonBlockingCollectives: VectorCollectives + DataBarrier + NeighborColl
 /// (`MPI_Send_init`, `MPI_Recv_init`), then started as often as needed
 /// (`MPI_Startall`) and completed with [`Transport::waitall`]; what the
 /// osu_*_persistent point-to-point programs time.
-pub trait PersistentPointToPoint: Transport {
+pub(crate) trait PersistentPointToPoint: Transport {
     /// Binds a send of `env` from `buf` into request `reqs[slot]`.
     ///
     /// # Safety
@@ -775,7 +775,7 @@ pub trait PersistentCollectives: NonBlockingCollectives {
 /// one compare in a timed region.
 #[inline(always)]
 #[track_caller]
-pub fn check_len(len: usize, need: usize) {
+pub(crate) fn check_len(len: usize, need: usize) {
     if need > len {
         too_short(len, need)
     }
@@ -794,11 +794,11 @@ fn too_short(len: usize, need: usize) -> ! {
 /// in one line of ours with UCX's status. UCX reads the level when the
 /// library is first loaded (Open MPI may load it during MPI_Init), so this
 /// runs before MPI starts, while the process has one thread.
-pub fn quiet_ucx_by_default() {
+pub(crate) fn quiet_ucx_by_default() {
     if std::env::var_os("UCX_LOG_LEVEL").is_none() {
         std::env::set_var("UCX_LOG_LEVEL", "fatal");
     }
 }
 
-pub use agree::agree_failures;
-pub use neighbor::{Adjacency, ByteBlocks, NeighborCollectives, NeighborGraph};
+pub(crate) use agree::agree_failures;
+pub(crate) use neighbor::{Adjacency, ByteBlocks, NeighborCollectives, NeighborGraph};

@@ -38,7 +38,7 @@ pub struct Mpi<'w, M: Memory = HostMemory> {
 }
 
 /// MPI on host memory: what OSU's non-GPU build measures.
-pub type MpiHost<'w> = Mpi<'w, HostMemory>;
+pub(crate) type MpiHost<'w> = Mpi<'w, HostMemory>;
 
 impl<'w> MpiHost<'w> {
     pub fn new(world: &'w World) -> MpiHost<'w> {
@@ -48,7 +48,7 @@ impl<'w> MpiHost<'w> {
 
 impl<'w, M: Memory> Mpi<'w, M> {
     /// MPI moving buffers of `mem`.
-    pub fn with_memory(world: &'w World, mem: M) -> Mpi<'w, M> {
+    pub(crate) fn with_memory(world: &'w World, mem: M) -> Mpi<'w, M> {
         let h = world.handles();
         let np = world.size();
         let per_rank_types = Datatype::ALL.map(|dt| vec![h.dt(dt); np]);
@@ -1239,7 +1239,7 @@ impl<'w, M: Memory> PersistentPointToPoint for Mpi<'w, M> {
 
 /// MPI's blocking send and receive for the threads of one rank
 /// (osu_latency_mt).
-pub struct MpiLane<'w> {
+pub(crate) struct MpiLane<'w> {
     world: &'w World,
     comm: ffi::MPI_Comm,
     h: Handles,

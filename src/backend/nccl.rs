@@ -55,7 +55,7 @@ pub struct Requests {
 }
 
 /// NCCL on this rank's GPU.
-pub struct Nccl<'w> {
+pub(crate) struct Nccl<'w> {
     world: &'w World,
     lib: &'static nccl_lib::NcclLib,
     comm: ncclComm_t,

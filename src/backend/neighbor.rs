@@ -32,7 +32,7 @@ pub struct ByteBlocks {
 
 impl ByteBlocks {
     /// `count` elements of `dt` for each of `n` neighbours, end to end.
-    pub fn end_to_end(n: usize, count: usize, dt: Datatype) -> ByteBlocks {
+    pub(crate) fn end_to_end(n: usize, count: usize, dt: Datatype) -> ByteBlocks {
         let bytes = count * dt.size();
         let displs = (0..n).map(|k| (k * bytes) as ffi::MPI_Aint).collect();
         ByteBlocks { counts: vec![count as i32; n], displs, extent: n * bytes }

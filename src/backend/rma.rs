@@ -65,7 +65,7 @@ impl WinKind {
     }
 
     /// What OSU's `# Window creation:` line names.
-    pub fn mpi_call(self) -> &'static str {
+    pub(crate) fn mpi_call(self) -> &'static str {
         match self {
             WinKind::Create => "MPI_Win_create",
             WinKind::Allocate => "MPI_Win_allocate",
@@ -95,7 +95,7 @@ impl SyncMode {
     }
 
     /// What OSU's `# Synchronization:` line names.
-    pub fn mpi_calls(self) -> &'static str {
+    pub(crate) fn mpi_calls(self) -> &'static str {
         match self {
             SyncMode::Lock => "MPI_Win_lock/unlock",
             SyncMode::Pscw => "MPI_Win_post/start/complete/wait",
@@ -117,7 +117,7 @@ impl SyncMode {
 /// Creating and dropping a window are collective: every rank does both in
 /// the same order. Offsets and lengths are in bytes and checked against
 /// the buffers and the window.
-pub trait OneSided: Transport {
+pub(crate) trait OneSided: Transport {
     /// A window of this transport; dropping it frees it (collective).
     type Win;
 
@@ -185,7 +185,7 @@ pub trait OneSided: Transport {
 }
 
 /// An MPI window on the world's communicator.
-pub struct MpiWin {
+pub(crate) struct MpiWin {
     win: ffi::MPI_Win,
     /// The window's memory when this rank allocated it (create, dynamic).
     own: Option<AlignedBuf>,

@@ -49,7 +49,7 @@ impl Handles {
     }
 
     #[inline(always)]
-    pub fn dt(&self, dt: Datatype) -> ffi::MPI_Datatype {
+    pub(crate) fn dt(&self, dt: Datatype) -> ffi::MPI_Datatype {
         self.types[dt as usize]
     }
 
@@ -75,9 +75,9 @@ pub(super) mod init {
     use mpi::ffi::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 
     extern "C" {
-        pub fn commbench_mpi_persistent_collectives() -> c_int;
-        pub fn commbench_barrier_init(c: MPI_Comm, r: *mut MPI_Request) -> c_int;
-        pub fn commbench_allreduce_init(
+        pub(crate) fn commbench_mpi_persistent_collectives() -> c_int;
+        pub(crate) fn commbench_barrier_init(c: MPI_Comm, r: *mut MPI_Request) -> c_int;
+        pub(crate) fn commbench_allreduce_init(
             s: *const c_void,
             d: *mut c_void,
             n: c_int,
@@ -86,7 +86,7 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_bcast_init(
+        pub(crate) fn commbench_bcast_init(
             b: *mut c_void,
             n: c_int,
             t: MPI_Datatype,
@@ -94,7 +94,7 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_reduce_init(
+        pub(crate) fn commbench_reduce_init(
             s: *const c_void,
             d: *mut c_void,
             n: c_int,
@@ -104,7 +104,7 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_allgather_init(
+        pub(crate) fn commbench_allgather_init(
             s: *const c_void,
             sn: c_int,
             st: MPI_Datatype,
@@ -114,7 +114,7 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_alltoall_init(
+        pub(crate) fn commbench_alltoall_init(
             s: *const c_void,
             sn: c_int,
             st: MPI_Datatype,
@@ -124,18 +124,7 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_gather_init(
-            s: *const c_void,
-            sn: c_int,
-            st: MPI_Datatype,
-            d: *mut c_void,
-            dn: c_int,
-            dt: MPI_Datatype,
-            root: c_int,
-            c: MPI_Comm,
-            r: *mut MPI_Request,
-        ) -> c_int;
-        pub fn commbench_scatter_init(
+        pub(crate) fn commbench_gather_init(
             s: *const c_void,
             sn: c_int,
             st: MPI_Datatype,
@@ -146,7 +135,18 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_reduce_scatter_init(
+        pub(crate) fn commbench_scatter_init(
+            s: *const c_void,
+            sn: c_int,
+            st: MPI_Datatype,
+            d: *mut c_void,
+            dn: c_int,
+            dt: MPI_Datatype,
+            root: c_int,
+            c: MPI_Comm,
+            r: *mut MPI_Request,
+        ) -> c_int;
+        pub(crate) fn commbench_reduce_scatter_init(
             s: *const c_void,
             d: *mut c_void,
             n: *const c_int,
@@ -155,7 +155,7 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_reduce_scatter_block_init(
+        pub(crate) fn commbench_reduce_scatter_block_init(
             s: *const c_void,
             d: *mut c_void,
             n: c_int,
@@ -164,7 +164,7 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_allgatherv_init(
+        pub(crate) fn commbench_allgatherv_init(
             s: *const c_void,
             sn: c_int,
             st: MPI_Datatype,
@@ -175,7 +175,7 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_gatherv_init(
+        pub(crate) fn commbench_gatherv_init(
             s: *const c_void,
             sn: c_int,
             st: MPI_Datatype,
@@ -187,7 +187,7 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_scatterv_init(
+        pub(crate) fn commbench_scatterv_init(
             s: *const c_void,
             sn: *const c_int,
             sd: *const c_int,
@@ -199,7 +199,7 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_alltoallv_init(
+        pub(crate) fn commbench_alltoallv_init(
             s: *const c_void,
             sn: *const c_int,
             sd: *const c_int,
@@ -211,7 +211,7 @@ pub(super) mod init {
             c: MPI_Comm,
             r: *mut MPI_Request,
         ) -> c_int;
-        pub fn commbench_alltoallw_init(
+        pub(crate) fn commbench_alltoallw_init(
             s: *const c_void,
             sn: *const c_int,
             sd: *const c_int,

@@ -28,7 +28,7 @@ use crate::buffer::AlignedBuf;
 
 /// Why the UCX transport could not be set up.
 #[derive(Debug, thiserror::Error)]
-pub enum UcxError {
+pub(crate) enum UcxError {
     #[error("{0}")]
     Load(#[from] ucx_sys::LoadError),
     #[error("UCX {what} failed: {status}{hint}")]
@@ -37,7 +37,7 @@ pub enum UcxError {
 
 /// What the run record says about UCX.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
-pub struct UcxInfo {
+pub(crate) struct UcxInfo {
     /// The libucp that ran (`ucp_get_version_string`).
     pub version: String,
     /// The UCX headers commbench was built with.
@@ -52,7 +52,7 @@ pub struct UcxInfo {
 }
 
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
-pub struct RankEndpoints {
+pub(crate) struct RankEndpoints {
     pub rank: usize,
     /// `peer R: transport/device` for every lane of every endpoint.
     pub lanes: Vec<String>,
@@ -65,7 +65,7 @@ pub struct Requests {
 }
 
 /// UCP tagged messages over the ranks of `World`.
-pub struct Ucx<'w> {
+pub(crate) struct Ucx<'w> {
     world: &'w World,
     u: &'static Ucp,
     ctx: ucp_context_h,
@@ -269,7 +269,7 @@ impl<'w> Ucx<'w> {
 /// (`mlx5_0:1`), under `sys` (/sys/class). A list may name devices of
 /// other hosts too (one setting for a job whose hosts name their devices
 /// differently), as UCX allows; `all` passes.
-pub fn check_net_devices(value: &str, sys: &Path) -> Result<(), String> {
+pub(crate) fn check_net_devices(value: &str, sys: &Path) -> Result<(), String> {
     let listing = |dir: &str| -> String {
         let mut names: Vec<String> = std::fs::read_dir(sys.join(dir))
             .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
@@ -308,7 +308,7 @@ pub fn check_net_devices(value: &str, sys: &Path) -> Result<(), String> {
 /// The lane lines of `ucp_ep_print_info`'s text, reduced to what each lane
 /// is for and its transport/device (`tag: posix/memory`), e.g. from
 /// `#   lane[0]:  3:posix/memory.0 md[3] -> md[3]/posix/sysdev[255] am am_bw#0`.
-pub fn ep_lanes(text: &str) -> Vec<String> {
+pub(crate) fn ep_lanes(text: &str) -> Vec<String> {
     text.lines()
         .filter_map(|l| {
             let rest = l.trim_start_matches('#').trim_start();

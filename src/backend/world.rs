@@ -65,7 +65,7 @@ impl World {
 
     /// Initialises MPI asking `MPI_Init_thread` for `level` (the library
     /// may give less: [`World::threads`]).
-    pub fn init_with(level: ThreadLevel) -> Option<World> {
+    pub(crate) fn init_with(level: ThreadLevel) -> Option<World> {
         let asked = match level {
             ThreadLevel::Single => Threading::Single,
             ThreadLevel::Multiple => Threading::Multiple,
@@ -100,13 +100,13 @@ impl World {
 
     /// `MPI_Wtime`.
     #[inline(always)]
-    pub fn wtime(&self) -> f64 {
+    pub(crate) fn wtime(&self) -> f64 {
         // SAFETY: plain library call.
         unsafe { ffi::RSMPI_Wtime() }
     }
 
     /// Seconds between ticks of `MPI_Wtime`.
-    pub fn wtick(&self) -> f64 {
+    pub(crate) fn wtick(&self) -> f64 {
         // SAFETY: plain library call.
         unsafe { ffi::RSMPI_Wtick() }
     }
@@ -119,13 +119,13 @@ impl World {
     }
 
     /// MPI standard version (`MPI_Get_version`), e.g. "3.1".
-    pub fn standard_version(&self) -> String {
+    pub(crate) fn standard_version(&self) -> String {
         let (a, b) = mpi::environment::version();
         format!("{a}.{b}")
     }
 
     /// `MPI_Get_processor_name`.
-    pub fn processor_name(&self) -> String {
+    pub(crate) fn processor_name(&self) -> String {
         mpi::environment::processor_name().unwrap_or_else(|_| "unknown".into())
     }
 
@@ -151,14 +151,14 @@ impl World {
     }
 
     /// Finalises MPI now.
-    pub fn finalize(mut self) {
+    pub(crate) fn finalize(mut self) {
         self.universe.take();
     }
 
     /// Ends this process's part of MPI without finalising: for a rank that
     /// leaves while others may never reach `MPI_Finalize` (it would wait
     /// for them).
-    pub fn abandon(self) {
+    pub(crate) fn abandon(self) {
         std::mem::forget(self);
     }
 
@@ -168,7 +168,7 @@ impl World {
     /// by `bound`, so ranks that took different paths (one failed where
     /// the others went on) wait at most that long instead of hanging in a
     /// collective. Returns whether this rank's part completed in time.
-    pub fn release_from_root(&self, bound: std::time::Duration) -> bool {
+    pub(crate) fn release_from_root(&self, bound: std::time::Duration) -> bool {
         if self.size < 2 {
             return true;
         }

@@ -319,14 +319,14 @@ pub trait Bench {
 
 /// A benchmark's kernel over transport `T` (implemented for every `T` that
 /// has what [`Bench::Needs`] names).
-pub trait BenchOn<T: Transport>: Bench {
+pub(crate) trait BenchOn<T: Transport>: Bench {
     type Kernel: Kernel<T>;
     fn kernel(s: &Setup<T>) -> Result<Self::Kernel, AllocError>;
 }
 
 /// A benchmark whose kernel needs only point-to-point messages, so that it
 /// runs over every transport, those without collectives too (UCX).
-pub trait Pt2ptBench: Bench {
+pub(crate) trait Pt2ptBench: Bench {
     type P2pKernel<T: Transport>: Kernel<T>;
     fn p2p_kernel<T: Transport>(s: &Setup<T>) -> Result<Self::P2pKernel<T>, AllocError>;
 }

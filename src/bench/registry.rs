@@ -53,7 +53,7 @@ impl Entry {
     }
 
     /// The backends whose transports have what this benchmark needs.
-    pub fn backends(&self) -> Vec<Backend> {
+    pub(crate) fn backends(&self) -> Vec<Backend> {
         Backend::ALL
             .into_iter()
             .filter(|&b| match self.needs {

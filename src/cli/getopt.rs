@@ -6,7 +6,7 @@
 
 /// Whether an option takes an argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ArgKind {
+pub(crate) enum ArgKind {
     None,
     Required,
     /// Only an attached value counts (`-z50,99`, `--tail-lat=50,99`).
@@ -22,7 +22,7 @@ pub enum OptId {
 
 /// One entry of the option table.
 #[derive(Clone, Copy, Debug)]
-pub struct OptDef {
+pub(crate) struct OptDef {
     pub id: OptId,
     pub long: &'static str,
     pub arg: ArgKind,
@@ -40,14 +40,14 @@ pub struct Token {
 
 /// What the splitter found.
 #[derive(Debug, Default)]
-pub struct Split {
+pub(crate) struct Split {
     pub tokens: Vec<Token>,
     pub positional: Vec<String>,
 }
 
 /// A problem found while splitting; `shown` is how the option was typed.
 #[derive(Debug, PartialEq, Eq)]
-pub enum SplitError {
+pub(crate) enum SplitError {
     Unknown { shown: String },
     MissingArgument { shown: String },
     Ambiguous { shown: String, candidates: Vec<String> },

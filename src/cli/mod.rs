@@ -2,14 +2,12 @@
 //! (OSU's letters and long names plus commbench's long-only extensions),
 //! parsing into [`Options`], and the help text.
 
-pub mod getopt;
+pub(crate) mod getopt;
 pub mod help;
 pub mod options;
 
 use getopt::{ArgKind, OptDef, OptId, SplitError};
-pub use options::{
-    Accel, Backend, BufferLocations, BufferMode, Format, Options, Parsed, ResultsDest, RootRank, Validation,
-};
+pub(crate) use options::{Options, Parsed};
 
 use crate::spec::BenchSpec;
 
@@ -54,10 +52,10 @@ const OSU_OPTIONS: &[(char, &str, ArgKind)] = &[
 
 /// The letter every benchmark takes beyond its OSU non-GPU letters: `-d`,
 /// as OSU's GPU builds take it.
-pub const ACCEL_LETTER: char = 'd';
+pub(crate) const ACCEL_LETTER: char = 'd';
 
 /// commbench's own options: long names only, so no OSU letter is taken.
-pub const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
+pub(crate) const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
     (
         "results-dir",
         ArgKind::Required,
@@ -130,7 +128,7 @@ fn ignored_letters(spec: &BenchSpec) -> impl Iterator<Item = char> + '_ {
 }
 
 /// The option table for one benchmark, in OSU's option-string order.
-pub fn option_table(spec: &BenchSpec) -> Vec<OptDef> {
+pub(crate) fn option_table(spec: &BenchSpec) -> Vec<OptDef> {
     let mut defs: Vec<OptDef> = spec
         .letters
         .chars()
@@ -152,7 +150,7 @@ pub fn option_table(spec: &BenchSpec) -> Vec<OptDef> {
 }
 
 /// Long name of an OSU letter.
-pub fn long_name(letter: char) -> Option<&'static str> {
+pub(crate) fn long_name(letter: char) -> Option<&'static str> {
     OSU_OPTIONS.iter().find(|(l, ..)| *l == letter).map(|(_, n, _)| *n)
 }
 

@@ -133,7 +133,7 @@ fn bad_why(message: &str, letter: char, value: &str, why: &str) -> CliError {
 
 /// Parses a non-negative whole number, with an optional binary suffix
 /// K, M or G (`64K` = 65536). Unlike OSU's `atoi`, junk is an error.
-pub fn parse_count(text: &str) -> Option<usize> {
+pub(crate) fn parse_count(text: &str) -> Option<usize> {
     let t = text.trim();
     let (digits, mult) = match t.char_indices().last() {
         Some((i, 'k' | 'K')) => (&t[..i], 1usize << 10),
@@ -149,7 +149,7 @@ pub fn parse_count(text: &str) -> Option<usize> {
 
 /// OSU's `-m [MIN:]MAX` grammar: `MAX`, `MIN:MAX`, `MIN:` or `:MAX`.
 /// Returns (min, max) with absent parts left as None.
-pub fn parse_message_sizes(text: &str) -> Result<(Option<usize>, Option<usize>), &'static str> {
+pub(crate) fn parse_message_sizes(text: &str) -> Result<(Option<usize>, Option<usize>), &'static str> {
     let parts: Vec<&str> = text.split(':').collect();
     let num = |s: &str| parse_count(s).ok_or("not a size in bytes");
     match parts.as_slice() {
@@ -163,13 +163,13 @@ pub fn parse_message_sizes(text: &str) -> Result<(Option<usize>, Option<usize>),
 }
 
 /// The most threads or processes `-t` gives one side, as in OSU.
-pub const MAX_WORKERS: usize = 127;
+pub(crate) const MAX_WORKERS: usize = 127;
 const WORKERS_RANGE: &str = "give R or S:R, each from 1 to 127";
 
 /// OSU's `-t` for osu_latency_mt and osu_latency_mp: `R` sets the
 /// receiver's count and unsets the sender's (one thread, no forked
 /// process: [`WorkerCounts`]), `S:R` both, each from 1 to [`MAX_WORKERS`].
-pub fn parse_workers(text: &str) -> Option<WorkerCounts> {
+pub(crate) fn parse_workers(text: &str) -> Option<WorkerCounts> {
     let count = |s: &str| parse_count(s).filter(|n| (1..=MAX_WORKERS).contains(n));
     match text.split_once(':') {
         None => Some(WorkerCounts { sender: None, receiver: count(text)? }),
@@ -183,13 +183,13 @@ fn positive(value: &str) -> Option<usize> {
 
 /// The largest count `-i`, `-x`, `-W` and `-p` take: OSU keeps them in a C
 /// `int`, and nothing larger can be allocated or run in a lifetime.
-pub const MAX_COUNT: usize = i32::MAX as usize;
+pub(crate) const MAX_COUNT: usize = i32::MAX as usize;
 
 /// The range of a watchdog or time limit in seconds (`--timeout`, the
 /// suite's `--timeout` and `--max-time`, pairs' `--timeout`): below one
 /// second a job cannot even start; above 30 days is a typo.
-pub const MIN_SECONDS: f64 = 1.0;
-pub const MAX_SECONDS: f64 = 30.0 * 86400.0;
+pub(crate) const MIN_SECONDS: f64 = 1.0;
+pub(crate) const MAX_SECONDS: f64 = 30.0 * 86400.0;
 
 /// A count from `min` to [`MAX_COUNT`]; OSU's plain message for what is
 /// not a count, the range added for a count out of it.
@@ -202,7 +202,7 @@ fn bounded(value: &str, min: usize, message: &str, letter: char) -> Result<usize
 }
 
 /// Whether `secs` is a usable time limit (see [`MIN_SECONDS`]).
-pub fn seconds_in_range(secs: f64) -> bool {
+pub(crate) fn seconds_in_range(secs: f64) -> bool {
     secs.is_finite() && (MIN_SECONDS..=MAX_SECONDS).contains(&secs)
 }
 
@@ -689,7 +689,7 @@ fn buffer_locations(words: &[String]) -> Result<Option<BufferLocations>, CliErro
 }
 
 /// `80`, `80%`, `12.5` -> a percentage above 0 and at most 100.
-pub fn parse_percent(text: &str) -> Option<f64> {
+pub(crate) fn parse_percent(text: &str) -> Option<f64> {
     let t = text.trim();
     let t = t.strip_suffix('%').unwrap_or(t).trim_end();
     t.parse::<f64>().ok().filter(|p| p.is_finite() && *p > 0.0 && *p <= 100.0)

@@ -1,6 +1,7 @@
 //! Option grammar over the real benchmark specs: defaults, OSU's accepted
 //! forms, and the exact error line for each bad input.
 
+use super::options::*;
 use super::*;
 use crate::bench::collective::allgather::SPEC as ALLGATHER;
 use crate::bench::collective::allreduce::SPEC as ALLREDUCE;

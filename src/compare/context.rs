@@ -41,7 +41,7 @@ fn list<T: ToString>(values: impl IntoIterator<Item = T>) -> String {
 
 /// The name OSU's congestion output is read under: its title is
 /// osu_bw's and nothing in it says fan-in or fan-out.
-pub const FAN_UNNAMED: &str = "osu_bw_fan";
+pub(crate) const FAN_UNNAMED: &str = "osu_bw_fan";
 const FAN_NAMED: [&str; 2] = [crate::bench::pt2pt::bw_fan_in::SPEC.name, crate::bench::pt2pt::bw_fan_out::SPEC.name];
 
 /// Gives OSU's unnamed congestion tables (`osu_bw_fan`) the name the other
@@ -50,7 +50,7 @@ const FAN_NAMED: [&str; 2] = [crate::bench::pt2pt::bw_fan_in::SPEC.name, crate::
 /// two are compared; returns a note for each side renamed. With both or
 /// neither on the other side the tables keep their name and are reported
 /// as unmatched.
-pub fn name_fan_tables(reference: &mut [Table], runs: &mut [Table]) -> Vec<String> {
+pub(crate) fn name_fan_tables(reference: &mut [Table], runs: &mut [Table]) -> Vec<String> {
     let named = |ts: &[Table]| -> Vec<&'static str> {
         FAN_NAMED.into_iter().filter(|n| ts.iter().any(|t| t.benchmark == *n)).collect()
     };
@@ -75,7 +75,7 @@ pub fn name_fan_tables(reference: &mut [Table], runs: &mut [Table]) -> Vec<Strin
 
 /// One line per compared (benchmark, datatype) whose reference and runs
 /// were on different memory (host, device, managed), naming what says so.
-pub fn memory_mismatches(reference: &[Table], runs: &[Table]) -> Vec<String> {
+pub(crate) fn memory_mismatches(reference: &[Table], runs: &[Table]) -> Vec<String> {
     let mut out = Vec::new();
     for (k, refs, meas) in shared(reference, runs) {
         let Some(r) = refs.iter().find_map(|t| t.memory.as_ref().map(|m| (m, *t))) else { continue };

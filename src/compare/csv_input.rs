@@ -16,7 +16,7 @@ use crate::report::csv::CsvRow;
 /// value (`2.5` for ±2.5%). One column serves every metric: a rate is a
 /// constant over a mean time, and to first order its interval is as wide,
 /// relatively, as the time's. Empty or absent: no spread.
-pub const SPREAD_COLUMN: &str = "ci95_rel_pct";
+pub(crate) const SPREAD_COLUMN: &str = "ci95_rel_pct";
 
 /// The widest spread taken from [`SPREAD_COLUMN`], in percent: no set of
 /// positive samples has a wider 95% interval of its mean. The half-width
@@ -24,7 +24,7 @@ pub const SPREAD_COLUMN: &str = "ci95_rel_pct";
 /// at most t times the mean, largest with two samples (t = 12.71). Real
 /// runs reach 1000% with `-i 2` and over 100% with a few slow outliers;
 /// a wider cell (1e300) was not computed from samples.
-pub const MAX_SPREAD_PCT: f64 = 1271.0;
+pub(crate) const MAX_SPREAD_PCT: f64 = 1271.0;
 
 /// A row's p10 and p90 over its mean per-iteration time (all three in the
 /// same unit, whatever its scale), where it has them and they make sense.
@@ -61,7 +61,7 @@ fn row_error(e: &csv::Error, rec: &csv::StringRecord, header: &csv::StringRecord
 /// (the only MPI transport that writes `mpi`); a backend naming a device
 /// API (`mpi-cuda`, `nccl` ...) ran on device memory; anything else is not
 /// known from the CSV alone.
-pub fn backend_memory(backend: &str) -> Option<MemoryInfo> {
+pub(crate) fn backend_memory(backend: &str) -> Option<MemoryInfo> {
     let b = backend.trim().to_ascii_lowercase();
     if b.is_empty() {
         return None;

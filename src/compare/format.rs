@@ -247,7 +247,7 @@ fn json_escaped(json: &str) -> String {
     out
 }
 
-pub fn render(rep: &Report, format: Format) -> Result<String, serde_json::Error> {
+pub(crate) fn render(rep: &Report, format: Format) -> Result<String, serde_json::Error> {
     match format {
         Format::Text => Ok(text(rep)),
         Format::Md => Ok(markdown(rep)),

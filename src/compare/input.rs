@@ -27,7 +27,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> InputError + '_ {
 /// None when there is none; an error, saying why, when there is a file of
 /// that name that is not a record (unreadable, not a regular file, not a
 /// JSON object): the caller notes it rather than pass over it in silence.
-pub fn run_info(path: &Path) -> Result<Option<RunInfo>, String> {
+pub(crate) fn run_info(path: &Path) -> Result<Option<RunInfo>, String> {
     let json = path.with_extension("json");
     let text = match crate::input_file::read_to_string(&json) {
         Ok(t) => t,
@@ -119,7 +119,7 @@ fn reader() -> String {
 /// Every reader does this first, whatever the file beside it holds (only
 /// a header, a pairs CSV, nothing readable), so that a job killed outright
 /// is ended by the next reader even when that reader refuses its results.
-pub fn settle_beside(path: &Path) -> Option<Note> {
+pub(crate) fn settle_beside(path: &Path) -> Option<Note> {
     let record = path.with_extension("json");
     let s = crate::report::record_end::settle_if_gone(&record, &reader(), None)?;
     let message = match s.unwritten {
@@ -134,7 +134,7 @@ pub fn settle_beside(path: &Path) -> Option<Note> {
 /// gone from this host is ended `killed` first ([`settle_beside`]); the
 /// note saying so is among the notes, or said at once when the file is
 /// refused.
-pub fn load_file(path: &Path) -> Result<Parsed, InputError> {
+pub(crate) fn load_file(path: &Path) -> Result<Parsed, InputError> {
     let (settled, loaded) = load_file_settled(path);
     match loaded {
         Ok(mut parsed) => {
@@ -199,7 +199,7 @@ fn read_file(path: &Path) -> Result<Parsed, InputError> {
 
 /// The results files of a directory: every `.csv`, and every `.txt` with
 /// no `.csv` of the same name (a suite folder keeps both), sorted by name.
-pub fn results_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
+pub(crate) fn results_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io_err(dir))?
         .filter_map(|e| e.ok().map(|e| e.path()))

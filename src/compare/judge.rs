@@ -156,7 +156,7 @@ pub struct Tally {
 impl Tally {
     /// No size was judged (every one missing or skipped): neither a pass
     /// nor a failure.
-    pub fn nothing_judged(&self) -> bool {
+    pub(crate) fn nothing_judged(&self) -> bool {
         self.passed + self.failed == 0
     }
 }
@@ -210,7 +210,7 @@ fn values_at(points: &BySize, metric: Quantity, size: u64) -> Vec<f64> {
 }
 
 /// Verdict, ratio and reasons for one measured value.
-pub fn judge_value(
+pub(crate) fn judge_value(
     metric: Quantity,
     size: u64,
     reference: f64,
@@ -268,7 +268,7 @@ fn spread_at(points: &BySize, metric: Quantity, size: u64) -> Option<f64> {
 /// noisier, or whose file claims an interval of 1e300, is judged by the
 /// tolerance. A reference with no spread allows none. The sum is taken
 /// with `hypot`, which does not overflow for huge values.
-pub fn noise_band(reference: f64, measured: f64, spreads: (f64, f64)) -> (f64, bool) {
+pub(crate) fn noise_band(reference: f64, measured: f64, spreads: (f64, f64)) -> (f64, bool) {
     let (hr, hm) = spreads;
     let band = (hr * reference).hypot(hm.min(hr) * measured) / reference * 100.0;
     let diff = (measured / reference - 1.0) * 100.0;
@@ -278,7 +278,7 @@ pub fn noise_band(reference: f64, measured: f64, spreads: (f64, f64)) -> (f64, b
 
 /// Verdict, ratio, reasons, rule and noise band for one measured value;
 /// `spreads` as in [`noise_band`], None where either side has none.
-pub fn judge_with_noise(
+pub(crate) fn judge_with_noise(
     metric: Quantity,
     size: u64,
     reference: f64,

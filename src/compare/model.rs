@@ -22,7 +22,7 @@ impl Quantity {
     pub const ALL: [Quantity; 3] = [Quantity::Latency, Quantity::Bandwidth, Quantity::MessageRate];
 
     /// Bandwidth and message rate: more is better. Latency: less is better.
-    pub fn higher_is_better(self) -> bool {
+    pub(crate) fn higher_is_better(self) -> bool {
         !matches!(self, Quantity::Latency)
     }
 
@@ -48,13 +48,13 @@ impl Quantity {
 /// The smallest value of any metric taken as a measurement (1e-9 us is a
 /// femtosecond): below it, a subnormal say, no clock or counter produced
 /// it, and a log axis down to it has no end.
-pub const MIN_PLAUSIBLE: f64 = 1e-9;
+pub(crate) const MIN_PLAUSIBLE: f64 = 1e-9;
 
 impl Quantity {
     /// The largest value taken as a measurement of this metric: a latency
     /// of 1e12 us is 11.6 days per iteration, 1e12 MB/s an exabyte a
     /// second, 1e15 messages a second a million times any network's rate.
-    pub fn max_plausible(self) -> f64 {
+    pub(crate) fn max_plausible(self) -> f64 {
         match self {
             Quantity::Latency | Quantity::Bandwidth => 1e12,
             Quantity::MessageRate => 1e15,
@@ -66,7 +66,7 @@ impl Quantity {
     /// Why `v` cannot be a measured value of this metric (not a positive
     /// number, or out of [`MIN_PLAUSIBLE`] to [`Quantity::max_plausible`]),
     /// as words after the value; None when it can be one.
-    pub fn implausible(self, v: f64) -> Option<String> {
+    pub(crate) fn implausible(self, v: f64) -> Option<String> {
         if !(v.is_finite() && v > 0.0) {
             return Some("is not a positive number".into());
         }
@@ -168,7 +168,7 @@ impl Memory {
     }
 
     /// A run record's or a CSV's word for it (`host`, `device`, `cuda`, ...).
-    pub fn from_word(w: &str) -> Option<Memory> {
+    pub(crate) fn from_word(w: &str) -> Option<Memory> {
         let w = w.trim().to_ascii_lowercase();
         match w.as_str() {
             "host" | "h" | "cpu" => Some(Memory::Host),
@@ -247,7 +247,7 @@ pub struct Table {
 
 impl Table {
     /// Outputs without a `# Datatype:` line (before OSU 7) measured bytes.
-    pub fn datatype_key(&self) -> &str {
+    pub(crate) fn datatype_key(&self) -> &str {
         self.datatype.as_deref().unwrap_or("MPI_CHAR")
     }
 
@@ -260,7 +260,7 @@ impl Table {
     }
 
     /// Metrics with at least one value.
-    pub fn metrics(&self) -> Vec<Quantity> {
+    pub(crate) fn metrics(&self) -> Vec<Quantity> {
         Quantity::ALL.into_iter().filter(|m| self.points.iter().any(|p| p.value(*m).is_some())).collect()
     }
 }

@@ -11,7 +11,7 @@ use crate::bench::startup::init::INIT;
 
 /// A column of an OSU table header.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Column {
+pub(crate) enum Column {
     Size,
     Latency,
     MinLatency,
@@ -62,7 +62,7 @@ const HEADER_WORDS: &[(&str, Column)] = &[
 
 /// Benchmark name and version from a title line such as
 /// `# OSU MPI-CUDA Latency Test v5.8`; `None` if the line is no title.
-pub fn parse_title(line: &str) -> Option<(String, String)> {
+pub(crate) fn parse_title(line: &str) -> Option<(String, String)> {
     let s = line.trim().trim_start_matches('\\').trim_start_matches('#').trim();
     let rest = s.strip_prefix("OSU ")?;
     let (name_part, version) = rest.rsplit_once(" v")?;
@@ -87,7 +87,7 @@ pub fn parse_title(line: &str) -> Option<(String, String)> {
 }
 
 /// The API word of a title (`MPI`, `MPI-CUDA`, `MPI-ROCM`, `MPI-ZE` ...).
-pub fn title_api(line: &str) -> Option<&str> {
+pub(crate) fn title_api(line: &str) -> Option<&str> {
     let s = line.trim().trim_start_matches('\\').trim_start_matches('#').trim();
     s.strip_prefix("OSU ")?.split_whitespace().next()
 }
@@ -135,7 +135,7 @@ fn slug(test: &str) -> String {
 }
 
 /// The columns of a header line (without its `#`); `None` if it is not one.
-pub fn parse_header(body: &str) -> Option<Vec<Column>> {
+pub(crate) fn parse_header(body: &str) -> Option<Vec<Column>> {
     let mut rest = body.trim();
     let mut cols = Vec::new();
     while !rest.is_empty() {
@@ -172,7 +172,7 @@ fn match_column(s: &str) -> Option<(Column, usize)> {
 }
 
 /// Fills a point from a data row; the error says which cell did not fit.
-pub fn parse_row(line: &str, cols: &[Column]) -> Result<SizeRow, String> {
+pub(crate) fn parse_row(line: &str, cols: &[Column]) -> Result<SizeRow, String> {
     let cells: Vec<&str> = line.split_whitespace().collect();
     if cells.len() != cols.len() {
         return Err(format!("{} cells where the header has {} columns", cells.len(), cols.len()));

@@ -15,7 +15,7 @@ use crate::bytes;
 /// A `--tolerance` or limit option clap cannot turn into a rule; the text
 /// follows clap's "invalid value ... for ...:".
 #[derive(Debug, Error, PartialEq, Eq)]
-pub enum RuleError {
+pub(crate) enum RuleError {
     #[error("'{0}' is not a size (bytes, optionally with K, M or G)")]
     Size(String),
     #[error("'{0}' is not a size range")]
@@ -29,7 +29,7 @@ pub enum RuleError {
 }
 
 /// The tolerance where no rule names a size.
-pub const DEFAULT_TOLERANCE_PCT: f64 = 10.0;
+pub(crate) const DEFAULT_TOLERANCE_PCT: f64 = 10.0;
 
 /// Inclusive byte range; `hi: None` is open-ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +64,7 @@ fn parse_size(s: &str) -> Result<u64, RuleError> {
 }
 
 /// `N`, `A-B`, `A-` or `-B`.
-pub fn parse_range(s: &str) -> Result<SizeRange, RuleError> {
+pub(crate) fn parse_range(s: &str) -> Result<SizeRange, RuleError> {
     let r = match s.split_once('-') {
         None => {
             let n = parse_size(s)?;
@@ -101,7 +101,7 @@ pub struct ToleranceRule {
 }
 
 /// `10%` or `1-8K:20%`.
-pub fn parse_tolerance(s: &str) -> Result<ToleranceRule, RuleError> {
+pub(crate) fn parse_tolerance(s: &str) -> Result<ToleranceRule, RuleError> {
     let (range, v) = split_ranged(s)?;
     let pct = v
         .strip_suffix('%')
@@ -121,7 +121,7 @@ pub struct Limit {
 
 impl Limit {
     /// Bandwidth and message rate limits are floors, latency limits ceilings.
-    pub fn violated_by(&self, measured: f64) -> bool {
+    pub(crate) fn violated_by(&self, measured: f64) -> bool {
         if self.metric.higher_is_better() {
             measured < self.value
         } else {
@@ -136,7 +136,7 @@ impl Limit {
 }
 
 /// `24000` or `1M-:24000` for `metric`.
-pub fn parse_limit(metric: Quantity, s: &str) -> Result<Limit, RuleError> {
+pub(crate) fn parse_limit(metric: Quantity, s: &str) -> Result<Limit, RuleError> {
     let (range, v) = split_ranged(s)?;
     let value = v
         .parse::<f64>()
@@ -162,11 +162,11 @@ pub struct Rules {
 
 impl Rules {
     /// The last rule whose range holds `size`, else the default.
-    pub fn tolerance_pct(&self, size: u64) -> f64 {
+    pub(crate) fn tolerance_pct(&self, size: u64) -> f64 {
         self.tolerances.iter().rev().find(|r| r.range.contains(size)).map_or(DEFAULT_TOLERANCE_PCT, |r| r.pct)
     }
 
-    pub fn limits_for(&self, metric: Quantity, size: u64) -> impl Iterator<Item = &Limit> {
+    pub(crate) fn limits_for(&self, metric: Quantity, size: u64) -> impl Iterator<Item = &Limit> {
         self.limits.iter().filter(move |l| l.metric == metric && l.range.contains(size))
     }
 }

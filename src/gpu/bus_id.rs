@@ -2,7 +2,7 @@
 //! same GPU is recognised whichever named it.
 
 /// `00000000:3B:00.0` or `0000:3b:00.0` as `0000:3b:00.0`.
-pub fn normalize(text: &str) -> Option<String> {
+pub(crate) fn normalize(text: &str) -> Option<String> {
     let t = text.trim().trim_end_matches('\0');
     let mut parts = t.split(':');
     let (domain, bus, rest) = (parts.next()?, parts.next()?, parts.next()?);

@@ -31,7 +31,7 @@ pub enum GpuError {
 }
 
 /// The driver's words for a status.
-pub fn status_text(e: DriverError) -> String {
+pub(crate) fn status_text(e: DriverError) -> String {
     let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
     match e.error_string() {
         Ok(s) => format!("{} ({name})", s.to_string_lossy()),
@@ -101,7 +101,7 @@ pub fn driver_present() -> bool {
 /// Why the dynamic loader refuses `libcuda.so.1`, in its own words
 /// ("cannot open shared object file: No such file or directory"), or
 /// None when it loads.
-pub fn load_failure() -> Option<String> {
+pub(crate) fn load_failure() -> Option<String> {
     const NAME: &CStr = c"libcuda.so.1";
     // SAFETY: dlopen with a valid C string; a handle it returns is closed
     // at once; dlerror's text is copied before any other dl call.
@@ -220,7 +220,7 @@ pub fn numa_node(devices: &Path, bus_id: &str) -> Option<u32> {
 
 /// Device memory (`cuMemAlloc`) or managed memory (`cuMemAllocManaged`)
 /// of the current context, freed on drop.
-pub struct DeviceBuf {
+pub(crate) struct DeviceBuf {
     ptr: sys::CUdeviceptr,
     len: usize,
 }
@@ -232,7 +232,7 @@ unsafe impl Send for DeviceBuf {}
 impl DeviceBuf {
     /// `len` zeroed bytes (at least one is allocated, so an empty message
     /// still has an address).
-    pub fn zeroed(len: usize, managed: bool) -> Result<DeviceBuf, AllocError> {
+    pub(crate) fn zeroed(len: usize, managed: bool) -> Result<DeviceBuf, AllocError> {
         let bytes = len.max(1);
         // SAFETY: allocation in the current context; the result is
         // checked, then every byte is set.
@@ -257,10 +257,6 @@ impl DeviceBuf {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The device address, as MPI and NCCL take it.
     #[inline(always)]
     pub fn as_ptr(&self) -> *const u8 {
@@ -276,7 +272,7 @@ impl DeviceBuf {
     /// for the copy. The context is synchronised first: cuMemcpyDtoH runs
     /// on the legacy stream, which does not wait for a transport's
     /// non-blocking stream that may still be writing the buffer.
-    pub fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), DriverError> {
+    pub(crate) fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), DriverError> {
         let n = dst.len().min(self.len);
         result::ctx::synchronize()?;
         // SAFETY: both ranges are n bytes long and valid.
@@ -288,7 +284,7 @@ impl DeviceBuf {
     /// is staged, possibly before the copy lands, and a non-blocking stream
     /// (NCCL's, a CUDA-aware MPI's) does not wait for it: so the context
     /// is synchronised after it (untimed; fills and checks only).
-    pub fn copy_from_host(&mut self, src: &[u8]) -> Result<(), DriverError> {
+    pub(crate) fn copy_from_host(&mut self, src: &[u8]) -> Result<(), DriverError> {
         let n = src.len().min(self.len);
         // SAFETY: both ranges are n bytes long and valid.
         unsafe { result::memcpy_htod_sync(self.ptr, &src[..n]) }?;

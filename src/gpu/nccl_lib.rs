@@ -52,23 +52,23 @@ use libloading::Library;
 use thiserror::Error;
 
 /// The file names NCCL is looked for under, in the order tried.
-pub const LIBRARY_NAMES: [&str; 2] = ["libnccl.so.2", "libnccl.so"];
+pub(crate) const LIBRARY_NAMES: [&str; 2] = ["libnccl.so.2", "libnccl.so"];
 
 /// The variable naming the NCCL library to use instead of searching.
-pub const OVERRIDE_VAR: &str = "COMMBENCH_NCCL";
+pub(crate) const OVERRIDE_VAR: &str = "COMMBENCH_NCCL";
 
 /// Where pip puts NCCL below a Python package directory.
 const NCCL_IN_PYTHON: &str = "nvidia/nccl/lib";
 
 /// How long `python3` may take to name its package directories.
-pub const PYTHON_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
+pub(crate) const PYTHON_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The most of `python3`'s answer that is read.
 const PYTHON_ANSWER_CAP: u64 = 64 << 10;
 
 /// The first executable file `name` in the directories of `path` (a
 /// `$PATH` value).
-pub fn on_path(path: &OsStr, name: &str) -> Option<PathBuf> {
+pub(crate) fn on_path(path: &OsStr, name: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(path)
         .filter(|d| !d.as_os_str().is_empty())
@@ -80,7 +80,7 @@ pub fn on_path(path: &OsStr, name: &str) -> Option<PathBuf> {
 /// and user directory), asked once with `-E` so that `PYTHON*` variables
 /// do not change the answer; Err (with why) when it fails, says nothing
 /// usable or takes longer than `limit` (it is then killed).
-pub fn python_packages(python: &Path, limit: std::time::Duration) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn python_packages(python: &Path, limit: std::time::Duration) -> Result<Vec<PathBuf>, String> {
     use std::io::Read;
     use std::process::{Command, Stdio};
     let program = "import site\nfor d in site.getsitepackages() + [site.getusersitepackages()]: print(d)";
@@ -168,13 +168,13 @@ impl Default for SearchEnv {
 
 impl SearchEnv {
     /// The snapshot of this process's environment.
-    pub fn from_process() -> Self {
+    pub(crate) fn from_process() -> Self {
         Self::from_vars(|name| std::env::var_os(name))
     }
 
     /// The snapshot `var` gives (a variable's value by name), with the
     /// system paths below `/`.
-    pub fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Self {
+    pub(crate) fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Self {
         let value = |name: &str| var(name).filter(|v| !v.is_empty());
         let path = |name: &str| value(name).map(PathBuf::from);
         SearchEnv {
@@ -198,7 +198,7 @@ impl SearchEnv {
 
 /// One place the library may be.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Candidate {
+pub(crate) enum Candidate {
     /// A bare name, for the dynamic loader's own search.
     LoaderPath(&'static str),
     /// A file by its path.
@@ -209,7 +209,7 @@ pub enum Candidate {
 /// order, each once. The Python `python3*` directories are those that
 /// exist under `env`'s paths and hold `nvidia/nccl/lib`, newest Python
 /// first; every other directory is listed whether it exists or not.
-pub fn candidates(env: &SearchEnv) -> Vec<Candidate> {
+pub(crate) fn candidates(env: &SearchEnv) -> Vec<Candidate> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     dirs.extend(env.nccl_home.as_ref().map(|p| p.join("lib")));
     dirs.extend(env.cuda_home.as_ref().map(|p| p.join("lib64")));
@@ -425,7 +425,7 @@ fn loaded_from(library: &Library) -> Option<PathBuf> {
 /// not a regular file (a FIFO, on which the loader's open would block for
 /// ever; a device; a directory). A name without a `/` is the loader's to
 /// search, and is not looked at here.
-pub fn named_not_regular(path: &Path) -> Option<std::io::Error> {
+pub(crate) fn named_not_regular(path: &Path) -> Option<std::io::Error> {
     if !path.as_os_str().as_bytes().contains(&b'/') {
         return None;
     }
@@ -508,7 +508,7 @@ fn try_candidates(list: &[Candidate], first_failure: &mut Option<(PathBuf, Strin
 
 /// The decoded `ncclGetVersion` code: `major*10000 + minor*100 + patch` from
 /// NCCL 2.9 on, `major*1000 + minor*100 + patch` before.
-pub fn decode_version(code: i32) -> (u32, u32, u32) {
+pub(crate) fn decode_version(code: i32) -> (u32, u32, u32) {
     let c = u32::try_from(code).unwrap_or(0);
     if c >= 10000 {
         (c / 10000, c / 100 % 100, c % 100)
@@ -699,7 +699,7 @@ impl NcclLib {
 
     /// `ncclGetLastError`: the last error NCCL recorded in this process, on
     /// one line; None where the library lacks the call or it says nothing.
-    pub fn last_error(&self) -> Option<String> {
+    pub(crate) fn last_error(&self) -> Option<String> {
         let f = self.fns.get_last_error?;
         // SAFETY: NCCL reads no communicator here (the last error is kept
         // per process), so NULL is passed; the text is static or lives in
@@ -717,7 +717,7 @@ impl NcclLib {
 
     /// `ncclGetUniqueId`: a new id for [`NcclLib::comm_init_rank`], made on
     /// one rank and sent to the others.
-    pub fn get_unique_id(&self) -> Result<ncclUniqueId, NcclCallError> {
+    pub(crate) fn get_unique_id(&self) -> Result<ncclUniqueId, NcclCallError> {
         let mut id = ncclUniqueId { internal: [0; 128] };
         // SAFETY: NCCL writes one ncclUniqueId through the pointer.
         let rc = unsafe { (self.fns.get_unique_id)(&mut id) };
@@ -732,7 +732,12 @@ impl NcclLib {
     ///
     /// See the module's "Calling NCCL": the current CUDA device is the one
     /// this rank's buffers and streams will be on.
-    pub unsafe fn comm_init_rank(&self, nranks: i32, id: ncclUniqueId, rank: i32) -> Result<ncclComm_t, NcclCallError> {
+    pub(crate) unsafe fn comm_init_rank(
+        &self,
+        nranks: i32,
+        id: ncclUniqueId,
+        rank: i32,
+    ) -> Result<ncclComm_t, NcclCallError> {
         let mut comm: ncclComm_t = std::ptr::null_mut();
         // SAFETY: NCCL writes the new communicator through the pointer; the
         // id is passed by value as nccl.h declares.
@@ -745,7 +750,7 @@ impl NcclLib {
     /// # Safety
     ///
     /// See the module's "Calling NCCL"; `comm` is not used afterwards.
-    pub unsafe fn comm_destroy(&self, comm: ncclComm_t) -> Result<(), NcclCallError> {
+    pub(crate) unsafe fn comm_destroy(&self, comm: ncclComm_t) -> Result<(), NcclCallError> {
         // SAFETY: the caller vouches for `comm`.
         let rc = unsafe { (self.fns.comm_destroy)(comm) };
         self.check("ncclCommDestroy", rc)
@@ -756,7 +761,7 @@ impl NcclLib {
     /// # Safety
     ///
     /// See the module's "Calling NCCL"; `comm` is not used afterwards.
-    pub unsafe fn comm_abort(&self, comm: ncclComm_t) -> Result<(), NcclCallError> {
+    pub(crate) unsafe fn comm_abort(&self, comm: ncclComm_t) -> Result<(), NcclCallError> {
         // SAFETY: the caller vouches for `comm`.
         let rc = unsafe { (self.fns.comm_abort)(comm) };
         self.check("ncclCommAbort", rc)
@@ -769,7 +774,7 @@ impl NcclLib {
     /// # Safety
     ///
     /// See the module's "Calling NCCL".
-    pub unsafe fn comm_get_async_error(&self, comm: ncclComm_t) -> Result<(), NcclCallError> {
+    pub(crate) unsafe fn comm_get_async_error(&self, comm: ncclComm_t) -> Result<(), NcclCallError> {
         let mut state: Code = 0;
         // SAFETY: the caller vouches for `comm`; NCCL writes one result code
         // through the pointer.
@@ -784,7 +789,7 @@ impl NcclLib {
     ///
     /// See the module's "Calling NCCL".
     #[allow(clippy::too_many_arguments)] // NCCL's own argument list
-    pub unsafe fn all_reduce(
+    pub(crate) unsafe fn all_reduce(
         &self,
         send: *const c_void,
         recv: *mut c_void,
@@ -805,7 +810,7 @@ impl NcclLib {
     ///
     /// See the module's "Calling NCCL"; `recv` holds `send_count` times the
     /// number of ranks.
-    pub unsafe fn all_gather(
+    pub(crate) unsafe fn all_gather(
         &self,
         send: *const c_void,
         recv: *mut c_void,
@@ -909,7 +914,7 @@ impl NcclLib {
     /// # Safety
     ///
     /// See the module's "Calling NCCL".
-    pub unsafe fn recv(
+    pub(crate) unsafe fn recv(
         &self,
         recv: *mut c_void,
         count: usize,

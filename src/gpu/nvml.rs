@@ -21,10 +21,10 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use libloading::Library;
 
 /// `NVML_NVLINK_MAX_LINKS` of nvml.h (CUDA 12).
-pub const MAX_LINKS: u32 = 18;
+pub(crate) const MAX_LINKS: u32 = 18;
 
 /// `nvmlReturn_t` values used here.
-pub const NVML_SUCCESS: c_int = 0;
+pub(crate) const NVML_SUCCESS: c_int = 0;
 
 /// `nvmlPciInfo_t` as the `_v2` and later calls fill it.
 #[repr(C)]

@@ -48,7 +48,7 @@ impl CudaError {
     }
 
     /// Whether the driver said there is no usable GPU.
-    pub fn is_no_device(&self) -> bool {
+    pub(crate) fn is_no_device(&self) -> bool {
         self.name == "CUDA_ERROR_NO_DEVICE"
     }
 }
@@ -79,7 +79,8 @@ impl<T> During<T> for Result<T, DriverError> {
     }
 }
 
-pub use crate::gpu::cuda::{driver_present, load_failure};
+pub use crate::gpu::cuda::driver_present;
+pub(crate) use crate::gpu::cuda::load_failure;
 
 /// Initialises the driver (cuInit).
 pub fn init() -> Result<(), CudaError> {
@@ -87,7 +88,7 @@ pub fn init() -> Result<(), CudaError> {
 }
 
 /// The driver's CUDA version as `12.8`.
-pub fn driver_version() -> Option<String> {
+pub(crate) fn driver_version() -> Option<String> {
     let mut v: c_int = 0;
     // SAFETY: writes one int through a valid pointer.
     let rc = unsafe { sys::cuDriverGetVersion(&mut v) };
@@ -95,7 +96,7 @@ pub fn driver_version() -> Option<String> {
 }
 
 /// GPUs the driver shows (after CUDA_VISIBLE_DEVICES).
-pub fn device_count() -> Result<usize, CudaError> {
+pub(crate) fn device_count() -> Result<usize, CudaError> {
     result::device::get_count().during("cuDeviceGetCount").map(|n| n.max(0) as usize)
 }
 
@@ -123,7 +124,7 @@ impl Device {
     }
 
     /// Makes this GPU's context current on the calling thread.
-    pub fn make_current(&self) -> Result<(), CudaError> {
+    pub(crate) fn make_current(&self) -> Result<(), CudaError> {
         // SAFETY: the context is retained for the life of `self`.
         unsafe { result::ctx::set_current(self.ctx) }.during("cuCtxSetCurrent").map_err(|e| e.at(self.place()))
     }
@@ -147,7 +148,7 @@ impl Device {
     /// The NUMA node the driver says the GPU is nearest
     /// (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, CUDA 12.2 on); None where it does
     /// not say.
-    pub fn host_numa_id(&self) -> Option<usize> {
+    pub(crate) fn host_numa_id(&self) -> Option<usize> {
         // SAFETY: `dev` came from cuDeviceGet.
         let v = unsafe {
             result::device::get_attribute(self.dev, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID)
@@ -156,13 +157,13 @@ impl Device {
     }
 
     /// Device memory in bytes.
-    pub fn total_memory(&self) -> Option<u64> {
+    pub(crate) fn total_memory(&self) -> Option<u64> {
         // SAFETY: `dev` came from cuDeviceGet.
         unsafe { result::device::total_mem(self.dev) }.ok().map(|b| b as u64)
     }
 
     /// Whether this GPU can map `peer`'s memory (cuDeviceCanAccessPeer).
-    pub fn can_access_peer(&self, peer: &Device) -> Option<bool> {
+    pub(crate) fn can_access_peer(&self, peer: &Device) -> Option<bool> {
         let mut v: c_int = 0;
         // SAFETY: both devices came from cuDeviceGet; one int is written.
         let rc = unsafe { sys::cuDeviceCanAccessPeer(&mut v, self.dev, peer.dev) };
@@ -170,7 +171,7 @@ impl Device {
     }
 
     /// One peer attribute of this GPU towards `peer`.
-    pub fn p2p_attribute(&self, peer: &Device, attr: sys::CUdevice_P2PAttribute) -> Option<i32> {
+    pub(crate) fn p2p_attribute(&self, peer: &Device, attr: sys::CUdevice_P2PAttribute) -> Option<i32> {
         let mut v: c_int = 0;
         // SAFETY: both devices came from cuDeviceGet; one int is written.
         let rc = unsafe { sys::cuDeviceGetP2PAttribute(&mut v, attr, self.dev, peer.dev) };
@@ -187,7 +188,7 @@ impl Drop for Device {
 
 /// Device memory on one GPU, filled once so its pages are mapped before
 /// any timing.
-pub struct DeviceBuffer<'d> {
+pub(crate) struct DeviceBuffer<'d> {
     dev: &'d Device,
     ptr: sys::CUdeviceptr,
     pub bytes: usize,
@@ -207,10 +208,6 @@ impl<'d> DeviceBuffer<'d> {
         result::ctx::synchronize().during("cuCtxSynchronize").map_err(|e| e.at(dev.place()))?;
         Ok(buf)
     }
-
-    pub fn ptr(&self) -> sys::CUdeviceptr {
-        self.ptr
-    }
 }
 
 impl Drop for DeviceBuffer<'_> {
@@ -224,7 +221,7 @@ impl Drop for DeviceBuffer<'_> {
 
 /// Page-locked host memory usable from every context (portable), not
 /// write-combined (bandwidthTest's default pinned memory).
-pub struct PinnedBuffer<'d> {
+pub(crate) struct PinnedBuffer<'d> {
     dev: &'d Device,
     ptr: *mut c_void,
     pub bytes: usize,
@@ -242,10 +239,6 @@ impl<'d> PinnedBuffer<'d> {
         unsafe { std::ptr::write_bytes(ptr as *mut u8, 0x5a, bytes) };
         Ok(PinnedBuffer { dev, ptr, bytes })
     }
-
-    pub fn ptr(&self) -> *mut c_void {
-        self.ptr
-    }
 }
 
 impl Drop for PinnedBuffer<'_> {
@@ -258,7 +251,7 @@ impl Drop for PinnedBuffer<'_> {
 }
 
 /// A non-blocking stream on one GPU.
-pub struct Stream<'d> {
+pub(crate) struct Stream<'d> {
     pub dev: &'d Device,
     raw: sys::CUstream,
 }
@@ -270,10 +263,6 @@ impl<'d> Stream<'d> {
             .during("cuStreamCreate")
             .map_err(|e| e.at(dev.place()))?;
         Ok(Stream { dev, raw })
-    }
-
-    pub fn raw(&self) -> sys::CUstream {
-        self.raw
     }
 
     /// Makes the stream wait for the last recording of `event`.
@@ -305,7 +294,7 @@ impl Drop for Stream<'_> {
 
 /// An event with timing enabled (CU_EVENT_DEFAULT; cudarc's default
 /// creates events without timing).
-pub struct Event<'d> {
+pub(crate) struct Event<'d> {
     dev: &'d Device,
     raw: sys::CUevent,
 }
@@ -334,7 +323,7 @@ impl<'d> Event<'d> {
     }
 
     /// Seconds from `self` to `later`, both recorded and completed.
-    pub fn seconds_until(&self, later: &Event) -> Result<f64, CudaError> {
+    pub(crate) fn seconds_until(&self, later: &Event) -> Result<f64, CudaError> {
         // SAFETY: both events were created with timing and recorded.
         let ms = unsafe { result::event::elapsed(self.raw, later.raw) }
             .during("cuEventElapsedTime")
@@ -353,7 +342,7 @@ impl Drop for Event<'_> {
 
 /// Peer access from one GPU's context to another's memory, switched off
 /// again when dropped.
-pub struct PeerAccess<'d> {
+pub(crate) struct PeerAccess<'d> {
     from: &'d Device,
     to: &'d Device,
 }
@@ -361,7 +350,7 @@ pub struct PeerAccess<'d> {
 impl<'d> PeerAccess<'d> {
     /// Lets `from` map `to`'s memory (cuCtxEnablePeerAccess); access that
     /// is already on counts as on.
-    pub fn enable(from: &'d Device, to: &'d Device) -> Result<PeerAccess<'d>, CudaError> {
+    pub(crate) fn enable(from: &'d Device, to: &'d Device) -> Result<PeerAccess<'d>, CudaError> {
         from.make_current()?;
         // SAFETY: both contexts are retained by their devices.
         let rc = unsafe { sys::cuCtxEnablePeerAccess(to.ctx, 0) };
@@ -417,7 +406,7 @@ unsafe extern "C" fn hold_stream(arg: *mut c_void) {
 /// copy of a timing is queued behind it, so the timing measures the copies
 /// and not the host queueing them: the role of the spin kernel in
 /// p2pBandwidthLatencyTest, without a kernel.
-pub struct Gate {
+pub(crate) struct Gate {
     state: Arc<GateState>,
 }
 
@@ -446,7 +435,7 @@ impl Gate {
 
     /// Whether the stream started before the gate was opened. Meaningful
     /// once the stream has passed the gate (after a synchronisation).
-    pub fn held_too_long(&self) -> bool {
+    pub(crate) fn held_too_long(&self) -> bool {
         self.state.held_too_long.load(Ordering::Acquire)
     }
 }
@@ -458,7 +447,12 @@ impl Drop for Gate {
 }
 
 /// Queues one host-to-device copy from pinned memory.
-pub fn copy_htod_async(dst: &DeviceBuffer, src: &PinnedBuffer, bytes: usize, s: &Stream) -> Result<(), CudaError> {
+pub(crate) fn copy_htod_async(
+    dst: &DeviceBuffer,
+    src: &PinnedBuffer,
+    bytes: usize,
+    s: &Stream,
+) -> Result<(), CudaError> {
     debug_assert!(bytes <= dst.bytes && bytes <= src.bytes);
     // SAFETY: both buffers hold at least `bytes` bytes and outlive the
     // stream's work (their owners synchronise before dropping them).
@@ -469,7 +463,12 @@ pub fn copy_htod_async(dst: &DeviceBuffer, src: &PinnedBuffer, bytes: usize, s: 
 }
 
 /// Queues one device-to-host copy into pinned memory.
-pub fn copy_dtoh_async(dst: &PinnedBuffer, src: &DeviceBuffer, bytes: usize, s: &Stream) -> Result<(), CudaError> {
+pub(crate) fn copy_dtoh_async(
+    dst: &PinnedBuffer,
+    src: &DeviceBuffer,
+    bytes: usize,
+    s: &Stream,
+) -> Result<(), CudaError> {
     debug_assert!(bytes <= dst.bytes && bytes <= src.bytes);
     // SAFETY: as in copy_htod_async.
     unsafe { sys::cuMemcpyDtoHAsync_v2(dst.ptr, src.ptr, bytes, s.raw) }
@@ -481,7 +480,12 @@ pub fn copy_dtoh_async(dst: &PinnedBuffer, src: &DeviceBuffer, bytes: usize, s: 
 /// Queues one device-to-device copy: within one GPU (cuMemcpyDtoDAsync)
 /// or between two (cuMemcpyPeerAsync, direct with peer access, staged by
 /// the driver without).
-pub fn copy_dtod_async(dst: &DeviceBuffer, src: &DeviceBuffer, bytes: usize, s: &Stream) -> Result<(), CudaError> {
+pub(crate) fn copy_dtod_async(
+    dst: &DeviceBuffer,
+    src: &DeviceBuffer,
+    bytes: usize,
+    s: &Stream,
+) -> Result<(), CudaError> {
     debug_assert!(bytes <= dst.bytes && bytes <= src.bytes);
     let place = || format!("GPU {} -> GPU {}", src.dev.ordinal, dst.dev.ordinal);
     if std::ptr::eq(src.dev, dst.dev) {
@@ -498,7 +502,7 @@ pub fn copy_dtod_async(dst: &DeviceBuffer, src: &DeviceBuffer, bytes: usize, s: 
 
 /// One synchronous copy from ordinary (pageable) host memory, returned
 /// once the GPU has the data (the copy and then cuCtxSynchronize).
-pub fn copy_htod_pageable(dst: &DeviceBuffer, src: &[u8]) -> Result<(), CudaError> {
+pub(crate) fn copy_htod_pageable(dst: &DeviceBuffer, src: &[u8]) -> Result<(), CudaError> {
     debug_assert!(src.len() <= dst.bytes);
     // SAFETY: `dst` holds at least `src.len()` bytes; the current context
     // is `dst`'s (made so by the caller).
@@ -507,7 +511,7 @@ pub fn copy_htod_pageable(dst: &DeviceBuffer, src: &[u8]) -> Result<(), CudaErro
 }
 
 /// One synchronous copy into ordinary (pageable) host memory.
-pub fn copy_dtoh_pageable(dst: &mut [u8], src: &DeviceBuffer) -> Result<(), CudaError> {
+pub(crate) fn copy_dtoh_pageable(dst: &mut [u8], src: &DeviceBuffer) -> Result<(), CudaError> {
     debug_assert!(dst.len() <= src.bytes);
     // SAFETY: `src` holds at least `dst.len()` bytes; the current context
     // is `src`'s (made so by the caller).

@@ -216,7 +216,7 @@ pub fn judge(min_pct: f64, rows: &[Row]) -> Vec<String> {
 }
 
 /// The verdict lines of `--min-efficiency`.
-pub fn verdict_text(min_pct: f64, judged: usize, failing: &[String]) -> String {
+pub(crate) fn verdict_text(min_pct: f64, judged: usize, failing: &[String]) -> String {
     if judged == 0 {
         return format!("\nNothing to judge against --min-efficiency {min_pct}%: no bandwidth with a path\n");
     }

@@ -18,7 +18,7 @@ use super::results::{Clock, HostMemory, Kind, Measurement};
 
 /// What one GPU times with: two streams (the second for the other
 /// direction of a two-way copy within the GPU) and three events.
-pub struct Lane<'d> {
+pub(crate) struct Lane<'d> {
     pub dev: &'d Device,
     streams: [Stream<'d>; 2],
     start: Event<'d>,
@@ -41,7 +41,7 @@ impl<'d> Lane<'d> {
 
 /// Counts timings whose stream started before all copies were queued.
 #[derive(Debug, Default)]
-pub struct Notes {
+pub(crate) struct Notes {
     pub gate_timeouts: usize,
     /// One line per thing worth telling (peer access refused ...).
     pub lines: Vec<String>,
@@ -94,7 +94,7 @@ fn host_timed(reps: usize, mut copy: impl FnMut() -> Result<(), CudaError>) -> R
 
 /// Host-to-GPU, GPU-to-host and within-GPU copies on one GPU, as `cfg`
 /// asks; buffers live only for this call.
-pub fn single_gpu(lane: &Lane, cfg: &Config, notes: &mut Notes) -> Result<Vec<Measurement>, CudaError> {
+pub(crate) fn single_gpu(lane: &Lane, cfg: &Config, notes: &mut Notes) -> Result<Vec<Measurement>, CudaError> {
     let (bytes, reps) = (cfg.host_bytes, cfg.host_reps);
     let g = lane.dev.ordinal;
     let s = &lane.streams[0];
@@ -151,7 +151,7 @@ fn host_memory_error(gpu: usize, bytes: usize, e: std::collections::TryReserveEr
 }
 
 /// Two buffers per GPU for copies between GPUs (source A, destination B).
-pub struct PairBuffers<'d> {
+pub(crate) struct PairBuffers<'d> {
     a: DeviceBuffer<'d>,
     b: DeviceBuffer<'d>,
 }
@@ -163,7 +163,7 @@ impl<'d> PairBuffers<'d> {
 }
 
 /// The GPUs taking part in pair timings, with their buffers.
-pub struct PairRig<'r, 'd> {
+pub(crate) struct PairRig<'r, 'd> {
     pub lanes: &'r [Lane<'d>],
     pub bufs: &'r [PairBuffers<'d>],
 }

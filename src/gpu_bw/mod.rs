@@ -37,9 +37,9 @@ use record::{GpuBwRecord, Outcome};
 use results::{Kind, MatrixId, Measurement};
 use topology::{GpuFacts, PeerAttributes};
 
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_FAIL: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
+pub(crate) const EXIT_OK: i32 = 0;
+pub(crate) const EXIT_FAIL: i32 = 1;
+pub(crate) const EXIT_USAGE: i32 = 2;
 
 const NAME: &str = "commbench gpu-bw";
 

@@ -16,20 +16,20 @@ use crate::options::ResultsDest;
 
 /// Bytes per host<->GPU and on-GPU copy when `--size` is not given: the
 /// single transfer of bandwidthTest's quick mode (32e6, decimal).
-pub const HOST_BYTES: usize = 32_000_000;
+pub(crate) const HOST_BYTES: usize = 32_000_000;
 /// Bytes per GPU-to-GPU copy when `--size` is not given: 40 million
 /// 4-byte integers, as p2pBandwidthLatencyTest moves.
-pub const PEER_BYTES: usize = 160_000_000;
+pub(crate) const PEER_BYTES: usize = 160_000_000;
 /// Copies per timing of host<->GPU and on-GPU copies (bandwidthTest).
-pub const HOST_REPS: usize = 100;
+pub(crate) const HOST_REPS: usize = 100;
 /// Copies per timing between GPUs (p2pBandwidthLatencyTest).
-pub const PEER_REPS: usize = 5;
+pub(crate) const PEER_REPS: usize = 5;
 /// Bytes of one latency copy: four 4-byte integers.
-pub const LATENCY_BYTES: usize = 16;
+pub(crate) const LATENCY_BYTES: usize = 16;
 /// Copies per latency timing.
-pub const LATENCY_REPS: usize = 100;
+pub(crate) const LATENCY_REPS: usize = 100;
 /// The largest copy accepted: 1 TiB.
-pub const MAX_BYTES: u64 = 1 << 40;
+pub(crate) const MAX_BYTES: u64 = 1 << 40;
 
 /// One group of measurements, as named after `--tests`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -64,7 +64,7 @@ impl Test {
 }
 
 /// Which GPUs to use: `None` means every GPU the driver shows.
-pub type GpuList = Option<Vec<usize>>;
+pub(crate) type GpuList = Option<Vec<usize>>;
 
 /// A checked run configuration.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -220,7 +220,7 @@ fn parse_gpus(text: &str) -> Result<GpuNumbers, String> {
 }
 
 /// Reads `0,2`, `0-3` or `1,4-5` into ascending device numbers.
-pub fn parse_gpu_list(text: &str) -> Result<Vec<usize>, String> {
+pub(crate) fn parse_gpu_list(text: &str) -> Result<Vec<usize>, String> {
     let number = |s: &str| -> Result<usize, String> {
         let s = s.trim();
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {

@@ -34,7 +34,7 @@ pub const COLUMNS: &[&str] = &[
 ];
 
 /// `ms` as CSV rows (no header).
-pub fn csv_rows(ms: &[Measurement]) -> io::Result<Vec<u8>> {
+pub(crate) fn csv_rows(ms: &[Measurement]) -> io::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let side = |g: Option<usize>| g.map_or("host".to_string(), |g| g.to_string());
     for m in ms {
@@ -63,7 +63,7 @@ fn header() -> String {
 }
 
 /// The open files of a run.
-pub struct GpuBwFiles {
+pub(crate) struct GpuBwFiles {
     stem: PathBuf,
     pub record_path: PathBuf,
     pub csv_path: PathBuf,
@@ -88,13 +88,13 @@ impl GpuBwFiles {
 
     /// Takes the record and the CSV away again (a record that could not
     /// be written): no empty file is left.
-    pub fn discard(self) {
+    pub(crate) fn discard(self) {
         let GpuBwFiles { record_path, csv_path, rows, .. } = self;
         files::RowResults { csv_path, record_path, rows }.discard();
     }
 
     /// Appends timings as whole rows (all of them or, on error, none).
-    pub fn append(&mut self, ms: &[Measurement]) -> io::Result<()> {
+    pub(crate) fn append(&mut self, ms: &[Measurement]) -> io::Result<()> {
         if ms.is_empty() {
             return Ok(());
         }
@@ -109,7 +109,7 @@ impl GpuBwFiles {
     }
 
     /// Writes one matrix as CSV and as a heatmap.
-    pub fn write_matrix(&mut self, id: MatrixId, m: &Matrix, spec: &HeatmapSpec) -> io::Result<()> {
+    pub(crate) fn write_matrix(&mut self, id: MatrixId, m: &Matrix, spec: &HeatmapSpec) -> io::Result<()> {
         let kind = id.file_kind();
         let mut text = Vec::new();
         m.write_csv(&mut text, &format!("src\\dst ({})", spec.unit), 1.0)?;
@@ -120,7 +120,7 @@ impl GpuBwFiles {
 }
 
 /// `m` without its diagonal.
-pub fn off_diagonal(m: &Matrix) -> Matrix {
+pub(crate) fn off_diagonal(m: &Matrix) -> Matrix {
     let mut x = Matrix::new(m.size());
     for r in 0..m.size() {
         for c in (0..m.size()).filter(|&c| c != r) {

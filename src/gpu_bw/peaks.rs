@@ -5,14 +5,14 @@
 
 use super::topology::PairPath;
 use crate::gpu::nvml::GpuLinks;
-pub use crate::peak::gpu::{host_link, GpuEnd, GpuPeak};
+pub(crate) use crate::peak::gpu::{host_link, GpuEnd, GpuPeak};
 use crate::peak::gpu::{links_of, nvlink_between, slower_pcie, through_cpu};
-pub use crate::peak::pcie::sysfs_root;
+pub(crate) use crate::peak::pcie::sysfs_root;
 
 /// The path of `pair` (source `a`, destination `b`): NVLinks counted from
 /// `nvml` (Err: why NVML could not tell), else PCIe peers, else through
 /// the CPU.
-pub fn pair_peak(pair: &PairPath, a: &GpuEnd, b: &GpuEnd, nvml: &Result<Vec<GpuLinks>, String>) -> GpuPeak {
+pub(crate) fn pair_peak(pair: &PairPath, a: &GpuEnd, b: &GpuEnd, nvml: &Result<Vec<GpuLinks>, String>) -> GpuPeak {
     let attrs = &pair.attributes;
     if attrs.can_access_peer != Some(true) {
         return through_cpu(a, b);

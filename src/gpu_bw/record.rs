@@ -17,12 +17,12 @@ use super::topology::{GpuFacts, PairPath};
 use crate::report::record::{relevant_environment, write_json, write_json_with_room, RunStatus, ToolInfo};
 use crate::report::time::Utc;
 
-pub const SCHEMA: &str = "commbench-gpu-bw-record/1";
+pub(crate) const SCHEMA: &str = "commbench-gpu-bw-record/1";
 
 /// How the numbers are counted, in words, so a reader of the record alone
 /// can compare them with other tools.
 #[derive(Clone, Debug, Serialize)]
-pub struct Conventions {
+pub(crate) struct Conventions {
     pub bandwidth: &'static str,
     pub within_one_gpu: &'static str,
     pub bidirectional: &'static str,
@@ -31,7 +31,7 @@ pub struct Conventions {
     pub matrices: &'static str,
 }
 
-pub const CONVENTIONS: Conventions = Conventions {
+pub(crate) const CONVENTIONS: Conventions = Conventions {
     bandwidth: "GB/s = counted bytes / seconds / 1e9",
     within_one_gpu: "a copy within one GPU counts its bytes twice (read and write), as CUDA's bandwidthTest and \
                      p2pBandwidthLatencyTest count it",
@@ -47,7 +47,7 @@ pub const CONVENTIONS: Conventions = Conventions {
 
 /// One GPU's PCIe link as the host<->GPU peak.
 #[derive(Clone, Debug, Serialize)]
-pub struct HostLink {
+pub(crate) struct HostLink {
     pub gpu: usize,
     pub peak: GpuPeak,
 }
@@ -55,7 +55,7 @@ pub struct HostLink {
 /// Efficiency against each path's peak: the judged rows, the pair classes
 /// and what `--min-efficiency` said.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct Efficiency {
+pub(crate) struct Efficiency {
     pub rows: Vec<efficiency::Row>,
     pub classes: Vec<efficiency::ClassSummary>,
     /// `--min-efficiency`'s failing lines (empty when it held or was not
@@ -83,7 +83,7 @@ impl Outcome {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct GpuBwRecord {
+pub(crate) struct GpuBwRecord {
     pub schema: &'static str,
     pub command: &'static str,
     pub status: RunStatus,
@@ -160,7 +160,7 @@ impl GpuBwRecord {
 
     /// Writes the record of a run that starts to `path`, with room for its
     /// end, which a disk that fills up during the run then cannot refuse.
-    pub fn write_running(&self, path: &Path) -> std::io::Result<()> {
+    pub(crate) fn write_running(&self, path: &Path) -> std::io::Result<()> {
         write_json_with_room(self, path)
     }
 
@@ -174,7 +174,7 @@ impl GpuBwRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::ResultsDest;
+    use crate::cli::options::ResultsDest;
     use crate::gpu_bw::options::Test;
     use crate::gpu_bw::report::Shortfall;
 

@@ -22,7 +22,7 @@ fn yes_no(v: Option<bool>) -> String {
 }
 
 /// The opening lines: host, driver, and one line per GPU.
-pub fn gpu_list(host: &str, driver: Option<&str>, gpus: &[GpuFacts]) -> String {
+pub(crate) fn gpu_list(host: &str, driver: Option<&str>, gpus: &[GpuFacts]) -> String {
     let mut s = String::new();
     let plural = if gpus.len() == 1 { "" } else { "s" };
     let _ = write!(s, "commbench gpu-bw on {host}: {} GPU{plural}", gpus.len());
@@ -50,7 +50,7 @@ pub fn gpu_list(host: &str, driver: Option<&str>, gpus: &[GpuFacts]) -> String {
 }
 
 /// What lies between each ordered pair.
-pub fn path_table(paths: &[PairPath]) -> String {
+pub(crate) fn path_table(paths: &[PairPath]) -> String {
     if paths.is_empty() {
         return String::new();
     }
@@ -100,7 +100,7 @@ fn gpu_of(m: &Measurement) -> Option<usize> {
 
 /// The per-GPU table (GB/s) of host<->GPU and on-GPU copies; only the
 /// columns that were measured. Empty when none were.
-pub fn single_gpu_table(cfg: &Config, gpus: &[usize], ms: &[Measurement]) -> String {
+pub(crate) fn single_gpu_table(cfg: &Config, gpus: &[usize], ms: &[Measurement]) -> String {
     let single: Vec<&Measurement> = ms.iter().filter(|m| matches!(m.kind, Kind::H2d | Kind::D2h | Kind::D2d)).collect();
     let columns: Vec<_> = SINGLE_COLUMNS
         .iter()
@@ -141,7 +141,7 @@ pub fn single_gpu_table(cfg: &Config, gpus: &[usize], ms: &[Measurement]) -> Str
 
 /// One matrix: a title, a `D\D` corner and a column per GPU, then a row
 /// per source GPU; `-` where nothing was measured.
-pub fn matrix_text(title: &str, m: &Matrix, gpus: &[usize]) -> String {
+pub(crate) fn matrix_text(title: &str, m: &Matrix, gpus: &[usize]) -> String {
     let mut s = format!("{title}\n   D\\D");
     for &g in gpus {
         let _ = write!(s, "{g:>6} ");
@@ -166,7 +166,7 @@ pub fn matrix_text(title: &str, m: &Matrix, gpus: &[usize]) -> String {
 
 /// The GPU-to-GPU section: what was copied, then every matrix that holds
 /// a value. Empty when no pair test ran.
-pub fn pair_section(cfg: &Config, devices: usize, gpus: &[usize], ms: &[Measurement]) -> String {
+pub(crate) fn pair_section(cfg: &Config, devices: usize, gpus: &[usize], ms: &[Measurement]) -> String {
     let mut s = String::new();
     let mut said = false;
     for id in MatrixId::ALL {
@@ -236,7 +236,7 @@ pub fn judge(min_bw: f64, gpus: &[usize], ms: &[Measurement], devices: usize) ->
 }
 
 /// The verdict lines, worst first; `paths` supply each pair's label.
-pub fn verdict_text(v: &Verdict, paths: &[PairPath]) -> String {
+pub(crate) fn verdict_text(v: &Verdict, paths: &[PairPath]) -> String {
     let floor = format!("{:.2} GB/s", v.min_gbps);
     if v.judged == 0 {
         return format!("\nNothing to judge against {floor}: fewer than two GPUs\n");
@@ -264,7 +264,7 @@ pub fn verdict_text(v: &Verdict, paths: &[PairPath]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::ResultsDest;
+    use crate::cli::options::ResultsDest;
     use crate::gpu_bw::options::Test;
     use crate::gpu_bw::results::Clock;
     use crate::gpu_bw::topology::{PciRelation, PeerAttributes};

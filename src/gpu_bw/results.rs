@@ -39,7 +39,7 @@ impl Kind {
     }
 
     /// Whether the value is a time per copy (else a bandwidth).
-    pub fn is_latency(self) -> bool {
+    pub(crate) fn is_latency(self) -> bool {
         self == Kind::P2pLatency
     }
 }
@@ -112,7 +112,7 @@ pub struct Measurement {
 /// that when source and destination are the same GPU (each byte is read
 /// and written in that GPU's memory), as bandwidthTest and
 /// p2pBandwidthLatencyTest count a copy within one device.
-pub fn counted_bytes(bytes: u64, reps: usize, directions: u32, within_one_gpu: bool) -> u64 {
+pub(crate) fn counted_bytes(bytes: u64, reps: usize, directions: u32, within_one_gpu: bool) -> u64 {
     let once = bytes.saturating_mul(reps as u64).saturating_mul(directions as u64);
     if within_one_gpu {
         once.saturating_mul(2)
@@ -123,7 +123,7 @@ pub fn counted_bytes(bytes: u64, reps: usize, directions: u32, within_one_gpu: b
 
 /// GB/s: bytes / seconds / 10^9 (0 when no time passed, so a broken
 /// clock cannot print infinity).
-pub fn gb_per_s(bytes_counted: u64, seconds: f64) -> f64 {
+pub(crate) fn gb_per_s(bytes_counted: u64, seconds: f64) -> f64 {
     if seconds > 0.0 {
         bytes_counted as f64 / seconds / 1e9
     } else {
@@ -132,7 +132,7 @@ pub fn gb_per_s(bytes_counted: u64, seconds: f64) -> f64 {
 }
 
 /// Microseconds per copy: seconds / reps x 10^6.
-pub fn latency_us(seconds: f64, reps: usize) -> f64 {
+pub(crate) fn latency_us(seconds: f64, reps: usize) -> f64 {
     seconds / reps.max(1) as f64 * 1e6
 }
 
@@ -195,7 +195,7 @@ impl Measurement {
 
 /// The GPU-pair matrices: one per kind and peer-access setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MatrixId {
+pub(crate) struct MatrixId {
     pub kind: Kind,
     pub peer_access: bool,
 }
@@ -212,7 +212,7 @@ impl MatrixId {
     ];
 
     /// The file-name part: `uni_p2p_on_GBps`.
-    pub fn file_kind(self) -> String {
+    pub(crate) fn file_kind(self) -> String {
         let what = match self.kind {
             Kind::P2pBidir => "bidir",
             Kind::P2pLatency => "lat",

@@ -3,7 +3,7 @@
 //! heatmaps exactly as measured ones would.
 
 use super::*;
-use crate::cli::ResultsDest;
+use crate::cli::options::ResultsDest;
 use results::Clock;
 
 fn facts(index: usize, numa: usize) -> GpuFacts {

@@ -87,7 +87,7 @@ pub struct PairPath {
 /// How `a` and `b` meet. A shared bridge wins over everything else (the
 /// PCI tree is the most direct fact); then different sockets, different
 /// NUMA nodes, and different host bridges.
-pub fn relation(a: &GpuFacts, b: &GpuFacts) -> PciRelation {
+pub(crate) fn relation(a: &GpuFacts, b: &GpuFacts) -> PciRelation {
     let paths_known = !a.pci_path.is_empty() && !b.pci_path.is_empty();
     let shared = if paths_known { pci_closeness(&a.pci_path, &b.pci_path) } else { 0 };
     let differ = |x: Option<usize>, y: Option<usize>| matches!((x, y), (Some(x), Some(y)) if x != y);
@@ -116,7 +116,7 @@ pub fn label(attrs: &PeerAttributes, pci: PciRelation) -> String {
 /// (`/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/0000:3c:00.0`):
 /// the host bridge (`pci0000:3a`) and each bridge below it, without the
 /// device itself. Empty when the path does not look like one.
-pub fn pci_path_from_sysfs(real: &Path) -> Vec<String> {
+pub(crate) fn pci_path_from_sysfs(real: &Path) -> Vec<String> {
     let parts: Vec<String> = real.iter().map(|c| c.to_string_lossy().into_owned()).collect();
     let Some(top) = parts.iter().position(|p| p.starts_with("pci")) else { return Vec::new() };
     let mut path = parts[top..].to_vec();
@@ -147,7 +147,7 @@ pub fn locate(gpus: &mut [GpuFacts], machine: Option<&Machine>) {
 
 /// The path of every ordered pair of `gpus`, with the driver's attributes
 /// from `attrs(src, dst)`.
-pub fn pair_paths(gpus: &[GpuFacts], attrs: impl Fn(usize, usize) -> PeerAttributes) -> Vec<PairPath> {
+pub(crate) fn pair_paths(gpus: &[GpuFacts], attrs: impl Fn(usize, usize) -> PeerAttributes) -> Vec<PairPath> {
     let mut out = Vec::new();
     for a in gpus {
         for b in gpus.iter().filter(|b| b.index != a.index) {

@@ -19,7 +19,7 @@ use crate::compare::model::Quantity;
 use crate::stats::noise::robust_sd;
 
 /// Runs a band needs before a run can be said to have left it.
-pub const MIN_BAND_RUNS: usize = 3;
+pub(crate) const MIN_BAND_RUNS: usize = 3;
 
 /// The statuses of runs a baseline is made of: runs that ended on their
 /// own and measured (a validation failure measured wrong data).
@@ -45,7 +45,7 @@ impl StoredRun {
 
 /// The complete runs of one series, oldest first, started at or after
 /// `since` when given.
-pub fn runs_of(c: &Connection, key: &SeriesKey, since: Option<&str>) -> rusqlite::Result<Vec<StoredRun>> {
+pub(crate) fn runs_of(c: &Connection, key: &SeriesKey, since: Option<&str>) -> rusqlite::Result<Vec<StoredRun>> {
     let sql = format!(
         "SELECT id, run_key, started_utc, label, system, benchmark, backend, memory, datatype, np, placement, \
          mpi_library, options FROM runs WHERE series_key = ?1 AND started_utc >= ?2 AND status IN {BASELINE_STATUSES} \
@@ -117,7 +117,7 @@ pub fn baseline(values: &[(f64, Option<f64>)]) -> Option<Baseline> {
 /// Where a series first left its band: the index of the run, its value
 /// and the band the runs before it formed.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Departure {
+pub(crate) struct Departure {
     pub index: usize,
     pub value: f64,
     pub band: (f64, f64),
@@ -126,7 +126,7 @@ pub struct Departure {
 /// Scans `series` (one value per run, oldest first) for the earliest run
 /// outside the band of the (at most `last`) runs before it; a band needs
 /// [`MIN_BAND_RUNS`] runs.
-pub fn first_departure(series: &[(f64, Option<f64>)], last: usize) -> Option<Departure> {
+pub(crate) fn first_departure(series: &[(f64, Option<f64>)], last: usize) -> Option<Departure> {
     for i in MIN_BAND_RUNS..series.len() {
         let before = &series[i.saturating_sub(last.max(1))..i];
         if before.len() < MIN_BAND_RUNS {
@@ -145,7 +145,7 @@ pub fn first_departure(series: &[(f64, Option<f64>)], last: usize) -> Option<Dep
 
 /// The sizes a check scans and a plot draws by default: the smallest, the
 /// largest and the one nearest their geometric middle.
-pub fn key_sizes(sizes: &[u64]) -> Vec<u64> {
+pub(crate) fn key_sizes(sizes: &[u64]) -> Vec<u64> {
     let mut s: Vec<u64> = sizes.to_vec();
     s.sort_unstable();
     s.dedup();

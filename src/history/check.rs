@@ -32,7 +32,7 @@ pub struct Request<'a> {
 
 /// A value as a line shows it: whole numbers from 100 up, else four
 /// significant digits.
-pub fn value_text(v: f64) -> String {
+pub(crate) fn value_text(v: f64) -> String {
     if v.abs() >= 100.0 {
         return format!("{v:.0}");
     }
@@ -41,7 +41,7 @@ pub fn value_text(v: f64) -> String {
 }
 
 /// `2026-12-03T10:02:42Z` of a stored time.
-pub fn date_text(t: &str) -> String {
+pub(crate) fn date_text(t: &str) -> String {
     match t.split_once('.') {
         Some((s, _)) => format!("{s}Z"),
         None => t.to_string(),
@@ -50,7 +50,7 @@ pub fn date_text(t: &str) -> String {
 
 /// The baseline of `runs` (oldest first) as compare reference tables,
 /// one per metric: each size's median, its half-width as the spread.
-pub fn reference_tables(inc: &Incoming, runs: &[&StoredRun]) -> Vec<Table> {
+pub(crate) fn reference_tables(inc: &Incoming, runs: &[&StoredRun]) -> Vec<Table> {
     let (first, last) = match (runs.first(), runs.last()) {
         (Some(f), Some(l)) => (date_text(&f.started_utc), date_text(&l.started_utc)),
         _ => return Vec::new(),
@@ -105,7 +105,12 @@ struct Entry {
 
 /// One line per key size and metric: where the series first left its
 /// band, or that it never did.
-pub fn departure_lines(history: &[StoredRun], inc: Option<&Incoming>, last: usize, sizes: &[u64]) -> Vec<String> {
+pub(crate) fn departure_lines(
+    history: &[StoredRun],
+    inc: Option<&Incoming>,
+    last: usize,
+    sizes: &[u64],
+) -> Vec<String> {
     let mut entries: Vec<Entry> = history
         .iter()
         .filter(|r| inc.is_none_or(|i| i.run_key != r.run_key))

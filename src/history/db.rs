@@ -27,10 +27,10 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
 /// The schema this code writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// How long a writer waits for another's lock before giving up.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Version 1, as the first release created it: kept here because the
 /// steps below start from it (and the tests build such a file by hand).
@@ -130,7 +130,7 @@ pub enum DbError {
 /// A SQLite error as one line: its message without the SQL it was about
 /// (which spans lines), white space runs as one space, and anything a
 /// terminal would act on escaped.
-pub fn one_line(e: &rusqlite::Error) -> String {
+pub(crate) fn one_line(e: &rusqlite::Error) -> String {
     let text = match e {
         rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
         e => e.to_string(),
@@ -280,7 +280,7 @@ pub fn open(path: &Path, mode: Mode) -> Result<Connection, DbError> {
 /// An empty history that lives in memory only, for a reading command that
 /// can go on without a file (`check` before any run was added: nothing to
 /// judge against, said as "no baseline" rather than as an error).
-pub fn empty_in_memory() -> Result<Connection, DbError> {
+pub(crate) fn empty_in_memory() -> Result<Connection, DbError> {
     let sql = |source| DbError::Sqlite { path: ":memory:".into(), source };
     let mut c = Connection::open_in_memory().map_err(sql)?;
     migrate(&mut c, Mode::Write).map_err(|e| match e {

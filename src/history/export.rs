@@ -9,7 +9,7 @@ use super::ingest::metric_from_name;
 use super::show::{self, Filter, RunRow};
 
 /// The CSV's columns, in order.
-pub const CSV_COLUMNS: [&str; 20] = [
+pub(crate) const CSV_COLUMNS: [&str; 20] = [
     "run_id",
     "started_utc",
     "label",
@@ -33,7 +33,7 @@ pub const CSV_COLUMNS: [&str; 20] = [
 ];
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct PointRow {
+pub(crate) struct PointRow {
     pub size_bytes: u64,
     pub metric: String,
     pub unit: &'static str,

@@ -13,20 +13,20 @@ use crate::compare::input;
 use crate::compare::model::{Quantity, Table};
 
 /// The metrics a history keeps, by their name in the `points` table.
-pub const METRICS: [(Quantity, &str); 3] =
+pub(crate) const METRICS: [(Quantity, &str); 3] =
     [(Quantity::Latency, "latency"), (Quantity::Bandwidth, "bandwidth"), (Quantity::MessageRate, "message_rate")];
 
-pub fn metric_name(m: Quantity) -> &'static str {
+pub(crate) fn metric_name(m: Quantity) -> &'static str {
     METRICS.iter().find(|(x, _)| *x == m).map_or("efficiency", |(_, n)| n)
 }
 
-pub fn metric_from_name(n: &str) -> Option<Quantity> {
+pub(crate) fn metric_from_name(n: &str) -> Option<Quantity> {
     METRICS.iter().find(|(_, x)| *x == n).map(|(m, _)| *m)
 }
 
 /// One run ready to store: a table of one results file.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Incoming {
+pub(crate) struct Incoming {
     pub key: SeriesKey,
     pub run_key: String,
     /// RFC 3339, as `Utc::rfc3339` writes it, so that text order is time
@@ -69,7 +69,7 @@ fn fnv(seed: u64, bytes: &[u8]) -> u64 {
 }
 
 /// 128 bits of fingerprint of `parts`, as hex.
-pub fn fingerprint(parts: &[&[u8]]) -> String {
+pub(crate) fn fingerprint(parts: &[&[u8]]) -> String {
     let mut joined = Vec::new();
     for p in parts {
         joined.extend_from_slice(&(p.len() as u64).to_le_bytes());
@@ -83,7 +83,7 @@ const STORED_END: f64 = 1e11;
 
 /// A time as the history stores it (`2026-12-03T10:02:42.311Z`), from any
 /// RFC 3339 UTC text `report::time` reads.
-pub fn normal_time(text: &str) -> Option<String> {
+pub(crate) fn normal_time(text: &str) -> Option<String> {
     let secs = crate::report::time::unix_seconds(text)?;
     if !(0.0..STORED_END).contains(&secs) {
         return None;
@@ -97,7 +97,7 @@ pub fn normal_time(text: &str) -> Option<String> {
 /// as the history stores times: any day the calendar has, from year 0000
 /// to 9999. Stored times lie from 1970 to [`normal_time`]'s end, so a
 /// date outside is taken as that end: it selects the same runs.
-pub fn parse_date(s: &str) -> Result<String, String> {
+pub(crate) fn parse_date(s: &str) -> Result<String, String> {
     let bad = || {
         let s = crate::diag::printable(s);
         format!("'{s}' is not a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)")

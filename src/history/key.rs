@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 /// non-blocking benchmarks, data validation (`-c`, which touches every
 /// buffer between iterations) and, for `commbench pairs`, the pairing
 /// scheme and its seed.
-pub const NUMBER_OPTIONS: &[&str] = &[
+pub(crate) const NUMBER_OPTIONS: &[&str] = &[
     "accel",
     "buffer_locations",
     "buffers",
@@ -39,7 +39,7 @@ pub const NUMBER_OPTIONS: &[&str] = &[
 /// The options object of a key: the [`NUMBER_OPTIONS`] a record has
 /// (other than null), in name order, as compact JSON (`{}` without a
 /// record).
-pub fn options_text(options: Option<&Map<String, Value>>) -> String {
+pub(crate) fn options_text(options: Option<&Map<String, Value>>) -> String {
     let mut kept = Map::new();
     let mut names: Vec<&str> = NUMBER_OPTIONS.to_vec();
     names.sort_unstable();
@@ -92,7 +92,7 @@ impl SeriesKey {
     /// Reads the key's columns from `row` starting at column `at`, in the
     /// order system, benchmark, backend, memory, datatype, np, placement,
     /// mpi_library, options.
-    pub fn from_row(row: &rusqlite::Row, at: usize) -> rusqlite::Result<SeriesKey> {
+    pub(crate) fn from_row(row: &rusqlite::Row, at: usize) -> rusqlite::Result<SeriesKey> {
         Ok(SeriesKey {
             system: row.get(at)?,
             benchmark: row.get(at + 1)?,

@@ -17,9 +17,9 @@ pub mod baseline;
 pub mod check;
 pub mod db;
 pub mod export;
-pub mod ingest;
+pub(crate) mod ingest;
 pub mod key;
-pub mod pairs_csv;
+pub(crate) mod pairs_csv;
 pub mod plot;
 pub mod show;
 
@@ -32,9 +32,9 @@ use crate::compare::tolerance::{self, Rules, ToleranceRule};
 use crate::diag::printable;
 
 /// Where the history is kept unless told otherwise.
-pub const DEFAULT_DB: &str = "results/history.sqlite";
+pub(crate) const DEFAULT_DB: &str = "results/history.sqlite";
 /// The environment variable naming the history file.
-pub const DB_ENV: &str = "COMMBENCH_HISTORY";
+pub(crate) const DB_ENV: &str = "COMMBENCH_HISTORY";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -165,7 +165,7 @@ enum Command {
 
 /// The history file: `--db`, else `$COMMBENCH_HISTORY`, else
 /// [`DEFAULT_DB`].
-pub fn db_path(given: Option<&Path>) -> PathBuf {
+pub(crate) fn db_path(given: Option<&Path>) -> PathBuf {
     if let Some(p) = given {
         return p.to_path_buf();
     }

@@ -8,10 +8,10 @@
 use crate::compare::judge::median;
 use crate::compare::model::{Note, Parsed, SizeRow, Table};
 
-pub const PAIRS_BENCHMARK: &str = "commbench_pairs";
+pub(crate) const PAIRS_BENCHMARK: &str = "commbench_pairs";
 
 /// Whether a CSV's header is a pairs measurements file's.
-pub fn is_pairs(text: &str) -> bool {
+pub(crate) fn is_pairs(text: &str) -> bool {
     let header = text.lines().next().unwrap_or("");
     let cells: Vec<&str> = header.split(',').map(str::trim).collect();
     cells.contains(&"src_rank") && cells.contains(&"bw_MBps") && !cells.contains(&"benchmark")

@@ -100,7 +100,7 @@ fn err<E: std::fmt::Debug>(e: E) -> String {
 }
 
 /// The chart as an SVG document.
-pub fn render(c: &HistoryChart) -> Result<String, String> {
+pub(crate) fn render(c: &HistoryChart) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();

@@ -46,7 +46,7 @@ pub struct Filter {
 impl Filter {
     /// The WHERE clause on `runs`, with `?1` the benchmark and `?2` the
     /// system (NULL matches all).
-    pub const SQL: &'static str = "(?1 IS NULL OR runs.benchmark = ?1) AND (?2 IS NULL OR runs.system = ?2)";
+    pub(crate) const SQL: &'static str = "(?1 IS NULL OR runs.benchmark = ?1) AND (?2 IS NULL OR runs.system = ?2)";
 }
 
 const KEY_COLUMNS: &str =
@@ -100,7 +100,7 @@ pub fn runs(c: &Connection, f: &Filter) -> rusqlite::Result<Vec<RunRow>> {
 /// The most a column of `show` is padded to: a longer cell (the hosts of
 /// a large job, a long option value) is shown whole and pushes the rest
 /// of its line right.
-pub const MAX_PAD: usize = 64;
+pub(crate) const MAX_PAD: usize = 64;
 
 /// Rows as columns (see [`MAX_PAD`]), every cell escaped as untrusted
 /// text (names from results files and records), each line indented.

@@ -25,7 +25,7 @@ fn num(get: Lookup, key: &str) -> Option<usize> {
 
 /// Reads the launcher variables through `get` (testable without touching
 /// the real environment).
-pub fn detect_with(get: Lookup) -> LauncherEnv {
+pub(crate) fn detect_with(get: Lookup) -> LauncherEnv {
     let pick = |kind, rank: &str, size: &str, local: &str, local_size: &str| -> Option<LauncherEnv> {
         let r = num(get, rank)?;
         Some(LauncherEnv {
@@ -76,7 +76,7 @@ pub fn detect_with(get: Lookup) -> LauncherEnv {
 
 /// Tasks on node `node` from Slurm's compressed list: "2(x3),1" means
 /// 2, 2, 2, 1.
-pub fn slurm_tasks_on_node(list: &str, node: usize) -> Option<usize> {
+pub(crate) fn slurm_tasks_on_node(list: &str, node: usize) -> Option<usize> {
     let mut seen = 0usize;
     for part in list.split(',') {
         let (count, repeat) = match part.split_once("(x") {
@@ -92,14 +92,14 @@ pub fn slurm_tasks_on_node(list: &str, node: usize) -> Option<usize> {
 }
 
 /// Reads the real environment.
-pub fn detect() -> LauncherEnv {
+pub(crate) fn detect() -> LauncherEnv {
     detect_with(&|k| std::env::var(k).ok())
 }
 
 impl LauncherEnv {
     /// Whether this process should print before MPI is up: rank 0, or any
     /// process when the launcher does not say.
-    pub fn is_leader(&self) -> bool {
+    pub(crate) fn is_leader(&self) -> bool {
         self.rank.unwrap_or(0) == 0
     }
 
@@ -122,7 +122,7 @@ impl LauncherEnv {
 
 /// "Open MPI v4.1.4" or "MPICH Version: 4.0.2" from a full
 /// `MPI_Get_library_version` string.
-pub fn short_library_name(full: &str) -> String {
+pub(crate) fn short_library_name(full: &str) -> String {
     let first = full.lines().next().unwrap_or("");
     let head = first.split(',').next().unwrap_or("");
     head.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -8,7 +8,7 @@
 pub mod launcher;
 pub mod placement;
 pub mod signals;
-pub mod survey;
+pub(crate) mod survey;
 pub mod watchdog;
 
 use std::fmt::Display;
@@ -40,13 +40,13 @@ pub use crate::diag::say;
 /// first non-zero exit, and Open MPI can then drop output the leader wrote
 /// but it had not yet forwarded: the one line that says what was wrong.
 /// With the leader first, its line is out before anything is torn down.
-pub const LEADER_FIRST: Duration = Duration::from_millis(1500);
+pub(crate) const LEADER_FIRST: Duration = Duration::from_millis(1500);
 
 /// How long a failing rank other than the leader waits once the leader has
 /// told it, through MPI, that everything it had to say is written
 /// ([`end_world`]): time for the leader's own exit to reach the launcher
 /// first, and for its last output to be forwarded.
-pub const LEADER_MARGIN: Duration = Duration::from_millis(100);
+pub(crate) const LEADER_MARGIN: Duration = Duration::from_millis(100);
 
 /// What this rank knows about the leader's output when it fails.
 static LEADER_OUT: AtomicU8 = AtomicU8::new(UNKNOWN);
@@ -90,7 +90,7 @@ pub fn exit(code: i32) -> ! {
 /// [`LEADER_MARGIN`] behind it. A rank whose release did not complete
 /// leaves without `MPI_Finalize`, which would wait for ranks that are not
 /// coming.
-pub fn end_world(world: World, code: i32) {
+pub(crate) fn end_world(world: World, code: i32) {
     if code == 0 {
         return world.finalize();
     }
@@ -112,7 +112,7 @@ pub fn end_world(world: World, code: i32) {
 /// `error` (where it exists) and ends every rank. A [`crate::fatal::Fatal`]
 /// payload is a failure of the GPU or a library and is said as it is; any
 /// other panic is a bug and says so.
-pub fn install_panic_hook(name: &'static str) {
+pub(crate) fn install_panic_hook(name: &'static str) {
     std::panic::set_hook(Box::new(move |info| {
         let line = match info.payload().downcast_ref::<crate::fatal::Fatal>() {
             // A failure of the GPU or the library, not of commbench.
@@ -185,7 +185,7 @@ impl Ending {
 }
 
 /// The line (and record detail) of a run below `--min-busbw`.
-pub fn below_minimum(avg_busbw: f64, min_busbw: f64) -> String {
+pub(crate) fn below_minimum(avg_busbw: f64, min_busbw: f64) -> String {
     format!("average bus bandwidth {avg_busbw:.2} GB/s is below --min-busbw {min_busbw} GB/s")
 }
 
@@ -334,7 +334,7 @@ impl Job {
         })
     }
 
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.world.rank() == 0
     }
 
@@ -356,7 +356,7 @@ impl Job {
     /// this node's available memory together with the other ranks on the
     /// node, before anything is touched (the alternative is the kernel's
     /// OOM killer). `hint` says what to lower.
-    pub fn memory_check(&self, need: u128, hint: &'static str) -> Result<(), MemoryError> {
+    pub(crate) fn memory_check(&self, need: u128, hint: &'static str) -> Result<(), MemoryError> {
         let (on_node, _) = self.world.node_ranks();
         match topo::available_memory() {
             Some(avail) if need.saturating_mul(on_node as u128) > avail as u128 => {
@@ -369,14 +369,17 @@ impl Job {
     /// [`Job::memory_check`] of `more` bytes named by `parts` (a
     /// benchmark's estimate: what it adds to what each rank holds now),
     /// the parts said in the refusal.
-    pub fn memory_check_parts(&self, more: u128, parts: &str, hint: &'static str) -> Result<(), MemoryError> {
+    pub(crate) fn memory_check_parts(&self, more: u128, parts: &str, hint: &'static str) -> Result<(), MemoryError> {
         self.memory_check(more, hint).map_err(|e| MemoryError { parts: format!(": {parts}"), ..e })
     }
 
     /// Creates the result files on rank 0 (`create`, None for no files)
     /// and tells every rank whether that worked; on failure every rank
     /// returns Err, carrying the error on rank 0 (None elsewhere).
-    pub fn open_results<F, E>(&self, create: impl FnOnce() -> Result<Option<F>, E>) -> Result<Option<F>, Option<E>> {
+    pub(crate) fn open_results<F, E>(
+        &self,
+        create: impl FnOnce() -> Result<Option<F>, E>,
+    ) -> Result<Option<F>, Option<E>> {
         let mut outcome = Ok(None);
         if self.is_root() {
             outcome = create().map_err(Some);
@@ -394,7 +397,7 @@ impl Job {
     }
 
     /// [`Job::gather_ranks`] with each rank's end of the measured paths.
-    pub fn gather_ranks_with(&self, end: Option<crate::peak::RankEnd>) -> Vec<RankInfo> {
+    pub(crate) fn gather_ranks_with(&self, end: Option<crate::peak::RankEnd>) -> Vec<RankInfo> {
         gather_ranks(&self.world, &self.env, Some(&self.placement), end)
     }
 
@@ -478,7 +481,7 @@ impl Job {
     /// None for no record; collective), so that another rank can end it
     /// when rank 0 cannot: its watchdog's `timeout`, or rank 0 gone after
     /// a signal (see [`crate::report::record_end`]).
-    pub fn share_record(&self, path: Option<&Path>) {
+    pub(crate) fn share_record(&self, path: Option<&Path>) {
         let place = path.filter(|_| self.is_root()).map(RecordPlace::of_rank0);
         let bytes = self.world.bcast_bytes(&RecordPlace::encode(place.as_ref()));
         let (_, local) = self.world.node_ranks();
@@ -519,7 +522,7 @@ impl Job {
     crate::bytes::human_bytes(*need),
     crate::bytes::human_bytes(*available)
 )]
-pub struct MemoryError {
+pub(crate) struct MemoryError {
     pub need: u128,
     pub on_node: usize,
     pub available: u128,
@@ -557,7 +560,7 @@ impl<R: Serialize> RecordFile<R> {
 
     /// Changes the record in memory (written at the end, or by the
     /// watchdog).
-    pub fn update(&self, f: impl FnOnce(&mut R)) {
+    pub(crate) fn update(&self, f: impl FnOnce(&mut R)) {
         if let Ok(mut r) = self.rec.lock() {
             f(&mut r);
         }
@@ -577,7 +580,7 @@ impl<R: Serialize> RecordFile<R> {
 }
 
 /// Where this rank runs: host, pid, allowed cpus, local rank.
-pub fn rank_info(world: &World, env: &LauncherEnv, placement: Option<&RankPlacement>) -> RankInfo {
+pub(crate) fn rank_info(world: &World, env: &LauncherEnv, placement: Option<&RankPlacement>) -> RankInfo {
     let cpus = affinity::allowed_cpus();
     RankInfo {
         rank: world.rank(),
@@ -592,7 +595,7 @@ pub fn rank_info(world: &World, env: &LauncherEnv, placement: Option<&RankPlacem
 }
 
 /// Every rank's placement, in rank order, at rank 0 (empty elsewhere).
-pub fn gather_ranks(
+pub(crate) fn gather_ranks(
     world: &World,
     env: &LauncherEnv,
     placement: Option<&RankPlacement>,

@@ -38,7 +38,7 @@ enum State {
 
 /// Before MPI_Init: place this rank if asked and the launcher says where
 /// it is on the node.
-pub fn prepare(env: &LauncherEnv, req: &PlacementRequest) -> Prepared {
+pub(crate) fn prepare(env: &LauncherEnv, req: &PlacementRequest) -> Prepared {
     let machine = hwloc::discover().map_err(|e| e.to_string());
     let state = if !req.is_given() {
         State::NotAsked

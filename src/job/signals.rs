@@ -46,14 +46,14 @@ use crate::report::record::{EndMarker, RankInfo, RunStatus};
 use crate::report::record_end::{self, RecordPlace};
 
 /// How often the signal thread looks at the other ranks.
-pub const POLL: Duration = Duration::from_millis(250);
+pub(crate) const POLL: Duration = Duration::from_millis(250);
 /// How long rank 0 waits for the launcher after it saw a rank die.
-pub const GRACE: Duration = Duration::from_secs(5);
+pub(crate) const GRACE: Duration = Duration::from_secs(5);
 /// How long a rank other than 0 waits after a signal before it exits.
-pub const OTHERS_AFTER_SIGNAL: Duration = Duration::from_millis(300);
+pub(crate) const OTHERS_AFTER_SIGNAL: Duration = Duration::from_millis(300);
 
 /// The signals handled.
-pub const HANDLED: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+pub(crate) const HANDLED: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
 /// The set of [`HANDLED`] signals.
 fn set() -> libc::sigset_t {
@@ -98,7 +98,7 @@ pub fn unblock() {
 /// Only for a process a launcher started: the kernel sends the signal when
 /// the *thread* that forked this process ends, and every launcher forks
 /// its ranks from the thread that lives as long as it does.
-pub fn end_with_launcher(sig: i32) {
+pub(crate) fn end_with_launcher(sig: i32) {
     // SAFETY: prctl, getppid and raise on this process only.
     unsafe {
         let launcher = libc::getppid();
@@ -207,7 +207,7 @@ impl Watch {
     /// Rank 0: the record to end and the ranks to watch (`ranks` as the
     /// record lists them; those on rank 0's node other than rank 0 that
     /// can be seen now are watched).
-    pub fn arm(&self, marker: EndMarker, ranks: &[RankInfo]) {
+    pub(crate) fn arm(&self, marker: EndMarker, ranks: &[RankInfo]) {
         let me = std::process::id();
         let host = ranks.iter().find(|r| r.rank == 0).map(|r| r.host.clone());
         let peers: Vec<Peer> = ranks

@@ -105,7 +105,7 @@ impl Survey {
     }
 
     /// Whether rank 0 asked this rank where it was within `d`.
-    pub fn asked_within(&self, d: Duration) -> bool {
+    pub(crate) fn asked_within(&self, d: Duration) -> bool {
         match self.asked_ms.load(Relaxed) {
             0 => false,
             ms => self.born.elapsed().saturating_sub(Duration::from_millis(ms)) < d,
@@ -114,7 +114,7 @@ impl Survey {
 
     /// Rank 0: every rank's answer (its own from `progress`), in rank
     /// order; Err says why a rank gave none.
-    pub fn ask_all(&self, progress: &Progress) -> Vec<(Endpoint, Result<Answer, String>)> {
+    pub(crate) fn ask_all(&self, progress: &Progress) -> Vec<(Endpoint, Result<Answer, String>)> {
         let here = self.roster.first().map_or("", |e| e.host.as_str());
         let mut out = Vec::with_capacity(self.roster.len());
         // The roster is in rank order, and so are the answers.

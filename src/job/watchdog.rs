@@ -21,10 +21,10 @@ use crate::job::survey::{Answer, Endpoint, Survey};
 
 /// The watchdog's timeout when `--timeout` is not given: a stall this long
 /// with no iteration completing on any rank is a hang, not a slow size.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Exit status when the watchdog ends a run (as coreutils `timeout`).
-pub const TIMEOUT_EXIT: i32 = 124;
+pub(crate) const TIMEOUT_EXIT: i32 = 124;
 
 /// What the measuring thread is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,14 +100,14 @@ fn epoch() -> Instant {
 }
 
 impl Progress {
-    pub fn enter(&self, step: Step, dt: Option<Datatype>, size: usize) {
+    pub(crate) fn enter(&self, step: Step, dt: Option<Datatype>, size: usize) {
         self.step.store(step as u8, Relaxed);
         self.datatype.store(dt.map(|d| d as u8 + 1).unwrap_or(0), Relaxed);
         self.size.store(size as u64, Relaxed);
         self.iteration.store(0, Relaxed);
     }
 
-    pub fn set_step(&self, step: Step) {
+    pub(crate) fn set_step(&self, step: Step) {
         self.step.store(step as u8, Relaxed);
     }
 
@@ -124,7 +124,7 @@ impl Progress {
 
     /// How long the position has not moved, as the watchdog saw it (None
     /// without a watchdog).
-    pub fn still_for(&self) -> Option<Duration> {
+    pub(crate) fn still_for(&self) -> Option<Duration> {
         match self.moved_ms.load(Relaxed) {
             0 => None,
             ms => Some(epoch().elapsed().saturating_sub(Duration::from_millis(ms))),
@@ -141,7 +141,7 @@ impl Progress {
         position(self.position_now())
     }
 
-    pub fn position_now(&self) -> Position {
+    pub(crate) fn position_now(&self) -> Position {
         Position {
             step: self.step.load(Relaxed),
             datatype: self.datatype.load(Relaxed),
@@ -153,7 +153,7 @@ impl Progress {
 
 /// Called with the message just before the process ends (e.g. to mark the
 /// run record).
-pub type OnFire = Box<dyn Fn(&str) + Send>;
+pub(crate) type OnFire = Box<dyn Fn(&str) + Send>;
 
 /// The watchdog's setting: what it watches, for how long, and how it names
 /// this process (`who`: "osu_latency rank 1 on host x"; `name`: the

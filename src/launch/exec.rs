@@ -56,7 +56,7 @@ pub struct Ended {
 }
 
 /// Exit status of a benchmark stopped by its own watchdog.
-pub const WATCHDOG_EXIT: i32 = crate::job::watchdog::TIMEOUT_EXIT;
+pub(crate) const WATCHDOG_EXIT: i32 = crate::job::watchdog::TIMEOUT_EXIT;
 
 /// Where a benchmark's output goes: its stdout into `out` (and, with
 /// `echo`, to the suite's stdout as whole lines arrive), its stderr into
@@ -78,7 +78,7 @@ pub struct Output<'a> {
 /// `error`) has its ranks gone or going: 5 s. One that ended well still
 /// has MPI_Finalize and the launcher's teardown to do, which take longer
 /// on large jobs: 60 s.
-pub fn linger(status: crate::report::record::RunStatus) -> Duration {
+pub(crate) fn linger(status: crate::report::record::RunStatus) -> Duration {
     use crate::report::record::RunStatus::*;
     match status {
         Complete | Passed | Failed | ValidationFailed => Duration::from_secs(60),
@@ -95,7 +95,7 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 
 /// How long the launcher's process group has after SIGTERM (the suite's
 /// signal or --max-time) before it gets SIGKILL.
-pub const STOP_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// When [`run`] stops a launcher: after `max_time` seconds (none: never),
 /// SIGTERM to its group, then SIGKILL `grace` later.
@@ -337,7 +337,7 @@ impl Follow {
 /// Bytes cut into whole lines: what `push` returns ends with a newline
 /// (or is empty); a partial line waits for the rest.
 #[derive(Default)]
-pub struct LineBuffer {
+pub(crate) struct LineBuffer {
     partial: Vec<u8>,
 }
 
@@ -376,7 +376,7 @@ fn is_noise(l: &str) -> bool {
 /// not launcher chatter); failing that, the launcher's first error sentence
 /// whole (its lines joined: Open MPI wraps its prose inside the banner),
 /// with a hint where the suite knows one.
-pub fn failure_reason(stderr: &str) -> Option<String> {
+pub(crate) fn failure_reason(stderr: &str) -> Option<String> {
     let lines: Vec<&str> = stderr.lines().map(str::trim).collect();
     let mut in_banner = false;
     // (index, inside a banner) of the first non-blank line; srun's first error.

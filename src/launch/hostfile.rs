@@ -22,9 +22,9 @@ pub enum HostfileError {
 }
 
 /// The longest host name taken (DNS's limit on a whole name).
-pub const MAX_HOST_NAME: usize = 253;
+pub(crate) const MAX_HOST_NAME: usize = 253;
 /// The longest label (the part between dots) of a host name.
-pub const MAX_LABEL: usize = 63;
+pub(crate) const MAX_LABEL: usize = 63;
 
 /// Whether `name` is a host name that can be handed to a launcher (and,
 /// through it, to ssh or srun) as one: an IPv4 or IPv6 address, or
@@ -32,7 +32,7 @@ pub const MAX_LABEL: usize = 63;
 /// characters, 253 at most in all, not starting with `-` or `.` (a
 /// leading `-` would reach ssh as an option). The error is one sentence
 /// naming the name, escaped for a terminal.
-pub fn check_host_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_host_name(name: &str) -> Result<(), String> {
     if name.parse::<std::net::IpAddr>().is_ok() {
         return Ok(());
     }

@@ -29,7 +29,7 @@ pub enum MpiFlavor {
 
 impl MpiFlavor {
     /// From an `MPI_Get_library_version` string.
-    pub fn from_library_version(v: &str) -> MpiFlavor {
+    pub(crate) fn from_library_version(v: &str) -> MpiFlavor {
         if v.contains("Open MPI") {
             MpiFlavor::OpenMpi
         } else if v.contains("MPICH") {
@@ -42,7 +42,7 @@ impl MpiFlavor {
     /// The library this executable is linked with (what the binaries use
     /// when they say nothing else; see `binaries::mpi_of`). MPI allows
     /// asking before MPI_Init.
-    pub fn of_this_build() -> (MpiFlavor, String) {
+    pub(crate) fn of_this_build() -> (MpiFlavor, String) {
         let v = mpi::environment::library_version().unwrap_or_default();
         (MpiFlavor::from_library_version(&v), v)
     }
@@ -76,7 +76,7 @@ pub struct Launcher {
 }
 
 /// Launcher names `--launcher` accepts (a path ending in one works too).
-pub const KNOWN: &[&str] = &[
+pub(crate) const KNOWN: &[&str] = &[
     "mpirun",
     "mpiexec",
     "mpirun.openmpi",
@@ -109,7 +109,7 @@ impl Launcher {
 
     /// The launcher to use when none was named: srun inside a Slurm
     /// allocation (where it exists), else the library's own launcher.
-    pub fn detect(flavor: MpiFlavor, in_allocation: bool, on_path: &dyn Fn(&str) -> bool) -> Launcher {
+    pub(crate) fn detect(flavor: MpiFlavor, in_allocation: bool, on_path: &dyn Fn(&str) -> bool) -> Launcher {
         if in_allocation && on_path("srun") {
             return Launcher { program: "srun".into(), kind: LauncherKind::Srun };
         }
@@ -168,7 +168,7 @@ pub fn binds(args: &[String]) -> bool {
 }
 
 /// The launcher's options for "do not bind the ranks".
-pub fn binding_off(kind: LauncherKind) -> &'static [&'static str] {
+pub(crate) fn binding_off(kind: LauncherKind) -> &'static [&'static str] {
     match kind {
         LauncherKind::OpenMpi => &["--bind-to", "none"],
         LauncherKind::Hydra => &["-bind-to", "none"],
@@ -235,7 +235,7 @@ pub fn command(l: &Launcher, layout: &Layout, ctx: &LaunchContext, binary: &Path
 
 /// Environment the launcher needs from us: Open MPI's mpirun refuses to
 /// run as root unless told twice that it is meant.
-pub fn extra_env(l: &Launcher, is_root: bool, get: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+pub(crate) fn extra_env(l: &Launcher, is_root: bool, get: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
     if l.kind != LauncherKind::OpenMpi || !is_root {
         return Vec::new();
     }
@@ -247,7 +247,7 @@ pub fn extra_env(l: &Launcher, is_root: bool, get: &dyn Fn(&str) -> Option<Strin
 }
 
 /// [`extra_env`] for this process (root or not, its environment).
-pub fn env_for(l: &Launcher) -> Vec<(String, String)> {
+pub(crate) fn env_for(l: &Launcher) -> Vec<(String, String)> {
     // SAFETY: geteuid has no preconditions.
     let is_root = unsafe { libc::geteuid() } == 0;
     extra_env(l, is_root, &|k| std::env::var(k).ok())
@@ -287,7 +287,7 @@ pub fn own_tmpdir(l: &Launcher, env: &mut Vec<(String, String)>) -> Option<crate
 }
 
 /// Whether `program` can be run: a path that exists, or a name on PATH.
-pub fn on_path(program: &str) -> bool {
+pub(crate) fn on_path(program: &str) -> bool {
     locate(program).is_some()
 }
 
@@ -303,7 +303,7 @@ fn locate(program: &str) -> Option<std::path::PathBuf> {
 /// Which launcher a file is, by the name it resolves to through its links
 /// (`mpirun` -> `orterun`, `mpiexec` -> `mpiexec.hydra`); None when the
 /// name says nothing.
-pub fn kind_of_file(path: &Path) -> Option<LauncherKind> {
+pub(crate) fn kind_of_file(path: &Path) -> Option<LauncherKind> {
     let real = std::fs::canonicalize(path).ok()?;
     let name = real.file_name()?.to_str()?;
     match name {
@@ -314,7 +314,7 @@ pub fn kind_of_file(path: &Path) -> Option<LauncherKind> {
 }
 
 /// The most ranks, ranks per node or nodes a launch is planned for.
-pub const MAX_RANKS: usize = 1 << 20;
+pub(crate) const MAX_RANKS: usize = 1 << 20;
 
 /// Words of an argument string, split on whitespace (no quoting: benchmark
 /// and launcher options have no spaces in their values).
@@ -323,7 +323,7 @@ pub fn split_words(s: &str) -> Vec<String> {
 }
 
 /// A command line as one shell-pasteable string.
-pub fn shell_line(argv: &[String]) -> String {
+pub(crate) fn shell_line(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
             let plain = !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=,@+%".contains(c));

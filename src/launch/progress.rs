@@ -35,7 +35,7 @@ pub fn clock(d: Duration) -> String {
 /// Time left: the mean of the finished benchmarks for each one not yet
 /// finished, less what the current one has already taken. None before
 /// anything has finished.
-pub fn eta(finished: &[Duration], total: usize, current_elapsed: Duration) -> Option<Duration> {
+pub(crate) fn eta(finished: &[Duration], total: usize, current_elapsed: Duration) -> Option<Duration> {
     if finished.is_empty() {
         return None;
     }
@@ -53,7 +53,7 @@ impl Progress {
 
     /// Progress with the echo going to `out`; `tty` says whether stderr is
     /// a terminal (the line rewritten in place).
-    pub fn with_output(total: usize, tty: bool, out: Box<dyn Write + Send>) -> Progress {
+    pub(crate) fn with_output(total: usize, tty: bool, out: Box<dyn Write + Send>) -> Progress {
         Progress {
             total,
             tty,
@@ -92,7 +92,7 @@ impl Progress {
 
     /// Called while the benchmark runs; redraws at most twice a second,
     /// or at once after an echo took the line away.
-    pub fn tick(&mut self) {
+    pub(crate) fn tick(&mut self) {
         if self.tty {
             let force = !self.drawn;
             self.draw(force);

@@ -46,7 +46,7 @@ pub fn create(
 
 /// Where run directories go: `given`, else $COMMBENCH_RESULTS_DIR, else
 /// `results` (the suite's and locate's `--results-dir`).
-pub fn results_root(given: Option<&Path>) -> PathBuf {
+pub(crate) fn results_root(given: Option<&Path>) -> PathBuf {
     given
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os("COMMBENCH_RESULTS_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))

@@ -30,11 +30,11 @@ use probe::{ProbeLog, Runner};
 use search::{Findings, Kind, Stopped};
 
 const NAME: &str = "commbench locate";
-pub const SCHEMA: &str = "commbench-locate-record/1";
+pub(crate) const SCHEMA: &str = "commbench-locate-record/1";
 
 /// One finding, with host names.
 #[derive(Clone, Debug, Serialize)]
-pub struct Named {
+pub(crate) struct Named {
     pub kind: Kind,
     pub hosts: Vec<String>,
     pub probe: usize,
@@ -44,7 +44,7 @@ pub struct Named {
 
 /// `locate.json` (schema `commbench-locate-record/1`).
 #[derive(Clone, Debug, Serialize)]
-pub struct LocateRecord {
+pub(crate) struct LocateRecord {
     pub schema: String,
     pub started_utc: String,
     pub finished_utc: String,
@@ -71,7 +71,7 @@ pub struct LocateRecord {
 }
 
 /// Everything one search needs (from `locate`'s options or the suite's).
-pub struct Search<'a> {
+pub(crate) struct Search<'a> {
     pub hosts: &'a [String],
     pub hosts_from: String,
     pub bound: Duration,
@@ -125,7 +125,7 @@ fn describe(kind: &Kind, names: &[String], probe: usize, log: &[ProbeLog]) -> St
 /// Runs the search; its lines go to `out`, its record into the run
 /// directory. Returns the record (its `exit_code`: 0 nothing found, 1
 /// something named).
-pub fn run_search(s: Search, out: &mut dyn Write) -> LocateRecord {
+pub(crate) fn run_search(s: Search, out: &mut dyn Write) -> LocateRecord {
     let started = Utc::now();
     let t0 = Instant::now();
     let n = s.hosts.len();
@@ -257,7 +257,7 @@ pub fn run_search(s: Search, out: &mut dyn Write) -> LocateRecord {
 }
 
 /// The launcher for this build's MPI: the one named, else the detected one.
-pub fn launcher_for(named: Option<&str>) -> Result<(Launcher, MpiFlavor), String> {
+pub(crate) fn launcher_for(named: Option<&str>) -> Result<(Launcher, MpiFlavor), String> {
     let (flavor, library) = MpiFlavor::of_this_build();
     let in_allocation = crate::report::slurm::SlurmInfo::from_env().is_some();
     let launcher = match named {

@@ -93,7 +93,7 @@ pub enum Parsed {
 }
 
 /// The most hosts one search takes.
-pub const MAX_HOSTS: usize = 1 << 16;
+pub(crate) const MAX_HOSTS: usize = 1 << 16;
 
 /// Each probe's fixed pairs arguments besides size and criteria: a window
 /// of 16 and 10 timed batches (160 MiB per direction at 1 MiB), enough to
@@ -103,7 +103,7 @@ const PROBE_COUNTS: [&str; 6] = ["-W", "16", "-i", "10", "-x", "2"];
 /// The hosts a run record (or a suite's run directory) names. The record
 /// is read as any input file ([`crate::input_file`]): a FIFO or a device
 /// is refused at once, and at most its cap is read.
-pub fn hosts_of_record(path: &Path) -> Result<Vec<String>, String> {
+pub(crate) fn hosts_of_record(path: &Path) -> Result<Vec<String>, String> {
     let file = if path.is_dir() { path.join("suite.json") } else { path.to_path_buf() };
     let text = crate::input_file::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let v: serde_json::Value =
@@ -122,7 +122,13 @@ pub fn hosts_of_record(path: &Path) -> Result<Vec<String>, String> {
 /// criteria, the watchdog at half the bound (so a stall inside the job is
 /// reported by the job, who stalled included, before the bound stops it)
 /// and whatever `--pairs-args` adds.
-pub fn pairs_args(size: &str, fraction: &str, min_bw: Option<&str>, extra: &[String], bound: Duration) -> Vec<String> {
+pub(crate) fn pairs_args(
+    size: &str,
+    fraction: &str,
+    min_bw: Option<&str>,
+    extra: &[String],
+    bound: Duration,
+) -> Vec<String> {
     let timeout = (bound.as_secs_f64() / 2.0).max(1.0);
     let mut v: Vec<String> = ["--scheme", "all", "--size", size].iter().map(|s| s.to_string()).collect();
     v.extend(PROBE_COUNTS.iter().map(|s| s.to_string()));

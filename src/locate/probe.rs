@@ -23,7 +23,7 @@ const GRACE: Duration = Duration::from_secs(2);
 
 /// How one probe ended, for the record and the report.
 #[derive(Clone, Debug, Serialize)]
-pub struct ProbeLog {
+pub(crate) struct ProbeLog {
     /// 1-based.
     pub index: usize,
     pub hosts: Vec<String>,
@@ -45,7 +45,7 @@ pub struct ProbeLog {
 }
 
 /// Runs probes for [`super::search::locate`].
-pub struct Runner<'a> {
+pub(crate) struct Runner<'a> {
     pub hosts: &'a [String],
     pub launcher: &'a Launcher,
     pub flavor: MpiFlavor,

@@ -70,7 +70,7 @@ pub struct Seen {
 }
 
 impl Seen {
-    pub fn works() -> Seen {
+    pub(crate) fn works() -> Seen {
         Seen::ran(Ran::Works)
     }
     pub fn fails() -> Seen {
@@ -166,7 +166,7 @@ impl Findings {
         self.found.iter().filter(move |f| f.kind == kind)
     }
     /// Hosts found bad (kind `Host`).
-    pub fn bad_hosts(&self) -> Vec<usize> {
+    pub(crate) fn bad_hosts(&self) -> Vec<usize> {
         self.named(Kind::Host).map(|f| f.hosts[0]).collect()
     }
     /// Whether the probe itself failed.
@@ -331,7 +331,7 @@ pub fn locate<P: Prober>(n: usize, prober: &mut P) -> Findings {
 }
 
 /// Searches hosts `0..n` with at most `limit` probes.
-pub fn locate_within<P: Prober>(n: usize, limit: usize, prober: &mut P) -> Findings {
+pub(crate) fn locate_within<P: Prober>(n: usize, limit: usize, prober: &mut P) -> Findings {
     let mut s = Search {
         prober,
         f: Findings::default(),

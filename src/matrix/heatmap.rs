@@ -9,7 +9,7 @@ use std::fmt::Write;
 use super::Matrix;
 
 /// What the picture shows and how to read it.
-pub struct HeatmapSpec<'a> {
+pub(crate) struct HeatmapSpec<'a> {
     pub title: &'a str,
     /// Second line: what ran (scheme, size).
     pub subtitle: &'a str,

@@ -7,8 +7,8 @@
 //! builds its matrices from a run's measurements, `gpu_bw::results` from
 //! its timings.
 
-pub mod heatmap;
-pub mod units;
+pub(crate) mod heatmap;
+pub(crate) mod units;
 
 use std::io::{self, Write};
 
@@ -40,13 +40,13 @@ impl Matrix {
     }
 
     /// Keeps the smaller of the old value of cell (row, col) and `v`.
-    pub fn keep_min(&mut self, row: usize, col: usize, v: f64) {
+    pub(crate) fn keep_min(&mut self, row: usize, col: usize, v: f64) {
         let c = &mut self.cells[row * self.n + col];
         *c = Some(c.map_or(v, |old| old.min(v)));
     }
 
     /// Keeps the larger of the old value of cell (row, col) and `v`.
-    pub fn keep_max(&mut self, row: usize, col: usize, v: f64) {
+    pub(crate) fn keep_max(&mut self, row: usize, col: usize, v: f64) {
         let c = &mut self.cells[row * self.n + col];
         *c = Some(c.map_or(v, |old| old.max(v)));
     }
@@ -65,7 +65,7 @@ impl Matrix {
 
     /// CSV: a header row `corner,0,1,...` then one row per rank, values
     /// multiplied by `scale` with two decimals, empty where unmeasured.
-    pub fn write_csv(&self, mut w: impl Write, corner: &str, scale: f64) -> io::Result<()> {
+    pub(crate) fn write_csv(&self, mut w: impl Write, corner: &str, scale: f64) -> io::Result<()> {
         let mut line = String::from(corner);
         for c in 0..self.n {
             line.push_str(&format!(",{c}"));

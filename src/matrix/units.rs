@@ -11,12 +11,12 @@ use crate::bytes::split_number;
 /// A text that is not a bandwidth.
 #[derive(Debug, Error, PartialEq, Eq)]
 #[error("'{0}' is not a bandwidth (give a number and a unit such as 68GB/s, 500MB/s, 25GiB/s or 400Gbit/s)")]
-pub struct RateError(pub String);
+pub(crate) struct RateError(pub String);
 
 /// Parses a bandwidth into bytes per second. Decimal prefixes (k, M, G, T)
 /// on B (bytes) or b/bit (bits), binary ones on iB; "/s" or "ps" optional.
 /// The unit is required: a bare number is ambiguous.
-pub fn parse_rate(text: &str) -> Result<f64, RateError> {
+pub(crate) fn parse_rate(text: &str) -> Result<f64, RateError> {
     let bad = || RateError(text.to_string());
     let (_, value, unit) = split_number(text).ok_or_else(bad)?;
     let unit = unit.strip_suffix("/s").or_else(|| unit.strip_suffix("ps")).unwrap_or(unit);

@@ -101,7 +101,7 @@ pub struct Failure {
 impl Failure {
     /// How good the value is relative to its limit: below 1 fails, and
     /// smaller is worse.
-    pub fn score(&self) -> f64 {
+    pub(crate) fn score(&self) -> f64 {
         match self.check {
             Check::Missing => 0.0,
             // Not measured against anything: after every real shortfall.
@@ -142,12 +142,12 @@ pub fn median(values: &[f64]) -> Option<f64> {
 
 /// The peak of the path from a sender to a receiver, bytes per second
 /// (None: unknown).
-pub type PeakOf<'a> = &'a dyn Fn(usize, usize) -> Option<f64>;
+pub(crate) type PeakOf<'a> = &'a dyn Fn(usize, usize) -> Option<f64>;
 
 /// Applies the criteria. `expect_both` says whether the scheme measures
 /// both directions of every row (a lone shift:K does not); `peak` is
 /// asked only with `--min-efficiency`.
-pub fn evaluate(rows: &[PairRow], c: &Criteria, expect_both: bool, peak: PeakOf) -> Evaluation {
+pub(crate) fn evaluate(rows: &[PairRow], c: &Criteria, expect_both: bool, peak: PeakOf) -> Evaluation {
     let all_bw: Vec<f64> = rows.iter().flat_map(|r| [r.ab, r.ba]).flatten().collect();
     let median_bw = median(&all_bw);
     let relative = c.min_fraction_of_median.zip(median_bw).map(|(f, m)| f * m);

@@ -9,7 +9,7 @@ use super::results::Measurements;
 use crate::matrix::Matrix;
 
 /// The axes of a rank-by-rank matrix, for its heatmap.
-pub const RANK_AXES: &str = "row: sender rank, column: receiver rank";
+pub(crate) const RANK_AXES: &str = "row: sender rank, column: receiver rank";
 
 /// Bandwidth in bytes per second, sender by receiver.
 pub fn bandwidth(n: usize, m: &Measurements) -> Matrix {

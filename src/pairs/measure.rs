@@ -20,7 +20,7 @@ use crate::job::watchdog::{Progress, Step};
 
 /// Counts for one round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RoundPlan {
+pub(crate) struct RoundPlan {
     pub bytes: usize,
     pub window: usize,
     pub iterations: usize,
@@ -34,7 +34,7 @@ pub struct RoundPlan {
 
 /// What one rank measured in a round.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct RankResult {
+pub(crate) struct RankResult {
     /// Bytes per second received from `flow.from`.
     pub recv_bw: Option<f64>,
     /// Half the mean round trip with the partner, in seconds (on the
@@ -51,7 +51,7 @@ const TAG_LAT: i32 = 72;
 /// send buffer and one receive buffer serve every message of a batch (as
 /// OSU's default `-b single`), so memory stays at two messages per rank
 /// whatever the window.
-pub struct PairBuffers<T: Transport> {
+pub(crate) struct PairBuffers<T: Transport> {
     plan: RoundPlan,
     send: BufferSet<T::Buf>,
     recv: BufferSet<T::Buf>,
@@ -110,7 +110,7 @@ impl<T: Transport> PairBuffers<T> {
 
 /// Runs the round's share of this rank. Every rank calls this for every
 /// round, busy or idle (it holds barriers).
-pub fn run_round<T: Transport>(
+pub(crate) fn run_round<T: Transport>(
     t: &T,
     b: &mut PairBuffers<T>,
     me: usize,

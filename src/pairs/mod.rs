@@ -22,7 +22,7 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub mod schedule;
-pub mod units;
+pub(crate) mod units;
 
 use std::io::{self, Write};
 use std::time::Instant;
@@ -42,9 +42,9 @@ use paths::PairPeaks;
 use record::{Outcome, PairsRecord, ScheduleInfo};
 use schedule::{Schedule, Scheme};
 
-pub const EXIT_PASS: i32 = 0;
-pub const EXIT_FAIL: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
+pub(crate) const EXIT_PASS: i32 = 0;
+pub(crate) const EXIT_FAIL: i32 = 1;
+pub(crate) const EXIT_USAGE: i32 = 2;
 
 const NAME: &str = "commbench pairs";
 

@@ -25,8 +25,8 @@ const LARGE_ABOVE: usize = 8192;
 const DEFAULT_WINDOW_BYTES: usize = 256 << 20;
 const MAX_DEFAULT_WINDOW: usize = 64;
 /// Seed of `--scheme random` when none is given (recorded either way).
-pub const DEFAULT_SEED: u64 = 1;
-pub const DEFAULT_RANDOM_ROUNDS: usize = 4;
+pub(crate) const DEFAULT_SEED: u64 = 1;
+pub(crate) const DEFAULT_RANDOM_ROUNDS: usize = 4;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -218,7 +218,7 @@ pub enum Parsed {
 }
 
 /// Window that keeps at most DEFAULT_WINDOW_BYTES in flight.
-pub fn default_window(size: usize) -> usize {
+pub(crate) fn default_window(size: usize) -> usize {
     (DEFAULT_WINDOW_BYTES / size.max(1)).clamp(1, MAX_DEFAULT_WINDOW)
 }
 

@@ -20,7 +20,7 @@ use crate::report::safe_file::{self, RowFile};
 use crate::topo::cpuset::format_list;
 
 /// Columns of the measurements CSV.
-pub const MEASUREMENT_COLUMNS: &[&str] = &[
+pub(crate) const MEASUREMENT_COLUMNS: &[&str] = &[
     "round",
     "src_rank",
     "dst_rank",
@@ -37,7 +37,7 @@ pub const MEASUREMENT_COLUMNS: &[&str] = &[
     "efficiency_pct",
 ];
 
-pub const HOST_COLUMNS: &[&str] = &[
+pub(crate) const HOST_COLUMNS: &[&str] = &[
     "host",
     "ranks",
     "directions",
@@ -51,7 +51,7 @@ pub const HOST_COLUMNS: &[&str] = &[
 ];
 
 /// The open files of a run (rank 0 only).
-pub struct PairsFiles {
+pub(crate) struct PairsFiles {
     stem: PathBuf,
     pub record_path: PathBuf,
     pub measurements_path: PathBuf,
@@ -136,7 +136,7 @@ impl PairsFiles {
 
     /// Takes the record and measurement files away again (a record that
     /// could not be written): no empty file is left.
-    pub fn discard(self) {
+    pub(crate) fn discard(self) {
         let PairsFiles { record_path, measurements_path, measurements, .. } = self;
         files::RowResults { csv_path: measurements_path, record_path, rows: measurements }.discard();
     }
@@ -148,7 +148,7 @@ impl PairsFiles {
     /// Appends one round's directions (with that round's latencies and
     /// each direction's path) in one write: the whole round or, on error,
     /// none of it.
-    pub fn append_round(
+    pub(crate) fn append_round(
         &mut self,
         directed: &[Directed],
         latency: &[LatencySample],
@@ -170,14 +170,14 @@ impl PairsFiles {
     }
 
     /// Writes a matrix as CSV and as a heatmap.
-    pub fn write_matrix(&mut self, kind: &str, m: &Matrix, corner: &str, spec: &HeatmapSpec) -> io::Result<()> {
+    pub(crate) fn write_matrix(&mut self, kind: &str, m: &Matrix, corner: &str, spec: &HeatmapSpec) -> io::Result<()> {
         self.write_new(&format!("{kind}_matrix"), &format!("_{kind}.csv"), &|f| m.write_csv(f, corner, spec.scale))?;
         let svg = heatmap::svg(m, spec);
         self.write_new(&format!("{kind}_heatmap"), &format!("_{kind}.svg"), &|f| f.write_all(svg.as_bytes()))
     }
 
     /// Writes the per-host summary.
-    pub fn write_hosts(&mut self, blame: &Blame) -> io::Result<()> {
+    pub(crate) fn write_hosts(&mut self, blame: &Blame) -> io::Result<()> {
         let mut text = Vec::new();
         {
             let mut w = csv::Writer::from_writer(&mut text);

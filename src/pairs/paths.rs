@@ -27,7 +27,7 @@ impl PairPeaks {
 
     /// The `n` ends from rank 0's gathered ranks; a rank that sent none (or
     /// is missing) gets an end whose peaks are unknown, saying so.
-    pub fn from_ranks(n: usize, ranks: &[RankInfo]) -> PairPeaks {
+    pub(crate) fn from_ranks(n: usize, ranks: &[RankInfo]) -> PairPeaks {
         let ends = (0..n)
             .map(|r| {
                 let info = ranks.iter().find(|x| x.rank == r);
@@ -60,7 +60,7 @@ impl PairPeaks {
     }
 
     /// The path's peak in bytes per second, None when unknown.
-    pub fn peak_bps(&self, src: usize, dst: usize) -> Option<f64> {
+    pub(crate) fn peak_bps(&self, src: usize, dst: usize) -> Option<f64> {
         self.path(src, dst).peak_mbps.map(|m| m * 1e6)
     }
 }
@@ -105,7 +105,7 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// At most this many path lines on stdout; the record keeps every path.
-pub const MAX_SUMMARY_LINES: usize = 20;
+pub(crate) const MAX_SUMMARY_LINES: usize = 20;
 
 /// Groups measured directions (sender, receiver, bytes per second) by
 /// path label and class, in label order.

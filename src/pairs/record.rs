@@ -15,10 +15,10 @@ use super::paths::PathGroup;
 use super::results::PairRow;
 use crate::report::record::RunHeader;
 
-pub const SCHEMA: &str = "commbench-pairs-record/1";
+pub(crate) const SCHEMA: &str = "commbench-pairs-record/1";
 
 #[derive(Clone, Debug, Serialize)]
-pub struct PairsRecord {
+pub(crate) struct PairsRecord {
     pub schema: String,
     pub command: String,
     #[serde(flatten)]
@@ -41,7 +41,7 @@ pub struct PairsRecord {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct ScheduleInfo {
+pub(crate) struct ScheduleInfo {
     pub rounds: usize,
     /// Directions measured over all rounds.
     pub directions: usize,

@@ -17,7 +17,7 @@ use crate::topo::cpuset::format_list;
 
 /// The last line's first words when no criterion was given: nothing was
 /// judged, so it says neither PASS nor FAIL (the exit status is still 0).
-pub const NO_CRITERIA: &str = "measured, no criteria";
+pub(crate) const NO_CRITERIA: &str = "measured, no criteria";
 
 /// MB/s as printed (OSU's unit: 10^6 bytes per second).
 pub fn mbps(bytes_per_s: f64) -> f64 {
@@ -81,7 +81,7 @@ pub fn header(cfg: &Config, np: usize, rounds: usize, transport: &str, idle: &[u
 /// it does not start like the table's `# Round` header. `directed` and
 /// `latency` are that round's; `below_min_bw` counts directions under
 /// `--min-bw` (the share-of-median floor is only known at the end).
-pub fn round_line(
+pub(crate) fn round_line(
     index: usize,
     rounds: usize,
     secs: f64,

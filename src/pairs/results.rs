@@ -39,10 +39,10 @@ pub struct PairRow {
 }
 
 /// Values each rank contributes per round, gathered at rank 0.
-pub const PER_RANK: usize = 2;
+pub(crate) const PER_RANK: usize = 2;
 
 /// This rank's contribution to the round's gather.
-pub fn encode(r: &RankResult) -> [f64; PER_RANK] {
+pub(crate) fn encode(r: &RankResult) -> [f64; PER_RANK] {
     [r.recv_bw.unwrap_or(f64::NAN), r.latency.unwrap_or(f64::NAN)]
 }
 
@@ -56,7 +56,7 @@ pub struct Measurements {
 impl Measurements {
     /// Adds a round from the gathered values (PER_RANK per rank, in rank
     /// order) and the round's flows.
-    pub fn add_round(&mut self, index: usize, round: &Round, gathered: &[f64]) {
+    pub(crate) fn add_round(&mut self, index: usize, round: &Round, gathered: &[f64]) {
         for (rank, flow) in round.flows.iter().enumerate() {
             let Some(v) = gathered.get(rank * PER_RANK..(rank + 1) * PER_RANK) else { continue };
             if let (Some(src), bw) = (flow.from, v[0]) {
@@ -76,7 +76,7 @@ impl Measurements {
     /// row is complete when both directions of a pair have been measured
     /// (in the same round for pairing schemes); a direction whose reverse
     /// never came gives a row with one side empty.
-    pub fn pair_rows(&self) -> Vec<PairRow> {
+    pub(crate) fn pair_rows(&self) -> Vec<PairRow> {
         let mut rows = Vec::new();
         let mut pending: BTreeMap<(usize, usize), PairRow> = BTreeMap::new();
         let mut directed = self.directed.clone();

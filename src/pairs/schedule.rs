@@ -106,7 +106,7 @@ pub enum ScheduleError {
 /// is 64 MiB per rank and a fraction of a second of drawing (2 million
 /// rounds of 2 ranks, 4096 of 1024). Beyond it a run would sit silent for
 /// minutes, or run out of memory, before it measured anything.
-pub const MAX_DRAWN: u128 = 1 << 22;
+pub(crate) const MAX_DRAWN: u128 = 1 << 22;
 
 /// What one rank does in a round.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -156,7 +156,7 @@ impl Round {
 /// computed on demand in constant time (random keeps its drawn matchings),
 /// so a rank of a 1024-rank job holds no 1023 x 1024 table.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     scheme: Scheme,
     n: usize,
     len: usize,
@@ -200,14 +200,6 @@ impl Schedule {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    pub fn ranks(&self) -> usize {
-        self.n
-    }
-
     /// The partner of `rank` in round `i` of a pairing scheme (None: idle,
     /// or a shift scheme).
     pub fn partner(&self, i: usize, rank: usize) -> Option<usize> {
@@ -227,7 +219,7 @@ impl Schedule {
     }
 
     /// What `rank` does in round `i`.
-    pub fn flow(&self, i: usize, rank: usize) -> Flow {
+    pub(crate) fn flow(&self, i: usize, rank: usize) -> Flow {
         let n = self.n;
         match self.scheme {
             Scheme::Shift(k) => {
@@ -247,7 +239,7 @@ impl Schedule {
     }
 
     /// Whether every round pairs ranks (a shift by n/2 does too).
-    pub fn is_pairing(&self) -> bool {
+    pub(crate) fn is_pairing(&self) -> bool {
         match self.scheme {
             Scheme::Shift(Some(k)) => 2 * k == self.n,
             Scheme::Shift(None) => self.n == 2,
@@ -256,7 +248,7 @@ impl Schedule {
     }
 
     /// Ranks that take part in no round (half with an odd count).
-    pub fn never_busy(&self) -> Vec<usize> {
+    pub(crate) fn never_busy(&self) -> Vec<usize> {
         (0..self.n).filter(|&r| (0..self.len).all(|i| self.flow(i, r).idle())).collect()
     }
 

@@ -9,10 +9,10 @@ use thiserror::Error;
 use crate::bytes::{self, split_number, ParseSizeError};
 
 /// The largest message one MPI call can move with a C `int` count of bytes.
-pub const MAX_MESSAGE_BYTES: u64 = i32::MAX as u64;
+pub(crate) const MAX_MESSAGE_BYTES: u64 = i32::MAX as u64;
 
 #[derive(Debug, Error, PartialEq, Eq)]
-pub enum UnitError {
+pub(crate) enum UnitError {
     #[error("'{0}' is not a size (give bytes, or a number with K, KB, KiB, M, MB, MiB, G, GB or GiB; all binary)")]
     Size(String),
     #[error("size '{0}' is out of range (1 byte to {MAX_MESSAGE_BYTES} bytes, the most one MPI message can carry)")]
@@ -28,7 +28,7 @@ pub enum UnitError {
 /// Parses a message size: any byte size (`crate::bytes::parse_size`, every
 /// multiple binary, as in OSU's `-m 8M` and the HCCL demo's `--size 64m`)
 /// from 1 byte to [`MAX_MESSAGE_BYTES`].
-pub fn parse_size(text: &str) -> Result<usize, UnitError> {
+pub(crate) fn parse_size(text: &str) -> Result<usize, UnitError> {
     match bytes::parse_size(text) {
         Ok(b) if (1..=MAX_MESSAGE_BYTES).contains(&b) => Ok(b as usize),
         Ok(_) | Err(ParseSizeError::OutOfRange(_)) => Err(UnitError::SizeRange(text.to_string())),
@@ -37,7 +37,7 @@ pub fn parse_size(text: &str) -> Result<usize, UnitError> {
 }
 
 /// Parses a time into seconds (ns, us or µs, ms, s; unit required).
-pub fn parse_time(text: &str) -> Result<f64, UnitError> {
+pub(crate) fn parse_time(text: &str) -> Result<f64, UnitError> {
     let bad = || UnitError::Time(text.to_string());
     let (_, value, unit) = split_number(text).ok_or_else(bad)?;
     // Divide (not multiply by 1e-6) so that "5us" is exactly 5e-6.
@@ -55,7 +55,7 @@ pub fn parse_time(text: &str) -> Result<f64, UnitError> {
 }
 
 /// Parses "80%" or "0.8" into 0.8.
-pub fn parse_fraction(text: &str) -> Result<f64, UnitError> {
+pub(crate) fn parse_fraction(text: &str) -> Result<f64, UnitError> {
     let bad = || UnitError::Fraction(text.to_string());
     let t = text.trim();
     let f = match t.strip_suffix('%') {
@@ -82,7 +82,7 @@ pub fn rate_text(bytes_per_s: f64) -> String {
 }
 
 /// Seconds as "5 us".
-pub fn time_text(secs: f64) -> String {
+pub(crate) fn time_text(secs: f64) -> String {
     let (v, unit) = match secs {
         x if x >= 1.0 => (x, "s"),
         x if x >= 1e-3 => (x * 1e3, "ms"),

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 /// Below this a copy says more about the timer than the memory system.
-pub const MIN_BYTES: usize = 256 << 10;
+pub(crate) const MIN_BYTES: usize = 256 << 10;
 /// Above this the rate no longer changes, and the buffers would cost
 /// more than the measurement is worth.
-pub const MAX_BYTES: usize = 64 << 20;
+pub(crate) const MAX_BYTES: usize = 64 << 20;
 const MIN_COPIES: usize = 5;
 const MAX_COPIES: usize = 50;
 /// Copies stop after this much copying (once MIN_COPIES are done).
@@ -30,7 +30,7 @@ pub struct CopyRate {
 }
 
 /// The size copied for a benchmark whose largest message is `largest`.
-pub fn bytes_for(largest: usize) -> usize {
+pub(crate) fn bytes_for(largest: usize) -> usize {
     largest.clamp(MIN_BYTES, MAX_BYTES)
 }
 

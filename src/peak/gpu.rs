@@ -25,7 +25,7 @@ use crate::peak::pcie::{self, PcieLink};
 /// connections for a total bandwidth of 1.8 TB/s", both directions).
 /// Older drivers returned the major version itself; values 1 to 4 give
 /// the same rate either way.
-pub fn nvlink_rate(version: u32) -> Option<(f64, &'static str)> {
+pub(crate) fn nvlink_rate(version: u32) -> Option<(f64, &'static str)> {
     match version {
         1 => Some((20.0, "1.0")),
         2 => Some((25.0, "2.0")),
@@ -60,7 +60,7 @@ impl GpuPeak {
     }
 
     /// A pair's NVLinks that cannot be counted: NVML said `why`.
-    pub fn nvlinks_uncounted(why: &str) -> GpuPeak {
+    pub(crate) fn nvlinks_uncounted(why: &str) -> GpuPeak {
         GpuPeak::unknown("NVLink?", format!("{why}: the NVLink count is not known"))
     }
 
@@ -84,12 +84,12 @@ pub struct GpuEnd {
     pub pcie: Result<PcieLink, String>,
 }
 
-pub fn pcie_source(g: &GpuEnd, l: &PcieLink) -> String {
+pub(crate) fn pcie_source(g: &GpuEnd, l: &PcieLink) -> String {
     format!("GPU {}: {}: {} GT/s x{} ({}) = {:.0} MB/s", g.index, l.source, l.gts, l.width, l.encoding, l.mbps)
 }
 
 /// Host to GPU or back over the GPU's PCIe link.
-pub fn host_link(g: &GpuEnd) -> GpuPeak {
+pub(crate) fn host_link(g: &GpuEnd) -> GpuPeak {
     match &g.pcie {
         Ok(l) => GpuPeak {
             class: "PCIe link".into(),
@@ -103,7 +103,7 @@ pub fn host_link(g: &GpuEnd) -> GpuPeak {
 }
 
 /// The slower of two GPUs' PCIe links, as `class`.
-pub fn slower_pcie(a: &GpuEnd, b: &GpuEnd, class: &str, how: &str) -> GpuPeak {
+pub(crate) fn slower_pcie(a: &GpuEnd, b: &GpuEnd, class: &str, how: &str) -> GpuPeak {
     match (&a.pcie, &b.pcie) {
         (Ok(la), Ok(lb)) => GpuPeak {
             class: class.into(),
@@ -118,7 +118,7 @@ pub fn slower_pcie(a: &GpuEnd, b: &GpuEnd, class: &str, how: &str) -> GpuPeak {
 }
 
 /// Copies between two GPUs without peer access, staged in host memory.
-pub fn through_cpu(a: &GpuEnd, b: &GpuEnd) -> GpuPeak {
+pub(crate) fn through_cpu(a: &GpuEnd, b: &GpuEnd) -> GpuPeak {
     slower_pcie(
         a,
         b,
@@ -128,7 +128,7 @@ pub fn through_cpu(a: &GpuEnd, b: &GpuEnd) -> GpuPeak {
 }
 
 /// The links of `g` in NVML's answer.
-pub fn links_of<'a>(nvml: &'a [GpuLinks], g: &GpuEnd) -> Option<&'a GpuLinks> {
+pub(crate) fn links_of<'a>(nvml: &'a [GpuLinks], g: &GpuEnd) -> Option<&'a GpuLinks> {
     let bus = g.bus_id.as_deref()?;
     nvml.iter().find(|l| l.bus_id == bus)
 }
@@ -209,7 +209,7 @@ fn nvml_source(g: &GpuEnd, n: usize, to: &str, version: &str) -> String {
 /// driver says the pair has native atomics, or nothing says otherwise),
 /// the fewer of the two GPUs' links to NVLink devices that are not GPUs
 /// (`NVSwitch xN`). None when NVML shows neither.
-pub fn nvlink_between(a: &GpuEnd, b: &GpuEnd, la: &GpuLinks, lb: &GpuLinks, switched: bool) -> Option<GpuPeak> {
+pub(crate) fn nvlink_between(a: &GpuEnd, b: &GpuEnd, la: &GpuLinks, lb: &GpuLinks, switched: bool) -> Option<GpuPeak> {
     let direct: Vec<_> = la.active.iter().filter(|l| Some(l.remote_bus_id.as_str()) == b.bus_id.as_deref()).collect();
     let switched_a: Vec<_> = la.active.iter().filter(|l| !l.remote_is_gpu).collect();
     let switched_b: Vec<_> = lb.active.iter().filter(|l| !l.remote_is_gpu).collect();
@@ -253,7 +253,7 @@ pub fn nvlink_between(a: &GpuEnd, b: &GpuEnd, la: &GpuLinks, lb: &GpuLinks, swit
 /// GPUs plus its links to NVSwitches, all at once (NCCL spreads a
 /// collective over every link it has); None when it has no such link, and
 /// then its traffic leaves over PCIe.
-pub fn nvlink_aggregate(g: &GpuEnd, links: &GpuLinks, peers: &[&str]) -> Option<GpuPeak> {
+pub(crate) fn nvlink_aggregate(g: &GpuEnd, links: &GpuLinks, peers: &[&str]) -> Option<GpuPeak> {
     let to_peers: Vec<&ActiveLink> =
         links.active.iter().filter(|l| peers.contains(&l.remote_bus_id.as_str())).collect();
     let switched: Vec<&ActiveLink> = links.active.iter().filter(|l| !l.remote_is_gpu).collect();

@@ -35,7 +35,7 @@ pub struct NicLink {
 /// (`mlx5_2:1`, `eth0`) if any; `sys` is where sysfs is (/sys), read for
 /// bridges and PCIe links when `m` came from hwloc. Err says why the
 /// link is unknown.
-pub fn nic_link(m: &Machine, chosen: Option<&str>, sys: &Path) -> Result<NicLink, String> {
+pub(crate) fn nic_link(m: &Machine, chosen: Option<&str>, sys: &Path) -> Result<NicLink, String> {
     let discovered = m.source.starts_with("hwloc");
     let (nic, port) = match chosen {
         Some(name) => {

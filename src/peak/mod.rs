@@ -8,7 +8,7 @@
 //! `--min-efficiency`). Where a figure cannot be known the peak is unknown
 //! and says why.
 
-pub mod copy_rate;
+pub(crate) mod copy_rate;
 #[cfg(test)]
 mod described;
 pub mod gpu;
@@ -17,7 +17,7 @@ pub mod path;
 pub mod pcie;
 pub mod verdict;
 
-pub use path::{PathClass, PathPeak, RankEnd};
+pub(crate) use path::{PathClass, PathPeak, RankEnd};
 
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 /// row's efficiency uses, with every source), each pair's, the plateau,
 /// each size's efficiency, and `--min-efficiency`'s verdict.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunPaths {
+pub(crate) struct RunPaths {
     pub run: PathPeak,
     /// Point-to-point runs: each pair's path, sender to receiver.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

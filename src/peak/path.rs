@@ -105,7 +105,7 @@ impl PathPeak {
 }
 
 /// A rank's end as the runner has it: its rank number and its facts.
-pub type End<'a> = (usize, &'a RankEnd);
+pub(crate) type End<'a> = (usize, &'a RankEnd);
 
 fn copy_source(rank: usize, e: &RankEnd, c: &CopyRate) -> String {
     format!("rank {rank} on {}: {} = {:.0} MB/s", e.host, c.method, c.mbps)
@@ -184,7 +184,7 @@ fn network_pair((ra, a): End, (rb, b): End) -> PathPeak {
 /// socket` or `across sockets` within a host (`shared memory` when a
 /// rank's socket is unknown), else the NIC rail the sender leaves by
 /// (`rail mlx5_0:1`, or `network` when its NIC is unknown).
-pub fn pair_class(a: &RankEnd, b: &RankEnd) -> String {
+pub(crate) fn pair_class(a: &RankEnd, b: &RankEnd) -> String {
     if a.host == b.host {
         return match (a.package, b.package) {
             (Some(x), Some(y)) if x == y => "same socket".into(),

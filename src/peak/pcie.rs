@@ -26,7 +26,7 @@ pub struct PcieLink {
 /// 8b/10b up to 5 GT/s (generations 1 and 2), 128b/130b from 8 to 32 GT/s
 /// (3 to 5), and at 64 GT/s (6) flit mode, whose 256-byte flits spend 14
 /// bytes on forward error correction and CRC.
-pub fn encoding(gts: f64) -> Option<(f64, &'static str)> {
+pub(crate) fn encoding(gts: f64) -> Option<(f64, &'static str)> {
     match gts {
         g if (g - 2.5).abs() < 0.01 || (g - 5.0).abs() < 0.01 => Some((8.0 / 10.0, "8b/10b")),
         g if [8.0, 16.0, 32.0].iter().any(|x| (g - x).abs() < 0.01) => Some((128.0 / 130.0, "128b/130b")),
@@ -37,7 +37,7 @@ pub fn encoding(gts: f64) -> Option<(f64, &'static str)> {
 
 /// "16.0 GT/s PCIe", "8 GT/s", "2.5 GT/s" -> GT/s; None for "Unknown" or
 /// anything else.
-pub fn parse_speed(text: &str) -> Option<f64> {
+pub(crate) fn parse_speed(text: &str) -> Option<f64> {
     let t = text.trim();
     let number = t.split_whitespace().next()?;
     let unit = t.split_whitespace().nth(1)?;
@@ -64,7 +64,7 @@ pub fn link(speed: &str, width: &str, source: String) -> Result<PcieLink, String
 
 /// The sysfs tree PCIe links are read from: `COMMBENCH_SYSFS_ROOT` (a
 /// fixture tree, for tests or a copy taken from another node), else `/sys`.
-pub fn sysfs_root() -> std::path::PathBuf {
+pub(crate) fn sysfs_root() -> std::path::PathBuf {
     std::env::var_os("COMMBENCH_SYSFS_ROOT")
         .filter(|v| !v.is_empty())
         .map_or_else(|| "/sys".into(), std::path::PathBuf::from)

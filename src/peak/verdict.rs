@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::path::PathPeak;
 
 /// How many of the largest sizes make the plateau.
-pub const PLATEAU_SIZES: usize = 3;
+pub(crate) const PLATEAU_SIZES: usize = 3;
 
 /// Where a curve stands against its peak at its plateau.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -47,7 +47,7 @@ pub fn share(path: &PathPeak, value_mbps: f64, efficiency_pct: f64) -> String {
 
 /// The words of [`share`] for any path with a label, a rate as the
 /// hardware states it and a peak (MB/s): gpu-bw's rows say it this way too.
-pub fn share_of(label: &str, rate_text: &str, peak_mbps: f64, value_mbps: f64, efficiency_pct: f64) -> String {
+pub(crate) fn share_of(label: &str, rate_text: &str, peak_mbps: f64, value_mbps: f64, efficiency_pct: f64) -> String {
     format!(
         "{label}: {} of {rate_text} ({:.2} of {:.2} GB/s expected)",
         pct_text(efficiency_pct),
@@ -58,7 +58,7 @@ pub fn share_of(label: &str, rate_text: &str, peak_mbps: f64, value_mbps: f64, e
 
 /// A share as people read it: whole percents, one decimal below 10% (so
 /// that a path far below its peak never reads `0%`).
-pub fn pct_text(pct: f64) -> String {
+pub(crate) fn pct_text(pct: f64) -> String {
     if pct < 9.95 {
         format!("{pct:.1}%")
     } else {

@@ -6,7 +6,7 @@ use crate::bytes::compact_label;
 
 /// Label for a tick at `log2(size) = x`: only whole powers get one, as
 /// `1`, `512`, `1K`, `64K`, `1M`, `2G`.
-pub fn log2_tick_label(x: f64) -> String {
+pub(crate) fn log2_tick_label(x: f64) -> String {
     let r = x.round();
     if (x - r).abs() > 1e-6 || !(0.0..63.0).contains(&r) {
         return String::new();
@@ -16,7 +16,7 @@ pub fn log2_tick_label(x: f64) -> String {
 
 /// A value for an axis tick: no trailing zeros, and no more decimals than
 /// its size needs.
-pub fn value_label(v: f64) -> String {
+pub(crate) fn value_label(v: f64) -> String {
     let a = v.abs();
     let s = if a >= 100.0 || a == 0.0 {
         format!("{v:.0}")
@@ -36,7 +36,7 @@ pub fn value_label(v: f64) -> String {
 
 /// The log-2 x range covering `sizes` (all > 0), in whole powers, at
 /// least two wide so a single size sits in the middle.
-pub fn log2_range(sizes: impl Iterator<Item = u64>) -> Option<(f64, f64)> {
+pub(crate) fn log2_range(sizes: impl Iterator<Item = u64>) -> Option<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for s in sizes.filter(|s| *s > 0) {
         let x = (s as f64).log2();
@@ -51,13 +51,13 @@ pub fn log2_range(sizes: impl Iterator<Item = u64>) -> Option<(f64, f64)> {
 }
 
 /// A positive range for a log axis around `values`, with a margin.
-pub fn log_value_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+pub(crate) fn log_value_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (lo, hi) = finite_positive_bounds(values)?;
     Some((lo / 1.5, hi * 1.5))
 }
 
 /// A linear range from 0 to a little above the largest value.
-pub fn linear_value_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+pub(crate) fn linear_value_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (_, hi) = finite_positive_bounds(values)?;
     Some((0.0, hi * 1.1))
 }

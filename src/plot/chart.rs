@@ -15,7 +15,7 @@ use crate::compare::model::Quantity;
 
 /// Why a chart could not be drawn.
 #[derive(Debug, Error, PartialEq, Eq)]
-pub enum ChartError {
+pub(crate) enum ChartError {
     #[error("no positive message sizes to draw")]
     NoSizes,
     #[error("no positive values to draw")]
@@ -25,11 +25,11 @@ pub enum ChartError {
     Drawing(String),
 }
 
-pub const WIDTH: u32 = 1100;
-pub const HEIGHT: u32 = 680;
+pub(crate) const WIDTH: u32 = 1100;
+pub(crate) const HEIGHT: u32 = 680;
 
 /// Line colours for runs (the reference is black); chosen to stay apart.
-pub const PALETTE: [RGBColor; 8] = [
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -42,7 +42,7 @@ pub const PALETTE: [RGBColor; 8] = [
 
 /// One series: a run, or the reference.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Line {
+pub(crate) struct Line {
     pub label: String,
     /// (size in bytes, value), sizes ascending.
     pub points: Vec<(u64, f64)>,
@@ -54,11 +54,11 @@ pub struct Line {
 }
 
 /// How opaque a run's p10–p90 band is drawn.
-pub const BAND_OPACITY: f64 = 0.18;
+pub(crate) const BAND_OPACITY: f64 = 0.18;
 
 /// Everything one chart shows.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ChartSpec {
+pub(crate) struct ChartSpec {
     pub benchmark: String,
     pub metric: Quantity,
     pub title: String,
@@ -100,7 +100,7 @@ fn err<E: std::fmt::Debug>(e: E) -> ChartError {
 }
 
 /// The chart as an SVG document.
-pub fn render(spec: &ChartSpec) -> Result<String, ChartError> {
+pub(crate) fn render(spec: &ChartSpec) -> Result<String, ChartError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
@@ -244,14 +244,14 @@ fn draw_sizeless(area: &DrawingArea<SVGBackend, Shift>, spec: &ChartSpec) -> Res
 
 /// A shaded band behind a line: its (x, low, high) points, x ascending,
 /// outlined along the highs and back along the lows.
-pub fn band_polygon(band: &[(f64, f64, f64)], c: RGBColor) -> Polygon<(f64, f64)> {
+pub(crate) fn band_polygon(band: &[(f64, f64, f64)], c: RGBColor) -> Polygon<(f64, f64)> {
     let mut outline: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
     outline.extend(band.iter().rev().map(|b| (b.0, b.1)));
     Polygon::new(outline, c.mix(BAND_OPACITY).filled())
 }
 
 /// The legend box every chart draws, in its `corner`.
-pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+pub(crate) fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
     corner: SeriesLabelPosition,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {

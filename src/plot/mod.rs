@@ -3,7 +3,7 @@
 //! run, the reference drawn in when given. `plot_run_dir` is the entry the
 //! suite runner calls on its run directory.
 
-pub mod axis;
+pub(crate) mod axis;
 pub mod chart;
 
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ use crate::compare::model::{Note, Quantity, Table};
 
 /// Why no chart, or not every chart, could be written.
 #[derive(Debug, thiserror::Error)]
-pub enum PlotError {
+pub(crate) enum PlotError {
     #[error(transparent)]
     Input(#[from] InputError),
     #[error("{benchmark}: cannot draw the chart: {source}")]
@@ -89,7 +89,12 @@ fn line(t: &Table, metric: Quantity, label: String, reference: bool, notes: &mut
 /// The chart of one benchmark: its runs, and the reference tables of the
 /// same benchmark and datatypes; values that are not positive are left out.
 /// Notes say what could not be drawn.
-pub fn chart_spec(benchmark: &str, runs: &[&Table], reference: &[&Table], notes: &mut Vec<Note>) -> Option<ChartSpec> {
+pub(crate) fn chart_spec(
+    benchmark: &str,
+    runs: &[&Table],
+    reference: &[&Table],
+    notes: &mut Vec<Note>,
+) -> Option<ChartSpec> {
     let metric = chart_metric(runs)?;
     let sized = runs.iter().all(|t| t.sized);
     let dts = distinct(runs.iter().map(|t| t.datatype_key().to_string()));
@@ -156,7 +161,7 @@ pub fn chart_spec(benchmark: &str, runs: &[&Table], reference: &[&Table], notes:
 }
 
 /// Writes `<out>/<benchmark>.svg` for every benchmark in `runs`.
-pub fn write_charts(
+pub(crate) fn write_charts(
     runs: &[Table],
     reference: &[Table],
     out: &Path,
@@ -204,7 +209,7 @@ fn chart_path(out: &Path, bench: &str, written: &[PathBuf], notes: &mut Vec<Note
 
 /// Plots every benchmark of a results or suite directory into that
 /// directory (`<benchmark>.svg`) and returns the files written.
-pub fn plot_run_dir(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+pub(crate) fn plot_run_dir(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     let parsed = input::load(dir)?;
     let mut notes = parsed.notes;
     write_charts(&parsed.tables, &[], dir, &mut notes)

@@ -290,7 +290,7 @@ fn or_default<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(d: D) ->
 mod pass_fail {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(v: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
         match v {
             Some(true) => s.serialize_str("Pass"),
             Some(false) => s.serialize_str("Fail"),
@@ -298,7 +298,7 @@ mod pass_fail {
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
         match Option::<String>::deserialize(d)?.as_deref() {
             None | Some("") => Ok(None),
             Some("Pass") => Ok(Some(true)),
@@ -312,7 +312,7 @@ mod pass_fail {
 mod placement {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(v: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
         match v {
             Some(true) => s.serialize_str("in-place"),
             Some(false) => s.serialize_str("out-of-place"),
@@ -320,7 +320,7 @@ mod placement {
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
         match Option::<String>::deserialize(d)?.as_deref() {
             None | Some("") => Ok(None),
             Some("in-place") => Ok(Some(true)),
@@ -334,13 +334,13 @@ mod placement {
 mod tails {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(v: &[(u32, f64)], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &[(u32, f64)], s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&v.iter().map(|(p, v)| format!("P{p}={v}")).collect::<Vec<_>>().join(";"))
     }
 
     /// Entries that do not read as `P<percentile>=<value>` (the end of a
     /// row cut short) are left out, as the readers always did.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u32, f64)>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u32, f64)>, D::Error> {
         let text = Option::<String>::deserialize(d)?.unwrap_or_default();
         Ok(text
             .split(';')
@@ -354,7 +354,7 @@ mod tails {
 
 /// Writes rows to a [`RowSink`] (a [`RowFile`](super::safe_file::RowFile)
 /// in practice): each row in one write, whole or not at all.
-pub struct CsvSink<W: RowSink> {
+pub(crate) struct CsvSink<W: RowSink> {
     out: W,
     ctx: RunContext,
     rows: usize,
@@ -380,10 +380,12 @@ impl<W: RowSink> CsvSink<W> {
         Ok(CsvSink { out, ctx, rows: 0 })
     }
 
+    #[cfg(test)]
     pub fn rows_written(&self) -> usize {
         self.rows
     }
 
+    #[cfg(test)]
     pub fn into_inner(self) -> io::Result<W> {
         Ok(self.out)
     }

@@ -109,7 +109,7 @@ pub fn create(
 /// The files of a run whose CSV is written in whole rows, its header
 /// already in it.
 #[derive(Debug)]
-pub struct RowResults {
+pub(crate) struct RowResults {
     pub csv_path: PathBuf,
     pub record_path: PathBuf,
     pub rows: RowFile,
@@ -119,7 +119,7 @@ impl RowResults {
     /// Takes both files away again: for a run whose record could not be
     /// written (a full disk), so that no empty record and no CSV without
     /// its record is left to be read.
-    pub fn discard(self) {
+    pub(crate) fn discard(self) {
         drop(self.rows);
         let _ = fs::remove_file(&self.record_path);
         let _ = fs::remove_file(&self.csv_path);
@@ -129,7 +129,7 @@ impl RowResults {
 /// [`create`], then `header` as the CSV's first row. A header that cannot
 /// be written (a full disk) takes both files away again, as the OSU
 /// binaries do: a run that could not start its results leaves no file.
-pub fn create_with_header(
+pub(crate) fn create_with_header(
     dest: &ResultsDest,
     benchmark: &str,
     stamp: &str,

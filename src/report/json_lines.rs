@@ -18,7 +18,7 @@ use super::{Row, RunContext, Sink};
 use crate::datatype::Datatype;
 
 /// The JSON Lines writer on `out` (stdout on rank 0).
-pub struct JsonLines<W: Write> {
+pub(crate) struct JsonLines<W: Write> {
     out: W,
     ctx: RunContext,
     title: String,
@@ -116,6 +116,7 @@ impl<W: Write> JsonLines<W> {
         JsonLines { out, ctx, title, in_place, rows: 0 }
     }
 
+    #[cfg(test)]
     pub fn into_inner(self) -> W {
         self.out
     }

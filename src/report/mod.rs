@@ -8,15 +8,15 @@
 
 pub mod csv;
 pub mod files;
-pub mod json_lines;
-pub mod nccl_table;
-pub mod nccl_tests;
+pub(crate) mod json_lines;
+pub(crate) mod nccl_table;
+pub(crate) mod nccl_tests;
 pub mod osu;
 pub mod placement;
 pub mod record;
-pub mod record_end;
-pub mod safe_file;
-pub mod sinks;
+pub(crate) mod record_end;
+pub(crate) mod safe_file;
+pub(crate) mod sinks;
 pub mod slurm;
 pub mod time;
 
@@ -65,7 +65,7 @@ pub struct RunContext {
 impl RunContext {
     /// The bandwidth `row` reports, 10^6 bytes/s: osu_bw's MB/s, or a
     /// collective's bus bandwidth (the figure a link's peak bounds).
-    pub fn bandwidth_mbps(&self, row: &Row) -> Option<f64> {
+    pub(crate) fn bandwidth_mbps(&self, row: &Row) -> Option<f64> {
         row.bw_mbps.or_else(|| row.algbw_busbw.map(|(_, bus)| bus * 1e3))
     }
 
@@ -172,7 +172,11 @@ pub struct RunLayout<'a> {
 /// The sink `--format` puts on stdout for the run laid out as `run`, its
 /// preamble (title and header lines) written; `ctx` names the run's rows,
 /// and `devices` are every rank's GPU for nccl-tests' table.
-pub fn stdout_sink(run: &RunLayout, ctx: RunContext, devices: Vec<nccl_tests::Device>) -> io::Result<Box<dyn Sink>> {
+pub(crate) fn stdout_sink(
+    run: &RunLayout,
+    ctx: RunContext,
+    devices: Vec<nccl_tests::Device>,
+) -> io::Result<Box<dyn Sink>> {
     use crate::options::Format;
     let (spec, opts) = (run.spec, run.opts);
     match opts.format {

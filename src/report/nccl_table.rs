@@ -13,7 +13,7 @@ use crate::options::{Options, RootRank};
 use crate::spec::{BenchSpec, CollectiveCall};
 
 /// nccl-tests' name of a datatype (its `type` column).
-pub fn type_name(dt: Datatype) -> &'static str {
+pub(crate) fn type_name(dt: Datatype) -> &'static str {
     match dt {
         Datatype::Char => "int8",
         Datatype::Int => "int32",
@@ -23,14 +23,14 @@ pub fn type_name(dt: Datatype) -> &'static str {
 
 /// One rank's device line, as it travels to rank 0: tab-separated pid,
 /// host, CUDA index, PCI bus id (`0000:1b:00.0`) and GPU name.
-pub fn device_text(pid: u32, host: &str, index: usize, pci_bus_id: &str, name: &str) -> String {
+pub(crate) fn device_text(pid: u32, host: &str, index: usize, pci_bus_id: &str, name: &str) -> String {
     let clean = |s: &str| s.replace(['\t', '\n'], " ");
     format!("{pid}\t{}\t{index}\t{}\t{}", clean(host), clean(pci_bus_id), clean(name))
 }
 
 /// The device line of rank `rank` from [`device_text`]; a PCI bus id that
 /// does not parse shows as 0000:00:00.
-pub fn parse_device(rank: usize, text: &str) -> Device {
+pub(crate) fn parse_device(rank: usize, text: &str) -> Device {
     let f: Vec<&str> = text.splitn(5, '\t').collect();
     let field = |i: usize| f.get(i).copied().unwrap_or("");
     let (pci_domain, pci_bus, pci_device) = parse_bus_id(field(3)).unwrap_or((0, 0, 0));
@@ -57,7 +57,7 @@ fn parse_bus_id(id: &str) -> Option<(u32, u32, u32)> {
 }
 
 /// The table on `out` (stdout on rank 0).
-pub struct NcclTestsTable<W: Write> {
+pub(crate) struct NcclTestsTable<W: Write> {
     out: W,
     coll: Collective,
     program: &'static str,
@@ -115,6 +115,7 @@ impl<W: Write> NcclTestsTable<W> {
         })
     }
 
+    #[cfg(test)]
     pub fn into_inner(self) -> W {
         self.out
     }

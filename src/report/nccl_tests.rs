@@ -53,6 +53,7 @@ pub enum Collective {
     /// `ncclReduce`.
     Reduce,
     /// Each rank sends to the next and receives from the previous.
+    #[cfg_attr(not(test), allow(dead_code, reason = "the nccl-tests binaries (issue 43) use it; unit tests pin it"))]
     SendRecv,
     /// `ncclGather` (nccl-tests' gather: every rank's block to the root).
     Gather,
@@ -62,6 +63,7 @@ pub enum Collective {
 
 impl Collective {
     /// Every collective, in nccl-tests' build order.
+    #[cfg_attr(not(test), allow(dead_code, reason = "the nccl-tests binaries (issue 43) use it; unit tests pin it"))]
     pub const ALL: [Collective; 9] = [
         Collective::AllReduce,
         Collective::AllGather,
@@ -94,7 +96,7 @@ impl Collective {
     /// broadcast, reduce and sendrecv (one link bounds them). A single rank
     /// moves nothing over a link, so the first two kinds give 0 there; no
     /// ranks at all gives 0 for every kind rather than a division by zero.
-    pub fn bus_factor(self, ranks: usize) -> f64 {
+    pub(crate) fn bus_factor(self, ranks: usize) -> f64 {
         if ranks == 0 {
             return 0.0;
         }
@@ -116,6 +118,7 @@ impl Collective {
     /// element size. It is also what the `size` column
     /// shows: the larger of one rank's send and receive buffers. Saturates
     /// instead of overflowing.
+    #[cfg_attr(not(test), allow(dead_code, reason = "the nccl-tests binaries (issue 43) use it; unit tests pin it"))]
     pub fn data_bytes(self, count: usize, elt_size: usize, ranks: usize) -> usize {
         let one = count.saturating_mul(elt_size);
         if self.counts_per_rank() {
@@ -128,7 +131,7 @@ impl Collective {
     /// Whether nccl-tests' `count` column is one rank's share rather than
     /// the whole buffer: the collectives whose NCCL call takes a per-rank
     /// count (allgather, reduce-scatter, alltoall, gather, scatter).
-    pub fn counts_per_rank(self) -> bool {
+    pub(crate) fn counts_per_rank(self) -> bool {
         matches!(
             self,
             Collective::AllGather
@@ -145,7 +148,7 @@ impl Collective {
     /// collectives that is one rank's share, `bytes / elt_size / ranks`,
     /// rounded down (a reduce-scatter whose element count `ranks` does not
     /// divide gives its first ranks one element more); else every element.
-    pub fn count_column(self, bytes: usize, elt_size: usize, ranks: usize) -> usize {
+    pub(crate) fn count_column(self, bytes: usize, elt_size: usize, ranks: usize) -> usize {
         let elements = bytes / elt_size.max(1);
         if self.counts_per_rank() {
             elements / ranks.max(1)
@@ -157,7 +160,7 @@ impl Collective {
     /// The `redop` column for a run with reduction `op` (`sum`, `max`, ...):
     /// `none` for allgather, alltoall and broadcast. sendrecv reduces nothing
     /// but nccl-tests still prints the op it was given, and so does this.
-    pub fn redop_column(self, op: &str) -> &str {
+    pub(crate) fn redop_column(self, op: &str) -> &str {
         match self {
             Collective::AllGather
             | Collective::AllToAll
@@ -170,7 +173,7 @@ impl Collective {
 
     /// The `root` column: the root rank for broadcast and reduce, -1 for the
     /// collectives that have none.
-    pub fn root_column(self, root: usize) -> i64 {
+    pub(crate) fn root_column(self, root: usize) -> i64 {
         match self {
             Collective::Broadcast | Collective::Reduce | Collective::Gather | Collective::Scatter => {
                 i64::try_from(root).unwrap_or(i64::MAX)
@@ -181,7 +184,7 @@ impl Collective {
 
     /// nccl-tests' test of a blocking collective operation (None for the
     /// others: nccl-tests has no barrier, vector or non-blocking tests).
-    pub fn of_call(call: CollectiveCall) -> Option<Collective> {
+    pub(crate) fn of_call(call: CollectiveCall) -> Option<Collective> {
         if call.nonblocking {
             return None;
         }
@@ -201,7 +204,7 @@ impl Collective {
     /// nccl-tests' size (the bytes algbw divides by time) of an OSU
     /// benchmark's message size: OSU's size is one rank's block for
     /// allgather, alltoall, gather and scatter, the whole buffer otherwise.
-    pub fn osu_bytes(self, osu_size: usize, ranks: usize) -> usize {
+    pub(crate) fn osu_bytes(self, osu_size: usize, ranks: usize) -> usize {
         match self {
             Collective::AllGather | Collective::AllToAll | Collective::Gather | Collective::Scatter => {
                 osu_size.saturating_mul(ranks)
@@ -211,6 +214,7 @@ impl Collective {
     }
 
     /// busbw from algbw for `ranks` ranks.
+    #[cfg_attr(not(test), allow(dead_code, reason = "the nccl-tests binaries (issue 43) use it; unit tests pin it"))]
     pub fn busbw(self, algbw: f64, ranks: usize) -> f64 {
         algbw * self.bus_factor(ranks)
     }
@@ -219,6 +223,7 @@ impl Collective {
 /// Algorithm bandwidth in GB/s (10^9 bytes per second, although nccl-tests'
 /// size options are binary): `bytes` moved in `seconds` per operation.
 /// Divides in nccl-tests' order, so the last bit agrees too.
+#[cfg_attr(not(test), allow(dead_code, reason = "the nccl-tests binaries (issue 43) use it; unit tests pin it"))]
 pub fn algbw_gbs(bytes: usize, seconds: f64) -> f64 {
     bytes as f64 / 1.0e9 / seconds
 }
@@ -240,6 +245,7 @@ pub struct Cell {
 impl Cell {
     /// The cell of `coll` moving `bytes` (see [`Collective::data_bytes`])
     /// among `ranks` ranks in `seconds` per operation.
+    #[cfg_attr(not(test), allow(dead_code, reason = "the nccl-tests binaries (issue 43) use it; unit tests pin it"))]
     pub fn measured(coll: Collective, bytes: usize, ranks: usize, seconds: f64, wrong: Option<u64>) -> Cell {
         let algbw = algbw_gbs(bytes, seconds);
         Cell { time_us: seconds * 1.0e6, algbw, busbw: coll.busbw(algbw, ranks), wrong }
@@ -248,7 +254,7 @@ impl Cell {
 
 /// The columns of a row before the two cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RowLabels<'a> {
+pub(crate) struct RowLabels<'a> {
     /// Bytes (see [`Collective::data_bytes`]).
     pub size: usize,
     /// Elements per call.
@@ -265,6 +271,7 @@ pub struct RowLabels<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
     /// Add this many bytes (`-i`).
+    #[cfg_attr(not(test), allow(dead_code, reason = "the nccl-tests binaries (issue 43) use it; unit tests pin it"))]
     Bytes(usize),
     /// Multiply by this factor (`-f`, when above 1).
     Factor(usize),
@@ -322,7 +329,7 @@ pub struct Device {
 
 /// What the footer summarises, gathered cell by cell.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Totals {
+pub(crate) struct Totals {
     /// busbw over every cell seen, GB/s.
     pub busbw_sum: f64,
     /// Cells seen (two per row).
@@ -345,7 +352,7 @@ impl Totals {
 
     /// The arithmetic mean of busbw over every cell, out-of-place and
     /// in-place alike; NaN before the first cell, as in nccl-tests.
-    pub fn avg_busbw(&self) -> f64 {
+    pub(crate) fn avg_busbw(&self) -> f64 {
         self.busbw_sum / self.cells as f64
     }
 }
@@ -412,7 +419,7 @@ fn trim_fraction(s: &str) -> &str {
 /// value's exponent is from -4 to 5 and exponent notation otherwise, with
 /// trailing zeros dropped. nccl-tests prints `#wrong` and the average bus
 /// bandwidth this way.
-pub fn c_general(value: f64) -> String {
+pub(crate) fn c_general(value: f64) -> String {
     if let Some(word) = non_finite(value) {
         return word.to_string();
     }

@@ -28,7 +28,7 @@ pub fn title_line(spec: &BenchSpec, accel: Option<Accel>, backend: Backend) -> S
 }
 
 /// Window sizes of osu_mbw_mr `-V`.
-pub const VARIED_WINDOWS: [usize; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+pub(crate) const VARIED_WINDOWS: [usize; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
 
 /// What the table shows beyond the main column.
 #[derive(Clone, Debug)]
@@ -57,7 +57,7 @@ pub struct TableLayout {
 }
 
 /// Writes the OSU table to `out` (stdout on rank 0).
-pub struct OsuTable<W: Write> {
+pub(crate) struct OsuTable<W: Write> {
     out: W,
     spec: &'static BenchSpec,
     layout: TableLayout,
@@ -80,6 +80,7 @@ impl<W: Write> OsuTable<W> {
         OsuTable { out, spec, layout, rates: Vec::new() }
     }
 
+    #[cfg(test)]
     pub fn into_inner(self) -> W {
         self.out
     }

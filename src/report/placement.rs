@@ -134,7 +134,7 @@ pub fn warnings(ranks: &[RankInfo], ctx: &WarnContext) -> Vec<String> {
 }
 
 /// Nodes in the job's allocation as Slurm says, if it does.
-pub fn allocation_nodes() -> Option<usize> {
+pub(crate) fn allocation_nodes() -> Option<usize> {
     ["SLURM_JOB_NUM_NODES", "SLURM_NNODES"].iter().find_map(|k| std::env::var(k).ok()?.trim().parse().ok())
 }
 
@@ -157,7 +157,7 @@ pub fn print(ranks: &[RankInfo], ctx: &WarnContext, table_too: bool) -> Vec<Stri
 }
 
 /// Rows of the summary table at most; the run record has all.
-pub const TABLE_ROWS: usize = 32;
+pub(crate) const TABLE_ROWS: usize = 32;
 
 /// The stderr summary: a header naming the policy, one row per rank, each
 /// line starting with "# " so that tools reading stdout and stderr together

@@ -10,11 +10,11 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "commbench-run-record/1";
+pub(crate) const SCHEMA: &str = "commbench-run-record/1";
 
 /// Environment variable prefixes worth recording: they change what MPI,
 /// UCX, NCCL or the launcher do.
-pub const ENV_PREFIXES: &[&str] = &[
+pub(crate) const ENV_PREFIXES: &[&str] = &[
     "UCX_",
     "OMPI_MCA_",
     "OMPI_COMM_WORLD_",
@@ -37,7 +37,7 @@ pub const ENV_PREFIXES: &[&str] = &[
 ];
 
 /// The recorded environment of this process.
-pub fn relevant_environment() -> BTreeMap<String, String> {
+pub(crate) fn relevant_environment() -> BTreeMap<String, String> {
     std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
         .filter(|(k, _)| ENV_PREFIXES.iter().any(|p| k.starts_with(p)))
@@ -109,7 +109,7 @@ pub struct RankInfo {
 
 /// Iteration counts and thresholds in force.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct IterationPolicy {
+pub(crate) struct IterationPolicy {
     pub small_iterations: usize,
     pub small_warmup: usize,
     pub large_iterations: usize,
@@ -124,7 +124,7 @@ pub struct IterationPolicy {
 
 /// Files of this run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
-pub struct ResultsInfo {
+pub(crate) struct ResultsInfo {
     pub csv: Option<String>,
     /// Complete rows in the CSV.
     pub rows: usize,
@@ -274,7 +274,7 @@ impl RunHeader {
 static HANG: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
 
 /// Keeps the watchdog's hang table for the record (the first one only).
-pub fn keep_hang_table(table: serde_json::Value) {
+pub(crate) fn keep_hang_table(table: serde_json::Value) {
     let _ = HANG.set(table);
 }
 
@@ -286,10 +286,10 @@ pub fn keep_hang_table(table: serde_json::Value) {
 /// now says what this call gave; false when it had ended already, another
 /// rank's first-hand end was kept (that rank said why), or it could not be
 /// had in time.
-pub type EndMarker = Box<dyn Fn(RunStatus, &str, i32) -> bool + Send + Sync>;
+pub(crate) type EndMarker = Box<dyn Fn(RunStatus, &str, i32) -> bool + Send + Sync>;
 
 /// An [`EndMarker`] over `record` at `path`; `header` finds the header.
-pub fn end_marker<R: Serialize + Send + 'static>(
+pub(crate) fn end_marker<R: Serialize + Send + 'static>(
     record: std::sync::Arc<std::sync::Mutex<R>>,
     path: std::path::PathBuf,
     header: fn(&mut R) -> &mut RunHeader,
@@ -326,7 +326,7 @@ pub fn end_marker<R: Serialize + Send + 'static>(
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct RunRecord {
+pub(crate) struct RunRecord {
     pub schema: String,
     pub benchmark: String,
     pub title: String,
@@ -367,7 +367,7 @@ pub struct RunRecord {
 
 /// A run's plan (`bench::engine::plan::Plan`) as the record keeps it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct PlanRecord {
+pub(crate) struct PlanRecord {
     pub np: usize,
     /// Ranks that send (and as many that receive).
     pub pairs: usize,
@@ -390,7 +390,7 @@ pub struct PlanRecord {
 
 /// Consecutive size points of a plan alike but for their size.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct PlanSpan {
+pub(crate) struct PlanSpan {
     pub datatype: Option<String>,
     /// Bytes, ascending.
     pub sizes: Vec<usize>,
@@ -405,14 +405,14 @@ pub struct PlanSpan {
 
 /// One cell of a size point.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct PlanCell {
+pub(crate) struct PlanCell {
     pub window: Option<usize>,
     pub in_place: Option<bool>,
 }
 
 /// One rank's memory estimate by part (bench::engine::memory::Estimate), bytes.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct MemoryRecord {
+pub(crate) struct MemoryRecord {
     pub held_at_start: u64,
     pub buffers: u64,
     pub requests: u64,
@@ -423,7 +423,7 @@ pub struct MemoryRecord {
 
 /// Where a run's message buffers lived, and what was asked for.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct BufferInfo {
+pub(crate) struct BufferInfo {
     /// `host` (or, with a GPU transport, `device`).
     pub memory: String,
     /// OSU's positional `SRC DST` as given (`D D`), if any.
@@ -478,7 +478,7 @@ impl RunRecord {
 
 /// Why a run record could not be read back.
 #[derive(Debug, thiserror::Error)]
-pub enum RecordError {
+pub(crate) enum RecordError {
     #[error("cannot read run record {}: {source}", path.display())]
     Io { path: std::path::PathBuf, source: io::Error },
     #[error("{} is not a commbench run record: {reason}", path.display())]
@@ -489,7 +489,7 @@ pub enum RecordError {
 /// rename, so a reader never sees half a file; on a disk with no room for
 /// the new copy, over the old one in place, within the room it was written
 /// with ([`write_json_with_room`]), so that a run still ends its record.
-pub fn write_json<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
+pub(crate) fn write_json<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
     text.push('\n');
     super::safe_file::replace_or_overwrite(path, text.as_bytes(), b' ')
@@ -499,11 +499,11 @@ pub fn write_json<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
 /// JSON allows after a value): what its end adds, the end time, the exit
 /// status and a line or two of detail, fits in it, so the end can still be
 /// written when the disk filled up during the run.
-pub const END_ROOM: usize = 2048;
+pub(crate) const END_ROOM: usize = 2048;
 
 /// [`write_json`] for a record that will be rewritten when the run ends:
 /// [`END_ROOM`] bytes of spaces after it.
-pub fn write_json_with_room<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
+pub(crate) fn write_json_with_room<T: Serialize>(value: &T, path: &Path) -> io::Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
     text.push('\n');
     let bytes = super::safe_file::with_room(text.into_bytes(), END_ROOM, b' ');
@@ -516,7 +516,7 @@ pub fn write_json_with_room<T: Serialize>(value: &T, path: &Path) -> io::Result<
 /// ([`super::record_end::end_what_fits`]): `error`, `exit_code` and a detail
 /// naming how the run had ended (`ended`), so that the record never stays
 /// `running`. True when that end was written.
-pub fn end_on_full_disk(path: &Path, e: &io::Error, ended: RunStatus, exit_code: i32) -> bool {
+pub(crate) fn end_on_full_disk(path: &Path, e: &io::Error, ended: RunStatus, exit_code: i32) -> bool {
     if !super::safe_file::is_full(e) {
         return false;
     }
@@ -529,7 +529,7 @@ pub fn end_on_full_disk(path: &Path, e: &io::Error, ended: RunStatus, exit_code:
 }
 
 /// Distinct hosts in order of first appearance.
-pub fn distinct_hosts(ranks: &[RankInfo]) -> Vec<String> {
+pub(crate) fn distinct_hosts(ranks: &[RankInfo]) -> Vec<String> {
     let mut hosts: Vec<String> = Vec::new();
     for r in ranks {
         if !hosts.contains(&r.host) {

@@ -45,7 +45,7 @@ pub struct RecordPlace {
 
 impl RecordPlace {
     /// Rank 0's record at `path`.
-    pub fn of_rank0(path: &Path) -> RecordPlace {
+    pub(crate) fn of_rank0(path: &Path) -> RecordPlace {
         let path = if path.is_absolute() {
             path.to_path_buf()
         } else {
@@ -55,18 +55,18 @@ impl RecordPlace {
     }
 
     /// The bytes sent (empty for no record).
-    pub fn encode(place: Option<&RecordPlace>) -> Vec<u8> {
+    pub(crate) fn encode(place: Option<&RecordPlace>) -> Vec<u8> {
         place.and_then(|p| serde_json::to_vec(p).ok()).unwrap_or_default()
     }
 
-    pub fn decode(bytes: &[u8]) -> Option<RecordPlace> {
+    pub(crate) fn decode(bytes: &[u8]) -> Option<RecordPlace> {
         serde_json::from_slice(bytes).ok()
     }
 }
 
 /// How another rank ended the record on disk.
 #[derive(Clone, Debug, PartialEq)]
-pub struct EndedElsewhere {
+pub(crate) struct EndedElsewhere {
     pub status: RunStatus,
     pub detail: Option<String>,
     pub exit_code: Option<i32>,
@@ -85,7 +85,13 @@ fn status_of(v: &Value) -> Option<RunStatus> {
 /// Ends the record at `path` as rank `by_rank` saw the job end, if it still
 /// says `running`. Ok(true) when this call ended it; Ok(false) when it had
 /// ended already.
-pub fn end_on_disk(path: &Path, status: RunStatus, detail: &str, exit_code: i32, by_rank: usize) -> io::Result<bool> {
+pub(crate) fn end_on_disk(
+    path: &Path,
+    status: RunStatus,
+    detail: &str,
+    exit_code: i32,
+    by_rank: usize,
+) -> io::Result<bool> {
     end_fields(path, status, detail, exit_code, Some(by_rank))
 }
 
@@ -93,7 +99,7 @@ pub fn end_on_disk(path: &Path, status: RunStatus, detail: &str, exit_code: i32,
 /// for the whole of it: only the status, detail, exit status and end time
 /// are put into the record as it was written while running, which the
 /// room it was written with holds. Ok(false) when it had ended already.
-pub fn end_what_fits(path: &Path, status: RunStatus, detail: &str, exit_code: i32) -> io::Result<bool> {
+pub(crate) fn end_what_fits(path: &Path, status: RunStatus, detail: &str, exit_code: i32) -> io::Result<bool> {
     end_fields(path, status, detail, exit_code, None)
 }
 
@@ -127,14 +133,14 @@ fn end_fields(
 /// The record's status and detail as the file at `path` says now (None
 /// when it cannot be read): how the suite sees that a run has ended while
 /// its launcher still waits.
-pub fn status_on_disk(path: &Path) -> Option<(RunStatus, Option<String>)> {
+pub(crate) fn status_on_disk(path: &Path) -> Option<(RunStatus, Option<String>)> {
     let v = read(path).ok()?;
     Some((status_of(&v)?, v.get("status_detail").and_then(|d| d.as_str()).map(str::to_string)))
 }
 
 /// A record left `running` that a reader ended (see [`settle_if_gone`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Settled {
+pub(crate) struct Settled {
     /// What the reader says, starting `running, but its processes are
     /// gone`.
     pub line: String,
@@ -184,7 +190,7 @@ fn describe_ranks(ranks: &[(u64, String, u32)]) -> String {
 /// that has taken SIGKILL stays in /proc, not yet a zombie, while the
 /// kernel frees its memory), so while the record says `running` the ranks
 /// get up to `grace` to be gone.
-pub fn settle_after_launcher(
+pub(crate) fn settle_after_launcher(
     path: &Path,
     reader: &str,
     why: Option<&str>,
@@ -210,7 +216,7 @@ pub fn settle_after_launcher(
 /// be read, lists a rank of another host (which cannot be seen from
 /// here), or has a rank still running. A pid now held by a process that
 /// started after the record did is not that rank.
-pub fn settle_if_gone(path: &Path, reader: &str, why: Option<&str>) -> Option<Settled> {
+pub(crate) fn settle_if_gone(path: &Path, reader: &str, why: Option<&str>) -> Option<Settled> {
     let mut v = read(path).ok()?;
     if status_of(&v) != Some(RunStatus::Running) {
         return None;
@@ -250,7 +256,7 @@ pub fn settle_if_gone(path: &Path, reader: &str, why: Option<&str>) -> Option<Se
 /// saw first-hand and wrote (see the module's note): its watchdog's
 /// `timeout`, or the `error` of a failure it met mid-run (a failed NCCL or
 /// CUDA call) just before it ended the job. Else None.
-pub fn first_hand_from_another_rank(path: &Path) -> Option<EndedElsewhere> {
+pub(crate) fn first_hand_from_another_rank(path: &Path) -> Option<EndedElsewhere> {
     let v = read(path).ok()?;
     let by_rank = v.get("ended_by_rank")?.as_u64()? as usize;
     let status = status_of(&v).filter(|s| matches!(s, RunStatus::Timeout | RunStatus::Error))?;

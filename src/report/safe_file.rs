@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 /// The longest name part [`name_part`] keeps, in bytes: room for a stamp,
 /// a suffix and an extension under the usual 255-byte name limit.
-pub const MAX_NAME_PART: usize = 160;
+pub(crate) const MAX_NAME_PART: usize = 160;
 
 /// `raw` (input data: a benchmark name from a CSV, a Slurm job id) as one
 /// plain file-name part: letters, digits, `.`, `-`, `_` and `+` are kept,
@@ -43,7 +43,7 @@ pub const MAX_NAME_PART: usize = 160;
 /// becomes `_`, a leading `.` too (no hidden file, no `..`), the result is
 /// at most [`MAX_NAME_PART`] bytes and never empty. A name that needs
 /// none of this comes back unchanged.
-pub fn name_part(raw: &str) -> String {
+pub(crate) fn name_part(raw: &str) -> String {
     let mut out: String = raw
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '+') { c } else { '_' })
@@ -60,7 +60,7 @@ pub fn name_part(raw: &str) -> String {
 /// The file beside `stem` whose name is the stem's own plus `suffix`
 /// (`<stem>_bw_MBps.csv`), the suffix reduced as [`name_part`] does, so
 /// the file stays in the stem's directory.
-pub fn sibling(stem: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn sibling(stem: &Path, suffix: &str) -> PathBuf {
     let mut s = stem.as_os_str().to_os_string();
     s.push(name_part(suffix));
     PathBuf::from(s)
@@ -68,13 +68,13 @@ pub fn sibling(stem: &Path, suffix: &str) -> PathBuf {
 
 /// Creates `path` as a new, empty file for writing; fails with
 /// `AlreadyExists` when anything (a file, a link, a directory) is there.
-pub fn create_new(path: &Path) -> io::Result<File> {
+pub(crate) fn create_new(path: &Path) -> io::Result<File> {
     OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
 }
 
 /// As [`create_new`], also open for reading (positioned reads of what was
 /// written through another handle).
-pub fn create_new_readable(path: &Path) -> io::Result<File> {
+pub(crate) fn create_new_readable(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
         .write(true)
@@ -85,7 +85,7 @@ pub fn create_new_readable(path: &Path) -> io::Result<File> {
 
 /// Opens `path` for appending, creating it if needed; a symlink at `path`
 /// is refused (ELOOP).
-pub fn open_append(path: &Path) -> io::Result<File> {
+pub(crate) fn open_append(path: &Path) -> io::Result<File> {
     OpenOptions::new().append(true).create(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
 }
 
@@ -114,7 +114,7 @@ fn temporary_beside(path: &Path) -> PathBuf {
 pub struct PrivateDir(PathBuf);
 
 impl PrivateDir {
-    pub fn new_in(parent: &Path, prefix: &str) -> io::Result<PrivateDir> {
+    pub(crate) fn new_in(parent: &Path, prefix: &str) -> io::Result<PrivateDir> {
         use std::os::unix::fs::DirBuilderExt;
         loop {
             let path = parent.join(format!("{prefix}-{:016x}", unpredictable()));
@@ -159,7 +159,7 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Where [`write_named`] put the bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Put {
+pub(crate) enum Put {
     /// A regular file put in place whole ([`replace`]).
     File,
     /// Written into what was there: standard output or error, a
@@ -190,7 +190,7 @@ fn std_stream_of(m: &fs::Metadata) -> Option<File> {
 /// - anything else (a regular file, nothing yet, a link to anything but
 ///   standard output or error): [`replace`], so a link planted there is
 ///   replaced, its target untouched.
-pub fn write_named(path: &Path, bytes: &[u8]) -> io::Result<Put> {
+pub(crate) fn write_named(path: &Path, bytes: &[u8]) -> io::Result<Put> {
     use std::os::unix::fs::FileTypeExt;
     let refuse = |why: String| Err(io::Error::new(io::ErrorKind::InvalidInput, why));
     let own = match fs::symlink_metadata(path) {
@@ -245,7 +245,7 @@ pub fn write_named(path: &Path, bytes: &[u8]) -> io::Result<Put> {
 }
 
 /// Whether `e` says the file system has no room left (ENOSPC, EDQUOT).
-pub fn is_full(e: &io::Error) -> bool {
+pub(crate) fn is_full(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
 }
 
@@ -256,7 +256,7 @@ const BLOCK: usize = 4096;
 /// `bytes` followed by `fill` bytes: at least `room` of them, up to the
 /// end of the block where that lands (so the room costs at most one block
 /// more than the bytes themselves).
-pub fn with_room(mut bytes: Vec<u8>, room: usize, fill: u8) -> Vec<u8> {
+pub(crate) fn with_room(mut bytes: Vec<u8>, room: usize, fill: u8) -> Vec<u8> {
     let len = (bytes.len() + room).div_ceil(BLOCK) * BLOCK;
     bytes.resize(len, fill);
     bytes
@@ -268,7 +268,7 @@ pub fn with_room(mut bytes: Vec<u8>, room: usize, fill: u8) -> Vec<u8> {
 /// than the file, or `path` is a link or not a regular file. Not atomic: a
 /// reader at that moment may see a mix; a write that fails puts the old
 /// bytes back as far as it can.
-pub fn overwrite_in_place(path: &Path, bytes: &[u8], fill: u8) -> io::Result<()> {
+pub(crate) fn overwrite_in_place(path: &Path, bytes: &[u8], fill: u8) -> io::Result<()> {
     let mut f =
         OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)?;
     let meta = f.metadata()?;
@@ -292,7 +292,7 @@ pub fn overwrite_in_place(path: &Path, bytes: &[u8], fill: u8) -> io::Result<()>
 
 /// [`replace`]; on a full disk, [`overwrite_in_place`] (which needs the
 /// file to have been written with room for `bytes`: [`with_room`]).
-pub fn replace_or_overwrite(path: &Path, bytes: &[u8], fill: u8) -> io::Result<()> {
+pub(crate) fn replace_or_overwrite(path: &Path, bytes: &[u8], fill: u8) -> io::Result<()> {
     match replace(path, bytes) {
         Err(e) if is_full(&e) => overwrite_in_place(path, bytes, fill).map_err(|_| e),
         other => other,
@@ -301,7 +301,7 @@ pub fn replace_or_overwrite(path: &Path, bytes: &[u8], fill: u8) -> io::Result<(
 
 /// Creates `path` holding `bytes` (a new file: an existing one, or a link,
 /// is refused with `AlreadyExists`). A failed write removes the file.
-pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = create_new(path)?;
     let written = f.write_all(bytes).and_then(|_| f.flush());
     if written.is_err() {
@@ -315,7 +315,7 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// a row that does not get out whole (a full disk, a short write) is cut
 /// off again, so the file always ends with the last complete row.
 #[derive(Debug)]
-pub struct RowFile {
+pub(crate) struct RowFile {
     file: File,
     /// Bytes of complete rows.
     good: u64,
@@ -329,7 +329,7 @@ impl RowFile {
     }
 
     /// Appends one or more whole rows; on error the file is as it was.
-    pub fn append(&mut self, rows: &[u8]) -> io::Result<()> {
+    pub(crate) fn append(&mut self, rows: &[u8]) -> io::Result<()> {
         match self.file.write_all(rows).and_then(|_| self.file.flush()) {
             Ok(()) => {
                 self.good += rows.len() as u64;
@@ -345,17 +345,14 @@ impl RowFile {
     }
 
     /// Bytes of complete rows in the file.
+    #[cfg(test)]
     pub fn len(&self) -> u64 {
         self.good
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.good == 0
     }
 }
 
 /// Where whole rows go: a [`RowFile`], or any writer (tests, memory).
-pub trait RowSink {
+pub(crate) trait RowSink {
     /// Writes `rows` whole or not at all (as far as the target allows).
     fn append_rows(&mut self, rows: &[u8]) -> io::Result<()>;
 }

@@ -24,7 +24,7 @@ use super::safe_file::RowFile;
 use super::{RunContext, Sink};
 
 #[derive(Debug, Error)]
-pub enum SinkError {
+pub(crate) enum SinkError {
     #[error("cannot write to stdout: {0}")]
     Stdout(io::Error),
     #[error("cannot write {}: {source}", path.display())]
@@ -60,7 +60,7 @@ impl Sinks {
     /// file (None: no files); `devices` every rank's GPU for nccl-tests'
     /// table. Each output has written its preamble (CSV header, title
     /// lines) on return.
-    pub fn for_run(
+    pub(crate) fn for_run(
         run: &super::RunLayout,
         ctx: RunContext,
         csv: Option<(File, PathBuf)>,

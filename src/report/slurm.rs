@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// The job as Slurm describes it. Every field is what the variable said,
 /// trimmed; counts are parsed where Slurm gives a plain number.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct SlurmInfo {
+pub(crate) struct SlurmInfo {
     pub job_id: String,
     pub job_name: Option<String>,
     /// Compressed host list, e.g. `node[01-04]`.
@@ -30,7 +30,7 @@ pub struct SlurmInfo {
 impl SlurmInfo {
     /// Reads the variables through `get`; None outside a Slurm job (no
     /// SLURM_JOB_ID, or an empty one).
-    pub fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Option<SlurmInfo> {
+    pub(crate) fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Option<SlurmInfo> {
         let text =
             |keys: &[&str]| keys.iter().find_map(|k| get(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty()));
         let count = |keys: &[&str]| text(keys).and_then(|v| v.parse::<usize>().ok());
@@ -52,12 +52,13 @@ impl SlurmInfo {
     }
 
     /// Reads this process's environment.
-    pub fn from_env() -> Option<SlurmInfo> {
+    pub(crate) fn from_env() -> Option<SlurmInfo> {
         Self::from_lookup(&|k| std::env::var(k).ok())
     }
 
     /// Tasks on the first node, from `--ntasks-per-node` or the first entry
     /// of SLURM_TASKS_PER_NODE (`4(x2)` gives 4).
+    #[cfg(test)]
     pub fn tasks_on_first_node(&self) -> Option<usize> {
         self.ntasks_per_node.or_else(|| {
             let first = self.tasks_per_node.as_deref()?.split(',').next()?;

@@ -42,7 +42,7 @@ fn days_in_month(y: i64, m: u32) -> u32 {
 /// Seconds since the Unix epoch of a time as [`Utc::rfc3339`] writes it
 /// (`2026-11-30T08:36:46.123Z`; the fraction may be missing or of any
 /// length); None for anything else, a day the month does not have too.
-pub fn unix_seconds(text: &str) -> Option<f64> {
+pub(crate) fn unix_seconds(text: &str) -> Option<f64> {
     let t = text.strip_suffix('Z')?;
     let (date, time) = t.split_once('T')?;
     let num = |s: &str| s.parse::<u32>().ok();
@@ -72,7 +72,7 @@ pub struct Utc {
 }
 
 impl Utc {
-    pub fn from_system(t: SystemTime) -> Utc {
+    pub(crate) fn from_system(t: SystemTime) -> Utc {
         let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
         let secs = d.as_secs() as i64;
         let (year, month, day) = civil_from_days(secs.div_euclid(86_400));
@@ -93,7 +93,7 @@ impl Utc {
     }
 
     /// `2026-11-30T08:36:46.123Z`
-    pub fn rfc3339(&self) -> String {
+    pub(crate) fn rfc3339(&self) -> String {
         format!(
             "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
             self.year, self.month, self.day, self.hour, self.minute, self.second, self.millis
@@ -101,7 +101,7 @@ impl Utc {
     }
 
     /// `20261130T083646Z`, for file names.
-    pub fn compact(&self) -> String {
+    pub(crate) fn compact(&self) -> String {
         format!(
             "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
             self.year, self.month, self.day, self.hour, self.minute, self.second

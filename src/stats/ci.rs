@@ -12,10 +12,10 @@ use serde::{Deserialize, Serialize};
 use super::moments::Moments;
 
 /// The confidence level of every interval here.
-pub const LEVEL: f64 = 0.95;
+pub(crate) const LEVEL: f64 = 0.95;
 
 /// The standard normal 97.5% quantile (two-sided 95%).
-pub const Z_975: f64 = 1.959_963_984_540_054;
+pub(crate) const Z_975: f64 = 1.959_963_984_540_054;
 
 /// Student's t 97.5% quantiles for 1 to 30 degrees of freedom.
 const T_975: [f64; 30] = [
@@ -54,7 +54,7 @@ const T_975: [f64; 30] = [
 /// Student's t 97.5% quantile for `df` degrees of freedom (a fractional
 /// `df`, as Welch's test gives, is rounded down: a slightly wider
 /// interval). Infinite below one degree of freedom (no interval).
-pub fn t_975(df: f64) -> f64 {
+pub(crate) fn t_975(df: f64) -> f64 {
     if df.is_nan() || df < 1.0 {
         return f64::INFINITY;
     }
@@ -92,13 +92,13 @@ pub struct Interval {
 impl Interval {
     /// Half the interval's width (for the median's interval, which need not
     /// be symmetric, half of high - low).
-    pub fn half_width(&self) -> f64 {
+    pub(crate) fn half_width(&self) -> f64 {
         (self.high - self.low) / 2.0
     }
 
     /// The half-width as a share of the estimate (0.01 is 1%); infinite
     /// where the estimate is 0 and the interval is not a point.
-    pub fn relative_half_width(&self) -> f64 {
+    pub(crate) fn relative_half_width(&self) -> f64 {
         let h = self.half_width();
         if h == 0.0 {
             0.0
@@ -114,7 +114,7 @@ impl Interval {
 
 /// The 95% confidence interval of the mean of the values summarised by
 /// `m`; None below two values.
-pub fn mean_ci(m: &Moments) -> Option<Interval> {
+pub(crate) fn mean_ci(m: &Moments) -> Option<Interval> {
     let se = m.std_error()?;
     let h = t_975((m.count() - 1) as f64) * se;
     Some(Interval { estimate: m.mean(), low: m.mean() - h, high: m.mean() + h })
@@ -140,7 +140,7 @@ const EXACT_RANKS_UP_TO: usize = 1000;
 /// largest k with P(Binomial(n, 1/2) <= k - 1) <= 2.5%, upper is n + 1 -
 /// lower. None below 6 samples, where even the smallest and largest value
 /// cover the median with less than 95%.
-pub fn median_ranks(n: usize) -> Option<(usize, usize)> {
+pub(crate) fn median_ranks(n: usize) -> Option<(usize, usize)> {
     if n < 6 {
         return None;
     }
@@ -165,7 +165,7 @@ pub fn median_ranks(n: usize) -> Option<(usize, usize)> {
 
 /// The 95% confidence interval of the median of ascending `sorted` values
 /// (see [`median_ranks`]); None below 6 values.
-pub fn median_ci(sorted: &[f64]) -> Option<Interval> {
+pub(crate) fn median_ci(sorted: &[f64]) -> Option<Interval> {
     debug_assert!(sorted.windows(2).all(|w| w[0] <= w[1]), "median_ci needs ascending values");
     let (lo, hi) = median_ranks(sorted.len())?;
     Some(Interval { estimate: median(sorted)?, low: sorted[lo - 1], high: sorted[hi - 1] })

@@ -6,7 +6,7 @@
 //! stopping rule.
 
 pub mod ci;
-pub mod moments;
+pub(crate) mod moments;
 pub mod noise;
 pub mod precision;
 pub mod spread;
@@ -23,12 +23,12 @@ pub struct Samples {
 }
 
 impl Samples {
-    pub fn with_capacity(n: usize) -> Samples {
+    pub(crate) fn with_capacity(n: usize) -> Samples {
         Samples { secs: Vec::with_capacity(n) }
     }
 
     /// Makes room for `n` samples (called between sizes, never while timing).
-    pub fn reset(&mut self, n: usize) {
+    pub(crate) fn reset(&mut self, n: usize) {
         self.secs.clear();
         self.secs.reserve(n);
     }
@@ -65,7 +65,7 @@ impl Samples {
 /// OSU's `-z` pick: sort ascending and take element `floor(n*p/100) - 1`.
 /// Where that index would be negative (tiny n), the smallest value is used
 /// instead of reading out of bounds as OSU does.
-pub fn osu_percentile(sorted: &[f64], p: u32) -> f64 {
+pub(crate) fn osu_percentile(sorted: &[f64], p: u32) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -124,7 +124,7 @@ pub struct Summary {
 const HIST_MAX_NS: u64 = 3_600_000_000_000;
 
 /// A histogram of nanoseconds with 3 significant digits.
-pub fn new_histogram() -> Histogram<u64> {
+pub(crate) fn new_histogram() -> Histogram<u64> {
     // Bounds are constants that hdrhistogram accepts.
     Histogram::new_with_bounds(1, HIST_MAX_NS, 3).unwrap_or_else(|_| unreachable!("valid histogram bounds"))
 }

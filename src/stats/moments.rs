@@ -15,7 +15,7 @@ pub struct Moments {
 }
 
 impl Moments {
-    pub const EMPTY: Moments = Moments { n: 0, mean: 0.0, m2: 0.0 };
+    pub(crate) const EMPTY: Moments = Moments { n: 0, mean: 0.0, m2: 0.0 };
 
     /// The moments of `values`.
     pub fn of(values: &[f64]) -> Moments {
@@ -79,23 +79,23 @@ impl Moments {
     }
 
     /// The sample variance (divisor n - 1); None below two values.
-    pub fn variance(&self) -> Option<f64> {
+    pub(crate) fn variance(&self) -> Option<f64> {
         (self.n >= 2).then(|| self.m2 / (self.n - 1) as f64)
     }
 
     /// The sample standard deviation (divisor n - 1); None below two values.
-    pub fn std_dev(&self) -> Option<f64> {
+    pub(crate) fn std_dev(&self) -> Option<f64> {
         self.variance().map(f64::sqrt)
     }
 
     /// Standard deviation over mean; None below two values or where the
     /// mean is not above 0.
-    pub fn cv(&self) -> Option<f64> {
+    pub(crate) fn cv(&self) -> Option<f64> {
         self.std_dev().filter(|_| self.mean > 0.0).map(|s| s / self.mean)
     }
 
     /// The standard error of the mean (s / sqrt(n)); None below two values.
-    pub fn std_error(&self) -> Option<f64> {
+    pub(crate) fn std_error(&self) -> Option<f64> {
         self.variance().map(|v| (v / self.n as f64).sqrt())
     }
 }

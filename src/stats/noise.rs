@@ -43,7 +43,7 @@ use super::moments::Moments;
 
 /// The thresholds of the noise tests (see the module comment).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NoiseThresholds {
+pub(crate) struct NoiseThresholds {
     /// `noisy` above this half-width of the mean's 95% interval, as a
     /// share of the mean (0.05 = 5%).
     pub max_rel_ci: f64,
@@ -165,7 +165,7 @@ impl NoiseReport {
     /// One line for a person (`--verbose`): each flag with the number
     /// behind it, e.g. `drift (second half +12.0%), outliers (3.1% of
     /// samples beyond the fence)`, or `ok`.
-    pub fn explain(&self) -> String {
+    pub(crate) fn explain(&self) -> String {
         if self.flags.is_empty() {
             return "ok".to_string();
         }
@@ -194,7 +194,7 @@ impl NoiseReport {
 }
 
 /// `ok`, or the flags in [`NoiseFlag`] order joined by `;`.
-pub fn format_flags(flags: &[NoiseFlag]) -> String {
+pub(crate) fn format_flags(flags: &[NoiseFlag]) -> String {
     if flags.is_empty() {
         return "ok".to_string();
     }
@@ -211,7 +211,7 @@ pub struct BadVerdict(pub String);
 
 /// Reads a CSV cell written by [`format_flags`] back (any order, spaces
 /// around words allowed).
-pub fn parse_flags(cell: &str) -> Result<Vec<NoiseFlag>, BadVerdict> {
+pub(crate) fn parse_flags(cell: &str) -> Result<Vec<NoiseFlag>, BadVerdict> {
     let c = cell.trim();
     if c == "ok" {
         return Ok(Vec::new());
@@ -240,7 +240,7 @@ impl FromStr for NoiseFlag {
 /// The robust standard deviation of values around their median `med`:
 /// 1.4826 x the median absolute deviation, which is the standard deviation
 /// for normal data and moves little for a few far values.
-pub fn robust_sd(values: &[f64], med: f64) -> f64 {
+pub(crate) fn robust_sd(values: &[f64], med: f64) -> f64 {
     1.4826 * mad(values, med)
 }
 
@@ -307,6 +307,7 @@ fn drift(samples: &[f64], mean: f64) -> Option<(f64, bool)> {
 
 /// Runs the tests on one size's per-iteration `samples`, in the order they
 /// were timed. None for no samples.
+#[cfg(test)]
 pub fn assess(samples: &[f64], th: &NoiseThresholds) -> Option<NoiseReport> {
     let mut sorted = samples.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -314,7 +315,7 @@ pub fn assess(samples: &[f64], th: &NoiseThresholds) -> Option<NoiseReport> {
 }
 
 /// [`assess`] for a caller that has the same samples sorted ascending too.
-pub fn assess_sorted(samples: &[f64], sorted: &[f64], th: &NoiseThresholds) -> Option<NoiseReport> {
+pub(crate) fn assess_sorted(samples: &[f64], sorted: &[f64], th: &NoiseThresholds) -> Option<NoiseReport> {
     debug_assert_eq!(samples.len(), sorted.len());
     if samples.is_empty() {
         return None;

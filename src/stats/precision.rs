@@ -41,7 +41,7 @@ pub struct Precision(f64);
 
 impl Precision {
     /// A share above 0 and at most 1; None otherwise.
-    pub fn from_fraction(f: f64) -> Option<Precision> {
+    pub(crate) fn from_fraction(f: f64) -> Option<Precision> {
         (f.is_finite() && f > 0.0 && f <= 1.0).then_some(Precision(f))
     }
 
@@ -55,14 +55,14 @@ impl Precision {
 }
 
 /// The largest `--min-iterations` (OSU keeps counts in a C `int`).
-pub const MAX_ITERATIONS: u64 = i32::MAX as u64;
+pub(crate) const MAX_ITERATIONS: u64 = i32::MAX as u64;
 
 /// The longest `--max-time-per-size`: 30 days, as for the other time limits.
-pub const MAX_SECONDS_PER_SIZE: f64 = 30.0 * 86400.0;
+pub(crate) const MAX_SECONDS_PER_SIZE: f64 = 30.0 * 86400.0;
 
 /// An option value the precision options cannot use; one line each.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum PrecisionOptionError {
+pub(crate) enum PrecisionOptionError {
     #[error("--precision '{0}': give a percentage above 0 and at most 100, with its % sign (e.g. 1% or 0.5%)")]
     Precision(String),
     #[error("--min-iterations '{0}': give a whole number of iterations from 1 to {MAX_ITERATIONS}")]
@@ -74,7 +74,7 @@ pub enum PrecisionOptionError {
 /// `--precision`: a percentage with its `%` sign (`1%`, `0.5%`), above 0
 /// and at most 100. A bare number is refused, as `--tolerance` refuses one:
 /// `0.01` could mean 1% or 0.01%.
-pub fn parse_precision(text: &str) -> Result<Precision, PrecisionOptionError> {
+pub(crate) fn parse_precision(text: &str) -> Result<Precision, PrecisionOptionError> {
     let err = || PrecisionOptionError::Precision(text.to_string());
     let num = text.trim().strip_suffix('%').ok_or_else(err)?.trim();
     let pct: f64 = num.parse().map_err(|_| err())?;
@@ -82,7 +82,7 @@ pub fn parse_precision(text: &str) -> Result<Precision, PrecisionOptionError> {
 }
 
 /// `--min-iterations`: a whole number from 1 to [`MAX_ITERATIONS`].
-pub fn parse_min_iterations(text: &str) -> Result<u64, PrecisionOptionError> {
+pub(crate) fn parse_min_iterations(text: &str) -> Result<u64, PrecisionOptionError> {
     let t = text.trim();
     let ok = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     ok.then(|| t.parse::<u64>().ok())
@@ -93,7 +93,7 @@ pub fn parse_min_iterations(text: &str) -> Result<u64, PrecisionOptionError> {
 
 /// `--max-time-per-size`: seconds above 0 (`2`, `0.5`, `2s`, `500ms`,
 /// `2m`), at most 30 days.
-pub fn parse_max_time_per_size(text: &str) -> Result<Duration, PrecisionOptionError> {
+pub(crate) fn parse_max_time_per_size(text: &str) -> Result<Duration, PrecisionOptionError> {
     let t = text.trim();
     let (num, unit) = if let Some(n) = t.strip_suffix("ms") {
         (n, 1e-3)
@@ -115,11 +115,11 @@ pub fn parse_max_time_per_size(text: &str) -> Result<Duration, PrecisionOptionEr
 
 /// Precision is judged from this many values on, whatever the floor: fewer
 /// say too little about the spread.
-pub const MIN_OBSERVATIONS: u64 = 10;
+pub(crate) const MIN_OBSERVATIONS: u64 = 10;
 
 /// A floor for a benchmark whose fixed count is `ceiling`: a tenth of it,
 /// but at least [`MIN_OBSERVATIONS`] (or the ceiling itself if lower).
-pub fn suggested_floor(ceiling: u64) -> u64 {
+pub(crate) fn suggested_floor(ceiling: u64) -> u64 {
     (ceiling / 10).max(MIN_OBSERVATIONS.min(ceiling)).max(1)
 }
 
@@ -210,7 +210,7 @@ impl PrecisionRun {
 
     /// [`PrecisionRun::record`] for a batch given as its values, one per
     /// iteration.
-    pub fn record_values(&mut self, values: &[f64], elapsed: Duration) -> Decision {
+    pub(crate) fn record_values(&mut self, values: &[f64], elapsed: Duration) -> Decision {
         self.record(&Moments::of(values), values.len() as u64, elapsed)
     }
 
@@ -233,7 +233,7 @@ impl PrecisionRun {
 
     /// Whether the interval of the mean is within the target, from
     /// [`MIN_OBSERVATIONS`] values on.
-    pub fn precise(&self) -> bool {
+    pub(crate) fn precise(&self) -> bool {
         self.total.count() >= MIN_OBSERVATIONS
             && self.interval().is_some_and(|ci| ci.relative_half_width() <= self.rule.target.fraction())
     }

@@ -10,7 +10,7 @@ impl Rng {
         Rng(seed)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -19,31 +19,31 @@ impl Rng {
     }
 
     /// Uniform in (0, 1).
-    pub fn uniform(&mut self) -> f64 {
+    pub(crate) fn uniform(&mut self) -> f64 {
         ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
 
     /// Standard normal (Box-Muller, one of the pair).
-    pub fn normal(&mut self) -> f64 {
+    pub(crate) fn normal(&mut self) -> f64 {
         let (u, v) = (self.uniform(), self.uniform());
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }
 }
 
 /// `n` copies of `v`.
-pub fn constant(n: usize, v: f64) -> Vec<f64> {
+pub(crate) fn constant(n: usize, v: f64) -> Vec<f64> {
     vec![v; n]
 }
 
 /// Normal around `mean` with standard deviation `sd`, kept above 0.
-pub fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Vec<f64> {
+pub(crate) fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Vec<f64> {
     let mut r = Rng::new(seed);
     (0..n).map(|_| (mean + sd * r.normal()).max(mean * 1e-3)).collect()
 }
 
 /// Two levels: `hi` with probability `p_hi`, else `lo`, each with normal
 /// noise of `sd`, in random order.
-pub fn bimodal(n: usize, lo: f64, hi: f64, p_hi: f64, sd: f64, seed: u64) -> Vec<f64> {
+pub(crate) fn bimodal(n: usize, lo: f64, hi: f64, p_hi: f64, sd: f64, seed: u64) -> Vec<f64> {
     let mut r = Rng::new(seed);
     (0..n)
         .map(|_| {
@@ -55,7 +55,7 @@ pub fn bimodal(n: usize, lo: f64, hi: f64, p_hi: f64, sd: f64, seed: u64) -> Vec
 
 /// A level that moves linearly from `start` to `end` over the stream, with
 /// normal noise of `sd`.
-pub fn drifting(n: usize, start: f64, end: f64, sd: f64, seed: u64) -> Vec<f64> {
+pub(crate) fn drifting(n: usize, start: f64, end: f64, sd: f64, seed: u64) -> Vec<f64> {
     let mut r = Rng::new(seed);
     (0..n)
         .map(|i| {
@@ -67,7 +67,7 @@ pub fn drifting(n: usize, start: f64, end: f64, sd: f64, seed: u64) -> Vec<f64> 
 
 /// `base` with 2% normal noise, and with probability `p_stall` a stall of
 /// a Pareto-distributed length (shape 1.5, at least `base`) on top.
-pub fn heavy_tailed(n: usize, base: f64, p_stall: f64, seed: u64) -> Vec<f64> {
+pub(crate) fn heavy_tailed(n: usize, base: f64, p_stall: f64, seed: u64) -> Vec<f64> {
     let mut r = Rng::new(seed);
     (0..n)
         .map(|_| {

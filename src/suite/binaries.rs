@@ -18,7 +18,7 @@ use crate::launch::MpiFlavor;
 /// Who made a benchmark binary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Maker {
+pub(crate) enum Maker {
     /// commbench's own: takes placement, `--csv`, `--timeout` and writes
     /// its run record.
     Commbench,
@@ -29,7 +29,7 @@ pub enum Maker {
 
 /// Whether `path` is one of commbench's binaries: every one of them
 /// carries the run-record schema name it writes.
-pub fn maker_of(path: &Path) -> io::Result<Maker> {
+pub(crate) fn maker_of(path: &Path) -> io::Result<Maker> {
     let mark = crate::report::record::SCHEMA.as_bytes();
     Ok(if contains(File::open(path)?, mark)? { Maker::Commbench } else { Maker::Osu })
 }
@@ -58,7 +58,7 @@ fn contains(mut r: impl Read, needle: &[u8]) -> io::Result<bool> {
 
 /// The shared libraries an ELF file asks for (`DT_NEEDED`), in order.
 /// 64- and 32-bit, either byte order.
-pub fn needed_libraries(path: &Path) -> Result<Vec<String>, String> {
+pub(crate) fn needed_libraries(path: &Path) -> Result<Vec<String>, String> {
     let data = std::fs::read(path).map_err(|e| e.to_string())?;
     parse_needed(&data)
 }
@@ -132,7 +132,7 @@ fn parse_needed(d: &[u8]) -> Result<Vec<String>, String> {
 /// The MPI these library file names belong to. `all` says whether the
 /// list is complete (the loader's, with every indirect library) or only
 /// the binary's direct needs, where a bare `libmpi.so.12` settles nothing.
-pub fn flavor_of_libraries(libs: &[String], all: bool) -> Option<MpiFlavor> {
+pub(crate) fn flavor_of_libraries(libs: &[String], all: bool) -> Option<MpiFlavor> {
     let has = |prefixes: &[&str]| libs.iter().any(|l| prefixes.iter().any(|p| l.starts_with(p)));
     if has(&["libopen-pal.", "libopen-rte.", "libprrte.", "libmpi.so.40", "libmpi_mpifh.", "libmpi_cxx."]) {
         return Some(MpiFlavor::OpenMpi);
@@ -146,7 +146,7 @@ pub fn flavor_of_libraries(libs: &[String], all: bool) -> Option<MpiFlavor> {
 }
 
 /// Library names from `ldd` output (`libx.so.1 => /path (0x...)`).
-pub fn ldd_names(text: &str) -> Vec<String> {
+pub(crate) fn ldd_names(text: &str) -> Vec<String> {
     text.lines()
         .filter_map(|l| l.split_whitespace().next())
         .filter(|w| w.contains(".so"))
@@ -156,7 +156,7 @@ pub fn ldd_names(text: &str) -> Vec<String> {
 
 /// The MPI the binary at `path` is linked with, and how that was found
 /// (for the summary); None when it names no MPI library the suite knows.
-pub fn mpi_of(path: &Path) -> Option<(MpiFlavor, String)> {
+pub(crate) fn mpi_of(path: &Path) -> Option<(MpiFlavor, String)> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let direct = needed_libraries(path).ok()?;
     let mpi_lib = |libs: &[String]| libs.iter().find(|l| l.starts_with("libmpi")).cloned().unwrap_or_default();

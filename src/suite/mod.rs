@@ -10,7 +10,7 @@
 
 pub mod binaries;
 pub mod options;
-pub mod osu_c;
+pub(crate) mod osu_c;
 pub mod plan;
 pub mod summary;
 

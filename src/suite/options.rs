@@ -20,7 +20,7 @@ use super::plan::{self, BenchArgs};
                   are several nodes;\nmbw_mr and multi_lat on --np rounded down to even; collectives on --np.\n\
                   Exit status: 0 all passed, 1 a benchmark failed (see summary.md), 2 bad usage."
 )]
-pub struct SuiteArgs {
+pub(crate) struct SuiteArgs {
     /// Benchmarks to run instead of the default eight (latency, bw, bibw, mbw_mr, barrier,
     /// allreduce, allgather, alltoall); comma-separated, with or without `osu_`
     #[arg(long, value_name = "LIST", value_delimiter = ',')]

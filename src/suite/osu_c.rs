@@ -16,7 +16,7 @@ use crate::spec::BenchSpec;
 
 /// What the benchmark's own arguments say about the rows it printed.
 #[derive(Clone, Debug, Default)]
-pub struct Known {
+pub(crate) struct Known {
     pub np: usize,
     pub pairs: Option<usize>,
     /// Window of a windowed benchmark.
@@ -114,7 +114,7 @@ pub fn rows(text: &str, spec: &BenchSpec, k: &Known, finished_utc: &str) -> Vec<
 
 /// Writes `<bench>.csv` from the OSU output in `txt`; the number of rows.
 /// The header goes out even when the output holds no table (a failed run).
-pub fn write_csv(
+pub(crate) fn write_csv(
     txt: &Path,
     csv_path: &Path,
     spec: &BenchSpec,

@@ -74,7 +74,7 @@ pub struct Shape {
 /// mbw_mr and multi_lat run on all ranks rounded down to even (rank i pairs
 /// with i + np/2, so with `--ppn np/2` each pair crosses the two nodes).
 /// Collectives run on all ranks.
-pub fn layout_for(spec: &BenchSpec, shape: &Shape) -> Result<Layout, PlanError> {
+pub(crate) fn layout_for(spec: &BenchSpec, shape: &Shape) -> Result<Layout, PlanError> {
     let spread = |np: usize| -> Option<usize> {
         match shape.ppn {
             Some(ppn) => Some(np.div_ceil(ppn)),
@@ -134,13 +134,13 @@ pub struct BenchArgs {
 impl BenchArgs {
     /// The arguments for commbench's `spec`, and a note for each suite
     /// option it does not take.
-    pub fn for_bench(&self, spec: &BenchSpec) -> (Vec<String>, Vec<String>) {
+    pub(crate) fn for_bench(&self, spec: &BenchSpec) -> (Vec<String>, Vec<String>) {
         self.args(spec, true)
     }
 
     /// The arguments for OSU's own binary of `spec`: OSU options only; a
     /// note for each suite option left out (placement, `--timeout`).
-    pub fn for_osu_binary(&self, spec: &BenchSpec) -> (Vec<String>, Vec<String>) {
+    pub(crate) fn for_osu_binary(&self, spec: &BenchSpec) -> (Vec<String>, Vec<String>) {
         self.args(spec, false)
     }
 
@@ -201,7 +201,7 @@ impl BenchArgs {
 }
 
 /// Splits `NAME=ARGS` of `--bench-args` into the benchmark and its words.
-pub fn parse_bench_args(v: &str) -> Result<(String, Vec<String>), PlanError> {
+pub(crate) fn parse_bench_args(v: &str) -> Result<(String, Vec<String>), PlanError> {
     let (name, rest) = v.split_once('=').ok_or_else(|| PlanError::BenchArgsForm(v.to_string()))?;
     let spec = lookup(name).ok_or_else(|| PlanError::BenchArgsBenchmark { name: name.to_string() })?;
     Ok((spec.name.to_string(), split_words(rest)))

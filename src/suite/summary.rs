@@ -20,14 +20,14 @@ use crate::report::csv::CsvRow;
 use crate::report::record::{RankInfo, RunHeader};
 use crate::report::slurm::SlurmInfo;
 
-pub const SCHEMA: &str = "commbench-suite/1";
+pub(crate) const SCHEMA: &str = "commbench-suite/1";
 
 /// Message sizes shown in the summary when the run measured them.
-pub const KEY_SIZES: &[usize] = &[8, 1 << 10, 64 << 10, 1 << 20, 4 << 20];
+pub(crate) const KEY_SIZES: &[usize] = &[8, 1 << 10, 64 << 10, 1 << 20, 4 << 20];
 
 /// One benchmark of the run.
 #[derive(Clone, Debug, Serialize)]
-pub struct BenchResult {
+pub(crate) struct BenchResult {
     pub benchmark: String,
     pub status: Status,
     pub exit_code: Option<i32>,
@@ -56,7 +56,7 @@ pub struct BenchResult {
 
 /// What `--precision` did to one benchmark's sizes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct PrecisionTally {
+pub(crate) struct PrecisionTally {
     /// Rows the rule ended, and how many for each reason.
     pub sizes: usize,
     pub stopped_by_precision: usize,
@@ -70,7 +70,7 @@ pub struct PrecisionTally {
 
 impl PrecisionTally {
     /// Iterations run as a share of the fixed counts, in percent.
-    pub fn share_pct(&self) -> f64 {
+    pub(crate) fn share_pct(&self) -> f64 {
         100.0 * self.iterations_run as f64 / self.iterations_fixed.max(1) as f64
     }
 
@@ -87,7 +87,7 @@ impl PrecisionTally {
 
 /// The tally of the rows a `--precision` rule ended (those with a
 /// `stop_reason`); None when there are none.
-pub fn precision_tally(rows: &[CsvRow]) -> Option<PrecisionTally> {
+pub(crate) fn precision_tally(rows: &[CsvRow]) -> Option<PrecisionTally> {
     let mut t = PrecisionTally::default();
     for r in rows {
         let (Some(reason), Some(ceiling)) = (r.stop_reason.as_deref(), r.iterations_ceiling) else { continue };
@@ -131,7 +131,7 @@ fn row_label(r: &CsvRow, rows: &[CsvRow]) -> String {
 }
 
 /// Sizes whose noise verdict is not `ok`, as `LABEL: VERDICT`.
-pub fn noise_flags(rows: &[CsvRow]) -> Vec<String> {
+pub(crate) fn noise_flags(rows: &[CsvRow]) -> Vec<String> {
     rows.iter().filter_map(|r| Some(format!("{}: {}", row_label(r, rows), flagged(r)?))).collect()
 }
 
@@ -142,7 +142,7 @@ fn flagged(r: &CsvRow) -> Option<&str> {
 
 /// The whole run.
 #[derive(Clone, Debug, Serialize)]
-pub struct SuiteReport {
+pub(crate) struct SuiteReport {
     pub schema: String,
     pub started_utc: String,
     pub finished_utc: String,
@@ -176,7 +176,7 @@ pub struct SuiteReport {
 /// The search `--locate-on-hang` ran after a hang: its record (relative
 /// to the run directory), exit status and finding lines.
 #[derive(Clone, Debug, Serialize)]
-pub struct LocateSummary {
+pub(crate) struct LocateSummary {
     pub record: String,
     pub exit_code: i32,
     pub probes: usize,
@@ -191,7 +191,7 @@ impl SuiteReport {
 
 /// Key rows of one benchmark's CSV, ready to print.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeyTable {
+pub(crate) struct KeyTable {
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
 }
@@ -212,7 +212,7 @@ const COLUMNS: &[Shown] = &[
 
 /// Where the ranks of a run record ran, in one line: each rank's host,
 /// cpus and NIC for up to 8 ranks, else how many ranks on how many hosts.
-pub fn placement_line(run: &RunHeader) -> Option<String> {
+pub(crate) fn placement_line(run: &RunHeader) -> Option<String> {
     let ranks = &run.ranks;
     if ranks.is_empty() {
         return None;
@@ -239,7 +239,7 @@ pub fn read_csv(path: &Path) -> Option<Vec<CsvRow>> {
 
 /// The rows at the key sizes (or, when the run measured none of them, its
 /// smallest and largest size), with the columns that have values.
-pub fn key_table(rows: &[CsvRow]) -> Option<KeyTable> {
+pub(crate) fn key_table(rows: &[CsvRow]) -> Option<KeyTable> {
     let barrier = rows.iter().all(|r| sizeless(&r.benchmark));
     let mut chosen: Vec<&CsvRow> = if barrier {
         rows.iter().collect()
@@ -301,7 +301,7 @@ pub fn key_table(rows: &[CsvRow]) -> Option<KeyTable> {
 
 /// One table over all benchmarks: each benchmark's main value (latency or
 /// bandwidth, from its key table) at each key size any of them measured.
-pub fn glance(order: &[String], tables: &HashMap<String, KeyTable>) -> Option<KeyTable> {
+pub(crate) fn glance(order: &[String], tables: &HashMap<String, KeyTable>) -> Option<KeyTable> {
     /// Benchmark, metric heading, (size label, value) pairs.
     type Line = (String, String, Vec<(String, String)>);
     let mut sizes: Vec<String> = Vec::new();
@@ -440,7 +440,7 @@ fn precision_section(o: &mut String, r: &SuiteReport) {
 
 /// The lines the suite ends with on stdout: one per benchmark (name,
 /// status, duration, why it did not pass) and the summary's path.
-pub fn status_lines(r: &SuiteReport, summary_path: &Path) -> String {
+pub(crate) fn status_lines(r: &SuiteReport, summary_path: &Path) -> String {
     let mut o = String::new();
     for b in &r.benchmarks {
         // The detail quotes what the benchmark printed: escaped.
@@ -453,7 +453,7 @@ pub fn status_lines(r: &SuiteReport, summary_path: &Path) -> String {
 
 /// summary.md. `tables` holds each benchmark's key rows, `plots` the image
 /// files made for the run (linked under the benchmark they are named after).
-pub fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[PathBuf]) -> String {
+pub(crate) fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots: &[PathBuf]) -> String {
     let mut o = String::new();
     let total = r.benchmarks.len();
     let passed = r.passed();

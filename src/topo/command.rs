@@ -37,7 +37,7 @@ struct Args {
 
 /// The most ranks one node's placement is shown for (16 times the largest
 /// nodes' hardware threads; memory and output grow with it).
-pub const MAX_RANKS_PER_NODE: usize = 4096;
+pub(crate) const MAX_RANKS_PER_NODE: usize = 4096;
 
 #[derive(Serialize)]
 struct RankRow {

@@ -20,7 +20,7 @@ pub enum CpuListError {
 }
 
 /// Formats ascending CPU numbers as a range list.
-pub fn format_list(cpus: &[usize]) -> String {
+pub(crate) fn format_list(cpus: &[usize]) -> String {
     let mut parts = Vec::new();
     let mut i = 0;
     while i < cpus.len() {
@@ -38,7 +38,7 @@ pub fn format_list(cpus: &[usize]) -> String {
 
 /// Parses "0-3,8,10-11" into the listed numbers, in the order written
 /// (ranges ascending). Duplicates are an error: a list names each cpu once.
-pub fn parse_list(text: &str) -> Result<Vec<usize>, CpuListError> {
+pub(crate) fn parse_list(text: &str) -> Result<Vec<usize>, CpuListError> {
     let mut out: Vec<usize> = Vec::new();
     if text.trim().is_empty() {
         return Err(CpuListError::Empty);
@@ -70,7 +70,7 @@ pub fn parse_list(text: &str) -> Result<Vec<usize>, CpuListError> {
 }
 
 /// Sorted, deduplicated copy.
-pub fn normalized(cpus: &[usize]) -> Vec<usize> {
+pub(crate) fn normalized(cpus: &[usize]) -> Vec<usize> {
     let mut v = cpus.to_vec();
     v.sort_unstable();
     v.dedup();
@@ -78,12 +78,12 @@ pub fn normalized(cpus: &[usize]) -> Vec<usize> {
 }
 
 /// Whether every cpu of `inner` is in `outer` (both sorted).
-pub fn is_subset(inner: &[usize], outer: &[usize]) -> bool {
+pub(crate) fn is_subset(inner: &[usize], outer: &[usize]) -> bool {
     inner.iter().all(|c| outer.binary_search(c).is_ok())
 }
 
 /// Whether the sorted sets share a cpu.
-pub fn intersects(a: &[usize], b: &[usize]) -> bool {
+pub(crate) fn intersects(a: &[usize], b: &[usize]) -> bool {
     a.iter().any(|c| b.binary_search(c).is_ok())
 }
 

@@ -214,7 +214,7 @@ pub fn load_gpu_model(path: &Path) -> Result<GpuModel, DescribeError> {
 }
 
 /// The GPU fields of a description (see [`GpuModel`]).
-pub fn gpu_model(text: &str, source: &str) -> Result<GpuModel, DescribeError> {
+pub(crate) fn gpu_model(text: &str, source: &str) -> Result<GpuModel, DescribeError> {
     let d: Description =
         serde_json::from_str(text).map_err(|e| DescribeError::Json { origin: source.to_string(), source: e })?;
     model_of(&d, source)

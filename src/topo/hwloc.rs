@@ -18,7 +18,7 @@ use super::machine::{Core, Gpu, Machine, Nic, NicKind, NicPort, NumaNode};
 
 #[derive(Debug, Error)]
 #[error("cannot read this node's topology with hwloc: {0}")]
-pub struct DiscoveryError(String);
+pub(crate) struct DiscoveryError(String);
 
 fn cpu_list(set: Option<&hwlocality::cpu::cpuset::CpuSet>) -> Vec<usize> {
     set.map(|b| b.iter_set().map(usize::from).collect()).unwrap_or_default()
@@ -48,7 +48,7 @@ pub fn skip_unused_plugins() {
 type Locality = (Vec<usize>, Option<usize>, Vec<String>);
 
 /// Reads the node this process runs on.
-pub fn discover() -> Result<Machine, DiscoveryError> {
+pub(crate) fn discover() -> Result<Machine, DiscoveryError> {
     let topo = Topology::builder()
         .with_io_type_filter(TypeFilter::KeepImportant)
         .map_err(|e| DiscoveryError(e.to_string()))?

@@ -82,7 +82,7 @@ pub struct NicPort {
 }
 
 impl NicPort {
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         let s = self.state.to_ascii_lowercase();
         s.contains("active") || s == "up"
     }
@@ -106,22 +106,22 @@ pub struct Nic {
 }
 
 impl Nic {
-    pub fn active_ports(&self) -> impl Iterator<Item = &NicPort> {
+    pub(crate) fn active_ports(&self) -> impl Iterator<Item = &NicPort> {
         self.ports.iter().filter(|p| p.is_active())
     }
 
-    pub fn is_usable(&self) -> bool {
+    pub(crate) fn is_usable(&self) -> bool {
         self.active_ports().next().is_some()
     }
 
     /// Fastest active link, for choosing among NICs.
-    pub fn best_rate(&self) -> f64 {
+    pub(crate) fn best_rate(&self) -> f64 {
         self.active_ports().filter_map(|p| p.rate_gbps).fold(0.0, f64::max)
     }
 
     /// Whether the device has a verbs port numbering (`name:port` means
     /// something to UCX and NCCL).
-    pub fn has_verbs_ports(&self) -> bool {
+    pub(crate) fn has_verbs_ports(&self) -> bool {
         matches!(self.kind, NicKind::InfiniBand | NicKind::RoCE)
     }
 }
@@ -139,30 +139,30 @@ pub struct Gpu {
 
 /// Length of the shared prefix of two PCI paths: 0 when the devices meet
 /// only at the CPU, higher when they share bridges or a switch.
-pub fn pci_closeness(a: &[String], b: &[String]) -> usize {
+pub(crate) fn pci_closeness(a: &[String], b: &[String]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 impl Machine {
-    pub fn pu_count(&self) -> usize {
+    pub(crate) fn pu_count(&self) -> usize {
         self.cores.iter().map(|c| c.pus.len()).sum()
     }
 
-    pub fn all_cpus(&self) -> Vec<usize> {
+    pub(crate) fn all_cpus(&self) -> Vec<usize> {
         cpuset::normalized(&self.cores.iter().flat_map(|c| c.pus.iter().copied()).collect::<Vec<_>>())
     }
 
-    pub fn core_of_pu(&self, pu: usize) -> Option<&Core> {
+    pub(crate) fn core_of_pu(&self, pu: usize) -> Option<&Core> {
         self.cores.iter().find(|c| c.pus.contains(&pu))
     }
 
     /// Cores with at least one PU in `cpus`.
-    pub fn cores_touching(&self, cpus: &[usize]) -> Vec<usize> {
+    pub(crate) fn cores_touching(&self, cpus: &[usize]) -> Vec<usize> {
         self.cores.iter().filter(|c| cpuset::intersects(&c.pus, cpus)).map(|c| c.index).collect()
     }
 
     /// NUMA nodes whose cpus meet `cpus`, ascending.
-    pub fn numa_of(&self, cpus: &[usize]) -> Vec<usize> {
+    pub(crate) fn numa_of(&self, cpus: &[usize]) -> Vec<usize> {
         let mut v: Vec<usize> =
             self.numa_nodes.iter().filter(|n| cpuset::intersects(&n.cpus, cpus)).map(|n| n.os_index).collect();
         v.sort_unstable();
@@ -170,7 +170,7 @@ impl Machine {
     }
 
     /// Packages of the cores touching `cpus`.
-    pub fn packages_of(&self, cpus: &[usize]) -> Vec<usize> {
+    pub(crate) fn packages_of(&self, cpus: &[usize]) -> Vec<usize> {
         let mut v: Vec<usize> =
             self.cores.iter().filter(|c| cpuset::intersects(&c.pus, cpus)).map(|c| c.package).collect();
         v.sort_unstable();
@@ -179,11 +179,11 @@ impl Machine {
     }
 
     /// PUs of `core` that this process may use.
-    pub fn allowed_pus(&self, core: &Core) -> Vec<usize> {
+    pub(crate) fn allowed_pus(&self, core: &Core) -> Vec<usize> {
         core.pus.iter().copied().filter(|p| self.allowed_cpus.binary_search(p).is_ok()).collect()
     }
 
-    pub fn find_nic(&self, name: &str) -> Option<&Nic> {
+    pub(crate) fn find_nic(&self, name: &str) -> Option<&Nic> {
         self.nics.iter().find(|n| n.name == name || n.netdev.as_deref() == Some(name))
     }
 }

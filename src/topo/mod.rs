@@ -3,7 +3,7 @@
 
 pub mod affinity;
 pub mod command;
-pub mod cpuset;
+pub(crate) mod cpuset;
 pub mod describe;
 pub mod hwloc;
 pub mod machine;
@@ -25,7 +25,7 @@ pub fn hostname() -> String {
 
 /// Memory the kernel says can be given to new allocations without
 /// swapping (MemAvailable in /proc/meminfo), in bytes.
-pub fn available_memory() -> Option<u64> {
+pub(crate) fn available_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     parse_mem_available(&text)
 }

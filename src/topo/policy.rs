@@ -258,7 +258,7 @@ fn nic_spec(nic: &Nic, port: Option<u32>) -> NicSpec {
 /// NICs a policy may choose from: those with an active link, on PCI when
 /// any is, of the best kind present (InfiniBand, RoCE, Ethernet), at the
 /// best rate of that kind.
-pub fn best_nics(m: &Machine) -> Vec<usize> {
+pub(crate) fn best_nics(m: &Machine) -> Vec<usize> {
     let mut usable: Vec<usize> = (0..m.nics.len()).filter(|&i| m.nics[i].is_usable()).collect();
     // Devices on PCI first; virtual interfaces only when there is no other.
     if usable.iter().any(|&i| m.nics[i].pci_bus_id.is_some()) {

@@ -141,13 +141,13 @@ mod nic_kind_name {
     pub const UNKNOWN: &str = "unknown";
 
     /// Every kind; `kinds_are_all_listed` keeps it complete.
-    pub const KINDS: [NicKind; 4] = [NicKind::InfiniBand, NicKind::RoCE, NicKind::Ethernet, NicKind::Other];
+    pub(crate) const KINDS: [NicKind; 4] = [NicKind::InfiniBand, NicKind::RoCE, NicKind::Ethernet, NicKind::Other];
 
-    pub fn serialize<S: Serializer>(kind: &Option<NicKind>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(kind: &Option<NicKind>, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(kind.map_or(UNKNOWN, NicKind::name))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NicKind>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NicKind>, D::Error> {
         let text = String::deserialize(d)?;
         if text == UNKNOWN {
             return Ok(None);
@@ -164,7 +164,7 @@ mod nic_kind_name {
 
 /// A node with more cores than this is "many-core": unpinned ranks there
 /// wander enough to move latency.
-pub const MANY_CORES: usize = 8;
+pub(crate) const MANY_CORES: usize = 8;
 
 /// Ranks as sorted ranges (`0-3,8`).
 pub fn list(ranks: &[usize]) -> String {
@@ -176,7 +176,7 @@ pub fn list(ranks: &[usize]) -> String {
 
 /// One line per distinct note, naming the ranks that have it as ranges
 /// (`ranks 16-63: ...`), so a big job does not repeat a note per rank.
-pub fn merged_notes<'a>(notes: impl IntoIterator<Item = (usize, &'a str)>) -> Vec<String> {
+pub(crate) fn merged_notes<'a>(notes: impl IntoIterator<Item = (usize, &'a str)>) -> Vec<String> {
     let mut by_text: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (rank, note) in notes {
         by_text.entry(note).or_default().push(rank);
@@ -185,7 +185,7 @@ pub fn merged_notes<'a>(notes: impl IntoIterator<Item = (usize, &'a str)>) -> Ve
 }
 
 /// "rank" or "ranks", as many as there are.
-pub fn ranks_word(ranks: &[usize]) -> &'static str {
+pub(crate) fn ranks_word(ranks: &[usize]) -> &'static str {
     if ranks.len() == 1 {
         "rank"
     } else {

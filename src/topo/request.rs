@@ -23,7 +23,7 @@ pub enum BindPolicy {
     Gpu,
 }
 
-pub const POLICY_NAMES: &str = "none, core, nic or gpu";
+pub(crate) const POLICY_NAMES: &str = "none, core, nic or gpu";
 
 /// Why the value of one placement option is wrong; each caller wraps it
 /// in its own message style.
@@ -139,7 +139,7 @@ impl PlacementRequest {
     }
 
     /// Whether the user asked for anything at all.
-    pub fn is_given(&self) -> bool {
+    pub(crate) fn is_given(&self) -> bool {
         *self != PlacementRequest::default()
     }
 
@@ -172,7 +172,7 @@ impl PlacementRequest {
 /// The placement options as clap arguments, for the `commbench` commands
 /// (`pairs`, `topo`); the OSU binaries parse the same names themselves.
 #[derive(clap::Args, Debug, Clone, Default)]
-pub struct PlacementArgs {
+pub(crate) struct PlacementArgs {
     /// Place each rank: none (as launched), core, nic (cores near the NIC) or gpu
     #[arg(long, value_name = "POLICY")]
     pub bind: Option<String>,
@@ -216,7 +216,7 @@ fn split_list<T>(
 
 /// The variables that carry a NIC choice to UCX (and so to Open MPI's UCX
 /// layer) and to NCCL.
-pub fn nic_variables(m: &Machine, nic: &NicSpec) -> Vec<(&'static str, String)> {
+pub(crate) fn nic_variables(m: &Machine, nic: &NicSpec) -> Vec<(&'static str, String)> {
     let verbs = m.find_nic(&nic.device).is_some_and(|n| n.has_verbs_ports());
     if verbs {
         vec![("UCX_NET_DEVICES", nic.to_string()), ("NCCL_IB_HCA", format!("={nic}"))]

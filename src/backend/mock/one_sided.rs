@@ -42,7 +42,7 @@ const COMPLETE_TAG: i32 = -7002;
 pub(super) type WinMemory = Arc<Mutex<Vec<u8>>>;
 
 /// A window of the mock: every rank's memory, this rank's included.
-pub struct MockWin {
+pub(crate) struct MockWin {
     mem: Vec<WinMemory>,
     me: usize,
     peer: usize,

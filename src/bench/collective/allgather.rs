@@ -10,7 +10,7 @@ use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
 use crate::report::nccl_tests::Collective as Nccl;
 use crate::spec::{BenchSpec, Op};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_allgather",
     title: "OSU MPI Allgather Latency Test",
     letters: "hvfmixMacuGDPTIlz",
@@ -24,7 +24,7 @@ pub struct Allgather;
 
 /// The value every element of rank s's block carries in iteration i (also
 /// what each rank sends in osu_gather).
-pub fn block_value(s: usize, np: usize, i: usize) -> u64 {
+pub(crate) fn block_value(s: usize, np: usize, i: usize) -> u64 {
     let sn = (s * np) as u64;
     sn + (i as u64 + 1) * (sn + 1)
 }

@@ -9,7 +9,7 @@ use crate::buffer::Mismatch;
 use crate::report::nccl_tests::Collective as Nccl;
 use crate::spec::{BenchSpec, MetricKind, Op, ProcRule, COLL_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_allreduce",
     title: "OSU MPI Allreduce Latency Test",
     letters: "hvfmixMacuGPTIlz",

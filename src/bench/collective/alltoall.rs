@@ -9,7 +9,7 @@ use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
 use crate::report::nccl_tests::Collective as Nccl;
 use crate::spec::{BenchSpec, Op};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_alltoall",
     title: "OSU MPI All-to-All Personalized Exchange Latency Test",
     ..crate::bench::collective::allgather::SPEC

@@ -10,7 +10,7 @@ use crate::bench::collective::Ranks;
 use crate::bench::SizeCase;
 use crate::spec::{BenchSpec, Op};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_alltoallv",
     title: "OSU MPI All-to-Allv Personalized Exchange Latency Test",
     ..crate::bench::collective::alltoall::SPEC

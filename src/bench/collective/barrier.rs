@@ -7,7 +7,7 @@ use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
 use crate::spec::{BenchSpec, MetricKind, Op};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_barrier",
     title: "OSU MPI Barrier Latency Test",
     letters: "hvfmixMauGPIz",

@@ -16,7 +16,7 @@ use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
 use crate::report::nccl_tests::Collective as Nccl;
 use crate::spec::{BenchSpec, Op};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_gather",
     title: "OSU MPI Gather Latency Test",
     letters: "hvfmixMacuGDPTIlzk",

@@ -11,7 +11,7 @@ use crate::bench::collective::Ranks;
 use crate::bench::SizeCase;
 use crate::spec::{BenchSpec, Op};
 
-pub const SPEC: BenchSpec =
+pub(crate) const SPEC: BenchSpec =
     BenchSpec { name: "osu_gatherv", title: "OSU MPI Gatherv Latency Test", ..crate::bench::collective::gather::SPEC };
 
 /// osu_gatherv's call over osu_gather's buffers and patterns.

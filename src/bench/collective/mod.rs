@@ -67,7 +67,7 @@ impl Ranks {
     }
 
     /// The root of iteration `i`.
-    pub fn root_of(&self, i: usize) -> usize {
+    pub(crate) fn root_of(&self, i: usize) -> usize {
         match self.root {
             RootRank::Fixed(r) => r,
             RootRank::Rotate => i % self.np,
@@ -77,7 +77,7 @@ impl Ranks {
     /// The buffers of a call: apart, or the receive buffer alone with
     /// `-l`.
     #[inline(always)]
-    pub fn operands<'a, B>(&self, send: &'a B, recv: &'a mut B) -> Operands<'a, B> {
+    pub(crate) fn operands<'a, B>(&self, send: &'a B, recv: &'a mut B) -> Operands<'a, B> {
         if self.in_place {
             Operands::InPlace(recv)
         } else {
@@ -126,7 +126,7 @@ impl<B> CollBuffers<B> {
 
     /// Writes iteration `i`'s validation data for `c` at `case`'s size,
     /// staging only the bytes that size uses.
-    pub fn fill_validation<C: Collective, T: Collectives<Buf = B>>(
+    pub(crate) fn fill_validation<C: Collective, T: Collectives<Buf = B>>(
         &mut self,
         t: &T,
         c: &C,
@@ -261,7 +261,7 @@ impl<C: Call<T>, T: Collectives> BenchOn<T> for C {
 }
 
 /// A collective with its buffers: the [`Kernel`] the runner drives.
-pub struct CollKernel<C: Call<T>, T: Collectives> {
+pub(crate) struct CollKernel<C: Call<T>, T: Collectives> {
     c: C,
     bufs: CollBuffers<T::Buf>,
     job: Ranks,
@@ -388,13 +388,13 @@ impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
 
 /// The value each element of a reduction input carries in iteration i:
 /// ((k mod 100) + 1) * (i + 1); the sum over np ranks is np times that.
-pub fn reduction_value(k: usize, i: usize) -> u64 {
+pub(crate) fn reduction_value(k: usize, i: usize) -> u64 {
     ((k % 100) as u64 + 1) * (i as u64 + 1)
 }
 
 /// Writes the reduction input of iteration `i` (into the receive buffer
 /// when in place) and clears the output otherwise.
-pub fn fill_reduction(send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
+pub(crate) fn fill_reduction(send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
     let input = if job.in_place { &mut *recv } else { &mut *send };
     write_values(input, case.datatype, 0..case.count, |k| reduction_value(k, i));
     if !job.in_place {
@@ -404,7 +404,7 @@ pub fn fill_reduction(send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &R
 
 /// Checks `len` result elements at the start of the receive buffer: they
 /// are the sums over ranks of input elements `first..first + len`.
-pub fn check_reduction(
+pub(crate) fn check_reduction(
     recv: &[u8],
     case: &SizeCase,
     job: &Ranks,

@@ -10,7 +10,7 @@ use crate::buffer::Mismatch;
 use crate::report::nccl_tests::Collective as Nccl;
 use crate::spec::{BenchSpec, Op};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_reduce",
     title: "OSU MPI Reduce Latency Test",
     letters: "hvfmixMacuGPTIlzk",

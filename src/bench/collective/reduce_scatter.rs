@@ -11,7 +11,7 @@ use crate::buffer::Mismatch;
 use crate::report::nccl_tests::Collective as Nccl;
 use crate::spec::{BenchSpec, Op};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_reduce_scatter",
     title: "OSU MPI Reduce_scatter Latency Test",
     ..crate::bench::collective::allreduce::SPEC
@@ -30,7 +30,7 @@ impl ReduceScatter {
 }
 
 /// Elements each rank receives out of `n`.
-pub fn recv_counts(n: usize, np: usize) -> Vec<i32> {
+pub(crate) fn recv_counts(n: usize, np: usize) -> Vec<i32> {
     (0..np).map(|r| (n / np + usize::from(r < n % np)) as i32).collect()
 }
 

@@ -16,7 +16,7 @@ use crate::buffer::Mismatch;
 use crate::report::nccl_tests::Collective as Nccl;
 use crate::spec::{BenchSpec, Op};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_reduce_scatter_block",
     title: "OSU MPI Reduce_scatter_block Latency Test",
     ..crate::bench::collective::reduce_scatter::SPEC

@@ -10,7 +10,7 @@ use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
 use crate::report::nccl_tests::Collective as Nccl;
 use crate::spec::{BenchSpec, Op};
 
-pub const SPEC: BenchSpec =
+pub(crate) const SPEC: BenchSpec =
     BenchSpec { name: "osu_scatter", title: "OSU MPI Scatter Latency Test", ..crate::bench::collective::gather::SPEC };
 
 pub struct Scatter;

@@ -26,7 +26,7 @@ use crate::spec::{MetricKind, Op};
 
 /// The link a dry run's duration assumes.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LinkModel {
+pub(crate) struct LinkModel {
     /// Microseconds per message step.
     pub latency_us: f64,
     /// GB/s (10^9 bytes per second) one rank's link carries.
@@ -35,7 +35,7 @@ pub struct LinkModel {
 
 /// 1 us per message and 10 GB/s: a 100 Gb/s network, or a slow
 /// shared-memory copy.
-pub const ASSUMED: LinkModel = LinkModel { latency_us: 1.0, gbs: 10.0 };
+pub(crate) const ASSUMED: LinkModel = LinkModel { latency_us: 1.0, gbs: 10.0 };
 
 /// The ranks a dry run plans for: `--dry-run=NP`, else the launcher's job
 /// size when started by one, else 2.
@@ -108,13 +108,13 @@ fn point_secs(plan: &Plan, np: usize, p: &Point, reps: usize, link: LinkModel) -
 }
 
 /// The modelled seconds of the whole plan on `np` ranks.
-pub fn duration_secs(plan: &Plan, np: usize, link: LinkModel) -> f64 {
+pub(crate) fn duration_secs(plan: &Plan, np: usize, link: LinkModel) -> f64 {
     let reps = 1 + if plan.opts.validation.is_some() { plan.opts.validation_warmup } else { 0 };
     plan.groups().iter().flat_map(|g| &g.points).map(|p| point_secs(plan, np, p, reps, link)).sum()
 }
 
 /// Seconds in words: `850 us`, `12.3 ms`, `4.2 s`, `3 min 20 s`, `2 h 5 min`.
-pub fn human_secs(s: f64) -> String {
+pub(crate) fn human_secs(s: f64) -> String {
     if s < 1e-3 {
         format!("{:.0} us", s * 1e6)
     } else if s < 1.0 {
@@ -129,7 +129,7 @@ pub fn human_secs(s: f64) -> String {
 }
 
 /// [`human_secs`] read back (the suite adds its benchmarks' totals).
-pub fn parse_human_secs(text: &str) -> Option<f64> {
+pub(crate) fn parse_human_secs(text: &str) -> Option<f64> {
     let w: Vec<&str> = text.split_whitespace().collect();
     let unit = |n: &str, u: &str| -> Option<f64> {
         let n: f64 = n.parse().ok()?;

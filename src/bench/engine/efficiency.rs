@@ -25,7 +25,7 @@ use crate::spec::{BenchSpec, MetricKind};
 /// Whether `spec`'s rows carry a bandwidth a path bounds: MB/s of the
 /// point-to-point and one-sided bandwidth tests, or the bus bandwidth of a
 /// collective that moves data.
-pub fn reports_bandwidth(spec: &BenchSpec) -> bool {
+pub(crate) fn reports_bandwidth(spec: &BenchSpec) -> bool {
     matches!(spec.metric, MetricKind::Bandwidth | MetricKind::MultiBandwidth) || spec.has_bus_bandwidth()
 }
 
@@ -41,7 +41,7 @@ fn both_ways(spec: &BenchSpec) -> bool {
 /// rate of the plan's largest size (all together, after a barrier, so the
 /// call is the same everywhere); a rank with GPU buffers also reads its
 /// GPU's PCIe link (sysfs) and NVLinks (NVML).
-pub fn rank_end(job: &Job, spec: &BenchSpec, plan: &Plan, gpu: Option<(&GpuInfo, &str)>) -> Option<RankEnd> {
+pub(crate) fn rank_end(job: &Job, spec: &BenchSpec, plan: &Plan, gpu: Option<(&GpuInfo, &str)>) -> Option<RankEnd> {
     if !reports_bandwidth(spec) {
         return None;
     }
@@ -52,7 +52,7 @@ pub fn rank_end(job: &Job, spec: &BenchSpec, plan: &Plan, gpu: Option<(&GpuInfo,
 
 /// Rank 0: the run's paths from every rank's end; None when a rank sent
 /// none (a run with no bandwidth).
-pub fn run_paths(spec: &BenchSpec, plan: &Plan, ranks: &[RankInfo]) -> Option<RunPaths> {
+pub(crate) fn run_paths(spec: &BenchSpec, plan: &Plan, ranks: &[RankInfo]) -> Option<RunPaths> {
     let ends: Vec<RankEnd> = ranks.iter().map(|r| r.path_end.clone()).collect::<Option<_>>()?;
     if spec.has_bus_bandwidth() {
         return Some(RunPaths::of(path::collective(&ends), Vec::new()));
@@ -84,11 +84,11 @@ fn edges(spec: &BenchSpec, plan: &Plan, ends: &[RankEnd]) -> Option<Vec<(usize, 
 
 /// The measured (size, MB/s) points, shared between the [`Curve`] and
 /// whoever concludes.
-pub type Points = Rc<RefCell<Vec<(usize, f64)>>>;
+pub(crate) type Points = Rc<RefCell<Vec<(usize, f64)>>>;
 
 /// Rank 0's copy of the measured bandwidths, (size, MB/s) per row: one
 /// more output beside the CSV and the table.
-pub struct Curve {
+pub(crate) struct Curve {
     ctx: RunContext,
     points: Points,
 }
@@ -110,7 +110,7 @@ impl Sink for Curve {
 
 /// Rank 0, as the run ends: each size's best bandwidth against the peak,
 /// the plateau, and with `min_pct` the verdict (returned when it fails).
-pub fn conclude(paths: &mut RunPaths, points: &[(usize, f64)], min_pct: Option<f64>) -> Option<String> {
+pub(crate) fn conclude(paths: &mut RunPaths, points: &[(usize, f64)], min_pct: Option<f64>) -> Option<String> {
     let mut sizes: Vec<usize> = points.iter().map(|p| p.0).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -128,7 +128,7 @@ pub fn conclude(paths: &mut RunPaths, points: &[(usize, f64)], min_pct: Option<f
 }
 
 /// `--verbose`: one line per path after the table.
-pub fn verbose_lines(name: &str, paths: &RunPaths) -> Vec<String> {
+pub(crate) fn verbose_lines(name: &str, paths: &RunPaths) -> Vec<String> {
     let mut lines = vec![path_line(name, "path", &paths.run, paths.plateau.as_ref())];
     // A run of several pairs over different paths names each path once.
     let mut seen: Vec<(&str, Vec<String>, Option<f64>)> = Vec::new();

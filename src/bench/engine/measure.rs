@@ -7,7 +7,7 @@
 use std::io;
 
 use crate::backend::{Control, Transport};
-pub use crate::bench::engine::plan::Plan;
+pub(crate) use crate::bench::engine::plan::Plan;
 use crate::bench::engine::timed_loop::{self, LoopOutcome};
 use crate::bench::{engine::validation, Kernel, Metric, SizeCase};
 use crate::job::watchdog::{Progress, Step};
@@ -199,7 +199,7 @@ fn verdict<T: Transport>(t: &T, plan: &Plan, case: &SizeCase, outcome: &LoopOutc
 /// behind each flag, e.g. `# noise: osu_latency MPI_CHAR size 8: drift
 /// (second half +12.0%)`. Made row-safe, as it sits among the table's
 /// rows in a merged stdout and stderr.
-pub fn noise_line(benchmark: &str, row: &Row) -> Option<String> {
+pub(crate) fn noise_line(benchmark: &str, row: &Row) -> Option<String> {
     let noise = &row.iter_spread.as_ref()?.noise;
     if noise.is_ok() {
         return None;
@@ -220,7 +220,7 @@ pub fn noise_line(benchmark: &str, row: &Row) -> Option<String> {
 
 /// The thresholds behind every row's noise verdict; the run record keeps
 /// them (`noise_thresholds`) so that a verdict can be read later.
-pub fn noise_thresholds() -> NoiseThresholds {
+pub(crate) fn noise_thresholds() -> NoiseThresholds {
     NoiseThresholds::default()
 }
 

@@ -22,11 +22,11 @@ use crate::spec::{CollectiveCall, Op};
 /// matching state, measured with `osu_bw -W 64K` and `-W 16K` at 1 B, 4 KiB,
 /// 8 KiB and 64 KiB (about 950 bytes on the sender, 820 on the receiver,
 /// whatever the message size).
-pub const REQUEST_BYTES: u128 = 8 + 1000;
+pub(crate) const REQUEST_BYTES: u128 = 8 + 1000;
 
 /// Memory MPI maps lazily on the first messages between ranks (shared
 /// memory segments, fragment pools), beyond what MPI_Init has touched.
-pub const MPI_FIRST_TRAFFIC: u128 = 1 << 20;
+pub(crate) const MPI_FIRST_TRAFFIC: u128 = 1 << 20;
 
 /// One rank's estimate, by part, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -99,7 +99,7 @@ pub fn estimate(plan: &Plan, np: usize, rank: Option<usize>, buffers: u128) -> E
 /// scaled, sorted and deviation copies the spread statistics
 /// (`stats::spread`) work on (measured: osu_latency -i 1M peaks 29 MB
 /// above the 25 MB the samples alone were thought to need).
-pub const SAMPLE_COPIES: u128 = 4;
+pub(crate) const SAMPLE_COPIES: u128 = 4;
 
 /// The MPI library's own buffers inside one collective call with
 /// `max`-byte messages on `np` ranks, on rank `rank` (None: the rank that
@@ -177,7 +177,7 @@ fn duplex(plan: &Plan) -> bool {
 /// Message buffers of a point-to-point benchmark on one rank: a window of
 /// buffers with `-b multiple`, one otherwise; bibw and the latency family
 /// hold a send and a receive side, bw and mbw_mr one side per rank.
-pub fn pt2pt_buffers(plan: &Plan) -> u128 {
+pub(crate) fn pt2pt_buffers(plan: &Plan) -> u128 {
     let spec = plan.spec;
     let max = plan.max_size as u128;
     let multiple = spec.windowed && plan.opts.buffers == BufferMode::Multiple;
@@ -187,7 +187,7 @@ pub fn pt2pt_buffers(plan: &Plan) -> u128 {
 }
 
 /// A field of /proc/self/status in bytes (`VmRSS`, `VmHWM`).
-pub fn proc_status(field: &str) -> Option<u128> {
+pub(crate) fn proc_status(field: &str) -> Option<u128> {
     let text = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = text.lines().find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))?;
     let kib: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -200,10 +200,10 @@ fn held_now() -> u128 {
 
 /// Set to anything, every rank says its estimate and its VmHWM at the
 /// end of the run (for `scripts/check-memory.sh`; not a user option).
-pub const REPORT_ENV: &str = "COMMBENCH_MEMORY_REPORT";
+pub(crate) const REPORT_ENV: &str = "COMMBENCH_MEMORY_REPORT";
 
 /// The line [`REPORT_ENV`] asks for.
-pub fn report_line(name: &str, rank: usize, est: &Estimate) -> String {
+pub(crate) fn report_line(name: &str, rank: usize, est: &Estimate) -> String {
     format!(
         "{name}: memory rank {rank} estimate {} vmhwm {} held {} buffers {} requests {} temporaries {} samples {}",
         est.peak(),

@@ -3,10 +3,10 @@
 //! validation, efficiency against the path's peak.
 //! The process around it, from argv to exit status, is [`crate::runner`].
 
-pub mod dry_run;
+pub(crate) mod dry_run;
 pub mod efficiency;
 pub mod measure;
 pub mod memory;
 pub mod plan;
-pub mod timed_loop;
+pub(crate) mod timed_loop;
 pub mod validation;

@@ -39,7 +39,7 @@ impl<'a> Plan<'a> {
     /// `--min-busbw` on one rank, and the memory limit (`-M`; without it,
     /// OSU's default lowers the largest size, and an explicit one too
     /// small is an error).
-    pub fn resolve(entry: Entry, opts: &'a Options, np: usize) -> Result<Plan<'a>, JobShapeError> {
+    pub(crate) fn resolve(entry: Entry, opts: &'a Options, np: usize) -> Result<Plan<'a>, JobShapeError> {
         let Entry { spec, needs, collective } = entry;
         // NCCL's collectives run on one GPU too (nccl-tests' single-GPU
         // sweep; NCCL refuses two ranks on one GPU).
@@ -94,14 +94,14 @@ impl<'a> Plan<'a> {
 
     /// The same plan with `pairs` communicating (osu_bw_fan_in/out count
     /// theirs from the ranks' nodes, which only the job knows).
-    pub fn with_pairs(self, pairs: usize) -> Plan<'a> {
+    pub(crate) fn with_pairs(self, pairs: usize) -> Plan<'a> {
         Plan { pairs, ..self }
     }
 
     /// A plan for the unit tests: `spec` with `opts` on `np` ranks, which
     /// must be a job it can run on.
     #[cfg(test)]
-    pub fn for_test(spec: &'static BenchSpec, opts: &'a Options, np: usize) -> Plan<'a> {
+    pub(crate) fn for_test(spec: &'static BenchSpec, opts: &'a Options, np: usize) -> Plan<'a> {
         Plan::resolve(entry_of(spec), opts, np).unwrap_or_else(|e| panic!("{} on {np} ranks: {e}", spec.name))
     }
 
@@ -116,7 +116,7 @@ impl<'a> Plan<'a> {
         }
     }
 
-    pub fn max_window(&self) -> usize {
+    pub(crate) fn max_window(&self) -> usize {
         self.windows().into_iter().max().unwrap_or(1)
     }
 
@@ -132,7 +132,7 @@ impl<'a> Plan<'a> {
     }
 
     /// Whether OSU's nodes rule decides the pairs (osu_bw_fan_in/out).
-    pub fn pairs_from_nodes(&self) -> bool {
+    pub(crate) fn pairs_from_nodes(&self) -> bool {
         self.spec.procs == ProcRule::Nodes
     }
 
@@ -146,7 +146,7 @@ impl<'a> Plan<'a> {
     /// count or `-i`, the ceiling); None for OSU's fixed counts, and for
     /// kernels of two passes (the non-blocking collectives), whose overlap
     /// needs both passes' full count.
-    pub fn stopping_rule(&self, iterations: usize) -> Option<StoppingRule> {
+    pub(crate) fn stopping_rule(&self, iterations: usize) -> Option<StoppingRule> {
         let target = self.opts.precision.filter(|_| !self.spec.is_overlap())?;
         let ceiling = iterations as u64;
         let floor = self.opts.min_iterations.unwrap_or_else(|| suggested_floor(ceiling));

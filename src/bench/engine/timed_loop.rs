@@ -15,7 +15,7 @@ use crate::stats::Samples;
 
 /// What the loop saw besides the timings.
 #[derive(Debug, Default)]
-pub struct LoopOutcome {
+pub(crate) struct LoopOutcome {
     /// Iterations whose received data was wrong on this rank.
     pub errors: u64,
     /// Wrong elements over every checked iteration on this rank.

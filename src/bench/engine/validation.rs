@@ -8,7 +8,7 @@ use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
 
 /// Where validation failed, in one line.
-pub fn describe_mismatch(case: &SizeCase, iteration: usize, m: &Mismatch) -> String {
+pub(crate) fn describe_mismatch(case: &SizeCase, iteration: usize, m: &Mismatch) -> String {
     format!(
         "size {} ({}), iteration {iteration}: element {} expected {}, found {} ({} of {} elements wrong)",
         case.size,
@@ -22,7 +22,7 @@ pub fn describe_mismatch(case: &SizeCase, iteration: usize, m: &Mismatch) -> Str
 }
 
 /// `-clog[:DIR]`: each failing rank appends what it saw to DIR/log-<rank>.log.
-pub fn write_log(dir: &Path, rank: usize, case: &SizeCase, iteration: usize, m: &Mismatch) {
+pub(crate) fn write_log(dir: &Path, rank: usize, case: &SizeCase, iteration: usize, m: &Mismatch) {
     let write = || -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let mut f = crate::report::safe_file::open_append(&dir.join(format!("log-{rank}.log")))?;

@@ -6,7 +6,7 @@ use crate::bench::neighborhood::ineighbor_collective;
 use crate::bench::neighborhood::neighbor_allgather::NeighborAllgather;
 use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_ineighbor_allgather",
     title: "OSU MPI Non-blocking Neighborhood Allgather Latency Test",
     letters: "hvfmixMtacuNGDPTIz",

@@ -6,7 +6,7 @@ use crate::bench::neighborhood::ineighbor_collective;
 use crate::bench::neighborhood::neighbor_alltoallw::NeighborAlltoallw;
 use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_ineighbor_alltoallw",
     title: "OSU MPI Non-blocking Neighborhood Alltoallw Latency Test",
     letters: "hvfmixMtacuNGDPTIz",

@@ -37,11 +37,11 @@ use crate::spec::{BenchSpec, JobShapeError, Op};
 /// The most edges a graph file may list: far beyond OSU's (500 per
 /// rank), and few enough that the run record, which keeps the edges,
 /// stays well within what `commbench compare` and `history` read back.
-pub const MAX_GRAPH_EDGES: usize = 1_000_000;
+pub(crate) const MAX_GRAPH_EDGES: usize = 1_000_000;
 
 /// Why a graph file's text is refused.
 #[derive(Debug, PartialEq, Eq)]
-pub enum EdgesError {
+pub(crate) enum EdgesError {
     /// A line that is not an edge, or an edge listed again: what and where.
     Pattern(String),
     /// More than [`MAX_GRAPH_EDGES`] edges: the line of the first one over.
@@ -52,7 +52,7 @@ pub enum EdgesError {
 /// starting with `#` and blank lines skipped. An edge listed twice is
 /// refused (so no rank has more neighbours than the job has ranks), and so
 /// is a file of more than [`MAX_GRAPH_EDGES`]. Linear in the file's size.
-pub fn parse_edges(text: &str) -> Result<Vec<(usize, usize)>, EdgesError> {
+pub(crate) fn parse_edges(text: &str) -> Result<Vec<(usize, usize)>, EdgesError> {
     parse_edges_within(text, MAX_GRAPH_EDGES)
 }
 
@@ -86,7 +86,7 @@ fn parse_edges_within(text: &str, max: usize) -> Result<Vec<(usize, usize)>, Edg
 /// MPI_Dims_create(np, d) for dimensions all free: the d factors of `np`
 /// closest to each other (the smallest largest factor, then the largest
 /// smallest), in non-increasing order.
-pub fn dims_create(np: usize, d: usize) -> Vec<usize> {
+pub(crate) fn dims_create(np: usize, d: usize) -> Vec<usize> {
     /// Every way to write `left` as `slots` factors, none above `cap`,
     /// in non-increasing order, each passed to `found`.
     fn each(left: usize, slots: usize, cap: usize, cur: &mut Vec<usize>, found: &mut dyn FnMut(&[usize])) {
@@ -182,7 +182,7 @@ pub fn adjacency(n: &Neighborhood, rank: usize, np: usize) -> Adjacency {
 }
 
 /// OSU's line above the table for a grid: `Dimensions size = 3 1 `.
-pub fn shape_line(n: &Neighborhood, np: usize) -> Option<String> {
+pub(crate) fn shape_line(n: &Neighborhood, np: usize) -> Option<String> {
     match n {
         Neighborhood::Cart { dims, .. } => {
             Some(dims_create(np, *dims).iter().fold("Dimensions size = ".to_string(), |s, d| s + &format!("{d} ")))
@@ -359,7 +359,7 @@ impl<K: NeighborOp, T: NeighborCollectives> Call<T> for Nbr<K> {
 
 /// The message buffers one rank allocates, as OSU sizes them (a block per
 /// rank of the job).
-pub fn message_bytes<K: NeighborOp>(plan: &crate::bench::engine::plan::Plan, np: usize) -> u128 {
+pub(crate) fn message_bytes<K: NeighborOp>(plan: &crate::bench::engine::plan::Plan, np: usize) -> u128 {
     let (send, recv) = Nbr::<K>::new(np).buffer_bytes(plan.max_size, np);
     (send + recv) as u128
 }

@@ -6,7 +6,7 @@
 use crate::bench::neighborhood::neighbor_collective;
 use crate::spec::{BenchSpec, MetricKind, Op, ProcRule, COLL_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_neighbor_allgather",
     title: "OSU MPI Neighborhood Allgather Latency Test",
     letters: "hvfmixMacuNGDPTIz",

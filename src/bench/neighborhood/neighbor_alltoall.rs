@@ -6,7 +6,7 @@
 use crate::bench::neighborhood::neighbor_collective;
 use crate::spec::{BenchSpec, Op};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_neighbor_alltoall",
     title: "OSU MPI Neighborhood Alltoall Latency Test",
     ..crate::bench::neighborhood::neighbor_allgather::SPEC

@@ -7,7 +7,7 @@
 use crate::bench::neighborhood::neighbor_collective;
 use crate::spec::{BenchSpec, Op};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_neighbor_alltoallw",
     title: "OSU MPI All-to-Allw Personalized Exchange Latency Test",
     ..crate::bench::neighborhood::neighbor_alltoall::SPEC

@@ -6,7 +6,7 @@ use crate::bench::collective::allgatherv::Allgatherv;
 use crate::bench::nonblocking::nonblocking_collective;
 use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_iallgatherv",
     title: "OSU MPI Non-blocking Allgatherv Latency Test",
     letters: "hvfmixMtacuGDPTIlz",

@@ -6,7 +6,7 @@ use crate::bench::collective::allreduce::Allreduce;
 use crate::bench::nonblocking::nonblocking_collective;
 use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_iallreduce",
     title: "OSU MPI Non-blocking Allreduce Latency Test",
     letters: "hvfmixMtacuGPTIlz",

@@ -6,7 +6,7 @@ use crate::bench::collective::alltoall::Alltoall;
 use crate::bench::nonblocking::nonblocking_collective;
 use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_ialltoall",
     title: "OSU MPI Non-blocking All-to-All Latency Test",
     letters: "hvfmixMtacuGDPTIlz",

@@ -6,7 +6,7 @@ use crate::bench::collective::alltoallv::Alltoallv;
 use crate::bench::nonblocking::nonblocking_collective;
 use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_ialltoallv",
     title: "OSU MPI Non-blocking All-to-Allv Personalized Exchange Latency Test",
     letters: "hvfmixMtacuGDPTIlz",

@@ -6,7 +6,7 @@ use crate::bench::collective::alltoallw::Alltoallw;
 use crate::bench::nonblocking::nonblocking_collective;
 use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_ialltoallw",
     title: "OSU MPI Non-blocking All-to-Allw Personalized Exchange Latency Test",
     letters: "hvfmixMtacuGDPTIlz",

@@ -9,7 +9,7 @@ use crate::bench::nonblocking::{nonblocking_bench, NonBlocking};
 use crate::bench::SizeCase;
 use crate::spec::{BenchSpec, IterDefaults, MetricKind};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_ibarrier",
     title: "OSU MPI Non-blocking Barrier Latency Test",
     letters: "hvfmixMtaGPIz",

@@ -6,7 +6,7 @@ use crate::bench::collective::bcast::Bcast;
 use crate::bench::nonblocking::nonblocking_collective;
 use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_ibcast",
     title: "OSU MPI Non-Blocking Broadcast Latency Test",
     letters: "hvfmixMtacuGDPTIz",

@@ -6,7 +6,7 @@ use crate::bench::collective::gatherv::Gatherv;
 use crate::bench::nonblocking::nonblocking_collective;
 use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_igatherv",
     title: "OSU MPI Non-blocking Gatherv Latency Test",
     letters: "hvfmixMtacuGDPTIlzk",

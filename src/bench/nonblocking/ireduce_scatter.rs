@@ -6,7 +6,7 @@ use crate::bench::collective::reduce_scatter::ReduceScatter;
 use crate::bench::nonblocking::nonblocking_collective;
 use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_ireduce_scatter",
     title: "OSU MPI Non-blocking Reduce_scatter Latency Test",
     letters: "hvfmixMtacuGPTIlz",

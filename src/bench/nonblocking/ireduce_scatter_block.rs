@@ -6,7 +6,7 @@ use crate::bench::collective::reduce_scatter_block::ReduceScatterBlock;
 use crate::bench::nonblocking::nonblocking_collective;
 use crate::spec::{BenchSpec, MetricKind, NBC_ITERS};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_ireduce_scatter_block",
     title: "OSU MPI Non-blocking Reduce_scatter_block Latency Test",
     letters: "hvfmixMtacuGPTIlz",

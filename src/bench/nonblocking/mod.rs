@@ -146,7 +146,7 @@ macro_rules! nonblocking_collective {
 pub(crate) use nonblocking_collective;
 
 /// The send, receive and warm-up buffers [`NbcKernel::new`] allocates.
-pub fn message_bytes<N: NonBlocking>(plan: &crate::bench::engine::plan::Plan, np: usize) -> u128 {
+pub(crate) fn message_bytes<N: NonBlocking>(plan: &crate::bench::engine::plan::Plan, np: usize) -> u128 {
     let c = N::Blocking::new(np);
     let (send, recv) = c.buffer_bytes(plan.max_size, np);
     let warm = if c.warm_up_elsewhere() { recv } else { 0 };
@@ -164,7 +164,7 @@ struct Parts {
 
 /// A non-blocking collective with its buffers and the state of the two
 /// passes.
-pub struct NbcKernel<N: NonBlocking, T: NonBlockingCollectives> {
+pub(crate) struct NbcKernel<N: NonBlocking, T: NonBlockingCollectives> {
     c: N::Blocking,
     bufs: CollBuffers<T::Buf>,
     job: Ranks,
@@ -351,7 +351,7 @@ impl<N: NonBlocking, T: NonBlockingCollectives> Kernel<T> for NbcKernel<N, T> {
 /// of the pure communication time that the overall time does not add to
 /// the computation, never below 0.
 #[allow(clippy::too_many_arguments)]
-pub fn overlap_times(
+pub(crate) fn overlap_times(
     overall: f64,
     compute_with_tests: f64,
     init: f64,

@@ -5,7 +5,7 @@
 use crate::bench::persistent::persistent_collective;
 use crate::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_allgather_persistent",
     title: "OSU MPI Allgather Persistent Latency Test",
     ..crate::bench::collective::allgather::SPEC

@@ -5,7 +5,7 @@
 use crate::bench::persistent::persistent_collective;
 use crate::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_reduce_scatter_persistent",
     title: "OSU MPI Reduce_scatter Persistent Latency Test",
     ..crate::bench::collective::reduce_scatter::SPEC

@@ -5,7 +5,7 @@
 use crate::bench::persistent::persistent_collective;
 use crate::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_scatterv_persistent",
     title: "OSU MPI Scatterv Persistent Latency Test",
     letters: "hvfmixMacuGDPTIlz",

@@ -12,7 +12,7 @@ use crate::options::BufferMode;
 use crate::spec::BenchSpec;
 use crate::stats::Samples;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_bibw",
     title: "OSU MPI Bi-Directional Bandwidth Test",
     duplex: true,
@@ -28,7 +28,7 @@ pub struct Bibw;
 /// Both sides of osu_bibw, posting as `P` says (osu_bibw_persistent:
 /// [`Bound`](crate::bench::pt2pt::posting::Bound)): receives in request slots 0..w, sends
 /// in w..2w.
-pub struct BibwKernel<T: Transport, P = Direct> {
+pub(crate) struct BibwKernel<T: Transport, P = Direct> {
     rank0: bool,
     peer: usize,
     send: BufferSet<T::Buf>,

@@ -12,7 +12,7 @@ use crate::options::BufferMode;
 use crate::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
 use crate::stats::Samples;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_bw",
     title: "OSU MPI Bandwidth Test",
     letters: "hvmxitWbcuGDPTIz",
@@ -32,7 +32,7 @@ const TAG_ACK: i32 = 101;
 
 /// One side of a windowed one-way transfer, posting as `P` says; shared
 /// with osu_mbw_mr and osu_bw_persistent.
-pub struct WindowSender<T: Transport, P = Direct> {
+pub(crate) struct WindowSender<T: Transport, P = Direct> {
     pub sender: bool,
     pub peer: usize,
     data: BufferSet<T::Buf>,
@@ -61,7 +61,7 @@ impl<T: Transport, P: Posting<T>> WindowSender<T, P> {
         })
     }
 
-    pub fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
+    pub(crate) fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         self.data.reshape(t, case.size, case.window)?;
         self.data.fill(t, case.size, if self.sender { SEND_FILL } else { RECV_FILL });
         let (env, w) = (self.envelope(case), case.window);
@@ -74,7 +74,7 @@ impl<T: Transport, P: Posting<T>> WindowSender<T, P> {
     }
 
     /// After a size: frees what `prepare` bound.
-    pub fn end_size(&mut self, t: &T, case: &SizeCase) {
+    pub(crate) fn end_size(&mut self, t: &T, case: &SizeCase) {
         P::unbind(t, &mut self.reqs, 0, case.window);
     }
 
@@ -83,7 +83,7 @@ impl<T: Transport, P: Posting<T>> WindowSender<T, P> {
         Envelope { count: case.count, datatype: case.datatype, peer: self.peer, tag: TAG_DATA }
     }
 
-    pub fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
+    pub(crate) fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
         if self.sender {
             self.data.fill_patterns(t, case.datatype, case.count, case.size, i);
         } else {
@@ -121,13 +121,13 @@ impl<T: Transport, P: Posting<T>> WindowSender<T, P> {
 }
 
 /// MB/s for `bytes` moved in `secs`.
-pub fn mb_per_s(bytes: f64, secs: f64) -> f64 {
+pub(crate) fn mb_per_s(bytes: f64, secs: f64) -> f64 {
     bytes / 1e6 / secs
 }
 
 pub struct Bw;
 
-pub struct BwKernel<T: Transport, P = Direct> {
+pub(crate) struct BwKernel<T: Transport, P = Direct> {
     side: WindowSender<T, P>,
 }
 

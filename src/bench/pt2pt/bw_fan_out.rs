@@ -9,7 +9,7 @@ use crate::bench::{Pt2ptBench, Setup};
 use crate::buffer::AllocError;
 use crate::spec::{BenchSpec, MetricKind, ProcRule, BW_ITERS, PT2PT_MAX};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_bw_fan_out",
     title: "OSU MPI Bandwidth Test",
     letters: "hvmxiWbGDPTIz",

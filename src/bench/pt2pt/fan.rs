@@ -37,13 +37,13 @@ const TAG_ACK: i32 = 101;
 /// The ranks of a job by node: `grid[node][local]` is a rank; node 0 is
 /// the parent.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FanLayout {
+pub(crate) struct FanLayout {
     pub grid: Vec<Vec<usize>>,
 }
 
 impl FanLayout {
     /// From every rank's host name, in rank order.
-    pub fn from_names(names: &[String]) -> Result<FanLayout, JobShapeError> {
+    pub(crate) fn from_names(names: &[String]) -> Result<FanLayout, JobShapeError> {
         let mut hosts: Vec<&str> = names.iter().map(String::as_str).collect();
         hosts.sort_unstable();
         hosts.dedup();
@@ -86,7 +86,7 @@ impl FanLayout {
             .unwrap_or((0, 0))
     }
 
-    pub fn is_parent(&self, rank: usize) -> bool {
+    pub(crate) fn is_parent(&self, rank: usize) -> bool {
         self.place(rank).0 == 0
     }
 
@@ -103,7 +103,7 @@ impl FanLayout {
 
     /// Bytes of one window to every child node from every local index:
     /// what OSU counts per iteration.
-    pub fn window_bytes(&self, case: &SizeCase) -> f64 {
+    pub(crate) fn window_bytes(&self, case: &SizeCase) -> f64 {
         (case.size * case.window * self.ppn() * (self.nodes() - 1)) as f64
     }
 }
@@ -118,14 +118,14 @@ impl FanLayout {
 
 /// Which way the data flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
+pub(crate) enum Direction {
     /// Every child node sends to the parent node (osu_bw_fan_in).
     In,
     /// The parent node sends to every child node (osu_bw_fan_out).
     Out,
 }
 
-pub struct FanKernel<T: Transport> {
+pub(crate) struct FanKernel<T: Transport> {
     layout: FanLayout,
     sender: bool,
     peers: Vec<usize>,

@@ -10,7 +10,7 @@ use crate::options::BufferMode;
 use crate::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
 use crate::stats::Samples;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_latency",
     title: "OSU MPI Latency Test",
     letters: "hvmxibcuGDPTIz",
@@ -28,7 +28,7 @@ const TAG: i32 = 1;
 
 /// Buffers and role of one side of a ping-pong, posting its messages as
 /// `P` says; shared with osu_multi_lat and osu_latency_persistent.
-pub struct PingPong<T: Transport, P = Direct> {
+pub(crate) struct PingPong<T: Transport, P = Direct> {
     /// Whether this rank starts each exchange and keeps time.
     pub initiator: bool,
     pub peer: usize,
@@ -52,7 +52,7 @@ impl<T: Transport, P: Posting<T>> PingPong<T, P> {
         Ok(PingPong { initiator, peer, send, recv, fresh_per_size, reqs, posting: std::marker::PhantomData })
     }
 
-    pub fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
+    pub(crate) fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         if self.fresh_per_size {
             self.send = t.memory().alloc(case.size)?;
             self.recv = t.memory().alloc(case.size)?;
@@ -66,7 +66,7 @@ impl<T: Transport, P: Posting<T>> PingPong<T, P> {
     }
 
     /// After a size: frees what `prepare` bound.
-    pub fn end_size(&mut self, t: &T) {
+    pub(crate) fn end_size(&mut self, t: &T) {
         P::unbind(t, &mut self.reqs, 0, 2);
     }
 
@@ -75,7 +75,7 @@ impl<T: Transport, P: Posting<T>> PingPong<T, P> {
         Envelope { count: case.count, datatype: case.datatype, peer: self.peer, tag: TAG }
     }
 
-    pub fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
+    pub(crate) fn fill_validation(&mut self, t: &T, case: &SizeCase, i: usize) {
         let bytes = case.count * case.datatype.size();
         t.memory().write_host(&mut self.send, bytes, |s| fill_pattern(s, case.datatype, case.count, case.size, i));
         t.memory().write_host(&mut self.recv, bytes, |s| fill_zero(s, case.datatype, case.count));
@@ -83,7 +83,7 @@ impl<T: Transport, P: Posting<T>> PingPong<T, P> {
 
     /// One exchange; the initiator returns the round-trip time.
     #[inline(always)]
-    pub fn exchange(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
+    pub(crate) fn exchange(&mut self, t: &T, case: &SizeCase) -> Option<f64> {
         let env = self.envelope(case);
         if self.initiator {
             let t0 = t.now();
@@ -106,13 +106,13 @@ impl<T: Transport, P: Posting<T>> PingPong<T, P> {
 }
 
 /// Round-trip seconds to one-way microseconds.
-pub fn one_way_us(round_trip_secs: f64) -> f64 {
+pub(crate) fn one_way_us(round_trip_secs: f64) -> f64 {
     round_trip_secs * 1e6 / 2.0
 }
 
 /// A ping-pong benchmark: osu_latency (one pair) or osu_multi_lat (np/2
 /// pairs, with a barrier before every exchange).
-pub struct PingPongBench<T: Transport, P = Direct> {
+pub(crate) struct PingPongBench<T: Transport, P = Direct> {
     pp: PingPong<T, P>,
     pairs: usize,
     barrier_each: bool,

@@ -12,7 +12,7 @@ use crate::bench::{Pt2ptBench, Setup};
 use crate::buffer::AllocError;
 use crate::spec::{BenchSpec, ProcRule, Workers};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_latency_mp",
     title: "OSU MPI Multi-process Latency Test",
     letters: "hvmxitcuGDPTIz",

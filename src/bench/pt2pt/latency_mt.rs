@@ -16,7 +16,7 @@ use crate::buffer::{check_pattern, fill_pattern, fill_zero, AllocError, Mismatch
 use crate::spec::{BenchSpec, MetricKind, ProcRule, Workers, LAT_ITERS, PT2PT_MAX};
 use crate::stats::Samples;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_latency_mt",
     title: "OSU MPI Multi-threaded Latency Test",
     letters: "hvmxitcuGDTIz",
@@ -88,7 +88,7 @@ impl<T: Threaded<Buf = crate::buffer::AlignedBuf>> BenchOn<T> for LatencyMt {
 }
 
 /// One side of the threaded ping-pong.
-pub struct ThreadedPingPong<T: Transport> {
+pub(crate) struct ThreadedPingPong<T: Transport> {
     initiator: bool,
     senders: usize,
     receivers: usize,

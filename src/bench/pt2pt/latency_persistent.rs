@@ -7,7 +7,7 @@ use crate::bench::pt2pt::latency::{PingPongBench, SPEC as STANDARD};
 use crate::bench::pt2pt::posting::persistent_point_to_point_bench;
 use crate::spec::BenchSpec;
 
-pub const SPEC: BenchSpec =
+pub(crate) const SPEC: BenchSpec =
     BenchSpec { name: "osu_latency_persistent", title: "OSU MPI Latency Persistent Test", ..STANDARD };
 
 persistent_point_to_point_bench!(LatencyPersistent, PingPongBench::pair);

@@ -9,7 +9,7 @@ use crate::buffer::{AllocError, Mismatch};
 use crate::spec::{BenchSpec, MetricKind, ProcRule, MBW_ITERS, PT2PT_MAX};
 use crate::stats::Samples;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_mbw_mr",
     title: "OSU MPI Multiple Bandwidth / Message Rate Test",
     letters: "pWRximVhvbcuGDPTIz",
@@ -24,7 +24,7 @@ pub const SPEC: BenchSpec = BenchSpec {
 
 pub struct MbwMr;
 
-pub struct MbwMrKernel<T: Transport> {
+pub(crate) struct MbwMrKernel<T: Transport> {
     /// None on ranks outside the pairs (only with -p below np/2).
     side: Option<WindowSender<T>>,
     pairs: usize,

@@ -14,4 +14,4 @@ pub mod latency_mt;
 pub mod latency_persistent;
 pub mod mbw_mr;
 pub mod multi_lat;
-pub mod posting;
+pub(crate) mod posting;

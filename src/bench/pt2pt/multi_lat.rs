@@ -8,7 +8,7 @@ use crate::bench::{Pt2ptBench, Setup};
 use crate::buffer::AllocError;
 use crate::spec::{BenchSpec, ProcRule};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_multi_lat",
     title: "OSU MPI Multi Latency Test",
     procs: ProcRule::Pairs,

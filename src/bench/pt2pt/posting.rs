@@ -14,7 +14,7 @@ use crate::backend::buffer_set::BufferSet;
 use crate::backend::{Envelope, PersistentPointToPoint, Transport};
 
 /// A way of posting messages over transport `T`.
-pub trait Posting<T: Transport> {
+pub(crate) trait Posting<T: Transport> {
     /// Binds a send of `env` from `buf` as request `reqs[slot]` (nothing
     /// for [`Direct`]). The kernel keeps the buffer in place and unwritten
     /// while a request is active, and frees it ([`Posting::unbind`]) before
@@ -68,7 +68,7 @@ pub trait Posting<T: Transport> {
 }
 
 /// The calls of OSU's standard programs, on every transport.
-pub struct Direct;
+pub(crate) struct Direct;
 
 impl<T: Transport> Posting<T> for Direct {
     #[inline(always)]

@@ -9,7 +9,7 @@
 use crate::bench::rma::{self, Op, Shape};
 use crate::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_acc_latency",
     title: "OSU MPI_Accumulate latency Test",
     letters: rma::TYPED_LAT_LETTERS,

@@ -9,7 +9,7 @@
 use crate::bench::rma::{self, Op, Shape};
 use crate::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_cas_latency",
     title: "OSU MPI_Compare_and_swap latency Test",
     letters: rma::TYPED_LAT_LETTERS,

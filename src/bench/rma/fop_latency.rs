@@ -8,7 +8,7 @@
 use crate::bench::rma::{self, Op, Shape};
 use crate::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_fop_latency",
     title: "OSU MPI_Fetch_and_op latency Test",
     letters: rma::TYPED_LAT_LETTERS,

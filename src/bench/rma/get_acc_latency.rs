@@ -8,7 +8,7 @@
 use crate::bench::rma::{self, Op, Shape};
 use crate::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_get_acc_latency",
     title: "OSU MPI_Get_accumulate latency Test",
     one_sided: Some(&rma::GET_ACCUMULATE),

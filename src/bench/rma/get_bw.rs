@@ -4,7 +4,7 @@
 use crate::bench::rma::{self, Op, Shape};
 use crate::spec::BenchSpec;
 
-pub const SPEC: BenchSpec =
+pub(crate) const SPEC: BenchSpec =
     BenchSpec { name: "osu_get_bw", title: "OSU MPI_Get Bandwidth Test", ..crate::bench::rma::put_bw::SPEC };
 
 rma::one_sided_bench!(GetBw, Op::Get, Shape::Bandwidth);

@@ -5,7 +5,7 @@
 use crate::bench::rma::{self, Op, Shape};
 use crate::spec::BenchSpec;
 
-pub const SPEC: BenchSpec =
+pub(crate) const SPEC: BenchSpec =
     BenchSpec { name: "osu_get_latency", title: "OSU MPI_Get latency Test", ..crate::bench::rma::put_latency::SPEC };
 
 rma::one_sided_bench!(GetLatency, Op::Get, Shape::Latency);

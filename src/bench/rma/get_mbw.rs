@@ -20,7 +20,7 @@
 use crate::bench::rma::{self, Op, Shape};
 use crate::spec::{BenchSpec, ProcRule};
 
-pub const SPEC: BenchSpec =
+pub(crate) const SPEC: BenchSpec =
     BenchSpec { name: "osu_get_mbw", procs: ProcRule::Pairs, ..crate::bench::rma::get_bw::SPEC };
 
 rma::one_sided_bench!(GetMbw, Op::Get, Shape::MultiBandwidth);

@@ -45,28 +45,28 @@ use crate::backend::rma::{OneSided, SyncMode, WinKind};
 use crate::backend::{Control, Memory};
 use crate::bench::{Kernel, Metric, Setup, SizeCase};
 use crate::buffer::{check_values, write_values, AllocError, Mismatch};
-pub use crate::spec::OneSidedRules as Rules;
+pub(crate) use crate::spec::OneSidedRules as Rules;
 use crate::spec::{BenchSpec, MetricKind};
 use crate::stats::Samples;
 
-pub mod validate;
+pub(crate) mod validate;
 use validate::Expect;
 
 /// OSU's one-sided letters: `+:w:s:hvm:x:i:G:Iz::` then `P:`.
-pub const LAT_LETTERS: &str = "wshvmxiGIzP";
+pub(crate) const LAT_LETTERS: &str = "wshvmxiGIzP";
 /// The atomics that take element types (acc, fop, cas) add `cT:`.
-pub const TYPED_LAT_LETTERS: &str = "wshvmxiGIzPcT";
+pub(crate) const TYPED_LAT_LETTERS: &str = "wshvmxiGIzPcT";
 /// The bandwidth tests add `W:` before `P:`.
-pub const BW_LETTERS: &str = "wshvmxiGIzWP";
+pub(crate) const BW_LETTERS: &str = "wshvmxiGIzWP";
 
 /// Every synchronisation (OSU's ALL_SYNC benchmarks), help order.
-pub const ALL_SYNCS: &[SyncMode] =
+pub(crate) const ALL_SYNCS: &[SyncMode] =
     &[SyncMode::Pscw, SyncMode::Fence, SyncMode::Lock, SyncMode::Flush, SyncMode::FlushLocal, SyncMode::LockAll];
 /// Active target only (OSU's ACTIVE_SYNC: osu_put_bibw).
-pub const ACTIVE_SYNCS: &[SyncMode] = &[SyncMode::Pscw, SyncMode::Fence];
+pub(crate) const ACTIVE_SYNCS: &[SyncMode] = &[SyncMode::Pscw, SyncMode::Fence];
 
 /// put/get latency and bandwidth: MPI-3 defaults, every synchronisation.
-pub const PASSIVE_DEFAULT: Rules = Rules {
+pub(crate) const PASSIVE_DEFAULT: Rules = Rules {
     syncs: ALL_SYNCS,
     default_sync: SyncMode::Flush,
     default_win: WinKind::Allocate,
@@ -75,14 +75,14 @@ pub const PASSIVE_DEFAULT: Rules = Rules {
     lock_warms_up_as_timed: false,
 };
 /// osu_put_bibw.
-pub const ACTIVE_ONLY: Rules = Rules { syncs: ACTIVE_SYNCS, default_sync: SyncMode::Pscw, ..PASSIVE_DEFAULT };
+pub(crate) const ACTIVE_ONLY: Rules = Rules { syncs: ACTIVE_SYNCS, default_sync: SyncMode::Pscw, ..PASSIVE_DEFAULT };
 /// osu_acc_latency: put's rules, and OSU's warm-up under `-s lock`.
-pub const ACCUMULATE: Rules = Rules { lock_warms_up_as_timed: true, ..PASSIVE_DEFAULT };
+pub(crate) const ACCUMULATE: Rules = Rules { lock_warms_up_as_timed: true, ..PASSIVE_DEFAULT };
 /// osu_fop_latency and osu_cas_latency: one element per datatype.
-pub const ONE_ELEMENT: Rules = Rules { one_element: true, ..PASSIVE_DEFAULT };
+pub(crate) const ONE_ELEMENT: Rules = Rules { one_element: true, ..PASSIVE_DEFAULT };
 /// osu_get_acc_latency: OSU's built-in window and sync (create, lock),
 /// MPI_CHAR only and not named.
-pub const GET_ACCUMULATE: Rules =
+pub(crate) const GET_ACCUMULATE: Rules =
     Rules { default_sync: SyncMode::Lock, default_win: WinKind::Create, datatype_line: false, ..PASSIVE_DEFAULT };
 
 impl Rules {
@@ -110,7 +110,7 @@ impl Rules {
 
     /// Whether a size above 8192 bytes warms up as many times as it is
     /// timed (osu_acc_latency `-s lock`, see the field).
-    pub fn warms_up_as_timed(&self, sync: Option<SyncMode>) -> bool {
+    pub(crate) fn warms_up_as_timed(&self, sync: Option<SyncMode>) -> bool {
         self.lock_warms_up_as_timed && sync.unwrap_or(self.default_sync) == SyncMode::Lock
     }
 
@@ -189,7 +189,7 @@ pub fn choice(spec: &BenchSpec, opts: &crate::options::Options) -> (WinKind, Syn
 }
 
 /// The kernel of every one-sided benchmark.
-pub struct RmaKernel<T: OneSided> {
+pub(crate) struct RmaKernel<T: OneSided> {
     op: Op,
     shape: Shape,
     kind: WinKind,
@@ -505,7 +505,7 @@ pub fn value(shape: Shape, both_ways: bool, size: usize, window: usize, iteratio
 /// integer, logical and byte types only, and MPICH (and the MPIs built on
 /// it) aborts on MPI_FLOAT there where Open MPI runs it, as OSU's `-T all`
 /// asks. None where it will run.
-pub fn library_refuses(op: Op, datatypes: &[crate::datatype::Datatype], library: &str) -> Option<String> {
+pub(crate) fn library_refuses(op: Op, datatypes: &[crate::datatype::Datatype], library: &str) -> Option<String> {
     use crate::datatype::Datatype;
     (op == Op::CompareAndSwap && datatypes.contains(&Datatype::Float) && library.contains("MPICH")).then(|| {
         "MPICH refuses MPI_FLOAT in MPI_Compare_and_swap (MPI permits integer, logical and byte types there); \
@@ -516,7 +516,7 @@ pub fn library_refuses(op: Op, datatypes: &[crate::datatype::Datatype], library:
 
 /// The message memory of one rank: the origin buffer and this rank's
 /// window, each the largest size times the window (1 for a latency).
-pub fn message_bytes(plan: &crate::bench::engine::plan::Plan) -> u128 {
+pub(crate) fn message_bytes(plan: &crate::bench::engine::plan::Plan) -> u128 {
     let window = if plan.spec.metric == MetricKind::Bandwidth { plan.max_window() } else { 1 };
     2 * plan.max_size as u128 * window as u128
 }

@@ -5,7 +5,7 @@
 use crate::bench::rma::{self, Op, Shape};
 use crate::spec::BenchSpec;
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_put_bibw",
     title: "OSU MPI_Put Bi-directional Bandwidth Test",
     one_sided: Some(&rma::ACTIVE_ONLY),

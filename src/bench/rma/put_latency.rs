@@ -4,7 +4,7 @@
 use crate::bench::rma::{self, Op, Shape};
 use crate::spec::{BenchSpec, MetricKind, ProcRule, LAT_ITERS, PT2PT_MAX};
 
-pub const SPEC: BenchSpec = BenchSpec {
+pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_put_latency",
     title: "OSU MPI_Put Latency Test",
     letters: rma::LAT_LETTERS,

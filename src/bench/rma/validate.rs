@@ -57,7 +57,7 @@ impl Expect {
 
     /// compare_and_swap's comparand at iteration `i`: the target's value
     /// (a swap) at even iterations, this rank's own at odd ones.
-    pub fn comparand(&self, i: usize) -> u64 {
+    pub(crate) fn comparand(&self, i: usize) -> u64 {
         if i % 2 == 0 {
             self.peer
         } else {
@@ -80,7 +80,7 @@ impl Expect {
 
     /// The element fetched back, where this rank fetches: the target's
     /// value before the operation.
-    pub fn fetched(&self) -> Option<u64> {
+    pub(crate) fn fetched(&self) -> Option<u64> {
         (self.acts && matches!(self.op, Op::FetchAndOp | Op::CompareAndSwap)).then_some(self.peer)
     }
 }

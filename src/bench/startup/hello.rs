@@ -6,7 +6,7 @@ use crate::bench::registry::{Entry, Registered};
 use crate::bench::startup::init::INIT;
 use crate::spec::{BenchSpec, MetricKind};
 
-pub const HELLO: BenchSpec = BenchSpec {
+pub(crate) const HELLO: BenchSpec = BenchSpec {
     name: "osu_hello",
     title: "OSU MPI Hello World Test",
     letters: "hv",

@@ -25,7 +25,7 @@ use crate::stats::{RankSpread, Summary};
 
 const ONCE: IterDefaults = IterDefaults { small_iterations: 1, small_warmup: 0, large_iterations: 1, large_warmup: 0 };
 
-pub const INIT: BenchSpec = BenchSpec {
+pub(crate) const INIT: BenchSpec = BenchSpec {
     name: "osu_init",
     title: "OSU MPI Init Test",
     letters: "hvI",
@@ -46,7 +46,7 @@ impl Registered for Init {
 
 /// One rank's time in MPI_Init as OSU reports it: whole milliseconds,
 /// truncated.
-pub fn whole_ms(secs: f64) -> u64 {
+pub(crate) fn whole_ms(secs: f64) -> u64 {
     (secs * 1e3).max(0.0) as u64
 }
 
