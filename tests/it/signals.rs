@@ -27,10 +27,10 @@ struct LongRun {
     _tmpdir: tempfile::TempDir,
 }
 
-/// A long osu_latency under `mpi` with 2 ranks, running with rows written.
-/// 200000 round trips a size: the first row comes within a second on an
-/// idle machine and within the wait's limit on a loaded one (two million
-/// took over 40 s there), and the sizes up to 4 MiB still take minutes.
+/// A long osu_latency under `mpi` with 2 ranks, running with rows written
+/// ([`long_iterations`] round trips a size: the first row comes within a
+/// second on an idle machine and within the wait's limit on a loaded one,
+/// and the sizes up to 4 MiB still take long).
 fn long_latency(mpi: Mpi, extra: &[&str]) -> LongRun {
     long_run(mpi, "osu_latency", extra, 1)
 }
@@ -43,7 +43,7 @@ fn long_run(mpi: Mpi, bench: &str, extra: &[&str], rows: usize) -> LongRun {
     let record = dir.path().join("s.json");
     let mut c = launcher(mpi, 2);
     c.arg(bin(mpi, bench))
-        .args(["-i", "200000", "-x", "10", "--csv", &csv.display().to_string()])
+        .args(["-i", long_iterations(mpi), "-x", "10", "--csv", &csv.display().to_string()])
         .args(extra)
         .current_dir(dir.path())
         .stdout(Stdio::null())

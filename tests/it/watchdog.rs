@@ -19,7 +19,7 @@ fn freeze_rank_one(mpi: Mpi, np: usize, bench: &str) {
     let record = dir.path().join("w.json");
     let mut c = launcher(mpi, np);
     c.arg(bin(mpi, bench))
-        .args(["-i", "200000", "-x", "10", "--timeout", "2", "--csv", &csv.display().to_string()])
+        .args(["-i", jobs::long_iterations(mpi), "-x", "10", "--timeout", "2", "--csv", &csv.display().to_string()])
         .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -42,7 +42,7 @@ fn freeze_rank_one(mpi: Mpi, np: usize, bench: &str) {
     };
     // Let a few sizes finish, then freeze rank 1.
     while std::fs::read_to_string(&csv).map(|t| t.lines().count()).unwrap_or(0) < 3 {
-        assert!(start.elapsed() < under_load(Duration::from_secs(30)), "no rows appeared");
+        assert!(start.elapsed() < under_load(Duration::from_secs(60)), "no rows appeared");
         std::thread::sleep(Duration::from_millis(10));
     }
     // SAFETY: signals a rank process of the job this test started.

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use super::under_load;
+use super::{under_load, Mpi};
 
 /// Signals `pid` (a process this test started, or one of its job's ranks).
 pub fn signal(pid: i32, sig: i32) {
@@ -28,6 +28,20 @@ pub fn read_json(path: &Path) -> Option<Value> {
 
 /// Waits for the run record to list every rank's pid, then for the CSV to
 /// have `rows` data rows; returns the ranks' pids.
+/// osu_latency's `-i` for a run that a test stops midway (signals,
+/// watchdog): the first rows come soon, and many sizes remain long after.
+/// Open MPI's waiting ranks yield, so 200000 round trips a size are quick
+/// even beside other work; MPICH's spin, so two of them sharing a core
+/// with other work pay a scheduler time slice per message (200000 round
+/// trips of the first size took over 90 s beside two busy loops and a
+/// build): a tenth of that for MPICH.
+pub fn long_iterations(mpi: Mpi) -> &'static str {
+    match mpi {
+        Mpi::OpenMpi => "200000",
+        Mpi::Mpich => "20000",
+    }
+}
+
 pub fn wait_started(record: &Path, csv: &Path, np: usize, rows: usize, start: Instant) -> Vec<i32> {
     let pids = loop {
         assert!(start.elapsed() < under_load(Duration::from_secs(40)), "run record never appeared");
