@@ -532,153 +532,23 @@ pub trait VectorCollectives: Collectives {
 }
 
 /// The non-blocking collectives (OSU's osu_i* benchmarks; MPI and the
-/// mock). Each starts one operation, with the arguments of its blocking
-/// form, and returns at once; the transport holds its one request until
-/// [`NonBlockingCollectives::nb_wait`] (or an
+/// mock), in the shape of [`PersistentCollectives`]: a transport writes each
+/// collective once, blocking, and [`NonBlockingCollectives::start`] starts
+/// instead of completing the one call a closure makes (MPI_Iallreduce for
+/// MPI_Allreduce, with the same arguments). The transport holds its one
+/// request until [`NonBlockingCollectives::nb_wait`] (or an
 /// [`NonBlockingCollectives::nb_test`] that finds it done). One is in
 /// flight at a time.
-///
-/// # Safety
-///
-/// The buffers passed to a start must stay allocated, and must not be read
-/// or written, until the operation has completed (`nb_wait`, or `nb_test`
-/// returning true): MPI writes them in the meantime.
 pub trait NonBlockingCollectives: VectorCollectives + DataBarrier + NeighborCollectives {
-    /// MPI_Ibarrier.
-    fn ibarrier(&self);
-    /// MPI_Iallreduce with MPI_SUM.
+    /// Starts, without waiting for it, the one collective call that `call`
+    /// makes on this transport (a [`Collectives`], [`VectorCollectives`],
+    /// [`DataBarrier`] or [`NeighborCollectives`] method).
     ///
     /// # Safety
-    /// See above: the buffers stay untouched until completion.
-    unsafe fn iallreduce_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
-    /// MPI_Ibcast.
-    ///
-    /// # Safety
-    /// See above.
-    unsafe fn ibcast(&self, buf: &mut Self::Buf, count: usize, dt: Datatype, root: usize);
-    /// MPI_Iallgather.
-    ///
-    /// # Safety
-    /// See above.
-    unsafe fn iallgather(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
-    /// MPI_Ialltoall.
-    ///
-    /// # Safety
-    /// See above.
-    unsafe fn ialltoall(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
-    /// MPI_Ireduce with MPI_SUM ([`Collectives::reduce_sum`]'s arguments).
-    ///
-    /// # Safety
-    /// See above.
-    unsafe fn ireduce_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
-    /// MPI_Igather.
-    ///
-    /// # Safety
-    /// See above.
-    unsafe fn igather(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
-    /// MPI_Iscatter.
-    ///
-    /// # Safety
-    /// See above.
-    unsafe fn iscatter(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
-    /// MPI_Ireduce_scatter with MPI_SUM.
-    ///
-    /// # Safety
-    /// See above; `counts` too stays as it is until completion.
-    unsafe fn ireduce_scatter_sum(&self, io: Operands<Self::Buf>, counts: &[i32], dt: Datatype);
-    /// MPI_Ireduce_scatter_block with MPI_SUM.
-    ///
-    /// # Safety
-    /// See above.
-    unsafe fn ireduce_scatter_block_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
-    /// MPI_Iallgatherv.
-    ///
-    /// # Safety
-    /// See above; the layout too stays as it is until completion.
-    unsafe fn iallgatherv(&self, io: Operands<Self::Buf>, count: usize, blocks: &Blocks, dt: Datatype);
-    /// MPI_Igatherv.
-    ///
-    /// # Safety
-    /// See above; the layout too stays as it is until completion.
-    unsafe fn igatherv(&self, io: Operands<Self::Buf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize);
-    /// MPI_Iscatterv.
-    ///
-    /// # Safety
-    /// See above; the layout too stays as it is until completion.
-    unsafe fn iscatterv(&self, io: Operands<Self::Buf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize);
-    /// MPI_Ialltoallv.
-    ///
-    /// # Safety
-    /// See above; the layouts too stay as they are until completion.
-    unsafe fn ialltoallv(&self, io: Operands<Self::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype);
-    /// MPI_Ialltoallw.
-    ///
-    /// # Safety
-    /// See above; the layouts too stay as they are until completion.
-    unsafe fn ialltoallw(&self, io: Operands<Self::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype);
-    /// MPI_Ineighbor_allgather ([`NeighborCollectives`]' arguments).
-    ///
-    /// # Safety
-    /// See above.
-    unsafe fn ineighbor_allgather(
-        &self,
-        g: &NeighborGraph,
-        send: &Self::Buf,
-        recv: &mut Self::Buf,
-        count: usize,
-        dt: Datatype,
-    );
-    /// MPI_Ineighbor_allgatherv.
-    ///
-    /// # Safety
-    /// See above; the layout too stays as it is until completion.
-    unsafe fn ineighbor_allgatherv(
-        &self,
-        g: &NeighborGraph,
-        send: &Self::Buf,
-        recv: &mut Self::Buf,
-        count: usize,
-        rl: &Blocks,
-        dt: Datatype,
-    );
-    /// MPI_Ineighbor_alltoall.
-    ///
-    /// # Safety
-    /// See above.
-    unsafe fn ineighbor_alltoall(
-        &self,
-        g: &NeighborGraph,
-        send: &Self::Buf,
-        recv: &mut Self::Buf,
-        count: usize,
-        dt: Datatype,
-    );
-    /// MPI_Ineighbor_alltoallv.
-    ///
-    /// # Safety
-    /// See above; the layouts too stay as they are until completion.
-    unsafe fn ineighbor_alltoallv(
-        &self,
-        g: &NeighborGraph,
-        send: &Self::Buf,
-        recv: &mut Self::Buf,
-        sl: &Blocks,
-        rl: &Blocks,
-        dt: Datatype,
-    );
-    /// MPI_Ineighbor_alltoallw.
-    ///
-    /// # Safety
-    /// See above; the layouts too stay as they are until completion.
-    unsafe fn ineighbor_alltoallw(
-        &self,
-        g: &NeighborGraph,
-        send: &Self::Buf,
-        recv: &mut Self::Buf,
-        sl: &ByteBlocks,
-        rl: &ByteBlocks,
-        dt: Datatype,
-    );
+    /// The buffers and layouts that call names stay allocated, and are not
+    /// read or written, until the operation has completed (`nb_wait`, or
+    /// `nb_test` returning true): MPI writes them in the meantime.
+    unsafe fn start(&self, call: impl FnOnce(&Self));
     /// MPI_Test on the operation in flight: whether it has completed (true
     /// also when none is in flight).
     fn nb_test(&self) -> bool;

@@ -560,55 +560,72 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
     #[inline(always)]
     fn allreduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         // SAFETY: a blocking call.
-        unsafe { self.allreduce_sum_as(Form::Now, io, count, dt) }
+        unsafe { self.allreduce_sum_as(self.form(), io, count, dt) }
     }
 
     #[inline(always)]
     fn reduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
         // SAFETY: a blocking call.
-        unsafe { self.reduce_sum_as(Form::Now, io, count, dt, root) }
+        unsafe { self.reduce_sum_as(self.form(), io, count, dt, root) }
     }
 
     #[inline(always)]
     fn reduce_scatter_sum(&self, io: Operands<M::Buf>, counts: &[i32], dt: Datatype) {
         // SAFETY: a blocking call.
-        unsafe { self.reduce_scatter_sum_as(Form::Now, io, counts, dt) }
+        unsafe { self.reduce_scatter_sum_as(self.form(), io, counts, dt) }
     }
 
     #[inline(always)]
     fn allgather(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
-        self.exchange(ffi::MPI_Allgather, io, count, dt, 1);
+        match self.form() {
+            Form::Now => self.exchange(ffi::MPI_Allgather, io, count, dt, 1),
+            // SAFETY: started inside `start`, whose caller keeps the buffers.
+            _ => unsafe { self.iexchange((ffi::MPI_Iallgather, init::commbench_allgather_init), io, count, dt, 1) },
+        }
     }
 
     #[inline(always)]
     fn alltoall(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         let np = self.world.size();
-        self.exchange(ffi::MPI_Alltoall, io, count, dt, np);
+        match self.form() {
+            Form::Now => self.exchange(ffi::MPI_Alltoall, io, count, dt, np),
+            // SAFETY: started inside `start`, whose caller keeps the buffers.
+            _ => unsafe { self.iexchange((ffi::MPI_Ialltoall, init::commbench_alltoall_init), io, count, dt, np) },
+        }
     }
 
     #[inline(always)]
     fn bcast(&self, buf: &mut M::Buf, count: usize, dt: Datatype, root: usize) {
         // SAFETY: a blocking call.
-        unsafe { self.bcast_as(Form::Now, buf, count, dt, root) }
+        unsafe { self.bcast_as(self.form(), buf, count, dt, root) }
     }
 
     #[inline(always)]
     fn gather(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
         // SAFETY: a blocking call.
-        unsafe { self.gather_as(Form::Now, io, count, dt, root) }
+        unsafe { self.gather_as(self.form(), io, count, dt, root) }
     }
 
     #[inline(always)]
     fn scatter(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
         // SAFETY: a blocking call.
-        unsafe { self.scatter_as(Form::Now, io, count, dt, root) }
+        unsafe { self.scatter_as(self.form(), io, count, dt, root) }
     }
 }
 
 impl<'w, M: Memory> DataBarrier for Mpi<'w, M> {
     #[inline(always)]
     fn barrier(&self) {
-        self.world.barrier();
+        match self.form() {
+            Form::Now => self.world.barrier(),
+            // SAFETY: the request slot is this transport's.
+            Form::Start => {
+                unsafe { ffi::MPI_Ibarrier(self.comm, self.pending.as_ptr()) };
+            }
+            Form::Init => {
+                unsafe { init::commbench_barrier_init(self.comm, self.pending.as_ptr()) };
+            }
+        }
     }
 }
 
@@ -616,203 +633,49 @@ impl<'w, M: Memory> VectorCollectives for Mpi<'w, M> {
     #[inline(always)]
     fn gatherv(&self, io: Operands<M::Buf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize) {
         // SAFETY: a blocking call.
-        unsafe { self.gatherv_as(Form::Now, io, count, blocks, dt, root) }
+        unsafe { self.gatherv_as(self.form(), io, count, blocks, dt, root) }
     }
 
     #[inline(always)]
     fn scatterv(&self, io: Operands<M::Buf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize) {
         // SAFETY: a blocking call.
-        unsafe { self.scatterv_as(Form::Now, io, blocks, count, dt, root) }
+        unsafe { self.scatterv_as(self.form(), io, blocks, count, dt, root) }
     }
 
     #[inline(always)]
     fn allgatherv(&self, io: Operands<M::Buf>, count: usize, blocks: &Blocks, dt: Datatype) {
         // SAFETY: a blocking call.
-        unsafe { self.allgatherv_as(Form::Now, io, count, blocks, dt) }
+        unsafe { self.allgatherv_as(self.form(), io, count, blocks, dt) }
     }
 
     #[inline(always)]
     fn alltoallv(&self, io: Operands<M::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
         // SAFETY: a blocking call.
-        unsafe { self.alltoallv_as(Form::Now, io, send, recv, dt) }
+        unsafe { self.alltoallv_as(self.form(), io, send, recv, dt) }
     }
 
     #[inline(always)]
     fn alltoallw(&self, io: Operands<M::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
         // SAFETY: a blocking call.
-        unsafe { self.alltoallw_as(Form::Now, io, send, recv, dt) }
+        unsafe { self.alltoallw_as(self.form(), io, send, recv, dt) }
     }
 
     #[inline(always)]
     fn reduce_scatter_block_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         // SAFETY: a blocking call.
-        unsafe { self.reduce_scatter_block_sum_as(Form::Now, io, count, dt) }
+        unsafe { self.reduce_scatter_block_sum_as(self.form(), io, count, dt) }
     }
 }
 
 impl<'w, M: Memory> NonBlockingCollectives for Mpi<'w, M> {
+    /// The blocking call `call` makes finds [`Mpi::form`] saying start (or
+    /// bind, inside [`PersistentCollectives::bind`]) and calls MPI_IX (or
+    /// MPI_X_init) with its arguments and the request slot.
     #[inline(always)]
-    fn ibarrier(&self) {
-        // SAFETY: the request slot is this transport's.
-        unsafe {
-            match self.start_form() {
-                Form::Init => init::commbench_barrier_init(self.comm, self.pending.as_ptr()),
-                _ => ffi::MPI_Ibarrier(self.comm, self.pending.as_ptr()),
-            }
-        };
-    }
-
-    #[inline(always)]
-    unsafe fn iallreduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.allreduce_sum_as(self.start_form(), io, count, dt) }
-    }
-
-    #[inline(always)]
-    unsafe fn ibcast(&self, buf: &mut M::Buf, count: usize, dt: Datatype, root: usize) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.bcast_as(self.start_form(), buf, count, dt, root) }
-    }
-
-    #[inline(always)]
-    unsafe fn iallgather(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.iexchange((ffi::MPI_Iallgather, init::commbench_allgather_init), io, count, dt, 1) };
-    }
-
-    #[inline(always)]
-    unsafe fn ialltoall(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
-        let np = self.world.size();
-        // SAFETY: passed on from the caller.
-        unsafe { self.iexchange((ffi::MPI_Ialltoall, init::commbench_alltoall_init), io, count, dt, np) };
-    }
-
-    #[inline(always)]
-    unsafe fn ireduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.reduce_sum_as(self.start_form(), io, count, dt, root) }
-    }
-
-    #[inline(always)]
-    unsafe fn ireduce_scatter_sum(&self, io: Operands<M::Buf>, counts: &[i32], dt: Datatype) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.reduce_scatter_sum_as(self.start_form(), io, counts, dt) }
-    }
-
-    #[inline(always)]
-    unsafe fn igather(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.gather_as(self.start_form(), io, count, dt, root) }
-    }
-
-    #[inline(always)]
-    unsafe fn iscatter(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.scatter_as(self.start_form(), io, count, dt, root) }
-    }
-
-    #[inline(always)]
-    unsafe fn igatherv(&self, io: Operands<M::Buf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.gatherv_as(self.start_form(), io, count, blocks, dt, root) }
-    }
-
-    #[inline(always)]
-    unsafe fn iscatterv(&self, io: Operands<M::Buf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.scatterv_as(self.start_form(), io, blocks, count, dt, root) }
-    }
-
-    #[inline(always)]
-    unsafe fn iallgatherv(&self, io: Operands<M::Buf>, count: usize, blocks: &Blocks, dt: Datatype) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.allgatherv_as(self.start_form(), io, count, blocks, dt) }
-    }
-
-    #[inline(always)]
-    unsafe fn ialltoallv(&self, io: Operands<M::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.alltoallv_as(self.start_form(), io, send, recv, dt) }
-    }
-
-    #[inline(always)]
-    unsafe fn ialltoallw(&self, io: Operands<M::Buf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.alltoallw_as(self.start_form(), io, send, recv, dt) }
-    }
-
-    #[inline(always)]
-    unsafe fn ireduce_scatter_block_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.reduce_scatter_block_sum_as(self.start_form(), io, count, dt) }
-    }
-
-    #[inline(always)]
-    unsafe fn ineighbor_allgather(
-        &self,
-        g: &NeighborGraph,
-        send: &M::Buf,
-        recv: &mut M::Buf,
-        count: usize,
-        dt: Datatype,
-    ) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.neighbor_allgather_as(Form::Start, g, send, recv, count, None, dt) }
-    }
-
-    #[inline(always)]
-    unsafe fn ineighbor_allgatherv(
-        &self,
-        g: &NeighborGraph,
-        send: &M::Buf,
-        recv: &mut M::Buf,
-        count: usize,
-        rl: &Blocks,
-        dt: Datatype,
-    ) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.neighbor_allgather_as(Form::Start, g, send, recv, count, Some(rl), dt) }
-    }
-
-    #[inline(always)]
-    unsafe fn ineighbor_alltoall(
-        &self,
-        g: &NeighborGraph,
-        send: &M::Buf,
-        recv: &mut M::Buf,
-        count: usize,
-        dt: Datatype,
-    ) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.neighbor_alltoall_as(Form::Start, g, send, recv, count, dt) }
-    }
-
-    #[inline(always)]
-    unsafe fn ineighbor_alltoallv(
-        &self,
-        g: &NeighborGraph,
-        send: &M::Buf,
-        recv: &mut M::Buf,
-        sl: &Blocks,
-        rl: &Blocks,
-        dt: Datatype,
-    ) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.neighbor_alltoallv_as(Form::Start, g, send, recv, sl, rl, dt) }
-    }
-
-    #[inline(always)]
-    unsafe fn ineighbor_alltoallw(
-        &self,
-        g: &NeighborGraph,
-        send: &M::Buf,
-        recv: &mut M::Buf,
-        sl: &ByteBlocks,
-        rl: &ByteBlocks,
-        dt: Datatype,
-    ) {
-        // SAFETY: passed on from the caller.
-        unsafe { self.neighbor_alltoallw_as(Form::Start, g, send, recv, sl, rl, dt) }
+    unsafe fn start(&self, call: impl FnOnce(&Self)) {
+        self.starting.set(true);
+        call(self);
+        self.starting.set(false);
     }
 
     #[inline(always)]

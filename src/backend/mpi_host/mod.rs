@@ -31,6 +31,8 @@ pub struct Mpi<'w, M: Memory = HostMemory> {
     per_rank_types: [Vec<ffi::MPI_Datatype>; 3],
     /// The request of the non-blocking collective in flight.
     pending: std::cell::Cell<ffi::MPI_Request>,
+    /// Set while [`NonBlockingCollectives::start`] runs: a call starts.
+    starting: std::cell::Cell<bool>,
     /// Set while [`PersistentCollectives::bind`] runs: a start binds.
     binding: std::cell::Cell<bool>,
     /// The persistent requests, by [`Bound`] slot.
@@ -56,17 +58,19 @@ impl<'w, M: Memory> Mpi<'w, M> {
         let null = unsafe { ffi::RSMPI_REQUEST_NULL };
         let (pending, binding) = (std::cell::Cell::new(null), std::cell::Cell::new(false));
         let bound = [std::cell::Cell::new(null), std::cell::Cell::new(null)];
-        Mpi { world, comm: world.comm(), h, mem, per_rank_types, pending, binding, bound }
+        let starting = std::cell::Cell::new(false);
+        Mpi { world, comm: world.comm(), h, mem, per_rank_types, pending, starting, binding, bound }
     }
 
-    /// How a non-blocking start runs: started, or bound while
-    /// [`PersistentCollectives::bind`] runs.
+    /// How a collective's body calls MPI: the blocking function, or, inside
+    /// [`NonBlockingCollectives::start`], its non-blocking twin, or its
+    /// persistent form while [`PersistentCollectives::bind`] runs.
     #[inline(always)]
-    fn start_form(&self) -> Form {
-        if self.binding.get() {
-            Form::Init
-        } else {
-            Form::Start
+    fn form(&self) -> Form {
+        match (self.starting.get(), self.binding.get()) {
+            (false, _) => Form::Now,
+            (true, false) => Form::Start,
+            (true, true) => Form::Init,
         }
     }
 

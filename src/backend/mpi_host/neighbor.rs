@@ -210,7 +210,7 @@ impl<'w, M: Memory> NeighborCollectives for Mpi<'w, M> {
     #[inline(always)]
     fn neighbor_allgather(&self, g: &NeighborGraph, send: &M::Buf, recv: &mut M::Buf, count: usize, dt: Datatype) {
         // SAFETY: blocking: nothing is left in flight.
-        unsafe { self.neighbor_allgather_as(Form::Now, g, send, recv, count, None, dt) }
+        unsafe { self.neighbor_allgather_as(self.form(), g, send, recv, count, None, dt) }
     }
 
     #[inline(always)]
@@ -224,13 +224,13 @@ impl<'w, M: Memory> NeighborCollectives for Mpi<'w, M> {
         dt: Datatype,
     ) {
         // SAFETY: blocking.
-        unsafe { self.neighbor_allgather_as(Form::Now, g, send, recv, count, Some(rl), dt) }
+        unsafe { self.neighbor_allgather_as(self.form(), g, send, recv, count, Some(rl), dt) }
     }
 
     #[inline(always)]
     fn neighbor_alltoall(&self, g: &NeighborGraph, send: &M::Buf, recv: &mut M::Buf, count: usize, dt: Datatype) {
         // SAFETY: blocking.
-        unsafe { self.neighbor_alltoall_as(Form::Now, g, send, recv, count, dt) }
+        unsafe { self.neighbor_alltoall_as(self.form(), g, send, recv, count, dt) }
     }
 
     #[inline(always)]
@@ -244,7 +244,7 @@ impl<'w, M: Memory> NeighborCollectives for Mpi<'w, M> {
         dt: Datatype,
     ) {
         // SAFETY: blocking.
-        unsafe { self.neighbor_alltoallv_as(Form::Now, g, send, recv, sl, rl, dt) }
+        unsafe { self.neighbor_alltoallv_as(self.form(), g, send, recv, sl, rl, dt) }
     }
 
     #[inline(always)]
@@ -258,6 +258,6 @@ impl<'w, M: Memory> NeighborCollectives for Mpi<'w, M> {
         dt: Datatype,
     ) {
         // SAFETY: blocking.
-        unsafe { self.neighbor_alltoallw_as(Form::Now, g, send, recv, sl, rl, dt) }
+        unsafe { self.neighbor_alltoallw_as(self.form(), g, send, recv, sl, rl, dt) }
     }
 }

@@ -267,12 +267,14 @@ impl<K: NeighborOp> Nbr<K> {
         // SAFETY: passed on from the caller.
         unsafe {
             match K::OP {
-                Op::NeighborAllgather => t.ineighbor_allgather(g, send, recv, c, dt),
-                Op::NeighborAllgatherv => t.ineighbor_allgatherv(g, send, recv, c, &self.blocks.1, dt),
-                Op::NeighborAlltoall => t.ineighbor_alltoall(g, send, recv, c, dt),
-                Op::NeighborAlltoallv => t.ineighbor_alltoallv(g, send, recv, &self.blocks.0, &self.blocks.1, dt),
+                Op::NeighborAllgather => t.start(|t| t.neighbor_allgather(g, send, recv, c, dt)),
+                Op::NeighborAllgatherv => t.start(|t| t.neighbor_allgatherv(g, send, recv, c, &self.blocks.1, dt)),
+                Op::NeighborAlltoall => t.start(|t| t.neighbor_alltoall(g, send, recv, c, dt)),
+                Op::NeighborAlltoallv => {
+                    t.start(|t| t.neighbor_alltoallv(g, send, recv, &self.blocks.0, &self.blocks.1, dt))
+                }
                 Op::NeighborAlltoallw => {
-                    t.ineighbor_alltoallw(g, send, recv, &self.byte_blocks.0, &self.byte_blocks.1, dt)
+                    t.start(|t| t.neighbor_alltoallw(g, send, recv, &self.byte_blocks.0, &self.byte_blocks.1, dt))
                 }
                 _ => unreachable!("{:?} is not a neighbourhood collective", K::OP),
             }

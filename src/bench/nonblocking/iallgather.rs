@@ -16,5 +16,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 };
 
 nonblocking_collective!(Iallgather over Allgather, SPEC, |c, t, send, recv, case, job, i| {
-    t.iallgather(job.operands(send, recv), case.count, case.datatype)
+    t.start(|t| t.allgather(job.operands(send, recv), case.count, case.datatype))
 });

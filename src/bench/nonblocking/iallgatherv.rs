@@ -16,5 +16,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 };
 
 nonblocking_collective!(Iallgatherv over Allgatherv, SPEC, |c, t, send, recv, case, job, i| {
-    t.iallgatherv(job.operands(send, recv), case.count, c.blocks(), case.datatype)
+    t.start(|t| t.allgatherv(job.operands(send, recv), case.count, c.blocks(), case.datatype))
 });

@@ -16,5 +16,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 };
 
 nonblocking_collective!(Ialltoall over Alltoall, SPEC, |c, t, send, recv, case, job, i| {
-    t.ialltoall(job.operands(send, recv), case.count, case.datatype)
+    t.start(|t| t.alltoall(job.operands(send, recv), case.count, case.datatype))
 });

@@ -16,5 +16,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 };
 
 nonblocking_collective!(Ialltoallv over Alltoallv, SPEC, |c, t, send, recv, case, job, i| {
-    t.ialltoallv(job.operands(send, recv), c.blocks(), c.blocks(), case.datatype)
+    t.start(|t| t.alltoallv(job.operands(send, recv), c.blocks(), c.blocks(), case.datatype))
 });

@@ -16,5 +16,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 };
 
 nonblocking_collective!(Ialltoallw over Alltoallw, SPEC, |c, t, send, recv, case, job, i| {
-    t.ialltoallw(job.operands(send, recv), c.blocks(), c.blocks(), case.datatype)
+    t.start(|t| t.alltoallw(job.operands(send, recv), c.blocks(), c.blocks(), case.datatype))
 });

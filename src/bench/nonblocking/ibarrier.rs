@@ -34,7 +34,7 @@ impl NonBlocking for Ibarrier {
         _job: &Ranks,
         _i: usize,
     ) {
-        t.ibarrier();
+        t.start(|t| crate::backend::DataBarrier::barrier(t));
     }
 
     /// OSU's osu_ibarrier times its first pass back to back.

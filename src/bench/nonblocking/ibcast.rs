@@ -16,5 +16,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 };
 
 nonblocking_collective!(Ibcast over Bcast, SPEC, |c, t, send, recv, case, job, i| {
-    t.ibcast(recv, case.count, case.datatype, 0)
+    t.start(|t| t.bcast(recv, case.count, case.datatype, 0))
 });

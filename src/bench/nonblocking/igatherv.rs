@@ -18,5 +18,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 nonblocking_collective!(Igatherv over Gatherv, SPEC, |c, t, send, recv, case, job, i| {
     let root = job.root_of(i);
     let io = job.rooted(send, recv, root);
-    t.igatherv(io, case.count, c.blocks(), case.datatype, root)
+    t.start(|t| t.gatherv(io, case.count, c.blocks(), case.datatype, root))
 });

@@ -16,5 +16,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 };
 
 nonblocking_collective!(IreduceScatterBlock over ReduceScatterBlock, SPEC, |c, t, send, recv, case, job, i| {
-    t.ireduce_scatter_block_sum(job.operands(send, recv), c.block(), case.datatype)
+    t.start(|t| t.reduce_scatter_block_sum(job.operands(send, recv), c.block(), case.datatype))
 });

@@ -18,5 +18,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 nonblocking_collective!(Iscatter over Scatter, SPEC, |c, t, send, recv, case, job, i| {
     let root = job.root_of(i);
     let io = job.rooted(send, recv, root);
-    t.iscatter(io, case.count, case.datatype, root)
+    t.start(|t| t.scatter(io, case.count, case.datatype, root))
 });

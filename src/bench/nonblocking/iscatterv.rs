@@ -18,5 +18,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 nonblocking_collective!(Iscatterv over Scatterv, SPEC, |c, t, send, recv, case, job, i| {
     let root = job.root_of(i);
     let io = job.rooted(send, recv, root);
-    t.iscatterv(io, c.blocks(), case.count, case.datatype, root)
+    t.start(|t| t.scatterv(io, c.blocks(), case.count, case.datatype, root))
 });
