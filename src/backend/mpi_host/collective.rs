@@ -673,9 +673,13 @@ impl<'w, M: Memory> NonBlockingCollectives for Mpi<'w, M> {
     /// MPI_X_init) with its arguments and the request slot.
     #[inline(always)]
     unsafe fn start(&self, call: impl FnOnce(&Self)) {
+        // SAFETY: reads a constant of the MPI library.
+        let null = unsafe { ffi::RSMPI_REQUEST_NULL };
+        debug_assert!(self.pending.get() == null, "a start while another is in flight");
         self.starting.set(true);
         call(self);
         self.starting.set(false);
+        debug_assert!(self.pending.get() != null, "a start whose closure made no collective call");
     }
 
     #[inline(always)]
