@@ -148,7 +148,10 @@ impl<'w, M: Memory> Mpi<'w, M> {
     ) {
         let (send, recv) = self.exchange_operands(io, count, dt, send_blocks);
         let t = self.h.dt(dt);
-        let f = if self.binding.get() { init } else { start };
+        let f = match self.form() {
+            Form::Init => init,
+            _ => start,
+        };
         // SAFETY: both buffers were checked; the caller keeps them.
         unsafe { f(send, count as c_int, t, recv, count as c_int, t, self.comm, self.pending.as_ptr()) };
     }
@@ -676,9 +679,13 @@ impl<'w, M: Memory> NonBlockingCollectives for Mpi<'w, M> {
         // SAFETY: reads a constant of the MPI library.
         let null = unsafe { ffi::RSMPI_REQUEST_NULL };
         debug_assert!(self.pending.get() == null, "a start while another is in flight");
-        self.starting.set(true);
+        // Inside `bind` the call binds instead (`Init` stays).
+        let outer = self.mode.get();
+        if let Form::Now = outer {
+            self.mode.set(Form::Start);
+        }
         call(self);
-        self.starting.set(false);
+        self.mode.set(outer);
         debug_assert!(self.pending.get() != null, "a start whose closure made no collective call");
     }
 

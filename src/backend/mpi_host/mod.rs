@@ -31,10 +31,10 @@ pub struct Mpi<'w, M: Memory = HostMemory> {
     per_rank_types: [Vec<ffi::MPI_Datatype>; 3],
     /// The request of the non-blocking collective in flight.
     pending: std::cell::Cell<ffi::MPI_Request>,
-    /// Set while [`NonBlockingCollectives::start`] runs: a call starts.
-    starting: std::cell::Cell<bool>,
-    /// Set while [`PersistentCollectives::bind`] runs: a start binds.
-    binding: std::cell::Cell<bool>,
+    /// How a collective's body calls MPI ([`Mpi::form`]): `Now`, `Start`
+    /// while [`NonBlockingCollectives::start`] runs, `Init` while
+    /// [`PersistentCollectives::bind`] runs.
+    mode: std::cell::Cell<Form>,
     /// The persistent requests, by [`Bound`] slot.
     bound: [std::cell::Cell<ffi::MPI_Request>; 2],
 }
@@ -56,10 +56,9 @@ impl<'w, M: Memory> Mpi<'w, M> {
         let per_rank_types = Datatype::ALL.map(|dt| vec![h.dt(dt); np]);
         // SAFETY: reads a constant of the MPI library.
         let null = unsafe { ffi::RSMPI_REQUEST_NULL };
-        let (pending, binding) = (std::cell::Cell::new(null), std::cell::Cell::new(false));
+        let (pending, mode) = (std::cell::Cell::new(null), std::cell::Cell::new(Form::Now));
         let bound = [std::cell::Cell::new(null), std::cell::Cell::new(null)];
-        let starting = std::cell::Cell::new(false);
-        Mpi { world, comm: world.comm(), h, mem, per_rank_types, pending, starting, binding, bound }
+        Mpi { world, comm: world.comm(), h, mem, per_rank_types, pending, mode, bound }
     }
 
     /// How a collective's body calls MPI: the blocking function, or, inside
@@ -67,11 +66,7 @@ impl<'w, M: Memory> Mpi<'w, M> {
     /// persistent form while [`PersistentCollectives::bind`] runs.
     #[inline(always)]
     fn form(&self) -> Form {
-        match (self.starting.get(), self.binding.get()) {
-            (false, _) => Form::Now,
-            (true, false) => Form::Start,
-            (true, true) => Form::Init,
-        }
+        self.mode.get()
     }
 
     /// The communicator the operations use (windows are made on it).

@@ -25,9 +25,9 @@ impl<'w, M: Memory> PersistentCollectives for Mpi<'w, M> {
 
     unsafe fn bind(&self, slot: Bound, start: impl FnOnce()) {
         self.free_bound(slot);
-        self.binding.set(true);
+        self.mode.set(Form::Init);
         start();
-        self.binding.set(false);
+        self.mode.set(Form::Now);
         // SAFETY: reads a constant of the MPI library.
         let null = unsafe { ffi::RSMPI_REQUEST_NULL };
         self.bound[slot as usize].set(self.pending.replace(null));
