@@ -171,6 +171,8 @@ pub(crate) fn run_with<R: Send>(
                         marks: RefCell::default(),
                         pending: Cell::new(None),
                         rma: one_sided::RmaClock::default(),
+                        binding: Cell::new(false),
+                        kept: RefCell::default(),
                         bound: Default::default(),
                     };
                     f(&t)
@@ -398,8 +400,48 @@ pub(crate) struct MockTransport {
     pending: Cell<Option<f64>>,
     /// One-sided operations in flight (mock/one_sided.rs).
     rma: one_sided::RmaClock,
-    /// Which [`Bound`] slots hold a persistent request.
-    bound: [Cell<bool>; 2],
+    /// Set while [`PersistentCollectives::bind`] runs a start: the
+    /// collective it names is kept ([`MockTransport::keep`]), not run.
+    binding: Cell<bool>,
+    /// The collective the start being bound named.
+    kept: RefCell<Option<BoundColl>>,
+    /// The collective bound in each [`Bound`] slot.
+    bound: [RefCell<Option<BoundColl>>; 2],
+}
+
+/// A persistent collective of the mock, as MPI keeps one: the blocking
+/// call with its buffers by address and its arguments by value, all fixed
+/// when bound; each start re-issues it.
+type BoundColl = Box<dyn Fn(&MockTransport)>;
+
+/// The buffers of a collective by address, kept in a bound request.
+#[derive(Clone, Copy)]
+enum RawOperands {
+    Apart { send: *const AlignedBuf, recv: *mut AlignedBuf },
+    InPlace(*mut AlignedBuf),
+}
+
+impl RawOperands {
+    fn of(io: Operands<AlignedBuf>) -> RawOperands {
+        match io {
+            Operands::Apart { send, recv } => RawOperands::Apart { send, recv },
+            Operands::InPlace(buf) => RawOperands::InPlace(buf),
+        }
+    }
+
+    /// # Safety
+    /// The buffers are alive and in place, and nothing else writes to
+    /// them while the operation runs ([`PersistentCollectives::bind`]'s
+    /// contract, as for MPI's bound requests).
+    unsafe fn get<'a>(self) -> Operands<'a, AlignedBuf> {
+        // SAFETY: passed on from the caller.
+        unsafe {
+            match self {
+                RawOperands::Apart { send, recv } => Operands::Apart { send: &*send, recv: &mut *recv },
+                RawOperands::InPlace(buf) => Operands::InPlace(&mut *buf),
+            }
+        }
+    }
 }
 
 impl MockTransport {
@@ -489,6 +531,28 @@ impl MockTransport {
 
     fn np(&self) -> usize {
         self.world.shared.np
+    }
+
+    /// While a start is being bound, keeps the collective `op` re-issues
+    /// on `io` and gives nothing back; otherwise gives `io` back to run.
+    fn keep_or_run<'a>(
+        &self,
+        io: Operands<'a, AlignedBuf>,
+        op: impl Fn(&MockTransport, Operands<AlignedBuf>) + 'static,
+    ) -> Option<Operands<'a, AlignedBuf>> {
+        if !self.binding.get() {
+            return Some(io);
+        }
+        let raw = RawOperands::of(io);
+        // SAFETY: the kernel keeps the buffers as bind's contract says.
+        self.keep(move |t| op(t, unsafe { raw.get() }));
+        None
+    }
+
+    /// Keeps `op` as the collective the start being bound names.
+    fn keep(&self, op: impl Fn(&MockTransport) + 'static) {
+        let earlier = self.kept.replace(Some(Box::new(op)));
+        assert!(earlier.is_none(), "one start bound two collectives");
     }
 }
 
@@ -635,7 +699,10 @@ impl Transport for MockTransport {
 }
 
 impl Collectives for MockTransport {
-    fn allreduce_sum(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+    fn allreduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        let Some(mut io) = self.keep_or_run(io, move |t, io| t.allreduce_sum(io, count, dt)) else {
+            return;
+        };
         let bytes = count * dt.size();
         let (input, out) = split_io(&mut io);
         check_len(input.len(), bytes);
@@ -650,7 +717,10 @@ impl Collectives for MockTransport {
         }
     }
 
-    fn reduce_sum(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+    fn reduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+        let Some(mut io) = self.keep_or_run(io, move |t, io| t.reduce_sum(io, count, dt, root)) else {
+            return;
+        };
         let bytes = count * dt.size();
         let (input, out) = split_io(&mut io);
         check_len(input.len(), bytes);
@@ -661,7 +731,13 @@ impl Collectives for MockTransport {
         }
     }
 
-    fn reduce_scatter_sum(&self, mut io: Operands<AlignedBuf>, counts: &[i32], dt: Datatype) {
+    fn reduce_scatter_sum(&self, io: Operands<AlignedBuf>, counts: &[i32], dt: Datatype) {
+        let Some(mut io) = self.keep_or_run(io, {
+            let counts = counts.to_vec();
+            move |t, io| t.reduce_scatter_sum(io, &counts, dt)
+        }) else {
+            return;
+        };
         assert_eq!(counts.len(), self.np());
         let me = self.world.rank;
         let first: usize = counts[..me].iter().map(|&c| c as usize).sum();
@@ -675,7 +751,10 @@ impl Collectives for MockTransport {
         out.as_mut_slice()[..mine.len()].copy_from_slice(&mine);
     }
 
-    fn allgather(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+    fn allgather(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        let Some(mut io) = self.keep_or_run(io, move |t, io| t.allgather(io, count, dt)) else {
+            return;
+        };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
         let in_place = matches!(io, Operands::InPlace(_));
         let (input, out) = split_io(&mut io);
@@ -687,7 +766,10 @@ impl Collectives for MockTransport {
         }
     }
 
-    fn alltoall(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+    fn alltoall(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        let Some(mut io) = self.keep_or_run(io, move |t, io| t.alltoall(io, count, dt)) else {
+            return;
+        };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
         let (input, out) = split_io(&mut io);
         check_len(input.len(), bytes * np);
@@ -699,6 +781,11 @@ impl Collectives for MockTransport {
     }
 
     fn bcast(&self, buf: &mut AlignedBuf, count: usize, dt: Datatype, root: usize) {
+        if self.binding.get() {
+            let buf: *mut AlignedBuf = buf;
+            // SAFETY: the kernel keeps the buffer as bind's contract says.
+            return self.keep(move |t| t.bcast(unsafe { &mut *buf }, count, dt, root));
+        }
         let bytes = count * dt.size();
         check_len(buf.len(), bytes);
         let mine = if self.world.rank == root { buf.as_slice()[..bytes].to_vec() } else { Vec::new() };
@@ -706,7 +793,10 @@ impl Collectives for MockTransport {
         buf.as_mut_slice()[..bytes].copy_from_slice(&all.0[root]);
     }
 
-    fn gather(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+    fn gather(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+        let Some(mut io) = self.keep_or_run(io, move |t, io| t.gather(io, count, dt, root)) else {
+            return;
+        };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
         let in_place_root = me == root && matches!(io, Operands::InPlace(_));
         let (input, out) = split_io(&mut io);
@@ -720,7 +810,10 @@ impl Collectives for MockTransport {
         }
     }
 
-    fn scatter(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+    fn scatter(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
+        let Some(mut io) = self.keep_or_run(io, move |t, io| t.scatter(io, count, dt, root)) else {
+            return;
+        };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
         let in_place = matches!(io, Operands::InPlace(_));
         let (input, out) = split_io(&mut io);
@@ -741,12 +834,21 @@ impl Collectives for MockTransport {
 
 impl DataBarrier for MockTransport {
     fn barrier(&self) {
+        if self.binding.get() {
+            return self.keep(|t| t.barrier());
+        }
         self.world.barrier();
     }
 }
 
 impl VectorCollectives for MockTransport {
-    fn gatherv(&self, mut io: Operands<AlignedBuf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize) {
+    fn gatherv(&self, io: Operands<AlignedBuf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize) {
+        let Some(mut io) = self.keep_or_run(io, {
+            let blocks = blocks.clone();
+            move |t, io| t.gatherv(io, count, &blocks, dt, root)
+        }) else {
+            return;
+        };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
         assert_eq!(blocks.counts.len(), np);
         let in_place_root = me == root && matches!(io, Operands::InPlace(_));
@@ -764,7 +866,13 @@ impl VectorCollectives for MockTransport {
         }
     }
 
-    fn scatterv(&self, mut io: Operands<AlignedBuf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize) {
+    fn scatterv(&self, io: Operands<AlignedBuf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize) {
+        let Some(mut io) = self.keep_or_run(io, {
+            let blocks = blocks.clone();
+            move |t, io| t.scatterv(io, &blocks, count, dt, root)
+        }) else {
+            return;
+        };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
         assert_eq!(blocks.counts.len(), np);
         let in_place = matches!(io, Operands::InPlace(_));
@@ -784,7 +892,13 @@ impl VectorCollectives for MockTransport {
         }
     }
 
-    fn allgatherv(&self, mut io: Operands<AlignedBuf>, count: usize, blocks: &Blocks, dt: Datatype) {
+    fn allgatherv(&self, io: Operands<AlignedBuf>, count: usize, blocks: &Blocks, dt: Datatype) {
+        let Some(mut io) = self.keep_or_run(io, {
+            let blocks = blocks.clone();
+            move |t, io| t.allgatherv(io, count, &blocks, dt)
+        }) else {
+            return;
+        };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
         assert_eq!(blocks.counts.len(), np);
         let in_place = matches!(io, Operands::InPlace(_));
@@ -801,14 +915,29 @@ impl VectorCollectives for MockTransport {
     }
 
     fn alltoallv(&self, io: Operands<AlignedBuf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
+        let Some(io) = self.keep_or_run(io, {
+            let (send, recv) = (send.clone(), recv.clone());
+            move |t, io| t.alltoallv(io, &send, &recv, dt)
+        }) else {
+            return;
+        };
         self.alltoall_blocks(io, send, recv, dt, false);
     }
 
     fn alltoallw(&self, io: Operands<AlignedBuf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
+        let Some(io) = self.keep_or_run(io, {
+            let (send, recv) = (send.clone(), recv.clone());
+            move |t, io| t.alltoallw(io, &send, &recv, dt)
+        }) else {
+            return;
+        };
         self.alltoall_blocks(io, send, recv, dt, true);
     }
 
-    fn reduce_scatter_block_sum(&self, mut io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+    fn reduce_scatter_block_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        let Some(mut io) = self.keep_or_run(io, move |t, io| t.reduce_scatter_block_sum(io, count, dt)) else {
+            return;
+        };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
         let (input, out) = split_io(&mut io);
         check_len(input.len(), bytes * np);
@@ -855,38 +984,49 @@ impl PersistentPointToPoint for MockTransport {
     }
 }
 
-/// The mock keeps no operation bound: a start re-issues the non-blocking
-/// call the kernel names, after checking that a request is bound in that
-/// slot (a start before a bind, or after a free, is a kernel's mistake).
+/// Binding runs the start with the collective kept instead of run
+/// ([`BoundColl`]); each start re-issues it as the non-blocking call would
+/// start it. A start or wait on an empty slot (before a bind, after a
+/// free) is a kernel's mistake.
 impl PersistentCollectives for MockTransport {
     fn persistent_refusal(&self) -> Option<String> {
         None
     }
 
-    unsafe fn bind(&self, slot: Bound, _start: impl FnOnce()) {
-        self.bound[slot as usize].set(true);
+    unsafe fn bind(&self, slot: Bound, start: impl FnOnce()) {
+        self.binding.set(true);
+        start();
+        self.binding.set(false);
+        let op = self.kept.take().expect("the bound start issued no collective the mock can keep");
+        self.bound[slot as usize].replace(Some(op));
     }
 
-    fn start_bound(&self, slot: Bound, reissue: impl FnOnce()) {
-        assert!(self.bound[slot as usize].get(), "started the unbound persistent request {slot:?}");
-        reissue();
+    fn start_bound(&self, slot: Bound) {
+        let bound = self.bound[slot as usize].borrow();
+        let op = bound.as_ref().unwrap_or_else(|| panic!("started the unbound persistent request {slot:?}"));
+        self.started(|| op(self));
     }
 
     fn wait_bound(&self, slot: Bound) {
-        assert!(self.bound[slot as usize].get(), "waited on the unbound persistent request {slot:?}");
+        assert!(self.bound[slot as usize].borrow().is_some(), "waited on the unbound persistent request {slot:?}");
         self.nb_wait();
     }
 
     fn free_bound(&self, slot: Bound) {
-        self.bound[slot as usize].set(false);
+        self.bound[slot as usize].take();
     }
 }
 
 impl NonBlockingCollectives for MockTransport {
     /// Runs the blocking call at once and completes it in the background
-    /// at the end it would have had ([`MockTransport::started`]).
+    /// at the end it would have had ([`MockTransport::started`]); while a
+    /// start is being bound, the call only keeps its collective.
     unsafe fn start(&self, call: impl FnOnce(&Self)) {
-        self.started(|| call(self));
+        if self.binding.get() {
+            call(self)
+        } else {
+            self.started(|| call(self))
+        }
     }
 
     /// Costs one call's overhead; done once the clock has reached the

@@ -627,10 +627,8 @@ pub trait PersistentCollectives: NonBlockingCollectives {
     /// the request is freed, and untouched while it is active.
     unsafe fn bind(&self, slot: Bound, start: impl FnOnce());
 
-    /// Starts the request in `slot` (`MPI_Start`). `reissue` starts the same
-    /// operation again for a transport that keeps no bound request of its
-    /// own (the mock); MPI never calls it.
-    fn start_bound(&self, slot: Bound, reissue: impl FnOnce());
+    /// Starts the request in `slot` (`MPI_Start`).
+    fn start_bound(&self, slot: Bound);
 
     /// Waits for the request in `slot` to complete (`MPI_Wait`; the request
     /// stays bound).

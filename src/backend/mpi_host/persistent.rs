@@ -34,7 +34,7 @@ impl<'w, M: Memory> PersistentCollectives for Mpi<'w, M> {
     }
 
     #[inline(always)]
-    fn start_bound(&self, slot: Bound, _reissue: impl FnOnce()) {
+    fn start_bound(&self, slot: Bound) {
         // SAFETY: the slot holds a request bound by `bind` (MPI reports
         // an error on a null one).
         unsafe { ffi::MPI_Start(self.bound[slot as usize].as_ptr()) };
