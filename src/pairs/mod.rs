@@ -32,11 +32,10 @@ use crate::backend::{Control, Memory, Transport};
 use crate::job::watchdog::Step;
 use crate::job::{say, Ending, Job, JobConfig, RecordFile};
 use crate::matrix::heatmap::HeatmapSpec;
-use crate::options::Backend;
 use crate::report::placement::WarnContext;
 use crate::report::record::RankInfo;
 use measure::{PairBuffers, RoundPlan};
-use options::{Config, Parsed};
+use options::{Config, PairsBackend, Parsed};
 use output::PairsFiles;
 use paths::PairPeaks;
 use record::{Outcome, PairsRecord, ScheduleInfo};
@@ -83,7 +82,7 @@ pub fn main(args: &[String]) -> i32 {
         gpu: false,
         threads: crate::backend::world::ThreadLevel::Single,
     };
-    if cfg.backend == Backend::Ucx {
+    if cfg.backend == PairsBackend::Ucx {
         crate::backend::quiet_ucx_by_default();
     }
     let job = match Job::start(job_cfg, env, |world| {
@@ -95,22 +94,20 @@ pub fn main(args: &[String]) -> i32 {
     };
     let Some(schedule) = schedule else { return EXIT_USAGE };
     let code = match cfg.backend {
-        Backend::Mpi => {
+        PairsBackend::Mpi => {
             let t = MpiHost::new(&job.world);
             Session { cfg, schedule, job: &job }.run(&t)
         }
         #[cfg(ucx)]
-        Backend::Ucx => match job.everywhere(crate::backend::ucx::Ucx::new(&job.world)) {
+        PairsBackend::Ucx => match job.everywhere(crate::backend::ucx::Ucx::new(&job.world)) {
             Some(t) => Session { cfg, schedule, job: &job }.run(&t),
             None => EXIT_USAGE,
         },
         #[cfg(not(ucx))]
-        Backend::Ucx => {
+        PairsBackend::Ucx => {
             let _ = job.everywhere(Err::<(), _>(ucx_sys::LoadError::NotBuilt));
             EXIT_USAGE
         }
-        // pairs' options take mpi and ucx only.
-        Backend::Nccl => EXIT_USAGE,
     };
     job.finish(code);
     code
