@@ -63,6 +63,7 @@ pub const COLUMNS: &[&str] = &[
     "path",
     "peak_MBps",
     "efficiency_pct",
+    "iter_p999_us",
 ];
 
 /// One row of the results CSV, as the writer serialises it and every
@@ -208,6 +209,10 @@ pub struct CsvRow {
     /// the peak.
     #[serde(default, serialize_with = "float")]
     pub efficiency_pct: Option<f64>,
+    /// The 99.9th percentile of the `iter_` series (after the older
+    /// columns, so their positions hold).
+    #[serde(default, serialize_with = "float")]
+    pub iter_p999_us: Option<f64>,
 }
 
 impl CsvRow {
@@ -266,6 +271,7 @@ impl CsvRow {
             path: path.map(|p| p.label.clone()),
             peak_mbps: path.and_then(|p| p.peak_mbps),
             efficiency_pct: ctx.efficiency_pct(r),
+            iter_p999_us: it.map(|s| s.p999_us),
         }
     }
 }
@@ -493,6 +499,7 @@ mod tests {
             ctx.path.as_ref().filter(|_| ctx.bandwidth_mbps(r).is_some()).map(|p| p.label.clone()).unwrap_or_default(),
             num(ctx.path.as_ref().filter(|_| ctx.bandwidth_mbps(r).is_some()).and_then(|p| p.peak_mbps)),
             num(ctx.efficiency_pct(r)),
+            num(it.map(|s| s.p999_us)),
         ]
     }
 
@@ -661,6 +668,9 @@ mod tests {
         assert_eq!(col("validation"), "Pass");
         assert_eq!(col("osu_tails"), "P50=0.25;P99=1.5");
         assert_eq!(col("iter_max_us").parse::<f64>().unwrap(), 3.0);
+        // Two samples: the 99.9th percentile is the larger, as p99's.
+        assert_eq!(col("iter_p999_us").parse::<f64>().unwrap(), 3.0);
+        assert_eq!(COLUMNS.last(), Some(&"iter_p999_us"));
         assert_eq!((col("pairs"), col("min_lat_us"), col("slowest_rank")), ("1", "", ""));
     }
 

@@ -98,6 +98,7 @@ fn row(spec: &BenchSpec, t: &Table, p: &SizeRow, k: &Known, finished_utc: &str) 
         path: None,
         peak_mbps: None,
         efficiency_pct: None,
+        iter_p999_us: None,
     }
 }
 
