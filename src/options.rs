@@ -221,6 +221,9 @@ pub enum Format {
     /// JSON Lines: a `run` object, one object per measured row, an `end`
     /// object; nothing else (report/json_lines.rs).
     Json,
+    /// The results CSV's header and rows on stdout, each row as its size
+    /// finishes (report/csv.rs); nothing else.
+    Csv,
 }
 
 /// What a format is to everything outside its sink: its `--format` word,
@@ -229,7 +232,7 @@ pub enum Format {
 /// wiring in report::sinks; the options, help text and runner read these.
 impl Format {
     /// Every format, in the order `-h` and the refusal list them.
-    pub const ALL: [Format; 3] = [Format::Osu, Format::NcclTests, Format::Json];
+    pub const ALL: [Format; 4] = [Format::Osu, Format::NcclTests, Format::Json, Format::Csv];
 
     /// Its `--format` word (the run record's word too).
     pub fn word(self) -> &'static str {
@@ -237,6 +240,7 @@ impl Format {
             Format::Osu => "osu",
             Format::NcclTests => "nccl-tests",
             Format::Json => "json",
+            Format::Csv => "csv",
         }
     }
 
@@ -253,6 +257,7 @@ impl Format {
                 "nccl-tests' table (NCCL collectives: out-of-place and in-place, algbw, busbw, #wrong)"
             }
             Format::Json => "JSON Lines: a run object, one object per measured row, an end object",
+            Format::Csv => "the results CSV's header, then one row per measured row as it finishes",
         }
     }
 
@@ -261,7 +266,7 @@ impl Format {
     pub(crate) fn osu_preamble(self) -> bool {
         match self {
             Format::Osu => true,
-            Format::NcclTests | Format::Json => false,
+            Format::NcclTests | Format::Json | Format::Csv => false,
         }
     }
 
@@ -272,7 +277,7 @@ impl Format {
     pub(crate) fn runner_lines(self) -> bool {
         match self {
             Format::Osu | Format::NcclTests => true,
-            Format::Json => false,
+            Format::Json | Format::Csv => false,
         }
     }
 
@@ -282,7 +287,7 @@ impl Format {
     pub fn passes(self) -> &'static [Option<bool>] {
         match self {
             Format::NcclTests => &[Some(false), Some(true)],
-            Format::Osu | Format::Json => &[None],
+            Format::Osu | Format::Json | Format::Csv => &[None],
         }
     }
 
@@ -292,7 +297,7 @@ impl Format {
     pub(crate) fn counts_wrong_elements(self) -> bool {
         match self {
             Format::NcclTests => true,
-            Format::Osu | Format::Json => false,
+            Format::Osu | Format::Json | Format::Csv => false,
         }
     }
 }

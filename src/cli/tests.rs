@@ -352,7 +352,11 @@ fn nccl_tests_format_and_min_busbw() {
     assert_eq!(run(&ALLREDUCE, &["--format", "osu"]).format, Format::Osu);
     assert_eq!(run(&ALLREDUCE, &["--format", "json"]).format, Format::Json);
     assert_eq!(run(&LATENCY, &["--backend", "ucx", "--format", "json", "-z"]).format, Format::Json);
-    assert_eq!(err(&ALLREDUCE, &["--format", "yaml"]), "Invalid value [--format yaml] (give osu, nccl-tests or json)");
+    assert_eq!(run(&LATENCY, &["--format", "csv"]).format, Format::Csv);
+    assert_eq!(
+        err(&ALLREDUCE, &["--format", "yaml"]),
+        "Invalid value [--format yaml] (give osu, nccl-tests, json or csv)"
+    );
     assert_eq!(
         err(&ALLREDUCE, &["--format", "nccl-tests"]),
         "Invalid value [--format nccl-tests] (nccl-tests' table is for NCCL's collectives: add --backend nccl)"

@@ -20,7 +20,7 @@ pub(crate) mod sinks;
 pub mod slurm;
 pub mod time;
 
-use std::io;
+use std::io::{self, Write};
 
 use crate::datatype::Datatype;
 use crate::stats::spread::Spread;
@@ -208,5 +208,18 @@ pub(crate) fn stdout_sink(
             table.preamble()?;
             Ok(Box::new(table))
         }
+        Format::Csv => Ok(Box::new(csv::CsvSink::new(StdoutRows, ctx)?)),
+    }
+}
+
+/// Rows on stdout (`--format csv`): each written whole and flushed, so
+/// whatever reads the pipe has every finished row at once.
+struct StdoutRows;
+
+impl safe_file::RowSink for StdoutRows {
+    fn append_rows(&mut self, rows: &[u8]) -> io::Result<()> {
+        let mut out = io::stdout().lock();
+        out.write_all(rows)?;
+        out.flush()
     }
 }

@@ -56,6 +56,25 @@ fn assert_csv_matches_stdout(o: &Outcome, main_col: &str, extra: &[&str], tails:
     }
 }
 
+/// `--format csv` puts the results file itself on stdout, byte for byte,
+/// and nothing else, for a point-to-point and a collective benchmark.
+#[test]
+fn format_csv_is_the_results_file_on_stdout() {
+    let _g = mpi_lock();
+    for (bench, args) in
+        [("osu_latency", &["-m", "1:64", "-i", "100", "-c"][..]), ("osu_allreduce", &["-m", "4:64", "-f"])]
+    {
+        let mut all = args.to_vec();
+        all.extend(["--format", "csv"]);
+        let o = run_with_results(Mpi::OpenMpi, 2, bench, &all);
+        let file = std::fs::read_to_string(&o.csv_path).unwrap();
+        assert_eq!(o.run.stdout, file, "{bench}");
+        assert!(file.starts_with(&format!("{}\n", commbench::report::csv::COLUMNS.join(","))));
+        assert_eq!(o.csv.len(), file.lines().count() - 1, "{bench}");
+        assert!(o.csv.iter().all(|r| r["benchmark"] == bench));
+    }
+}
+
 #[test]
 fn latency_tails_csv_equals_stdout() {
     let _g = mpi_lock();
