@@ -221,6 +221,11 @@ pub struct BenchSpec {
     /// Whether a window of messages goes each way at once (osu_bibw and
     /// its persistent form): twice the buffers and the traffic.
     pub duplex: bool,
+    /// Whether OSU heads this benchmark's MB/s columns as latencies
+    /// (`Avg Latency(us)`, `P50 Tail Lat(us)`), as its congestion tests
+    /// osu_bw_fan_in and osu_bw_fan_out do: a quirk of theirs, not of
+    /// running on nodes.
+    pub bw_headed_as_latency: bool,
 }
 
 impl BenchSpec {
@@ -245,6 +250,7 @@ impl BenchSpec {
         one_sided: None,
         workers: None,
         duplex: false,
+        bw_headed_as_latency: false,
     };
 
     pub fn takes(&self, letter: char) -> bool {
@@ -291,10 +297,9 @@ impl BenchSpec {
     }
 
     /// Whether OSU labels this benchmark's MB/s columns as latencies
-    /// (`Avg Latency(us)`, `P50 Tail Lat(us)`): its congestion tests,
-    /// osu_bw_fan_in and osu_bw_fan_out, do.
+    /// ([`BenchSpec::bw_headed_as_latency`]).
     pub(crate) fn labels_bw_as_latency(&self) -> bool {
-        self.procs == ProcRule::Nodes
+        self.bw_headed_as_latency
     }
 
     /// Whether the benchmark measures the job's start-up (osu_init,

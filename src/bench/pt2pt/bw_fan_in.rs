@@ -21,6 +21,7 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
     max_size: PT2PT_MAX,
     windowed: true,
     accel_slot: true,
+    bw_headed_as_latency: true,
     ..BenchSpec::DEFAULT
 };
 
