@@ -218,8 +218,10 @@ pub struct BenchSpec {
     /// What `-t` spreads each rank's work over (osu_latency_mt,
     /// osu_latency_mp); None where `-t` means something else or nothing.
     pub workers: Option<Workers>,
-    /// Whether a window of messages goes each way at once (osu_bibw and
-    /// its persistent form): twice the buffers and the traffic.
+    /// Whether a window of messages goes each way at once (osu_bibw, its
+    /// persistent form, osu_put_bibw): twice the traffic, a bandwidth
+    /// that adds both directions, and for the two-sided ones twice the
+    /// buffers.
     pub duplex: bool,
     /// Whether OSU heads this benchmark's MB/s columns as latencies
     /// (`Avg Latency(us)`, `P50 Tail Lat(us)`), as its congestion tests

@@ -32,7 +32,7 @@ pub(crate) fn reports_bandwidth(spec: &BenchSpec) -> bool {
 /// Whether the reported bandwidth adds both directions (osu_bibw, its
 /// persistent form, osu_put_bibw).
 fn both_ways(spec: &BenchSpec) -> bool {
-    spec.duplex || spec.name.contains("bibw")
+    spec.duplex
 }
 
 /// Every rank, at once: its end of the paths for a run of `spec` whose
@@ -174,6 +174,15 @@ mod tests {
     use super::*;
     use crate::peak::copy_rate::CopyRate;
     use crate::peak::PathClass;
+
+    /// The specs say which bandwidths add both directions: the three
+    /// bi-directional tests, which the name once decided.
+    #[test]
+    fn the_bidirectional_tests_count_both_ways() {
+        let both: Vec<&str> =
+            crate::bench::registry::BENCHMARKS.iter().filter(|e| both_ways(e.spec)).map(|e| e.name()).collect();
+        assert_eq!(both, ["osu_bibw", "osu_bibw_persistent", "osu_put_bibw"]);
+    }
 
     fn end(host: &str, mbps: f64) -> RankEnd {
         RankEnd {

@@ -9,6 +9,7 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
     name: "osu_put_bibw",
     title: "OSU MPI_Put Bi-directional Bandwidth Test",
     one_sided: Some(&rma::ACTIVE_ONLY),
+    duplex: true,
     ..crate::bench::rma::put_bw::SPEC
 };
 
