@@ -398,6 +398,24 @@ impl Backend {
             Backend::Nccl => "nccl",
         }
     }
+
+    /// Its line under `--backend` in `-h`.
+    pub fn about(self) -> &'static str {
+        match self {
+            Backend::Mpi => "the MPI library (the default)",
+            Backend::Ucx => "UCP tagged messages, straight (point-to-point)",
+            Backend::Nccl => "NCCL on each rank's GPU",
+        }
+    }
+
+    /// Every backend's word, as a refusal lists them (`mpi, ucx or nccl`).
+    pub(crate) fn words() -> String {
+        let words: Vec<&str> = Backend::ALL.iter().map(|b| b.word()).collect();
+        match words.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => words.concat(),
+        }
+    }
 }
 
 /// What each `--backend`'s transport implements. src/runner.rs's

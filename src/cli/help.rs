@@ -3,7 +3,7 @@
 //! long-only commbench options.
 
 use super::{long_name, ACCEL_LETTER, EXTENSIONS};
-use crate::options::Format;
+use crate::options::{Backend, Format};
 use crate::spec::{BenchSpec, ProcRule, Workers, DEFAULT_MEM_LIMIT, DEFAULT_WINDOW, LARGE_MESSAGE_SIZE};
 
 fn describe(letter: char, spec: &BenchSpec) -> Vec<String> {
@@ -157,8 +157,13 @@ pub fn text(spec: &BenchSpec) -> String {
             _ => format!("{long} {arg}"),
         };
         out.push_str(&format!("      --{name:<20}{what}\n"));
+        // One line per backend and per format, from the choices themselves.
+        if *long == "backend" {
+            for b in Backend::ALL {
+                out.push_str(&format!("{:30}{:<12}{}\n", "", b.word(), b.about()));
+            }
+        }
         if *long == "format" {
-            // One line per format, from the formats themselves.
             for f in Format::ALL {
                 out.push_str(&format!("{:30}{:<12}{}\n", "", f.word(), f.about()));
             }

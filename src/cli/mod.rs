@@ -76,12 +76,7 @@ pub(crate) const EXTENSIONS: &[(&str, ArgKind, &str, &str)] = &[
     ("nic", ArgKind::Required, "DEVS", "network device per local rank, e.g. mlx5_2:1 (sets UCX_NET_DEVICES)"),
     ("gpu", ArgKind::Required, "IDS", "GPU (CUDA index) per local rank, e.g. 0,1,2,3"),
     ("verbose", ArgKind::None, "", "also print the placement table and where the results went, on stderr"),
-    (
-        "backend",
-        ArgKind::Required,
-        "NAME",
-        "what carries the timed messages: mpi (default), ucx (UCP tagged messages; point-to-point) or nccl (GPU)",
-    ),
+    ("backend", ArgKind::Required, "NAME", "what carries the timed messages, one of:"),
     ("format", ArgKind::Required, "NAME", "stdout layout (the CSV and run record are the same), one of:"),
     (
         "min-busbw",

@@ -83,7 +83,7 @@ fn defaults(spec: &BenchSpec) -> Options {
 /// (the registry's `needs`, `backend::capabilities`).
 fn parse_backend(spec: &BenchSpec, v: &str) -> Result<Backend, CliError> {
     let Some(backend) = Backend::from_word(v) else {
-        return Err(CliError::Usage(format!("Invalid value [--backend {v}] (give mpi, ucx or nccl)")));
+        return Err(CliError::Usage(format!("Invalid value [--backend {v}] (give {})", Backend::words())));
     };
     if backend == Backend::Mpi {
         return Ok(backend);

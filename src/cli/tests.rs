@@ -272,6 +272,10 @@ fn help_text_lists_letters_in_osu_order() {
         for f in Format::ALL {
             assert!(text.contains(&format!("{:30}{:<12}{}\n", "", f.word(), f.about())), "{}", f.word());
         }
+        // And every --backend word.
+        for b in crate::options::Backend::ALL {
+            assert!(text.contains(&format!("{:30}{:<12}{}\n", "", b.word(), b.about())), "{}", b.word());
+        }
     }
 }
 
@@ -353,6 +357,7 @@ fn nccl_tests_format_and_min_busbw() {
     assert_eq!(run(&ALLREDUCE, &["--format", "json"]).format, Format::Json);
     assert_eq!(run(&LATENCY, &["--backend", "ucx", "--format", "json", "-z"]).format, Format::Json);
     assert_eq!(run(&LATENCY, &["--format", "csv"]).format, Format::Csv);
+    assert_eq!(err(&LATENCY, &["--backend", "verbs"]), "Invalid value [--backend verbs] (give mpi, ucx or nccl)");
     assert_eq!(
         err(&ALLREDUCE, &["--format", "yaml"]),
         "Invalid value [--format yaml] (give osu, nccl-tests, json or csv)"
