@@ -535,15 +535,16 @@ impl MockTransport {
 
     /// While a start is being bound, keeps the collective `op` re-issues
     /// on `io` and gives nothing back; otherwise gives `io` back to run.
-    fn keep_or_run<'a>(
+    /// `op` is made only then, so a plain call copies no arguments.
+    fn keep_or_run<'a, F: Fn(&MockTransport, Operands<AlignedBuf>) + 'static>(
         &self,
         io: Operands<'a, AlignedBuf>,
-        op: impl Fn(&MockTransport, Operands<AlignedBuf>) + 'static,
+        op: impl FnOnce() -> F,
     ) -> Option<Operands<'a, AlignedBuf>> {
         if !self.binding.get() {
             return Some(io);
         }
-        let raw = RawOperands::of(io);
+        let (raw, op) = (RawOperands::of(io), op());
         // SAFETY: the kernel keeps the buffers as bind's contract says.
         self.keep(move |t| op(t, unsafe { raw.get() }));
         None
@@ -700,7 +701,7 @@ impl Transport for MockTransport {
 
 impl Collectives for MockTransport {
     fn allreduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
-        let Some(mut io) = self.keep_or_run(io, move |t, io| t.allreduce_sum(io, count, dt)) else {
+        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.allreduce_sum(io, count, dt)) else {
             return;
         };
         let bytes = count * dt.size();
@@ -718,7 +719,7 @@ impl Collectives for MockTransport {
     }
 
     fn reduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
-        let Some(mut io) = self.keep_or_run(io, move |t, io| t.reduce_sum(io, count, dt, root)) else {
+        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.reduce_sum(io, count, dt, root)) else {
             return;
         };
         let bytes = count * dt.size();
@@ -732,7 +733,7 @@ impl Collectives for MockTransport {
     }
 
     fn reduce_scatter_sum(&self, io: Operands<AlignedBuf>, counts: &[i32], dt: Datatype) {
-        let Some(mut io) = self.keep_or_run(io, {
+        let Some(mut io) = self.keep_or_run(io, || {
             let counts = counts.to_vec();
             move |t, io| t.reduce_scatter_sum(io, &counts, dt)
         }) else {
@@ -752,7 +753,7 @@ impl Collectives for MockTransport {
     }
 
     fn allgather(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
-        let Some(mut io) = self.keep_or_run(io, move |t, io| t.allgather(io, count, dt)) else {
+        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.allgather(io, count, dt)) else {
             return;
         };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
@@ -767,7 +768,7 @@ impl Collectives for MockTransport {
     }
 
     fn alltoall(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
-        let Some(mut io) = self.keep_or_run(io, move |t, io| t.alltoall(io, count, dt)) else {
+        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.alltoall(io, count, dt)) else {
             return;
         };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
@@ -794,7 +795,7 @@ impl Collectives for MockTransport {
     }
 
     fn gather(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
-        let Some(mut io) = self.keep_or_run(io, move |t, io| t.gather(io, count, dt, root)) else {
+        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.gather(io, count, dt, root)) else {
             return;
         };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
@@ -811,7 +812,7 @@ impl Collectives for MockTransport {
     }
 
     fn scatter(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
-        let Some(mut io) = self.keep_or_run(io, move |t, io| t.scatter(io, count, dt, root)) else {
+        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.scatter(io, count, dt, root)) else {
             return;
         };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
@@ -843,7 +844,7 @@ impl DataBarrier for MockTransport {
 
 impl VectorCollectives for MockTransport {
     fn gatherv(&self, io: Operands<AlignedBuf>, count: usize, blocks: &Blocks, dt: Datatype, root: usize) {
-        let Some(mut io) = self.keep_or_run(io, {
+        let Some(mut io) = self.keep_or_run(io, || {
             let blocks = blocks.clone();
             move |t, io| t.gatherv(io, count, &blocks, dt, root)
         }) else {
@@ -867,7 +868,7 @@ impl VectorCollectives for MockTransport {
     }
 
     fn scatterv(&self, io: Operands<AlignedBuf>, blocks: &Blocks, count: usize, dt: Datatype, root: usize) {
-        let Some(mut io) = self.keep_or_run(io, {
+        let Some(mut io) = self.keep_or_run(io, || {
             let blocks = blocks.clone();
             move |t, io| t.scatterv(io, &blocks, count, dt, root)
         }) else {
@@ -893,7 +894,7 @@ impl VectorCollectives for MockTransport {
     }
 
     fn allgatherv(&self, io: Operands<AlignedBuf>, count: usize, blocks: &Blocks, dt: Datatype) {
-        let Some(mut io) = self.keep_or_run(io, {
+        let Some(mut io) = self.keep_or_run(io, || {
             let blocks = blocks.clone();
             move |t, io| t.allgatherv(io, count, &blocks, dt)
         }) else {
@@ -915,7 +916,7 @@ impl VectorCollectives for MockTransport {
     }
 
     fn alltoallv(&self, io: Operands<AlignedBuf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
-        let Some(io) = self.keep_or_run(io, {
+        let Some(io) = self.keep_or_run(io, || {
             let (send, recv) = (send.clone(), recv.clone());
             move |t, io| t.alltoallv(io, &send, &recv, dt)
         }) else {
@@ -925,7 +926,7 @@ impl VectorCollectives for MockTransport {
     }
 
     fn alltoallw(&self, io: Operands<AlignedBuf>, send: &Blocks, recv: &Blocks, dt: Datatype) {
-        let Some(io) = self.keep_or_run(io, {
+        let Some(io) = self.keep_or_run(io, || {
             let (send, recv) = (send.clone(), recv.clone());
             move |t, io| t.alltoallw(io, &send, &recv, dt)
         }) else {
@@ -935,7 +936,7 @@ impl VectorCollectives for MockTransport {
     }
 
     fn reduce_scatter_block_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
-        let Some(mut io) = self.keep_or_run(io, move |t, io| t.reduce_scatter_block_sum(io, count, dt)) else {
+        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.reduce_scatter_block_sum(io, count, dt)) else {
             return;
         };
         let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
