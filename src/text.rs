@@ -2,6 +2,14 @@
 //! printed on a terminal by the subcommands, `commbench list` and the
 //! placement report.
 
+/// Choices as a sentence lists them: `a`, `a or b`, `a, b or c`.
+pub(crate) fn or_list(words: &[&str]) -> String {
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => words.concat(),
+    }
+}
+
 /// Left-aligned columns two spaces apart, one line per row (no newline),
 /// trailing spaces trimmed: the plain tables people read on a terminal.
 pub(crate) fn aligned_columns<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
@@ -38,6 +46,14 @@ pub(crate) fn capped_columns<const N: usize>(rows: &[[String; N]], cap: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn or_list_joins_as_a_sentence() {
+        assert_eq!(or_list(&[]), "");
+        assert_eq!(or_list(&["mpi"]), "mpi");
+        assert_eq!(or_list(&["mpi", "ucx"]), "mpi or ucx");
+        assert_eq!(or_list(&["mpi", "ucx", "nccl"]), "mpi, ucx or nccl");
+    }
 
     #[test]
     fn columns_align_and_cap() {

@@ -407,15 +407,6 @@ impl Backend {
             Backend::Nccl => "NCCL on each rank's GPU",
         }
     }
-
-    /// Every backend's word, as a refusal lists them (`mpi, ucx or nccl`).
-    pub(crate) fn words() -> String {
-        let words: Vec<&str> = Backend::ALL.iter().map(|b| b.word()).collect();
-        match words.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-            _ => words.concat(),
-        }
-    }
 }
 
 /// What each `--backend`'s transport implements. src/runner.rs's

@@ -12,6 +12,7 @@ use crate::datatype::Datatype;
 pub use crate::options::*;
 use crate::spec::{BenchSpec, Workers, DEFAULT_VALIDATION_WARMUP, MAX_VALIDATION_WARMUP};
 use crate::stats::precision;
+use crate::text::or_list;
 use crate::topo::request::PlacementRequest;
 
 /// What the command line asks for.
@@ -83,7 +84,8 @@ fn defaults(spec: &BenchSpec) -> Options {
 /// (the registry's `needs`, `backend::capabilities`).
 fn parse_backend(spec: &BenchSpec, v: &str) -> Result<Backend, CliError> {
     let Some(backend) = Backend::from_word(v) else {
-        return Err(CliError::Usage(format!("Invalid value [--backend {v}] (give {})", Backend::words())));
+        let words = Backend::ALL.map(Backend::word);
+        return Err(CliError::Usage(format!("Invalid value [--backend {v}] (give {})", or_list(&words))));
     };
     if backend == Backend::Mpi {
         return Ok(backend);
@@ -445,9 +447,8 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             }
             OptId::Long("format") => {
                 o.format = Format::from_word(v).ok_or_else(|| {
-                    let words: Vec<&str> = Format::ALL.iter().map(|f| f.word()).collect();
-                    let (last, rest) = words.split_last().expect("formats");
-                    CliError::Usage(format!("Invalid value [--format {v}] (give {} or {last})", rest.join(", ")))
+                    let words = Format::ALL.map(Format::word);
+                    CliError::Usage(format!("Invalid value [--format {v}] (give {})", or_list(&words)))
                 })?;
             }
             OptId::Long("min-busbw") => {

@@ -130,8 +130,8 @@ impl PairsBackend {
 
 fn parse_backend(s: &str) -> Result<PairsBackend, String> {
     PairsBackend::ALL.into_iter().find(|b| b.backend().word() == s).ok_or_else(|| {
-        let words: Vec<&str> = PairsBackend::ALL.iter().map(|b| b.backend().word()).collect();
-        format!("'{s}' is not a backend (give {})", words.join(" or "))
+        let words = PairsBackend::ALL.map(|b| b.backend().word());
+        format!("'{s}' is not a backend (give {})", crate::text::or_list(&words))
     })
 }
 fn parse_scheme(s: &str) -> Result<Scheme, SchemeError> {
