@@ -468,6 +468,19 @@ fn streams_reorder_as_cuda_allows_and_no_more() {
     assert_eq!(r.stderr, "");
 }
 
+/// Work that waits for other work starts, on the event clock, where that
+/// work ended, also when it was done before the wait was queued (a busy
+/// host queues late). Found by gpu-bw's two-way timing on a loaded
+/// machine: its second stream, once ahead of the timing stream's clock,
+/// added the difference to the timing.
+#[test]
+fn waits_order_the_event_clock_even_after_the_work_is_done() {
+    let gpu = standin::stand_in("dgx1");
+    let r = ok(&gpu, "cuda_check", &["clock"], &[]);
+    assert_eq!(r.stdout, "wait-done 0.000\nwait-pending 0.000\nlegacy-done 0.000\n");
+    assert_eq!(r.stderr, "");
+}
+
 #[test]
 fn copy_rates_follow_the_description() {
     let gpu = standin::stand_in("dgx1");

@@ -109,6 +109,8 @@ struct op {
     int64_t end_ns;      /* modelled end, once done */
     int64_t vend_ns;     /* end on the event clock, once done */
     op_t **deps;         /* ops it waits for (retained until it ends) */
+    int64_t after_ns;    /* ends of awaited ops already done when queued */
+    int64_t vafter_ns;   /* the same on the event clock */
     int ndeps, capdeps;
     void *dst;
     const void *src;
@@ -1023,8 +1025,16 @@ static void op_discard(op_t *op)
 
 static int op_dep(op_t *op, op_t *dep)
 {
-    if (!dep || dep->done)
+    if (!dep)
         return 0;
+    if (dep->done) {
+        /* Nothing to wait for, but its end still orders `op`: on the
+         * event clock above all, where a host that queued late (a busy
+         * machine) must not let `op` start before what it waits for. */
+        op->after_ns = max64(op->after_ns, dep->end_ns);
+        op->vafter_ns = max64(op->vafter_ns, dep->vend_ns);
+        return 0;
+    }
     if (op->ndeps == op->capdeps) {
         int cap = op->capdeps ? op->capdeps * 2 : 4;
         op_t **d = realloc(op->deps, (size_t)cap * sizeof *d);
@@ -1177,8 +1187,8 @@ static void *worker(void *p)
          * queued and what it waits for done. On the event clock the
          * same without the queueing: how late the host queued it (its
          * own scheduling, its load) is no device time. */
-        int64_t start = max64(s->clock, op->enq_ns);
-        int64_t vstart = s->vclock;
+        int64_t start = max64(max64(s->clock, op->enq_ns), op->after_ns);
+        int64_t vstart = max64(s->vclock, op->vafter_ns);
         for (int i = 0; i < op->ndeps; i++) {
             start = max64(start, op->deps[i]->end_ns);
             vstart = max64(vstart, op->deps[i]->vend_ns);

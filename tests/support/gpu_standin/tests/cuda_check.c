@@ -468,6 +468,64 @@ static int cmd_timing(void)
     return 0;
 }
 
+/* The event clock across streams: work that waits for other work starts
+ * on the event clock where that work ended, whether it was still running
+ * or already done when the wait was queued. A loaded host queues late, and
+ * how late must not move device time. Prints, per case, the event-clock
+ * time from the awaited event to an event recorded right after the wait
+ * on a stream whose own clock is behind (0.000 when the clock carries). */
+static void print_gap(const char *what, CUevent awaited, CUevent after)
+{
+    float ms;
+    CK(cuEventSynchronize(after));
+    CK(cuEventElapsedTime(&ms, awaited, after));
+    printf("%s %.3f\n", what, ms);
+}
+
+static int cmd_clock(void)
+{
+    CK(cuInit(0));
+    open_gpu(0);
+    const size_t n = 32 * MiB;
+    CUdeviceptr d, d2;
+    CUstream s1, s2, s3, blocking;
+    CUevent e, b, f, g, l, m;
+    CK(cuMemAlloc_v2(&d, n));
+    CK(cuMemAlloc_v2(&d2, n));
+    CK(cuStreamCreate(&s1, 1));
+    CK(cuStreamCreate(&s2, 1));
+    CK(cuStreamCreate(&s3, 1));
+    CUevent *evs[] = {&e, &b, &f, &g, &l, &m};
+    for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
+        CK(cuEventCreate(evs[i], 0));
+
+    /* Done before the wait is queued. */
+    CK(cuMemcpyDtoDAsync_v2(d2, d, n, s1));
+    CK(cuEventRecord(e, s1));
+    CK(cuEventSynchronize(e));
+    CK(cuStreamWaitEvent(s2, e, 0));
+    CK(cuEventRecord(b, s2));
+    print_gap("wait-done", e, b);
+
+    /* Still held (behind a gate) when the wait is queued. */
+    close_gate(s1);
+    CK(cuMemcpyDtoDAsync_v2(d2, d, n, s1));
+    CK(cuEventRecord(f, s1));
+    CK(cuStreamWaitEvent(s3, f, 0));
+    CK(cuEventRecord(g, s3));
+    g_gate_open = 1;
+    print_gap("wait-pending", f, g);
+
+    /* A blocking stream after the legacy stream's finished work. */
+    CK(cuMemcpyDtoDAsync_v2(d2, d, n, 0));
+    CK(cuEventRecord(l, 0));
+    CK(cuEventSynchronize(l));
+    CK(cuStreamCreate(&blocking, 0));
+    CK(cuEventRecord(m, blocking));
+    print_gap("legacy-done", l, m);
+    return 0;
+}
+
 /* ----------------------------------------------------------------- faults */
 
 static int cmd_sticky(void)
@@ -498,7 +556,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2)
-        FAIL("usage: cuda_check init|info|deref|bounds|oom|order|timing|sticky");
+        FAIL("usage: cuda_check init|info|deref|bounds|oom|order|timing|sticky|clock");
     const char *c = argv[1];
     if (!strcmp(c, "init"))
         return cmd_init();
@@ -516,5 +574,7 @@ int main(int argc, char **argv)
         return cmd_timing();
     if (!strcmp(c, "sticky"))
         return cmd_sticky();
+    if (!strcmp(c, "clock"))
+        return cmd_clock();
     FAIL("unknown subcommand %s", c);
 }
