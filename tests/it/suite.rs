@@ -14,6 +14,10 @@ use std::time::Duration;
 
 use common::{bin, files_with_ext, mask, mpi_lock, osu_bin_dir, read_csv, repo_root, run_cmd, Mpi, Run, SUITE_DEFAULT};
 
+/// `compare --allowed-failures` for A/B tests of two live runs: more than
+/// any of them has sizes, so speed never decides their exit status.
+const ALL_FAILURES: &str = "1000000";
+
 /// Runs `commbench suite ARGS` (the build of `mpi`) with results in a
 /// fresh directory; returns the run and its run directory (if one).
 fn suite(mpi: Mpi, args: &[&str]) -> (Run, Option<PathBuf>, tempfile::TempDir) {
@@ -353,7 +357,11 @@ fn osu_own_binaries_then_compare() {
         dirs.push(dir);
     }
     let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
-    c.args(["compare"]).arg(&dirs[0]).arg(&dirs[1]).args(["--tolerance", "100000%"]);
+    // Two live runs on a shared machine can differ by any factor at any
+    // size (one descheduled iteration is enough), so no tolerance holds:
+    // every failure is allowed and the test checks what was paired and
+    // judged, not which run was faster.
+    c.args(["compare"]).arg(&dirs[0]).arg(&dirs[1]).args(["--allowed-failures", ALL_FAILURES]);
     let run = run_cmd(c, Duration::from_secs(60));
     assert_eq!(run.code, Some(0), "{run:?}");
     for b in ["osu_latency MPI_CHAR: latency", "osu_bw MPI_CHAR: bandwidth", "osu_mbw_mr MPI_CHAR: message rate"] {
@@ -397,13 +405,15 @@ fn vector_collectives_against_osu_own_binaries() {
         dirs.push(dir);
     }
     let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
-    c.args(["compare"]).arg(&dirs[0]).arg(&dirs[1]).args(["--tolerance", "100000%"]);
+    // Every failure allowed, as above: the pairing is under test.
+    c.args(["compare"]).arg(&dirs[0]).arg(&dirs[1]).args(["--allowed-failures", ALL_FAILURES]);
     let run = run_cmd(c, Duration::from_secs(60));
     assert_eq!(run.code, Some(0), "{run:?}");
     for b in names {
         assert!(run.stdout.contains(&format!("{b} MPI_CHAR: latency in us")), "{b}:\n{}", run.stdout);
     }
-    assert!(run.stdout.contains("PASS: "), "{}", run.stdout);
+    // 11 sizes (1 to 1024) of each of the six, all judged.
+    assert!(run.stdout.contains("PASS: 66 reference sizes in 6 tables: "), "{}", run.stdout);
 }
 
 /// OSU's MPICH build gets MPICH's launcher.
