@@ -40,6 +40,7 @@ pub mod launch;
 pub mod list;
 pub mod locate;
 pub mod matrix;
+pub mod nccl_tests;
 pub mod options;
 pub mod pairs;
 pub mod peak;

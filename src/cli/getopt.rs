@@ -78,6 +78,20 @@ fn find_long<'a>(defs: &'a [OptDef], name: &str) -> Result<&'a OptDef, SplitErro
 /// lone `--` makes every later word positional.
 pub fn split(args: &[String], defs: &[OptDef]) -> Result<Split, SplitError> {
     let mut out = Split::default();
+    split_into(args, defs, &mut out)?;
+    Ok(out)
+}
+
+/// [`split`], with what was split before the first error kept: a getopt
+/// loop that acts on each option as it comes (nccl-tests') has acted on
+/// those before getopt reports the error.
+pub fn split_until_error(args: &[String], defs: &[OptDef]) -> (Split, Option<SplitError>) {
+    let mut out = Split::default();
+    let err = split_into(args, defs, &mut out).err();
+    (out, err)
+}
+
+fn split_into(args: &[String], defs: &[OptDef], out: &mut Split) -> Result<(), SplitError> {
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
@@ -127,7 +141,7 @@ pub fn split(args: &[String], defs: &[OptDef]) -> Result<Split, SplitError> {
                     ArgKind::None => {
                         out.tokens.push(Token { id: def.id, value: None });
                         if def.stops {
-                            return Ok(out);
+                            return Ok(());
                         }
                     }
                     ArgKind::Optional => {
@@ -152,7 +166,7 @@ pub fn split(args: &[String], defs: &[OptDef]) -> Result<Split, SplitError> {
         }
         out.positional.push(arg.clone());
     }
-    Ok(out)
+    Ok(())
 }
 
 fn shown_of(def: &OptDef) -> String {
