@@ -13,6 +13,21 @@ fn skip_space(s: &[u8]) -> usize {
     s.iter().take_while(|&&b| is_c_space(b)).count()
 }
 
+/// An optional sign at `b[*i]`, taken: whether it is a minus.
+fn sign(b: &[u8], i: &mut usize) -> bool {
+    match b.get(*i) {
+        Some(b'-') => {
+            *i += 1;
+            true
+        }
+        Some(b'+') => {
+            *i += 1;
+            false
+        }
+        _ => false,
+    }
+}
+
 fn digit_value(b: u8) -> Option<u32> {
     (b as char).to_digit(36)
 }
@@ -23,17 +38,7 @@ fn digit_value(b: u8) -> Option<u32> {
 fn integer_prefix(s: &str, base: u32) -> (bool, u64, bool, bool) {
     let b = s.as_bytes();
     let mut i = skip_space(b);
-    let negative = match b.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let negative = sign(b, &mut i);
     let mut base = base;
     let hex_prefix = b.get(i) == Some(&b'0')
         && matches!(b.get(i + 1), Some(b'x' | b'X'))
@@ -110,17 +115,7 @@ pub(crate) fn atoi(s: &str) -> i32 {
 fn float_prefix(s: &str, lenient_exponent: bool) -> Option<(f64, usize)> {
     let b = s.as_bytes();
     let mut i = skip_space(b);
-    let negative = match b.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let negative = sign(b, &mut i);
     let signed = |v: f64| if negative { -v } else { v };
     let rest = &s[i..];
     let lower = rest.to_ascii_lowercase();
@@ -212,17 +207,7 @@ fn float_prefix(s: &str, lenient_exponent: bool) -> Option<(f64, usize)> {
 /// any double's range) when there is a digit, and the bytes taken.
 fn exponent_digits(b: &[u8]) -> (Option<i64>, usize) {
     let mut i = 0;
-    let negative = match b.first() {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let negative = sign(b, &mut i);
     let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
     if digits == 0 {
         return (None, i);
