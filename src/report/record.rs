@@ -619,6 +619,27 @@ mod tests {
     use crate::topo::report::{BoundBy, EnvSetting, GpuSource, NicInfo, NicSource, RankPlacement, SetBy, TopoGpu};
     use crate::topo::request::BindPolicy;
 
+    /// Every value a record or `history export` writes reads back to the
+    /// same double: serde_json parses exactly only with its
+    /// `float_roundtrip` feature (without it, 22446.440000000002 read back
+    /// as 22446.44 and a history test failed on that one value).
+    #[test]
+    fn json_numbers_read_back_to_the_same_double() {
+        let x: f64 = serde_json::from_str("22446.440000000002").unwrap();
+        assert_eq!(x.to_bits(), 0x40d5_eb9c_28f5_c290, "one unit in the last place above 22446.44");
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..200_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // Values like the tables': two decimals, or any bit pattern.
+            let two_decimals = ((state >> 20) % 10_000_000_000) as f64 / 100.0;
+            let any = f64::from_bits(state >> 2);
+            for v in [two_decimals, (two_decimals + 1.37) / 2.0, any] {
+                let back: f64 = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
+                assert_eq!(back.to_bits(), v.to_bits(), "{v:?}");
+            }
+        }
+    }
+
     #[test]
     fn hosts_in_order() {
         assert_eq!(distinct_hosts(&[rank(0, "b", "0"), rank(1, "a", "0"), rank(2, "b", "1")]), vec!["b", "a"]);
