@@ -13,6 +13,11 @@ fn skip_space(s: &[u8]) -> usize {
     s.iter().take_while(|&&b| is_c_space(b)).count()
 }
 
+/// `s` without its leading C white space.
+pub(crate) fn trim_c_space(s: &str) -> &str {
+    &s[skip_space(s.as_bytes())..]
+}
+
 /// An optional sign at `b[*i]`, taken: whether it is a minus.
 fn sign(b: &[u8], i: &mut usize) -> bool {
     match b.get(*i) {

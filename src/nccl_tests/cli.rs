@@ -16,7 +16,7 @@
 
 use crate::cli::getopt::{self, ArgKind, OptDef, OptId, SplitError};
 
-use super::c_num::{atof, int_strtol, scan_number_and_unit, strtol};
+use super::c_num::{atof, atoi, int_strtol, scan_number_and_unit, strtol, strtoul, trim_c_space};
 
 /// An NCCL version as `ncclGetVersion` gives it (2.19.3 is 21903).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -139,6 +139,58 @@ impl RedOp {
     }
 }
 
+/// What `-o` and `-d` choose from: named words, each offered from some
+/// NCCL version on, one of them the default.
+trait Word: Copy + 'static {
+    /// How nccl-tests calls the kind in its "invalid" line.
+    const KIND: &'static str;
+    const DEFAULT: Self;
+    fn every() -> &'static [Self];
+    fn word(self) -> &'static str;
+    fn on_offer(self, nccl: NcclVersion) -> bool;
+}
+
+impl Word for NcclType {
+    const KIND: &'static str = "type";
+    const DEFAULT: NcclType = NcclType::Float;
+    fn every() -> &'static [NcclType] {
+        &NcclType::ALL
+    }
+    fn word(self) -> &'static str {
+        self.name()
+    }
+    fn on_offer(self, nccl: NcclVersion) -> bool {
+        self.offered(nccl)
+    }
+}
+
+impl Word for RedOp {
+    const KIND: &'static str = "op";
+    const DEFAULT: RedOp = RedOp::Sum;
+    fn every() -> &'static [RedOp] {
+        &RedOp::ALL
+    }
+    fn word(self) -> &'static str {
+        self.name()
+    }
+    fn on_offer(self, nccl: NcclVersion) -> bool {
+        self.offered(nccl)
+    }
+}
+
+/// `-o`'s or `-d`'s word as nccl-tests reads it: an offered name (exact
+/// case), `all`, or anything else, said on stdout and read as the default.
+fn choose<T: Word>(word: &str, nccl: NcclVersion, said: &mut Vec<Line>) -> Choice<T> {
+    match T::every().iter().find(|t| t.on_offer(nccl) && t.word() == word) {
+        Some(&t) => Choice::One(t),
+        None if word == "all" => Choice::All,
+        None => {
+            said.push(Line::Out(format!("invalid {} {word}, defaulting to {} .. ", T::KIND, T::DEFAULT.word())));
+            Choice::One(T::DEFAULT)
+        }
+    }
+}
+
 /// One of a kind, or every one the library offers (`all`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Choice<T> {
@@ -234,8 +286,8 @@ impl Default for Settings {
             run_cycles: 1,
             parallel_init: 0,
             check: 1,
-            op: Choice::One(RedOp::Sum),
-            datatype: Choice::One(NcclType::Float),
+            op: Choice::One(<RedOp as Word>::DEFAULT),
+            datatype: Choice::One(<NcclType as Word>::DEFAULT),
             root: 0,
             blocking: 0,
             stream_null: 0,
@@ -362,6 +414,14 @@ pub fn usage(program: &str, nccl: NcclVersion) -> String {
     text
 }
 
+/// The word a long option `shown` (`--name`, without its value) was typed
+/// as: glibc shows it whole, `=value` included. The first such word is the
+/// one refused, since getopt stops at it.
+fn typed<'a>(args: &'a [String], shown: &'a str) -> &'a str {
+    let with_value = format!("{shown}=");
+    args.iter().find(|a| *a == shown || a.starts_with(&with_value)).map_or(shown, String::as_str)
+}
+
 /// The lines glibc's getopt_long prints on stderr for `err` (nccl-tests
 /// leaves getopt's own messages on); `argv0` as given, `args` the words
 /// after it.
@@ -370,7 +430,7 @@ fn getopt_message(argv0: &str, args: &[String], err: &SplitError) -> String {
         SplitError::Unknown { shown } if shown.starts_with("--") => {
             // glibc shows the word whole, value included; an empty name is
             // a prefix of every name.
-            let word = args.iter().find(|a| *a == shown || a.starts_with(&format!("{shown}="))).unwrap_or(shown);
+            let word = typed(args, shown);
             if shown == "--" {
                 let all: Vec<String> = option_defs().iter().map(|d| format!("'--{}'", d.long)).collect();
                 format!("{argv0}: option '{word}' is ambiguous; possibilities: {}", all.join(" "))
@@ -391,7 +451,7 @@ fn getopt_message(argv0: &str, args: &[String], err: &SplitError) -> String {
             }
         }
         SplitError::Ambiguous { shown, candidates } => {
-            let word = args.iter().find(|a| *a == shown || a.starts_with(&format!("{shown}="))).unwrap_or(shown);
+            let word = typed(args, shown);
             let quoted: Vec<String> = candidates.iter().map(|c| format!("'{c}'")).collect();
             format!("{argv0}: option '{word}' is ambiguous; possibilities: {}", quoted.join(" "))
         }
@@ -461,26 +521,8 @@ pub fn parse(argv0: &str, args: &[String], nccl: NcclVersion) -> Parsed {
             'N' => s.run_cycles = int(),
             'c' => s.check = int(),
             'p' => s.parallel_init = int(),
-            'o' => {
-                s.op = match RedOp::ALL.iter().find(|o| o.offered(nccl) && o.name() == v) {
-                    Some(&o) => Choice::One(o),
-                    None if v == "all" => Choice::All,
-                    None => {
-                        out(&mut said, format!("invalid op {v}, defaulting to sum .. "));
-                        Choice::One(RedOp::Sum)
-                    }
-                }
-            }
-            'd' => {
-                s.datatype = match NcclType::ALL.iter().find(|t| t.offered(nccl) && t.name() == v) {
-                    Some(&t) => Choice::One(t),
-                    None if v == "all" => Choice::All,
-                    None => {
-                        out(&mut said, format!("invalid type {v}, defaulting to float .. "));
-                        Choice::One(NcclType::Float)
-                    }
-                }
-            }
+            'o' => s.op = choose(v, nccl, &mut said),
+            'd' => s.datatype = choose(v, nccl, &mut said),
             'r' => s.root = int(),
             'z' => s.blocking = int(),
             'y' => s.stream_null = int(),
@@ -654,16 +696,11 @@ impl Split {
 /// binary digits, or C's base-0 integer (truncated to an `int`, as
 /// nccl-tests stores it); None without a digit.
 fn split_int(s: &str) -> Option<i32> {
-    let t =
-        s.trim_start_matches(|c: char| c.is_ascii() && matches!(c as u8, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'));
+    let t = trim_c_space(s);
     if t.is_empty() {
         return None;
     }
-    let v = if t.len() >= 2 && t[..2].eq_ignore_ascii_case("0b") {
-        super::c_num::strtoul(&t[2..], 2)
-    } else {
-        super::c_num::strtoul(t, 0)
-    }?;
+    let v = if t.len() >= 2 && t[..2].eq_ignore_ascii_case("0b") { strtoul(&t[2..], 2) } else { strtoul(t, 0) }?;
     Some(v as i32)
 }
 
@@ -677,9 +714,9 @@ impl Environment {
     /// zero).
     pub fn read(get: impl Fn(&str) -> Option<String>) -> Result<Environment, String> {
         let min_bw = get("NCCL_TESTS_MIN_BW").map(|v| atof(&v));
-        let first_device = get("NCCL_TESTS_DEVICE").map(|v| super::c_num::atoi(&v)).filter(|&d| d != -1);
+        let first_device = get("NCCL_TESTS_DEVICE").map(|v| atoi(&v)).filter(|&d| d != -1);
         let split = if let Some(mask) = get("NCCL_TESTS_SPLIT_MASK") {
-            Split::And(super::c_num::strtoul(&mask, 16).unwrap_or(0) as i32)
+            Split::And(strtoul(&mask, 16).unwrap_or(0) as i32)
         } else if let Some(rule) = get("NCCL_TESTS_SPLIT") {
             let words: [(&str, MakeSplit); 8] = [
                 ("AND", Split::And),
