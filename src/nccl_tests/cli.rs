@@ -2,7 +2,8 @@
 //! getopt_long table (letters, long names, unique prefixes), each value
 //! through C's number readers ([`super::c_num`]), its defaults, the checks
 //! made once every option is read, and every line printed on the way, in
-//! order and on the stream nccl-tests uses. Pure: [`parse`] gives the
+//! order and on the stream nccl-tests uses (its environment is
+//! [`super::env`]). Pure: [`parse`] gives the
 //! settings to run with, or how the program ends and with what status.
 //!
 //! What a valid word means can depend on the NCCL library loaded (the
@@ -16,7 +17,7 @@
 
 use crate::cli::getopt::{self, ArgKind, OptDef, OptId, SplitError};
 
-use super::c_num::{atof, atoi, int_strtol, scan_number_and_unit, strtol, strtoul, trim_c_space};
+use super::c_num::{int_strtol, scan_number_and_unit, strtol};
 
 /// An NCCL version as `ncclGetVersion` gives it (2.19.3 is 21903).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -648,111 +649,6 @@ pub fn parse(argv0: &str, args: &[String], nccl: NcclVersion) -> Parsed {
         return refuse(said, "-b 0 with a factor (-f) never grows: start at 1 byte or more, or step with -i");
     }
     Parsed::Run { settings: Box::new(s), said }
-}
-
-/// nccl-tests' environment, as its binaries read it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Environment {
-    /// `NCCL_TESTS_MIN_BW` through `atof`: the run fails when its average
-    /// bus bandwidth is below 0.9 times this (GB/s); None when unset.
-    pub min_bw: Option<f64>,
-    /// `NCCL_TESTS_DEVICE` through `atoi`: the first GPU of this process
-    /// (None when unset, or set to -1: each process starts at its local
-    /// rank times its GPUs).
-    pub first_device: Option<i32>,
-    /// How each process finds its communicator's colour.
-    pub split: Split,
-}
-
-/// `NCCL_TESTS_SPLIT_MASK` or `NCCL_TESTS_SPLIT`: the colour of process
-/// `proc` (MPI's world rank), by which processes split into communicators.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Split {
-    /// One communicator.
-    #[default]
-    None,
-    /// `proc & n` (`NCCL_TESTS_SPLIT_MASK`, hexadecimal, or `AND n`);
-    /// nccl-tests keeps `n` in a C `int`, and so does this.
-    And(i32),
-    Or(i32),
-    Mod(i32),
-    Div(i32),
-}
-
-impl Split {
-    /// The colour of world rank `proc`, with C's `int` arithmetic.
-    pub fn color(self, proc: i32) -> i32 {
-        match self {
-            Split::None => 0,
-            Split::And(m) => proc & m,
-            Split::Or(m) => proc | m,
-            Split::Mod(m) => proc.wrapping_rem(m),
-            Split::Div(m) => proc.wrapping_div(m),
-        }
-    }
-}
-
-/// nccl-tests' integer for NCCL_TESTS_SPLIT: white space, then `0b` and
-/// binary digits, or C's base-0 integer (truncated to an `int`, as
-/// nccl-tests stores it); None without a digit.
-fn split_int(s: &str) -> Option<i32> {
-    let t = trim_c_space(s);
-    if t.is_empty() {
-        return None;
-    }
-    let v = if t.len() >= 2 && t[..2].eq_ignore_ascii_case("0b") { strtoul(&t[2..], 2) } else { strtoul(t, 0) }?;
-    Some(v as i32)
-}
-
-/// A [`Split`] from its number.
-type MakeSplit = fn(i32) -> Split;
-
-impl Environment {
-    /// Reads the variables through `get` (the process's environment in
-    /// the binaries). `Err` is the line for a split that cannot be made
-    /// (a modulus or divisor of 0, where nccl-tests dies of a division by
-    /// zero).
-    pub fn read(get: impl Fn(&str) -> Option<String>) -> Result<Environment, String> {
-        let min_bw = get("NCCL_TESTS_MIN_BW").map(|v| atof(&v));
-        let first_device = get("NCCL_TESTS_DEVICE").map(|v| atoi(&v)).filter(|&d| d != -1);
-        let split = if let Some(mask) = get("NCCL_TESTS_SPLIT_MASK") {
-            Split::And(strtoul(&mask, 16).unwrap_or(0) as i32)
-        } else if let Some(rule) = get("NCCL_TESTS_SPLIT") {
-            let words: [(&str, MakeSplit); 8] = [
-                ("AND", Split::And),
-                ("&", Split::And),
-                ("OR", Split::Or),
-                ("|", Split::Or),
-                ("MOD", Split::Mod),
-                ("%", Split::Mod),
-                ("DIV", Split::Div),
-                ("/", Split::Div),
-            ];
-            let found = words.iter().find_map(|(word, make)| {
-                let head = rule.get(..word.len())?;
-                if !head.eq_ignore_ascii_case(word) {
-                    return None;
-                }
-                split_int(&rule[word.len()..]).map(make)
-            });
-            match found {
-                Some(Split::Mod(0) | Split::Div(0)) => {
-                    return Err(format!("NCCL_TESTS_SPLIT={rule}: a modulus or divisor of 0 makes no communicators"));
-                }
-                Some(split) => split,
-                None => Split::None,
-            }
-        } else {
-            Split::None
-        };
-        Ok(Environment { min_bw, first_device, split })
-    }
-
-    /// Whether an average bus bandwidth of `busbw` GB/s fails
-    /// `NCCL_TESTS_MIN_BW` (below 0.9 times it).
-    pub fn below_min_bw(&self, busbw: f64) -> bool {
-        self.min_bw.is_some_and(|min| busbw < min * 0.9)
-    }
 }
 
 #[cfg(test)]
