@@ -205,6 +205,53 @@ pub struct Options {
     pub dry_run: bool,
     /// `--dry-run=NP`: the ranks it plans for.
     pub dry_run_ranks: Option<usize>,
+    /// nccl-tests' sweep (`-b -e -f -i` of the `*_perf` binaries): the
+    /// sizes as its table's size column shows them, instead of OSU's
+    /// powers of two from `min_size` to `max_size` (which then bound it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
+}
+
+/// A size sweep as nccl-tests gives one: from `min` to `max` bytes, each
+/// size the last times a factor or plus a step. Sizes are u64 so that a
+/// sweep to 8G or 16G is whole on every target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Sweep {
+    pub min: u64,
+    pub max: u64,
+    pub step: SweepStep,
+}
+
+/// How a [`Sweep`] goes from one size to the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepStep {
+    /// Multiply by this factor (nccl-tests' `-f`, when above 1).
+    Factor(u64),
+    /// Add this many bytes (`-i`, when `-f` is 1 or less).
+    Bytes(u64),
+}
+
+impl Sweep {
+    /// The sizes in order, from `min` while not above `max`. Ends where
+    /// the next size would not grow or would pass 2^64 (nccl-tests' own
+    /// loop wraps there and never ends; its front end refuses a step that
+    /// cannot grow before a sweep starts).
+    pub fn sizes(self) -> impl Iterator<Item = u64> {
+        let next = move |size: &u64| {
+            let n = match self.step {
+                SweepStep::Factor(f) => size.checked_mul(f),
+                SweepStep::Bytes(b) => size.checked_add(b),
+            };
+            n.filter(|n| n > size && *n <= self.max)
+        };
+        std::iter::successors((self.min <= self.max).then_some(self.min), next)
+    }
+
+    /// The last size the sweep reaches (None when `min` is above `max`).
+    pub fn last(self) -> Option<u64> {
+        self.sizes().last()
+    }
 }
 
 /// `--format`: the layout of stdout, one of three. The CSV and run record

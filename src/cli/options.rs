@@ -76,6 +76,7 @@ fn defaults(spec: &BenchSpec) -> Options {
         sync: None,
         dry_run: false,
         dry_run_ranks: None,
+        sweep: None,
     }
 }
 

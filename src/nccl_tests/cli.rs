@@ -16,6 +16,7 @@
 //! end (`-f` of 1 or less with a step of 0).
 
 use crate::cli::getopt::{self, ArgKind, OptDef, OptId, SplitError};
+use crate::options::{Sweep, SweepStep};
 
 use super::c_num::{int_strtol, scan_number_and_unit, strtol};
 
@@ -311,19 +312,17 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The sizes of one sweep, in order: from `-b` to `-e`, times `-f`
-    /// when it is above 1, else plus `-i`. Ends where the next size would
-    /// pass 2^64 (nccl-tests' own loop wraps there and never ends).
-    pub fn sizes(&self) -> impl Iterator<Item = u64> + '_ {
-        let next = move |size: &u64| {
-            let n = if self.step_factor > 1 {
-                size.checked_mul(self.step_factor)
-            } else {
-                size.checked_add(self.step_bytes)
-            };
-            n.filter(|n| n > size && *n <= self.max_bytes)
-        };
-        std::iter::successors((self.min_bytes <= self.max_bytes).then_some(self.min_bytes), next)
+    /// The sweep of `-b`, `-e`, `-f` and `-i`: times `-f` when it is
+    /// above 1, else plus `-i` ([`Sweep::sizes`] gives its sizes).
+    pub fn sweep(&self) -> Sweep {
+        let step =
+            if self.step_factor > 1 { SweepStep::Factor(self.step_factor) } else { SweepStep::Bytes(self.step_bytes) };
+        Sweep { min: self.min_bytes, max: self.max_bytes, step }
+    }
+
+    /// The sizes of one sweep, in order (see [`Sweep::sizes`]).
+    pub fn sizes(&self) -> impl Iterator<Item = u64> {
+        self.sweep().sizes()
     }
 }
 

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use super::nccl_tests::{self as nt, Cell, Collective, Device, RowLabels, Settings, Step, Totals};
 use super::{Row, Sink};
 use crate::datatype::Datatype;
-use crate::options::{Options, RootRank};
+use crate::options::{Options, RootRank, Sweep};
 use crate::spec::{BenchSpec, CollectiveCall};
 
 /// nccl-tests' name of a datatype (its `type` column).
@@ -84,12 +84,14 @@ impl<W: Write> NcclTestsTable<W> {
     ) -> Option<Self> {
         let coll = call.and_then(Collective::of_call)?;
         let d = &spec.defaults;
+        let osu = |size: usize| coll.osu_bytes(size, np) as u64;
+        let sweep = opts.sweep.unwrap_or(Sweep { min: osu(opts.min_size), max: osu(max_size), step: Step::Factor(2) });
         let settings = Settings {
             threads: 1,
             gpus: 1,
-            min_bytes: coll.osu_bytes(opts.min_size, np),
-            max_bytes: coll.osu_bytes(max_size, np),
-            step: Step::Factor(2),
+            min_bytes: sweep.min,
+            max_bytes: sweep.max,
+            step: sweep.step,
             warmup_iters: opts.warmup.unwrap_or(d.small_warmup),
             iters: opts.iterations.unwrap_or(d.small_iterations),
             agg_iters: 1,

@@ -267,15 +267,8 @@ pub(crate) struct RowLabels<'a> {
     pub root: i64,
 }
 
-/// How the size sweep steps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    /// Add this many bytes (`-i`).
-    #[cfg_attr(not(test), allow(dead_code, reason = "the nccl-tests binaries (issue 43) use it; unit tests pin it"))]
-    Bytes(usize),
-    /// Multiply by this factor (`-f`, when above 1).
-    Factor(usize),
-}
+/// How the size sweep steps (`-f` factor or `-i` bytes).
+pub use crate::options::SweepStep as Step;
 
 /// The run's options as the preamble reports them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,9 +278,9 @@ pub struct Settings {
     /// GPUs per thread (`-g`).
     pub gpus: usize,
     /// Smallest size, bytes (`-b`).
-    pub min_bytes: usize,
+    pub min_bytes: u64,
     /// Largest size, bytes (`-e`).
-    pub max_bytes: usize,
+    pub max_bytes: u64,
     /// How sizes grow (`-i` or `-f`).
     pub step: Step,
     /// Untimed operations per size (`-w`).

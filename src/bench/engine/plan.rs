@@ -31,6 +31,8 @@ pub struct Plan<'a> {
     pub needs: Option<Capability>,
     /// The collective operation it times, if it is a collective.
     pub collective: Option<CollectiveCall>,
+    /// The job's ranks.
+    pub ranks: usize,
 }
 
 impl<'a> Plan<'a> {
@@ -65,7 +67,14 @@ impl<'a> Plan<'a> {
         if spec.takes('N') {
             crate::bench::neighborhood::fits(&opts.neighborhood, np)?;
         }
-        let mut plan = Plan { spec, opts, pairs, max_size: opts.max_size, note: None, needs, collective };
+        let mut plan = Plan { spec, opts, pairs, max_size: opts.max_size, note: None, needs, collective, ranks: np };
+        if let Some(sweep) = opts.sweep {
+            // nccl-tests' sweep, whole: the kernel's buffers hold its last
+            // size (in one-byte elements, the most any type's rounding
+            // leaves), and OSU's default memory limit is OSU's, not its.
+            plan.max_size = sweep.last().map_or(0, |last| plan.kernel_size(last, 1));
+            return Ok(plan);
+        }
         if !spec.is_point_to_point() && spec.typed() {
             let per = if spec.buffer_times_np { np } else { 1 };
             let need = opts.max_size.saturating_mul(per);
@@ -122,8 +131,31 @@ impl<'a> Plan<'a> {
 
     /// The message sizes, ascending (one datatype's; the one-sided atomics
     /// narrow them per datatype, `rma::Rules::sizes`).
+    /// With nccl-tests' sweep, its sizes in one-byte elements (each
+    /// datatype's rounding is [`Plan::groups`]').
     pub fn sizes(&self) -> Vec<usize> {
+        if let Some(sweep) = self.opts.sweep {
+            return sweep.sizes().map(|b| self.kernel_size(b, 1)).collect();
+        }
         message_sizes(self.spec, self.opts.min_size, self.max_size)
+    }
+
+    /// The size the kernel takes (OSU's: one rank's block for allgather,
+    /// alltoall, gather and scatter, the whole buffer otherwise) for a
+    /// size of nccl-tests' sweep, `bytes` as its size column shows it, in
+    /// elements of `elt_size` bytes. As nccl-tests does, the bytes become
+    /// whole elements, and the per-rank collectives' elements a whole
+    /// number per rank (reduce-scatter's buffer that many times the ranks).
+    pub(crate) fn kernel_size(&self, bytes: u64, elt_size: usize) -> usize {
+        use crate::report::nccl_tests::Collective as C;
+        let elt = elt_size.max(1);
+        let count = usize::try_from(bytes).unwrap_or(usize::MAX) / elt;
+        let ranks = self.ranks.max(1);
+        match self.collective.and_then(C::of_call) {
+            Some(C::AllGather | C::AllToAll | C::Gather | C::Scatter) => count / ranks * elt,
+            Some(C::ReduceScatter) => count / ranks * ranks * elt,
+            _ => count.saturating_mul(elt),
+        }
     }
 
     /// Timed iterations and warm-up of a size.
@@ -159,8 +191,10 @@ impl<'a> Plan<'a> {
     pub fn groups(&self) -> Vec<Group> {
         let sizes = self.sizes();
         let windows = self.windows();
-        // OSU's NCCL latency test measures empty messages too.
-        let keep_empty = self.opts.backend == Backend::Nccl && self.spec.metric == MetricKind::Latency;
+        // OSU's NCCL latency test measures empty messages too, and
+        // nccl-tests' sweep every size it reaches, counts of 0 included.
+        let keep_empty = self.opts.sweep.is_some()
+            || (self.opts.backend == Backend::Nccl && self.spec.metric == MetricKind::Latency);
         let cells: Vec<Cell> = windows
             .iter()
             .flat_map(|&window| self.passes().iter().map(move |&in_place| Cell { window, in_place }))
@@ -169,8 +203,12 @@ impl<'a> Plan<'a> {
             .datatypes
             .iter()
             .map(|&datatype| {
-                // fop and cas: one element of the datatype, whatever -m says.
-                let dt_sizes = self.spec.one_sided.map_or_else(|| sizes.clone(), |r| r.sizes(datatype, &sizes));
+                let dt_sizes = match (self.opts.sweep, self.spec.one_sided) {
+                    (Some(sweep), _) => sweep.sizes().map(|b| self.kernel_size(b, datatype.size())).collect(),
+                    // fop and cas: one element of the datatype, whatever -m says.
+                    (None, Some(rules)) => rules.sizes(datatype, &sizes),
+                    (None, None) => sizes.clone(),
+                };
                 let points = dt_sizes
                     .into_iter()
                     .filter_map(|size| {
@@ -348,5 +386,40 @@ mod tests {
         assert_eq!(resolved(&ALLREDUCE, 1, &opts(&ALLREDUCE, &["--backend", "nccl"])).map(|r| r.0), Ok(0));
         let latency = &crate::bench::pt2pt::latency::SPEC;
         assert!(resolved(latency, 1, &opts(latency, &["--backend", "nccl"])).is_err());
+    }
+
+    /// nccl-tests' sweep: every size it reaches, 64-bit sizes far above
+    /// OSU's 2 GiB - 1 and its default memory limit, each as the kernel
+    /// takes it (whole elements; the per-rank collectives a whole number
+    /// of them per rank), zero-count sizes included.
+    #[test]
+    fn a_sweep_runs_every_size_as_nccl_tests_rounds_it() {
+        use crate::bench::collective::reduce_scatter::SPEC as REDUCE_SCATTER;
+        use crate::options::{Sweep, SweepStep};
+        let swept = |spec: &'static BenchSpec, np: usize, sweep: Sweep, dt: Datatype| {
+            let mut o = opts(spec, &["--backend", "nccl"]);
+            o.sweep = Some(sweep);
+            o.datatypes = vec![dt];
+            let plan = Plan::resolve(entry_of(spec), &o, np).unwrap();
+            let sizes: Vec<usize> = plan.groups()[0].points.iter().map(|p| p.size).collect();
+            (plan.max_size, plan.note.is_none(), sizes)
+        };
+        let to_8g = Sweep { min: 8, max: 8 << 30, step: SweepStep::Factor(2) };
+        let (max, no_note, sizes) = swept(&ALLREDUCE, 4, to_8g, Datatype::Float);
+        assert_eq!((max, no_note, sizes.len()), (8 << 30, true, 31));
+        assert_eq!((sizes[0], sizes[30]), (8, 8 << 30));
+        // Per rank: one rank's block, a whole number of elements.
+        let (max, _, sizes) = swept(&ALLGATHER, 3, to_8g, Datatype::Float);
+        assert_eq!(max, (8usize << 30) / 3);
+        assert_eq!(&sizes[..4], &[0, 4, 8, 20]);
+        // Reduce-scatter: the whole buffer, the ranks' blocks whole.
+        let (_, _, sizes) = swept(&REDUCE_SCATTER, 3, to_8g, Datatype::Float);
+        assert_eq!(&sizes[..4], &[0, 12, 24, 60]);
+        // A linear step, and bytes that are not whole elements.
+        let linear = Sweep { min: 7, max: 30, step: SweepStep::Bytes(8) };
+        let (max, _, sizes) = swept(&ALLREDUCE, 2, linear, Datatype::Float);
+        assert_eq!((max, sizes), (23, vec![4, 12, 20]));
+        let (_, _, sizes) = swept(&ALLREDUCE, 2, linear, Datatype::Char);
+        assert_eq!(sizes, vec![7, 15, 23]);
     }
 }
