@@ -2,7 +2,9 @@
 //! job's start-up (the shared lifecycle in [`crate::job`]), the memory
 //! check, the kernel over its transport, result files and outputs, the
 //! measurement ([`crate::bench::engine::measure`]), the run record's end, and OSU's last
-//! line after a validation failure.
+//! line after a validation failure. The nccl-tests binaries (src/nccl_tests/run.rs)
+//! read their own command line and join at [`run_options`], with their own exit
+//! statuses and last lines ([`Front`]).
 
 mod plan_record;
 
@@ -295,6 +297,57 @@ fn run_with(entry: Entry, message_bytes: fn(&Plan, usize) -> u128, measure: impl
             crate::diag::printable(&opts.ignored.join(" "))
         )));
     }
+    run_options(Front::Osu, entry, &argv, env, opts, message_bytes, measure)
+}
+
+/// The program a run was started as: an OSU binary or a nccl-tests one
+/// (`all_reduce_perf`, src/nccl_tests). It decides the exit statuses and
+/// the closing lines; everything else is the same run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Front {
+    Osu,
+    NcclTests,
+}
+
+/// nccl-tests' exit status when a run's results fail it (wrong elements,
+/// or an average bus bandwidth below 0.9 times `NCCL_TESTS_MIN_BW`): its
+/// `testNumResults`.
+pub(crate) const NCCL_TESTS_RESULTS_FAILED: i32 = 7;
+
+impl Front {
+    /// The exit status of a run that ended so: OSU's binaries give 0 only
+    /// when every size was measured, else 1; nccl-tests' give 0, 7 when the
+    /// results fail the run, and 1 for an error.
+    fn exit_status(self, ending: &Ending) -> i32 {
+        match (self, ending) {
+            (_, Ending::Complete) => 0,
+            (Front::Osu, _) => 1,
+            (Front::NcclTests, Ending::Passed) => 0,
+            (
+                Front::NcclTests,
+                Ending::ValidationFailed { .. }
+                | Ending::BelowMinimum { .. }
+                | Ending::Failed
+                | Ending::BelowEfficiency { .. },
+            ) => NCCL_TESTS_RESULTS_FAILED,
+            (Front::NcclTests, Ending::Error { .. }) => 1,
+        }
+    }
+}
+
+/// A run from its options on: `--dry-run`, the job's start-up, `measure`
+/// on the started session, the closing lines and the exit status. `argv`
+/// is the program's, for the lines that name it.
+pub(crate) fn run_options(
+    front: Front,
+    entry: Entry,
+    argv: &[String],
+    env: crate::job::launcher::LauncherEnv,
+    opts: Options,
+    message_bytes: fn(&Plan, usize) -> u128,
+    measure: impl FnOnce(&Session) -> Ending,
+) -> i32 {
+    let spec = entry.spec;
     if opts.dry_run {
         return dry_run(entry, &opts, &env, message_bytes);
     }
@@ -341,22 +394,41 @@ fn run_with(entry: Entry, message_bytes: fn(&Plan, usize) -> u128, measure: impl
     };
     // Set by every start that succeeded.
     let Some(plan) = plan else { return 1 };
-    let ending = measure(&Session { job: &job, opts: &opts, plan: &plan, spec, paths: RefCell::new(None) });
+    let ending = measure(&Session { front, job: &job, opts: &opts, plan: &plan, spec, paths: RefCell::new(None) });
     let root = job.is_root();
+    let code = front.exit_status(&ending);
     // The last lines before MPI ends: a failing job's other ranks leave
     // once rank 0 has written everything (job::end_world).
-    if let (Ending::ValidationFailed { size }, true, true) = (&ending, root, opts.format.runner_lines()) {
-        let argv0 = argv.first().cloned().unwrap_or_else(|| spec.name.to_string());
-        println!("DATA VALIDATION ERROR: {argv0} exited with status 1 on message size {size}.");
-    }
-    if let (Ending::BelowMinimum { avg_busbw, min_busbw }, true) = (&ending, root) {
-        say(&format!("{}: {}", spec.name, job::below_minimum(*avg_busbw, *min_busbw)));
+    match front {
+        Front::Osu => {
+            if let (Ending::ValidationFailed { size }, true, true) = (&ending, root, opts.format.runner_lines()) {
+                let argv0 = argv.first().cloned().unwrap_or_else(|| spec.name.to_string());
+                println!("DATA VALIDATION ERROR: {argv0} exited with status 1 on message size {size}.");
+            }
+            if let (Ending::BelowMinimum { avg_busbw, min_busbw }, true) = (&ending, root) {
+                say(&format!("{}: {}", spec.name, job::below_minimum(*avg_busbw, *min_busbw)));
+            }
+        }
+        Front::NcclTests => {}
     }
     if let (Ending::BelowEfficiency { line }, true) = (&ending, root) {
         say(&format!("{}: {line}", spec.name));
     }
-    let code = exit_status(&ending);
     job.finish(code);
+    if front == Front::NcclTests && code == NCCL_TESTS_RESULTS_FAILED {
+        // Every process of a failed nccl-tests run says so on stdout, in
+        // its words up to the source place (ours has none), once rank 0
+        // has written the footer that says why (job::end_world lets it
+        // go first).
+        let why = match &ending {
+            Ending::BelowMinimum { avg_busbw, min_busbw } => {
+                format!("average bus bandwidth {avg_busbw:.2} GB/s is below 0.9 x NCCL_TESTS_MIN_BW, {min_busbw} GB/s")
+            }
+            Ending::ValidationFailed { .. } => "out of bounds values".to_string(),
+            e => e.detail().unwrap_or_default(),
+        };
+        println!(" .. {} pid {}: Test failure ({why})", crate::topo::hostname(), std::process::id());
+    }
     code
 }
 
@@ -398,15 +470,6 @@ fn out(text: &str) {
     let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
 }
 
-/// The exit status of an OSU binary: 0 only when every size was measured.
-fn exit_status(ending: &Ending) -> i32 {
-    if *ending == Ending::Complete {
-        0
-    } else {
-        1
-    }
-}
-
 /// How a rank other than 0 ends when rank 0's run did not complete.
 fn ending_elsewhere(ending: Ending) -> Ending {
     match ending {
@@ -422,6 +485,8 @@ fn setup_failed() -> Ending {
 
 /// A started job running one benchmark.
 pub struct Session<'a> {
+    /// The program the run was started as.
+    front: Front,
     job: &'a Job,
     opts: &'a Options,
     /// What the run will do (its options are `opts`).
@@ -575,7 +640,7 @@ impl Session<'_> {
             if let Some(lost) = sinks.and_then(|s| s.lost().borrow().clone()) {
                 rec.update(|r| r.results.incomplete = Some(lost));
             }
-            if let Err(e) = rec.end(&ending, exit_status(&ending)) {
+            if let Err(e) = rec.end(&ending, self.front.exit_status(&ending)) {
                 let path = rec.path().display();
                 if opts.results_chosen {
                     // The place was chosen: a record that still says

@@ -26,7 +26,7 @@ pub enum Parsed {
 }
 
 /// The options of `spec` before any word is read: OSU's defaults.
-fn defaults(spec: &BenchSpec) -> Options {
+pub(crate) fn defaults(spec: &BenchSpec) -> Options {
     let from_env = std::env::var_os("COMMBENCH_RESULTS_DIR").filter(|v| !v.is_empty()).map(PathBuf::from);
     let results_chosen = from_env.is_some();
     let results = from_env.unwrap_or_else(|| PathBuf::from("results"));

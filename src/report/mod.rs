@@ -189,6 +189,9 @@ pub(crate) fn stdout_sink(
         }
         Format::NcclTests => {
             // The options refuse a benchmark nccl-tests has no program for.
+            // The version line names the NCCL the run loaded (it is loaded
+            // by now: the transport is NCCL's).
+            let library = crate::gpu::nccl_lib::load().ok().map(|lib| lib.version_code());
             let table = nccl_table::NcclTestsTable::new(
                 io::stdout(),
                 spec,
@@ -198,6 +201,7 @@ pub(crate) fn stdout_sink(
                 ctx.np,
                 devices,
             );
+            let table = table.map(|t| t.with_library(library));
             let mut table =
                 table.ok_or_else(|| io::Error::other(format!("nccl-tests has no table for {}", spec.name)))?;
             table.preamble()?;

@@ -68,6 +68,8 @@ pub(crate) struct NcclTestsTable<W: Write> {
     devices: Vec<Device>,
     min_busbw: Option<f64>,
     totals: Totals,
+    /// The loaded NCCL's version code, for the version line.
+    library: Option<i32>,
 }
 
 impl<W: Write> NcclTestsTable<W> {
@@ -114,7 +116,14 @@ impl<W: Write> NcclTestsTable<W> {
             devices,
             min_busbw: opts.min_busbw,
             totals: Totals::default(),
+            library: None,
         })
+    }
+
+    /// The table of a run with NCCL `library` (its version code) loaded:
+    /// the preamble starts with nccl-tests' version line.
+    pub fn with_library(self, library: Option<i32>) -> Self {
+        NcclTestsTable { library, ..self }
     }
 
     #[cfg(test)]
@@ -124,7 +133,8 @@ impl<W: Write> NcclTestsTable<W> {
 
     /// The lines before the first row: program, options, devices, header.
     pub fn preamble(&mut self) -> io::Result<()> {
-        let mut lines = nt::preamble(self.program, &self.settings);
+        let mut lines: Vec<String> = self.library.map(nt::version_line).into_iter().collect();
+        lines.extend(nt::preamble(self.program, &self.settings));
         lines.extend(nt::devices(&self.devices));
         lines.extend(nt::header());
         self.write_lines(&lines)

@@ -430,6 +430,17 @@ pub(crate) fn c_general(value: f64) -> String {
     }
 }
 
+/// The nccl-tests release whose behaviour and output this follows.
+pub const NCCL_TESTS_VERSION: &str = "2.19.6";
+
+/// The first line: the nccl-tests release and the NCCL version codes of
+/// its build's headers and of the library loaded. commbench has no build
+/// headers (it finds NCCL at run time and adapts to it), so both are the
+/// loaded library's.
+pub fn version_line(library: i32) -> String {
+    format!("# nccl-tests version {NCCL_TESTS_VERSION} nccl-headers={library} nccl-library={library}")
+}
+
 /// The lines before the device list: which program, the run's options, `#`.
 pub fn preamble(program: &str, s: &Settings) -> Vec<String> {
     let Settings {

@@ -25,6 +25,7 @@ mod limits;
 mod locate;
 mod nbc;
 mod nccl_lib;
+mod nccl_tests;
 mod neighborhood;
 mod pairs;
 mod persistent;

@@ -47,7 +47,10 @@ impl<'a> Plan<'a> {
         // sweep; NCCL refuses two ranks on one GPU).
         let one_gpu = np == 1 && opts.backend == Backend::Nccl && !spec.is_point_to_point();
         let pairs = if one_gpu { 0 } else { spec.pairs_for(np, opts.pairs)? };
-        if let (true, Some(_)) = (one_gpu, opts.min_busbw) {
+        // nccl-tests' own floor (NCCL_TESTS_MIN_BW, with its sweep) fails
+        // such a run as nccl-tests does, after it; OSU's --min-busbw is
+        // refused before.
+        if let (true, Some(_), None) = (one_gpu, opts.min_busbw, opts.sweep) {
             let coll = collective.and_then(crate::report::nccl_tests::Collective::of_call);
             if let Some(c) = coll.filter(|c| c.bus_factor(1) == 0.0) {
                 let factor = if c == crate::report::nccl_tests::Collective::AllReduce { "2(n-1)/n" } else { "(n-1)/n" };

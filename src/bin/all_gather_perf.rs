@@ -1,0 +1,6 @@
+//! all_gather_perf, nccl-tests 2.19.6 compatible: its collective over the shared core.
+use commbench::{bench::collective::allgather::Allgather, nccl_tests};
+
+fn main() {
+    nccl_tests::run::main::<Allgather>()
+}

@@ -1,0 +1,6 @@
+//! all_reduce_perf, nccl-tests 2.19.6 compatible: its collective over the shared core.
+use commbench::{bench::collective::allreduce::Allreduce, nccl_tests};
+
+fn main() {
+    nccl_tests::run::main::<Allreduce>()
+}

@@ -1,0 +1,6 @@
+//! reduce_scatter_perf, nccl-tests 2.19.6 compatible: its collective over the shared core.
+use commbench::{bench::collective::reduce_scatter::ReduceScatter, nccl_tests};
+
+fn main() {
+    nccl_tests::run::main::<ReduceScatter>()
+}

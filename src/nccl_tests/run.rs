@@ -1,0 +1,189 @@
+//! A `*_perf` binary from argv to exit status: NCCL found and asked its
+//! version (which options and types nccl-tests offers depends on it), the
+//! command line and environment read as nccl-tests reads them ([`super::cli`],
+//! [`super::env`]), the settings turned into the shared core's [`Options`],
+//! and the run handed to the runner as any OSU binary's is, with
+//! nccl-tests' exit statuses ([`Front::NcclTests`]).
+//!
+//! What the core cannot do yet is refused before anything starts, in one
+//! line naming the option and with nccl-tests' own status for a test that
+//! does not implement something (5): more than one GPU per process (`-g`,
+//! `-t`, issue 43's process model), the reduction operations other than
+//! sum, types other than int8, int32 and float, every root in turn
+//! (`-r -1`), aggregated calls (`-m`), repeated sweeps (`-N`), CUDA graphs, blocking modes, the
+//! default stream, CPU time, timestamps, per-iteration timing, JSON output,
+//! buffer registration, misalignment, the memory report, split
+//! communicators and `NCCL_TESTS_DEVICE`. Each is a setting nccl-tests
+//! reads; none is silently ignored.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use super::cli::{self, Choice, Line, NcclType, NcclVersion, Parsed, RedOp, Settings, BAD_VALUE};
+use super::env::{Environment, Split};
+use crate::bench::registry::Registered;
+use crate::bench::Bench;
+use crate::datatype::Datatype;
+use crate::options::{Backend, Format, Options, RootRank, Validation};
+use crate::runner::{self, Front, Launch};
+use crate::spec::BenchSpec;
+
+/// nccl-tests' status for a setting the test does not implement
+/// (`testNotImplemented`).
+pub const NOT_IMPLEMENTED: i32 = 5;
+
+/// The status of a program whose shared library cannot be loaded, as the
+/// dynamic loader ends a nccl-tests binary without libnccl.
+pub const NO_LIBRARY: i32 = 127;
+
+/// Runs nccl-tests' test of benchmark `B`'s collective and exits with its
+/// status.
+pub fn main<B: Bench + Launch<<B as Bench>::Needs>>() -> ! {
+    let code = run::<B>();
+    let _ = io::stdout().flush();
+    crate::job::exit(code)
+}
+
+/// [`main`] without the exit: the process's arguments and environment,
+/// the run, its status.
+pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
+    let entry = <B as Registered>::ENTRY;
+    crate::topo::hwloc::skip_unused_plugins();
+    let argv = crate::job::argv();
+    let env = crate::job::launcher::detect();
+    if env.rank.is_some() {
+        // A rank whose launcher goes away ends with it.
+        crate::job::signals::end_with_launcher(libc::SIGKILL);
+    }
+    let argv0 = argv.first().cloned().unwrap_or_else(|| entry.spec.name.to_string());
+    let program = argv0.rsplit('/').next().unwrap_or(&argv0).to_string();
+    let version = match crate::gpu::nccl_lib::load() {
+        Ok(lib) => {
+            let (major, minor, patch) = lib.version();
+            NcclVersion::of(major, minor, patch)
+        }
+        Err(e) => {
+            eprintln!("{program}: {e}");
+            return NO_LIBRARY;
+        }
+    };
+    // Every process reads its own command line and says what it finds,
+    // as nccl-tests' processes do before MPI starts.
+    let settings = match cli::parse(&argv0, argv.get(1..).unwrap_or(&[]), version) {
+        Parsed::Exit { said, status } => {
+            print(&said);
+            return status;
+        }
+        Parsed::Run { settings, said } => {
+            print(&said);
+            settings
+        }
+    };
+    let environment = match Environment::read(|name| std::env::var(name).ok()) {
+        Ok(e) => e,
+        Err(line) => {
+            eprintln!("{program}: {line}");
+            return BAD_VALUE;
+        }
+    };
+    let opts = match options(entry.spec, &settings, &environment) {
+        Ok(o) => o,
+        Err(why) => {
+            eprintln!("{program}: {why}");
+            return NOT_IMPLEMENTED;
+        }
+    };
+    runner::run_options(Front::NcclTests, entry, &argv, env, opts, B::message_bytes, |s| B::measure(s))
+}
+
+/// `said`'s lines, each on its stream.
+fn print(said: &[Line]) {
+    for line in said {
+        match line {
+            Line::Out(text) => println!("{text}"),
+            Line::Err(text) => eprintln!("{text}"),
+        }
+    }
+    let _ = io::stdout().flush();
+}
+
+/// The core's datatype for nccl-tests' `-d` word, where it has one.
+fn datatype(t: NcclType) -> Option<Datatype> {
+    match t {
+        NcclType::Int8 => Some(Datatype::Char),
+        NcclType::Int32 => Some(Datatype::Int),
+        NcclType::Float => Some(Datatype::Float),
+        _ => None,
+    }
+}
+
+/// The shared core's options for nccl-tests' `settings` and environment,
+/// or the line that says which setting the core cannot honour yet.
+pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Result<Options, String> {
+    let not_yet = |what: &str| Err(format!("{what} is not available in this nccl-tests drop-in yet"));
+    if s.threads != 1 || s.gpus != 1 {
+        return not_yet(&format!(
+            "-t {} -g {} (one GPU per process only: start one process per GPU)",
+            s.threads, s.gpus
+        ));
+    }
+    let dt = match s.datatype {
+        Choice::One(t) => match datatype(t) {
+            Some(d) => d,
+            None => return not_yet(&format!("-d {} (int8, int32 and float are)", t.name())),
+        },
+        Choice::All => return not_yet("-d all (int8, int32 and float are, one at a time)"),
+    };
+    match s.op {
+        Choice::One(RedOp::Sum) => {}
+        Choice::One(op) => return not_yet(&format!("-o {} (sum is)", op.name())),
+        Choice::All => return not_yet("-o all (sum is)"),
+    }
+    let root = match usize::try_from(s.root) {
+        Ok(r) => RootRank::Fixed(r),
+        Err(_) => return not_yet(&format!("-r {} (one root at a time is)", s.root)),
+    };
+    let unsupported: [(bool, String); 17] = [
+        (s.agg_iters != 1, format!("-m {}", s.agg_iters)),
+        (s.run_cycles != 1, format!("-N {}", s.run_cycles)),
+        (s.parallel_init != 0, format!("-p {}", s.parallel_init)),
+        (s.blocking != 0, format!("-z {}", s.blocking)),
+        (s.stream_null != 0, format!("-y {}", s.stream_null)),
+        (s.graph_launches != 0, format!("-G {}", s.graph_launches)),
+        (s.report_cputime != 0, format!("-C {}", s.report_cputime)),
+        (s.report_timestamps != 0, format!("-S {}", s.report_timestamps)),
+        (s.output_file.is_some(), "-J".to_string()),
+        (s.average != 1, format!("-a {}", s.average)),
+        (s.local_register != 0, format!("-R {}", s.local_register)),
+        (s.cta_policy != -1, format!("-x {}", s.cta_policy)),
+        (s.memory_report != 0, format!("-M {}", s.memory_report)),
+        (s.unalign != 0, format!("-u {}", s.unalign)),
+        (s.per_iter_timing != 0, format!("-I {}", s.per_iter_timing)),
+        (s.device_impl != 0, format!("-D {}", s.device_impl)),
+        (env.split != Split::None, "NCCL_TESTS_SPLIT".to_string()),
+    ];
+    if let Some((_, what)) = unsupported.iter().find(|(set, _)| *set) {
+        return not_yet(what);
+    }
+    if env.first_device.is_some() {
+        return not_yet("NCCL_TESTS_DEVICE");
+    }
+    let mut o = crate::cli::options::defaults(spec);
+    o.backend = Backend::Nccl;
+    o.format = Format::NcclTests;
+    o.datatypes = vec![dt];
+    o.root = root;
+    o.iterations = Some(usize::try_from(s.iters).unwrap_or(0));
+    o.warmup = Some(usize::try_from(s.warmup_iters).unwrap_or(0));
+    o.validation = (s.check != 0).then_some(Validation { log_dir: None });
+    let sweep = s.sweep();
+    o.min_size = usize::try_from(sweep.min).unwrap_or(usize::MAX);
+    o.max_size = usize::try_from(sweep.max).unwrap_or(usize::MAX);
+    o.sweep = Some(sweep);
+    // nccl-tests' verdict: below 0.9 times the floor fails the run.
+    o.min_busbw = env.min_bw.map(|floor| floor * 0.9);
+    if s.timeout_s > 0 {
+        o.timeout = Some(Duration::from_secs(s.timeout_s as u64));
+    }
+    Ok(o)
+}

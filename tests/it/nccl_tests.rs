@@ -1,0 +1,280 @@
+//! The nccl-tests drop-ins (`all_reduce_perf` and its siblings) end to end
+//! on the GPU stand-in (tests/it/common/standin.rs): real mpirun, or no
+//! launcher at all, the real binaries, and the stand-in's libcuda.so.1 and
+//! libnccl.so.2 in place of the driver and NCCL. Checked: nccl-tests'
+//! layout line by line (digits masked), its sweep, its exit statuses, and
+//! the same values in the table, the CSV and the run record. The stand-in's
+//! times are a model; nothing here judges a time.
+
+use crate::common;
+
+use common::standin::{self, StandIn};
+use common::*;
+use std::path::Path;
+use std::time::Duration;
+
+/// A run of `program` with `args` on `np` ranks under mpirun (none: no
+/// launcher, one process), results in `dir/res`.
+fn perf(gpu: &StandIn, np: Option<usize>, program: &str, args: &[&str], extra: &[(&str, &str)], dir: &Path) -> Run {
+    let mut env = gpu.env();
+    env.push(("COMMBENCH_RESULTS_DIR".into(), dir.join("res").display().to_string()));
+    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let o = Launch { cwd: Some(dir.to_path_buf()), env, timeout: Some(Duration::from_secs(60)), ..Launch::default() };
+    match np {
+        Some(np) => launch(Mpi::OpenMpi, np, program, args, &o),
+        None => {
+            // No launcher: the binary alone, as `./all_reduce_perf -g 1`.
+            let mut cmd = std::process::Command::new(bin(Mpi::OpenMpi, program));
+            cmd.args(args).current_dir(dir);
+            for (k, v) in &o.env {
+                cmd.env(k, v);
+            }
+            run_cmd(cmd, Duration::from_secs(60))
+        }
+    }
+}
+
+/// Every digit run as `9`, so a layout compares whatever the values.
+fn masked(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('9');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The data rows of nccl-tests' table: (size, count, type, redop, root,
+/// out-of-place #wrong, in-place #wrong).
+fn rows(stdout: &str) -> Vec<(u64, u64, String, String, i64, String, String)> {
+    stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(t.len(), 13, "{l}");
+            (
+                t[0].parse().unwrap(),
+                t[1].parse().unwrap(),
+                t[2].to_string(),
+                t[3].to_string(),
+                t[4].parse().unwrap(),
+                t[8].to_string(),
+                t[12].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The run record and CSV rows a run left in `dir/res`.
+fn results(dir: &Path) -> (serde_json::Value, Vec<std::collections::HashMap<String, String>>) {
+    let rd = dir.join("res");
+    let json = files_with_ext(&rd, "json");
+    let csv = files_with_ext(&rd, "csv");
+    assert_eq!((json.len(), csv.len()), (1, 1), "{json:?} {csv:?}");
+    let record = serde_json::from_str(&std::fs::read_to_string(&json[0]).unwrap()).unwrap();
+    (record, read_csv(&csv[0]))
+}
+
+/// all_reduce_perf as a site runs it (`-b 8 -e 1M -f 4`, under mpirun):
+/// exit 0, nccl-tests' lines in its order and layout (digits masked,
+/// written from its format strings), the version line naming the loaded
+/// NCCL, the sweep's nine sizes with their counts, every cell checked,
+/// and the same sizes in the CSV and the run record.
+#[test]
+fn all_reduce_perf_sweeps_as_nccl_tests_and_prints_its_layout() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let r = perf(
+        &gpu,
+        Some(2),
+        "all_reduce_perf",
+        &["-b", "8", "-e", "1M", "-f", "4", "-n", "5", "-w", "1"],
+        &[],
+        dir.path(),
+    );
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let want_head = [
+        "# nccl-tests version 9.9.9 nccl-headers=9 nccl-library=9",
+        "# Collective test starting: all_reduce_perf",
+        "# nThread 9 nGpus 9 minBytes 9 maxBytes 9 step: 9(factor) warmup iters: 9 iters: 9 agg iters: 9 \
+         validation: 9 graph: 9 unalign: 9",
+        "#",
+        "# Using devices",
+    ];
+    let head: Vec<String> = lines.iter().take(5).map(|l| masked(l)).collect();
+    assert_eq!(head, want_head, "{}", r.stdout);
+    assert!(lines[0].starts_with("# nccl-tests version 2.19.6 nccl-headers="), "{}", lines[0]);
+    assert_eq!(
+        lines[2],
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 4(factor) warmup iters: 1 iters: 5 agg iters: 1 \
+         validation: 1 graph: 0 unalign: 0"
+    );
+    let devices: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("#  Rank ")).collect();
+    assert_eq!(devices.len(), 2, "{}", r.stdout);
+    let sizes: Vec<u64> = (0..9).map(|k| 8 << (2 * k)).collect();
+    let got = rows(&r.stdout);
+    assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), sizes, "{}", r.stdout);
+    for (size, count, ty, redop, root, wrong_out, wrong_in) in &got {
+        assert_eq!((*count, ty.as_str(), redop.as_str(), *root), (size / 4, "float", "sum", -1));
+        assert_eq!((wrong_out.as_str(), wrong_in.as_str()), ("0", "0"), "{}", r.stdout);
+    }
+    // The footer, as nccl-tests' format strings print it (no verdict
+    // without NCCL_TESTS_MIN_BW), then the empty line where no NCCL error
+    // is left to report.
+    let tail: Vec<&str> = lines.iter().rev().take(6).rev().copied().collect();
+    assert_eq!(tail[0], "# Out of bounds values : 0 OK");
+    assert!(tail[1].starts_with("# Avg bus bandwidth    : ") && tail[1].ends_with(' '), "{tail:?}");
+    assert_eq!(&tail[2..], ["#", "# Collective test concluded: all_reduce_perf", "#", ""]);
+    // The CSV and the record carry the same sweep.
+    let (record, csv) = results(dir.path());
+    let csv_sizes: std::collections::BTreeSet<u64> = csv.iter().map(|r| r["size_bytes"].parse().unwrap()).collect();
+    assert_eq!(csv_sizes.into_iter().collect::<Vec<_>>(), sizes);
+    assert_eq!(record["status"], "complete", "{record}");
+    assert_eq!(record["options"]["sweep"]["step"]["factor"], 4, "{record}");
+}
+
+/// Sizes far above OSU's 2 GiB - 1 and its 512 MiB default limit, with a
+/// linear step: the sweep nccl-tests makes of `-b 2G -e 2G+8 -i 4` on one
+/// process with no launcher, data unchecked (`-c 0`: `N/A`). One rank's
+/// buffers are host memory in the stand-in (two of 2 GiB).
+#[test]
+fn sizes_above_2_gib_run_on_one_process_without_a_launcher() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-b", "2G", "-e", "2147483656", "-i", "4", "-n", "1", "-w", "0", "-c", "0"];
+    let r = perf(&gpu, None, "broadcast_perf", &args, &[], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let got = rows(&r.stdout);
+    let want: Vec<u64> = vec![2 << 30, (2 << 30) + 4, (2 << 30) + 8];
+    assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), want, "{}", r.stdout);
+    for row in &got {
+        assert_eq!((row.4, row.5.as_str(), row.6.as_str()), (0, "N/A", "N/A"), "{}", r.stdout);
+    }
+    assert!(r.stdout.contains(" step: 4(bytes) "), "{}", r.stdout);
+}
+
+/// What the core cannot honour yet is refused before anything starts: one
+/// line on stderr naming the setting, nccl-tests' status for a test that
+/// does not implement something (5), on every process, nothing written.
+/// Bad values keep nccl-tests' own words and status (255).
+#[test]
+fn settings_not_yet_offered_are_refused_in_one_line() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    for (args, extra, want) in [
+        (&["-g", "2"][..], &[][..], "all_reduce_perf: -t 1 -g 2 (one GPU per process only"),
+        (&["-o", "max"], &[], "all_reduce_perf: -o max (sum is) is not available"),
+        (&["-d", "double"], &[], "all_reduce_perf: -d double (int8, int32 and float are)"),
+        (&["-m", "4"], &[], "all_reduce_perf: -m 4 is not available"),
+        (&[], &[("NCCL_TESTS_SPLIT", "%2")], "all_reduce_perf: NCCL_TESTS_SPLIT is not available"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let r = perf(&gpu, Some(2), "all_reduce_perf", args, extra, dir.path());
+        assert_eq!(r.code, Some(5), "{args:?}: {}\n{}", r.stdout, r.stderr);
+        let lines = r.our_stderr_lines();
+        assert_eq!(lines.len(), 2, "{args:?}: {lines:?}");
+        assert!(lines.iter().all(|l| l.starts_with(want)), "{args:?}: {lines:?}");
+        assert!(!dir.path().join("res").exists(), "{args:?} wrote results");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let r = perf(&gpu, None, "all_reduce_perf", &["-b", "1X"], &[], dir.path());
+    assert_eq!(r.code, Some(255), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr.trim_end(), "invalid size specified for 'minbytes'");
+}
+
+/// nccl-tests' verdicts and exit status 7: wrong elements (the stand-in
+/// corrupts rank 1's outputs) counted in `#wrong` and failing the footer;
+/// `NCCL_TESTS_MIN_BW` passing below the run's bus bandwidth (`OK`, exit 0)
+/// and failing far above it (`FAILED`), on two ranks and on one process
+/// alone, whose all-reduce moves nothing between GPUs (busbw 0: nccl-tests
+/// fails it after the run, not before). Each failing process says so last.
+#[test]
+fn wrong_values_and_nccl_tests_min_bw_fail_with_status_7() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let quick = ["-b", "1K", "-e", "4K", "-f", "2", "-n", "3", "-w", "1"];
+    let dir = tempfile::tempdir().unwrap();
+    let r = perf(&gpu, Some(2), "all_reduce_perf", &quick, &[("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1")], dir.path());
+    assert_eq!(r.code, Some(7), "{}\n{}", r.stdout, r.stderr);
+    r.assert_no_panic();
+    let got = rows(&r.stdout);
+    assert_eq!(got.len(), 3, "{}", r.stdout);
+    assert!(got.iter().all(|row| row.5 != "0" && row.6 != "0"), "{}", r.stdout);
+    assert!(r.stdout.contains("# Out of bounds values : 6 FAILED\n"), "{}", r.stdout);
+    let failures: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with(" .. ")).collect();
+    assert_eq!(failures.len(), 2, "{}", r.stdout);
+    assert!(failures.iter().all(|l| l.ends_with(": Test failure (out of bounds values)")), "{failures:?}");
+    assert!(!r.stdout.contains("DATA VALIDATION ERROR"), "OSU's line is not nccl-tests'");
+    let (record, _) = results(dir.path());
+    assert_eq!(record["status"], "validation_failed");
+
+    for (np, floor, code, verdict) in
+        [(Some(2), "0.000001", 0, "OK"), (Some(2), "1000000", 7, "FAILED"), (None, "0.5", 7, "FAILED")]
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let r = perf(&gpu, np, "all_reduce_perf", &quick, &[("NCCL_TESTS_MIN_BW", floor)], dir.path());
+        assert_eq!(r.code, Some(code), "{floor}: {}\n{}", r.stdout, r.stderr);
+        let avg = r.stdout.lines().find(|l| l.starts_with("# Avg bus bandwidth")).unwrap_or_default();
+        assert!(avg.ends_with(&format!(" {verdict}")), "{floor}: {avg}");
+        let failures = r.stdout.lines().filter(|l| l.contains(": Test failure (average bus bandwidth")).count();
+        assert_eq!(failures, if code == 0 { 0 } else { np.unwrap_or(1) }, "{floor}: {}", r.stdout);
+        let (record, _) = results(dir.path());
+        assert_eq!(record["status"], if code == 0 { "complete" } else { "failed" }, "{floor}");
+    }
+}
+
+/// Each of the eight binaries whose collective the core has over NCCL, at
+/// three ranks (which no power-of-two size divides): exit 0, every cell
+/// checked and right, and the size and count columns nccl-tests prints
+/// for each size of `-b 8 -e 64K -f 8` (its elements rounded to a whole
+/// number per rank for the per-rank collectives), the redop and root
+/// columns as nccl-tests fills them for that collective. Eight launches of
+/// about a second each.
+#[test]
+fn every_binary_rounds_its_sizes_as_nccl_tests_does() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    // (program, per-rank count, reduces, rooted)
+    let programs = [
+        ("all_reduce_perf", false, true, false),
+        ("all_gather_perf", true, false, false),
+        ("broadcast_perf", false, false, true),
+        ("reduce_scatter_perf", true, true, false),
+        ("reduce_perf", false, true, true),
+        ("alltoall_perf", true, false, false),
+        ("gather_perf", true, false, true),
+        ("scatter_perf", true, false, true),
+    ];
+    let np = 3u64;
+    for (program, per_rank, reduces, rooted) in programs {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1", "-r", "2"];
+        let r = perf(&gpu, Some(np as usize), program, &args, &[], dir.path());
+        assert_eq!(r.code, Some(0), "{program}: {}\n{}", r.stdout, r.stderr);
+        let got = rows(&r.stdout);
+        let sizes = [8u64, 64, 512, 4096, 32768];
+        assert_eq!(got.len(), sizes.len(), "{program}: {}", r.stdout);
+        for (row, bytes) in got.iter().zip(sizes) {
+            let count = bytes / 4;
+            let (size, column) = if per_rank { (count / np * np * 4, count / np) } else { (count * 4, count) };
+            assert_eq!((row.0, row.1), (size, column), "{program} at {bytes}: {}", r.stdout);
+            assert_eq!(row.3, if reduces { "sum" } else { "none" }, "{program}");
+            assert_eq!(row.4, if rooted { 2 } else { -1 }, "{program}");
+            assert_eq!(row.5, "0", "{program}: {}", r.stdout);
+            assert!(row.6 == "0" || (program == "alltoall_perf" && row.6 == "N/A"), "{program}: {}", r.stdout);
+        }
+        assert!(r.stdout.contains(&format!("# Collective test concluded: {program}\n")), "{}", r.stdout);
+    }
+}
