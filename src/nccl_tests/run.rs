@@ -12,9 +12,10 @@
 //! sum, types other than int8, int32 and float, every root in turn
 //! (`-r -1`), aggregated calls (`-m`), repeated sweeps (`-N`), CUDA graphs, blocking modes, the
 //! default stream, CPU time, timestamps, per-iteration timing, JSON output,
-//! buffer registration, misalignment, the memory report, split
-//! communicators and `NCCL_TESTS_DEVICE`. Each is a setting nccl-tests
-//! reads; none is silently ignored.
+//! buffer registration, misalignment, the memory report and split
+//! communicators. Each is a setting nccl-tests reads; none is silently
+//! ignored. `NCCL_TESTS_DEVICE` names every process's GPU, as in
+//! nccl-tests.
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -31,6 +32,19 @@ use crate::spec::BenchSpec;
 /// nccl-tests' status for a setting the test does not implement
 /// (`testNotImplemented`).
 pub const NOT_IMPLEMENTED: i32 = 5;
+
+/// nccl-tests' status when CUDA refuses (`testCudaError`): a device that
+/// does not exist.
+pub const CUDA_ERROR: i32 = 2;
+
+/// Why settings cannot run, each with its exit status.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Refusal {
+    /// A setting the core cannot honour yet ([`NOT_IMPLEMENTED`]).
+    NotYet(String),
+    /// A device no CUDA call can open ([`CUDA_ERROR`]).
+    NoDevice(String),
+}
 
 /// The status of a program whose shared library cannot be loaded, as the
 /// dynamic loader ends a nccl-tests binary without libnccl.
@@ -88,9 +102,13 @@ pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
     };
     let opts = match options(entry.spec, &settings, &environment) {
         Ok(o) => o,
-        Err(why) => {
-            eprintln!("{program}: {why}");
-            return NOT_IMPLEMENTED;
+        Err(refusal) => {
+            let (line, status) = match refusal {
+                Refusal::NotYet(line) => (line, NOT_IMPLEMENTED),
+                Refusal::NoDevice(line) => (line, CUDA_ERROR),
+            };
+            eprintln!("{program}: {line}");
+            return status;
         }
     };
     runner::run_options(Front::NcclTests, entry, &argv, env, opts, B::message_bytes, |s| B::measure(s))
@@ -119,8 +137,8 @@ fn datatype(t: NcclType) -> Option<Datatype> {
 
 /// The shared core's options for nccl-tests' `settings` and environment,
 /// or the line that says which setting the core cannot honour yet.
-pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Result<Options, String> {
-    let not_yet = |what: &str| Err(format!("{what} is not available in this nccl-tests drop-in yet"));
+pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Result<Options, Refusal> {
+    let not_yet = |what: &str| Err(Refusal::NotYet(format!("{what} is not available in this nccl-tests drop-in yet")));
     if s.threads != 1 || s.gpus != 1 {
         return not_yet(&format!(
             "-t {} -g {} (one GPU per process only: start one process per GPU)",
@@ -165,10 +183,17 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
     if let Some((_, what)) = unsupported.iter().find(|(set, _)| *set) {
         return not_yet(what);
     }
-    if env.first_device.is_some() {
-        return not_yet("NCCL_TESTS_DEVICE");
-    }
     let mut o = crate::cli::options::defaults(spec);
+    if let Some(first) = env.first_device {
+        // Every process starts at this GPU (nccl-tests adds only the
+        // GPU's number within the process), wherever its local rank is;
+        // nothing is bound, as nccl-tests binds nothing.
+        let Ok(device) = usize::try_from(first) else {
+            return Err(Refusal::NoDevice(format!("NCCL_TESTS_DEVICE={first} names no CUDA device")));
+        };
+        o.placement.gpu = Some(vec![device]);
+        o.placement.policy = Some(crate::topo::request::BindPolicy::None);
+    }
     o.backend = Backend::Nccl;
     o.format = Format::NcclTests;
     o.datatypes = vec![dt];

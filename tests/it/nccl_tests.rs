@@ -147,7 +147,8 @@ fn all_reduce_perf_sweeps_as_nccl_tests_and_prints_its_layout() {
 /// Sizes far above OSU's 2 GiB - 1 and its 512 MiB default limit, with a
 /// linear step: the sweep nccl-tests makes of `-b 2G -e 2G+8 -i 4` on one
 /// process with no launcher, data unchecked (`-c 0`: `N/A`). One rank's
-/// buffers are host memory in the stand-in (two of 2 GiB).
+/// buffers are host memory in the stand-in (two of 2 GiB): about 10 s,
+/// most of it the pages of those buffers, which is the point of the test.
 #[test]
 fn sizes_above_2_gib_run_on_one_process_without_a_launcher() {
     let _g = mpi_lock();
@@ -168,7 +169,8 @@ fn sizes_above_2_gib_run_on_one_process_without_a_launcher() {
 /// What the core cannot honour yet is refused before anything starts: one
 /// line on stderr naming the setting, nccl-tests' status for a test that
 /// does not implement something (5), on every process, nothing written.
-/// Bad values keep nccl-tests' own words and status (255).
+/// Bad values keep nccl-tests' own words and status (255). Seven launches
+/// of about a second (each refusal on both ranks of a real mpirun).
 #[test]
 fn settings_not_yet_offered_are_refused_in_one_line() {
     let _g = mpi_lock();
@@ -179,6 +181,7 @@ fn settings_not_yet_offered_are_refused_in_one_line() {
         (&["-d", "double"], &[], "all_reduce_perf: -d double (int8, int32 and float are)"),
         (&["-m", "4"], &[], "all_reduce_perf: -m 4 is not available"),
         (&[], &[("NCCL_TESTS_SPLIT", "%2")], "all_reduce_perf: NCCL_TESTS_SPLIT is not available"),
+        (&["-r", "-1"], &[], "all_reduce_perf: -r -1 (one root at a time is)"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let r = perf(&gpu, Some(2), "all_reduce_perf", args, extra, dir.path());
@@ -277,4 +280,32 @@ fn every_binary_rounds_its_sizes_as_nccl_tests_does() {
         }
         assert!(r.stdout.contains(&format!("# Collective test concluded: {program}\n")), "{}", r.stdout);
     }
+}
+
+/// `NCCL_TESTS_DEVICE` names every process's GPU, as in nccl-tests: the
+/// device line shows it; two processes on it fail as NCCL fails two ranks
+/// on one GPU; a negative number is refused in one line with nccl-tests'
+/// status for a CUDA failure (2).
+#[test]
+fn nccl_tests_device_names_every_process_gpu() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let quick = ["-b", "1K", "-e", "1K", "-n", "2", "-w", "1"];
+    let dir = tempfile::tempdir().unwrap();
+    let r = perf(&gpu, None, "all_reduce_perf", &quick, &[("NCCL_TESTS_DEVICE", "3")], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let device = r.stdout.lines().find(|l| l.starts_with("#  Rank  0 ")).unwrap_or_default();
+    assert!(device.contains(" device  3 ["), "{device}");
+    let (record, _) = results(dir.path());
+    assert_eq!(record["options"]["placement"]["gpu"], serde_json::json!([3]), "{record}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let r = perf(&gpu, Some(2), "all_reduce_perf", &quick, &[("NCCL_TESTS_DEVICE", "3")], dir.path());
+    assert_ne!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    r.assert_no_panic();
+    assert!(r.stderr.contains("duplicate GPU"), "{}", r.stderr);
+
+    let r = perf(&gpu, None, "all_reduce_perf", &quick, &[("NCCL_TESTS_DEVICE", "-4")], dir.path());
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr, "all_reduce_perf: NCCL_TESTS_DEVICE=-4 names no CUDA device\n");
 }
