@@ -220,6 +220,9 @@ pub struct Sweep {
     pub min: u64,
     pub max: u64,
     pub step: SweepStep,
+    /// How many times the whole sweep runs, one after another (nccl-tests'
+    /// `-N`); at least 1.
+    pub cycles: u32,
 }
 
 /// How a [`Sweep`] goes from one size to the next.
@@ -233,11 +236,11 @@ pub enum SweepStep {
 }
 
 impl Sweep {
-    /// The sizes in order, from `min` while not above `max`. Ends where
+    /// The sizes of one pass in order, from `min` while not above `max`. Ends where
     /// the next size would not grow or would pass 2^64 (nccl-tests' own
     /// loop wraps there and never ends; its front end refuses a step that
     /// cannot grow before a sweep starts).
-    pub fn sizes(self) -> impl Iterator<Item = u64> {
+    pub fn pass(self) -> impl Iterator<Item = u64> {
         let next = move |size: &u64| {
             let n = match self.step {
                 SweepStep::Factor(f) => size.checked_mul(f),
@@ -248,9 +251,14 @@ impl Sweep {
         std::iter::successors((self.min <= self.max).then_some(self.min), next)
     }
 
-    /// The last size the sweep reaches (None when `min` is above `max`).
+    /// Every size measured, in order: [`Sweep::pass`] `cycles` times.
+    pub fn sizes(self) -> impl Iterator<Item = u64> {
+        (0..self.cycles.max(1)).flat_map(move |_| self.pass())
+    }
+
+    /// The last size a pass reaches (None when `min` is above `max`).
     pub fn last(self) -> Option<u64> {
-        self.sizes().last()
+        self.pass().last()
     }
 }
 

@@ -312,17 +312,19 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The sweep of `-b`, `-e`, `-f` and `-i`: times `-f` when it is
-    /// above 1, else plus `-i` ([`Sweep::sizes`] gives its sizes).
+    /// The sweep of `-b`, `-e`, `-f`, `-i` and `-N`: times `-f` when it is
+    /// above 1, else plus `-i`, `-N` times (a count below 1, which
+    /// nccl-tests runs until stopped, is 1 here: the front end refuses it).
     pub fn sweep(&self) -> Sweep {
         let step =
             if self.step_factor > 1 { SweepStep::Factor(self.step_factor) } else { SweepStep::Bytes(self.step_bytes) };
-        Sweep { min: self.min_bytes, max: self.max_bytes, step }
+        let cycles = u32::try_from(self.run_cycles).unwrap_or(0).max(1);
+        Sweep { min: self.min_bytes, max: self.max_bytes, step, cycles }
     }
 
-    /// The sizes of one sweep, in order (see [`Sweep::sizes`]).
+    /// The sizes of one sweep, in order (see [`Sweep::pass`]).
     pub fn sizes(&self) -> impl Iterator<Item = u64> {
-        self.sweep().sizes()
+        self.sweep().pass()
     }
 }
 

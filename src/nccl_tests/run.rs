@@ -10,7 +10,8 @@
 //! does not implement something (5): more than one GPU per process (`-g`,
 //! `-t`, issue 43's process model), the reduction operations other than
 //! sum, types other than int8, int32 and float, every root in turn
-//! (`-r -1`), aggregated calls (`-m`), repeated sweeps (`-N`), CUDA graphs, blocking modes, the
+//! (`-r -1`), aggregated calls (`-m`), sweeps repeated until stopped
+//! (`-N 0`), CUDA graphs, blocking modes, the
 //! default stream, CPU time, timestamps, per-iteration timing, JSON output,
 //! buffer registration, misalignment, the memory report and split
 //! communicators. Each is a setting nccl-tests reads; none is silently
@@ -163,7 +164,7 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
     };
     let unsupported: [(bool, String); 17] = [
         (s.agg_iters != 1, format!("-m {}", s.agg_iters)),
-        (s.run_cycles != 1, format!("-N {}", s.run_cycles)),
+        (s.run_cycles < 1, format!("-N {} (a sweep repeated until stopped)", s.run_cycles)),
         (s.parallel_init != 0, format!("-p {}", s.parallel_init)),
         (s.blocking != 0, format!("-z {}", s.blocking)),
         (s.stream_null != 0, format!("-y {}", s.stream_null)),

@@ -87,7 +87,12 @@ impl<W: Write> NcclTestsTable<W> {
         let coll = call.and_then(Collective::of_call)?;
         let d = &spec.defaults;
         let osu = |size: usize| coll.osu_bytes(size, np) as u64;
-        let sweep = opts.sweep.unwrap_or(Sweep { min: osu(opts.min_size), max: osu(max_size), step: Step::Factor(2) });
+        let sweep = opts.sweep.unwrap_or(Sweep {
+            min: osu(opts.min_size),
+            max: osu(max_size),
+            step: Step::Factor(2),
+            cycles: 1,
+        });
         let settings = Settings {
             threads: 1,
             gpus: 1,

@@ -142,6 +142,21 @@ fn all_reduce_perf_sweeps_as_nccl_tests_and_prints_its_layout() {
     assert_eq!(csv_sizes.into_iter().collect::<Vec<_>>(), sizes);
     assert_eq!(record["status"], "complete", "{record}");
     assert_eq!(record["options"]["sweep"]["step"]["factor"], 4, "{record}");
+
+    // -N 2: the whole sweep twice, one footer over both.
+    let dir = tempfile::tempdir().unwrap();
+    let r = perf(
+        &gpu,
+        Some(2),
+        "all_reduce_perf",
+        &["-b", "1K", "-e", "4K", "-f", "2", "-N", "2", "-n", "2"],
+        &[],
+        dir.path(),
+    );
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let sizes: Vec<u64> = rows(&r.stdout).iter().map(|r| r.0).collect();
+    assert_eq!(sizes, [1024, 2048, 4096, 1024, 2048, 4096], "{}", r.stdout);
+    assert_eq!(r.stdout.matches("# Avg bus bandwidth").count(), 1, "{}", r.stdout);
 }
 
 /// Sizes far above OSU's 2 GiB - 1 and its 512 MiB default limit, with a
@@ -169,7 +184,7 @@ fn sizes_above_2_gib_run_on_one_process_without_a_launcher() {
 /// What the core cannot honour yet is refused before anything starts: one
 /// line on stderr naming the setting, nccl-tests' status for a test that
 /// does not implement something (5), on every process, nothing written.
-/// Bad values keep nccl-tests' own words and status (255). Seven launches
+/// Bad values keep nccl-tests' own words and status (255). Eight launches
 /// of about a second (each refusal on both ranks of a real mpirun).
 #[test]
 fn settings_not_yet_offered_are_refused_in_one_line() {
@@ -180,6 +195,7 @@ fn settings_not_yet_offered_are_refused_in_one_line() {
         (&["-o", "max"], &[], "all_reduce_perf: -o max (sum is) is not available"),
         (&["-d", "double"], &[], "all_reduce_perf: -d double (int8, int32 and float are)"),
         (&["-m", "4"], &[], "all_reduce_perf: -m 4 is not available"),
+        (&["-N", "0"], &[], "all_reduce_perf: -N 0 (a sweep repeated until stopped) is not available"),
         (&[], &[("NCCL_TESTS_SPLIT", "%2")], "all_reduce_perf: NCCL_TESTS_SPLIT is not available"),
         (&["-r", "-1"], &[], "all_reduce_perf: -r -1 (one root at a time is)"),
     ] {

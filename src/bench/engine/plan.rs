@@ -407,7 +407,7 @@ mod tests {
             let sizes: Vec<usize> = plan.groups()[0].points.iter().map(|p| p.size).collect();
             (plan.max_size, plan.note.is_none(), sizes)
         };
-        let to_8g = Sweep { min: 8, max: 8 << 30, step: SweepStep::Factor(2) };
+        let to_8g = Sweep { min: 8, max: 8 << 30, step: SweepStep::Factor(2), cycles: 1 };
         let (max, no_note, sizes) = swept(&ALLREDUCE, 4, to_8g, Datatype::Float);
         assert_eq!((max, no_note, sizes.len()), (8 << 30, true, 31));
         assert_eq!((sizes[0], sizes[30]), (8, 8 << 30));
@@ -419,10 +419,13 @@ mod tests {
         let (_, _, sizes) = swept(&REDUCE_SCATTER, 3, to_8g, Datatype::Float);
         assert_eq!(&sizes[..4], &[0, 12, 24, 60]);
         // A linear step, and bytes that are not whole elements.
-        let linear = Sweep { min: 7, max: 30, step: SweepStep::Bytes(8) };
+        let linear = Sweep { min: 7, max: 30, step: SweepStep::Bytes(8), cycles: 1 };
         let (max, _, sizes) = swept(&ALLREDUCE, 2, linear, Datatype::Float);
         assert_eq!((max, sizes), (23, vec![4, 12, 20]));
         let (_, _, sizes) = swept(&ALLREDUCE, 2, linear, Datatype::Char);
         assert_eq!(sizes, vec![7, 15, 23]);
+        // -N: the whole sweep again, its largest size the same.
+        let (max, _, sizes) = swept(&ALLREDUCE, 2, Sweep { cycles: 2, ..linear }, Datatype::Char);
+        assert_eq!((max, sizes), (23, vec![7, 15, 23, 7, 15, 23]));
     }
 }
