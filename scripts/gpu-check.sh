@@ -12,7 +12,8 @@
 #      reduce_scatter, alltoall, bcast and reduce in nccl-tests' table
 #      (--backend nccl --format nccl-tests), each against the matching
 #      nccl-tests binary with -g 1, per size (target: time within 3% from
-#      1 MiB up, within 1 us below);
+#      1 MiB up, within 1 us below), and commbench's own all_reduce_perf
+#      and its siblings with nccl-tests' command line against the same;
 #   4. osu_latency -d cuda between two ranks, H H and D D, as far as the MPI
 #      it runs under can move GPU memory.
 # A step that cannot run on this machine (one GPU, no CUDA-aware MPI, no
@@ -171,12 +172,22 @@ else
     # default limit (512 MiB a buffer) would cut the sweep below 1 GiB.
     step "osu_$c --backend nccl --format nccl-tests, 8 B - $max_bytes B" 45 sh -c \
       "'$bin/osu_$c' --backend nccl --format nccl-tests -m 8:$max_bytes -M $max_bytes -i 20 -x 5 -c --results-dir '$work/nccl' > '$work/ours-$c.txt'; rc=\$?; cat '$work/ours-$c.txt'; exit \$rc"
+    # Our drop-in of the same program, with nccl-tests' own command line.
+    if [ -x "$bin/$p" ]; then
+      step "commbench's $p -g 1, 8 B - $max_bytes B" 45 sh -c \
+        "COMMBENCH_RESULTS_DIR='$work/nccl-perf' '$bin/$p' -b 8 -e $max_bytes -f 2 -g 1 -n 20 -w 5 -c 1 > '$work/ours-perf-$c.txt'; rc=\$?; cat '$work/ours-perf-$c.txt'; exit \$rc"
+    fi
     if ref "$p"; then
       step "$p -g 1, 8 B - $max_bytes B" 45 sh -c \
         "'$anchors/bin/$p' -b 8 -e $max_bytes -f 2 -g 1 -n 20 -w 5 -c 1 > '$work/theirs-$c.txt'; rc=\$?; cat '$work/theirs-$c.txt'; exit \$rc"
       echo
       echo "=== osu_$c against $p, per size (out of place)"
       python3 "$tools/gpu-side-by-side.py" nccl "$work/ours-$c.txt" "$work/theirs-$c.txt"
+      if [ -s "$work/ours-perf-$c.txt" ]; then
+        echo
+        echo "=== commbench's $p against nccl-tests' $p, per size (out of place)"
+        python3 "$tools/gpu-side-by-side.py" nccl "$work/ours-perf-$c.txt" "$work/theirs-$c.txt"
+      fi
     elif [ -z "$standin" ]; then
       skip "$p" "not built (above)"
     fi

@@ -115,6 +115,45 @@ pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
     runner::run_options(Front::NcclTests, entry, &argv, env, opts, B::message_bytes, |s| B::measure(s))
 }
 
+/// The OSU benchmark whose kernel each nccl-tests program runs over.
+pub const PROGRAMS: [(&str, &str); 8] = [
+    ("all_reduce_perf", "osu_allreduce"),
+    ("all_gather_perf", "osu_allgather"),
+    ("broadcast_perf", "osu_bcast"),
+    ("reduce_scatter_perf", "osu_reduce_scatter"),
+    ("reduce_perf", "osu_reduce"),
+    ("alltoall_perf", "osu_alltoall"),
+    ("gather_perf", "osu_gather"),
+    ("scatter_perf", "osu_scatter"),
+];
+
+/// Whether `program` (one of [`PROGRAMS`]) would run `args` with NCCL
+/// `nccl` loaded and the environment `get` gives, without starting
+/// anything: Ok, or every line it would print before it ends and its
+/// status. For checking documented command lines.
+pub fn accepts(
+    program: &str,
+    args: &[String],
+    nccl: NcclVersion,
+    get: impl Fn(&str) -> Option<String>,
+) -> Result<(), (Vec<Line>, i32)> {
+    let refuse = |line: String, status| Err((vec![Line::Err(line)], status));
+    let Some((_, osu)) = PROGRAMS.iter().find(|(p, _)| *p == program) else {
+        return refuse(format!("{program} is not one of the nccl-tests programs"), NOT_IMPLEMENTED);
+    };
+    let spec = crate::bench::registry::lookup(osu).map(|e| e.spec).expect("every program's twin is registered");
+    let settings = match cli::parse(program, args, nccl) {
+        Parsed::Exit { said, status } => return Err((said, status)),
+        Parsed::Run { settings, .. } => settings,
+    };
+    let environment = Environment::read(get).map_err(|line| (vec![Line::Err(line)], BAD_VALUE))?;
+    match options(spec, &settings, &environment) {
+        Ok(_) => Ok(()),
+        Err(Refusal::NotYet(line)) => refuse(line, NOT_IMPLEMENTED),
+        Err(Refusal::NoDevice(line)) => refuse(line, CUDA_ERROR),
+    }
+}
+
 /// `said`'s lines, each on its stream.
 fn print(said: &[Line]) {
     for line in said {

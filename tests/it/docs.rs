@@ -7,8 +7,8 @@
 //!   a leading `$ ` is dropped). A block marked `console` is a session:
 //!   its lines starting with `$ ` are commands, the others their output.
 //!   Output alone is fenced `text` (or has no language) and is not read.
-//! - A command is ours when one of its words names `commbench` or an
-//!   `osu_*` binary (any directory: `target/release/osu_bw`,
+//! - A command is ours when one of its words names `commbench`, a
+//!   nccl-tests program (`all_reduce_perf`) or an `osu_*` binary (any directory: `target/release/osu_bw`,
 //!   `target/mpich/release/osu_bw` and `osu_bw` all mean the one built for
 //!   this test). Words before it are the environment (`VAR=value`, passed
 //!   on) and the launcher (`mpirun ...`, `srun ...`), read only for the job
@@ -19,6 +19,9 @@
 //!   shown (NP from the launcher, else 2) must exit 0. The dry run parses
 //!   every option and value with the run's own parser and plans the job at
 //!   that size, and starts no MPI.
+//! - a nccl-tests program (`all_reduce_perf`): its words through its own
+//!   reader and the check of what the core offers (the library functions
+//!   its `main` calls first), with the environment shown; they must run.
 //! - `commbench <command>`: every option word shown (up to a `--`, after
 //!   which the words are the launcher's) must be one that `commbench
 //!   <command> --help` of the real binary names; then the values: suite,
@@ -175,7 +178,23 @@ fn file_name(word: &str) -> &str {
 
 fn is_ours(word: &str) -> bool {
     let n = file_name(word);
-    n == "commbench" || (n.starts_with("osu_") && n.len() > 4)
+    n == "commbench" || (n.starts_with("osu_") && n.len() > 4) || is_perf(n)
+}
+
+/// One of the nccl-tests programs (`all_reduce_perf`).
+fn is_perf(name: &str) -> bool {
+    commbench::nccl_tests::run::PROGRAMS.iter().any(|(p, _)| *p == name)
+}
+
+/// A nccl-tests program's words, through its own reader and the settings
+/// the core offers, with the environment shown and an NCCL of the
+/// stand-in's version (2.21.5): what it would run, nothing started.
+fn check_perf(p: &Parts) -> Result<Checked, String> {
+    use commbench::nccl_tests::cli::NcclVersion;
+    let env = |name: &str| p.env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    commbench::nccl_tests::run::accepts(p.program, p.args, NcclVersion::of(2, 21, 5), env)
+        .map(|()| "nccl-tests settings")
+        .map_err(|(said, status)| format!("{} would end with status {status}: {said:?}", p.program))
 }
 
 fn is_env(word: &str) -> bool {
@@ -393,6 +412,7 @@ fn check_all(cmds: &[DocCommand], bins: &Path) -> (Vec<String>, BTreeMap<Checked
                         .iter()
                         .map(|cmd| match parts(&cmd.words) {
                             Some(p) if p.program == "commbench" => check_commbench(&p, bins, scratch, helps),
+                            Some(p) if is_perf(p.program) => check_perf(&p),
                             Some(p) => check_osu(&p, bins, scratch),
                             None => check_other(cmd, root),
                         })

@@ -1,5 +1,6 @@
-//! osu_bcast: MPI_Bcast from rank 0. As in OSU, there is no barrier before
-//! the first iteration of a size. busbw = algbw.
+//! osu_bcast: MPI_Bcast from rank 0 (OSU's osu_bcast has no root option;
+//! broadcast_perf's `-r` chooses another). As in OSU, there is no barrier
+//! before the first iteration of a size. busbw = algbw.
 
 use crate::backend::Collectives;
 use crate::bench::collective::{Call, Collective, Ranks};
@@ -17,8 +18,6 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 };
 
 pub struct Bcast;
-
-const ROOT: usize = 0;
 
 fn root_value(i: usize) -> u64 {
     1 + 2 * (i as u64 + 1)
@@ -55,7 +54,7 @@ impl Collective for Bcast {
     }
 
     fn fill(&self, _send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
-        if job.rank == ROOT {
+        if job.rank == job.root_of(i) {
             write_values(recv, case.datatype, 0..case.count, |_| root_value(i));
         } else {
             fill_zero(recv, case.datatype, case.count);
@@ -69,7 +68,7 @@ impl Collective for Bcast {
 
 impl<T: Collectives> Call<T> for Bcast {
     #[inline(always)]
-    fn call(&self, t: &T, _send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, _job: &Ranks, _i: usize) {
-        t.bcast(recv, case.count, case.datatype, ROOT);
+    fn call(&self, t: &T, _send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Ranks, i: usize) {
+        t.bcast(recv, case.count, case.datatype, job.root_of(i));
     }
 }
