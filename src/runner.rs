@@ -414,12 +414,14 @@ pub(crate) fn run_options(
     if let (Ending::BelowEfficiency { line }, true) = (&ending, root) {
         say(&format!("{}: {line}", spec.name));
     }
-    job.finish(code);
     if front == Front::NcclTests && code == NCCL_TESTS_RESULTS_FAILED {
         // Every process of a failed nccl-tests run says so on stdout, in
-        // its words up to the source place (ours has none), once rank 0
-        // has written the footer that says why (job::end_world lets it
-        // go first).
+        // its words up to the source place (ours has none), after rank 0
+        // has written the footer that says why: the barrier, which every
+        // rank reaches (the verdicts behind this status are agreed), and
+        // before the job ends, since a launcher ends the other ranks once
+        // one exits failing.
+        job.world.barrier();
         let why = match &ending {
             Ending::BelowMinimum { avg_busbw, min_busbw } => {
                 format!("average bus bandwidth {avg_busbw:.2} GB/s is below 0.9 x NCCL_TESTS_MIN_BW, {min_busbw} GB/s")
@@ -429,6 +431,7 @@ pub(crate) fn run_options(
         };
         println!(" .. {} pid {}: Test failure ({why})", crate::topo::hostname(), std::process::id());
     }
+    job.finish(code);
     code
 }
 

@@ -139,16 +139,6 @@ fn not_above_the_model(got: f64, want: f64) -> bool {
     got <= want * (1.0 + 1e-4) + 0.006
 }
 
-/// The run record and CSV rows a run left in `dir/res`.
-fn results(dir: &Path) -> (serde_json::Value, Vec<std::collections::HashMap<String, String>>) {
-    let rd = dir.join("res");
-    let json = files_with_ext(&rd, "json");
-    let csv = files_with_ext(&rd, "csv");
-    assert_eq!((json.len(), csv.len()), (1, 1), "{json:?} {csv:?}");
-    let record = serde_json::from_str(&std::fs::read_to_string(&json[0]).unwrap()).unwrap();
-    (record, read_csv(&csv[0]))
-}
-
 /// One cell of nccl-tests' table: time us, algbw, busbw, #wrong as printed.
 type Cell = (f64, f64, f64, String);
 
@@ -162,14 +152,11 @@ struct TableRow {
 }
 
 fn table_rows(stdout: &str) -> Vec<TableRow> {
-    stdout
-        .lines()
-        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
-        .map(|l| {
-            let t: Vec<&str> = l.split_whitespace().collect();
-            assert_eq!(t.len(), 13, "{l}");
-            let num = |i: usize| t[i].parse::<f64>().unwrap_or_else(|_| panic!("{l}: column {i}"));
-            let cell = |at: usize| (num(at), num(at + 1), num(at + 2), t[at + 3].to_string());
+    nccl_tests_rows(stdout)
+        .into_iter()
+        .map(|t| {
+            let num = |i: usize| t[i].parse::<f64>().unwrap_or_else(|_| panic!("{t:?}: column {i}"));
+            let cell = |at: usize| (num(at), num(at + 1), num(at + 2), t[at + 3].clone());
             TableRow { size: t[0].parse().unwrap(), count: t[1].parse().unwrap(), cells: [cell(5), cell(9)] }
         })
         .collect()
@@ -249,7 +236,7 @@ fn every_collective_at_np_1_to_4_is_right_and_takes_the_described_time() {
                     assert!(fits(*time_us, want_us), "{what}: {time_us} us, the model says {want_us}: {row:?}");
                 }
             }
-            let (record, csv) = results(dir.path());
+            let (record, csv) = run_results(dir.path());
             assert_eq!(record["status"], "complete", "{what}");
             assert_eq!(record["options"]["backend"], "nccl", "{what}");
             assert_eq!(csv.len(), 4, "{what}: both cells of every size");
@@ -280,7 +267,7 @@ fn osu_format_validates_and_records_the_gpus_and_the_library() {
     let dir = tempfile::tempdir().unwrap();
     let run = nccl_run(&gpu, 4, "osu_allreduce", &args, &[], dir.path());
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
-    let (record, csv) = results(dir.path());
+    let (record, csv) = run_results(dir.path());
     let last = csv.iter().find(|r| r["size_bytes"] == "4194304").expect("the 4 MiB row");
     let busbw: f64 = last["busbw_GBps"].parse().unwrap();
     let seconds = model.op_seconds(1.5 * 4194304.0, model.ring_rate(&gpus));
@@ -355,7 +342,7 @@ fn a_corrupted_result_is_counted_and_fails_the_run() {
         }
     }
     assert!(run.stdout.contains("# Out of bounds values : 6 FAILED\n"), "{}", run.stdout);
-    let (record, _) = results(dir.path());
+    let (record, _) = run_results(dir.path());
     assert_eq!(record["status"], "validation_failed");
     // The sweep goes on through wrong data: a line per failing check, each
     // from rank 1, naming the size and the first wrong element.
@@ -400,7 +387,7 @@ fn min_busbw_passes_above_and_fails_below() {
         lines[0].starts_with("osu_allgather: average bus bandwidth ")
             && lines[0].ends_with(" is below --min-busbw 1000 GB/s")
     );
-    let (record, _) = results(dir.path());
+    let (record, _) = run_results(dir.path());
     assert_eq!(record["status"], "failed");
 
     let mut cmd = std::process::Command::new(bin(Mpi::OpenMpi, "osu_allreduce"));
@@ -439,7 +426,7 @@ fn a_failed_nccl_rank_ends_the_job_in_one_line_with_the_record_ended() {
     assert!(ours[0].starts_with("osu_allreduce: NCCL failed on rank 1 (last call ncclAllReduce): "), "{}", ours[0]);
     assert!(ours[0].contains(" failed with NCCL error 2: "), "{}", ours[0]);
     assert!(ours[0].contains("injected failure"), "NCCL's last error is in the line: {}", ours[0]);
-    let (record, _) = results(dir.path());
+    let (record, _) = run_results(dir.path());
     assert_eq!(record["status"], "error");
     assert_eq!(record["status_detail"], ours[0]);
     assert_eq!(record["ended_by_rank"], 1);
@@ -479,7 +466,7 @@ fn a_sticky_cuda_error_on_one_rank_ends_the_job_in_one_line() {
     assert!(ours[0].contains("CUDA failed on "), "{}", ours[0]);
     assert!(ours[0].contains("CUDA_ERROR_LAUNCH_FAILED"), "{}", ours[0]);
     assert!(!ours[0].contains("internal error"), "{}", ours[0]);
-    let (record, _) = results(dir.path());
+    let (record, _) = run_results(dir.path());
     assert_eq!(record["status"], "error");
     assert_eq!(record["status_detail"], ours[0]);
 }
@@ -714,12 +701,12 @@ fn gpu_paths_take_their_peaks_from_nvml_and_sysfs() {
         let want = 100.0 * window / (scale * model.op_seconds(window, model.pair_rate(a, b))) / 1e6 / peak;
         let dir = tempfile::tempdir().unwrap();
         let run = nccl_run(&gpu, 2, "osu_bw", &args, &extra, dir.path());
-        let (_, csv) = results(dir.path());
+        let (_, csv) = run_results(dir.path());
         let eff: f64 = csv[0]["efficiency_pct"].parse().unwrap();
         assert!(not_above_the_model(eff, want), "{gpus}: {eff}% of the path, the model says {want}%");
         assert_eq!(run.code, Some(1), "{gpus}: {}\n{}", run.stdout, run.stderr);
         assert_eq!(osu_rows(&run.stdout).len(), 1, "the table is whole: {}", run.stdout);
-        let (record, csv) = results(dir.path());
+        let (record, csv) = run_results(dir.path());
         let host = record["ranks"][0]["host"].as_str().unwrap().to_string();
         let label = format!("GPU {a} (0000:0{}:00.0) -> GPU {b} (0000:0{}:00.0) on {host}", a + 1, b + 1);
         let path = &record["paths"]["run"];
@@ -763,7 +750,7 @@ fn gpu_paths_take_their_peaks_from_nvml_and_sysfs() {
         let scale = [("COMMBENCH_STANDIN_TIME_SCALE", "20"), ("COMMBENCH_SYSFS_ROOT", sys.as_str())];
         let run = nccl_run(&gpu, np, "osu_allreduce", &args, &scale, dir.path());
         assert_eq!(run.code, Some(0), "{gpus}: {}\n{}", run.stdout, run.stderr);
-        let (record, csv) = results(dir.path());
+        let (record, csv) = run_results(dir.path());
         let host = record["ranks"][0]["host"].as_str().unwrap().to_string();
         let path = &record["paths"]["run"];
         assert_eq!(path["label"], format!("GPU 0 (0000:01:00.0) on {host}"), "{path}");

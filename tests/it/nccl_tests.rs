@@ -55,33 +55,13 @@ fn masked(text: &str) -> String {
 /// The data rows of nccl-tests' table: (size, count, type, redop, root,
 /// out-of-place #wrong, in-place #wrong).
 fn rows(stdout: &str) -> Vec<(u64, u64, String, String, i64, String, String)> {
-    stdout
-        .lines()
-        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
-        .map(|l| {
-            let t: Vec<&str> = l.split_whitespace().collect();
-            assert_eq!(t.len(), 13, "{l}");
-            (
-                t[0].parse().unwrap(),
-                t[1].parse().unwrap(),
-                t[2].to_string(),
-                t[3].to_string(),
-                t[4].parse().unwrap(),
-                t[8].to_string(),
-                t[12].to_string(),
-            )
+    nccl_tests_rows(stdout)
+        .into_iter()
+        .map(|t| {
+            let (size, count, root) = (t[0].parse().unwrap(), t[1].parse().unwrap(), t[4].parse().unwrap());
+            (size, count, t[2].clone(), t[3].clone(), root, t[8].clone(), t[12].clone())
         })
         .collect()
-}
-
-/// The run record and CSV rows a run left in `dir/res`.
-fn results(dir: &Path) -> (serde_json::Value, Vec<std::collections::HashMap<String, String>>) {
-    let rd = dir.join("res");
-    let json = files_with_ext(&rd, "json");
-    let csv = files_with_ext(&rd, "csv");
-    assert_eq!((json.len(), csv.len()), (1, 1), "{json:?} {csv:?}");
-    let record = serde_json::from_str(&std::fs::read_to_string(&json[0]).unwrap()).unwrap();
-    (record, read_csv(&csv[0]))
 }
 
 /// all_reduce_perf as a site runs it (`-b 8 -e 1M -f 4`, under mpirun):
@@ -137,7 +117,7 @@ fn all_reduce_perf_sweeps_as_nccl_tests_and_prints_its_layout() {
     assert!(tail[1].starts_with("# Avg bus bandwidth    : ") && tail[1].ends_with(' '), "{tail:?}");
     assert_eq!(&tail[2..], ["#", "# Collective test concluded: all_reduce_perf", "#", ""]);
     // The CSV and the record carry the same sweep.
-    let (record, csv) = results(dir.path());
+    let (record, csv) = run_results(dir.path());
     let csv_sizes: std::collections::BTreeSet<u64> = csv.iter().map(|r| r["size_bytes"].parse().unwrap()).collect();
     assert_eq!(csv_sizes.into_iter().collect::<Vec<_>>(), sizes);
     assert_eq!(record["status"], "complete", "{record}");
@@ -236,7 +216,7 @@ fn wrong_values_and_nccl_tests_min_bw_fail_with_status_7() {
     assert_eq!(failures.len(), 2, "{}", r.stdout);
     assert!(failures.iter().all(|l| l.ends_with(": Test failure (out of bounds values)")), "{failures:?}");
     assert!(!r.stdout.contains("DATA VALIDATION ERROR"), "OSU's line is not nccl-tests'");
-    let (record, _) = results(dir.path());
+    let (record, _) = run_results(dir.path());
     assert_eq!(record["status"], "validation_failed");
 
     for (np, floor, code, verdict) in
@@ -249,7 +229,7 @@ fn wrong_values_and_nccl_tests_min_bw_fail_with_status_7() {
         assert!(avg.ends_with(&format!(" {verdict}")), "{floor}: {avg}");
         let failures = r.stdout.lines().filter(|l| l.contains(": Test failure (average bus bandwidth")).count();
         assert_eq!(failures, if code == 0 { 0 } else { np.unwrap_or(1) }, "{floor}: {}", r.stdout);
-        let (record, _) = results(dir.path());
+        let (record, _) = run_results(dir.path());
         assert_eq!(record["status"], if code == 0 { "complete" } else { "failed" }, "{floor}");
     }
 }
@@ -312,7 +292,7 @@ fn nccl_tests_device_names_every_process_gpu() {
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
     let device = r.stdout.lines().find(|l| l.starts_with("#  Rank  0 ")).unwrap_or_default();
     assert!(device.contains(" device  3 ["), "{device}");
-    let (record, _) = results(dir.path());
+    let (record, _) = run_results(dir.path());
     assert_eq!(record["options"]["placement"]["gpu"], serde_json::json!([3]), "{record}");
 
     let dir = tempfile::tempdir().unwrap();

@@ -365,6 +365,31 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 /// Files in `dir` with `ext`, sorted.
+/// The data rows of nccl-tests' table (lines that start with a size),
+/// each split into its 13 words.
+pub fn nccl_tests_rows(stdout: &str) -> Vec<Vec<String>> {
+    stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| {
+            let t: Vec<String> = l.split_whitespace().map(str::to_string).collect();
+            assert_eq!(t.len(), 13, "{l}");
+            t
+        })
+        .collect()
+}
+
+/// The one run record and CSV a run left in `dir/res`: the record, and
+/// the CSV's rows by column name.
+pub fn run_results(dir: &Path) -> (serde_json::Value, Vec<HashMap<String, String>>) {
+    let rd = dir.join("res");
+    let json = files_with_ext(&rd, "json");
+    let csv = files_with_ext(&rd, "csv");
+    assert_eq!((json.len(), csv.len()), (1, 1), "{json:?} {csv:?}");
+    let record = serde_json::from_str(&std::fs::read_to_string(&json[0]).unwrap()).unwrap();
+    (record, read_csv(&csv[0]))
+}
+
 pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
