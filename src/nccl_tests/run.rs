@@ -78,7 +78,7 @@ pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
             NcclVersion::of(major, minor, patch)
         }
         Err(e) => {
-            eprintln!("{program}: {e}");
+            crate::diag::say(&format!("{program}: {e}"));
             return NO_LIBRARY;
         }
     };
@@ -97,7 +97,7 @@ pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
     let environment = match Environment::read(|name| std::env::var(name).ok()) {
         Ok(e) => e,
         Err(line) => {
-            eprintln!("{program}: {line}");
+            crate::diag::say(&format!("{program}: {line}"));
             return BAD_VALUE;
         }
     };
@@ -108,7 +108,7 @@ pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
                 Refusal::NotYet(line) => (line, NOT_IMPLEMENTED),
                 Refusal::NoDevice(line) => (line, CUDA_ERROR),
             };
-            eprintln!("{program}: {line}");
+            crate::diag::say(&format!("{program}: {line}"));
             return status;
         }
     };
@@ -154,12 +154,14 @@ pub fn accepts(
     }
 }
 
-/// `said`'s lines, each on its stream.
+/// `said`'s lines, each on its stream; a line on stderr in one write
+/// ([`crate::diag::say`]), so that two ranks' lines merged by a launcher
+/// never interleave.
 fn print(said: &[Line]) {
     for line in said {
         match line {
             Line::Out(text) => println!("{text}"),
-            Line::Err(text) => eprintln!("{text}"),
+            Line::Err(text) => crate::diag::say(text),
         }
     }
     let _ = io::stdout().flush();
