@@ -321,11 +321,6 @@ impl Settings {
         let cycles = u32::try_from(self.run_cycles).unwrap_or(0).max(1);
         Sweep { min: self.min_bytes, max: self.max_bytes, step, cycles }
     }
-
-    /// The sizes of one sweep, in order (see [`Sweep::pass`]).
-    pub fn sizes(&self) -> impl Iterator<Item = u64> {
-        self.sweep().pass()
-    }
 }
 
 /// A line (without its newline) and the stream it goes to.

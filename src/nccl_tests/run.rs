@@ -84,31 +84,14 @@ pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
     };
     // Every process reads its own command line and says what it finds,
     // as nccl-tests' processes do before MPI starts.
-    let settings = match cli::parse(&argv0, argv.get(1..).unwrap_or(&[]), version) {
-        Parsed::Exit { said, status } => {
+    let args = argv.get(1..).unwrap_or(&[]);
+    let opts = match read(entry.spec, &argv0, args, version, |name| std::env::var(name).ok()) {
+        Ok((opts, said)) => {
             print(&said);
-            return status;
+            opts
         }
-        Parsed::Run { settings, said } => {
+        Err((said, status)) => {
             print(&said);
-            settings
-        }
-    };
-    let environment = match Environment::read(|name| std::env::var(name).ok()) {
-        Ok(e) => e,
-        Err(line) => {
-            crate::diag::say(&format!("{program}: {line}"));
-            return BAD_VALUE;
-        }
-    };
-    let opts = match options(entry.spec, &settings, &environment) {
-        Ok(o) => o,
-        Err(refusal) => {
-            let (line, status) = match refusal {
-                Refusal::NotYet(line) => (line, NOT_IMPLEMENTED),
-                Refusal::NoDevice(line) => (line, CUDA_ERROR),
-            };
-            crate::diag::say(&format!("{program}: {line}"));
             return status;
         }
     };
@@ -137,21 +120,50 @@ pub fn accepts(
     nccl: NcclVersion,
     get: impl Fn(&str) -> Option<String>,
 ) -> Result<(), (Vec<Line>, i32)> {
-    let refuse = |line: String, status| Err((vec![Line::Err(line)], status));
     let Some((_, osu)) = PROGRAMS.iter().find(|(p, _)| *p == program) else {
-        return refuse(format!("{program} is not one of the nccl-tests programs"), NOT_IMPLEMENTED);
+        return Err((vec![Line::Err(format!("{program} is not one of the nccl-tests programs"))], NOT_IMPLEMENTED));
     };
     let spec = crate::bench::registry::lookup(osu).map(|e| e.spec).expect("every program's twin is registered");
-    let settings = match cli::parse(program, args, nccl) {
+    read(spec, program, args, nccl, get).map(|_| ())
+}
+
+/// What a `*_perf` program started as `argv0` makes of `args` and its
+/// environment (`get`) with NCCL `nccl` loaded: the core's options for
+/// `spec` and the lines nccl-tests prints while reading, or every line to
+/// print before it ends and its exit status.
+fn read(
+    spec: &BenchSpec,
+    argv0: &str,
+    args: &[String],
+    nccl: NcclVersion,
+    get: impl Fn(&str) -> Option<String>,
+) -> Result<(Options, Vec<Line>), (Vec<Line>, i32)> {
+    let program = argv0.rsplit('/').next().unwrap_or(argv0);
+    let (settings, mut said) = match cli::parse(argv0, args, nccl) {
         Parsed::Exit { said, status } => return Err((said, status)),
-        Parsed::Run { settings, .. } => settings,
+        Parsed::Run { settings, said } => (settings, said),
     };
-    let environment = Environment::read(get).map_err(|line| (vec![Line::Err(line)], BAD_VALUE))?;
-    match options(spec, &settings, &environment) {
-        Ok(_) => Ok(()),
-        Err(Refusal::NotYet(line)) => refuse(line, NOT_IMPLEMENTED),
-        Err(Refusal::NoDevice(line)) => refuse(line, CUDA_ERROR),
+    match options_from(spec, &settings, get) {
+        Ok(opts) => Ok((opts, said)),
+        Err((line, status)) => {
+            said.push(Line::Err(format!("{program}: {line}")));
+            Err((said, status))
+        }
     }
+}
+
+/// The core's options for `settings` and the environment `get` gives, or
+/// the line that refuses them and its status.
+fn options_from(
+    spec: &BenchSpec,
+    settings: &Settings,
+    get: impl Fn(&str) -> Option<String>,
+) -> Result<Options, (String, i32)> {
+    let environment = Environment::read(get).map_err(|line| (line, BAD_VALUE))?;
+    options(spec, settings, &environment).map_err(|refusal| match refusal {
+        Refusal::NotYet(line) => (line, NOT_IMPLEMENTED),
+        Refusal::NoDevice(line) => (line, CUDA_ERROR),
+    })
 }
 
 /// `said`'s lines, each on its stream; a line on stderr in one write

@@ -54,7 +54,7 @@ fn no_options_are_nccl_tests_defaults() {
         (s.op, s.datatype, s.cta_policy, s.device_cta_count),
         (Choice::One(RedOp::Sum), Choice::One(NcclType::Float), -1, 16)
     );
-    assert_eq!(s.sizes().collect::<Vec<_>>(), vec![32 << 20]);
+    assert_eq!(s.sweep().pass().collect::<Vec<_>>(), vec![32 << 20]);
 }
 
 #[test]
@@ -167,20 +167,20 @@ fn numbers_read_as_c_reads_them() {
 #[test]
 fn sizes_take_units_and_reach_sixteen_gib() {
     let s = settings(&["-b", "8", "-e", "16G", "-f", "2"]);
-    let sizes: Vec<u64> = s.sizes().collect();
+    let sizes: Vec<u64> = s.sweep().pass().collect();
     assert_eq!(sizes.len(), 32);
     assert_eq!((sizes[0], sizes[31]), (8, 16 << 30));
     let s = settings(&["-b", "1K", "-e", "4k", "-i", "1K"]);
-    assert_eq!(s.sizes().collect::<Vec<_>>(), vec![1024, 2048, 3072, 4096]);
+    assert_eq!(s.sweep().pass().collect::<Vec<_>>(), vec![1024, 2048, 3072, 4096]);
     assert_eq!(settings(&["-b", "1.5M", "-e", "1.5M"]).min_bytes, 3 << 19);
     assert_eq!(settings(&["-b", "8 G", "-e", "8GB"]).min_bytes, 8 << 30);
     assert_eq!(settings(&["-e", "0x1p4K", "-b", "0"]).max_bytes, 16384);
     // The last step is where the next size would pass -e.
     let s = settings(&["-b", "3", "-e", "100", "-f", "3"]);
-    assert_eq!(s.sizes().collect::<Vec<_>>(), vec![3, 9, 27, 81]);
+    assert_eq!(s.sweep().pass().collect::<Vec<_>>(), vec![3, 9, 27, 81]);
     // One past 2^64 ends the sweep (nccl-tests' loop would wrap).
     let s = settings(&["-b", "1G", "-e", "16000000000G", "-f", "1024"]);
-    assert_eq!(s.sizes().count(), 4);
+    assert_eq!(s.sweep().pass().count(), 4);
 }
 
 #[test]
@@ -201,7 +201,7 @@ fn bad_sizes_are_refused_with_nccl_tests_words() {
         &["-b", "0", "-e", "8", "-f", "2"],
         "-b 0 with a factor (-f) never grows: start at 1 byte or more, or step with -i",
     );
-    assert_eq!(settings(&["-b", "0", "-e", "0", "-f", "2"]).sizes().collect::<Vec<_>>(), vec![0]);
+    assert_eq!(settings(&["-b", "0", "-e", "0", "-f", "2"]).sweep().pass().collect::<Vec<_>>(), vec![0]);
 }
 
 /// glibc's own messages (captured from a C program with nccl-tests'
