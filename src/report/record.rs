@@ -418,6 +418,13 @@ pub(crate) struct MemoryRecord {
     pub requests: u64,
     pub mpi_temporaries: u64,
     pub samples: u64,
+    /// Host memory that fills and checks of GPU buffers pass through.
+    #[serde(default)]
+    pub host_staging: u64,
+    /// Message buffers in GPU memory (not in `expected_peak`, which is
+    /// the host's).
+    #[serde(default)]
+    pub gpu_buffers: u64,
     pub expected_peak: u64,
 }
 

@@ -58,6 +58,8 @@ pub fn of(plan: &Plan, np: usize, memory: Option<&Estimate>) -> PlanRecord {
             requests: b(e.requests),
             mpi_temporaries: b(e.mpi_temporaries),
             samples: b(e.samples),
+            host_staging: b(e.staging),
+            gpu_buffers: b(e.gpu_buffers),
             expected_peak: b(e.peak()),
         }),
     }

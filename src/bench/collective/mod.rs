@@ -98,6 +98,14 @@ impl Ranks {
     }
 }
 
+/// Whether collective `c` run with `opts` needs the warm-up receive
+/// buffer: only when validation repetitions will write into it (`-c` with
+/// `-u` above 0; nccl-tests' check has none), so a run without them holds
+/// a send and a receive buffer alone, as nccl-tests' do.
+pub(crate) fn warm_buffer<C: Collective>(c: &C, opts: &crate::options::Options) -> bool {
+    c.warm_up_elsewhere() && opts.validation.is_some() && opts.validation_warmup > 0
+}
+
 /// The buffers of one rank: send, receive, and the receive buffer OSU's
 /// validation repetitions write into so the checked result stays intact.
 pub struct CollBuffers<B> {
@@ -116,7 +124,7 @@ impl<B> CollBuffers<B> {
         let mut bufs = CollBuffers {
             send: t.memory().alloc(send)?,
             recv: t.memory().alloc(recv)?,
-            warm: t.memory().alloc(if c.warm_up_elsewhere() { recv } else { 0 })?,
+            warm: t.memory().alloc(if warm_buffer(c, s.opts) { recv } else { 0 })?,
         };
         t.memory().write_host(&mut bufs.send, crate::backend::WHOLE, |b| b.fill(1));
         t.memory().write_host(&mut bufs.recv, crate::backend::WHOLE, |b| b.fill(0));
@@ -247,7 +255,7 @@ impl<C: Collective> Bench for C {
     fn message_bytes(plan: &crate::bench::engine::plan::Plan, np: usize) -> u128 {
         let c = C::new(np);
         let (send, recv) = c.buffer_bytes(plan.max_size, np);
-        let warm = if c.warm_up_elsewhere() { recv } else { 0 };
+        let warm = if warm_buffer(&c, plan.opts) { recv } else { 0 };
         (send as u128) + (recv as u128) + (warm as u128)
     }
 }

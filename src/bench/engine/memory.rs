@@ -14,7 +14,7 @@
 //! the node.
 
 use crate::bench::engine::plan::Plan;
-use crate::options::{BufferMode, RootRank};
+use crate::options::{Backend, BufferMode, RootRank};
 use crate::spec::{CollectiveCall, Op};
 
 /// Bytes one outstanding non-blocking request costs: our MPI_Request
@@ -36,6 +36,12 @@ pub struct Estimate {
     pub buffers: u128,
     pub requests: u128,
     pub mpi_temporaries: u128,
+    /// Message buffers in GPU memory (NCCL's): not host memory, so not
+    /// in [`Estimate::more`]; `buffers` is then 0.
+    pub gpu_buffers: u128,
+    /// The host memory fills and checks of GPU buffers pass through: the
+    /// largest buffer, staged one at a time.
+    pub staging: u128,
     /// The per-iteration times, and the copies a row's spread works on
     /// while it is computed (see [`SAMPLE_COPIES`]).
     pub samples: u128,
@@ -44,7 +50,7 @@ pub struct Estimate {
 impl Estimate {
     /// What the run will add to what it holds now.
     pub fn more(&self) -> u128 {
-        MPI_FIRST_TRAFFIC + self.buffers + self.requests + self.mpi_temporaries + self.samples
+        MPI_FIRST_TRAFFIC + self.buffers + self.staging + self.requests + self.mpi_temporaries + self.samples
     }
 
     /// The expected peak resident size (to compare with VmHWM).
@@ -55,6 +61,14 @@ impl Estimate {
     /// The parts in words, for the refusal line.
     pub fn parts(&self) -> String {
         let h = crate::bytes::human_bytes;
+        if self.gpu_buffers > 0 {
+            return format!(
+                "staging of the GPU buffers {}, requests {}, samples {}",
+                h(self.staging),
+                h(self.requests),
+                h(self.samples)
+            );
+        }
         format!(
             "buffers {}, requests {}, MPI temporaries {}, samples {}",
             h(self.buffers),
@@ -86,12 +100,42 @@ pub fn estimate(plan: &Plan, np: usize, rank: Option<usize>, buffers: u128) -> E
         0
     };
     let max_iters = opts.iterations.unwrap_or(spec.defaults.small_iterations.max(spec.defaults.large_iterations));
+    let samples = SAMPLE_COPIES * 8 * max_iters as u128;
+    if opts.backend == Backend::Nccl {
+        // Every buffer is on the GPU and NCCL's collectives hold no MPI
+        // temporaries (NCCL's own buffers are NCCL's, on the GPU).
+        let staging = largest_buffer(plan, np).min(buffers);
+        return Estimate { held: held_now(), gpu_buffers: buffers, staging, requests, samples, ..Estimate::default() };
+    }
     Estimate {
         held: held_now(),
         buffers,
         requests,
         mpi_temporaries: plan.collective.map_or(0, |c| mpi_temporaries(c, max, np, rank, opts.root)),
-        samples: SAMPLE_COPIES * 8 * max_iters as u128,
+        gpu_buffers: 0,
+        staging: 0,
+        samples,
+    }
+}
+
+/// The largest single message buffer of one rank: a collective's whole
+/// gathered (or scattered) vector, `np` blocks of the largest size, where
+/// its buffer holds one per rank; the largest size otherwise.
+fn largest_buffer(plan: &Plan, np: usize) -> u128 {
+    let max = plan.max_size as u128;
+    match plan.collective.map(|c| c.op) {
+        Some(
+            Op::Allgather
+            | Op::Allgatherv
+            | Op::Alltoall
+            | Op::Alltoallv
+            | Op::Alltoallw
+            | Op::Gather
+            | Op::Gatherv
+            | Op::Scatter
+            | Op::Scatterv,
+        ) => max * np as u128,
+        _ => max,
     }
 }
 
@@ -205,14 +249,17 @@ pub(crate) const REPORT_ENV: &str = "COMMBENCH_MEMORY_REPORT";
 /// The line [`REPORT_ENV`] asks for.
 pub(crate) fn report_line(name: &str, rank: usize, est: &Estimate) -> String {
     format!(
-        "{name}: memory rank {rank} estimate {} vmhwm {} held {} buffers {} requests {} temporaries {} samples {}",
+        "{name}: memory rank {rank} estimate {} vmhwm {} held {} buffers {} requests {} temporaries {} samples {} \
+         staging {} gpu {}",
         est.peak(),
         proc_status("VmHWM").unwrap_or(0),
         est.held,
         est.buffers,
         est.requests,
         est.mpi_temporaries,
-        est.samples
+        est.samples,
+        est.staging,
+        est.gpu_buffers
     )
 }
 

@@ -266,7 +266,9 @@ mod tests {
     /// the batch's outcome.
     fn both<B: BenchOn<MockTransport>>(np: usize, validating: bool) -> (Vec<f64>, Vec<f64>, u64, bool) {
         let mut out = mock::run(np, Model::default(), |t| {
-            let opts = test_options(B::SPEC, &["-m", "64:64"]);
+            // Validation repetitions write into the warm-up buffer, which
+            // only a validating run (-c) has.
+            let opts = test_options(B::SPEC, if validating { &["-m", "64:64", "-c"] } else { &["-m", "64:64"] });
             let plan = crate::bench::engine::plan::Plan::for_test(B::SPEC, &opts, np);
             let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
             let mut k = B::kernel(&setup).expect("buffers");

@@ -149,7 +149,7 @@ pub(crate) use nonblocking_collective;
 pub(crate) fn message_bytes<N: NonBlocking>(plan: &crate::bench::engine::plan::Plan, np: usize) -> u128 {
     let c = N::Blocking::new(np);
     let (send, recv) = c.buffer_bytes(plan.max_size, np);
-    let warm = if c.warm_up_elsewhere() { recv } else { 0 };
+    let warm = if crate::bench::collective::warm_buffer(&c, plan.opts) { recv } else { 0 };
     (send as u128) + (recv as u128) + (warm as u128)
 }
 

@@ -38,6 +38,7 @@ pub mod reduce_scatter_persistent;
 pub mod scatter_persistent;
 pub mod scatterv_persistent;
 
+use crate::backend::Buffer;
 use crate::backend::{Bound, PersistentCollectives};
 use crate::bench::collective::{Call, CollBuffers, Collective, Ranks, Sync};
 use crate::bench::nonblocking::NonBlocking;
@@ -149,7 +150,8 @@ impl<P: PersistentOp, T: PersistentCollectives> Call<T> for Persistent<P> {
     /// root is fixed (these programs have no `-k`), so iteration 0's
     /// arguments are every iteration's.
     fn bind(&mut self, t: &T, bufs: &mut CollBuffers<T::Buf>, case: &SizeCase, job: &Ranks, validating: bool) {
-        self.warm_bound = validating && self.c.warm_up_elsewhere();
+        // Only where the warm-up buffer exists (validation repetitions).
+        self.warm_bound = validating && self.c.warm_up_elsewhere() && !bufs.warm.is_empty();
         // SAFETY: the buffers and the twin's layouts live in the kernel and
         // stay in place until `unbind` frees the requests at the end of the
         // size; between completions only the untimed fills write to them.
