@@ -349,7 +349,12 @@ pub(crate) fn run_options(
 ) -> i32 {
     let spec = entry.spec;
     if opts.dry_run {
-        return dry_run(entry, &opts, &env, message_bytes);
+        let program = match front {
+            Front::Osu => spec.name,
+            // As started, without its directory.
+            Front::NcclTests => argv.first().and_then(|a| a.rsplit('/').next()).unwrap_or(spec.name),
+        };
+        return dry_run(entry, program, &opts, &env, message_bytes);
     }
     let mut plan = None;
     let placement = opts.placement.clone();
@@ -370,8 +375,19 @@ pub(crate) fn run_options(
         println!("#Using NCCL");
         let _ = io::stdout().flush();
     }
-    let job = match Job::start(cfg, env, |world| {
+    let job = match Job::start(cfg, env, |world, gpu| {
         let p = Plan::resolve(entry, &opts, world.size())?;
+        // nccl-tests' sweep within the job's smallest GPU (every rank
+        // agrees on it, so every rank runs the same sizes).
+        let p = match (front, p.sweep) {
+            (Front::NcclTests, Some(_)) => {
+                let mine = gpu.map_or(f64::INFINITY, |g| g.memory_bytes as f64);
+                let all = world.gather_f64(mine);
+                let least = world.bcast_u64(all.into_iter().fold(f64::INFINITY, f64::min).min(u64::MAX as f64) as u64);
+                p.within_gpu_memory(least)
+            }
+            _ => p,
+        };
         if world.threads() < spec.thread_level() {
             return Err(crate::spec::JobShapeError::ThreadMultiple);
         }
@@ -437,19 +453,20 @@ pub(crate) fn run_options(
 
 /// `--dry-run`: the plan's table on the leader (the launcher's rank 0, or
 /// the only process), nothing started; 1 when the job could not run.
+/// `program` names the run in what it prints.
 fn dry_run(
     entry: Entry,
+    program: &str,
     opts: &Options,
     env: &crate::job::launcher::LauncherEnv,
     message_bytes: fn(&Plan, usize) -> u128,
 ) -> i32 {
     let np = crate::bench::engine::dry_run::ranks(opts.dry_run_ranks, env.size);
-    let spec = entry.spec;
     let plan = match Plan::resolve(entry, opts, np) {
         Ok(p) => p,
         Err(e) => {
             if env.is_leader() {
-                say(&format!("{} on {np} ranks: {e}", spec.name));
+                say(&format!("{program} on {np} ranks: {e}"));
             }
             return 1;
         }
@@ -457,6 +474,7 @@ fn dry_run(
     if env.is_leader() {
         let lines = crate::bench::engine::dry_run::lines(
             &plan,
+            program,
             np,
             message_bytes(&plan, np),
             crate::bench::engine::dry_run::ASSUMED,

@@ -29,6 +29,11 @@ pub(crate) struct OptDef {
     /// Parsing ends after this option (help and version, as in getopt
     /// loops that return on them): later words are not looked at.
     pub stops: bool,
+    /// Only the whole name selects it: no prefix of it is read as it, and
+    /// it is never among the candidates of an ambiguous prefix. For
+    /// options added to a table whose abbreviations must read as they
+    /// did without them (commbench's own, in nccl-tests' table).
+    pub exact: bool,
 }
 
 /// One parsed option occurrence.
@@ -62,7 +67,8 @@ fn find_long<'a>(defs: &'a [OptDef], name: &str) -> Result<&'a OptDef, SplitErro
     if let Some(d) = defs.iter().find(|d| d.long == name) {
         return Ok(d);
     }
-    let matches: Vec<&OptDef> = defs.iter().filter(|d| !name.is_empty() && d.long.starts_with(name)).collect();
+    let matches: Vec<&OptDef> =
+        defs.iter().filter(|d| !d.exact && !name.is_empty() && d.long.starts_with(name)).collect();
     match matches.len() {
         1 => Ok(matches[0]),
         0 => Err(SplitError::Unknown { shown: format!("--{name}") }),
@@ -181,13 +187,13 @@ mod tests {
     use super::*;
 
     const DEFS: &[OptDef] = &[
-        OptDef { id: OptId::Short('m'), long: "message-size", arg: ArgKind::Required, stops: false },
-        OptDef { id: OptId::Short('c'), long: "validation", arg: ArgKind::Optional, stops: false },
-        OptDef { id: OptId::Short('z'), long: "tail-lat", arg: ArgKind::Optional, stops: false },
-        OptDef { id: OptId::Short('h'), long: "help", arg: ArgKind::None, stops: true },
-        OptDef { id: OptId::Short('f'), long: "full", arg: ArgKind::None, stops: false },
-        OptDef { id: OptId::Short('T'), long: "type", arg: ArgKind::Required, stops: false },
-        OptDef { id: OptId::Long("timeout"), long: "timeout", arg: ArgKind::Required, stops: false },
+        OptDef { id: OptId::Short('m'), long: "message-size", arg: ArgKind::Required, stops: false, exact: false },
+        OptDef { id: OptId::Short('c'), long: "validation", arg: ArgKind::Optional, stops: false, exact: false },
+        OptDef { id: OptId::Short('z'), long: "tail-lat", arg: ArgKind::Optional, stops: false, exact: false },
+        OptDef { id: OptId::Short('h'), long: "help", arg: ArgKind::None, stops: true, exact: false },
+        OptDef { id: OptId::Short('f'), long: "full", arg: ArgKind::None, stops: false, exact: false },
+        OptDef { id: OptId::Short('T'), long: "type", arg: ArgKind::Required, stops: false, exact: false },
+        OptDef { id: OptId::Long("timeout"), long: "timeout", arg: ArgKind::Required, stops: false, exact: false },
     ];
 
     fn s(args: &[&str]) -> Result<Split, SplitError> {
@@ -246,6 +252,25 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn an_exact_option_leaves_every_prefix_as_it_was() {
+        let mut defs = DEFS.to_vec();
+        defs.push(OptDef { id: OptId::Long("tiny"), long: "tiny", arg: ArgKind::None, stops: false, exact: true });
+        defs.push(OptDef { id: OptId::Long("fully"), long: "fully", arg: ArgKind::None, stops: false, exact: true });
+        let split = |args: &[&str]| split(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>(), &defs);
+        // Whole, it is read; "--ti" still means --timeout alone, and "--t"
+        // is ambiguous between the same three; "--full" stays -f.
+        assert_eq!(split(&["--tiny"]).unwrap().tokens, vec![Token { id: OptId::Long("tiny"), value: None }]);
+        assert_eq!(split(&["--ti", "5"]).unwrap().tokens[0].id, OptId::Long("timeout"));
+        assert_eq!(split(&["--full"]).unwrap().tokens, vec![tok('f', None)]);
+        assert_eq!(split(&["--fu"]).unwrap().tokens, vec![tok('f', None)]);
+        match split(&["--t", "x"]) {
+            Err(SplitError::Ambiguous { candidates, .. }) => assert!(!candidates.contains(&"--tiny".to_string())),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(split(&["--tin"]).unwrap_err(), SplitError::Unknown { shown: "--tin".into() });
     }
 
     #[test]

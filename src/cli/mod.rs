@@ -137,10 +137,17 @@ pub(crate) fn option_table(spec: &BenchSpec) -> Vec<OptDef> {
                 long,
                 arg,
                 stops: l == 'h' || l == 'v',
+                exact: false,
             })
         })
         .collect();
-    defs.extend(EXTENSIONS.iter().map(|&(long, arg, ..)| OptDef { id: OptId::Long(long), long, arg, stops: false }));
+    defs.extend(EXTENSIONS.iter().map(|&(long, arg, ..)| OptDef {
+        id: OptId::Long(long),
+        long,
+        arg,
+        stops: false,
+        exact: false,
+    }));
     defs
 }
 

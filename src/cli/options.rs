@@ -224,11 +224,103 @@ pub(crate) fn parse_seconds(text: &str) -> Option<Duration> {
     seconds_in_range(secs).then(|| Duration::from_secs_f64(secs))
 }
 
+/// commbench's own long options that every front end takes, OSU's and
+/// nccl-tests' alike: where the results go, placement, `--verbose`,
+/// `--dry-run` and `--min-efficiency` (the rest of [`super::EXTENSIONS`]
+/// are the OSU front end's alone: nccl-tests has its own timeout, floor
+/// and layout).
+pub(crate) const SHARED: [&str; 10] =
+    ["results-dir", "csv", "no-results", "verbose", "dry-run", "bind", "cpu-list", "nic", "gpu", "min-efficiency"];
+
+/// The shared options read so far ([`SHARED`]), applied one at a time
+/// and checked together at the end ([`Ours::finish`]).
+#[derive(Default)]
+pub(crate) struct Ours {
+    /// The option that chose where the results go, if one did.
+    dest_flag: Option<&'static str>,
+    no_results: bool,
+}
+
+impl Ours {
+    /// Applies `--name[=value]`, one of [`SHARED`], to `o`.
+    pub(crate) fn apply(&mut self, o: &mut Options, name: &str, value: Option<&str>) -> Result<(), CliError> {
+        let v = value.unwrap_or("");
+        match name {
+            "results-dir" => {
+                if v.is_empty() {
+                    return Err(CliError::Usage("--results-dir needs a directory".into()));
+                }
+                o.results = ResultsDest::Dir(PathBuf::from(v));
+                self.dest_flag = Some("--results-dir");
+            }
+            "csv" => {
+                if v.is_empty() {
+                    return Err(CliError::Usage("--csv needs a file name".into()));
+                }
+                o.results = ResultsDest::Csv(PathBuf::from(v));
+                self.dest_flag = Some("--csv");
+            }
+            "no-results" => self.no_results = true,
+            "verbose" => o.verbose = true,
+            "dry-run" => {
+                o.dry_run = true;
+                if let Some(np) = value.filter(|v| !v.is_empty()) {
+                    let n = parse_count(np).filter(|&n| (1..=MAX_COUNT).contains(&n));
+                    o.dry_run_ranks = Some(n.ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "Invalid value [--dry-run={np}] (give the ranks to plan for, e.g. 512)"
+                        ))
+                    })?);
+                }
+            }
+            "bind" | "cpu-list" | "nic" | "gpu" => {
+                o.placement
+                    .set(name, v)
+                    .map_err(|why| CliError::Usage(format!("Invalid value [--{name} {v}] ({why})")))?;
+            }
+            "min-efficiency" => {
+                o.min_efficiency = Some(parse_percent(v).ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "Invalid value [--min-efficiency {v}] (give a percentage of the path's peak, above 0 and at \
+                         most 100, e.g. 80 or 80%)"
+                    ))
+                })?);
+            }
+            other => unreachable!("--{other} is not one of the shared options"),
+        }
+        Ok(())
+    }
+
+    /// The checks across the shared options, once all are read.
+    pub(crate) fn finish(self, o: &mut Options) -> Result<(), CliError> {
+        if self.no_results {
+            if let Some(flag) = self.dest_flag {
+                return Err(CliError::Usage(format!("--no-results cannot be combined with {flag}")));
+            }
+            o.results = ResultsDest::Off;
+        }
+        if self.dest_flag.is_some() || self.no_results {
+            o.results_chosen = true;
+        }
+        o.placement.check().map_err(|e| CliError::Usage(e.to_string()))
+    }
+}
+
+/// `--min-efficiency` only where `spec` reports a bandwidth.
+pub(crate) fn check_min_efficiency(spec: &BenchSpec, o: &Options) -> Result<(), CliError> {
+    if o.min_efficiency.is_some() && !crate::bench::engine::efficiency::reports_bandwidth(spec) {
+        return Err(CliError::Usage(format!(
+            "Invalid option [--min-efficiency] ({} reports no bandwidth to set against a path's peak)",
+            spec.name
+        )));
+    }
+    Ok(())
+}
+
 /// Applies option tokens in order, as OSU does.
 pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Result<Parsed, CliError> {
     let mut o = defaults(spec);
-    let mut dest_flag: Option<&'static str> = None;
-    let mut no_results = false;
+    let mut ours = Ours::default();
     for tok in tokens {
         let v = tok.value.as_deref().unwrap_or("");
         match tok.id {
@@ -399,33 +491,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                 // A letter in the option table with no meaning here yet.
                 return Err(CliError::Usage(format!("Invalid option [-{c}]")));
             }
-            OptId::Long("results-dir") => {
-                if v.is_empty() {
-                    return Err(CliError::Usage("--results-dir needs a directory".into()));
-                }
-                o.results = ResultsDest::Dir(PathBuf::from(v));
-                dest_flag = Some("--results-dir");
-            }
-            OptId::Long("csv") => {
-                if v.is_empty() {
-                    return Err(CliError::Usage("--csv needs a file name".into()));
-                }
-                o.results = ResultsDest::Csv(PathBuf::from(v));
-                dest_flag = Some("--csv");
-            }
-            OptId::Long("no-results") => no_results = true,
-            OptId::Long("verbose") => o.verbose = true,
-            OptId::Long("dry-run") => {
-                o.dry_run = true;
-                if let Some(np) = tok.value.as_deref().filter(|v| !v.is_empty()) {
-                    let n = parse_count(np).filter(|&n| (1..=MAX_COUNT).contains(&n));
-                    o.dry_run_ranks = Some(n.ok_or_else(|| {
-                        CliError::Usage(format!(
-                            "Invalid value [--dry-run={np}] (give the ranks to plan for, e.g. 512)"
-                        ))
-                    })?);
-                }
-            }
+            OptId::Long(name) if SHARED.contains(&name) => ours.apply(&mut o, name, tok.value.as_deref())?,
             OptId::Long("backend") => o.backend = parse_backend(spec, v)?,
             OptId::Long("timeout") => {
                 // 0: no watchdog, wait forever (as before there was a default).
@@ -441,11 +507,6 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                     })?)
                 };
             }
-            OptId::Long(name @ ("bind" | "cpu-list" | "nic" | "gpu")) => {
-                o.placement
-                    .set(name, v)
-                    .map_err(|why| CliError::Usage(format!("Invalid value [--{name} {v}] ({why})")))?;
-            }
             OptId::Long("format") => {
                 o.format = Format::from_word(v).ok_or_else(|| {
                     let words = Format::ALL.map(Format::word);
@@ -456,14 +517,6 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
                 let gbs = v.trim().parse::<f64>().ok().filter(|g| g.is_finite() && *g > 0.0);
                 o.min_busbw = Some(gbs.ok_or_else(|| {
                     CliError::Usage(format!("Invalid value [--min-busbw {v}] (give a bus bandwidth in GB/s, e.g. 150)"))
-                })?);
-            }
-            OptId::Long("min-efficiency") => {
-                o.min_efficiency = Some(parse_percent(v).ok_or_else(|| {
-                    CliError::Usage(format!(
-                        "Invalid value [--min-efficiency {v}] (give a percentage of the path's peak, above 0 and at \
-                         most 100, e.g. 80 or 80%)"
-                    ))
                 })?);
             }
             OptId::Long("precision") => {
@@ -480,16 +533,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             OptId::Long(other) => return Err(CliError::Usage(format!("Invalid option [--{other}]"))),
         }
     }
-    if no_results {
-        if let Some(flag) = dest_flag {
-            return Err(CliError::Usage(format!("--no-results cannot be combined with {flag}")));
-        }
-        o.results = ResultsDest::Off;
-    }
-    if dest_flag.is_some() || no_results {
-        o.results_chosen = true;
-    }
-    o.placement.check().map_err(|e| CliError::Usage(e.to_string()))?;
+    ours.finish(&mut o)?;
     o.buffer_locations = buffer_locations(positional)?;
     if let (Some(accel), Backend::Ucx) = (o.accel, o.backend) {
         let d = if accel == Accel::Cuda { "cuda" } else { "managed" };
@@ -509,12 +553,7 @@ pub fn apply(spec: &BenchSpec, tokens: &[Token], positional: &[String]) -> Resul
             spec.name
         )));
     }
-    if o.min_efficiency.is_some() && !crate::bench::engine::efficiency::reports_bandwidth(spec) {
-        return Err(CliError::Usage(format!(
-            "Invalid option [--min-efficiency] ({} reports no bandwidth to set against a path's peak)",
-            spec.name
-        )));
-    }
+    check_min_efficiency(spec, &o)?;
     check_precision(spec, &o)?;
     if o.datatypes.is_empty() {
         o.datatypes.push(Datatype::Char);

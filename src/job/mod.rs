@@ -239,13 +239,14 @@ impl Job {
     /// Starts the job on this rank (`env`: what the launcher said, read
     /// before option parsing): panic hook and watchdog, placement
     /// before MPI_Init, MPI, the launcher check, the program's own check of
-    /// the job (`check`: Err is the line rank 0 prints), and placement
+    /// the job (`check`, given the world and the GPU this rank opened: Err
+    /// is the line rank 0 prints), and placement
     /// after MPI_Init. On failure, returns the exit status (the line has
     /// been said and MPI finalised).
     pub fn start<E: Display>(
         cfg: JobConfig,
         env: LauncherEnv,
-        check: impl FnOnce(&World) -> Result<(), E>,
+        check: impl FnOnce(&World, Option<&crate::gpu::cuda::GpuInfo>) -> Result<(), E>,
     ) -> Result<Job, i32> {
         let name = cfg.name;
         install_panic_hook(name);
@@ -297,7 +298,10 @@ impl Job {
             let line = if cfg.name_shape_lines { format!("{name}: {msg}") } else { msg };
             return refuse(world, leader.then_some(line));
         }
-        if let Err(msg) = check(&world) {
+        // The GPU this rank opened, if it could (a failure is agreed
+        // below, after the program's check).
+        let opened = gpu.as_ref().and_then(|g| g.as_ref().ok()).map(|g| &g.info);
+        if let Err(msg) = check(&world, opened) {
             let root = world.rank() == 0;
             return refuse(world, root.then(|| msg.to_string()));
         }

@@ -268,6 +268,10 @@ pub struct Settings {
     pub per_iter_timing: i32,
     /// `-K`: leading per-iteration samples left out of the summary.
     pub per_iter_skip: i32,
+    /// commbench's own long options, in the order given, each with its
+    /// value ([`crate::cli::options::SHARED`]: nccl-tests has none of
+    /// them).
+    pub commbench: Vec<(&'static str, Option<String>)>,
 }
 
 impl Default for Settings {
@@ -307,6 +311,7 @@ impl Default for Settings {
             unalign: 0,
             per_iter_timing: 0,
             per_iter_skip: 0,
+            commbench: Vec::new(),
         }
     }
 }
@@ -383,14 +388,24 @@ const TABLE: &[(char, &str, &str)] = &[
 ];
 
 /// The getopt_long table: every option takes a value but `-h`, which ends
-/// the reading.
+/// the reading. Then commbench's own options that make sense here
+/// ([`crate::cli::options::SHARED`]), read only when typed whole: every
+/// abbreviation of nccl-tests' names reads as in nccl-tests, and none of
+/// ours can be mistaken for one of its.
 fn option_defs() -> Vec<OptDef> {
     let mut defs: Vec<OptDef> = TABLE
         .iter()
-        .map(|&(c, long, _)| OptDef { id: OptId::Short(c), long, arg: ArgKind::Required, stops: false })
+        .map(|&(c, long, _)| OptDef { id: OptId::Short(c), long, arg: ArgKind::Required, stops: false, exact: false })
         .collect();
-    defs.push(OptDef { id: OptId::Short('h'), long: "help", arg: ArgKind::None, stops: true });
+    defs.push(OptDef { id: OptId::Short('h'), long: "help", arg: ArgKind::None, stops: true, exact: false });
+    defs.extend(ours().map(|(long, arg, ..)| OptDef { id: OptId::Long(long), long, arg, stops: false, exact: true }));
     defs
+}
+
+/// commbench's options a `*_perf` binary takes: name, value, what its
+/// value is and what it does (as the OSU binaries' `-h` says).
+pub(crate) fn ours() -> impl Iterator<Item = (&'static str, ArgKind, &'static str, &'static str)> {
+    crate::cli::EXTENSIONS.iter().copied().filter(|(name, ..)| crate::cli::options::SHARED.contains(name))
 }
 
 /// The usage nccl-tests prints on stdout for `-h` and after a refused
@@ -429,13 +444,17 @@ fn getopt_message(argv0: &str, args: &[String], err: &SplitError) -> String {
             // a prefix of every name.
             let word = typed(args, shown);
             if shown == "--" {
-                let all: Vec<String> = option_defs().iter().map(|d| format!("'--{}'", d.long)).collect();
+                let all: Vec<String> =
+                    option_defs().iter().filter(|d| !d.exact).map(|d| format!("'--{}'", d.long)).collect();
                 format!("{argv0}: option '{word}' is ambiguous; possibilities: {}", all.join(" "))
             } else {
                 format!("{argv0}: unrecognized option '{word}'")
             }
         }
         SplitError::Unknown { shown } => format!("{argv0}: invalid option -- '{}'", &shown[1..]),
+        SplitError::MissingArgument { shown } if shown.starts_with("--") => {
+            format!("{argv0}: option '{shown}' requires an argument")
+        }
         SplitError::MissingArgument { shown } => {
             // Only the last word can lack its value; glibc names a long
             // option by its whole name.
@@ -490,7 +509,13 @@ pub fn parse(argv0: &str, args: &[String], nccl: NcclVersion) -> Parsed {
         Parsed::Exit { said, status: BAD_VALUE }
     };
     for token in &split.tokens {
-        let OptId::Short(letter) = token.id else { unreachable!("the table has letters only") };
+        let letter = match token.id {
+            OptId::Short(letter) => letter,
+            OptId::Long(name) => {
+                s.commbench.push((name, token.value.clone()));
+                continue;
+            }
+        };
         let v = token.value.as_deref().unwrap_or("");
         let int = || int_strtol(v);
         match letter {

@@ -45,6 +45,9 @@ pub(crate) enum Refusal {
     NotYet(String),
     /// A device no CUDA call can open ([`CUDA_ERROR`]).
     NoDevice(String),
+    /// A value of one of commbench's own options that means nothing
+    /// ([`BAD_VALUE`], as nccl-tests' refused values).
+    BadValue(String),
 }
 
 /// The status of a program whose shared library cannot be loaded, as the
@@ -163,6 +166,7 @@ fn options_from(
     options(spec, settings, &environment).map_err(|refusal| match refusal {
         Refusal::NotYet(line) => (line, NOT_IMPLEMENTED),
         Refusal::NoDevice(line) => (line, CUDA_ERROR),
+        Refusal::BadValue(line) => (line, BAD_VALUE),
     })
 }
 
@@ -255,6 +259,9 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
     o.iterations = Some(usize::try_from(s.iters).unwrap_or(0));
     o.warmup = Some(usize::try_from(s.warmup_iters).unwrap_or(0));
     o.validation = (s.check != 0).then_some(Validation { log_dir: None });
+    // nccl-tests checks one more call after the timed ones, with no
+    // repetitions before it (OSU's -u).
+    o.validation_warmup = 0;
     let sweep = s.sweep();
     o.min_size = usize::try_from(sweep.min).unwrap_or(usize::MAX);
     o.max_size = usize::try_from(sweep.max).unwrap_or(usize::MAX);
@@ -264,5 +271,78 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
     if s.timeout_s > 0 {
         o.timeout = Some(Duration::from_secs(s.timeout_s as u64));
     }
+    // commbench's own options last, over nccl-tests' settings.
+    let bad = |e: crate::cli::CliError| Refusal::BadValue(e.to_string());
+    let mut ours = crate::cli::options::Ours::default();
+    for (name, value) in &s.commbench {
+        if *name == "gpu" && env.first_device.is_some() {
+            return Err(Refusal::BadValue(
+                "--gpu and NCCL_TESTS_DEVICE both choose the GPUs: give one of them".to_string(),
+            ));
+        }
+        ours.apply(&mut o, name, value.as_deref()).map_err(bad)?;
+    }
+    ours.finish(&mut o).map_err(bad)?;
+    crate::cli::options::check_min_efficiency(spec, &o).map_err(bad)?;
     Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::ResultsDest;
+    use std::path::PathBuf;
+
+    const V: NcclVersion = NcclVersion::of(2, 19, 3);
+
+    /// The options `./all_reduce_perf args` runs with in environment
+    /// `env`, or its last line (which names the program without its
+    /// directory) and status.
+    fn opts(args: &[&str], env: &[(&str, &str)]) -> Result<Options, (String, i32)> {
+        let spec = crate::bench::registry::lookup("osu_allreduce").expect("registered").spec;
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let get = |name: &str| env.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
+        read(spec, "./all_reduce_perf", &args, V, get).map(|(o, _)| o).map_err(|(said, status)| {
+            let last = match said.last() {
+                Some(Line::Err(t) | Line::Out(t)) => t.clone(),
+                None => String::new(),
+            };
+            (last, status)
+        })
+    }
+
+    #[test]
+    fn commbench_s_options_apply_over_nccl_tests_settings() {
+        let o = opts(&["-b", "8", "-e", "16G", "-f", "2", "--dry-run=64", "--no-results", "--verbose"], &[]).unwrap();
+        assert_eq!((o.dry_run, o.dry_run_ranks, o.verbose), (true, Some(64), true));
+        assert_eq!(o.results, ResultsDest::Off);
+        assert_eq!(o.sweep.map(|s| s.last()), Some(Some(16 << 30)));
+        let o = opts(&["--csv", "x.csv", "--gpu", "1,0", "--min-efficiency", "80"], &[]).unwrap();
+        assert_eq!(o.results, ResultsDest::Csv(PathBuf::from("x.csv")));
+        assert!(o.results_chosen);
+        assert_eq!(o.placement.gpu, Some(vec![1, 0]));
+        assert_eq!(o.min_efficiency, Some(80.0));
+        // Without ours, nccl-tests' own settings only.
+        let o = opts(&[], &[]).unwrap();
+        assert!(!o.dry_run && !o.verbose && o.min_efficiency.is_none() && o.placement.gpu.is_none());
+    }
+
+    #[test]
+    fn a_bad_value_of_ours_is_one_line_and_nccl_tests_status_for_bad_values() {
+        for (args, env, line) in [
+            (&["--dry-run=0"][..], &[][..], "all_reduce_perf: Invalid value [--dry-run=0] (give the ranks to plan for, e.g. 512)"),
+            (&["--csv", "a.csv", "--no-results"], &[], "all_reduce_perf: --no-results cannot be combined with --csv"),
+            (&["--min-efficiency", "120"], &[], "all_reduce_perf: Invalid value [--min-efficiency 120] (give a percentage of the path's peak, above 0 and at most 100, e.g. 80 or 80%)"),
+            (
+                &["--gpu", "1"],
+                &[("NCCL_TESTS_DEVICE", "2")],
+                "all_reduce_perf: --gpu and NCCL_TESTS_DEVICE both choose the GPUs: give one of them",
+            ),
+        ] {
+            assert_eq!(opts(args, env).unwrap_err(), (line.to_string(), BAD_VALUE), "{args:?}");
+        }
+        let (line, status) = opts(&["--bind", "sideways"], &[]).unwrap_err();
+        assert!(line.starts_with("all_reduce_perf: Invalid value [--bind sideways] ("), "{line}");
+        assert_eq!(status, BAD_VALUE);
+    }
 }

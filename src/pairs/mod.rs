@@ -85,7 +85,7 @@ pub fn main(args: &[String]) -> i32 {
     if cfg.backend == PairsBackend::Ucx {
         crate::backend::quiet_ucx_by_default();
     }
-    let job = match Job::start(job_cfg, env, |world| {
+    let job = match Job::start(job_cfg, env, |world, _gpu| {
         schedule = Some(Schedule::new(cfg.scheme, world.size(), cfg.random()).map_err(|e| format!("{NAME}: {e}"))?);
         Ok::<(), String>(())
     }) {

@@ -167,6 +167,9 @@ pub struct RunLayout<'a> {
     /// The collective the benchmark times, if any (nccl-tests' table).
     pub collective: Option<crate::spec::CollectiveCall>,
     pub table: osu::TableLayout,
+    /// nccl-tests' largest size where the GPUs' memory lowered it (the
+    /// preamble shows the one asked for, then says so).
+    pub lowered_max_bytes: Option<u64>,
 }
 
 /// The sink `--format` puts on stdout for the run laid out as `run`, its
@@ -201,7 +204,7 @@ pub(crate) fn stdout_sink(
                 ctx.np,
                 devices,
             );
-            let table = table.map(|t| t.with_library(library));
+            let table = table.map(|t| t.with_library(library).with_lowered_max(run.lowered_max_bytes));
             let mut table =
                 table.ok_or_else(|| io::Error::other(format!("nccl-tests has no table for {}", spec.name)))?;
             table.preamble()?;

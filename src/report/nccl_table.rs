@@ -70,6 +70,8 @@ pub(crate) struct NcclTestsTable<W: Write> {
     totals: Totals,
     /// The loaded NCCL's version code, for the version line.
     library: Option<i32>,
+    /// The sweep's largest size, where the GPUs' memory lowered it.
+    lowered_max: Option<u64>,
 }
 
 impl<W: Write> NcclTestsTable<W> {
@@ -122,6 +124,7 @@ impl<W: Write> NcclTestsTable<W> {
             min_busbw: opts.min_busbw,
             totals: Totals::default(),
             library: None,
+            lowered_max: None,
         })
     }
 
@@ -129,6 +132,13 @@ impl<W: Write> NcclTestsTable<W> {
     /// the preamble starts with nccl-tests' version line.
     pub fn with_library(self, library: Option<i32>) -> Self {
         NcclTestsTable { library, ..self }
+    }
+
+    /// The table of a run whose sweep the GPUs' memory cut at `lowered`
+    /// bytes: the preamble's maxBytes is the one asked for, and a line
+    /// after the devices says what runs.
+    pub fn with_lowered_max(self, lowered_max: Option<u64>) -> Self {
+        NcclTestsTable { lowered_max, ..self }
     }
 
     #[cfg(test)]
@@ -141,6 +151,7 @@ impl<W: Write> NcclTestsTable<W> {
         let mut lines: Vec<String> = self.library.map(nt::version_line).into_iter().collect();
         lines.extend(nt::preamble(self.program, &self.settings));
         lines.extend(nt::devices(&self.devices));
+        lines.extend(self.lowered_max.map(nt::lowered_max_lines).into_iter().flatten());
         lines.extend(nt::header());
         self.write_lines(&lines)
     }

@@ -471,6 +471,44 @@ pub fn preamble(program: &str, s: &Settings) -> Vec<String> {
     ]
 }
 
+/// The largest size nccl-tests lets its buffers reach on GPUs of
+/// `gpu_bytes` each, with (`check`) or without the expected values' third
+/// buffer: what is left after a reserve of 1 GiB per 16 GiB installed (4
+/// GiB at most) and 1 GiB for everything else, shared between the send,
+/// receive and expected buffers. None where that leaves nothing: nccl-tests'
+/// unsigned arithmetic wraps there and it lowers nothing.
+pub fn gpu_max_bytes(gpu_bytes: u64, check: bool) -> Option<u64> {
+    const GIB: u64 = 1 << 30;
+    let reserve = (gpu_bytes.div_ceil(16 * GIB) * GIB).min(4 * GIB);
+    let left = gpu_bytes.checked_sub(reserve)?.checked_sub(GIB)?;
+    Some(left / if check { 3 } else { 2 })
+}
+
+/// The least GPU memory on which [`gpu_max_bytes`] leaves `max` bytes
+/// (nccl-tests lowers a larger sweep on anything smaller). The reserve
+/// grows with the memory (1 GiB per 16 GiB started, up to 4), so each
+/// reserve's range of sizes is tried and the smallest that works is it.
+pub fn gpu_bytes_needed(max: u64, check: bool) -> u64 {
+    const GIB: u64 = 1 << 30;
+    let buffers = max.saturating_mul(if check { 3 } else { 2 });
+    (1..=4u64)
+        .filter_map(|r| {
+            // Memory whose reserve is r GiB: above (r-1)*16 GiB, and at
+            // most r*16 GiB below the cap.
+            let low = (r - 1) * 16 * GIB + 1;
+            let need = buffers.saturating_add((1 + r) * GIB).max(low);
+            (r == 4 || need <= r * 16 * GIB).then_some(need)
+        })
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
+/// The lines after the devices when the GPUs' memory lowered the
+/// sweep's largest size to `bytes` ([`gpu_max_bytes`]).
+pub fn lowered_max_lines(bytes: u64) -> [String; 2] {
+    ["#".to_string(), format!("# Reducing maxBytes to {bytes} due to memory limitation")]
+}
+
 /// `# Using devices` and one line per rank, in rank order.
 pub fn devices(list: &[Device]) -> Vec<String> {
     let mut lines = vec!["# Using devices".to_string()];

@@ -305,3 +305,109 @@ fn nccl_tests_device_names_every_process_gpu() {
     assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
     assert_eq!(r.stderr, "all_reduce_perf: NCCL_TESTS_DEVICE=-4 names no CUDA device\n");
 }
+
+/// nccl-tests' memory rule on GPUs of 2.25 GiB (the stand-in's dgx1 with
+/// its memory lowered): the largest size the buffers fit, (2.25 - 1 - 1)
+/// GiB over three buffers with the check (89478485 bytes) and two without
+/// (134217728), lowers the sweep; the preamble keeps the maxBytes asked
+/// for and the `# Reducing maxBytes` lines follow the devices, as in
+/// nccl-tests; the CSV has the sizes that ran.
+#[test]
+fn gpus_too_small_for_the_sweep_lower_it_as_nccl_tests_does() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&gpu.config).unwrap();
+    assert!(text.contains("memory_bytes=17179869184"), "{text}");
+    let small = dir.path().join("small.conf");
+    std::fs::write(&small, text.replace("memory_bytes=17179869184", "memory_bytes=2415919104")).unwrap();
+    let machine = [("COMMBENCH_STANDIN_MACHINE", small.to_str().unwrap())];
+    let args = ["-b", "16M", "-e", "1G", "-f", "2", "-n", "1", "-w", "0"];
+    let r = perf(&gpu, Some(2), "all_reduce_perf", &args, &machine, dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.our_stderr_lines(), Vec::<String>::new());
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[2].contains(" minBytes 16777216 maxBytes 1073741824 "), "{}", lines[2]);
+    let last_device = lines.iter().rposition(|l| l.starts_with("#  Rank ")).expect("device lines");
+    assert_eq!(
+        lines[last_device + 1..last_device + 4],
+        ["#", "# Reducing maxBytes to 89478485 due to memory limitation", "#"],
+        "{}",
+        r.stdout
+    );
+    let sizes: Vec<u64> = rows(&r.stdout).iter().map(|r| r.0).collect();
+    assert_eq!(sizes, [16 << 20, 32 << 20, 64 << 20], "{}", r.stdout);
+    let (record, csv) = run_results(dir.path());
+    let csv_sizes: std::collections::BTreeSet<u64> = csv.iter().map(|r| r["size_bytes"].parse().unwrap()).collect();
+    assert_eq!(csv_sizes.into_iter().collect::<Vec<_>>(), sizes);
+    // Two buffers of the largest size on the GPU, none in host memory.
+    let memory = &record["plan"]["memory"];
+    assert_eq!(memory["gpu_buffers"], 2 * (64 << 20), "{record}");
+    assert_eq!((memory["buffers"].as_u64(), memory["mpi_temporaries"].as_u64()), (Some(0), Some(0)), "{record}");
+
+    // Unchecked, on one process with no launcher: two buffers' worth.
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-b", "16M", "-e", "1G", "-f", "2", "-n", "1", "-w", "0", "-c", "0"];
+    let r = perf(&gpu, None, "all_reduce_perf", &args, &machine, dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("\n#\n# Reducing maxBytes to 134217728 due to memory limitation\n#\n"), "{}", r.stdout);
+    let sizes: Vec<u64> = rows(&r.stdout).iter().map(|r| r.0).collect();
+    assert_eq!(sizes, [16 << 20, 32 << 20, 64 << 20, 128 << 20], "{}", r.stdout);
+}
+
+/// commbench's own long options in a `*_perf` binary: `--dry-run` plans
+/// nccl-tests' sweep to 16G (the program's name, nccl-tests' sizes and
+/// type, one rank's host and GPU memory and the GPU memory nccl-tests'
+/// rule needs) and starts nothing; `--csv` and `--no-results` choose the
+/// files; a bad value is one line and nccl-tests' status for bad values;
+/// an abbreviation of ours is nobody's, as in nccl-tests.
+#[test]
+fn a_perf_binary_takes_commbench_s_own_options_whole() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-b", "8", "-e", "16G", "-f", "2", "--dry-run=64"];
+    let r = perf(&gpu, None, "all_reduce_perf", &args, &[], dir.path());
+    assert_eq!((r.code, r.stderr.as_str()), (Some(0), ""), "{}", r.stdout);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines[0], "# all_reduce_perf dry run on 64 ranks: nothing is started or sent");
+    let sizes: Vec<&str> =
+        lines.iter().filter(|l| l.starts_with("float ")).map(|l| l.split_whitespace().nth(1).unwrap()).collect();
+    assert_eq!(sizes.len(), 32, "{}", r.stdout);
+    assert_eq!((sizes[0], sizes[31]), ("8", "17179869184"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(
+            "# GPU memory of one rank: 32.0 GiB of message buffers (NCCL's own buffers not counted); on GPUs of \
+             less than 53.0 GiB the largest size is lowered, as nccl-tests does"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("# memory of one rank: 16.0 GiB beyond the process (staging of the GPU buffers"));
+    assert!(!dir.path().join("res").exists(), "a dry run wrote results");
+
+    // alltoall_perf's size column is the whole buffer, as nccl-tests'.
+    let r = perf(&gpu, None, "alltoall_perf", &["-b", "1M", "-e", "1M", "--dry-run=8"], &[], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.lines().any(|l| l.split_whitespace().take(2).eq(["float", "1048576"])), "{}", r.stdout);
+
+    let r = perf(&gpu, Some(2), "all_reduce_perf", &["-b", "1K", "-e", "1K", "--csv", "x.csv"], &[], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(dir.path().join("x.csv").is_file() && dir.path().join("x.json").is_file());
+    let quiet = tempfile::tempdir().unwrap();
+    let r = perf(&gpu, None, "all_reduce_perf", &["-b", "1K", "-e", "1K", "--no-results"], &[], quiet.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(std::fs::read_dir(quiet.path()).unwrap().count(), 0, "--no-results wrote something");
+
+    let r = perf(&gpu, Some(2), "all_reduce_perf", &["--min-efficiency", "0"], &[], dir.path());
+    assert_eq!(r.code, Some(255), "{}\n{}", r.stdout, r.stderr);
+    let lines = r.our_stderr_lines();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines.iter().all(|l| l.starts_with("all_reduce_perf: Invalid value [--min-efficiency 0] (")), "{lines:?}");
+    // nccl-tests' getopt: the unknown word on stderr, its usage on stdout,
+    // status 0.
+    let r = perf(&gpu, None, "all_reduce_perf", &["--dry"], &[], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("unrecognized option '--dry'"), "{}", r.stderr);
+    assert!(r.stdout.starts_with("invalid option '?'\nUSAGE: all_reduce_perf"), "{}", r.stdout);
+}

@@ -151,15 +151,19 @@ pub(crate) fn parse_human_secs(text: &str) -> Option<f64> {
 
 /// The dry run's lines: a header naming the run, one line per size point
 /// (datatype, size, cells, iterations and warm-up, modelled seconds), then
-/// the memory of one rank and the modelled total. `buffers` is the
-/// benchmark's message-buffer bytes on one rank (`Bench::message_bytes`).
-pub fn lines(plan: &Plan, np: usize, buffers: u128, link: LinkModel) -> Vec<String> {
+/// the memory of one rank and the modelled total. `program` names the
+/// run (the OSU benchmark, or the nccl-tests program over it); `buffers`
+/// is the benchmark's message-buffer bytes on one rank
+/// (`Bench::message_bytes`). In nccl-tests' layout the sizes and types are
+/// the ones its table would show (the whole buffer, `float`), not the
+/// OSU kernel's (one rank's block, `MPI_FLOAT`).
+pub fn lines(plan: &Plan, program: &str, np: usize, buffers: u128, link: LinkModel) -> Vec<String> {
     let spec = plan.spec;
-    let mut out = vec![format!(
-        "# {} dry run on {np} rank{}: nothing is started or sent",
-        spec.name,
-        if np == 1 { "" } else { "s" }
-    )];
+    let mut out =
+        vec![format!("# {program} dry run on {np} rank{}: nothing is started or sent", if np == 1 { "" } else { "s" })];
+    let nccl_tests = (plan.opts.format == crate::options::Format::NcclTests)
+        .then(|| plan.collective.and_then(crate::report::nccl_tests::Collective::of_call))
+        .flatten();
     if let Some(note) = &plan.note {
         out.push(format!("# {note}"));
     }
@@ -187,9 +191,13 @@ pub fn lines(plan: &Plan, np: usize, buffers: u128, link: LinkModel) -> Vec<Stri
                 .collect::<Vec<_>>()
                 .join(", ");
             let ceiling = if p.rule.is_some() { " at most" } else { "" };
+            let (type_name, size) = match nccl_tests {
+                Some(coll) => (crate::report::nccl_table::type_name(g.datatype), coll.osu_bytes(p.size, np)),
+                None => (g.datatype.mpi_name(), p.size),
+            };
             rows.push([
-                if spec.typed() { g.datatype.mpi_name().to_string() } else { "-".into() },
-                if spec.typed() { p.size.to_string() } else { "-".into() },
+                if spec.typed() { type_name.to_string() } else { "-".into() },
+                if spec.typed() { size.to_string() } else { "-".into() },
                 cells,
                 format!("{}{ceiling}", p.iterations),
                 p.warmup.to_string(),
@@ -205,6 +213,21 @@ pub fn lines(plan: &Plan, np: usize, buffers: u128, link: LinkModel) -> Vec<Stri
         est.parts(),
         human_bytes(crate::bench::engine::memory::MPI_FIRST_TRAFFIC)
     ));
+    if est.gpu_buffers > 0 {
+        // nccl-tests' sweep is lowered on GPUs too small for its rule.
+        let lowered = plan.sweep.map(|sweep| {
+            let need = crate::report::nccl_tests::gpu_bytes_needed(sweep.max, plan.opts.validation.is_some());
+            format!(
+                "; on GPUs of less than {} the largest size is lowered, as nccl-tests does",
+                human_bytes(u128::from(need))
+            )
+        });
+        out.push(format!(
+            "# GPU memory of one rank: {} of message buffers (NCCL's own buffers not counted){}",
+            human_bytes(est.gpu_buffers),
+            lowered.unwrap_or_default()
+        ));
+    }
     out.push(format!(
         "# estimated duration: {} of timed and warm-up iterations, modelled at {} us per message step and {} GB/s \
          per rank's link (a model, not a measurement; set-up between sizes not counted)",
@@ -252,7 +275,7 @@ mod tests {
         let spec = &crate::bench::collective::alltoall::SPEC;
         let o = opts(spec, &["-m", "1:1024"]);
         let plan = Plan::for_test(spec, &o, 512);
-        let text = lines(&plan, 512, 2048, ASSUMED);
+        let text = lines(&plan, plan.spec.name, 512, 2048, ASSUMED);
         assert_eq!(text[0], "# osu_alltoall dry run on 512 ranks: nothing is started or sent");
         assert_eq!(
             text[1].split_whitespace().collect::<Vec<_>>(),
@@ -274,7 +297,7 @@ mod tests {
         let spec = &crate::bench::pt2pt::mbw_mr::SPEC;
         let o = opts(spec, &["-m", "4:4", "-V"]);
         let plan = Plan::for_test(spec, &o, 2);
-        let text = lines(&plan, 2, 0, ASSUMED);
+        let text = lines(&plan, plan.spec.name, 2, 0, ASSUMED);
         assert!(text[2].contains("W1, W2, W4, W8, W16, W32, W64, W128"), "{}", text[2]);
     }
 

@@ -33,6 +33,10 @@ pub struct Plan<'a> {
     pub collective: Option<CollectiveCall>,
     /// The job's ranks.
     pub ranks: usize,
+    /// nccl-tests' sweep as it runs: the options', its largest size
+    /// lowered where the GPUs' memory cannot hold it
+    /// ([`Plan::within_gpu_memory`]).
+    pub sweep: Option<crate::options::Sweep>,
 }
 
 impl<'a> Plan<'a> {
@@ -70,13 +74,21 @@ impl<'a> Plan<'a> {
         if spec.takes('N') {
             crate::bench::neighborhood::fits(&opts.neighborhood, np)?;
         }
-        let mut plan = Plan { spec, opts, pairs, max_size: opts.max_size, note: None, needs, collective, ranks: np };
+        let mut plan = Plan {
+            spec,
+            opts,
+            pairs,
+            max_size: opts.max_size,
+            note: None,
+            needs,
+            collective,
+            ranks: np,
+            sweep: opts.sweep,
+        };
         if let Some(sweep) = opts.sweep {
-            // nccl-tests' sweep, whole: the kernel's buffers hold its last
-            // size (in one-byte elements, the most any type's rounding
-            // leaves), and OSU's default memory limit is OSU's, not its.
-            plan.max_size = sweep.last().map_or(0, |last| plan.kernel_size(last, 1));
-            return Ok(plan);
+            // nccl-tests' sweep, whole (OSU's default memory limit is
+            // OSU's, not its).
+            return Ok(plan.with_sweep(sweep));
         }
         if !spec.is_point_to_point() && spec.typed() {
             let per = if spec.buffer_times_np { np } else { 1 };
@@ -102,6 +114,41 @@ impl<'a> Plan<'a> {
             }
         }
         Ok(plan)
+    }
+
+    /// The plan running nccl-tests' `sweep`: the kernel's buffers hold its
+    /// last size (in one-byte elements, the most any type's rounding
+    /// leaves).
+    fn with_sweep(self, sweep: crate::options::Sweep) -> Plan<'a> {
+        let max_size = sweep.last().map_or(0, |last| self.kernel_size(last, 1));
+        Plan { sweep: Some(sweep), max_size, ..self }
+    }
+
+    /// nccl-tests' sweep within GPUs of `gpu_bytes` each (the smallest
+    /// of the job's): as nccl-tests does, a largest size its buffers
+    /// cannot hold there is lowered to the most they can
+    /// ([`crate::report::nccl_tests::gpu_max_bytes`]), and the smallest
+    /// with it if it was above. Unchanged without a sweep or where it fits.
+    pub(crate) fn within_gpu_memory(self, gpu_bytes: u64) -> Plan<'a> {
+        let Some(mut sweep) = self.sweep else { return self };
+        let check = self.opts.validation.is_some();
+        match crate::report::nccl_tests::gpu_max_bytes(gpu_bytes, check) {
+            Some(most) if sweep.max > most => {
+                sweep.max = most;
+                sweep.min = sweep.min.min(most);
+                self.with_sweep(sweep)
+            }
+            _ => self,
+        }
+    }
+
+    /// Where nccl-tests' sweep was lowered to fit the GPUs' memory: its
+    /// largest size now, for the line nccl-tests prints.
+    pub(crate) fn lowered_max_bytes(&self) -> Option<u64> {
+        match (self.opts.sweep, self.sweep) {
+            (Some(asked), Some(runs)) if runs.max < asked.max => Some(runs.max),
+            _ => None,
+        }
     }
 
     /// The same plan with `pairs` communicating (osu_bw_fan_in/out count
@@ -137,7 +184,7 @@ impl<'a> Plan<'a> {
     /// With nccl-tests' sweep, its sizes in one-byte elements (each
     /// datatype's rounding is [`Plan::groups`]').
     pub fn sizes(&self) -> Vec<usize> {
-        if let Some(sweep) = self.opts.sweep {
+        if let Some(sweep) = self.sweep {
             return sweep.sizes().map(|b| self.kernel_size(b, 1)).collect();
         }
         message_sizes(self.spec, self.opts.min_size, self.max_size)
@@ -196,8 +243,8 @@ impl<'a> Plan<'a> {
         let windows = self.windows();
         // OSU's NCCL latency test measures empty messages too, and
         // nccl-tests' sweep every size it reaches, counts of 0 included.
-        let keep_empty = self.opts.sweep.is_some()
-            || (self.opts.backend == Backend::Nccl && self.spec.metric == MetricKind::Latency);
+        let keep_empty =
+            self.sweep.is_some() || (self.opts.backend == Backend::Nccl && self.spec.metric == MetricKind::Latency);
         let cells: Vec<Cell> = windows
             .iter()
             .flat_map(|&window| self.passes().iter().map(move |&in_place| Cell { window, in_place }))
@@ -206,7 +253,7 @@ impl<'a> Plan<'a> {
             .datatypes
             .iter()
             .map(|&datatype| {
-                let dt_sizes = match (self.opts.sweep, self.spec.one_sided) {
+                let dt_sizes = match (self.sweep, self.spec.one_sided) {
                     (Some(sweep), _) => sweep.sizes().map(|b| self.kernel_size(b, datatype.size())).collect(),
                     // fop and cas: one element of the datatype, whatever -m says.
                     (None, Some(rules)) => rules.sizes(datatype, &sizes),
@@ -250,7 +297,14 @@ impl Plan<'_> {
             one_sided: spec.one_sided.map(|_| crate::bench::rma::choice(spec, opts)),
             workers: spec.workers.zip(opts.workers),
         };
-        RunLayout { spec, opts, max_size: self.max_size, collective: self.collective, table }
+        RunLayout {
+            spec,
+            opts,
+            max_size: self.max_size,
+            collective: self.collective,
+            table,
+            lowered_max_bytes: self.lowered_max_bytes(),
+        }
     }
 }
 

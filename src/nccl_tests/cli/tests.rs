@@ -146,6 +146,7 @@ fn every_option_by_letter_long_name_and_prefix() {
         unalign: 1,
         per_iter_timing: 0,
         per_iter_skip: 0,
+        commbench: Vec::new(),
     };
     assert_eq!(s, want);
     // Words that are not options are passed over, before and after.
@@ -364,4 +365,40 @@ fn settings_that_do_not_go_together_are_turned_off_with_a_line() {
         (0, vec![err("per-iteration skip (-K) requires per-iteration timing (-I 1). Disabling.")])
     );
     assert_eq!(settings(&["-K", "5", "-I", "1"]).per_iter_skip, 5);
+}
+
+#[test]
+fn commbench_s_own_options_are_read_whole_and_only_whole() {
+    let s = settings(&["-b", "8", "--dry-run=16", "--results-dir", "out", "--verbose", "-e", "16G", "--gpu=3"]);
+    assert_eq!((s.min_bytes, s.max_bytes), (8, 16 << 30));
+    assert_eq!(
+        s.commbench,
+        vec![
+            ("dry-run", Some("16".to_string())),
+            ("results-dir", Some("out".to_string())),
+            ("verbose", None),
+            ("gpu", Some("3".to_string())),
+        ]
+    );
+    // nccl-tests' abbreviations read as they did before ours were added:
+    // "--min" is --minbytes alone, "--dr" and "--verb" are nobody's.
+    assert_eq!(settings(&["--min", "1K"]).min_bytes, 1024);
+    assert_eq!(settings(&["--mi", "2K"]).min_bytes, 2048);
+    let usage = usage("all_reduce_perf", V2_19);
+    for (args, glibc) in [
+        (vec!["--dr"], "./build/all_reduce_perf: unrecognized option '--dr'"),
+        (vec!["--verb"], "./build/all_reduce_perf: unrecognized option '--verb'"),
+        (vec!["--results-dir"], "./build/all_reduce_perf: option '--results-dir' requires an argument"),
+        (vec!["--verbose=1"], "./build/all_reduce_perf: option '--verbose' doesn't allow an argument"),
+        (
+            vec!["--m", "1"],
+            "./build/all_reduce_perf: option '--m' is ambiguous; possibilities: '--minbytes' '--maxbytes' \
+             '--memory'",
+        ),
+    ] {
+        let want = vec![err(glibc), out("invalid option '?'"), out(&usage)];
+        assert_eq!(exit(&args, V2_19), (want, 0), "{args:?}");
+    }
+    // nccl-tests' usage is its own, without ours.
+    assert!(!usage.contains("dry-run"));
 }

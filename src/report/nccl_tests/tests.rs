@@ -379,3 +379,45 @@ fn unchecked_rows_shift_after_each_na() {
     );
     assert_eq!(line.len(), 116);
 }
+
+/// nccl-tests' memory rule, worked by hand from its formula: a reserve of
+/// 1 GiB per 16 GiB (4 at most) and 1 GiB more, the rest over three
+/// buffers with the check and two without.
+#[test]
+fn the_largest_size_the_gpu_memory_allows() {
+    const GIB: u64 = 1 << 30;
+    assert_eq!(gpu_max_bytes(16 * GIB, true), Some(14 * GIB / 3));
+    assert_eq!(gpu_max_bytes(16 * GIB, true), Some(5_010_795_178));
+    assert_eq!(gpu_max_bytes(16 * GIB, false), Some(7 * GIB));
+    assert_eq!(gpu_max_bytes(32 * GIB, true), Some(29 * GIB / 3));
+    // From 64 GiB the reserve stays at 4 GiB.
+    assert_eq!(gpu_max_bytes(80 * GIB, true), Some(25 * GIB));
+    assert_eq!(gpu_max_bytes(141 * GIB, false), Some(68 * GIB));
+    // One byte over 16 GiB reserves 2.
+    assert_eq!(gpu_max_bytes(16 * GIB + 1, false), Some(6_979_321_856));
+    // Nothing left: 0; less than nothing: nccl-tests' arithmetic wraps.
+    assert_eq!(gpu_max_bytes(2 * GIB, true), Some(0));
+    assert_eq!(gpu_max_bytes(GIB, true), None);
+    assert_eq!(
+        lowered_max_lines(5_010_795_178),
+        ["#".to_string(), "# Reducing maxBytes to 5010795178 due to memory limitation".to_string()]
+    );
+}
+
+/// The least GPU memory a sweep needs is where nccl-tests stops lowering
+/// it: enough there, too little one byte below.
+#[test]
+fn the_gpu_memory_a_largest_size_needs() {
+    const GIB: u64 = 1 << 30;
+    for check in [true, false] {
+        for max in [0, 1, 8, 1 << 20, 4 * GIB, 5 * GIB, 8 * GIB, 16 * GIB, 5_010_795_178, 40 * GIB] {
+            let need = gpu_bytes_needed(max, check);
+            assert!(gpu_max_bytes(need, check).is_some_and(|m| m >= max), "{max} {check}: {need}");
+            assert!(gpu_max_bytes(need - 1, check).is_none_or(|m| m < max), "{max} {check}: {need}");
+        }
+    }
+    // 16 GiB with the check: 48 GiB of buffers, 1 GiB, and the 4 GiB reserve.
+    assert_eq!(gpu_bytes_needed(16 * GIB, true), 53 * GIB);
+    // 8 GiB: 24 + 1 + 2 GiB.
+    assert_eq!(gpu_bytes_needed(8 * GIB, true), 27 * GIB);
+}
