@@ -482,4 +482,32 @@ mod tests {
         let (max, _, sizes) = swept(&ALLREDUCE, 2, Sweep { cycles: 2, ..linear }, Datatype::Char);
         assert_eq!((max, sizes), (23, vec![7, 15, 23, 7, 15, 23]));
     }
+
+    /// nccl-tests' memory rule lowers the largest size of a sweep a GPU
+    /// cannot hold, and the smallest with it when it is above; the options
+    /// keep the sweep asked for.
+    #[test]
+    fn a_gpu_too_small_lowers_the_sweep() {
+        use crate::options::{Sweep, SweepStep};
+        const GIB: u64 = 1 << 30;
+        let mut o = opts(&ALLREDUCE, &["--backend", "nccl", "-c"]);
+        o.datatypes = vec![Datatype::Float];
+        o.sweep = Some(Sweep { min: 1 << 20, max: 16 * GIB, step: SweepStep::Factor(4), cycles: 1 });
+        let plan = |gpu: u64| Plan::resolve(entry_of(&ALLREDUCE), &o, 2).unwrap().within_gpu_memory(gpu);
+        // 16 GiB with the check: 14 GiB over three buffers.
+        let small = plan(16 * GIB);
+        assert_eq!(small.lowered_max_bytes(), Some(5_010_795_178));
+        // The buffers hold the last size the sweep reaches below it.
+        assert_eq!(small.max_size, 1 << 32);
+        let sizes: Vec<usize> = small.groups()[0].points.iter().map(|p| p.size).collect();
+        assert_eq!(sizes.last(), Some(&(1usize << 32)), "{sizes:?}");
+        assert_eq!(o.sweep.unwrap().max, 16 * GIB);
+        // 80 GiB holds 25 GiB per buffer: nothing changes.
+        let big = plan(80 * GIB);
+        assert_eq!((big.lowered_max_bytes(), big.max_size), (None, 16usize << 30));
+        // 2 GiB leaves nothing: one size of 0 bytes.
+        let none = plan(2 * GIB);
+        assert_eq!(none.sweep.map(|s| (s.min, s.max)), Some((0, 0)));
+        assert_eq!(none.groups()[0].points.iter().map(|p| p.size).collect::<Vec<_>>(), vec![0]);
+    }
 }
