@@ -348,18 +348,23 @@ pub(crate) fn run_options(
     measure: impl FnOnce(&Session) -> Ending,
 ) -> i32 {
     let spec = entry.spec;
+    // The name the run's lines start with: the OSU benchmark's, or the
+    // nccl-tests program's as started (without its directory), kept for
+    // the process's life as the job's name.
+    let program: &'static str = match front {
+        Front::Osu => spec.name,
+        Front::NcclTests => match argv.first().and_then(|a| a.rsplit('/').next()).filter(|p| !p.is_empty()) {
+            Some(p) => Box::leak(p.to_string().into_boxed_str()),
+            None => spec.name,
+        },
+    };
     if opts.dry_run {
-        let program = match front {
-            Front::Osu => spec.name,
-            // As started, without its directory.
-            Front::NcclTests => argv.first().and_then(|a| a.rsplit('/').next()).unwrap_or(spec.name),
-        };
         return dry_run(entry, program, &opts, &env, message_bytes);
     }
     let mut plan = None;
     let placement = opts.placement.clone();
     let cfg = JobConfig {
-        name: spec.name,
+        name: program,
         timeout: opts.timeout,
         placement: &placement,
         setup_exit: 1,
@@ -428,7 +433,7 @@ pub(crate) fn run_options(
         Front::NcclTests => {}
     }
     if let (Ending::BelowEfficiency { line }, true) = (&ending, root) {
-        say(&format!("{}: {line}", spec.name));
+        say(&format!("{program}: {line}"));
     }
     if front == Front::NcclTests && code == NCCL_TESTS_RESULTS_FAILED {
         // Every process of a failed nccl-tests run says so on stdout, in
@@ -626,7 +631,7 @@ impl Session<'_> {
             let slurm_job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
             match files::create(&opts.results, spec.name, &job.start.compact(), slurm_job.as_deref()) {
                 Err(e) if !opts.results_chosen => {
-                    say(&format!("{}: warning: no CSV or run record for this run: {e}", spec.name));
+                    say(&format!("{}: warning: no CSV or run record for this run: {e}", job.name));
                     Ok(None)
                 }
                 r => r,
@@ -635,7 +640,7 @@ impl Session<'_> {
             Ok(f) => f,
             Err(e) => {
                 if let Some(e) = e {
-                    say(&format!("{}: {e}", spec.name));
+                    say(&format!("{}: {e}", job.name));
                 }
                 return None;
             }
@@ -656,7 +661,7 @@ impl Session<'_> {
     /// is said); returns how the run ended, an error if the chosen record
     /// could not be written.
     fn end_record(&self, record: Option<&RecordFile<RunRecord>>, sinks: Option<&Sinks>, mut ending: Ending) -> Ending {
-        let (spec, opts) = (self.spec, self.opts);
+        let opts = self.opts;
         if let Some(rec) = record {
             if let Some(lost) = sinks.and_then(|s| s.lost().borrow().clone()) {
                 rec.update(|r| r.results.incomplete = Some(lost));
@@ -666,13 +671,16 @@ impl Session<'_> {
                 if opts.results_chosen {
                     // The place was chosen: a record that still says
                     // `running` is a result lost, and the status says so.
-                    let line = format!("{}: cannot write the run record {path}: {e}", spec.name);
+                    let line = format!("{}: cannot write the run record {path}: {e}", self.job.name);
                     say(&line);
                     if ending == Ending::Complete {
                         ending = Ending::Error { detail: line };
                     }
                 } else {
-                    say(&format!("{}: warning: the run record {path} does not say how the run ended: {e}", spec.name));
+                    say(&format!(
+                        "{}: warning: the run record {path} does not say how the run ended: {e}",
+                        self.job.name
+                    ));
                 }
             }
         }
@@ -701,7 +709,7 @@ impl Session<'_> {
                     }
                 }
                 Err(e) => {
-                    let line = format!("{}: {e}", self.spec.name);
+                    let line = format!("{}: {e}", self.job.name);
                     say(&line);
                     ending = Ending::Error { detail: line };
                 }
@@ -730,7 +738,7 @@ impl Session<'_> {
         if let Some((mut paths, points)) = self.paths.borrow_mut().take() {
             line = efficiency::conclude(&mut paths, &points.borrow(), opts.min_efficiency);
             if opts.verbose {
-                efficiency::verbose_lines(spec.name, &paths).iter().for_each(|l| say(l));
+                efficiency::verbose_lines(job.name, &paths).iter().for_each(|l| say(l));
             }
             if let Some(r) = record {
                 r.update(|r| r.paths = Some(paths));
@@ -745,7 +753,7 @@ impl Session<'_> {
             (true, Ending::Complete) => Ending::BelowEfficiency { line: line.unwrap_or_default() },
             (true, other) => {
                 if let Some(l) = line {
-                    say(&format!("{}: {l}", spec.name));
+                    say(&format!("{}: {l}", job.name));
                 }
                 other
             }
@@ -768,12 +776,12 @@ impl Session<'_> {
                 r.update(|r| r.results.rows += 1);
             }
         };
-        match measure::run(t, kernel, plan, sinks, &self.job.progress, on_row) {
+        match measure::run(t, kernel, plan, self.job.name, sinks, &self.job.progress, on_row) {
             Ok(ending) => ending,
             Err(e) => {
                 // A required output failed: the run ends non-zero, and the
                 // record says why if it can still be written.
-                let line = format!("{}: {e}", self.spec.name);
+                let line = format!("{}: {e}", self.job.name);
                 if let Some(r) = record {
                     let _ = r.end(&Ending::Error { detail: line.clone() }, 1);
                 }
@@ -831,7 +839,7 @@ impl Session<'_> {
                     if self.opts.verbose {
                         say(&format!(
                             "{}: results in {} (run record {})",
-                            spec.name,
+                            job.name,
                             f.csv_path.display(),
                             f.record_path.display()
                         ));
@@ -846,7 +854,7 @@ impl Session<'_> {
                     let _ = std::fs::remove_file(&f.csv_path);
                     say(&format!(
                         "{}: warning: no CSV or run record for this run: cannot write {}: {e}",
-                        spec.name,
+                        job.name,
                         f.record_path.display()
                     ));
                 }
@@ -854,7 +862,7 @@ impl Session<'_> {
                     // Nothing of a run that never started is left behind.
                     let _ = std::fs::remove_file(&f.record_path);
                     let _ = std::fs::remove_file(&f.csv_path);
-                    job.abort(&format!("{}: cannot write {}: {e}", spec.name, f.record_path.display()))
+                    job.abort(&format!("{}: cannot write {}: {e}", job.name, f.record_path.display()))
                 }
             }
         }
@@ -868,7 +876,7 @@ impl Session<'_> {
                 (s, record)
             }
             Err(e) => {
-                let line = format!("{}: {e}", spec.name);
+                let line = format!("{}: {e}", job.name);
                 // A CSV that did not get its header (a full disk) is no
                 // result: it goes, and the record says so.
                 let empty = csv_path.filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 0));

@@ -216,6 +216,10 @@ fn wrong_values_and_nccl_tests_min_bw_fail_with_status_7() {
     assert_eq!(failures.len(), 2, "{}", r.stdout);
     assert!(failures.iter().all(|l| l.ends_with(": Test failure (out of bounds values)")), "{failures:?}");
     assert!(!r.stdout.contains("DATA VALIDATION ERROR"), "OSU's line is not nccl-tests'");
+    // The wrong values said on stderr name the program, not its OSU twin.
+    let said = r.our_stderr_lines();
+    assert!(!said.is_empty() && said.iter().all(|l| l.starts_with("all_reduce_perf: ")), "{said:?}");
+    assert!(said.iter().any(|l| l.starts_with("all_reduce_perf: validation failed on rank 1: ")), "{said:?}");
     let (record, _) = run_results(dir.path());
     assert_eq!(record["status"], "validation_failed");
 
@@ -311,7 +315,9 @@ fn nccl_tests_device_names_every_process_gpu() {
 /// GiB over three buffers with the check (89478485 bytes) and two without
 /// (134217728), lowers the sweep; the preamble keeps the maxBytes asked
 /// for and the `# Reducing maxBytes` lines follow the devices, as in
-/// nccl-tests; the CSV has the sizes that ran.
+/// nccl-tests; the CSV has the sizes that ran. About 8 s: the stand-in's
+/// GPU buffers are host pages, written and checked through the host at
+/// sizes up to 128 MiB, in two launches.
 #[test]
 fn gpus_too_small_for_the_sweep_lower_it_as_nccl_tests_does() {
     let _g = mpi_lock();

@@ -33,11 +33,12 @@ pub fn run<T: Transport, K: Kernel<T>>(
     t: &T,
     kernel: &mut K,
     plan: &Plan,
+    program: &str,
     mut sinks: Option<&mut Sinks>,
     progress: &Progress,
     mut on_row: impl FnMut(),
 ) -> io::Result<Ending> {
-    let (spec, opts) = (plan.spec, plan.opts);
+    let opts = plan.opts;
     let groups = plan.groups();
     let max_iters = groups.iter().flat_map(|g| &g.points).map(|p| p.iterations).max().unwrap_or(1);
     let mut samples = Samples::with_capacity(max_iters);
@@ -59,8 +60,8 @@ pub fn run<T: Transport, K: Kernel<T>>(
                     None => validating,
                 };
                 progress.enter(Step::Setup, Some(case.datatype), size);
-                if everywhere(t.world(), spec.name, kernel.prepare(t, &case)).is_none() {
-                    emit_point(&mut sinks, &rows, opts.verbose, spec.name, &mut on_row)?;
+                if everywhere(t.world(), program, kernel.prepare(t, &case)).is_none() {
+                    emit_point(&mut sinks, &rows, opts.verbose, program, &mut on_row)?;
                     return Ok(Ending::Error { detail: format!("could not set up message size {size}") });
                 }
                 if kernel.sync_before_size() {
@@ -95,7 +96,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
                 let case = SizeCase { iterations: outcome.iterations_run, ..case };
                 progress.set_step(Step::Results);
                 let metric = kernel.metric(t, &case, &samples);
-                let passed = checked.then(|| verdict(t, plan, &case, &outcome, kernel.phases()));
+                let passed = checked.then(|| verdict(t, plan, program, &case, &outcome, kernel.phases()));
                 let wrong = (checked && nccl_tests).then(|| t.world().allreduce_sum_u64(outcome.wrong_elements));
                 if let Some((_, b)) = metric.algbw_busbw {
                     busbw = (busbw.0 + b, busbw.1 + 1);
@@ -118,7 +119,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
                     first_wrong.get_or_insert(size);
                 }
             }
-            emit_point(&mut sinks, &rows, opts.verbose, spec.name, &mut on_row)?;
+            emit_point(&mut sinks, &rows, opts.verbose, program, &mut on_row)?;
             if failed {
                 return Ok(Ending::ValidationFailed { size });
             }
@@ -177,12 +178,18 @@ fn emit(sinks: &mut Option<&mut Sinks>, f: &mut dyn FnMut(&mut dyn Sink) -> io::
 }
 
 /// Combines every rank's checks; a rank that saw wrong data says where.
-fn verdict<T: Transport>(t: &T, plan: &Plan, case: &SizeCase, outcome: &LoopOutcome, passes: usize) -> bool {
+fn verdict<T: Transport>(
+    t: &T,
+    plan: &Plan,
+    program: &str,
+    case: &SizeCase,
+    outcome: &LoopOutcome,
+    passes: usize,
+) -> bool {
     if let Some((iteration, m)) = &outcome.first_mismatch {
         let rank = t.world().rank();
         say(&format!(
-            "{}: validation failed on rank {rank}: {}; {} of {} iterations wrong",
-            plan.spec.name,
+            "{program}: validation failed on rank {rank}: {}; {} of {} iterations wrong",
             validation::describe_mismatch(case, *iteration, m),
             outcome.errors,
             (case.iterations + case.warmup) * passes,

@@ -50,7 +50,8 @@ fn run_on_mock<B: RmaBench>(np: usize, args: &[&str], m: Model, fault: Option<Fa
         let seen = Rc::new(RefCell::new(Vec::new()));
         let mut sinks = Sinks::new(vec![Box::new(Rows(seen.clone()))]);
         let root = crate::backend::Control::rank(crate::backend::Transport::world(t)) == 0;
-        let ending = run(t, &mut k, &plan, root.then_some(&mut sinks), &Progress::default(), || {}).expect("outputs");
+        let ending = run(t, &mut k, &plan, plan.spec.name, root.then_some(&mut sinks), &Progress::default(), || {})
+            .expect("outputs");
         let rows = seen.borrow().clone();
         (ending, rows)
     });

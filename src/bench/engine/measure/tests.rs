@@ -68,8 +68,9 @@ fn measure<B: BenchOn<MockTransport>>(
         let mut sinks = Sinks::new(vec![Box::new(Collect(seen.clone()))]);
         let root = t.world().rank() == 0;
         let mut rows = 0;
-        let ending = run(t, &mut kernel, &plan, root.then_some(&mut sinks), &Progress::default(), || rows += 1)
-            .expect("outputs");
+        let ending =
+            run(t, &mut kernel, &plan, plan.spec.name, root.then_some(&mut sinks), &Progress::default(), || rows += 1)
+                .expect("outputs");
         let seen = seen.borrow().clone();
         (seen, ending, rows)
     });
@@ -306,7 +307,7 @@ fn min_busbw_fails_a_run_below_it() {
             let mut kernel = allreduce::Allreduce::kernel(&setup).unwrap();
             let mut sinks = Sinks::new(vec![]);
             let root = t.world().rank() == 0;
-            run(t, &mut kernel, &plan, root.then_some(&mut sinks), &Progress::default(), || {}).unwrap()
+            run(t, &mut kernel, &plan, plan.spec.name, root.then_some(&mut sinks), &Progress::default(), || {}).unwrap()
         });
         for ending in out {
             match ending {
