@@ -102,6 +102,26 @@ pub enum Op {
     NeighborAlltoallw,
 }
 
+impl Op {
+    /// Whether each rank's buffer holds one block per rank (the gathers,
+    /// scatters and all-to-alls, vector forms included), so that a rank
+    /// sends or receives a block to or from every other.
+    pub(crate) fn block_per_rank(self) -> bool {
+        matches!(
+            self,
+            Op::Allgather
+                | Op::Allgatherv
+                | Op::Alltoall
+                | Op::Alltoallv
+                | Op::Alltoallw
+                | Op::Gather
+                | Op::Gatherv
+                | Op::Scatter
+                | Op::Scatterv
+        )
+    }
+}
+
 /// A collective benchmark's operation, and whether it is timed in its
 /// non-blocking form (osu_i*).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -53,15 +53,6 @@ fn collective_cost(op: Op, size: f64, np: usize) -> (f64, f64) {
         Op::Bcast | Op::Reduce => (log, size),
         Op::Allreduce => (2.0 * (n - 1.0), 2.0 * (n - 1.0) / n * size),
         Op::ReduceScatter | Op::ReduceScatterBlock => (n - 1.0, (n - 1.0) / n * size),
-        Op::Allgather
-        | Op::Allgatherv
-        | Op::Alltoall
-        | Op::Alltoallv
-        | Op::Alltoallw
-        | Op::Gather
-        | Op::Gatherv
-        | Op::Scatter
-        | Op::Scatterv => (n - 1.0, (n - 1.0) * size),
         // Each rank exchanges with its neighbours only: two on OSU's
         // default ring (-N cart:1:1), fewer on a smaller job.
         Op::NeighborAllgather
@@ -71,6 +62,11 @@ fn collective_cost(op: Op, size: f64, np: usize) -> (f64, f64) {
         | Op::NeighborAlltoallw => {
             let k = (n - 1.0).min(2.0);
             (k, k * size)
+        }
+        // The rest move a block to or from every other rank.
+        op => {
+            debug_assert!(op.block_per_rank(), "{op:?}");
+            (n - 1.0, (n - 1.0) * size)
         }
     }
 }

@@ -123,18 +123,8 @@ pub fn estimate(plan: &Plan, np: usize, rank: Option<usize>, buffers: u128) -> E
 /// its buffer holds one per rank; the largest size otherwise.
 fn largest_buffer(plan: &Plan, np: usize) -> u128 {
     let max = plan.max_size as u128;
-    match plan.collective.map(|c| c.op) {
-        Some(
-            Op::Allgather
-            | Op::Allgatherv
-            | Op::Alltoall
-            | Op::Alltoallv
-            | Op::Alltoallw
-            | Op::Gather
-            | Op::Gatherv
-            | Op::Scatter
-            | Op::Scatterv,
-        ) => max * np as u128,
+    match plan.collective {
+        Some(c) if c.op.block_per_rank() => max * np as u128,
         _ => max,
     }
 }
