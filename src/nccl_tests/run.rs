@@ -16,7 +16,10 @@
 //! buffer registration, misalignment, the memory report and split
 //! communicators. Each is a setting nccl-tests reads; none is silently
 //! ignored. `NCCL_TESTS_DEVICE` names every process's GPU, as in
-//! nccl-tests.
+//! nccl-tests. commbench's own long options that make sense here
+//! (`--dry-run`, where the results go, placement, `--min-efficiency`) are
+//! applied last, by the code the OSU binaries use
+//! ([`crate::cli::options::Ours`]).
 
 use std::io::{self, Write};
 use std::time::Duration;
