@@ -353,7 +353,7 @@ pub(crate) fn run_options(
     // the process's life as the job's name.
     let program: &'static str = match front {
         Front::Osu => spec.name,
-        Front::NcclTests => match argv.first().and_then(|a| a.rsplit('/').next()).filter(|p| !p.is_empty()) {
+        Front::NcclTests => match argv.first().map(|a| program_name(a)).filter(|p| !p.is_empty()) {
             Some(p) => Box::leak(p.to_string().into_boxed_str()),
             None => spec.name,
         },
@@ -386,9 +386,10 @@ pub(crate) fn run_options(
         // agrees on it, so every rank runs the same sizes).
         let p = match (front, p.sweep) {
             (Front::NcclTests, Some(_)) => {
+                // A rank without a GPU (its failure is agreed later)
+                // limits nothing; the cast saturates.
                 let mine = gpu.map_or(f64::INFINITY, |g| g.memory_bytes as f64);
-                let all = world.gather_f64(mine);
-                let least = world.bcast_u64(all.into_iter().fold(f64::INFINITY, f64::min).min(u64::MAX as f64) as u64);
+                let least = world.bcast_u64(world.reduce_f64(mine, crate::backend::ReduceOp::Min) as u64);
                 p.within_gpu_memory(least)
             }
             _ => p,
@@ -454,6 +455,11 @@ pub(crate) fn run_options(
     }
     job.finish(code);
     code
+}
+
+/// A program's name as its lines show it: `argv0` without its directory.
+pub(crate) fn program_name(argv0: &str) -> &str {
+    argv0.rsplit('/').next().unwrap_or(argv0)
 }
 
 /// `--dry-run`: the plan's table on the leader (the launcher's rank 0, or

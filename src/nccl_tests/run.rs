@@ -77,7 +77,7 @@ pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
         crate::job::signals::end_with_launcher(libc::SIGKILL);
     }
     let argv0 = argv.first().cloned().unwrap_or_else(|| entry.spec.name.to_string());
-    let program = argv0.rsplit('/').next().unwrap_or(&argv0).to_string();
+    let program = runner::program_name(&argv0).to_string();
     let version = match crate::gpu::nccl_lib::load() {
         Ok(lib) => {
             let (major, minor, patch) = lib.version();
@@ -144,7 +144,7 @@ fn read(
     nccl: NcclVersion,
     get: impl Fn(&str) -> Option<String>,
 ) -> Result<(Options, Vec<Line>), (Vec<Line>, i32)> {
-    let program = argv0.rsplit('/').next().unwrap_or(argv0);
+    let program = runner::program_name(argv0);
     let (settings, mut said) = match cli::parse(argv0, args, nccl) {
         Parsed::Exit { said, status } => return Err((said, status)),
         Parsed::Run { settings, said } => (settings, said),
