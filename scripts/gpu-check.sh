@@ -161,17 +161,20 @@ fi
 # 3. NCCL, one GPU. GPU_CHECK_MAX_BYTES lowers the sweep's top (tests).
 max_bytes=${GPU_CHECK_MAX_BYTES:-1073741824}
 declare -A program=([allreduce]=all_reduce [allgather]=all_gather [reduce_scatter]=reduce_scatter
-  [alltoall]=alltoall [bcast]=broadcast [reduce]=reduce)
+  [alltoall]=alltoall [bcast]=broadcast [reduce]=reduce [sendrecv]=sendrecv)
 if [ "$gpus" -lt 1 ]; then
   skip "NCCL sweeps" "no GPU"
 else
-  for c in allreduce allgather reduce_scatter alltoall bcast reduce; do
+  for c in allreduce allgather reduce_scatter alltoall bcast reduce sendrecv; do
     p=${program[$c]}_perf
     # nccl-tests' own defaults for the counts (-n 20, -w 5 here and there);
     # busbw is 0 on one rank by definition, so no --min-busbw. -M: OSU's
     # default limit (512 MiB a buffer) would cut the sweep below 1 GiB.
-    step "osu_$c --backend nccl --format nccl-tests, 8 B - $max_bytes B" 45 sh -c \
-      "'$bin/osu_$c' --backend nccl --format nccl-tests -m 8:$max_bytes -M $max_bytes -i 20 -x 5 -c --results-dir '$work/nccl' > '$work/ours-$c.txt'; rc=\$?; cat '$work/ours-$c.txt'; exit \$rc"
+    # sendrecv has no OSU twin: only the drop-in runs it.
+    if [ "$c" != sendrecv ]; then
+      step "osu_$c --backend nccl --format nccl-tests, 8 B - $max_bytes B" 45 sh -c \
+        "'$bin/osu_$c' --backend nccl --format nccl-tests -m 8:$max_bytes -M $max_bytes -i 20 -x 5 -c --results-dir '$work/nccl' > '$work/ours-$c.txt'; rc=\$?; cat '$work/ours-$c.txt'; exit \$rc"
+    fi
     # Our drop-in of the same program, with nccl-tests' own command line.
     if [ -x "$bin/$p" ]; then
       step "commbench's $p -g 1, 8 B - $max_bytes B" 45 sh -c \
@@ -180,9 +183,11 @@ else
     if ref "$p"; then
       step "$p -g 1, 8 B - $max_bytes B" 45 sh -c \
         "'$anchors/bin/$p' -b 8 -e $max_bytes -f 2 -g 1 -n 20 -w 5 -c 1 > '$work/theirs-$c.txt'; rc=\$?; cat '$work/theirs-$c.txt'; exit \$rc"
-      echo
-      echo "=== osu_$c against $p, per size (out of place)"
-      python3 "$tools/gpu-side-by-side.py" nccl "$work/ours-$c.txt" "$work/theirs-$c.txt"
+      if [ -s "$work/ours-$c.txt" ]; then
+        echo
+        echo "=== osu_$c against $p, per size (out of place)"
+        python3 "$tools/gpu-side-by-side.py" nccl "$work/ours-$c.txt" "$work/theirs-$c.txt"
+      fi
       if [ -s "$work/ours-perf-$c.txt" ]; then
         echo
         echo "=== commbench's $p against nccl-tests' $p, per size (out of place)"

@@ -100,6 +100,10 @@ pub enum Op {
     NeighborAlltoall,
     NeighborAlltoallv,
     NeighborAlltoallw,
+    /// Each rank sends a block to the next rank and receives one from the
+    /// previous, both at once (MPI_Sendrecv around a ring; nccl-tests'
+    /// sendrecv, grouped ncclSend and ncclRecv).
+    SendRecv,
 }
 
 impl Op {

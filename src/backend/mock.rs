@@ -831,6 +831,19 @@ impl Collectives for MockTransport {
             out.as_mut_slice()[..bytes].copy_from_slice(&all.0[root][me * bytes..(me + 1) * bytes]);
         }
     }
+
+    fn sendrecv(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
+        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.sendrecv(io, count, dt)) else {
+            return;
+        };
+        let (np, me, bytes) = (self.np(), self.world.rank, count * dt.size());
+        let (input, out) = split_io(&mut io);
+        check_len(input.len(), bytes);
+        check_len(out.len(), bytes);
+        // One block out and one in on each rank's link.
+        let all = self.collective(input[..bytes].to_vec(), bytes as f64);
+        out.as_mut_slice()[..bytes].copy_from_slice(&all.0[(me + np - 1) % np]);
+    }
 }
 
 impl DataBarrier for MockTransport {

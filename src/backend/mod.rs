@@ -483,6 +483,12 @@ pub trait Collectives: Transport {
     /// place, the root's buffer holds every block and keeps its own; other
     /// ranks receive into theirs.
     fn scatter(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
+    /// `count` elements to rank `rank + 1` and `count` from rank `rank -
+    /// 1` (around the ring), at once. In place, one buffer is sent from
+    /// and received into: MPI replaces its contents; over NCCL's grouped
+    /// send and receive the result is undefined (nccl-tests leaves it
+    /// unchecked).
+    fn sendrecv(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
 }
 
 /// Blocking point-to-point messages from several threads of a rank at

@@ -77,12 +77,22 @@ pub fn specs() -> impl Iterator<Item = &'static BenchSpec> {
     BENCHMARKS.iter().map(|e| e.spec)
 }
 
-/// A benchmark by its name, with or without the `osu_` prefix.
+/// A benchmark by its name: an OSU one with or without the `osu_`
+/// prefix, or one of [`NCCL_TESTS_ONLY`] by its exact name.
 pub fn lookup(name: &str) -> Option<&'static Entry> {
     let n = name.trim();
-    let n = n.strip_prefix("osu_").unwrap_or(n);
-    BENCHMARKS.iter().find(|e| e.spec.name.strip_prefix("osu_") == Some(n))
+    let osu = n.strip_prefix("osu_").unwrap_or(n);
+    BENCHMARKS
+        .iter()
+        .find(|e| e.spec.name.strip_prefix("osu_") == Some(osu))
+        .or_else(|| NCCL_TESTS_ONLY.iter().find(|e| e.spec.name == n))
 }
+
+/// The benchmarks only the nccl-tests front end runs (a `*_perf` binary
+/// with no OSU twin): outside the OSU list, the suite and `commbench
+/// list`, but found by [`lookup`] so that the core and the readers of
+/// their results treat them as any other.
+pub const NCCL_TESTS_ONLY: &[Entry] = &[<crate::bench::collective::sendrecv::SendRecv as Registered>::ENTRY];
 
 #[cfg(test)]
 mod tests {
@@ -97,6 +107,11 @@ mod tests {
             assert_eq!(lookup(e.name().trim_start_matches("osu_")).map(Entry::name), Some(e.name()));
         }
         assert!(lookup("nope").is_none() && lookup("osu_").is_none());
+        for e in NCCL_TESTS_ONLY {
+            assert!(!e.name().starts_with("osu_") && BENCHMARKS.iter().all(|o| o.name() != e.name()), "{}", e.name());
+            assert_eq!(lookup(e.name()).map(Entry::name), Some(e.name()));
+            assert!(lookup(&format!("osu_{}", e.name())).is_none(), "{}", e.name());
+        }
         assert!(lookup("allreduce").unwrap().is_collective() && !lookup("bw").unwrap().is_collective());
         assert!(DEFAULT_SET.iter().all(|n| lookup(n).is_some_and(|e| e.name() == *n)), "{DEFAULT_SET:?}");
     }

@@ -104,8 +104,10 @@ pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
     runner::run_options(Front::NcclTests, entry, &argv, env, opts, B::message_bytes, |s| B::measure(s))
 }
 
-/// The OSU benchmark whose kernel each nccl-tests program runs over.
-pub const PROGRAMS: [(&str, &str); 8] = [
+/// The benchmark whose kernel each nccl-tests program runs over: its OSU
+/// twin, or one only this front end runs
+/// ([`crate::bench::registry::NCCL_TESTS_ONLY`]).
+pub const PROGRAMS: [(&str, &str); 9] = [
     ("all_reduce_perf", "osu_allreduce"),
     ("all_gather_perf", "osu_allgather"),
     ("broadcast_perf", "osu_bcast"),
@@ -114,6 +116,7 @@ pub const PROGRAMS: [(&str, &str); 8] = [
     ("alltoall_perf", "osu_alltoall"),
     ("gather_perf", "osu_gather"),
     ("scatter_perf", "osu_scatter"),
+    ("sendrecv_perf", "sendrecv"),
 ];
 
 /// Whether `program` (one of [`PROGRAMS`]) would run `args` with NCCL

@@ -53,7 +53,6 @@ pub enum Collective {
     /// `ncclReduce`.
     Reduce,
     /// Each rank sends to the next and receives from the previous.
-    #[cfg_attr(not(test), allow(dead_code, reason = "the nccl-tests binaries (issue 43) use it; unit tests pin it"))]
     SendRecv,
     /// `ncclGather` (nccl-tests' gather: every rank's block to the root).
     Gather,
@@ -197,6 +196,7 @@ impl Collective {
             Op::Reduce => Some(Collective::Reduce),
             Op::Gather => Some(Collective::Gather),
             Op::Scatter => Some(Collective::Scatter),
+            Op::SendRecv => Some(Collective::SendRecv),
             _ => None,
         }
     }

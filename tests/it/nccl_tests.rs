@@ -238,12 +238,13 @@ fn wrong_values_and_nccl_tests_min_bw_fail_with_status_7() {
     }
 }
 
-/// Each of the eight binaries whose collective the core has over NCCL, at
+/// Each of the nine binaries whose collective the core has over NCCL, at
 /// three ranks (which no power-of-two size divides): exit 0, every cell
 /// checked and right, and the size and count columns nccl-tests prints
 /// for each size of `-b 8 -e 64K -f 8` (its elements rounded to a whole
 /// number per rank for the per-rank collectives), the redop and root
-/// columns as nccl-tests fills them for that collective. Eight launches of
+/// columns as nccl-tests fills them for that collective (sendrecv reduces
+/// nothing but prints the operation it was given). Nine launches of
 /// about a second each.
 #[test]
 fn every_binary_rounds_its_sizes_as_nccl_tests_does() {
@@ -259,6 +260,7 @@ fn every_binary_rounds_its_sizes_as_nccl_tests_does() {
         ("alltoall_perf", true, false, false),
         ("gather_perf", true, false, true),
         ("scatter_perf", true, false, true),
+        ("sendrecv_perf", false, true, false),
     ];
     let np = 3u64;
     for (program, per_rank, reduces, rooted) in programs {
@@ -276,10 +278,57 @@ fn every_binary_rounds_its_sizes_as_nccl_tests_does() {
             assert_eq!(row.3, if reduces { "sum" } else { "none" }, "{program}");
             assert_eq!(row.4, if rooted { 2 } else { -1 }, "{program}");
             assert_eq!(row.5, "0", "{program}: {}", r.stdout);
-            assert!(row.6 == "0" || (program == "alltoall_perf" && row.6 == "N/A"), "{program}: {}", r.stdout);
+            let unchecked_in_place = matches!(program, "alltoall_perf" | "sendrecv_perf");
+            assert_eq!(row.6, if unchecked_in_place { "N/A" } else { "0" }, "{program}: {}", r.stdout);
         }
         assert!(r.stdout.contains(&format!("# Collective test concluded: {program}\n")), "{}", r.stdout);
     }
+}
+
+/// sendrecv_perf, which has no OSU twin: a ring of grouped sends and
+/// receives on one process with no launcher (the rank sends to itself) and
+/// on three ranks. Every row as nccl-tests prints sendrecv's (the op it was
+/// given, root -1, busbw equal to algbw, the in-place result `N/A`); the
+/// CSV and record name the benchmark; a received block the stand-in
+/// corrupts is counted and fails the run with status 7. Three launches of
+/// about a second each.
+#[test]
+fn sendrecv_perf_passes_each_block_to_the_next_rank() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let args = ["-b", "8", "-e", "1M", "-f", "8", "-n", "3", "-w", "1"];
+    for np in [None, Some(3)] {
+        let dir = tempfile::tempdir().unwrap();
+        let r = perf(&gpu, np, "sendrecv_perf", &args, &[], dir.path());
+        assert_eq!(r.code, Some(0), "{np:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("# Collective test starting: sendrecv_perf\n"), "{}", r.stdout);
+        let devices = r.stdout.lines().filter(|l| l.starts_with("#  Rank ")).count();
+        assert_eq!(devices, np.unwrap_or(1), "{}", r.stdout);
+        let table = nccl_tests_rows(&r.stdout);
+        let sizes: Vec<String> = [8u64, 64, 512, 4096, 32768, 262144].iter().map(u64::to_string).collect();
+        assert_eq!(table.iter().map(|t| t[0].clone()).collect::<Vec<_>>(), sizes, "{}", r.stdout);
+        for t in &table {
+            let count = (t[0].parse::<u64>().unwrap() / 4).to_string();
+            assert_eq!([&t[1], &t[2], &t[3], &t[4]], [&count, "float", "sum", "-1"], "{}", r.stdout);
+            assert_eq!((&t[6], &t[8]), (&t[7], &"0".to_string()), "out of place: {}", r.stdout);
+            assert_eq!((&t[10], &t[12]), (&t[11], &"N/A".to_string()), "in place: {}", r.stdout);
+        }
+        assert!(r.stdout.contains("# Out of bounds values : 0 OK\n"), "{}", r.stdout);
+        let (record, csv) = run_results(dir.path());
+        assert_eq!(record["status"], "complete", "{record}");
+        assert!(csv.iter().all(|row| row["benchmark"] == "sendrecv"), "{csv:?}");
+        let out_of_place = csv.iter().filter(|row| row["placement"] == "out-of-place").count();
+        assert_eq!(out_of_place, sizes.len(), "{csv:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let r = perf(&gpu, Some(3), "sendrecv_perf", &args, &[("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1")], dir.path());
+    assert_eq!(r.code, Some(7), "{}\n{}", r.stdout, r.stderr);
+    r.assert_no_panic();
+    let table = nccl_tests_rows(&r.stdout);
+    assert!(!table.is_empty() && table.iter().all(|t| t[8] != "0" && t[12] == "N/A"), "{}", r.stdout);
+    assert!(r.stdout.contains(&format!("# Out of bounds values : {} FAILED\n", table.len())), "{}", r.stdout);
+    let said = r.our_stderr_lines();
+    assert!(said.iter().any(|l| l.starts_with("sendrecv_perf: validation failed on rank 1: ")), "{said:?}");
 }
 
 /// `NCCL_TESTS_DEVICE` names every process's GPU, as in nccl-tests: the

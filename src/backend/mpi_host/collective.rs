@@ -614,7 +614,61 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
         // SAFETY: a blocking call.
         unsafe { self.scatter_as(self.form(), io, count, dt, root) }
     }
+
+    #[inline(always)]
+    fn sendrecv(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
+        // No benchmark starts it in a non-blocking or persistent form.
+        debug_assert!(matches!(self.form(), Form::Now));
+        let (np, me) = (self.world.size(), self.world.rank());
+        let (next, prev) = (((me + 1) % np) as c_int, ((me + np - 1) % np) as c_int);
+        let need = count * dt.size();
+        let (t, n) = (self.h.dt(dt), count as c_int);
+        match io {
+            Operands::Apart { send, recv } => {
+                check_len(send.len(), need);
+                check_len(recv.len(), need);
+                // SAFETY: both buffers hold `count` elements (checked).
+                unsafe {
+                    ffi::MPI_Sendrecv(
+                        send.as_ptr() as *const c_void,
+                        n,
+                        t,
+                        next,
+                        SENDRECV_TAG,
+                        recv.as_mut_ptr() as *mut c_void,
+                        n,
+                        t,
+                        prev,
+                        SENDRECV_TAG,
+                        self.comm,
+                        ffi::RSMPI_STATUS_IGNORE,
+                    )
+                };
+            }
+            Operands::InPlace(buf) => {
+                check_len(buf.len(), need);
+                // SAFETY: the buffer holds `count` elements (checked).
+                unsafe {
+                    ffi::MPI_Sendrecv_replace(
+                        buf.as_mut_ptr() as *mut c_void,
+                        n,
+                        t,
+                        next,
+                        SENDRECV_TAG,
+                        prev,
+                        SENDRECV_TAG,
+                        self.comm,
+                        ffi::RSMPI_STATUS_IGNORE,
+                    )
+                };
+            }
+        }
+    }
 }
+
+/// The tag of [`Collectives::sendrecv`]'s messages (a collective
+/// benchmark has no other point-to-point message in flight beside them).
+const SENDRECV_TAG: c_int = 7;
 
 impl<'w, M: Memory> DataBarrier for Mpi<'w, M> {
     #[inline(always)]

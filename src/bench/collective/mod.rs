@@ -20,6 +20,7 @@ pub mod reduce_scatter;
 pub mod reduce_scatter_block;
 pub mod scatter;
 pub mod scatterv;
+pub mod sendrecv;
 pub mod vector;
 
 use crate::backend::{Collectives, Control, Memory, Operands, ReduceOp, Transport};

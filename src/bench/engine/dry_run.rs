@@ -53,6 +53,8 @@ fn collective_cost(op: Op, size: f64, np: usize) -> (f64, f64) {
         Op::Bcast | Op::Reduce => (log, size),
         Op::Allreduce => (2.0 * (n - 1.0), 2.0 * (n - 1.0) / n * size),
         Op::ReduceScatter | Op::ReduceScatterBlock => (n - 1.0, (n - 1.0) / n * size),
+        // One block out to the next rank while one comes in.
+        Op::SendRecv => (1.0, size),
         // Each rank exchanges with its neighbours only: two on OSU's
         // default ring (-N cart:1:1), fewer on a smaller job.
         Op::NeighborAllgather

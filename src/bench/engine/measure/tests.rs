@@ -11,8 +11,8 @@ use crate::backend::Transport;
 use crate::bench::{
     collective::allgatherv, collective::allreduce, collective::alltoall, collective::alltoallv, collective::alltoallw,
     collective::barrier, collective::gather, collective::gatherv, collective::reduce, collective::reduce_scatter,
-    collective::reduce_scatter_block, collective::scatter, collective::scatterv, pt2pt::bw, pt2pt::latency,
-    pt2pt::mbw_mr, Bench, BenchOn, Setup,
+    collective::reduce_scatter_block, collective::scatter, collective::scatterv, collective::sendrecv, pt2pt::bw,
+    pt2pt::latency, pt2pt::mbw_mr, Bench, BenchOn, Setup,
 };
 use crate::cli::test_options;
 use crate::datatype::Datatype;
@@ -253,6 +253,39 @@ fn rooted_collectives_validate_with_any_root() {
 }
 
 const NCCL_TESTS: [&str; 4] = ["--backend", "nccl", "--format", "nccl-tests"];
+
+/// sendrecv (nccl-tests' ring, no OSU twin): each rank's block arrives at
+/// the next, checked for every type at two to four ranks; in place it
+/// runs and is not checked (nccl-tests' `N/A`), also on one rank, which
+/// sends to itself; one block crosses a rank's link per call, as the
+/// model times it.
+#[test]
+fn sendrecv_passes_each_block_to_the_next_rank() {
+    let m = Model::default();
+    for np in [2, 3, 4] {
+        let a = ["-m", "1:64", "-i", "3", "-x", "1", "-c", "-T", "all"];
+        let (seen, ending, _) = measure::<sendrecv::SendRecv>(np, &a, m, None);
+        assert_eq!(ending, Ending::Complete, "{np}");
+        let all = rows(&seen);
+        // Chars from 1 byte, ints and floats from 4, to 64.
+        assert_eq!(all.len(), 7 + 5 + 5, "{np}");
+        assert!(all.iter().all(|r| r.validation == Some(true)), "{np}");
+    }
+    let mut args = NCCL_TESTS.to_vec();
+    args.extend(["-m", "4:64", "-i", "3", "-x", "1"]);
+    for np in [1, 3] {
+        let (seen, ending, _) = measure::<sendrecv::SendRecv>(np, &args, m, None);
+        assert_eq!(ending, Ending::Complete, "{np}");
+        let all = rows(&seen);
+        assert_eq!(all.len(), 10, "{np}");
+        for r in all {
+            let checked = r.in_place == Some(false);
+            assert_eq!((r.validation, r.wrong_elements), (checked.then_some(true), checked.then_some(0)), "{r:?}");
+        }
+    }
+    let (seen, _, _) = measure::<sendrecv::SendRecv>(4, &["-m", "64:64", "-i", "3", "-x", "0"], m, None);
+    assert!(close(rows(&seen)[0].avg_lat_us.unwrap(), m.collective(4, 64.0) * 1e6));
+}
 
 /// `--format nccl-tests`: each size out of place then in place, floats,
 /// checked by default with the wrong elements counted, and the finish.
