@@ -126,11 +126,38 @@ fn element(dt: Datatype, v: u64) -> [u8; 4] {
     }
 }
 
+/// `v` itself in element type `dt` (a char and an int wrap), for the
+/// patterns OSU's multipliers would spoil: a product, maximum or minimum
+/// of scaled values is not the scaled result.
+fn exact_element(dt: Datatype, v: u64) -> [u8; 4] {
+    match dt {
+        Datatype::Char => [v as u8, 0, 0, 0],
+        Datatype::Int => (v as i32).to_ne_bytes(),
+        Datatype::Float => (v as f32).to_ne_bytes(),
+    }
+}
+
 /// Writes `value(k)` into each element k of `range`.
 pub(crate) fn write_values(buf: &mut [u8], dt: Datatype, range: Range<usize>, value: impl Fn(usize) -> u64) {
+    write_as(element, buf, dt, range, value)
+}
+
+/// Writes `value(k)` itself (no multiplier) into each element k of
+/// `range`; [`check_exact`] reads it back.
+pub(crate) fn write_exact(buf: &mut [u8], dt: Datatype, range: Range<usize>, value: impl Fn(usize) -> u64) {
+    write_as(exact_element, buf, dt, range, value)
+}
+
+fn write_as(
+    as_element: fn(Datatype, u64) -> [u8; 4],
+    buf: &mut [u8],
+    dt: Datatype,
+    range: Range<usize>,
+    value: impl Fn(usize) -> u64,
+) {
     let w = dt.size();
     for k in range {
-        buf[k * w..(k + 1) * w].copy_from_slice(&element(dt, value(k))[..w]);
+        buf[k * w..(k + 1) * w].copy_from_slice(&as_element(dt, value(k))[..w]);
     }
 }
 
@@ -144,11 +171,33 @@ pub(crate) fn check_values(
     value: impl Fn(usize) -> u64,
     terms: usize,
 ) -> Option<Mismatch> {
+    check_as(element, buf, dt, range, value, terms)
+}
+
+/// [`check_values`] of what [`write_exact`] writes.
+pub(crate) fn check_exact(
+    buf: &[u8],
+    dt: Datatype,
+    range: Range<usize>,
+    value: impl Fn(usize) -> u64,
+    terms: usize,
+) -> Option<Mismatch> {
+    check_as(exact_element, buf, dt, range, value, terms)
+}
+
+fn check_as(
+    as_element: fn(Datatype, u64) -> [u8; 4],
+    buf: &[u8],
+    dt: Datatype,
+    range: Range<usize>,
+    value: impl Fn(usize) -> u64,
+    terms: usize,
+) -> Option<Mismatch> {
     let w = dt.size();
     let mut first: Option<Mismatch> = None;
     let mut wrong = 0;
     for k in range {
-        let want = element(dt, value(k));
+        let want = as_element(dt, value(k));
         let got = &buf[k * w..(k + 1) * w];
         let ok = match dt {
             Datatype::Float => {

@@ -1,5 +1,6 @@
 //! The element types a benchmark can move (OSU's `-T`): their size, the MPI
-//! name printed in `# Datatype:` lines, and how `-T` words select them.
+//! name printed in `# Datatype:` lines, and how `-T` words select them; and
+//! the operation a reduction applies to them ([`Reduction`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +47,39 @@ impl Datatype {
             "all" if !word.to_ascii_lowercase().starts_with("mpi_") => Some(Datatype::ALL.to_vec()),
             _ => None,
         }
+    }
+}
+
+/// The operation a reducing collective (allreduce, reduce, reduce-scatter)
+/// applies element by element across ranks: OSU's benchmarks always sum;
+/// nccl-tests' `-o` picks one. `avg` is NCCL's own (the sum divided by the
+/// ranks, in the element type; MPI has none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reduction {
+    #[default]
+    Sum,
+    Prod,
+    Max,
+    Min,
+    Avg,
+}
+
+impl Reduction {
+    /// Its name as nccl-tests prints it in the `redop` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduction::Sum => "sum",
+            Reduction::Prod => "prod",
+            Reduction::Max => "max",
+            Reduction::Min => "min",
+            Reduction::Avg => "avg",
+        }
+    }
+
+    /// Whether it is the sum (what a run record leaves unsaid).
+    pub fn is_sum(&self) -> bool {
+        *self == Reduction::Sum
     }
 }
 

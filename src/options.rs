@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::backend::rma::{SyncMode, WinKind};
 pub(crate) use crate::backend::Backend;
-use crate::datatype::Datatype;
+use crate::datatype::{Datatype, Reduction};
 use crate::stats::precision::Precision;
 use crate::topo::request::PlacementRequest;
 
@@ -155,6 +155,10 @@ pub struct Options {
     pub in_place: bool,
     /// `-k` (osu_reduce).
     pub root: RootRank,
+    /// What the reducing collectives apply (nccl-tests' `-o`; OSU's
+    /// binaries always sum, and a record of a sum leaves it out).
+    #[serde(skip_serializing_if = "Reduction::is_sum")]
+    pub reduction: Reduction,
     /// `-N` (neighbourhood collectives).
     pub neighborhood: Neighborhood,
     pub results: ResultsDest,

@@ -35,7 +35,7 @@ use super::{
 };
 use crate::backend::buffer_set::BufferSet;
 use crate::buffer::AlignedBuf;
-use crate::datatype::Datatype;
+use crate::datatype::{Datatype, Reduction};
 
 mod one_sided;
 
@@ -565,27 +565,47 @@ fn split_io<'a>(io: &'a mut Operands<AlignedBuf>) -> (Vec<u8>, &'a mut AlignedBu
     }
 }
 
-/// Element-wise sum of `count` elements of every input, as MPI_SUM on
-/// `dt` (chars and ints wrap).
-fn sum(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize) -> Vec<u8> {
-    let w = dt.size();
+/// Element-wise `op` over `count` elements of every input, from element
+/// `first` on, as MPI (or NCCL) computes it on `dt`: chars and ints wrap,
+/// chars compare as signed; an average is the sum divided by the inputs
+/// (ints truncate).
+fn reduce_elements(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize, op: Reduction) -> Vec<u8> {
+    fn fold<T: Copy + PartialOrd>(
+        mut xs: impl Iterator<Item = T>,
+        op: Reduction,
+        add: fn(T, T) -> T,
+        mul: fn(T, T) -> T,
+    ) -> T {
+        let first = xs.next().expect("one input at least");
+        xs.fold(first, |a, b| match op {
+            Reduction::Sum | Reduction::Avg => add(a, b),
+            Reduction::Prod => mul(a, b),
+            Reduction::Max if b > a => b,
+            Reduction::Min if b < a => b,
+            Reduction::Max | Reduction::Min => a,
+        })
+    }
+    let (w, n) = (dt.size(), inputs.len());
     let mut out = vec![0u8; count * w];
     for k in 0..count {
         let at = (first + k) * w;
         let cell = &mut out[k * w..(k + 1) * w];
+        let word = |b: &Vec<u8>| -> [u8; 4] { b[at..at + 4].try_into().unwrap_or([0; 4]) };
         match dt {
             Datatype::Char => {
-                cell[0] = inputs.iter().fold(0u8, |a, b| a.wrapping_add(b[at]));
+                let v = fold(inputs.iter().map(|b| b[at] as i8), op, i8::wrapping_add, i8::wrapping_mul);
+                let v = if op == Reduction::Avg { v / n as i8 } else { v };
+                cell[0] = v as u8;
             }
             Datatype::Int => {
-                let v = inputs
-                    .iter()
-                    .fold(0i32, |a, b| a.wrapping_add(i32::from_ne_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))));
+                let v =
+                    fold(inputs.iter().map(|b| i32::from_ne_bytes(word(b))), op, i32::wrapping_add, i32::wrapping_mul);
+                let v = if op == Reduction::Avg { v / n as i32 } else { v };
                 cell.copy_from_slice(&v.to_ne_bytes());
             }
             Datatype::Float => {
-                let v =
-                    inputs.iter().fold(0f32, |a, b| a + f32::from_ne_bytes(b[at..at + 4].try_into().unwrap_or([0; 4])));
+                let v = fold(inputs.iter().map(|b| f32::from_ne_bytes(word(b))), op, |a, b| a + b, |a, b| a * b);
+                let v = if op == Reduction::Avg { v / n as f32 } else { v };
                 cell.copy_from_slice(&v.to_ne_bytes());
             }
         }
@@ -700,8 +720,8 @@ impl Transport for MockTransport {
 }
 
 impl Collectives for MockTransport {
-    fn allreduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype) {
-        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.allreduce_sum(io, count, dt)) else {
+    fn allreduce(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, op: Reduction) {
+        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.allreduce(io, count, dt, op)) else {
             return;
         };
         let bytes = count * dt.size();
@@ -710,7 +730,7 @@ impl Collectives for MockTransport {
         check_len(out.len(), bytes);
         let np = self.np() as f64;
         let all = self.collective(input, 2.0 * (np - 1.0) / np * bytes as f64);
-        out.as_mut_slice()[..bytes].copy_from_slice(&sum(&all.0, count, dt, 0));
+        out.as_mut_slice()[..bytes].copy_from_slice(&reduce_elements(&all.0, count, dt, 0, op));
         if let (Some(Fault::CorruptTo { to }), Some(b)) = (self.world.shared.fault, out.as_mut_slice().first_mut()) {
             if to == self.world.rank && bytes > 0 {
                 *b ^= 0xff;
@@ -718,8 +738,8 @@ impl Collectives for MockTransport {
         }
     }
 
-    fn reduce_sum(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, root: usize) {
-        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.reduce_sum(io, count, dt, root)) else {
+    fn reduce(&self, io: Operands<AlignedBuf>, count: usize, dt: Datatype, op: Reduction, root: usize) {
+        let Some(mut io) = self.keep_or_run(io, || move |t, io| t.reduce(io, count, dt, op, root)) else {
             return;
         };
         let bytes = count * dt.size();
@@ -728,14 +748,14 @@ impl Collectives for MockTransport {
         let all = self.collective(input, bytes as f64);
         if self.world.rank == root {
             check_len(out.len(), bytes);
-            out.as_mut_slice()[..bytes].copy_from_slice(&sum(&all.0, count, dt, 0));
+            out.as_mut_slice()[..bytes].copy_from_slice(&reduce_elements(&all.0, count, dt, 0, op));
         }
     }
 
-    fn reduce_scatter_sum(&self, io: Operands<AlignedBuf>, counts: &[i32], dt: Datatype) {
+    fn reduce_scatter(&self, io: Operands<AlignedBuf>, counts: &[i32], dt: Datatype, op: Reduction) {
         let Some(mut io) = self.keep_or_run(io, || {
             let counts = counts.to_vec();
-            move |t, io| t.reduce_scatter_sum(io, &counts, dt)
+            move |t, io| t.reduce_scatter(io, &counts, dt, op)
         }) else {
             return;
         };
@@ -747,7 +767,7 @@ impl Collectives for MockTransport {
         check_len(input.len(), total * dt.size());
         let np = self.np() as f64;
         let all = self.collective(input, (np - 1.0) / np * (total * dt.size()) as f64);
-        let mine = sum(&all.0, counts[me] as usize, dt, first);
+        let mine = reduce_elements(&all.0, counts[me] as usize, dt, first, op);
         check_len(out.len(), mine.len());
         out.as_mut_slice()[..mine.len()].copy_from_slice(&mine);
     }
@@ -956,7 +976,7 @@ impl VectorCollectives for MockTransport {
         let (input, out) = split_io(&mut io);
         check_len(input.len(), bytes * np);
         let all = self.collective(input, (np as f64 - 1.0) / np as f64 * (bytes * np) as f64);
-        let mine = sum(&all.0, count, dt, me * count);
+        let mine = reduce_elements(&all.0, count, dt, me * count, Reduction::Sum);
         check_len(out.len(), bytes);
         out.as_mut_slice()[..bytes].copy_from_slice(&mine);
         self.tamper(out.as_mut_slice());

@@ -32,7 +32,7 @@ pub mod ucx;
 pub mod world;
 
 use crate::buffer::AllocError;
-use crate::datatype::Datatype;
+use crate::datatype::{Datatype, Reduction};
 use buffer_set::BufferSet;
 
 /// Reduction operators used on results between sizes.
@@ -460,13 +460,14 @@ pub trait Collectives: Transport {
     /// at the rank's own block of it, as NCCL does (`recvbuff = sendbuff +
     /// rank * recvcount`; true).
     const IN_PLACE_RESULT_AT_OWN_BLOCK: bool = false;
-    /// Sum over ranks, everywhere.
-    fn allreduce_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
-    /// Sum over ranks at `root`. In place, the root's buffer holds its
+    /// `op` over ranks, everywhere. MPI has no [`Reduction::Avg`]: the
+    /// options offer it on NCCL alone.
+    fn allreduce(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, op: Reduction);
+    /// `op` over ranks at `root`. In place, the root's buffer holds its
     /// input and receives the result; other ranks send from theirs.
-    fn reduce_sum(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize);
-    /// Sum over ranks, rank r keeping `counts[r]` elements of the result.
-    fn reduce_scatter_sum(&self, io: Operands<Self::Buf>, counts: &[i32], dt: Datatype);
+    fn reduce(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, op: Reduction, root: usize);
+    /// `op` over ranks, rank r keeping `counts[r]` elements of the result.
+    fn reduce_scatter(&self, io: Operands<Self::Buf>, counts: &[i32], dt: Datatype, op: Reduction);
     /// `count` elements from every rank to every rank (in place: each
     /// rank's block already sits at its offset of the receive buffer).
     fn allgather(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
@@ -518,7 +519,7 @@ pub trait DataBarrier: Transport {
 
 /// The vector collectives, and MPI-3's block reduce-scatter (MPI and the
 /// mock; NCCL has neither: its reduce-scatter, which osu_reduce_scatter
-/// times, is the equal-blocks case of [`Collectives::reduce_scatter_sum`]).
+/// times, is the equal-blocks case of [`Collectives::reduce_scatter`]).
 pub trait VectorCollectives: Collectives {
     /// `count` elements from every rank to `root`, rank r's block landing
     /// where `blocks` says (MPI_Gatherv). In place as [`Collectives::gather`]:

@@ -35,7 +35,7 @@ use super::{
     agree_failures, check_len, Buffer, Collectives, Control, Envelope, Memory, Operands, RawBuffer, Transport,
 };
 use crate::backend::buffer_set::BufferSet;
-use crate::datatype::Datatype;
+use crate::datatype::{Datatype, Reduction};
 use crate::gpu::cuda::{self, GpuInfo};
 use crate::gpu::nccl_lib::{self, NcclCallError};
 
@@ -45,6 +45,17 @@ fn nccl_type(dt: Datatype) -> ncclDataType_t {
         Datatype::Char => ncclDataType_t::ncclInt8,
         Datatype::Int => ncclDataType_t::ncclInt32,
         Datatype::Float => ncclDataType_t::ncclFloat32,
+    }
+}
+
+/// NCCL's operation for a reduction.
+fn nccl_op(op: Reduction) -> ncclRedOp_t {
+    match op {
+        Reduction::Sum => ncclRedOp_t::ncclSum,
+        Reduction::Prod => ncclRedOp_t::ncclProd,
+        Reduction::Max => ncclRedOp_t::ncclMax,
+        Reduction::Min => ncclRedOp_t::ncclMin,
+        Reduction::Avg => ncclRedOp_t::ncclAvg,
     }
 }
 
@@ -446,10 +457,10 @@ impl<'w> Transport for Nccl<'w> {
 impl<'w> Collectives for Nccl<'w> {
     const IN_PLACE_RESULT_AT_OWN_BLOCK: bool = true;
 
-    fn allreduce_sum(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
+    fn allreduce(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype, op: Reduction) {
         let need = count * dt.size();
         let (send, recv) = Self::checked(io, need, need, 0);
-        let (t, op) = (nccl_type(dt), ncclRedOp_t::ncclSum);
+        let (t, op) = (nccl_type(dt), nccl_op(op));
         self.last_call.set("ncclAllReduce");
         // SAFETY: both sides hold `count` elements.
         let r = unsafe {
@@ -458,10 +469,10 @@ impl<'w> Collectives for Nccl<'w> {
         self.ok(r);
     }
 
-    fn reduce_sum(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype, root: usize) {
+    fn reduce(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype, op: Reduction, root: usize) {
         let need = count * dt.size();
         let (send, recv) = Self::checked(io, need, need, 0);
-        let (t, op) = (nccl_type(dt), ncclRedOp_t::ncclSum);
+        let (t, op) = (nccl_type(dt), nccl_op(op));
         self.last_call.set("ncclReduce");
         // SAFETY: both sides hold `count` elements (in place they are one
         // buffer, which NCCL allows).
@@ -471,7 +482,7 @@ impl<'w> Collectives for Nccl<'w> {
         self.ok(r);
     }
 
-    fn reduce_scatter_sum(&self, io: Operands<GpuBuf>, counts: &[i32], dt: Datatype) {
+    fn reduce_scatter(&self, io: Operands<GpuBuf>, counts: &[i32], dt: Datatype, op: Reduction) {
         assert_eq!(counts.len(), self.np);
         let es = dt.size();
         let total: usize = counts.iter().map(|&c| c as usize).sum();
@@ -494,15 +505,7 @@ impl<'w> Collectives for Nccl<'w> {
             self.last_call.set("ncclReduceScatter");
             // SAFETY: the input holds np blocks of `mine`, the output one.
             let r = unsafe {
-                self.lib.reduce_scatter(
-                    send,
-                    out as *mut c_void,
-                    mine,
-                    t,
-                    ncclRedOp_t::ncclSum,
-                    self.comm,
-                    self.stream(),
-                )
+                self.lib.reduce_scatter(send, out as *mut c_void, mine, t, nccl_op(op), self.comm, self.stream())
             };
             self.ok(r);
             return;
@@ -529,9 +532,7 @@ impl<'w> Collectives for Nccl<'w> {
                 };
                 // SAFETY: block r of the input is `c` elements at `at`;
                 // only rank r writes its output.
-                let res = unsafe {
-                    self.lib.reduce(src, dst, c, t, ncclRedOp_t::ncclSum, r as i32, self.comm, self.stream())
-                };
+                let res = unsafe { self.lib.reduce(src, dst, c, t, nccl_op(op), r as i32, self.comm, self.stream()) };
                 self.ok(res);
                 at += c;
             }

@@ -7,7 +7,7 @@ use std::ffi::c_void;
 use mpi::ffi;
 
 use super::ReduceOp;
-use crate::datatype::Datatype;
+use crate::datatype::{Datatype, Reduction};
 
 extern "C" {
     fn commbench_mpi_char() -> ffi::MPI_Datatype;
@@ -16,6 +16,7 @@ extern "C" {
     fn commbench_mpi_double() -> ffi::MPI_Datatype;
     fn commbench_mpi_unsigned_long_long() -> ffi::MPI_Datatype;
     fn commbench_mpi_sum() -> ffi::MPI_Op;
+    fn commbench_mpi_prod() -> ffi::MPI_Op;
     fn commbench_mpi_min() -> ffi::MPI_Op;
     fn commbench_mpi_max() -> ffi::MPI_Op;
     fn commbench_mpi_in_place() -> *mut c_void;
@@ -29,6 +30,9 @@ pub(super) struct Handles {
     pub u64: ffi::MPI_Datatype,
     pub int: ffi::MPI_Datatype,
     pub sum: ffi::MPI_Op,
+    /// MPI_SUM, MPI_PROD, MPI_MAX and MPI_MIN, for the reducing
+    /// collectives' [`Reduction`]s.
+    reductions: [ffi::MPI_Op; 4],
     pub in_place: *mut c_void,
 }
 
@@ -43,6 +47,7 @@ impl Handles {
                 u64: commbench_mpi_unsigned_long_long(),
                 int: commbench_mpi_int(),
                 sum: commbench_mpi_sum(),
+                reductions: [commbench_mpi_sum(), commbench_mpi_prod(), commbench_mpi_max(), commbench_mpi_min()],
                 in_place: commbench_mpi_in_place(),
             }
         }
@@ -51,6 +56,19 @@ impl Handles {
     #[inline(always)]
     pub(crate) fn dt(&self, dt: Datatype) -> ffi::MPI_Datatype {
         self.types[dt as usize]
+    }
+
+    /// MPI's operation for reduction `op`; None for NCCL's average, which
+    /// MPI has not.
+    #[inline(always)]
+    pub(crate) fn reduction(&self, op: Reduction) -> Option<ffi::MPI_Op> {
+        match op {
+            Reduction::Sum => Some(self.reductions[0]),
+            Reduction::Prod => Some(self.reductions[1]),
+            Reduction::Max => Some(self.reductions[2]),
+            Reduction::Min => Some(self.reductions[3]),
+            Reduction::Avg => None,
+        }
     }
 
     pub fn op(op: ReduceOp) -> ffi::MPI_Op {

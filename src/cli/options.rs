@@ -56,6 +56,7 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         mem_limit: None,
         in_place: false,
         root: RootRank::Fixed(0),
+        reduction: crate::datatype::Reduction::Sum,
         neighborhood: Neighborhood::Cart { dims: 1, radius: 1 },
         results: ResultsDest::Dir(results),
         results_chosen,

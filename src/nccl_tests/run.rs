@@ -8,8 +8,9 @@
 //! What the core cannot do yet is refused before anything starts, in one
 //! line naming the option and with nccl-tests' own status for a test that
 //! does not implement something (5): more than one GPU per process (`-g`,
-//! `-t`, issue 43's process model), the reduction operations other than
-//! sum, types other than int8, int32 and float, every root in turn
+//! `-t`, issue 43's process model), the pre-multiplied sum and every
+//! operation in turn (`-o mulsum`, `-o all`), types other than int8,
+//! int32 and float, every root in turn
 //! (`-r -1`), aggregated calls (`-m`), sweeps repeated until stopped
 //! (`-N 0`), CUDA graphs, blocking modes, the
 //! default stream, CPU time, timestamps, per-iteration timing, JSON output,
@@ -28,7 +29,7 @@ use super::cli::{self, Choice, Line, NcclType, NcclVersion, Parsed, RedOp, Setti
 use super::env::{Environment, Split};
 use crate::bench::registry::Registered;
 use crate::bench::Bench;
-use crate::datatype::Datatype;
+use crate::datatype::{Datatype, Reduction};
 use crate::options::{Backend, Format, Options, RootRank, Validation};
 use crate::runner::{self, Front, Launch};
 use crate::spec::BenchSpec;
@@ -189,6 +190,18 @@ fn print(said: &[Line]) {
     let _ = io::stdout().flush();
 }
 
+/// The core's reduction for nccl-tests' `-o` word, where it has one.
+fn reduction(op: RedOp) -> Option<Reduction> {
+    match op {
+        RedOp::Sum => Some(Reduction::Sum),
+        RedOp::Prod => Some(Reduction::Prod),
+        RedOp::Max => Some(Reduction::Max),
+        RedOp::Min => Some(Reduction::Min),
+        RedOp::Avg => Some(Reduction::Avg),
+        RedOp::MulSum => None,
+    }
+}
+
 /// The core's datatype for nccl-tests' `-d` word, where it has one.
 fn datatype(t: NcclType) -> Option<Datatype> {
     match t {
@@ -216,11 +229,13 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
         },
         Choice::All => return not_yet("-d all (int8, int32 and float are, one at a time)"),
     };
-    match s.op {
-        Choice::One(RedOp::Sum) => {}
-        Choice::One(op) => return not_yet(&format!("-o {} (sum is)", op.name())),
-        Choice::All => return not_yet("-o all (sum is)"),
-    }
+    let reduction = match s.op {
+        Choice::One(op) => match reduction(op) {
+            Some(r) => r,
+            None => return not_yet(&format!("-o {} (sum, prod, max, min and avg are)", op.name())),
+        },
+        Choice::All => return not_yet("-o all (sum, prod, max, min and avg are, one at a time)"),
+    };
     let root = match usize::try_from(s.root) {
         Ok(r) => RootRank::Fixed(r),
         Err(_) => return not_yet(&format!("-r {} (one root at a time is)", s.root)),
@@ -261,6 +276,7 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
     o.backend = Backend::Nccl;
     o.format = Format::NcclTests;
     o.datatypes = vec![dt];
+    o.reduction = reduction;
     o.root = root;
     o.iterations = Some(usize::try_from(s.iters).unwrap_or(0));
     o.warmup = Some(usize::try_from(s.warmup_iters).unwrap_or(0));

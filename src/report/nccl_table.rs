@@ -63,6 +63,8 @@ pub(crate) struct NcclTestsTable<W: Write> {
     program: &'static str,
     np: usize,
     root: usize,
+    /// The `redop` column's operation (where the collective reduces).
+    reduction: crate::datatype::Reduction,
     datatype: Datatype,
     settings: Settings,
     devices: Vec<Device>,
@@ -119,6 +121,7 @@ impl<W: Write> NcclTestsTable<W> {
             np,
             root,
             datatype: opts.datatypes.first().copied().unwrap_or(Datatype::Float),
+            reduction: opts.reduction,
             settings,
             devices,
             min_busbw: opts.min_busbw,
@@ -194,7 +197,7 @@ impl<W: Write> Sink for NcclTestsTable<W> {
             size: bytes,
             count: self.coll.count_column(bytes, self.datatype.size(), self.np),
             type_name: type_name(self.datatype),
-            redop: self.coll.redop_column("sum"),
+            redop: self.coll.redop_column(self.reduction.name()),
             root: self.coll.root_column(self.root),
         };
         self.totals.add(&out_of_place);

@@ -164,7 +164,7 @@ fn sizes_above_2_gib_run_on_one_process_without_a_launcher() {
 /// What the core cannot honour yet is refused before anything starts: one
 /// line on stderr naming the setting, nccl-tests' status for a test that
 /// does not implement something (5), on every process, nothing written.
-/// Bad values keep nccl-tests' own words and status (255). Eight launches
+/// Bad values keep nccl-tests' own words and status (255). Nine launches
 /// of about a second (each refusal on both ranks of a real mpirun).
 #[test]
 fn settings_not_yet_offered_are_refused_in_one_line() {
@@ -172,7 +172,8 @@ fn settings_not_yet_offered_are_refused_in_one_line() {
     let gpu = standin::stand_in("dgx1");
     for (args, extra, want) in [
         (&["-g", "2"][..], &[][..], "all_reduce_perf: -t 1 -g 2 (one GPU per process only"),
-        (&["-o", "max"], &[], "all_reduce_perf: -o max (sum is) is not available"),
+        (&["-o", "mulsum"], &[], "all_reduce_perf: -o mulsum (sum, prod, max, min and avg are) is not available"),
+        (&["-o", "all"], &[], "all_reduce_perf: -o all (sum, prod, max, min and avg are, one at a time)"),
         (&["-d", "double"], &[], "all_reduce_perf: -d double (int8, int32 and float are)"),
         (&["-m", "4"], &[], "all_reduce_perf: -m 4 is not available"),
         (&["-N", "0"], &[], "all_reduce_perf: -N 0 (a sweep repeated until stopped) is not available"),
@@ -283,6 +284,45 @@ fn every_binary_rounds_its_sizes_as_nccl_tests_does() {
         }
         assert!(r.stdout.contains(&format!("# Collective test concluded: {program}\n")), "{}", r.stdout);
     }
+}
+
+/// `-o` on the three collectives that reduce, at three ranks: each of
+/// prod, max, min and avg with each type the core has, in the `redop`
+/// column, computed by the stand-in's NCCL and every cell checked right
+/// (each rank's inputs differ, so a result from one rank or another
+/// operation is wrong); a corrupted result is counted; the record keeps the
+/// operation. Twelve launches of about a second.
+#[test]
+fn each_reduction_operation_runs_and_is_checked() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    for program in ["all_reduce_perf", "reduce_perf", "reduce_scatter_perf"] {
+        for (op, ty) in [("prod", "int32"), ("max", "int8"), ("min", "float"), ("avg", "int32")] {
+            let dir = tempfile::tempdir().unwrap();
+            let args = ["-b", "8", "-e", "4K", "-f", "8", "-n", "2", "-w", "1", "-o", op, "-d", ty];
+            let r = perf(&gpu, Some(3), program, &args, &[], dir.path());
+            assert_eq!(r.code, Some(0), "{program} -o {op}: {}\n{}", r.stdout, r.stderr);
+            let got = rows(&r.stdout);
+            assert_eq!(got.len(), 4, "{program} -o {op}: {}", r.stdout);
+            for row in &got {
+                assert_eq!((row.2.as_str(), row.3.as_str()), (ty, op), "{program}: {}", r.stdout);
+                assert_eq!((row.5.as_str(), row.6.as_str()), ("0", "0"), "{program} -o {op}: {}", r.stdout);
+            }
+            let (record, _) = run_results(dir.path());
+            assert_eq!(record["options"]["reduction"], op, "{record}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-b", "1K", "-e", "1K", "-n", "2", "-o", "max", "-d", "int32"];
+    let r = perf(&gpu, Some(3), "all_reduce_perf", &args, &[("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1")], dir.path());
+    assert_eq!(r.code, Some(7), "{}\n{}", r.stdout, r.stderr);
+    assert!(rows(&r.stdout).iter().all(|row| row.5 != "0" && row.6 != "0"), "{}", r.stdout);
+    // A sum's record says nothing of the operation, as before.
+    let dir = tempfile::tempdir().unwrap();
+    let r = perf(&gpu, None, "all_reduce_perf", &["-b", "1K", "-e", "1K", "-n", "2"], &[], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let (record, _) = run_results(dir.path());
+    assert!(record["options"].get("reduction").is_none(), "{record}");
 }
 
 /// sendrecv_perf, which has no OSU twin: a ring of grouped sends and

@@ -28,7 +28,7 @@
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
-use super::{lock, sum, Fault, MockTransport};
+use super::{lock, reduce_elements, Fault, MockTransport};
 use crate::backend::rma::{OneSided, WinKind};
 use crate::backend::Envelope;
 use crate::buffer::{AlignedBuf, AllocError};
@@ -131,7 +131,7 @@ fn add_into(mem: &WinMemory, operand: &[u8], at: usize, count: usize, dt: Dataty
     let mut mem = lock(mem);
     let bytes = count * dt.size();
     let old = mem[at..at + bytes].to_vec();
-    let summed = sum(&[old.clone(), operand.to_vec()], count, dt, 0);
+    let summed = reduce_elements(&[old.clone(), operand.to_vec()], count, dt, 0, crate::datatype::Reduction::Sum);
     mem[at..at + bytes].copy_from_slice(&summed);
     old
 }

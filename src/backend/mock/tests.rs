@@ -60,7 +60,7 @@ fn collectives_move_real_data() {
         let mut send = t.memory().alloc(12).unwrap();
         let mut recv = t.memory().alloc(12).unwrap();
         t.memory().write_host(&mut send, crate::backend::WHOLE, |s| s.copy_from_slice(&[me as u8 + 1; 12]));
-        t.allreduce_sum(Operands::Apart { send: &send, recv: &mut recv }, 3, Datatype::Int);
+        t.allreduce(Operands::Apart { send: &send, recv: &mut recv }, 3, Datatype::Int, Reduction::Sum);
         let sum =
             t.memory().read_host(&recv, crate::backend::WHOLE, |s| i32::from_ne_bytes(s[..4].try_into().unwrap()));
         t.allgather(Operands::Apart { send: &send, recv: &mut recv }, 4, Datatype::Char);

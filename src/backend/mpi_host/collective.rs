@@ -163,7 +163,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
     /// # Safety
     /// Started, the buffers stay untouched until the request completes.
     #[inline(always)]
-    unsafe fn allreduce_sum_as(&self, form: Form, io: Operands<M::Buf>, count: usize, dt: Datatype) {
+    unsafe fn allreduce_as(&self, form: Form, io: Operands<M::Buf>, count: usize, dt: Datatype, op: Reduction) {
+        let op = self.reduction(op);
         let need = count * dt.size();
         if let Operands::Apart { send, .. } = &io {
             check_len(send.len(), need);
@@ -182,7 +183,7 @@ impl<'w, M: Memory> Mpi<'w, M> {
                         recv.as_mut_ptr() as *mut c_void,
                         count as c_int,
                         self.h.dt(dt),
-                        self.h.sum,
+                        op,
                         self.comm,
                     )
             )
@@ -219,7 +220,16 @@ impl<'w, M: Memory> Mpi<'w, M> {
     /// # Safety
     /// Started, the buffers stay untouched until the request completes.
     #[inline(always)]
-    unsafe fn reduce_sum_as(&self, form: Form, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
+    unsafe fn reduce_as(
+        &self,
+        form: Form,
+        io: Operands<M::Buf>,
+        count: usize,
+        dt: Datatype,
+        op: Reduction,
+        root: usize,
+    ) {
+        let op = self.reduction(op);
         let need = count * dt.size();
         let is_root = self.world.rank() == root;
         let (send, recv): (*const c_void, &mut M::Buf) = match io {
@@ -245,7 +255,7 @@ impl<'w, M: Memory> Mpi<'w, M> {
                         recv.as_mut_ptr() as *mut c_void,
                         count as c_int,
                         self.h.dt(dt),
-                        self.h.sum,
+                        op,
                         root as c_int,
                         self.comm,
                     )
@@ -258,7 +268,8 @@ impl<'w, M: Memory> Mpi<'w, M> {
     /// # Safety
     /// Started, the buffers stay untouched until the request completes.
     #[inline(always)]
-    unsafe fn reduce_scatter_sum_as(&self, form: Form, io: Operands<M::Buf>, counts: &[i32], dt: Datatype) {
+    unsafe fn reduce_scatter_as(&self, form: Form, io: Operands<M::Buf>, counts: &[i32], dt: Datatype, op: Reduction) {
+        let op = self.reduction(op);
         assert_eq!(counts.len(), self.world.size());
         let total: usize = counts.iter().map(|&c| c as usize).sum::<usize>() * dt.size();
         let mine = counts[self.world.rank()] as usize * dt.size();
@@ -286,7 +297,7 @@ impl<'w, M: Memory> Mpi<'w, M> {
                         recv.as_mut_ptr() as *mut c_void,
                         counts.as_ptr(),
                         self.h.dt(dt),
-                        self.h.sum,
+                        op,
                         self.comm,
                     )
             )
@@ -561,21 +572,21 @@ impl<'w, M: Memory> Mpi<'w, M> {
 
 impl<'w, M: Memory> Collectives for Mpi<'w, M> {
     #[inline(always)]
-    fn allreduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
+    fn allreduce(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, op: Reduction) {
         // SAFETY: a blocking call.
-        unsafe { self.allreduce_sum_as(self.form(), io, count, dt) }
+        unsafe { self.allreduce_as(self.form(), io, count, dt, op) }
     }
 
     #[inline(always)]
-    fn reduce_sum(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, root: usize) {
+    fn reduce(&self, io: Operands<M::Buf>, count: usize, dt: Datatype, op: Reduction, root: usize) {
         // SAFETY: a blocking call.
-        unsafe { self.reduce_sum_as(self.form(), io, count, dt, root) }
+        unsafe { self.reduce_as(self.form(), io, count, dt, op, root) }
     }
 
     #[inline(always)]
-    fn reduce_scatter_sum(&self, io: Operands<M::Buf>, counts: &[i32], dt: Datatype) {
+    fn reduce_scatter(&self, io: Operands<M::Buf>, counts: &[i32], dt: Datatype, op: Reduction) {
         // SAFETY: a blocking call.
-        unsafe { self.reduce_scatter_sum_as(self.form(), io, counts, dt) }
+        unsafe { self.reduce_scatter_as(self.form(), io, counts, dt, op) }
     }
 
     #[inline(always)]

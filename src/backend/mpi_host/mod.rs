@@ -17,7 +17,7 @@ use super::{
     PersistentPointToPoint, RawBuffer, Threaded, Transport, VectorCollectives,
 };
 use crate::backend::buffer_set::BufferSet;
-use crate::datatype::Datatype;
+use crate::datatype::{Datatype, Reduction};
 
 /// MPI point-to-point and collectives over buffers in memory `M`, on the
 /// world's communicator.
@@ -67,6 +67,16 @@ impl<'w, M: Memory> Mpi<'w, M> {
     #[inline(always)]
     fn form(&self) -> Form {
         self.mode.get()
+    }
+
+    /// MPI's operation for `op`. The options offer NCCL's average on NCCL
+    /// alone; were it asked of MPI, the job ends in one line.
+    #[inline(always)]
+    fn reduction(&self, op: Reduction) -> ffi::MPI_Op {
+        match self.h.reduction(op) {
+            Some(mpi_op) => mpi_op,
+            None => self.world.fail(&format!("MPI has no '{}' reduction (NCCL has)", op.name()), 1),
+        }
     }
 
     /// The communicator the operations use (windows are made on it).

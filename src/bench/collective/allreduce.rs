@@ -54,6 +54,6 @@ impl Collective for Allreduce {
 impl<T: Collectives> Call<T> for Allreduce {
     #[inline(always)]
     fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Ranks, _i: usize) {
-        t.allreduce_sum(job.operands(send, recv), case.count, case.datatype);
+        t.allreduce(job.operands(send, recv), case.count, case.datatype, job.reduction);
     }
 }

@@ -25,7 +25,8 @@ pub mod vector;
 
 use crate::backend::{Collectives, Control, Memory, Operands, ReduceOp, Transport};
 use crate::bench::{Bench, BenchOn, Kernel, Metric, Need, Setup, SizeCase};
-use crate::buffer::{check_values, fill_zero, write_values, AllocError, Mismatch};
+use crate::buffer::{check_exact, check_values, fill_zero, write_exact, write_values, AllocError, Mismatch};
+use crate::datatype::{Datatype, Reduction};
 use crate::options::RootRank;
 use crate::spec::{BenchSpec, CollectiveCall, Op};
 use crate::stats::{RankSpread, Samples};
@@ -49,6 +50,8 @@ pub struct Ranks {
     pub np: usize,
     pub in_place: bool,
     pub root: RootRank,
+    /// What a reducing collective applies (nccl-tests' `-o`; OSU sums).
+    pub reduction: Reduction,
     /// Where an in-place reduce-scatter leaves a rank's result: at the
     /// rank's own block of the buffer (NCCL) rather than at its start (MPI);
     /// see [`Collectives::IN_PLACE_RESULT_AT_OWN_BLOCK`].
@@ -63,6 +66,7 @@ impl Ranks {
             np: s.np(),
             in_place: s.opts.in_place,
             root: s.opts.root,
+            reduction: s.opts.reduction,
             result_at_own_block: T::IN_PLACE_RESULT_AT_OWN_BLOCK,
         }
     }
@@ -395,24 +399,78 @@ impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
     }
 }
 
-/// The value each element of a reduction input carries in iteration i:
-/// ((k mod 100) + 1) * (i + 1); the sum over np ranks is np times that.
+/// The value each element of a sum's input carries in iteration i, on
+/// every rank: ((k mod 100) + 1) * (i + 1); the sum over np ranks is np
+/// times that.
 pub(crate) fn reduction_value(k: usize, i: usize) -> u64 {
     ((k % 100) as u64 + 1) * (i as u64 + 1)
+}
+
+/// The other operations' base value of element k in iteration i, written
+/// as it is (no OSU multiplier): small (2 to 51) so that a product with
+/// ones, a maximum or a minimum fits a signed char; 1 for an average of chars, whose sum over the ranks must fit one
+/// too (up to 127 ranks).
+fn base_value(dt: Datatype, op: Reduction, k: usize, i: usize) -> u64 {
+    if op == Reduction::Avg && dt == Datatype::Char {
+        1
+    } else {
+        ((k + i) % 50) as u64 + 2
+    }
+}
+
+/// Element k of rank `rank`'s input to reduction `op` in iteration i, on
+/// `np` ranks. A sum keeps OSU's pattern, the same on every rank. The
+/// other operations give ranks values of their own, so that a result
+/// taken from one rank, or made by another operation, reads differently:
+/// with w the base value and the element's owner rank (k + i) mod np,
+/// prod: the owner w, the others 1; max: the owner w, the others w - 1;
+/// min: the owner w, the others w + 1; avg: w + 1 on even ranks, w - 1 on
+/// the odd rank after each (w on a last rank without a pair), which sum
+/// to np * w.
+pub(crate) fn reduction_input(op: Reduction, dt: Datatype, k: usize, i: usize, rank: usize, np: usize) -> u64 {
+    let w = base_value(dt, op, k, i);
+    let owner = rank == (k + i) % np.max(1);
+    match op {
+        Reduction::Sum => reduction_value(k, i),
+        Reduction::Prod if owner => w,
+        Reduction::Prod => 1,
+        Reduction::Max | Reduction::Min if owner => w,
+        Reduction::Max => w - 1,
+        Reduction::Min => w + 1,
+        Reduction::Avg if rank % 2 == 0 && rank + 1 < np => w + 1,
+        Reduction::Avg if rank % 2 == 1 => w - 1,
+        Reduction::Avg => w,
+    }
+}
+
+/// Element k of the result of reduction `op` over `np` ranks' inputs
+/// ([`reduction_input`]) in iteration i.
+pub(crate) fn reduced_value(op: Reduction, dt: Datatype, k: usize, i: usize, np: usize) -> u64 {
+    match op {
+        Reduction::Sum => reduction_value(k, i) * np as u64,
+        _ => base_value(dt, op, k, i),
+    }
 }
 
 /// Writes the reduction input of iteration `i` (into the receive buffer
 /// when in place) and clears the output otherwise.
 pub(crate) fn fill_reduction(send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
     let input = if job.in_place { &mut *recv } else { &mut *send };
-    write_values(input, case.datatype, 0..case.count, |k| reduction_value(k, i));
+    let (op, dt) = (job.reduction, case.datatype);
+    let value = |k| reduction_input(op, dt, k, i, job.rank, job.np);
+    if op == Reduction::Sum {
+        write_values(input, dt, 0..case.count, value);
+    } else {
+        // OSU's multipliers commute with a sum alone.
+        write_exact(input, dt, 0..case.count, value);
+    }
     if !job.in_place {
         fill_zero(recv, case.datatype, case.count);
     }
 }
 
 /// Checks `len` result elements at the start of the receive buffer: they
-/// are the sums over ranks of input elements `first..first + len`.
+/// are the reductions over ranks of input elements `first..first + len`.
 pub(crate) fn check_reduction(
     recv: &[u8],
     case: &SizeCase,
@@ -421,8 +479,13 @@ pub(crate) fn check_reduction(
     first: usize,
     len: usize,
 ) -> Option<Mismatch> {
-    let np = job.np as u64;
-    check_values(recv, case.datatype, 0..len, |l| reduction_value(first + l, i) * np, job.np)
+    let (op, dt) = (job.reduction, case.datatype);
+    let want = |l| reduced_value(op, dt, first + l, i, job.np);
+    if op == Reduction::Sum {
+        check_values(recv, dt, 0..len, want, job.np)
+    } else {
+        check_exact(recv, dt, 0..len, want, job.np)
+    }
 }
 
 #[cfg(test)]
@@ -431,7 +494,14 @@ mod tests {
 
     #[test]
     fn roots() {
-        let fixed = Ranks { rank: 0, np: 4, in_place: false, root: RootRank::Fixed(2), result_at_own_block: false };
+        let fixed = Ranks {
+            rank: 0,
+            np: 4,
+            in_place: false,
+            root: RootRank::Fixed(2),
+            reduction: Reduction::Sum,
+            result_at_own_block: false,
+        };
         assert_eq!((fixed.root_of(0), fixed.root_of(7)), (2, 2));
         let rot = Ranks { root: RootRank::Rotate, ..fixed };
         assert_eq!((rot.root_of(0), rot.root_of(5), rot.root_of(7)), (0, 1, 3));
@@ -442,5 +512,59 @@ mod tests {
         assert_eq!(reduction_value(0, 0), 1);
         assert_eq!(reduction_value(99, 1), 200);
         assert_eq!(reduction_value(100, 2), 3);
+    }
+
+    /// Each operation's inputs reduce to the value the check expects, in
+    /// exact arithmetic, at one to five ranks; the operations other than
+    /// sum give ranks different inputs, the result being one rank's input
+    /// (prod, max, min) or only that of a last rank without a pair (avg);
+    /// and the inputs (an average of chars: its sum) fit a char.
+    #[test]
+    fn every_operation_s_inputs_reduce_to_the_expected_value() {
+        let ops = [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg];
+        for (op, dt, np, k, i) in itertools_like(&ops) {
+            let inputs: Vec<u64> = (0..np).map(|r| reduction_input(op, dt, k, i, r, np)).collect();
+            let exact = match op {
+                Reduction::Sum => inputs.iter().sum(),
+                Reduction::Prod => inputs.iter().product(),
+                Reduction::Max => *inputs.iter().max().unwrap(),
+                Reduction::Min => *inputs.iter().min().unwrap(),
+                Reduction::Avg => inputs.iter().sum::<u64>() / np as u64,
+            };
+            assert_eq!(exact, reduced_value(op, dt, k, i, np), "{op:?} {dt:?} np {np} k {k} i {i}: {inputs:?}");
+            if op == Reduction::Avg {
+                assert_eq!(inputs.iter().sum::<u64>() % np as u64, 0, "{inputs:?}");
+            }
+            if op != Reduction::Sum && np > 1 {
+                // prod, max, min: only the owner holds the result; avg: only
+                // a last rank without a pair.
+                let holding = inputs.iter().filter(|&&v| v == exact).count();
+                let want = if op == Reduction::Avg { np % 2 } else { 1 };
+                assert_eq!(holding, want, "{op:?} np {np}: {inputs:?}");
+            }
+            let fits_a_char = op == Reduction::Sum || inputs.iter().all(|&v| v <= 127);
+            assert!(fits_a_char, "{op:?} {dt:?}: {inputs:?}");
+            if op == Reduction::Avg && dt == Datatype::Char {
+                assert!(inputs.iter().sum::<u64>() <= 127, "{inputs:?}");
+            }
+        }
+    }
+
+    /// Every (operation, type, ranks, element, iteration) the test above
+    /// walks.
+    fn itertools_like(ops: &[Reduction]) -> Vec<(Reduction, Datatype, usize, usize, usize)> {
+        let mut all = Vec::new();
+        for &op in ops {
+            for dt in Datatype::ALL {
+                for np in 1..=5 {
+                    for k in [0, 1, 49, 50, 77] {
+                        for i in [0, 1, 3] {
+                            all.push((op, dt, np, k, i));
+                        }
+                    }
+                }
+            }
+        }
+        all
     }
 }

@@ -58,6 +58,6 @@ impl Collective for Reduce {
 impl<T: Collectives> Call<T> for Reduce {
     #[inline(always)]
     fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Ranks, i: usize) {
-        t.reduce_sum(job.operands(send, recv), case.count, case.datatype, job.root_of(i));
+        t.reduce(job.operands(send, recv), case.count, case.datatype, job.reduction, job.root_of(i));
     }
 }

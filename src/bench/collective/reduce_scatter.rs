@@ -81,7 +81,7 @@ impl Collective for ReduceScatter {
 impl<T: Collectives> Call<T> for ReduceScatter {
     #[inline(always)]
     fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Ranks, _i: usize) {
-        t.reduce_scatter_sum(job.operands(send, recv), &self.counts, case.datatype);
+        t.reduce_scatter(job.operands(send, recv), &self.counts, case.datatype, job.reduction);
     }
 }
 

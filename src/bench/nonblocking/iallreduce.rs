@@ -16,5 +16,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 };
 
 nonblocking_collective!(Iallreduce over Allreduce, SPEC, |c, t, send, recv, case, job, i| {
-    t.start(|t| t.allreduce_sum(job.operands(send, recv), case.count, case.datatype))
+    t.start(|t| t.allreduce(job.operands(send, recv), case.count, case.datatype, job.reduction))
 });

@@ -16,5 +16,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 };
 
 nonblocking_collective!(Ireduce over Reduce, SPEC, |c, t, send, recv, case, job, i| {
-    t.start(|t| t.reduce_sum(job.operands(send, recv), case.count, case.datatype, job.root_of(i)))
+    t.start(|t| t.reduce(job.operands(send, recv), case.count, case.datatype, job.reduction, job.root_of(i)))
 });

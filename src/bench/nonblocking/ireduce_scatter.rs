@@ -16,5 +16,5 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 };
 
 nonblocking_collective!(IreduceScatter over ReduceScatter, SPEC, |c, t, send, recv, case, job, i| {
-    t.start(|t| t.reduce_scatter_sum(job.operands(send, recv), c.counts(), case.datatype))
+    t.start(|t| t.reduce_scatter(job.operands(send, recv), c.counts(), case.datatype, job.reduction))
 });

@@ -110,7 +110,7 @@ pub(crate) use nonblocking_bench;
 ///
 /// ```ignore
 /// nonblocking_collective!(Ireduce over Reduce, SPEC, |c, t, send, recv, case, job, i| {
-///     t.start(|t| t.reduce_sum(job.operands(send, recv), case.count, case.datatype, job.root_of(i)))
+///     t.start(|t| t.reduce(job.operands(send, recv), case.count, case.datatype, job.reduction, job.root_of(i)))
 /// });
 /// ```
 macro_rules! nonblocking_collective {

@@ -15,7 +15,7 @@ use crate::bench::{
     pt2pt::latency, pt2pt::mbw_mr, Bench, BenchOn, Setup,
 };
 use crate::cli::test_options;
-use crate::datatype::Datatype;
+use crate::datatype::{Datatype, Reduction};
 use crate::job::watchdog::Progress;
 use crate::job::Ending;
 use crate::report::sinks::Sinks;
@@ -59,8 +59,21 @@ fn measure<B: BenchOn<MockTransport>>(
     model: Model,
     fault: Option<Fault>,
 ) -> (Vec<Seen>, Ending, usize) {
+    measure_with::<B>(np, args, model, fault, Reduction::Sum)
+}
+
+/// [`measure`] with the reducing collectives applying `reduction` (which
+/// only the nccl-tests front end sets).
+fn measure_with<B: BenchOn<MockTransport>>(
+    np: usize,
+    args: &[&str],
+    model: Model,
+    fault: Option<Fault>,
+    reduction: Reduction,
+) -> (Vec<Seen>, Ending, usize) {
     let out = mock::run_with(np, model, fault, |t| {
-        let opts = test_options(B::SPEC, args);
+        let mut opts = test_options(B::SPEC, args);
+        opts.reduction = reduction;
         let plan = Plan::for_test(B::SPEC, &opts, np);
         let setup = Setup::new(t, &plan);
         let mut kernel = B::kernel(&setup).expect("buffers");
@@ -253,6 +266,38 @@ fn rooted_collectives_validate_with_any_root() {
 }
 
 const NCCL_TESTS: [&str; 4] = ["--backend", "nccl", "--format", "nccl-tests"];
+
+/// Every reduction (nccl-tests' `-o`) on each reducing collective, every
+/// type, one to four ranks, out of place and in place: each cell checked
+/// and right; a result corrupted on one rank is counted.
+#[test]
+fn every_reduction_validates_on_the_reducing_collectives() {
+    let m = Model::default();
+    let mut args = NCCL_TESTS.to_vec();
+    args.extend(["-m", "4:64", "-i", "3", "-x", "1", "-T", "all"]);
+    for op in [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg] {
+        for np in 1..=4 {
+            for (name, (seen, ending, _)) in [
+                ("allreduce", measure_with::<allreduce::Allreduce>(np, &args, m, None, op)),
+                ("reduce", measure_with::<reduce::Reduce>(np, &args, m, None, op)),
+                ("reduce_scatter", measure_with::<reduce_scatter::ReduceScatter>(np, &args, m, None, op)),
+            ] {
+                let all = rows(&seen);
+                let brief: Vec<_> = all.iter().map(|r| (r.datatype, r.size, r.in_place, r.wrong_elements)).collect();
+                assert_eq!(ending, Ending::Complete, "{name} {op:?} np {np}: {brief:?}");
+                assert!(!all.is_empty(), "{name} {op:?} np {np}");
+                for r in all {
+                    assert_eq!((r.validation, r.wrong_elements), (Some(true), Some(0)), "{name} {op:?} np {np}: {r:?}");
+                }
+            }
+        }
+        // A flipped byte of rank 1's allreduce result (ints: exact).
+        let ints: Vec<&str> = args.iter().map(|a| if *a == "all" { "mpi_int" } else { a }).collect();
+        let fault = Some(Fault::CorruptTo { to: 1 });
+        let (_, ending, _) = measure_with::<allreduce::Allreduce>(2, &ints, m, fault, op);
+        assert!(matches!(ending, Ending::ValidationFailed { .. }), "{op:?}: {ending:?}");
+    }
+}
 
 /// sendrecv (nccl-tests' ring, no OSU twin): each rank's block arrives at
 /// the next, checked for every type at two to four ranks; in place it
