@@ -126,38 +126,39 @@ fn element(dt: Datatype, v: u64) -> [u8; 4] {
     }
 }
 
-/// `v` itself in element type `dt` (a char and an int wrap), for the
-/// patterns OSU's multipliers would spoil: a product, maximum or minimum
-/// of scaled values is not the scaled result.
-fn exact_element(dt: Datatype, v: u64) -> [u8; 4] {
-    match dt {
-        Datatype::Char => [v as u8, 0, 0, 0],
-        Datatype::Int => (v as i32).to_ne_bytes(),
-        Datatype::Float => (v as f32).to_ne_bytes(),
+/// How a validation value is written into an element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// Times OSU's multiplier for the type (char 7, int 10, float 2.0).
+    Osu,
+    /// As it is (a char and an int wrap): for the patterns OSU's
+    /// multipliers would spoil, since a product, maximum or minimum of
+    /// scaled values is not the scaled result.
+    Exact,
+}
+
+impl Encoding {
+    fn element(self, dt: Datatype, v: u64) -> [u8; 4] {
+        match (self, dt) {
+            (Encoding::Osu, _) => element(dt, v),
+            (Encoding::Exact, Datatype::Char) => [v as u8, 0, 0, 0],
+            (Encoding::Exact, Datatype::Int) => (v as i32).to_ne_bytes(),
+            (Encoding::Exact, Datatype::Float) => (v as f32).to_ne_bytes(),
+        }
     }
 }
 
 /// Writes `value(k)` into each element k of `range`.
 pub(crate) fn write_values(buf: &mut [u8], dt: Datatype, range: Range<usize>, value: impl Fn(usize) -> u64) {
-    write_as(element, buf, dt, range, value)
+    write_as(Encoding::Osu, buf, dt, range, value)
 }
 
-/// Writes `value(k)` itself (no multiplier) into each element k of
-/// `range`; [`check_exact`] reads it back.
-pub(crate) fn write_exact(buf: &mut [u8], dt: Datatype, range: Range<usize>, value: impl Fn(usize) -> u64) {
-    write_as(exact_element, buf, dt, range, value)
-}
-
-fn write_as(
-    as_element: fn(Datatype, u64) -> [u8; 4],
-    buf: &mut [u8],
-    dt: Datatype,
-    range: Range<usize>,
-    value: impl Fn(usize) -> u64,
-) {
+/// Writes `value(k)`, encoded as `enc` says, into each element k of
+/// `range`.
+pub(crate) fn write_as(enc: Encoding, buf: &mut [u8], dt: Datatype, range: Range<usize>, value: impl Fn(usize) -> u64) {
     let w = dt.size();
     for k in range {
-        buf[k * w..(k + 1) * w].copy_from_slice(&as_element(dt, value(k))[..w]);
+        buf[k * w..(k + 1) * w].copy_from_slice(&enc.element(dt, value(k))[..w]);
     }
 }
 
@@ -171,22 +172,12 @@ pub(crate) fn check_values(
     value: impl Fn(usize) -> u64,
     terms: usize,
 ) -> Option<Mismatch> {
-    check_as(element, buf, dt, range, value, terms)
+    check_as(Encoding::Osu, buf, dt, range, value, terms)
 }
 
-/// [`check_values`] of what [`write_exact`] writes.
-pub(crate) fn check_exact(
-    buf: &[u8],
-    dt: Datatype,
-    range: Range<usize>,
-    value: impl Fn(usize) -> u64,
-    terms: usize,
-) -> Option<Mismatch> {
-    check_as(exact_element, buf, dt, range, value, terms)
-}
-
-fn check_as(
-    as_element: fn(Datatype, u64) -> [u8; 4],
+/// [`check_values`] of values written encoded as `enc`.
+pub(crate) fn check_as(
+    enc: Encoding,
     buf: &[u8],
     dt: Datatype,
     range: Range<usize>,
@@ -197,7 +188,7 @@ fn check_as(
     let mut first: Option<Mismatch> = None;
     let mut wrong = 0;
     for k in range {
-        let want = as_element(dt, value(k));
+        let want = enc.element(dt, value(k));
         let got = &buf[k * w..(k + 1) * w];
         let ok = match dt {
             Datatype::Float => {

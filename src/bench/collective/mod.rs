@@ -25,7 +25,7 @@ pub mod vector;
 
 use crate::backend::{Collectives, Control, Memory, Operands, ReduceOp, Transport};
 use crate::bench::{Bench, BenchOn, Kernel, Metric, Need, Setup, SizeCase};
-use crate::buffer::{check_exact, check_values, fill_zero, write_exact, write_values, AllocError, Mismatch};
+use crate::buffer::{check_as, fill_zero, write_as, AllocError, Encoding, Mismatch};
 use crate::datatype::{Datatype, Reduction};
 use crate::options::RootRank;
 use crate::spec::{BenchSpec, CollectiveCall, Op};
@@ -457,13 +457,7 @@ pub(crate) fn reduced_value(op: Reduction, dt: Datatype, k: usize, i: usize, np:
 pub(crate) fn fill_reduction(send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
     let input = if job.in_place { &mut *recv } else { &mut *send };
     let (op, dt) = (job.reduction, case.datatype);
-    let value = |k| reduction_input(op, dt, k, i, job.rank, job.np);
-    if op == Reduction::Sum {
-        write_values(input, dt, 0..case.count, value);
-    } else {
-        // OSU's multipliers commute with a sum alone.
-        write_exact(input, dt, 0..case.count, value);
-    }
+    write_as(encoding(op), input, dt, 0..case.count, |k| reduction_input(op, dt, k, i, job.rank, job.np));
     if !job.in_place {
         fill_zero(recv, case.datatype, case.count);
     }
@@ -480,11 +474,16 @@ pub(crate) fn check_reduction(
     len: usize,
 ) -> Option<Mismatch> {
     let (op, dt) = (job.reduction, case.datatype);
-    let want = |l| reduced_value(op, dt, first + l, i, job.np);
+    check_as(encoding(op), recv, dt, 0..len, |l| reduced_value(op, dt, first + l, i, job.np), job.np)
+}
+
+/// How reduction `op`'s values are written: OSU's multipliers commute
+/// with a sum alone.
+fn encoding(op: Reduction) -> Encoding {
     if op == Reduction::Sum {
-        check_values(recv, dt, 0..len, want, job.np)
+        Encoding::Osu
     } else {
-        check_exact(recv, dt, 0..len, want, job.np)
+        Encoding::Exact
     }
 }
 
