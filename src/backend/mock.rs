@@ -862,7 +862,7 @@ impl Collectives for MockTransport {
         check_len(out.len(), bytes);
         // One block out and one in on each rank's link.
         let all = self.collective(input[..bytes].to_vec(), bytes as f64);
-        out.as_mut_slice()[..bytes].copy_from_slice(&all.0[(me + np - 1) % np]);
+        out.as_mut_slice()[..bytes].copy_from_slice(&all.0[super::ring_neighbours(me, np).1]);
     }
 }
 

@@ -492,6 +492,12 @@ pub trait Collectives: Transport {
     fn sendrecv(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
 }
 
+/// The rank after and the rank before `rank` around the ring of `np`
+/// ranks ([`Collectives::sendrecv`]'s peers; itself for one rank).
+pub(crate) fn ring_neighbours(rank: usize, np: usize) -> (usize, usize) {
+    ((rank + 1) % np, (rank + np - 1) % np)
+}
+
 /// Blocking point-to-point messages from several threads of a rank at
 /// once (osu_latency_mt; MPI started with `MPI_THREAD_MULTIPLE`): each
 /// thread holds a [`Lane`] and buffers of its own.

@@ -622,7 +622,7 @@ impl<'w> Collectives for Nccl<'w> {
         // In place the block is sent from the buffer it is received into,
         // as nccl-tests' in-place pass does: timed, never checked.
         let (send, recv) = Self::checked(io, need, need, 0);
-        let (next, prev) = ((self.rank + 1) % self.np, (self.rank + self.np - 1) % self.np);
+        let (next, prev) = super::ring_neighbours(self.rank, self.np);
         let out = recv.as_mut_ptr() as *mut c_void;
         self.group(|| {
             self.post_send(send, count, dt, next);

@@ -30,9 +30,9 @@ pub(super) struct Handles {
     pub u64: ffi::MPI_Datatype,
     pub int: ffi::MPI_Datatype,
     pub sum: ffi::MPI_Op,
-    /// MPI_SUM, MPI_PROD, MPI_MAX and MPI_MIN, for the reducing
+    /// MPI_PROD, MPI_MAX and MPI_MIN: with `sum`, the reducing
     /// collectives' [`Reduction`]s.
-    reductions: [ffi::MPI_Op; 4],
+    reductions: [ffi::MPI_Op; 3],
     pub in_place: *mut c_void,
 }
 
@@ -47,7 +47,7 @@ impl Handles {
                 u64: commbench_mpi_unsigned_long_long(),
                 int: commbench_mpi_int(),
                 sum: commbench_mpi_sum(),
-                reductions: [commbench_mpi_sum(), commbench_mpi_prod(), commbench_mpi_max(), commbench_mpi_min()],
+                reductions: [commbench_mpi_prod(), commbench_mpi_max(), commbench_mpi_min()],
                 in_place: commbench_mpi_in_place(),
             }
         }
@@ -63,10 +63,10 @@ impl Handles {
     #[inline(always)]
     pub(crate) fn reduction(&self, op: Reduction) -> Option<ffi::MPI_Op> {
         match op {
-            Reduction::Sum => Some(self.reductions[0]),
-            Reduction::Prod => Some(self.reductions[1]),
-            Reduction::Max => Some(self.reductions[2]),
-            Reduction::Min => Some(self.reductions[3]),
+            Reduction::Sum => Some(self.sum),
+            Reduction::Prod => Some(self.reductions[0]),
+            Reduction::Max => Some(self.reductions[1]),
+            Reduction::Min => Some(self.reductions[2]),
             Reduction::Avg => None,
         }
     }

@@ -630,8 +630,8 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
     fn sendrecv(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         // No benchmark starts it in a non-blocking or persistent form.
         debug_assert!(matches!(self.form(), Form::Now));
-        let (np, me) = (self.world.size(), self.world.rank());
-        let (next, prev) = (((me + 1) % np) as c_int, ((me + np - 1) % np) as c_int);
+        let (next, prev) = crate::backend::ring_neighbours(self.world.rank(), self.world.size());
+        let (next, prev) = (next as c_int, prev as c_int);
         let need = count * dt.size();
         let (t, n) = (self.h.dt(dt), count as c_int);
         match io {

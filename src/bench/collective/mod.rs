@@ -521,7 +521,7 @@ mod tests {
     #[test]
     fn every_operation_s_inputs_reduce_to_the_expected_value() {
         let ops = [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg];
-        for (op, dt, np, k, i) in itertools_like(&ops) {
+        for (op, dt, np, k, i) in reduction_cases(&ops) {
             let inputs: Vec<u64> = (0..np).map(|r| reduction_input(op, dt, k, i, r, np)).collect();
             let exact = match op {
                 Reduction::Sum => inputs.iter().sum(),
@@ -550,8 +550,8 @@ mod tests {
     }
 
     /// Every (operation, type, ranks, element, iteration) the test above
-    /// walks.
-    fn itertools_like(ops: &[Reduction]) -> Vec<(Reduction, Datatype, usize, usize, usize)> {
+    /// checks.
+    fn reduction_cases(ops: &[Reduction]) -> Vec<(Reduction, Datatype, usize, usize, usize)> {
         let mut all = Vec::new();
         for &op in ops {
             for dt in Datatype::ALL {

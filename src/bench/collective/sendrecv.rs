@@ -62,7 +62,7 @@ impl Collective for SendRecv {
 
     /// The block came from the previous rank.
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch> {
-        let prev = (job.rank + job.np - 1) % job.np;
+        let (_, prev) = crate::backend::ring_neighbours(job.rank, job.np);
         check_values(recv, case.datatype, 0..case.count, |k| ring_value(prev, k, i), 1)
     }
 }
