@@ -70,6 +70,7 @@ impl World {
             ThreadLevel::Single => Threading::Single,
             ThreadLevel::Multiple => Threading::Multiple,
         };
+        own_session_dir_under_foreign_launcher();
         let (universe, given) = mpi::initialize_with_threading(asked)?;
         let given = if given == Threading::Multiple { ThreadLevel::Multiple } else { ThreadLevel::Single };
         // SAFETY: MPI is initialised; these read predefined handles.
@@ -160,6 +161,7 @@ impl World {
     /// for them).
     pub(crate) fn abandon(self) {
         std::mem::forget(self);
+        remove_own_session_dir();
     }
 
     /// Rank 0 tells every other rank that it has written all it will write:
@@ -404,5 +406,53 @@ impl Control for World {
 impl Drop for World {
     fn drop(&mut self) {
         self.universe.take();
+        remove_own_session_dir();
+    }
+}
+
+/// The session directory this process gave Open MPI of its own, if it did
+/// ([`own_session_dir_under_foreign_launcher`]).
+static OWN_SESSION_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// An Open MPI build started by another MPI's launcher (MPICH's or
+/// MVAPICH's mpiexec) comes up as one singleton per process, and every
+/// singleton of the launch makes the same `$TMPDIR/ompi.<host>.<uid>`
+/// session directory at the same moment: the loser of that race fails in
+/// `orte_init` with forty lines of its own, before commbench can say in
+/// one line what is wrong (the launcher does not match). So before
+/// `MPI_Init`, when the library (`MPI_Get_library_version`, which MPI
+/// allows before init) is Open MPI and the launcher's variables are
+/// hydra's or MVAPICH's, each process gets a session directory base of its
+/// own under TMPDIR, unless the user chose one. Launchers Open MPI can
+/// work with (its own, srun, PMIx) are left alone.
+fn own_session_dir_under_foreign_launcher() {
+    let kind = crate::job::launcher::detect().kind;
+    if !matches!(kind, "hydra" | "mvapich") {
+        return;
+    }
+    let library = mpi::environment::library_version().unwrap_or_default();
+    if !library.starts_with("Open MPI") {
+        return;
+    }
+    const BASES: [&str; 2] = ["OMPI_MCA_orte_tmpdir_base", "OMPI_MCA_prte_tmpdir_base"];
+    if BASES.iter().any(|k| std::env::var_os(k).is_some()) {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("commbench-ompi-{}", std::process::id()));
+    if std::fs::create_dir(&dir).is_err() {
+        return;
+    }
+    for key in BASES {
+        // Before MPI starts; no thread of this process reads these.
+        std::env::set_var(key, &dir);
+    }
+    let _ = OWN_SESSION_DIR.set(dir);
+}
+
+/// Removes the directory [`own_session_dir_under_foreign_launcher`] made,
+/// once MPI is done with it.
+fn remove_own_session_dir() {
+    if let Some(dir) = OWN_SESSION_DIR.get() {
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

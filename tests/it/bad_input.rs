@@ -333,6 +333,36 @@ fn mismatched_launcher_is_named() {
     );
 }
 
+/// The ranks of an Open MPI build under MPICH's launcher are singletons
+/// that each make the same session directory, `ompi.<host>.<uid>` under
+/// the one TMPDIR the launcher hands them all; the rank that loses that
+/// race used to print Open MPI's own forty lines instead of ours. A file
+/// planted at that name makes every rank lose, every time: with a session
+/// directory of its own per process, each still says the one line, and
+/// leaves nothing of its own behind in TMPDIR.
+#[test]
+fn mismatched_launcher_is_named_whatever_the_shared_session_directory() {
+    require_mpich!();
+    let _g = mpi_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let planted = tmp.path().join(format!("ompi.{}.{uid}", commbench::topo::hostname()));
+    std::fs::write(&planted, "").unwrap();
+    let mut c = launcher(Mpi::Mpich, 2);
+    c.args(no_kill_grace(Mpi::Mpich)).arg(bin(Mpi::OpenMpi, "osu_latency")).args(["-m", "8"]);
+    c.current_dir(tmp.path()).env("TMPDIR", tmp.path());
+    let run = run_cmd(c, Duration::from_secs(30));
+    let line = "MPI started 1 process but the launcher (hydra) started 2: this binary was built against Open MPI \
+                v4.1.4 and the launcher belongs to another MPI; use that MPI's mpirun (or srun --mpi=pmix / \
+                --mpi=pmi2 to match), or rebuild commbench against the launcher's MPI";
+    check_output(&run, "osu_latency", &["-m", "8"], line, "an Open MPI build under hydra, session directory taken");
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let left: Vec<String> =
+        std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(left, vec![planted.file_name().unwrap().to_string_lossy().into_owned()], "left in TMPDIR");
+}
+
 #[test]
 fn help_and_version_exit_zero_and_print_once() {
     let _g = mpi_lock();
