@@ -59,18 +59,23 @@ pub struct World {
 impl World {
     /// Initialises MPI (`MPI_Init_thread` with MPI_THREAD_SINGLE, like
     /// `MPI_Init`). Returns None if MPI was already initialised.
-    pub fn init() -> Option<World> {
-        Self::init_with(ThreadLevel::Single)
+    /// `foreign_launcher`: the launcher's variables are those of a
+    /// launcher Open MPI cannot work with (hydra's, MVAPICH's).
+    pub fn init(foreign_launcher: bool) -> Option<World> {
+        Self::init_with(ThreadLevel::Single, foreign_launcher)
     }
 
     /// Initialises MPI asking `MPI_Init_thread` for `level` (the library
-    /// may give less: [`World::threads`]).
-    pub(crate) fn init_with(level: ThreadLevel) -> Option<World> {
+    /// may give less: [`World::threads`]); `foreign_launcher` as for
+    /// [`World::init`].
+    pub(crate) fn init_with(level: ThreadLevel, foreign_launcher: bool) -> Option<World> {
         let asked = match level {
             ThreadLevel::Single => Threading::Single,
             ThreadLevel::Multiple => Threading::Multiple,
         };
-        own_session_dir_under_foreign_launcher();
+        if foreign_launcher {
+            own_session_dir_for_open_mpi();
+        }
         let (universe, given) = mpi::initialize_with_threading(asked)?;
         let given = if given == Threading::Multiple { ThreadLevel::Multiple } else { ThreadLevel::Single };
         // SAFETY: MPI is initialised; these read predefined handles.
@@ -411,7 +416,7 @@ impl Drop for World {
 }
 
 /// The session directory this process gave Open MPI of its own, if it did
-/// ([`own_session_dir_under_foreign_launcher`]).
+/// ([`own_session_dir_for_open_mpi`]).
 static OWN_SESSION_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
 /// An Open MPI build started by another MPI's launcher (MPICH's or
@@ -420,16 +425,12 @@ static OWN_SESSION_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::Onc
 /// session directory at the same moment: the loser of that race fails in
 /// `orte_init` with forty lines of its own, before commbench can say in
 /// one line what is wrong (the launcher does not match). So before
-/// `MPI_Init`, when the library (`MPI_Get_library_version`, which MPI
-/// allows before init) is Open MPI and the launcher's variables are
-/// hydra's or MVAPICH's, each process gets a session directory base of its
-/// own under TMPDIR, unless the user chose one. Launchers Open MPI can
-/// work with (its own, srun, PMIx) are left alone.
-fn own_session_dir_under_foreign_launcher() {
-    let kind = crate::job::launcher::detect().kind;
-    if !matches!(kind, "hydra" | "mvapich") {
-        return;
-    }
+/// `MPI_Init` under such a launcher (the caller knows), when the library
+/// (`MPI_Get_library_version`, which MPI allows before init) is Open MPI,
+/// each process gets a session directory base of its own under TMPDIR,
+/// unless the user chose one. Launchers Open MPI can work with (its own,
+/// srun, PMIx) are left alone.
+fn own_session_dir_for_open_mpi() {
     let library = mpi::environment::library_version().unwrap_or_default();
     if !library.starts_with("Open MPI") {
         return;
@@ -449,7 +450,7 @@ fn own_session_dir_under_foreign_launcher() {
     let _ = OWN_SESSION_DIR.set(dir);
 }
 
-/// Removes the directory [`own_session_dir_under_foreign_launcher`] made,
+/// Removes the directory [`own_session_dir_for_open_mpi`] made,
 /// once MPI is done with it.
 fn remove_own_session_dir() {
     if let Some(dir) = OWN_SESSION_DIR.get() {

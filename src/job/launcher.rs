@@ -103,6 +103,13 @@ impl LauncherEnv {
         self.rank.unwrap_or(0) == 0
     }
 
+    /// Whether these are the variables of a launcher an Open MPI build
+    /// cannot work with (MPICH's hydra, MVAPICH's): its processes would
+    /// each start alone.
+    pub(crate) fn is_foreign_to_open_mpi(&self) -> bool {
+        matches!(self.kind, "hydra" | "mvapich")
+    }
+
     /// The complaint when MPI sees one process but the launcher started
     /// more: the binary's MPI does not match the launcher.
     pub fn mismatch(&self, world_size: usize, mpi_library: &str) -> Option<String> {

@@ -68,7 +68,7 @@ pub fn exit(code: i32) -> ! {
         let env = crate::job::launcher::detect();
         let others = env.size.unwrap_or(1) > 1;
         if others && LEADER_OUT.load(Ordering::SeqCst) == UNKNOWN && !mpi::environment::is_initialized() {
-            if let Some(world) = World::init() {
+            if let Some(world) = World::init(env.is_foreign_to_open_mpi()) {
                 end_world(world, code);
             }
         }
@@ -280,7 +280,7 @@ impl Job {
         // osu_init reports this: the time MPI takes to start on this rank
         // (two clock reads around MPI_Init; every job keeps it, at no cost).
         let before_init = std::time::Instant::now();
-        let world = World::init_with(cfg.threads);
+        let world = World::init_with(cfg.threads, env.is_foreign_to_open_mpi());
         let mpi_init = before_init.elapsed();
         let Some(world) = world else {
             say(&format!("{name}: MPI was initialised before commbench could do it"));
