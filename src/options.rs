@@ -12,6 +12,7 @@ use crate::backend::rma::{SyncMode, WinKind};
 pub(crate) use crate::backend::Backend;
 use crate::datatype::{Datatype, Reduction};
 use crate::stats::precision::Precision;
+use crate::stats::RankTime;
 use crate::topo::request::PlacementRequest;
 
 /// OSU's `-b`: one buffer reused, or a fresh one per message in flight.
@@ -159,6 +160,16 @@ pub struct Options {
     /// binaries always sum, and a record of a sum leaves it out).
     #[serde(skip_serializing_if = "Reduction::is_sum")]
     pub reduction: Reduction,
+    /// Which rank's time a collective's row reports (nccl-tests' `-a`;
+    /// OSU's binaries average over ranks, and a record of that leaves it
+    /// out).
+    #[serde(skip_serializing_if = "RankTime::is_avg")]
+    pub rank_time: RankTime,
+    /// Timed calls issued as one group, between one `ncclGroupStart` and
+    /// its `ncclGroupEnd` (nccl-tests' `-m`); 1: each call alone. The
+    /// iteration counts count calls.
+    #[serde(skip_serializing_if = "is_one")]
+    pub aggregate: usize,
     /// `-N` (neighbourhood collectives).
     pub neighborhood: Neighborhood,
     pub results: ResultsDest,
@@ -359,6 +370,11 @@ impl Format {
             Format::Osu | Format::Json | Format::Csv => false,
         }
     }
+}
+
+/// Whether a count is one (serde: a record leaves such a default out).
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 
 /// An optional duration as seconds (a float) in JSON, for every options

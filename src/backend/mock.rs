@@ -174,6 +174,7 @@ pub(crate) fn run_with<R: Send>(
                         binding: Cell::new(false),
                         kept: RefCell::default(),
                         bound: Default::default(),
+                        groups: Cell::new((0, 0)),
                     };
                     f(&t)
                 })
@@ -407,6 +408,9 @@ pub(crate) struct MockTransport {
     kept: RefCell<Option<BoundColl>>,
     /// The collective bound in each [`Bound`] slot.
     bound: [RefCell<Option<BoundColl>>; 2],
+    /// Groups open now, and outermost groups closed so far
+    /// ([`Transport::begin_group`]).
+    groups: Cell<(usize, usize)>,
 }
 
 /// A persistent collective of the mock, as MPI keeps one: the blocking
@@ -445,6 +449,13 @@ impl RawOperands {
 }
 
 impl MockTransport {
+    /// Outermost groups closed so far; panics while one is open.
+    pub(crate) fn groups_closed(&self) -> usize {
+        let (open, closed) = self.groups.get();
+        assert_eq!(open, 0, "a group is still open");
+        closed
+    }
+
     fn model(&self) -> &Model {
         &self.world.shared.model
     }
@@ -639,6 +650,17 @@ impl Transport for MockTransport {
 
     fn tick(&self) -> f64 {
         1e-9
+    }
+
+    fn begin_group(&self) {
+        let (open, closed) = self.groups.get();
+        self.groups.set((open + 1, closed));
+    }
+
+    fn end_group(&self) {
+        let (open, closed) = self.groups.get();
+        assert!(open > 0, "end_group without begin_group");
+        self.groups.set((open - 1, closed + usize::from(open == 1)));
     }
 
     fn device_marks(&self, n: usize) -> bool {

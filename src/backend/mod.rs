@@ -269,6 +269,16 @@ pub trait Transport {
     #[inline(always)]
     fn complete(&self) {}
 
+    /// Opens a group: the calls up to the matching [`Transport::end_group`]
+    /// are issued together (NCCL's `ncclGroupStart`, nccl-tests' `-m`).
+    /// Groups nest. Nothing where calls are issued one by one.
+    #[inline(always)]
+    fn begin_group(&self) {}
+    /// Closes the group [`Transport::begin_group`] opened, issuing its
+    /// calls once it is the outermost (`ncclGroupEnd`).
+    #[inline(always)]
+    fn end_group(&self) {}
+
     /// Device timestamps for per-iteration times in a batch (CUDA events
     /// recorded between calls issued back to back): makes room for `n` + 1
     /// of them, untimed. False where the transport has none; the loop

@@ -325,6 +325,18 @@ impl<'w> Transport for Nccl<'w> {
         self.sync()
     }
 
+    #[inline(always)]
+    fn begin_group(&self) {
+        self.last_call.set("ncclGroupStart");
+        self.ok(self.lib.group_start());
+    }
+
+    #[inline(always)]
+    fn end_group(&self) {
+        self.last_call.set("ncclGroupEnd");
+        self.ok(self.lib.group_end());
+    }
+
     /// CUDA events with timing (the default flags), kept for the next size.
     fn device_marks(&self, n: usize) -> bool {
         let mut events = self.events.borrow_mut();

@@ -128,6 +128,9 @@ pub struct SizeCase {
     pub warmup: usize,
     /// Messages in flight per iteration (1 where there is no window).
     pub window: usize,
+    /// Timed calls issued as one group (nccl-tests' `-m`; 1: each alone);
+    /// `iterations` is a multiple of it.
+    pub grouped: usize,
 }
 
 /// What a benchmark needs to set itself up: its transport and the run's

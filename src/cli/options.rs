@@ -57,6 +57,8 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         in_place: false,
         root: RootRank::Fixed(0),
         reduction: crate::datatype::Reduction::Sum,
+        rank_time: crate::stats::RankTime::Avg,
+        aggregate: 1,
         neighborhood: Neighborhood::Cart { dims: 1, radius: 1 },
         results: ResultsDest::Dir(results),
         results_chosen,

@@ -11,7 +11,7 @@
 //! `-t`, issue 43's process model), the pre-multiplied sum and every
 //! operation in turn (`-o mulsum`, `-o all`), types other than int8,
 //! int32 and float, every root in turn
-//! (`-r -1`), aggregated calls (`-m`), sweeps repeated until stopped
+//! (`-r -1`), sweeps repeated until stopped
 //! (`-N 0`), CUDA graphs, blocking modes, the
 //! default stream, CPU time, timestamps, per-iteration timing, JSON output,
 //! buffer registration, misalignment, the memory report and split
@@ -33,6 +33,7 @@ use crate::datatype::{Datatype, Reduction};
 use crate::options::{Backend, Format, Options, RootRank, Validation};
 use crate::runner::{self, Front, Launch};
 use crate::spec::BenchSpec;
+use crate::stats::RankTime;
 
 /// nccl-tests' status for a setting the test does not implement
 /// (`testNotImplemented`).
@@ -240,8 +241,27 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
         Ok(r) => RootRank::Fixed(r),
         Err(_) => return not_yet(&format!("-r {} (one root at a time is)", s.root)),
     };
-    let unsupported: [(bool, String); 17] = [
-        (s.agg_iters != 1, format!("-m {}", s.agg_iters)),
+    let rank_time = match s.average {
+        0 => RankTime::Rank0,
+        1 => RankTime::Avg,
+        2 => RankTime::Min,
+        3 => RankTime::Max,
+        n => {
+            return Err(Refusal::BadValue(format!(
+                "-a {n} (give 0 for rank 0's time, 1 the average over ranks, 2 the least or 3 the most)"
+            )))
+        }
+    };
+    let aggregate = match usize::try_from(s.agg_iters) {
+        Ok(n) if n >= 1 => n,
+        _ => {
+            return Err(Refusal::BadValue(format!(
+                "-m {} (give the calls to aggregate into one group, 1 or more)",
+                s.agg_iters
+            )))
+        }
+    };
+    let unsupported: [(bool, String); 15] = [
         (s.run_cycles < 1, format!("-N {} (a sweep repeated until stopped)", s.run_cycles)),
         (s.parallel_init != 0, format!("-p {}", s.parallel_init)),
         (s.blocking != 0, format!("-z {}", s.blocking)),
@@ -250,7 +270,6 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
         (s.report_cputime != 0, format!("-C {}", s.report_cputime)),
         (s.report_timestamps != 0, format!("-S {}", s.report_timestamps)),
         (s.output_file.is_some(), "-J".to_string()),
-        (s.average != 1, format!("-a {}", s.average)),
         (s.local_register != 0, format!("-R {}", s.local_register)),
         (s.cta_policy != -1, format!("-x {}", s.cta_policy)),
         (s.memory_report != 0, format!("-M {}", s.memory_report)),
@@ -278,6 +297,8 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
     o.datatypes = vec![dt];
     o.reduction = reduction;
     o.root = root;
+    o.rank_time = rank_time;
+    o.aggregate = aggregate;
     o.iterations = Some(usize::try_from(s.iters).unwrap_or(0));
     o.warmup = Some(usize::try_from(s.warmup_iters).unwrap_or(0));
     o.validation = (s.check != 0).then_some(Validation { log_dir: None });
@@ -347,6 +368,21 @@ mod tests {
         // Without ours, nccl-tests' own settings only.
         let o = opts(&[], &[]).unwrap();
         assert!(!o.dry_run && !o.verbose && o.min_efficiency.is_none() && o.placement.gpu.is_none());
+    }
+
+    #[test]
+    fn averaging_and_aggregation_reach_the_core() {
+        let o = opts(&[], &[]).unwrap();
+        assert_eq!((o.rank_time, o.aggregate), (RankTime::Avg, 1));
+        for (a, want) in [("0", RankTime::Rank0), ("1", RankTime::Avg), ("2", RankTime::Min), ("3", RankTime::Max)] {
+            let o = opts(&["-a", a, "-m", "4", "-n", "5"], &[]).unwrap();
+            assert_eq!((o.rank_time, o.aggregate, o.iterations), (want, 4, Some(5)), "-a {a}");
+        }
+        for args in [&["-a", "-1"][..], &["-a", "4"], &["-m", "0"], &["-m", "-2"]] {
+            let (line, status) = opts(args, &[]).unwrap_err();
+            assert_eq!(status, BAD_VALUE, "{args:?}: {line}");
+            assert!(line.starts_with(&format!("all_reduce_perf: {} {} (give ", args[0], args[1])), "{line}");
+        }
     }
 
     #[test]

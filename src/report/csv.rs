@@ -516,7 +516,7 @@ mod tests {
                 avg_lat_us: Some(0.1 + 0.2),
                 bw_mbps: Some(3.0),
                 msg_rate: Some(1e21),
-                spread: Some(RankSpread { fastest: (3, 1e-7), slowest: (0, 123456789.125) }),
+                spread: Some(RankSpread { fastest: (3, 1e-7), slowest: (0, 123456789.125), first: 123456789.125 }),
                 algbw_busbw: Some((f64::INFINITY, -0.0)),
                 validation: Some(false),
                 overlap: None,
@@ -780,7 +780,7 @@ mod tests {
             datatype: Some(Datatype::Char),
             size: 8,
             avg_lat_us: Some(2.0),
-            spread: Some(RankSpread { fastest: (3, 1.5), slowest: (1, 2.5) }),
+            spread: Some(RankSpread { fastest: (3, 1.5), slowest: (1, 2.5), first: 2.0 }),
             algbw_busbw: Some((0.004, 0.006)),
             ..Row::default()
         };

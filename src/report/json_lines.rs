@@ -256,7 +256,7 @@ mod tests {
             iterations: 100,
             warmup: 10,
             avg_lat_us: Some(2.0),
-            spread: Some(RankSpread { fastest: (1, 1.5), slowest: (0, 2.5) }),
+            spread: Some(RankSpread { fastest: (1, 1.5), slowest: (0, 2.5), first: 2.5 }),
             algbw_busbw: Some((0.032, 0.032)),
             validation: Some(false),
             tails: vec![(99, 3.25), (50, 1.75), (100, 4.0)],

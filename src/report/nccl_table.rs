@@ -11,6 +11,7 @@ use super::{Row, Sink};
 use crate::datatype::Datatype;
 use crate::options::{Options, RootRank, Sweep};
 use crate::spec::{BenchSpec, CollectiveCall};
+use crate::stats::RankTime;
 
 /// nccl-tests' name of a datatype (its `type` column).
 pub(crate) fn type_name(dt: Datatype) -> &'static str {
@@ -65,6 +66,8 @@ pub(crate) struct NcclTestsTable<W: Write> {
     root: usize,
     /// The `redop` column's operation (where the collective reduces).
     reduction: crate::datatype::Reduction,
+    /// Which rank's time the `time` columns show (`-a`).
+    rank_time: RankTime,
     datatype: Datatype,
     settings: Settings,
     devices: Vec<Device>,
@@ -105,7 +108,7 @@ impl<W: Write> NcclTestsTable<W> {
             step: sweep.step,
             warmup_iters: opts.warmup.unwrap_or(d.small_warmup),
             iters: opts.iterations.unwrap_or(d.small_iterations),
-            agg_iters: 1,
+            agg_iters: opts.aggregate.max(1),
             validation: usize::from(opts.validation.is_some()),
             graph: 0,
             unalign: 0,
@@ -122,6 +125,7 @@ impl<W: Write> NcclTestsTable<W> {
             root,
             datatype: opts.datatypes.first().copied().unwrap_or(Datatype::Float),
             reduction: opts.reduction,
+            rank_time: opts.rank_time,
             settings,
             devices,
             min_busbw: opts.min_busbw,
@@ -167,7 +171,8 @@ impl<W: Write> NcclTestsTable<W> {
     }
 
     fn cell(&self, row: &Row) -> Cell {
-        let time_us = row.avg_lat_us.unwrap_or(f64::NAN);
+        let avg = row.avg_lat_us.unwrap_or(f64::NAN);
+        let time_us = row.spread.map_or(avg, |s| s.time(self.rank_time, avg));
         let (algbw, busbw) = row.algbw_busbw.unwrap_or((f64::NAN, f64::NAN));
         Cell { time_us, algbw, busbw, wrong: row.wrong_elements }
     }

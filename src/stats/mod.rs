@@ -88,13 +88,25 @@ pub struct RankSpread {
     pub fastest: (usize, f64),
     /// Slowest rank and its mean latency in microseconds (OSU's "Max").
     pub slowest: (usize, f64),
+    /// Rank 0's own mean latency in microseconds.
+    pub first: f64,
 }
 
 impl RankSpread {
+    /// The time `which` reports, given the average over ranks `avg`.
+    pub fn time(&self, which: RankTime, avg: f64) -> f64 {
+        match which {
+            RankTime::Rank0 => self.first,
+            RankTime::Avg => avg,
+            RankTime::Min => self.fastest.1,
+            RankTime::Max => self.slowest.1,
+        }
+    }
+
     /// From every rank's mean, in rank order. The first rank wins ties.
     pub fn of(means: &[f64]) -> Option<RankSpread> {
         let first = *means.first()?;
-        let mut s = RankSpread { fastest: (0, first), slowest: (0, first) };
+        let mut s = RankSpread { fastest: (0, first), slowest: (0, first), first };
         for (r, &m) in means.iter().enumerate().skip(1) {
             if m < s.fastest.1 {
                 s.fastest = (r, m);
@@ -104,6 +116,26 @@ impl RankSpread {
             }
         }
         Some(s)
+    }
+}
+
+/// Which rank's time a collective's row reports where ranks differ
+/// (nccl-tests' `-a`): rank 0's own, the average over ranks (the default,
+/// as OSU's and nccl-tests'), the fastest rank's or the slowest rank's.
+/// Bandwidths follow the time it picks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RankTime {
+    Rank0,
+    #[default]
+    Avg,
+    Min,
+    Max,
+}
+
+impl RankTime {
+    pub fn is_avg(&self) -> bool {
+        *self == RankTime::Avg
     }
 }
 
@@ -232,6 +264,12 @@ mod tests {
         assert_eq!(s.fastest, (1, 1.0));
         assert_eq!(s.slowest, (2, 3.0));
         assert!(RankSpread::of(&[]).is_none());
+        // nccl-tests' -a: rank 0's, the average given, the least, the most.
+        let picks = [RankTime::Rank0, RankTime::Avg, RankTime::Min, RankTime::Max].map(|w| s.time(w, 2.0));
+        assert_eq!(picks, [2.0, 2.0, 1.0, 3.0]);
+        let s = RankSpread::of(&[5.0, 1.0, 9.0]).unwrap();
+        assert_eq!(s.time(RankTime::Rank0, 5.0), 5.0);
+        assert_eq!((s.fastest, s.slowest, s.first), ((1, 1.0), (2, 9.0), 5.0));
     }
 
     #[test]

@@ -175,7 +175,6 @@ fn settings_not_yet_offered_are_refused_in_one_line() {
         (&["-o", "mulsum"], &[], "all_reduce_perf: -o mulsum (sum, prod, max, min and avg are) is not available"),
         (&["-o", "all"], &[], "all_reduce_perf: -o all (sum, prod, max, min and avg are, one at a time)"),
         (&["-d", "double"], &[], "all_reduce_perf: -d double (int8, int32 and float are)"),
-        (&["-m", "4"], &[], "all_reduce_perf: -m 4 is not available"),
         (&["-N", "0"], &[], "all_reduce_perf: -N 0 (a sweep repeated until stopped) is not available"),
         (&[], &[("NCCL_TESTS_SPLIT", "%2")], "all_reduce_perf: NCCL_TESTS_SPLIT is not available"),
         (&["-r", "-1"], &[], "all_reduce_perf: -r -1 (one root at a time is)"),
@@ -323,6 +322,95 @@ fn each_reduction_operation_runs_and_is_checked() {
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
     let (record, _) = run_results(dir.path());
     assert!(record["options"].get("reduction").is_none(), "{record}");
+}
+
+/// `-m`: each of the `-n` timed iterations is `-m` calls issued as one
+/// group. The stand-in's trace has one line per group it runs (per
+/// communicator), so `-n 12 -m 1` and `-n 4 -m 3`, the same 12 calls, differ
+/// by 8 groups per pass, 2 passes and 2 ranks: 32 lines; the preamble, the
+/// record and the CSV say what ran, and grouped results still check.
+/// `-a`: the `time` columns are rank 0's, the least or the most of the
+/// ranks' times, which the CSV carries beside the average. Five launches
+/// of about a second each.
+#[test]
+fn aggregated_calls_and_the_reported_rank_time_follow_nccl_tests() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let mut groups = Vec::new();
+    for (n, m) in [("12", "1"), ("4", "3")] {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("trace");
+        let args = ["-b", "1K", "-e", "1K", "-w", "1", "-n", n, "-m", m];
+        let r = perf(
+            &gpu,
+            Some(2),
+            "all_reduce_perf",
+            &args,
+            &[("COMMBENCH_STANDIN_TRACE", trace.to_str().unwrap())],
+            dir.path(),
+        );
+        assert_eq!(r.code, Some(0), "-m {m}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains(&format!(" iters: {n} agg iters: {m} validation: 1 ")), "{}", r.stdout);
+        let got = rows(&r.stdout);
+        assert_eq!(got.len(), 1, "{}", r.stdout);
+        assert_eq!((got[0].5.as_str(), got[0].6.as_str()), ("0", "0"), "-m {m}: {}", r.stdout);
+        let (record, csv) = run_results(dir.path());
+        if m == "1" {
+            assert!(record["options"].get("aggregate").is_none(), "{record}");
+        } else {
+            assert_eq!(record["options"]["aggregate"], 3, "{record}");
+        }
+        assert!(csv.iter().all(|row| row["iterations"] == "12"), "calls timed: {csv:?}");
+        let text = std::fs::read_to_string(&trace).unwrap();
+        groups.push(text.lines().filter(|l| l.contains(" custom ")).count());
+    }
+    assert_eq!(groups[0] - groups[1], 32, "{groups:?}");
+
+    // -a 0..3 against the CSV's rank 0, average, least and most.
+    for (a, column) in [("2", "min_lat_us"), ("3", "max_lat_us"), ("1", "avg_lat_us")] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["-b", "8", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "-a", a];
+        let r = perf(&gpu, Some(3), "all_reduce_perf", &args, &[], dir.path());
+        assert_eq!(r.code, Some(0), "-a {a}: {}\n{}", r.stdout, r.stderr);
+        let (record, csv) = run_results(dir.path());
+        let table = nccl_tests_rows(&r.stdout);
+        assert_eq!((table.len(), csv.len()), (5, 10), "{}", r.stdout);
+        // Three processes' clocks: their times differ somewhere.
+        assert!(csv.iter().any(|row| row["min_lat_us"] != row["max_lat_us"]), "{csv:?}");
+        for (k, t) in table.iter().enumerate() {
+            for (cell, row) in [(&t[5], &csv[2 * k]), (&t[9], &csv[2 * k + 1])] {
+                let printed: f64 = cell.parse().unwrap();
+                let decimals = cell.split_once('.').map_or(0, |(_, d)| d.len());
+                let want: f64 = row[column].parse().unwrap();
+                assert!(
+                    (printed - want).abs() <= 0.5 * 10f64.powi(-(decimals as i32)) + 1e-9,
+                    "-a {a}: table {cell} against {column} {want}"
+                );
+            }
+        }
+        let said = record["options"].get("rank_time").and_then(|v| v.as_str()).unwrap_or("absent");
+        assert_eq!(
+            said,
+            match a {
+                "2" => "min",
+                "3" => "max",
+                _ => "absent",
+            },
+            "{record}"
+        );
+    }
+    for (args, line) in [
+        (
+            &["-a", "4"][..],
+            "all_reduce_perf: -a 4 (give 0 for rank 0's time, 1 the average over ranks, 2 the least or 3 the most)",
+        ),
+        (&["-m", "0"], "all_reduce_perf: -m 0 (give the calls to aggregate into one group, 1 or more)"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let r = perf(&gpu, None, "all_reduce_perf", args, &[], dir.path());
+        assert_eq!(r.code, Some(255), "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(r.our_stderr_lines(), vec![line], "{args:?}");
+    }
 }
 
 /// sendrecv_perf, which has no OSU twin: a ring of grouped sends and

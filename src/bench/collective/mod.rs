@@ -29,7 +29,7 @@ use crate::buffer::{check_as, fill_zero, write_as, AllocError, Encoding, Mismatc
 use crate::datatype::{Datatype, Reduction};
 use crate::options::RootRank;
 use crate::spec::{BenchSpec, CollectiveCall, Op};
-use crate::stats::{RankSpread, Samples};
+use crate::stats::{RankSpread, RankTime, Samples};
 
 /// Where a collective's synchronisation sits around the timed call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +52,9 @@ pub struct Ranks {
     pub root: RootRank,
     /// What a reducing collective applies (nccl-tests' `-o`; OSU sums).
     pub reduction: Reduction,
+    /// Which rank's time the row reports and its bandwidths follow
+    /// (nccl-tests' `-a`; OSU averages).
+    pub rank_time: RankTime,
     /// Where an in-place reduce-scatter leaves a rank's result: at the
     /// rank's own block of the buffer (NCCL) rather than at its start (MPI);
     /// see [`Collectives::IN_PLACE_RESULT_AT_OWN_BLOCK`].
@@ -67,6 +70,7 @@ impl Ranks {
             in_place: s.opts.in_place,
             root: s.opts.root,
             reduction: s.opts.reduction,
+            rank_time: s.opts.rank_time,
             result_at_own_block: T::IN_PLACE_RESULT_AT_OWN_BLOCK,
         }
     }
@@ -344,12 +348,12 @@ impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
         Some(t.now() - t0)
     }
 
-    /// The collectives OSU separates with a barrier after each call run
-    /// back to back in a batch (nccl-tests has no barrier between calls);
-    /// not osu_reduce (its barrier comes before each call, and its root
-    /// may rotate) or osu_barrier.
+    /// The collectives OSU separates with a barrier after or before each
+    /// call run back to back in a batch (nccl-tests has no barrier between
+    /// calls; a rotating root still rotates, each call with its
+    /// iteration's); not osu_barrier, whose calls are the barriers.
     fn batchable(&self) -> bool {
-        self.c.sync() == Sync::After
+        matches!(self.c.sync(), Sync::After | Sync::Before)
     }
 
     #[inline(always)]
@@ -384,14 +388,17 @@ impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
         let per_iter = w.reduce_f64_slice(samples.as_slice(), ReduceOp::Sum);
         let np = self.job.np as f64;
         let avg = means.iter().sum::<f64>() / np;
+        let spread = RankSpread::of(&means);
+        // nccl-tests' bandwidths come from the time its `-a` picks.
+        let time = spread.map_or(avg, |s| s.time(self.job.rank_time, avg));
         let algbw_busbw = self.c.bandwidth(case.size, self.job.np).map(|(bytes, factor)| {
-            let algbw = bytes / (avg * 1e-6) / 1e9;
+            let algbw = bytes / (time * 1e-6) / 1e9;
             (algbw, algbw * factor)
         });
         Metric {
             value: avg,
             msg_rate: None,
-            spread: RankSpread::of(&means),
+            spread,
             algbw_busbw,
             iteration_secs: Some(per_iter.iter().map(|t| t / np).collect()),
             overlap: None,
@@ -499,6 +506,7 @@ mod tests {
             in_place: false,
             root: RootRank::Fixed(2),
             reduction: Reduction::Sum,
+            rank_time: RankTime::Avg,
             result_at_own_block: false,
         };
         assert_eq!((fixed.root_of(0), fixed.root_of(7)), (2, 2));

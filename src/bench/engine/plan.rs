@@ -267,8 +267,11 @@ impl<'a> Plan<'a> {
                             return None;
                         }
                         let (iterations, warmup) = self.counts(size);
+                        // Each of nccl-tests' `-n` iterations is `-m` calls.
+                        let grouped = self.opts.aggregate.max(1);
+                        let iterations = iterations * grouped;
                         let rule = self.stopping_rule(iterations);
-                        Some(Point { datatype, size, count, iterations, warmup, rule, cells: cells.clone() })
+                        Some(Point { datatype, size, count, iterations, warmup, rule, cells: cells.clone(), grouped })
                     })
                     .collect();
                 Group { datatype, points }
@@ -328,6 +331,8 @@ pub struct Point {
     pub warmup: usize,
     pub rule: Option<StoppingRule>,
     pub cells: Vec<Cell>,
+    /// Timed calls issued as one group (`Options::aggregate`).
+    pub grouped: usize,
 }
 
 impl Point {
@@ -340,6 +345,7 @@ impl Point {
             iterations: self.iterations,
             warmup: self.warmup,
             window: cell.window,
+            grouped: self.grouped,
         }
     }
 }

@@ -209,18 +209,45 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     }
     progress.set_step(Step::Timed);
     t.world().barrier();
+    // nccl-tests' `-m`: the calls go in groups of `grouped`, each group
+    // one issue (a timestamp between groups, not inside one).
+    let grouped = case.grouped.max(1);
+    let groups = case.iterations / grouped;
+    let mut issue_group = |g: usize| {
+        let first = case.warmup + g * grouped;
+        if grouped > 1 {
+            t.begin_group();
+        }
+        for i in first..first + grouped {
+            kernel.issue(t, case, i);
+        }
+        if grouped > 1 {
+            t.end_group();
+        }
+    };
     if per_iteration {
         t.mark(0);
-        for (k, i) in (case.warmup..case.warmup + case.iterations).enumerate() {
-            kernel.issue(t, case, i);
-            t.mark(k + 1);
+        for g in 0..groups {
+            issue_group(g);
+            t.mark(g + 1);
         }
         t.complete();
-        t.mark_intervals(case.iterations, samples);
+        if grouped == 1 {
+            t.mark_intervals(case.iterations, samples);
+        } else {
+            // A group has one time: each of its calls gets its share.
+            let mut each_group = Samples::with_capacity(groups);
+            t.mark_intervals(groups, &mut each_group);
+            for &secs in each_group.as_slice() {
+                for _ in 0..grouped {
+                    samples.push(secs / grouped as f64);
+                }
+            }
+        }
     } else {
         let t0 = t.now();
-        for i in case.warmup..case.warmup + case.iterations {
-            kernel.issue(t, case, i);
+        for g in 0..groups {
+            issue_group(g);
         }
         t.complete();
         let secs = t.now() - t0;
@@ -272,7 +299,15 @@ mod tests {
             let plan = crate::bench::engine::plan::Plan::for_test(B::SPEC, &opts, np);
             let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
             let mut k = B::kernel(&setup).expect("buffers");
-            let case = SizeCase { datatype: Datatype::Int, size: 64, count: 16, iterations: 20, warmup: 3, window: 1 };
+            let case = SizeCase {
+                datatype: Datatype::Int,
+                size: 64,
+                count: 16,
+                iterations: 20,
+                warmup: 3,
+                window: 1,
+                grouped: 1,
+            };
             k.prepare(t, &case).expect("prepare");
             let progress = Progress::default();
             let mut each = Samples::with_capacity(20);
@@ -322,8 +357,15 @@ mod tests {
                 let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
                 let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
-                let case =
-                    SizeCase { datatype: Datatype::Int, size: 64, count: 16, iterations: 20, warmup: 3, window: 1 };
+                let case = SizeCase {
+                    datatype: Datatype::Int,
+                    size: 64,
+                    count: 16,
+                    iterations: 20,
+                    warmup: 3,
+                    window: 1,
+                    grouped: 1,
+                };
                 k.prepare(t, &case).expect("prepare");
                 let mut samples = Samples::with_capacity(20);
                 let o = run(t, &mut k, &case, Some(0), &mut samples, &Progress::default(), false, once, None);
@@ -335,10 +377,48 @@ mod tests {
         }
     }
 
+    /// osu_reduce's barrier before each call is OSU's way; in a batch
+    /// (nccl-tests' reduce_perf) its calls go back to back like every
+    /// other collective's, each with its iteration's root.
     #[test]
-    fn only_collectives_without_a_barrier_before_each_call_batch() {
-        assert!(!both::<reduce::Reduce>(2, false).3, "osu_reduce: barrier before each call, rotating root");
+    fn every_collective_but_the_barrier_batches() {
+        let (each, batch, errors, batchable) = both::<reduce::Reduce>(3, true);
+        assert!(batchable, "osu_reduce");
+        assert_eq!((batch.len(), errors), (20, 0));
+        let (sum_each, sum_batch): (f64, f64) = (each.iter().sum(), batch.iter().sum());
+        assert!(sum_batch > 0.0 && sum_each > 0.0);
         assert!(!both::<barrier::Barrier>(2, false).3);
+    }
+
+    /// nccl-tests' `-m`: the timed calls go in groups, one issue each,
+    /// and the samples still count calls.
+    #[test]
+    fn grouped_calls_are_issued_in_groups_and_counted_as_calls() {
+        for (grouped, marks) in [(4, false), (4, true), (1, false)] {
+            let out = mock::run(2, Model::default(), |t| {
+                let opts = test_options(allreduce::Allreduce::SPEC, &["-m", "64:64", "-c"]);
+                let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
+                let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
+                let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
+                let case = SizeCase {
+                    datatype: Datatype::Int,
+                    size: 64,
+                    count: 16,
+                    iterations: 20,
+                    warmup: 3,
+                    window: 1,
+                    grouped,
+                };
+                k.prepare(t, &case).expect("prepare");
+                let mut samples = Samples::with_capacity(20);
+                assert!(!marks || t.device_marks(case.iterations));
+                let o = run_batched(t, &mut k, &case, Some(0), &mut samples, &Progress::default(), marks);
+                (t.groups_closed(), samples.len(), samples.total(), o.errors)
+            });
+            let (groups, n, total, errors) = out[0];
+            assert_eq!((groups, n, errors), (if grouped > 1 { 20 / grouped } else { 0 }, 20, 0), "{grouped} {marks}");
+            assert!(total > 0.0);
+        }
     }
 
     /// Every rank runs the iterations rank 0's rule asks for and stops
@@ -360,6 +440,7 @@ mod tests {
                     iterations: ceiling,
                     warmup: 3,
                     window: 1,
+                    grouped: 1,
                 };
                 k.prepare(t, &case).expect("prepare");
                 let rule = StoppingRule::new(parse_precision(target).unwrap(), 40, ceiling as u64, None);

@@ -275,8 +275,15 @@ mod tests {
     #[test]
     fn bytes_counted_as_osu() {
         let l = FanLayout::from_names(&names(&["a", "a", "b", "b", "c", "c"])).unwrap();
-        let case =
-            SizeCase { datatype: Datatype::Char, size: 1000, count: 1000, iterations: 10, warmup: 1, window: 64 };
+        let case = SizeCase {
+            datatype: Datatype::Char,
+            size: 1000,
+            count: 1000,
+            iterations: 10,
+            warmup: 1,
+            window: 64,
+            grouped: 1,
+        };
         // 1000 B x 64 x 2 per node x 2 child nodes
         assert_eq!(l.window_bytes(&case), 256_000.0);
         // fan-in: four senders whose 10 timed windows took 0.2 s in all

@@ -175,7 +175,7 @@ fn coll(size: usize, avg: f64, min: f64, max: f64, iterations: usize) -> Row {
     Row {
         size,
         avg_lat_us: Some(avg),
-        spread: Some(RankSpread { fastest: (0, min), slowest: (1, max) }),
+        spread: Some(RankSpread { fastest: (0, min), slowest: (1, max), first: min }),
         iterations,
         ..Row::default()
     }
