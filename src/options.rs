@@ -170,6 +170,9 @@ pub struct Options {
     /// iteration counts count calls.
     #[serde(skip_serializing_if = "is_one")]
     pub aggregate: usize,
+    /// What follows each timed call or group (nccl-tests' `-z`).
+    #[serde(skip_serializing_if = "Blocking::is_none")]
+    pub blocking: Blocking,
     /// `-N` (neighbourhood collectives).
     pub neighborhood: Neighborhood,
     pub results: ResultsDest,
@@ -369,6 +372,29 @@ impl Format {
             Format::NcclTests => true,
             Format::Osu | Format::Json | Format::Csv => false,
         }
+    }
+}
+
+/// nccl-tests' `-z`: what the timed loop does after each call (or each
+/// group of `-m` calls) beyond issuing it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Blocking {
+    /// Nothing: the calls go back to back, one completion at the end.
+    #[default]
+    None,
+    /// `-z 1`: wait for each call, then a barrier, both timed.
+    WaitAndBarrier,
+    /// `-z 2`: wait for each call, no barrier.
+    Wait,
+    /// `-z 3`: wait for each group of `-m` calls and time it, then a
+    /// barrier outside the time.
+    WaitEachGroupBarrierUntimed,
+}
+
+impl Blocking {
+    pub fn is_none(&self) -> bool {
+        *self == Blocking::None
     }
 }
 

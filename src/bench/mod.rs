@@ -112,7 +112,7 @@ pub const BENCHMARKS: &[registry::Entry] = &[
 use crate::backend::{Capability, Control, Transport};
 use crate::buffer::{AllocError, Mismatch};
 use crate::datatype::Datatype;
-use crate::options::Options;
+use crate::options::{Blocking, Options};
 use crate::spec::{self, BenchSpec, LARGE_MESSAGE_SIZE};
 use crate::stats::{RankSpread, Samples};
 
@@ -128,9 +128,24 @@ pub struct SizeCase {
     pub warmup: usize,
     /// Messages in flight per iteration (1 where there is no window).
     pub window: usize,
-    /// Timed calls issued as one group (nccl-tests' `-m`; 1: each alone);
-    /// `iterations` is a multiple of it.
+    /// How the batched loop issues the timed calls (nccl-tests' `-m` and
+    /// `-z`); `iterations` is a multiple of its `grouped`.
+    pub calls: Calls,
+}
+
+/// How a batch's timed calls are issued ([`SizeCase::calls`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Calls {
+    /// Calls issued as one group (nccl-tests' `-m`; 1: each alone).
     pub grouped: usize,
+    /// What follows each call or group (nccl-tests' `-z`).
+    pub blocking: Blocking,
+}
+
+impl Calls {
+    /// Each call alone, back to back: nccl-tests' default, and every
+    /// front end's but nccl-tests'.
+    pub const ALONE: Calls = Calls { grouped: 1, blocking: Blocking::None };
 }
 
 /// What a benchmark needs to set itself up: its transport and the run's

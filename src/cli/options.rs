@@ -59,6 +59,7 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         reduction: crate::datatype::Reduction::Sum,
         rank_time: crate::stats::RankTime::Avg,
         aggregate: 1,
+        blocking: crate::options::Blocking::None,
         neighborhood: Neighborhood::Cart { dims: 1, radius: 1 },
         results: ResultsDest::Dir(results),
         results_chosen,

@@ -12,7 +12,7 @@
 //! operation in turn (`-o mulsum`, `-o all`), types other than int8,
 //! int32 and float, every root in turn
 //! (`-r -1`), sweeps repeated until stopped
-//! (`-N 0`), CUDA graphs, blocking modes, the
+//! (`-N 0`), CUDA graphs, the
 //! default stream, CPU time, timestamps, per-iteration timing, JSON output,
 //! buffer registration, misalignment, the memory report and split
 //! communicators. Each is a setting nccl-tests reads; none is silently
@@ -30,7 +30,7 @@ use super::env::{Environment, Split};
 use crate::bench::registry::Registered;
 use crate::bench::Bench;
 use crate::datatype::{Datatype, Reduction};
-use crate::options::{Backend, Format, Options, RootRank, Validation};
+use crate::options::{Backend, Blocking, Format, Options, RootRank, Validation};
 use crate::runner::{self, Front, Launch};
 use crate::spec::BenchSpec;
 use crate::stats::RankTime;
@@ -261,10 +261,21 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
             )))
         }
     };
-    let unsupported: [(bool, String); 15] = [
+    let blocking = match s.blocking {
+        0 => Blocking::None,
+        1 => Blocking::WaitAndBarrier,
+        2 => Blocking::Wait,
+        3 => Blocking::WaitEachGroupBarrierUntimed,
+        n => {
+            return Err(Refusal::BadValue(format!(
+                "-z {n} (give 0 for calls back to back, 1 a wait and a barrier after each call, 2 a wait \
+                 after each call, or 3 a wait and an untimed barrier after each group of -m calls)"
+            )))
+        }
+    };
+    let unsupported: [(bool, String); 14] = [
         (s.run_cycles < 1, format!("-N {} (a sweep repeated until stopped)", s.run_cycles)),
         (s.parallel_init != 0, format!("-p {}", s.parallel_init)),
-        (s.blocking != 0, format!("-z {}", s.blocking)),
         (s.stream_null != 0, format!("-y {}", s.stream_null)),
         (s.graph_launches != 0, format!("-G {}", s.graph_launches)),
         (s.report_cputime != 0, format!("-C {}", s.report_cputime)),
@@ -299,6 +310,7 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
     o.root = root;
     o.rank_time = rank_time;
     o.aggregate = aggregate;
+    o.blocking = blocking;
     o.iterations = Some(usize::try_from(s.iters).unwrap_or(0));
     o.warmup = Some(usize::try_from(s.warmup_iters).unwrap_or(0));
     o.validation = (s.check != 0).then_some(Validation { log_dir: None });
@@ -371,14 +383,22 @@ mod tests {
     }
 
     #[test]
-    fn averaging_and_aggregation_reach_the_core() {
+    fn averaging_aggregation_and_blocking_reach_the_core() {
         let o = opts(&[], &[]).unwrap();
         assert_eq!((o.rank_time, o.aggregate), (RankTime::Avg, 1));
         for (a, want) in [("0", RankTime::Rank0), ("1", RankTime::Avg), ("2", RankTime::Min), ("3", RankTime::Max)] {
             let o = opts(&["-a", a, "-m", "4", "-n", "5"], &[]).unwrap();
             assert_eq!((o.rank_time, o.aggregate, o.iterations), (want, 4, Some(5)), "-a {a}");
         }
-        for args in [&["-a", "-1"][..], &["-a", "4"], &["-m", "0"], &["-m", "-2"]] {
+        for (z, want) in [
+            ("0", Blocking::None),
+            ("1", Blocking::WaitAndBarrier),
+            ("2", Blocking::Wait),
+            ("3", Blocking::WaitEachGroupBarrierUntimed),
+        ] {
+            assert_eq!(opts(&["-z", z], &[]).unwrap().blocking, want, "-z {z}");
+        }
+        for args in [&["-a", "-1"][..], &["-a", "4"], &["-m", "0"], &["-m", "-2"], &["-z", "4"], &["-z", "-1"]] {
             let (line, status) = opts(args, &[]).unwrap_err();
             assert_eq!(status, BAD_VALUE, "{args:?}: {line}");
             assert!(line.starts_with(&format!("all_reduce_perf: {} {} (give ", args[0], args[1])), "{line}");

@@ -112,6 +112,7 @@ impl<W: Write> NcclTestsTable<W> {
             validation: usize::from(opts.validation.is_some()),
             graph: 0,
             unalign: 0,
+            blocking: opts.blocking,
         };
         let root = match opts.root {
             RootRank::Fixed(r) => r,

@@ -16,6 +16,7 @@
 #[cfg(test)]
 mod tests;
 
+use crate::options::Blocking;
 use crate::spec::{CollectiveCall, Op};
 
 /// Width of the `size` column, bytes.
@@ -295,6 +296,8 @@ pub struct Settings {
     pub graph: usize,
     /// Elements the buffers are offset by (`-u`).
     pub unalign: usize,
+    /// What follows each call or group (`-z`).
+    pub blocking: Blocking,
 }
 
 /// One rank's line under `# Using devices`.
@@ -455,20 +458,33 @@ pub fn preamble(program: &str, s: &Settings) -> Vec<String> {
         validation,
         graph,
         unalign,
+        blocking,
     } = *s;
     let (step, unit) = match step {
         Step::Bytes(b) => (b, "bytes"),
         Step::Factor(f) => (f, "factor"),
     };
-    vec![
+    let mut lines = vec![
         format!("# Collective test starting: {program}"),
         format!(
             "# nThread {threads} nGpus {gpus} minBytes {min_bytes} maxBytes {max_bytes} step: {step}({unit}) \
              warmup iters: {warmup_iters} iters: {iters} agg iters: {agg_iters} validation: {validation} \
              graph: {graph} unalign: {unalign}"
         ),
-        "#".to_string(),
-    ]
+    ];
+    // `-z`: one line saying what follows each call (nccl-tests' words,
+    // trailing space included).
+    let what = match blocking {
+        Blocking::None => None,
+        Blocking::WaitAndBarrier => Some("wait and barrier after each inner iteration (-m)"),
+        Blocking::Wait => Some("wait after each inner iteration (-m), no barrier"),
+        Blocking::WaitEachGroupBarrierUntimed => {
+            Some("wait and barrier after each outer iteration (-n); time excludes barrier")
+        }
+    };
+    lines.extend(what.map(|w| format!("# Blocking Enabled: {w} ")));
+    lines.push("#".to_string());
+    lines
 }
 
 /// The largest size nccl-tests lets its buffers reach on GPUs of

@@ -331,7 +331,8 @@ fn each_reduction_operation_runs_and_is_checked() {
 /// record and the CSV say what ran, and grouped results still check.
 /// `-a`: the `time` columns are rank 0's, the least or the most of the
 /// ranks' times, which the CSV carries beside the average. Five launches
-/// of about a second each.
+/// of about a second each. `-z 1..3`: the preamble's line, the record,
+/// and results that still check (three more launches).
 #[test]
 fn aggregated_calls_and_the_reported_rank_time_follow_nccl_tests() {
     let _g = mpi_lock();
@@ -399,7 +400,36 @@ fn aggregated_calls_and_the_reported_rank_time_follow_nccl_tests() {
             "{record}"
         );
     }
+    // -z: what follows each call, said in the preamble and the record;
+    // every mode's results still check, grouped or not.
+    for (z, m, line, said) in [
+        ("1", "1", "# Blocking Enabled: wait and barrier after each inner iteration (-m) ", "wait_and_barrier"),
+        ("2", "2", "# Blocking Enabled: wait after each inner iteration (-m), no barrier ", "wait"),
+        (
+            "3",
+            "2",
+            "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier ",
+            "wait_each_group_barrier_untimed",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["-b", "8", "-e", "8K", "-f", "32", "-n", "4", "-w", "1", "-z", z, "-m", m];
+        let r = perf(&gpu, Some(2), "reduce_scatter_perf", &args, &[], dir.path());
+        assert_eq!(r.code, Some(0), "-z {z}: {}\n{}", r.stdout, r.stderr);
+        let lines: Vec<&str> = r.stdout.lines().collect();
+        assert_eq!((lines[3], lines[4]), (line, "#"), "-z {z}: {}", r.stdout);
+        let got = rows(&r.stdout);
+        assert_eq!(got.len(), 3, "{}", r.stdout);
+        assert!(got.iter().all(|row| (row.5.as_str(), row.6.as_str()) == ("0", "0")), "-z {z}: {}", r.stdout);
+        let (record, _) = run_results(dir.path());
+        assert_eq!(record["options"]["blocking"], said, "{record}");
+    }
     for (args, line) in [
+        (
+            &["-z", "4"][..],
+            "all_reduce_perf: -z 4 (give 0 for calls back to back, 1 a wait and a barrier after each call, 2 a \
+             wait after each call, or 3 a wait and an untimed barrier after each group of -m calls)",
+        ),
         (
             &["-a", "4"][..],
             "all_reduce_perf: -a 4 (give 0 for rank 0's time, 1 the average over ranks, 2 the least or 3 the most)",

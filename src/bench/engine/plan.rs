@@ -7,7 +7,7 @@
 
 use crate::backend::Capability;
 use crate::bench::registry::Entry;
-use crate::bench::{counts, message_sizes, SizeCase};
+use crate::bench::{counts, message_sizes, Calls, SizeCase};
 use crate::datatype::Datatype;
 use crate::options::{Backend, Options, RootRank};
 use crate::report::osu::{TableLayout, VARIED_WINDOWS};
@@ -235,6 +235,11 @@ impl<'a> Plan<'a> {
         Some(StoppingRule::new(target, floor, ceiling, self.opts.max_time_per_size))
     }
 
+    /// How every size's timed calls are issued (nccl-tests' `-m`, `-z`).
+    pub fn calls(&self) -> Calls {
+        Calls { grouped: self.opts.aggregate.max(1), blocking: self.opts.blocking }
+    }
+
     /// Everything the run measures, in order: per datatype (`-T`), each
     /// message size with its counts, and each size's cells (its windows
     /// and passes). Every output sees the run in this shape.
@@ -268,10 +273,10 @@ impl<'a> Plan<'a> {
                         }
                         let (iterations, warmup) = self.counts(size);
                         // Each of nccl-tests' `-n` iterations is `-m` calls.
-                        let grouped = self.opts.aggregate.max(1);
-                        let iterations = iterations * grouped;
+                        let calls = self.calls();
+                        let iterations = iterations * calls.grouped;
                         let rule = self.stopping_rule(iterations);
-                        Some(Point { datatype, size, count, iterations, warmup, rule, cells: cells.clone(), grouped })
+                        Some(Point { datatype, size, count, iterations, warmup, rule, cells: cells.clone(), calls })
                     })
                     .collect();
                 Group { datatype, points }
@@ -331,8 +336,8 @@ pub struct Point {
     pub warmup: usize,
     pub rule: Option<StoppingRule>,
     pub cells: Vec<Cell>,
-    /// Timed calls issued as one group (`Options::aggregate`).
-    pub grouped: usize,
+    /// How the timed calls are issued (`Options::aggregate`, `blocking`).
+    pub calls: Calls,
 }
 
 impl Point {
@@ -345,7 +350,7 @@ impl Point {
             iterations: self.iterations,
             warmup: self.warmup,
             window: cell.window,
-            grouped: self.grouped,
+            calls: self.calls,
         }
     }
 }

@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 use crate::backend::{Control, Transport};
-use crate::bench::{Kernel, SizeCase};
+use crate::bench::{Calls, Kernel, SizeCase};
 use crate::buffer::Mismatch;
 use crate::job::watchdog::{Progress, Step};
+use crate::options::Blocking;
 use crate::stats::precision::{Decision, StopReason, StoppingRule};
 use crate::stats::Samples;
 
@@ -210,8 +211,10 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     progress.set_step(Step::Timed);
     t.world().barrier();
     // nccl-tests' `-m`: the calls go in groups of `grouped`, each group
-    // one issue (a timestamp between groups, not inside one).
-    let grouped = case.grouped.max(1);
+    // one issue (a timestamp between groups, not inside one); its `-z`:
+    // a wait (and a barrier) after each call, or after each group.
+    let Calls { grouped, blocking } = case.calls;
+    let grouped = grouped.max(1);
     let groups = case.iterations / grouped;
     let mut issue_group = |g: usize| {
         let first = case.warmup + g * grouped;
@@ -220,6 +223,12 @@ fn run_batched<T: Transport, K: Kernel<T>>(
         }
         for i in first..first + grouped {
             kernel.issue(t, case, i);
+            if !blocking.is_none() {
+                t.complete();
+            }
+            if blocking == Blocking::WaitAndBarrier {
+                t.world().barrier();
+            }
         }
         if grouped > 1 {
             t.end_group();
@@ -246,11 +255,23 @@ fn run_batched<T: Transport, K: Kernel<T>>(
         }
     } else {
         let t0 = t.now();
+        // `-z 3`: only the groups' own spans, each up to its completion.
+        let mut spans = 0.0;
         for g in 0..groups {
+            let g0 = t.now();
             issue_group(g);
+            if blocking == Blocking::WaitEachGroupBarrierUntimed {
+                t.complete();
+                spans += t.now() - g0;
+                t.world().barrier();
+            }
         }
-        t.complete();
-        let secs = t.now() - t0;
+        // Calls waited for one by one are complete already (nccl-tests
+        // then skips the last wait too).
+        if blocking.is_none() || grouped > 1 {
+            t.complete();
+        }
+        let secs = if blocking == Blocking::WaitEachGroupBarrierUntimed { spans } else { t.now() - t0 };
         let each = secs / case.iterations.max(1) as f64;
         for _ in 0..case.iterations {
             samples.push(each);
@@ -306,7 +327,7 @@ mod tests {
                 iterations: 20,
                 warmup: 3,
                 window: 1,
-                grouped: 1,
+                calls: Calls::ALONE,
             };
             k.prepare(t, &case).expect("prepare");
             let progress = Progress::default();
@@ -364,7 +385,7 @@ mod tests {
                     iterations: 20,
                     warmup: 3,
                     window: 1,
-                    grouped: 1,
+                    calls: Calls::ALONE,
                 };
                 k.prepare(t, &case).expect("prepare");
                 let mut samples = Samples::with_capacity(20);
@@ -391,10 +412,17 @@ mod tests {
     }
 
     /// nccl-tests' `-m`: the timed calls go in groups, one issue each,
-    /// and the samples still count calls.
+    /// and the samples still count calls. Its `-z`, through the mock's
+    /// virtual time: a wait after each call costs nothing where calls
+    /// complete as they return; `-z 1`'s barrier after each call is timed,
+    /// `-z 3`'s after each group is not.
     #[test]
     fn grouped_calls_are_issued_in_groups_and_counted_as_calls() {
-        for (grouped, marks) in [(4, false), (4, true), (1, false)] {
+        let cases = [(4, false, Blocking::None), (4, true, Blocking::None), (1, false, Blocking::None)];
+        let blocking = [Blocking::WaitAndBarrier, Blocking::Wait, Blocking::WaitEachGroupBarrierUntimed];
+        let cases = cases.into_iter().chain(blocking.into_iter().flat_map(|b| [(1, false, b), (4, false, b)]));
+        let mut totals = std::collections::HashMap::new();
+        for (grouped, marks, blocking) in cases {
             let out = mock::run(2, Model::default(), |t| {
                 let opts = test_options(allreduce::Allreduce::SPEC, &["-m", "64:64", "-c"]);
                 let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
@@ -407,7 +435,7 @@ mod tests {
                     iterations: 20,
                     warmup: 3,
                     window: 1,
-                    grouped,
+                    calls: Calls { grouped, blocking },
                 };
                 k.prepare(t, &case).expect("prepare");
                 let mut samples = Samples::with_capacity(20);
@@ -416,8 +444,20 @@ mod tests {
                 (t.groups_closed(), samples.len(), samples.total(), o.errors)
             });
             let (groups, n, total, errors) = out[0];
-            assert_eq!((groups, n, errors), (if grouped > 1 { 20 / grouped } else { 0 }, 20, 0), "{grouped} {marks}");
-            assert!(total > 0.0);
+            let what = format!("-m {grouped} {blocking:?} marks {marks}");
+            assert_eq!((groups, n, errors), (if grouped > 1 { 20 / grouped } else { 0 }, 20, 0), "{what}");
+            assert!(total > 0.0, "{what}");
+            if !marks {
+                totals.insert((grouped, blocking), total);
+            }
+        }
+        let barrier = Model::default().barrier(2);
+        for grouped in [1, 4] {
+            let plain = totals[&(grouped, Blocking::None)];
+            let near = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+            assert!(near(totals[&(grouped, Blocking::Wait)], plain), "{totals:?}");
+            assert!(near(totals[&(grouped, Blocking::WaitEachGroupBarrierUntimed)], plain), "{totals:?}");
+            assert!(near(totals[&(grouped, Blocking::WaitAndBarrier)], plain + 20.0 * barrier), "{totals:?}");
         }
     }
 
@@ -440,7 +480,7 @@ mod tests {
                     iterations: ceiling,
                     warmup: 3,
                     window: 1,
-                    grouped: 1,
+                    calls: Calls::ALONE,
                 };
                 k.prepare(t, &case).expect("prepare");
                 let rule = StoppingRule::new(parse_precision(target).unwrap(), 40, ceiling as u64, None);

@@ -39,7 +39,15 @@ mod tests {
     use crate::datatype::Datatype;
 
     fn case() -> SizeCase {
-        SizeCase { datatype: Datatype::Char, size: 16, count: 16, iterations: 10, warmup: 2, window: 1, grouped: 1 }
+        SizeCase {
+            datatype: Datatype::Char,
+            size: 16,
+            count: 16,
+            iterations: 10,
+            warmup: 2,
+            window: 1,
+            calls: crate::bench::Calls::ALONE,
+        }
     }
 
     #[test]

@@ -282,7 +282,7 @@ mod tests {
             iterations: 10,
             warmup: 1,
             window: 64,
-            grouped: 1,
+            calls: crate::bench::Calls::ALONE,
         };
         // 1000 B x 64 x 2 per node x 2 child nodes
         assert_eq!(l.window_bytes(&case), 256_000.0);

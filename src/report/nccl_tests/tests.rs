@@ -319,6 +319,7 @@ fn preamble_and_devices() {
         validation: 1,
         graph: 0,
         unalign: 0,
+        blocking: Blocking::None,
     };
     assert_eq!(
         preamble("alltoall_perf", &settings),
@@ -331,6 +332,18 @@ fn preamble_and_devices() {
     );
     let factor = Settings { step: Step::Factor(2), ..settings };
     assert!(preamble("x", &factor)[1].contains(" step: 2(factor) "));
+    // -z 1..3: one more line before the `#`, as nccl-tests' format strings.
+    for (blocking, line) in [
+        (Blocking::WaitAndBarrier, "# Blocking Enabled: wait and barrier after each inner iteration (-m) "),
+        (Blocking::Wait, "# Blocking Enabled: wait after each inner iteration (-m), no barrier "),
+        (
+            Blocking::WaitEachGroupBarrierUntimed,
+            "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier ",
+        ),
+    ] {
+        let lines = preamble("x", &Settings { blocking, ..settings });
+        assert_eq!(&lines[2..], [line, "#"], "{blocking:?}");
+    }
 
     let h100 = Device {
         rank: 0,
