@@ -116,13 +116,27 @@ impl Drop for AlignedBuf {
 pub(crate) const SEND_FILL: u8 = b'a';
 pub(crate) const RECV_FILL: u8 = b'b';
 
+/// The widest element, bytes.
+const MAX_ELEMENT: usize = 8;
+
+/// `bytes` at the start of an element-sized array.
+fn widen<const N: usize>(bytes: [u8; N]) -> [u8; MAX_ELEMENT] {
+    let mut out = [0u8; MAX_ELEMENT];
+    out[..N].copy_from_slice(&bytes);
+    out
+}
+
 /// The value validation writes for `v` in element type `dt` (OSU's
-/// multipliers: char 7, int 10, float 2.0).
-fn element(dt: Datatype, v: u64) -> [u8; 4] {
+/// multipliers: char 7, int 10, float 2.0; the types OSU has not take
+/// those of their kind, wrapping as the type wraps).
+fn element(dt: Datatype, v: u64) -> [u8; MAX_ELEMENT] {
     match dt {
-        Datatype::Char => [(v.wrapping_mul(7) & 0xff) as u8, 0, 0, 0],
-        Datatype::Int => ((v as i64).wrapping_mul(10) as i32).to_ne_bytes(),
-        Datatype::Float => (2.0f32 * v as f32).to_ne_bytes(),
+        Datatype::Char | Datatype::Uint8 => widen([v.wrapping_mul(7) as u8]),
+        Datatype::Int => widen(((v as i64).wrapping_mul(10) as i32).to_ne_bytes()),
+        Datatype::Uint32 => widen((v.wrapping_mul(10) as u32).to_ne_bytes()),
+        Datatype::Int64 | Datatype::Uint64 => widen(v.wrapping_mul(10).to_ne_bytes()),
+        Datatype::Float => widen((2.0f32 * v as f32).to_ne_bytes()),
+        Datatype::Double => widen((2.0f64 * v as f64).to_ne_bytes()),
     }
 }
 
@@ -138,12 +152,14 @@ pub(crate) enum Encoding {
 }
 
 impl Encoding {
-    fn element(self, dt: Datatype, v: u64) -> [u8; 4] {
+    fn element(self, dt: Datatype, v: u64) -> [u8; MAX_ELEMENT] {
         match (self, dt) {
             (Encoding::Osu, _) => element(dt, v),
-            (Encoding::Exact, Datatype::Char) => [v as u8, 0, 0, 0],
-            (Encoding::Exact, Datatype::Int) => (v as i32).to_ne_bytes(),
-            (Encoding::Exact, Datatype::Float) => (v as f32).to_ne_bytes(),
+            (Encoding::Exact, Datatype::Char | Datatype::Uint8) => widen([v as u8]),
+            (Encoding::Exact, Datatype::Int | Datatype::Uint32) => widen((v as u32).to_ne_bytes()),
+            (Encoding::Exact, Datatype::Int64 | Datatype::Uint64) => widen(v.to_ne_bytes()),
+            (Encoding::Exact, Datatype::Float) => widen((v as f32).to_ne_bytes()),
+            (Encoding::Exact, Datatype::Double) => widen((v as f64).to_ne_bytes()),
         }
     }
 }
@@ -162,9 +178,9 @@ pub(crate) fn write_as(enc: Encoding, buf: &mut [u8], dt: Datatype, range: Range
     }
 }
 
-/// First element in `range` that differs from `value(k)`. Char and int
-/// compare exactly; a float may be off by 0.001 plus the rounding that a
-/// sum of `terms` floats can accumulate.
+/// First element in `range` that differs from `value(k)`. Integers
+/// compare exactly; a float or double may be off by 0.001 plus the
+/// rounding that a sum of `terms` of them can accumulate.
 pub(crate) fn check_values(
     buf: &[u8],
     dt: Datatype,
@@ -193,8 +209,13 @@ pub(crate) fn check_as(
         let ok = match dt {
             Datatype::Float => {
                 let a = f32::from_ne_bytes([got[0], got[1], got[2], got[3]]);
-                let b = f32::from_ne_bytes(want);
+                let b = f32::from_ne_bytes([want[0], want[1], want[2], want[3]]);
                 (a - b).abs() <= 0.001 + b.abs() * terms as f32 * f32::EPSILON
+            }
+            Datatype::Double => {
+                let a = f64::from_ne_bytes(got.try_into().expect("8 bytes"));
+                let b = f64::from_ne_bytes(want);
+                (a - b).abs() <= 0.001 + b.abs() * terms as f64 * f64::EPSILON
             }
             _ => got == &want[..w],
         };
@@ -236,10 +257,17 @@ pub struct Mismatch {
 }
 
 fn show(dt: Datatype, bytes: &[u8]) -> String {
+    let four = || [bytes[0], bytes[1], bytes[2], bytes[3]];
+    let eight = || -> [u8; 8] { bytes[..8].try_into().expect("8 bytes") };
     match dt {
         Datatype::Char => format!("{}", bytes[0] as i8),
-        Datatype::Int => format!("{}", i32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])),
-        Datatype::Float => format!("{}", f32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])),
+        Datatype::Uint8 => format!("{}", bytes[0]),
+        Datatype::Int => format!("{}", i32::from_ne_bytes(four())),
+        Datatype::Uint32 => format!("{}", u32::from_ne_bytes(four())),
+        Datatype::Float => format!("{}", f32::from_ne_bytes(four())),
+        Datatype::Int64 => format!("{}", i64::from_ne_bytes(eight())),
+        Datatype::Uint64 => format!("{}", u64::from_ne_bytes(eight())),
+        Datatype::Double => format!("{}", f64::from_ne_bytes(eight())),
     }
 }
 

@@ -1,6 +1,7 @@
-//! The element types a benchmark can move (OSU's `-T`): their size, the MPI
-//! name printed in `# Datatype:` lines, and how `-T` words select them; and
-//! the operation a reduction applies to them ([`Reduction`]).
+//! The element types a benchmark can move (OSU's `-T`, and the exact types
+//! of nccl-tests' `-d` beyond them): their size, the MPI name printed in
+//! `# Datatype:` lines, and how `-T` words select them; and the operation a
+//! reduction applies to them ([`Reduction`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -12,18 +13,48 @@ pub enum Datatype {
     Int,
     #[serde(rename = "MPI_FLOAT")]
     Float,
+    // nccl-tests' other exact types (`-d uint8` ...); OSU's `-T` has none
+    // of them.
+    #[serde(rename = "MPI_UINT8_T")]
+    Uint8,
+    #[serde(rename = "MPI_UINT32_T")]
+    Uint32,
+    #[serde(rename = "MPI_INT64_T")]
+    Int64,
+    #[serde(rename = "MPI_UINT64_T")]
+    Uint64,
+    #[serde(rename = "MPI_DOUBLE")]
+    Double,
 }
 
 impl Datatype {
+    /// OSU's `-T all`: its three types.
     pub const ALL: [Datatype; 3] = [Datatype::Char, Datatype::Int, Datatype::Float];
 
-    /// Bytes per element (C `char`, `int`, `float`).
+    /// Every type, OSU's first (the order of MPI's handles for them).
+    pub const EVERY: [Datatype; 8] = [
+        Datatype::Char,
+        Datatype::Int,
+        Datatype::Float,
+        Datatype::Uint8,
+        Datatype::Uint32,
+        Datatype::Int64,
+        Datatype::Uint64,
+        Datatype::Double,
+    ];
+
+    /// Bytes per element (C `char`, `int`, `float`, and the sized types).
     pub fn size(self) -> usize {
         match self {
-            Datatype::Char => 1,
-            Datatype::Int => 4,
-            Datatype::Float => 4,
+            Datatype::Char | Datatype::Uint8 => 1,
+            Datatype::Int | Datatype::Float | Datatype::Uint32 => 4,
+            Datatype::Int64 | Datatype::Uint64 | Datatype::Double => 8,
         }
+    }
+
+    /// Whether its values are floating point.
+    pub fn is_float(self) -> bool {
+        matches!(self, Datatype::Float | Datatype::Double)
     }
 
     /// The name MPI reports for the type, as printed after `# Datatype:`.
@@ -32,6 +63,11 @@ impl Datatype {
             Datatype::Char => "MPI_CHAR",
             Datatype::Int => "MPI_INT",
             Datatype::Float => "MPI_FLOAT",
+            Datatype::Uint8 => "MPI_UINT8_T",
+            Datatype::Uint32 => "MPI_UINT32_T",
+            Datatype::Int64 => "MPI_INT64_T",
+            Datatype::Uint64 => "MPI_UINT64_T",
+            Datatype::Double => "MPI_DOUBLE",
         }
     }
 
@@ -86,6 +122,20 @@ impl Reduction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// MPI's handles are looked up in EVERY's order by discriminant; OSU's
+    /// `-T all` stays its three.
+    #[test]
+    fn every_type_in_discriminant_order() {
+        for (i, dt) in Datatype::EVERY.into_iter().enumerate() {
+            assert_eq!(dt as usize, i, "{dt:?}");
+        }
+        let sizes = Datatype::EVERY.map(Datatype::size);
+        assert_eq!(sizes, [1, 4, 4, 1, 4, 8, 8, 8]);
+        assert_eq!(Datatype::parse_list("all"), Some(Datatype::ALL.to_vec()));
+        assert_eq!(Datatype::parse_list("double"), None, "OSU's -T has no double");
+        assert_eq!(Datatype::EVERY.iter().filter(|d| d.is_float()).count(), 2);
+    }
 
     #[test]
     fn parse_words() {

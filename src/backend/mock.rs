@@ -577,9 +577,9 @@ fn split_io<'a>(io: &'a mut Operands<AlignedBuf>) -> (Vec<u8>, &'a mut AlignedBu
 }
 
 /// Element-wise `op` over `count` elements of every input, from element
-/// `first` on, as MPI (or NCCL) computes it on `dt`: chars and ints wrap,
-/// chars compare as signed; an average is the sum divided by the inputs
-/// (ints truncate).
+/// `first` on, as MPI (or NCCL) computes it on `dt`: integers wrap and
+/// compare with their sign or without; an average is the sum divided by
+/// the inputs (integers truncate).
 fn reduce_elements(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize, op: Reduction) -> Vec<u8> {
     fn fold<T: Copy + PartialOrd>(
         mut xs: impl Iterator<Item = T>,
@@ -598,27 +598,28 @@ fn reduce_elements(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize,
     }
     let (w, n) = (dt.size(), inputs.len());
     let mut out = vec![0u8; count * w];
+    // One element of type $t: the inputs' values folded, an average
+    // divided by the inputs, written back.
+    macro_rules! reduce_as {
+        ($t:ty, $add:expr, $mul:expr, $k:expr) => {{
+            const W: usize = std::mem::size_of::<$t>();
+            let at = (first + $k) * W;
+            let read = |b: &Vec<u8>| <$t>::from_ne_bytes(b[at..at + W].try_into().expect("an element"));
+            let v = fold(inputs.iter().map(read), op, $add, $mul);
+            let v = if op == Reduction::Avg { v / n as $t } else { v };
+            out[$k * W..($k + 1) * W].copy_from_slice(&v.to_ne_bytes());
+        }};
+    }
     for k in 0..count {
-        let at = (first + k) * w;
-        let cell = &mut out[k * w..(k + 1) * w];
-        let word = |b: &Vec<u8>| -> [u8; 4] { b[at..at + 4].try_into().unwrap_or([0; 4]) };
         match dt {
-            Datatype::Char => {
-                let v = fold(inputs.iter().map(|b| b[at] as i8), op, i8::wrapping_add, i8::wrapping_mul);
-                let v = if op == Reduction::Avg { v / n as i8 } else { v };
-                cell[0] = v as u8;
-            }
-            Datatype::Int => {
-                let v =
-                    fold(inputs.iter().map(|b| i32::from_ne_bytes(word(b))), op, i32::wrapping_add, i32::wrapping_mul);
-                let v = if op == Reduction::Avg { v / n as i32 } else { v };
-                cell.copy_from_slice(&v.to_ne_bytes());
-            }
-            Datatype::Float => {
-                let v = fold(inputs.iter().map(|b| f32::from_ne_bytes(word(b))), op, |a, b| a + b, |a, b| a * b);
-                let v = if op == Reduction::Avg { v / n as f32 } else { v };
-                cell.copy_from_slice(&v.to_ne_bytes());
-            }
+            Datatype::Char => reduce_as!(i8, i8::wrapping_add, i8::wrapping_mul, k),
+            Datatype::Uint8 => reduce_as!(u8, u8::wrapping_add, u8::wrapping_mul, k),
+            Datatype::Int => reduce_as!(i32, i32::wrapping_add, i32::wrapping_mul, k),
+            Datatype::Uint32 => reduce_as!(u32, u32::wrapping_add, u32::wrapping_mul, k),
+            Datatype::Int64 => reduce_as!(i64, i64::wrapping_add, i64::wrapping_mul, k),
+            Datatype::Uint64 => reduce_as!(u64, u64::wrapping_add, u64::wrapping_mul, k),
+            Datatype::Float => reduce_as!(f32, |a, b| a + b, |a, b| a * b, k),
+            Datatype::Double => reduce_as!(f64, |a, b| a + b, |a, b| a * b, k),
         }
     }
     out

@@ -6,6 +6,10 @@ MPI_Datatype commbench_mpi_char(void) { return MPI_CHAR; }
 MPI_Datatype commbench_mpi_int(void) { return MPI_INT; }
 MPI_Datatype commbench_mpi_float(void) { return MPI_FLOAT; }
 MPI_Datatype commbench_mpi_double(void) { return MPI_DOUBLE; }
+MPI_Datatype commbench_mpi_uint8(void) { return MPI_UINT8_T; }
+MPI_Datatype commbench_mpi_uint32(void) { return MPI_UINT32_T; }
+MPI_Datatype commbench_mpi_int64(void) { return MPI_INT64_T; }
+MPI_Datatype commbench_mpi_uint64(void) { return MPI_UINT64_T; }
 MPI_Datatype commbench_mpi_unsigned_long_long(void) { return MPI_UNSIGNED_LONG_LONG; }
 MPI_Op commbench_mpi_sum(void) { return MPI_SUM; }
 MPI_Op commbench_mpi_prod(void) { return MPI_PROD; }

@@ -39,12 +39,17 @@ use crate::datatype::{Datatype, Reduction};
 use crate::gpu::cuda::{self, GpuInfo};
 use crate::gpu::nccl_lib::{self, NcclCallError};
 
-/// NCCL's element type for an OSU datatype.
+/// NCCL's element type for one of ours.
 fn nccl_type(dt: Datatype) -> ncclDataType_t {
     match dt {
         Datatype::Char => ncclDataType_t::ncclInt8,
         Datatype::Int => ncclDataType_t::ncclInt32,
         Datatype::Float => ncclDataType_t::ncclFloat32,
+        Datatype::Uint8 => ncclDataType_t::ncclUint8,
+        Datatype::Uint32 => ncclDataType_t::ncclUint32,
+        Datatype::Int64 => ncclDataType_t::ncclInt64,
+        Datatype::Uint64 => ncclDataType_t::ncclUint64,
+        Datatype::Double => ncclDataType_t::ncclFloat64,
     }
 }
 

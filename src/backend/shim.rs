@@ -14,6 +14,10 @@ extern "C" {
     fn commbench_mpi_int() -> ffi::MPI_Datatype;
     fn commbench_mpi_float() -> ffi::MPI_Datatype;
     fn commbench_mpi_double() -> ffi::MPI_Datatype;
+    fn commbench_mpi_uint8() -> ffi::MPI_Datatype;
+    fn commbench_mpi_uint32() -> ffi::MPI_Datatype;
+    fn commbench_mpi_int64() -> ffi::MPI_Datatype;
+    fn commbench_mpi_uint64() -> ffi::MPI_Datatype;
     fn commbench_mpi_unsigned_long_long() -> ffi::MPI_Datatype;
     fn commbench_mpi_sum() -> ffi::MPI_Op;
     fn commbench_mpi_prod() -> ffi::MPI_Op;
@@ -25,7 +29,8 @@ extern "C" {
 /// The MPI handles of our element types, looked up once.
 #[derive(Clone, Copy)]
 pub(super) struct Handles {
-    types: [ffi::MPI_Datatype; 3],
+    /// In the order of [`Datatype::EVERY`].
+    types: [ffi::MPI_Datatype; 8],
     pub double: ffi::MPI_Datatype,
     pub u64: ffi::MPI_Datatype,
     pub int: ffi::MPI_Datatype,
@@ -42,7 +47,16 @@ impl Handles {
         // SAFETY: each call returns a predefined constant of the library.
         unsafe {
             Handles {
-                types: [commbench_mpi_char(), commbench_mpi_int(), commbench_mpi_float()],
+                types: [
+                    commbench_mpi_char(),
+                    commbench_mpi_int(),
+                    commbench_mpi_float(),
+                    commbench_mpi_uint8(),
+                    commbench_mpi_uint32(),
+                    commbench_mpi_int64(),
+                    commbench_mpi_uint64(),
+                    commbench_mpi_double(),
+                ],
                 double: commbench_mpi_double(),
                 u64: commbench_mpi_unsigned_long_long(),
                 int: commbench_mpi_int(),

@@ -9,8 +9,8 @@
 //! line naming the option and with nccl-tests' own status for a test that
 //! does not implement something (5): more than one GPU per process (`-g`,
 //! `-t`, issue 43's process model), the pre-multiplied sum and every
-//! operation in turn (`-o mulsum`, `-o all`), types other than int8,
-//! int32 and float, every root in turn
+//! operation in turn (`-o mulsum`, `-o all`), half, bfloat16 and the fp8
+//! types, every type in turn (`-d all`), every root in turn
 //! (`-r -1`), sweeps repeated until stopped
 //! (`-N 0`), CUDA graphs, the
 //! default stream, CPU time, timestamps, per-iteration timing, JSON output,
@@ -207,8 +207,13 @@ fn reduction(op: RedOp) -> Option<Reduction> {
 fn datatype(t: NcclType) -> Option<Datatype> {
     match t {
         NcclType::Int8 => Some(Datatype::Char),
+        NcclType::Uint8 => Some(Datatype::Uint8),
         NcclType::Int32 => Some(Datatype::Int),
+        NcclType::Uint32 => Some(Datatype::Uint32),
+        NcclType::Int64 => Some(Datatype::Int64),
+        NcclType::Uint64 => Some(Datatype::Uint64),
         NcclType::Float => Some(Datatype::Float),
+        NcclType::Double => Some(Datatype::Double),
         _ => None,
     }
 }
@@ -226,9 +231,9 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
     let dt = match s.datatype {
         Choice::One(t) => match datatype(t) {
             Some(d) => d,
-            None => return not_yet(&format!("-d {} (int8, int32 and float are)", t.name())),
+            None => return not_yet(&format!("-d {} (the integer types, float and double are)", t.name())),
         },
-        Choice::All => return not_yet("-d all (int8, int32 and float are, one at a time)"),
+        Choice::All => return not_yet("-d all (the integer types, float and double are, one at a time)"),
     };
     let reduction = match s.op {
         Choice::One(op) => match reduction(op) {

@@ -19,6 +19,11 @@ pub(crate) fn type_name(dt: Datatype) -> &'static str {
         Datatype::Char => "int8",
         Datatype::Int => "int32",
         Datatype::Float => "float",
+        Datatype::Uint8 => "uint8",
+        Datatype::Uint32 => "uint32",
+        Datatype::Int64 => "int64",
+        Datatype::Uint64 => "uint64",
+        Datatype::Double => "double",
     }
 }
 

@@ -174,7 +174,7 @@ fn settings_not_yet_offered_are_refused_in_one_line() {
         (&["-g", "2"][..], &[][..], "all_reduce_perf: -t 1 -g 2 (one GPU per process only"),
         (&["-o", "mulsum"], &[], "all_reduce_perf: -o mulsum (sum, prod, max, min and avg are) is not available"),
         (&["-o", "all"], &[], "all_reduce_perf: -o all (sum, prod, max, min and avg are, one at a time)"),
-        (&["-d", "double"], &[], "all_reduce_perf: -d double (int8, int32 and float are)"),
+        (&["-d", "bfloat16"], &[], "all_reduce_perf: -d bfloat16 (the integer types, float and double are)"),
         (&["-N", "0"], &[], "all_reduce_perf: -N 0 (a sweep repeated until stopped) is not available"),
         (&[], &[("NCCL_TESTS_SPLIT", "%2")], "all_reduce_perf: NCCL_TESTS_SPLIT is not available"),
         (&["-r", "-1"], &[], "all_reduce_perf: -r -1 (one root at a time is)"),
@@ -293,6 +293,7 @@ fn every_binary_rounds_its_sizes_as_nccl_tests_does() {
 /// operation. Twelve launches of about a second.
 #[test]
 fn each_reduction_operation_runs_and_is_checked() {
+    // 12 + 6 + 3 + 1 launches of under a second each.
     let _g = mpi_lock();
     let gpu = standin::stand_in("dgx1");
     for program in ["all_reduce_perf", "reduce_perf", "reduce_scatter_perf"] {
@@ -311,11 +312,38 @@ fn each_reduction_operation_runs_and_is_checked() {
             assert_eq!(record["options"]["reduction"], op, "{record}");
         }
     }
-    let dir = tempfile::tempdir().unwrap();
-    let args = ["-b", "1K", "-e", "1K", "-n", "2", "-o", "max", "-d", "int32"];
-    let r = perf(&gpu, Some(3), "all_reduce_perf", &args, &[("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1")], dir.path());
-    assert_eq!(r.code, Some(7), "{}\n{}", r.stdout, r.stderr);
-    assert!(rows(&r.stdout).iter().all(|row| row.5 != "0" && row.6 != "0"), "{}", r.stdout);
+    // nccl-tests' other exact types: each with an operation, counts and
+    // the type column as nccl-tests prints them (eight-byte types halve
+    // the count), checked.
+    for (program, op, ty, width) in [
+        ("all_reduce_perf", "sum", "uint8", 1),
+        ("all_reduce_perf", "prod", "uint32", 4),
+        ("all_reduce_perf", "max", "int64", 8),
+        ("reduce_perf", "min", "uint64", 8),
+        ("reduce_scatter_perf", "avg", "double", 8),
+        ("all_gather_perf", "sum", "double", 8),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["-b", "24", "-e", "3K", "-f", "8", "-n", "2", "-w", "1", "-o", op, "-d", ty];
+        let r = perf(&gpu, Some(3), program, &args, &[], dir.path());
+        assert_eq!(r.code, Some(0), "{program} -d {ty}: {}\n{}", r.stdout, r.stderr);
+        let got = rows(&r.stdout);
+        assert_eq!(got.len(), 3, "{program} -d {ty}: {}", r.stdout);
+        for row in &got {
+            let per_rank = if program == "all_reduce_perf" || program == "reduce_perf" { 1 } else { 3 };
+            assert_eq!(row.1, row.0 / width / per_rank, "{program} -d {ty} count: {}", r.stdout);
+            assert_eq!(row.2, ty, "{program}: {}", r.stdout);
+            assert_eq!((row.5.as_str(), row.6.as_str()), ("0", "0"), "{program} -d {ty}: {}", r.stdout);
+        }
+    }
+    for ty in ["int32", "double", "uint64"] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["-b", "1K", "-e", "1K", "-n", "2", "-o", "max", "-d", ty];
+        let corrupt = [("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1")];
+        let r = perf(&gpu, Some(3), "all_reduce_perf", &args, &corrupt, dir.path());
+        assert_eq!(r.code, Some(7), "-d {ty}: {}\n{}", r.stdout, r.stderr);
+        assert!(rows(&r.stdout).iter().all(|row| row.5 != "0" && row.6 != "0"), "-d {ty}: {}", r.stdout);
+    }
     // A sum's record says nothing of the operation, as before.
     let dir = tempfile::tempdir().unwrap();
     let r = perf(&gpu, None, "all_reduce_perf", &["-b", "1K", "-e", "1K", "-n", "2"], &[], dir.path());

@@ -71,9 +71,25 @@ fn measure_with<B: BenchOn<MockTransport>>(
     fault: Option<Fault>,
     reduction: Reduction,
 ) -> (Vec<Seen>, Ending, usize) {
+    measure_types::<B>(np, args, model, fault, reduction, None)
+}
+
+/// [`measure_with`] of `types` in place of `-T`'s (nccl-tests' types, which
+/// no OSU word selects).
+fn measure_types<B: BenchOn<MockTransport>>(
+    np: usize,
+    args: &[&str],
+    model: Model,
+    fault: Option<Fault>,
+    reduction: Reduction,
+    types: Option<&[Datatype]>,
+) -> (Vec<Seen>, Ending, usize) {
     let out = mock::run_with(np, model, fault, |t| {
         let mut opts = test_options(B::SPEC, args);
         opts.reduction = reduction;
+        if let Some(types) = types {
+            opts.datatypes = types.to_vec();
+        }
         let plan = Plan::for_test(B::SPEC, &opts, np);
         let setup = Setup::new(t, &plan);
         let mut kernel = B::kernel(&setup).expect("buffers");
@@ -274,25 +290,29 @@ const NCCL_TESTS: [&str; 4] = ["--backend", "nccl", "--format", "nccl-tests"];
 fn every_reduction_validates_on_the_reducing_collectives() {
     let m = Model::default();
     let mut args = NCCL_TESTS.to_vec();
-    args.extend(["-m", "4:64", "-i", "3", "-x", "1", "-T", "all"]);
+    args.extend(["-m", "8:64", "-i", "3", "-x", "1"]);
+    let every = Some(&Datatype::EVERY[..]);
     for op in [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg] {
         for np in 1..=4 {
             for (name, (seen, ending, _)) in [
-                ("allreduce", measure_with::<allreduce::Allreduce>(np, &args, m, None, op)),
-                ("reduce", measure_with::<reduce::Reduce>(np, &args, m, None, op)),
-                ("reduce_scatter", measure_with::<reduce_scatter::ReduceScatter>(np, &args, m, None, op)),
+                ("allreduce", measure_types::<allreduce::Allreduce>(np, &args, m, None, op, every)),
+                ("reduce", measure_types::<reduce::Reduce>(np, &args, m, None, op, every)),
+                ("reduce_scatter", measure_types::<reduce_scatter::ReduceScatter>(np, &args, m, None, op, every)),
             ] {
                 let all = rows(&seen);
                 let brief: Vec<_> = all.iter().map(|r| (r.datatype, r.size, r.in_place, r.wrong_elements)).collect();
                 assert_eq!(ending, Ending::Complete, "{name} {op:?} np {np}: {brief:?}");
-                assert!(!all.is_empty(), "{name} {op:?} np {np}");
+                let types: std::collections::BTreeSet<String> =
+                    all.iter().map(|r| format!("{:?}", r.datatype.expect("typed"))).collect();
+                assert_eq!(types.len(), Datatype::EVERY.len(), "{name} {op:?} np {np}: {brief:?}");
                 for r in all {
                     assert_eq!((r.validation, r.wrong_elements), (Some(true), Some(0)), "{name} {op:?} np {np}: {r:?}");
                 }
             }
         }
         // A flipped byte of rank 1's allreduce result (ints: exact).
-        let ints: Vec<&str> = args.iter().map(|a| if *a == "all" { "mpi_int" } else { a }).collect();
+        let mut ints = args.clone();
+        ints.extend(["-T", "mpi_int"]);
         let fault = Some(Fault::CorruptTo { to: 1 });
         let (_, ending, _) = measure_with::<allreduce::Allreduce>(2, &ints, m, fault, op);
         assert!(matches!(ending, Ending::ValidationFailed { .. }), "{op:?}: {ending:?}");
