@@ -269,6 +269,18 @@ impl Sweep {
         std::iter::successors((self.min <= self.max).then_some(self.min), next)
     }
 
+    /// The sizes nccl-tests warms up at before a sweep: from `min`,
+    /// doubling, while not above `max`, whatever the sweep's own step.
+    /// From 0 the next is 1 (nccl-tests' own loop would stay at 0 for
+    /// ever).
+    pub fn warmup_sizes(self) -> impl Iterator<Item = u64> {
+        let next = move |size: &u64| {
+            let n = if *size == 0 { Some(1) } else { size.checked_mul(2) };
+            n.filter(|n| *n <= self.max)
+        };
+        std::iter::successors((self.min <= self.max).then_some(self.min), next)
+    }
+
     /// Every size measured, in order: [`Sweep::pass`] `cycles` times.
     pub fn sizes(self) -> impl Iterator<Item = u64> {
         (0..self.cycles.max(1)).flat_map(move |_| self.pass())

@@ -494,8 +494,9 @@ fn fills_have_landed_before_nccl_reads_them() {
 /// A fill or check stages only the bytes its message size uses, not the
 /// whole buffer (sized for the largest message): a sweep to 1 GiB on a GPU
 /// once staged 1 GiB each way for every check of every size, minutes of
-/// copies. osu_reduce checks every iteration in OSU's layout; the
-/// stand-in's trace lists every copy with its bytes.
+/// copies. osu_reduce, batched like every NCCL collective, checks one more
+/// call after the timed ones; the stand-in's trace lists every copy with
+/// its bytes.
 #[test]
 fn fills_and_checks_stage_only_the_size_s_bytes() {
     let _g = mpi_lock();
@@ -521,22 +522,24 @@ fn fills_and_checks_stage_only_the_size_s_bytes() {
         .collect();
     let of = |bytes: usize| copies.iter().filter(|&&b| b == bytes).count();
     // Per rank: the first fills (three buffers there and back), then at
-    // the largest size each of four iterations' two fills there and back
-    // and its check (every rank reads; the root judges). Staging whole
-    // buffers made 732.
-    assert!(of(1048576) <= 2 * (3 * 2 + 4 * 5), "{} copies of the whole buffer: {copies:?}", of(1048576));
-    assert!(of(8) >= 2 * 4 * 4, "the 8-byte size's fills are 8 bytes: {copies:?}");
+    // the largest size the checked call's two fills there and back and
+    // its check (every rank reads; the root judges). Staging whole
+    // buffers made 732 when each of four iterations was checked.
+    assert!(of(1048576) <= 2 * (3 * 2 + 5), "{} copies of the whole buffer: {copies:?}", of(1048576));
+    assert!(of(8) >= 2 * 4, "the 8-byte size's fills are 8 bytes: {copies:?}");
     assert!(copies.iter().all(|&b| b <= 1048576), "{copies:?}");
 }
 
-/// `-u N` queues N untimed calls before each timed one; on a stream they
-/// must be done before the clock starts, so that the time does not grow
-/// with N. The stand-in's trace says when each NCCL call was queued and
-/// when it was done, on one clock for every process: each timed call is
-/// queued only once the three untimed ones before it are done (with the
-/// clock started while they were still queued, it would follow them at
-/// once, long before: each takes 6 ms here). An order of events, so no
-/// load can fail it; the time itself is never below the model's one call.
+/// `-u N` queues N untimed steps before each timed one where every call
+/// is checked (osu_latency's ping-pong: a send and a receive per rank);
+/// on a stream they must be done before the clock starts, so that the
+/// time does not grow with N. The stand-in's trace says when each NCCL
+/// call was queued and when it was done, on one clock for every process:
+/// each timed step is queued only once the three untimed ones before it
+/// are done (with the clock started while they were still queued, it
+/// would follow them at once, long before: each message takes 6 ms here).
+/// An order of events, so no load can fail it; the time itself is never
+/// below the model's one message.
 #[test]
 fn untimed_validation_calls_stay_out_of_the_time() {
     let _g = mpi_lock();
@@ -545,7 +548,7 @@ fn untimed_validation_calls_stay_out_of_the_time() {
     let trace = dir.path().join("trace");
     let env = [("COMMBENCH_STANDIN_TIME_SCALE", "500"), ("COMMBENCH_STANDIN_TRACE", trace.to_str().unwrap())];
     let args = ["--backend", "nccl", "-m", "4:4", "-i", "3", "-x", "0", "-c", "-u", "3"];
-    let run = nccl_run(&gpu, 2, "osu_reduce", &args, &env, dir.path());
+    let run = nccl_run(&gpu, 2, "osu_latency", &args, &env, dir.path());
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     let time: f64 = osu_rows(&run.stdout)[0][1].parse().unwrap();
     let want_us = 500.0 * model.op_seconds(4.0, model.pair_rate(0, 1)) * 1e6;
@@ -563,10 +566,11 @@ fn untimed_validation_calls_stay_out_of_the_time() {
     }
     assert_eq!(calls.len(), 2, "{traced}");
     for (pid, c) in &calls {
-        // Three iterations of three untimed calls and the timed one.
-        assert_eq!(c.len(), 12, "rank pid {pid}: {c:?}");
+        // Three iterations of three untimed steps and the timed one, each
+        // step a send and a receive.
+        assert_eq!(c.len(), 24, "rank pid {pid}: {c:?}");
         for k in 0..3 {
-            let (untimed, timed) = (c[4 * k + 2], c[4 * k + 3]);
+            let (untimed, timed) = (c[8 * k + 5], c[8 * k + 6]);
             assert!(
                 timed.0 >= untimed.1,
                 "rank pid {pid}, iteration {k}: timed call queued before -u's were done: {c:?}"

@@ -471,6 +471,41 @@ fn aggregated_calls_and_the_reported_rank_time_follow_nccl_tests() {
     }
 }
 
+/// nccl-tests' warm-up: `-w` calls at every size from `-b`, doubling up to
+/// `-e`, once before the sweep, and none before each size. Counted in the
+/// stand-in's trace (one line per call it runs): `-w 2` over 1K..16K by 4
+/// warms up at 1K, 2K, 4K, 8K and 16K, ten calls per rank, twenty on two
+/// ranks more than `-w 0`; a warm-up before each size's two passes would
+/// be twelve per rank. The CSV says the sizes had none of their own. Two
+/// launches of about a second.
+#[test]
+fn warm_up_runs_once_before_the_sweep_at_doubling_sizes() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let mut calls = Vec::new();
+    for w in ["2", "0"] {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("trace");
+        let args = ["-b", "1K", "-e", "16K", "-f", "4", "-n", "1", "-c", "0", "-w", w];
+        let r = perf(
+            &gpu,
+            Some(2),
+            "all_reduce_perf",
+            &args,
+            &[("COMMBENCH_STANDIN_TRACE", trace.to_str().unwrap())],
+            dir.path(),
+        );
+        assert_eq!(r.code, Some(0), "-w {w}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(rows(&r.stdout).len(), 3, "{}", r.stdout);
+        assert!(r.stdout.contains(&format!(" warmup iters: {w} iters: 1 ")), "{}", r.stdout);
+        let (_, csv) = run_results(dir.path());
+        assert!(csv.iter().all(|row| row["warmup"] == "0"), "{csv:?}");
+        let text = std::fs::read_to_string(&trace).unwrap();
+        calls.push(text.lines().filter(|l| l.contains(" custom ")).count());
+    }
+    assert_eq!(calls[0] - calls[1], 20, "{calls:?}");
+}
+
 /// sendrecv_perf, which has no OSU twin: a ring of grouped sends and
 /// receives on one process with no launcher (the rank sends to itself) and
 /// on three ranks. Every row as nccl-tests prints sendrecv's (the op it was

@@ -20,7 +20,7 @@
 //! between sizes (barriers, fills, start-up) is left out.
 
 use crate::backend::Capability;
-use crate::bench::engine::plan::{Plan, Point};
+use crate::bench::engine::plan::{Cell, Plan, Point};
 use crate::bytes::human_bytes;
 use crate::spec::{MetricKind, Op};
 
@@ -105,10 +105,31 @@ fn point_secs(plan: &Plan, np: usize, p: &Point, reps: usize, link: LinkModel) -
         .sum()
 }
 
-/// The modelled seconds of the whole plan on `np` ranks.
+/// The modelled seconds of the whole plan on `np` ranks: every point, and
+/// nccl-tests' warm-up before each group's sweep.
 pub(crate) fn duration_secs(plan: &Plan, np: usize, link: LinkModel) -> f64 {
     let reps = 1 + if plan.opts.validation.is_some() { plan.opts.validation_warmup } else { 0 };
-    plan.groups().iter().flat_map(|g| &g.points).map(|p| point_secs(plan, np, p, reps, link)).sum()
+    let groups = plan.groups();
+    let points: f64 = groups.iter().flat_map(|g| &g.points).map(|p| point_secs(plan, np, p, reps, link)).sum();
+    let warmups: f64 = groups
+        .iter()
+        .flat_map(|g| &g.warmup)
+        .map(|c| {
+            let cells = vec![Cell { window: 1, in_place: Some(false) }];
+            let p = Point {
+                size: c.size,
+                datatype: c.datatype,
+                count: c.count,
+                iterations: 0,
+                warmup: c.warmup,
+                rule: None,
+                cells,
+                calls: c.calls,
+            };
+            point_secs(plan, np, &p, 1, link)
+        })
+        .sum();
+    points + warmups
 }
 
 /// Seconds in words: `850 us`, `12.3 ms`, `4.2 s`, `3 min 20 s`, `2 h 5 min`.

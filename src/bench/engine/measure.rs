@@ -48,6 +48,15 @@ pub fn run<T: Transport, K: Kernel<T>>(
     let mut busbw = (0.0f64, 0usize);
     for group in &groups {
         emit(&mut sinks, &mut |s| s.begin_datatype(group.datatype))?;
+        // nccl-tests' warm-up, once before the sweep, out of place.
+        for case in &group.warmup {
+            kernel.set_in_place(false);
+            progress.enter(Step::Setup, Some(case.datatype), case.size);
+            if everywhere(t.world(), program, kernel.prepare(t, case)).is_none() {
+                return Ok(Ending::Error { detail: format!("could not set up message size {} to warm up", case.size) });
+            }
+            timed_loop::warm_up(t, kernel, case, progress);
+        }
         for point in &group.points {
             let size = point.size;
             // The point's rows, one per cell, for the outputs at once.

@@ -117,10 +117,13 @@ impl<'a> Plan<'a> {
     }
 
     /// The plan running nccl-tests' `sweep`: the kernel's buffers hold its
-    /// last size (in one-byte elements, the most any type's rounding
-    /// leaves).
+    /// last size, or the warm-up's last where that is larger (doubling
+    /// can pass the sweep's own last size: `-b 8 -e 64K -f 8` measures up
+    /// to 32K and warms up at 64K), in one-byte elements, the most any
+    /// type's rounding leaves.
     fn with_sweep(self, sweep: crate::options::Sweep) -> Plan<'a> {
-        let max_size = sweep.last().map_or(0, |last| self.kernel_size(last, 1));
+        let last = sweep.last().max(sweep.warmup_sizes().last());
+        let max_size = last.map_or(0, |last| self.kernel_size(last, 1));
         Plan { sweep: Some(sweep), max_size, ..self }
     }
 
@@ -272,6 +275,9 @@ impl<'a> Plan<'a> {
                             return None;
                         }
                         let (iterations, warmup) = self.counts(size);
+                        // nccl-tests warms up once before the sweep
+                        // ([`Group::warmup`]), not before each size.
+                        let warmup = if self.sweep.is_some() { 0 } else { warmup };
                         // Each of nccl-tests' `-n` iterations is `-m` calls.
                         let calls = self.calls();
                         let iterations = iterations * calls.grouped;
@@ -279,8 +285,27 @@ impl<'a> Plan<'a> {
                         Some(Point { datatype, size, count, iterations, warmup, rule, cells: cells.clone(), calls })
                     })
                     .collect();
-                Group { datatype, points }
+                Group { datatype, warmup: self.warmup_sweep(datatype), points }
             })
+            .collect()
+    }
+
+    /// nccl-tests' warm-up before a sweep of `datatype`: `-w` calls at
+    /// each size from the smallest, doubling up to the largest; none for
+    /// OSU's runs, which warm up before each size.
+    fn warmup_sweep(&self, datatype: Datatype) -> Vec<SizeCase> {
+        let Some(sweep) = self.sweep else {
+            return Vec::new();
+        };
+        sweep
+            .warmup_sizes()
+            .map(|bytes| {
+                let size = self.kernel_size(bytes, datatype.size());
+                let (_, warmup) = self.counts(size);
+                let count = size / datatype.size();
+                SizeCase { datatype, size, count, iterations: 0, warmup, window: 1, calls: Calls::ALONE }
+            })
+            .filter(|case| case.warmup > 0)
             .collect()
     }
 }
@@ -320,6 +345,9 @@ impl Plan<'_> {
 #[derive(Clone, Debug)]
 pub struct Group {
     pub datatype: Datatype,
+    /// Sizes warmed up before the group's first point (nccl-tests' way;
+    /// empty for OSU's, whose points warm up themselves).
+    pub warmup: Vec<SizeCase>,
     pub points: Vec<Point>,
 }
 
@@ -483,15 +511,59 @@ mod tests {
         // Reduce-scatter: the whole buffer, the ranks' blocks whole.
         let (_, _, sizes) = swept(&REDUCE_SCATTER, 3, to_8g, Datatype::Float);
         assert_eq!(&sizes[..4], &[0, 12, 24, 60]);
-        // A linear step, and bytes that are not whole elements.
+        // A linear step, and bytes that are not whole elements; the
+        // buffers hold the warm-up's 28 bytes (7, doubling), above 23.
         let linear = Sweep { min: 7, max: 30, step: SweepStep::Bytes(8), cycles: 1 };
         let (max, _, sizes) = swept(&ALLREDUCE, 2, linear, Datatype::Float);
-        assert_eq!((max, sizes), (23, vec![4, 12, 20]));
+        assert_eq!((max, sizes), (28, vec![4, 12, 20]));
         let (_, _, sizes) = swept(&ALLREDUCE, 2, linear, Datatype::Char);
         assert_eq!(sizes, vec![7, 15, 23]);
         // -N: the whole sweep again, its largest size the same.
         let (max, _, sizes) = swept(&ALLREDUCE, 2, Sweep { cycles: 2, ..linear }, Datatype::Char);
-        assert_eq!((max, sizes), (23, vec![7, 15, 23, 7, 15, 23]));
+        assert_eq!((max, sizes), (28, vec![7, 15, 23, 7, 15, 23]));
+    }
+
+    /// nccl-tests warms up once before a sweep: `-w` calls at each size
+    /// from the smallest, doubling, whatever the sweep's step, up to its
+    /// largest; its sizes then run without warm-up of their own. OSU's
+    /// runs warm up before each size, as before.
+    #[test]
+    fn a_sweep_warms_up_once_doubling_before_its_sizes() {
+        use crate::options::{Sweep, SweepStep};
+        let mut o = opts(&ALLREDUCE, &["--backend", "nccl", "-x", "3"]);
+        o.datatypes = vec![Datatype::Float];
+        o.sweep = Some(Sweep { min: 1000, max: 9000, step: SweepStep::Bytes(4000), cycles: 2 });
+        let plan = Plan::resolve(entry_of(&ALLREDUCE), &o, 2).unwrap();
+        let g = &plan.groups()[0];
+        let warm: Vec<(usize, usize, usize)> = g.warmup.iter().map(|c| (c.size, c.warmup, c.iterations)).collect();
+        assert_eq!(warm, [(1000, 3, 0), (2000, 3, 0), (4000, 3, 0), (8000, 3, 0)]);
+        let points: Vec<(usize, usize)> = g.points.iter().map(|p| (p.size, p.warmup)).collect();
+        assert_eq!(points, [(1000, 0), (5000, 0), (9000, 0), (1000, 0), (5000, 0), (9000, 0)]);
+        // From 0 bytes: 0, then 1 byte (as a float, no element), 2, 4, ...
+        o.sweep = Some(Sweep { min: 0, max: 10, step: SweepStep::Bytes(5), cycles: 1 });
+        let plan = Plan::resolve(entry_of(&ALLREDUCE), &o, 2).unwrap();
+        let warm: Vec<usize> = plan.groups()[0].warmup.iter().map(|c| c.size).collect();
+        assert_eq!(warm, [0, 0, 0, 4, 8]);
+        // The warm-up can pass the sweep's last size; the buffers hold it.
+        o.sweep = Some(Sweep { min: 8, max: 64 << 10, step: SweepStep::Factor(8), cycles: 1 });
+        let plan = Plan::resolve(entry_of(&ALLREDUCE), &o, 2).unwrap();
+        let g = &plan.groups()[0];
+        assert_eq!(
+            (g.points.last().map(|p| p.size), g.warmup.last().map(|c| c.size)),
+            (Some(32 << 10), Some(64 << 10))
+        );
+        assert_eq!(plan.max_size, 64 << 10);
+        // -w 0: nothing to warm up.
+        let mut none = opts(&ALLREDUCE, &["--backend", "nccl", "-x", "0"]);
+        none.sweep = o.sweep;
+        let plan = Plan::resolve(entry_of(&ALLREDUCE), &none, 2).unwrap();
+        assert!(plan.groups()[0].warmup.is_empty());
+        // OSU's way: each size its own warm-up.
+        let osu = opts(&ALLREDUCE, &["--backend", "nccl", "-m", "4:16", "-x", "3"]);
+        let plan = Plan::resolve(entry_of(&ALLREDUCE), &osu, 2).unwrap();
+        let g = &plan.groups()[0];
+        assert!(g.warmup.is_empty());
+        assert!(g.points.iter().all(|p| p.warmup == 3), "{:?}", g.points);
     }
 
     /// nccl-tests' memory rule lowers the largest size of a sweep a GPU

@@ -283,6 +283,26 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     out
 }
 
+/// nccl-tests' warm-up at one size, before a sweep: `case.warmup` calls
+/// back to back and one completion where the kernel batches, else one
+/// iteration at a time as the timed loop's own warm-up.
+pub fn warm_up<T: Transport, K: Kernel<T>>(t: &T, kernel: &mut K, case: &SizeCase, progress: &Progress) {
+    progress.set_step(Step::Warmup);
+    if T::BATCHED && kernel.batchable() {
+        for i in 0..case.warmup {
+            kernel.issue(t, case, i);
+        }
+        t.complete();
+    } else {
+        for i in 0..case.warmup {
+            kernel.begin_iteration(t, case, i, None);
+            kernel.step(t, case);
+            kernel.end_iteration(t, case);
+        }
+    }
+    progress.iteration(case.warmup.saturating_sub(1));
+}
+
 /// Validation as nccl-tests does it: one more iteration after the timed
 /// ones, untimed, filled and checked (nothing when not validating).
 fn check_after<T: Transport, K: Kernel<T>>(
