@@ -34,6 +34,17 @@ fn perf(gpu: &StandIn, np: Option<usize>, program: &str, args: &[&str], extra: &
     }
 }
 
+/// all_reduce_perf `args` on two ranks with the stand-in's trace on: the
+/// run, and the NCCL work units the stand-in ran (one per call, or per
+/// group of calls, on each rank).
+fn traced_perf(gpu: &StandIn, args: &[&str], dir: &Path) -> (Run, usize) {
+    let trace = dir.join("trace");
+    let r = perf(gpu, Some(2), "all_reduce_perf", args, &[("COMMBENCH_STANDIN_TRACE", trace.to_str().unwrap())], dir);
+    let text = std::fs::read_to_string(&trace).unwrap_or_default();
+    let units = text.lines().filter(|l| l.contains(" custom ")).count();
+    (r, units)
+}
+
 /// Every digit run as `9`, so a layout compares whatever the values.
 fn masked(text: &str) -> String {
     let mut out = String::new();
@@ -368,16 +379,8 @@ fn aggregated_calls_and_the_reported_rank_time_follow_nccl_tests() {
     let mut groups = Vec::new();
     for (n, m) in [("12", "1"), ("4", "3")] {
         let dir = tempfile::tempdir().unwrap();
-        let trace = dir.path().join("trace");
         let args = ["-b", "1K", "-e", "1K", "-w", "1", "-n", n, "-m", m];
-        let r = perf(
-            &gpu,
-            Some(2),
-            "all_reduce_perf",
-            &args,
-            &[("COMMBENCH_STANDIN_TRACE", trace.to_str().unwrap())],
-            dir.path(),
-        );
+        let (r, units) = traced_perf(&gpu, &args, dir.path());
         assert_eq!(r.code, Some(0), "-m {m}: {}\n{}", r.stdout, r.stderr);
         assert!(r.stdout.contains(&format!(" iters: {n} agg iters: {m} validation: 1 ")), "{}", r.stdout);
         let got = rows(&r.stdout);
@@ -390,8 +393,7 @@ fn aggregated_calls_and_the_reported_rank_time_follow_nccl_tests() {
             assert_eq!(record["options"]["aggregate"], 3, "{record}");
         }
         assert!(csv.iter().all(|row| row["iterations"] == "12"), "calls timed: {csv:?}");
-        let text = std::fs::read_to_string(&trace).unwrap();
-        groups.push(text.lines().filter(|l| l.contains(" custom ")).count());
+        groups.push(units);
     }
     assert_eq!(groups[0] - groups[1], 32, "{groups:?}");
 
@@ -485,23 +487,14 @@ fn warm_up_runs_once_before_the_sweep_at_doubling_sizes() {
     let mut calls = Vec::new();
     for w in ["2", "0"] {
         let dir = tempfile::tempdir().unwrap();
-        let trace = dir.path().join("trace");
         let args = ["-b", "1K", "-e", "16K", "-f", "4", "-n", "1", "-c", "0", "-w", w];
-        let r = perf(
-            &gpu,
-            Some(2),
-            "all_reduce_perf",
-            &args,
-            &[("COMMBENCH_STANDIN_TRACE", trace.to_str().unwrap())],
-            dir.path(),
-        );
+        let (r, units) = traced_perf(&gpu, &args, dir.path());
         assert_eq!(r.code, Some(0), "-w {w}: {}\n{}", r.stdout, r.stderr);
         assert_eq!(rows(&r.stdout).len(), 3, "{}", r.stdout);
         assert!(r.stdout.contains(&format!(" warmup iters: {w} iters: 1 ")), "{}", r.stdout);
         let (_, csv) = run_results(dir.path());
         assert!(csv.iter().all(|row| row["warmup"] == "0"), "{csv:?}");
-        let text = std::fs::read_to_string(&trace).unwrap();
-        calls.push(text.lines().filter(|l| l.contains(" custom ")).count());
+        calls.push(units);
     }
     assert_eq!(calls[0] - calls[1], 20, "{calls:?}");
 }

@@ -329,6 +329,12 @@ mod tests {
     use crate::cli::test_options;
     use crate::datatype::Datatype;
 
+    /// 64 bytes of ints, 20 timed calls after 3 warm-up ones, issued as
+    /// `calls` says.
+    fn case_64(calls: Calls) -> SizeCase {
+        SizeCase { datatype: Datatype::Int, size: 64, count: 16, iterations: 20, warmup: 3, window: 1, calls }
+    }
+
     /// Runs benchmark `B`'s kernel for one size on `np` mock ranks, once
     /// OSU's way and once as a batch; returns rank 0's samples of each and
     /// the batch's outcome.
@@ -340,15 +346,7 @@ mod tests {
             let plan = crate::bench::engine::plan::Plan::for_test(B::SPEC, &opts, np);
             let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
             let mut k = B::kernel(&setup).expect("buffers");
-            let case = SizeCase {
-                datatype: Datatype::Int,
-                size: 64,
-                count: 16,
-                iterations: 20,
-                warmup: 3,
-                window: 1,
-                calls: Calls::ALONE,
-            };
+            let case = case_64(Calls::ALONE);
             k.prepare(t, &case).expect("prepare");
             let progress = Progress::default();
             let mut each = Samples::with_capacity(20);
@@ -398,15 +396,7 @@ mod tests {
                 let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
                 let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
-                let case = SizeCase {
-                    datatype: Datatype::Int,
-                    size: 64,
-                    count: 16,
-                    iterations: 20,
-                    warmup: 3,
-                    window: 1,
-                    calls: Calls::ALONE,
-                };
+                let case = case_64(Calls::ALONE);
                 k.prepare(t, &case).expect("prepare");
                 let mut samples = Samples::with_capacity(20);
                 let o = run(t, &mut k, &case, Some(0), &mut samples, &Progress::default(), false, once, None);
@@ -448,15 +438,7 @@ mod tests {
                 let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
                 let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
-                let case = SizeCase {
-                    datatype: Datatype::Int,
-                    size: 64,
-                    count: 16,
-                    iterations: 20,
-                    warmup: 3,
-                    window: 1,
-                    calls: Calls { grouped, blocking },
-                };
+                let case = case_64(Calls { grouped, blocking });
                 k.prepare(t, &case).expect("prepare");
                 let mut samples = Samples::with_capacity(20);
                 assert!(!marks || t.device_marks(case.iterations));
