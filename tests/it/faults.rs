@@ -75,12 +75,16 @@ fn start(hosts: &Hosts, bench: &str, args: &[&str]) -> Job {
     Job { child, group, pids, record, csv, _dir: dir, _tmpdir: tmpdir }
 }
 
-/// Long enough to be cut mid-run, with the first row soon: 50000 round
-/// trips per size, eight sizes. A round trip between the namespace hosts
-/// takes about 12 us alone but up to 400 us beside two busy loops and
-/// other tests; with 200000 a size, the first row took over 85 s there and
-/// the test's wait for it (a hang limit) gave up on a run that was fine.
-const LATENCY: &[&str] = &["-i", "50000", "-x", "10", "-m", "64"];
+/// Long enough to be cut mid-run, with the first row soon: 2000 round
+/// trips per size, 23 sizes up to 4 MiB. The first row's time is its
+/// round trips' and nothing else: a round trip between the namespace
+/// hosts takes about 12 us alone but over 1.6 ms beside two busy loops
+/// and other tests, where 50000 a size kept the first row past the
+/// test's wait for it (a hang limit) on a run that was fine (loaded CI
+/// run 33). What keeps the run going after it is the size: at 4 MiB a
+/// round trip moves 8 MiB, so the last sizes alone take seconds even on
+/// an idle machine.
+const LATENCY: &[&str] = &["-i", "2000", "-x", "10", "-m", "4194304"];
 
 /// Kills host `victim` mid-run; returns the job's exit code, the time it
 /// took to end and the record.
