@@ -202,12 +202,7 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     let mut out = LoopOutcome { batched: !per_iteration, iterations_run: case.iterations, ..LoopOutcome::default() };
     samples.reset(case.iterations);
     progress.set_step(if case.warmup > 0 { Step::Warmup } else { Step::Timed });
-    for i in 0..case.warmup {
-        kernel.begin_iteration(t, case, i, None);
-        kernel.step(t, case);
-        kernel.end_iteration(t, case);
-        progress.iteration(i);
-    }
+    warm_up_each(t, kernel, case, progress);
     progress.set_step(Step::Timed);
     t.world().barrier();
     // nccl-tests' `-m`: the calls go in groups of `grouped`, each group
@@ -255,12 +250,14 @@ fn run_batched<T: Transport, K: Kernel<T>>(
         }
     } else {
         let t0 = t.now();
-        // `-z 3`: only the groups' own spans, each up to its completion.
+        // `-z 3`: only the groups' own spans, each up to its completion
+        // (the clock read only there).
+        let untimed_barriers = blocking == Blocking::WaitEachGroupBarrierUntimed;
         let mut spans = 0.0;
         for g in 0..groups {
-            let g0 = t.now();
+            let g0 = if untimed_barriers { t.now() } else { 0.0 };
             issue_group(g);
-            if blocking == Blocking::WaitEachGroupBarrierUntimed {
+            if untimed_barriers {
                 t.complete();
                 spans += t.now() - g0;
                 t.world().barrier();
@@ -271,7 +268,7 @@ fn run_batched<T: Transport, K: Kernel<T>>(
         if blocking.is_none() || grouped > 1 {
             t.complete();
         }
-        let secs = if blocking == Blocking::WaitEachGroupBarrierUntimed { spans } else { t.now() - t0 };
+        let secs = if untimed_barriers { spans } else { t.now() - t0 };
         let each = secs / case.iterations.max(1) as f64;
         for _ in 0..case.iterations {
             samples.push(each);
@@ -293,14 +290,21 @@ pub fn warm_up<T: Transport, K: Kernel<T>>(t: &T, kernel: &mut K, case: &SizeCas
             kernel.issue(t, case, i);
         }
         t.complete();
+        progress.iteration(case.warmup.saturating_sub(1));
     } else {
-        for i in 0..case.warmup {
-            kernel.begin_iteration(t, case, i, None);
-            kernel.step(t, case);
-            kernel.end_iteration(t, case);
-        }
+        warm_up_each(t, kernel, case, progress);
     }
-    progress.iteration(case.warmup.saturating_sub(1));
+}
+
+/// `case.warmup` untimed iterations, each begun, stepped (completed) and
+/// ended as the timed ones are.
+fn warm_up_each<T: Transport, K: Kernel<T>>(t: &T, kernel: &mut K, case: &SizeCase, progress: &Progress) {
+    for i in 0..case.warmup {
+        kernel.begin_iteration(t, case, i, None);
+        kernel.step(t, case);
+        kernel.end_iteration(t, case);
+        progress.iteration(i);
+    }
 }
 
 /// Validation as nccl-tests does it: one more iteration after the timed
