@@ -119,25 +119,28 @@ pub(crate) const RECV_FILL: u8 = b'b';
 /// The widest element, bytes.
 const MAX_ELEMENT: usize = 8;
 
-/// `bytes` at the start of an element-sized array.
-fn widen<const N: usize>(bytes: [u8; N]) -> [u8; MAX_ELEMENT] {
-    let mut out = [0u8; MAX_ELEMENT];
-    out[..N].copy_from_slice(&bytes);
-    out
-}
-
 /// The value validation writes for `v` in element type `dt` (OSU's
 /// multipliers: char 7, int 10, float 2.0; the types OSU has not take
-/// those of their kind, wrapping as the type wraps).
+/// those of their kind, wrapping as the type wraps). A narrow float,
+/// which no multiple of `v` would keep apart once rounded, carries `v`
+/// as its bit pattern, wrapping before the first one that is not a
+/// finite number: distinct values for 127 (E4M3) to 32,640 (bfloat16)
+/// elements in a row.
 fn element(dt: Datatype, v: u64) -> [u8; MAX_ELEMENT] {
+    let mut out = [0u8; MAX_ELEMENT];
     match dt {
-        Datatype::Char | Datatype::Uint8 => widen([v.wrapping_mul(7) as u8]),
-        Datatype::Int => widen(((v as i64).wrapping_mul(10) as i32).to_ne_bytes()),
-        Datatype::Uint32 => widen((v.wrapping_mul(10) as u32).to_ne_bytes()),
-        Datatype::Int64 | Datatype::Uint64 => widen(v.wrapping_mul(10).to_ne_bytes()),
-        Datatype::Float => widen((2.0f32 * v as f32).to_ne_bytes()),
-        Datatype::Double => widen((2.0f64 * v as f64).to_ne_bytes()),
+        Datatype::Char | Datatype::Uint8 => out[0] = v.wrapping_mul(7) as u8,
+        Datatype::Int => out[..4].copy_from_slice(&((v as i64).wrapping_mul(10) as i32).to_ne_bytes()),
+        Datatype::Uint32 => out[..4].copy_from_slice(&(v.wrapping_mul(10) as u32).to_ne_bytes()),
+        Datatype::Int64 | Datatype::Uint64 => out = v.wrapping_mul(10).to_ne_bytes(),
+        Datatype::Float => out[..4].copy_from_slice(&(2.0f32 * v as f32).to_ne_bytes()),
+        Datatype::Double => out = (2.0f64 * v as f64).to_ne_bytes(),
+        Datatype::Half | Datatype::Bfloat16 | Datatype::F8e4m3 | Datatype::F8e5m2 => {
+            let f = dt.narrow().expect("a narrow float");
+            f.write(f.finite_pattern(v), &mut out)
+        }
     }
+    out
 }
 
 /// How a validation value is written into an element.
@@ -145,21 +148,56 @@ fn element(dt: Datatype, v: u64) -> [u8; MAX_ELEMENT] {
 pub(crate) enum Encoding {
     /// Times OSU's multiplier for the type (char 7, int 10, float 2.0).
     Osu,
-    /// As it is (a char and an int wrap): for the patterns OSU's
-    /// multipliers would spoil, since a product, maximum or minimum of
-    /// scaled values is not the scaled result.
+    /// As it is (a char and an int wrap; a narrow float rounds): for the
+    /// patterns OSU's multipliers would spoil, since a product, maximum or
+    /// minimum of scaled values is not the scaled result.
     Exact,
+    /// Divided by this, in the type: an average's result (its division
+    /// rounds, so is checked to within [`AVERAGE_ULPS`] in a float type).
+    Over(u64),
 }
+
+/// How far apart, in units of the last place, an average of floats may
+/// be from the exact quotient rounded: NCCL multiplies each input by the
+/// reciprocal of the ranks before it sums, in a precision of its choice,
+/// so each of the (at most two) inputs an average's check gives weight
+/// can round once on its own (nccl-tests allows the same two).
+pub(crate) const AVERAGE_ULPS: u64 = 2;
 
 impl Encoding {
     fn element(self, dt: Datatype, v: u64) -> [u8; MAX_ELEMENT] {
-        match (self, dt) {
-            (Encoding::Osu, _) => element(dt, v),
-            (Encoding::Exact, Datatype::Char | Datatype::Uint8) => widen([v as u8]),
-            (Encoding::Exact, Datatype::Int | Datatype::Uint32) => widen((v as u32).to_ne_bytes()),
-            (Encoding::Exact, Datatype::Int64 | Datatype::Uint64) => widen(v.to_ne_bytes()),
-            (Encoding::Exact, Datatype::Float) => widen((v as f32).to_ne_bytes()),
-            (Encoding::Exact, Datatype::Double) => widen((v as f64).to_ne_bytes()),
+        let exact = |x: f64| -> [u8; MAX_ELEMENT] {
+            let mut out = [0u8; MAX_ELEMENT];
+            match dt {
+                Datatype::Char | Datatype::Uint8 => out[0] = x as i64 as u8,
+                Datatype::Int | Datatype::Uint32 => out[..4].copy_from_slice(&(x as i64 as u32).to_ne_bytes()),
+                Datatype::Int64 | Datatype::Uint64 => out = (x as u64).to_ne_bytes(),
+                Datatype::Float => out[..4].copy_from_slice(&(x as f32).to_ne_bytes()),
+                Datatype::Double => out = x.to_ne_bytes(),
+                Datatype::Half | Datatype::Bfloat16 | Datatype::F8e4m3 | Datatype::F8e5m2 => {
+                    let f = dt.narrow().expect("a narrow float");
+                    f.write(f.encode(x), &mut out)
+                }
+            }
+            out
+        };
+        match self {
+            Encoding::Osu => element(dt, v),
+            // Integers as they are, wrapping (a u64 past f64's exact range
+            // written without the round trip).
+            Encoding::Exact if !dt.is_float() => {
+                let mut out = [0u8; MAX_ELEMENT];
+                match dt.size() {
+                    1 => out[0] = v as u8,
+                    4 => out[..4].copy_from_slice(&(v as u32).to_ne_bytes()),
+                    _ => out = v.to_ne_bytes(),
+                }
+                out
+            }
+            Encoding::Exact => exact(v as f64),
+            // An integer average truncates, as NCCL's.
+            Encoding::Over(n) if !dt.is_float() => Encoding::Exact.element(dt, v / n.max(1)),
+            Encoding::Over(n) => exact(v as f64 / n.max(1) as f64),
         }
     }
 }
@@ -180,7 +218,8 @@ pub(crate) fn write_as(enc: Encoding, buf: &mut [u8], dt: Datatype, range: Range
 
 /// First element in `range` that differs from `value(k)`. Integers
 /// compare exactly; a float or double may be off by 0.001 plus the
-/// rounding that a sum of `terms` of them can accumulate.
+/// rounding that a sum of `terms` of them can accumulate; a narrow float
+/// must match exactly.
 pub(crate) fn check_values(
     buf: &[u8],
     dt: Datatype,
@@ -191,7 +230,8 @@ pub(crate) fn check_values(
     check_as(Encoding::Osu, buf, dt, range, value, terms)
 }
 
-/// [`check_values`] of values written encoded as `enc`.
+/// [`check_values`] of values written encoded as `enc`; a narrow float
+/// written [`Encoding::Over`] (an average) may be [`AVERAGE_ULPS`] away.
 pub(crate) fn check_as(
     enc: Encoding,
     buf: &[u8],
@@ -216,6 +256,13 @@ pub(crate) fn check_as(
                 let a = f64::from_ne_bytes(got.try_into().expect("8 bytes"));
                 let b = f64::from_ne_bytes(want);
                 (a - b).abs() <= 0.001 + b.abs() * terms as f64 * f64::EPSILON
+            }
+            Datatype::Half | Datatype::Bfloat16 | Datatype::F8e4m3 | Datatype::F8e5m2 => {
+                // Apart by units in the last place: how far apart the bit
+                // patterns are (of one sign, as every pattern here).
+                let f = dt.narrow().expect("a narrow float");
+                let ulps = if matches!(enc, Encoding::Over(_)) { AVERAGE_ULPS } else { 0 };
+                u64::from(f.read(got).abs_diff(f.read(&want))) <= ulps
             }
             _ => got == &want[..w],
         };
@@ -268,6 +315,10 @@ fn show(dt: Datatype, bytes: &[u8]) -> String {
         Datatype::Int64 => format!("{}", i64::from_ne_bytes(eight())),
         Datatype::Uint64 => format!("{}", u64::from_ne_bytes(eight())),
         Datatype::Double => format!("{}", f64::from_ne_bytes(eight())),
+        Datatype::Half | Datatype::Bfloat16 | Datatype::F8e4m3 | Datatype::F8e5m2 => {
+            let f = dt.narrow().expect("a narrow float");
+            format!("{}", f.decode(f.read(bytes)))
+        }
     }
 }
 
@@ -348,6 +399,41 @@ mod tests {
         assert!(check_values(&b, Datatype::Float, 0..1, |_| v, 1000).is_none());
         b.copy_from_slice(&(want * 1.01).to_ne_bytes());
         assert!(check_values(&b, Datatype::Float, 0..1, |_| v, 1000).is_some());
+    }
+
+    /// A narrow float is exact but for an average, which may be two units
+    /// in the last place away; its pattern values stay apart and finite.
+    #[test]
+    fn narrow_floats_are_exact_but_for_an_average() {
+        for dt in [Datatype::Half, Datatype::Bfloat16, Datatype::F8e4m3, Datatype::F8e5m2] {
+            let f = dt.narrow().unwrap();
+            let w = dt.size();
+            let mut b = vec![0u8; 3 * w];
+            write_as(Encoding::Exact, &mut b, dt, 0..3, |k| 2 + k as u64);
+            assert_eq!(check_as(Encoding::Exact, &b, dt, 0..3, |k| 2 + k as u64, 4), None, "{dt:?}");
+            assert_eq!(show(dt, &b[w..]), "3");
+            // One unit off: wrong for a sum, within an average's allowance.
+            f.write(f.read(&b[w..]) + 1, &mut b[w..]);
+            let m = check_as(Encoding::Exact, &b, dt, 0..3, |k| 2 + k as u64, 4).expect("one unit off");
+            assert_eq!((m.index, m.count, m.expected.as_str()), (1, 1, "3"), "{dt:?}");
+            // An average of sum 6 over 4 ranks: 1.5, exact in each type.
+            write_as(Encoding::Over(4), &mut b, dt, 0..3, |_| 6);
+            assert_eq!(f.decode(f.read(&b)), 1.5);
+            let exact = f.read(&b);
+            for (off, wrong) in [(1, false), (2, false), (3, true)] {
+                f.write(exact + off, &mut b[..w]);
+                assert_eq!(check_as(Encoding::Over(4), &b, dt, 0..3, |_| 6, 4).is_some(), wrong, "{dt:?} +{off}");
+            }
+            // The pattern: distinct, finite values element by element.
+            let n = 100;
+            let mut p = vec![0u8; n * w];
+            fill_pattern(&mut p, dt, n, 8, 0);
+            let values: std::collections::BTreeSet<u32> = p.chunks(w).map(|e| f.read(e)).collect();
+            assert_eq!(values.len(), n, "{dt:?}");
+            assert!(values.iter().all(|&v| f.decode(v).is_finite()));
+            assert_eq!(check_pattern(&p, dt, n, 8, 0), None);
+            assert!(check_pattern(&p, dt, n, 8, 1).is_some());
+        }
     }
 
     #[test]

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod narrow;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Datatype {
     #[serde(rename = "MPI_CHAR")]
@@ -25,14 +27,25 @@ pub enum Datatype {
     Uint64,
     #[serde(rename = "MPI_DOUBLE")]
     Double,
+    // NCCL's narrow floating-point types (MPI has none, so their names are
+    // NCCL's): IEEE half, bfloat16 and the two 8-bit formats of NCCL 2.24.
+    #[serde(rename = "ncclFloat16")]
+    Half,
+    #[serde(rename = "ncclBfloat16")]
+    Bfloat16,
+    #[serde(rename = "ncclFloat8e4m3")]
+    F8e4m3,
+    #[serde(rename = "ncclFloat8e5m2")]
+    F8e5m2,
 }
 
 impl Datatype {
     /// OSU's `-T all`: its three types.
     pub const ALL: [Datatype; 3] = [Datatype::Char, Datatype::Int, Datatype::Float];
 
-    /// Every type, OSU's first (the order of MPI's handles for them).
-    pub const EVERY: [Datatype; 8] = [
+    /// Every type, OSU's first, then those MPI has (the order of MPI's
+    /// handles for them), then the narrow floats only NCCL moves.
+    pub const EVERY: [Datatype; 12] = [
         Datatype::Char,
         Datatype::Int,
         Datatype::Float,
@@ -41,12 +54,28 @@ impl Datatype {
         Datatype::Int64,
         Datatype::Uint64,
         Datatype::Double,
+        Datatype::Half,
+        Datatype::Bfloat16,
+        Datatype::F8e4m3,
+        Datatype::F8e5m2,
     ];
+
+    /// The type with code `code` ([`Datatype::code`]), if any.
+    pub fn from_code(code: u8) -> Option<Datatype> {
+        Datatype::EVERY.get(usize::from(code).checked_sub(1)?).copied()
+    }
+
+    /// A small number for the type, never 0 (0 is "no type" where it
+    /// travels as a byte: the watchdog's positions).
+    pub fn code(self) -> u8 {
+        self as u8 + 1
+    }
 
     /// Bytes per element (C `char`, `int`, `float`, and the sized types).
     pub fn size(self) -> usize {
         match self {
-            Datatype::Char | Datatype::Uint8 => 1,
+            Datatype::Char | Datatype::Uint8 | Datatype::F8e4m3 | Datatype::F8e5m2 => 1,
+            Datatype::Half | Datatype::Bfloat16 => 2,
             Datatype::Int | Datatype::Float | Datatype::Uint32 => 4,
             Datatype::Int64 | Datatype::Uint64 | Datatype::Double => 8,
         }
@@ -54,7 +83,24 @@ impl Datatype {
 
     /// Whether its values are floating point.
     pub fn is_float(self) -> bool {
-        matches!(self, Datatype::Float | Datatype::Double)
+        self.narrow().is_some() || matches!(self, Datatype::Float | Datatype::Double)
+    }
+
+    /// The layout of a narrow floating-point type (under 32 bits), which
+    /// Rust has no type for.
+    pub fn narrow(self) -> Option<narrow::Format> {
+        match self {
+            Datatype::Half => Some(narrow::HALF),
+            Datatype::Bfloat16 => Some(narrow::BFLOAT16),
+            Datatype::F8e4m3 => Some(narrow::E4M3),
+            Datatype::F8e5m2 => Some(narrow::E5M2),
+            _ => None,
+        }
+    }
+
+    /// Whether MPI has a type for it (every type but the narrow floats).
+    pub fn in_mpi(self) -> bool {
+        self.narrow().is_none()
     }
 
     /// The name MPI reports for the type, as printed after `# Datatype:`.
@@ -68,6 +114,28 @@ impl Datatype {
             Datatype::Int64 => "MPI_INT64_T",
             Datatype::Uint64 => "MPI_UINT64_T",
             Datatype::Double => "MPI_DOUBLE",
+            Datatype::Half => "ncclFloat16",
+            Datatype::Bfloat16 => "ncclBfloat16",
+            Datatype::F8e4m3 => "ncclFloat8e4m3",
+            Datatype::F8e5m2 => "ncclFloat8e5m2",
+        }
+    }
+
+    /// Its name in nccl-tests' `-d` and `type` column.
+    pub fn nccl_name(self) -> &'static str {
+        match self {
+            Datatype::Char => "int8",
+            Datatype::Int => "int32",
+            Datatype::Float => "float",
+            Datatype::Uint8 => "uint8",
+            Datatype::Uint32 => "uint32",
+            Datatype::Int64 => "int64",
+            Datatype::Uint64 => "uint64",
+            Datatype::Double => "double",
+            Datatype::Half => "half",
+            Datatype::Bfloat16 => "bfloat16",
+            Datatype::F8e4m3 => "f8e4m3",
+            Datatype::F8e5m2 => "f8e5m2",
         }
     }
 
@@ -131,10 +199,18 @@ mod tests {
             assert_eq!(dt as usize, i, "{dt:?}");
         }
         let sizes = Datatype::EVERY.map(Datatype::size);
-        assert_eq!(sizes, [1, 4, 4, 1, 4, 8, 8, 8]);
+        assert_eq!(sizes, [1, 4, 4, 1, 4, 8, 8, 8, 2, 2, 1, 1]);
         assert_eq!(Datatype::parse_list("all"), Some(Datatype::ALL.to_vec()));
         assert_eq!(Datatype::parse_list("double"), None, "OSU's -T has no double");
-        assert_eq!(Datatype::EVERY.iter().filter(|d| d.is_float()).count(), 2);
+        assert_eq!(Datatype::EVERY.iter().filter(|d| d.is_float()).count(), 6);
+        assert_eq!(Datatype::EVERY.iter().filter(|d| d.in_mpi()).count(), 8);
+        for dt in Datatype::EVERY {
+            assert_eq!(Datatype::from_code(dt.code()), Some(dt));
+            let name = serde_json::to_string(&dt).unwrap();
+            assert_eq!(name, format!("\"{}\"", dt.mpi_name()), "the record's name is the CSV's");
+        }
+        assert_eq!(Datatype::from_code(0), None);
+        assert_eq!(Datatype::from_code(13), None);
     }
 
     #[test]

@@ -582,9 +582,15 @@ impl Session<'_> {
         }
     }
 
-    /// `--backend nccl`: the communicator over every rank's GPU, agreed.
+    /// `--backend nccl`: the communicator over every rank's GPU, agreed,
+    /// once every rank's GPU can reduce the run's types (where it reduces).
     fn nccl(&self) -> Option<crate::backend::nccl::Nccl<'_>> {
         let gpu = self.job.gpu.as_ref()?;
+        if self.plan.collective.is_some_and(|c| c.op.reduces()) {
+            let types = &self.plan.opts.datatypes;
+            let refused = types.iter().find_map(|&dt| crate::backend::nccl::can_reduce(dt, &gpu.info).err());
+            self.job.everywhere(refused.map_or(Ok(()), Err))?;
+        }
         self.job.everywhere(crate::backend::nccl::Nccl::new(&self.job.world, &gpu.info))
     }
 

@@ -107,6 +107,12 @@ pub enum Op {
 }
 
 impl Op {
+    /// Whether it combines ranks' elements by an operation (sum, max ...)
+    /// rather than moving them.
+    pub fn reduces(self) -> bool {
+        matches!(self, Op::Reduce | Op::Allreduce | Op::ReduceScatter | Op::ReduceScatterBlock)
+    }
+
     /// Whether each rank's buffer holds one block per rank (the gathers,
     /// scatters and all-to-alls, vector forms included), so that a rank
     /// sends or receives a block to or from every other.

@@ -579,13 +579,15 @@ fn split_io<'a>(io: &'a mut Operands<AlignedBuf>) -> (Vec<u8>, &'a mut AlignedBu
 /// Element-wise `op` over `count` elements of every input, from element
 /// `first` on, as MPI (or NCCL) computes it on `dt`: integers wrap and
 /// compare with their sign or without; an average is the sum divided by
-/// the inputs (integers truncate).
+/// the inputs (integers truncate). A narrow float rounds to its type after
+/// each step, and its average multiplies each input by the reciprocal of
+/// the inputs first, as NCCL's does.
 fn reduce_elements(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize, op: Reduction) -> Vec<u8> {
     fn fold<T: Copy + PartialOrd>(
         mut xs: impl Iterator<Item = T>,
         op: Reduction,
-        add: fn(T, T) -> T,
-        mul: fn(T, T) -> T,
+        add: impl Fn(T, T) -> T,
+        mul: impl Fn(T, T) -> T,
     ) -> T {
         let first = xs.next().expect("one input at least");
         xs.fold(first, |a, b| match op {
@@ -610,6 +612,17 @@ fn reduce_elements(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize,
             out[$k * W..($k + 1) * W].copy_from_slice(&v.to_ne_bytes());
         }};
     }
+    if let Some(f) = dt.narrow() {
+        let w = dt.size();
+        let scale = if op == Reduction::Avg { f.round(1.0 / n as f64) } else { 1.0 };
+        for k in 0..count {
+            let at = (first + k) * w;
+            let xs = inputs.iter().map(|b| f.round(f.decode(f.read(&b[at..at + w])) * scale));
+            let v = fold(xs, op, |a, b| f.round(a + b), |a, b| f.round(a * b));
+            f.write(f.encode(v), &mut out[k * w..(k + 1) * w]);
+        }
+        return out;
+    }
     for k in 0..count {
         match dt {
             Datatype::Char => reduce_as!(i8, i8::wrapping_add, i8::wrapping_mul, k),
@@ -620,6 +633,7 @@ fn reduce_elements(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize,
             Datatype::Uint64 => reduce_as!(u64, u64::wrapping_add, u64::wrapping_mul, k),
             Datatype::Float => reduce_as!(f32, |a, b| a + b, |a, b| a * b, k),
             Datatype::Double => reduce_as!(f64, |a, b| a + b, |a, b| a * b, k),
+            Datatype::Half | Datatype::Bfloat16 | Datatype::F8e4m3 | Datatype::F8e5m2 => unreachable!("reduced above"),
         }
     }
     out

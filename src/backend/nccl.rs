@@ -50,7 +50,34 @@ fn nccl_type(dt: Datatype) -> ncclDataType_t {
         Datatype::Int64 => ncclDataType_t::ncclInt64,
         Datatype::Uint64 => ncclDataType_t::ncclUint64,
         Datatype::Double => ncclDataType_t::ncclFloat64,
+        Datatype::Half => ncclDataType_t::ncclFloat16,
+        Datatype::Bfloat16 => ncclDataType_t::ncclBfloat16,
+        Datatype::F8e4m3 => ncclDataType_t::ncclFloat8e4m3,
+        Datatype::F8e5m2 => ncclDataType_t::ncclFloat8e5m2,
     }
+}
+
+/// Whether NCCL can reduce elements of `dt` on `gpu`, or the line that
+/// says why not: NCCL builds its fp8 reductions for compute capability
+/// 9.0 and later only, and below that they run as empty kernels (a wrong
+/// result, no error), which is why nccl-tests leaves the fp8 types out of
+/// `-d all` on such GPUs.
+pub fn can_reduce(dt: Datatype, gpu: &GpuInfo) -> Result<(), String> {
+    if !matches!(dt, Datatype::F8e4m3 | Datatype::F8e5m2) {
+        return Ok(());
+    }
+    let major: u32 = gpu.compute_capability.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    if major >= 9 {
+        return Ok(());
+    }
+    // No GPU index: ranks on like GPUs say the same line, so it is said once.
+    Err(format!(
+        "{} reductions need a GPU of compute capability 9.0 or later (NCCL has no fp8 arithmetic below it): \
+         the {} is {}",
+        dt.nccl_name(),
+        gpu.name,
+        gpu.compute_capability
+    ))
 }
 
 /// NCCL's operation for a reduction.

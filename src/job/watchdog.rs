@@ -102,7 +102,7 @@ fn epoch() -> Instant {
 impl Progress {
     pub(crate) fn enter(&self, step: Step, dt: Option<Datatype>, size: usize) {
         self.step.store(step as u8, Relaxed);
-        self.datatype.store(dt.map(|d| d as u8 + 1).unwrap_or(0), Relaxed);
+        self.datatype.store(dt.map(Datatype::code).unwrap_or(0), Relaxed);
         self.size.store(size as u64, Relaxed);
         self.iteration.store(0, Relaxed);
     }
@@ -341,7 +341,7 @@ pub fn report(
                 "rank": e.rank,
                 "host": e.host,
                 "step": Step::from_u8(a.at.step).describe(),
-                "datatype": (a.at.datatype > 0).then(|| Datatype::ALL[a.at.datatype as usize - 1].mpi_name()),
+                "datatype": Datatype::from_code(a.at.datatype).map(Datatype::mpi_name),
                 "size": a.at.size,
                 "iteration": a.at.iteration,
                 "still_ms": a.still_ms,
@@ -366,8 +366,8 @@ fn position(Position { step, datatype: dt, size, iteration }: Position) -> Strin
     let mut where_ = String::new();
     if matches!(step, Step::Setup | Step::Warmup | Step::Timed | Step::Results) {
         where_.push_str(&format!(" at message size {size}"));
-        if dt > 0 {
-            where_.push_str(&format!(" ({})", Datatype::ALL[dt as usize - 1].mpi_name()));
+        if let Some(dt) = Datatype::from_code(dt) {
+            where_.push_str(&format!(" ({})", dt.mpi_name()));
         }
     }
     let iter = if matches!(step, Step::Warmup | Step::Timed) && iteration > 0 {
@@ -393,6 +393,18 @@ mod tests {
         );
         let m = describe("x", Duration::from_millis(1500), Position::default());
         assert_eq!(m, "x: no progress for 1.5s, step: start-up (MPI initialisation and rank exchange); ending the job (--timeout)");
+    }
+
+    /// nccl-tests' types beyond OSU's three (double, half ...) name
+    /// themselves in a hang's message; they once indexed past OSU's list.
+    #[test]
+    fn every_type_names_itself_where_a_rank_stalled() {
+        let p = Progress::default();
+        for dt in [Datatype::Double, Datatype::Half, Datatype::F8e5m2] {
+            p.enter(Step::Timed, Some(dt), 8);
+            let m = describe("all_reduce_perf rank 0 on h", Duration::from_secs(5), p.position_now());
+            assert!(m.contains(&format!("at message size 8 ({}), step:", dt.mpi_name())), "{m}");
+        }
     }
 
     #[test]

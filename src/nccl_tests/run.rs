@@ -9,8 +9,8 @@
 //! line naming the option and with nccl-tests' own status for a test that
 //! does not implement something (5): more than one GPU per process (`-g`,
 //! `-t`, issue 43's process model), the pre-multiplied sum and every
-//! operation in turn (`-o mulsum`, `-o all`), half, bfloat16 and the fp8
-//! types, every type in turn (`-d all`), every root in turn
+//! operation in turn (`-o mulsum`, `-o all`), every type in turn
+//! (`-d all`), every root in turn
 //! (`-r -1`), sweeps repeated until stopped
 //! (`-N 0`), CUDA graphs, the
 //! default stream, CPU time, timestamps, per-iteration timing, JSON output,
@@ -203,18 +203,21 @@ fn reduction(op: RedOp) -> Option<Reduction> {
     }
 }
 
-/// The core's datatype for nccl-tests' `-d` word, where it has one.
-fn datatype(t: NcclType) -> Option<Datatype> {
+/// The core's datatype for nccl-tests' `-d` word.
+fn datatype(t: NcclType) -> Datatype {
     match t {
-        NcclType::Int8 => Some(Datatype::Char),
-        NcclType::Uint8 => Some(Datatype::Uint8),
-        NcclType::Int32 => Some(Datatype::Int),
-        NcclType::Uint32 => Some(Datatype::Uint32),
-        NcclType::Int64 => Some(Datatype::Int64),
-        NcclType::Uint64 => Some(Datatype::Uint64),
-        NcclType::Float => Some(Datatype::Float),
-        NcclType::Double => Some(Datatype::Double),
-        _ => None,
+        NcclType::Int8 => Datatype::Char,
+        NcclType::Uint8 => Datatype::Uint8,
+        NcclType::Int32 => Datatype::Int,
+        NcclType::Uint32 => Datatype::Uint32,
+        NcclType::Int64 => Datatype::Int64,
+        NcclType::Uint64 => Datatype::Uint64,
+        NcclType::Half => Datatype::Half,
+        NcclType::Float => Datatype::Float,
+        NcclType::Double => Datatype::Double,
+        NcclType::Bfloat16 => Datatype::Bfloat16,
+        NcclType::F8e4m3 => Datatype::F8e4m3,
+        NcclType::F8e5m2 => Datatype::F8e5m2,
     }
 }
 
@@ -229,11 +232,8 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
         ));
     }
     let dt = match s.datatype {
-        Choice::One(t) => match datatype(t) {
-            Some(d) => d,
-            None => return not_yet(&format!("-d {} (the integer types, float and double are)", t.name())),
-        },
-        Choice::All => return not_yet("-d all (the integer types, float and double are, one at a time)"),
+        Choice::One(t) => datatype(t),
+        Choice::All => return not_yet("-d all (every type is, one at a time)"),
     };
     let reduction = match s.op {
         Choice::One(op) => match reduction(op) {

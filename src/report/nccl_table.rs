@@ -13,20 +13,6 @@ use crate::options::{Options, RootRank, Sweep};
 use crate::spec::{BenchSpec, CollectiveCall};
 use crate::stats::RankTime;
 
-/// nccl-tests' name of a datatype (its `type` column).
-pub(crate) fn type_name(dt: Datatype) -> &'static str {
-    match dt {
-        Datatype::Char => "int8",
-        Datatype::Int => "int32",
-        Datatype::Float => "float",
-        Datatype::Uint8 => "uint8",
-        Datatype::Uint32 => "uint32",
-        Datatype::Int64 => "int64",
-        Datatype::Uint64 => "uint64",
-        Datatype::Double => "double",
-    }
-}
-
 /// One rank's device line, as it travels to rank 0: tab-separated pid,
 /// host, CUDA index, PCI bus id (`0000:1b:00.0`) and GPU name.
 pub(crate) fn device_text(pid: u32, host: &str, index: usize, pci_bus_id: &str, name: &str) -> String {
@@ -207,7 +193,7 @@ impl<W: Write> Sink for NcclTestsTable<W> {
         let labels = RowLabels {
             size: bytes,
             count: self.coll.count_column(bytes, self.datatype.size(), self.np),
-            type_name: type_name(self.datatype),
+            type_name: self.datatype.nccl_name(),
             redop: self.coll.redop_column(self.reduction.name()),
             root: self.coll.root_column(self.root),
         };

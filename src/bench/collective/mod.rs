@@ -417,9 +417,12 @@ pub(crate) fn reduction_value(k: usize, i: usize) -> u64 {
 /// as it is (no OSU multiplier): small (2 to 51) so that a product with
 /// ones, a maximum or a minimum fits a signed char; 1 for an average of
 /// one-byte elements, whose sum over the ranks must fit one too (up to 127
-/// ranks).
+/// ranks); 2 to 7 in a narrow float, so that it, one either side and
+/// twice it are exact even in E5M2's three significant bits.
 fn base_value(dt: Datatype, op: Reduction, k: usize, i: usize) -> u64 {
-    if op == Reduction::Avg && dt.size() == 1 {
+    if dt.narrow().is_some() {
+        ((k + i) % 6) as u64 + 2
+    } else if op == Reduction::Avg && dt.size() == 1 {
         1
     } else {
         ((k + i) % 50) as u64 + 2
@@ -435,10 +438,25 @@ fn base_value(dt: Datatype, op: Reduction, k: usize, i: usize) -> u64 {
 /// min: the owner w, the others w + 1; avg: w + 1 on even ranks, w - 1 on
 /// the odd rank after each (w on a last rank without a pair), which sum
 /// to np * w.
+///
+/// A narrow float has too few digits for a sum over many ranks, in
+/// whatever order NCCL adds: its sum and average take w from the owner
+/// and the rank after it and 0 from the others (every partial sum, 0, w
+/// or 2w, is exact), as nccl-tests lets at most two ranks contribute to
+/// an average of floats.
 pub(crate) fn reduction_input(op: Reduction, dt: Datatype, k: usize, i: usize, rank: usize, np: usize) -> u64 {
     let w = base_value(dt, op, k, i);
-    let owner = rank == (k + i) % np.max(1);
+    let np = np.max(1);
+    let owner = rank == (k + i) % np;
+    let after_owner = np > 1 && rank == (k + i + 1) % np;
     match op {
+        Reduction::Sum | Reduction::Avg if dt.narrow().is_some() => {
+            if owner || after_owner {
+                w
+            } else {
+                0
+            }
+        }
         Reduction::Sum => reduction_value(k, i),
         Reduction::Prod if owner => w,
         Reduction::Prod => 1,
@@ -452,9 +470,12 @@ pub(crate) fn reduction_input(op: Reduction, dt: Datatype, k: usize, i: usize, r
 }
 
 /// Element k of the result of reduction `op` over `np` ranks' inputs
-/// ([`reduction_input`]) in iteration i.
+/// ([`reduction_input`]) in iteration i, before the division by
+/// [`result_encoding`]'s divisor where it has one.
 pub(crate) fn reduced_value(op: Reduction, dt: Datatype, k: usize, i: usize, np: usize) -> u64 {
+    let contributors = np.clamp(1, 2) as u64;
     match op {
+        Reduction::Sum | Reduction::Avg if dt.narrow().is_some() => base_value(dt, op, k, i) * contributors,
         Reduction::Sum => reduction_value(k, i) * np as u64,
         _ => base_value(dt, op, k, i),
     }
@@ -465,7 +486,7 @@ pub(crate) fn reduced_value(op: Reduction, dt: Datatype, k: usize, i: usize, np:
 pub(crate) fn fill_reduction(send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
     let input = if job.in_place { &mut *recv } else { &mut *send };
     let (op, dt) = (job.reduction, case.datatype);
-    write_as(encoding(op), input, dt, 0..case.count, |k| reduction_input(op, dt, k, i, job.rank, job.np));
+    write_as(encoding(op, dt), input, dt, 0..case.count, |k| reduction_input(op, dt, k, i, job.rank, job.np));
     if !job.in_place {
         fill_zero(recv, case.datatype, case.count);
     }
@@ -482,16 +503,27 @@ pub(crate) fn check_reduction(
     len: usize,
 ) -> Option<Mismatch> {
     let (op, dt) = (job.reduction, case.datatype);
-    check_as(encoding(op), recv, dt, 0..len, |l| reduced_value(op, dt, first + l, i, job.np), job.np)
+    let enc = result_encoding(op, dt, job.np);
+    check_as(enc, recv, dt, 0..len, |l| reduced_value(op, dt, first + l, i, job.np), job.np)
 }
 
-/// How reduction `op`'s values are written: OSU's multipliers commute
-/// with a sum alone.
-fn encoding(op: Reduction) -> Encoding {
-    if op == Reduction::Sum {
+/// How reduction `op`'s inputs are written: OSU's multipliers commute
+/// with a sum alone, and a narrow float has no room for them.
+fn encoding(op: Reduction, dt: Datatype) -> Encoding {
+    if op == Reduction::Sum && dt.narrow().is_none() {
         Encoding::Osu
     } else {
         Encoding::Exact
+    }
+}
+
+/// How its result is: as the inputs, but a narrow float's average is its
+/// sum divided by the ranks, rounded.
+fn result_encoding(op: Reduction, dt: Datatype, np: usize) -> Encoding {
+    if op == Reduction::Avg && dt.narrow().is_some() {
+        Encoding::Over(np.max(1) as u64)
+    } else {
+        encoding(op, dt)
     }
 }
 
@@ -526,20 +558,36 @@ mod tests {
     /// exact arithmetic, at one to five ranks; the operations other than
     /// sum give ranks different inputs, the result being one rank's input
     /// (prod, max, min) or only that of a last rank without a pair (avg);
-    /// and the inputs (an average of chars: its sum) fit a char.
+    /// and the inputs (an average of chars: its sum) fit a char. A narrow
+    /// float's sum and average come from two ranks at most, and its
+    /// average is checked as that sum over the ranks.
     #[test]
     fn every_operation_s_inputs_reduce_to_the_expected_value() {
         let ops = [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg];
         for (op, dt, np, k, i) in reduction_cases(&ops) {
             let inputs: Vec<u64> = (0..np).map(|r| reduction_input(op, dt, k, i, r, np)).collect();
+            let narrow = dt.narrow().is_some();
             let exact = match op {
                 Reduction::Sum => inputs.iter().sum(),
                 Reduction::Prod => inputs.iter().product(),
                 Reduction::Max => *inputs.iter().max().unwrap(),
                 Reduction::Min => *inputs.iter().min().unwrap(),
+                Reduction::Avg if narrow => inputs.iter().sum(),
                 Reduction::Avg => inputs.iter().sum::<u64>() / np as u64,
             };
             assert_eq!(exact, reduced_value(op, dt, k, i, np), "{op:?} {dt:?} np {np} k {k} i {i}: {inputs:?}");
+            let want = if narrow && matches!(op, Reduction::Sum | Reduction::Avg) {
+                assert!(inputs.iter().filter(|&&v| v != 0).count() <= 2, "{inputs:?}");
+                assert_eq!(
+                    result_encoding(op, dt, np),
+                    if op == Reduction::Avg { Encoding::Over(np as u64) } else { Encoding::Exact }
+                );
+                continue;
+            } else if op == Reduction::Avg {
+                np % 2
+            } else {
+                1
+            };
             if op == Reduction::Avg {
                 assert_eq!(inputs.iter().sum::<u64>() % np as u64, 0, "{inputs:?}");
             }
@@ -547,13 +595,34 @@ mod tests {
                 // prod, max, min: only the owner holds the result; avg: only
                 // a last rank without a pair.
                 let holding = inputs.iter().filter(|&&v| v == exact).count();
-                let want = if op == Reduction::Avg { np % 2 } else { 1 };
                 assert_eq!(holding, want, "{op:?} np {np}: {inputs:?}");
             }
             let fits_a_char = op == Reduction::Sum || inputs.iter().all(|&v| v <= 127);
             assert!(fits_a_char, "{op:?} {dt:?}: {inputs:?}");
             if op == Reduction::Avg && dt.size() == 1 {
                 assert!(inputs.iter().sum::<u64>() <= 127, "{inputs:?}");
+            }
+        }
+    }
+
+    /// In a narrow float every input, every partial result in any order,
+    /// and the result are exact, so a check needs no tolerance but an
+    /// average's rounding.
+    #[test]
+    fn a_narrow_float_s_reductions_are_exact_in_it() {
+        let ops = [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg];
+        for (op, dt, np, k, i) in reduction_cases(&ops) {
+            let Some(f) = dt.narrow() else { continue };
+            let inputs: Vec<u64> = (0..np).map(|r| reduction_input(op, dt, k, i, r, np)).collect();
+            let mut partial = if op == Reduction::Prod { 1 } else { 0 };
+            for &v in &inputs {
+                assert_eq!(f.round(v as f64), v as f64, "{dt:?} {op:?} input {v}");
+                partial = match op {
+                    Reduction::Prod => partial * v,
+                    Reduction::Max | Reduction::Min => v,
+                    _ => partial + v,
+                };
+                assert_eq!(f.round(partial as f64), partial as f64, "{dt:?} {op:?} {inputs:?}");
             }
         }
     }

@@ -211,7 +211,7 @@ pub fn lines(plan: &Plan, program: &str, np: usize, buffers: u128, link: LinkMod
                 .join(", ");
             let ceiling = if p.rule.is_some() { " at most" } else { "" };
             let (type_name, size) = match nccl_tests {
-                Some(coll) => (crate::report::nccl_table::type_name(g.datatype), coll.osu_bytes(p.size, np)),
+                Some(coll) => (g.datatype.nccl_name(), coll.osu_bytes(p.size, np)),
                 None => (g.datatype.mpi_name(), p.size),
             };
             rows.push([

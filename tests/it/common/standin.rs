@@ -139,6 +139,7 @@ pub fn libraries() -> &'static Libraries {
                     source.clone().into(),
                     libcuda.clone(),
                     "-Wl,-rpath,$ORIGIN".into(),
+                    "-lm".into(),
                 ]);
                 cc(&a.iter().map(|s| s.as_os_str()).collect::<Vec<_>>());
             }

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -44,15 +45,29 @@ typedef struct {
     char internal[128];
 } ncclUniqueId;
 
-enum { T_INT8, T_UINT8, T_INT32, T_UINT32, T_INT64, T_UINT64, T_FLOAT16, T_FLOAT32, T_FLOAT64, T_BFLOAT16, T_COUNT };
+enum {
+    T_INT8,
+    T_UINT8,
+    T_INT32,
+    T_UINT32,
+    T_INT64,
+    T_UINT64,
+    T_FLOAT16,
+    T_FLOAT32,
+    T_FLOAT64,
+    T_BFLOAT16,
+    T_F8E4M3, /* from NCCL 2.24 */
+    T_F8E5M2,
+    T_COUNT
+};
 enum { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_AVG, OP_COUNT };
 enum { K_ALLREDUCE, K_ALLGATHER, K_REDUCE_SCATTER, K_BROADCAST, K_REDUCE, K_SEND, K_RECV };
 
 static const char *const KIND_NAME[] = {"ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast",
                                         "ncclReduce",    "ncclSend",      "ncclRecv"};
-static const char *const TYPE_NAME[] = {"int8",    "uint8",   "int32",   "uint32",  "int64",
-                                        "uint64",  "float16", "float32", "float64", "bfloat16"};
-static const size_t TYPE_SIZE[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
+static const char *const TYPE_NAME[] = {"int8",    "uint8",    "int32",      "uint32",    "int64",  "uint64",
+                                        "float16", "float32",  "float64",    "bfloat16",  "f8e4m3", "f8e5m2"};
+static const size_t TYPE_SIZE[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
 static const char *const OP_NAME[] = {"sum", "prod", "max", "min", "avg"};
 
 #define MAXR 64
@@ -312,6 +327,17 @@ static int barrier(comm_t *c)
     return 0;
 }
 
+/* The NCCL version the stand-in plays: 2.21.5 unless
+ * COMMBENCH_STANDIN_NCCL_VERSION gives another code (22405 for 2.24.5),
+ * which decides whether the fp8 types exist. */
+static int nccl_version(void)
+{
+    const char *s = getenv("COMMBENCH_STANDIN_NCCL_VERSION");
+    char *end;
+    long v = s ? strtol(s, &end, 10) : 0;
+    return s && *s && !*end && v >= 20000 && v < 1000000 ? (int)v : 22105;
+}
+
 /* ------------------------------------------------------- arithmetic */
 
 static float half_to_float(uint16_t h)
@@ -384,6 +410,71 @@ static uint16_t float_to_bf16(float f)
     return (uint16_t)(x >> 16);
 }
 
+/* An 8-bit float with `eb` exponent and `mb` mantissa bits; `ieee`: an
+ * all-ones exponent is infinity or NaN (E5M2), else only all ones is NaN
+ * and there is no infinity (E4M3). */
+static float f8_to_float(uint8_t b, int eb, int mb, int ieee)
+{
+    int bias = (1 << (eb - 1)) - 1, e = (b >> mb) & ((1 << eb) - 1), m = b & ((1 << mb) - 1);
+    float sign = (b & 0x80) ? -1.0f : 1.0f;
+    if (ieee && e == (1 << eb) - 1)
+        return m ? NAN : sign * INFINITY;
+    if (!ieee && e == (1 << eb) - 1 && m == (1 << mb) - 1)
+        return NAN;
+    if (e == 0)
+        return sign * ldexpf((float)m, 1 - bias - mb);
+    return sign * ldexpf((float)(m | 1 << mb), e - bias - mb);
+}
+
+/* Nearest, ties to even; beyond the largest finite value, saturated (as
+ * CUDA's fp8 conversions with __NV_SATFINITE). */
+static uint8_t float_to_f8(float f, int eb, int mb, int ieee)
+{
+    int bias = (1 << (eb - 1)) - 1;
+    uint8_t sign = signbit(f) ? 0x80 : 0;
+    uint8_t maxf = ieee ? (uint8_t)(((1 << eb) - 2) << mb | ((1 << mb) - 1)) : (uint8_t)(((1 << eb) - 1) << mb | ((1 << mb) - 2));
+    if (isnan(f))
+        return (uint8_t)(ieee ? (((1 << eb) - 1) << mb | 1 << (mb - 1)) : 0x7f);
+    double a = fabs((double)f);
+    if (a == 0.0)
+        return sign;
+    int e;
+    frexp(a, &e); /* a = x * 2^e, x in [0.5, 1) */
+    e -= 1;
+    if (e < 1 - bias)
+        e = 1 - bias;
+    double q = ldexp(1.0, e - mb);
+    double n = nearbyint(a / q); /* the default rounding: ties to even */
+    if (n >= (double)(2 << mb)) {
+        n /= 2;
+        e += 1;
+    }
+    unsigned bits = n < (double)(1 << mb) ? (unsigned)n : (unsigned)(e + bias) << mb | ((unsigned)n & ((1u << mb) - 1));
+    if (bits > maxf)
+        bits = maxf;
+    return (uint8_t)(sign | bits);
+}
+
+static float e4m3_to_float(uint8_t b)
+{
+    return f8_to_float(b, 4, 3, 0);
+}
+
+static uint8_t float_to_e4m3(float f)
+{
+    return float_to_f8(f, 4, 3, 0);
+}
+
+static float e5m2_to_float(uint8_t b)
+{
+    return f8_to_float(b, 5, 2, 1);
+}
+
+static uint8_t float_to_e5m2(float f)
+{
+    return float_to_f8(f, 5, 2, 1);
+}
+
 #define RED_INT(T, U)                                                                                                  \
     do {                                                                                                               \
         T *d = dst;                                                                                                    \
@@ -417,10 +508,10 @@ static uint16_t float_to_bf16(float f)
         }                                                                                                              \
     } while (0)
 
-#define RED_HALF(TO, FROM)                                                                                             \
+#define RED_NARROW(E, TO, FROM)                                                                                        \
     do {                                                                                                               \
-        uint16_t *d = dst;                                                                                             \
-        const uint16_t *s = src;                                                                                       \
+        E *d = dst;                                                                                                    \
+        const E *s = src;                                                                                              \
         for (size_t i = 0; i < n; i++) {                                                                               \
             float a = TO(d[i]), b = TO(s[i]);                                                                          \
             switch (op) {                                                                                              \
@@ -443,10 +534,12 @@ static void reduce_into(void *dst, const void *src, size_t n, int dtype, int op)
     case T_UINT32: RED_INT(uint32_t, uint32_t); break;
     case T_INT64: RED_INT(int64_t, uint64_t); break;
     case T_UINT64: RED_INT(uint64_t, uint64_t); break;
-    case T_FLOAT16: RED_HALF(half_to_float, float_to_half); break;
+    case T_FLOAT16: RED_NARROW(uint16_t, half_to_float, float_to_half); break;
     case T_FLOAT32: RED_FLOAT(float); break;
     case T_FLOAT64: RED_FLOAT(double); break;
-    case T_BFLOAT16: RED_HALF(bf16_to_float, float_to_bf16); break;
+    case T_BFLOAT16: RED_NARROW(uint16_t, bf16_to_float, float_to_bf16); break;
+    case T_F8E4M3: RED_NARROW(uint8_t, e4m3_to_float, float_to_e4m3); break;
+    case T_F8E5M2: RED_NARROW(uint8_t, e5m2_to_float, float_to_e5m2); break;
     }
 }
 
@@ -457,7 +550,7 @@ static void reduce_into(void *dst, const void *src, size_t n, int dtype, int op)
             d[i] = (T)(d[i] / (T)ranks);                                                                               \
     } while (0)
 
-/* The avg's division by the number of ranks. */
+/* An integer avg's division by the number of ranks. */
 static void divide(void *dst, size_t n, int dtype, int ranks)
 {
     switch (dtype) {
@@ -467,22 +560,75 @@ static void divide(void *dst, size_t n, int dtype, int ranks)
     case T_UINT32: DIV_INT(uint32_t); break;
     case T_INT64: DIV_INT(int64_t); break;
     case T_UINT64: DIV_INT(uint64_t); break;
-    case T_FLOAT32: DIV_INT(float); break;
-    case T_FLOAT64: DIV_INT(double); break;
-    case T_FLOAT16: {
-        uint16_t *d = dst;
-        for (size_t i = 0; i < n; i++)
-            d[i] = float_to_half(half_to_float(d[i]) / (float)ranks);
-        break;
-    }
-    case T_BFLOAT16: {
-        uint16_t *d = dst;
-        for (size_t i = 0; i < n; i++)
-            d[i] = float_to_bf16(bf16_to_float(d[i]) / (float)ranks);
-        break;
-    }
     }
 }
+
+#define PREMUL(E, TO, FROM)                                                                                            \
+    do {                                                                                                               \
+        E *d = p;                                                                                                      \
+        float k = TO(FROM(1.0f / (float)ranks));                                                                       \
+        for (size_t i = 0; i < n; i++)                                                                                 \
+            d[i] = FROM(TO(d[i]) * k);                                                                                 \
+    } while (0)
+
+/* An average of floats, as NCCL makes it: each input times the reciprocal
+ * of the ranks (in the element type) before the sum, so the result may be
+ * a unit or two in the last place from the quotient rounded once. */
+static void premultiply(void *p, size_t n, int dtype, int ranks)
+{
+    switch (dtype) {
+    case T_FLOAT32: {
+        float *d = p, k = 1.0f / (float)ranks;
+        for (size_t i = 0; i < n; i++)
+            d[i] *= k;
+        break;
+    }
+    case T_FLOAT64: {
+        double *d = p, k = 1.0 / (double)ranks;
+        for (size_t i = 0; i < n; i++)
+            d[i] *= k;
+        break;
+    }
+    case T_FLOAT16: PREMUL(uint16_t, half_to_float, float_to_half); break;
+    case T_BFLOAT16: PREMUL(uint16_t, bf16_to_float, float_to_bf16); break;
+    case T_F8E4M3: PREMUL(uint8_t, e4m3_to_float, float_to_e4m3); break;
+    case T_F8E5M2: PREMUL(uint8_t, e5m2_to_float, float_to_e5m2); break;
+    }
+}
+
+/* out = the reduction of every rank's `len` elements at byte `at` of its
+ * slot. An fp8 reduction on a GPU below compute capability 9.0 writes
+ * nothing: NCCL's kernels for it there are empty. */
+static char *slot(comm_t *c, int r);
+
+static void reduce_ranks(comm_t *c, char *out, size_t at, size_t len, const item_t *it)
+{
+    static __thread char *tmp;
+    size_t es = TYPE_SIZE[it->dtype];
+    int n = c->n;
+    if (it->dtype >= T_F8E4M3 && commbench_standin_machine()->gpu[c->machine].cc_major < 9)
+        return;
+    memcpy(out, slot(c, 0) + at, len * es);
+    if (it->op != OP_AVG || it->dtype < T_FLOAT16) {
+        for (int i = 1; i < n; i++)
+            reduce_into(out, slot(c, i) + at, len, it->dtype, it->op);
+        if (it->op == OP_AVG)
+            divide(out, len, it->dtype, n);
+        return;
+    }
+    if (!tmp && !(tmp = malloc(COLL_CHUNK))) {
+        complain("cannot allocate the average's scratch buffer");
+        abort();
+    }
+    premultiply(out, len, it->dtype, n);
+    for (int i = 1; i < n; i++) {
+        memcpy(tmp, slot(c, i) + at, len * es);
+        premultiply(tmp, len, it->dtype, n);
+        reduce_into(out, tmp, len, it->dtype, OP_SUM);
+    }
+}
+
+
 
 /* -------------------------------------------------------------- faults */
 
@@ -613,12 +759,7 @@ static int64_t run_coll(item_t *it, int64_t start, int64_t *v)
             if (barrier(c))
                 return start;
             if (writes) {
-                char *out = it->recv + off * es;
-                memcpy(out, slot(c, 0), len * es);
-                for (int i = 1; i < n; i++)
-                    reduce_into(out, slot(c, i), len, it->dtype, it->op);
-                if (it->op == OP_AVG)
-                    divide(out, len, it->dtype, n);
+                reduce_ranks(c, it->recv + off * es, 0, len, it);
             }
             if (barrier(c))
                 return start;
@@ -662,12 +803,7 @@ static int64_t run_coll(item_t *it, int64_t start, int64_t *v)
                 memcpy(slot(c, r) + (size_t)j * k * es, it->send + ((size_t)j * count + off) * es, len * es);
             if (barrier(c))
                 return start;
-            char *out = it->recv + off * es;
-            memcpy(out, slot(c, 0) + (size_t)r * k * es, len * es);
-            for (int i = 1; i < n; i++)
-                reduce_into(out, slot(c, i) + (size_t)r * k * es, len, it->dtype, it->op);
-            if (it->op == OP_AVG)
-                divide(out, len, it->dtype, n);
+            reduce_ranks(c, it->recv + off * es, (size_t)r * k * es, len, it);
             if (barrier(c))
                 return start;
         }
@@ -1073,6 +1209,10 @@ static ncclResult_t call(int kind, const void *sendbuff, void *recvbuff, size_t 
         complain("%s: datatype %d is not one the stand-in models", name, dtype);
         return group_error(ncclInvalidArgument);
     }
+    if (dtype >= T_F8E4M3 && nccl_version() < 22400) {
+        complain("%s: datatype %d is not one NCCL %d has (fp8 came with 2.24)", name, dtype, nccl_version());
+        return group_error(ncclInvalidArgument);
+    }
     if ((kind == K_ALLREDUCE || kind == K_REDUCE || kind == K_REDUCE_SCATTER) && (op < 0 || op >= OP_COUNT)) {
         complain("%s: reduction %d is not one the stand-in models", name, op);
         return group_error(ncclInvalidArgument);
@@ -1198,7 +1338,7 @@ API ncclResult_t ncclGetVersion(int *version)
 {
     if (!version)
         return ncclInvalidArgument;
-    *version = 22105; /* 2.21.5 */
+    *version = nccl_version();
     return ncclSuccess;
 }
 
