@@ -202,6 +202,12 @@ impl Encoding {
     }
 }
 
+/// `v` as one element of `dt` (rounded in a float type), in the first
+/// bytes: a scalar to hand a library.
+pub(crate) fn exact_element(dt: Datatype, v: u64) -> [u8; MAX_ELEMENT] {
+    Encoding::Exact.element(dt, v)
+}
+
 /// Writes `value(k)` into each element k of `range`.
 pub(crate) fn write_values(buf: &mut [u8], dt: Datatype, range: Range<usize>, value: impl Fn(usize) -> u64) {
     write_as(Encoding::Osu, buf, dt, range, value)

@@ -156,8 +156,11 @@ impl Datatype {
 
 /// The operation a reducing collective (allreduce, reduce, reduce-scatter)
 /// applies element by element across ranks: OSU's benchmarks always sum;
-/// nccl-tests' `-o` picks one. `avg` is NCCL's own (the sum divided by the
-/// ranks, in the element type; MPI has none).
+/// nccl-tests' `-o` picks one. `avg` and `mulsum` are NCCL's own (MPI has
+/// neither): the sum divided by the ranks, in the element type; and the
+/// sum of each rank's input first multiplied by a scalar of its own, which
+/// nccl-tests makes 1 on even ranks and 2 on odd ones
+/// ([`Reduction::pre_mul_scalar`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Reduction {
@@ -167,6 +170,7 @@ pub enum Reduction {
     Max,
     Min,
     Avg,
+    MulSum,
 }
 
 impl Reduction {
@@ -178,7 +182,20 @@ impl Reduction {
             Reduction::Max => "max",
             Reduction::Min => "min",
             Reduction::Avg => "avg",
+            Reduction::MulSum => "mulsum",
         }
+    }
+
+    /// The scalar rank `rank` multiplies its input by in a `mulsum`, as
+    /// nccl-tests chooses it: 1 on even ranks, 2 on odd ones.
+    pub fn pre_mul_scalar(rank: usize) -> u64 {
+        1 + (rank % 2) as u64
+    }
+
+    /// `mulsum`'s scalars summed over ranks `0..np`: each even rank's 1 and
+    /// each odd rank's 2.
+    pub fn pre_mul_total(np: usize) -> u64 {
+        (np + np / 2) as u64
     }
 
     /// Whether it is the sum (what a run record leaves unsaid).

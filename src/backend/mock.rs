@@ -579,9 +579,10 @@ fn split_io<'a>(io: &'a mut Operands<AlignedBuf>) -> (Vec<u8>, &'a mut AlignedBu
 /// Element-wise `op` over `count` elements of every input, from element
 /// `first` on, as MPI (or NCCL) computes it on `dt`: integers wrap and
 /// compare with their sign or without; an average is the sum divided by
-/// the inputs (integers truncate). A narrow float rounds to its type after
-/// each step, and its average multiplies each input by the reciprocal of
-/// the inputs first, as NCCL's does.
+/// the inputs (integers truncate); a pre-multiplied sum multiplies input r
+/// (rank r's) by [`Reduction::pre_mul_scalar`] first. A narrow float rounds
+/// to its type after each step, and its average multiplies each input by
+/// the reciprocal of the inputs first, as NCCL's does.
 fn reduce_elements(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize, op: Reduction) -> Vec<u8> {
     fn fold<T: Copy + PartialOrd>(
         mut xs: impl Iterator<Item = T>,
@@ -591,7 +592,7 @@ fn reduce_elements(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize,
     ) -> T {
         let first = xs.next().expect("one input at least");
         xs.fold(first, |a, b| match op {
-            Reduction::Sum | Reduction::Avg => add(a, b),
+            Reduction::Sum | Reduction::Avg | Reduction::MulSum => add(a, b),
             Reduction::Prod => mul(a, b),
             Reduction::Max if b > a => b,
             Reduction::Min if b < a => b,
@@ -600,24 +601,36 @@ fn reduce_elements(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize,
     }
     let (w, n) = (dt.size(), inputs.len());
     let mut out = vec![0u8; count * w];
-    // One element of type $t: the inputs' values folded, an average
-    // divided by the inputs, written back.
+    // One element of type $t: the inputs' values (in a pre-multiplied sum,
+    // each times its rank's scalar) folded, an average divided by the
+    // inputs, written back.
     macro_rules! reduce_as {
         ($t:ty, $add:expr, $mul:expr, $k:expr) => {{
             const W: usize = std::mem::size_of::<$t>();
             let at = (first + $k) * W;
-            let read = |b: &Vec<u8>| <$t>::from_ne_bytes(b[at..at + W].try_into().expect("an element"));
-            let v = fold(inputs.iter().map(read), op, $add, $mul);
+            let read = |(r, b): (usize, &Vec<u8>)| {
+                let x = <$t>::from_ne_bytes(b[at..at + W].try_into().expect("an element"));
+                if op == Reduction::MulSum {
+                    $mul(x, Reduction::pre_mul_scalar(r) as $t)
+                } else {
+                    x
+                }
+            };
+            let v = fold(inputs.iter().enumerate().map(read), op, $add, $mul);
             let v = if op == Reduction::Avg { v / n as $t } else { v };
             out[$k * W..($k + 1) * W].copy_from_slice(&v.to_ne_bytes());
         }};
     }
     if let Some(f) = dt.narrow() {
         let w = dt.size();
-        let scale = if op == Reduction::Avg { f.round(1.0 / n as f64) } else { 1.0 };
+        let scale = |r: usize| match op {
+            Reduction::Avg => f.round(1.0 / n as f64),
+            Reduction::MulSum => Reduction::pre_mul_scalar(r) as f64,
+            _ => 1.0,
+        };
         for k in 0..count {
             let at = (first + k) * w;
-            let xs = inputs.iter().map(|b| f.round(f.decode(f.read(&b[at..at + w])) * scale));
+            let xs = inputs.iter().enumerate().map(|(r, b)| f.round(f.decode(f.read(&b[at..at + w])) * scale(r)));
             let v = fold(xs, op, |a, b| f.round(a + b), |a, b| f.round(a * b));
             f.write(f.encode(v), &mut out[k * w..(k + 1) * w]);
         }

@@ -80,14 +80,16 @@ pub fn can_reduce(dt: Datatype, gpu: &GpuInfo) -> Result<(), String> {
     ))
 }
 
-/// NCCL's operation for a reduction.
-fn nccl_op(op: Reduction) -> ncclRedOp_t {
+/// NCCL's predefined operation for a reduction (None: a pre-multiplied
+/// sum, made for each call).
+fn nccl_op(op: Reduction) -> Option<ncclRedOp_t> {
     match op {
-        Reduction::Sum => ncclRedOp_t::ncclSum,
-        Reduction::Prod => ncclRedOp_t::ncclProd,
-        Reduction::Max => ncclRedOp_t::ncclMax,
-        Reduction::Min => ncclRedOp_t::ncclMin,
-        Reduction::Avg => ncclRedOp_t::ncclAvg,
+        Reduction::Sum => Some(ncclRedOp_t::ncclSum),
+        Reduction::Prod => Some(ncclRedOp_t::ncclProd),
+        Reduction::Max => Some(ncclRedOp_t::ncclMax),
+        Reduction::Min => Some(ncclRedOp_t::ncclMin),
+        Reduction::Avg => Some(ncclRedOp_t::ncclAvg),
+        Reduction::MulSum => None,
     }
 }
 
@@ -258,6 +260,67 @@ impl<'w> Nccl<'w> {
         self.last_call.set("ncclRecv");
         // SAFETY: as for post_send.
         self.ok(unsafe { self.lib.recv(p, count, nccl_type(dt), peer as i32, self.comm, self.stream()) });
+    }
+
+    /// Issues `call` with NCCL's operation for `op` on elements of `dt`,
+    /// ending the job if anything fails: a predefined operation, or a
+    /// pre-multiplied sum made for this one call with this rank's scalar and
+    /// destroyed once the call returns, as nccl-tests does around each call
+    /// (so its cost is in the time, as there).
+    #[inline(always)]
+    fn with_op(&self, op: Reduction, dt: Datatype, call: impl FnOnce(nccl_lib::RedOp) -> Result<(), NcclCallError>) {
+        let Some(op) = nccl_op(op) else {
+            let mut scalar = crate::buffer::exact_element(dt, Reduction::pre_mul_scalar(self.rank));
+            self.last_call.set("ncclRedOpCreatePreMulSum");
+            // SAFETY: our communicator; `scalar` holds one element of dt.
+            let made = unsafe { self.lib.red_op_create_pre_mul_sum(&mut scalar, nccl_type(dt), self.comm) };
+            let made = made.unwrap_or_else(|e| self.fail(e));
+            self.ok(call(made));
+            let issued = self.last_call.replace("ncclRedOpDestroy");
+            // SAFETY: made on our communicator; its one call has returned.
+            self.ok(unsafe { self.lib.red_op_destroy(made, self.comm) });
+            self.last_call.set(issued);
+            return;
+        };
+        self.ok(call(op.into()))
+    }
+
+    /// reduce_scatter's blocks of different lengths: one ncclReduce per
+    /// block, to its rank, in one group.
+    #[allow(clippy::too_many_arguments)]
+    fn group_of_reduces(
+        &self,
+        counts: &[i32],
+        op: nccl_lib::RedOp,
+        t: ncclDataType_t,
+        es: usize,
+        in_place: bool,
+        send: *const c_void,
+        base: *mut u8,
+    ) {
+        self.group(|| {
+            let mut at = 0usize;
+            for (r, &c) in counts.iter().enumerate() {
+                let c = c as usize;
+                let src = if in_place {
+                    base.wrapping_add(at * es) as *const c_void
+                } else {
+                    send.wrapping_byte_add(at * es)
+                };
+                let dst = if r != self.rank {
+                    std::ptr::null_mut()
+                } else if in_place {
+                    base.wrapping_add(at * es) as *mut c_void
+                } else {
+                    base as *mut c_void
+                };
+                // SAFETY: block r of the input is `c` elements at `at`;
+                // only rank r writes its output.
+                let res = unsafe { self.lib.reduce(src, dst, c, t, op, r as i32, self.comm, self.stream()) };
+                self.ok(res);
+                at += c;
+            }
+        });
     }
 
     /// One group of point-to-point operations (NCCL runs them together).
@@ -504,26 +567,37 @@ impl<'w> Collectives for Nccl<'w> {
     fn allreduce(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype, op: Reduction) {
         let need = count * dt.size();
         let (send, recv) = Self::checked(io, need, need, 0);
-        let (t, op) = (nccl_type(dt), nccl_op(op));
-        self.last_call.set("ncclAllReduce");
-        // SAFETY: both sides hold `count` elements.
-        let r = unsafe {
-            self.lib.all_reduce(send, recv.as_mut_ptr() as *mut c_void, count, t, op, self.comm, self.stream())
-        };
-        self.ok(r);
+        let t = nccl_type(dt);
+        self.with_op(op, dt, |op| {
+            self.last_call.set("ncclAllReduce");
+            // SAFETY: both sides hold `count` elements.
+            unsafe {
+                self.lib.all_reduce(send, recv.as_mut_ptr() as *mut c_void, count, t, op, self.comm, self.stream())
+            }
+        });
     }
 
     fn reduce(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype, op: Reduction, root: usize) {
         let need = count * dt.size();
         let (send, recv) = Self::checked(io, need, need, 0);
-        let (t, op) = (nccl_type(dt), nccl_op(op));
-        self.last_call.set("ncclReduce");
-        // SAFETY: both sides hold `count` elements (in place they are one
-        // buffer, which NCCL allows).
-        let r = unsafe {
-            self.lib.reduce(send, recv.as_mut_ptr() as *mut c_void, count, t, op, root as i32, self.comm, self.stream())
-        };
-        self.ok(r);
+        let t = nccl_type(dt);
+        self.with_op(op, dt, |op| {
+            self.last_call.set("ncclReduce");
+            // SAFETY: both sides hold `count` elements (in place they are
+            // one buffer, which NCCL allows).
+            unsafe {
+                self.lib.reduce(
+                    send,
+                    recv.as_mut_ptr() as *mut c_void,
+                    count,
+                    t,
+                    op,
+                    root as i32,
+                    self.comm,
+                    self.stream(),
+                )
+            }
+        });
     }
 
     fn reduce_scatter(&self, io: Operands<GpuBuf>, counts: &[i32], dt: Datatype, op: Reduction) {
@@ -546,40 +620,20 @@ impl<'w> Collectives for Nccl<'w> {
         if equal {
             // In place, NCCL's output is the rank's block of the input.
             let out = if in_place { recv.as_mut_ptr().wrapping_add(offset) } else { recv.as_mut_ptr() };
-            self.last_call.set("ncclReduceScatter");
-            // SAFETY: the input holds np blocks of `mine`, the output one.
-            let r = unsafe {
-                self.lib.reduce_scatter(send, out as *mut c_void, mine, t, nccl_op(op), self.comm, self.stream())
-            };
-            self.ok(r);
+            self.with_op(op, dt, |op| {
+                self.last_call.set("ncclReduceScatter");
+                // SAFETY: the input holds np blocks of `mine`, the output one.
+                unsafe { self.lib.reduce_scatter(send, out as *mut c_void, mine, t, op, self.comm, self.stream()) }
+            });
             return;
         }
         // Blocks of different lengths (a size np does not divide): one
         // reduce per block, to its rank, in one group.
         let base = recv.as_mut_ptr();
-        self.last_call.set("ncclReduce (one per block of a reduce-scatter)");
-        self.group(|| {
-            let mut at = 0usize;
-            for (r, &c) in counts.iter().enumerate() {
-                let c = c as usize;
-                let src = if in_place {
-                    base.wrapping_add(at * es) as *const c_void
-                } else {
-                    send.wrapping_byte_add(at * es)
-                };
-                let dst = if r != self.rank {
-                    std::ptr::null_mut()
-                } else if in_place {
-                    base.wrapping_add(at * es) as *mut c_void
-                } else {
-                    base as *mut c_void
-                };
-                // SAFETY: block r of the input is `c` elements at `at`;
-                // only rank r writes its output.
-                let res = unsafe { self.lib.reduce(src, dst, c, t, nccl_op(op), r as i32, self.comm, self.stream()) };
-                self.ok(res);
-                at += c;
-            }
+        self.with_op(op, dt, |op| {
+            self.last_call.set("ncclReduce (one per block of a reduce-scatter)");
+            self.group_of_reduces(counts, op, t, es, in_place, send, base);
+            Ok(())
         });
     }
 

@@ -77,8 +77,8 @@ impl Handles {
         }
     }
 
-    /// MPI's operation for reduction `op`; None for NCCL's average, which
-    /// MPI has not.
+    /// MPI's operation for reduction `op`; None for NCCL's average and
+    /// pre-multiplied sum, which MPI has not.
     #[inline(always)]
     pub(crate) fn reduction(&self, op: Reduction) -> Option<ffi::MPI_Op> {
         match op {
@@ -86,7 +86,7 @@ impl Handles {
             Reduction::Prod => Some(self.reductions[0]),
             Reduction::Max => Some(self.reductions[1]),
             Reduction::Min => Some(self.reductions[2]),
-            Reduction::Avg => None,
+            Reduction::Avg | Reduction::MulSum => None,
         }
     }
 

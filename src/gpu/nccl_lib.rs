@@ -48,6 +48,23 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclResult_t, ncclUniqueId};
+
+/// A reduction as NCCL's calls take it: one of `ncclRedOp_t`'s, or one
+/// that `ncclRedOpCreatePreMulSum` made, numbered past them, which no
+/// value of a Rust enum may hold. The C type is an `int`-sized enum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct RedOp(pub c_int);
+
+impl From<ncclRedOp_t> for RedOp {
+    fn from(op: ncclRedOp_t) -> RedOp {
+        RedOp(op as c_int)
+    }
+}
+
+/// `ncclScalarHostImmediate`: the scalar is read from host memory when the
+/// operation is made.
+const SCALAR_HOST_IMMEDIATE: c_int = 1;
 use libloading::Library;
 use thiserror::Error;
 
@@ -355,6 +372,11 @@ pub struct NcclCallError {
 }
 
 impl NcclCallError {
+    /// A call to a function this library lacks (ncclInvalidUsage).
+    fn missing(function: &'static str) -> NcclCallError {
+        NcclCallError { function, code: 5, text: "the loaded NCCL has no such function".into(), last: None }
+    }
+
     /// The code as cudarc's `ncclResult_t`, if it is one NCCL 2.30 defines.
     pub fn result(&self) -> Option<ncclResult_t> {
         use ncclResult_t::*;
@@ -536,15 +558,8 @@ type CommFn = unsafe extern "C" fn(ncclComm_t) -> Code;
 type CommGetAsyncErrorFn = unsafe extern "C" fn(ncclComm_t, *mut Code) -> Code;
 type GetErrorStringFn = unsafe extern "C" fn(Code) -> *const c_char;
 type GetLastErrorFn = unsafe extern "C" fn(ncclComm_t) -> *const c_char;
-type ReduceAllFn = unsafe extern "C" fn(
-    *const c_void,
-    *mut c_void,
-    usize,
-    ncclDataType_t,
-    ncclRedOp_t,
-    ncclComm_t,
-    cudaStream_t,
-) -> Code;
+type ReduceAllFn =
+    unsafe extern "C" fn(*const c_void, *mut c_void, usize, ncclDataType_t, RedOp, ncclComm_t, cudaStream_t) -> Code;
 type AllGatherFn =
     unsafe extern "C" fn(*const c_void, *mut c_void, usize, ncclDataType_t, ncclComm_t, cudaStream_t) -> Code;
 type BroadcastFn =
@@ -554,11 +569,13 @@ type ReduceFn = unsafe extern "C" fn(
     *mut c_void,
     usize,
     ncclDataType_t,
-    ncclRedOp_t,
+    RedOp,
     c_int,
     ncclComm_t,
     cudaStream_t,
 ) -> Code;
+type RedOpCreatePreMulSumFn = unsafe extern "C" fn(*mut RedOp, *mut c_void, ncclDataType_t, c_int, ncclComm_t) -> Code;
+type RedOpDestroyFn = unsafe extern "C" fn(RedOp, ncclComm_t) -> Code;
 type SendFn = unsafe extern "C" fn(*const c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> Code;
 type RecvFn = unsafe extern "C" fn(*mut c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> Code;
 type GroupFn = unsafe extern "C" fn() -> Code;
@@ -590,6 +607,8 @@ struct Functions {
     recv: RecvFn,
     group_start: GroupFn,
     group_end: GroupFn,
+    /// From NCCL 2.11 on.
+    pre_mul_sum: Option<(RedOpCreatePreMulSumFn, RedOpDestroyFn)>,
 }
 
 impl fmt::Debug for NcclLib {
@@ -654,6 +673,9 @@ impl NcclLib {
                 recv: symbol(lib, p, "ncclRecv")?,
                 group_start: symbol(lib, p, "ncclGroupStart")?,
                 group_end: symbol(lib, p, "ncclGroupEnd")?,
+                pre_mul_sum: symbol(lib, p, "ncclRedOpCreatePreMulSum")
+                    .ok()
+                    .zip(symbol(lib, p, "ncclRedOpDestroy").ok()),
             };
             (get_version, fns)
         };
@@ -795,7 +817,7 @@ impl NcclLib {
         recv: *mut c_void,
         count: usize,
         datatype: ncclDataType_t,
-        op: ncclRedOp_t,
+        op: RedOp,
         comm: ncclComm_t,
         stream: cudaStream_t,
     ) -> Result<(), NcclCallError> {
@@ -837,7 +859,7 @@ impl NcclLib {
         recv: *mut c_void,
         recv_count: usize,
         datatype: ncclDataType_t,
-        op: ncclRedOp_t,
+        op: RedOp,
         comm: ncclComm_t,
         stream: cudaStream_t,
     ) -> Result<(), NcclCallError> {
@@ -880,7 +902,7 @@ impl NcclLib {
         recv: *mut c_void,
         count: usize,
         datatype: ncclDataType_t,
-        op: ncclRedOp_t,
+        op: RedOp,
         root: i32,
         comm: ncclComm_t,
         stream: cudaStream_t,
@@ -945,6 +967,50 @@ impl NcclLib {
         // `unsafe` calls whose callers vouched for the buffers.
         let rc = unsafe { (self.fns.group_end)() };
         self.check("ncclGroupEnd", rc)
+    }
+
+    /// Whether the library makes pre-multiplied sums (NCCL 2.11 on).
+    pub fn has_pre_mul_sum(&self) -> bool {
+        self.fns.pre_mul_sum.is_some()
+    }
+
+    /// `ncclRedOpCreatePreMulSum`: a sum of the ranks' inputs each first
+    /// multiplied by the scalar its rank gives, `scalar` being one element
+    /// of `datatype` (its first bytes) read now, from host memory.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL"; `scalar` holds at least one element
+    /// of `datatype`.
+    pub(crate) unsafe fn red_op_create_pre_mul_sum(
+        &self,
+        scalar: &mut [u8; 8],
+        datatype: ncclDataType_t,
+        comm: ncclComm_t,
+    ) -> Result<RedOp, NcclCallError> {
+        let Some((create, _)) = self.fns.pre_mul_sum else {
+            return Err(NcclCallError::missing("ncclRedOpCreatePreMulSum"));
+        };
+        let mut op = RedOp(0);
+        // SAFETY: NCCL writes one operation through `op` and reads one
+        // element of `datatype` from `scalar`; the caller vouches for comm.
+        let rc = unsafe { create(&mut op, scalar.as_mut_ptr() as *mut c_void, datatype, SCALAR_HOST_IMMEDIATE, comm) };
+        self.check("ncclRedOpCreatePreMulSum", rc).map(|()| op)
+    }
+
+    /// `ncclRedOpDestroy` of an operation [`NcclLib::red_op_create_pre_mul_sum`]
+    /// made on `comm`, once every call that uses it has been issued.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL".
+    pub(crate) unsafe fn red_op_destroy(&self, op: RedOp, comm: ncclComm_t) -> Result<(), NcclCallError> {
+        let Some((_, destroy)) = self.fns.pre_mul_sum else {
+            return Err(NcclCallError::missing("ncclRedOpDestroy"));
+        };
+        // SAFETY: an operation made on `comm`, per the caller.
+        let rc = unsafe { destroy(op, comm) };
+        self.check("ncclRedOpDestroy", rc)
     }
 }
 

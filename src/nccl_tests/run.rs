@@ -8,8 +8,8 @@
 //! What the core cannot do yet is refused before anything starts, in one
 //! line naming the option and with nccl-tests' own status for a test that
 //! does not implement something (5): more than one GPU per process (`-g`,
-//! `-t`, issue 43's process model), the pre-multiplied sum and every
-//! operation in turn (`-o mulsum`, `-o all`), every type in turn
+//! `-t`, issue 43's process model), every operation in turn (`-o all`),
+//! every type in turn
 //! (`-d all`), every root in turn
 //! (`-r -1`), sweeps repeated until stopped
 //! (`-N 0`), CUDA graphs, the
@@ -191,15 +191,15 @@ fn print(said: &[Line]) {
     let _ = io::stdout().flush();
 }
 
-/// The core's reduction for nccl-tests' `-o` word, where it has one.
-fn reduction(op: RedOp) -> Option<Reduction> {
+/// The core's reduction for nccl-tests' `-o` word.
+fn reduction(op: RedOp) -> Reduction {
     match op {
-        RedOp::Sum => Some(Reduction::Sum),
-        RedOp::Prod => Some(Reduction::Prod),
-        RedOp::Max => Some(Reduction::Max),
-        RedOp::Min => Some(Reduction::Min),
-        RedOp::Avg => Some(Reduction::Avg),
-        RedOp::MulSum => None,
+        RedOp::Sum => Reduction::Sum,
+        RedOp::Prod => Reduction::Prod,
+        RedOp::Max => Reduction::Max,
+        RedOp::Min => Reduction::Min,
+        RedOp::Avg => Reduction::Avg,
+        RedOp::MulSum => Reduction::MulSum,
     }
 }
 
@@ -236,11 +236,8 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
         Choice::All => return not_yet("-d all (every type is, one at a time)"),
     };
     let reduction = match s.op {
-        Choice::One(op) => match reduction(op) {
-            Some(r) => r,
-            None => return not_yet(&format!("-o {} (sum, prod, max, min and avg are)", op.name())),
-        },
-        Choice::All => return not_yet("-o all (sum, prod, max, min and avg are, one at a time)"),
+        Choice::One(op) => reduction(op),
+        Choice::All => return not_yet("-o all (every operation is, one at a time)"),
     };
     let root = match usize::try_from(s.root) {
         Ok(r) => RootRank::Fixed(r),

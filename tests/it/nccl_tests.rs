@@ -183,8 +183,7 @@ fn settings_not_yet_offered_are_refused_in_one_line() {
     let gpu = standin::stand_in("dgx1");
     for (args, extra, want) in [
         (&["-g", "2"][..], &[][..], "all_reduce_perf: -t 1 -g 2 (one GPU per process only"),
-        (&["-o", "mulsum"], &[], "all_reduce_perf: -o mulsum (sum, prod, max, min and avg are) is not available"),
-        (&["-o", "all"], &[], "all_reduce_perf: -o all (sum, prod, max, min and avg are, one at a time)"),
+        (&["-o", "all"], &[], "all_reduce_perf: -o all (every operation is, one at a time) is not available"),
         (&["-d", "all"], &[], "all_reduce_perf: -d all (every type is, one at a time) is not available"),
         (&["-N", "0"], &[], "all_reduce_perf: -N 0 (a sweep repeated until stopped) is not available"),
         (&[], &[("NCCL_TESTS_SPLIT", "%2")], "all_reduce_perf: NCCL_TESTS_SPLIT is not available"),
@@ -440,6 +439,47 @@ fn narrow_floats_reduce_in_their_own_arithmetic_and_check() {
     let r = perf(&volta, Some(2), "all_gather_perf", &["-d", "f8e4m3", "-b", "8", "-e", "1K"], &v2_24, dir.path());
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
     assert!(rows(&r.stdout).iter().all(|row| row.5 == "0" && row.2 == "f8e4m3"), "{}", r.stdout);
+}
+
+/// `-o mulsum`: NCCL's pre-multiplied sum, made before and destroyed after
+/// each call as nccl-tests does, each rank's input times its scalar (1 on
+/// even ranks, 2 on odd), so a plain sum or a wrong rank's scalar checks
+/// wrong. On the three reducing collectives at three ranks, integer,
+/// float and narrow types, calls grouped (`-m 3`, every operation made and
+/// destroyed inside the group) and not; a corrupted result is counted.
+/// Seven launches of about a second.
+#[test]
+fn a_pre_multiplied_sum_is_made_per_call_and_checked() {
+    let _g = mpi_lock();
+    let v2_24 = [("COMMBENCH_STANDIN_NCCL_VERSION", "22405")];
+    let gpu = standin::stand_in("dgx-h100");
+    for (program, ty, agg) in [
+        ("all_reduce_perf", "int32", "1"),
+        ("all_reduce_perf", "half", "3"),
+        ("reduce_perf", "uint8", "1"),
+        ("reduce_perf", "double", "3"),
+        ("reduce_scatter_perf", "float", "1"),
+        ("reduce_scatter_perf", "f8e5m2", "3"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["-b", "24", "-e", "3K", "-f", "8", "-n", "2", "-w", "1", "-o", "mulsum", "-d", ty, "-m", agg];
+        let r = perf(&gpu, Some(3), program, &args, &v2_24, dir.path());
+        assert_eq!(r.code, Some(0), "{program} -d {ty}: {}\n{}", r.stdout, r.stderr);
+        let got = rows(&r.stdout);
+        assert_eq!(got.len(), 3, "{program} -d {ty}: {}", r.stdout);
+        for row in &got {
+            assert_eq!((row.2.as_str(), row.3.as_str()), (ty, "mulsum"), "{program}: {}", r.stdout);
+            assert_eq!((row.5.as_str(), row.6.as_str()), ("0", "0"), "{program} -d {ty}: {}", r.stdout);
+        }
+        let (record, _) = run_results(dir.path());
+        assert_eq!(record["options"]["reduction"], "mulsum", "{record}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let corrupt = [("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=2")];
+    let args = ["-b", "1K", "-e", "1K", "-n", "2", "-o", "mulsum", "-d", "int64"];
+    let r = perf(&gpu, Some(3), "all_reduce_perf", &args, &corrupt, dir.path());
+    assert_eq!(r.code, Some(7), "{}\n{}", r.stdout, r.stderr);
+    assert!(rows(&r.stdout).iter().all(|row| row.5 != "0" && row.6 != "0"), "{}", r.stdout);
 }
 
 /// `-m`: each of the `-n` timed iterations is `-m` calls issued as one

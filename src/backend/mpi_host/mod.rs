@@ -69,8 +69,9 @@ impl<'w, M: Memory> Mpi<'w, M> {
         self.mode.get()
     }
 
-    /// MPI's operation for `op`. The options offer NCCL's average on NCCL
-    /// alone; were it asked of MPI, the job ends in one line.
+    /// MPI's operation for `op`. The options offer NCCL's average and
+    /// pre-multiplied sum on NCCL alone; were one asked of MPI, the job ends
+    /// in one line.
     #[inline(always)]
     fn reduction(&self, op: Reduction) -> ffi::MPI_Op {
         match self.h.reduction(op) {

@@ -418,9 +418,12 @@ pub(crate) fn reduction_value(k: usize, i: usize) -> u64 {
 /// ones, a maximum or a minimum fits a signed char; 1 for an average of
 /// one-byte elements, whose sum over the ranks must fit one too (up to 127
 /// ranks); 2 to 7 in a narrow float, so that it, one either side and
-/// twice it are exact even in E5M2's three significant bits.
+/// twice it are exact even in E5M2's three significant bits; 1, 2 or 4 in
+/// a narrow float's pre-multiplied sum, whose result (up to 4w) must be.
 fn base_value(dt: Datatype, op: Reduction, k: usize, i: usize) -> u64 {
-    if dt.narrow().is_some() {
+    if dt.narrow().is_some() && op == Reduction::MulSum {
+        1 << ((k + i) % 3)
+    } else if dt.narrow().is_some() {
         ((k + i) % 6) as u64 + 2
     } else if op == Reduction::Avg && dt.size() == 1 {
         1
@@ -443,21 +446,22 @@ fn base_value(dt: Datatype, op: Reduction, k: usize, i: usize) -> u64 {
 /// whatever order NCCL adds: its sum and average take w from the owner
 /// and the rank after it and 0 from the others (every partial sum, 0, w
 /// or 2w, is exact), as nccl-tests lets at most two ranks contribute to
-/// an average of floats.
+/// an average of floats. A pre-multiplied sum (each rank's input times
+/// [`Reduction::pre_mul_scalar`], 1 or 2) takes the sum's inputs.
 pub(crate) fn reduction_input(op: Reduction, dt: Datatype, k: usize, i: usize, rank: usize, np: usize) -> u64 {
     let w = base_value(dt, op, k, i);
     let np = np.max(1);
     let owner = rank == (k + i) % np;
     let after_owner = np > 1 && rank == (k + i + 1) % np;
     match op {
-        Reduction::Sum | Reduction::Avg if dt.narrow().is_some() => {
+        Reduction::Sum | Reduction::Avg | Reduction::MulSum if dt.narrow().is_some() => {
             if owner || after_owner {
                 w
             } else {
                 0
             }
         }
-        Reduction::Sum => reduction_value(k, i),
+        Reduction::Sum | Reduction::MulSum => reduction_value(k, i),
         Reduction::Prod if owner => w,
         Reduction::Prod => 1,
         Reduction::Max | Reduction::Min if owner => w,
@@ -476,7 +480,14 @@ pub(crate) fn reduced_value(op: Reduction, dt: Datatype, k: usize, i: usize, np:
     let contributors = np.clamp(1, 2) as u64;
     match op {
         Reduction::Sum | Reduction::Avg if dt.narrow().is_some() => base_value(dt, op, k, i) * contributors,
+        Reduction::MulSum if dt.narrow().is_some() => {
+            let np = np.max(1);
+            let owner = (k + i) % np;
+            let after = if np > 1 { Reduction::pre_mul_scalar((owner + 1) % np) } else { 0 };
+            base_value(dt, op, k, i) * (Reduction::pre_mul_scalar(owner) + after)
+        }
         Reduction::Sum => reduction_value(k, i) * np as u64,
+        Reduction::MulSum => reduction_value(k, i).wrapping_mul(Reduction::pre_mul_total(np)),
         _ => base_value(dt, op, k, i),
     }
 }
@@ -508,9 +519,10 @@ pub(crate) fn check_reduction(
 }
 
 /// How reduction `op`'s inputs are written: OSU's multipliers commute
-/// with a sum alone, and a narrow float has no room for them.
+/// with a sum (pre-multiplied or not) alone, and a narrow float has no
+/// room for them.
 fn encoding(op: Reduction, dt: Datatype) -> Encoding {
-    if op == Reduction::Sum && dt.narrow().is_none() {
+    if matches!(op, Reduction::Sum | Reduction::MulSum) && dt.narrow().is_none() {
         Encoding::Osu
     } else {
         Encoding::Exact
@@ -563,12 +575,13 @@ mod tests {
     /// average is checked as that sum over the ranks.
     #[test]
     fn every_operation_s_inputs_reduce_to_the_expected_value() {
-        let ops = [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg];
+        let ops = [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg, Reduction::MulSum];
         for (op, dt, np, k, i) in reduction_cases(&ops) {
             let inputs: Vec<u64> = (0..np).map(|r| reduction_input(op, dt, k, i, r, np)).collect();
             let narrow = dt.narrow().is_some();
             let exact = match op {
                 Reduction::Sum => inputs.iter().sum(),
+                Reduction::MulSum => inputs.iter().enumerate().map(|(r, v)| v * Reduction::pre_mul_scalar(r)).sum(),
                 Reduction::Prod => inputs.iter().product(),
                 Reduction::Max => *inputs.iter().max().unwrap(),
                 Reduction::Min => *inputs.iter().min().unwrap(),
@@ -576,7 +589,11 @@ mod tests {
                 Reduction::Avg => inputs.iter().sum::<u64>() / np as u64,
             };
             assert_eq!(exact, reduced_value(op, dt, k, i, np), "{op:?} {dt:?} np {np} k {k} i {i}: {inputs:?}");
-            let want = if narrow && matches!(op, Reduction::Sum | Reduction::Avg) {
+            if op == Reduction::MulSum && !narrow {
+                // The sum's inputs, checked against their weighted sum above.
+                continue;
+            }
+            let want = if narrow && matches!(op, Reduction::Sum | Reduction::Avg | Reduction::MulSum) {
                 assert!(inputs.iter().filter(|&&v| v != 0).count() <= 2, "{inputs:?}");
                 assert_eq!(
                     result_encoding(op, dt, np),
@@ -597,7 +614,7 @@ mod tests {
                 let holding = inputs.iter().filter(|&&v| v == exact).count();
                 assert_eq!(holding, want, "{op:?} np {np}: {inputs:?}");
             }
-            let fits_a_char = op == Reduction::Sum || inputs.iter().all(|&v| v <= 127);
+            let fits_a_char = matches!(op, Reduction::Sum | Reduction::MulSum) || inputs.iter().all(|&v| v <= 127);
             assert!(fits_a_char, "{op:?} {dt:?}: {inputs:?}");
             if op == Reduction::Avg && dt.size() == 1 {
                 assert!(inputs.iter().sum::<u64>() <= 127, "{inputs:?}");
@@ -610,16 +627,17 @@ mod tests {
     /// average's rounding.
     #[test]
     fn a_narrow_float_s_reductions_are_exact_in_it() {
-        let ops = [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg];
+        let ops = [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg, Reduction::MulSum];
         for (op, dt, np, k, i) in reduction_cases(&ops) {
             let Some(f) = dt.narrow() else { continue };
             let inputs: Vec<u64> = (0..np).map(|r| reduction_input(op, dt, k, i, r, np)).collect();
             let mut partial = if op == Reduction::Prod { 1 } else { 0 };
-            for &v in &inputs {
+            for (r, &v) in inputs.iter().enumerate() {
                 assert_eq!(f.round(v as f64), v as f64, "{dt:?} {op:?} input {v}");
                 partial = match op {
                     Reduction::Prod => partial * v,
                     Reduction::Max | Reduction::Min => v,
+                    Reduction::MulSum => partial + v * Reduction::pre_mul_scalar(r),
                     _ => partial + v,
                 };
                 assert_eq!(f.round(partial as f64), partial as f64, "{dt:?} {op:?} {inputs:?}");

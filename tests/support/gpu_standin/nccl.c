@@ -60,7 +60,10 @@ enum {
     T_F8E5M2,
     T_COUNT
 };
-enum { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_AVG, OP_COUNT };
+/* OP_PREMUL: a collective's operation made by ncclRedOpCreatePreMulSum
+ * (whose handles are OP_COUNT and up, as NCCL numbers them past its own). */
+enum { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_AVG, OP_COUNT, OP_PREMUL = OP_COUNT };
+#define MAX_PREMUL 64
 enum { K_ALLREDUCE, K_ALLGATHER, K_REDUCE_SCATTER, K_BROADCAST, K_REDUCE, K_SEND, K_RECV };
 
 static const char *const KIND_NAME[] = {"ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast",
@@ -68,7 +71,7 @@ static const char *const KIND_NAME[] = {"ncclAllReduce", "ncclAllGather", "ncclR
 static const char *const TYPE_NAME[] = {"int8",    "uint8",    "int32",      "uint32",    "int64",  "uint64",
                                         "float16", "float32",  "float64",    "bfloat16",  "f8e4m3", "f8e5m2"};
 static const size_t TYPE_SIZE[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
-static const char *const OP_NAME[] = {"sum", "prod", "max", "min", "avg"};
+static const char *const OP_NAME[] = {"sum", "prod", "max", "min", "avg", "premulsum"};
 
 #define MAXR 64
 #define COLL_CHUNK ((size_t)1 << 20)
@@ -141,12 +144,18 @@ typedef struct comm {
     _Atomic int async_err;
     int refs;    /* under NM */
     int pending; /* queued units not yet run, under NM */
+    /* Pre-multiplied sums made on it: handle OP_COUNT + i. */
+    struct {
+        int live, dtype;
+        unsigned char scalar[8];
+    } premul[MAX_PREMUL];
     char shm_name[64];
     struct comm *next;
 } comm_t;
 
 typedef struct item {
     int kind, dtype, op, root, peer;
+    unsigned char scalar[8]; /* OP_PREMUL's, this rank's, read at the call */
     size_t count;
     char *send, *recv;     /* host views of the buffers */
     uint64_t dsend, drecv; /* device addresses, for in-place */
@@ -599,6 +608,50 @@ static void premultiply(void *p, size_t n, int dtype, int ranks)
 /* out = the reduction of every rank's `len` elements at byte `at` of its
  * slot. An fp8 reduction on a GPU below compute capability 9.0 writes
  * nothing: NCCL's kernels for it there are empty. */
+#define SCALE_INT(T, U)                                                                                                \
+    do {                                                                                                               \
+        T *d = p, k;                                                                                                   \
+        memcpy(&k, scalar, sizeof k);                                                                                  \
+        for (size_t i = 0; i < n; i++)                                                                                 \
+            d[i] = (T)((U)d[i] * (U)k);                                                                                \
+    } while (0)
+
+#define SCALE_FLOAT(T)                                                                                                 \
+    do {                                                                                                               \
+        T *d = p, k;                                                                                                   \
+        memcpy(&k, scalar, sizeof k);                                                                                  \
+        for (size_t i = 0; i < n; i++)                                                                                 \
+            d[i] *= k;                                                                                                 \
+    } while (0)
+
+#define SCALE_NARROW(E, TO, FROM)                                                                                      \
+    do {                                                                                                               \
+        E *d = p, k;                                                                                                   \
+        memcpy(&k, scalar, sizeof k);                                                                                  \
+        for (size_t i = 0; i < n; i++)                                                                                 \
+            d[i] = FROM(TO(d[i]) * TO(k));                                                                             \
+    } while (0)
+
+/* A pre-multiplied sum's first step, on this rank's own input: each
+ * element times the rank's scalar, in the element type. */
+static void scale(void *p, size_t n, int dtype, const unsigned char *scalar)
+{
+    switch (dtype) {
+    case T_INT8: SCALE_INT(int8_t, uint8_t); break;
+    case T_UINT8: SCALE_INT(uint8_t, uint8_t); break;
+    case T_INT32: SCALE_INT(int32_t, uint32_t); break;
+    case T_UINT32: SCALE_INT(uint32_t, uint32_t); break;
+    case T_INT64: SCALE_INT(int64_t, uint64_t); break;
+    case T_UINT64: SCALE_INT(uint64_t, uint64_t); break;
+    case T_FLOAT32: SCALE_FLOAT(float); break;
+    case T_FLOAT64: SCALE_FLOAT(double); break;
+    case T_FLOAT16: SCALE_NARROW(uint16_t, half_to_float, float_to_half); break;
+    case T_BFLOAT16: SCALE_NARROW(uint16_t, bf16_to_float, float_to_bf16); break;
+    case T_F8E4M3: SCALE_NARROW(uint8_t, e4m3_to_float, float_to_e4m3); break;
+    case T_F8E5M2: SCALE_NARROW(uint8_t, e5m2_to_float, float_to_e5m2); break;
+    }
+}
+
 static char *slot(comm_t *c, int r);
 
 static void reduce_ranks(comm_t *c, char *out, size_t at, size_t len, const item_t *it)
@@ -694,7 +747,7 @@ static void describe(const struct desc *d, char *out, size_t len)
     int n = snprintf(out, len, "%s(count %llu, %s", KIND_NAME[d->kind], (unsigned long long)d->count,
                      TYPE_NAME[d->dtype]);
     if (d->kind == K_ALLREDUCE || d->kind == K_REDUCE || d->kind == K_REDUCE_SCATTER)
-        n += snprintf(out + n, len - (size_t)n, ", %s", d->op >= 0 && d->op < OP_COUNT ? OP_NAME[d->op] : "?");
+        n += snprintf(out + n, len - (size_t)n, ", %s", d->op >= 0 && d->op <= OP_PREMUL ? OP_NAME[d->op] : "?");
     if (d->kind == K_BROADCAST || d->kind == K_REDUCE)
         n += snprintf(out + n, len - (size_t)n, ", root %d", d->root);
     snprintf(out + n, len - (size_t)n, ")");
@@ -756,6 +809,8 @@ static int64_t run_coll(item_t *it, int64_t start, int64_t *v)
         for (size_t off = 0; off < count; off += k) {
             size_t len = count - off < k ? count - off : k;
             memcpy(slot(c, r), it->send + off * es, len * es);
+            if (it->op == OP_PREMUL)
+                scale(slot(c, r), len, it->dtype, it->scalar);
             if (barrier(c))
                 return start;
             if (writes) {
@@ -799,8 +854,11 @@ static int64_t run_coll(item_t *it, int64_t start, int64_t *v)
         size_t k = COLL_CHUNK / (size_t)n / es;
         for (size_t off = 0; off < count; off += k) {
             size_t len = count - off < k ? count - off : k;
-            for (int j = 0; j < n; j++)
+            for (int j = 0; j < n; j++) {
                 memcpy(slot(c, r) + (size_t)j * k * es, it->send + ((size_t)j * count + off) * es, len * es);
+                if (it->op == OP_PREMUL)
+                    scale(slot(c, r) + (size_t)j * k * es, len, it->dtype, it->scalar);
+            }
             if (barrier(c))
                 return start;
             reduce_ranks(c, it->recv + off * es, (size_t)r * k * es, len, it);
@@ -1213,7 +1271,22 @@ static ncclResult_t call(int kind, const void *sendbuff, void *recvbuff, size_t 
         complain("%s: datatype %d is not one NCCL %d has (fp8 came with 2.24)", name, dtype, nccl_version());
         return group_error(ncclInvalidArgument);
     }
-    if ((kind == K_ALLREDUCE || kind == K_REDUCE || kind == K_REDUCE_SCATTER) && (op < 0 || op >= OP_COUNT)) {
+    int reduces = kind == K_ALLREDUCE || kind == K_REDUCE || kind == K_REDUCE_SCATTER;
+    unsigned char scalar[8] = {0};
+    if (reduces && op >= OP_COUNT) {
+        int i = op - OP_COUNT;
+        if (i >= MAX_PREMUL || !c->premul[i].live) {
+            complain("%s: reduction %d was not made on this communicator (or was destroyed)", name, op);
+            return group_error(ncclInvalidArgument);
+        }
+        if (c->premul[i].dtype != dtype) {
+            complain("%s: reduction %d was made for %s, not %s", name, op, TYPE_NAME[c->premul[i].dtype],
+                     dtype >= 0 && dtype < T_COUNT ? TYPE_NAME[dtype] : "?");
+            return group_error(ncclInvalidArgument);
+        }
+        memcpy(scalar, c->premul[i].scalar, sizeof scalar);
+        op = OP_PREMUL;
+    } else if (reduces && op < 0) {
         complain("%s: reduction %d is not one the stand-in models", name, op);
         return group_error(ncclInvalidArgument);
     }
@@ -1234,6 +1307,7 @@ static ncclResult_t call(int kind, const void *sendbuff, void *recvbuff, size_t 
     }
     item_t it = {.kind = kind, .dtype = dtype, .op = op, .root = root, .peer = peer, .count = count, .comm = c,
                  .stream = stream, .dsend = (uint64_t)(uintptr_t)sendbuff, .drecv = (uint64_t)(uintptr_t)recvbuff};
+    memcpy(it.scalar, scalar, sizeof scalar);
     ncclResult_t rc;
     if (send_n && (rc = buffer(name, "sendbuff", sendbuff, send_n * es, c, &it.send)))
         return group_error(rc);
@@ -1339,6 +1413,55 @@ API ncclResult_t ncclGetVersion(int *version)
     if (!version)
         return ncclInvalidArgument;
     *version = nccl_version();
+    return ncclSuccess;
+}
+
+/* A pre-multiplied sum over `comm` of elements of `datatype`, each rank's
+ * input first multiplied by the scalar that rank gives here. The scalar is
+ * read now, from host memory (ncclScalarHostImmediate); a device scalar is
+ * not modelled. */
+API ncclResult_t ncclRedOpCreatePreMulSum(int *op, void *scalar, int datatype, int residence, void *comm)
+{
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    pthread_mutex_unlock(&NM);
+    if (!c || !op || !scalar) {
+        complain("ncclRedOpCreatePreMulSum: %s", !c ? "not a live communicator" : "a null pointer");
+        return ncclInvalidArgument;
+    }
+    if (datatype < 0 || datatype >= T_COUNT || (datatype >= T_F8E4M3 && nccl_version() < 22400)) {
+        complain("ncclRedOpCreatePreMulSum: datatype %d is not one NCCL %d has", datatype, nccl_version());
+        return ncclInvalidArgument;
+    }
+    if (residence != 1) {
+        complain("ncclRedOpCreatePreMulSum: residence %d (a device scalar) is not modelled", residence);
+        return ncclInvalidArgument;
+    }
+    for (int i = 0; i < MAX_PREMUL; i++) {
+        if (!c->premul[i].live) {
+            c->premul[i].live = 1;
+            c->premul[i].dtype = datatype;
+            memset(c->premul[i].scalar, 0, sizeof c->premul[i].scalar);
+            memcpy(c->premul[i].scalar, scalar, TYPE_SIZE[datatype]);
+            *op = OP_COUNT + i;
+            return ncclSuccess;
+        }
+    }
+    complain("ncclRedOpCreatePreMulSum: %d operations are live on this communicator already", MAX_PREMUL);
+    return ncclInvalidUsage;
+}
+
+API ncclResult_t ncclRedOpDestroy(int op, void *comm)
+{
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    pthread_mutex_unlock(&NM);
+    int i = op - OP_COUNT;
+    if (!c || i < 0 || i >= MAX_PREMUL || !c->premul[i].live) {
+        complain("ncclRedOpDestroy: %d is not an operation made on this communicator", op);
+        return ncclInvalidArgument;
+    }
+    c->premul[i].live = 0;
     return ncclSuccess;
 }
 

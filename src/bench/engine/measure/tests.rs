@@ -292,7 +292,7 @@ fn every_reduction_validates_on_the_reducing_collectives() {
     let mut args = NCCL_TESTS.to_vec();
     args.extend(["-m", "8:64", "-i", "3", "-x", "1"]);
     let every = Some(&Datatype::EVERY[..]);
-    for op in [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg] {
+    for op in [Reduction::Sum, Reduction::Prod, Reduction::Max, Reduction::Min, Reduction::Avg, Reduction::MulSum] {
         for np in 1..=4 {
             for (name, (seen, ending, _)) in [
                 ("allreduce", measure_types::<allreduce::Allreduce>(np, &args, m, None, op, every)),
