@@ -126,14 +126,29 @@ impl Hosts {
     }
 
     /// Kills every process of host `i` outright (a node lost); returns how
-    /// many there were.
+    /// many there were. All of them go at once, as on a lost node: each is
+    /// stopped first, until a listing finds none not yet stopped, and only
+    /// then killed. Killed one by one, a busy machine could run the host's
+    /// survivors between two kills, and its MPI daemon would end its rank
+    /// with SIGTERM, which a lost node never does.
     pub fn kill(&self, i: usize) -> usize {
-        let pids = self.pids(i);
-        for &p in &pids {
-            // SAFETY: signals a process in this test's own namespace.
+        let mut stopped: Vec<i32> = Vec::new();
+        loop {
+            let fresh: Vec<i32> = self.pids(i).into_iter().filter(|p| !stopped.contains(p)).collect();
+            if fresh.is_empty() {
+                break;
+            }
+            for &p in &fresh {
+                // SAFETY: signals a process in this test's own namespace.
+                unsafe { libc::kill(p, libc::SIGSTOP) };
+            }
+            stopped.extend(fresh);
+        }
+        for &p in &stopped {
+            // SAFETY: as above; a stopped process dies of SIGKILL at once.
             unsafe { libc::kill(p, libc::SIGKILL) };
         }
-        pids.len()
+        stopped.len()
     }
 
     /// mpirun's arguments for `per_host` ranks on each host, over TCP on
