@@ -390,7 +390,10 @@ pub(crate) fn run_options(
                 // limits nothing; the cast saturates.
                 let mine = gpu.map_or(f64::INFINITY, |g| g.memory_bytes as f64);
                 let least = world.bcast_u64(world.reduce_f64(mine, crate::backend::ReduceOp::Min) as u64);
-                p.within_gpu_memory(least)
+                // And `-d all` as the job's oldest GPU allows.
+                let major = gpu.map_or(f64::INFINITY, |g| f64::from(g.compute_major()));
+                let oldest = world.bcast_u64(world.reduce_f64(major, crate::backend::ReduceOp::Min) as u64);
+                p.within_gpu_memory(least).reducible_on(u32::try_from(oldest).unwrap_or(u32::MAX))
             }
             _ => p,
         };
@@ -587,7 +590,7 @@ impl Session<'_> {
     fn nccl(&self) -> Option<crate::backend::nccl::Nccl<'_>> {
         let gpu = self.job.gpu.as_ref()?;
         if self.plan.collective.is_some_and(|c| c.op.reduces()) {
-            let types = &self.plan.opts.datatypes;
+            let types = &self.plan.datatypes;
             let refused = types.iter().find_map(|&dt| crate::backend::nccl::can_reduce(dt, &gpu.info).err());
             self.job.everywhere(refused.map_or(Ok(()), Err))?;
         }

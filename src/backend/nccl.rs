@@ -66,8 +66,7 @@ pub fn can_reduce(dt: Datatype, gpu: &GpuInfo) -> Result<(), String> {
     if !matches!(dt, Datatype::F8e4m3 | Datatype::F8e5m2) {
         return Ok(());
     }
-    let major: u32 = gpu.compute_capability.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0);
-    if major >= 9 {
+    if gpu.compute_major() >= 9 {
         return Ok(());
     }
     // No GPU index: ranks on like GPUs say the same line, so it is said once.

@@ -75,6 +75,14 @@ pub struct GpuInfo {
     pub driver_cuda_version: String,
 }
 
+impl GpuInfo {
+    /// The compute capability's major version (`9` of `9.0`; 0 where the
+    /// text says none).
+    pub fn compute_major(&self) -> u32 {
+        self.compute_capability.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0)
+    }
+}
+
 /// A rank's GPU: its primary context is current on the thread that opened
 /// it (the one that runs MPI and the timed loop).
 pub struct Gpu {

@@ -9,8 +9,7 @@
 //! line naming the option and with nccl-tests' own status for a test that
 //! does not implement something (5): more than one GPU per process (`-g`,
 //! `-t`, issue 43's process model), every operation in turn (`-o all`),
-//! every type in turn
-//! (`-d all`), every root in turn
+//! every root in turn
 //! (`-r -1`), sweeps repeated until stopped
 //! (`-N 0`), CUDA graphs, the
 //! default stream, CPU time, timestamps, per-iteration timing, JSON output,
@@ -154,7 +153,7 @@ fn read(
         Parsed::Exit { said, status } => return Err((said, status)),
         Parsed::Run { settings, said } => (settings, said),
     };
-    match options_from(spec, &settings, get) {
+    match options_from(spec, &settings, get, nccl) {
         Ok(opts) => Ok((opts, said)),
         Err((line, status)) => {
             said.push(Line::Err(format!("{program}: {line}")));
@@ -169,9 +168,10 @@ fn options_from(
     spec: &BenchSpec,
     settings: &Settings,
     get: impl Fn(&str) -> Option<String>,
+    nccl: NcclVersion,
 ) -> Result<Options, (String, i32)> {
     let environment = Environment::read(get).map_err(|line| (line, BAD_VALUE))?;
-    options(spec, settings, &environment).map_err(|refusal| match refusal {
+    options(spec, settings, &environment, nccl).map_err(|refusal| match refusal {
         Refusal::NotYet(line) => (line, NOT_IMPLEMENTED),
         Refusal::NoDevice(line) => (line, CUDA_ERROR),
         Refusal::BadValue(line) => (line, BAD_VALUE),
@@ -221,9 +221,15 @@ fn datatype(t: NcclType) -> Datatype {
     }
 }
 
-/// The shared core's options for nccl-tests' `settings` and environment,
-/// or the line that says which setting the core cannot honour yet.
-pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Result<Options, Refusal> {
+/// The shared core's options for nccl-tests' `settings` and environment
+/// with NCCL `nccl` loaded, or the line that says which setting the core
+/// cannot honour yet.
+pub(crate) fn options(
+    spec: &BenchSpec,
+    s: &Settings,
+    env: &Environment,
+    nccl: NcclVersion,
+) -> Result<Options, Refusal> {
     let not_yet = |what: &str| Err(Refusal::NotYet(format!("{what} is not available in this nccl-tests drop-in yet")));
     if s.threads != 1 || s.gpus != 1 {
         return not_yet(&format!(
@@ -231,9 +237,12 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
             s.threads, s.gpus
         ));
     }
-    let dt = match s.datatype {
-        Choice::One(t) => datatype(t),
-        Choice::All => return not_yet("-d all (every type is, one at a time)"),
+    // `-d all`: each type the loaded NCCL has, in nccl-tests' order, one
+    // sweep after another (the job leaves out fp8 where its GPUs cannot
+    // reduce it, as nccl-tests: `Plan::reducible_on`).
+    let datatypes: Vec<Datatype> = match s.datatype {
+        Choice::One(t) => vec![datatype(t)],
+        Choice::All => NcclType::ALL.into_iter().filter(|t| t.offered(nccl)).map(datatype).collect(),
     };
     let reduction = match s.op {
         Choice::One(op) => reduction(op),
@@ -307,7 +316,7 @@ pub(crate) fn options(spec: &BenchSpec, s: &Settings, env: &Environment) -> Resu
     }
     o.backend = Backend::Nccl;
     o.format = Format::NcclTests;
-    o.datatypes = vec![dt];
+    o.datatypes = datatypes;
     o.reduction = reduction;
     o.root = root;
     o.rank_time = rank_time;
@@ -405,6 +414,20 @@ mod tests {
             assert_eq!(status, BAD_VALUE, "{args:?}: {line}");
             assert!(line.starts_with(&format!("all_reduce_perf: {} {} (give ", args[0], args[1])), "{line}");
         }
+    }
+
+    /// `-d all`: every type the loaded NCCL has, in nccl-tests' order
+    /// (2.19 has no fp8; 2.24 adds it; the job drops it on older GPUs).
+    #[test]
+    fn every_type_runs_in_nccl_tests_order() {
+        let names = |o: Options| o.datatypes.iter().map(|d| d.nccl_name()).collect::<Vec<_>>().join(" ");
+        let o = opts(&["-d", "all"], &[]).unwrap();
+        assert_eq!(names(o), "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16");
+        let spec = crate::bench::registry::lookup("osu_allgather").expect("registered").spec;
+        let args: Vec<String> = ["-d", "all"].iter().map(|a| a.to_string()).collect();
+        let (o, _) = read(spec, "all_gather_perf", &args, NcclVersion::of(2, 24, 3), |_| None).unwrap();
+        assert!(names(o).ends_with("double bfloat16 f8e4m3 f8e5m2"));
+        assert_eq!(names(opts(&["-d", "half"], &[]).unwrap()), "half");
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub struct Plan<'a> {
     /// lowered where the GPUs' memory cannot hold it
     /// ([`Plan::within_gpu_memory`]).
     pub sweep: Option<crate::options::Sweep>,
+    /// The types that run, in order: the options', less those the job's
+    /// GPUs cannot reduce where nccl-tests leaves them out of `-d all`
+    /// ([`Plan::reducible_on`]).
+    pub datatypes: Vec<Datatype>,
 }
 
 impl<'a> Plan<'a> {
@@ -84,6 +88,7 @@ impl<'a> Plan<'a> {
             collective,
             ranks: np,
             sweep: opts.sweep,
+            datatypes: opts.datatypes.clone(),
         };
         if let Some(sweep) = opts.sweep {
             // nccl-tests' sweep, whole (OSU's default memory limit is
@@ -143,6 +148,18 @@ impl<'a> Plan<'a> {
             }
             _ => self,
         }
+    }
+
+    /// nccl-tests' `-d all` on GPUs whose least compute capability is
+    /// `major`: below 9 it leaves out the fp8 types, which NCCL reduces
+    /// only from Hopper on (for every test, reducing or not). A run of one
+    /// type keeps it (a reducing one is refused where it cannot run).
+    pub(crate) fn reducible_on(self, major: u32) -> Plan<'a> {
+        if self.datatypes.len() < 2 || major >= 9 {
+            return self;
+        }
+        let datatypes = self.datatypes.iter().copied().filter(|d| !matches!(d, Datatype::F8e4m3 | Datatype::F8e5m2));
+        Plan { datatypes: datatypes.collect(), ..self }
     }
 
     /// Where nccl-tests' sweep was lowered to fit the GPUs' memory: its
@@ -257,8 +274,7 @@ impl<'a> Plan<'a> {
             .iter()
             .flat_map(|&window| self.passes().iter().map(move |&in_place| Cell { window, in_place }))
             .collect();
-        self.opts
-            .datatypes
+        self.datatypes
             .iter()
             .map(|&datatype| {
                 let dt_sizes = match (self.sweep, self.spec.one_sided) {
