@@ -160,6 +160,14 @@ pub struct Options {
     /// binaries always sum, and a record of a sum leaves it out).
     #[serde(skip_serializing_if = "Reduction::is_sum")]
     pub reduction: Reduction,
+    /// nccl-tests' `-o all`: each operation in turn, one sweep apiece, on
+    /// the tests that loop over operations (empty: `reduction` alone).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reductions: Vec<Reduction>,
+    /// nccl-tests' `-r -1`: each rank in turn as the root, one sweep
+    /// apiece, on the rooted tests (false: `root` alone).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub every_root: bool,
     /// Which rank's time a collective's row reports (nccl-tests' `-a`;
     /// OSU's binaries average over ranks, and a record of that leaves it
     /// out).

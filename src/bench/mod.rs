@@ -199,6 +199,11 @@ pub struct Metric {
 /// The part of a benchmark that differs from the others, over any
 /// transport `T`.
 pub trait Kernel<T: Transport> {
+    /// The operation its reductions apply from now on, and its root where
+    /// the sweep has one of its own (nccl-tests' `-o all`, `-r -1`: one
+    /// sweep each); the kernels without either ignore it.
+    fn set_operation(&mut self, _reduction: crate::datatype::Reduction, _root: Option<usize>) {}
+
     /// Sizes buffers and writes OSU's fill bytes before a size (untimed).
     fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError>;
 

@@ -57,6 +57,8 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         in_place: false,
         root: RootRank::Fixed(0),
         reduction: crate::datatype::Reduction::Sum,
+        reductions: Vec::new(),
+        every_root: false,
         rank_time: crate::stats::RankTime::Avg,
         aggregate: 1,
         blocking: crate::options::Blocking::None,

@@ -175,7 +175,19 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
             overlap_pct: row.overlap_pct,
             efficiency_pct: row.efficiency_pct,
         };
-        let datatype = row.datatype.map(|d| d.mpi_name().to_string());
+        // A run that swept operations or roots (nccl-tests' `-o all`,
+        // `-r -1`) has a table for each, named after the type.
+        let mut datatype = row.datatype.map(|d| d.mpi_name().to_string());
+        if !row.reduction.is_empty() || row.root.is_some() {
+            let mut label = datatype.unwrap_or_default();
+            if !row.reduction.is_empty() {
+                label = format!("{label} {}", row.reduction).trim_start().to_string();
+            }
+            if let Some(root) = row.root {
+                label = format!("{label} root {root}").trim_start().to_string();
+            }
+            datatype = Some(label);
+        }
         let window = row.window.map(|w| w.to_string());
         let bench = row.benchmark;
         let idx = match table_of.entry((bench.clone(), datatype.clone())) {
@@ -276,6 +288,28 @@ mod tests {
         assert_eq!(parsed.tables[0].points.len(), 2);
         assert_eq!(parsed.notes.len(), 1, "{:?}", parsed.notes);
         assert!(parsed.notes[0].message.contains("in-place rows"));
+    }
+
+    /// nccl-tests' `-o all` / `-r -1`: a table per operation and root,
+    /// each named after its type.
+    #[test]
+    fn each_operation_and_root_is_its_own_table() {
+        let mut text = COLUMNS.join(",") + "\n";
+        for (op, root) in [("sum", "0"), ("sum", "1"), ("prod", "0"), ("prod", "0"), ("", "2")] {
+            let cells = [
+                ("benchmark", "osu_reduce"),
+                ("datatype", "MPI_INT"),
+                ("size_bytes", "8"),
+                ("avg_lat_us", "1"),
+                ("reduction", op),
+                ("root", root),
+            ];
+            text += &(row(&cells) + "\n");
+        }
+        let p = parse(&text, "r.csv", "r").unwrap();
+        let names: Vec<&str> = p.tables.iter().filter_map(|t| t.datatype.as_deref()).collect();
+        assert_eq!(names, ["MPI_INT sum root 0", "MPI_INT sum root 1", "MPI_INT prod root 0", "MPI_INT root 2"]);
+        assert_eq!(p.tables[2].points.len(), 2);
     }
 
     #[test]

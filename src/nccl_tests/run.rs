@@ -8,9 +8,7 @@
 //! What the core cannot do yet is refused before anything starts, in one
 //! line naming the option and with nccl-tests' own status for a test that
 //! does not implement something (5): more than one GPU per process (`-g`,
-//! `-t`, issue 43's process model), every operation in turn (`-o all`),
-//! every root in turn
-//! (`-r -1`), sweeps repeated until stopped
+//! `-t`, issue 43's process model), sweeps repeated until stopped
 //! (`-N 0`), CUDA graphs, the
 //! default stream, CPU time, timestamps, per-iteration timing, JSON output,
 //! buffer registration, misalignment, the memory report and split
@@ -244,13 +242,21 @@ pub(crate) fn options(
         Choice::One(t) => vec![datatype(t)],
         Choice::All => NcclType::ALL.into_iter().filter(|t| t.offered(nccl)).map(datatype).collect(),
     };
-    let reduction = match s.op {
-        Choice::One(op) => reduction(op),
-        Choice::All => return not_yet("-o all (every operation is, one at a time)"),
+    // `-o all`: each operation the loaded NCCL has, one sweep apiece on
+    // the tests that loop over operations.
+    let (reduction, reductions) = match s.op {
+        Choice::One(op) => (reduction(op), Vec::new()),
+        Choice::All => {
+            let all: Vec<Reduction> = RedOp::ALL.into_iter().filter(|o| o.offered(nccl)).map(reduction).collect();
+            (all[0], all)
+        }
     };
-    let root = match usize::try_from(s.root) {
-        Ok(r) => RootRank::Fixed(r),
-        Err(_) => return not_yet(&format!("-r {} (one root at a time is)", s.root)),
+    // `-r -1`: each rank in turn as the root, one sweep apiece on the
+    // rooted tests.
+    let (root, every_root) = match (usize::try_from(s.root), s.root) {
+        (Ok(r), _) => (RootRank::Fixed(r), false),
+        (_, -1) => (RootRank::Fixed(0), true),
+        _ => return Err(Refusal::BadValue(format!("-r {} (give a rank, or -1 for each rank in turn)", s.root))),
     };
     let rank_time = match s.average {
         0 => RankTime::Rank0,
@@ -318,6 +324,8 @@ pub(crate) fn options(
     o.format = Format::NcclTests;
     o.datatypes = datatypes;
     o.reduction = reduction;
+    o.reductions = reductions;
+    o.every_root = every_root;
     o.root = root;
     o.rank_time = rank_time;
     o.aggregate = aggregate;

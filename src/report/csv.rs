@@ -64,6 +64,8 @@ pub const COLUMNS: &[&str] = &[
     "peak_MBps",
     "efficiency_pct",
     "iter_p999_us",
+    "reduction",
+    "root",
 ];
 
 /// One row of the results CSV, as the writer serialises it and every
@@ -213,6 +215,15 @@ pub struct CsvRow {
     /// columns, so their positions hold).
     #[serde(default, serialize_with = "float")]
     pub iter_p999_us: Option<f64>,
+    /// The row's operation (`sum`, `mulsum` ...) where the run swept
+    /// several (nccl-tests' `-o all`); empty otherwise (the run record
+    /// keeps a single one).
+    #[serde(default, deserialize_with = "or_default")]
+    pub reduction: String,
+    /// The row's root rank where the run swept every rank as the root
+    /// (nccl-tests' `-r -1`).
+    #[serde(default)]
+    pub root: Option<u64>,
 }
 
 impl CsvRow {
@@ -272,6 +283,8 @@ impl CsvRow {
             peak_mbps: path.and_then(|p| p.peak_mbps),
             efficiency_pct: ctx.efficiency_pct(r),
             iter_p999_us: it.map(|s| s.p999_us),
+            reduction: r.reduction.map(|op| op.name().to_string()).unwrap_or_default(),
+            root: r.root.map(|root| root as u64),
         }
     }
 }
@@ -500,6 +513,8 @@ mod tests {
             num(ctx.path.as_ref().filter(|_| ctx.bandwidth_mbps(r).is_some()).and_then(|p| p.peak_mbps)),
             num(ctx.efficiency_pct(r)),
             num(it.map(|s| s.p999_us)),
+            r.reduction.map(|op| op.name().to_string()).unwrap_or_default(),
+            r.root.map(|root| root.to_string()).unwrap_or_default(),
         ]
     }
 
@@ -529,6 +544,8 @@ mod tests {
                     reason: crate::stats::precision::StopReason::Precision,
                 }),
                 finished_utc: "2026-11-30T00:00:00.000Z".into(),
+                reduction: Some(crate::datatype::Reduction::MulSum),
+                root: Some(3),
                 wrong_elements: Some(7),
                 in_place: Some(true),
             },
@@ -670,7 +687,7 @@ mod tests {
         assert_eq!(col("iter_max_us").parse::<f64>().unwrap(), 3.0);
         // Two samples: the 99.9th percentile is the larger, as p99's.
         assert_eq!(col("iter_p999_us").parse::<f64>().unwrap(), 3.0);
-        assert_eq!(COLUMNS.last(), Some(&"iter_p999_us"));
+        assert_eq!(&COLUMNS[COLUMNS.len() - 3..], ["iter_p999_us", "reduction", "root"]);
         assert_eq!((col("pairs"), col("min_lat_us"), col("slowest_rank")), ("1", "", ""));
     }
 

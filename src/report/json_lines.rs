@@ -91,6 +91,11 @@ struct RowLine<'a> {
     validation: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     wrong_elements: Option<u64>,
+    /// The CSV's `reduction` and `root` (nccl-tests' `-o all`, `-r -1`).
+    #[serde(skip_serializing_if = "str::is_empty")]
+    reduction: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root: Option<u64>,
     /// `-z`: `{"P50": v, "P99": v}`, in the order given.
     #[serde(skip_serializing_if = "<[_]>::is_empty", serialize_with = "percentiles")]
     osu_tails: &'a [(u32, f64)],
@@ -189,6 +194,8 @@ impl<W: Write> JsonLines<W> {
             overlap_pct: c.overlap_pct,
             validation: c.validation.map(|ok| if ok { "Pass" } else { "Fail" }),
             wrong_elements: c.wrong_elements,
+            reduction: &c.reduction,
+            root: c.root,
             osu_tails: &c.osu_tails,
             iterations_run: c.iterations_run,
             ci95_rel_pct: c.ci95_rel_pct,

@@ -122,6 +122,10 @@ pub struct Row {
     pub precision: Option<PrecisionStop>,
     /// When the row was finished (RFC 3339, UTC).
     pub finished_utc: String,
+    /// Its operation, where the run swept several (nccl-tests' `-o all`).
+    pub reduction: Option<crate::datatype::Reduction>,
+    /// Its root, where the run swept every rank as the root (`-r -1`).
+    pub root: Option<usize>,
 }
 
 /// Where `--precision` ended a size.
@@ -136,6 +140,11 @@ pub struct PrecisionStop {
 pub trait Sink {
     /// A new datatype block starts.
     fn begin_datatype(&mut self, _dt: Datatype) -> io::Result<()> {
+        Ok(())
+    }
+    /// Within a datatype block, a sweep of operation `op` and, where the
+    /// sweep has one of its own (nccl-tests' `-r -1`), root `root`.
+    fn begin_operation(&mut self, _op: crate::datatype::Reduction, _root: Option<usize>) -> io::Result<()> {
         Ok(())
     }
     /// One size point: its rows, one per cell (window, pass) in the plan's

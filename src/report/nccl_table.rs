@@ -176,6 +176,14 @@ impl<W: Write> Sink for NcclTestsTable<W> {
         Ok(())
     }
 
+    fn begin_operation(&mut self, op: crate::datatype::Reduction, root: Option<usize>) -> io::Result<()> {
+        self.reduction = op;
+        if let Some(r) = root {
+            self.root = r;
+        }
+        Ok(())
+    }
+
     /// One line per size: its out-of-place and in-place cells (a size cut
     /// short has no line).
     fn point(&mut self, rows: &[Row]) -> io::Result<()> {

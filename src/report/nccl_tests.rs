@@ -182,6 +182,17 @@ impl Collective {
         }
     }
 
+    /// Whether nccl-tests' test runs a sweep per operation under `-o all`
+    /// (sendrecv too, though it reduces nothing).
+    pub(crate) fn loops_over_operations(self) -> bool {
+        matches!(self, Collective::AllReduce | Collective::Reduce | Collective::ReduceScatter | Collective::SendRecv)
+    }
+
+    /// Whether nccl-tests' test runs a sweep per root under `-r -1`.
+    pub(crate) fn loops_over_roots(self) -> bool {
+        matches!(self, Collective::Broadcast | Collective::Reduce | Collective::Gather | Collective::Scatter)
+    }
+
     /// nccl-tests' test of a blocking collective operation (None for the
     /// others: nccl-tests has no barrier, vector or non-blocking tests).
     pub(crate) fn of_call(call: CollectiveCall) -> Option<Collective> {

@@ -99,6 +99,8 @@ fn row(spec: &BenchSpec, t: &Table, p: &SizeRow, k: &Known, finished_utc: &str) 
         peak_mbps: None,
         efficiency_pct: None,
         iter_p999_us: None,
+        reduction: String::new(),
+        root: None,
     }
 }
 

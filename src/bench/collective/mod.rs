@@ -299,6 +299,13 @@ impl<C: Call<T>, T: Collectives> CollKernel<C, T> {
 }
 
 impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
+    fn set_operation(&mut self, reduction: Reduction, root: Option<usize>) {
+        self.job.reduction = reduction;
+        if let Some(r) = root {
+            self.job.root = RootRank::Fixed(r);
+        }
+    }
+
     fn prepare(&mut self, t: &T, case: &SizeCase) -> Result<(), AllocError> {
         self.c.prepare(case, &self.job);
         self.c.bind(t, &mut self.bufs, case, &self.job, self.validating);

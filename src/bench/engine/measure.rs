@@ -48,6 +48,8 @@ pub fn run<T: Transport, K: Kernel<T>>(
     let mut busbw = (0.0f64, 0usize);
     for group in &groups {
         emit(&mut sinks, &mut |s| s.begin_datatype(group.datatype))?;
+        emit(&mut sinks, &mut |s| s.begin_operation(group.reduction, group.root))?;
+        kernel.set_operation(group.reduction, group.root);
         // nccl-tests' warm-up, once before the sweep, out of place.
         for case in &group.warmup {
             kernel.set_in_place(false);
@@ -114,6 +116,8 @@ pub fn run<T: Transport, K: Kernel<T>>(
                     let mut row = row(kernel, plan, &case, metric, passed, &samples, outcome.batched);
                     row.in_place = cell.in_place;
                     row.wrong_elements = wrong;
+                    row.reduction = plan.sweeps_operations().then_some(group.reduction);
+                    row.root = group.root;
                     row.precision = point
                         .rule
                         .zip(outcome.stop_reason)
@@ -300,6 +304,8 @@ fn row<T: Transport, K: Kernel<T>>(
         iter_spread: if batched { None } else { spread(secs, scale * 1e6, &noise_thresholds()) },
         precision: None,
         finished_utc: Utc::now().rfc3339(),
+        reduction: None,
+        root: None,
     }
 }
 

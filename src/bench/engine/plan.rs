@@ -8,7 +8,7 @@
 use crate::backend::Capability;
 use crate::bench::registry::Entry;
 use crate::bench::{counts, message_sizes, Calls, SizeCase};
-use crate::datatype::Datatype;
+use crate::datatype::{Datatype, Reduction};
 use crate::options::{Backend, Options, RootRank};
 use crate::report::osu::{TableLayout, VARIED_WINDOWS};
 use crate::report::RunLayout;
@@ -274,9 +274,9 @@ impl<'a> Plan<'a> {
             .iter()
             .flat_map(|&window| self.passes().iter().map(move |&in_place| Cell { window, in_place }))
             .collect();
-        self.datatypes
-            .iter()
-            .map(|&datatype| {
+        self.axes()
+            .into_iter()
+            .map(|(datatype, reduction, root)| {
                 let dt_sizes = match (self.sweep, self.spec.one_sided) {
                     (Some(sweep), _) => sweep.sizes().map(|b| self.kernel_size(b, datatype.size())).collect(),
                     // fop and cas: one element of the datatype, whatever -m says.
@@ -301,9 +301,40 @@ impl<'a> Plan<'a> {
                         Some(Point { datatype, size, count, iterations, warmup, rule, cells: cells.clone(), calls })
                     })
                     .collect();
-                Group { datatype, warmup: self.warmup_sweep(datatype), points }
+                Group { datatype, reduction, root, warmup: self.warmup_sweep(datatype), points }
             })
             .collect()
+    }
+
+    /// Whether the run has a sweep per operation: nccl-tests' `-o all` on
+    /// a test that loops over operations.
+    pub(crate) fn sweeps_operations(&self) -> bool {
+        let coll = self.collective.and_then(crate::report::nccl_tests::Collective::of_call);
+        !self.opts.reductions.is_empty() && coll.is_some_and(|c| c.loops_over_operations())
+    }
+
+    /// Whether the run has a sweep per root: nccl-tests' `-r -1` on a
+    /// rooted test.
+    pub(crate) fn sweeps_roots(&self) -> bool {
+        let coll = self.collective.and_then(crate::report::nccl_tests::Collective::of_call);
+        self.opts.every_root && coll.is_some_and(|c| c.loops_over_roots())
+    }
+
+    /// Each sweep's type, operation and root, in nccl-tests' order (types
+    /// outermost, then operations, then roots): one per type, unless
+    /// nccl-tests' `-o all` or `-r -1` multiplies them on the tests that
+    /// loop over operations or roots (`None`: the options' root rule).
+    fn axes(&self) -> Vec<(Datatype, Reduction, Option<usize>)> {
+        let ops = if self.sweeps_operations() { self.opts.reductions.clone() } else { vec![self.opts.reduction] };
+        let roots: Vec<Option<usize>> =
+            if self.sweeps_roots() { (0..self.ranks).map(Some).collect() } else { vec![None] };
+        let mut all = Vec::new();
+        for &dt in &self.datatypes {
+            for &op in &ops {
+                all.extend(roots.iter().map(|&root| (dt, op, root)));
+            }
+        }
+        all
     }
 
     /// nccl-tests' warm-up before a sweep of `datatype`: `-w` calls at
@@ -361,6 +392,11 @@ impl Plan<'_> {
 #[derive(Clone, Debug)]
 pub struct Group {
     pub datatype: Datatype,
+    /// The operation its reductions apply.
+    pub reduction: Reduction,
+    /// Its root, where it has one of its own (nccl-tests' `-r -1`); None:
+    /// the options' rule.
+    pub root: Option<usize>,
     /// Sizes warmed up before the group's first point (nccl-tests' way;
     /// empty for OSU's, whose points warm up themselves).
     pub warmup: Vec<SizeCase>,
