@@ -292,6 +292,33 @@ fn every_binary_rounds_its_sizes_as_nccl_tests_does() {
     }
 }
 
+/// Each (program, `-o`, `-d`, element bytes) at three ranks, sizes 24 B to
+/// 3 KiB: three rows, counts as nccl-tests prints them (one rank's share
+/// for the per-rank collectives), the type column, every cell checked
+/// right; then `more(type, directory)` on the run's results.
+fn typed_runs_check_right(
+    gpu: &StandIn,
+    env: &[(&str, &str)],
+    cases: &[(&str, &str, &str, u64)],
+    mut more: impl FnMut(&str, &Path),
+) {
+    for &(program, op, ty, width) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["-b", "24", "-e", "3K", "-f", "8", "-n", "2", "-w", "1", "-o", op, "-d", ty];
+        let r = perf(gpu, Some(3), program, &args, env, dir.path());
+        assert_eq!(r.code, Some(0), "{program} -d {ty}: {}\n{}", r.stdout, r.stderr);
+        let got = rows(&r.stdout);
+        assert_eq!(got.len(), 3, "{program} -d {ty}: {}", r.stdout);
+        for row in &got {
+            let per_rank = if program == "all_reduce_perf" || program == "reduce_perf" { 1 } else { 3 };
+            assert_eq!(row.1, row.0 / width / per_rank, "{program} -d {ty} count: {}", r.stdout);
+            assert_eq!(row.2, ty, "{program}: {}", r.stdout);
+            assert_eq!((row.5.as_str(), row.6.as_str()), ("0", "0"), "{program} -d {ty}: {}", r.stdout);
+        }
+        more(ty, dir.path());
+    }
+}
+
 /// `-o` on the three collectives that reduce, at three ranks: each of
 /// prod, max, min and avg with each type the core has, in the `redop`
 /// column, computed by the stand-in's NCCL and every cell checked right
@@ -322,27 +349,15 @@ fn each_reduction_operation_runs_and_is_checked() {
     // nccl-tests' other exact types: each with an operation, counts and
     // the type column as nccl-tests prints them (eight-byte types halve
     // the count), checked.
-    for (program, op, ty, width) in [
+    let cases = [
         ("all_reduce_perf", "sum", "uint8", 1),
         ("all_reduce_perf", "prod", "uint32", 4),
         ("all_reduce_perf", "max", "int64", 8),
         ("reduce_perf", "min", "uint64", 8),
         ("reduce_scatter_perf", "avg", "double", 8),
         ("all_gather_perf", "sum", "double", 8),
-    ] {
-        let dir = tempfile::tempdir().unwrap();
-        let args = ["-b", "24", "-e", "3K", "-f", "8", "-n", "2", "-w", "1", "-o", op, "-d", ty];
-        let r = perf(&gpu, Some(3), program, &args, &[], dir.path());
-        assert_eq!(r.code, Some(0), "{program} -d {ty}: {}\n{}", r.stdout, r.stderr);
-        let got = rows(&r.stdout);
-        assert_eq!(got.len(), 3, "{program} -d {ty}: {}", r.stdout);
-        for row in &got {
-            let per_rank = if program == "all_reduce_perf" || program == "reduce_perf" { 1 } else { 3 };
-            assert_eq!(row.1, row.0 / width / per_rank, "{program} -d {ty} count: {}", r.stdout);
-            assert_eq!(row.2, ty, "{program}: {}", r.stdout);
-            assert_eq!((row.5.as_str(), row.6.as_str()), ("0", "0"), "{program} -d {ty}: {}", r.stdout);
-        }
-    }
+    ];
+    typed_runs_check_right(&gpu, &[], &cases, |_, _| {});
     for ty in ["int32", "double", "uint64"] {
         let dir = tempfile::tempdir().unwrap();
         let args = ["-b", "1K", "-e", "1K", "-n", "2", "-o", "max", "-d", ty];
@@ -374,7 +389,7 @@ fn narrow_floats_reduce_in_their_own_arithmetic_and_check() {
     let _g = mpi_lock();
     let v2_24 = [("COMMBENCH_STANDIN_NCCL_VERSION", "22405")];
     let hopper = standin::stand_in("dgx-h100");
-    for (program, op, ty, width) in [
+    let cases = [
         ("all_reduce_perf", "sum", "half", 2),
         ("all_reduce_perf", "avg", "bfloat16", 2),
         ("all_reduce_perf", "prod", "f8e4m3", 1),
@@ -382,24 +397,14 @@ fn narrow_floats_reduce_in_their_own_arithmetic_and_check() {
         ("reduce_scatter_perf", "avg", "f8e4m3", 1),
         ("reduce_scatter_perf", "min", "half", 2),
         ("all_gather_perf", "sum", "f8e5m2", 1),
-    ] {
-        let dir = tempfile::tempdir().unwrap();
-        let args = ["-b", "24", "-e", "3K", "-f", "8", "-n", "2", "-w", "1", "-o", op, "-d", ty];
-        let r = perf(&hopper, Some(3), program, &args, &v2_24, dir.path());
-        assert_eq!(r.code, Some(0), "{program} -d {ty}: {}\n{}", r.stdout, r.stderr);
-        let got = rows(&r.stdout);
-        assert_eq!(got.len(), 3, "{program} -d {ty}: {}", r.stdout);
-        for row in &got {
-            let per_rank = if program == "all_reduce_perf" || program == "reduce_perf" { 1 } else { 3 };
-            assert_eq!(row.1, row.0 / width / per_rank, "{program} -d {ty} count: {}", r.stdout);
-            assert_eq!(row.2, ty, "{program}: {}", r.stdout);
-            assert_eq!((row.5.as_str(), row.6.as_str()), ("0", "0"), "{program} -d {ty}: {}", r.stdout);
-        }
-        let (record, csv) = run_results(dir.path());
+    ];
+    typed_runs_check_right(&hopper, &v2_24, &cases, |ty, dir| {
+        // MPI has none of them: the CSV and the record use NCCL's names.
+        let (record, csv) = run_results(dir);
         let name = record["options"]["datatypes"][0].as_str().unwrap_or_default().to_string();
         assert!(name.starts_with("nccl"), "{ty}: {record}");
         assert!(csv.iter().all(|row| row["datatype"] == name), "{ty}: {csv:?}");
-    }
+    });
     let dir = tempfile::tempdir().unwrap();
     let corrupt = [v2_24[0], ("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1")];
     let r = perf(
