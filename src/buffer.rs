@@ -166,18 +166,13 @@ pub(crate) const AVERAGE_ULPS: u64 = 2;
 
 impl Encoding {
     fn element(self, dt: Datatype, v: u64) -> [u8; MAX_ELEMENT] {
-        let exact = |x: f64| -> [u8; MAX_ELEMENT] {
+        // A float type's element of value x (only they take fractions).
+        let float = |x: f64| -> [u8; MAX_ELEMENT] {
             let mut out = [0u8; MAX_ELEMENT];
-            match dt {
-                Datatype::Char | Datatype::Uint8 => out[0] = x as i64 as u8,
-                Datatype::Int | Datatype::Uint32 => out[..4].copy_from_slice(&(x as i64 as u32).to_ne_bytes()),
-                Datatype::Int64 | Datatype::Uint64 => out = (x as u64).to_ne_bytes(),
-                Datatype::Float => out[..4].copy_from_slice(&(x as f32).to_ne_bytes()),
-                Datatype::Double => out = x.to_ne_bytes(),
-                Datatype::Half | Datatype::Bfloat16 | Datatype::F8e4m3 | Datatype::F8e5m2 => {
-                    let f = dt.narrow().expect("a narrow float");
-                    f.write(f.encode(x), &mut out)
-                }
+            match dt.narrow() {
+                Some(f) => f.write(f.encode(x), &mut out),
+                None if dt == Datatype::Double => out = x.to_ne_bytes(),
+                None => out[..4].copy_from_slice(&(x as f32).to_ne_bytes()),
             }
             out
         };
@@ -194,10 +189,10 @@ impl Encoding {
                 }
                 out
             }
-            Encoding::Exact => exact(v as f64),
+            Encoding::Exact => float(v as f64),
             // An integer average truncates, as NCCL's.
             Encoding::Over(n) if !dt.is_float() => Encoding::Exact.element(dt, v / n.max(1)),
-            Encoding::Over(n) => exact(v as f64 / n.max(1) as f64),
+            Encoding::Over(n) => float(v as f64 / n.max(1) as f64),
         }
     }
 }
@@ -249,6 +244,7 @@ pub(crate) fn check_as(
     let w = dt.size();
     let mut first: Option<Mismatch> = None;
     let mut wrong = 0;
+    let ulps = if matches!(enc, Encoding::Over(_)) { AVERAGE_ULPS } else { 0 };
     for k in range {
         let want = enc.element(dt, value(k));
         let got = &buf[k * w..(k + 1) * w];
@@ -267,7 +263,6 @@ pub(crate) fn check_as(
                 // Apart by units in the last place: how far apart the bit
                 // patterns are (of one sign, as every pattern here).
                 let f = dt.narrow().expect("a narrow float");
-                let ulps = if matches!(enc, Encoding::Over(_)) { AVERAGE_ULPS } else { 0 };
                 u64::from(f.read(got).abs_diff(f.read(&want))) <= ulps
             }
             _ => got == &want[..w],

@@ -623,8 +623,9 @@ fn reduce_elements(inputs: &[Vec<u8>], count: usize, dt: Datatype, first: usize,
     }
     if let Some(f) = dt.narrow() {
         let w = dt.size();
+        let reciprocal = f.round(1.0 / n as f64);
         let scale = |r: usize| match op {
-            Reduction::Avg => f.round(1.0 / n as f64),
+            Reduction::Avg => reciprocal,
             Reduction::MulSum => Reduction::pre_mul_scalar(r) as f64,
             _ => 1.0,
         };

@@ -63,10 +63,7 @@ fn nccl_type(dt: Datatype) -> ncclDataType_t {
 /// result, no error), which is why nccl-tests leaves the fp8 types out of
 /// `-d all` on such GPUs.
 pub fn can_reduce(dt: Datatype, gpu: &GpuInfo) -> Result<(), String> {
-    if !matches!(dt, Datatype::F8e4m3 | Datatype::F8e5m2) {
-        return Ok(());
-    }
-    if gpu.compute_major() >= 9 {
+    if reduces_on(dt, gpu.compute_major()) {
         return Ok(());
     }
     // No GPU index: ranks on like GPUs say the same line, so it is said once.
@@ -77,6 +74,12 @@ pub fn can_reduce(dt: Datatype, gpu: &GpuInfo) -> Result<(), String> {
         gpu.name,
         gpu.compute_capability
     ))
+}
+
+/// Whether NCCL reduces elements of `dt` on a GPU of compute capability
+/// `major`.x: every type but fp8, which needs 9.0 (Hopper) or later.
+pub fn reduces_on(dt: Datatype, major: u32) -> bool {
+    !matches!(dt, Datatype::F8e4m3 | Datatype::F8e5m2) || major >= 9
 }
 
 /// NCCL's predefined operation for a reduction (None: a pre-multiplied

@@ -46,6 +46,8 @@ pub fn run<T: Transport, K: Kernel<T>>(
     let nccl_tests = opts.format.counts_wrong_elements();
     let mut first_wrong: Option<usize> = None;
     let mut busbw = (0.0f64, 0usize);
+    // Rows name their operation where the run sweeps several.
+    let sweeps_operations = plan.sweeps_operations();
     for group in &groups {
         emit(&mut sinks, &mut |s| s.begin_datatype(group.datatype))?;
         emit(&mut sinks, &mut |s| s.begin_operation(group.reduction, group.root))?;
@@ -116,7 +118,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
                     let mut row = row(kernel, plan, &case, metric, passed, &samples, outcome.batched);
                     row.in_place = cell.in_place;
                     row.wrong_elements = wrong;
-                    row.reduction = plan.sweeps_operations().then_some(group.reduction);
+                    row.reduction = sweeps_operations.then_some(group.reduction);
                     row.root = group.root;
                     row.precision = point
                         .rule

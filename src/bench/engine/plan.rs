@@ -155,10 +155,10 @@ impl<'a> Plan<'a> {
     /// only from Hopper on (for every test, reducing or not). A run of one
     /// type keeps it (a reducing one is refused where it cannot run).
     pub(crate) fn reducible_on(self, major: u32) -> Plan<'a> {
-        if self.datatypes.len() < 2 || major >= 9 {
+        if self.datatypes.len() < 2 {
             return self;
         }
-        let datatypes = self.datatypes.iter().copied().filter(|d| !matches!(d, Datatype::F8e4m3 | Datatype::F8e5m2));
+        let datatypes = self.datatypes.iter().copied().filter(|&d| crate::backend::nccl::reduces_on(d, major));
         Plan { datatypes: datatypes.collect(), ..self }
     }
 

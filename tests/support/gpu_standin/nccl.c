@@ -572,39 +572,6 @@ static void divide(void *dst, size_t n, int dtype, int ranks)
     }
 }
 
-#define PREMUL(E, TO, FROM)                                                                                            \
-    do {                                                                                                               \
-        E *d = p;                                                                                                      \
-        float k = TO(FROM(1.0f / (float)ranks));                                                                       \
-        for (size_t i = 0; i < n; i++)                                                                                 \
-            d[i] = FROM(TO(d[i]) * k);                                                                                 \
-    } while (0)
-
-/* An average of floats, as NCCL makes it: each input times the reciprocal
- * of the ranks (in the element type) before the sum, so the result may be
- * a unit or two in the last place from the quotient rounded once. */
-static void premultiply(void *p, size_t n, int dtype, int ranks)
-{
-    switch (dtype) {
-    case T_FLOAT32: {
-        float *d = p, k = 1.0f / (float)ranks;
-        for (size_t i = 0; i < n; i++)
-            d[i] *= k;
-        break;
-    }
-    case T_FLOAT64: {
-        double *d = p, k = 1.0 / (double)ranks;
-        for (size_t i = 0; i < n; i++)
-            d[i] *= k;
-        break;
-    }
-    case T_FLOAT16: PREMUL(uint16_t, half_to_float, float_to_half); break;
-    case T_BFLOAT16: PREMUL(uint16_t, bf16_to_float, float_to_bf16); break;
-    case T_F8E4M3: PREMUL(uint8_t, e4m3_to_float, float_to_e4m3); break;
-    case T_F8E5M2: PREMUL(uint8_t, e5m2_to_float, float_to_e5m2); break;
-    }
-}
-
 /* out = the reduction of every rank's `len` elements at byte `at` of its
  * slot. An fp8 reduction on a GPU below compute capability 9.0 writes
  * nothing: NCCL's kernels for it there are empty. */
@@ -650,6 +617,27 @@ static void scale(void *p, size_t n, int dtype, const unsigned char *scalar)
     case T_F8E4M3: SCALE_NARROW(uint8_t, e4m3_to_float, float_to_e4m3); break;
     case T_F8E5M2: SCALE_NARROW(uint8_t, e5m2_to_float, float_to_e5m2); break;
     }
+}
+
+/* An average of floats, as NCCL makes it: each input times the reciprocal
+ * of the ranks (in the element type) before the sum, so the result may be
+ * a unit or two in the last place from the quotient rounded once. */
+static void premultiply(void *p, size_t n, int dtype, int ranks)
+{
+    unsigned char k[8] = {0};
+    float r = 1.0f / (float)ranks;
+    double rd = 1.0 / (double)ranks;
+    uint16_t k16;
+    switch (dtype) {
+    case T_FLOAT32: memcpy(k, &r, sizeof r); break;
+    case T_FLOAT64: memcpy(k, &rd, sizeof rd); break;
+    case T_FLOAT16: k16 = float_to_half(r); memcpy(k, &k16, 2); break;
+    case T_BFLOAT16: k16 = float_to_bf16(r); memcpy(k, &k16, 2); break;
+    case T_F8E4M3: k[0] = float_to_e4m3(r); break;
+    case T_F8E5M2: k[0] = float_to_e5m2(r); break;
+    default: return;
+    }
+    scale(p, n, dtype, k);
 }
 
 static char *slot(comm_t *c, int r);
