@@ -168,6 +168,28 @@ pub struct Options {
     /// apiece, on the rooted tests (false: `root` alone).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub every_root: bool,
+    /// Host threads per process, each driving `gpus_per_thread` GPUs
+    /// (nccl-tests' `-t` and `-g`): a process drives their product, one
+    /// thread per GPU (src/backend/team.rs); 1 and 1 elsewhere.
+    #[serde(skip_serializing_if = "is_one")]
+    pub threads_per_process: usize,
+    #[serde(skip_serializing_if = "is_one")]
+    pub gpus_per_thread: usize,
+    /// nccl-tests' `-y 1`: NCCL's operations on the legacy default (NULL)
+    /// stream instead of a non-blocking stream of their own.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub default_stream: bool,
+    /// nccl-tests' `-C 1`: its table's time columns show rank 0's host
+    /// time per call up to the last completion.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cputime: bool,
+    /// nccl-tests' `-p 1`: its preamble says the threads make their
+    /// communicators concurrently (as every GPU's thread here always does).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub parallel_init: bool,
+    /// nccl-tests' `-S 1`: each row of its table ends with the local time.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timestamps: bool,
     /// Which rank's time a collective's row reports (nccl-tests' `-a`;
     /// OSU's binaries average over ranks, and a record of that leaves it
     /// out).
@@ -236,6 +258,14 @@ pub struct Options {
     /// powers of two from `min_size` to `max_size` (which then bound it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Sweep>,
+}
+
+impl Options {
+    /// GPUs each process drives, one thread apiece: 1 but under
+    /// nccl-tests' `-t`/`-g`.
+    pub fn lanes(&self) -> usize {
+        self.threads_per_process.max(1) * self.gpus_per_thread.max(1)
+    }
 }
 
 /// A size sweep as nccl-tests gives one: from `min` to `max` bytes, each

@@ -6,6 +6,7 @@
 //! read their own command line and join at [`run_options`], with their own exit
 //! statuses and last lines ([`Front`]).
 
+mod lanes;
 mod plan_record;
 
 use std::cell::RefCell;
@@ -73,7 +74,7 @@ where
         match s.opts.backend {
             Backend::Mpi => s.run_mpi::<B>(),
             Backend::Ucx => run_ucx::<B>(s),
-            Backend::Nccl => s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, B::p2p_kernel)),
+            Backend::Nccl => s.run_nccl::<lanes::PointToPoint<B>>(B::message_bytes),
         }
     }
 }
@@ -87,9 +88,7 @@ where
 
     fn measure(s: &Session) -> Ending {
         match s.opts.backend {
-            Backend::Nccl => {
-                s.nccl().map_or_else(setup_failed, |t| s.run(&t, B::message_bytes, <B as BenchOn<Nccl>>::kernel))
-            }
+            Backend::Nccl => s.run_nccl::<lanes::Collective<B>>(B::message_bytes),
             Backend::Mpi => s.run_mpi::<B>(),
             // Not in BACKENDS: the options refuse it before a job starts.
             Backend::Ucx => unreachable!("--backend ucx has no collectives"),
@@ -371,6 +370,7 @@ pub(crate) fn run_options(
         name_shape_lines: false,
         gpu: opts.accel.is_some() || opts.backend == Backend::Nccl,
         threads: spec.thread_level(),
+        lanes: opts.lanes(),
     };
     if opts.backend == Backend::Ucx {
         crate::backend::quiet_ucx_by_default();
@@ -381,7 +381,8 @@ pub(crate) fn run_options(
         let _ = io::stdout().flush();
     }
     let job = match Job::start(cfg, env, |world, gpu| {
-        let p = Plan::resolve(entry, &opts, world.size())?;
+        // A rank per GPU: nccl-tests' -t x -g of them per process.
+        let p = Plan::resolve(entry, &opts, world.size() * opts.lanes())?;
         // nccl-tests' sweep within the job's smallest GPU (every rank
         // agrees on it, so every rank runs the same sizes).
         let p = match (front, p.sweep) {
@@ -475,7 +476,8 @@ fn dry_run(
     env: &crate::job::launcher::LauncherEnv,
     message_bytes: fn(&Plan, usize) -> u128,
 ) -> i32 {
-    let np = crate::bench::engine::dry_run::ranks(opts.dry_run_ranks, env.size);
+    // A rank per GPU: nccl-tests' -t x -g of them per process.
+    let np = crate::bench::engine::dry_run::ranks(opts.dry_run_ranks, env.size) * opts.lanes();
     let plan = match Plan::resolve(entry, opts, np) {
         Ok(p) => p,
         Err(e) => {
@@ -583,18 +585,6 @@ impl Session<'_> {
                 .mpi_cuda(mem)
                 .map_or_else(setup_failed, |t| self.run(&t, B::message_bytes, <B as BenchOn<Mpi<CudaMemory>>>::kernel)),
         }
-    }
-
-    /// `--backend nccl`: the communicator over every rank's GPU, agreed,
-    /// once every rank's GPU can reduce the run's types (where it reduces).
-    fn nccl(&self) -> Option<crate::backend::nccl::Nccl<'_>> {
-        let gpu = self.job.gpu.as_ref()?;
-        if self.plan.collective.is_some_and(|c| c.op.reduces()) {
-            let types = &self.plan.datatypes;
-            let refused = types.iter().find_map(|&dt| crate::backend::nccl::can_reduce(dt, &gpu.info).err());
-            self.job.everywhere(refused.map_or(Ok(()), Err))?;
-        }
-        self.job.everywhere(crate::backend::nccl::Nccl::new(&self.job.world, &gpu.info))
     }
 
     /// Measures over transport `t`: `message_bytes` is the benchmark's
@@ -812,10 +802,17 @@ impl Session<'_> {
             return Vec::new();
         };
         let host = crate::topo::hostname();
-        let g = &gpu.info;
-        let mine = device_text(std::process::id(), &host, g.index, &g.pci_bus_id, &g.name);
-        let all = self.job.world.gather_bytes(mine.as_bytes());
-        all.iter().enumerate().map(|(rank, b)| parse_device(rank, &String::from_utf8_lossy(b))).collect()
+        // One line per GPU the process drives, in lane order (a rank each).
+        let mine: Vec<String> = std::iter::once(gpu)
+            .chain(&self.job.lane_gpus)
+            .map(|g| device_text(std::process::id(), &host, g.info.index, &g.info.pci_bus_id, &g.info.name))
+            .collect();
+        let all = self.job.world.gather_bytes(mine.join("\n").as_bytes());
+        let texts: Vec<String> = all
+            .iter()
+            .flat_map(|b| String::from_utf8_lossy(b).lines().map(str::to_string).collect::<Vec<_>>())
+            .collect();
+        texts.iter().enumerate().map(|(rank, text)| parse_device(rank, text)).collect()
     }
 
     /// Rank 0: the placement report, the run record and the outputs.
@@ -829,11 +826,14 @@ impl Session<'_> {
     ) -> (Sinks, Option<RecordFile<RunRecord>>) {
         let (job, spec) = (self.job, self.spec);
         let warnings = self.placement_report(&ranks);
-        let paths = efficiency::run_paths(spec, self.plan, &ranks);
+        // The paths are each process's GPU's; a process that drives
+        // several has paths between its own GPUs, which the ranks' ends do
+        // not describe yet, so such a run reports no efficiency.
+        let paths = if self.opts.lanes() > 1 { None } else { efficiency::run_paths(spec, self.plan, &ranks) };
         let ctx = RunContext {
             benchmark: spec.name,
             backend: T::BACKEND,
-            np: job.world.size(),
+            np: self.np(),
             pairs: spec.is_point_to_point().then_some(self.plan.pairs),
             path: paths.as_ref().map(|p| Arc::new(p.run.clone())),
         };
@@ -844,7 +844,7 @@ impl Session<'_> {
         if let Some(f) = files {
             let mut rec = self.new_record::<T>(ranks, &f);
             // osu_init and osu_hello have no plan of sizes to keep.
-            rec.plan = estimate.map(|e| plan_record::of(self.plan, self.job.world.size(), Some(e)));
+            rec.plan = estimate.map(|e| plan_record::of(self.plan, self.np(), Some(e)));
             rec.backend_details = backend_details;
             rec.run.placement_warnings = warnings;
             rec.paths = paths.clone();

@@ -27,6 +27,7 @@ pub mod nccl;
 pub(crate) mod neighbor;
 pub mod rma;
 mod shim;
+pub(crate) mod team;
 #[cfg(ucx)]
 pub mod ucx;
 pub mod world;

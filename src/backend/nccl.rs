@@ -1,7 +1,9 @@
 //! NCCL (`--backend nccl`): the collectives and point-to-point messages
 //! of NCCL on each rank's GPU, one rank per GPU, with the communicator
-//! bootstrapped over MPI (rank 0's unique id broadcast to every rank) and
-//! MPI kept as the control plane. Every buffer is device memory (OSU's
+//! bootstrapped over the team (rank 0's unique id broadcast to every
+//! rank) and the team kept as the control plane: MPI between processes,
+//! shared memory between the lanes of a process that drives several GPUs,
+//! a thread each (team.rs). Every buffer is device memory (OSU's
 //! NCCL benchmarks force `D D` too); fills and checks copy through the
 //! host. Operations are enqueued on one non-blocking stream; `complete`
 //! waits for it as nccl-tests does (polling the stream, and while it is
@@ -30,7 +32,8 @@ use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclDataType_t, ncclRedOp_t, n
 use serde_json::json;
 
 use super::cuda_memory::{CudaMemory, GpuBuf, Place};
-use super::world::World;
+use super::team::Team;
+use super::world::{self, World};
 use super::{
     agree_failures, check_len, Buffer, Collectives, Control, Envelope, Memory, Operands, RawBuffer, Transport,
 };
@@ -103,7 +106,7 @@ pub struct Requests {
 
 /// NCCL on this rank's GPU.
 pub(crate) struct Nccl<'w> {
-    world: &'w World,
+    world: &'w Team<'w, World>,
     lib: &'static nccl_lib::NcclLib,
     comm: ncclComm_t,
     stream: cusys::CUstream,
@@ -122,7 +125,11 @@ impl<'w> Nccl<'w> {
     /// between them (library, unique id, stream), so a rank that cannot
     /// go on never leaves the others waiting in NCCL's bootstrap; the
     /// error is the line rank 0 prints (empty elsewhere).
-    pub fn new(world: &'w World, gpu: &GpuInfo) -> Result<Nccl<'w>, String> {
+    /// With `default_stream` (nccl-tests' `-y 1`) the operations go on
+    /// the context's legacy default stream (the NULL stream, which
+    /// synchronises with every blocking stream) instead of a stream of
+    /// their own.
+    pub fn new(world: &'w Team<'w, World>, gpu: &GpuInfo, default_stream: bool) -> Result<Nccl<'w>, String> {
         let agree = |mine: Option<String>| agree_failures(world, mine.as_deref()).map_err(Option::unwrap_or_default);
         let lib = nccl_lib::load();
         agree(lib.as_ref().err().map(ToString::to_string))?;
@@ -146,7 +153,8 @@ impl<'w> Nccl<'w> {
         for (d, &s) in unique.internal.iter_mut().zip(&got[1..]) {
             *d = s as _;
         }
-        let stream = cu::stream::create(StreamKind::NonBlocking);
+        let stream =
+            if default_stream { Ok(std::ptr::null_mut()) } else { cu::stream::create(StreamKind::NonBlocking) };
         agree(stream.as_ref().err().map(|e| format!("cuStreamCreate failed: {}", cuda::status_text(*e))))?;
         let stream = stream.map_err(cuda::status_text)?;
         let (rank, np) = (world.rank(), world.size());
@@ -202,7 +210,7 @@ impl<'w> Nccl<'w> {
         // SAFETY: the communicator this transport made; nothing uses it
         // after this, the process ends below.
         let _ = unsafe { self.lib.comm_abort(self.comm) };
-        self.world.fail(line, 1)
+        world::fail_job(line, 1)
     }
 
     /// Ok while the communicator holds no asynchronous error.
@@ -382,13 +390,15 @@ impl Drop for Nccl<'_> {
                 let _ = cu::event::destroy(e);
             }
             let _ = self.lib.comm_destroy(self.comm);
-            let _ = cu::stream::destroy(self.stream);
+            if !self.stream.is_null() {
+                let _ = cu::stream::destroy(self.stream);
+            }
         }
     }
 }
 
 impl<'w> Transport for Nccl<'w> {
-    type World = World;
+    type World = Team<'w, World>;
     type Buf = GpuBuf;
     type Mem = CudaMemory;
     type Requests = Requests;
@@ -396,7 +406,7 @@ impl<'w> Transport for Nccl<'w> {
     const BACKEND: &'static str = "nccl";
     const BATCHED: bool = true;
 
-    fn world(&self) -> &World {
+    fn world(&self) -> &Team<'w, World> {
         self.world
     }
 
@@ -410,11 +420,11 @@ impl<'w> Transport for Nccl<'w> {
 
     #[inline(always)]
     fn now(&self) -> f64 {
-        self.world.wtime()
+        world::wtime()
     }
 
     fn tick(&self) -> f64 {
-        self.world.wtick()
+        world::wtick()
     }
 
     #[inline(always)]

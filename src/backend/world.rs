@@ -16,6 +16,34 @@ use super::{Control, ReduceOp};
 /// control-plane message uses it.
 const RELEASE_TAG: c_int = 32_001;
 
+/// [`World::fail`] from any thread of a process whose MPI is initialised:
+/// a lane of a team (src/backend/team.rs) that meets a failure ends the
+/// job as the main thread would, `MPI_Abort` on `MPI_COMM_WORLD`.
+#[cold]
+pub(crate) fn fail_job(line: &str, code: i32) -> ! {
+    let line = format!("{}: {line}", crate::fatal::program());
+    crate::diag::say(&line);
+    crate::fatal::end_record(&line, code);
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    // SAFETY: MPI is initialised (the world exists); reads a predefined
+    // handle.
+    unsafe { ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, code) };
+    std::process::exit(code)
+}
+
+/// `MPI_Wtime`, from any thread (a clock read; no communication).
+#[inline(always)]
+pub(crate) fn wtime() -> f64 {
+    // SAFETY: plain library call.
+    unsafe { ffi::RSMPI_Wtime() }
+}
+
+/// Seconds between ticks of [`wtime`].
+pub(crate) fn wtick() -> f64 {
+    // SAFETY: plain library call.
+    unsafe { ffi::RSMPI_Wtick() }
+}
+
 /// An initialised MPI world. Dropping it finalises MPI.
 /// Bytes rank 0 has received through [`World`]'s gathers so far (values,
 /// and the lengths of byte gathers), and how many gathers there were: what
@@ -107,14 +135,12 @@ impl World {
     /// `MPI_Wtime`.
     #[inline(always)]
     pub(crate) fn wtime(&self) -> f64 {
-        // SAFETY: plain library call.
-        unsafe { ffi::RSMPI_Wtime() }
+        wtime()
     }
 
     /// Seconds between ticks of `MPI_Wtime`.
     pub(crate) fn wtick(&self) -> f64 {
-        // SAFETY: plain library call.
-        unsafe { ffi::RSMPI_Wtick() }
+        wtick()
     }
 
     /// The MPI library's own version string (`MPI_Get_library_version`).
@@ -149,11 +175,7 @@ impl World {
     /// flushed; then `MPI_Abort`.
     #[cold]
     pub fn fail(&self, line: &str, code: i32) -> ! {
-        let line = format!("{}: {line}", crate::fatal::program());
-        crate::diag::say(&line);
-        crate::fatal::end_record(&line, code);
-        let _ = std::io::Write::flush(&mut std::io::stdout());
-        self.abort(code)
+        fail_job(line, code)
     }
 
     /// Finalises MPI now.

@@ -24,8 +24,9 @@ pub enum GpuError {
     NoDriver { host: String },
     #[error("no GPU on {host}: {why}")]
     NoDevice { host: String, why: String },
-    #[error("--gpu {index}: {host} has {count} GPU(s) as CUDA numbers them (0-{last}){visible}")]
-    OutOfRange { index: usize, host: String, count: usize, last: usize, visible: String },
+    /// `chosen`: `--gpu N`, or the GPU and the rule that chose it.
+    #[error("{chosen}: {host} has {count} GPU(s) as CUDA numbers them (0-{last}){visible}")]
+    OutOfRange { chosen: String, host: String, count: usize, last: usize, visible: String },
     #[error("CUDA on {host}: {call} failed: {text}")]
     Driver { host: String, call: &'static str, text: String },
 }
@@ -42,12 +43,16 @@ pub(crate) fn status_text(e: DriverError) -> String {
 /// Which GPU a rank uses and why: entry `local_rank mod len` of `--gpu`,
 /// else `local_rank mod count` (OSU's rule), else, when the launcher did
 /// not say the local rank, GPU 0.
-pub fn choose(gpu_option: Option<&[usize]>, local_rank: Option<usize>, count: usize) -> (usize, String) {
+/// A process that drives `lanes` GPUs (nccl-tests' `-t` x `-g`, more
+/// than one) starts at `local_rank x lanes`, as nccl-tests does, with no
+/// wrap-around: a node without that many GPUs is refused.
+pub fn choose(gpu_option: Option<&[usize]>, local_rank: Option<usize>, count: usize, lanes: usize) -> (usize, String) {
     match (gpu_option.filter(|l| !l.is_empty()), local_rank) {
         (Some(list), lr) => {
             let i = lr.unwrap_or(0) % list.len();
             (list[i], format!("--gpu entry {i} for local rank {}", lr.map_or("?".into(), |r| r.to_string())))
         }
+        (None, Some(lr)) if lanes > 1 => (lr * lanes, format!("local rank {lr} x {lanes} GPUs per process")),
         (None, Some(lr)) => (lr % count.max(1), format!("local rank {lr} mod {count} GPU(s)")),
         (None, None) => (0, "GPU 0: the launcher did not say the local rank".into()),
     }
@@ -88,6 +93,24 @@ impl GpuInfo {
 pub struct Gpu {
     pub info: GpuInfo,
     dev: sys::CUdevice,
+    /// Its primary context, retained.
+    ctx: sys::CUcontext,
+}
+
+// SAFETY: a primary context is a process-wide handle the driver lets any
+// thread make current; `Gpu` only ever retains, releases or sets it.
+unsafe impl Send for Gpu {}
+// SAFETY: as above; no method mutates through `&self`.
+unsafe impl Sync for Gpu {}
+
+impl Gpu {
+    /// Makes this GPU's context current on the calling thread (a lane's,
+    /// src/backend/team.rs).
+    pub fn make_current(&self) -> Result<(), String> {
+        // SAFETY: a context retained for this device until `self` drops.
+        unsafe { result::ctx::set_current(self.ctx) }
+            .map_err(|e| format!("cuCtxSetCurrent on GPU {} failed: {}", self.info.index, status_text(e)))
+    }
 }
 
 impl Drop for Gpu {
@@ -131,7 +154,10 @@ pub(crate) fn load_failure() -> Option<String> {
 
 /// Opens the GPU this rank uses and makes its primary context current.
 /// Runs before MPI starts, so a CUDA-aware MPI finds the device set.
-pub fn open(gpu_option: Option<&[usize]>, local_rank: Option<usize>) -> Result<Gpu, GpuError> {
+/// With `lanes` above 1, also opens the GPUs after it that the process's
+/// other lanes drive (their contexts retained, not made current: each
+/// lane's thread does that, [`Gpu::make_current`]), returned after it.
+pub fn open(gpu_option: Option<&[usize]>, local_rank: Option<usize>, lanes: usize) -> Result<Vec<Gpu>, GpuError> {
     let host = crate::topo::hostname();
     if !driver_present() {
         return Err(GpuError::NoDriver { host });
@@ -152,18 +178,36 @@ pub fn open(gpu_option: Option<&[usize]>, local_rank: Option<usize>) -> Result<G
     if count == 0 {
         return Err(GpuError::NoDevice { host, why: format!("the CUDA driver sees none{}", visible_note()) });
     }
-    let (index, chosen_by) = choose(gpu_option, local_rank, count);
-    if index >= count {
-        return Err(GpuError::OutOfRange { index, host, count, last: count - 1, visible: visible_note() });
+    let (first, chosen_by) = choose(gpu_option, local_rank, count, lanes);
+    let mut gpus = Vec::with_capacity(lanes.max(1));
+    for lane in 0..lanes.max(1) {
+        let index = first + lane;
+        if index >= count {
+            let chosen = match gpu_option {
+                Some(_) if lane == 0 => format!("--gpu {index}"),
+                _ if lane == 0 => format!("GPU {index} ({chosen_by})"),
+                _ => format!("GPU {index} (lane {lane} of the process: {chosen_by}, plus {lane})"),
+            };
+            return Err(GpuError::OutOfRange { chosen, host, count, last: count - 1, visible: visible_note() });
+        }
+        let dev = result::device::get(index as c_int).map_err(driver("cuDeviceGet"))?;
+        // SAFETY: `dev` came from cuDeviceGet; the context is released in
+        // Gpu's Drop.
+        let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(driver("cuDevicePrimaryCtxRetain"))?;
+        let why =
+            if lane == 0 { chosen_by.clone() } else { format!("lane {lane} of the process: {chosen_by}, plus {lane}") };
+        match describe(dev, index, why, visible.clone()) {
+            Ok(info) => gpus.push(Gpu { info, dev, ctx }),
+            Err(e) => {
+                // SAFETY: retained just above.
+                let _ = unsafe { result::primary_ctx::release(dev) };
+                return Err(driver("cuDeviceGet*")(e));
+            }
+        }
     }
-    let dev = result::device::get(index as c_int).map_err(driver("cuDeviceGet"))?;
-    // SAFETY: `dev` came from cuDeviceGet; the context is released in
-    // Gpu's Drop.
-    let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(driver("cuDevicePrimaryCtxRetain"))?;
-    let gpu = Gpu { info: describe(dev, index, chosen_by, visible).map_err(driver("cuDeviceGet*"))?, dev };
-    // SAFETY: a context just retained for this device.
-    unsafe { result::ctx::set_current(ctx) }.map_err(driver("cuCtxSetCurrent"))?;
-    Ok(gpu)
+    // SAFETY: a context retained above for the first device.
+    unsafe { result::ctx::set_current(gpus[0].ctx) }.map_err(driver("cuCtxSetCurrent"))?;
+    Ok(gpus)
 }
 
 fn describe(
@@ -339,12 +383,16 @@ mod tests {
 
     #[test]
     fn gpu_choice() {
-        assert_eq!(choose(None, Some(5), 4).0, 1);
-        assert_eq!(choose(None, Some(0), 8), (0, "local rank 0 mod 8 GPU(s)".to_string()));
-        assert_eq!(choose(Some(&[3, 1]), Some(3), 8).0, 1);
-        assert_eq!(choose(Some(&[6]), Some(2), 2).0, 6, "--gpu is taken as given; open() checks the range");
-        assert_eq!(choose(None, None, 4).0, 0);
-        assert!(choose(None, None, 4).1.contains("did not say the local rank"));
+        assert_eq!(choose(None, Some(5), 4, 1).0, 1);
+        assert_eq!(choose(None, Some(0), 8, 1), (0, "local rank 0 mod 8 GPU(s)".to_string()));
+        assert_eq!(choose(Some(&[3, 1]), Some(3), 8, 1).0, 1);
+        assert_eq!(choose(Some(&[6]), Some(2), 2, 1).0, 6, "--gpu is taken as given; open() checks the range");
+        assert_eq!(choose(None, None, 4, 1).0, 0);
+        assert!(choose(None, None, 4, 1).1.contains("did not say the local rank"));
+        // Several GPUs per process: nccl-tests' first GPU, no wrap-around.
+        assert_eq!(choose(None, Some(3), 8, 2), (6, "local rank 3 x 2 GPUs per process".to_string()));
+        assert_eq!(choose(None, Some(3), 4, 2).0, 6, "open() refuses a GPU past the last");
+        assert_eq!(choose(Some(&[2]), Some(1), 8, 4).0, 2, "NCCL_TESTS_DEVICE: every process starts there");
     }
 
     #[test]
@@ -373,7 +421,7 @@ mod tests {
         if driver_present() {
             return;
         }
-        let e = open(None, Some(0)).err().unwrap();
+        let e = open(None, Some(0), 1).err().unwrap();
         assert!(matches!(e, GpuError::NoDriver { .. }));
         assert!(!e.to_string().contains('\n'));
     }

@@ -206,6 +206,9 @@ pub struct JobConfig<'a> {
     pub gpu: bool,
     /// The thread support to ask of `MPI_Init_thread`.
     pub threads: ThreadLevel,
+    /// GPUs each process drives, one thread apiece (nccl-tests' `-t` x
+    /// `-g`; 1 elsewhere): with `gpu`, the job opens them all.
+    pub lanes: usize,
 }
 
 /// A started job on one rank: MPI is up, the job size suits the program
@@ -225,6 +228,9 @@ pub struct Job {
     pub setup_exit: i32,
     on_fire: Arc<Mutex<Option<OnFire>>>,
     watch: Arc<signals::Watch>,
+    /// The GPUs of this process's other lanes (src/backend/team.rs), in
+    /// lane order from lane 1: empty unless [`JobConfig::lanes`] > 1.
+    pub lane_gpus: Vec<crate::gpu::cuda::Gpu>,
     /// This rank's GPU, when the job asked for one (last, so that it is
     /// released after everything that used it).
     pub gpu: Option<crate::gpu::cuda::Gpu>,
@@ -276,7 +282,7 @@ impl Job {
         let prepared = placement::prepare(&env, cfg.placement);
         // The GPU too: a CUDA-aware MPI looks at the current device when
         // it starts.
-        let gpu = cfg.gpu.then(|| crate::gpu::cuda::open(cfg.placement.gpu.as_deref(), env.local_rank));
+        let gpu = cfg.gpu.then(|| crate::gpu::cuda::open(cfg.placement.gpu.as_deref(), env.local_rank, cfg.lanes));
         // osu_init reports this: the time MPI takes to start on this rank
         // (two clock reads around MPI_Init; every job keeps it, at no cost).
         let before_init = std::time::Instant::now();
@@ -300,7 +306,7 @@ impl Job {
         }
         // The GPU this rank opened, if it could (a failure is agreed
         // below, after the program's check).
-        let opened = gpu.as_ref().and_then(|g| g.as_ref().ok()).map(|g| &g.info);
+        let opened = gpu.as_ref().and_then(|g| g.as_ref().ok()).and_then(|g| g.first()).map(|g| &g.info);
         if let Err(msg) = check(&world, opened) {
             let root = world.rank() == 0;
             return refuse(world, root.then(|| msg.to_string()));
@@ -314,10 +320,13 @@ impl Job {
         if cfg.timeout.is_some() {
             let _ = survey.set(crate::job::survey::Survey::open(&world, &topo::hostname(), progress.clone()));
         }
-        let gpu = match gpu {
-            None => None,
+        let (gpu, lane_gpus) = match gpu {
+            None => (None, Vec::new()),
             Some(g) => match agree_failures(&world, g.as_ref().err().map(ToString::to_string).as_deref()) {
-                Ok(()) => g.ok(),
+                Ok(()) => {
+                    let mut all = g.unwrap_or_default().into_iter();
+                    (all.next(), all.collect())
+                }
                 Err(line) => return refuse(world, line.map(|l| format!("{name}: {l}"))),
             },
         };
@@ -334,6 +343,7 @@ impl Job {
             setup_exit: cfg.setup_exit,
             on_fire,
             watch,
+            lane_gpus,
             gpu,
         })
     }

@@ -7,10 +7,9 @@
 //!
 //! What the core cannot do yet is refused before anything starts, in one
 //! line naming the option and with nccl-tests' own status for a test that
-//! does not implement something (5): more than one GPU per process (`-g`,
-//! `-t`, issue 43's process model), sweeps repeated until stopped
+//! does not implement something (5): sweeps repeated until stopped
 //! (`-N 0`), CUDA graphs, the
-//! default stream, CPU time, timestamps, per-iteration timing, JSON output,
+//! per-iteration timing, JSON output,
 //! buffer registration, misalignment, the memory report and split
 //! communicators. Each is a setting nccl-tests reads; none is silently
 //! ignored. `NCCL_TESTS_DEVICE` names every process's GPU, as in
@@ -229,12 +228,14 @@ pub(crate) fn options(
     nccl: NcclVersion,
 ) -> Result<Options, Refusal> {
     let not_yet = |what: &str| Err(Refusal::NotYet(format!("{what} is not available in this nccl-tests drop-in yet")));
-    if s.threads != 1 || s.gpus != 1 {
-        return not_yet(&format!(
-            "-t {} -g {} (one GPU per process only: start one process per GPU)",
+    // -t and -g: nccl-tests reads them with strtol and runs nothing for a
+    // count below 1 (its loops do not start); the core needs one or more.
+    let (Ok(threads @ 1..), Ok(gpus @ 1..)) = (usize::try_from(s.threads), usize::try_from(s.gpus)) else {
+        return Err(Refusal::BadValue(format!(
+            "-t {} -g {} (give 1 or more threads per process and GPUs per thread)",
             s.threads, s.gpus
-        ));
-    }
+        )));
+    };
     // `-d all`: each type the loaded NCCL has, in nccl-tests' order, one
     // sweep after another (the job leaves out fp8 where its GPUs cannot
     // reduce it, as nccl-tests: `Plan::reducible_on`).
@@ -290,13 +291,9 @@ pub(crate) fn options(
             )))
         }
     };
-    let unsupported: [(bool, String); 14] = [
+    let unsupported: [(bool, String); 10] = [
         (s.run_cycles < 1, format!("-N {} (a sweep repeated until stopped)", s.run_cycles)),
-        (s.parallel_init != 0, format!("-p {}", s.parallel_init)),
-        (s.stream_null != 0, format!("-y {}", s.stream_null)),
         (s.graph_launches != 0, format!("-G {}", s.graph_launches)),
-        (s.report_cputime != 0, format!("-C {}", s.report_cputime)),
-        (s.report_timestamps != 0, format!("-S {}", s.report_timestamps)),
         (s.output_file.is_some(), "-J".to_string()),
         (s.local_register != 0, format!("-R {}", s.local_register)),
         (s.cta_policy != -1, format!("-x {}", s.cta_policy)),
@@ -326,6 +323,17 @@ pub(crate) fn options(
     o.reduction = reduction;
     o.reductions = reductions;
     o.every_root = every_root;
+    // -p: nccl-tests' threads make their own communicators (1) or the main
+    // thread makes them all in one group (0); here every GPU's thread
+    // always makes its own (src/runner/lanes.rs), which is -p 1, and -p 0
+    // ends in the same communicators, so either is accepted; the preamble
+    // says which was asked, as nccl-tests'.
+    o.parallel_init = s.parallel_init != 0;
+    o.timestamps = s.report_timestamps != 0;
+    o.default_stream = s.stream_null != 0;
+    o.cputime = s.report_cputime != 0;
+    o.threads_per_process = threads;
+    o.gpus_per_thread = gpus;
     o.root = root;
     o.rank_time = rank_time;
     o.aggregate = aggregate;

@@ -81,6 +81,7 @@ pub fn main(args: &[String]) -> i32 {
         name_shape_lines: true,
         gpu: false,
         threads: crate::backend::world::ThreadLevel::Single,
+        lanes: 1,
     };
     if cfg.backend == PairsBackend::Ucx {
         crate::backend::quiet_ucx_by_default();

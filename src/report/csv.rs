@@ -546,6 +546,7 @@ mod tests {
                 finished_utc: "2026-11-30T00:00:00.000Z".into(),
                 reduction: Some(crate::datatype::Reduction::MulSum),
                 root: Some(3),
+                issue_us: None,
                 wrong_elements: Some(7),
                 in_place: Some(true),
             },

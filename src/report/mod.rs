@@ -126,6 +126,9 @@ pub struct Row {
     pub reduction: Option<crate::datatype::Reduction>,
     /// Its root, where the run swept every rank as the root (`-r -1`).
     pub root: Option<usize>,
+    /// Rank 0's host time per call up to the batch's last completion (a
+    /// batched transport's; nccl-tests' `-C 1` cputime), in µs.
+    pub issue_us: Option<f64>,
 }
 
 /// Where `--precision` ended a size.

@@ -68,6 +68,11 @@ pub(crate) struct NcclTestsTable<W: Write> {
     library: Option<i32>,
     /// The sweep's largest size, where the GPUs' memory lowered it.
     lowered_max: Option<u64>,
+    /// `-S 1`: each row ends with the local time.
+    timestamps: bool,
+    /// `-C 1`: the time columns show rank 0's host time up to the last
+    /// completion (the bandwidths stay those of the time).
+    cputime: bool,
 }
 
 impl<W: Write> NcclTestsTable<W> {
@@ -92,8 +97,8 @@ impl<W: Write> NcclTestsTable<W> {
             cycles: 1,
         });
         let settings = Settings {
-            threads: 1,
-            gpus: 1,
+            threads: opts.threads_per_process,
+            gpus: opts.gpus_per_thread,
             min_bytes: sweep.min,
             max_bytes: sweep.max,
             step: sweep.step,
@@ -102,6 +107,7 @@ impl<W: Write> NcclTestsTable<W> {
             agg_iters: opts.aggregate.max(1),
             validation: usize::from(opts.validation.is_some()),
             graph: 0,
+            parallel_init: opts.parallel_init,
             unalign: 0,
             blocking: opts.blocking,
         };
@@ -124,6 +130,8 @@ impl<W: Write> NcclTestsTable<W> {
             totals: Totals::default(),
             library: None,
             lowered_max: None,
+            timestamps: opts.timestamps,
+            cputime: opts.cputime,
         })
     }
 
@@ -151,7 +159,7 @@ impl<W: Write> NcclTestsTable<W> {
         lines.extend(nt::preamble(self.program, &self.settings));
         lines.extend(nt::devices(&self.devices));
         lines.extend(self.lowered_max.map(nt::lowered_max_lines).into_iter().flatten());
-        lines.extend(nt::header());
+        lines.extend(nt::header(self.timestamps, self.cputime));
         self.write_lines(&lines)
     }
 
@@ -164,7 +172,10 @@ impl<W: Write> NcclTestsTable<W> {
 
     fn cell(&self, row: &Row) -> Cell {
         let avg = row.avg_lat_us.unwrap_or(f64::NAN);
-        let time_us = row.spread.map_or(avg, |s| s.time(self.rank_time, avg));
+        let time_us = match (self.cputime, row.issue_us) {
+            (true, Some(issue)) => issue,
+            _ => row.spread.map_or(avg, |s| s.time(self.rank_time, avg)),
+        };
         let (algbw, busbw) = row.algbw_busbw.unwrap_or((f64::NAN, f64::NAN));
         Cell { time_us, algbw, busbw, wrong: row.wrong_elements }
     }
@@ -207,7 +218,10 @@ impl<W: Write> Sink for NcclTestsTable<W> {
         };
         self.totals.add(&out_of_place);
         self.totals.add(&cell);
-        let line = nt::row(&labels, &out_of_place, &cell);
+        let mut line = nt::row(&labels, &out_of_place, &cell);
+        if self.timestamps {
+            line.push_str(&nt::timestamp_cell(&crate::report::time::local_now(nt::TIMESTAMP_FORMAT)));
+        }
         self.write_lines(&[line])
     }
 

@@ -305,6 +305,8 @@ pub struct Settings {
     pub validation: usize,
     /// CUDA graph launches (`-G`; 0 = off).
     pub graph: usize,
+    /// Each thread makes its own communicators (`-p 1`).
+    pub parallel_init: bool,
     /// Elements the buffers are offset by (`-u`).
     pub unalign: usize,
     /// What follows each call or group (`-z`).
@@ -468,6 +470,7 @@ pub fn preamble(program: &str, s: &Settings) -> Vec<String> {
         agg_iters,
         validation,
         graph,
+        parallel_init,
         unalign,
         blocking,
     } = *s;
@@ -494,6 +497,10 @@ pub fn preamble(program: &str, s: &Settings) -> Vec<String> {
         }
     };
     lines.extend(what.map(|w| format!("# Blocking Enabled: {w} ")));
+    if parallel_init {
+        // nccl-tests' words, trailing space included.
+        lines.push("# Parallel Init Enabled: threads call into NcclInitRank concurrently ".to_string());
+    }
     lines.push("#".to_string());
     lines
 }
@@ -560,15 +567,29 @@ fn header_line(labels: [&str; 13]) -> String {
     format!("# {} ", cells.join(GAP))
 }
 
+/// The format of `-S`'s timestamps (C's `strftime`, local time).
+pub const TIMESTAMP_FORMAT: &std::ffi::CStr = c"%Y-%m-%d %H:%M:%S";
+
 /// The table header: `#`, the out-of-place / in-place line, column names,
-/// units.
-pub fn header() -> Vec<String> {
+/// units; with `timestamps` (`-S 1`), the timestamp column's name and its
+/// format after the last column, right-aligned in 19 characters; with
+/// `cputime` (`-C 1`), both time columns named `cputime`.
+pub fn header(timestamps: bool, cputime: bool) -> Vec<String> {
+    let mut lines = plain_header(if cputime { "cputime" } else { "time" });
+    if timestamps {
+        lines[2].push_str(&format!("{:>19}", "timestamp"));
+        lines[3].push_str(&format!("{:>19}", TIMESTAMP_FORMAT.to_string_lossy()));
+    }
+    lines
+}
+
+/// [`header`] without the timestamp column, the time columns named `time`.
+fn plain_header(time: &str) -> Vec<String> {
     // The two group names sit at fixed places over their columns.
     let labels_width = SIZE_W + COUNT_W + TYPE_W + REDOP_W + ROOT_W + 4 * GAP.len();
     let groups = format!("{:<labels_width$}{:11}out-of-place{:23}in-place{:10}", "#", "", "", "");
     let names = header_line([
-        "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-        "#wrong",
+        "size", "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", time, "algbw", "busbw", "#wrong",
     ]);
     let units =
         header_line(["(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""]);
@@ -585,6 +606,12 @@ fn cell_columns(c: &Cell) -> String {
         None => format!("{:>w$}", "N/A", w = WRONG_W - 1),
     };
     format!("{GAP}{}{GAP}{}{GAP}{}{GAP}{wrong}", fit(c.time_us, TIME_W), fit(c.algbw, BW_W), fit(c.busbw, BW_W))
+}
+
+/// `-S`'s cell after a row's last column: `stamp` right-aligned in 21
+/// characters (nccl-tests' local time, [`TIMESTAMP_FORMAT`]).
+pub fn timestamp_cell(stamp: &str) -> String {
+    format!("{stamp:>21}")
 }
 
 /// One result row: the labels, then the out-of-place and in-place cells.

@@ -109,6 +109,25 @@ impl Utc {
     }
 }
 
+/// The local time now as C's `strftime` writes `format` (the time zone
+/// the process's `TZ` and /etc/localtime give, as `localtime` reads
+/// them); empty where the C library cannot say.
+pub(crate) fn local_now(format: &std::ffi::CStr) -> String {
+    // SAFETY: `time` with a null pointer only returns; `localtime_r` fills
+    // the `tm` given; `strftime` writes at most the buffer's length and
+    // returns how many bytes it wrote (0 on failure).
+    unsafe {
+        let now = libc::time(std::ptr::null_mut());
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&now, &mut tm).is_null() {
+            return String::new();
+        }
+        let mut buf = [0u8; 128];
+        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), format.as_ptr(), &tm);
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

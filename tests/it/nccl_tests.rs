@@ -172,6 +172,141 @@ fn sizes_above_2_gib_run_on_one_process_without_a_launcher() {
     assert!(r.stdout.contains(" step: 4(bytes) "), "{}", r.stdout);
 }
 
+/// A process that drives several GPUs, a rank each (nccl-tests' `-g` GPUs
+/// per thread times `-t` threads): eight GPUs from one process without a
+/// launcher, and four processes of two under mpirun, each starting at its
+/// local rank times two as nccl-tests does; every rank's line under
+/// `# Using devices`, every rank's result checked (a wrong element on the
+/// sixth GPU, inside a process, is found and fails the run with 7), the
+/// CSV's np and the record's GPUs those of the ranks. A process whose GPUs
+/// run past the node's last is refused in one line. Six launches of one
+/// to three seconds each.
+#[test]
+fn several_gpus_per_process_with_and_without_a_launcher() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let quick = ["-b", "1K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1"];
+    let devices = |stdout: &str| -> Vec<(usize, usize, u32)> {
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("#  Rank "))
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                // #, Rank, r, Group, g, Pid, p, on, host, device, d, ...
+                (w[2].parse().unwrap(), w[10].parse().unwrap(), w[6].parse().unwrap())
+            })
+            .collect()
+    };
+    for (np, args) in [(None, &["-g", "8"][..]), (Some(4), &["-g", "2"][..]), (Some(2), &["-t", "2", "-g", "2"][..])] {
+        let dir = tempfile::tempdir().unwrap();
+        let all: Vec<&str> = quick.iter().chain(args).copied().collect();
+        let r = perf(&gpu, np, "all_reduce_perf", &all, &[], dir.path());
+        assert_eq!(r.code, Some(0), "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(r.stderr, "", "{args:?}");
+        let (threads, gpus) = if args.len() == 4 { (2, 2) } else { (1, args[1].parse::<usize>().unwrap()) };
+        let ranks = np.unwrap_or(1) * threads * gpus;
+        assert!(
+            r.stdout.contains(&format!("# nThread {threads} nGpus {gpus} minBytes 1024 ")),
+            "{args:?}: {}",
+            r.stdout
+        );
+        let d = devices(&r.stdout);
+        // Rank i on device i; each process's ranks share its pid.
+        assert_eq!(d.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>(), (0..ranks).map(|i| (i, i)).collect::<Vec<_>>());
+        let pids: std::collections::BTreeSet<u32> = d.iter().map(|x| x.2).collect();
+        assert_eq!(pids.len(), np.unwrap_or(1), "{args:?}: {d:?}");
+        let got = rows(&r.stdout);
+        assert_eq!(got.len(), 3, "{}", r.stdout);
+        assert!(got.iter().all(|row| (row.5.as_str(), row.6.as_str()) == ("0", "0")), "{}", r.stdout);
+        let (record, csv) = run_results(dir.path());
+        assert_eq!(record["status"], "complete", "{record}");
+        assert!(csv.iter().all(|row| row["np"] == ranks.to_string()), "{csv:?}");
+        let gpus_seen: Vec<u64> = record["backend_details"]["ranks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["gpu"]["index"].as_u64().unwrap())
+            .collect();
+        assert_eq!(gpus_seen, (0..ranks as u64).collect::<Vec<_>>(), "{record}");
+    }
+    // A corrupted output on rank 5, the second GPU of the third process.
+    let dir = tempfile::tempdir().unwrap();
+    let all: Vec<&str> = quick.iter().chain(&["-g", "2"]).copied().collect();
+    let r = perf(&gpu, Some(4), "all_reduce_perf", &all, &[("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=5")], dir.path());
+    assert_eq!(r.code, Some(7), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("# Out of bounds values : "), "{}", r.stdout);
+    assert!(r.stdout.contains(" FAILED"), "{}", r.stdout);
+    assert!(r.stderr.contains("validation failed on rank 5"), "{}", r.stderr);
+    // Two processes of eight GPUs on a node of eight: the second has none.
+    let dir = tempfile::tempdir().unwrap();
+    let all: Vec<&str> = quick.iter().chain(&["-g", "8"]).copied().collect();
+    let r = perf(&gpu, Some(2), "all_reduce_perf", &all, &[], dir.path());
+    assert_ne!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    r.assert_no_panic();
+    let lines = r.our_stderr_lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("GPU 8"), "{lines:?}");
+}
+
+/// `-S 1` ends the header's name and unit lines with the timestamp
+/// column (nccl-tests' `%*s` of 19) and every row with the local time in
+/// 21 characters; `-y 1` puts NCCL's work on the legacy default stream,
+/// every cell still checked; `-C 1` names the time columns `cputime` and
+/// shows the host's issue time there, never more than the time the
+/// bandwidths come from (the host issues before the GPU finishes), on the
+/// stand-in's modelled collectives made long against the host's work. Two
+/// launches of about two seconds.
+#[test]
+fn timestamps_cputime_and_the_default_stream() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-b", "1K", "-e", "16K", "-f", "4", "-n", "3", "-w", "1", "-S", "1", "-y", "1"];
+    let r = perf(&gpu, Some(2), "all_reduce_perf", &args, &[], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let names = lines.iter().find(|l| l.starts_with("#       size ")).unwrap();
+    assert!(names.ends_with("  #wrong           timestamp"), "{names:?}");
+    let units = lines.iter().find(|l| l.starts_with("#        (B) ")).unwrap();
+    assert!(units.ends_with("(GB/s)           %Y-%m-%d %H:%M:%S"), "{units:?}");
+    let data: Vec<&str> = lines.iter().copied().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+    assert_eq!(data.len(), 3, "{}", r.stdout);
+    for row in data {
+        // The in-place #wrong, two spaces, then the local time.
+        let (cells, stamp) = row.split_at(row.len() - 21);
+        assert!(cells.ends_with("       0"), "{row:?}");
+        assert_eq!(masked(stamp), "  9-9-9 9:9:9", "{row:?}");
+    }
+    let (record, _) = run_results(dir.path());
+    assert_eq!(
+        (record["options"]["timestamps"].as_bool(), record["options"]["default_stream"].as_bool()),
+        (Some(true), Some(true))
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-b", "1M", "-e", "4M", "-f", "4", "-n", "5", "-w", "1", "-C", "1", "-a", "0"];
+    let slow = [("COMMBENCH_STANDIN_NCCL_TIME_SCALE", "50")];
+    let r = perf(&gpu, Some(2), "all_reduce_perf", &args, &slow, dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let names = r.stdout.lines().find(|l| l.starts_with("#       size ")).unwrap();
+    assert_eq!(names.matches(" cputime ").count(), 2, "{names:?}");
+    assert!(!names.contains(" time "), "{names:?}");
+    let data = nccl_tests_rows(&r.stdout);
+    assert_eq!(data.len(), 2, "{}", r.stdout);
+    for cells in data {
+        // The bandwidths still come from the time (-a 0: rank 0's); the
+        // issue is a prefix of that span on the same clock, so the
+        // cputime is at most the time the algbw implies (bytes / algbw;
+        // the printed algbw's rounding allowed for).
+        let (size, cpu_us, algbw): (f64, f64, f64) =
+            (cells[0].parse().unwrap(), cells[5].parse().unwrap(), cells[6].parse().unwrap());
+        let time_us = size / (algbw * 1e3);
+        assert!(cpu_us <= time_us * 1.05, "cputime {cpu_us} us against time {time_us} us: {cells:?}");
+    }
+    let (record, _) = run_results(dir.path());
+    assert_eq!(record["options"]["cputime"].as_bool(), Some(true), "{record}");
+}
+
 /// What the core cannot honour yet is refused before anything starts: one
 /// line on stderr naming the setting, nccl-tests' status for a test that
 /// does not implement something (5), on every process, nothing written.
@@ -182,7 +317,7 @@ fn settings_not_yet_offered_are_refused_in_one_line() {
     let _g = mpi_lock();
     let gpu = standin::stand_in("dgx1");
     for (args, extra, want) in [
-        (&["-g", "2"][..], &[][..], "all_reduce_perf: -t 1 -g 2 (one GPU per process only"),
+        (&["-G", "1"][..], &[][..], "all_reduce_perf: -G 1 is not available"),
         (&["-N", "0"], &[], "all_reduce_perf: -N 0 (a sweep repeated until stopped) is not available"),
         (&[], &[("NCCL_TESTS_SPLIT", "%2")], "all_reduce_perf: NCCL_TESTS_SPLIT is not available"),
     ] {

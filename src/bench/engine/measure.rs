@@ -120,6 +120,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
                     row.wrong_elements = wrong;
                     row.reduction = sweeps_operations.then_some(group.reduction);
                     row.root = group.root;
+                    row.issue_us = outcome.issue_secs.map(|secs| secs * 1e6);
                     row.precision = point
                         .rule
                         .zip(outcome.stop_reason)
@@ -308,6 +309,7 @@ fn row<T: Transport, K: Kernel<T>>(
         finished_utc: Utc::now().rfc3339(),
         reduction: None,
         root: None,
+        issue_us: None,
     }
 }
 

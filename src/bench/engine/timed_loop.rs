@@ -32,6 +32,9 @@ pub(crate) struct LoopOutcome {
     /// Why `--precision` stopped the size (rank 0, which decides; None on
     /// the other ranks and without the option).
     pub stop_reason: Option<StopReason>,
+    /// A batch's host time per call up to its last completion, on this
+    /// rank: what the host spent issuing (nccl-tests' `-C 1` cputime).
+    pub issue_secs: Option<f64>,
 }
 
 impl LoopOutcome {
@@ -46,6 +49,7 @@ impl LoopOutcome {
         self.iterations_run = later.iterations_run;
         self.batched = later.batched;
         self.stop_reason = later.stop_reason;
+        self.issue_secs = later.issue_secs;
     }
 
     /// Validation after iteration `i` (untimed): counts a wrong result and
@@ -263,12 +267,16 @@ fn run_batched<T: Transport, K: Kernel<T>>(
                 t.world().barrier();
             }
         }
+        // The host's part: everything issued, nothing more waited for
+        // (with -z 3, the groups' spans alone, as the time).
+        let issued = if untimed_barriers { spans } else { t.now() - t0 };
         // Calls waited for one by one are complete already (nccl-tests
         // then skips the last wait too).
         if blocking.is_none() || grouped > 1 {
             t.complete();
         }
         let secs = if untimed_barriers { spans } else { t.now() - t0 };
+        out.issue_secs = Some(issued / case.iterations.max(1) as f64);
         let each = secs / case.iterations.max(1) as f64;
         for _ in 0..case.iterations {
             samples.push(each);

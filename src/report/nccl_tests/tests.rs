@@ -195,7 +195,7 @@ fn general_form_like_printf_g() {
 #[test]
 fn header_lines() {
     assert_eq!(
-        header(),
+        header(false, false),
         [
             "#",
             "#                                                              out-of-place                       \
@@ -208,9 +208,27 @@ fn header_lines() {
     );
 }
 
+/// `-S 1`: nccl-tests' `%*s` after the last column's trailing space, 19
+/// wide, holds the column's name and its strftime format; each row ends
+/// with the local time in 21 characters.
+#[test]
+fn timestamps_add_a_column_after_the_in_place_cell() {
+    let plain = header(false, false);
+    let stamped = header(true, false);
+    assert_eq!(stamped[..2], plain[..2]);
+    assert_eq!(stamped[2], format!("{}          timestamp", plain[2]));
+    assert_eq!(stamped[3], format!("{}  %Y-%m-%d %H:%M:%S", plain[3]));
+    assert_eq!(timestamp_cell("2026-12-05 21:58:07"), "  2026-12-05 21:58:07");
+    // -C 1 renames both time columns, each still ending where its values
+    // end.
+    let cpu = header(false, true);
+    assert_eq!(cpu[2], plain[2].replace("     time", "  cputime"));
+    assert_eq!((cpu[0].as_str(), &cpu[1], &cpu[3]), (plain[0].as_str(), &plain[1], &plain[3]));
+}
+
 #[test]
 fn header_names_end_where_row_columns_end() {
-    let names = &header()[2];
+    let names = &header(false, false)[2];
     let row = by_widths(&["1"; 13]);
     // Every column of the row ends under the last letter of its name.
     let ends = |s: &str| -> Vec<usize> {
@@ -318,6 +336,7 @@ fn preamble_and_devices() {
         agg_iters: 1,
         validation: 1,
         graph: 0,
+        parallel_init: false,
         unalign: 0,
         blocking: Blocking::None,
     };
@@ -344,6 +363,16 @@ fn preamble_and_devices() {
         let lines = preamble("x", &Settings { blocking, ..settings });
         assert_eq!(&lines[2..], [line, "#"], "{blocking:?}");
     }
+    // -p 1: its line after the blocking one.
+    let lines = preamble("x", &Settings { parallel_init: true, blocking: Blocking::Wait, ..settings });
+    assert_eq!(
+        &lines[2..],
+        [
+            "# Blocking Enabled: wait after each inner iteration (-m), no barrier ",
+            "# Parallel Init Enabled: threads call into NcclInitRank concurrently ",
+            "#"
+        ]
+    );
 
     let h100 = Device {
         rank: 0,
