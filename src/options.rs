@@ -187,6 +187,11 @@ pub struct Options {
     /// communicators concurrently (as every GPU's thread here always does).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub parallel_init: bool,
+    /// nccl-tests' `-J FILE.json`: its JSON document, written beside its
+    /// table by rank 0 (a name without the `.json` extension is ignored,
+    /// as by nccl-tests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub json_output: Option<std::path::PathBuf>,
     /// nccl-tests' `-S 1`: each row of its table ends with the local time.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub timestamps: bool,

@@ -62,6 +62,7 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         threads_per_process: 1,
         gpus_per_thread: 1,
         timestamps: false,
+        json_output: None,
         parallel_init: false,
         cputime: false,
         default_stream: false,

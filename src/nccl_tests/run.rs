@@ -9,7 +9,7 @@
 //! line naming the option and with nccl-tests' own status for a test that
 //! does not implement something (5): sweeps repeated until stopped
 //! (`-N 0`), CUDA graphs, the
-//! per-iteration timing, JSON output,
+//! per-iteration timing,
 //! buffer registration, misalignment, the memory report and split
 //! communicators. Each is a setting nccl-tests reads; none is silently
 //! ignored. `NCCL_TESTS_DEVICE` names every process's GPU, as in
@@ -291,10 +291,9 @@ pub(crate) fn options(
             )))
         }
     };
-    let unsupported: [(bool, String); 10] = [
+    let unsupported: [(bool, String); 9] = [
         (s.run_cycles < 1, format!("-N {} (a sweep repeated until stopped)", s.run_cycles)),
         (s.graph_launches != 0, format!("-G {}", s.graph_launches)),
-        (s.output_file.is_some(), "-J".to_string()),
         (s.local_register != 0, format!("-R {}", s.local_register)),
         (s.cta_policy != -1, format!("-x {}", s.cta_policy)),
         (s.memory_report != 0, format!("-M {}", s.memory_report)),
@@ -332,6 +331,9 @@ pub(crate) fn options(
     o.timestamps = s.report_timestamps != 0;
     o.default_stream = s.stream_null != 0;
     o.cputime = s.report_cputime != 0;
+    // -J: JSON where the name ends in .json; any other name is ignored, as
+    // nccl-tests ignores it.
+    o.json_output = s.output_file.as_deref().filter(|p| crate::report::nccl_json::is_json_path(p)).map(Into::into);
     o.threads_per_process = threads;
     o.gpus_per_thread = gpus;
     o.root = root;

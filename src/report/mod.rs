@@ -9,6 +9,7 @@
 pub mod csv;
 pub mod files;
 pub(crate) mod json_lines;
+pub(crate) mod nccl_json;
 pub(crate) mod nccl_table;
 pub(crate) mod nccl_tests;
 pub mod osu;

@@ -6,6 +6,7 @@
 
 use std::io::{self, Write};
 
+use super::nccl_json::{self, NcclJson};
 use super::nccl_tests::{self as nt, Cell, Collective, Device, RowLabels, Settings, Step, Totals};
 use super::{Row, Sink};
 use crate::datatype::Datatype;
@@ -73,6 +74,10 @@ pub(crate) struct NcclTestsTable<W: Write> {
     /// `-C 1`: the time columns show rank 0's host time up to the last
     /// completion (the bandwidths stay those of the time).
     cputime: bool,
+    /// `-J FILE.json`: where nccl-tests' JSON document goes, then the
+    /// document once open.
+    json_path: Option<std::path::PathBuf>,
+    json: Option<NcclJson<std::io::BufWriter<std::fs::File>>>,
 }
 
 impl<W: Write> NcclTestsTable<W> {
@@ -132,6 +137,8 @@ impl<W: Write> NcclTestsTable<W> {
             lowered_max: None,
             timestamps: opts.timestamps,
             cputime: opts.cputime,
+            json_path: opts.json_output.clone(),
+            json: None,
         })
     }
 
@@ -155,12 +162,29 @@ impl<W: Write> NcclTestsTable<W> {
 
     /// The lines before the first row: program, options, devices, header.
     pub fn preamble(&mut self) -> io::Result<()> {
-        let mut lines: Vec<String> = self.library.map(nt::version_line).into_iter().collect();
+        // `-J`: the file first, as nccl-tests opens it before anything
+        // else, and says where (or that it cannot).
+        let mut lines = Vec::new();
+        if let Some(path) = self.json_path.take() {
+            let (line, json) = nccl_json::open(&path);
+            lines.push(line);
+            self.json = json;
+        }
+        lines.extend(self.library.map(nt::version_line));
         lines.extend(nt::preamble(self.program, &self.settings));
         lines.extend(nt::devices(&self.devices));
         lines.extend(self.lowered_max.map(nt::lowered_max_lines).into_iter().flatten());
         lines.extend(nt::header(self.timestamps, self.cputime));
-        self.write_lines(&lines)
+        self.write_lines(&lines)?;
+        if let Some(json) = self.json.as_mut() {
+            let env: Vec<String> =
+                std::env::vars_os().map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy())).collect();
+            let start = crate::report::time::local_now(nt::TIMESTAMP_FORMAT);
+            let version = self.library.unwrap_or(0);
+            let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+            json.head(&start, &args, &env, version, &self.settings, &self.devices)?;
+        }
+        Ok(())
     }
 
     fn write_lines(&mut self, lines: &[String]) -> io::Result<()> {
@@ -218,6 +242,9 @@ impl<W: Write> Sink for NcclTestsTable<W> {
         };
         self.totals.add(&out_of_place);
         self.totals.add(&cell);
+        if let Some(json) = self.json.as_mut() {
+            json.result(&labels, &out_of_place, &cell, self.settings.iters)?;
+        }
         let mut line = nt::row(&labels, &out_of_place, &cell);
         if self.timestamps {
             line.push_str(&nt::timestamp_cell(&crate::report::time::local_now(nt::TIMESTAMP_FORMAT)));
@@ -228,7 +255,14 @@ impl<W: Write> Sink for NcclTestsTable<W> {
     fn finish(&mut self) -> io::Result<()> {
         let below = self.min_busbw.map(|min| self.totals.avg_busbw() < min);
         let lines = nt::footer(&self.totals, self.program, below);
-        self.write_lines(&lines)
+        self.write_lines(&lines)?;
+        if let Some(json) = self.json.as_mut() {
+            // No NCCL error is left to report when the table ends (one
+            // ends the job first): NCCL's last error is the empty text.
+            let end = crate::report::time::local_now(nt::TIMESTAMP_FORMAT);
+            json.finish(&self.totals, below, "", &end)?;
+        }
+        Ok(())
     }
 }
 

@@ -307,6 +307,125 @@ fn timestamps_cputime_and_the_default_stream() {
     assert_eq!(record["options"]["cputime"].as_bool(), Some(true), "{record}");
 }
 
+/// `-J FILE.json`: nccl-tests' JSON document beside the table, with the
+/// table's values: the line that names the file first on stdout, the
+/// configuration of the preamble, every rank's device, one result per row
+/// (sizes, counts, types, times, bandwidths and #wrong as printed), the
+/// footer's verdicts. A second run never overwrites the first file (it
+/// takes `FILE.json.0`), a name without `.json` writes nothing, and
+/// nccl-tests' own tools/analyze_perf_json.py (from the reference tarball,
+/// in a venv of its own) reads the document. Three launches of about two
+/// seconds, and a venv made in about one.
+#[test]
+fn json_output_holds_the_table_and_nccl_tests_tools_read_it() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let args = ["-b", "1K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "-g", "2", "-J", json.to_str().unwrap()];
+    let r = perf(&gpu, Some(2), "all_reduce_perf", &args, &[], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let first = r.stdout.lines().next().unwrap();
+    assert_eq!(first, format!("# Writing JSON output to {}", json.display()));
+    assert!(r.stdout.lines().nth(1).unwrap().starts_with("# nccl-tests version "), "{}", r.stdout);
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(!text.contains(": ") && !text.contains('\n'), "nccl-tests writes no spaces or lines: {text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["version"], 3);
+    assert_eq!(doc["args"].as_array().unwrap().len(), args.len() + 1, "{doc}");
+    let cfg = &doc["config"];
+    assert_eq!(
+        (cfg["nthreads"].as_u64(), cfg["ngpus"].as_u64(), cfg["step_factor"].as_u64()),
+        (Some(1), Some(2), Some(8))
+    );
+    assert_eq!((cfg["minimum_bytes"].as_u64(), cfg["maximum_bytes"].as_u64()), (Some(1024), Some(65536)));
+    assert_eq!(
+        (cfg["iterations"].as_u64(), cfg["warmup_iters"].as_u64(), cfg["validation"].as_u64()),
+        (Some(3), Some(1), Some(1))
+    );
+    assert_eq!((cfg["blocking_collectives"].as_str(), cfg["parallel_init"].as_str()), (Some("false"), Some("false")));
+    let devices = cfg["devices"].as_array().unwrap();
+    assert_eq!(devices.iter().map(|d| d["rank"].as_u64().unwrap()).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    assert_eq!(devices[3]["device_hex"], "0000:04:00", "{doc}");
+    let table = nccl_tests_rows(&r.stdout);
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), table.len());
+    for (res, row) in results.iter().zip(&table) {
+        assert_eq!(res["size"].as_u64().unwrap().to_string(), row[0]);
+        assert_eq!(res["count"].as_u64().unwrap().to_string(), row[1]);
+        assert_eq!(
+            (res["type"].as_str(), res["redop"].as_str(), res["root"].as_str()),
+            (Some("float"), Some("sum"), Some("    -1"))
+        );
+        assert_eq!(res["actual_iterations"], 3);
+        for (key, at) in [("out_of_place", 5), ("in_place", 9)] {
+            let cell = &res[key];
+            // The table rounds what the document holds to its width.
+            for (field, col) in [("time", at), ("alg_bw", at + 1), ("bus_bw", at + 2)] {
+                let (doc_v, printed): (f64, f64) = (cell[field].as_f64().unwrap(), row[col].parse().unwrap());
+                assert!(
+                    (doc_v - printed).abs() <= 0.005 + printed.abs() * 0.001,
+                    "{key}.{field}: {doc_v} vs {printed}"
+                );
+            }
+            assert_eq!(cell["nwrong"].as_f64(), Some(0.0));
+        }
+    }
+    assert_eq!(
+        (doc["out_of_bounds"]["count"].as_u64(), doc["out_of_bounds"]["okay"].as_str()),
+        (Some(0), Some("true"))
+    );
+    assert_eq!(doc["average_bus_bandwidth"]["okay"], "unchecked");
+    let footer = r.stdout.lines().find(|l| l.starts_with("# Avg bus bandwidth")).unwrap();
+    let printed: f64 = footer.split(':').nth(1).unwrap().trim().parse().unwrap();
+    let bw = doc["average_bus_bandwidth"]["bandwidth"].as_f64().unwrap();
+    assert!((bw - printed).abs() <= printed * 1e-4 + 1e-6, "{bw} vs {footer}");
+    assert!(doc["end_time"].as_str().is_some_and(|t| t.len() == 19), "{doc}");
+
+    // Again: the first file stays, the second takes the next free name.
+    let r2 = perf(&gpu, None, "all_reduce_perf", &args, &[], dir.path());
+    assert_eq!(r2.code, Some(0), "{}\n{}", r2.stdout, r2.stderr);
+    assert_eq!(r2.stdout.lines().next().unwrap(), format!("# Writing JSON output to {}.0", json.display()));
+    assert_eq!(std::fs::read_to_string(&json).unwrap(), text);
+    // Not a .json name: ignored, as by nccl-tests.
+    let other = dir.path().join("out.txt");
+    let quiet: Vec<&str> = args[..12].iter().copied().chain(["-J", other.to_str().unwrap()]).collect();
+    let r3 = perf(&gpu, None, "all_reduce_perf", &quiet, &[], dir.path());
+    assert_eq!(r3.code, Some(0), "{}\n{}", r3.stdout, r3.stderr);
+    assert!(r3.stdout.starts_with("# nccl-tests version "), "{}", r3.stdout);
+    assert!(!other.exists());
+
+    // nccl-tests' own reader, where its source is on this machine.
+    let Some(tarball) = gpu_anchors_tarball() else {
+        eprintln!("SKIPPED: the GPU tools' source tarball is not here (set GPU_ANCHORS_SRC) for analyze_perf_json.py");
+        return;
+    };
+    let tools = tempfile::tempdir().unwrap();
+    let untar = std::process::Command::new("tar")
+        .args([
+            "xzf",
+            tarball.to_str().unwrap(),
+            "-C",
+            tools.path().to_str().unwrap(),
+            "--wildcards",
+            "*/tools/analyze_perf_json.py",
+        ])
+        .status()
+        .unwrap();
+    assert!(untar.success());
+    let found =
+        std::process::Command::new("find").arg(tools.path()).args(["-name", "analyze_perf_json.py"]).output().unwrap();
+    let script = String::from_utf8_lossy(&found.stdout).lines().next().unwrap().to_string();
+    let venv = tools.path().join("venv");
+    let made = std::process::Command::new("python3").args(["-m", "venv", "--without-pip"]).arg(&venv).status().unwrap();
+    assert!(made.success());
+    let out = std::process::Command::new(venv.join("bin/python")).arg(&script).arg(&json).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains(&format!("Results:    {}", table.len())), "{said}");
+    assert!(said.contains("Iterations: 3  (agg: 1)"), "{said}");
+}
+
 /// What the core cannot honour yet is refused before anything starts: one
 /// line on stderr naming the setting, nccl-tests' status for a test that
 /// does not implement something (5), on every process, nothing written.

@@ -537,6 +537,18 @@ pub fn osu_tarball() -> Option<PathBuf> {
     root.ancestors().map(|a| a.join(NAME)).chain([PathBuf::from("/work").join(NAME)]).find(|p| p.is_file())
 }
 
+/// The GPU tools' source tarball (nccl-tests 2.19.6, the CUDA samples):
+/// `$GPU_ANCHORS_SRC`, else `shared/reference/` found as for
+/// [`osu_tarball`].
+pub fn gpu_anchors_tarball() -> Option<PathBuf> {
+    const NAME: &str = "shared/reference/gpu-anchors-src.tar.gz";
+    if let Some(p) = std::env::var_os("GPU_ANCHORS_SRC").map(PathBuf::from) {
+        return p.is_file().then_some(p);
+    }
+    let root = repo_root();
+    root.ancestors().map(|a| a.join(NAME)).chain([PathBuf::from("/work").join(NAME)]).find(|p| p.is_file())
+}
+
 /// OSU 7.4's own C binaries built against `mpi` (scripts/build-osu.sh builds
 /// them on first use into target/osu-7.4/<mpi>/bin and only prints the
 /// directory afterwards). None, said on stderr, when OSU's source is not on
