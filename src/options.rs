@@ -282,7 +282,7 @@ pub struct Sweep {
     pub max: u64,
     pub step: SweepStep,
     /// How many times the whole sweep runs, one after another (nccl-tests'
-    /// `-N`); at least 1.
+    /// `-N`); 0: again and again until the job is stopped (`-N 0`).
     pub cycles: u32,
 }
 
@@ -324,9 +324,16 @@ impl Sweep {
         std::iter::successors((self.min <= self.max).then_some(self.min), next)
     }
 
-    /// Every size measured, in order: [`Sweep::pass`] `cycles` times.
+    /// Every size measured, in order: [`Sweep::pass`] `cycles` times (once
+    /// for a sweep that repeats until stopped: the measurement repeats it,
+    /// [`Sweep::forever`]).
     pub fn sizes(self) -> impl Iterator<Item = u64> {
         (0..self.cycles.max(1)).flat_map(move |_| self.pass())
+    }
+
+    /// Whether the sweep runs until the job is stopped (`-N 0`).
+    pub fn forever(self) -> bool {
+        self.cycles == 0
     }
 
     /// The last size a pass reaches (None when `min` is above `max`).

@@ -323,7 +323,9 @@ impl Settings {
     pub fn sweep(&self) -> Sweep {
         let step =
             if self.step_factor > 1 { SweepStep::Factor(self.step_factor) } else { SweepStep::Bytes(self.step_bytes) };
-        let cycles = u32::try_from(self.run_cycles).unwrap_or(0).max(1);
+        // nccl-tests counts -N down to zero after each pass: from 0 (or
+        // below) it never gets there, and the sweep repeats until stopped.
+        let cycles = u32::try_from(self.run_cycles).unwrap_or(0);
         Sweep { min: self.min_bytes, max: self.max_bytes, step, cycles }
     }
 }

@@ -7,8 +7,7 @@
 //!
 //! What the core cannot do yet is refused before anything starts, in one
 //! line naming the option and with nccl-tests' own status for a test that
-//! does not implement something (5): sweeps repeated until stopped
-//! (`-N 0`), CUDA graphs, the
+//! does not implement something (5): CUDA graphs, the
 //! per-iteration timing,
 //! buffer registration, misalignment, the memory report and split
 //! communicators. Each is a setting nccl-tests reads; none is silently
@@ -291,8 +290,7 @@ pub(crate) fn options(
             )))
         }
     };
-    let unsupported: [(bool, String); 9] = [
-        (s.run_cycles < 1, format!("-N {} (a sweep repeated until stopped)", s.run_cycles)),
+    let unsupported: [(bool, String); 8] = [
         (s.graph_launches != 0, format!("-G {}", s.graph_launches)),
         (s.local_register != 0, format!("-R {}", s.local_register)),
         (s.cta_policy != -1, format!("-x {}", s.cta_policy)),

@@ -426,6 +426,46 @@ fn json_output_holds_the_table_and_nccl_tests_tools_read_it() {
     assert!(said.contains("Iterations: 3  (agg: 1)"), "{said}");
 }
 
+/// `-N 0`: the sweep runs again and again, every pass in the table and the
+/// CSV, until the job is stopped; SIGTERM then ends it as any run is ended
+/// (the record says `interrupted`, the CSV is whole). The dry run says its
+/// duration is per pass. One launch, stopped once three passes are in the
+/// CSV (a couple of seconds).
+#[test]
+fn n_zero_repeats_the_sweep_until_stopped() {
+    use common::jobs::{clean_up, csv_intact, read_json, signal, wait_for, wait_started};
+    use std::process::Stdio;
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, record) = (dir.path().join("s.csv"), dir.path().join("s.json"));
+    let args = ["-b", "1K", "-e", "4K", "-f", "2", "-n", "2", "-w", "1", "-N", "0", "--csv", csv.to_str().unwrap()];
+    let mut cmd = std::process::Command::new(bin(Mpi::OpenMpi, "all_reduce_perf"));
+    cmd.args(args).current_dir(dir.path()).stdout(Stdio::null()).stderr(Stdio::null()).own_session();
+    gpu.apply(&mut cmd);
+    let start = std::time::Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    // Three sizes a pass, two cells a size: three passes are 18 rows.
+    let pids = wait_started(&record, &csv, 1, 18, start);
+    signal(child.id() as i32, libc::SIGTERM);
+    let code = wait_for(&mut child, under_load(Duration::from_secs(20)));
+    clean_up(child.id() as i32, &pids);
+    assert!(code.is_some(), "the run did not end after SIGTERM");
+    let v = read_json(&record).unwrap();
+    assert_eq!(v["status"], "interrupted", "{v}");
+    csv_intact(&csv);
+    let sizes: Vec<String> = read_csv(&csv).iter().map(|r| r["size_bytes"].clone()).collect();
+    assert!(sizes.len() >= 18, "{sizes:?}");
+    let pass = ["1024", "1024", "2048", "2048", "4096", "4096"];
+    for (i, s) in sizes.iter().enumerate() {
+        assert_eq!(s, pass[i % 6], "row {i}: {sizes:?}");
+    }
+    let dry: Vec<&str> = args[..12].iter().copied().chain(["--dry-run"]).collect();
+    let r = perf(&gpu, None, "all_reduce_perf", &dry, &[], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(" per pass (-N 0: passes until stopped) of timed "), "{}", r.stdout);
+}
+
 /// What the core cannot honour yet is refused before anything starts: one
 /// line on stderr naming the setting, nccl-tests' status for a test that
 /// does not implement something (5), on every process, nothing written.
@@ -437,7 +477,6 @@ fn settings_not_yet_offered_are_refused_in_one_line() {
     let gpu = standin::stand_in("dgx1");
     for (args, extra, want) in [
         (&["-G", "1"][..], &[][..], "all_reduce_perf: -G 1 is not available"),
-        (&["-N", "0"], &[], "all_reduce_perf: -N 0 (a sweep repeated until stopped) is not available"),
         (&[], &[("NCCL_TESTS_SPLIT", "%2")], "all_reduce_perf: NCCL_TESTS_SPLIT is not available"),
     ] {
         let dir = tempfile::tempdir().unwrap();

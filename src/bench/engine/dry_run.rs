@@ -247,9 +247,11 @@ pub fn lines(plan: &Plan, program: &str, np: usize, buffers: u128, link: LinkMod
             lowered.unwrap_or_default()
         ));
     }
+    // -N 0: the sweep above repeats until the job is stopped.
+    let per_pass = if plan.sweep.is_some_and(|s| s.forever()) { " per pass (-N 0: passes until stopped)" } else { "" };
     out.push(format!(
-        "# estimated duration: {} of timed and warm-up iterations, modelled at {} us per message step and {} GB/s \
-         per rank's link (a model, not a measurement; set-up between sizes not counted)",
+        "# estimated duration: {}{per_pass} of timed and warm-up iterations, modelled at {} us per message step and \
+         {} GB/s per rank's link (a model, not a measurement; set-up between sizes not counted)",
         human_secs(duration_secs(plan, np, link)),
         link.latency_us,
         link.gbs

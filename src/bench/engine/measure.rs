@@ -61,7 +61,11 @@ pub fn run<T: Transport, K: Kernel<T>>(
             }
             timed_loop::warm_up(t, kernel, case, progress);
         }
-        for point in &group.points {
+        // nccl-tests' -N 0: the group's sweep again and again until the
+        // job is stopped (a signal, the watchdog), every pass in the
+        // outputs.
+        let passes = if opts.sweep.is_some_and(|s| s.forever()) { usize::MAX } else { 1 };
+        for point in group.points.iter().cycle().take(group.points.len().saturating_mul(passes)) {
             let size = point.size;
             // The point's rows, one per cell, for the outputs at once.
             let mut rows = Vec::with_capacity(point.cells.len());
