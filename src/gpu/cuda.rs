@@ -152,6 +152,16 @@ pub(crate) fn load_failure() -> Option<String> {
     }
 }
 
+/// How many GPUs the CUDA driver shows this process; None where it
+/// cannot be loaded or initialised.
+pub fn device_count() -> Option<usize> {
+    if !driver_present() {
+        return None;
+    }
+    result::init().ok()?;
+    result::device::get_count().ok().and_then(|n| usize::try_from(n).ok())
+}
+
 /// Opens the GPU this rank uses and makes its primary context current.
 /// Runs before MPI starts, so a CUDA-aware MPI finds the device set.
 /// With `lanes` above 1, also opens the GPUs after it that the process's

@@ -98,7 +98,36 @@ pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
             return status;
         }
     };
+    if !opts.dry_run {
+        if let Some(lines) = too_few_gpus(&opts, env.local_rank, crate::gpu::cuda::device_count()) {
+            crate::diag::say(&lines);
+            return NOT_IMPLEMENTED;
+        }
+    }
     runner::run_options(Front::NcclTests, entry, &argv, env, opts, B::message_bytes, |s| B::measure(s))
+}
+
+/// nccl-tests' check of a process's GPUs, before anything starts: its
+/// first is `NCCL_TESTS_DEVICE` (or `--gpu`'s entry for the local rank),
+/// else local rank x GPUs per process, and every one of its GPUs must
+/// exist (no wrap-around, as nccl-tests). The two lines nccl-tests prints
+/// where they do not (its status: 5), or None; None too where the driver
+/// cannot say how many GPUs there are (the job then says why).
+fn too_few_gpus(opts: &Options, local_rank: Option<usize>, count: Option<usize>) -> Option<String> {
+    let count = count?;
+    let lanes = opts.lanes();
+    let lr = local_rank.unwrap_or(0);
+    let first = match opts.placement.gpu.as_deref() {
+        Some(list) if !list.is_empty() => list[lr % list.len()],
+        _ => lr * lanes,
+    };
+    let need = first + lanes;
+    (need > count).then(|| {
+        format!(
+            "Invalid number of GPUs: {need} requested but only {count} were found.\n\
+             Please check the number of processes and GPUs per process."
+        )
+    })
 }
 
 /// The benchmark whose kernel each nccl-tests program runs over: its OSU

@@ -179,8 +179,9 @@ fn sizes_above_2_gib_run_on_one_process_without_a_launcher() {
 /// `# Using devices`, every rank's result checked (a wrong element on the
 /// sixth GPU, inside a process, is found and fails the run with 7), the
 /// CSV's np and the record's GPUs those of the ranks. A process whose GPUs
-/// run past the node's last is refused in one line. Six launches of one
-/// to three seconds each.
+/// run past the node's last is refused before anything starts, in
+/// nccl-tests' words and with its status (5). Seven launches of one to
+/// three seconds each.
 #[test]
 fn several_gpus_per_process_with_and_without_a_launcher() {
     let _g = mpi_lock();
@@ -237,15 +238,27 @@ fn several_gpus_per_process_with_and_without_a_launcher() {
     assert!(r.stdout.contains("# Out of bounds values : "), "{}", r.stdout);
     assert!(r.stdout.contains(" FAILED"), "{}", r.stdout);
     assert!(r.stderr.contains("validation failed on rank 5"), "{}", r.stderr);
-    // Two processes of eight GPUs on a node of eight: the second has none.
-    let dir = tempfile::tempdir().unwrap();
-    let all: Vec<&str> = quick.iter().chain(&["-g", "8"]).copied().collect();
-    let r = perf(&gpu, Some(2), "all_reduce_perf", &all, &[], dir.path());
-    assert_ne!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
-    r.assert_no_panic();
-    let lines = r.our_stderr_lines();
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].contains("GPU 8"), "{lines:?}");
+    // Two processes of eight GPUs on a node of eight: the second has none,
+    // and says so in nccl-tests' words, with its status; so does one
+    // process of nine, without a launcher.
+    for (np, g, need) in [(Some(2), "8", 16), (None, "9", 9)] {
+        let dir = tempfile::tempdir().unwrap();
+        let all: Vec<&str> = quick.iter().chain(&["-g", g]).copied().collect();
+        let r = perf(&gpu, np, "all_reduce_perf", &all, &[], dir.path());
+        assert_eq!(r.code, Some(5), "{}\n{}", r.stdout, r.stderr);
+        r.assert_no_panic();
+        let lines = r.our_stderr_lines();
+        assert_eq!(
+            lines,
+            [
+                format!("Invalid number of GPUs: {need} requested but only 8 were found."),
+                "Please check the number of processes and GPUs per process.".to_string()
+            ],
+            "{}",
+            r.stderr
+        );
+        assert!(!dir.path().join("res").exists());
+    }
 }
 
 /// `-S 1` ends the header's name and unit lines with the timestamp
