@@ -529,24 +529,25 @@ pub fn launch_recorded_with(
 /// beside the repository or beside any folder above it (a clone in another
 /// place than the working copy), else /work/shared/reference.
 pub fn osu_tarball() -> Option<PathBuf> {
-    const NAME: &str = "shared/reference/osu-micro-benchmarks-7.4.tar.gz";
-    if let Some(p) = std::env::var_os("OSU_TARBALL").map(PathBuf::from) {
+    reference_tarball("OSU_TARBALL", "osu-micro-benchmarks-7.4.tar.gz")
+}
+
+/// A reference tarball: `$var` where set, else `shared/reference/name`
+/// beside the repository or any folder above it, else under /work.
+fn reference_tarball(var: &str, name: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(var).map(PathBuf::from) {
         return p.is_file().then_some(p);
     }
+    let rel = Path::new("shared/reference").join(name);
     let root = repo_root();
-    root.ancestors().map(|a| a.join(NAME)).chain([PathBuf::from("/work").join(NAME)]).find(|p| p.is_file())
+    root.ancestors().map(|a| a.join(&rel)).chain([PathBuf::from("/work").join(&rel)]).find(|p| p.is_file())
 }
 
 /// The GPU tools' source tarball (nccl-tests 2.19.6, the CUDA samples):
 /// `$GPU_ANCHORS_SRC`, else `shared/reference/` found as for
 /// [`osu_tarball`].
 pub fn gpu_anchors_tarball() -> Option<PathBuf> {
-    const NAME: &str = "shared/reference/gpu-anchors-src.tar.gz";
-    if let Some(p) = std::env::var_os("GPU_ANCHORS_SRC").map(PathBuf::from) {
-        return p.is_file().then_some(p);
-    }
-    let root = repo_root();
-    root.ancestors().map(|a| a.join(NAME)).chain([PathBuf::from("/work").join(NAME)]).find(|p| p.is_file())
+    reference_tarball("GPU_ANCHORS_SRC", "gpu-anchors-src.tar.gz")
 }
 
 /// OSU 7.4's own C binaries built against `mpi` (scripts/build-osu.sh builds
