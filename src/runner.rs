@@ -608,14 +608,28 @@ impl Session<'_> {
         let Some(mut kernel) = job.everywhere(kernel(&setup)) else {
             return setup_failed();
         };
-        let Some((mut sinks, record)) = self.open_outputs::<T>(t.record_info(), Some(&estimate), end) else {
+        let Some((sinks, record)) = self.open_outputs::<T>(t.record_info(), Some(&estimate), end) else {
             return setup_failed();
         };
-        let ending = self.measure(t, &mut kernel, plan, sinks.as_mut(), record.as_ref());
+        self.measure_and_end(t, &mut kernel, sinks, record, &estimate)
+    }
+
+    /// The measurement over `t` with its outputs (rank 0's), then how the
+    /// run ended: judged against its paths' peaks, said, recorded.
+    fn measure_and_end<T: Transport, K: Kernel<T>>(
+        &self,
+        t: &T,
+        kernel: &mut K,
+        mut sinks: Option<Sinks>,
+        record: Option<RecordFile<RunRecord>>,
+        estimate: &memory::Estimate,
+    ) -> Ending {
+        let job = self.job;
+        let ending = self.measure(t, kernel, self.plan, sinks.as_mut(), record.as_ref());
         let ending = self.judge_efficiency(ending, record.as_ref());
         job.step(Step::Finish);
         if std::env::var_os(memory::REPORT_ENV).is_some() {
-            say(&memory::report_line(spec.name, job.world.rank(), &estimate));
+            say(&memory::report_line(self.spec.name, job.world.rank(), estimate));
         }
         self.end_record(record.as_ref(), sinks.as_ref(), ending)
     }

@@ -140,12 +140,16 @@ pub struct Calls {
     pub grouped: usize,
     /// What follows each call or group (nccl-tests' `-z`).
     pub blocking: Blocking,
+    /// Read the clock once more after the last issue, before the wait
+    /// (nccl-tests' `-C 1`): the host's issue time. Off otherwise, so the
+    /// timed span holds nothing but the calls.
+    pub host_time: bool,
 }
 
 impl Calls {
     /// Each call alone, back to back: nccl-tests' default, and every
     /// front end's but nccl-tests'.
-    pub const ALONE: Calls = Calls { grouped: 1, blocking: Blocking::None };
+    pub const ALONE: Calls = Calls { grouped: 1, blocking: Blocking::None, host_time: false };
 }
 
 /// What a benchmark needs to set itself up: its transport and the run's

@@ -26,7 +26,7 @@ use crate::bench::{BenchOn, Kernel, Pt2ptBench, Setup};
 use crate::buffer::AllocError;
 use crate::gpu::cuda::Gpu;
 use crate::job::watchdog::{Progress, Step};
-use crate::job::{everywhere, say, Ending};
+use crate::job::{everywhere, Ending};
 
 /// How a benchmark makes its kernel over NCCL: a collective's own
 /// ([`Collective`]) or a point-to-point benchmark's ([`PointToPoint`]).
@@ -102,16 +102,10 @@ impl Session<'_> {
             if team.bcast_u64(u64::from(outputs.is_some())) == 0 {
                 return setup_failed();
             }
-            let Some((mut sinks, record)) = outputs else {
+            let Some((sinks, record)) = outputs else {
                 return setup_failed();
             };
-            let ending = self.measure(&t, &mut kernel, plan, sinks.as_mut(), record.as_ref());
-            let ending = self.judge_efficiency(ending, record.as_ref());
-            job.step(Step::Finish);
-            if std::env::var_os(memory::REPORT_ENV).is_some() {
-                say(&memory::report_line(spec.name, job.world.rank(), &estimate));
-            }
-            self.end_record(record.as_ref(), sinks.as_ref(), ending)
+            self.measure_and_end(&t, &mut kernel, sinks, record, &estimate)
         })
     }
 

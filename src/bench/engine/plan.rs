@@ -257,7 +257,7 @@ impl<'a> Plan<'a> {
 
     /// How every size's timed calls are issued (nccl-tests' `-m`, `-z`).
     pub fn calls(&self) -> Calls {
-        Calls { grouped: self.opts.aggregate.max(1), blocking: self.opts.blocking }
+        Calls { grouped: self.opts.aggregate.max(1), blocking: self.opts.blocking, host_time: self.opts.cputime }
     }
 
     /// Everything the run measures, in order: per datatype (`-T`), each

@@ -33,7 +33,7 @@ pub(crate) struct LoopOutcome {
     /// the other ranks and without the option).
     pub stop_reason: Option<StopReason>,
     /// A batch's host time per call up to its last completion, on this
-    /// rank: what the host spent issuing (nccl-tests' `-C 1` cputime).
+    /// rank, where asked ([`Calls::host_time`], nccl-tests' `-C 1`).
     pub issue_secs: Option<f64>,
 }
 
@@ -212,7 +212,7 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     // nccl-tests' `-m`: the calls go in groups of `grouped`, each group
     // one issue (a timestamp between groups, not inside one); its `-z`:
     // a wait (and a barrier) after each call, or after each group.
-    let Calls { grouped, blocking } = case.calls;
+    let Calls { grouped, blocking, host_time } = case.calls;
     let grouped = grouped.max(1);
     let groups = case.iterations / grouped;
     let mut issue_group = |g: usize| {
@@ -267,16 +267,21 @@ fn run_batched<T: Transport, K: Kernel<T>>(
                 t.world().barrier();
             }
         }
-        // The host's part: everything issued, nothing more waited for
-        // (with -z 3, the groups' spans alone, as the time).
-        let issued = if untimed_barriers { spans } else { t.now() - t0 };
+        // -C: the host's part, everything issued and nothing more waited
+        // for (with -z 3, the groups' spans alone, as the time); the clock
+        // is read for it only when asked.
+        let issued = match (host_time, untimed_barriers) {
+            (false, _) => None,
+            (true, true) => Some(spans),
+            (true, false) => Some(t.now() - t0),
+        };
         // Calls waited for one by one are complete already (nccl-tests
         // then skips the last wait too).
         if blocking.is_none() || grouped > 1 {
             t.complete();
         }
         let secs = if untimed_barriers { spans } else { t.now() - t0 };
-        out.issue_secs = Some(issued / case.iterations.max(1) as f64);
+        out.issue_secs = issued.map(|secs| secs / case.iterations.max(1) as f64);
         let each = secs / case.iterations.max(1) as f64;
         for _ in 0..case.iterations {
             samples.push(each);
@@ -450,7 +455,7 @@ mod tests {
                 let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
                 let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
-                let case = case_64(Calls { grouped, blocking });
+                let case = case_64(Calls { grouped, blocking, host_time: false });
                 k.prepare(t, &case).expect("prepare");
                 let mut samples = Samples::with_capacity(20);
                 assert!(!marks || t.device_marks(case.iterations));
