@@ -183,6 +183,11 @@ pub struct Options {
     /// time per call up to the last completion.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cputime: bool,
+    /// nccl-tests' `-I 1` with `-K`'s skip: each timed iteration also
+    /// timed on the device (CUDA events), its table and JSON gain the
+    /// iterations' summary over all but the first `skip`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iteration_events: Option<usize>,
     /// nccl-tests' `-p 1`: its preamble says the threads make their
     /// communicators concurrently (as every GPU's thread here always does).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -144,12 +144,15 @@ pub struct Calls {
     /// (nccl-tests' `-C 1`): the host's issue time. Off otherwise, so the
     /// timed span holds nothing but the calls.
     pub host_time: bool,
+    /// Each group also between two CUDA events (nccl-tests' `-I 1`), read
+    /// after the batch: each group's own device time, besides the host's.
+    pub events: bool,
 }
 
 impl Calls {
     /// Each call alone, back to back: nccl-tests' default, and every
     /// front end's but nccl-tests'.
-    pub const ALONE: Calls = Calls { grouped: 1, blocking: Blocking::None, host_time: false };
+    pub const ALONE: Calls = Calls { grouped: 1, blocking: Blocking::None, host_time: false, events: false };
 }
 
 /// What a benchmark needs to set itself up: its transport and the run's

@@ -65,6 +65,7 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         json_output: None,
         parallel_init: false,
         cputime: false,
+        iteration_events: None,
         default_stream: false,
         rank_time: crate::stats::RankTime::Avg,
         aggregate: 1,

@@ -13,6 +13,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::nccl_tests::{Cell, Device, RowLabels, Settings, Step, Totals};
+use crate::stats::iterations::PerIteration;
 
 /// The document's format version (nccl-tests 2.19.6's).
 pub const VERSION: u32 = 3;
@@ -135,7 +136,7 @@ impl<W: Write> NcclJson<W> {
             "{{\"version\":{VERSION},\"start_time\":{},\"args\":[{}],\"env\":[{}],\"nccl_version\":{nccl_version},\
              \"config\":{{\"nthreads\":{},\"ngpus\":{},\"minimum_bytes\":{},\"maximum_bytes\":{},{step},\
              \"warmup_iters\":{},\"iterations\":{},\"aggregated_iterations\":{},\"validation\":{},\"graph\":{},\
-             \"blocking_collectives\":{},\"per_iter_timing\":{},\"per_iter_skip\":0,\"parallel_init\":{},\
+             \"blocking_collectives\":{},\"per_iter_timing\":{},\"per_iter_skip\":{},\"parallel_init\":{},\
              \"devices\":[{}]}},\"results\":[",
             string(start),
             list(args),
@@ -150,15 +151,49 @@ impl<W: Write> NcclJson<W> {
             s.validation,
             s.graph,
             boolean(!s.blocking.is_none()),
-            boolean(false),
+            boolean(s.per_iteration.is_some()),
+            s.per_iteration.unwrap_or(0),
             boolean(s.parallel_init),
             devices.join(",")
         )?;
         self.out.flush()
     }
 
-    /// One size's result: its labels, both cells, the iterations.
-    pub fn result(&mut self, labels: &RowLabels, out_of_place: &Cell, in_place: &Cell, iters: usize) -> io::Result<()> {
+    /// One size's result: its labels, both cells (each followed by its
+    /// iterations' times where `-I` took them), the iterations.
+    pub fn result(
+        &mut self,
+        labels: &RowLabels,
+        out_of_place: &Cell,
+        in_place: &Cell,
+        per_iteration: [Option<&PerIteration>; 2],
+        iters: usize,
+    ) -> io::Result<()> {
+        let list = |xs: &[f64]| xs.iter().map(|x| double(x * 1e6)).collect::<Vec<_>>().join(",");
+        let iterations = |key: &str, p: Option<&PerIteration>| {
+            let Some(p) = p else { return String::new() };
+            let st = p.stats();
+            let processes = if p.per_process.is_empty() {
+                String::new()
+            } else {
+                let rows: Vec<String> = p.per_process.iter().map(|r| format!("[{}]", list(r))).collect();
+                format!(",\"per_process_max_times_us\":[{}]", rows.join(","))
+            };
+            format!(
+                ",\"{key}\":{{\"skipped_iterations\":{},\"min_us\":{},\"max_us\":{},\"avg_us\":{},\"p50_us\":{},\
+                 \"p95_us\":{},\"p99_us\":{},\"stdev_us\":{},\"cv_pct\":{},\"times_us\":[{}]{processes}}}",
+                p.skipped,
+                double(st.min * 1e6),
+                double(st.max * 1e6),
+                double(st.avg * 1e6),
+                double(st.p50 * 1e6),
+                double(st.p95 * 1e6),
+                double(st.p99 * 1e6),
+                double(st.stdev * 1e6),
+                double(st.cv_pct()),
+                list(&p.times)
+            )
+        };
         let cell = |c: &Cell| {
             let wrong = c.wrong.map_or("null".to_string(), |n| double(n as f64));
             format!(
@@ -172,15 +207,17 @@ impl<W: Write> NcclJson<W> {
         self.results += 1;
         write!(
             self.out,
-            "{comma}{{\"size\":{},\"count\":{},\"type\":{},\"redop\":{},\"root\":{},\"out_of_place\":{},\
-             \"in_place\":{},\"actual_iterations\":{iters},\"experiment_name\":\"\"}}",
+            "{comma}{{\"size\":{},\"count\":{},\"type\":{},\"redop\":{},\"root\":{},\"out_of_place\":{}{},\
+             \"in_place\":{}{},\"actual_iterations\":{iters},\"experiment_name\":\"\"}}",
             labels.size,
             labels.count,
             string(labels.type_name),
             string(labels.redop),
             string(&format!("{:>6}", labels.root)),
             cell(out_of_place),
-            cell(in_place)
+            iterations("out_of_place_per_iter", per_iteration[0]),
+            cell(in_place),
+            iterations("in_place_per_iter", per_iteration[1])
         )?;
         self.out.flush()
     }

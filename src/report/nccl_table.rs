@@ -115,6 +115,7 @@ impl<W: Write> NcclTestsTable<W> {
             parallel_init: opts.parallel_init,
             unalign: 0,
             blocking: opts.blocking,
+            per_iteration: opts.iteration_events,
         };
         let root = match opts.root {
             RootRank::Fixed(r) => r,
@@ -174,7 +175,7 @@ impl<W: Write> NcclTestsTable<W> {
         lines.extend(nt::preamble(self.program, &self.settings));
         lines.extend(nt::devices(&self.devices));
         lines.extend(self.lowered_max.map(nt::lowered_max_lines).into_iter().flatten());
-        lines.extend(nt::header(self.timestamps, self.cputime));
+        lines.extend(nt::header(self.timestamps, self.cputime, self.settings.per_iteration.is_some()));
         self.write_lines(&lines)?;
         if let Some(json) = self.json.as_mut() {
             let env: Vec<String> =
@@ -243,9 +244,17 @@ impl<W: Write> Sink for NcclTestsTable<W> {
         self.totals.add(&out_of_place);
         self.totals.add(&cell);
         if let Some(json) = self.json.as_mut() {
-            json.result(&labels, &out_of_place, &cell, self.settings.iters)?;
+            let per_iteration = [out.per_iteration.as_ref(), inp.per_iteration.as_ref()];
+            json.result(&labels, &out_of_place, &cell, per_iteration, self.settings.iters)?;
         }
-        let mut line = nt::row(&labels, &out_of_place, &cell);
+        // -I 1: each cell's iteration summary after it (N/A where a cell
+        // has no device times).
+        let after = |r: &Row| match (self.settings.per_iteration, &r.per_iteration) {
+            (None, _) => String::new(),
+            (Some(_), Some(p)) => nt::iteration_columns(&p.stats()),
+            (Some(_), None) => format!("{:>9}", "N/A").repeat(4),
+        };
+        let mut line = nt::row_with(&labels, &out_of_place, &after(out), &cell, &after(inp));
         if self.timestamps {
             line.push_str(&nt::timestamp_cell(&crate::report::time::local_now(nt::TIMESTAMP_FORMAT)));
         }

@@ -311,6 +311,9 @@ pub struct Settings {
     pub unalign: usize,
     /// What follows each call or group (`-z`).
     pub blocking: Blocking,
+    /// `-I 1`: each iteration timed on the device, its summary leaving out
+    /// the first so many (`-K`); None without `-I`.
+    pub per_iteration: Option<usize>,
 }
 
 /// One rank's line under `# Using devices`.
@@ -473,6 +476,7 @@ pub fn preamble(program: &str, s: &Settings) -> Vec<String> {
         parallel_init,
         unalign,
         blocking,
+        per_iteration,
     } = *s;
     let (step, unit) = match step {
         Step::Bytes(b) => (b, "bytes"),
@@ -497,6 +501,11 @@ pub fn preamble(program: &str, s: &Settings) -> Vec<String> {
         }
     };
     lines.extend(what.map(|w| format!("# Blocking Enabled: {w} ")));
+    if let Some(skip) = per_iteration {
+        // nccl-tests' words, trailing space included.
+        let skips = if skip > 0 { format!("; summary skips first {skip} iterations") } else { String::new() };
+        lines.push(format!("# Per-Iteration Report: CUDA event timing; i_* uses max over process rows{skips} "));
+    }
     if parallel_init {
         // nccl-tests' words, trailing space included.
         lines.push("# Parallel Init Enabled: threads call into NcclInitRank concurrently ".to_string());
@@ -555,15 +564,23 @@ pub fn devices(list: &[Device]) -> Vec<String> {
     lines
 }
 
-/// The column widths of the header's name and unit lines. The first is the
-/// size column less the `# ` that starts the line.
-const HEADER_WIDTHS: [usize; 13] =
-    [SIZE_W - 2, COUNT_W, TYPE_W, REDOP_W, ROOT_W, TIME_W, BW_W, BW_W, WRONG_W, TIME_W, BW_W, BW_W, WRONG_W];
+/// The width of each of `-I`'s four columns (`i_min` ... `i_cv%`).
+const ITER_W: usize = 7;
 
-/// One header line of right-aligned labels; nccl-tests ends it with the
-/// space that precedes its optional timestamp column.
-fn header_line(labels: [&str; 13]) -> String {
-    let cells: Vec<String> = labels.iter().zip(HEADER_WIDTHS).map(|(l, w)| format!("{l:>w$}")).collect();
+/// One header line of right-aligned labels: the row labels' five, then
+/// each placement's (four, or eight with `-I`'s); nccl-tests ends it with
+/// the space that precedes its optional timestamp column. The first width
+/// is the size column's less the `# ` that starts the line.
+fn header_line(labels: [&str; 5], out_of_place: &[&str], in_place: &[&str]) -> String {
+    let widths = [SIZE_W - 2, COUNT_W, TYPE_W, REDOP_W, ROOT_W];
+    let placement = [TIME_W, BW_W, BW_W, WRONG_W, ITER_W, ITER_W, ITER_W, ITER_W];
+    let cells: Vec<String> = labels
+        .iter()
+        .zip(widths)
+        .chain(out_of_place.iter().zip(placement))
+        .chain(in_place.iter().zip(placement))
+        .map(|(l, w)| format!("{l:>w$}"))
+        .collect();
     format!("# {} ", cells.join(GAP))
 }
 
@@ -574,8 +591,8 @@ pub const TIMESTAMP_FORMAT: &std::ffi::CStr = c"%Y-%m-%d %H:%M:%S";
 /// units; with `timestamps` (`-S 1`), the timestamp column's name and its
 /// format after the last column, right-aligned in 19 characters; with
 /// `cputime` (`-C 1`), both time columns named `cputime`.
-pub fn header(timestamps: bool, cputime: bool) -> Vec<String> {
-    let mut lines = plain_header(if cputime { "cputime" } else { "time" });
+pub fn header(timestamps: bool, cputime: bool, per_iteration: bool) -> Vec<String> {
+    let mut lines = plain_header(if cputime { "cputime" } else { "time" }, per_iteration);
     if timestamps {
         lines[2].push_str(&format!("{:>19}", "timestamp"));
         lines[3].push_str(&format!("{:>19}", TIMESTAMP_FORMAT.to_string_lossy()));
@@ -583,17 +600,37 @@ pub fn header(timestamps: bool, cputime: bool) -> Vec<String> {
     lines
 }
 
-/// [`header`] without the timestamp column, the time columns named `time`.
-fn plain_header(time: &str) -> Vec<String> {
+/// [`header`] without the timestamp column, the time columns named
+/// `time`; with `per_iteration` (`-I 1`), each placement's four more.
+fn plain_header(time: &str, per_iteration: bool) -> Vec<String> {
     // The two group names sit at fixed places over their columns.
     let labels_width = SIZE_W + COUNT_W + TYPE_W + REDOP_W + ROOT_W + 4 * GAP.len();
-    let groups = format!("{:<labels_width$}{:11}out-of-place{:23}in-place{:10}", "#", "", "", "");
-    let names = header_line([
-        "size", "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", time, "algbw", "busbw", "#wrong",
-    ]);
-    let units =
-        header_line(["(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""]);
+    let groups = if per_iteration {
+        format!("{:<labels_width$}{:14}out-of-place (+ per-iteration){:32}in-place (+ per-iteration)", "#", "", "")
+    } else {
+        format!("{:<labels_width$}{:11}out-of-place{:23}in-place{:10}", "#", "", "", "")
+    };
+    let (names, units): (Vec<&str>, Vec<&str>) = if per_iteration {
+        (
+            vec![time, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%"],
+            vec!["(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)"],
+        )
+    } else {
+        (vec![time, "algbw", "busbw", "#wrong"], vec!["(us)", "(GB/s)", "(GB/s)", ""])
+    };
+    let names = header_line(["size", "count", "type", "redop", "root"], &names, &names);
+    let units = header_line(["(B)", "(elements)", "", "", ""], &units, &units);
     vec!["#".to_string(), groups, names, units]
+}
+
+/// `-I`'s four columns of one placement: the iterations' least, most and
+/// 99th percentile (µs), and their coefficient of variation (%), each
+/// preceded by the gap.
+pub fn iteration_columns(stats: &crate::stats::iterations::IterationStats) -> String {
+    [stats.min * 1e6, stats.max * 1e6, stats.p99 * 1e6, stats.cv_pct()]
+        .iter()
+        .map(|&v| format!("{GAP}{}", fit(v, ITER_W)))
+        .collect()
 }
 
 /// One placement's four columns, each preceded by the gap. A count fills
@@ -615,10 +652,17 @@ pub fn timestamp_cell(stamp: &str) -> String {
 }
 
 /// One result row: the labels, then the out-of-place and in-place cells.
+#[cfg(test)]
 pub fn row(labels: &RowLabels, out_of_place: &Cell, in_place: &Cell) -> String {
+    row_with(labels, out_of_place, "", in_place, "")
+}
+
+/// [`row`] with text after each cell (`-I`'s [`iteration_columns`]).
+pub fn row_with(labels: &RowLabels, out_of_place: &Cell, after_out: &str, in_place: &Cell, after_in: &str) -> String {
     let RowLabels { size, count, type_name, redop, root } = *labels;
     format!(
-        "{size:>SIZE_W$}{GAP}{count:>COUNT_W$}{GAP}{type_name:>TYPE_W$}{GAP}{redop:>REDOP_W$}{GAP}{root:>ROOT_W$}{}{}",
+        "{size:>SIZE_W$}{GAP}{count:>COUNT_W$}{GAP}{type_name:>TYPE_W$}{GAP}{redop:>REDOP_W$}{GAP}{root:>ROOT_W$}{}\
+         {after_out}{}{after_in}",
         cell_columns(out_of_place),
         cell_columns(in_place)
     )

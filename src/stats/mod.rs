@@ -2,10 +2,11 @@
 //! percentile pick (for `-z`), and an HdrHistogram summary (percentiles,
 //! mean, standard deviation) for the CSV. The submodules are pure
 //! statistics over samples: running moments, 95% confidence intervals, the
-//! noise verdicts, a size's spread in one bundle, and the `--precision`
-//! stopping rule.
+//! noise verdicts, a size's spread in one bundle, the `--precision`
+//! stopping rule, and nccl-tests' per-iteration summary.
 
 pub mod ci;
+pub mod iterations;
 pub(crate) mod moments;
 pub mod noise;
 pub mod precision;

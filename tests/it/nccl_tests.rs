@@ -409,9 +409,19 @@ fn json_output_holds_the_table_and_nccl_tests_tools_read_it() {
     assert!(!other.exists());
 
     // nccl-tests' own reader, where its source is on this machine.
+    let Some(said) = analyze_perf_json(&json, &[]) else { return };
+    assert!(said.contains(&format!("Results:    {}", table.len())), "{said}");
+    assert!(said.contains("Iterations: 3  (agg: 1)"), "{said}");
+}
+
+/// nccl-tests' own tools/analyze_perf_json.py (from the reference tarball,
+/// in a venv of its own) on `json` with `args`: what it printed, after
+/// checking it succeeded; None (having said so) where the tarball is not
+/// on this machine.
+fn analyze_perf_json(json: &Path, args: &[&str]) -> Option<String> {
     let Some(tarball) = gpu_anchors_tarball() else {
         eprintln!("SKIPPED: the GPU tools' source tarball is not here (set GPU_ANCHORS_SRC) for analyze_perf_json.py");
-        return;
+        return None;
     };
     let tools = tempfile::tempdir().unwrap();
     let untar = std::process::Command::new("tar")
@@ -432,11 +442,77 @@ fn json_output_holds_the_table_and_nccl_tests_tools_read_it() {
     let venv = tools.path().join("venv");
     let made = std::process::Command::new("python3").args(["-m", "venv", "--without-pip"]).arg(&venv).status().unwrap();
     assert!(made.success());
-    let out = std::process::Command::new(venv.join("bin/python")).arg(&script).arg(&json).output().unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
+    let out = std::process::Command::new(venv.join("bin/python")).arg(&script).arg(json).args(args).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{said}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(said.contains(&format!("Results:    {}", table.len())), "{said}");
-    assert!(said.contains("Iterations: 3  (agg: 1)"), "{said}");
+    Some(said)
+}
+
+/// `-I 1 -K 1`: each iteration timed by CUDA events besides the host's
+/// clock. The preamble's line, the header's four more columns per
+/// placement, each row's i_min <= i_p99 <= i_max; in `-J`'s document each
+/// placement's `*_per_iter` object: every timed iteration (`-n`), each
+/// process's own series (two processes of two GPUs), the run's series
+/// their most, the summary over all but the first, as the table prints
+/// it; and nccl-tests' analyze_perf_json.py reads its per-iteration and
+/// per-process parts. One launch of about two seconds.
+#[test]
+fn per_iteration_timing_adds_its_columns_and_json() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("iter.json");
+    let args =
+        ["-b", "1K", "-e", "64K", "-f", "8", "-n", "6", "-w", "1", "-g", "2", "-I", "1", "-K", "1", "-z", "3", "-J"];
+    let args: Vec<&str> = args.into_iter().chain([json.to_str().unwrap()]).collect();
+    let r = perf(&gpu, Some(2), "all_reduce_perf", &args, &[], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines.contains(
+        &"# Per-Iteration Report: CUDA event timing; i_* uses max over process rows; summary skips first 1 iterations "
+    ));
+    let names = lines.iter().find(|l| l.starts_with("#       size ")).unwrap();
+    assert_eq!(names.matches("  i_min    i_max    i_p99    i_cv%").count(), 2, "{names:?}");
+    let table = nccl_tests_rows_of(&r.stdout, 21);
+    assert_eq!(table.len(), 3, "{}", r.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        (doc["config"]["per_iter_timing"].as_str(), doc["config"]["per_iter_skip"].as_u64()),
+        (Some("true"), Some(1))
+    );
+    for (res, row) in doc["results"].as_array().unwrap().iter().zip(&table) {
+        assert_eq!(row.len(), 21, "{row:?}");
+        for (key, at) in [("out_of_place_per_iter", 9), ("in_place_per_iter", 17)] {
+            let v = |c: usize| -> f64 { row[c].parse().unwrap() };
+            assert!(v(at) <= v(at + 2) && v(at + 2) <= v(at + 1), "i_min <= i_p99 <= i_max: {row:?}");
+            let p = &res[key];
+            let list = |v: &serde_json::Value| -> Vec<f64> {
+                v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+            };
+            let times = list(&p["times_us"]);
+            assert_eq!(times.len(), 6, "{p}");
+            let processes: Vec<Vec<f64>> = p["per_process_max_times_us"].as_array().unwrap().iter().map(list).collect();
+            assert_eq!(processes.len(), 2, "{p}");
+            for (i, t) in times.iter().enumerate() {
+                assert_eq!(*t, processes[0][i].max(processes[1][i]), "{p}");
+            }
+            let kept = &times[1..];
+            let min = kept.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = kept.iter().copied().fold(0.0, f64::max);
+            assert_eq!(
+                (p["skipped_iterations"].as_u64(), p["min_us"].as_f64(), p["max_us"].as_f64()),
+                (Some(1), Some(min), Some(max))
+            );
+            let near = |doc: f64, printed: f64| (doc - printed).abs() <= 0.005 + printed.abs() * 0.001;
+            assert!(near(min, v(at)) && near(max, v(at + 1)), "{p} vs {row:?}");
+            assert!(near(p["cv_pct"].as_f64().unwrap(), v(at + 3)), "{p} vs {row:?}");
+        }
+    }
+    let Some(said) = analyze_perf_json(&json, &["--all"]) else { return };
+    assert!(said.contains("Process rows: 2"), "{said}");
+    assert!(said.contains("PER-ITERATION STATS (OOP)") && said.contains("PER-PROCESS STRAGGLER ANALYSIS"), "{said}");
+    assert_eq!(said.lines().filter(|l| l.trim_start().starts_with("1024 ")).count(), 2, "{said}");
 }
 
 /// `-N 0`: the sweep runs again and again, every pass in the table and the

@@ -115,6 +115,9 @@ pub fn run<T: Transport, K: Kernel<T>>(
                 let metric = kernel.metric(t, &case, &samples);
                 let passed = checked.then(|| verdict(t, plan, program, &case, &outcome, kernel.phases()));
                 let wrong = (checked && nccl_tests).then(|| t.world().allreduce_sum_u64(outcome.wrong_elements));
+                let per_iteration = opts.iteration_events.and_then(|skip| {
+                    per_iteration(t.world(), outcome.event_secs.take().unwrap_or_default(), opts.lanes(), skip)
+                });
                 if let Some((_, b)) = metric.algbw_busbw {
                     busbw = (busbw.0 + b, busbw.1 + 1);
                 }
@@ -125,6 +128,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
                     row.reduction = sweeps_operations.then_some(group.reduction);
                     row.root = group.root;
                     row.issue_us = outcome.issue_secs.map(|secs| secs * 1e6);
+                    row.per_iteration = per_iteration;
                     row.precision = point
                         .rule
                         .zip(outcome.stop_reason)
@@ -195,6 +199,25 @@ fn emit(sinks: &mut Option<&mut Sinks>, f: &mut dyn FnMut(&mut dyn Sink) -> io::
         Some(s) => s.each(f),
         None => Ok(()),
     }
+}
+
+/// nccl-tests' `-I 1`: every rank's device time per iteration (`mine`,
+/// each rank's as long as the others') at rank 0, as the most over each
+/// process's `lanes` GPUs and then over processes, its summary leaving
+/// out the first `skip`; None elsewhere, and where no time was taken.
+fn per_iteration(
+    world: &impl Control,
+    mine: Vec<f64>,
+    lanes: usize,
+    skip: usize,
+) -> Option<crate::stats::iterations::PerIteration> {
+    let n = mine.len();
+    let all = world.gather_f64_slice(&mine);
+    if n == 0 || all.is_empty() {
+        return None;
+    }
+    let ranks: Vec<Vec<f64>> = all.chunks(n).map(<[f64]>::to_vec).collect();
+    Some(crate::stats::iterations::PerIteration::of_ranks(&ranks, lanes, skip))
 }
 
 /// Combines every rank's checks; a rank that saw wrong data says where.
@@ -314,6 +337,7 @@ fn row<T: Transport, K: Kernel<T>>(
         reduction: None,
         root: None,
         issue_us: None,
+        per_iteration: None,
     }
 }
 

@@ -257,7 +257,12 @@ impl<'a> Plan<'a> {
 
     /// How every size's timed calls are issued (nccl-tests' `-m`, `-z`).
     pub fn calls(&self) -> Calls {
-        Calls { grouped: self.opts.aggregate.max(1), blocking: self.opts.blocking, host_time: self.opts.cputime }
+        Calls {
+            grouped: self.opts.aggregate.max(1),
+            blocking: self.opts.blocking,
+            host_time: self.opts.cputime,
+            events: self.opts.iteration_events.is_some(),
+        }
     }
 
     /// Everything the run measures, in order: per datatype (`-T`), each

@@ -35,6 +35,9 @@ pub(crate) struct LoopOutcome {
     /// A batch's host time per call up to its last completion, on this
     /// rank, where asked ([`Calls::host_time`], nccl-tests' `-C 1`).
     pub issue_secs: Option<f64>,
+    /// Each group's device time per call, seconds, in order, where asked
+    /// ([`Calls::events`], nccl-tests' `-I 1`).
+    pub event_secs: Option<Vec<f64>>,
 }
 
 impl LoopOutcome {
@@ -50,6 +53,7 @@ impl LoopOutcome {
         self.batched = later.batched;
         self.stop_reason = later.stop_reason;
         self.issue_secs = later.issue_secs;
+        self.event_secs = later.event_secs;
     }
 
     /// Validation after iteration `i` (untimed): counts a wrong result and
@@ -208,13 +212,18 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     progress.set_step(if case.warmup > 0 { Step::Warmup } else { Step::Timed });
     warm_up_each(t, kernel, case, progress);
     progress.set_step(Step::Timed);
-    t.world().barrier();
     // nccl-tests' `-m`: the calls go in groups of `grouped`, each group
     // one issue (a timestamp between groups, not inside one); its `-z`:
     // a wait (and a barrier) after each call, or after each group.
-    let Calls { grouped, blocking, host_time } = case.calls;
+    let Calls { grouped, blocking, host_time, events } = case.calls;
     let grouped = grouped.max(1);
     let groups = case.iterations / grouped;
+    let untimed_barriers = blocking == Blocking::WaitEachGroupBarrierUntimed;
+    // `-I 1`: an event before each group and one after the last (with
+    // `-z 3`, one before and one after each group, so that the untimed
+    // barrier stays outside), made before the timed region.
+    let events = events && !per_iteration && t.device_marks(if untimed_barriers { 2 * groups } else { groups });
+    t.world().barrier();
     let mut issue_group = |g: usize| {
         let first = case.warmup + g * grouped;
         if grouped > 1 {
@@ -256,16 +265,24 @@ fn run_batched<T: Transport, K: Kernel<T>>(
         let t0 = t.now();
         // `-z 3`: only the groups' own spans, each up to its completion
         // (the clock read only there).
-        let untimed_barriers = blocking == Blocking::WaitEachGroupBarrierUntimed;
         let mut spans = 0.0;
         for g in 0..groups {
             let g0 = if untimed_barriers { t.now() } else { 0.0 };
+            if events {
+                t.mark(if untimed_barriers { 2 * g } else { g });
+            }
             issue_group(g);
             if untimed_barriers {
                 t.complete();
+                if events {
+                    t.mark(2 * g + 1);
+                }
                 spans += t.now() - g0;
                 t.world().barrier();
             }
+        }
+        if events && !untimed_barriers {
+            t.mark(groups);
         }
         // -C: the host's part, everything issued and nothing more waited
         // for (with -z 3, the groups' spans alone, as the time); the clock
@@ -282,6 +299,9 @@ fn run_batched<T: Transport, K: Kernel<T>>(
         }
         let secs = if untimed_barriers { spans } else { t.now() - t0 };
         out.issue_secs = issued.map(|secs| secs / case.iterations.max(1) as f64);
+        if events {
+            out.event_secs = Some(group_event_times(t, groups, grouped, untimed_barriers));
+        }
         let each = secs / case.iterations.max(1) as f64;
         for _ in 0..case.iterations {
             samples.push(each);
@@ -291,6 +311,19 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     check_after(t, kernel, case, validation, &mut out);
     t.world().barrier();
     out
+}
+
+/// Each group's time per call between its events (see [`run_batched`]),
+/// read once the last is complete: consecutive events, or with `paired`
+/// (`-z 3`) each group's own two, leaving the barriers between out.
+fn group_event_times<T: Transport>(t: &T, groups: usize, grouped: usize, paired: bool) -> Vec<f64> {
+    // Calls waited for one by one leave the last event still to complete.
+    t.complete();
+    let marks = if paired { (2 * groups).saturating_sub(1) } else { groups };
+    let mut between = Samples::with_capacity(marks);
+    t.mark_intervals(marks, &mut between);
+    let step = if paired { 2 } else { 1 };
+    between.as_slice().iter().step_by(step).map(|secs| secs / grouped as f64).collect()
 }
 
 /// nccl-tests' warm-up at one size, before a sweep: `case.warmup` calls
@@ -455,7 +488,7 @@ mod tests {
                 let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
                 let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
-                let case = case_64(Calls { grouped, blocking, host_time: false });
+                let case = case_64(Calls { grouped, blocking, host_time: false, events: false });
                 k.prepare(t, &case).expect("prepare");
                 let mut samples = Samples::with_capacity(20);
                 assert!(!marks || t.device_marks(case.iterations));
@@ -477,6 +510,35 @@ mod tests {
             assert!(near(totals[&(grouped, Blocking::Wait)], plain), "{totals:?}");
             assert!(near(totals[&(grouped, Blocking::WaitEachGroupBarrierUntimed)], plain), "{totals:?}");
             assert!(near(totals[&(grouped, Blocking::WaitAndBarrier)], plain + 20.0 * barrier), "{totals:?}");
+        }
+    }
+
+    /// nccl-tests' `-I 1`: one device time per group (per call within it),
+    /// in the mock's virtual time, which add up to the host's time: the
+    /// barrier after each call inside (`-z 1`), the one after each group
+    /// outside (`-z 3`), as the host's time has them.
+    #[test]
+    fn event_times_are_each_group_s_and_add_up_to_the_host_s() {
+        let blocking = [Blocking::None, Blocking::WaitAndBarrier, Blocking::WaitEachGroupBarrierUntimed];
+        for (grouped, blocking) in blocking.into_iter().flat_map(|b| [(1, b), (4, b)]) {
+            let out = mock::run(2, Model::default(), |t| {
+                let opts = test_options(allreduce::Allreduce::SPEC, &["-m", "64:64", "-c"]);
+                let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
+                let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
+                let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
+                let case = case_64(Calls { grouped, blocking, host_time: false, events: true });
+                k.prepare(t, &case).expect("prepare");
+                let mut samples = Samples::with_capacity(20);
+                let o = run_batched(t, &mut k, &case, Some(0), &mut samples, &Progress::default(), false);
+                (samples.total(), o.event_secs.expect("event times"), o.batched)
+            });
+            let (host, events, batched) = &out[0];
+            let what = format!("-m {grouped} {blocking:?}");
+            assert!(batched, "{what}: the samples stay the host's mean");
+            assert_eq!(events.len(), 20 / grouped, "{what}");
+            assert!(events.iter().all(|&e| e > 0.0), "{what}: {events:?}");
+            let device: f64 = events.iter().sum::<f64>() * grouped as f64;
+            assert!((device - host).abs() <= 1e-9 * host, "{what}: device {device} host {host}");
         }
     }
 

@@ -195,7 +195,7 @@ fn general_form_like_printf_g() {
 #[test]
 fn header_lines() {
     assert_eq!(
-        header(false, false),
+        header(false, false, false),
         [
             "#",
             "#                                                              out-of-place                       \
@@ -213,22 +213,81 @@ fn header_lines() {
 /// with the local time in 21 characters.
 #[test]
 fn timestamps_add_a_column_after_the_in_place_cell() {
-    let plain = header(false, false);
-    let stamped = header(true, false);
+    let plain = header(false, false, false);
+    let stamped = header(true, false, false);
     assert_eq!(stamped[..2], plain[..2]);
     assert_eq!(stamped[2], format!("{}          timestamp", plain[2]));
     assert_eq!(stamped[3], format!("{}  %Y-%m-%d %H:%M:%S", plain[3]));
     assert_eq!(timestamp_cell("2026-12-05 21:58:07"), "  2026-12-05 21:58:07");
     // -C 1 renames both time columns, each still ending where its values
     // end.
-    let cpu = header(false, true);
+    let cpu = header(false, true, false);
     assert_eq!(cpu[2], plain[2].replace("     time", "  cputime"));
     assert_eq!((cpu[0].as_str(), &cpu[1], &cpu[3]), (plain[0].as_str(), &plain[1], &plain[3]));
 }
 
+/// `-I 1`: the group line names both placements "(+ per-iteration)" and
+/// each placement has four more columns, 7 wide (nccl-tests' format
+/// strings, read from its util.cu); rows carry them after each cell.
+#[test]
+fn per_iteration_columns_follow_each_cell() {
+    let h = header(false, false, true);
+    assert_eq!(
+        h[1..],
+        [
+            format!("#{:65}out-of-place (+ per-iteration){:32}in-place (+ per-iteration)", "", ""),
+            "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    \
+             i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv% "
+                .to_string(),
+            "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)     (us)     \
+             (us)      (%)     (us)  (GB/s)  (GB/s)             (us)     (us)     (us)      (%) "
+                .to_string(),
+        ]
+    );
+    let stats = crate::stats::iterations::IterationStats::of(&[10e-6, 30e-6, 20e-6]);
+    assert_eq!(iteration_columns(&stats), "    10.00    30.00    30.00    40.82");
+    let labels = RowLabels { size: 8, count: 2, type_name: "float", redop: "sum", root: -1 };
+    let cell = Cell { time_us: 20.0, algbw: 0.0, busbw: 0.0, wrong: Some(0) };
+    let cols = iteration_columns(&stats);
+    let line = row_with(&labels, &cell, &cols, &cell, &cols);
+    let plain = row(&labels, &cell, &cell);
+    let split = plain.len() - cell_columns(&cell).len();
+    assert_eq!(line, format!("{}{cols}{}{cols}", &plain[..split], &plain[split..]));
+    // Every column still ends under its name.
+    let ends = |s: &str| -> Vec<usize> {
+        let b = s.as_bytes();
+        (0..b.len()).filter(|&i| b[i] != b' ' && b.get(i + 1).is_none_or(|&c| c == b' ')).map(|i| i + 1).collect()
+    };
+    assert_eq!(ends(h[2].trim_end())[1..], ends(&line));
+    // The preamble's line, with and without a skip.
+    let settings = Settings {
+        threads: 1,
+        gpus: 1,
+        min_bytes: 8,
+        max_bytes: 8,
+        step: Step::Factor(2),
+        warmup_iters: 1,
+        iters: 20,
+        agg_iters: 1,
+        validation: 1,
+        graph: 0,
+        parallel_init: false,
+        unalign: 0,
+        blocking: Blocking::None,
+        per_iteration: Some(0),
+    };
+    let line = "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows ";
+    assert_eq!(preamble("x", &settings)[2], line);
+    let skipping = preamble("x", &Settings { per_iteration: Some(3), ..settings });
+    assert_eq!(
+        skipping[2],
+        "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows; summary skips first 3 iterations "
+    );
+}
+
 #[test]
 fn header_names_end_where_row_columns_end() {
-    let names = &header(false, false)[2];
+    let names = &header(false, false, false)[2];
     let row = by_widths(&["1"; 13]);
     // Every column of the row ends under the last letter of its name.
     let ends = |s: &str| -> Vec<usize> {
@@ -339,6 +398,7 @@ fn preamble_and_devices() {
         parallel_init: false,
         unalign: 0,
         blocking: Blocking::None,
+        per_iteration: None,
     };
     assert_eq!(
         preamble("alltoall_perf", &settings),

@@ -368,12 +368,18 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
 /// The data rows of nccl-tests' table (lines that start with a size),
 /// each split into its 13 words.
 pub fn nccl_tests_rows(stdout: &str) -> Vec<Vec<String>> {
+    nccl_tests_rows_of(stdout, 13)
+}
+
+/// [`nccl_tests_rows`] of a table whose rows have `columns` columns (21
+/// with `-I 1`'s).
+pub fn nccl_tests_rows_of(stdout: &str, columns: usize) -> Vec<Vec<String>> {
     stdout
         .lines()
         .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
         .map(|l| {
             let t: Vec<String> = l.split_whitespace().map(str::to_string).collect();
-            assert_eq!(t.len(), 13, "{l}");
+            assert_eq!(t.len(), columns, "{l}");
             t
         })
         .collect()
