@@ -188,6 +188,10 @@ pub struct Options {
     /// iterations' summary over all but the first `skip`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iteration_events: Option<usize>,
+    /// nccl-tests' `-M 1`: after its table's footer, the GPU memory the
+    /// communicator, the buffers and the collectives took.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub memory_report: bool,
     /// nccl-tests' `-p 1`: its preamble says the threads make their
     /// communicators concurrently (as every GPU's thread here always does).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

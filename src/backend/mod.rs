@@ -295,6 +295,17 @@ pub trait Transport {
     /// `i < n`, in order, into `out`.
     fn mark_intervals(&self, _n: usize, _out: &mut crate::stats::Samples) {}
 
+    /// Device memory free now on this transport's GPU, bytes; None where
+    /// it has none (nccl-tests' `-M` reads it around the measurement).
+    fn device_free(&self) -> Option<u64> {
+        None
+    }
+    /// The device memory this transport's setup took: (its communicator's,
+    /// the buffers made on it since), bytes; None where it has no device.
+    fn setup_memory(&self) -> Option<(i64, i64)> {
+        None
+    }
+
     /// What the run record says about this transport beyond its name
     /// (`backend_details`), at rank 0; collective (every rank calls it).
     /// By default what its memory says.

@@ -98,6 +98,21 @@ fn nccl_op(op: Reduction) -> Option<ncclRedOp_t> {
     }
 }
 
+/// The current context's free device memory, bytes (None where the
+/// driver cannot say).
+fn free_now() -> Option<u64> {
+    cu::mem_get_info().ok().map(|(free, _)| free as u64)
+}
+
+/// The memory taken between two readings of the free memory (0 where
+/// either is missing).
+fn used_between(before: Option<u64>, after: Option<u64>) -> i64 {
+    match (before, after) {
+        (Some(b), Some(a)) => b as i64 - a as i64,
+        _ => 0,
+    }
+}
+
 /// A windowed operation's "requests": NCCL has none, the stream orders
 /// everything; only how many operations are outstanding is kept.
 pub struct Requests {
@@ -117,6 +132,12 @@ pub(crate) struct Nccl<'w> {
     events: RefCell<Vec<cusys::CUevent>>,
     /// The NCCL call last issued, for the line a failure gives.
     last_call: Cell<&'static str>,
+    /// Device memory free once the communicator was made, bytes, and what
+    /// making it took (nccl-tests' `-M`).
+    free_after_init: Option<u64>,
+    init_used: i64,
+    /// What the buffers made since took ([`Nccl::buffers_made`]).
+    buffers_used: Cell<i64>,
 }
 
 impl<'w> Nccl<'w> {
@@ -158,11 +179,14 @@ impl<'w> Nccl<'w> {
         agree(stream.as_ref().err().map(|e| format!("cuStreamCreate failed: {}", cuda::status_text(*e))))?;
         let stream = stream.map_err(cuda::status_text)?;
         let (rank, np) = (world.rank(), world.size());
+        let free_before = free_now();
         // SAFETY: the id came from rank 0's ncclGetUniqueId; rank and size
         // are this rank's in a world every rank of which calls this.
         let comm = unsafe { lib.comm_init_rank(np as i32, unique, rank as i32) };
         agree(comm.as_ref().err().map(ToString::to_string))?;
         let comm = comm.map_err(|e| e.to_string())?;
+        let free_after_init = free_now();
+        let init_used = used_between(free_before, free_after_init);
         let mem = CudaMemory::new(Place::Device, gpu.clone(), None);
         Ok(Nccl {
             world,
@@ -174,7 +198,16 @@ impl<'w> Nccl<'w> {
             np,
             events: RefCell::new(Vec::new()),
             last_call: Cell::new("no NCCL call yet"),
+            free_after_init,
+            init_used,
+            buffers_used: Cell::new(0),
         })
+    }
+
+    /// Notes the device memory the buffers made since the communicator
+    /// took (nccl-tests' `-M` "User-Allocated").
+    pub fn buffers_made(&self) {
+        self.buffers_used.set(used_between(self.free_after_init, free_now()));
     }
 
     #[inline(always)]
@@ -474,6 +507,14 @@ impl<'w> Transport for Nccl<'w> {
                 Err(e) => self.fail_cuda("cuEventElapsedTime", e),
             }
         }
+    }
+
+    fn device_free(&self) -> Option<u64> {
+        free_now()
+    }
+
+    fn setup_memory(&self) -> Option<(i64, i64)> {
+        Some((self.init_used, self.buffers_used.get()))
     }
 
     fn record_info(&self) -> Option<serde_json::Value> {

@@ -66,6 +66,7 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         parallel_init: false,
         cputime: false,
         iteration_events: None,
+        memory_report: false,
         default_stream: false,
         rank_time: crate::stats::RankTime::Avg,
         aggregate: 1,

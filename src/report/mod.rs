@@ -170,6 +170,25 @@ pub trait Sink {
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
     }
+    /// The GPUs' memory the run took (nccl-tests' `-M 1`), just before
+    /// [`Sink::finish`].
+    fn memory_usage(&mut self, _usage: &MemoryUsage) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The device memory a run took on its GPUs (nccl-tests' `-M 1`): each
+/// the most over every GPU of the job, bytes (negative where memory was
+/// given back).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryUsage {
+    /// The communicator's making.
+    pub init: i64,
+    /// The benchmark's own buffers.
+    pub buffers: i64,
+    /// Held after the measurement that was not before it (NCCL's lazily
+    /// made resources).
+    pub collective: i64,
 }
 
 /// What the outputs need of a run, as the plan resolved it

@@ -78,6 +78,8 @@ pub(crate) struct NcclTestsTable<W: Write> {
     /// document once open.
     json_path: Option<std::path::PathBuf>,
     json: Option<NcclJson<std::io::BufWriter<std::fs::File>>>,
+    /// `-M 1`: the GPUs' memory the run took, for the footer.
+    memory: Option<crate::report::MemoryUsage>,
 }
 
 impl<W: Write> NcclTestsTable<W> {
@@ -140,6 +142,7 @@ impl<W: Write> NcclTestsTable<W> {
             cputime: opts.cputime,
             json_path: opts.json_output.clone(),
             json: None,
+            memory: None,
         })
     }
 
@@ -261,9 +264,20 @@ impl<W: Write> Sink for NcclTestsTable<W> {
         self.write_lines(&[line])
     }
 
+    fn memory_usage(&mut self, usage: &crate::report::MemoryUsage) -> io::Result<()> {
+        self.memory = Some(*usage);
+        Ok(())
+    }
+
     fn finish(&mut self) -> io::Result<()> {
         let below = self.min_busbw.map(|min| self.totals.avg_busbw() < min);
-        let lines = nt::footer(&self.totals, self.program, below);
+        let mut lines = nt::footer(&self.totals, self.program, below);
+        // -M 1: after the line that says the test concluded.
+        if let Some(usage) = &self.memory {
+            let at =
+                lines.iter().position(|l| l.starts_with("# Collective test concluded")).map_or(lines.len(), |i| i + 1);
+            lines.insert(at, nt::memory_line(usage));
+        }
         self.write_lines(&lines)?;
         if let Some(json) = self.json.as_mut() {
             // No NCCL error is left to report when the table ends (one

@@ -668,6 +668,37 @@ pub fn row_with(labels: &RowLabels, out_of_place: &Cell, after_out: &str, in_pla
     )
 }
 
+/// nccl-tests' size of memory: bytes, KB, MB or GB (powers of 1024, by
+/// the magnitude), with 2 decimals below 10, 1 below 100, none above.
+pub fn memory_amount(bytes: i64) -> String {
+    let mut amount = bytes as f64;
+    let mut unit = "B";
+    for (scale, name) in [(1u64 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "KB")] {
+        if amount.abs() >= scale as f64 {
+            amount /= scale as f64;
+            unit = name;
+            break;
+        }
+    }
+    let decimals = if amount.abs() < 10.0 {
+        2
+    } else if amount.abs() < 100.0 {
+        1
+    } else {
+        0
+    };
+    format!("{amount:.decimals$} {unit}")
+}
+
+/// `-M 1`'s line: the memory the communicator's making, the buffers and
+/// the collectives took, and their sum.
+pub fn memory_line(usage: &crate::report::MemoryUsage) -> String {
+    let parts = [("Initialization", usage.init), ("User-Allocated", usage.buffers), ("Collective", usage.collective)];
+    let listed: Vec<String> = parts.iter().map(|(name, b)| format!("{name} {} ", memory_amount(*b))).collect();
+    let total = parts.iter().map(|(_, b)| b).sum::<i64>();
+    format!("# {:<20} : {}| Total  {}", "GPU memory usage", listed.join("| "), memory_amount(total))
+}
+
 /// The lines after the last row: the out-of-bounds count with OK or
 /// FAILED, the average bus bandwidth (with OK or FAILED where a minimum was
 /// set: `below` says whether the average fell short of it; nccl-tests'

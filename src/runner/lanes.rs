@@ -127,6 +127,7 @@ fn start<'w, B: NcclKernel>(
     everywhere(team, name, gpu.make_current())?;
     let t = everywhere(team, name, Nccl::new(team, &gpu.info, plan.opts.default_stream))?;
     let kernel = everywhere(team, name, B::build(&Setup::new(&t, plan)))?;
+    t.buffers_made();
     Some((t, kernel))
 }
 

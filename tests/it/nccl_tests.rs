@@ -515,6 +515,36 @@ fn per_iteration_timing_adds_its_columns_and_json() {
     assert_eq!(said.lines().filter(|l| l.trim_start().starts_with("1024 ")).count(), 2, "{said}");
 }
 
+/// `-M 1`: nccl-tests' memory line after the one that says the test
+/// concluded, each part the most over every GPU, read from the driver's
+/// free memory: here the stand-in's, which counts every allocation, so
+/// the buffers' part is exact (all_reduce: a send and a receive buffer of
+/// the largest size; all_gather on four GPUs: a quarter of it and the
+/// whole). Two launches of about a second.
+#[test]
+fn memory_report_follows_the_footer() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    for (np, program, gpus, buffers) in
+        [(Some(2), "all_reduce_perf", "2", "2.00 MB"), (None, "all_gather_perf", "4", "1.25 MB")]
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["-b", "1K", "-e", "1M", "-f", "32", "-n", "3", "-w", "1", "-g", gpus, "-M", "1"];
+        let r = perf(&gpu, np, program, &args, &[], dir.path());
+        assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+        let lines: Vec<&str> = r.stdout.lines().collect();
+        let n = lines.len();
+        assert_eq!(lines[n - 4], format!("# Collective test concluded: {program}"), "{}", r.stdout);
+        assert_eq!(
+            masked(lines[n - 3]),
+            "# GPU memory usage     : Initialization 9.9 B | User-Allocated 9.9 MB | Collective 9.9 B | Total  9.9 MB"
+        );
+        assert!(lines[n - 3].contains(&format!("| User-Allocated {buffers} |")), "{}", lines[n - 3]);
+        assert!(lines[n - 3].ends_with(&format!("| Total  {buffers}")), "{}", lines[n - 3]);
+        assert_eq!(lines[n - 2..], ["#", ""]);
+    }
+}
+
 /// `-N 0`: the sweep runs again and again, every pass in the table and the
 /// CSV, until the job is stopped; SIGTERM then ends it as any run is ended
 /// (the record says `interrupted`, the CSV is whole). The dry run says its

@@ -6,7 +6,7 @@
 
 use std::io;
 
-use crate::backend::{Control, Transport};
+use crate::backend::{Control, ReduceOp, Transport};
 pub(crate) use crate::bench::engine::plan::Plan;
 use crate::bench::engine::timed_loop::{self, LoopOutcome};
 use crate::bench::{engine::validation, Kernel, Metric, SizeCase};
@@ -48,6 +48,8 @@ pub fn run<T: Transport, K: Kernel<T>>(
     let mut busbw = (0.0f64, 0usize);
     // Rows name their operation where the run sweeps several.
     let sweeps_operations = plan.sweeps_operations();
+    // -M: what the measurement leaves held on the GPU.
+    let free_before = opts.memory_report.then(|| t.device_free()).flatten();
     for group in &groups {
         emit(&mut sinks, &mut |s| s.begin_datatype(group.datatype))?;
         emit(&mut sinks, &mut |s| s.begin_operation(group.reduction, group.root))?;
@@ -150,6 +152,10 @@ pub fn run<T: Transport, K: Kernel<T>>(
         }
         emit(&mut sinks, &mut |s| s.end_datatype())?;
     }
+    if opts.memory_report {
+        let usage = memory_usage(t, free_before);
+        emit(&mut sinks, &mut |s| s.memory_usage(&usage))?;
+    }
     emit(&mut sinks, &mut |s| s.finish())?;
     if let Some(size) = first_wrong {
         return Ok(Ending::ValidationFailed { size });
@@ -199,6 +205,21 @@ fn emit(sinks: &mut Option<&mut Sinks>, f: &mut dyn FnMut(&mut dyn Sink) -> io::
         Some(s) => s.each(f),
         None => Ok(()),
     }
+}
+
+/// nccl-tests' `-M 1`: the device memory the transport's setup and the
+/// measurement (from `free_before` to now) took, each the most over every
+/// rank, at rank 0; collective.
+fn memory_usage<T: Transport>(t: &T, free_before: Option<u64>) -> crate::report::MemoryUsage {
+    let (init, buffers) = t.setup_memory().unwrap_or((0, 0));
+    let collective = match (free_before, t.device_free()) {
+        (Some(b), Some(a)) => b as i64 - a as i64,
+        _ => 0,
+    };
+    // Whole bytes, far below 2^53: exact as doubles.
+    let most = t.world().reduce_f64_slice(&[init as f64, buffers as f64, collective as f64], ReduceOp::Max);
+    let at = |i: usize| most.get(i).map_or(0, |&v| v as i64);
+    crate::report::MemoryUsage { init: at(0), buffers: at(1), collective: at(2) }
 }
 
 /// nccl-tests' `-I 1`: every rank's device time per iteration (`mine`,

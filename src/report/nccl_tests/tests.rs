@@ -285,6 +285,29 @@ fn per_iteration_columns_follow_each_cell() {
     );
 }
 
+/// `-M 1`'s line, with nccl-tests' units and decimals (its util.cu's
+/// rule: 1024-based, 2 decimals below 10, 1 below 100, none above).
+#[test]
+fn memory_report_line() {
+    let cases = [
+        (0, "0.00 B"),
+        (1023, "1023 B"),
+        (1024, "1.00 KB"),
+        (15 << 20, "15.0 MB"),
+        (600 << 20, "600 MB"),
+        (3 << 30, "3.00 GB"),
+        (-(2 << 20), "-2.00 MB"),
+    ];
+    for (bytes, want) in cases {
+        assert_eq!(memory_amount(bytes), want, "{bytes}");
+    }
+    let usage = crate::report::MemoryUsage { init: 512 << 20, buffers: 2 << 30, collective: 0 };
+    assert_eq!(
+        memory_line(&usage),
+        "# GPU memory usage     : Initialization 512 MB | User-Allocated 2.00 GB | Collective 0.00 B | Total  2.50 GB"
+    );
+}
+
 #[test]
 fn header_names_end_where_row_columns_end() {
     let names = &header(false, false, false)[2];
