@@ -371,6 +371,9 @@ pub(crate) fn run_options(
         gpu: opts.accel.is_some() || opts.backend == Backend::Nccl,
         threads: spec.thread_level(),
         lanes: opts.lanes(),
+        // nccl-tests' copies run alone where their launcher is another
+        // MPI's (seed 000); the OSU binaries refuse to.
+        alone_runs: front == Front::NcclTests,
     };
     if opts.backend == Backend::Ucx {
         crate::backend::quiet_ucx_by_default();

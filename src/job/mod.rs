@@ -209,6 +209,11 @@ pub struct JobConfig<'a> {
     /// GPUs each process drives, one thread apiece (nccl-tests' `-t` x
     /// `-g`; 1 elsewhere): with `gpu`, the job opens them all.
     pub lanes: usize,
+    /// Whether a process that MPI sees alone while its launcher started
+    /// several (a launcher of another MPI) runs anyway, as nccl-tests'
+    /// copies do, saying so in one line and in the record; otherwise it
+    /// is refused.
+    pub alone_runs: bool,
 }
 
 /// A started job on one rank: MPI is up, the job size suits the program
@@ -234,6 +239,9 @@ pub struct Job {
     /// This rank's GPU, when the job asked for one (last, so that it is
     /// released after everything that used it).
     pub gpu: Option<crate::gpu::cuda::Gpu>,
+    /// Set where this process runs alone though its launcher started
+    /// several ([`JobConfig::alone_runs`]).
+    pub alone: Option<record::WorldOfOne>,
 }
 
 /// The command line as given.
@@ -299,9 +307,10 @@ impl Job {
             end_world(world, cfg.setup_exit);
             Err(cfg.setup_exit)
         };
-        if let Some(msg) = env.mismatch(world.size(), &world.library_version()) {
+        let mismatch = env.mismatch(world.size(), &world.library_version());
+        if let (Some(msg), false) = (&mismatch, cfg.alone_runs) {
             let leader = env.is_leader();
-            let line = if cfg.name_shape_lines { format!("{name}: {msg}") } else { msg };
+            let line = if cfg.name_shape_lines { format!("{name}: {msg}") } else { msg.clone() };
             return refuse(world, leader.then_some(line));
         }
         // The GPU this rank opened, if it could (a failure is agreed
@@ -330,6 +339,21 @@ impl Job {
                 Err(line) => return refuse(world, line.map(|l| format!("{name}: {l}"))),
             },
         };
+        // A copy that runs alone says so, naming its GPU (seed 000: eight
+        // copies of one test, each believing it was the whole job).
+        let alone = mismatch.map(|_| {
+            let info = gpu.as_ref().map(|g| &g.info);
+            let alone = record::WorldOfOne {
+                copies: env.size.unwrap_or(1),
+                copy: env.rank,
+                launcher: env.kind.to_string(),
+                mpi_library: launcher::short_library_name(&world.library_version()),
+                device: info.map(|g| g.index),
+                pci_bus_id: info.map(|g| g.pci_bus_id.clone()),
+            };
+            say(&format!("{name}: {}", alone.line()));
+            alone
+        });
         Ok(Job {
             name,
             argv: argv(),
@@ -345,6 +369,7 @@ impl Job {
             watch,
             lane_gpus,
             gpu,
+            alone,
         })
     }
 
@@ -461,7 +486,7 @@ impl Job {
             self.argv.clone(),
             self.start.rfc3339(),
             &self.world,
-            record::LauncherInfo { kind: self.env.kind.into(), size: self.env.size },
+            record::LauncherInfo { kind: self.env.kind.into(), size: self.env.size, world_of_one: self.alone.clone() },
             ranks,
         )
     }

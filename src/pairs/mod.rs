@@ -82,6 +82,7 @@ pub fn main(args: &[String]) -> i32 {
         gpu: false,
         threads: crate::backend::world::ThreadLevel::Single,
         lanes: 1,
+        alone_runs: false,
     };
     if cfg.backend == PairsBackend::Ucx {
         crate::backend::quiet_ucx_by_default();

@@ -139,6 +139,43 @@ pub(crate) struct ResultsInfo {
 pub struct LauncherInfo {
     pub kind: String,
     pub size: Option<usize>,
+    /// Where MPI saw this process alone though the launcher started
+    /// several (a launcher of another MPI), which ran anyway (the
+    /// nccl-tests binaries, as nccl-tests' copies run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world_of_one: Option<WorldOfOne>,
+}
+
+/// A process MPI saw alone though its launcher started `copies`: each
+/// copy ran its own one-rank test.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct WorldOfOne {
+    /// How many copies the launcher started, and this one's rank among
+    /// them (where it said).
+    pub copies: usize,
+    pub copy: Option<usize>,
+    pub launcher: String,
+    /// The MPI this binary was built with (`Open MPI v4.1.4`).
+    pub mpi_library: String,
+    /// The GPU this copy ran on: CUDA's index and its PCI bus id.
+    pub device: Option<usize>,
+    pub pci_bus_id: Option<String>,
+}
+
+impl WorldOfOne {
+    /// The one line that says so.
+    pub fn line(&self) -> String {
+        let copy = self.copy.map_or(String::new(), |r| format!(" (this is copy {r})"));
+        let device = match (self.device, &self.pci_bus_id) {
+            (Some(d), Some(bus)) => format!(" on device {d} [{bus}]"),
+            _ => String::new(),
+        };
+        format!(
+            "world of one: the launcher ({}) started {} copies but this binary's MPI ({}) sees each alone, so \
+             each runs a test of its own{device}{copy}, not one test of {} ranks; start it with {}'s launcher",
+            self.launcher, self.copies, self.mpi_library, self.copies, self.mpi_library
+        )
+    }
 }
 
 /// How a run stands: `running` from start-up until it ends, then how it
@@ -565,7 +602,7 @@ pub(crate) mod samples {
             ended_by_rank: None,
             ended_by: None,
             mpi: MpiInfo { library_version: "x".into(), standard_version: "3.1".into(), world_size: 2, wtick_s: 1e-9 },
-            launcher: LauncherInfo { kind: "openmpi".into(), size: Some(2) },
+            launcher: LauncherInfo { kind: "openmpi".into(), size: Some(2), world_of_one: None },
             hosts: vec!["a".into()],
             ranks: vec![rank(0, "a", "0"), rank(1, "a", "1")],
             placement_warnings: vec!["w".into()],

@@ -545,6 +545,66 @@ fn memory_report_follows_the_footer() {
     }
 }
 
+/// Seed 000's case: a launcher of another MPI (MPICH's, for this Open
+/// MPI build) starts two copies and MPI sees each alone. As nccl-tests'
+/// copies, each runs a test of its own (its table, exit 0), and each says
+/// so in one line on stderr naming the launcher, the copies, its MPI and
+/// the GPU it ran on; its run record keeps the same under
+/// `launcher.world_of_one`. (The OSU binaries refuse this: bad_input.rs.)
+/// One launch of about two seconds.
+#[test]
+fn copies_that_each_see_a_world_of_one_say_so_and_run() {
+    require_mpich!();
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = launcher(Mpi::Mpich, 2);
+    c.arg(bin(Mpi::OpenMpi, "all_reduce_perf")).args(["-b", "1K", "-e", "4K", "-f", "2", "-n", "2", "-w", "1"]);
+    c.current_dir(dir.path()).env("TMPDIR", dir.path());
+    for (k, v) in gpu.env() {
+        c.env(k, v);
+    }
+    c.env("COMMBENCH_RESULTS_DIR", dir.path().join("res"));
+    let r = run_cmd(c, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout.matches("# Collective test concluded: all_reduce_perf").count(), 2, "{}", r.stdout);
+    let mut said: Vec<&str> = r.stderr.lines().collect();
+    said.sort();
+    assert_eq!(said.len(), 2, "{}", r.stderr);
+    for (copy, line) in said.iter().enumerate() {
+        assert_eq!(
+            *line,
+            format!(
+                "all_reduce_perf: world of one: the launcher (hydra) started 2 copies but this binary's MPI (Open MPI \
+                 v4.1.4) sees each alone, so each runs a test of its own on device {copy} [0000:0{}:00.0] (this is \
+                 copy {copy}), not one test of 2 ranks; start it with Open MPI v4.1.4's launcher",
+                copy + 1
+            )
+        );
+    }
+    let mut copies: Vec<serde_json::Value> = std::fs::read_dir(dir.path().join("res"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .map(|rec: serde_json::Value| rec["launcher"]["world_of_one"].clone())
+        .collect();
+    copies.sort_by_key(|w| w["copy"].as_u64());
+    assert_eq!(copies.len(), 2, "{copies:?}");
+    for (i, w) in copies.iter().enumerate() {
+        assert_eq!(
+            (w["copies"].as_u64(), w["copy"].as_u64(), w["device"].as_u64()),
+            (Some(2), Some(i as u64), Some(i as u64)),
+            "{w}"
+        );
+        assert_eq!(
+            (w["launcher"].as_str(), w["mpi_library"].as_str()),
+            (Some("hydra"), Some("Open MPI v4.1.4")),
+            "{w}"
+        );
+    }
+}
+
 /// `-N 0`: the sweep runs again and again, every pass in the table and the
 /// CSV, until the job is stopped; SIGTERM then ends it as any run is ended
 /// (the record says `interrupted`, the CSV is whole). The dry run says its
