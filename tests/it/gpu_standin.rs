@@ -100,6 +100,7 @@ const RESULT_CALLS: &[(&str, &str)] = &[
     ("ctx::get_current", "cuCtxGetCurrent"),
     ("ctx::synchronize", "cuCtxSynchronize"),
     ("malloc_sync", "cuMemAlloc_v2"),
+    ("mem_get_info", "cuMemGetInfo_v2"),
     ("malloc_managed", "cuMemAllocManaged"),
     ("malloc_host", "cuMemHostAlloc"),
     ("free_sync", "cuMemFree_v2"),
