@@ -188,6 +188,10 @@ pub struct Options {
     /// iterations' summary over all but the first `skip`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iteration_events: Option<usize>,
+    /// nccl-tests' `-u N`: every GPU buffer starts N elements of the
+    /// datatype past its allocation (misaligned; 0: aligned).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unalign: usize,
     /// nccl-tests' `-M 1`: after its table's footer, the GPU memory the
     /// communicator, the buffers and the collectives took.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -472,6 +476,11 @@ impl Blocking {
 /// Whether a count is one (serde: a record leaves such a default out).
 fn is_one(n: &usize) -> bool {
     *n == 1
+}
+
+/// Whether a count is zero (serde: likewise).
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// An optional duration as seconds (a float) in JSON, for every options

@@ -4,11 +4,18 @@
 //! buffers on the host. MPI is handed the device addresses; fills and
 //! validation go through host staging copies, outside timed regions.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
 use serde_json::json;
 
 use super::{Buffer, Control, HostMemory, Memory, RawBuffer};
 use crate::buffer::{AlignedBuf, AllocError};
 use crate::gpu::cuda::{self, DeviceBuf, GpuInfo};
+
+/// The largest element of any datatype, bytes: `-u`'s padding per
+/// element (as nccl-tests pads).
+const MAX_ELEMENT: usize = 8;
 
 /// Where one rank's buffers live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,11 +87,29 @@ pub(crate) struct CudaMemory {
     /// Why the place is what it is, when that may surprise (`-d cuda`
     /// without `D` words on a point-to-point benchmark).
     note: Option<String>,
+    /// nccl-tests' `-u`: every device buffer starts this many elements of
+    /// the current datatype past its allocation ([`CudaMemory::use_datatype`]
+    /// moves them all), within 8 bytes per element of padding.
+    unalign: usize,
+    skew: Arc<AtomicUsize>,
 }
 
 impl CudaMemory {
     pub fn new(place: Place, gpu: GpuInfo, note: Option<String>) -> CudaMemory {
-        CudaMemory { place, gpu, note }
+        CudaMemory { place, gpu, note, unalign: 0, skew: Arc::new(AtomicUsize::new(0)) }
+    }
+
+    /// The memory whose device buffers start `elements` elements past
+    /// their allocations (nccl-tests' `-u`).
+    pub fn unaligned(self, elements: usize) -> CudaMemory {
+        CudaMemory { unalign: elements, ..self }
+    }
+
+    /// Moves every device buffer's start to `-u` elements of `elt_size`
+    /// bytes past its allocation (nothing without `-u`). The buffers'
+    /// contents do not move: a fill follows.
+    pub fn use_datatype(&self, elt_size: usize) {
+        self.skew.store(self.unalign * elt_size.min(MAX_ELEMENT), Ordering::Relaxed);
     }
 
     /// Refuses GPU buffers when the MPI library says it cannot move them
@@ -123,8 +148,11 @@ impl Memory for CudaMemory {
     fn alloc(&self, bytes: usize) -> Result<GpuBuf, AllocError> {
         match self.place {
             Place::Host => AlignedBuf::zeroed(bytes).map(GpuBuf::Host),
-            Place::Device => DeviceBuf::zeroed(bytes, false).map(GpuBuf::Device),
-            Place::Managed => DeviceBuf::zeroed(bytes, true).map(GpuBuf::Device),
+            Place::Device | Place::Managed => {
+                let pad = self.unalign.saturating_mul(MAX_ELEMENT);
+                DeviceBuf::zeroed(bytes, self.place == Place::Managed, pad, self.skew.clone())
+                    .map(GpuBuf::Device)
+            }
         }
     }
 

@@ -295,6 +295,10 @@ pub trait Transport {
     /// `i < n`, in order, into `out`.
     fn mark_intervals(&self, _n: usize, _out: &mut crate::stats::Samples) {}
 
+    /// The datatype of the sizes that follow, before their buffers are
+    /// filled (nccl-tests' `-u` moves the buffers' starts with it).
+    fn use_datatype(&self, _dt: crate::datatype::Datatype) {}
+
     /// Device memory free now on this transport's GPU, bytes; None where
     /// it has none (nccl-tests' `-M` reads it around the measurement).
     fn device_free(&self) -> Option<u64> {

@@ -150,7 +150,14 @@ impl<'w> Nccl<'w> {
     /// the context's legacy default stream (the NULL stream, which
     /// synchronises with every blocking stream) instead of a stream of
     /// their own.
-    pub fn new(world: &'w Team<'w, World>, gpu: &GpuInfo, default_stream: bool) -> Result<Nccl<'w>, String> {
+    /// With `unalign` (nccl-tests' `-u`), every buffer starts that many
+    /// elements of the current datatype past its allocation.
+    pub fn new(
+        world: &'w Team<'w, World>,
+        gpu: &GpuInfo,
+        default_stream: bool,
+        unalign: usize,
+    ) -> Result<Nccl<'w>, String> {
         let agree = |mine: Option<String>| agree_failures(world, mine.as_deref()).map_err(Option::unwrap_or_default);
         let lib = nccl_lib::load();
         agree(lib.as_ref().err().map(ToString::to_string))?;
@@ -187,7 +194,7 @@ impl<'w> Nccl<'w> {
         let comm = comm.map_err(|e| e.to_string())?;
         let free_after_init = free_now();
         let init_used = used_between(free_before, free_after_init);
-        let mem = CudaMemory::new(Place::Device, gpu.clone(), None);
+        let mem = CudaMemory::new(Place::Device, gpu.clone(), None).unaligned(unalign);
         Ok(Nccl {
             world,
             lib,
@@ -507,6 +514,10 @@ impl<'w> Transport for Nccl<'w> {
                 Err(e) => self.fail_cuda("cuEventElapsedTime", e),
             }
         }
+    }
+
+    fn use_datatype(&self, dt: Datatype) {
+        self.mem.use_datatype(dt.size());
     }
 
     fn device_free(&self) -> Option<u64> {

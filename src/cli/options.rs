@@ -67,6 +67,7 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         cputime: false,
         iteration_events: None,
         memory_report: false,
+        unalign: 0,
         default_stream: false,
         rank_time: crate::stats::RankTime::Avg,
         aggregate: 1,

@@ -8,6 +8,8 @@
 
 use std::ffi::{c_char, c_int, CStr};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys;
@@ -283,8 +285,13 @@ pub fn numa_node(devices: &Path, bus_id: &str) -> Option<u32> {
 /// Device memory (`cuMemAlloc`) or managed memory (`cuMemAllocManaged`)
 /// of the current context, freed on drop.
 pub(crate) struct DeviceBuf {
-    ptr: sys::CUdeviceptr,
+    /// The allocation's start.
+    base: sys::CUdeviceptr,
     len: usize,
+    /// How far past `base` the buffer starts, bytes (nccl-tests' `-u`
+    /// misalignment, which follows the datatype), shared with the memory
+    /// that made it; within the allocation's padding, 0 where none.
+    skew: Arc<AtomicUsize>,
 }
 
 // The buffer owns its allocation; CUDA pointers are valid from any thread
@@ -293,9 +300,16 @@ unsafe impl Send for DeviceBuf {}
 
 impl DeviceBuf {
     /// `len` zeroed bytes (at least one is allocated, so an empty message
-    /// still has an address).
-    pub(crate) fn zeroed(len: usize, managed: bool) -> Result<DeviceBuf, AllocError> {
-        let bytes = len.max(1);
+    /// still has an address). `pad` more bytes are allocated after them, within which the
+    /// buffer's start moves to `skew` bytes past the allocation's (the
+    /// caller keeps `skew` at or below `pad`).
+    pub(crate) fn zeroed(
+        len: usize,
+        managed: bool,
+        pad: usize,
+        skew: Arc<AtomicUsize>,
+    ) -> Result<DeviceBuf, AllocError> {
+        let bytes = len.saturating_add(pad).max(1);
         // SAFETY: allocation in the current context; the result is
         // checked, then every byte is set.
         unsafe {
@@ -305,7 +319,7 @@ impl DeviceBuf {
                 result::malloc_sync(bytes)
             }
             .map_err(|_| AllocError { bytes: len })?;
-            let buf = DeviceBuf { ptr, len };
+            let buf = DeviceBuf { base: ptr, len, skew };
             // cuMemsetD8 on device memory may return before the bytes are
             // set (it runs on the legacy stream, which the transports'
             // non-blocking streams do not wait for): wait for it here.
@@ -319,15 +333,21 @@ impl DeviceBuf {
         self.len
     }
 
+    /// The buffer's device address.
+    #[inline(always)]
+    fn ptr(&self) -> sys::CUdeviceptr {
+        self.base + self.skew.load(Ordering::Relaxed) as sys::CUdeviceptr
+    }
+
     /// The device address, as MPI and NCCL take it.
     #[inline(always)]
     pub fn as_ptr(&self) -> *const u8 {
-        self.ptr as usize as *const u8
+        self.ptr() as usize as *const u8
     }
 
     #[inline(always)]
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.ptr as usize as *mut u8
+        self.ptr() as usize as *mut u8
     }
 
     /// Copies the buffer into `dst` (at most `dst.len()` bytes), waiting
@@ -338,7 +358,7 @@ impl DeviceBuf {
         let n = dst.len().min(self.len);
         result::ctx::synchronize()?;
         // SAFETY: both ranges are n bytes long and valid.
-        unsafe { result::memcpy_dtoh_sync(&mut dst[..n], self.ptr) }
+        unsafe { result::memcpy_dtoh_sync(&mut dst[..n], self.ptr()) }
     }
 
     /// Copies `src` into the start of the buffer and waits until the data
@@ -349,7 +369,7 @@ impl DeviceBuf {
     pub(crate) fn copy_from_host(&mut self, src: &[u8]) -> Result<(), DriverError> {
         let n = src.len().min(self.len);
         // SAFETY: both ranges are n bytes long and valid.
-        unsafe { result::memcpy_htod_sync(self.ptr, &src[..n]) }?;
+        unsafe { result::memcpy_htod_sync(self.ptr(), &src[..n]) }?;
         result::ctx::synchronize()
     }
 }
@@ -358,7 +378,7 @@ impl Drop for DeviceBuf {
     fn drop(&mut self) {
         // SAFETY: allocated by cuMemAlloc(Managed) and freed once.
         unsafe {
-            let _ = result::free_sync(self.ptr);
+            let _ = result::free_sync(self.base);
         }
     }
 }

@@ -115,7 +115,7 @@ impl<W: Write> NcclTestsTable<W> {
             validation: usize::from(opts.validation.is_some()),
             graph: 0,
             parallel_init: opts.parallel_init,
-            unalign: 0,
+            unalign: opts.unalign,
             blocking: opts.blocking,
             per_iteration: opts.iteration_events,
         };

@@ -125,7 +125,7 @@ fn start<'w, B: NcclKernel>(
     name: &str,
 ) -> Option<(Nccl<'w>, B::K<'w>)> {
     everywhere(team, name, gpu.make_current())?;
-    let t = everywhere(team, name, Nccl::new(team, &gpu.info, plan.opts.default_stream))?;
+    let t = everywhere(team, name, Nccl::new(team, &gpu.info, plan.opts.default_stream, plan.opts.unalign))?;
     let kernel = everywhere(team, name, B::build(&Setup::new(&t, plan)))?;
     t.buffers_made();
     Some((t, kernel))

@@ -605,6 +605,53 @@ fn copies_that_each_see_a_world_of_one_say_so_and_run() {
     }
 }
 
+/// `-u 3`: every buffer starts three elements of the datatype past its
+/// allocation (4096-aligned on the stand-in), for each type of `-d all`
+/// in turn, as the stand-in's call log shows for every NCCL call of both
+/// ranks; the preamble says `unalign: 3`, and every type still checks
+/// (the fills and checks follow the buffers' starts). One launch of about
+/// two seconds.
+#[test]
+fn unalign_offsets_every_buffer_by_its_type_s_elements() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls");
+    let args = ["-b", "1K", "-e", "8K", "-f", "8", "-n", "2", "-w", "1", "-u", "3", "-d", "all"];
+    let r = perf(
+        &gpu,
+        Some(2),
+        "all_reduce_perf",
+        &args,
+        &[("COMMBENCH_STANDIN_NCCL_CALLS", calls.to_str().unwrap())],
+        dir.path(),
+    );
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(" graph: 0 unalign: 3\n"), "{}", r.stdout);
+    let table = nccl_tests_rows(&r.stdout);
+    assert_eq!(table.len(), 2 * 10, "two sizes of each of ten types: {}", r.stdout);
+    assert!(table.iter().all(|row| row[8] == "0" && row[12] == "0"), "{}", r.stdout);
+    let size = |t: &str| match t {
+        "int8" | "uint8" => 1,
+        "float16" | "bfloat16" => 2,
+        "int32" | "uint32" | "float32" => 4,
+        _ => 8,
+    };
+    let log = std::fs::read_to_string(&calls).unwrap();
+    let mut types = std::collections::BTreeSet::new();
+    for line in log.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let at = |key: &str| w[w.iter().position(|x| *x == key).unwrap() + 1];
+        let addr = |key: &str| u64::from_str_radix(at(key).trim_start_matches("0x"), 16).unwrap();
+        let t = w[w.iter().position(|x| *x == "ncclAllReduce").unwrap() + 1];
+        types.insert(t);
+        for key in ["send", "recv"] {
+            assert_eq!(addr(key) % 4096, 3 * size(t), "{line}");
+        }
+    }
+    assert_eq!(types.len(), 10, "{types:?}");
+}
+
 /// `-N 0`: the sweep runs again and again, every pass in the table and the
 /// CSV, until the job is stopped; SIGTERM then ends it as any run is ended
 /// (the record says `interrupted`, the CSV is whole). The dry run says its

@@ -51,6 +51,7 @@ pub fn run<T: Transport, K: Kernel<T>>(
     // -M: what the measurement leaves held on the GPU.
     let free_before = opts.memory_report.then(|| t.device_free()).flatten();
     for group in &groups {
+        t.use_datatype(group.datatype);
         emit(&mut sinks, &mut |s| s.begin_datatype(group.datatype))?;
         emit(&mut sinks, &mut |s| s.begin_operation(group.reduction, group.root))?;
         kernel.set_operation(group.reduction, group.root);

@@ -247,8 +247,19 @@ static int parse_fault(const char *var, int *rank, uint64_t *op)
  * host's own scheduling noise without slowing every staging copy too. */
 static double g_nccl_scale = 1.0;
 
+/* COMMBENCH_STANDIN_NCCL_CALLS=FILE: one line per accepted call, with
+ * its buffers' addresses (where a test needs to see them: `-u`'s
+ * misalignment), appended to FILE (-1: nowhere). */
+static int g_calls = -1;
+
 static void read_faults(void)
 {
+    const char *log = getenv("COMMBENCH_STANDIN_NCCL_CALLS");
+    if (log && *log) {
+        g_calls = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        if (g_calls < 0)
+            complain("cannot open the call log %s: %s", log, strerror(errno));
+    }
     parse_fault("COMMBENCH_STANDIN_NCCL_CORRUPT", &g_corrupt_rank, &g_corrupt_op);
     parse_fault("COMMBENCH_STANDIN_NCCL_FAIL", &g_fail_rank, &g_fail_op);
     const char *s = getenv("COMMBENCH_STANDIN_NCCL_TIME_SCALE");
@@ -1304,6 +1315,15 @@ static ncclResult_t call(int kind, const void *sendbuff, void *recvbuff, size_t 
     it.index = ++c->ops_called;
     if (kind != K_SEND && kind != K_RECV)
         it.seq = ++c->coll_seq;
+    if (g_calls >= 0) {
+        char line[256];
+        int n = snprintf(line, sizeof line, "%s: call: pid %d rank %d %s %s count %zu send %#llx recv %#llx\n", ME,
+                         (int)getpid(), c->rank, name, TYPE_NAME[dtype], count, (unsigned long long)it.dsend,
+                         (unsigned long long)it.drecv);
+        /* One write per line, as the trace's. */
+        if (n > 0 && (size_t)n < sizeof line)
+            (void)!write(g_calls, line, (size_t)n);
+    }
     return group_error(post(&it));
 }
 
