@@ -104,6 +104,10 @@ pub enum Op {
     /// previous, both at once (MPI_Sendrecv around a ring; nccl-tests'
     /// sendrecv, grouped ncclSend and ncclRecv).
     SendRecv,
+    /// An allgather by hypercube exchanges (nccl-tests' hypercube: at
+    /// step k each rank trades everything it holds with the rank whose
+    /// number differs in bit k, as grouped ncclSend and ncclRecv).
+    HyperCube,
 }
 
 impl Op {
@@ -120,6 +124,7 @@ impl Op {
         matches!(
             self,
             Op::Allgather
+                | Op::HyperCube
                 | Op::Allgatherv
                 | Op::Alltoall
                 | Op::Alltoallv

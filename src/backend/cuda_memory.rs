@@ -150,8 +150,7 @@ impl Memory for CudaMemory {
             Place::Host => AlignedBuf::zeroed(bytes).map(GpuBuf::Host),
             Place::Device | Place::Managed => {
                 let pad = self.unalign.saturating_mul(MAX_ELEMENT);
-                DeviceBuf::zeroed(bytes, self.place == Place::Managed, pad, self.skew.clone())
-                    .map(GpuBuf::Device)
+                DeviceBuf::zeroed(bytes, self.place == Place::Managed, pad, self.skew.clone()).map(GpuBuf::Device)
             }
         }
     }

@@ -516,6 +516,26 @@ pub trait Collectives: Transport {
     /// send and receive the result is undefined (nccl-tests leaves it
     /// unchecked).
     fn sendrecv(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype);
+    /// [`Collectives::allgather`]'s result by a hypercube's exchanges
+    /// (nccl-tests' hypercube). Only the nccl-tests front end runs it,
+    /// always over NCCL, whose transport has the exchanges of its own; the
+    /// others (the mock, for the engine's tests) give the same result
+    /// through their allgather.
+    fn hypercube(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype) {
+        self.allgather(io, count, dt)
+    }
+}
+
+/// The partner and the blocks exchanged at each step of rank `rank`'s
+/// hypercube among `np` ranks (a power of two; [`Collectives::hypercube`]):
+/// (peer, first block sent, first block received, blocks each way).
+pub(crate) fn hypercube_steps(rank: usize, np: usize) -> impl Iterator<Item = (usize, usize, usize, usize)> {
+    std::iter::successors(Some(1usize), |m| m.checked_mul(2)).take_while(move |&m| m < np).map(move |mask| {
+        // What this rank holds: the aligned run of `mask` blocks its
+        // own is in; the partner holds the run beside it.
+        let mine = rank & !(mask - 1);
+        (rank ^ mask, mine, mine ^ mask, mask)
+    })
 }
 
 /// The rank after and the rank before `rank` around the ring of `np`

@@ -779,6 +779,27 @@ impl<'w> Collectives for Nccl<'w> {
         }
     }
 
+    /// nccl-tests' hypercube: the own block copied to its place (unless it
+    /// is there already, in place), then one group of a send and a receive
+    /// per step ([`super::hypercube_steps`]).
+    fn hypercube(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
+        let need = count * dt.size();
+        let (send, recv) = Self::checked(io, need, need * self.np, need * self.rank);
+        let base = recv.as_mut_ptr();
+        let own = base.wrapping_add(self.rank * need);
+        if own as *const c_void != send {
+            self.copy(own as *mut c_void, send, need);
+        }
+        for (peer, sent, got, blocks) in super::hypercube_steps(self.rank, self.np) {
+            let out = base.wrapping_add(sent * need) as *const c_void;
+            let into = base.wrapping_add(got * need) as *mut c_void;
+            self.group(|| {
+                self.post_send(out, count * blocks, dt, peer);
+                self.post_recv(into, count * blocks, dt, peer);
+            });
+        }
+    }
+
     fn sendrecv(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
         let need = count * dt.size();
         // In place the block is sent from the buffer it is received into,

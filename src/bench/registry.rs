@@ -92,7 +92,10 @@ pub fn lookup(name: &str) -> Option<&'static Entry> {
 /// with no OSU twin): outside the OSU list, the suite and `commbench
 /// list`, but found by [`lookup`] so that the core and the readers of
 /// their results treat them as any other.
-pub const NCCL_TESTS_ONLY: &[Entry] = &[<crate::bench::collective::sendrecv::SendRecv as Registered>::ENTRY];
+pub const NCCL_TESTS_ONLY: &[Entry] = &[
+    <crate::bench::collective::sendrecv::SendRecv as Registered>::ENTRY,
+    <crate::bench::collective::hypercube::HyperCube as Registered>::ENTRY,
+];
 
 #[cfg(test)]
 mod tests {

@@ -179,6 +179,9 @@ impl<W: Write> NcclTestsTable<W> {
         lines.extend(nt::devices(&self.devices));
         lines.extend(self.lowered_max.map(nt::lowered_max_lines).into_iter().flatten());
         lines.extend(nt::header(self.timestamps, self.cputime, self.settings.per_iteration.is_some()));
+        if self.coll == Collective::HyperCube && !self.np.is_power_of_two() {
+            lines.push(nt::skipped_line(self.np));
+        }
         self.write_lines(&lines)?;
         if let Some(json) = self.json.as_mut() {
             let env: Vec<String> =
@@ -410,7 +413,9 @@ mod tests {
                         Collective::Scatter => (c * np, c, c * e),
                         Collective::AllToAll => (c * np, c * np, c * e),
                         Collective::ReduceScatter => (c * np, c, c * np * e),
-                        Collective::SendRecv => unreachable!("no OSU benchmark prints sendrecv_perf"),
+                        Collective::SendRecv | Collective::HyperCube => {
+                            unreachable!("no OSU benchmark prints sendrecv_perf or hypercube_perf")
+                        }
                     };
                     let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);
                     let mut t = NcclTestsTable::new(Vec::new(), spec, call(spec), &opts, opts.max_size, np, Vec::new())

@@ -59,12 +59,14 @@ pub enum Collective {
     Gather,
     /// `ncclScatter` (a block of the root's buffer to every rank).
     Scatter,
+    /// An allgather by hypercube exchanges of grouped sends and receives.
+    HyperCube,
 }
 
 impl Collective {
     /// Every collective, in nccl-tests' build order.
     #[cfg_attr(not(test), allow(dead_code, reason = "the nccl-tests binaries (issue 43) use it; unit tests pin it"))]
-    pub const ALL: [Collective; 9] = [
+    pub const ALL: [Collective; 10] = [
         Collective::AllReduce,
         Collective::AllGather,
         Collective::Broadcast,
@@ -74,6 +76,7 @@ impl Collective {
         Collective::SendRecv,
         Collective::Gather,
         Collective::Scatter,
+        Collective::HyperCube,
     ];
 
     /// The nccl-tests binary that runs this collective.
@@ -88,6 +91,7 @@ impl Collective {
             Collective::SendRecv => "sendrecv_perf",
             Collective::Gather => "gather_perf",
             Collective::Scatter => "scatter_perf",
+            Collective::HyperCube => "hypercube_perf",
         }
     }
 
@@ -108,7 +112,9 @@ impl Collective {
             | Collective::AllToAll
             | Collective::Gather
             | Collective::Scatter => (n - 1.0) / n,
-            Collective::Broadcast | Collective::Reduce | Collective::SendRecv => 1.0,
+            // The hypercube's algbw already counts only what crosses
+            // links (the n - 1 other blocks).
+            Collective::Broadcast | Collective::Reduce | Collective::SendRecv | Collective::HyperCube => 1.0,
         }
     }
 
@@ -139,6 +145,7 @@ impl Collective {
                 | Collective::AllToAll
                 | Collective::Gather
                 | Collective::Scatter
+                | Collective::HyperCube
         )
     }
 
@@ -167,6 +174,8 @@ impl Collective {
             | Collective::Broadcast
             | Collective::Gather
             | Collective::Scatter => "none",
+            // nccl-tests' hypercube passes no operation's name at all.
+            Collective::HyperCube => "",
             _ => op,
         }
     }
@@ -209,6 +218,7 @@ impl Collective {
             Op::Gather => Some(Collective::Gather),
             Op::Scatter => Some(Collective::Scatter),
             Op::SendRecv => Some(Collective::SendRecv),
+            Op::HyperCube => Some(Collective::HyperCube),
             _ => None,
         }
     }
@@ -218,9 +228,11 @@ impl Collective {
     /// allgather, alltoall, gather and scatter, the whole buffer otherwise.
     pub(crate) fn osu_bytes(self, osu_size: usize, ranks: usize) -> usize {
         match self {
-            Collective::AllGather | Collective::AllToAll | Collective::Gather | Collective::Scatter => {
-                osu_size.saturating_mul(ranks)
-            }
+            Collective::AllGather
+            | Collective::AllToAll
+            | Collective::Gather
+            | Collective::Scatter
+            | Collective::HyperCube => osu_size.saturating_mul(ranks),
             _ => osu_size,
         }
     }
@@ -550,6 +562,12 @@ pub fn gpu_bytes_needed(max: u64, check: bool) -> u64 {
 /// sweep's largest size to `bytes` ([`gpu_max_bytes`]).
 pub fn lowered_max_lines(bytes: u64) -> [String; 2] {
     ["#".to_string(), format!("# Reducing maxBytes to {bytes} due to memory limitation")]
+}
+
+/// The line nccl-tests' hypercube prints instead of its rows on `ranks`
+/// ranks, not a power of two.
+pub fn skipped_line(ranks: usize) -> String {
+    format!("nRanks {ranks} is not a power of 2, skipping")
 }
 
 /// `# Using devices` and one line per rank, in rank order.

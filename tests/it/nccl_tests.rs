@@ -1291,6 +1291,60 @@ fn sendrecv_perf_passes_each_block_to_the_next_rank() {
     assert!(said.iter().any(|l| l.starts_with("sendrecv_perf: validation failed on rank 1: ")), "{said:?}");
 }
 
+/// hypercube_perf, which has no OSU twin: an allgather by hypercube
+/// exchanges, on four GPUs of one process with no launcher and on two
+/// processes of two GPUs. Each row as nccl-tests prints hypercube's (the
+/// size of the gathered buffer, one rank's count, an empty redop column,
+/// root -1, busbw equal to algbw, both cells checked), algbw counting the
+/// three blocks that came over links; three ranks, not a power of two,
+/// print nccl-tests' line instead of rows and exit 0; a block the stand-in
+/// corrupts is counted and fails the run with status 7. Four launches of
+/// about a second each.
+#[test]
+fn hypercube_perf_gathers_by_hypercube_exchanges() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let args = ["-b", "1K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1"];
+    for (np, gpus) in [(None, "4"), (Some(2), "2")] {
+        let dir = tempfile::tempdir().unwrap();
+        let with: Vec<&str> = args.iter().copied().chain(["-g", gpus]).collect();
+        let r = perf(&gpu, np, "hypercube_perf", &with, &[], dir.path());
+        assert_eq!(r.code, Some(0), "{np:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("# Collective test starting: hypercube_perf\n"), "{}", r.stdout);
+        let rows: Vec<&str> =
+            r.stdout.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())).collect();
+        assert_eq!(rows.len(), 3, "{}", r.stdout);
+        for (row, size) in rows.iter().zip([1024u64, 8192, 65536]) {
+            // nccl-tests' "%12li  %12li  %8s  %6s  %6i" with an empty op.
+            let labels = format!("{size:>12}  {:>12}  {:>8}  {:>6}  {:>6}", size / 4 / 4, "float", "", -1);
+            assert_eq!(row[..52], labels, "{row:?}");
+            let cells: Vec<&str> = row[52..].split_whitespace().collect();
+            assert_eq!(cells.len(), 8, "{row:?}");
+            assert_eq!((cells[1], cells[3]), (cells[2], "0"), "out of place: {row:?}");
+            assert_eq!((cells[5], cells[7]), (cells[6], "0"), "in place: {row:?}");
+            // algbw: the three other ranks' blocks over the time.
+            let (time_us, algbw): (f64, f64) = (cells[0].parse().unwrap(), cells[1].parse().unwrap());
+            let want = (size / 4 * 3) as f64 / 1e3 / time_us;
+            assert!((algbw - want).abs() <= 0.005 + want * 0.01, "{algbw} vs {want}: {row:?}");
+        }
+        let (record, csv) = run_results(dir.path());
+        assert_eq!(record["status"], "complete", "{record}");
+        assert!(csv.iter().all(|row| row["benchmark"] == "hypercube"), "{csv:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let r = perf(&gpu, Some(3), "hypercube_perf", &args, &[], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let after_header = r.stdout.lines().skip_while(|l| !l.starts_with("#        (B)")).nth(1);
+    assert_eq!(after_header, Some("nRanks 3 is not a power of 2, skipping"), "{}", r.stdout);
+    assert!(r.stdout.contains("# Out of bounds values : 0 OK\n"), "{}", r.stdout);
+    let dir = tempfile::tempdir().unwrap();
+    let corrupt = [("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1")];
+    let r = perf(&gpu, Some(2), "hypercube_perf", &args, &corrupt, dir.path());
+    assert_eq!(r.code, Some(7), "{}\n{}", r.stdout, r.stderr);
+    r.assert_no_panic();
+    assert!(r.stdout.contains("# Out of bounds values : ") && r.stdout.contains(" FAILED\n"), "{}", r.stdout);
+}
+
 /// `NCCL_TESTS_DEVICE` names every process's GPU, as in nccl-tests: the
 /// device line shows it; two processes on it fail as NCCL fails two ranks
 /// on one GPU; a negative number is refused in one line with nccl-tests'

@@ -15,6 +15,7 @@ pub mod barrier;
 pub mod bcast;
 pub mod gather;
 pub mod gatherv;
+pub mod hypercube;
 pub mod reduce;
 pub mod reduce_scatter;
 pub mod reduce_scatter_block;

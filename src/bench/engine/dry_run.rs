@@ -55,6 +55,9 @@ fn collective_cost(op: Op, size: f64, np: usize) -> (f64, f64) {
         Op::ReduceScatter | Op::ReduceScatterBlock => (n - 1.0, (n - 1.0) / n * size),
         // One block out to the next rank while one comes in.
         Op::SendRecv => (1.0, size),
+        // log2(n) exchanges, each twice the last: every other rank's
+        // block in the end.
+        Op::HyperCube => (log, (n - 1.0) * size),
         // Each rank exchanges with its neighbours only: two on OSU's
         // default ring (-N cart:1:1), fewer on a smaller job.
         Op::NeighborAllgather

@@ -222,7 +222,7 @@ impl<'a> Plan<'a> {
         let count = usize::try_from(bytes).unwrap_or(usize::MAX) / elt;
         let ranks = self.ranks.max(1);
         match self.collective.and_then(C::of_call) {
-            Some(C::AllGather | C::AllToAll | C::Gather | C::Scatter) => count / ranks * elt,
+            Some(C::AllGather | C::AllToAll | C::Gather | C::Scatter | C::HyperCube) => count / ranks * elt,
             Some(C::ReduceScatter) => count / ranks * ranks * elt,
             _ => count.saturating_mul(elt),
         }
@@ -269,6 +269,9 @@ impl<'a> Plan<'a> {
     /// message size with its counts, and each size's cells (its windows
     /// and passes). Every output sees the run in this shape.
     pub fn groups(&self) -> Vec<Group> {
+        if !self.runs_at_this_size() {
+            return Vec::new();
+        }
         let sizes = self.sizes();
         let windows = self.windows();
         // OSU's NCCL latency test measures empty messages too, and
@@ -309,6 +312,13 @@ impl<'a> Plan<'a> {
                 Group { datatype, reduction, root, warmup: self.warmup_sweep(datatype), points }
             })
             .collect()
+    }
+
+    /// Whether the collective can run on the job's ranks: nccl-tests'
+    /// hypercube needs a power of two of them, and runs nothing otherwise
+    /// (its table says so: [`crate::report::nccl_tests::skipped_line`]).
+    pub(crate) fn runs_at_this_size(&self) -> bool {
+        self.collective.is_none_or(|c| c.op != crate::spec::Op::HyperCube || self.ranks.is_power_of_two())
     }
 
     /// Whether the run has a sweep per operation: nccl-tests' `-o all` on

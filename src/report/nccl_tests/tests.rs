@@ -37,6 +37,7 @@ fn bus_factors_for_one_two_and_eight_ranks() {
         (SendRecv, [1.0, 1.0, 1.0]),
         (Gather, [0.0, 0.5, 0.875]),
         (Scatter, [0.0, 0.5, 0.875]),
+        (HyperCube, [1.0, 1.0, 1.0]),
     ];
     for (coll, want) in cases {
         for (n, w) in [1, 2, 8].into_iter().zip(want) {
@@ -108,9 +109,13 @@ fn labels_columns_follow_nccl_tests() {
             "alltoall_perf",
             "sendrecv_perf",
             "gather_perf",
-            "scatter_perf"
+            "scatter_perf",
+            "hypercube_perf"
         ]
     );
+    // nccl-tests' hypercube names no operation: an empty column.
+    assert_eq!(HyperCube.redop_column("sum"), "");
+    assert_eq!(HyperCube.root_column(3), -1);
     for c in [AllGather, AllToAll, Broadcast, Gather, Scatter] {
         assert_eq!(c.redop_column("sum"), "none", "{c:?}");
     }
