@@ -192,6 +192,10 @@ pub struct Options {
     /// datatype past its allocation (misaligned; 0: aligned).
     #[serde(skip_serializing_if = "is_zero")]
     pub unalign: usize,
+    /// nccl-tests' `-x P`: every communicator is made with CTA policy P
+    /// (NCCL 2.27 on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cta_policy: Option<i32>,
     /// nccl-tests' `-M 1`: after its table's footer, the GPU memory the
     /// communicator, the buffers and the collectives took.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -113,6 +113,20 @@ fn used_between(before: Option<u64>, after: Option<u64>) -> i64 {
     }
 }
 
+/// How a rank's communicator, stream and buffers are made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct NcclSetup {
+    /// nccl-tests' `-y 1`: the work goes on the context's legacy default
+    /// (NULL) stream instead of a non-blocking stream of its own.
+    pub default_stream: bool,
+    /// nccl-tests' `-u N`: every buffer starts N elements of the current
+    /// datatype past its allocation.
+    pub unalign: usize,
+    /// nccl-tests' `-x P`: the communicator is made with CTA policy P
+    /// (`ncclCommInitRankConfig`); None leaves NCCL's default.
+    pub cta_policy: Option<i32>,
+}
+
 /// A windowed operation's "requests": NCCL has none, the stream orders
 /// everything; only how many operations are outstanding is kept.
 pub struct Requests {
@@ -150,14 +164,10 @@ impl<'w> Nccl<'w> {
     /// the context's legacy default stream (the NULL stream, which
     /// synchronises with every blocking stream) instead of a stream of
     /// their own.
-    /// With `unalign` (nccl-tests' `-u`), every buffer starts that many
-    /// elements of the current datatype past its allocation.
-    pub fn new(
-        world: &'w Team<'w, World>,
-        gpu: &GpuInfo,
-        default_stream: bool,
-        unalign: usize,
-    ) -> Result<Nccl<'w>, String> {
+    /// `setup` says how the communicator, its stream and its buffers are
+    /// made (nccl-tests' `-y`, `-u` and `-x`).
+    pub fn new(world: &'w Team<'w, World>, gpu: &GpuInfo, setup: NcclSetup) -> Result<Nccl<'w>, String> {
+        let NcclSetup { default_stream, unalign, cta_policy } = setup;
         let agree = |mine: Option<String>| agree_failures(world, mine.as_deref()).map_err(Option::unwrap_or_default);
         let lib = nccl_lib::load();
         agree(lib.as_ref().err().map(ToString::to_string))?;
@@ -189,7 +199,16 @@ impl<'w> Nccl<'w> {
         let free_before = free_now();
         // SAFETY: the id came from rank 0's ncclGetUniqueId; rank and size
         // are this rank's in a world every rank of which calls this.
-        let comm = unsafe { lib.comm_init_rank(np as i32, unique, rank as i32) };
+        let comm = match cta_policy {
+            None => unsafe { lib.comm_init_rank(np as i32, unique, rank as i32) },
+            // -x: the policy goes in the communicator's config.
+            Some(policy) => {
+                let config = nccl_lib::Config::with_cta_policy(policy);
+                // SAFETY: as above.
+                unsafe { lib.comm_init_rank_config(np as i32, unique, rank as i32, config) }
+                    .unwrap_or_else(|| Err(NcclCallError::missing("ncclCommInitRankConfig")))
+            }
+        };
         agree(comm.as_ref().err().map(ToString::to_string))?;
         let comm = comm.map_err(|e| e.to_string())?;
         let free_after_init = free_now();

@@ -68,6 +68,7 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         iteration_events: None,
         memory_report: false,
         unalign: 0,
+        cta_policy: None,
         default_stream: false,
         rank_time: crate::stats::RankTime::Avg,
         aggregate: 1,

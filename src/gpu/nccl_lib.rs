@@ -373,7 +373,7 @@ pub struct NcclCallError {
 
 impl NcclCallError {
     /// A call to a function this library lacks (ncclInvalidUsage).
-    fn missing(function: &'static str) -> NcclCallError {
+    pub(crate) fn missing(function: &'static str) -> NcclCallError {
         NcclCallError { function, code: 5, text: "the loaded NCCL has no such function".into(), last: None }
     }
 
@@ -554,6 +554,69 @@ type Code = c_int;
 type GetVersionFn = unsafe extern "C" fn(*mut c_int) -> Code;
 type GetUniqueIdFn = unsafe extern "C" fn(*mut ncclUniqueId) -> Code;
 type CommInitRankFn = unsafe extern "C" fn(*mut ncclComm_t, c_int, ncclUniqueId, c_int) -> Code;
+type CommInitRankConfigFn = unsafe extern "C" fn(*mut ncclComm_t, c_int, ncclUniqueId, c_int, *mut Config) -> Code;
+
+/// `ncclConfig_t`'s leading fields as NCCL 2.27 lays them out (later
+/// versions append fields; NCCL reads a config by its own `size` and
+/// `version`, so this older, shorter form stays valid). Every field is
+/// NCCL's "undefined" (its default) but the ones set.
+#[repr(C)]
+pub(crate) struct Config {
+    size: usize,
+    magic: u32,
+    version: u32,
+    blocking: c_int,
+    cga_cluster_size: c_int,
+    min_ctas: c_int,
+    max_ctas: c_int,
+    net_name: *const c_char,
+    split_share: c_int,
+    traffic_class: c_int,
+    comm_name: *const c_char,
+    collnet_enable: c_int,
+    cta_policy: c_int,
+}
+
+/// Where [`Config`]'s fields sit, by nccl.h's names, and the magic it
+/// carries: for a test against nccl.h itself.
+pub fn config_layout() -> ([(&'static str, usize); 7], u32) {
+    use std::mem::offset_of;
+    let fields = [
+        ("blocking", offset_of!(Config, blocking)),
+        ("maxCTAs", offset_of!(Config, max_ctas)),
+        ("netName", offset_of!(Config, net_name)),
+        ("trafficClass", offset_of!(Config, traffic_class)),
+        ("commName", offset_of!(Config, comm_name)),
+        ("collnetEnable", offset_of!(Config, collnet_enable)),
+        ("CTAPolicy", offset_of!(Config, cta_policy)),
+    ];
+    (fields, Config::with_cta_policy(0).magic)
+}
+
+impl Config {
+    /// nccl.h's `NCCL_CONFIG_INITIALIZER` for this layout, with the CTA
+    /// policy `cta_policy` (nccl-tests' `-x`).
+    pub(crate) fn with_cta_policy(cta_policy: c_int) -> Config {
+        const UNDEF: c_int = c_int::MIN;
+        Config {
+            size: std::mem::size_of::<Config>(),
+            // NCCL_API_MAGIC.
+            magic: 0xcafe_beef,
+            // The layout's version: 2.27.0.
+            version: 22700,
+            blocking: UNDEF,
+            cga_cluster_size: UNDEF,
+            min_ctas: UNDEF,
+            max_ctas: UNDEF,
+            net_name: std::ptr::null(),
+            split_share: UNDEF,
+            traffic_class: UNDEF,
+            comm_name: std::ptr::null(),
+            collnet_enable: UNDEF,
+            cta_policy,
+        }
+    }
+}
 type CommFn = unsafe extern "C" fn(ncclComm_t) -> Code;
 type CommGetAsyncErrorFn = unsafe extern "C" fn(ncclComm_t, *mut Code) -> Code;
 type GetErrorStringFn = unsafe extern "C" fn(Code) -> *const c_char;
@@ -593,6 +656,8 @@ pub struct NcclLib {
 struct Functions {
     get_unique_id: GetUniqueIdFn,
     comm_init_rank: CommInitRankFn,
+    /// From NCCL 2.14 on.
+    comm_init_rank_config: Option<CommInitRankConfigFn>,
     comm_destroy: CommFn,
     comm_abort: CommFn,
     comm_get_async_error: CommGetAsyncErrorFn,
@@ -659,6 +724,7 @@ impl NcclLib {
             let fns = Functions {
                 get_unique_id: symbol(lib, p, "ncclGetUniqueId")?,
                 comm_init_rank: symbol(lib, p, "ncclCommInitRank")?,
+                comm_init_rank_config: symbol(lib, p, "ncclCommInitRankConfig").ok(),
                 comm_destroy: symbol(lib, p, "ncclCommDestroy")?,
                 comm_abort: symbol(lib, p, "ncclCommAbort")?,
                 comm_get_async_error: symbol(lib, p, "ncclCommGetAsyncError")?,
@@ -765,6 +831,27 @@ impl NcclLib {
         // id is passed by value as nccl.h declares.
         let rc = unsafe { (self.fns.comm_init_rank)(&mut comm, nranks, id, rank) };
         self.check("ncclCommInitRank", rc).map(|()| comm)
+    }
+
+    /// `ncclCommInitRankConfig` with `config`; None where the library
+    /// lacks it (before 2.14).
+    ///
+    /// # Safety
+    ///
+    /// As [`NcclLib::comm_init_rank`].
+    pub(crate) unsafe fn comm_init_rank_config(
+        &self,
+        nranks: i32,
+        id: ncclUniqueId,
+        rank: i32,
+        mut config: Config,
+    ) -> Option<Result<ncclComm_t, NcclCallError>> {
+        let f = self.fns.comm_init_rank_config?;
+        let mut comm: ncclComm_t = std::ptr::null_mut();
+        // SAFETY: as comm_init_rank's, and the config is a whole
+        // NCCL_CONFIG_INITIALIZER of its declared size, alive for the call.
+        let rc = unsafe { f(&mut comm, nranks, id, rank, &mut config) };
+        Some(self.check("ncclCommInitRankConfig", rc).map(|()| comm))
     }
 
     /// `ncclCommDestroy`: frees `comm` once its work has finished.

@@ -8,7 +8,7 @@
 //! What the core cannot do yet is refused before anything starts, in one
 //! line naming the option and with nccl-tests' own status for a test that
 //! does not implement something (5): CUDA graphs, buffer registration,
-//! the CTA policy, the device API and split communicators.
+//! the device API and split communicators.
 //! Each is a setting nccl-tests reads; none is silently ignored. `NCCL_TESTS_DEVICE` names every process's GPU, as in
 //! nccl-tests. commbench's own long options that make sense here
 //! (`--dry-run`, where the results go, placement, `--min-efficiency`) are
@@ -317,10 +317,9 @@ pub(crate) fn options(
             )))
         }
     };
-    let unsupported: [(bool, String); 5] = [
+    let unsupported: [(bool, String); 4] = [
         (s.graph_launches != 0, format!("-G {}", s.graph_launches)),
         (s.local_register != 0, format!("-R {}", s.local_register)),
-        (s.cta_policy != -1, format!("-x {}", s.cta_policy)),
         (s.device_impl != 0, format!("-D {}", s.device_impl)),
         (env.split != Split::None, "NCCL_TESTS_SPLIT".to_string()),
     ];
@@ -354,6 +353,9 @@ pub(crate) fn options(
     o.default_stream = s.stream_null != 0;
     o.cputime = s.report_cputime != 0;
     o.memory_report = s.memory_report != 0;
+    // -x: nccl-tests sets the policy where it is 0 or more (the command
+    // line left -1 where the loaded NCCL lacks it).
+    o.cta_policy = (s.cta_policy >= 0).then_some(s.cta_policy);
     // -u: nccl-tests reads it with strtol and offsets by it as a count.
     o.unalign = match usize::try_from(s.unalign) {
         Ok(n) => n,

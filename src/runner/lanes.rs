@@ -16,7 +16,7 @@
 //! thread's).
 
 use super::{setup_failed, Session};
-use crate::backend::nccl::Nccl;
+use crate::backend::nccl::{Nccl, NcclSetup};
 use crate::backend::team::{Shared, Team};
 use crate::backend::world::World;
 use crate::backend::{Control, Transport};
@@ -125,10 +125,15 @@ fn start<'w, B: NcclKernel>(
     name: &str,
 ) -> Option<(Nccl<'w>, B::K<'w>)> {
     everywhere(team, name, gpu.make_current())?;
-    let t = everywhere(team, name, Nccl::new(team, &gpu.info, plan.opts.default_stream, plan.opts.unalign))?;
+    let t = everywhere(team, name, Nccl::new(team, &gpu.info, nccl_setup(plan.opts)))?;
     let kernel = everywhere(team, name, B::build(&Setup::new(&t, plan)))?;
     t.buffers_made();
     Some((t, kernel))
+}
+
+/// How the run's options make each lane's communicator.
+fn nccl_setup(opts: &crate::options::Options) -> NcclSetup {
+    NcclSetup { default_stream: opts.default_stream, unalign: opts.unalign, cta_policy: opts.cta_policy }
 }
 
 /// Lane `lane` of this process (1 or more), on its own thread: the same

@@ -256,6 +256,7 @@ fn exports_what_commbench_calls() {
         "ncclGetVersion",
         "ncclGetUniqueId",
         "ncclCommInitRank",
+        "ncclCommInitRankConfig",
         "ncclCommDestroy",
         "ncclCommAbort",
         "ncclCommGetAsyncError",

@@ -321,6 +321,51 @@ fn the_real_nccl_of_a_venv_that_is_not_activated_is_found_through_its_python3() 
     assert!(words.contains("invalid usage"), "{words}");
 }
 
+/// `-x`'s `ncclConfig_t`, against nccl.h from pip's wheel (compiled with
+/// the system C compiler, CUDA's headers stood in for by the two handle
+/// types nccl.h names): every field commbench sets or leaves undefined
+/// sits where NCCL's header puts it, with NCCL's magic.
+#[test]
+fn the_config_s_layout_is_nccl_h_s() {
+    let venv = test_venv();
+    let lib = fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.file_name().to_string_lossy().starts_with("python3"));
+    let include = lib.expect("lib/python3.* in the venv").path().join("site-packages/nvidia/nccl/include");
+    assert!(include.join("nccl.h").exists(), "scripts/setup.sh installs NCCL's wheel at {} (run it)", venv.display());
+    let t = tempfile::tempdir().unwrap();
+    fs::write(
+        t.path().join("cuda_runtime.h"),
+        "typedef struct CUstream_st *cudaStream_t;\ntypedef struct CUevent_st *cudaEvent_t;\n",
+    )
+    .unwrap();
+    for h in ["cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h"] {
+        fs::write(t.path().join(h), "").unwrap();
+    }
+    let (fields, magic) = commbench::gpu::nccl_lib::config_layout();
+    let prints: String =
+        fields.iter().map(|(name, _)| format!("printf(\"%zu\\n\", offsetof(ncclConfig_t, {name}));")).collect();
+    let source = format!("#include <stddef.h>\n#include <stdio.h>\n#include \"nccl.h\"\nint main(void) {{ {prints} printf(\"%u\\n\", (unsigned)NCCL_API_MAGIC); return 0; }}\n");
+    fs::write(t.path().join("layout.c"), source).unwrap();
+    let exe = t.path().join("layout");
+    let out = Command::new("cc")
+        .arg("-I")
+        .arg(t.path())
+        .arg("-I")
+        .arg(&include)
+        .arg(t.path().join("layout.c"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cc: {}", String::from_utf8_lossy(&out.stderr));
+    let printed = String::from_utf8(Command::new(&exe).output().unwrap().stdout).unwrap();
+    let got: Vec<&str> = printed.lines().collect();
+    let want: Vec<String> = fields.iter().map(|(_, at)| at.to_string()).chain([magic.to_string()]).collect();
+    assert_eq!(got, want, "{fields:?}");
+}
+
 /// A FIFO at `path`.
 fn mkfifo(path: &Path) {
     use std::os::unix::ffi::OsStrExt;

@@ -652,6 +652,44 @@ fn unalign_offsets_every_buffer_by_its_type_s_elements() {
     assert_eq!(types.len(), 10, "{types:?}");
 }
 
+/// `-x P`: with an NCCL of 2.27 or later every rank's communicator is
+/// made by `ncclCommInitRankConfig` with CTA policy P (the stand-in's call
+/// log says so, and the record keeps it); with an older NCCL nccl-tests'
+/// line says the option is ignored and the communicators are made as
+/// without it. Two launches of about a second.
+#[test]
+fn cta_policy_goes_into_every_communicator_s_config() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let args = ["-b", "1K", "-e", "1K", "-n", "2", "-w", "1", "-x", "1", "-g", "2"];
+    for (version, configured) in [("22705", true), ("22105", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = dir.path().join("calls");
+        let env =
+            [("COMMBENCH_STANDIN_NCCL_VERSION", version), ("COMMBENCH_STANDIN_NCCL_CALLS", calls.to_str().unwrap())];
+        let r = perf(&gpu, Some(2), "all_reduce_perf", &args, &env, dir.path());
+        assert_eq!(r.code, Some(0), "{version}: {}\n{}", r.stdout, r.stderr);
+        let log = std::fs::read_to_string(&calls).unwrap();
+        let mut ranks: Vec<&str> = log
+            .lines()
+            .filter(|l| l.ends_with(" ncclCommInitRankConfig CTAPolicy 1"))
+            .map(|l| l.split_whitespace().skip_while(|w| *w != "rank").nth(1).unwrap())
+            .collect();
+        ranks.sort();
+        let ignored = "Option -x (cta_policy) is not supported before NCCL 2.27. Ignoring";
+        let (record, _) = run_results(dir.path());
+        if configured {
+            assert_eq!(ranks, ["0", "1", "2", "3"], "{log}");
+            assert!(!r.stdout.contains(ignored), "{}", r.stdout);
+            assert_eq!(record["options"]["cta_policy"], 1, "{record}");
+        } else {
+            assert!(ranks.is_empty(), "{log}");
+            assert_eq!(r.stdout.matches(ignored).count(), 2, "each process says it: {}", r.stdout);
+            assert!(record["options"].get("cta_policy").is_none(), "{record}");
+        }
+    }
+}
+
 /// `-N 0`: the sweep runs again and again, every pass in the table and the
 /// CSV, until the job is stopped; SIGTERM then ends it as any run is ended
 /// (the record says `interrupted`, the CSV is whole). The dry run says its

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -139,6 +140,7 @@ typedef struct comm {
     size_t p2p_chunk, chan_stride;
     uint64_t ops_called; /* operations called, for the fault options */
     uint64_t coll_seq;   /* collectives called */
+    int cta_policy;      /* the config's CTA policy (ncclCommInitRankConfig), or -1 */
     uint64_t send_msgs[MAXR], recv_msgs[MAXR];
     _Atomic int aborted;
     _Atomic int async_err;
@@ -1553,6 +1555,7 @@ API ncclResult_t ncclCommInitRank(void **out, int nranks, ncclUniqueId id, int r
     c->machine = machine;
     c->ordinal = ordinal;
     c->refs = 1;
+    c->cta_policy = -1;
     const unsigned char *r = (const unsigned char *)id.internal + 16;
     int k = snprintf(c->shm_name, sizeof c->shm_name, "/commbench-nccl-");
     for (int i = 0; i < 16; i++)
@@ -1652,6 +1655,56 @@ API ncclResult_t ncclCommInitRank(void **out, int nranks, ncclUniqueId id, int r
     pthread_mutex_unlock(&NM);
     *out = c;
     return ncclSuccess;
+}
+
+/* ncclConfig_t's leading fields as NCCL 2.27 lays them out; a caller's
+ * config may be longer (a later layout) or end before CTAPolicy (an
+ * earlier one), as its `size` says. */
+struct config_2_27 {
+    size_t size;
+    unsigned int magic;
+    unsigned int version;
+    int blocking, cgaClusterSize, minCTAs, maxCTAs;
+    const char *netName;
+    int splitShare, trafficClass;
+    const char *commName;
+    int collnetEnable, CTAPolicy;
+};
+
+#define CONFIG_MAGIC 0xcafebeefu
+#define CONFIG_UNDEF_INT INT_MIN
+
+/* As ncclCommInitRank, with a config: refused unless it was initialised
+ * (NCCL_CONFIG_INITIALIZER's magic, a size that holds the header); its
+ * CTA policy, where its layout has one and it is set, is kept on the
+ * communicator and said in the call log. */
+API ncclResult_t ncclCommInitRankConfig(void **out, int nranks, ncclUniqueId id, int rank, void *config)
+{
+    pthread_once(&g_fault_once, read_faults);
+    const struct config_2_27 *cfg = config;
+    int policy = CONFIG_UNDEF_INT;
+    if (cfg) {
+        if (cfg->magic != CONFIG_MAGIC || cfg->size < offsetof(struct config_2_27, blocking)) {
+            complain("ncclCommInitRankConfig: the config was not made with NCCL_CONFIG_INITIALIZER (magic %#x, size %zu)",
+                     cfg->magic, cfg->size);
+            return ncclInvalidArgument;
+        }
+        if (cfg->size >= offsetof(struct config_2_27, CTAPolicy) + sizeof(int) && cfg->version >= 22700)
+            policy = cfg->CTAPolicy;
+    }
+    ncclResult_t rc = ncclCommInitRank(out, nranks, id, rank);
+    if (rc == ncclSuccess && policy != CONFIG_UNDEF_INT) {
+        comm_t *c = *out;
+        c->cta_policy = policy;
+        if (g_calls >= 0) {
+            char line[160];
+            int n = snprintf(line, sizeof line, "%s: call: pid %d rank %d ncclCommInitRankConfig CTAPolicy %d\n", ME,
+                             (int)getpid(), rank, policy);
+            if (n > 0 && (size_t)n < sizeof line)
+                (void)!write(g_calls, line, (size_t)n);
+        }
+    }
+    return rc;
 }
 
 static void comm_unregister(comm_t *c)
