@@ -196,6 +196,11 @@ pub struct Options {
     /// (NCCL 2.27 on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cta_policy: Option<i32>,
+    /// nccl-tests' `-c N` as given: N checked calls after each size's
+    /// timed ones (ending at the first wrong one), none at 0 or below;
+    /// 1 for every other front end.
+    #[serde(skip_serializing_if = "is_one_check")]
+    pub check_rounds: i32,
     /// nccl-tests' `-M 1`: after its table's footer, the GPU memory the
     /// communicator, the buffers and the collectives took.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -479,6 +484,11 @@ impl Blocking {
 
 /// Whether a count is one (serde: a record leaves such a default out).
 fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// Whether a check count is one (serde: likewise).
+fn is_one_check(n: &i32) -> bool {
     *n == 1
 }
 

@@ -147,12 +147,16 @@ pub struct Calls {
     /// Each group also between two CUDA events (nccl-tests' `-I 1`), read
     /// after the batch: each group's own device time, besides the host's.
     pub events: bool,
+    /// Checked calls after the batch, where the run checks (nccl-tests'
+    /// `-c N`): up to this many, ending at the first whose result is
+    /// wrong on any rank; 1 for every other front end.
+    pub checks: usize,
 }
 
 impl Calls {
     /// Each call alone, back to back: nccl-tests' default, and every
     /// front end's but nccl-tests'.
-    pub const ALONE: Calls = Calls { grouped: 1, blocking: Blocking::None, host_time: false, events: false };
+    pub const ALONE: Calls = Calls { grouped: 1, blocking: Blocking::None, host_time: false, events: false, checks: 1 };
 }
 
 /// What a benchmark needs to set itself up: its transport and the run's

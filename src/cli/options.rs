@@ -69,6 +69,7 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         memory_report: false,
         unalign: 0,
         cta_policy: None,
+        check_rounds: 1,
         default_stream: false,
         rank_time: crate::stats::RankTime::Avg,
         aggregate: 1,

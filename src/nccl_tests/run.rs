@@ -375,7 +375,10 @@ pub(crate) fn options(
     o.blocking = blocking;
     o.iterations = Some(usize::try_from(s.iters).unwrap_or(0));
     o.warmup = Some(usize::try_from(s.warmup_iters).unwrap_or(0));
+    // -c N: N checks (a count below 0 prints its #wrong, as nccl-tests
+    // does, but checks nothing).
     o.validation = (s.check != 0).then_some(Validation { log_dir: None });
+    o.check_rounds = s.check;
     // nccl-tests checks one more call after the timed ones, with no
     // repetitions before it (OSU's -u).
     o.validation_warmup = 0;

@@ -112,7 +112,7 @@ impl<W: Write> NcclTestsTable<W> {
             warmup_iters: opts.warmup.unwrap_or(d.small_warmup),
             iters: opts.iterations.unwrap_or(d.small_iterations),
             agg_iters: opts.aggregate.max(1),
-            validation: usize::from(opts.validation.is_some()),
+            validation: if opts.validation.is_some() { opts.check_rounds } else { 0 },
             graph: 0,
             parallel_init: opts.parallel_init,
             unalign: opts.unalign,

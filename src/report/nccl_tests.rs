@@ -314,7 +314,7 @@ pub struct Settings {
     /// Operations per timed iteration (`-m`).
     pub agg_iters: usize,
     /// Validation rounds (`-c`; 0 = off).
-    pub validation: usize,
+    pub validation: i32,
     /// CUDA graph launches (`-G`; 0 = off).
     pub graph: usize,
     /// Each thread makes its own communicators (`-p 1`).

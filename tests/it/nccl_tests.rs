@@ -690,6 +690,47 @@ fn cta_policy_goes_into_every_communicator_s_config() {
     }
 }
 
+/// `-c N`: after each cell's timed calls, the checked call N times (the
+/// preamble says `validation: N`), as the stand-in's trace counts: two
+/// more NCCL calls per cell on each rank at -c 3 than at -c 1; where a
+/// rank's result is wrong the checks of that cell end at the first, as
+/// nccl-tests' do, and its wrong values are counted once. `-c 0` checks
+/// nothing and prints `N/A`. Four launches of about a second.
+#[test]
+fn check_count_repeats_the_checked_call_until_one_is_wrong() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["-b", "1K", "-e", "8K", "-f", "8", "-n", "2", "-w", "0"];
+    let with = |c: &'static str| base.iter().copied().chain(["-c", c]).collect::<Vec<&str>>();
+    let sub = |name: &str| {
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    };
+    let (one, units_one) = traced_perf(&gpu, &with("1"), &sub("one"));
+    let (three, units_three) = traced_perf(&gpu, &with("3"), &sub("three"));
+    for r in [&one, &three] {
+        assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    }
+    assert!(three.stdout.contains(" validation: 3 graph: 0 "), "{}", three.stdout);
+    // Two sizes, two cells each, two more checked calls per cell, on each
+    // of two ranks.
+    assert_eq!(units_three - units_one, 2 * 2 * 2 * 2, "{units_one} then {units_three}");
+    let corrupt = [("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1")];
+    let bad = perf(&gpu, Some(2), "all_reduce_perf", &with("3"), &corrupt, &sub("corrupt"));
+    assert_eq!(bad.code, Some(7), "{}\n{}", bad.stdout, bad.stderr);
+    let bad_once = perf(&gpu, Some(2), "all_reduce_perf", &with("1"), &corrupt, &sub("corrupt1"));
+    assert_eq!(bad_once.code, Some(7), "{}\n{}", bad_once.stdout, bad_once.stderr);
+    // The same wrong counts as one check finds: the first wrong round ends it.
+    let wrong = |r: &Run| rows(&r.stdout).into_iter().map(|t| (t.5, t.6)).collect::<Vec<_>>();
+    assert_eq!(wrong(&bad), wrong(&bad_once), "{}\n{}", bad.stdout, bad_once.stdout);
+    assert!(wrong(&bad).iter().all(|(o, _)| o != "0"), "{}", bad.stdout);
+    let none = perf(&gpu, Some(2), "all_reduce_perf", &with("0"), &[], &sub("none"));
+    assert_eq!(none.code, Some(0), "{}\n{}", none.stdout, none.stderr);
+    assert!(rows(&none.stdout).iter().all(|t| t.5 == "N/A" && t.6 == "N/A"), "{}", none.stdout);
+}
+
 /// `-N 0`: the sweep runs again and again, every pass in the table and the
 /// CSV, until the job is stopped; SIGTERM then ends it as any run is ended
 /// (the record says `interrupted`, the CSV is whole). The dry run says its

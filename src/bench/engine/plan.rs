@@ -262,6 +262,7 @@ impl<'a> Plan<'a> {
             blocking: self.opts.blocking,
             host_time: self.opts.cputime,
             events: self.opts.iteration_events.is_some(),
+            checks: usize::try_from(self.opts.check_rounds).unwrap_or(0),
         }
     }
 

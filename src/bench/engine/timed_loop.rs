@@ -215,7 +215,7 @@ fn run_batched<T: Transport, K: Kernel<T>>(
     // nccl-tests' `-m`: the calls go in groups of `grouped`, each group
     // one issue (a timestamp between groups, not inside one); its `-z`:
     // a wait (and a barrier) after each call, or after each group.
-    let Calls { grouped, blocking, host_time, events } = case.calls;
+    let Calls { grouped, blocking, host_time, events, .. } = case.calls;
     let grouped = grouped.max(1);
     let groups = case.iterations / grouped;
     let untimed_barriers = blocking == Blocking::WaitEachGroupBarrierUntimed;
@@ -362,12 +362,23 @@ fn check_after<T: Transport, K: Kernel<T>>(
     validation: Option<usize>,
     out: &mut LoopOutcome,
 ) {
-    if validation.is_some() {
-        let last = case.warmup + case.iterations;
+    if validation.is_none() {
+        return;
+    }
+    // nccl-tests' -c N: the same checked call again, up to N times, until
+    // one is wrong on some rank (every rank agrees, untimed, before the
+    // next; none to agree on after the last).
+    let last = case.warmup + case.iterations;
+    let rounds = case.calls.checks;
+    for round in 0..rounds {
+        let before = out.errors;
         kernel.begin_iteration(t, case, last, validation);
         kernel.step(t, case);
         kernel.end_iteration(t, case);
         out.check(t, kernel, case, last);
+        if round + 1 < rounds && t.world().allreduce_sum_u64(out.errors - before) > 0 {
+            break;
+        }
     }
 }
 
@@ -488,7 +499,7 @@ mod tests {
                 let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
                 let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
-                let case = case_64(Calls { grouped, blocking, host_time: false, events: false });
+                let case = case_64(Calls { grouped, blocking, host_time: false, events: false, checks: 1 });
                 k.prepare(t, &case).expect("prepare");
                 let mut samples = Samples::with_capacity(20);
                 assert!(!marks || t.device_marks(case.iterations));
@@ -526,7 +537,7 @@ mod tests {
                 let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
                 let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
-                let case = case_64(Calls { grouped, blocking, host_time: false, events: true });
+                let case = case_64(Calls { grouped, blocking, host_time: false, events: true, checks: 1 });
                 k.prepare(t, &case).expect("prepare");
                 let mut samples = Samples::with_capacity(20);
                 let o = run_batched(t, &mut k, &case, Some(0), &mut samples, &Progress::default(), false);
