@@ -55,20 +55,32 @@ impl Collective for Allgather {
     }
 
     fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
-        let (c, dt) = (case.count, case.datatype);
-        fill_zero(recv, dt, c * job.np);
-        let mine = block_value(job.rank, job.np, i);
-        if job.in_place {
-            write_values(recv, dt, job.rank * c..(job.rank + 1) * c, |_| mine);
-        } else {
-            write_values(send, dt, 0..c, |_| mine);
-        }
+        fill_blocks(send, recv, case, job, i);
     }
 
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch> {
-        let c = case.count;
-        check_values(recv, case.datatype, 0..c * job.np, |k| block_value(k / c, job.np, i), 1)
+        check_blocks(recv, case, job, i)
     }
+}
+
+/// An allgather's inputs in iteration `i`: this rank's block (in place,
+/// at its own place of the output), every element alike, and the rest of
+/// the output zero. Also hypercube_perf's, which gathers the same way.
+pub(crate) fn fill_blocks(send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
+    let (c, dt) = (case.count, case.datatype);
+    fill_zero(recv, dt, c * job.np);
+    let mine = block_value(job.rank, job.np, i);
+    if job.in_place {
+        write_values(recv, dt, job.rank * c..(job.rank + 1) * c, |_| mine);
+    } else {
+        write_values(send, dt, 0..c, |_| mine);
+    }
+}
+
+/// An allgather's result: every rank's block in its place.
+pub(crate) fn check_blocks(recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch> {
+    let c = case.count;
+    check_values(recv, case.datatype, 0..c * job.np, |k| block_value(k / c, job.np, i), 1)
 }
 
 impl<T: Collectives> Call<T> for Allgather {

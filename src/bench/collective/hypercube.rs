@@ -9,11 +9,11 @@
 //! nccl-tests front end runs it.
 
 use crate::backend::Collectives;
-use crate::bench::collective::allgather::block_value;
+use crate::bench::collective::allgather::{check_blocks, fill_blocks};
 use crate::bench::collective::{Call, Collective, Ranks};
 use crate::bench::needs;
 use crate::bench::SizeCase;
-use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
+use crate::buffer::Mismatch;
 use crate::report::nccl_tests::Collective as Nccl;
 use crate::spec::{BenchSpec, Op};
 
@@ -44,20 +44,12 @@ impl Collective for HyperCube {
 
     /// As an allgather's: each rank's block, every element alike.
     fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
-        let (c, dt) = (case.count, case.datatype);
-        fill_zero(recv, dt, c * job.np);
-        let mine = block_value(job.rank, job.np, i);
-        if job.in_place {
-            write_values(recv, dt, job.rank * c..(job.rank + 1) * c, |_| mine);
-        } else {
-            write_values(send, dt, 0..c, |_| mine);
-        }
+        fill_blocks(send, recv, case, job, i);
     }
 
     /// Every rank's block in its place.
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch> {
-        let c = case.count;
-        check_values(recv, case.datatype, 0..c * job.np, |k| block_value(k / c, job.np, i), 1)
+        check_blocks(recv, case, job, i)
     }
 }
 

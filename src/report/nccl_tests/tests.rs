@@ -265,22 +265,7 @@ fn per_iteration_columns_follow_each_cell() {
     };
     assert_eq!(ends(h[2].trim_end())[1..], ends(&line));
     // The preamble's line, with and without a skip.
-    let settings = Settings {
-        threads: 1,
-        gpus: 1,
-        min_bytes: 8,
-        max_bytes: 8,
-        step: Step::Factor(2),
-        warmup_iters: 1,
-        iters: 20,
-        agg_iters: 1,
-        validation: 1,
-        graph: 0,
-        parallel_init: false,
-        unalign: 0,
-        blocking: Blocking::None,
-        per_iteration: Some(0),
-    };
+    let settings = Settings { per_iteration: Some(0), ..alltoall_settings() };
     let line = "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows ";
     assert_eq!(preamble("x", &settings)[2], line);
     let skipping = preamble("x", &Settings { per_iteration: Some(3), ..settings });
@@ -410,9 +395,10 @@ fn footer_average_covers_every_cell_and_failures_show() {
     assert_eq!(footer(&Totals::default(), "x", None)[1], "# Avg bus bandwidth    : nan ");
 }
 
-#[test]
-fn preamble_and_devices() {
-    let settings = Settings {
+/// The preamble's settings of an alltoall_perf run of 32 MiB in 1 MiB
+/// steps, 5 warm-up and 20 timed iterations.
+fn alltoall_settings() -> Settings {
+    Settings {
         threads: 1,
         gpus: 1,
         min_bytes: 33554432,
@@ -427,7 +413,12 @@ fn preamble_and_devices() {
         unalign: 0,
         blocking: Blocking::None,
         per_iteration: None,
-    };
+    }
+}
+
+#[test]
+fn preamble_and_devices() {
+    let settings = alltoall_settings();
     assert_eq!(
         preamble("alltoall_perf", &settings),
         [
