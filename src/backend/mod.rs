@@ -538,6 +538,15 @@ pub(crate) fn hypercube_steps(rank: usize, np: usize) -> impl Iterator<Item = (u
     })
 }
 
+/// The device memory taken between two readings of the free memory
+/// ([`Transport::device_free`]), bytes; 0 where either is missing.
+pub(crate) fn used_between(before: Option<u64>, after: Option<u64>) -> i64 {
+    match (before, after) {
+        (Some(b), Some(a)) => b as i64 - a as i64,
+        _ => 0,
+    }
+}
+
 /// The rank after and the rank before `rank` around the ring of `np`
 /// ranks ([`Collectives::sendrecv`]'s peers; itself for one rank).
 pub(crate) fn ring_neighbours(rank: usize, np: usize) -> (usize, usize) {

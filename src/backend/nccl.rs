@@ -33,6 +33,7 @@ use serde_json::json;
 
 use super::cuda_memory::{CudaMemory, GpuBuf, Place};
 use super::team::Team;
+use super::used_between;
 use super::world::{self, World};
 use super::{
     agree_failures, check_len, Buffer, Collectives, Control, Envelope, Memory, Operands, RawBuffer, Transport,
@@ -102,15 +103,6 @@ fn nccl_op(op: Reduction) -> Option<ncclRedOp_t> {
 /// driver cannot say).
 fn free_now() -> Option<u64> {
     cu::mem_get_info().ok().map(|(free, _)| free as u64)
-}
-
-/// The memory taken between two readings of the free memory (0 where
-/// either is missing).
-fn used_between(before: Option<u64>, after: Option<u64>) -> i64 {
-    match (before, after) {
-        (Some(b), Some(a)) => b as i64 - a as i64,
-        _ => 0,
-    }
 }
 
 /// How a rank's communicator, stream and buffers are made.

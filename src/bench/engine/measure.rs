@@ -213,10 +213,7 @@ fn emit(sinks: &mut Option<&mut Sinks>, f: &mut dyn FnMut(&mut dyn Sink) -> io::
 /// rank, at rank 0; collective.
 fn memory_usage<T: Transport>(t: &T, free_before: Option<u64>) -> crate::report::MemoryUsage {
     let (init, buffers) = t.setup_memory().unwrap_or((0, 0));
-    let collective = match (free_before, t.device_free()) {
-        (Some(b), Some(a)) => b as i64 - a as i64,
-        _ => 0,
-    };
+    let collective = crate::backend::used_between(free_before, t.device_free());
     // Whole bytes, far below 2^53: exact as doubles.
     let most = t.world().reduce_f64_slice(&[init as f64, buffers as f64, collective as f64], ReduceOp::Max);
     let at = |i: usize| most.get(i).map_or(0, |&v| v as i64);
