@@ -18,7 +18,8 @@
 //! - [`topo`] (hwloc, placement policy) and [`buffer`] (host memory,
 //!   patterns);
 //! - leaves: [`args`], [`text`], [`fatal`], [`diag`], [`procs`],
-//!   [`input_file`], [`bytes`], [`datatype`], [`stats`], [`matrix`].
+//!   [`input_file`], [`bytes`], [`datatype`], [`stats`], [`matrix`],
+//!   [`traffic`].
 
 pub mod ab;
 pub mod args;
@@ -53,6 +54,7 @@ pub(crate) mod stats;
 pub mod suite;
 pub mod text;
 pub mod topo;
+pub mod traffic;
 
 /// commbench's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -192,6 +192,15 @@ pub struct Options {
     /// datatype past its allocation (misaligned; 0: aligned).
     #[serde(skip_serializing_if = "is_zero")]
     pub unalign: usize,
+    /// nccl-tests' alltoallv: what each pair of ranks moves (its
+    /// `NCCL_TESTS_ALLTOALLV_*` variables); None for every other run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<crate::traffic::Traffic>,
+    /// `NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY`: each alltoallv cell is
+    /// preceded by the pattern's line and every rank's bytes and
+    /// bandwidths, where nccl-tests prints them (inside the row).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub traffic_summary: bool,
     /// nccl-tests' `-x P`: every communicator is made with CTA policy P
     /// (NCCL 2.27 on).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -108,6 +108,10 @@ pub enum Op {
     /// step k each rank trades everything it holds with the rank whose
     /// number differs in bit k, as grouped ncclSend and ncclRecv).
     HyperCube,
+    /// Each rank sends each peer the bytes a traffic pattern gives the
+    /// pair (nccl-tests' alltoallv: [`crate::traffic`]), end to end in
+    /// rank order, as grouped ncclSend and ncclRecv.
+    AlltoallvTraffic,
 }
 
 impl Op {
@@ -128,6 +132,7 @@ impl Op {
                 | Op::Allgatherv
                 | Op::Alltoall
                 | Op::Alltoallv
+                | Op::AlltoallvTraffic
                 | Op::Alltoallw
                 | Op::Gather
                 | Op::Gatherv
@@ -198,6 +203,10 @@ pub enum JobShapeError {
          buffers{with}; raise -M or lower -m)"
     )]
     DefaultMemoryLimit { limit: usize, min: usize, need: usize, with: String },
+    /// nccl-tests' alltoallv: a traffic matrix the job does not fit (its
+    /// line, [`crate::traffic::Traffic::misfit`]).
+    #[error("{0}")]
+    Traffic(String),
 }
 
 /// The `-w` and `-s` a one-sided benchmark accepts and its defaults

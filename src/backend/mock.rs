@@ -915,6 +915,36 @@ impl Collectives for MockTransport {
         let all = self.collective(input[..bytes].to_vec(), bytes as f64);
         out.as_mut_slice()[..bytes].copy_from_slice(&all.0[super::ring_neighbours(me, np).1]);
     }
+
+    /// Every rank hands in its counts ahead of its blocks, so each finds
+    /// where in a sender's blocks its own starts.
+    fn alltoallv_counts(&self, io: Operands<AlignedBuf>, send: &[usize], recv: &[usize], dt: Datatype) {
+        let Some(mut io) = self.keep_or_run(io, || {
+            let (send, recv) = (send.to_vec(), recv.to_vec());
+            move |t, io| t.alltoallv_counts(io, &send, &recv, dt)
+        }) else {
+            return;
+        };
+        let (np, me, es) = (self.np(), self.world.rank, dt.size());
+        let (input, out) = split_io(&mut io);
+        let sent: usize = send.iter().sum::<usize>() * es;
+        check_len(input.len(), sent);
+        check_len(out.len(), recv.iter().sum::<usize>() * es);
+        let head = np * 8;
+        let mut mine: Vec<u8> = send.iter().flat_map(|&c| (c as u64).to_le_bytes()).collect();
+        mine.extend_from_slice(&input[..sent]);
+        let all = self.collective(mine, sent as f64 * (np as f64 - 1.0) / np as f64);
+        let mut at = 0;
+        for (r, theirs) in all.0.iter().enumerate() {
+            let count = |k: usize| u64::from_le_bytes(theirs[k * 8..k * 8 + 8].try_into().expect("8 bytes")) as usize;
+            let from = head + (0..me).map(count).sum::<usize>() * es;
+            let n = recv[r] * es;
+            assert_eq!(count(me) * es, n, "rank {r} sends rank {me} what it expects");
+            out.as_mut_slice()[at..at + n].copy_from_slice(&theirs[from..from + n]);
+            at += n;
+        }
+        self.tamper(out.as_mut_slice());
+    }
 }
 
 impl DataBarrier for MockTransport {

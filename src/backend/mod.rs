@@ -225,6 +225,20 @@ impl Blocks {
         Blocks::new(counts, displs, dt, displs_in_bytes)
     }
 
+    /// Blocks of `counts[r]` elements for each rank r, end to end in rank
+    /// order (displacements in elements); None where a count or
+    /// displacement does not fit MPI's `int`.
+    pub(crate) fn end_to_end_of(counts: &[usize], dt: Datatype) -> Option<Blocks> {
+        let mut displs = Vec::with_capacity(counts.len());
+        let mut at = 0usize;
+        for &c in counts {
+            displs.push(i32::try_from(at).ok()?);
+            at = at.checked_add(c)?;
+        }
+        let counts = counts.iter().map(|&c| i32::try_from(c).ok()).collect::<Option<Vec<_>>>()?;
+        Some(Blocks::new(counts, displs, dt, false))
+    }
+
     /// Byte offset of rank r's block.
     pub fn offset(&self, r: usize, dt: Datatype, displs_in_bytes: bool) -> usize {
         self.displs[r].max(0) as usize * if displs_in_bytes { 1 } else { dt.size() }
@@ -524,6 +538,12 @@ pub trait Collectives: Transport {
     fn hypercube(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype) {
         self.allgather(io, count, dt)
     }
+    /// An all-to-all of `send[r]` elements to each rank r and `recv[r]`
+    /// from each, blocks end to end in rank order on both sides (nccl-tests'
+    /// alltoallv; every rank's counts may differ). In place the input is
+    /// the receive buffer and the result undefined (nccl-tests leaves it
+    /// unchecked).
+    fn alltoallv_counts(&self, io: Operands<Self::Buf>, send: &[usize], recv: &[usize], dt: Datatype);
 }
 
 /// The partner and the blocks exchanged at each step of rank `rank`'s

@@ -811,6 +811,31 @@ impl<'w> Collectives for Nccl<'w> {
         }
     }
 
+    /// nccl-tests' alltoallv: one group of a send and a receive per peer
+    /// that moves anything, each block after the last.
+    fn alltoallv_counts(&self, io: Operands<GpuBuf>, send: &[usize], recv: &[usize], dt: Datatype) {
+        let es = dt.size();
+        let (sent, got) = (send.iter().sum::<usize>() * es, recv.iter().sum::<usize>() * es);
+        // In place (nccl-tests' second pass) the blocks go out of the
+        // buffer they come into: timed, never checked.
+        let holds = if matches!(io, Operands::InPlace(_)) { got.max(sent) } else { got };
+        let (input, out) = Self::checked(io, sent, holds, 0);
+        let base = out.as_mut_ptr();
+        self.group(|| {
+            let (mut s, mut r) = (0usize, 0usize);
+            for peer in 0..self.np {
+                if send[peer] > 0 {
+                    self.post_send(input.wrapping_byte_add(s), send[peer], dt, peer);
+                    s += send[peer] * es;
+                }
+                if recv[peer] > 0 {
+                    self.post_recv(base.wrapping_add(r) as *mut c_void, recv[peer], dt, peer);
+                    r += recv[peer] * es;
+                }
+            }
+        });
+    }
+
     fn sendrecv(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype) {
         let need = count * dt.size();
         // In place the block is sent from the buffer it is received into,

@@ -95,6 +95,7 @@ pub fn lookup(name: &str) -> Option<&'static Entry> {
 pub const NCCL_TESTS_ONLY: &[Entry] = &[
     <crate::bench::collective::sendrecv::SendRecv as Registered>::ENTRY,
     <crate::bench::collective::hypercube::HyperCube as Registered>::ENTRY,
+    <crate::bench::collective::alltoallv_traffic::AlltoallvTraffic as Registered>::ENTRY,
 ];
 
 #[cfg(test)]

@@ -68,6 +68,8 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         iteration_events: None,
         memory_report: false,
         unalign: 0,
+        traffic: None,
+        traffic_summary: false,
         cta_policy: None,
         check_rounds: 1,
         default_stream: false,

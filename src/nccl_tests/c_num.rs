@@ -224,6 +224,15 @@ fn exponent_digits(b: &[u8]) -> (Option<i64>, usize) {
     (Some(if negative { -v } else { v }), i + digits)
 }
 
+/// C's `strtod` at the start of `s`: the number and the bytes it took
+/// (leading space included), or None where it reads none. A finite
+/// number out of a double's range (glibc's ERANGE) is None too.
+pub(crate) fn strtod(s: &str) -> Option<(f64, usize)> {
+    let (v, taken) = float_prefix(s, false)?;
+    let spelled_infinite = s[..taken].to_ascii_lowercase().contains("inf");
+    (!v.is_infinite() || spelled_infinite).then_some((v, taken))
+}
+
 /// C's `atof`: the number at the start of `s`, 0 when there is none.
 pub(crate) fn atof(s: &str) -> f64 {
     float_prefix(s, false).map_or(0.0, |(v, _)| v)

@@ -32,6 +32,10 @@ use crate::stats::RankTime;
 /// (`testNotImplemented`).
 pub const NOT_IMPLEMENTED: i32 = 5;
 
+/// nccl-tests' status for a failure of the test's own
+/// (`testInternalError`): alltoallv's traffic matrix it cannot use.
+pub const INTERNAL_ERROR: i32 = 1;
+
 /// nccl-tests' status when CUDA refuses (`testCudaError`): a device that
 /// does not exist.
 pub const CUDA_ERROR: i32 = 2;
@@ -131,7 +135,7 @@ fn too_few_gpus(opts: &Options, local_rank: Option<usize>, count: Option<usize>)
 /// The benchmark whose kernel each nccl-tests program runs over: its OSU
 /// twin, or one only this front end runs
 /// ([`crate::bench::registry::NCCL_TESTS_ONLY`]).
-pub const PROGRAMS: [(&str, &str); 9] = [
+pub const PROGRAMS: [(&str, &str); 11] = [
     ("all_reduce_perf", "osu_allreduce"),
     ("all_gather_perf", "osu_allgather"),
     ("broadcast_perf", "osu_bcast"),
@@ -141,6 +145,8 @@ pub const PROGRAMS: [(&str, &str); 9] = [
     ("gather_perf", "osu_gather"),
     ("scatter_perf", "osu_scatter"),
     ("sendrecv_perf", "sendrecv"),
+    ("hypercube_perf", "hypercube"),
+    ("alltoallv_perf", "alltoallv_traffic"),
 ];
 
 /// Whether `program` (one of [`PROGRAMS`]) would run `args` with NCCL
@@ -178,27 +184,50 @@ fn read(
     };
     match options_from(spec, &settings, get, nccl) {
         Ok(opts) => Ok((opts, said)),
-        Err((line, status)) => {
+        Err((Line::Err(line), status)) => {
             said.push(Line::Err(format!("{program}: {line}")));
+            Err((said, status))
+        }
+        Err((line, status)) => {
+            said.push(line);
             Err((said, status))
         }
     }
 }
 
 /// The core's options for `settings` and the environment `get` gives, or
-/// the line that refuses them and its status.
+/// the line that refuses them and its status: ours on stderr (to be
+/// prefixed with the program's name), or nccl-tests' own on stdout.
 fn options_from(
     spec: &BenchSpec,
     settings: &Settings,
     get: impl Fn(&str) -> Option<String>,
     nccl: NcclVersion,
-) -> Result<Options, (String, i32)> {
-    let environment = Environment::read(get).map_err(|line| (line, BAD_VALUE))?;
-    options(spec, settings, &environment, nccl).map_err(|refusal| match refusal {
-        Refusal::NotYet(line) => (line, NOT_IMPLEMENTED),
-        Refusal::NoDevice(line) => (line, CUDA_ERROR),
-        Refusal::BadValue(line) => (line, BAD_VALUE),
-    })
+) -> Result<Options, (Line, i32)> {
+    let environment = Environment::read(&get).map_err(|line| (Line::Err(line), BAD_VALUE))?;
+    let mut opts = options(spec, settings, &environment, nccl).map_err(|refusal| match refusal {
+        Refusal::NotYet(line) => (Line::Err(line), NOT_IMPLEMENTED),
+        Refusal::NoDevice(line) => (Line::Err(line), CUDA_ERROR),
+        Refusal::BadValue(line) => (Line::Err(line), BAD_VALUE),
+    })?;
+    if spec.name == crate::bench::collective::alltoallv_traffic::SPEC.name {
+        // alltoallv's pattern; what nccl-tests refuses in it, it says on
+        // stdout in its own words and ends with testInternalError.
+        let refuse = |line: String| (Line::Out(line), INTERNAL_ERROR);
+        let (traffic, summary) = super::traffic_file::read(&get).map_err(refuse)?;
+        if let (crate::traffic::Traffic::Matrix(_), Some(sweep)) = (&traffic, opts.sweep) {
+            if sweep.min != sweep.max {
+                return Err(refuse(
+                    "-b and -e options must be set to the same value (e.g., -b 32M -e 32M) when using alltoallv \
+                     traffic matrix mode."
+                        .to_string(),
+                ));
+            }
+        }
+        opts.traffic = Some(traffic);
+        opts.traffic_summary = summary;
+    }
+    Ok(opts)
 }
 
 /// `said`'s lines, each on its stream; a line on stderr in one write

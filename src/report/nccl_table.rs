@@ -80,6 +80,10 @@ pub(crate) struct NcclTestsTable<W: Write> {
     json: Option<NcclJson<std::io::BufWriter<std::fs::File>>>,
     /// `-M 1`: the GPUs' memory the run took, for the footer.
     memory: Option<crate::report::MemoryUsage>,
+    /// alltoallv's pattern (its size column), and whether each cell is
+    /// preceded by its summary (`NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY`).
+    traffic: Option<crate::traffic::Traffic>,
+    traffic_summary: bool,
 }
 
 impl<W: Write> NcclTestsTable<W> {
@@ -143,6 +147,8 @@ impl<W: Write> NcclTestsTable<W> {
             json_path: opts.json_output.clone(),
             json: None,
             memory: None,
+            traffic: opts.traffic.clone(),
+            traffic_summary: opts.traffic_summary,
         })
     }
 
@@ -201,11 +207,16 @@ impl<W: Write> NcclTestsTable<W> {
         self.out.flush()
     }
 
-    fn cell(&self, row: &Row) -> Cell {
+    /// The time (us) a row's bandwidths come from: `-a`'s rank's.
+    fn time_us(&self, row: &Row) -> f64 {
         let avg = row.avg_lat_us.unwrap_or(f64::NAN);
+        row.spread.map_or(avg, |s| s.time(self.rank_time, avg))
+    }
+
+    fn cell(&self, row: &Row) -> Cell {
         let time_us = match (self.cputime, row.issue_us) {
             (true, Some(issue)) => issue,
-            _ => row.spread.map_or(avg, |s| s.time(self.rank_time, avg)),
+            _ => self.time_us(row),
         };
         let (algbw, busbw) = row.algbw_busbw.unwrap_or((f64::NAN, f64::NAN));
         Cell { time_us, algbw, busbw, wrong: row.wrong_elements }
@@ -239,10 +250,10 @@ impl<W: Write> Sink for NcclTestsTable<W> {
             };
         };
         let (size, out_of_place, cell) = (out.size, self.cell(out), self.cell(inp));
-        let bytes = self.coll.osu_bytes(size, self.np);
+        let (bytes, count) = self.coll.row_columns(size, self.datatype.size(), self.np, self.traffic.as_ref());
         let labels = RowLabels {
             size: bytes,
-            count: self.coll.count_column(bytes, self.datatype.size(), self.np),
+            count,
             type_name: self.datatype.nccl_name(),
             redop: self.coll.redop_column(self.reduction.name()),
             root: self.coll.root_column(self.root),
@@ -260,7 +271,18 @@ impl<W: Write> Sink for NcclTestsTable<W> {
             (Some(_), Some(p)) => nt::iteration_columns(&p.stats()),
             (Some(_), None) => format!("{:>9}", "N/A").repeat(4),
         };
-        let mut line = nt::row_with(&labels, &out_of_place, &after(out), &cell, &after(inp));
+        // alltoallv's summary, where nccl-tests prints it: as each cell's
+        // bandwidths are worked out, after the labels (on their line) and
+        // after the first cell.
+        let before = |r: &Row| match (&self.traffic, self.traffic_summary) {
+            (Some(t), true) => {
+                let lines = t.summary_lines(self.np, (size * self.np) as u64, self.time_us(r) / 1e6);
+                lines.iter().map(|l| format!("{l}\n")).collect()
+            }
+            _ => String::new(),
+        };
+        let mut line =
+            nt::row_around(&labels, [(&before(out), &out_of_place, &after(out)), (&before(inp), &cell, &after(inp))]);
         if self.timestamps {
             line.push_str(&nt::timestamp_cell(&crate::report::time::local_now(nt::TIMESTAMP_FORMAT)));
         }
@@ -413,8 +435,8 @@ mod tests {
                         Collective::Scatter => (c * np, c, c * e),
                         Collective::AllToAll => (c * np, c * np, c * e),
                         Collective::ReduceScatter => (c * np, c, c * np * e),
-                        Collective::SendRecv | Collective::HyperCube => {
-                            unreachable!("no OSU benchmark prints sendrecv_perf or hypercube_perf")
+                        Collective::SendRecv | Collective::HyperCube | Collective::AllToAllV => {
+                            unreachable!("no OSU benchmark prints sendrecv_perf, hypercube_perf or alltoallv_perf")
                         }
                     };
                     let opts = test_options(spec, &["--backend", "nccl", "--format", "nccl-tests"]);

@@ -61,12 +61,15 @@ pub enum Collective {
     Scatter,
     /// An allgather by hypercube exchanges of grouped sends and receives.
     HyperCube,
+    /// An all-to-all of a traffic pattern's amounts per pair
+    /// ([`crate::traffic`]), as grouped sends and receives.
+    AllToAllV,
 }
 
 impl Collective {
     /// Every collective, in nccl-tests' build order.
     #[cfg_attr(not(test), allow(dead_code, reason = "the nccl-tests binaries (issue 43) use it; unit tests pin it"))]
-    pub const ALL: [Collective; 10] = [
+    pub const ALL: [Collective; 11] = [
         Collective::AllReduce,
         Collective::AllGather,
         Collective::Broadcast,
@@ -77,6 +80,7 @@ impl Collective {
         Collective::Gather,
         Collective::Scatter,
         Collective::HyperCube,
+        Collective::AllToAllV,
     ];
 
     /// The nccl-tests binary that runs this collective.
@@ -92,6 +96,7 @@ impl Collective {
             Collective::Gather => "gather_perf",
             Collective::Scatter => "scatter_perf",
             Collective::HyperCube => "hypercube_perf",
+            Collective::AllToAllV => "alltoallv_perf",
         }
     }
 
@@ -110,6 +115,7 @@ impl Collective {
             Collective::AllGather
             | Collective::ReduceScatter
             | Collective::AllToAll
+            | Collective::AllToAllV
             | Collective::Gather
             | Collective::Scatter => (n - 1.0) / n,
             // The hypercube's algbw already counts only what crosses
@@ -171,6 +177,7 @@ impl Collective {
         match self {
             Collective::AllGather
             | Collective::AllToAll
+            | Collective::AllToAllV
             | Collective::Broadcast
             | Collective::Gather
             | Collective::Scatter => "none",
@@ -219,6 +226,7 @@ impl Collective {
             Op::Scatter => Some(Collective::Scatter),
             Op::SendRecv => Some(Collective::SendRecv),
             Op::HyperCube => Some(Collective::HyperCube),
+            Op::AlltoallvTraffic => Some(Collective::AllToAllV),
             _ => None,
         }
     }
@@ -232,8 +240,33 @@ impl Collective {
             | Collective::AllToAll
             | Collective::Gather
             | Collective::Scatter
-            | Collective::HyperCube => osu_size.saturating_mul(ranks),
+            | Collective::HyperCube
+            | Collective::AllToAllV => osu_size.saturating_mul(ranks),
             _ => osu_size,
+        }
+    }
+
+    /// A row's `size` and `count` columns for a kernel size of `osu_size`
+    /// bytes in elements of `elt_size` on `ranks` ranks. alltoallv's come
+    /// from its pattern (`traffic`): the busiest rank's side and the
+    /// per-peer count (0 for a matrix); every other collective's from
+    /// [`Collective::osu_bytes`] and [`Collective::count_column`].
+    pub(crate) fn row_columns(
+        self,
+        osu_size: usize,
+        elt_size: usize,
+        ranks: usize,
+        traffic: Option<&crate::traffic::Traffic>,
+    ) -> (usize, usize) {
+        match (self, traffic) {
+            (Collective::AllToAllV, Some(t)) => {
+                let total = osu_size.saturating_mul(ranks) as u64;
+                (t.busiest_bytes(ranks, total, elt_size), osu_size / elt_size.max(1))
+            }
+            _ => {
+                let bytes = self.osu_bytes(osu_size, ranks);
+                (bytes, self.count_column(bytes, elt_size, ranks))
+            }
         }
     }
 
@@ -672,18 +705,25 @@ pub fn timestamp_cell(stamp: &str) -> String {
 /// One result row: the labels, then the out-of-place and in-place cells.
 #[cfg(test)]
 pub fn row(labels: &RowLabels, out_of_place: &Cell, in_place: &Cell) -> String {
-    row_with(labels, out_of_place, "", in_place, "")
+    row_around(labels, [("", out_of_place, ""), ("", in_place, "")])
 }
 
-/// [`row`] with text after each cell (`-I`'s [`iteration_columns`]).
-pub fn row_with(labels: &RowLabels, out_of_place: &Cell, after_out: &str, in_place: &Cell, after_in: &str) -> String {
+/// [`row`] with text before and after each cell (`-I`'s
+/// [`iteration_columns`] after; alltoallv's summary lines before, which
+/// nccl-tests prints inside the row): the labels, then for
+/// the out-of-place and the in-place cell the text before, the cell's
+/// columns and the text after.
+pub fn row_around(labels: &RowLabels, cells: [(&str, &Cell, &str); 2]) -> String {
     let RowLabels { size, count, type_name, redop, root } = *labels;
-    format!(
-        "{size:>SIZE_W$}{GAP}{count:>COUNT_W$}{GAP}{type_name:>TYPE_W$}{GAP}{redop:>REDOP_W$}{GAP}{root:>ROOT_W$}{}\
-         {after_out}{}{after_in}",
-        cell_columns(out_of_place),
-        cell_columns(in_place)
-    )
+    let mut line = format!(
+        "{size:>SIZE_W$}{GAP}{count:>COUNT_W$}{GAP}{type_name:>TYPE_W$}{GAP}{redop:>REDOP_W$}{GAP}{root:>ROOT_W$}"
+    );
+    for (before, cell, after) in cells {
+        line.push_str(before);
+        line.push_str(&cell_columns(cell));
+        line.push_str(after);
+    }
+    line
 }
 
 /// nccl-tests' size of memory: bytes, KB, MB or GB (powers of 1024, by

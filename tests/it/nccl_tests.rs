@@ -1424,6 +1424,159 @@ fn hypercube_perf_gathers_by_hypercube_exchanges() {
     assert!(r.stdout.contains("# Out of bounds values : ") && r.stdout.contains(" FAILED\n"), "{}", r.stdout);
 }
 
+/// The labels of nccl-tests' rows (size, count, type, redop, root) and
+/// each cell's four columns.
+fn row_parts(row: &str) -> (String, Vec<String>) {
+    (row[..52].to_string(), row[52..].split_whitespace().map(String::from).collect())
+}
+
+/// alltoallv_perf, which has no OSU twin: each rank sends each peer the
+/// bytes nccl-tests' pattern gives the pair. Generated (four GPUs of one
+/// process, no launcher): the count column is one peer's even share in
+/// 16-byte units and the size column the busiest rank's side, here by
+/// hand for 1K, 8K and 64K on 4 ranks at spread 1 (rank 0 sends 0, 1/6,
+/// 2/6 and 3/6 of its total, each rounded down to 16 bytes); spread 0.5
+/// on three processes in half precision; out-of-place cells checked,
+/// in-place ones `N/A` as nccl-tests leaves them; algbw = size / time.
+/// A matrix file on two processes of two GPUs, with its summary lines
+/// inside the row where nccl-tests prints them. What nccl-tests refuses,
+/// in its words and with its status 1; a block the stand-in corrupts
+/// fails the run with status 7. Eight launches of about a second each.
+#[test]
+fn alltoallv_perf_moves_each_pair_s_share_of_its_pattern() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let args = ["-b", "1K", "-e", "64K", "-f", "8", "-n", "2", "-w", "1"];
+    let data_rows = |out: &str| -> Vec<String> {
+        out.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())).map(String::from).collect()
+    };
+    for (np, gpus, dt, spread, want) in [
+        (None, "4", "float", None, [(1008u64, 64u64), (8176, 512), (65520, 4096)]),
+        // 512 halves over 3 ranks: 170, 168 in 16-byte units; 1008 bytes
+        // in all; rank 0 sends 0.5 * 336 + 0.5 * (0, 336, 672), rounded.
+        (Some(3), "1", "half", Some("0.5"), [(992, 168), (8160, 1360), (65504, 10920)]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let with: Vec<&str> = args.iter().copied().chain(["-g", gpus, "-d", dt]).collect();
+        let extra: Vec<(&str, &str)> = spread.map(|s| ("NCCL_TESTS_ALLTOALLV_SPREAD", s)).into_iter().collect();
+        let r = perf(&gpu, np, "alltoallv_perf", &with, &extra, dir.path());
+        assert_eq!(r.code, Some(0), "{np:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stderr.is_empty(), "{}", r.stderr);
+        assert!(r.stdout.contains("# Collective test starting: alltoallv_perf\n"), "{}", r.stdout);
+        let rows = data_rows(&r.stdout);
+        assert_eq!(rows.len(), 3, "{}", r.stdout);
+        for (row, (size, count)) in rows.iter().zip(want) {
+            let (labels, cells) = row_parts(row);
+            assert_eq!(labels, format!("{size:>12}  {count:>12}  {dt:>8}  {:>6}  {:>6}", "none", -1), "{row:?}");
+            assert_eq!(cells.len(), 8, "{row:?}");
+            assert_eq!((cells[3].as_str(), cells[7].as_str()), ("0", "N/A"), "{row:?}");
+            let (time_us, algbw): (f64, f64) = (cells[0].parse().unwrap(), cells[1].parse().unwrap());
+            let want = size as f64 / 1e3 / time_us;
+            assert!((algbw - want).abs() <= 0.005 + want * 0.01, "{algbw} vs {want}: {row:?}");
+        }
+        let (record, csv) = run_results(dir.path());
+        assert_eq!(record["status"], "complete", "{record}");
+        let traffic = &record["options"]["traffic"];
+        assert_eq!(traffic["mode"], "generated", "{record}");
+        assert_eq!(traffic["spread"], spread.map_or(1.0, |s| s.parse().unwrap()), "{record}");
+        assert!(csv.iter().all(|row| row["benchmark"] == "alltoallv_traffic"), "{csv:?}");
+    }
+
+    // A 4 x 4 matrix on 2 x 2 GPUs: rank 1 sends the most (48 + 96 + 64 +
+    // 4000 bytes), the count column is 0, and each cell is preceded by the
+    // pattern's line and one line per rank.
+    let dir = tempfile::tempdir().unwrap();
+    let matrix = dir.path().join("m.txt");
+    std::fs::write(&matrix, "100 200 150 0\n50 100 75 4000\n300 150 200 10\n1 2 3 4\n").unwrap();
+    let m = matrix.to_str().unwrap();
+    let with_matrix = [("NCCL_TESTS_ALLTOALLV_MATRIX_FILE", m), ("NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY", "1")];
+    let r = perf(
+        &gpu,
+        Some(2),
+        "alltoallv_perf",
+        &["-b", "8K", "-e", "8K", "-g", "2", "-n", "2"],
+        &with_matrix,
+        dir.path(),
+    );
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let summary = |t: &str| {
+        format!(
+            "# NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY: mode=matrix nranks=4 matrix_dim=4 scale=9.9 time_usec=9.9\n\
+             #   rank=9 send_bytes=9 recv_bytes=9 alg_bw=9.9 bus_bw=9.9\n\
+             #   rank=9 send_bytes=9 recv_bytes=9 alg_bw=9.9 bus_bw=9.9\n\
+             #   rank=9 send_bytes=9 recv_bytes=9 alg_bw=9.9 bus_bw=9.9\n\
+             #   rank=9 send_bytes=9 recv_bytes=9 alg_bw=9.9 bus_bw=9.9\n{t}"
+        )
+    };
+    let body = masked(r.stdout.split("#        (B)").nth(1).unwrap().split_once('\n').unwrap().1);
+    let want = format!(
+        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}\n",
+        9,
+        9,
+        "float",
+        "none",
+        "-9",
+        summary(&format!("  {:>7}  {:>6}  {:>6}  {:>6}", "9.9", "9.9", "9.9", "9")),
+        summary(&format!("  {:>7}  {:>6}  {:>6}  {:>6}", "9.9", "9.9", "9.9", "N/A")),
+    );
+    // Masking shortens numbers, so the layout compares word by word on
+    // each line (the exact widths: the labels' line below).
+    fn words(t: &str) -> Vec<Vec<&str>> {
+        t.lines().map(|l| l.split_whitespace().collect()).collect()
+    }
+    let masked_want = masked(&want);
+    let (got, wanted) = (words(&body), words(&masked_want));
+    assert_eq!(got[..wanted.len()], wanted[..], "{body}\nwanted\n{want}");
+    assert!(r.stdout.contains("\n        4208             0     float    none      -1# NCCL_TESTS"), "{}", r.stdout);
+    assert!(r.stdout.contains("\n#   rank=1 send_bytes=4208 recv_bytes=432 alg_bw="), "{}", r.stdout);
+    assert!(r.stdout.contains("\n#   rank=3 send_bytes=0 recv_bytes=4000 alg_bw="), "{}", r.stdout);
+    let (record, _) = run_results(dir.path());
+    assert_eq!(record["options"]["traffic"]["mode"], "matrix", "{record}");
+    assert_eq!(record["options"]["traffic"]["file"], m, "{record}");
+
+    // What nccl-tests refuses: on stdout in its words before anything
+    // starts, or once the ranks are known; status 1 either way.
+    let ragged = dir.path().join("ragged.txt");
+    std::fs::write(&ragged, "1 2\n3\n").unwrap();
+    let g = ragged.to_str().unwrap();
+    for (args, file, np, line) in [
+        (&["-b", "1K", "-e", "8K"][..], m, Some(2), "-b and -e options must be set to the same value (e.g., -b 32M -e 32M) when using alltoallv traffic matrix mode.".to_string()),
+        (&["-b", "8K", "-e", "8K"], g, None, format!("Invalid alltoallv traffic matrix column count in file {g} row 1. Expected 2 columns, got 1.")),
+        (&["-b", "4K", "-e", "4K", "-g", "4"], m, None, format!("maxBytes (-e) must be at least 4208 bytes as required by traffic matrix file {m} (got 4096). Increase -e.")),
+        (&["-b", "8K", "-e", "8K", "-g", "4"], g, None, format!("Invalid alltoallv traffic matrix column count in file {g} row 1. Expected 2 columns, got 1.")),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let r = perf(&gpu, np, "alltoallv_perf", args, &[("NCCL_TESTS_ALLTOALLV_MATRIX_FILE", file)], d.path());
+        assert_eq!(r.code, Some(1), "{args:?}: {}\n{}", r.stdout, r.stderr);
+        r.assert_no_panic();
+        let said = format!("{}{}", r.stdout, r.stderr);
+        assert!(said.contains(&line), "{args:?}: {said}");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let r = perf(
+        &gpu,
+        None,
+        "alltoallv_perf",
+        &["-b", "8K", "-e", "8K", "-g", "8"],
+        &[("NCCL_TESTS_ALLTOALLV_MATRIX_FILE", m)],
+        d.path(),
+    );
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "Invalid alltoallv traffic matrix, requested nranks (8) is larger than matrix size (4) in file {m}."
+        )),
+        "{}",
+        r.stderr
+    );
+
+    let corrupt = [("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1")];
+    let r = perf(&gpu, Some(2), "alltoallv_perf", &args, &corrupt, d.path());
+    assert_eq!(r.code, Some(7), "{}\n{}", r.stdout, r.stderr);
+    r.assert_no_panic();
+    assert!(r.stdout.contains("# Out of bounds values : ") && r.stdout.contains(" FAILED\n"), "{}", r.stdout);
+}
+
 /// `NCCL_TESTS_DEVICE` names every process's GPU, as in nccl-tests: the
 /// device line shows it; two processes on it fail as NCCL fails two ranks
 /// on one GPU; a negative number is refused in one line with nccl-tests'

@@ -627,6 +627,24 @@ impl<'w, M: Memory> Collectives for Mpi<'w, M> {
     }
 
     #[inline(always)]
+    /// MPI_Alltoallv over the counts laid end to end. No front end runs
+    /// it over MPI (nccl-tests' alltoallv is NCCL's); MPI's counts and
+    /// displacements are `int`s, and a layout beyond them ends the run.
+    fn alltoallv_counts(&self, io: Operands<M::Buf>, send: &[usize], recv: &[usize], dt: Datatype) {
+        let layout = |counts: &[usize]| {
+            crate::backend::Blocks::end_to_end_of(counts, dt).unwrap_or_else(|| {
+                crate::fatal::raise(format!(
+                    "MPI_Alltoallv cannot lay out {} elements of {} in one call (its counts are ints)",
+                    counts.iter().sum::<usize>(),
+                    dt.mpi_name()
+                ))
+            })
+        };
+        let (send, recv) = (layout(send), layout(recv));
+        // SAFETY: a blocking call.
+        unsafe { self.alltoallv_as(self.form(), io, &send, &recv, dt) }
+    }
+
     fn sendrecv(&self, io: Operands<M::Buf>, count: usize, dt: Datatype) {
         // No benchmark starts it in a non-blocking or persistent form.
         debug_assert!(matches!(self.form(), Form::Now));

@@ -18,7 +18,7 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
 pub struct Alltoall;
 
 /// The value of every element rank `from` sends to rank `to` in iteration i.
-fn pair_value(from: usize, to: usize, np: usize, i: usize) -> u64 {
+pub(crate) fn pair_value(from: usize, to: usize, np: usize, i: usize) -> u64 {
     let sn = (from * np) as u64;
     sn + to as u64 + (i as u64 + 1) * (sn + 1) * (to as u64 + 1)
 }

@@ -10,6 +10,7 @@ pub mod allgatherv;
 pub mod allreduce;
 pub mod alltoall;
 pub mod alltoallv;
+pub mod alltoallv_traffic;
 pub mod alltoallw;
 pub mod barrier;
 pub mod bcast;
@@ -183,6 +184,13 @@ pub trait Collective: Sized {
     /// The collective for a job of `np` ranks.
     fn new(np: usize) -> Self;
 
+    /// The collective for a run with `opts` on `np` ranks: [`Collective::new`]
+    /// plus what only the options say (nccl-tests' alltoallv: its traffic
+    /// pattern).
+    fn for_run(_opts: &crate::options::Options, np: usize) -> Self {
+        Self::new(np)
+    }
+
     /// Bytes of the send and receive buffers for messages of `size` bytes.
     fn buffer_bytes(&self, size: usize, np: usize) -> (usize, usize);
 
@@ -263,7 +271,7 @@ impl<C: Collective> Bench for C {
 
     /// The send, receive and warm-up buffers [`CollKernel::new`] allocates.
     fn message_bytes(plan: &crate::bench::engine::plan::Plan, np: usize) -> u128 {
-        let c = C::new(np);
+        let c = C::for_run(plan.opts, np);
         let (send, recv) = c.buffer_bytes(plan.max_size, np);
         let warm = if warm_buffer(&c, plan.opts) { recv } else { 0 };
         (send as u128) + (recv as u128) + (warm as u128)
@@ -274,7 +282,7 @@ impl<C: Call<T>, T: Collectives> BenchOn<T> for C {
     type Kernel = CollKernel<C, T>;
 
     fn kernel(s: &Setup<T>) -> Result<CollKernel<C, T>, AllocError> {
-        CollKernel::new(s, C::new(s.np()))
+        CollKernel::new(s, C::for_run(s.opts, s.np()))
     }
 }
 

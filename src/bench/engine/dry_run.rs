@@ -214,7 +214,10 @@ pub fn lines(plan: &Plan, program: &str, np: usize, buffers: u128, link: LinkMod
                 .join(", ");
             let ceiling = if p.rule.is_some() { " at most" } else { "" };
             let (type_name, size) = match nccl_tests {
-                Some(coll) => (g.datatype.nccl_name(), coll.osu_bytes(p.size, np)),
+                Some(coll) => (
+                    g.datatype.nccl_name(),
+                    coll.row_columns(p.size, g.datatype.size(), np, plan.opts.traffic.as_ref()).0,
+                ),
                 None => (g.datatype.mpi_name(), p.size),
             };
             rows.push([

@@ -90,6 +90,13 @@ impl<'a> Plan<'a> {
             sweep: opts.sweep,
             datatypes: opts.datatypes.clone(),
         };
+        if let (Some(traffic), Some(sweep)) = (&opts.traffic, opts.sweep) {
+            // nccl-tests' alltoallv: a matrix needs as many rows as ranks,
+            // and -e must hold its busiest rank's side.
+            if let Some(line) = traffic.misfit(np, sweep.max) {
+                return Err(JobShapeError::Traffic(line));
+            }
+        }
         if let Some(sweep) = opts.sweep {
             // nccl-tests' sweep, whole (OSU's default memory limit is
             // OSU's, not its).
@@ -224,6 +231,12 @@ impl<'a> Plan<'a> {
         match self.collective.and_then(C::of_call) {
             Some(C::AllGather | C::AllToAll | C::Gather | C::Scatter | C::HyperCube) => count / ranks * elt,
             Some(C::ReduceScatter) => count / ranks * ranks * elt,
+            // alltoallv: one rank's even share per peer, in whole 16-byte
+            // units (a matrix's sizes are its own: 0).
+            Some(C::AllToAllV) => match &self.opts.traffic {
+                Some(t) => t.per_peer_count(count, elt, ranks) * elt,
+                None => count / ranks * elt,
+            },
             _ => count.saturating_mul(elt),
         }
     }

@@ -179,7 +179,7 @@ pub(crate) struct NbcKernel<N: NonBlocking, T: NonBlockingCollectives> {
 
 impl<N: NonBlocking, T: NonBlockingCollectives> NbcKernel<N, T> {
     pub fn new(s: &Setup<T>) -> Result<Self, AllocError> {
-        Self::with(s, N::Blocking::new(s.np()))
+        Self::with(s, N::Blocking::for_run(s.opts, s.np()))
     }
 
     /// The kernel over twin `c` built by the benchmark (the neighbourhood

@@ -38,6 +38,7 @@ fn bus_factors_for_one_two_and_eight_ranks() {
         (Gather, [0.0, 0.5, 0.875]),
         (Scatter, [0.0, 0.5, 0.875]),
         (HyperCube, [1.0, 1.0, 1.0]),
+        (AllToAllV, [0.0, 0.5, 0.875]),
     ];
     for (coll, want) in cases {
         for (n, w) in [1, 2, 8].into_iter().zip(want) {
@@ -110,13 +111,14 @@ fn labels_columns_follow_nccl_tests() {
             "sendrecv_perf",
             "gather_perf",
             "scatter_perf",
-            "hypercube_perf"
+            "hypercube_perf",
+            "alltoallv_perf"
         ]
     );
     // nccl-tests' hypercube names no operation: an empty column.
     assert_eq!(HyperCube.redop_column("sum"), "");
     assert_eq!(HyperCube.root_column(3), -1);
-    for c in [AllGather, AllToAll, Broadcast, Gather, Scatter] {
+    for c in [AllGather, AllToAll, AllToAllV, Broadcast, Gather, Scatter] {
         assert_eq!(c.redop_column("sum"), "none", "{c:?}");
     }
     for c in [AllReduce, ReduceScatter, Reduce, SendRecv] {
@@ -254,7 +256,7 @@ fn per_iteration_columns_follow_each_cell() {
     let labels = RowLabels { size: 8, count: 2, type_name: "float", redop: "sum", root: -1 };
     let cell = Cell { time_us: 20.0, algbw: 0.0, busbw: 0.0, wrong: Some(0) };
     let cols = iteration_columns(&stats);
-    let line = row_with(&labels, &cell, &cols, &cell, &cols);
+    let line = row_around(&labels, [("", &cell, &cols), ("", &cell, &cols)]);
     let plain = row(&labels, &cell, &cell);
     let split = plain.len() - cell_columns(&cell).len();
     assert_eq!(line, format!("{}{cols}{}{cols}", &plain[..split], &plain[split..]));
