@@ -544,6 +544,23 @@ pub trait Collectives: Transport {
     /// the receive buffer and the result undefined (nccl-tests leaves it
     /// unchecked).
     fn alltoallv_counts(&self, io: Operands<Self::Buf>, send: &[usize], recv: &[usize], dt: Datatype);
+    /// A broadcast out of the root's send buffer into every rank's receive
+    /// buffer (nccl-tests' out-of-place broadcast), or in place. Where the
+    /// library's broadcast has one buffer (MPI's), the root first copies
+    /// its input over through the host, untimed by any front end (only
+    /// NCCL's, which has both, is timed so).
+    fn bcast_apart(&self, io: Operands<Self::Buf>, count: usize, dt: Datatype, root: usize) {
+        match io {
+            Operands::InPlace(buf) => self.bcast(buf, count, dt, root),
+            Operands::Apart { send, recv } => {
+                if self.world().rank() == root {
+                    let (m, n) = (self.memory(), count * dt.size());
+                    m.read_host(send, n, |s| m.write_host(recv, n, |r| r[..n].copy_from_slice(&s[..n])));
+                }
+                self.bcast(recv, count, dt, root)
+            }
+        }
+    }
 }
 
 /// The partner and the blocks exchanged at each step of rank `rank`'s

@@ -740,6 +740,18 @@ impl<'w> Collectives for Nccl<'w> {
         });
     }
 
+    /// ncclBroadcast from the root's input into every rank's output,
+    /// as nccl-tests' out-of-place pass calls it.
+    fn bcast_apart(&self, io: Operands<GpuBuf>, count: usize, dt: Datatype, root: usize) {
+        let need = count * dt.size();
+        let (send, recv) = Self::checked(io, need, need, 0);
+        self.last_call.set("ncclBroadcast");
+        let p = recv.as_mut_ptr() as *mut c_void;
+        // SAFETY: both buffers hold `count` elements (checked).
+        let r = unsafe { self.lib.broadcast(send, p, count, nccl_type(dt), root as i32, self.comm, self.stream()) };
+        self.ok(r);
+    }
+
     fn bcast(&self, buf: &mut GpuBuf, count: usize, dt: Datatype, root: usize) {
         check_len(buf.len(), count * dt.size());
         let p = buf.as_mut_ptr() as *mut c_void;

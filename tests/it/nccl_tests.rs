@@ -652,6 +652,40 @@ fn unalign_offsets_every_buffer_by_its_type_s_elements() {
     assert_eq!(types.len(), 10, "{types:?}");
 }
 
+/// broadcast_perf's out-of-place cell broadcasts from the root's send
+/// buffer into every rank's receive buffer, as nccl-tests' does (its
+/// in-place cell from and into one): the stand-in's call log shows both
+/// kinds of call, from root 1, and every cell checks.
+#[test]
+fn broadcast_out_of_place_reads_the_root_s_send_buffer() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls");
+    let args = ["-b", "1K", "-e", "8K", "-f", "8", "-n", "2", "-w", "1", "-r", "1"];
+    let log = [("COMMBENCH_STANDIN_NCCL_CALLS", calls.to_str().unwrap())];
+    let r = perf(&gpu, Some(2), "broadcast_perf", &args, &log, dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let table = nccl_tests_rows(&r.stdout);
+    assert_eq!(table.len(), 2, "{}", r.stdout);
+    assert!(table.iter().all(|row| row[4] == "1" && row[8] == "0" && row[12] == "0"), "{}", r.stdout);
+    let text = std::fs::read_to_string(&calls).unwrap();
+    let (mut apart, mut together) = (0, 0);
+    for line in text.lines().filter(|l| l.contains("ncclBroadcast")) {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let at = |key: &str| w[w.iter().position(|x| *x == key).unwrap() + 1];
+        if at("send") == at("recv") {
+            together += 1;
+        } else {
+            apart += 1;
+        }
+    }
+    // As many of each in the cells (two timed and one checked per size and
+    // rank), and the warm-up's out of place: one call at each of 1K, 2K,
+    // 4K and 8K on each rank.
+    assert_eq!((apart, together), (12 + 8, 12), "{text}");
+}
+
 /// `-x P`: with an NCCL of 2.27 or later every rank's communicator is
 /// made by `ncclCommInitRankConfig` with CTA policy P (the stand-in's call
 /// log says so, and the record keeps it); with an older NCCL nccl-tests'

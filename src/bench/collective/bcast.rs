@@ -17,7 +17,11 @@ pub(crate) const SPEC: BenchSpec = BenchSpec {
     ..crate::bench::collective::allreduce::SPEC
 };
 
-pub struct Bcast;
+/// `apart`: nccl-tests' table, whose out-of-place cell broadcasts from
+/// the root's send buffer into every receive buffer (OSU's has one).
+pub struct Bcast {
+    apart: bool,
+}
 
 fn root_value(i: usize) -> u64 {
     1 + 2 * (i as u64 + 1)
@@ -29,12 +33,17 @@ impl Collective for Bcast {
     type Needs = needs::Collectives;
 
     fn new(_np: usize) -> Self {
-        Bcast
+        Bcast { apart: false }
     }
 
-    /// One buffer (the receive side), sent from at the root.
+    fn for_run(opts: &crate::options::Options, _np: usize) -> Self {
+        Bcast { apart: opts.format == crate::options::Format::NcclTests }
+    }
+
+    /// One buffer (the receive side), sent from at the root; nccl-tests'
+    /// two.
     fn buffer_bytes(&self, size: usize, _np: usize) -> (usize, usize) {
-        (0, size)
+        (if self.apart { size } else { 0 }, size)
     }
 
     fn warm_up_elsewhere(&self) -> bool {
@@ -53,11 +62,14 @@ impl Collective for Bcast {
         Some((size as f64, Nccl::Broadcast.bus_factor(np)))
     }
 
-    fn fill(&self, _send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
+    /// The root's input (in its send buffer out of place, whose receive
+    /// buffer then starts clear like every other rank's).
+    fn fill(&self, send: &mut [u8], recv: &mut [u8], case: &SizeCase, job: &Ranks, i: usize) {
+        let apart = self.apart && !job.in_place;
+        fill_zero(recv, case.datatype, case.count);
         if job.rank == job.root_of(i) {
-            write_values(recv, case.datatype, 0..case.count, |_| root_value(i));
-        } else {
-            fill_zero(recv, case.datatype, case.count);
+            let input = if apart { send } else { recv };
+            write_values(input, case.datatype, 0..case.count, |_| root_value(i));
         }
     }
 
@@ -68,7 +80,11 @@ impl Collective for Bcast {
 
 impl<T: Collectives> Call<T> for Bcast {
     #[inline(always)]
-    fn call(&self, t: &T, _send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Ranks, i: usize) {
-        t.bcast(recv, case.count, case.datatype, job.root_of(i));
+    fn call(&self, t: &T, send: &T::Buf, recv: &mut T::Buf, case: &SizeCase, job: &Ranks, i: usize) {
+        if self.apart {
+            t.bcast_apart(job.operands(send, recv), case.count, case.datatype, job.root_of(i));
+        } else {
+            t.bcast(recv, case.count, case.datatype, job.root_of(i));
+        }
     }
 }
