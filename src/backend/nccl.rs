@@ -730,8 +730,14 @@ impl<'w> Collectives for Nccl<'w> {
         // does: timed, never checked.
         let (send, recv) = Self::checked(io, need * self.np, need * self.np, 0);
         let base = recv.as_mut_ptr();
-        // NCCL's own all-to-all exists only from 2.28: grouped sends and
-        // receives run on every version.
+        // NCCL's own all-to-all from 2.28 on, as nccl-tests calls it;
+        // grouped sends and receives before.
+        self.last_call.set("ncclAlltoAll");
+        let p = base as *mut c_void;
+        // SAFETY: both buffers hold np blocks of `count` (checked).
+        if let Some(r) = unsafe { self.lib.all_to_all(send, p, count, nccl_type(dt), self.comm, self.stream()) } {
+            return self.ok(r);
+        }
         self.group(|| {
             for peer in 0..self.np {
                 self.post_send(send.wrapping_byte_add(peer * need), count, dt, peer);
@@ -767,6 +773,14 @@ impl<'w> Collectives for Nccl<'w> {
         let (send, recv) = Self::operands(io, if is_root { need * root } else { 0 });
         check_len(recv.len(), if is_root { need * self.np } else { need });
         let base = recv.as_mut_ptr();
+        self.last_call.set("ncclGather");
+        let (t, r) = (nccl_type(dt), root as i32);
+        // SAFETY: the root's output holds np blocks, the input one (checked).
+        if let Some(res) =
+            unsafe { self.lib.rooted(false, send, base as *mut c_void, count, t, r, self.comm, self.stream()) }
+        {
+            return self.ok(res);
+        }
         self.group(|| {
             if is_root {
                 for peer in (0..self.np).filter(|&p| p != root) {
@@ -788,6 +802,17 @@ impl<'w> Collectives for Nccl<'w> {
         let in_place = matches!(io, Operands::InPlace(_));
         let (send, recv) = Self::operands(io, 0);
         let out = recv.as_mut_ptr();
+        // NCCL's own scatter: in place the root's block stays where it is
+        // in the input (NCCL's in-place rule for a scatter).
+        let into = if in_place { out.wrapping_add(root * need) } else { out };
+        self.last_call.set("ncclScatter");
+        let (t, r) = (nccl_type(dt), root as i32);
+        // SAFETY: the root's input holds np blocks, every output one.
+        if let Some(res) =
+            unsafe { self.lib.rooted(true, send, into as *mut c_void, count, t, r, self.comm, self.stream()) }
+        {
+            return self.ok(res);
+        }
         self.group(|| {
             if is_root {
                 for peer in (0..self.np).filter(|&p| p != root) {

@@ -674,6 +674,10 @@ struct Functions {
     group_end: GroupFn,
     /// From NCCL 2.11 on.
     pre_mul_sum: Option<(RedOpCreatePreMulSumFn, RedOpDestroyFn)>,
+    /// From NCCL 2.28 on: ncclAlltoAll, ncclGather, ncclScatter.
+    all_to_all: Option<AllGatherFn>,
+    gather: Option<BroadcastFn>,
+    scatter: Option<BroadcastFn>,
 }
 
 impl fmt::Debug for NcclLib {
@@ -742,6 +746,9 @@ impl NcclLib {
                 pre_mul_sum: symbol(lib, p, "ncclRedOpCreatePreMulSum")
                     .ok()
                     .zip(symbol(lib, p, "ncclRedOpDestroy").ok()),
+                all_to_all: symbol(lib, p, "ncclAlltoAll").ok(),
+                gather: symbol(lib, p, "ncclGather").ok(),
+                scatter: symbol(lib, p, "ncclScatter").ok(),
             };
             (get_version, fns)
         };
@@ -953,6 +960,61 @@ impl NcclLib {
         // SAFETY: the caller vouches for the arguments.
         let rc = unsafe { (self.fns.reduce_scatter)(send, recv, recv_count, datatype, op, comm, stream) };
         self.check("ncclReduceScatter", rc)
+    }
+
+    /// Whether the library has NCCL 2.28's own all-to-all, gather and
+    /// scatter (a version from 2.28 on, and the three functions); nccl-tests
+    /// calls them there, and grouped sends and receives before.
+    pub(crate) fn has_rooted_and_all_to_all(&self) -> bool {
+        let f = &self.fns;
+        self.version_code >= 22800 && f.all_to_all.is_some() && f.gather.is_some() && f.scatter.is_some()
+    }
+
+    /// `ncclAlltoAll` of `count` elements to and from every rank; None
+    /// where [`NcclLib::has_rooted_and_all_to_all`] is not so.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL".
+    pub(crate) unsafe fn all_to_all(
+        &self,
+        send: *const c_void,
+        recv: *mut c_void,
+        count: usize,
+        datatype: ncclDataType_t,
+        comm: ncclComm_t,
+        stream: cudaStream_t,
+    ) -> Option<Result<(), NcclCallError>> {
+        let f = self.fns.all_to_all.filter(|_| self.has_rooted_and_all_to_all())?;
+        // SAFETY: the caller vouches for the arguments.
+        let rc = unsafe { f(send, recv, count, datatype, comm, stream) };
+        Some(self.check("ncclAlltoAll", rc))
+    }
+
+    /// `ncclGather` (`scatter` false) or `ncclScatter` of `count` elements
+    /// per rank at `root`; None where [`NcclLib::has_rooted_and_all_to_all`]
+    /// is not so.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL".
+    #[allow(clippy::too_many_arguments)] // NCCL's own argument list
+    pub(crate) unsafe fn rooted(
+        &self,
+        scatter: bool,
+        send: *const c_void,
+        recv: *mut c_void,
+        count: usize,
+        datatype: ncclDataType_t,
+        root: c_int,
+        comm: ncclComm_t,
+        stream: cudaStream_t,
+    ) -> Option<Result<(), NcclCallError>> {
+        let (f, name) = if scatter { (self.fns.scatter, "ncclScatter") } else { (self.fns.gather, "ncclGather") };
+        let f = f.filter(|_| self.has_rooted_and_all_to_all())?;
+        // SAFETY: the caller vouches for the arguments.
+        let rc = unsafe { f(send, recv, count, datatype, root, comm, stream) };
+        Some(self.check(name, rc))
     }
 
     /// `ncclBroadcast` of `count` elements from `root`'s `send` into every

@@ -274,6 +274,11 @@ fn exports_what_commbench_calls() {
         "ncclCommCount",
         "ncclCommUserRank",
         "ncclCommCuDevice",
+        "ncclRedOpCreatePreMulSum",
+        "ncclRedOpDestroy",
+        "ncclAlltoAll",
+        "ncclGather",
+        "ncclScatter",
     ];
     let missing: Vec<&&str> =
         nccl_calls.iter().filter(|n| unsafe { nccl.get::<*const ()>(n.as_bytes()) }.is_err()).collect();

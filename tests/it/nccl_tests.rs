@@ -686,6 +686,44 @@ fn broadcast_out_of_place_reads_the_root_s_send_buffer() {
     assert_eq!((apart, together), (12 + 8, 12), "{text}");
 }
 
+/// From NCCL 2.28 on alltoall_perf, gather_perf and scatter_perf call
+/// NCCL's own ncclAlltoAll, ncclGather and ncclScatter, as nccl-tests does;
+/// before, grouped sends and receives. The stand-in's call log shows which
+/// (its 2.28 collectives are its own sends and receives inside, not logged
+/// as such), every cell checks (alltoall's in-place `N/A`, as nccl-tests),
+/// and root 1 takes the rooted ones. Six launches of about a second.
+#[test]
+fn nccl_2_28_s_own_alltoall_gather_and_scatter_are_called() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let args = ["-b", "1K", "-e", "8K", "-f", "8", "-n", "2", "-w", "1", "-r", "1", "-g", "2"];
+    for (program, native) in
+        [("alltoall_perf", "ncclAlltoAll"), ("gather_perf", "ncclGather"), ("scatter_perf", "ncclScatter")]
+    {
+        for version in ["22803", "22705"] {
+            let dir = tempfile::tempdir().unwrap();
+            let calls = dir.path().join("calls");
+            let env = [
+                ("COMMBENCH_STANDIN_NCCL_VERSION", version),
+                ("COMMBENCH_STANDIN_NCCL_CALLS", calls.to_str().unwrap()),
+            ];
+            let r = perf(&gpu, Some(2), program, &args, &env, dir.path());
+            assert_eq!(r.code, Some(0), "{program} {version}: {}\n{}", r.stdout, r.stderr);
+            let table = nccl_tests_rows(&r.stdout);
+            assert_eq!(table.len(), 2, "{}", r.stdout);
+            let in_place = if program == "alltoall_perf" { "N/A" } else { "0" };
+            assert!(table.iter().all(|row| row[8] == "0" && row[12] == in_place), "{program} {version}: {}", r.stdout);
+            let log = std::fs::read_to_string(&calls).unwrap();
+            let (own, parts) = (log.matches(&format!(" {native} ")).count(), log.matches(" ncclSend ").count());
+            if version == "22803" {
+                assert!(own > 0 && parts == 0, "{program} {version}: {log}");
+            } else {
+                assert!(own == 0 && parts > 0, "{program} {version}: {log}");
+            }
+        }
+    }
+}
+
 /// `-x P`: with an NCCL of 2.27 or later every rank's communicator is
 /// made by `ncclCommInitRankConfig` with CTA policy P (the stand-in's call
 /// log says so, and the record keeps it); with an older NCCL nccl-tests'

@@ -184,6 +184,9 @@ static __thread int t_depth;
 static __thread item_t *t_items;
 static __thread int t_nitems, t_capitems;
 static __thread ncclResult_t t_group_err;
+/* Inside one of NCCL 2.28's collectives made of sends and receives here:
+ * the call log has the collective, not its parts. */
+static __thread int t_composed;
 
 /* Faults from the environment, read once. */
 static pthread_once_t g_fault_once = PTHREAD_ONCE_INIT;
@@ -1317,7 +1320,7 @@ static ncclResult_t call(int kind, const void *sendbuff, void *recvbuff, size_t 
     it.index = ++c->ops_called;
     if (kind != K_SEND && kind != K_RECV)
         it.seq = ++c->coll_seq;
-    if (g_calls >= 0) {
+    if (g_calls >= 0 && !t_composed) {
         char line[256];
         int n = snprintf(line, sizeof line, "%s: call: pid %d rank %d %s %s count %zu send %#llx recv %#llx\n", ME,
                          (int)getpid(), c->rank, name, TYPE_NAME[dtype], count, (unsigned long long)it.dsend,
@@ -1392,6 +1395,90 @@ API ncclResult_t ncclSend(const void *sendbuff, size_t count, int datatype, int 
 API ncclResult_t ncclRecv(void *recvbuff, size_t count, int datatype, int peer, void *comm, void *stream)
 {
     return call(K_RECV, NULL, recvbuff, count, datatype, 0, 0, peer, comm, stream, 0, count);
+}
+
+API ncclResult_t ncclGroupStart(void);
+API ncclResult_t ncclGroupEnd(void);
+
+/* NCCL 2.28's ncclAlltoAll, ncclGather and ncclScatter, made here of
+ * grouped sends and receives (what moves, and when, is theirs). An older
+ * NCCL has none: a caller that did not check the version is told so. */
+static ncclResult_t composed(const char *name, const void *sendbuff, void *recvbuff, size_t count, int datatype,
+                             int root, void *comm, void *stream)
+{
+    pthread_once(&g_fault_once, read_faults);
+    if (nccl_version() < 22800) {
+        complain("%s: NCCL %d has no such call (it came with 2.28)", name, nccl_version());
+        return ncclInvalidUsage;
+    }
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    int n = c ? c->n : 0, rank = c ? c->rank : -1;
+    pthread_mutex_unlock(&NM);
+    if (!c) {
+        complain("%s: %p is not a live communicator", name, comm);
+        return ncclInvalidArgument;
+    }
+    if (datatype < 0 || datatype >= T_COUNT) {
+        complain("%s: datatype %d is not one the stand-in models", name, datatype);
+        return ncclInvalidArgument;
+    }
+    if (root < 0 || root >= n) {
+        complain("%s: root %d is not a rank of this %d-rank communicator", name, root, n);
+        return ncclInvalidArgument;
+    }
+    if (g_calls >= 0) {
+        char line[256];
+        int k = snprintf(line, sizeof line, "%s: call: pid %d rank %d %s %s count %zu send %#llx recv %#llx\n", ME,
+                         (int)getpid(), rank, name, TYPE_NAME[datatype], count,
+                         (unsigned long long)(uintptr_t)sendbuff, (unsigned long long)(uintptr_t)recvbuff);
+        if (k > 0 && (size_t)k < sizeof line)
+            (void)!write(g_calls, line, (size_t)k);
+    }
+    size_t block = count * TYPE_SIZE[datatype];
+    const char *in = sendbuff;
+    char *out = recvbuff;
+    int all = strcmp(name, "ncclAlltoAll") == 0, gather = strcmp(name, "ncclGather") == 0;
+    t_composed++;
+    ncclResult_t rc = ncclGroupStart();
+    for (int r = 0; r < n && rc == ncclSuccess; r++) {
+        if (all) {
+            rc = ncclSend(in + r * block, count, datatype, r, comm, stream);
+            if (rc == ncclSuccess)
+                rc = ncclRecv(out + r * block, count, datatype, r, comm, stream);
+        } else if (gather) {
+            if (r == 0)
+                rc = ncclSend(in, count, datatype, root, comm, stream);
+            if (rc == ncclSuccess && rank == root)
+                rc = ncclRecv(out + r * block, count, datatype, r, comm, stream);
+        } else {
+            if (rank == root)
+                rc = ncclSend(in + r * block, count, datatype, r, comm, stream);
+            if (rc == ncclSuccess && r == 0)
+                rc = ncclRecv(out, count, datatype, root, comm, stream);
+        }
+    }
+    ncclResult_t end = ncclGroupEnd();
+    t_composed--;
+    return rc != ncclSuccess ? rc : end;
+}
+
+API ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, int datatype, void *comm,
+                              void *stream)
+{
+    return composed("ncclAlltoAll", sendbuff, recvbuff, count, datatype, 0, comm, stream);
+}
+
+API ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, int datatype, int root, void *comm,
+                            void *stream)
+{
+    return composed("ncclGather", sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+API ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count, int datatype, int root, void *comm,
+                             void *stream)
+{
+    return composed("ncclScatter", sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
 
 API ncclResult_t ncclGroupStart(void)
