@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the reference tools commbench's GPU numbers are set beside:
 # nccl-tests (all_reduce_perf, all_gather_perf, reduce_scatter_perf,
-# alltoall_perf, broadcast_perf, reduce_perf, sendrecv_perf) and CUDA samples'
+# alltoall_perf, broadcast_perf, reduce_perf, sendrecv_perf, gather_perf,
+# scatter_perf, hypercube_perf, alltoallv_perf) and CUDA samples'
 # bandwidthTest and p2pBandwidthLatencyTest, from the source tarball the
 # project keeps (../shared/reference/gpu-anchors-src.tar.gz), with the nvcc
 # and NCCL found on this machine. Used by scripts/gpu-check.sh; it also runs
@@ -118,11 +119,12 @@ built=0
 
 if [ -n "$nccl_lib" ]; then
   start=$SECONDS
-  # Only the seven programs gpu-check.sh runs.
+  # Only the eleven programs gpu-check.sh runs.
   if make -C "$src/nccl-tests" -j"$jobs" MPI=0 CUDA_HOME="$out/cuda" NCCL_HOME="$out/nccl" \
     NVCC_GENCODE="$gencode" BUILDDIR="$out/nccl-tests" \
-    BIN_FILES_LIST="all_reduce all_gather broadcast reduce_scatter reduce alltoall sendrecv" >>"$log" 2>&1; then
-    for t in all_reduce all_gather reduce_scatter alltoall broadcast reduce sendrecv; do
+    BIN_FILES_LIST="all_reduce all_gather broadcast reduce_scatter reduce alltoall sendrecv gather scatter hypercube alltoallv" \
+    >>"$log" 2>&1; then
+    for t in all_reduce all_gather reduce_scatter alltoall broadcast reduce sendrecv gather scatter hypercube alltoallv; do
       [ -x "$out/nccl-tests/${t}_perf" ] && ln -sf "$out/nccl-tests/${t}_perf" "$out/bin/${t}_perf" && built=$((built + 1))
     done
     say "nccl-tests built in $((SECONDS - start)) s"

@@ -13,7 +13,9 @@
 #      (--backend nccl --format nccl-tests), each against the matching
 #      nccl-tests binary with -g 1, per size (target: time within 3% from
 #      1 MiB up, within 1 us below), and commbench's own all_reduce_perf
-#      and its siblings with nccl-tests' command line against the same;
+#      and its siblings with nccl-tests' command line against the same
+#      (gather, scatter, hypercube and alltoallv drop-ins only, to 64 MiB,
+#      so that the whole check stays within its bound);
 #   4. osu_latency -d cuda between two ranks, H H and D D, as far as the MPI
 #      it runs under can move GPU memory.
 # A step that cannot run on this machine (one GPU, no CUDA-aware MPI, no
@@ -161,28 +163,34 @@ fi
 # 3. NCCL, one GPU. GPU_CHECK_MAX_BYTES lowers the sweep's top (tests).
 max_bytes=${GPU_CHECK_MAX_BYTES:-1073741824}
 declare -A program=([allreduce]=all_reduce [allgather]=all_gather [reduce_scatter]=reduce_scatter
-  [alltoall]=alltoall [bcast]=broadcast [reduce]=reduce [sendrecv]=sendrecv)
+  [alltoall]=alltoall [bcast]=broadcast [reduce]=reduce [sendrecv]=sendrecv [gather]=gather
+  [scatter]=scatter [hypercube]=hypercube [alltoallv]=alltoallv)
+# The drop-ins checked on a shorter sweep (no OSU table beside them).
+short_bytes=$((max_bytes < 67108864 ? max_bytes : 67108864))
 if [ "$gpus" -lt 1 ]; then
   skip "NCCL sweeps" "no GPU"
 else
-  for c in allreduce allgather reduce_scatter alltoall bcast reduce sendrecv; do
+  for c in allreduce allgather reduce_scatter alltoall bcast reduce sendrecv gather scatter hypercube alltoallv; do
     p=${program[$c]}_perf
+    top=$max_bytes twin=1
+    case $c in gather | scatter | hypercube | alltoallv) top=$short_bytes twin=0 ;; sendrecv) twin=0 ;; esac
     # nccl-tests' own defaults for the counts (-n 20, -w 5 here and there);
     # busbw is 0 on one rank by definition, so no --min-busbw. -M: OSU's
     # default limit (512 MiB a buffer) would cut the sweep below 1 GiB.
-    # sendrecv has no OSU twin: only the drop-in runs it.
-    if [ "$c" != sendrecv ]; then
+    # sendrecv, hypercube and alltoallv have no OSU twin: only the drop-in
+    # runs them (and gather and scatter, to keep within the bound).
+    if [ "$twin" = 1 ]; then
       step "osu_$c --backend nccl --format nccl-tests, 8 B - $max_bytes B" 45 sh -c \
         "'$bin/osu_$c' --backend nccl --format nccl-tests -m 8:$max_bytes -M $max_bytes -i 20 -x 5 -c --results-dir '$work/nccl' > '$work/ours-$c.txt'; rc=\$?; cat '$work/ours-$c.txt'; exit \$rc"
     fi
     # Our drop-in of the same program, with nccl-tests' own command line.
     if [ -x "$bin/$p" ]; then
-      step "commbench's $p -g 1, 8 B - $max_bytes B" 45 sh -c \
-        "COMMBENCH_RESULTS_DIR='$work/nccl-perf' '$bin/$p' -b 8 -e $max_bytes -f 2 -g 1 -n 20 -w 5 -c 1 > '$work/ours-perf-$c.txt'; rc=\$?; cat '$work/ours-perf-$c.txt'; exit \$rc"
+      step "commbench's $p -g 1, 8 B - $top B" 45 sh -c \
+        "COMMBENCH_RESULTS_DIR='$work/nccl-perf' '$bin/$p' -b 8 -e $top -f 2 -g 1 -n 20 -w 5 -c 1 > '$work/ours-perf-$c.txt'; rc=\$?; cat '$work/ours-perf-$c.txt'; exit \$rc"
     fi
     if ref "$p"; then
-      step "$p -g 1, 8 B - $max_bytes B" 45 sh -c \
-        "'$anchors/bin/$p' -b 8 -e $max_bytes -f 2 -g 1 -n 20 -w 5 -c 1 > '$work/theirs-$c.txt'; rc=\$?; cat '$work/theirs-$c.txt'; exit \$rc"
+      step "$p -g 1, 8 B - $top B" 45 sh -c \
+        "'$anchors/bin/$p' -b 8 -e $top -f 2 -g 1 -n 20 -w 5 -c 1 > '$work/theirs-$c.txt'; rc=\$?; cat '$work/theirs-$c.txt'; exit \$rc"
       if [ -s "$work/ours-$c.txt" ]; then
         echo
         echo "=== osu_$c against $p, per size (out of place)"

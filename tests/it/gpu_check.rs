@@ -59,7 +59,19 @@ fn on_one_gpu_what_cannot_run_is_skipped_and_the_rest_passes() {
     for c in ["allreduce", "allgather", "reduce_scatter", "alltoall", "bcast", "reduce"] {
         assert_eq!(verdict(s, &format!("osu_{c} --backend nccl --format nccl-tests")), "PASSED", "{s}");
     }
-    for p in ["all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv"] {
+    for p in [
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "alltoall",
+        "broadcast",
+        "reduce",
+        "sendrecv",
+        "gather",
+        "scatter",
+        "hypercube",
+        "alltoallv",
+    ] {
         assert_eq!(verdict(s, &format!("commbench's {p}_perf -g 1")), "PASSED", "{s}");
     }
     assert_eq!(verdict(s, "NCCL point-to-point"), "SKIPPED");
