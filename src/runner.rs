@@ -667,7 +667,8 @@ impl Session<'_> {
                 return None;
             }
         };
-        let ranks = job.gather_ranks_with(end);
+        let lane_ends = efficiency::lane_ends(&end, &job.lane_gpus);
+        let ranks = job.gather_ranks_with(end, lane_ends);
         let devices = self.nccl_tests_devices();
         let (sinks, record) = if job.is_root() {
             let (sinks, record) = self.outputs::<T>(ranks, files, details, devices, estimate);
@@ -843,10 +844,8 @@ impl Session<'_> {
     ) -> (Sinks, Option<RecordFile<RunRecord>>) {
         let (job, spec) = (self.job, self.spec);
         let warnings = self.placement_report(&ranks);
-        // The paths are each process's GPU's; a process that drives
-        // several has paths between its own GPUs, which the ranks' ends do
-        // not describe yet, so such a run reports no efficiency.
-        let paths = if self.opts.lanes() > 1 { None } else { efficiency::run_paths(spec, self.plan, &ranks) };
+        // The paths between the ranks' GPUs, a process's own included.
+        let paths = efficiency::run_paths(spec, self.plan, &ranks);
         let ctx = RunContext {
             benchmark: spec.name,
             backend: T::BACKEND,

@@ -432,12 +432,17 @@ impl Job {
 
     /// Every rank's placement, in rank order, at rank 0 (empty elsewhere).
     pub fn gather_ranks(&self) -> Vec<RankInfo> {
-        gather_ranks(&self.world, &self.env, Some(&self.placement), None)
+        gather_ranks(&self.world, &self.env, Some(&self.placement), None, Vec::new())
     }
 
-    /// [`Job::gather_ranks`] with each rank's end of the measured paths.
-    pub(crate) fn gather_ranks_with(&self, end: Option<crate::peak::RankEnd>) -> Vec<RankInfo> {
-        gather_ranks(&self.world, &self.env, Some(&self.placement), end)
+    /// [`Job::gather_ranks`] with each rank's end of the measured paths
+    /// (its first GPU's, then its other GPUs' where it drives several).
+    pub(crate) fn gather_ranks_with(
+        &self,
+        end: Option<crate::peak::RankEnd>,
+        lane_ends: Vec<crate::peak::RankEnd>,
+    ) -> Vec<RankInfo> {
+        gather_ranks(&self.world, &self.env, Some(&self.placement), end, lane_ends)
     }
 
     /// This rank's end of the paths a run measures: its host, its NIC's
@@ -630,6 +635,7 @@ pub(crate) fn rank_info(world: &World, env: &LauncherEnv, placement: Option<&Ran
         local_rank: env.local_rank,
         placement: placement.cloned(),
         path_end: None,
+        lane_ends: Vec::new(),
     }
 }
 
@@ -639,8 +645,9 @@ pub(crate) fn gather_ranks(
     env: &LauncherEnv,
     placement: Option<&RankPlacement>,
     end: Option<crate::peak::RankEnd>,
+    lane_ends: Vec<crate::peak::RankEnd>,
 ) -> Vec<RankInfo> {
-    let mine = RankInfo { path_end: end, ..rank_info(world, env, placement) };
+    let mine = RankInfo { path_end: end, lane_ends, ..rank_info(world, env, placement) };
     let mine = serde_json::to_vec(&mine).unwrap_or_default();
     world.gather_bytes(&mine).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect()
 }

@@ -190,7 +190,7 @@ impl Session<'_> {
                 return EXIT_USAGE;
             }
         };
-        let ranks = job.gather_ranks_with(Some(end));
+        let ranks = job.gather_ranks_with(Some(end), Vec::new());
         let root = job.is_root();
         let placement_warnings = if root {
             let ctx = WarnContext { benchmark: NAME.into(), pairs: Vec::new(), allocation_nodes: None };

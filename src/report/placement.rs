@@ -231,6 +231,7 @@ mod tests {
             cpu_count: 1,
             local_rank: Some(rank),
             path_end: None,
+            lane_ends: Vec::new(),
             placement: Some(RankPlacement {
                 policy: BindPolicy::Nic,
                 cores: cores.to_vec(),

@@ -105,6 +105,11 @@ pub struct RankInfo {
     /// (crate::peak). Absent otherwise and in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_end: Option<crate::peak::RankEnd>,
+    /// Where the process drives several GPUs (nccl-tests' `-t` x `-g`),
+    /// the ends of its other GPUs' ranks, in lane order (`path_end` is
+    /// its first's); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lane_ends: Vec<crate::peak::RankEnd>,
 }
 
 /// Iteration counts and thresholds in force.
@@ -622,6 +627,7 @@ pub(crate) mod samples {
             local_rank: Some(rank),
             placement: None,
             path_end: None,
+            lane_ends: Vec::new(),
         }
     }
 

@@ -198,6 +198,7 @@ fn several_gpus_per_process_with_and_without_a_launcher() {
             })
             .collect()
     };
+    let mut run_paths = Vec::new();
     for (np, args) in [(None, &["-g", "8"][..]), (Some(4), &["-g", "2"][..]), (Some(2), &["-t", "2", "-g", "2"][..])] {
         let dir = tempfile::tempdir().unwrap();
         let all: Vec<&str> = quick.iter().chain(args).copied().collect();
@@ -229,7 +230,18 @@ fn several_gpus_per_process_with_and_without_a_launcher() {
             .map(|r| r["gpu"]["index"].as_u64().unwrap())
             .collect();
         assert_eq!(gpus_seen, (0..ranks as u64).collect::<Vec<_>>(), "{record}");
+        // Each GPU a rank of the paths too, a process's own GPUs included:
+        // every row has its efficiency against the GPUs' path.
+        let run = record["paths"]["run"].clone();
+        assert_eq!(run["class"], "gpu", "{args:?}: {record}");
+        assert!(run["peak_mbps"].as_f64().is_some_and(|p| p > 0.0), "{args:?}: {record}");
+        assert!(csv.iter().all(|row| row["efficiency_pct"].parse::<f64>().is_ok()), "{csv:?}");
+        let lanes = record["ranks"].as_array().unwrap().iter().map(|r| r["lane_ends"].as_array().map_or(0, Vec::len));
+        assert!(lanes.into_iter().all(|n| n + 1 == threads * gpus), "{args:?}: {record}");
+        run_paths.push(run);
     }
+    // The same eight GPUs, driven by one process or by four: one path.
+    assert_eq!(run_paths[0], run_paths[1]);
     // A corrupted output on rank 5, the second GPU of the third process.
     let dir = tempfile::tempdir().unwrap();
     let all: Vec<&str> = quick.iter().chain(&["-g", "2"]).copied().collect();

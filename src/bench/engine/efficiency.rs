@@ -50,10 +50,32 @@ pub(crate) fn rank_end(job: &Job, spec: &BenchSpec, plan: &Plan, gpu: Option<(&G
     Some(RankEnd { gpu, ..end })
 }
 
+/// The ends of a process's other GPUs' ranks (nccl-tests' `-t` x `-g`),
+/// from its first's `end`: the same host, NIC and copy rate, each with
+/// its own GPU's PCIe link and NVLinks.
+pub(crate) fn lane_ends(end: &Option<RankEnd>, gpus: &[crate::gpu::cuda::Gpu]) -> Vec<RankEnd> {
+    let Some(end) = end else { return Vec::new() };
+    let buffers = crate::backend::cuda_memory::Place::Device.name();
+    let sys = crate::peak::pcie::sysfs_root();
+    gpus.iter()
+        .map(|g| RankEnd { gpu: Some(GpuSide::read(g.info.index, &g.info.pci_bus_id, buffers, &sys)), ..end.clone() })
+        .collect()
+}
+
 /// Rank 0: the run's paths from every rank's end; None when a rank sent
-/// none (a run with no bandwidth).
+/// none (a run with no bandwidth). A process that drives several GPUs
+/// has a rank per GPU, numbered as nccl-tests numbers them (the
+/// process's first GPU's rank, then its others' in lane order).
 pub(crate) fn run_paths(spec: &BenchSpec, plan: &Plan, ranks: &[RankInfo]) -> Option<RunPaths> {
-    let ends: Vec<RankEnd> = ranks.iter().map(|r| r.path_end.clone()).collect::<Option<_>>()?;
+    let lanes = plan.opts.lanes();
+    let mut ends: Vec<RankEnd> = Vec::with_capacity(ranks.len() * lanes);
+    for r in ranks {
+        if r.lane_ends.len() + 1 != lanes {
+            return None;
+        }
+        ends.push(r.path_end.clone()?);
+        ends.extend(r.lane_ends.iter().cloned());
+    }
     if spec.has_bus_bandwidth() {
         return Some(RunPaths::of(path::collective(&ends), Vec::new()));
     }
