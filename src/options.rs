@@ -119,6 +119,17 @@ impl WorkerCounts {
     }
 }
 
+/// How buffers are registered with NCCL's communicators (nccl-tests'
+/// `-R 1` and `-R 2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Registration {
+    /// `ncclCommRegister` (NCCL 2.19 on).
+    Local,
+    /// `ncclCommWindowRegister` with NCCL_WIN_COLL_SYMMETRIC (2.27 on).
+    Symmetric,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Options {
     pub min_size: usize,
@@ -201,6 +212,10 @@ pub struct Options {
     /// bandwidths, where nccl-tests prints them (inside the row).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub traffic_summary: bool,
+    /// nccl-tests' `-R`: the send and receive buffers registered with each
+    /// communicator (`local`, or a `symmetric` window); None unregistered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registration: Option<Registration>,
     /// nccl-tests' `-x P`: every communicator is made with CTA policy P
     /// (NCCL 2.27 on).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -92,11 +92,19 @@ pub(crate) struct CudaMemory {
     /// moves them all), within 8 bytes per element of padding.
     unalign: usize,
     skew: Arc<AtomicUsize>,
+    /// The NCCL whose `ncclMemAlloc` makes the device buffers, if any.
+    nccl: Option<&'static crate::gpu::nccl_lib::NcclLib>,
 }
 
 impl CudaMemory {
     pub fn new(place: Place, gpu: GpuInfo, note: Option<String>) -> CudaMemory {
-        CudaMemory { place, gpu, note, unalign: 0, skew: Arc::new(AtomicUsize::new(0)) }
+        CudaMemory { place, gpu, note, unalign: 0, skew: Arc::new(AtomicUsize::new(0)), nccl: None }
+    }
+
+    /// The memory whose device buffers `lib` allocates (`ncclMemAlloc`,
+    /// where it can), as nccl-tests' are.
+    pub fn allocated_by(self, lib: &'static crate::gpu::nccl_lib::NcclLib) -> CudaMemory {
+        CudaMemory { nccl: Some(lib), ..self }
     }
 
     /// The memory whose device buffers start `elements` elements past
@@ -150,7 +158,8 @@ impl Memory for CudaMemory {
             Place::Host => AlignedBuf::zeroed(bytes).map(GpuBuf::Host),
             Place::Device | Place::Managed => {
                 let pad = self.unalign.saturating_mul(MAX_ELEMENT);
-                DeviceBuf::zeroed(bytes, self.place == Place::Managed, pad, self.skew.clone()).map(GpuBuf::Device)
+                DeviceBuf::zeroed(bytes, self.place == Place::Managed, pad, self.skew.clone(), self.nccl)
+                    .map(GpuBuf::Device)
             }
         }
     }

@@ -260,6 +260,10 @@ pub trait Transport {
 
     /// The `backend` column of the CSV (`mpi`).
     const BACKEND: &'static str;
+
+    /// Registers a buffer the kernel made with the library (nccl-tests'
+    /// `-R` over NCCL); nothing elsewhere.
+    fn register_buffer(&self, _buf: &mut Self::Buf) {}
     /// Whether a kernel that can is timed as nccl-tests times: one clock
     /// read before a batch of operations, one completion and one read
     /// after ([`crate::bench::engine::timed_loop`]), instead of a completion and

@@ -117,6 +117,11 @@ pub(crate) struct NcclSetup {
     /// nccl-tests' `-x P`: the communicator is made with CTA policy P
     /// (`ncclCommInitRankConfig`); None leaves NCCL's default.
     pub cta_policy: Option<i32>,
+    /// nccl-tests' buffers: made by `ncclMemAlloc` where the library has
+    /// it (as nccl-tests makes them from NCCL 2.19 on), and with `-R`
+    /// registered with the communicator (true: a symmetric window).
+    pub nccl_memory: bool,
+    pub register: Option<bool>,
 }
 
 /// A windowed operation's "requests": NCCL has none, the stream orders
@@ -144,6 +149,9 @@ pub(crate) struct Nccl<'w> {
     init_used: i64,
     /// What the buffers made since took ([`Nccl::buffers_made`]).
     buffers_used: Cell<i64>,
+    /// nccl-tests' `-R`: each buffer registered with the communicator
+    /// (true: a symmetric window).
+    register: Option<bool>,
 }
 
 impl<'w> Nccl<'w> {
@@ -159,7 +167,7 @@ impl<'w> Nccl<'w> {
     /// `setup` says how the communicator, its stream and its buffers are
     /// made (nccl-tests' `-y`, `-u` and `-x`).
     pub fn new(world: &'w Team<'w, World>, gpu: &GpuInfo, setup: NcclSetup) -> Result<Nccl<'w>, String> {
-        let NcclSetup { default_stream, unalign, cta_policy } = setup;
+        let NcclSetup { default_stream, unalign, cta_policy, nccl_memory, register } = setup;
         let agree = |mine: Option<String>| agree_failures(world, mine.as_deref()).map_err(Option::unwrap_or_default);
         let lib = nccl_lib::load();
         agree(lib.as_ref().err().map(ToString::to_string))?;
@@ -206,6 +214,7 @@ impl<'w> Nccl<'w> {
         let free_after_init = free_now();
         let init_used = used_between(free_before, free_after_init);
         let mem = CudaMemory::new(Place::Device, gpu.clone(), None).unaligned(unalign);
+        let mem = if nccl_memory { mem.allocated_by(lib) } else { mem };
         Ok(Nccl {
             world,
             lib,
@@ -219,6 +228,7 @@ impl<'w> Nccl<'w> {
             free_after_init,
             init_used,
             buffers_used: Cell::new(0),
+            register,
         })
     }
 
@@ -463,6 +473,16 @@ impl<'w> Transport for Nccl<'w> {
 
     fn memory(&self) -> &CudaMemory {
         &self.mem
+    }
+
+    /// nccl-tests' `-R`: the buffer (its whole allocation) registered with
+    /// the communicator, undone when the buffer goes, before the
+    /// communicator does (a kernel's buffers go before its transport).
+    fn register_buffer(&self, buf: &mut GpuBuf) {
+        let (Some(window), GpuBuf::Device(d)) = (self.register, buf) else { return };
+        self.last_call.set(if window { "ncclCommWindowRegister" } else { "ncclCommRegister" });
+        let r = d.register(self.lib, self.comm, window);
+        self.ok(r);
     }
 
     fn requests(&self, _n: usize) -> Requests {

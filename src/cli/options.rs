@@ -69,6 +69,7 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         memory_report: false,
         unalign: 0,
         traffic: None,
+        registration: None,
         traffic_summary: false,
         cta_policy: None,
         check_rounds: 1,

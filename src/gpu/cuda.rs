@@ -282,12 +282,20 @@ pub fn numa_node(devices: &Path, bus_id: &str) -> Option<u32> {
     text.trim().parse::<i64>().ok().filter(|n| *n >= 0).map(|n| n as u32)
 }
 
-/// Device memory (`cuMemAlloc`) or managed memory (`cuMemAllocManaged`)
-/// of the current context, freed on drop.
+/// Device memory (`cuMemAlloc`, or NCCL's `ncclMemAlloc` where the run
+/// follows nccl-tests) or managed memory (`cuMemAllocManaged`) of the
+/// current context, freed on drop (after any registration with a
+/// communicator is undone).
 pub(crate) struct DeviceBuf {
     /// The allocation's start.
     base: sys::CUdeviceptr,
     len: usize,
+    /// Bytes allocated from `base` (`len`, the padding, at least one).
+    allocated: usize,
+    /// The NCCL that allocated it, None for the driver.
+    nccl: Option<&'static crate::gpu::nccl_lib::NcclLib>,
+    /// Its registration with a communicator (nccl-tests' `-R`), if any.
+    registration: Option<Registration>,
     /// How far past `base` the buffer starts, bytes (nccl-tests' `-u`
     /// misalignment, which follows the datatype), shared with the memory
     /// that made it; within the allocation's padding, 0 where none.
@@ -303,23 +311,27 @@ impl DeviceBuf {
     /// still has an address). `pad` more bytes are allocated after them, within which the
     /// buffer's start moves to `skew` bytes past the allocation's (the
     /// caller keeps `skew` at or below `pad`).
+    /// With `nccl` (device memory only) the allocation is that library's
+    /// `ncclMemAlloc`, as nccl-tests allocates from NCCL 2.19 on.
     pub(crate) fn zeroed(
         len: usize,
         managed: bool,
         pad: usize,
         skew: Arc<AtomicUsize>,
+        nccl: Option<&'static crate::gpu::nccl_lib::NcclLib>,
     ) -> Result<DeviceBuf, AllocError> {
         let bytes = len.saturating_add(pad).max(1);
+        let nccl = nccl.filter(|lib| !managed && lib.allocates());
         // SAFETY: allocation in the current context; the result is
         // checked, then every byte is set.
         unsafe {
-            let ptr = if managed {
-                result::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL)
-            } else {
-                result::malloc_sync(bytes)
-            }
-            .map_err(|_| AllocError { bytes: len })?;
-            let buf = DeviceBuf { base: ptr, len, skew };
+            let ptr = match nccl.and_then(|lib| lib.mem_alloc(bytes)) {
+                Some(made) => made.map(|p| p as usize as sys::CUdeviceptr).map_err(|_| AllocError { bytes: len })?,
+                None if managed => result::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL)
+                    .map_err(|_| AllocError { bytes: len })?,
+                None => result::malloc_sync(bytes).map_err(|_| AllocError { bytes: len })?,
+            };
+            let buf = DeviceBuf { base: ptr, len, allocated: bytes, nccl, registration: None, skew };
             // cuMemsetD8 on device memory may return before the bytes are
             // set (it runs on the legacy stream, which the transports'
             // non-blocking streams do not wait for): wait for it here.
@@ -331,6 +343,24 @@ impl DeviceBuf {
 
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// Registers the whole allocation with `comm` (nccl-tests' `-R`: a
+    /// local registration, or with `window` a symmetric window), undone
+    /// when the buffer is dropped. The communicator must outlive the
+    /// buffer.
+    pub(crate) fn register(
+        &mut self,
+        lib: &'static crate::gpu::nccl_lib::NcclLib,
+        comm: cudarc::nccl::sys::ncclComm_t,
+        window: bool,
+    ) -> Result<(), crate::gpu::nccl_lib::NcclCallError> {
+        let p = self.base as usize as *mut std::ffi::c_void;
+        // SAFETY: the allocation is `allocated` bytes on this context's
+        // device; Drop deregisters before it frees.
+        let handle = unsafe { lib.register(comm, p, self.allocated, window) }?;
+        self.registration = Some(Registration { lib, comm, handle, window });
+        Ok(())
     }
 
     /// The buffer's device address.
@@ -374,11 +404,32 @@ impl DeviceBuf {
     }
 }
 
+/// A buffer's registration with a communicator.
+struct Registration {
+    lib: &'static crate::gpu::nccl_lib::NcclLib,
+    comm: cudarc::nccl::sys::ncclComm_t,
+    handle: *mut std::ffi::c_void,
+    window: bool,
+}
+
 impl Drop for DeviceBuf {
     fn drop(&mut self) {
-        // SAFETY: allocated by cuMemAlloc(Managed) and freed once.
+        if let Some(r) = self.registration.take() {
+            // SAFETY: registered by `register` on a communicator that
+            // outlives the buffer; undone once, before the free below.
+            let _ = unsafe { r.lib.deregister(r.comm, r.handle, r.window) };
+        }
+        // SAFETY: allocated by ncclMemAlloc or cuMemAlloc(Managed) and
+        // freed once, by whichever made it.
         unsafe {
-            let _ = result::free_sync(self.base);
+            match self.nccl {
+                Some(lib) => {
+                    let _ = lib.mem_free(self.base as usize as *mut std::ffi::c_void);
+                }
+                None => {
+                    let _ = result::free_sync(self.base);
+                }
+            }
         }
     }
 }

@@ -642,6 +642,15 @@ type RedOpDestroyFn = unsafe extern "C" fn(RedOp, ncclComm_t) -> Code;
 type SendFn = unsafe extern "C" fn(*const c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> Code;
 type RecvFn = unsafe extern "C" fn(*mut c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> Code;
 type GroupFn = unsafe extern "C" fn() -> Code;
+type MemAllocFn = unsafe extern "C" fn(*mut *mut c_void, usize) -> Code;
+type MemFreeFn = unsafe extern "C" fn(*mut c_void) -> Code;
+type RegisterFn = unsafe extern "C" fn(ncclComm_t, *mut c_void, usize, *mut *mut c_void) -> Code;
+type DeregisterFn = unsafe extern "C" fn(ncclComm_t, *mut c_void) -> Code;
+type WindowRegisterFn = unsafe extern "C" fn(ncclComm_t, *mut c_void, usize, *mut *mut c_void, c_int) -> Code;
+
+/// nccl.h's `NCCL_WIN_COLL_SYMMETRIC`: a window every rank registers
+/// alike, for NCCL's symmetric-memory collectives.
+const WIN_COLL_SYMMETRIC: c_int = 0x01;
 
 /// An opened NCCL with the functions the transport calls.
 pub struct NcclLib {
@@ -678,6 +687,12 @@ struct Functions {
     all_to_all: Option<AllGatherFn>,
     gather: Option<BroadcastFn>,
     scatter: Option<BroadcastFn>,
+    /// From NCCL 2.19 on: ncclMemAlloc and ncclMemFree.
+    mem: Option<(MemAllocFn, MemFreeFn)>,
+    /// From NCCL 2.19 on: ncclCommRegister and ncclCommDeregister.
+    register: Option<(RegisterFn, DeregisterFn)>,
+    /// From NCCL 2.27 on: ncclCommWindowRegister and its deregistration.
+    window: Option<(WindowRegisterFn, DeregisterFn)>,
 }
 
 impl fmt::Debug for NcclLib {
@@ -749,6 +764,11 @@ impl NcclLib {
                 all_to_all: symbol(lib, p, "ncclAlltoAll").ok(),
                 gather: symbol(lib, p, "ncclGather").ok(),
                 scatter: symbol(lib, p, "ncclScatter").ok(),
+                mem: symbol(lib, p, "ncclMemAlloc").ok().zip(symbol(lib, p, "ncclMemFree").ok()),
+                register: symbol(lib, p, "ncclCommRegister").ok().zip(symbol(lib, p, "ncclCommDeregister").ok()),
+                window: symbol(lib, p, "ncclCommWindowRegister")
+                    .ok()
+                    .zip(symbol(lib, p, "ncclCommWindowDeregister").ok()),
             };
             (get_version, fns)
         };
@@ -859,6 +879,94 @@ impl NcclLib {
         // NCCL_CONFIG_INITIALIZER of its declared size, alive for the call.
         let rc = unsafe { f(&mut comm, nranks, id, rank, &mut config) };
         Some(self.check("ncclCommInitRankConfig", rc).map(|()| comm))
+    }
+
+    /// Whether the library allocates buffers itself (`ncclMemAlloc`, NCCL
+    /// 2.19 on), as nccl-tests allocates every one there.
+    pub(crate) fn allocates(&self) -> bool {
+        self.version_code >= 21900 && self.fns.mem.is_some()
+    }
+
+    /// `ncclMemAlloc` of `bytes` on the current device; None where the
+    /// library does not allocate ([`NcclLib::allocates`]).
+    pub(crate) fn mem_alloc(&self, bytes: usize) -> Option<Result<*mut c_void, NcclCallError>> {
+        let (alloc, _) = self.fns.mem.filter(|_| self.allocates())?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: ncclMemAlloc writes one pointer through `p`.
+        let rc = unsafe { alloc(&mut p, bytes) };
+        Some(self.check("ncclMemAlloc", rc).map(|()| p))
+    }
+
+    /// `ncclMemFree` of what [`NcclLib::mem_alloc`] gave.
+    ///
+    /// # Safety
+    ///
+    /// `p` came from this library's ncclMemAlloc and is not used after.
+    pub(crate) unsafe fn mem_free(&self, p: *mut c_void) -> Result<(), NcclCallError> {
+        let Some((_, free)) = self.fns.mem else { return Err(NcclCallError::missing("ncclMemFree")) };
+        // SAFETY: the caller vouches for `p`.
+        let rc = unsafe { free(p) };
+        self.check("ncclMemFree", rc)
+    }
+
+    /// Registers `bytes` at `p` with `comm` (nccl-tests' `-R`): a local
+    /// registration (`ncclCommRegister`, NCCL 2.19 on), or with `window`
+    /// a symmetric window (`ncclCommWindowRegister`, 2.27 on; collective:
+    /// every rank registers its buffers in the same order). The handle.
+    ///
+    /// # Safety
+    ///
+    /// See the module's "Calling NCCL"; `p` holds `bytes` on `comm`'s
+    /// device, and the handle is deregistered before `p` is freed and
+    /// `comm` destroyed ([`NcclLib::deregister`]).
+    pub(crate) unsafe fn register(
+        &self,
+        comm: ncclComm_t,
+        p: *mut c_void,
+        bytes: usize,
+        window: bool,
+    ) -> Result<*mut c_void, NcclCallError> {
+        let mut handle: *mut c_void = std::ptr::null_mut();
+        let rc = match (window, self.fns.window, self.fns.register) {
+            // SAFETY (both): the caller vouches for the arguments.
+            (true, Some((f, _)), _) if self.version_code >= 22700 => unsafe {
+                f(comm, p, bytes, &mut handle, WIN_COLL_SYMMETRIC)
+            },
+            (false, _, Some((f, _))) if self.version_code >= 21900 => unsafe { f(comm, p, bytes, &mut handle) },
+            _ => {
+                let name = if window { "ncclCommWindowRegister" } else { "ncclCommRegister" };
+                return Err(NcclCallError::missing(name));
+            }
+        };
+        self.check(if window { "ncclCommWindowRegister" } else { "ncclCommRegister" }, rc).map(|()| handle)
+    }
+
+    /// Undoes [`NcclLib::register`].
+    ///
+    /// # Safety
+    ///
+    /// `handle` came from `register(comm, .., window)` and is not used
+    /// after; `comm` is alive.
+    pub(crate) unsafe fn deregister(
+        &self,
+        comm: ncclComm_t,
+        handle: *mut c_void,
+        window: bool,
+    ) -> Result<(), NcclCallError> {
+        let (f, name) = match (window, self.fns.window, self.fns.register) {
+            (true, Some((_, f)), _) => (f, "ncclCommWindowDeregister"),
+            (false, _, Some((_, f))) => (f, "ncclCommDeregister"),
+            _ => {
+                return Err(NcclCallError::missing(if window {
+                    "ncclCommWindowDeregister"
+                } else {
+                    "ncclCommDeregister"
+                }))
+            }
+        };
+        // SAFETY: the caller vouches for both.
+        let rc = unsafe { f(comm, handle) };
+        self.check(name, rc)
     }
 
     /// `ncclCommDestroy`: frees `comm` once its work has finished.

@@ -7,8 +7,8 @@
 //!
 //! What the core cannot do yet is refused before anything starts, in one
 //! line naming the option and with nccl-tests' own status for a test that
-//! does not implement something (5): CUDA graphs, buffer registration,
-//! the device API and split communicators.
+//! does not implement something (5): CUDA graphs, the device API and
+//! split communicators.
 //! Each is a setting nccl-tests reads; none is silently ignored. `NCCL_TESTS_DEVICE` names every process's GPU, as in
 //! nccl-tests. commbench's own long options that make sense here
 //! (`--dry-run`, where the results go, placement, `--min-efficiency`) are
@@ -346,9 +346,8 @@ pub(crate) fn options(
             )))
         }
     };
-    let unsupported: [(bool, String); 4] = [
+    let unsupported: [(bool, String); 3] = [
         (s.graph_launches != 0, format!("-G {}", s.graph_launches)),
-        (s.local_register != 0, format!("-R {}", s.local_register)),
         (s.device_impl != 0, format!("-D {}", s.device_impl)),
         (env.split != Split::None, "NCCL_TESTS_SPLIT".to_string()),
     ];
@@ -382,6 +381,14 @@ pub(crate) fn options(
     o.default_stream = s.stream_null != 0;
     o.cputime = s.report_cputime != 0;
     o.memory_report = s.memory_report != 0;
+    // -R: 1 local, 2 symmetric (the command line made 2 local before NCCL
+    // 2.27 and ignored -R before 2.19); any other non-zero value registers
+    // locally, as nccl-tests' test of it does.
+    o.registration = match s.local_register {
+        0 => None,
+        2 => Some(crate::options::Registration::Symmetric),
+        _ => Some(crate::options::Registration::Local),
+    };
     // -x: nccl-tests sets the policy where it is 0 or more (the command
     // line left -1 where the loaded NCCL lacks it).
     o.cta_policy = (s.cta_policy >= 0).then_some(s.cta_policy);

@@ -133,7 +133,13 @@ fn start<'w, B: NcclKernel>(
 
 /// How the run's options make each lane's communicator.
 fn nccl_setup(opts: &crate::options::Options) -> NcclSetup {
-    NcclSetup { default_stream: opts.default_stream, unalign: opts.unalign, cta_policy: opts.cta_policy }
+    NcclSetup {
+        default_stream: opts.default_stream,
+        unalign: opts.unalign,
+        cta_policy: opts.cta_policy,
+        nccl_memory: opts.format == crate::options::Format::NcclTests,
+        register: opts.registration.map(|r| r == crate::options::Registration::Symmetric),
+    }
 }
 
 /// Lane `lane` of this process (1 or more), on its own thread: the same

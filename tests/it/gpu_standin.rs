@@ -279,6 +279,12 @@ fn exports_what_commbench_calls() {
         "ncclAlltoAll",
         "ncclGather",
         "ncclScatter",
+        "ncclMemAlloc",
+        "ncclMemFree",
+        "ncclCommRegister",
+        "ncclCommDeregister",
+        "ncclCommWindowRegister",
+        "ncclCommWindowDeregister",
     ];
     let missing: Vec<&&str> =
         nccl_calls.iter().filter(|n| unsafe { nccl.get::<*const ()>(n.as_bytes()) }.is_err()).collect();

@@ -137,6 +137,9 @@ impl<B> CollBuffers<B> {
             recv: t.memory().alloc(recv)?,
             warm: t.memory().alloc(if warm_buffer(c, s.opts) { recv } else { 0 })?,
         };
+        // nccl-tests registers its send and receive buffers (-R).
+        t.register_buffer(&mut bufs.send);
+        t.register_buffer(&mut bufs.recv);
         t.memory().write_host(&mut bufs.send, crate::backend::WHOLE, |b| b.fill(1));
         t.memory().write_host(&mut bufs.recv, crate::backend::WHOLE, |b| b.fill(0));
         t.memory().write_host(&mut bufs.warm, crate::backend::WHOLE, |b| b.fill(0));

@@ -1400,6 +1400,189 @@ API ncclResult_t ncclRecv(void *recvbuff, size_t count, int datatype, int peer, 
 API ncclResult_t ncclGroupStart(void);
 API ncclResult_t ncclGroupEnd(void);
 
+/* ------------------------------------------- NCCL's memory, registration */
+
+/* The CUDA stand-in's allocation calls (libcuda.so.1, linked). */
+extern int cuMemAlloc_v2(unsigned long long *dptr, size_t bytes);
+extern int cuMemFree_v2(unsigned long long p);
+
+/* What ncclMemAlloc made, and every live registration (a handle is its
+ * slot's address), under NM. */
+#define MAX_NCCL_MEM 256
+static struct {
+    uint64_t p;
+    size_t bytes;
+} g_mem[MAX_NCCL_MEM];
+#define MAX_REGS 256
+static struct reg {
+    comm_t *comm;
+    uint64_t p;
+    size_t bytes;
+    int window, live;
+} g_regs[MAX_REGS];
+
+static void log_line(const char *fmt, ...)
+{
+    if (g_calls < 0)
+        return;
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0 && (size_t)n < sizeof line)
+        (void)!write(g_calls, line, (size_t)n);
+}
+
+/* The ncclMemAlloc allocation holding [p, p + bytes), or -1. Under NM. */
+static int nccl_mem_of(uint64_t p, size_t bytes)
+{
+    for (int i = 0; i < MAX_NCCL_MEM; i++)
+        if (g_mem[i].p && p >= g_mem[i].p && p + bytes <= g_mem[i].p + g_mem[i].bytes)
+            return i;
+    return -1;
+}
+
+API ncclResult_t ncclMemAlloc(void **ptr, size_t size)
+{
+    pthread_once(&g_fault_once, read_faults);
+    if (nccl_version() < 21900) {
+        complain("ncclMemAlloc: NCCL %d has no such call (it came with 2.19)", nccl_version());
+        return ncclInvalidUsage;
+    }
+    if (!ptr)
+        return ncclInvalidArgument;
+    unsigned long long d = 0;
+    if (cuMemAlloc_v2(&d, size ? size : 1) != 0)
+        return ncclUnhandledCudaError;
+    pthread_mutex_lock(&NM);
+    int i = 0;
+    while (i < MAX_NCCL_MEM && g_mem[i].p)
+        i++;
+    if (i == MAX_NCCL_MEM) {
+        pthread_mutex_unlock(&NM);
+        complain("ncclMemAlloc: more than %d allocations at once", MAX_NCCL_MEM);
+        (void)cuMemFree_v2(d);
+        return ncclSystemError;
+    }
+    g_mem[i].p = d;
+    g_mem[i].bytes = size ? size : 1;
+    pthread_mutex_unlock(&NM);
+    *ptr = (void *)(uintptr_t)d;
+    log_line("%s: call: pid %d ncclMemAlloc bytes %zu at %#llx\n", ME, (int)getpid(), size, d);
+    return ncclSuccess;
+}
+
+API ncclResult_t ncclMemFree(void *ptr)
+{
+    uint64_t p = (uint64_t)(uintptr_t)ptr;
+    pthread_mutex_lock(&NM);
+    int i = nccl_mem_of(p, 1);
+    if (i < 0 || g_mem[i].p != p) {
+        pthread_mutex_unlock(&NM);
+        complain("ncclMemFree: %p was not made by ncclMemAlloc", ptr);
+        return ncclInvalidArgument;
+    }
+    for (int r = 0; r < MAX_REGS; r++)
+        if (g_regs[r].live && g_regs[r].p >= p && g_regs[r].p < p + g_mem[i].bytes) {
+            pthread_mutex_unlock(&NM);
+            complain("ncclMemFree: %p is still registered with a communicator (deregister it first)", ptr);
+            return ncclInvalidUsage;
+        }
+    g_mem[i].p = 0;
+    pthread_mutex_unlock(&NM);
+    return cuMemFree_v2(p) ? ncclUnhandledCudaError : ncclSuccess;
+}
+
+/* ncclCommRegister (window 0) and ncclCommWindowRegister (window 1): the
+ * range must be device memory of the communicator's GPU, and a symmetric
+ * window NCCL's own (ncclMemAlloc's). Registration changes nothing here
+ * but is checked and logged, and must be undone before the memory is
+ * freed and before the communicator goes. */
+static ncclResult_t reg(const char *name, void *comm, void *buff, size_t size, void **handle, int window, int flags)
+{
+    pthread_once(&g_fault_once, read_faults);
+    int since = window ? 22700 : 21900;
+    if (nccl_version() < since) {
+        complain("%s: NCCL %d has no such call (it came with %d.%d)", name, nccl_version(), since / 10000,
+                 since / 100 % 100);
+        return ncclInvalidUsage;
+    }
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    pthread_mutex_unlock(&NM);
+    if (!c || !handle) {
+        complain("%s: %p is not a live communicator", name, comm);
+        return ncclInvalidArgument;
+    }
+    char *host;
+    ncclResult_t rc = buffer(name, "buff", buff, size, c, &host);
+    if (rc)
+        return rc;
+    uint64_t p = (uint64_t)(uintptr_t)buff;
+    pthread_mutex_lock(&NM);
+    if (window && (flags != 1 || nccl_mem_of(p, size) < 0)) {
+        pthread_mutex_unlock(&NM);
+        complain("%s: %p is not memory of ncclMemAlloc with NCCL_WIN_COLL_SYMMETRIC (flags %d), which a symmetric "
+                 "window needs",
+                 name, buff, flags);
+        return ncclInvalidArgument;
+    }
+    int i = 0;
+    while (i < MAX_REGS && g_regs[i].live)
+        i++;
+    if (i == MAX_REGS) {
+        pthread_mutex_unlock(&NM);
+        complain("%s: more than %d registrations at once", name, MAX_REGS);
+        return ncclSystemError;
+    }
+    g_regs[i] = (struct reg){.comm = c, .p = p, .bytes = size, .window = window, .live = 1};
+    pthread_mutex_unlock(&NM);
+    *handle = &g_regs[i];
+    log_line("%s: call: pid %d rank %d %s bytes %zu at %#llx\n", ME, (int)getpid(), c->rank, name, size,
+             (unsigned long long)p);
+    return ncclSuccess;
+}
+
+static ncclResult_t dereg(const char *name, void *comm, void *handle, int window)
+{
+    pthread_mutex_lock(&NM);
+    comm_t *c = comm_of(comm);
+    struct reg *r = handle;
+    int ok = c && r >= g_regs && r < g_regs + MAX_REGS && r->live && r->comm == c && r->window == window;
+    if (ok)
+        r->live = 0;
+    pthread_mutex_unlock(&NM);
+    if (!ok) {
+        complain("%s: %p is not a live %s registration of communicator %p", name, handle,
+                 window ? "window" : "buffer", comm);
+        return ncclInvalidArgument;
+    }
+    log_line("%s: call: pid %d rank %d %s bytes %zu at %#llx\n", ME, (int)getpid(), c->rank, name, r->bytes,
+             (unsigned long long)r->p);
+    return ncclSuccess;
+}
+
+API ncclResult_t ncclCommRegister(void *comm, void *buff, size_t size, void **handle)
+{
+    return reg("ncclCommRegister", comm, buff, size, handle, 0, 0);
+}
+
+API ncclResult_t ncclCommDeregister(void *comm, void *handle)
+{
+    return dereg("ncclCommDeregister", comm, handle, 0);
+}
+
+API ncclResult_t ncclCommWindowRegister(void *comm, void *buff, size_t size, void **win, int flags)
+{
+    return reg("ncclCommWindowRegister", comm, buff, size, win, 1, flags);
+}
+
+API ncclResult_t ncclCommWindowDeregister(void *comm, void *win)
+{
+    return dereg("ncclCommWindowDeregister", comm, win, 1);
+}
+
 /* NCCL 2.28's ncclAlltoAll, ncclGather and ncclScatter, made here of
  * grouped sends and receives (what moves, and when, is theirs). An older
  * NCCL has none: a caller that did not check the version is told so. */
@@ -1835,6 +2018,16 @@ API ncclResult_t ncclCommDestroy(void *comm)
         pthread_mutex_unlock(&NM);
         return ncclInvalidArgument;
     }
+    int regs = 0;
+    for (int r = 0; r < MAX_REGS; r++)
+        if (g_regs[r].live && g_regs[r].comm == c) {
+            g_regs[r].live = 0;
+            regs++;
+        }
+    if (regs)
+        complain("ncclCommDestroy: %d buffer registrations were still live on communicator rank %d (deregister "
+                 "them first)",
+                 regs, c->rank);
     comm_unregister(c);
     /* Its queued work finishes first; with an asynchronous error pending
      * there is nothing to wait for, so it goes as with ncclCommAbort. */
