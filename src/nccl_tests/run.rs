@@ -346,9 +346,18 @@ pub(crate) fn options(
             )))
         }
     };
-    let unsupported: [(bool, String); 3] = [
+    // -D: nccl-tests' own CUDA kernels over NCCL's device API, which a
+    // drop-in that loads NCCL at run time and compiles no CUDA cannot
+    // offer; said as such, with the status for what a test lacks.
+    if s.device_impl != 0 {
+        return Err(Refusal::NotYet(format!(
+            "-D {}: nccl-tests' device-side implementations (its own CUDA kernels over NCCL's device API) are not \
+             offered by this drop-in; leave -D out to time NCCL's own collectives",
+            s.device_impl
+        )));
+    }
+    let unsupported: [(bool, String); 2] = [
         (s.graph_launches != 0, format!("-G {}", s.graph_launches)),
-        (s.device_impl != 0, format!("-D {}", s.device_impl)),
         (env.split != Split::None, "NCCL_TESTS_SPLIT".to_string()),
     ];
     if let Some((_, what)) = unsupported.iter().find(|(set, _)| *set) {
@@ -518,6 +527,26 @@ mod tests {
         let (o, _) = read(spec, "all_gather_perf", &args, NcclVersion::of(2, 24, 3), |_| None).unwrap();
         assert!(names(o).ends_with("double bfloat16 f8e4m3 f8e5m2"));
         assert_eq!(names(opts(&["-d", "half"], &[]).unwrap()), "half");
+    }
+
+    /// `-D` (with the `-R 2` it needs, on an NCCL that has the device
+    /// API) is refused in one line that says why, with status 5.
+    #[test]
+    fn the_device_api_is_refused_in_one_line() {
+        let spec = crate::bench::registry::lookup("osu_allreduce").expect("registered").spec;
+        let args: Vec<String> = ["-D", "1", "-R", "2"].iter().map(|a| a.to_string()).collect();
+        let Err((said, status)) = read(spec, "./all_reduce_perf", &args, NcclVersion::of(2, 28, 3), |_| None) else {
+            panic!("-D 1 ran");
+        };
+        assert_eq!(status, NOT_IMPLEMENTED);
+        assert_eq!(
+            said,
+            [Line::Err(
+                "all_reduce_perf: -D 1: nccl-tests' device-side implementations (its own CUDA kernels over NCCL's \
+                 device API) are not offered by this drop-in; leave -D out to time NCCL's own collectives"
+                    .into()
+            )]
+        );
     }
 
     #[test]
