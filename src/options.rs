@@ -119,6 +119,8 @@ impl WorkerCounts {
     }
 }
 
+pub use crate::backend::split::Split;
+
 /// How buffers are registered with NCCL's communicators (nccl-tests'
 /// `-R 1` and `-R 2`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -212,6 +214,10 @@ pub struct Options {
     /// bandwidths, where nccl-tests prints them (inside the row).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub traffic_summary: bool,
+    /// nccl-tests' `NCCL_TESTS_SPLIT` / `NCCL_TESTS_SPLIT_MASK`: the
+    /// processes split into communicators by colour, each timed at once.
+    #[serde(skip_serializing_if = "Split::is_none")]
+    pub split: Split,
     /// nccl-tests' `-R`: the send and receive buffers registered with each
     /// communicator (`local`, or a `symmetric` window); None unregistered.
     #[serde(skip_serializing_if = "Option::is_none")]

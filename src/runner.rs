@@ -384,8 +384,15 @@ pub(crate) fn run_options(
         let _ = io::stdout().flush();
     }
     let job = match Job::start(cfg, env, |world, gpu| {
-        // A rank per GPU: nccl-tests' -t x -g of them per process.
-        let p = Plan::resolve(entry, &opts, world.size() * opts.lanes())?;
+        // A rank per GPU: nccl-tests' -t x -g of them per process, in
+        // this process's communicator (NCCL_TESTS_SPLIT's; all alike).
+        let sizes = opts.split.group_sizes(world.size());
+        if sizes.iter().any(|&n| n != sizes[0]) {
+            let sizes = sizes.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+            return Err(crate::spec::JobShapeError::UnequalSplit { rule: opts.split.words(), sizes });
+        }
+        let group = opts.split.group_of(world.rank(), world.size()).1;
+        let p = Plan::resolve(entry, &opts, group * opts.lanes())?;
         // nccl-tests' sweep within the job's smallest GPU (every rank
         // agrees on it, so every rank runs the same sizes).
         let p = match (front, p.sweep) {
@@ -830,7 +837,10 @@ impl Session<'_> {
             .iter()
             .flat_map(|b| String::from_utf8_lossy(b).lines().map(str::to_string).collect::<Vec<_>>())
             .collect();
-        texts.iter().enumerate().map(|(rank, text)| parse_device(rank, text)).collect()
+        // The Group column: each process's NCCL_TESTS_SPLIT colour.
+        let lanes = self.opts.lanes().max(1);
+        let group = |rank: usize| self.opts.split.color((rank / lanes) as i32);
+        texts.iter().enumerate().map(|(rank, text)| Device { group: group(rank), ..parse_device(rank, text) }).collect()
     }
 
     /// Rank 0: the placement report, the run record and the outputs.

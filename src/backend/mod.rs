@@ -27,6 +27,7 @@ pub mod nccl;
 pub(crate) mod neighbor;
 pub mod rma;
 mod shim;
+pub mod split;
 pub(crate) mod team;
 #[cfg(ucx)]
 pub mod ucx;
@@ -260,6 +261,17 @@ pub trait Transport {
 
     /// The `backend` column of the CSV (`mpi`).
     const BACKEND: &'static str;
+
+    /// This rank and the ranks of the communicator the data moves over:
+    /// the world's, except where NCCL_TESTS_SPLIT splits it (the world
+    /// stays the control plane, as nccl-tests' barriers and averages
+    /// span every process).
+    fn comm_rank(&self) -> usize {
+        self.world().rank()
+    }
+    fn comm_size(&self) -> usize {
+        self.world().size()
+    }
 
     /// Registers a buffer the kernel made with the library (nccl-tests'
     /// `-R` over NCCL); nothing elsewhere.

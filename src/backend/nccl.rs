@@ -122,6 +122,10 @@ pub(crate) struct NcclSetup {
     /// registered with the communicator (true: a symmetric window).
     pub nccl_memory: bool,
     pub register: Option<bool>,
+    /// nccl-tests' NCCL_TESTS_SPLIT: the processes (of `lanes` ranks
+    /// each) split into communicators by colour.
+    pub split: super::split::Split,
+    pub lanes: usize,
 }
 
 /// A windowed operation's "requests": NCCL has none, the stream orders
@@ -167,35 +171,61 @@ impl<'w> Nccl<'w> {
     /// `setup` says how the communicator, its stream and its buffers are
     /// made (nccl-tests' `-y`, `-u` and `-x`).
     pub fn new(world: &'w Team<'w, World>, gpu: &GpuInfo, setup: NcclSetup) -> Result<Nccl<'w>, String> {
-        let NcclSetup { default_stream, unalign, cta_policy, nccl_memory, register } = setup;
+        let NcclSetup { default_stream, unalign, cta_policy, nccl_memory, register, split, lanes } = setup;
         let agree = |mine: Option<String>| agree_failures(world, mine.as_deref()).map_err(Option::unwrap_or_default);
         let lib = nccl_lib::load();
         agree(lib.as_ref().err().map(ToString::to_string))?;
         let lib = lib.map_err(|e| e.to_string())?;
-        // Rank 0's unique id, with a status byte in front so that a
-        // failure there stops every rank.
-        let id = if world.rank() == 0 { Some(lib.get_unique_id()) } else { None };
+        // This rank in its communicator: the world's, or NCCL_TESTS_SPLIT's
+        // (the processes of one colour, in world order, each `lanes`
+        // ranks).
+        let lanes = lanes.max(1);
+        let (proc, procs) = (world.rank() / lanes, world.size() / lanes);
+        let (place, members) = split.group_of(proc, procs);
+        let (rank, np) = (place * lanes + world.rank() % lanes, members * lanes);
+        // Each communicator's first rank makes its unique id; every id
+        // goes to the world's rank 0, which sends them all to every rank,
+        // with a status byte in front so that a failure anywhere stops
+        // every rank.
+        let id = (rank == 0).then(|| lib.get_unique_id());
         let mine: Vec<u8> = match &id {
             Some(Ok(id)) => std::iter::once(1u8).chain(id.internal.iter().map(|&c| c as u8)).collect(),
-            _ => vec![0],
+            Some(Err(_)) => vec![0],
+            None => vec![2],
         };
-        let got = world.bcast_bytes(&mine);
-        if got.first() != Some(&1) || got.len() != 129 {
+        let all = world.gather_bytes(&mine);
+        let table: Vec<u8> = if all.iter().any(|m| m.first() == Some(&0)) {
+            vec![0]
+        } else {
+            std::iter::once(1u8).chain(all.iter().filter(|m| m.len() == 129).flat_map(|m| m[1..].to_vec())).collect()
+        };
+        let got = world.bcast_bytes(&table);
+        // My communicator's place among them: the order of the colours'
+        // first processes.
+        let mut colors: Vec<i32> = Vec::new();
+        for p in 0..procs {
+            let c = split.color(p as i32);
+            if !colors.contains(&c) {
+                colors.push(c);
+            }
+        }
+        let at = colors.iter().position(|&c| c == split.color(proc as i32)).unwrap_or(0);
+        if got.first() != Some(&1) || got.len() < 1 + 128 * (at + 1) {
             let why = match id {
                 Some(Err(e)) => e.to_string(),
+                _ if world.rank() == 0 => "ncclGetUniqueId failed on the first rank of a communicator".to_string(),
                 _ => String::new(),
             };
-            return Err(if world.rank() == 0 { why } else { String::new() });
+            return Err(if world.rank() == 0 || !why.is_empty() { why } else { String::new() });
         }
         let mut unique = ncclUniqueId { internal: [0; 128] };
-        for (d, &s) in unique.internal.iter_mut().zip(&got[1..]) {
+        for (d, &s) in unique.internal.iter_mut().zip(&got[1 + 128 * at..1 + 128 * (at + 1)]) {
             *d = s as _;
         }
         let stream =
             if default_stream { Ok(std::ptr::null_mut()) } else { cu::stream::create(StreamKind::NonBlocking) };
         agree(stream.as_ref().err().map(|e| format!("cuStreamCreate failed: {}", cuda::status_text(*e))))?;
         let stream = stream.map_err(cuda::status_text)?;
-        let (rank, np) = (world.rank(), world.size());
         let free_before = free_now();
         // SAFETY: the id came from rank 0's ncclGetUniqueId; rank and size
         // are this rank's in a world every rank of which calls this.
@@ -473,6 +503,14 @@ impl<'w> Transport for Nccl<'w> {
 
     fn memory(&self) -> &CudaMemory {
         &self.mem
+    }
+
+    fn comm_rank(&self) -> usize {
+        self.rank
+    }
+
+    fn comm_size(&self) -> usize {
+        self.np
     }
 
     /// nccl-tests' `-R`: the buffer (its whole allocation) registered with

@@ -178,12 +178,14 @@ impl<'a, T: Transport> Setup<'a, T> {
         Setup { t, opts: plan.opts, pairs: plan.pairs, max_window: plan.max_window(), max_size: plan.max_size }
     }
 
+    /// This rank in the communicator the data moves over (the world's,
+    /// except NCCL_TESTS_SPLIT's communicators).
     pub fn rank(&self) -> usize {
-        self.t.world().rank()
+        self.t.comm_rank()
     }
 
     pub fn np(&self) -> usize {
-        self.t.world().size()
+        self.t.comm_size()
     }
 }
 

@@ -70,6 +70,7 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         unalign: 0,
         traffic: None,
         registration: None,
+        split: crate::options::Split::None,
         traffic_summary: false,
         cta_policy: None,
         check_rounds: 1,

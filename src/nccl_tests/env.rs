@@ -20,33 +20,7 @@ pub struct Environment {
     pub split: Split,
 }
 
-/// `NCCL_TESTS_SPLIT_MASK` or `NCCL_TESTS_SPLIT`: the colour of process
-/// `proc` (MPI's world rank), by which processes split into communicators.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Split {
-    /// One communicator.
-    #[default]
-    None,
-    /// `proc & n` (`NCCL_TESTS_SPLIT_MASK`, hexadecimal, or `AND n`);
-    /// nccl-tests keeps `n` in a C `int`, and so does this.
-    And(i32),
-    Or(i32),
-    Mod(i32),
-    Div(i32),
-}
-
-impl Split {
-    /// The colour of world rank `proc`, with C's `int` arithmetic.
-    pub fn color(self, proc: i32) -> i32 {
-        match self {
-            Split::None => 0,
-            Split::And(m) => proc & m,
-            Split::Or(m) => proc | m,
-            Split::Mod(m) => proc.wrapping_rem(m),
-            Split::Div(m) => proc.wrapping_div(m),
-        }
-    }
-}
+pub use crate::options::Split;
 
 /// nccl-tests' integer for NCCL_TESTS_SPLIT: white space, then `0b` and
 /// binary digits, or C's base-0 integer (truncated to an `int`, as
@@ -152,6 +126,19 @@ mod tests {
         assert_eq!(colors(Split::Div(4)), [0, 0, 0, 0, 1, 1, 1, 1]);
         assert_eq!(colors(Split::Or(4)), [4, 5, 6, 7, 4, 5, 6, 7]);
         assert_eq!(colors(Split::None), [0; 8]);
+        // MPI_Comm_split by colour, world rank as the key: (place, size).
+        assert_eq!(
+            (0..6).map(|p| Split::Mod(2).group_of(p, 6)).collect::<Vec<_>>(),
+            [(0, 3), (0, 3), (1, 3), (1, 3), (2, 3), (2, 3)]
+        );
+        assert_eq!(Split::Div(4).group_of(5, 6), (1, 2));
+        assert_eq!(Split::None.group_of(3, 4), (3, 4));
+        assert_eq!(Split::Mod(3).group_sizes(4), [2, 1, 1]);
+        assert_eq!(Split::And(2).group_sizes(4), [2, 2]);
+        assert_eq!(
+            (Split::Mod(3).words(), Split::And(16).words(), Split::None.words()),
+            ("MOD 3".into(), "AND 16".into(), String::new())
+        );
         assert_eq!(
             read(&[("NCCL_TESTS_SPLIT", "MOD 0")]).unwrap_err(),
             "NCCL_TESTS_SPLIT=MOD 0: a modulus or divisor of 0 makes no communicators"

@@ -7,8 +7,7 @@
 //!
 //! What the core cannot do yet is refused before anything starts, in one
 //! line naming the option and with nccl-tests' own status for a test that
-//! does not implement something (5): CUDA graphs, the device API and
-//! split communicators.
+//! does not implement something (5): CUDA graphs and the device API.
 //! Each is a setting nccl-tests reads; none is silently ignored. `NCCL_TESTS_DEVICE` names every process's GPU, as in
 //! nccl-tests. commbench's own long options that make sense here
 //! (`--dry-run`, where the results go, placement, `--min-efficiency`) are
@@ -19,7 +18,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use super::cli::{self, Choice, Line, NcclType, NcclVersion, Parsed, RedOp, Settings, BAD_VALUE};
-use super::env::{Environment, Split};
+use super::env::Environment;
 use crate::bench::registry::Registered;
 use crate::bench::Bench;
 use crate::datatype::{Datatype, Reduction};
@@ -356,12 +355,8 @@ pub(crate) fn options(
             s.device_impl
         )));
     }
-    let unsupported: [(bool, String); 2] = [
-        (s.graph_launches != 0, format!("-G {}", s.graph_launches)),
-        (env.split != Split::None, "NCCL_TESTS_SPLIT".to_string()),
-    ];
-    if let Some((_, what)) = unsupported.iter().find(|(set, _)| *set) {
-        return not_yet(what);
+    if s.graph_launches != 0 {
+        return not_yet(&format!("-G {}", s.graph_launches));
     }
     let mut o = crate::cli::options::defaults(spec);
     if let Some(first) = env.first_device {
@@ -390,6 +385,9 @@ pub(crate) fn options(
     o.default_stream = s.stream_null != 0;
     o.cputime = s.report_cputime != 0;
     o.memory_report = s.memory_report != 0;
+    // NCCL_TESTS_SPLIT: a communicator per colour, all timed at once
+    // (the job checks the groups against the processes it has).
+    o.split = env.split;
     // -R: 1 local, 2 symmetric (the command line made 2 local before NCCL
     // 2.27 and ignored -R before 2.19); any other non-zero value registers
     // locally, as nccl-tests' test of it does.

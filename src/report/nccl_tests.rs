@@ -367,7 +367,7 @@ pub struct Device {
     /// Rank in the communicator.
     pub rank: usize,
     /// The `NCCL_TESTS_SPLIT` colour (0 without a split).
-    pub group: usize,
+    pub group: i32,
     /// The rank's process id.
     pub pid: u32,
     /// The host's name.

@@ -109,9 +109,10 @@ impl Session<'_> {
         })
     }
 
-    /// Ranks of the run: the job's processes times their lanes.
+    /// Ranks of the run: the processes of this process's communicator
+    /// (all of the job's without NCCL_TESTS_SPLIT) times their lanes.
     pub(super) fn np(&self) -> usize {
-        self.job.world.size() * self.opts.lanes()
+        self.opts.split.group_of(self.job.world.rank(), self.job.world.size()).1 * self.opts.lanes()
     }
 }
 
@@ -138,6 +139,8 @@ fn nccl_setup(opts: &crate::options::Options) -> NcclSetup {
         unalign: opts.unalign,
         cta_policy: opts.cta_policy,
         nccl_memory: opts.format == crate::options::Format::NcclTests,
+        split: opts.split,
+        lanes: opts.lanes(),
         register: opts.registration.map(|r| r == crate::options::Registration::Symmetric),
     }
 }

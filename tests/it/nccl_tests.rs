@@ -785,6 +785,62 @@ fn registered_buffers_follow_nccl_tests_r() {
     }
 }
 
+/// NCCL_TESTS_SPLIT and NCCL_TESTS_SPLIT_MASK: the processes split into
+/// communicators by colour, every one timed at once (the world stays the
+/// control plane: the barriers and the averages span all, as nccl-tests'
+/// do). The `Group` column names each rank's colour, the counts and busbw
+/// are a communicator's (two ranks: busbw = algbw / 2 for an allgather),
+/// the record keeps the rule; a block corrupted on every communicator's
+/// rank 1 fails the run with status 7; a split into communicators of
+/// different sizes is refused in one line. Four launches of about a
+/// second.
+#[test]
+fn split_communicators_run_at_once() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let args = ["-b", "1K", "-e", "64K", "-f", "8", "-n", "2", "-w", "1"];
+    for (var, rule, groups, record_rule) in [
+        ("NCCL_TESTS_SPLIT", "MOD 2", [0, 1, 0, 1], serde_json::json!({"mod": 2})),
+        ("NCCL_TESTS_SPLIT_MASK", "0x2", [0, 0, 2, 2], serde_json::json!({"and": 2})),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let r = perf(&gpu, Some(4), "all_gather_perf", &args, &[(var, rule)], dir.path());
+        assert_eq!(r.code, Some(0), "{rule}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(r.stderr, "", "{rule}");
+        let seen: Vec<i32> = r
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("#  Rank "))
+            .map(|l| l.split_whitespace().nth(4).unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(seen, groups, "{rule}: {}", r.stdout);
+        let table = nccl_tests_rows(&r.stdout);
+        assert_eq!(table.len(), 3, "{}", r.stdout);
+        for row in &table {
+            let (size, count): (u64, u64) = (row[0].parse().unwrap(), row[1].parse().unwrap());
+            assert_eq!(count, size / 4 / 2, "{rule}: a communicator of two: {row:?}");
+            assert_eq!((row[8].as_str(), row[12].as_str()), ("0", "0"), "{row:?}");
+            let (algbw, busbw): (f64, f64) = (row[6].parse().unwrap(), row[7].parse().unwrap());
+            assert!((busbw - algbw / 2.0).abs() <= 0.011, "{rule}: {row:?}");
+        }
+        let (record, csv) = run_results(dir.path());
+        assert_eq!(record["options"]["split"], record_rule, "{record}");
+        assert!(csv.iter().all(|row| row["np"] == "2"), "{csv:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let corrupt = [("NCCL_TESTS_SPLIT", "DIV 2"), ("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1")];
+    let r = perf(&gpu, Some(4), "all_gather_perf", &args, &corrupt, dir.path());
+    assert_eq!(r.code, Some(7), "{}\n{}", r.stdout, r.stderr);
+    r.assert_no_panic();
+    assert!(r.stdout.contains(" FAILED\n"), "{}", r.stdout);
+    let dir = tempfile::tempdir().unwrap();
+    let r = perf(&gpu, Some(4), "all_gather_perf", &args, &[("NCCL_TESTS_SPLIT", "%3")], dir.path());
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    r.assert_no_panic();
+    let want = "NCCL_TESTS_SPLIT MOD 3: communicators of different sizes (2, 1, 1 processes) are not offered";
+    assert!(r.stderr.contains(want), "{}", r.stderr);
+}
+
 /// `-x P`: with an NCCL of 2.27 or later every rank's communicator is
 /// made by `ncclCommInitRankConfig` with CTA policy P (the stand-in's call
 /// log says so, and the record keeps it); with an older NCCL nccl-tests'
@@ -913,9 +969,10 @@ fn n_zero_repeats_the_sweep_until_stopped() {
 fn settings_not_yet_offered_are_refused_in_one_line() {
     let _g = mpi_lock();
     let gpu = standin::stand_in("dgx1");
+    let d = [("COMMBENCH_STANDIN_NCCL_VERSION", "22803")];
     for (args, extra, want) in [
         (&["-G", "1"][..], &[][..], "all_reduce_perf: -G 1 is not available"),
-        (&[], &[("NCCL_TESTS_SPLIT", "%2")], "all_reduce_perf: NCCL_TESTS_SPLIT is not available"),
+        (&["-D", "1", "-R", "2"], &d[..], "all_reduce_perf: -D 1: nccl-tests' device-side implementations"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let r = perf(&gpu, Some(2), "all_reduce_perf", args, extra, dir.path());

@@ -405,7 +405,10 @@ impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
         let mean_us = samples.total() * 1e6 / case.iterations as f64;
         let means = w.gather_f64(mean_us);
         let per_iter = w.reduce_f64_slice(samples.as_slice(), ReduceOp::Sum);
-        let np = self.job.np as f64;
+        // Over every rank timed: the world's (NCCL_TESTS_SPLIT's
+        // communicators all time at once, and nccl-tests averages over
+        // them all).
+        let np = w.size() as f64;
         let avg = means.iter().sum::<f64>() / np;
         let spread = RankSpread::of(&means);
         // nccl-tests' bandwidths come from the time its `-a` picks.
