@@ -202,14 +202,7 @@ impl<'w> Nccl<'w> {
         let got = world.bcast_bytes(&table);
         // My communicator's place among them: the order of the colours'
         // first processes.
-        let mut colors: Vec<i32> = Vec::new();
-        for p in 0..procs {
-            let c = split.color(p as i32);
-            if !colors.contains(&c) {
-                colors.push(c);
-            }
-        }
-        let at = colors.iter().position(|&c| c == split.color(proc as i32)).unwrap_or(0);
+        let at = split.group_index(proc, procs);
         if got.first() != Some(&1) || got.len() < 1 + 128 * (at + 1) {
             let why = match id {
                 Some(Err(e)) => e.to_string(),

@@ -59,17 +59,29 @@ impl Split {
         (place, place + 1 + members.count())
     }
 
+    /// Every communicator's colour among `procs` processes, in the order
+    /// of their first members.
+    fn colors(self, procs: usize) -> Vec<i32> {
+        let mut colors = Vec::new();
+        for p in 0..procs {
+            let c = self.color(p as i32);
+            if !colors.contains(&c) {
+                colors.push(c);
+            }
+        }
+        colors
+    }
+
     /// The sizes of every communicator among `procs` processes, in the
     /// order of their first members.
     pub fn group_sizes(self, procs: usize) -> Vec<usize> {
-        let mut sizes: Vec<(i32, usize)> = Vec::new();
-        for p in 0..procs {
-            let c = self.color(p as i32);
-            match sizes.iter_mut().find(|(k, _)| *k == c) {
-                Some((_, n)) => *n += 1,
-                None => sizes.push((c, 1)),
-            }
-        }
-        sizes.into_iter().map(|(_, n)| n).collect()
+        let colors: Vec<i32> = (0..procs).map(|p| self.color(p as i32)).collect();
+        self.colors(procs).into_iter().map(|c| colors.iter().filter(|&&k| k == c).count()).collect()
+    }
+
+    /// The place of world rank `proc`'s communicator in that order.
+    pub fn group_index(self, proc: usize, procs: usize) -> usize {
+        let mine = self.color(proc as i32);
+        self.colors(procs).iter().position(|&c| c == mine).unwrap_or(0)
     }
 }

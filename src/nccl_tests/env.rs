@@ -135,6 +135,7 @@ mod tests {
         assert_eq!(Split::None.group_of(3, 4), (3, 4));
         assert_eq!(Split::Mod(3).group_sizes(4), [2, 1, 1]);
         assert_eq!(Split::And(2).group_sizes(4), [2, 2]);
+        assert_eq!((0..4).map(|p| Split::Or(4).group_index(p, 8)).collect::<Vec<_>>(), [0, 1, 2, 3]);
         assert_eq!(
             (Split::Mod(3).words(), Split::And(16).words(), Split::None.words()),
             ("MOD 3".into(), "AND 16".into(), String::new())

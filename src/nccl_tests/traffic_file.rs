@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use super::c_num::{atoi, strtod};
+use crate::report::nccl_tests::c_general;
 use crate::traffic::{Matrix, Traffic, ALIGN};
 
 /// A variable's number when the whole value is one (strtod took every
@@ -84,7 +85,11 @@ pub(crate) fn parse(text: &str, file: &str, scale: f64) -> Result<Matrix, String
         }
         let scaled = v * scale;
         if scaled >= u64::MAX as f64 {
-            return Err(bad(rows, in_row, &format!(" Value overflow (value={} scale={}).", c_g(v), c_g(scale))));
+            return Err(bad(
+                rows,
+                in_row,
+                &format!(" Value overflow (value={} scale={}).", c_general(v), c_general(scale)),
+            ));
         }
         values.push((scaled as u64) & !(ALIGN - 1));
         in_row += 1;
@@ -100,27 +105,6 @@ pub(crate) fn parse(text: &str, file: &str, scale: f64) -> Result<Matrix, String
         return Err(format!("Invalid alltoallv traffic matrix, file {file} must be square (got {rows}x{cols})."));
     }
     Ok(Matrix { file: file.to_string(), scale, dim: rows, bytes: values })
-}
-
-/// C's `%g` for the overflow line's two numbers (6 significant digits,
-/// no trailing zeros; infinity as `inf`).
-fn c_g(x: f64) -> String {
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    if x == 0.0 {
-        return "0".to_string();
-    }
-    let exp = x.abs().log10().floor() as i32;
-    let trim = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-    if (-4..6).contains(&exp) {
-        trim(format!("{:.*}", (5 - exp).max(0) as usize, x))
-    } else {
-        let m = format!("{:.5e}", x);
-        let (mant, e) = m.split_once('e').unwrap_or((&m, "0"));
-        let e: i32 = e.parse().unwrap_or(0);
-        format!("{}e{}{:02}", trim(mant.to_string()), if e < 0 { '-' } else { '+' }, e.abs())
-    }
 }
 
 #[cfg(test)]
@@ -178,8 +162,8 @@ mod tests {
         ] {
             assert_eq!(parse(text, "f", 1.0).unwrap_err(), line, "{text:?}");
         }
-        assert_eq!(c_g(1.5e300), "1.5e+300");
-        assert_eq!(c_g(0.25), "0.25");
-        assert_eq!(c_g(123456789.0), "1.23457e+08");
+        assert_eq!(c_general(1.5e300), "1.5e+300");
+        assert_eq!(c_general(0.25), "0.25");
+        assert_eq!(c_general(123456789.0), "1.23457e+08");
     }
 }

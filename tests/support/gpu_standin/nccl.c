@@ -278,6 +278,21 @@ static void read_faults(void)
     }
 }
 
+/* One line of the call log (COMMBENCH_STANDIN_NCCL_CALLS), in one
+ * write, as the trace's; nothing where there is no log. */
+static void log_line(const char *fmt, ...)
+{
+    if (g_calls < 0)
+        return;
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0 && (size_t)n < sizeof line)
+        (void)!write(g_calls, line, (size_t)n);
+}
+
 /* --------------------------------------------------------- waiting */
 
 static void fwait(_Atomic uint32_t *addr, uint32_t val, int ms)
@@ -1320,15 +1335,9 @@ static ncclResult_t call(int kind, const void *sendbuff, void *recvbuff, size_t 
     it.index = ++c->ops_called;
     if (kind != K_SEND && kind != K_RECV)
         it.seq = ++c->coll_seq;
-    if (g_calls >= 0 && !t_composed) {
-        char line[256];
-        int n = snprintf(line, sizeof line, "%s: call: pid %d rank %d %s %s count %zu send %#llx recv %#llx\n", ME,
-                         (int)getpid(), c->rank, name, TYPE_NAME[dtype], count, (unsigned long long)it.dsend,
-                         (unsigned long long)it.drecv);
-        /* One write per line, as the trace's. */
-        if (n > 0 && (size_t)n < sizeof line)
-            (void)!write(g_calls, line, (size_t)n);
-    }
+    if (!t_composed)
+        log_line("%s: call: pid %d rank %d %s %s count %zu send %#llx recv %#llx\n", ME, (int)getpid(), c->rank, name,
+                 TYPE_NAME[dtype], count, (unsigned long long)it.dsend, (unsigned long long)it.drecv);
     return group_error(post(&it));
 }
 
@@ -1420,19 +1429,6 @@ static struct reg {
     size_t bytes;
     int window, live;
 } g_regs[MAX_REGS];
-
-static void log_line(const char *fmt, ...)
-{
-    if (g_calls < 0)
-        return;
-    char line[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n > 0 && (size_t)n < sizeof line)
-        (void)!write(g_calls, line, (size_t)n);
-}
 
 /* The ncclMemAlloc allocation holding [p, p + bytes), or -1. Under NM. */
 static int nccl_mem_of(uint64_t p, size_t bytes)
@@ -1610,14 +1606,8 @@ static ncclResult_t composed(const char *name, const void *sendbuff, void *recvb
         complain("%s: root %d is not a rank of this %d-rank communicator", name, root, n);
         return ncclInvalidArgument;
     }
-    if (g_calls >= 0) {
-        char line[256];
-        int k = snprintf(line, sizeof line, "%s: call: pid %d rank %d %s %s count %zu send %#llx recv %#llx\n", ME,
-                         (int)getpid(), rank, name, TYPE_NAME[datatype], count,
-                         (unsigned long long)(uintptr_t)sendbuff, (unsigned long long)(uintptr_t)recvbuff);
-        if (k > 0 && (size_t)k < sizeof line)
-            (void)!write(g_calls, line, (size_t)k);
-    }
+    log_line("%s: call: pid %d rank %d %s %s count %zu send %#llx recv %#llx\n", ME, (int)getpid(), rank, name,
+             TYPE_NAME[datatype], count, (unsigned long long)(uintptr_t)sendbuff, (unsigned long long)(uintptr_t)recvbuff);
     size_t block = count * TYPE_SIZE[datatype];
     const char *in = sendbuff;
     char *out = recvbuff;
