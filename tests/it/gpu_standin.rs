@@ -120,6 +120,12 @@ const RESULT_CALLS: &[(&str, &str)] = &[
     ("stream::query", "cuStreamQuery"),
     ("stream::wait_event", "cuStreamWaitEvent"),
     ("stream::launch_host_function", "cuLaunchHostFunc"),
+    ("stream::begin_capture", "cuStreamBeginCapture_v2"),
+    ("stream::end_capture", "cuStreamEndCapture"),
+    ("graph::instantiate", "cuGraphInstantiateWithFlags"),
+    ("graph::launch", "cuGraphLaunch"),
+    ("graph::exec_destroy", "cuGraphExecDestroy"),
+    ("graph::destroy", "cuGraphDestroy"),
     ("event::create", "cuEventCreate"),
     ("event::record", "cuEventRecord"),
     ("event::synchronize", "cuEventSynchronize"),
@@ -167,7 +173,7 @@ fn driver_calls_in_src() -> Vec<String> {
                 continue;
             }
             let mut path = name.clone();
-            if ["device", "primary_ctx", "ctx", "stream", "event"].contains(&name.as_str()) {
+            if ["device", "primary_ctx", "ctx", "stream", "event", "graph"].contains(&name.as_str()) {
                 let rest = &after[name.len()..];
                 let Some(rest) = rest.strip_prefix("::") else { continue };
                 let second: String = rest.chars().take_while(|&c| ident(c)).collect();
@@ -242,6 +248,13 @@ fn exports_what_commbench_calls() {
         "cuEventElapsedTime",
         "cuGetErrorName",
         "cuGetErrorString",
+        // nccl-tests' -G: the timed calls captured into a graph, replayed.
+        "cuStreamBeginCapture_v2",
+        "cuStreamEndCapture",
+        "cuGraphInstantiateWithFlags",
+        "cuGraphLaunch",
+        "cuGraphExecDestroy",
+        "cuGraphDestroy",
     ]
     .map(String::from)
     .to_vec();
@@ -531,6 +544,82 @@ fn copy_rates_follow_the_description() {
     }
 }
 
+/// Stream capture and graph replay (nccl-tests' `-G`): captured work runs
+/// only when launched, once per launch, each launch taking the model's
+/// time; what CUDA forbids during a capture is refused and invalidates it,
+/// and what the stand-in does not model says so.
+#[test]
+fn captured_graphs_replay_only_when_launched() {
+    let gpu = standin::stand_in("dgx1");
+    let r = ok(&gpu, "cuda_check", &["capture"], &[]);
+    let out = &r.stdout;
+    // Nothing ran at capture; each launch memsets and copies again.
+    assert_eq!(line(out, "before "), "before 1 1 2 2", "{out}");
+    assert_eq!(line(out, "first "), "first 7 7", "{out}");
+    assert_eq!(line(out, "second "), "second 7 7 7 7", "{out}");
+    assert_eq!(line(out, "hostfn "), "hostfn 0 3", "{out}");
+    // Between an event recorded before the capture and one after the
+    // second launch, the stream's clock moved by two runs of a 32 MiB
+    // memset and a 32 MiB copy within the GPU: the capture took none.
+    let rates = model("dgx1").rates.unwrap();
+    let one_ns = rates.copy_latency_us * 1e3 + (32u64 << 20) as f64 / rates.d2d_gbs;
+    assert_close(number(out, "graph_ms"), 2.0 * 2.0 * one_ns / 1e6, 0.001, "two launches of the graph");
+    let refusals = [
+        "legacy_begin 900",
+        "sync 900 query 900 then 901 end 901 graph null",
+        "wrong_thread 908 end 0",
+        "relaxed_other_thread 0",
+        "end_without_begin 401",
+        "double_begin 401 end 0",
+        "alloc 900 end 901",
+        "alloc_other_thread 0 end 0",
+        "alloc_other_thread_global 900 end 901",
+        "alloc_relaxed 0 end 0",
+        "ctx_sync 900 end 901",
+        "legacy_work 900 end 901",
+        "legacy_work_non_blocking 0 end 0",
+        "record 900 then 901 end 901",
+        "pageable 900 end 901",
+        "launch_other_gpu 1 into_capture 900 end 901",
+        "destroy_capturing 0 end 400",
+        "empty 0",
+        "handles 1 1 1 1 1 1 1",
+    ];
+    for want in refusals {
+        let key = want.split_whitespace().next().unwrap();
+        assert_eq!(line(out, &format!("{key} ")), want, "{out}");
+    }
+    for want in [
+        "error 401 CUDA_ERROR_ILLEGAL_STATE: the operation cannot be performed in the present state",
+        "error 900 CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: operation not permitted when stream is capturing",
+        "error 901 CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: operation failed due to a previous error during capture",
+        "error 908 CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: attempt to terminate a thread-local capture sequence from \
+         another thread",
+    ] {
+        assert!(out.lines().any(|l| l == want), "no '{want}' in:\n{out}");
+    }
+    // One line per invalidating refusal, misuse or what is not modelled,
+    // in order; none for the rest.
+    let said: Vec<&str> = r.stderr.lines().collect();
+    let expected = [
+        "cuStreamSynchronize: not permitted on a capturing stream",
+        "cuStreamQuery: not permitted on a capturing stream",
+        "cuMemAlloc: not permitted while this thread captures a stream",
+        "cuMemAlloc: not permitted while this thread captures a stream",
+        "cuCtxSynchronize: not permitted while this thread captures a stream",
+        "work queued on GPU 0's legacy stream would synchronise with a capturing blocking stream",
+        "cuEventRecord: an event record is not modelled in a stream capture",
+        "a copy involving pageable host memory (staged, or waited for) is not modelled in a stream capture",
+        "cuGraphLaunch: the graph was captured on GPU 0's context but the stream belongs to GPU 1's",
+        "cuGraphLaunch: a graph in a graph is not modelled in a stream capture",
+        "a stream of GPU 0 was destroyed while capturing",
+    ];
+    assert_eq!(said.len(), expected.len(), "{}", r.stderr);
+    for (got, want) in said.iter().zip(expected) {
+        assert!(got.starts_with(&format!("cuda stand-in: {want}")), "'{got}' does not start with '{want}'");
+    }
+}
+
 #[test]
 fn cuda_failure_injection_is_sticky() {
     let gpu = standin::stand_in("dgx1");
@@ -738,6 +827,54 @@ fn nccl_refuses_misuse_as_nccl_does() {
         assert_eq!(l, "args 4 4 4 4 4 4 5 0");
     }
     assert_eq!(r.stderr.lines().filter(|l| l.starts_with("nccl stand-in: ")).count(), 14, "{}", r.stderr);
+}
+
+/// NCCL calls captured into a graph (nccl-tests' `-G`) run on every
+/// launch, matched across ranks as called: K = 3 captured in-place sums
+/// launched L = 2 times are six sums. The call log has each call once and
+/// each replay once per launch; the graph's templates let
+/// ncclCommDestroy go quietly once destroyed.
+#[test]
+fn nccl_calls_captured_in_a_graph_replay_on_every_launch() {
+    let gpu = standin::stand_in("dgx1");
+    for ranks in [2usize, 4] {
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let path = log.path().to_str().unwrap();
+        let r = nccl(&gpu, "graph", ranks, &[("COMMBENCH_STANDIN_NCCL_CALLS", path)]);
+        let n = ranks as f64;
+        let want = n * (n + 1.0) / 2.0 * n.powi(5);
+        let got = per_rank(&r, "graph");
+        assert_eq!(got.len(), ranks, "{}", r.stdout);
+        for (rank, l) in got {
+            assert_eq!(l, format!("graph {want}"), "rank {rank}");
+        }
+        assert_eq!(r.stderr, "", "no noise from correct use");
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        for rank in 0..ranks {
+            let of = |kind: &str| -> Vec<String> {
+                let mut v: Vec<String> = text
+                    .lines()
+                    .filter_map(|l| l.strip_prefix(&format!("nccl stand-in: {kind}: ")))
+                    .filter(|l| l.split_whitespace().nth(3) == Some(&rank.to_string()))
+                    .map(String::from)
+                    .collect();
+                v.dedup();
+                v
+            };
+            let (calls, replays) = (of("call"), of("replay"));
+            let count = |kind: &str| {
+                text.lines()
+                    .filter(|l| {
+                        l.starts_with(&format!("nccl stand-in: {kind}: "))
+                            && l.contains(&format!(" rank {rank} ncclAllReduce float32 count 4096 "))
+                    })
+                    .count()
+            };
+            assert_eq!((count("call"), count("replay")), (3, 6), "rank {rank}:\n{text}");
+            // A replay logs what its call logged.
+            assert_eq!(calls, replays, "rank {rank}:\n{text}");
+        }
+    }
 }
 
 #[test]

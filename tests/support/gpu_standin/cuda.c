@@ -8,7 +8,8 @@
  * Device memory is host memory behind addresses the host cannot
  * dereference; every stream runs its work in order on a thread of its
  * own, with a modelled device clock; the legacy default stream keeps
- * CUDA's implicit synchronisation with blocking streams.
+ * CUDA's implicit synchronisation with blocking streams. A stream can
+ * capture its work into a graph, which launches replay in capture order.
  */
 #define _GNU_SOURCE
 #include "standin.h"
@@ -45,6 +46,7 @@ enum {
     CUDA_ERROR_INVALID_DEVICE = 101,
     CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_INVALID_HANDLE = 400,
+    CUDA_ERROR_ILLEGAL_STATE = 401,
     CUDA_ERROR_NOT_READY = 600,
     CUDA_ERROR_ILLEGAL_ADDRESS = 700,
     CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
@@ -52,7 +54,13 @@ enum {
     CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
     CUDA_ERROR_LAUNCH_FAILED = 719,
     CUDA_ERROR_NOT_SUPPORTED = 801,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+    CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
 };
+
+/* CUstreamCaptureMode */
+enum { CAPTURE_GLOBAL = 0, CAPTURE_THREAD_LOCAL = 1, CAPTURE_RELAXED = 2 };
 
 #define CU_STREAM_NON_BLOCKING 0x1u
 #define CU_EVENT_BLOCKING_SYNC 0x1u
@@ -84,6 +92,7 @@ typedef struct op op_t;
 typedef struct stream stream_t;
 typedef struct event event_t;
 typedef struct ctx ctx_t;
+typedef struct graph graph_t;
 
 struct ctx {
     uint32_t magic;
@@ -121,6 +130,8 @@ struct op {
     CUhostFn fn;
     void *arg;
     standin_run_fn run;
+    standin_clone_fn clone; /* OP_CUSTOM: how a capture keeps it (NULL: it cannot) */
+    standin_drop_fn drop;
 };
 
 struct stream {
@@ -136,7 +147,49 @@ struct stream {
     int64_t vclock;      /* the same on the event clock */
     pthread_cond_t cv;
     int started;
+    /* Stream capture (cuStreamBeginCapture_v2): the graph being built,
+     * NULL when not capturing; whether an error invalidated it; its mode
+     * and the thread that began it. */
+    graph_t *capture;
+    int cap_invalid;
+    int cap_mode;
+    pthread_t cap_thread;
     stream_t *next;
+};
+
+/* A captured NCCL operation: the template each launch clones, shared by
+ * the graph and the executable graphs made from it, dropped with the last
+ * of them. */
+typedef struct tmpl {
+    int refs;
+    void *arg;
+    standin_run_fn run;
+    standin_clone_fn clone;
+    standin_drop_fn drop;
+} tmpl_t;
+
+/* One node of a graph: an operation as it would have been queued. */
+typedef struct gnode {
+    int kind; /* OP_COPY, OP_MEMSET, OP_HOSTFN or OP_CUSTOM */
+    void *dst;
+    const void *src;
+    size_t bytes;
+    int value;
+    double rate;
+    CUhostFn fn;
+    void *arg;
+    tmpl_t *t; /* OP_CUSTOM's */
+} gnode_t;
+
+/* A graph (CUgraph: what a capture made) or an executable graph
+ * (CUgraphExec: an independent copy of one). Nodes run in capture order;
+ * the stand-in keeps a capture's order, not a dependency graph. */
+struct graph {
+    uint32_t magic;  /* GRAPH_MAGIC or EXEC_MAGIC */
+    ctx_t *ctx;      /* the capturing stream's context; NULL once it was reset */
+    gnode_t *nodes;
+    int n, capn;
+    graph_t *next;   /* in g_graphs, once the capture ended */
 };
 
 struct event {
@@ -177,6 +230,7 @@ static int g_trace = -1;            /* COMMBENCH_STANDIN_TRACE: where each opera
 
 static stream_t *g_streams;
 static event_t *g_events;
+static graph_t *g_graphs; /* graphs and executable graphs */
 static alloc_t *g_allocs;
 static size_t g_nallocs, g_capallocs;
 
@@ -185,6 +239,8 @@ static __thread ctx_t *t_cur;
 #define CTX_MAGIC 0x43545831u
 #define STREAM_MAGIC 0x53545231u
 #define EVENT_MAGIC 0x45564e31u
+#define GRAPH_MAGIC 0x47525048u
+#define EXEC_MAGIC 0x47455845u
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -573,7 +629,8 @@ static void init_once(void)
 /* -------------------------------------------------------------- errors */
 
 /* CUDA's names for its result codes; the descriptions are the stand-in's
- * own words. */
+ * own words, but for the stream-capture codes (401, 900, 901, 908), which
+ * are CUDA's. */
 static const struct {
     CUresult code;
     const char *name;
@@ -591,6 +648,7 @@ static const struct {
     {201, "CUDA_ERROR_INVALID_CONTEXT", "no usable context (none is current, or it was reset)"},
     {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "these two devices cannot be peers"},
     {400, "CUDA_ERROR_INVALID_HANDLE", "not a live stream or event"},
+    {401, "CUDA_ERROR_ILLEGAL_STATE", "the operation cannot be performed in the present state"},
     {500, "CUDA_ERROR_NOT_FOUND", "not found"},
     {600, "CUDA_ERROR_NOT_READY", "work is still pending"},
     {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "a kernel or copy touched memory it may not"},
@@ -608,6 +666,10 @@ static const struct {
     {801, "CUDA_ERROR_NOT_SUPPORTED", "not supported"},
     {802, "CUDA_ERROR_SYSTEM_NOT_READY", "the system is not ready"},
     {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "the driver does not match the system"},
+    {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing"},
+    {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture"},
+    {908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD",
+     "attempt to terminate a thread-local capture sequence from another thread"},
     {909, "CUDA_ERROR_TIMEOUT", "a wait timed out"},
     {999, "CUDA_ERROR_UNKNOWN", "an unknown error"},
 };
@@ -1106,15 +1168,194 @@ static CUresult stream_of(const void *h, ctx_t *c, stream_t **out)
     return CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* ---------------------------------------------------------------- capture
+ *
+ * While a stream captures, what is queued on it becomes a node of its
+ * graph instead of running: copies that need no staging, memsets, host
+ * functions and NCCL operations (through their clone function). What the
+ * stand-in cannot record (a copy involving pageable memory, event records
+ * and waits, an NCCL operation without a clone function, a graph launch)
+ * is refused with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the
+ * capture, as do what CUDA forbids during a capture: synchronising with
+ * the capturing stream, the calls CUDA calls unsafe from a thread whose
+ * capture is not relaxed (or from any thread while a global-mode capture
+ * runs), and work on the legacy stream while a blocking stream of its
+ * context captures. Work queued into an invalidated capture returns
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED. All with G held. */
+
+static void tmpl_release(tmpl_t *t)
+{
+    if (!t || --t->refs > 0)
+        return;
+    if (t->drop)
+        t->drop(t->arg);
+    free(t);
+}
+
+static void graph_free(graph_t *g)
+{
+    if (!g)
+        return;
+    for (int i = 0; i < g->n; i++)
+        tmpl_release(g->nodes[i].t);
+    free(g->nodes);
+    g->magic = 0;
+    free(g);
+}
+
+/* A listed graph (GRAPH_MAGIC) or executable graph (EXEC_MAGIC). */
+static graph_t *graph_of(const void *h, uint32_t magic)
+{
+    if (!h)
+        return NULL;
+    for (graph_t *g = g_graphs; g; g = g->next)
+        if (g == h && g->magic == magic)
+            return g;
+    return NULL;
+}
+
+static void graph_unlist(graph_t *g)
+{
+    for (graph_t **pp = &g_graphs; *pp; pp = &(*pp)->next)
+        if (*pp == g) {
+            *pp = g->next;
+            return;
+        }
+}
+
+/* Work the stand-in cannot record: invalidates the capture and says what
+ * is not modelled (once: an invalidated capture refuses quietly). */
+static CUresult capture_unsupported(stream_t *s, const char *what)
+{
+    if (s->cap_invalid)
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    s->cap_invalid = 1;
+    say("%s is not modelled in a stream capture: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and GPU %d's capture is "
+        "invalidated",
+        what, s->ctx->ordinal);
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+/* cuStreamSynchronize, cuStreamQuery on a capturing stream. */
+static CUresult capture_sync(stream_t *s, const char *call)
+{
+    s->cap_invalid = 1;
+    say("%s: not permitted on a capturing stream (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED); the capture is "
+        "invalidated",
+        call);
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+/* The calls CUDA deems unsafe during a capture (synchronising the context,
+ * synchronous copies and memsets, allocating and freeing): refused, and
+ * the captures that forbid them invalidated, when the calling thread
+ * captures in global or thread-local mode or any thread in global mode. */
+static CUresult capture_forbids(const char *call)
+{
+    pthread_t self = pthread_self();
+    int hit = 0;
+    for (stream_t *s = g_streams; s; s = s->next)
+        if (s->capture && s->cap_mode != CAPTURE_RELAXED &&
+            (s->cap_mode == CAPTURE_GLOBAL || pthread_equal(s->cap_thread, self))) {
+            s->cap_invalid = 1;
+            hit++;
+        }
+    if (!hit)
+        return CUDA_SUCCESS;
+    say("%s: not permitted while this thread captures a stream (or any thread in global mode): "
+        "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and %d capture%s invalidated",
+        call, hit, hit == 1 ? " is" : "s are");
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+/* Work for c's legacy stream while a blocking stream of c captures: the
+ * implicit synchronisation is not permitted; that capture is invalidated. */
+static CUresult legacy_blocked(ctx_t *c)
+{
+    int hit = 0;
+    for (stream_t *t = g_streams; t; t = t->next)
+        if (t->ctx == c && !t->legacy && t->capture && !(t->flags & CU_STREAM_NON_BLOCKING)) {
+            t->cap_invalid = 1;
+            hit++;
+        }
+    if (!hit)
+        return CUDA_SUCCESS;
+    say("work queued on GPU %d's legacy stream would synchronise with a capturing blocking stream: "
+        "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is invalidated",
+        c->ordinal);
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+/* Makes `op` a node of s's capture instead of queueing it; frees `op`
+ * (an OP_CUSTOM's arg then belongs to the graph). */
+static CUresult capture_op(stream_t *s, op_t *op, int keep)
+{
+    graph_t *g = s->capture;
+    CUresult rc = CUDA_SUCCESS;
+    if (s->cap_invalid)
+        rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    else if (op->kind == OP_CUSTOM && !op->clone)
+        rc = capture_unsupported(s, "an NCCL operation without a clone function");
+    else if (keep || op->staging || (op->kind != OP_COPY && op->kind != OP_MEMSET && op->kind != OP_HOSTFN &&
+                                     op->kind != OP_CUSTOM))
+        rc = capture_unsupported(s, "an operation the host waits for");
+    else if (g->n == g->capn) {
+        int cap = g->capn ? g->capn * 2 : 8;
+        gnode_t *n = realloc(g->nodes, (size_t)cap * sizeof *n);
+        if (!n)
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            g->nodes = n;
+            g->capn = cap;
+        }
+    }
+    tmpl_t *t = NULL;
+    if (!rc && op->kind == OP_CUSTOM) {
+        t = calloc(1, sizeof *t);
+        if (!t)
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        else
+            *t = (tmpl_t){.refs = 1, .arg = op->arg, .run = op->run, .clone = op->clone, .drop = op->drop};
+    }
+    if (!rc)
+        g->nodes[g->n++] = (gnode_t){.kind = op->kind, .dst = op->dst, .src = op->src, .bytes = op->bytes,
+                                     .value = op->value, .rate = op->rate, .fn = op->fn, .arg = op->arg, .t = t};
+    op_discard(op);
+    return rc;
+}
+
+/* Ends s's capture, if any, without a graph. */
+static void capture_end(stream_t *s)
+{
+    graph_free(s->capture);
+    s->capture = NULL;
+    s->cap_invalid = 0;
+}
+
 /* Queues `op` on `s` (G held). `keep` adds a reference for the caller.
  * Counts the operation for COMMBENCH_STANDIN_CUDA_FAIL; adds the legacy
- * stream's implicit dependencies. On failure `op` is freed. */
-static CUresult enqueue(stream_t *s, op_t *op, int keep)
+ * stream's implicit dependencies. On failure `op` is freed. While `s`
+ * captures, `op` becomes a node of its graph instead (and *captured, when
+ * given, is set): it is freed, and counts nothing. */
+static CUresult enqueue_ex(stream_t *s, op_t *op, int keep, int *captured)
 {
     ctx_t *c = s->ctx;
     if (c->sticky) {
         op_discard(op);
         return c->sticky;
+    }
+    if (s->capture) {
+        CUresult rc = capture_op(s, op, keep);
+        if (!rc && captured)
+            *captured = 1;
+        return rc;
+    }
+    if (s->legacy) {
+        CUresult rc = legacy_blocked(c);
+        if (rc) {
+            op_discard(op);
+            return rc;
+        }
     }
     g_stream_ops++;
     if (g_fail_after >= 0 && g_stream_ops > g_fail_after) {
@@ -1162,6 +1403,11 @@ static CUresult enqueue(stream_t *s, op_t *op, int keep)
     s->pending++;
     pthread_cond_signal(&s->cv);
     return CUDA_SUCCESS;
+}
+
+static CUresult enqueue(stream_t *s, op_t *op, int keep)
+{
+    return enqueue_ex(s, op, keep, NULL);
 }
 
 static void *worker(void *p)
@@ -1297,6 +1543,11 @@ static void *worker(void *p)
 static void stream_end(stream_t *s)
 {
     s->destroyed = 1;
+    if (s->capture) {
+        say("a stream of GPU %d was destroyed while capturing: the capture ends and its partial graph is freed",
+            s->ctx->ordinal);
+        capture_end(s);
+    }
     if (!s->started) {
         for (stream_t **pp = &g_streams; *pp; pp = &(*pp)->next)
             if (*pp == s) {
@@ -1348,6 +1599,9 @@ static void ctx_reset(ctx_t *c)
             stream_end(s);
     }
     c->legacy = NULL;
+    for (graph_t *g = g_graphs; g; g = g->next)
+        if (g->ctx == c)
+            g->ctx = NULL; /* launching it now: CUDA_ERROR_INVALID_CONTEXT */
     for (event_t **pp = &g_events; *pp;) {
         event_t *e = *pp;
         if (e->ctx == c) {
@@ -1421,7 +1675,7 @@ API CUresult cuStreamSynchronize(void *h)
     stream_t *s;
     CUresult rc = stream_of(h, t_cur, &s);
     if (!rc)
-        rc = s->ctx->sticky ? s->ctx->sticky : wait_stream(s);
+        rc = s->ctx->sticky ? s->ctx->sticky : s->capture ? capture_sync(s, "cuStreamSynchronize") : wait_stream(s);
     pthread_mutex_unlock(&G);
     return rc;
 }
@@ -1432,8 +1686,8 @@ API CUresult cuStreamQuery(void *h)
     pthread_mutex_lock(&G);
     stream_t *s;
     CUresult rc = stream_of(h, t_cur, &s);
-    if (!rc)
-        rc = s->ctx->sticky ? s->ctx->sticky : s->pending ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+    if (!rc && !(rc = s->ctx->sticky))
+        rc = s->capture ? capture_sync(s, "cuStreamQuery") : s->pending ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
     pthread_mutex_unlock(&G);
     return rc;
 }
@@ -1444,6 +1698,8 @@ API CUresult cuCtxSynchronize(void)
     pthread_mutex_lock(&G);
     ctx_t *c;
     CUresult rc = current(&c);
+    if (!rc)
+        rc = capture_forbids("cuCtxSynchronize");
     if (!rc) {
         ctx_drain(c);
         rc = c->sticky;
@@ -1493,8 +1749,11 @@ API CUresult cuLaunchHostFunc(void *h, CUhostFn fn, void *arg)
     return rc;
 }
 
-API int commbench_standin_enqueue(void *h, int machine_index, standin_run_fn run, void *arg, int *stream_machine)
+API int commbench_standin_enqueue(void *h, int machine_index, standin_run_fn run, standin_clone_fn clone,
+                                  standin_drop_fn drop, void *arg, int *stream_machine, int *captured)
 {
+    if (captured)
+        *captured = 0;
     if (!g_inited)
         return CUDA_ERROR_NOT_INITIALIZED;
     if (stream_machine)
@@ -1513,8 +1772,10 @@ API int commbench_standin_enqueue(void *h, int machine_index, standin_run_fn run
             rc = CUDA_ERROR_OUT_OF_MEMORY;
         else {
             op->run = run;
+            op->clone = clone;
+            op->drop = drop;
             op->arg = arg;
-            rc = enqueue(s, op, 0);
+            rc = enqueue_ex(s, op, 0, captured);
         }
     }
     pthread_mutex_unlock(&G);
@@ -1587,6 +1848,8 @@ API CUresult cuEventRecord(void *he, void *hs)
         rc = stream_of(hs, is_legacy_handle(hs) ? t_cur : e->ctx, &s);
     if (!rc && s->ctx != e->ctx)
         rc = CUDA_ERROR_INVALID_HANDLE; /* event and stream of one context */
+    if (!rc && s->capture)
+        rc = capture_unsupported(s, "cuEventRecord: an event record");
     if (!rc) {
         op_t *op = op_new(OP_RECORD);
         rc = op ? enqueue(s, op, 1) : CUDA_ERROR_OUT_OF_MEMORY;
@@ -1664,6 +1927,8 @@ API CUresult cuStreamWaitEvent(void *hs, void *he, unsigned int flags)
         rc = CUDA_ERROR_INVALID_HANDLE;
     if (!rc)
         rc = s->ctx->sticky;
+    if (!rc && s->capture)
+        rc = capture_unsupported(s, "cuStreamWaitEvent: an event wait");
     if (!rc && e->rec) {
         op_t *op = op_new(OP_WAIT);
         if (!op || op_dep(op, e->rec)) {
@@ -1836,6 +2101,8 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
     pthread_mutex_lock(&G);
     ctx_t *c;
     CUresult rc = current(&c);
+    if (!rc)
+        rc = capture_forbids("cuMemAlloc");
     if (!rc) {
         const struct standin_gpu *g = &g_m.gpu[c->machine];
         alloc_t a = {0};
@@ -1861,10 +2128,12 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
     return rc;
 }
 
-static CUresult host_alloc(void **out, size_t bytes, int kind)
+static CUresult host_alloc(void **out, size_t bytes, int kind, const char *call)
 {
     ctx_t *c;
     CUresult rc = current(&c);
+    if (!rc)
+        rc = capture_forbids(call);
     if (rc)
         return rc;
     alloc_t a = {0};
@@ -1890,7 +2159,7 @@ API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned int fla
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&G);
     void *p = NULL;
-    CUresult rc = host_alloc(&p, bytes, STANDIN_MEM_MANAGED);
+    CUresult rc = host_alloc(&p, bytes, STANDIN_MEM_MANAGED, "cuMemAllocManaged");
     if (!rc)
         *dptr = (CUdeviceptr)(uintptr_t)p;
     pthread_mutex_unlock(&G);
@@ -1903,7 +2172,7 @@ API CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
     if (!pp || bytes == 0 || (flags & ~CU_MEMHOSTALLOC_ALL))
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&G);
-    CUresult rc = host_alloc(pp, bytes, STANDIN_MEM_PINNED);
+    CUresult rc = host_alloc(pp, bytes, STANDIN_MEM_PINNED, "cuMemHostAlloc");
     pthread_mutex_unlock(&G);
     return rc;
 }
@@ -1915,7 +2184,7 @@ API CUresult cuMemAllocHost_v2(void **pp, size_t bytes)
 
 /* Frees the allocation starting at p of one of `kinds` (a bit mask);
  * like cudaFree, waits for the owning context's queued work first. */
-static CUresult free_at(uint64_t p, unsigned kinds)
+static CUresult free_at(uint64_t p, unsigned kinds, const char *call)
 {
     pthread_mutex_lock(&G);
     long i = p ? alloc_find(p) : -1;
@@ -1926,6 +2195,8 @@ static CUresult free_at(uint64_t p, unsigned kinds)
         rc = CUDA_ERROR_INVALID_CONTEXT;
     else if (g_allocs[i].ctx->sticky)
         rc = g_allocs[i].ctx->sticky;
+    if (!rc)
+        rc = capture_forbids(call);
     if (!rc) {
         ctx_drain(g_allocs[i].ctx);
         i = alloc_find(p); /* the table may have changed while waiting */
@@ -1941,13 +2212,13 @@ API CUresult cuMemFree_v2(CUdeviceptr p)
     NEED_INIT();
     if (p == 0)
         return CUDA_SUCCESS;
-    return free_at(p, (1u << STANDIN_MEM_DEVICE) | (1u << STANDIN_MEM_MANAGED));
+    return free_at(p, (1u << STANDIN_MEM_DEVICE) | (1u << STANDIN_MEM_MANAGED), "cuMemFree");
 }
 
 API CUresult cuMemFreeHost(void *p)
 {
     NEED_INIT();
-    return free_at((uint64_t)(uintptr_t)p, 1u << STANDIN_MEM_PINNED);
+    return free_at((uint64_t)(uintptr_t)p, 1u << STANDIN_MEM_PINNED, "cuMemFreeHost");
 }
 
 API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
@@ -2038,6 +2309,8 @@ static CUresult copy(stream_t *s, uint64_t dst, uint64_t src, size_t bytes, enum
     }
     if (how == SYNC_STAGE && bytes > STAGE_MAX)
         how = SYNC_WAIT; /* bounded staging: the call returns as the last chunk is staged */
+    if (s->capture && !s->ctx->sticky && how != SYNC_NONE)
+        return capture_unsupported(s, "a copy involving pageable host memory (staged, or waited for)");
     op_t *op = op_new(OP_COPY);
     if (!op)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -2075,6 +2348,8 @@ static CUresult copy_api(const void *h, uint64_t dst, uint64_t src, size_t bytes
     ctx_t *c;
     stream_t *s;
     CUresult rc = work_stream(async ? h : NULL, &c, &s, call);
+    if (!rc && !async)
+        rc = capture_forbids(call);
     if (!rc)
         rc = copy(s, dst, src, bytes, dir, async);
     pthread_mutex_unlock(&G);
@@ -2151,6 +2426,8 @@ static CUresult memset_api(const void *h, CUdeviceptr dst, unsigned char value, 
     stream_t *s;
     memref_t d;
     CUresult rc = work_stream(async ? h : NULL, &c, &s, call);
+    if (!rc && !async)
+        rc = capture_forbids(call);
     if (!rc)
         rc = lookup(dst, n, &d);
     if (!rc && d.kind == STANDIN_MEM_HOST)
@@ -2229,4 +2506,199 @@ API CUresult cuCtxDisablePeerAccess(void *peer)
     }
     pthread_mutex_unlock(&G);
     return rc;
+}
+
+/* ---------------------------------------------------------------- graphs */
+
+API CUresult cuStreamBeginCapture_v2(void *h, int mode)
+{
+    NEED_INIT();
+    if (is_legacy_handle(h))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream cannot capture */
+    if (mode != CAPTURE_GLOBAL && mode != CAPTURE_THREAD_LOCAL && mode != CAPTURE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&G);
+    stream_t *s;
+    CUresult rc = stream_of(h, t_cur, &s);
+    if (!rc)
+        rc = s->ctx->sticky;
+    if (!rc && s->capture)
+        rc = CUDA_ERROR_ILLEGAL_STATE;
+    if (!rc) {
+        graph_t *g = calloc(1, sizeof *g);
+        if (!g)
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            g->magic = GRAPH_MAGIC;
+            g->ctx = s->ctx;
+            s->capture = g;
+            s->cap_invalid = 0;
+            s->cap_mode = mode;
+            s->cap_thread = pthread_self();
+        }
+    }
+    pthread_mutex_unlock(&G);
+    return rc;
+}
+
+API CUresult cuStreamEndCapture(void *h, graph_t **out)
+{
+    NEED_INIT();
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (is_legacy_handle(h))
+        return CUDA_ERROR_ILLEGAL_STATE; /* never capturing */
+    pthread_mutex_lock(&G);
+    stream_t *s;
+    CUresult rc = stream_of(h, t_cur, &s);
+    if (!rc && !s->capture)
+        rc = CUDA_ERROR_ILLEGAL_STATE;
+    if (!rc && s->cap_mode != CAPTURE_RELAXED && !pthread_equal(s->cap_thread, pthread_self()))
+        rc = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD; /* the capture goes on */
+    if (!rc) {
+        if (s->ctx->sticky || s->cap_invalid) {
+            rc = s->ctx->sticky ? s->ctx->sticky : CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+            capture_end(s);
+            *out = NULL;
+        } else {
+            graph_t *g = s->capture;
+            s->capture = NULL;
+            g->next = g_graphs;
+            g_graphs = g;
+            *out = g;
+        }
+    }
+    pthread_mutex_unlock(&G);
+    return rc;
+}
+
+API CUresult cuGraphInstantiateWithFlags(graph_t **out, graph_t *h, unsigned long long flags)
+{
+    NEED_INIT();
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&G);
+    graph_t *g = graph_of(h, GRAPH_MAGIC);
+    CUresult rc = g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!rc && flags != 0) {
+        say("cuGraphInstantiateWithFlags: flags %#llx are not modelled (only 0)", flags);
+        rc = CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!rc && !g->ctx)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    if (!rc)
+        rc = g->ctx->sticky;
+    graph_t *x = NULL;
+    if (!rc) {
+        x = calloc(1, sizeof *x);
+        gnode_t *nodes = g->n ? malloc((size_t)g->n * sizeof *nodes) : NULL;
+        if (!x || (g->n && !nodes)) {
+            free(x);
+            free(nodes);
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            /* The executable graph shares the captured templates (they
+             * never change), so that either may go first. */
+            if (g->n)
+                memcpy(nodes, g->nodes, (size_t)g->n * sizeof *nodes);
+            for (int i = 0; i < g->n; i++)
+                if (nodes[i].t)
+                    nodes[i].t->refs++;
+            x->magic = EXEC_MAGIC;
+            x->ctx = g->ctx;
+            x->nodes = nodes;
+            x->n = x->capn = g->n;
+            x->next = g_graphs;
+            g_graphs = x;
+            *out = x;
+        }
+    }
+    pthread_mutex_unlock(&G);
+    return rc;
+}
+
+/* Queues every node of `exec` on the stream, in capture order, each as
+ * the operation it was: counted for COMMBENCH_STANDIN_CUDA_FAIL, timed as
+ * if queued directly, an NCCL node through a fresh clone of its
+ * template. */
+API CUresult cuGraphLaunch(graph_t *h, void *hs)
+{
+    NEED_INIT();
+    pthread_mutex_lock(&G);
+    graph_t *x = graph_of(h, EXEC_MAGIC);
+    stream_t *s = NULL;
+    CUresult rc = x ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!rc && !x->ctx)
+        rc = CUDA_ERROR_INVALID_CONTEXT; /* its context was reset */
+    if (!rc)
+        rc = stream_of(hs, t_cur, &s);
+    if (!rc && s->ctx != x->ctx) {
+        say("cuGraphLaunch: the graph was captured on GPU %d's context but the stream belongs to GPU %d's",
+            x->ctx->ordinal, s->ctx->ordinal);
+        rc = CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!rc)
+        rc = s->ctx->sticky;
+    if (!rc && s->capture)
+        rc = capture_unsupported(s, "cuGraphLaunch: a graph in a graph");
+    if (!rc && s->legacy)
+        rc = legacy_blocked(s->ctx);
+    for (int i = 0; !rc && i < x->n; i++) {
+        const gnode_t *nd = &x->nodes[i];
+        op_t *op = op_new(nd->kind);
+        void *arg = nd->arg;
+        if (op && nd->t) {
+            arg = nd->t->clone(nd->t->arg);
+            if (!arg) {
+                op_discard(op);
+                op = NULL;
+            }
+        }
+        if (!op) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+            break;
+        }
+        op->dst = nd->dst;
+        op->src = nd->src;
+        op->bytes = nd->bytes;
+        op->value = nd->value;
+        op->rate = nd->rate;
+        op->fn = nd->fn;
+        op->arg = arg;
+        if (nd->t)
+            op->run = nd->t->run;
+        rc = enqueue(s, op, 0);
+        if (rc && nd->t) {
+            int64_t v = 0;
+            nd->t->run(arg, 0, &v, 1); /* never queued: only released */
+        }
+    }
+    pthread_mutex_unlock(&G);
+    return rc;
+}
+
+API CUresult cuGraphExecDestroy(graph_t *h)
+{
+    NEED_INIT();
+    pthread_mutex_lock(&G);
+    graph_t *x = graph_of(h, EXEC_MAGIC);
+    if (x) {
+        graph_unlist(x);
+        graph_free(x);
+    }
+    pthread_mutex_unlock(&G);
+    return x ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+API CUresult cuGraphDestroy(graph_t *h)
+{
+    NEED_INIT();
+    pthread_mutex_lock(&G);
+    graph_t *g = graph_of(h, GRAPH_MAGIC);
+    if (g) {
+        graph_unlist(g);
+        graph_free(g);
+    }
+    pthread_mutex_unlock(&G);
+    return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }

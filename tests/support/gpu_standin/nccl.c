@@ -4,7 +4,9 @@
  * shared-memory segment named from the unique id; every operation runs on
  * its CUDA stream's worker, in stream order, and really moves and reduces
  * the data of device memory, chunked through the segment. Its times are a
- * ring model of the described machine, never measurements. See README.md.
+ * ring model of the described machine, never measurements. Operations
+ * called while their stream captures become graph nodes (cuda.c), which
+ * each launch of the graph runs again through a clone. See README.md.
  */
 #define _GNU_SOURCE
 #include "standin.h"
@@ -165,11 +167,19 @@ typedef struct item {
     uint64_t seq;          /* collective number */
     comm_t *comm;
     void *stream;
+    /* What a graph's replay of it logs (COMMBENCH_STANDIN_NCCL_CALLS), as
+     * its call logged: its own call, or for the first part of one of NCCL
+     * 2.28's composed collectives that collective (log_name NULL: a later
+     * part, which logs nothing). */
+    const char *log_name;
+    size_t log_count;
+    uint64_t log_send, log_recv;
 } item_t;
 
 typedef struct unit {
     comm_t *comm;
     int nitems;
+    int dead; /* a replay on a communicator destroyed since its capture: runs nothing */
     item_t items[];
 } unit_t;
 
@@ -185,8 +195,13 @@ static __thread item_t *t_items;
 static __thread int t_nitems, t_capitems;
 static __thread ncclResult_t t_group_err;
 /* Inside one of NCCL 2.28's collectives made of sends and receives here:
- * the call log has the collective, not its parts. */
-static __thread int t_composed;
+ * the call log has the collective, not its parts; the first part carries
+ * the collective's log fields for a graph's replays (t_composed_first
+ * until then). */
+static __thread int t_composed, t_composed_first;
+static __thread const char *t_composed_name;
+static __thread size_t t_composed_count;
+static __thread uint64_t t_composed_send, t_composed_recv;
 
 /* Faults from the environment, read once. */
 static pthread_once_t g_fault_once = PTHREAD_ONCE_INIT;
@@ -1109,7 +1124,7 @@ static int64_t run_unit(void *arg, int64_t start, int64_t *v, int skip)
     unit_t *u = arg;
     comm_t *c = u->comm;
     int64_t t = start;
-    if (!skip && !atomic_load(&c->aborted) && !atomic_load(&c->async_err)) {
+    if (!skip && !u->dead && !atomic_load(&c->aborted) && !atomic_load(&c->async_err)) {
         if (unit_fails(u)) {
             int expected = 0;
             atomic_compare_exchange_strong(&c->async_err, &expected, ncclSystemError);
@@ -1148,7 +1163,55 @@ static comm_t *comm_of(const void *h)
     return NULL;
 }
 
-/* Queues items (all of one communicator and stream) as one unit. */
+/* A captured unit (the template of a graph's node) that will never run:
+ * its communicator reference goes with it. */
+static void drop_unit(void *arg)
+{
+    unit_t *u = arg;
+    pthread_mutex_lock(&NM);
+    comm_release(u->comm);
+    pthread_mutex_unlock(&NM);
+    free(u);
+}
+
+/* One more run of a captured unit, for a launch of its graph: a copy
+ * holding what a queued unit holds (a communicator reference, one pending
+ * operation), the same items (so every rank's replays match by their
+ * collective numbers, as every rank replays the same captured sequence;
+ * and an injected fault by operation index hits each replay of that
+ * operation again). Logs one `replay:` line per logged item. Called with
+ * the CUDA stand-in's lock held (never call into it from here). */
+static void *clone_unit(void *arg)
+{
+    const unit_t *t = arg;
+    size_t size = sizeof *t + (size_t)t->nitems * sizeof(item_t);
+    unit_t *u = malloc(size);
+    if (!u)
+        return NULL;
+    memcpy(u, t, size);
+    comm_t *c = u->comm;
+    pthread_mutex_lock(&NM);
+    c->refs++;
+    c->pending++;
+    u->dead = comm_of(c) == NULL;
+    pthread_mutex_unlock(&NM);
+    if (u->dead)
+        complain("%s: a graph replays an operation of communicator rank %d after ncclCommDestroy or ncclCommAbort; "
+                 "it does nothing",
+                 u->items[0].log_name ? u->items[0].log_name : KIND_NAME[u->items[0].kind], c->rank);
+    for (int i = 0; i < u->nitems; i++) {
+        const item_t *it = &u->items[i];
+        if (it->log_name)
+            log_line("%s: replay: pid %d rank %d %s %s count %zu send %#llx recv %#llx\n", ME, (int)getpid(), c->rank,
+                     it->log_name, TYPE_NAME[it->dtype], it->log_count, (unsigned long long)it->log_send,
+                     (unsigned long long)it->log_recv);
+    }
+    return u;
+}
+
+/* Queues items (all of one communicator and stream) as one unit; on a
+ * capturing stream the unit becomes the template of a graph node
+ * instead, holding its communicator reference until dropped. */
 static ncclResult_t launch_one(item_t *items, int n)
 {
     comm_t *c = items[0].comm;
@@ -1159,13 +1222,22 @@ static ncclResult_t launch_one(item_t *items, int n)
     }
     u->comm = c;
     u->nitems = n;
+    u->dead = 0;
     memcpy(u->items, items, (size_t)n * sizeof(item_t));
     pthread_mutex_lock(&NM);
     c->refs++;
     c->pending++;
     pthread_mutex_unlock(&NM);
-    int stream_machine = -1;
-    int rc = commbench_standin_enqueue(items[0].stream, c->machine, run_unit, u, &stream_machine);
+    int stream_machine = -1, captured = 0;
+    int rc = commbench_standin_enqueue(items[0].stream, c->machine, run_unit, clone_unit, drop_unit, u,
+                                       &stream_machine, &captured);
+    if (rc == 0 && captured) {
+        /* A template is no queued work: ncclCommDestroy need not wait for it. */
+        pthread_mutex_lock(&NM);
+        c->pending--;
+        pthread_cond_broadcast(&NM_cv);
+        pthread_mutex_unlock(&NM);
+    }
     if (rc == 0)
         return ncclSuccess;
     pthread_mutex_lock(&NM);
@@ -1335,6 +1407,18 @@ static ncclResult_t call(int kind, const void *sendbuff, void *recvbuff, size_t 
     it.index = ++c->ops_called;
     if (kind != K_SEND && kind != K_RECV)
         it.seq = ++c->coll_seq;
+    if (!t_composed) {
+        it.log_name = name;
+        it.log_count = count;
+        it.log_send = it.dsend;
+        it.log_recv = it.drecv;
+    } else if (t_composed_first) {
+        t_composed_first = 0;
+        it.log_name = t_composed_name;
+        it.log_count = t_composed_count;
+        it.log_send = t_composed_send;
+        it.log_recv = t_composed_recv;
+    }
     if (!t_composed)
         log_line("%s: call: pid %d rank %d %s %s count %zu send %#llx recv %#llx\n", ME, (int)getpid(), c->rank, name,
                  TYPE_NAME[dtype], count, (unsigned long long)it.dsend, (unsigned long long)it.drecv);
@@ -1613,6 +1697,11 @@ static ncclResult_t composed(const char *name, const void *sendbuff, void *recvb
     char *out = recvbuff;
     int all = strcmp(name, "ncclAlltoAll") == 0, gather = strcmp(name, "ncclGather") == 0;
     t_composed++;
+    t_composed_first = 1;
+    t_composed_name = name;
+    t_composed_count = count;
+    t_composed_send = (uint64_t)(uintptr_t)sendbuff;
+    t_composed_recv = (uint64_t)(uintptr_t)recvbuff;
     ncclResult_t rc = ncclGroupStart();
     for (int r = 0; r < n && rc == ncclSuccess; r++) {
         if (all) {
@@ -1633,6 +1722,7 @@ static ncclResult_t composed(const char *name, const void *sendbuff, void *recvb
     }
     ncclResult_t end = ncclGroupEnd();
     t_composed--;
+    t_composed_first = 0;
     return rc != ncclSuccess ? rc : end;
 }
 

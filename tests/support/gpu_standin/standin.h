@@ -62,6 +62,18 @@ enum standin_mem {
  * *event_ns untouched. It owns `arg`. */
 typedef int64_t (*standin_run_fn)(void *arg, int64_t start_ns, int64_t *event_ns, int skip);
 
+/* For an operation queued while its stream captures (cuStreamBeginCapture):
+ * the stream keeps `arg` as the graph's template instead of running it.
+ * Each launch of an instantiated graph (cuGraphLaunch) asks `clone` for a
+ * fresh arg for one more run, which it queues with `run` as any stream
+ * operation (and, should that fail, hands to `run` with skip set). The
+ * template itself never runs: `drop` releases it once the graph and every
+ * executable graph made from it are destroyed (they share it; templates
+ * must not change after capture). Both are called with the CUDA
+ * stand-in's lock held, so they must not call back into libcuda. */
+typedef void *(*standin_clone_fn)(void *arg); /* a fresh arg for one more run of a captured operation (NULL: out of memory) */
+typedef void (*standin_drop_fn)(void *arg);   /* releases a captured template that will never run */
+
 /* The machine, once cuInit has read it; NULL before or when it failed. */
 const struct standin_machine *commbench_standin_machine(void);
 
@@ -104,10 +116,20 @@ int commbench_standin_resolve(uint64_t ptr, size_t bytes, void **host, int *kind
 /* Queues `run(arg, ...)` on `stream` (0, 1 and 2 mean the legacy stream
  * of `machine_index`'s context) as one stream operation. The stream must
  * belong to `machine_index`'s context: else CUDA_ERROR_INVALID_HANDLE
- * (400), and *stream_machine says whose it is (-1 when unknown). Returns
- * a CUresult; on failure `run` is not called and `arg` stays the
+ * (400), and *stream_machine says whose it is (-1 when unknown).
+ *
+ * While the stream captures, the operation becomes a node of the graph
+ * being built instead: *captured is set to 1, `arg` is from then on the
+ * graph's template (owned by the graph, released through `drop`), and
+ * `run` is not called for it; each launch of the graph runs a clone
+ * (`clone`, see above). Without `clone` (NULL) the operation cannot be
+ * captured: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (900), and the capture
+ * is invalidated. Otherwise *captured is 0 (queued, or refused).
+ *
+ * Returns a CUresult; on failure `run` is not called and `arg` stays the
  * caller's. */
-int commbench_standin_enqueue(void *stream, int machine_index, standin_run_fn run, void *arg, int *stream_machine);
+int commbench_standin_enqueue(void *stream, int machine_index, standin_run_fn run, standin_clone_fn clone,
+                              standin_drop_fn drop, void *arg, int *stream_machine, int *captured);
 
 /* CUDA's name for a result code ("CUDA_ERROR_LAUNCH_FAILED"). */
 const char *commbench_standin_cuda_error_name(int code);

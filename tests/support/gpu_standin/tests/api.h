@@ -10,6 +10,9 @@ typedef unsigned long long CUdeviceptr;
 typedef void *CUcontext;
 typedef void *CUstream;
 typedef void *CUevent;
+typedef void *CUgraph;
+typedef void *CUgraphExec;
+enum { CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, CU_STREAM_CAPTURE_MODE_RELAXED };
 
 CUresult cuInit(unsigned flags);
 CUresult cuDriverGetVersion(int *v);
@@ -56,6 +59,12 @@ CUresult cuEventRecord(CUevent e, CUstream s);
 CUresult cuEventSynchronize(CUevent e);
 CUresult cuEventQuery(CUevent e);
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b);
+CUresult cuStreamBeginCapture_v2(CUstream s, int mode);
+CUresult cuStreamEndCapture(CUstream s, CUgraph *g);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *x, CUgraph g, unsigned long long flags);
+CUresult cuGraphLaunch(CUgraphExec x, CUstream s);
+CUresult cuGraphExecDestroy(CUgraphExec x);
+CUresult cuGraphDestroy(CUgraph g);
 CUresult cuGetErrorName(CUresult r, const char **s);
 CUresult cuGetErrorString(CUresult r, const char **s);
 

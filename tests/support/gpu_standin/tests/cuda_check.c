@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "api.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -552,11 +553,257 @@ static int cmd_sticky(void)
     return 0;
 }
 
+/* -------------------------------------------------------------- capture */
+
+static volatile int g_hostfn_runs;
+
+static void count_run(void *arg)
+{
+    (void)arg;
+    __atomic_add_fetch(&g_hostfn_runs, 1, __ATOMIC_SEQ_CST);
+}
+
+/* What a helper thread got, and its argument. */
+static CUresult g_thread_rc;
+
+static void *end_elsewhere(void *arg)
+{
+    CUgraph g = NULL;
+    g_thread_rc = cuStreamEndCapture((CUstream)arg, &g);
+    if (g_thread_rc == 0)
+        CK(cuGraphDestroy(g));
+    return NULL;
+}
+
+static void *alloc_elsewhere(void *arg)
+{
+    CK(cuCtxSetCurrent((CUcontext)arg));
+    CUdeviceptr p;
+    g_thread_rc = cuMemAlloc_v2(&p, 4096);
+    if (g_thread_rc == 0)
+        CK(cuMemFree_v2(p));
+    return NULL;
+}
+
+static void in_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, fn, arg) == 0, "pthread_create");
+    pthread_join(t, NULL);
+}
+
+/* The first and last byte of device memory. */
+static void ends(CUdeviceptr d, size_t n, unsigned char out[2])
+{
+    CK(cuMemcpyDtoH_v2(&out[0], d, 1));
+    CK(cuMemcpyDtoH_v2(&out[1], d + n - 1, 1));
+}
+
+/* Ends a capture that must have worked and drops its graph. */
+static int end_and_drop(CUstream s)
+{
+    CUgraph g = NULL;
+    int rc = cuStreamEndCapture(s, &g);
+    if (rc == 0)
+        CK(cuGraphDestroy(g));
+    else
+        EXPECT(g == NULL, "a failed cuStreamEndCapture gave a graph");
+    return rc;
+}
+
+/* Stream capture and graph replay: a memset and a device-to-device copy
+ * captured on a non-blocking stream run only when launched, as often as
+ * launched, each launch taking the model's time; then what CUDA refuses
+ * during a capture and what the stand-in does not model. */
+static int cmd_capture(void)
+{
+    CK(cuInit(0));
+    CUcontext c0 = open_gpu(0);
+    const size_t n = 32 * MiB;
+    CUdeviceptr d, e;
+    CUstream s, blocking;
+    CUevent a, b;
+    unsigned char pd[2], pe[2];
+    CK(cuMemAlloc_v2(&d, n));
+    CK(cuMemAlloc_v2(&e, n));
+    CK(cuStreamCreate(&s, 1));
+    CK(cuStreamCreate(&blocking, 0));
+    CK(cuEventCreate(&a, 0));
+    CK(cuEventCreate(&b, 0));
+    CK(cuMemsetD8_v2(d, 1, n));
+    CK(cuMemsetD8_v2(e, 2, n));
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, s));
+
+    CUgraph g = NULL;
+    CUgraphExec x;
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CK(cuMemsetD8Async(d, 7, n, s));
+    CK(cuMemcpyDtoDAsync_v2(e, d, n, s));
+    CK(cuStreamEndCapture(s, &g));
+    EXPECT(g != NULL, "no graph");
+    CK(cuStreamSynchronize(s));
+    CK(cuCtxSynchronize());
+    ends(d, n, pd);
+    ends(e, n, pe);
+    printf("before %d %d %d %d\n", pd[0], pd[1], pe[0], pe[1]);
+    CK(cuGraphInstantiateWithFlags(&x, g, 0));
+    CK(cuGraphDestroy(g)); /* the executable graph does without it */
+    CK(cuGraphLaunch(x, s));
+    CK(cuStreamSynchronize(s));
+    ends(e, n, pe);
+    printf("first %d %d\n", pe[0], pe[1]);
+    CK(cuMemsetD8_v2(d, 1, n));
+    CK(cuMemsetD8_v2(e, 2, n));
+    CK(cuCtxSynchronize());
+    CK(cuGraphLaunch(x, s));
+    CK(cuEventRecord(b, s));
+    CK(cuEventSynchronize(b));
+    ends(d, n, pd);
+    ends(e, n, pe);
+    printf("second %d %d %d %d\n", pd[0], pd[1], pe[0], pe[1]);
+    float ms;
+    CK(cuEventElapsedTime(&ms, a, b));
+    printf("graph_ms %.6f\n", ms);
+
+    /* A host function, launched three times on the legacy stream. */
+    CUgraphExec hx;
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchHostFunc(s, count_run, NULL));
+    CK(cuStreamEndCapture(s, &g));
+    CK(cuGraphInstantiateWithFlags(&hx, g, 0));
+    CK(cuCtxSynchronize());
+    int runs_before = g_hostfn_runs;
+    for (int i = 0; i < 3; i++)
+        CK(cuGraphLaunch(hx, NULL));
+    CK(cuCtxSynchronize());
+    printf("hostfn %d %d\n", runs_before, g_hostfn_runs);
+    CK(cuGraphExecDestroy(hx)); /* before its graph */
+    CK(cuGraphDestroy(g));
+
+    /* Refusals. */
+    int r1, r2, r3, r4;
+    CUdeviceptr p;
+    printf("legacy_begin %d\n", cuStreamBeginCapture_v2(NULL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CK(cuMemsetD8Async(d, 3, 4096, s));
+    r1 = cuStreamSynchronize(s);
+    r2 = cuStreamQuery(s);
+    r3 = cuMemsetD8Async(d, 4, 4096, s);
+    g = (CUgraph)&r4;
+    r4 = cuStreamEndCapture(s, &g);
+    printf("sync %d query %d then %d end %d graph %s\n", r1, r2, r3, r4, g ? "given" : "null");
+
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    in_thread(end_elsewhere, s);
+    r1 = g_thread_rc;
+    printf("wrong_thread %d end %d\n", r1, end_and_drop(s));
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    in_thread(end_elsewhere, s);
+    printf("relaxed_other_thread %d\n", g_thread_rc);
+    printf("end_without_begin %d\n", cuStreamEndCapture(s, &g));
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    r1 = cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    printf("double_begin %d end %d\n", r1, end_and_drop(s));
+
+    /* Unsafe calls: from the capturing thread; from another thread only
+     * in global mode; never in relaxed mode. */
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    r1 = cuMemAlloc_v2(&p, 4096);
+    printf("alloc %d end %d\n", r1, end_and_drop(s));
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    in_thread(alloc_elsewhere, c0);
+    r1 = g_thread_rc;
+    printf("alloc_other_thread %d end %d\n", r1, end_and_drop(s));
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    in_thread(alloc_elsewhere, c0);
+    r1 = g_thread_rc;
+    printf("alloc_other_thread_global %d end %d\n", r1, end_and_drop(s));
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    r1 = cuMemAlloc_v2(&p, 4096);
+    if (r1 == 0)
+        CK(cuMemFree_v2(p));
+    printf("alloc_relaxed %d end %d\n", r1, end_and_drop(s));
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    r1 = cuCtxSynchronize();
+    printf("ctx_sync %d end %d\n", r1, end_and_drop(s));
+
+    /* The legacy stream's implicit synchronisation with blocking streams. */
+    CK(cuStreamBeginCapture_v2(blocking, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    r1 = cuMemsetD8Async(d, 5, 4096, NULL);
+    printf("legacy_work %d end %d\n", r1, end_and_drop(blocking));
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    r1 = cuMemsetD8Async(d, 5, 4096, NULL);
+    printf("legacy_work_non_blocking %d end %d\n", r1, end_and_drop(s));
+    CK(cuCtxSynchronize());
+
+    /* What the stand-in does not model. */
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    r1 = cuEventRecord(a, s);
+    r2 = cuMemsetD8Async(d, 0, 4096, s);
+    printf("record %d then %d end %d\n", r1, r2, end_and_drop(s));
+    static char pageable[4096];
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    r1 = cuMemcpyHtoDAsync_v2(d, pageable, sizeof pageable, s);
+    printf("pageable %d end %d\n", r1, end_and_drop(s));
+
+    /* Launches: into another GPU's stream, into a capture. */
+    open_gpu(1);
+    CUstream s1;
+    CK(cuStreamCreate(&s1, 1));
+    r1 = cuGraphLaunch(x, s1);
+    CK(cuCtxSetCurrent(c0));
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    r2 = cuGraphLaunch(x, s);
+    printf("launch_other_gpu %d into_capture %d end %d\n", r1, r2, end_and_drop(s));
+
+    /* A capturing stream destroyed. */
+    CUstream t;
+    CK(cuStreamCreate(&t, 1));
+    CK(cuStreamBeginCapture_v2(t, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CK(cuMemsetD8Async(d, 0, 4096, t));
+    r1 = cuStreamDestroy_v2(t);
+    printf("destroy_capturing %d end %d\n", r1, cuStreamEndCapture(t, &g));
+
+    /* Handles: an empty graph works; wrong and stale handles do not. */
+    CUgraph empty;
+    CUgraphExec ex;
+    CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CK(cuStreamEndCapture(s, &empty));
+    CK(cuGraphInstantiateWithFlags(&ex, empty, 0));
+    r1 = cuGraphLaunch(ex, s);
+    CK(cuStreamSynchronize(s));
+    CK(cuGraphExecDestroy(ex));
+    printf("empty %d\n", r1);
+    int h[7];
+    h[0] = cuGraphInstantiateWithFlags(&ex, NULL, 0);
+    h[1] = cuGraphInstantiateWithFlags(&ex, (CUgraph)x, 0);
+    h[2] = cuGraphLaunch((CUgraphExec)empty, s);
+    CK(cuGraphDestroy(empty));
+    h[3] = cuGraphDestroy(empty);
+    CK(cuGraphExecDestroy(x));
+    h[4] = cuGraphExecDestroy(x);
+    h[5] = cuGraphLaunch(x, s);
+    h[6] = cuGraphInstantiateWithFlags(NULL, empty, 0);
+    printf("handles %d %d %d %d %d %d %d\n", h[0], h[1], h[2], h[3], h[4], h[5], h[6]);
+
+    CK(cuCtxSynchronize());
+    int codes[] = {401, 900, 901, 908};
+    for (int i = 0; i < 4; i++) {
+        const char *name = NULL, *text = NULL;
+        CK(cuGetErrorName(codes[i], &name));
+        CK(cuGetErrorString(codes[i], &text));
+        printf("error %d %s: %s\n", codes[i], name, text);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2)
-        FAIL("usage: cuda_check init|info|deref|bounds|oom|order|timing|sticky|clock");
+        FAIL("usage: cuda_check init|info|deref|bounds|oom|order|timing|sticky|clock|capture");
     const char *c = argv[1];
     if (!strcmp(c, "init"))
         return cmd_init();
@@ -576,5 +823,7 @@ int main(int argc, char **argv)
         return cmd_sticky();
     if (!strcmp(c, "clock"))
         return cmd_clock();
+    if (!strcmp(c, "capture"))
+        return cmd_capture();
     FAIL("unknown subcommand %s", c);
 }

@@ -649,11 +649,53 @@ static int rank_big(ncclUniqueId id)
     return 0;
 }
 
+/* Stream capture (nccl-tests' -G): K in-place float sums captured on the
+ * rank's stream run only when the graph is launched, and L launches make
+ * L*K sums. From rank r's r + 1, in-place sums of n ranks give
+ * n(n + 1)/2 * n^(L*K - 1): integers, exact in float. */
+static int rank_graph(ncclUniqueId id)
+{
+    rankenv e;
+    CK(join(&e, id));
+    const size_t count = 4096;
+    const int K = 3, L = 2;
+    float *h = malloc(count * sizeof *h), *out = malloc(count * sizeof *out);
+    EXPECT(h && out, "malloc");
+    CUdeviceptr a = dalloc(count * sizeof *h);
+    for (size_t i = 0; i < count; i++)
+        h[i] = (float)(g_rank + 1);
+    upload(a, h, count * sizeof *h);
+    CUgraph g = NULL;
+    CUgraphExec x;
+    CK(cuStreamBeginCapture_v2(e.s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    for (int k = 0; k < K; k++)
+        CK(ncclAllReduce((void *)a, (void *)a, count, ncclFloat32, ncclSum, e.comm, e.s));
+    CK(cuStreamEndCapture(e.s, &g));
+    download(out, a, count * sizeof *out, e.s);
+    EXPECT(out[0] == (float)(g_rank + 1) && out[count - 1] == (float)(g_rank + 1),
+           "the captured allreduces ran before the launch: %g", out[0]);
+    CK(cuGraphInstantiateWithFlags(&x, g, 0));
+    for (int l = 0; l < L; l++)
+        CK(cuGraphLaunch(x, e.s));
+    download(out, a, count * sizeof *out, e.s);
+    double want = g_n * (g_n + 1) / 2.0 * pow(g_n, L * K - 1);
+    for (size_t i = 0; i < count; i++)
+        EXPECT(out[i] == want, "element %zu is %g after %d launches, expected %g", i, out[i], L, want);
+    printf("rank %d graph %g\n", g_rank, out[0]);
+    CK(cuGraphExecDestroy(x));
+    CK(cuGraphDestroy(g));
+    CK(cuMemFree_v2(a));
+    CK(ncclCommDestroy(e.comm));
+    free(h);
+    free(out);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 3)
-        FAIL("usage: nccl_check values|busbw|corrupt|fail|dup|mismatch|p2p-mismatch|args|big NRANKS");
+        FAIL("usage: nccl_check values|busbw|corrupt|fail|dup|mismatch|p2p-mismatch|args|big|graph NRANKS");
     const char *cmd = argv[1];
     g_n = atoi(argv[2]);
     int (*body)(ncclUniqueId) = NULL;
@@ -675,6 +717,8 @@ int main(int argc, char **argv)
         body = rank_args;
     else if (!strcmp(cmd, "big"))
         body = rank_big;
+    else if (!strcmp(cmd, "graph"))
+        body = rank_graph;
     else
         FAIL("unknown subcommand %s", cmd);
     int v;
