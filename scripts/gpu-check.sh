@@ -206,6 +206,21 @@ else
     fi
   done
 fi
+# -G: the same calls captured into a CUDA graph and launched 10 times,
+# ours against theirs (all_reduce_perf, the drop-ins' short sweep).
+if [ "$gpus" -ge 1 ] && [ -x "$bin/all_reduce_perf" ]; then
+  step "commbench's all_reduce_perf -G 10, 8 B - $short_bytes B" 45 sh -c \
+    "COMMBENCH_RESULTS_DIR='$work/nccl-graph' '$bin/all_reduce_perf' -b 8 -e $short_bytes -f 2 -g 1 -n 20 -w 5 -G 10 > '$work/ours-graph.txt'; rc=\$?; cat '$work/ours-graph.txt'; exit \$rc"
+  if ref all_reduce_perf; then
+    step "all_reduce_perf -G 10, 8 B - $short_bytes B" 45 sh -c \
+      "'$anchors/bin/all_reduce_perf' -b 8 -e $short_bytes -f 2 -g 1 -n 20 -w 5 -G 10 > '$work/theirs-graph.txt'; rc=\$?; cat '$work/theirs-graph.txt'; exit \$rc"
+    if [ -s "$work/ours-graph.txt" ]; then
+      echo
+      echo "=== commbench's all_reduce_perf -G 10 against nccl-tests', per size (out of place)"
+      python3 "$tools/gpu-side-by-side.py" nccl "$work/ours-graph.txt" "$work/theirs-graph.txt"
+    fi
+  fi
+fi
 if [ "$gpus" -lt 2 ]; then
   skip "NCCL point-to-point (osu_latency, osu_bw --backend nccl)" "one GPU: NCCL refuses two ranks on one device"
 else

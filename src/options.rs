@@ -260,6 +260,11 @@ pub struct Options {
     /// What follows each timed call or group (nccl-tests' `-z`).
     #[serde(skip_serializing_if = "Blocking::is_none")]
     pub blocking: Blocking,
+    /// nccl-tests' `-G N`: each size's timed calls captured into a CUDA
+    /// graph, which is then launched N times and timed per launch; 0:
+    /// the calls are issued directly.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub graph_launches: usize,
     /// `-N` (neighbourhood collectives).
     pub neighborhood: Neighborhood,
     pub results: ResultsDest,

@@ -175,6 +175,9 @@ pub(crate) fn run_with<R: Send>(
                         kept: RefCell::default(),
                         bound: Default::default(),
                         groups: Cell::new((0, 0)),
+                        capture: Cell::new(None),
+                        graph: Cell::new(None),
+                        launches: Cell::new(0),
                     };
                     f(&t)
                 })
@@ -411,6 +414,15 @@ pub(crate) struct MockTransport {
     /// Groups open now, and outermost groups closed so far
     /// ([`Transport::begin_group`]).
     groups: Cell<(usize, usize)>,
+    /// A graph ([`Transport::begin_capture`]): the clock where the capture
+    /// began while it lasts, then the virtual time one launch takes.
+    /// The captured calls run (and move the data) as they are captured;
+    /// the clock is wound back once the capture ends, and each launch
+    /// moves it on by what they took, so only the launches' time shows.
+    capture: Cell<Option<f64>>,
+    graph: Cell<Option<f64>>,
+    /// Graph launches so far.
+    pub launches: Cell<usize>,
 }
 
 /// A persistent collective of the mock, as MPI keeps one: the blocking
@@ -690,6 +702,27 @@ impl Transport for MockTransport {
         let (open, closed) = self.groups.get();
         assert!(open > 0, "end_group without begin_group");
         self.groups.set((open - 1, closed + usize::from(open == 1)));
+    }
+
+    fn begin_capture(&self) -> bool {
+        assert!(self.capture.get().is_none() && self.graph.get().is_none(), "one graph at a time");
+        self.capture.set(Some(self.world.clock()));
+        true
+    }
+
+    fn end_capture(&self) {
+        let began = self.capture.take().expect("end_capture without begin_capture");
+        self.graph.set(Some(self.world.clock() - began));
+        self.world.clock.set(began);
+    }
+
+    fn launch_capture(&self) {
+        self.world.advance(self.graph.get().expect("a launch without a graph"));
+        self.launches.set(self.launches.get() + 1);
+    }
+
+    fn free_capture(&self) {
+        assert!(self.graph.take().is_some(), "free_capture without a graph");
     }
 
     fn device_marks(&self, n: usize) -> bool {

@@ -310,6 +310,23 @@ pub trait Transport {
     #[inline(always)]
     fn end_group(&self) {}
 
+    /// Starts recording the calls issued from now on into a graph instead
+    /// of running them (nccl-tests' `-G`: CUDA stream capture); true when
+    /// recording. False where the transport has no graphs: the calls then
+    /// run as issued (only nccl-tests' front end asks, and it runs over
+    /// NCCL, which has them).
+    fn begin_capture(&self) -> bool {
+        false
+    }
+    /// Ends the recording [`Transport::begin_capture`] started and makes
+    /// the graph ready to launch, untimed.
+    fn end_capture(&self) {}
+    /// Launches the recorded graph once, without waiting for it.
+    #[inline(always)]
+    fn launch_capture(&self) {}
+    /// Frees the recorded graph once its launches are complete.
+    fn free_capture(&self) {}
+
     /// Device timestamps for per-iteration times in a batch (CUDA events
     /// recorded between calls issued back to back): makes room for `n` + 1
     /// of them, untimed. False where the transport has none; the loop

@@ -156,6 +156,9 @@ pub(crate) struct Nccl<'w> {
     /// nccl-tests' `-R`: each buffer registered with the communicator
     /// (true: a symmetric window).
     register: Option<bool>,
+    /// nccl-tests' `-G`: the graph captured on the stream and its
+    /// executable form, between `end_capture` and `free_capture`.
+    graph: Cell<Option<(cusys::CUgraph, cusys::CUgraphExec)>>,
 }
 
 impl<'w> Nccl<'w> {
@@ -252,6 +255,7 @@ impl<'w> Nccl<'w> {
             init_used,
             buffers_used: Cell::new(0),
             register,
+            graph: Cell::new(None),
         })
     }
 
@@ -264,6 +268,18 @@ impl<'w> Nccl<'w> {
     #[inline(always)]
     fn stream(&self) -> cudaStream_t {
         self.stream as cudaStream_t
+    }
+
+    /// Destroys the captured graph, if any (its launches are complete).
+    fn drop_graph(&self) {
+        if let Some((graph, exec)) = self.graph.take() {
+            // SAFETY: made by end_capture on this transport's stream, and
+            // not launched since the stream was last drained.
+            unsafe {
+                let _ = cusys::cuGraphExecDestroy(exec);
+                let _ = cusys::cuGraphDestroy(graph);
+            }
+        }
     }
 
     /// Ends the job after a failed NCCL call or an asynchronous error of
@@ -470,6 +486,7 @@ impl Drop for Nccl<'_> {
         // is in flight once the benchmark has ended.
         unsafe {
             let _ = cu::stream::synchronize(self.stream);
+            self.drop_graph();
             for e in self.events.get_mut().drain(..) {
                 let _ = cu::event::destroy(e);
             }
@@ -532,6 +549,49 @@ impl<'w> Transport for Nccl<'w> {
     #[inline(always)]
     fn complete(&self) {
         self.sync()
+    }
+
+    /// CUDA stream capture in thread-local mode, as nccl-tests captures:
+    /// each GPU's thread captures its own stream, and what other threads
+    /// do meanwhile (another lane's calls, NCCL's own) stays out of it.
+    fn begin_capture(&self) -> bool {
+        let mode = cusys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+        // SAFETY: the stream this transport created, with nothing of
+        // this thread capturing.
+        if let Err(e) = unsafe { cusys::cuStreamBeginCapture_v2(self.stream, mode) }.result() {
+            self.fail_cuda("cuStreamBeginCapture", e)
+        }
+        true
+    }
+
+    fn end_capture(&self) {
+        let mut graph = std::ptr::null_mut();
+        // SAFETY: the capture begin_capture started on this stream.
+        if let Err(e) = unsafe { cusys::cuStreamEndCapture(self.stream, &mut graph) }.result() {
+            self.fail_cuda("cuStreamEndCapture", e)
+        }
+        let mut exec = std::ptr::null_mut();
+        // SAFETY: the graph the capture just made.
+        if let Err(e) = unsafe { cusys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }.result() {
+            // SAFETY: as above; nothing else holds it.
+            let _ = unsafe { cusys::cuGraphDestroy(graph) };
+            self.fail_cuda("cuGraphInstantiateWithFlags", e)
+        }
+        self.drop_graph();
+        self.graph.set(Some((graph, exec)));
+    }
+
+    #[inline(always)]
+    fn launch_capture(&self) {
+        let Some((_, exec)) = self.graph.get() else { return };
+        // SAFETY: instantiated by end_capture, for this stream's device.
+        if let Err(e) = unsafe { cusys::cuGraphLaunch(exec, self.stream) }.result() {
+            self.fail_cuda("cuGraphLaunch", e)
+        }
+    }
+
+    fn free_capture(&self) {
+        self.drop_graph();
     }
 
     #[inline(always)]

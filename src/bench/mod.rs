@@ -151,12 +151,18 @@ pub struct Calls {
     /// `-c N`): up to this many, ending at the first whose result is
     /// wrong on any rank; 1 for every other front end.
     pub checks: usize,
+    /// The timed calls are captured into a graph once and the graph is
+    /// launched this many times, the time being per launch, and the
+    /// checked call is captured and launched once (nccl-tests' `-G`); 0:
+    /// every call is issued directly.
+    pub graph_launches: usize,
 }
 
 impl Calls {
     /// Each call alone, back to back: nccl-tests' default, and every
     /// front end's but nccl-tests'.
-    pub const ALONE: Calls = Calls { grouped: 1, blocking: Blocking::None, host_time: false, events: false, checks: 1 };
+    pub const ALONE: Calls =
+        Calls { grouped: 1, blocking: Blocking::None, host_time: false, events: false, checks: 1, graph_launches: 0 };
 }
 
 /// What a benchmark needs to set itself up: its transport and the run's

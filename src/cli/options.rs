@@ -77,6 +77,7 @@ pub(crate) fn defaults(spec: &BenchSpec) -> Options {
         default_stream: false,
         rank_time: crate::stats::RankTime::Avg,
         aggregate: 1,
+        graph_launches: 0,
         blocking: crate::options::Blocking::None,
         neighborhood: Neighborhood::Cart { dims: 1, radius: 1 },
         results: ResultsDest::Dir(results),

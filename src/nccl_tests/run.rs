@@ -46,6 +46,8 @@ pub(crate) enum Refusal {
     NotYet(String),
     /// A device no CUDA call can open ([`CUDA_ERROR`]).
     NoDevice(String),
+    /// Settings CUDA itself refuses once the run starts ([`CUDA_ERROR`]).
+    Cuda(String),
     /// A value of one of commbench's own options that means nothing
     /// ([`BAD_VALUE`], as nccl-tests' refused values).
     BadValue(String),
@@ -206,7 +208,7 @@ fn options_from(
     let environment = Environment::read(&get).map_err(|line| (Line::Err(line), BAD_VALUE))?;
     let mut opts = options(spec, settings, &environment, nccl).map_err(|refusal| match refusal {
         Refusal::NotYet(line) => (Line::Err(line), NOT_IMPLEMENTED),
-        Refusal::NoDevice(line) => (Line::Err(line), CUDA_ERROR),
+        Refusal::NoDevice(line) | Refusal::Cuda(line) => (Line::Err(line), CUDA_ERROR),
         Refusal::BadValue(line) => (Line::Err(line), BAD_VALUE),
     })?;
     if spec.name == crate::bench::collective::alltoallv_traffic::SPEC.name {
@@ -281,7 +283,6 @@ pub(crate) fn options(
     env: &Environment,
     nccl: NcclVersion,
 ) -> Result<Options, Refusal> {
-    let not_yet = |what: &str| Err(Refusal::NotYet(format!("{what} is not available in this nccl-tests drop-in yet")));
     // -t and -g: nccl-tests reads them with strtol and runs nothing for a
     // count below 1 (its loops do not start); the core needs one or more.
     let (Ok(threads @ 1..), Ok(gpus @ 1..)) = (usize::try_from(s.threads), usize::try_from(s.gpus)) else {
@@ -355,8 +356,30 @@ pub(crate) fn options(
             s.device_impl
         )));
     }
-    if s.graph_launches != 0 {
-        return not_yet(&format!("-G {}", s.graph_launches));
+    // -G: each size's timed calls captured into a CUDA graph, launched
+    // N times (off at 0 or below: nccl-tests tests for 1 or more). CUDA
+    // captures no work on the legacy default stream (-y 1), and no wait
+    // for a call inside a capture (-z 1 and -z 2 wait after each call),
+    // so nccl-tests fails on both with CUDA's error once the first size
+    // starts; here they are refused before anything starts, with its
+    // status.
+    let graph_launches = usize::try_from(s.graph_launches).unwrap_or(0);
+    if graph_launches > 0 {
+        let why = "operation not permitted when stream is capturing";
+        if s.stream_null != 0 {
+            return Err(Refusal::Cuda(format!(
+                "-G {graph_launches} with -y {}: CUDA cannot capture work on the legacy default stream into a \
+                 graph ({why}); leave out -y, or -G",
+                s.stream_null
+            )));
+        }
+        if matches!(blocking, Blocking::WaitAndBarrier | Blocking::Wait) {
+            return Err(Refusal::Cuda(format!(
+                "-G {graph_launches} with -z {}: a call inside a CUDA graph capture cannot be waited for ({why}); \
+                 give -z 0, or leave out -G",
+                s.blocking
+            )));
+        }
     }
     let mut o = crate::cli::options::defaults(spec);
     if let Some(first) = env.first_device {
@@ -415,6 +438,7 @@ pub(crate) fn options(
     o.root = root;
     o.rank_time = rank_time;
     o.aggregate = aggregate;
+    o.graph_launches = graph_launches;
     o.blocking = blocking;
     o.iterations = Some(usize::try_from(s.iters).unwrap_or(0));
     o.warmup = Some(usize::try_from(s.warmup_iters).unwrap_or(0));
@@ -488,6 +512,32 @@ mod tests {
         // Without ours, nccl-tests' own settings only.
         let o = opts(&[], &[]).unwrap();
         assert!(!o.dry_run && !o.verbose && o.min_efficiency.is_none() && o.placement.gpu.is_none());
+    }
+
+    #[test]
+    fn graph_launches_reach_the_core_where_cuda_can_capture() {
+        assert_eq!(opts(&[], &[]).unwrap().graph_launches, 0);
+        assert_eq!(opts(&["-G", "-3"], &[]).unwrap().graph_launches, 0, "below 1: off, as nccl-tests");
+        assert_eq!(opts(&["-G", "5", "-m", "2", "-C", "1"], &[]).unwrap().graph_launches, 5);
+        // -z 3 beside -G is turned off by nccl-tests' command line.
+        let o = opts(&["-G", "2", "-z", "3"], &[]).unwrap();
+        assert_eq!((o.graph_launches, o.blocking), (2, Blocking::None));
+        let (line, status) = opts(&["-G", "2", "-z", "1"], &[]).unwrap_err();
+        assert_eq!(status, CUDA_ERROR);
+        assert!(
+            line.starts_with(
+                "all_reduce_perf: -G 2 with -z 1: a call inside a CUDA graph capture cannot be waited for"
+            ),
+            "{line}"
+        );
+        let (line, status) = opts(&["-G", "1", "-y", "1"], &[]).unwrap_err();
+        assert_eq!(status, CUDA_ERROR);
+        assert!(
+            line.starts_with("all_reduce_perf: -G 1 with -y 1: CUDA cannot capture work on the legacy default stream"),
+            "{line}"
+        );
+        // Nothing to capture, nothing refused.
+        assert_eq!(opts(&["-G", "0", "-z", "1", "-y", "1"], &[]).unwrap().graph_launches, 0);
     }
 
     #[test]

@@ -117,7 +117,7 @@ impl<W: Write> NcclTestsTable<W> {
             iters: opts.iterations.unwrap_or(d.small_iterations),
             agg_iters: opts.aggregate.max(1),
             validation: if opts.validation.is_some() { opts.check_rounds } else { 0 },
-            graph: 0,
+            graph: opts.graph_launches,
             parallel_init: opts.parallel_init,
             unalign: opts.unalign,
             blocking: opts.blocking,

@@ -960,23 +960,85 @@ fn n_zero_repeats_the_sweep_until_stopped() {
     assert!(r.stdout.contains(" per pass (-N 0: passes until stopped) of timed "), "{}", r.stdout);
 }
 
-/// What the core cannot honour yet is refused before anything starts: one
-/// line on stderr naming the setting, nccl-tests' status for a test that
-/// does not implement something (5), on every process, nothing written.
-/// Bad values keep nccl-tests' own words and status (255). Four launches
-/// of about a second (each refusal on both ranks of a real mpirun).
+/// `-G N`: each cell's timed calls are captured into a CUDA graph once and
+/// the graph is launched N times; the checked call goes through a graph
+/// of its own, launched once. Two processes of two GPUs each (every GPU's
+/// thread captures its own stream) with `-m 2`: the stand-in's call log
+/// shows each NCCL call made as often as without `-G` (a captured call is
+/// still called once), and each captured call replayed as the launches
+/// say: per rank and cell, N x 3 x 2 timed calls and one checked. The
+/// replayed results check; the table's layout is the one without `-G`;
+/// the preamble, the JSON and the record say `graph: 4`. Two launches of
+/// about a second.
 #[test]
-fn settings_not_yet_offered_are_refused_in_one_line() {
+fn cuda_graphs_capture_the_timed_calls_once_and_launch_them_n_times() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx1");
+    let mut runs = Vec::new();
+    for graph in ["0", "4"] {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = dir.path().join("calls");
+        let json = dir.path().join("out.json");
+        let args = ["-b", "1K", "-e", "4K", "-f", "4", "-n", "3", "-m", "2", "-w", "1", "-g", "2", "-G", graph, "-J"];
+        let args: Vec<&str> = args.into_iter().chain([json.to_str().unwrap()]).collect();
+        let log = [("COMMBENCH_STANDIN_NCCL_CALLS", calls.to_str().unwrap())];
+        let r = perf(&gpu, Some(2), "all_reduce_perf", &args, &log, dir.path());
+        assert_eq!(r.code, Some(0), "-G {graph}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(r.stderr, "", "-G {graph}");
+        let got = rows(&r.stdout);
+        assert_eq!(got.len(), 2, "{}", r.stdout);
+        assert!(got.iter().all(|row| (row.5.as_str(), row.6.as_str()) == ("0", "0")), "-G {graph}: {}", r.stdout);
+        assert!(r.stdout.contains(&format!(" validation: 1 graph: {graph} unalign: 0\n")), "{}", r.stdout);
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(doc.to_string().matches(&format!("\"graph\":{graph}")).count(), 1, "{doc}");
+        let (record, _) = run_results(dir.path());
+        let said = record["options"].get("graph_launches").cloned().unwrap_or_default();
+        assert_eq!(said, if graph == "0" { serde_json::Value::Null } else { serde_json::json!(4) }, "{record}");
+        let text = std::fs::read_to_string(&calls).unwrap();
+        let per_rank = |what: &str| {
+            let mut n = [0usize; 4];
+            for w in text.lines().filter(|l| l.contains(what) && l.contains(" ncclAllReduce ")) {
+                let w: Vec<&str> = w.split_whitespace().collect();
+                n[w[w.iter().position(|x| *x == "rank").unwrap() + 1].parse::<usize>().unwrap()] += 1;
+            }
+            n
+        };
+        // The layout, words masked (a value's width moves its column), less
+        // the line naming the JSON file (its directory's name is random).
+        let words = |l: &str| masked(l).split_whitespace().collect::<Vec<_>>().join(" ") + "\n";
+        let layout: String =
+            r.stdout.lines().filter(|l| !l.starts_with("# Writing JSON output to ")).map(words).collect();
+        runs.push((layout, per_rank(" call: "), per_rank(" replay: ")));
+    }
+    let (plain, graphed) = (&runs[0], &runs[1]);
+    assert_eq!(plain.0, graphed.0, "the same layout with and without -G");
+    assert_eq!(plain.1, graphed.1, "every call made once, captured or not");
+    assert_eq!(plain.2, [0; 4]);
+    // Two sizes x two cells, each 4 launches of 3 x 2 calls and 1 checked.
+    assert_eq!(graphed.2, [2 * 2 * (4 * 3 * 2 + 1); 4]);
+}
+
+/// What cannot run is refused before anything starts: one line on stderr
+/// naming the setting, on every process, nothing written. What the core
+/// does not offer (`-D`) gets nccl-tests' status for a test that does not
+/// implement something (5); a CUDA graph (`-G`) over the legacy stream
+/// (`-y 1`) or with a wait after each call (`-z 1`, `-z 2`), which CUDA
+/// refuses inside a capture, its status for a CUDA failure (2). Bad
+/// values keep nccl-tests' own words and status (255). Four launches of
+/// about a second (each refusal on both ranks of a real mpirun).
+#[test]
+fn settings_not_offered_are_refused_in_one_line() {
     let _g = mpi_lock();
     let gpu = standin::stand_in("dgx1");
     let d = [("COMMBENCH_STANDIN_NCCL_VERSION", "22803")];
-    for (args, extra, want) in [
-        (&["-G", "1"][..], &[][..], "all_reduce_perf: -G 1 is not available"),
-        (&["-D", "1", "-R", "2"], &d[..], "all_reduce_perf: -D 1: nccl-tests' device-side implementations"),
+    for (args, extra, status, want) in [
+        (&["-D", "1", "-R", "2"][..], &d[..], 5, "all_reduce_perf: -D 1: nccl-tests' device-side implementations"),
+        (&["-G", "2", "-y", "1"], &[], 2, "all_reduce_perf: -G 2 with -y 1: CUDA cannot capture work on the legacy"),
+        (&["-G", "1", "-z", "2"], &[], 2, "all_reduce_perf: -G 1 with -z 2: a call inside a CUDA graph capture"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let r = perf(&gpu, Some(2), "all_reduce_perf", args, extra, dir.path());
-        assert_eq!(r.code, Some(5), "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(r.code, Some(status), "{args:?}: {}\n{}", r.stdout, r.stderr);
         let lines = r.our_stderr_lines();
         assert_eq!(lines.len(), 2, "{args:?}: {lines:?}");
         assert!(lines.iter().all(|l| l.starts_with(want)), "{args:?}: {lines:?}");

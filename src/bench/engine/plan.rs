@@ -276,6 +276,7 @@ impl<'a> Plan<'a> {
             host_time: self.opts.cputime,
             events: self.opts.iteration_events.is_some(),
             checks: usize::try_from(self.opts.check_rounds).unwrap_or(0),
+            graph_launches: self.opts.graph_launches,
         }
     }
 

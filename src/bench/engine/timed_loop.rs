@@ -262,7 +262,12 @@ fn run_batched<T: Transport, K: Kernel<T>>(
             }
         }
     } else {
-        let t0 = t.now();
+        // `-G N`: the groups are recorded into a graph, not run, and the
+        // timed span is N launches of it, from a barrier after the graph
+        // is made (nccl-tests' command line leaves neither `-z 3` nor
+        // `-I` beside `-G`, and refuses the other waits inside it).
+        let graph = case.calls.graph_launches > 0 && t.begin_capture();
+        let mut t0 = t.now();
         // `-z 3`: only the groups' own spans, each up to its completion
         // (the clock read only there).
         let mut spans = 0.0;
@@ -284,9 +289,20 @@ fn run_batched<T: Transport, K: Kernel<T>>(
         if events && !untimed_barriers {
             t.mark(groups);
         }
+        let launches = if graph { case.calls.graph_launches } else { 1 };
+        if graph {
+            t.end_capture();
+            t.world().barrier();
+            t0 = t.now();
+            for _ in 0..launches {
+                t.launch_capture();
+            }
+        }
         // -C: the host's part, everything issued and nothing more waited
         // for (with -z 3, the groups' spans alone, as the time); the clock
-        // is read for it only when asked.
+        // is read for it only when asked. Under `-G` it spans every
+        // launch and is still divided by the calls of one, as nccl-tests
+        // divides it.
         let issued = match (host_time, untimed_barriers) {
             (false, _) => None,
             (true, true) => Some(spans),
@@ -297,7 +313,10 @@ fn run_batched<T: Transport, K: Kernel<T>>(
         if blocking.is_none() || grouped > 1 {
             t.complete();
         }
-        let secs = if untimed_barriers { spans } else { t.now() - t0 };
+        let secs = if untimed_barriers { spans } else { (t.now() - t0) / launches as f64 };
+        if graph {
+            t.free_capture();
+        }
         out.issue_secs = issued.map(|secs| secs / case.iterations.max(1) as f64);
         if events {
             out.event_secs = Some(group_event_times(t, groups, grouped, untimed_barriers));
@@ -373,7 +392,17 @@ fn check_after<T: Transport, K: Kernel<T>>(
     for round in 0..rounds {
         let before = out.errors;
         kernel.begin_iteration(t, case, last, validation);
-        kernel.step(t, case);
+        // Under `-G` the checked call goes through a graph of its own,
+        // launched once, as the timed ones did.
+        if case.calls.graph_launches > 0 && kernel.batchable() && t.begin_capture() {
+            kernel.issue(t, case, last);
+            t.end_capture();
+            t.launch_capture();
+            t.complete();
+            t.free_capture();
+        } else {
+            kernel.step(t, case);
+        }
         kernel.end_iteration(t, case);
         out.check(t, kernel, case, last);
         if round + 1 < rounds && t.world().allreduce_sum_u64(out.errors - before) > 0 {
@@ -499,7 +528,8 @@ mod tests {
                 let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
                 let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
-                let case = case_64(Calls { grouped, blocking, host_time: false, events: false, checks: 1 });
+                let case =
+                    case_64(Calls { grouped, blocking, host_time: false, events: false, checks: 1, graph_launches: 0 });
                 k.prepare(t, &case).expect("prepare");
                 let mut samples = Samples::with_capacity(20);
                 assert!(!marks || t.device_marks(case.iterations));
@@ -524,6 +554,49 @@ mod tests {
         }
     }
 
+    /// nccl-tests' `-G N`: the timed calls are captured once and the
+    /// graph launched N times, and the checked call gets a graph launched
+    /// once; in the mock's virtual time a call takes what it takes issued
+    /// directly, whatever N, grouped or not, and the results check.
+    /// `-C`'s host time spans all N launches over one launch's calls, as
+    /// nccl-tests divides it.
+    #[test]
+    fn a_graph_is_captured_once_and_each_launch_timed() {
+        let mut per_call = std::collections::HashMap::new();
+        for grouped in [1, 4] {
+            for graph_launches in [0, 1, 5] {
+                let out = mock::run(2, Model::default(), |t| {
+                    let opts = test_options(allreduce::Allreduce::SPEC, &["-m", "64:64", "-c"]);
+                    let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
+                    let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
+                    let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
+                    let calls = Calls { grouped, host_time: true, graph_launches, ..Calls::ALONE };
+                    let case = case_64(calls);
+                    k.prepare(t, &case).expect("prepare");
+                    let mut samples = Samples::with_capacity(20);
+                    let o = run_batched(t, &mut k, &case, Some(0), &mut samples, &Progress::default(), false);
+                    (t.launches.get(), t.groups_closed(), samples.len(), samples.total(), o.errors, o.issue_secs)
+                });
+                let (launches, groups, n, total, errors, issued) = out[0];
+                let what = format!("-m {grouped} -G {graph_launches}");
+                let checked = usize::from(graph_launches > 0);
+                let want_groups = if grouped > 1 { 20 / grouped } else { 0 };
+                assert_eq!((launches, groups, n, errors), (graph_launches + checked, want_groups, 20, 0), "{what}");
+                let each = total / 20.0;
+                let near = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+                assert!(near(issued.unwrap(), each * graph_launches.max(1) as f64), "{what}: {issued:?} {each}");
+                per_call.insert((grouped, graph_launches), each);
+            }
+        }
+        for grouped in [1, 4] {
+            let plain = per_call[&(grouped, 0)];
+            assert!(plain > 0.0);
+            for g in [1, 5] {
+                assert!((per_call[&(grouped, g)] - plain).abs() <= 1e-9 * plain, "-m {grouped} -G {g}: {per_call:?}");
+            }
+        }
+    }
+
     /// nccl-tests' `-I 1`: one device time per group (per call within it),
     /// in the mock's virtual time, which add up to the host's time: the
     /// barrier after each call inside (`-z 1`), the one after each group
@@ -537,7 +610,8 @@ mod tests {
                 let plan = crate::bench::engine::plan::Plan::for_test(allreduce::Allreduce::SPEC, &opts, 2);
                 let setup = Setup { max_window: 1, ..Setup::new(t, &plan) };
                 let mut k = allreduce::Allreduce::kernel(&setup).expect("buffers");
-                let case = case_64(Calls { grouped, blocking, host_time: false, events: true, checks: 1 });
+                let case =
+                    case_64(Calls { grouped, blocking, host_time: false, events: true, checks: 1, graph_launches: 0 });
                 k.prepare(t, &case).expect("prepare");
                 let mut samples = Samples::with_capacity(20);
                 let o = run_batched(t, &mut k, &case, Some(0), &mut samples, &Progress::default(), false);

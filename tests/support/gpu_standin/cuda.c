@@ -2677,28 +2677,26 @@ API CUresult cuGraphLaunch(graph_t *h, void *hs)
     return rc;
 }
 
-API CUresult cuGraphExecDestroy(graph_t *h)
+/* Destroys a graph or an executable graph (`magic` says which). */
+static CUresult graph_destroy(graph_t *h, uint32_t magic)
 {
     NEED_INIT();
     pthread_mutex_lock(&G);
-    graph_t *x = graph_of(h, EXEC_MAGIC);
-    if (x) {
-        graph_unlist(x);
-        graph_free(x);
-    }
-    pthread_mutex_unlock(&G);
-    return x ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-
-API CUresult cuGraphDestroy(graph_t *h)
-{
-    NEED_INIT();
-    pthread_mutex_lock(&G);
-    graph_t *g = graph_of(h, GRAPH_MAGIC);
+    graph_t *g = graph_of(h, magic);
     if (g) {
         graph_unlist(g);
         graph_free(g);
     }
     pthread_mutex_unlock(&G);
     return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+API CUresult cuGraphExecDestroy(graph_t *h)
+{
+    return graph_destroy(h, EXEC_MAGIC);
+}
+
+API CUresult cuGraphDestroy(graph_t *h)
+{
+    return graph_destroy(h, GRAPH_MAGIC);
 }
