@@ -207,12 +207,6 @@ pub enum JobShapeError {
     /// line, [`crate::traffic::Traffic::misfit`]).
     #[error("{0}")]
     Traffic(String),
-    /// NCCL_TESTS_SPLIT making communicators of different sizes.
-    #[error(
-        "NCCL_TESTS_SPLIT {rule}: communicators of different sizes ({sizes} processes) are not offered; choose a \
-         split that gives every communicator as many processes"
-    )]
-    UnequalSplit { rule: String, sizes: String },
 }
 
 /// The `-w` and `-s` a one-sided benchmark accepts and its defaults

@@ -791,9 +791,9 @@ fn registered_buffers_follow_nccl_tests_r() {
 /// do). The `Group` column names each rank's colour, the counts and busbw
 /// are a communicator's (two ranks: busbw = algbw / 2 for an allgather),
 /// the record keeps the rule; a block corrupted on every communicator's
-/// rank 1 fails the run with status 7; a split into communicators of
-/// different sizes is refused in one line. Four launches of about a
-/// second.
+/// rank 1 fails the run with status 7; communicators of different sizes
+/// run at once too, the table giving world rank 0's. Four launches of
+/// about a second.
 #[test]
 fn split_communicators_run_at_once() {
     let _g = mpi_lock();
@@ -833,12 +833,31 @@ fn split_communicators_run_at_once() {
     assert_eq!(r.code, Some(7), "{}\n{}", r.stdout, r.stderr);
     r.assert_no_panic();
     assert!(r.stdout.contains(" FAILED\n"), "{}", r.stdout);
+    // Communicators of different sizes (2, 1 and 1 processes of two GPUs
+    // each) run at once too, as nccl-tests': the table and the CSV give
+    // world rank 0's communicator's counts and bandwidths (four ranks),
+    // the time averaged over every rank of the job.
     let dir = tempfile::tempdir().unwrap();
-    let r = perf(&gpu, Some(4), "all_gather_perf", &args, &[("NCCL_TESTS_SPLIT", "%3")], dir.path());
-    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
-    r.assert_no_panic();
-    let want = "NCCL_TESTS_SPLIT MOD 3: communicators of different sizes (2, 1, 1 processes) are not offered";
-    assert!(r.stderr.contains(want), "{}", r.stderr);
+    let two = ["-g", "2"];
+    let args: Vec<&str> = args.iter().chain(&two).copied().collect();
+    let r = perf(&gpu, Some(4), "reduce_scatter_perf", &args, &[("NCCL_TESTS_SPLIT", "%3")], dir.path());
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr, "");
+    let seen: Vec<&str> =
+        r.stdout.lines().filter(|l| l.starts_with("#  Rank ")).map(|l| l.split_whitespace().nth(4).unwrap()).collect();
+    assert_eq!(seen, ["0", "0", "1", "1", "2", "2", "0", "0"], "{}", r.stdout);
+    let table = nccl_tests_rows(&r.stdout);
+    assert_eq!(table.len(), 3, "{}", r.stdout);
+    for row in &table {
+        let (size, count): (u64, u64) = (row[0].parse().unwrap(), row[1].parse().unwrap());
+        assert_eq!(count, size / 4 / 4, "a communicator of four: {row:?}");
+        assert_eq!((row[8].as_str(), row[12].as_str()), ("0", "0"), "{row:?}");
+        let (algbw, busbw): (f64, f64) = (row[6].parse().unwrap(), row[7].parse().unwrap());
+        assert!((busbw - algbw * 3.0 / 4.0).abs() <= 0.011, "{row:?}");
+    }
+    let (record, csv) = run_results(dir.path());
+    assert_eq!(record["options"]["split"], serde_json::json!({"mod": 3}), "{record}");
+    assert!(csv.iter().all(|row| row["np"] == "4"), "{csv:?}");
 }
 
 /// `-x P`: with an NCCL of 2.27 or later every rank's communicator is
