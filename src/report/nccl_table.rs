@@ -207,10 +207,11 @@ impl<W: Write> NcclTestsTable<W> {
         self.out.flush()
     }
 
-    /// The time (us) a row's bandwidths come from: `-a`'s rank's.
+    /// The time (us) a row's bandwidths come from: `-a`'s rank's, or
+    /// thread's where a thread drives several GPUs.
     fn time_us(&self, row: &Row) -> f64 {
         let avg = row.avg_lat_us.unwrap_or(f64::NAN);
-        row.spread.map_or(avg, |s| s.time(self.rank_time, avg))
+        row.thread_time_us.unwrap_or_else(|| row.spread.map_or(avg, |s| s.time(self.rank_time, avg)))
     }
 
     fn cell(&self, row: &Row) -> Cell {

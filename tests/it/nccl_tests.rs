@@ -1465,9 +1465,11 @@ fn a_pre_multiplied_sum_is_made_per_call_and_checked() {
 /// by 8 groups per pass, 2 passes and 2 ranks: 32 lines; the preamble, the
 /// record and the CSV say what ran, and grouped results still check.
 /// `-a`: the `time` columns are rank 0's, the least or the most of the
-/// ranks' times, which the CSV carries beside the average. Five launches
-/// of about a second each. `-z 1..3`: the preamble's line, the record,
-/// and results that still check (three more launches).
+/// ranks' times, which the CSV carries beside the average; with one
+/// thread driving four GPUs, that thread's time (its slowest GPU's)
+/// whatever `-a` says. Eight launches of about a second each. `-z 1..3`:
+/// the preamble's line, the record, and results that still check (three
+/// more launches).
 #[test]
 fn aggregated_calls_and_the_reported_rank_time_follow_nccl_tests() {
     let _g = mpi_lock();
@@ -1525,6 +1527,29 @@ fn aggregated_calls_and_the_reported_rank_time_follow_nccl_tests() {
             },
             "{record}"
         );
+    }
+    // One thread driving four GPUs (-g 4, no launcher) has one time in
+    // nccl-tests, its timer running until the last GPU completes: every
+    // -a picks it, the CSV's slowest rank's (per GPU, the CSV keeps each).
+    for a in ["0", "2", "1"] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["-b", "8K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "-g", "4", "-a", a];
+        let r = perf(&gpu, None, "all_reduce_perf", &args, &[], dir.path());
+        assert_eq!(r.code, Some(0), "-g 4 -a {a}: {}\n{}", r.stdout, r.stderr);
+        let (_, csv) = run_results(dir.path());
+        let table = nccl_tests_rows(&r.stdout);
+        assert_eq!((table.len(), csv.len()), (2, 4), "{}", r.stdout);
+        for (k, t) in table.iter().enumerate() {
+            for (cell, row) in [(&t[5], &csv[2 * k]), (&t[9], &csv[2 * k + 1])] {
+                let printed: f64 = cell.parse().unwrap();
+                let decimals = cell.split_once('.').map_or(0, |(_, d)| d.len());
+                let want: f64 = row["max_lat_us"].parse().unwrap();
+                assert!(
+                    (printed - want).abs() <= 0.5 * 10f64.powi(-(decimals as i32)) + 1e-9,
+                    "-g 4 -a {a}: table {cell} against the slowest GPU's {want}"
+                );
+            }
+        }
     }
     // -z: what follows each call, said in the preamble and the record;
     // every mode's results still check, grouped or not.

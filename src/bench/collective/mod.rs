@@ -57,6 +57,9 @@ pub struct Ranks {
     /// Which rank's time the row reports and its bandwidths follow
     /// (nccl-tests' `-a`; OSU averages).
     pub rank_time: RankTime,
+    /// GPUs each thread drives (nccl-tests' `-g`): consecutive ranks, one
+    /// thread's, share one time in nccl-tests' `-a`.
+    pub gpus_per_thread: usize,
     /// Where an in-place reduce-scatter leaves a rank's result: at the
     /// rank's own block of the buffer (NCCL) rather than at its start (MPI);
     /// see [`Collectives::IN_PLACE_RESULT_AT_OWN_BLOCK`].
@@ -73,6 +76,7 @@ impl Ranks {
             root: s.opts.root,
             reduction: s.opts.reduction,
             rank_time: s.opts.rank_time,
+            gpus_per_thread: s.opts.gpus_per_thread.max(1),
             result_at_own_block: T::IN_PLACE_RESULT_AT_OWN_BLOCK,
         }
     }
@@ -411,8 +415,17 @@ impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
         let np = w.size() as f64;
         let avg = means.iter().sum::<f64>() / np;
         let spread = RankSpread::of(&means);
-        // nccl-tests' bandwidths come from the time its `-a` picks.
-        let time = spread.map_or(avg, |s| s.time(self.job.rank_time, avg));
+        // nccl-tests' bandwidths come from the time its `-a` picks: over
+        // ranks, or where a thread drives several GPUs (each a rank here,
+        // with a thread and a clock of its own) over nccl-tests' threads,
+        // whose one timer runs until the last of its GPUs completes.
+        let thread_time_us = (self.job.gpus_per_thread > 1).then(|| {
+            let threads: Vec<f64> =
+                means.chunks(self.job.gpus_per_thread).map(|g| g.iter().copied().fold(f64::MIN, f64::max)).collect();
+            let avg = threads.iter().sum::<f64>() / threads.len().max(1) as f64;
+            RankSpread::of(&threads).map_or(avg, |s| s.time(self.job.rank_time, avg))
+        });
+        let time = thread_time_us.unwrap_or_else(|| spread.map_or(avg, |s| s.time(self.job.rank_time, avg)));
         let algbw_busbw = self.c.bandwidth(case.size, self.job.np).map(|(bytes, factor)| {
             let algbw = bytes / (time * 1e-6) / 1e9;
             (algbw, algbw * factor)
@@ -424,6 +437,7 @@ impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
             algbw_busbw,
             iteration_secs: Some(per_iter.iter().map(|t| t / np).collect()),
             overlap: None,
+            thread_time_us,
         }
     }
 }
@@ -574,6 +588,7 @@ mod tests {
             root: RootRank::Fixed(2),
             reduction: Reduction::Sum,
             rank_time: RankTime::Avg,
+            gpus_per_thread: 1,
             result_at_own_block: false,
         };
         assert_eq!((fixed.root_of(0), fixed.root_of(7)), (2, 2));
