@@ -528,7 +528,7 @@ impl<'w> Transport for Nccl<'w> {
     /// communicator does (a kernel's buffers go before its transport).
     fn register_buffer(&self, buf: &mut GpuBuf) {
         let (Some(window), GpuBuf::Device(d)) = (self.register, buf) else { return };
-        self.last_call.set(if window { "ncclCommWindowRegister" } else { "ncclCommRegister" });
+        self.last_call.set(nccl_lib::NcclLib::registration_calls(window).0);
         let r = d.register(self.lib, self.comm, window);
         self.ok(r);
     }

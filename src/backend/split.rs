@@ -34,6 +34,7 @@ impl Split {
     }
 
     /// The rule in NCCL_TESTS_SPLIT's words (`MOD 3`); empty for none.
+    #[cfg(test)]
     pub fn words(self) -> String {
         match self {
             Split::None => String::new(),
@@ -74,6 +75,7 @@ impl Split {
 
     /// The sizes of every communicator among `procs` processes, in the
     /// order of their first members.
+    #[cfg(test)]
     pub fn group_sizes(self, procs: usize) -> Vec<usize> {
         let colors: Vec<i32> = (0..procs).map(|p| self.color(p as i32)).collect();
         self.colors(procs).into_iter().map(|c| colors.iter().filter(|&&k| k == c).count()).collect()

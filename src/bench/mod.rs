@@ -213,11 +213,10 @@ pub struct Metric {
     pub iteration_secs: Option<Vec<f64>>,
     /// Non-blocking collectives: OSU's overlap columns.
     pub overlap: Option<crate::report::OverlapTimes>,
-    /// The time (us) nccl-tests' table reports where a thread drives
-    /// several GPUs (`-g`): `-a`'s pick over the threads, each timed to
-    /// its slowest GPU's completion, as nccl-tests' one timer per thread
-    /// is; None where the spread's pick over ranks is that time.
-    pub thread_time_us: Option<f64>,
+    /// The time (us) the bandwidths come from, which nccl-tests' table
+    /// reports (collectives): `-a`'s pick over the ranks, or over the
+    /// threads where a thread drives several GPUs (`-g`).
+    pub time_us: Option<f64>,
 }
 
 /// The part of a benchmark that differs from the others, over any

@@ -909,6 +909,16 @@ impl NcclLib {
         self.check("ncclMemFree", rc)
     }
 
+    /// NCCL's names for registering and deregistering (a symmetric window
+    /// with `window`, else a local registration).
+    pub(crate) fn registration_calls(window: bool) -> (&'static str, &'static str) {
+        if window {
+            ("ncclCommWindowRegister", "ncclCommWindowDeregister")
+        } else {
+            ("ncclCommRegister", "ncclCommDeregister")
+        }
+    }
+
     /// Registers `bytes` at `p` with `comm` (nccl-tests' `-R`): a local
     /// registration (`ncclCommRegister`, NCCL 2.19 on), or with `window`
     /// a symmetric window (`ncclCommWindowRegister`, 2.27 on; collective:
@@ -926,6 +936,7 @@ impl NcclLib {
         bytes: usize,
         window: bool,
     ) -> Result<*mut c_void, NcclCallError> {
+        let (name, _) = Self::registration_calls(window);
         let mut handle: *mut c_void = std::ptr::null_mut();
         let rc = match (window, self.fns.window, self.fns.register) {
             // SAFETY (both): the caller vouches for the arguments.
@@ -933,12 +944,9 @@ impl NcclLib {
                 f(comm, p, bytes, &mut handle, WIN_COLL_SYMMETRIC)
             },
             (false, _, Some((f, _))) if self.version_code >= 21900 => unsafe { f(comm, p, bytes, &mut handle) },
-            _ => {
-                let name = if window { "ncclCommWindowRegister" } else { "ncclCommRegister" };
-                return Err(NcclCallError::missing(name));
-            }
+            _ => return Err(NcclCallError::missing(name)),
         };
-        self.check(if window { "ncclCommWindowRegister" } else { "ncclCommRegister" }, rc).map(|()| handle)
+        self.check(name, rc).map(|()| handle)
     }
 
     /// Undoes [`NcclLib::register`].
@@ -953,16 +961,10 @@ impl NcclLib {
         handle: *mut c_void,
         window: bool,
     ) -> Result<(), NcclCallError> {
-        let (f, name) = match (window, self.fns.window, self.fns.register) {
-            (true, Some((_, f)), _) => (f, "ncclCommWindowDeregister"),
-            (false, _, Some((_, f))) => (f, "ncclCommDeregister"),
-            _ => {
-                return Err(NcclCallError::missing(if window {
-                    "ncclCommWindowDeregister"
-                } else {
-                    "ncclCommDeregister"
-                }))
-            }
+        let (_, name) = Self::registration_calls(window);
+        let f = match (window, self.fns.window, self.fns.register) {
+            (true, Some((_, f)), _) | (false, _, Some((_, f))) => f,
+            _ => return Err(NcclCallError::missing(name)),
         };
         // SAFETY: the caller vouches for both.
         let rc = unsafe { f(comm, handle) };

@@ -5,10 +5,12 @@
 //! and the run handed to the runner as any OSU binary's is, with
 //! nccl-tests' exit statuses ([`Front::NcclTests`]).
 //!
-//! What the core cannot do yet is refused before anything starts, in one
-//! line naming the option and with nccl-tests' own status for a test that
-//! does not implement something (5): CUDA graphs and the device API.
-//! Each is a setting nccl-tests reads; none is silently ignored. `NCCL_TESTS_DEVICE` names every process's GPU, as in
+//! What cannot run is refused before anything starts, in one line naming
+//! the option: the device API (`-D`), with nccl-tests' own status for a
+//! test that does not implement something (5), and CUDA graphs where CUDA
+//! cannot capture (`-G` with `-y 1`, `-z 1` or `-z 2`), with its status
+//! for a CUDA failure (2). Each is a setting nccl-tests reads; none is
+//! silently ignored. `NCCL_TESTS_DEVICE` names every process's GPU, as in
 //! nccl-tests. commbench's own long options that make sense here
 //! (`--dry-run`, where the results go, placement, `--min-efficiency`) are
 //! applied last, by the code the OSU binaries use
@@ -409,7 +411,7 @@ pub(crate) fn options(
     o.cputime = s.report_cputime != 0;
     o.memory_report = s.memory_report != 0;
     // NCCL_TESTS_SPLIT: a communicator per colour, all timed at once
-    // (the job checks the groups against the processes it has).
+    // (of whatever sizes the colours give).
     o.split = env.split;
     // -R: 1 local, 2 symmetric (the command line made 2 local before NCCL
     // 2.27 and ignored -R before 2.19); any other non-zero value registers

@@ -547,7 +547,7 @@ mod tests {
                 reduction: Some(crate::datatype::Reduction::MulSum),
                 root: Some(3),
                 issue_us: None,
-                thread_time_us: None,
+                time_us: None,
                 per_iteration: None,
                 wrong_elements: Some(7),
                 in_place: Some(true),

@@ -130,9 +130,9 @@ pub struct Row {
     /// Rank 0's host time per call up to the batch's last completion (a
     /// batched transport's; nccl-tests' `-C 1` cputime), in µs.
     pub issue_us: Option<f64>,
-    /// The time nccl-tests' `-a` reports where a thread drives several
-    /// GPUs ([`crate::bench::Metric::thread_time_us`]), in µs.
-    pub thread_time_us: Option<f64>,
+    /// The time the bandwidths come from, which nccl-tests' `-a` picks
+    /// ([`crate::bench::Metric::time_us`]), in µs.
+    pub time_us: Option<f64>,
     /// Each timed iteration's device time and its summary (nccl-tests'
     /// `-I 1`), on rank 0.
     pub per_iteration: Option<crate::stats::iterations::PerIteration>,

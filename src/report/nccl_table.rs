@@ -12,7 +12,6 @@ use super::{Row, Sink};
 use crate::datatype::Datatype;
 use crate::options::{Options, RootRank, Sweep};
 use crate::spec::{BenchSpec, CollectiveCall};
-use crate::stats::RankTime;
 
 /// One rank's device line, as it travels to rank 0: tab-separated pid,
 /// host, CUDA index, PCI bus id (`0000:1b:00.0`) and GPU name.
@@ -58,8 +57,6 @@ pub(crate) struct NcclTestsTable<W: Write> {
     root: usize,
     /// The `redop` column's operation (where the collective reduces).
     reduction: crate::datatype::Reduction,
-    /// Which rank's time the `time` columns show (`-a`).
-    rank_time: RankTime,
     datatype: Datatype,
     settings: Settings,
     devices: Vec<Device>,
@@ -135,7 +132,6 @@ impl<W: Write> NcclTestsTable<W> {
             root,
             datatype: opts.datatypes.first().copied().unwrap_or(Datatype::Float),
             reduction: opts.reduction,
-            rank_time: opts.rank_time,
             settings,
             devices,
             min_busbw: opts.min_busbw,
@@ -207,11 +203,10 @@ impl<W: Write> NcclTestsTable<W> {
         self.out.flush()
     }
 
-    /// The time (us) a row's bandwidths come from: `-a`'s rank's, or
-    /// thread's where a thread drives several GPUs.
+    /// The time (us) a row's bandwidths come from: the one `-a` picked
+    /// (the average where the kernel did not pick).
     fn time_us(&self, row: &Row) -> f64 {
-        let avg = row.avg_lat_us.unwrap_or(f64::NAN);
-        row.thread_time_us.unwrap_or_else(|| row.spread.map_or(avg, |s| s.time(self.rank_time, avg)))
+        row.time_us.or(row.avg_lat_us).unwrap_or(f64::NAN)
     }
 
     fn cell(&self, row: &Row) -> Cell {

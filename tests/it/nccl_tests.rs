@@ -785,6 +785,27 @@ fn registered_buffers_follow_nccl_tests_r() {
     }
 }
 
+/// A split run's table: the `Group` column of `# Using devices` as
+/// `groups`, three rows whose float counts are a communicator of `ranks`'
+/// share, every cell checked, and busbw `factor` times algbw.
+fn split_rows_hold(stdout: &str, groups: &[i32], ranks: u64, factor: f64, rule: &str) {
+    let seen: Vec<i32> = stdout
+        .lines()
+        .filter(|l| l.starts_with("#  Rank "))
+        .map(|l| l.split_whitespace().nth(4).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(seen, groups, "{rule}: {stdout}");
+    let table = nccl_tests_rows(stdout);
+    assert_eq!(table.len(), 3, "{stdout}");
+    for row in &table {
+        let (size, count): (u64, u64) = (row[0].parse().unwrap(), row[1].parse().unwrap());
+        assert_eq!(count, size / 4 / ranks, "{rule}: a communicator of {ranks}: {row:?}");
+        assert_eq!((row[8].as_str(), row[12].as_str()), ("0", "0"), "{row:?}");
+        let (algbw, busbw): (f64, f64) = (row[6].parse().unwrap(), row[7].parse().unwrap());
+        assert!((busbw - algbw * factor).abs() <= 0.011, "{rule}: {row:?}");
+    }
+}
+
 /// NCCL_TESTS_SPLIT and NCCL_TESTS_SPLIT_MASK: the processes split into
 /// communicators by colour, every one timed at once (the world stays the
 /// control plane: the barriers and the averages span all, as nccl-tests'
@@ -807,22 +828,8 @@ fn split_communicators_run_at_once() {
         let r = perf(&gpu, Some(4), "all_gather_perf", &args, &[(var, rule)], dir.path());
         assert_eq!(r.code, Some(0), "{rule}: {}\n{}", r.stdout, r.stderr);
         assert_eq!(r.stderr, "", "{rule}");
-        let seen: Vec<i32> = r
-            .stdout
-            .lines()
-            .filter(|l| l.starts_with("#  Rank "))
-            .map(|l| l.split_whitespace().nth(4).unwrap().parse().unwrap())
-            .collect();
-        assert_eq!(seen, groups, "{rule}: {}", r.stdout);
-        let table = nccl_tests_rows(&r.stdout);
-        assert_eq!(table.len(), 3, "{}", r.stdout);
-        for row in &table {
-            let (size, count): (u64, u64) = (row[0].parse().unwrap(), row[1].parse().unwrap());
-            assert_eq!(count, size / 4 / 2, "{rule}: a communicator of two: {row:?}");
-            assert_eq!((row[8].as_str(), row[12].as_str()), ("0", "0"), "{row:?}");
-            let (algbw, busbw): (f64, f64) = (row[6].parse().unwrap(), row[7].parse().unwrap());
-            assert!((busbw - algbw / 2.0).abs() <= 0.011, "{rule}: {row:?}");
-        }
+        // A communicator of two: busbw = algbw / 2 for an allgather.
+        split_rows_hold(&r.stdout, &groups, 2, 0.5, rule);
         let (record, csv) = run_results(dir.path());
         assert_eq!(record["options"]["split"], record_rule, "{record}");
         assert!(csv.iter().all(|row| row["np"] == "2"), "{csv:?}");
@@ -843,18 +850,8 @@ fn split_communicators_run_at_once() {
     let r = perf(&gpu, Some(4), "reduce_scatter_perf", &args, &[("NCCL_TESTS_SPLIT", "%3")], dir.path());
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
     assert_eq!(r.stderr, "");
-    let seen: Vec<&str> =
-        r.stdout.lines().filter(|l| l.starts_with("#  Rank ")).map(|l| l.split_whitespace().nth(4).unwrap()).collect();
-    assert_eq!(seen, ["0", "0", "1", "1", "2", "2", "0", "0"], "{}", r.stdout);
-    let table = nccl_tests_rows(&r.stdout);
-    assert_eq!(table.len(), 3, "{}", r.stdout);
-    for row in &table {
-        let (size, count): (u64, u64) = (row[0].parse().unwrap(), row[1].parse().unwrap());
-        assert_eq!(count, size / 4 / 4, "a communicator of four: {row:?}");
-        assert_eq!((row[8].as_str(), row[12].as_str()), ("0", "0"), "{row:?}");
-        let (algbw, busbw): (f64, f64) = (row[6].parse().unwrap(), row[7].parse().unwrap());
-        assert!((busbw - algbw * 3.0 / 4.0).abs() <= 0.011, "{row:?}");
-    }
+    // A communicator of four: busbw = 3/4 algbw for a reduce-scatter.
+    split_rows_hold(&r.stdout, &[0, 0, 1, 1, 2, 2, 0, 0], 4, 0.75, "MOD 3");
     let (record, csv) = run_results(dir.path());
     assert_eq!(record["options"]["split"], serde_json::json!({"mod": 3}), "{record}");
     assert!(csv.iter().all(|row| row["np"] == "4"), "{csv:?}");

@@ -419,13 +419,14 @@ impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
         // ranks, or where a thread drives several GPUs (each a rank here,
         // with a thread and a clock of its own) over nccl-tests' threads,
         // whose one timer runs until the last of its GPUs completes.
-        let thread_time_us = (self.job.gpus_per_thread > 1).then(|| {
+        let time = if self.job.gpus_per_thread > 1 {
             let threads: Vec<f64> =
                 means.chunks(self.job.gpus_per_thread).map(|g| g.iter().copied().fold(f64::MIN, f64::max)).collect();
             let avg = threads.iter().sum::<f64>() / threads.len().max(1) as f64;
             RankSpread::of(&threads).map_or(avg, |s| s.time(self.job.rank_time, avg))
-        });
-        let time = thread_time_us.unwrap_or_else(|| spread.map_or(avg, |s| s.time(self.job.rank_time, avg)));
+        } else {
+            spread.map_or(avg, |s| s.time(self.job.rank_time, avg))
+        };
         let algbw_busbw = self.c.bandwidth(case.size, self.job.np).map(|(bytes, factor)| {
             let algbw = bytes / (time * 1e-6) / 1e9;
             (algbw, algbw * factor)
@@ -437,7 +438,7 @@ impl<C: Call<T>, T: Collectives> Kernel<T> for CollKernel<C, T> {
             algbw_busbw,
             iteration_secs: Some(per_iter.iter().map(|t| t / np).collect()),
             overlap: None,
-            thread_time_us,
+            time_us: Some(time),
         }
     }
 }

@@ -356,7 +356,7 @@ fn row<T: Transport, K: Kernel<T>>(
         reduction: None,
         root: None,
         issue_us: None,
-        thread_time_us: metric.thread_time_us,
+        time_us: metric.time_us,
         per_iteration: None,
     }
 }
