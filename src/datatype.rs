@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod narrow;
+pub mod verifiable;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Datatype {
