@@ -6,6 +6,8 @@ use std::ptr::NonNull;
 
 use crate::datatype::Datatype;
 
+pub(crate) mod verifiable;
+
 /// Host buffers are aligned to the page size, as OSU's `posix_memalign`.
 pub(crate) const PAGE_ALIGN: usize = 4096;
 
