@@ -3,7 +3,7 @@
 //! (n-1)/n.
 
 use crate::backend::Collectives;
-use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::collective::{inputs, Call, Collective, Ranks, Verifiable};
 use crate::bench::needs;
 use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -61,6 +61,10 @@ impl Collective for Allgather {
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch> {
         check_blocks(recv, case, job, i)
     }
+
+    fn verifiable(&self, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+        Some(verifiable_blocks(case, job, i))
+    }
 }
 
 /// An allgather's inputs in iteration `i`: this rank's block (in place,
@@ -75,6 +79,17 @@ pub(crate) fn fill_blocks(send: &mut [u8], recv: &mut [u8], case: &SizeCase, job
     } else {
         write_values(send, dt, 0..c, |_| mine);
     }
+}
+
+/// nccl-tests' data of an allgather (and hypercube_perf): each rank's own
+/// stream, its block in place at its place of the output; every rank's
+/// block in its place after.
+pub(crate) fn verifiable_blocks(case: &SizeCase, job: &Ranks, i: usize) -> Verifiable {
+    let (c, np, me) = (case.count, job.np, job.rank);
+    let at = if job.in_place { me * c } else { 0 };
+    let input = vec![inputs(at, c, 0, Ranks::own_stream(me, i))];
+    let expect = (0..np).map(|j| inputs(j * c, c, 0, Ranks::own_stream(j, i))).collect();
+    Verifiable::mover(input, job.in_place, 0..c * np, expect)
 }
 
 /// An allgather's result: every rank's block in its place.

@@ -2,7 +2,7 @@
 //! busbw = algbw * 2(n-1)/n.
 
 use crate::backend::Collectives;
-use crate::bench::collective::{check_reduction, fill_reduction, Call, Collective, Ranks};
+use crate::bench::collective::{check_reduction, fill_reduction, inputs, reduced, Call, Collective, Ranks, Verifiable};
 use crate::bench::needs;
 use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
@@ -48,6 +48,18 @@ impl Collective for Allreduce {
 
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch> {
         check_reduction(recv, case, job, i, 0, case.count)
+    }
+
+    /// nccl-tests' data: every rank's input reduced, at every rank.
+    fn verifiable(&self, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+        let (c, s) = (case.count, job.reduction_stream(i));
+        Some(Verifiable::reducing(
+            job.reduction,
+            vec![inputs(0, c, 0, s)],
+            job.in_place,
+            0..c,
+            vec![reduced(0, c, 0, s)],
+        ))
     }
 }
 

@@ -2,7 +2,7 @@
 //! algbw counts size * np bytes; busbw = algbw * (n-1)/n.
 
 use crate::backend::Collectives;
-use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::collective::{inputs, Call, Collective, Ranks, Verifiable};
 use crate::bench::needs;
 use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -60,6 +60,15 @@ impl Collective for Alltoall {
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch> {
         let (c, np, me) = (case.count, job.np, job.rank);
         check_values(recv, case.datatype, 0..c * np, |k| pair_value(k / c, me, np, i), 1)
+    }
+
+    /// nccl-tests' data: each rank's own stream, block d for rank d;
+    /// block s of the output is rank s's block for this rank.
+    fn verifiable(&self, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+        let (c, np, me) = (case.count, job.np, job.rank);
+        let input = vec![inputs(0, c * np, 0, Ranks::own_stream(me, i))];
+        let expect = (0..np).map(|s| inputs(s * c, c, (me * c) as u64, Ranks::own_stream(s, i))).collect();
+        Some(Verifiable::mover(input, job.in_place, 0..c * np, expect))
     }
 }
 

@@ -9,7 +9,7 @@
 
 use crate::backend::Collectives;
 use crate::bench::collective::alltoall::pair_value;
-use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::collective::{inputs, Call, Collective, Ranks, Verifiable};
 use crate::bench::needs;
 use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -118,6 +118,27 @@ impl Collective for AlltoallvTraffic {
             |k| if k < used { pair_value(ends.partition_point(|&e| e <= k), me, np, i) } else { 0 },
             1,
         )
+    }
+
+    /// nccl-tests' data: each rank's own stream, end to end over its
+    /// blocks; the block from rank s holds the part of s's stream that s
+    /// sent this rank (after what s sent the ranks before it).
+    fn verifiable(&self, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+        let (dt, np, me) = (case.datatype, job.np, job.rank);
+        let total: usize = self.send.iter().sum();
+        let input = if total > 0 { vec![inputs(0, total, 0, Ranks::own_stream(me, i))] } else { Vec::new() };
+        let mut expect = Vec::new();
+        let mut at = 0;
+        for (src, &n) in self.recv.iter().enumerate() {
+            if n > 0 {
+                let theirs = self.traffic.send_counts(src, np, Self::total(case.size, np), dt.size());
+                let first: usize = theirs[..me].iter().sum();
+                expect.push(inputs(at, n, first as u64, Ranks::own_stream(src, i)));
+            }
+            at += n;
+        }
+        let all = self.buffer_bytes(case.size, np).1 / dt.size();
+        Some(Verifiable::mover(input, job.in_place, 0..all, expect))
     }
 }
 

@@ -3,7 +3,7 @@
 //! before the first iteration of a size. busbw = algbw.
 
 use crate::backend::Collectives;
-use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::collective::{inputs, Call, Collective, Ranks, Verifiable};
 use crate::bench::needs;
 use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -75,6 +75,14 @@ impl Collective for Bcast {
 
     fn check(&self, recv: &[u8], case: &SizeCase, _job: &Ranks, i: usize) -> Option<Mismatch> {
         check_values(recv, case.datatype, 0..case.count, |_| root_value(i), 1)
+    }
+
+    /// nccl-tests' data: the root's stream, at every rank.
+    fn verifiable(&self, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+        let (c, s) = (case.count, Ranks::shared_stream(i));
+        let input = if job.rank == job.root_of(i) { vec![inputs(0, c, 0, s)] } else { Vec::new() };
+        let in_recv = job.in_place || !self.apart;
+        Some(Verifiable::mover(input, in_recv, 0..c, vec![inputs(0, c, 0, s)]))
     }
 }
 

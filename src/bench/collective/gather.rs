@@ -9,7 +9,7 @@
 
 use crate::backend::Collectives;
 use crate::bench::collective::allgather::block_value;
-use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::collective::{inputs, Call, Collective, Ranks, Verifiable};
 use crate::bench::needs;
 use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -66,6 +66,17 @@ impl Collective for Gather {
         }
         let c = case.count;
         check_values(recv, case.datatype, 0..c * job.np, |k| block_value(k / c, job.np, i), 1)
+    }
+
+    /// nccl-tests' data: rank r sends block r of one stream; the root
+    /// receives the whole stream, the others' receive buffers stay clear.
+    fn verifiable(&self, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+        let (c, np, me, s) = (case.count, job.np, job.rank, Ranks::shared_stream(i));
+        let root = me == job.root_of(i);
+        let in_recv = job.in_place && root;
+        let input = vec![inputs(if in_recv { me * c } else { 0 }, c, (me * c) as u64, s)];
+        let expect = if root { vec![inputs(0, c * np, 0, s)] } else { Vec::new() };
+        Some(Verifiable::mover(input, in_recv, 0..c * np, expect))
     }
 }
 

@@ -9,8 +9,8 @@
 //! nccl-tests front end runs it.
 
 use crate::backend::Collectives;
-use crate::bench::collective::allgather::{check_blocks, fill_blocks};
-use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::collective::allgather::{check_blocks, fill_blocks, verifiable_blocks};
+use crate::bench::collective::{Call, Collective, Ranks, Verifiable};
 use crate::bench::needs;
 use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
@@ -50,6 +50,10 @@ impl Collective for HyperCube {
     /// Every rank's block in its place.
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch> {
         check_blocks(recv, case, job, i)
+    }
+
+    fn verifiable(&self, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+        Some(verifiable_blocks(case, job, i))
     }
 }
 

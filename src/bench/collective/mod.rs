@@ -27,7 +27,9 @@ pub mod vector;
 
 use crate::backend::{Collectives, Control, Memory, Operands, ReduceOp, Transport};
 use crate::bench::{Bench, BenchOn, Kernel, Metric, Need, Setup, SizeCase};
+use crate::buffer::verifiable::{self as buffer_data, Stretch};
 use crate::buffer::{check_as, fill_zero, write_as, AllocError, Encoding, Mismatch};
+use crate::datatype::verifiable::Stream;
 use crate::datatype::{Datatype, Reduction};
 use crate::options::RootRank;
 use crate::spec::{BenchSpec, CollectiveCall, Op};
@@ -64,6 +66,10 @@ pub struct Ranks {
     /// rank's own block of the buffer (NCCL) rather than at its start (MPI);
     /// see [`Collectives::IN_PLACE_RESULT_AT_OWN_BLOCK`].
     pub result_at_own_block: bool,
+    /// Whether `-c` writes and checks nccl-tests' data
+    /// ([`Collective::verifiable`]) rather than OSU's patterns: in
+    /// nccl-tests' format.
+    pub nccl_data: bool,
 }
 
 impl Ranks {
@@ -78,7 +84,27 @@ impl Ranks {
             rank_time: s.opts.rank_time,
             gpus_per_thread: s.opts.gpus_per_thread.max(1),
             result_at_own_block: T::IN_PLACE_RESULT_AT_OWN_BLOCK,
+            nccl_data: s.opts.format.counts_wrong_elements(),
         }
+    }
+
+    /// This rank's stream of nccl-tests' data in a reduction over every
+    /// rank, in iteration `i`.
+    pub(crate) fn reduction_stream(&self, i: usize) -> Stream {
+        Stream { seed: repetition(i), rank_n: self.np, rank_me: self.rank }
+    }
+
+    /// Rank `r`'s own stream of nccl-tests' data where every rank sends
+    /// its own (the gathering and all-to-all collectives), in iteration
+    /// `i`.
+    pub(crate) fn own_stream(r: usize, i: usize) -> Stream {
+        Stream { seed: 33 * repetition(i) + r as u64, rank_n: 1, rank_me: 0 }
+    }
+
+    /// The one stream of a rooted or ring data mover in iteration `i`:
+    /// each rank's part at its own indices of it.
+    pub(crate) fn shared_stream(i: usize) -> Stream {
+        Stream { seed: repetition(i), rank_n: 1, rank_me: 0 }
     }
 
     /// The root of iteration `i`.
@@ -162,6 +188,10 @@ impl<B> CollBuffers<B> {
     ) {
         let (sb, rb) = c.buffer_bytes(case.size, job.np);
         let CollBuffers { send, recv, .. } = self;
+        if let Some(v) = nccl_data(c, case, job, i) {
+            t.memory().write_host(send, sb, |s| t.memory().write_host(recv, rb, |r| v.fill(s, r, case.datatype)));
+            return;
+        }
         t.memory().write_host(send, sb, |s| t.memory().write_host(recv, rb, |r| c.fill(s, r, case, job, i)));
     }
 
@@ -175,8 +205,92 @@ impl<B> CollBuffers<B> {
         i: usize,
     ) -> Option<Mismatch> {
         let (_, rb) = c.buffer_bytes(case.size, job.np);
+        if let Some(v) = nccl_data(c, case, job, i) {
+            return t.memory().read_host(&self.recv, rb, |r| v.check(r, case.datatype));
+        }
         t.memory().read_host(&self.recv, rb, |r| c.check(r, case, job, i))
     }
+}
+
+/// nccl-tests' data for iteration `i` of `c`, where the run checks with
+/// it and `c` is one of nccl-tests' collectives.
+fn nccl_data<C: Collective>(c: &C, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+    if !job.nccl_data {
+        return None;
+    }
+    c.verifiable(case, job, i)
+}
+
+/// nccl-tests' repetition number (its seed) for iteration `i`: counted
+/// from 1 as nccl-tests counts its checked calls, the same on every rank.
+fn repetition(i: usize) -> u64 {
+    i as u64 + 1
+}
+
+/// nccl-tests' checkable data for one call of a collective (its `-c`):
+/// the stretches written into each buffer (the receive buffer cleared
+/// first, as nccl-tests does), and the part of the receive buffer it then
+/// compares, with the stretches that part must hold (zero elsewhere).
+#[derive(Debug, PartialEq)]
+pub struct Verifiable {
+    /// The operation the values are made for (a data mover's: the sum,
+    /// with one contributor, a copy).
+    op: Reduction,
+    send: Vec<Stretch>,
+    recv: Vec<Stretch>,
+    check: std::ops::Range<usize>,
+    expect: Vec<Stretch>,
+}
+
+impl Verifiable {
+    /// The data of a data mover (no reduction): `input` written into the
+    /// receive buffer in place, else the send buffer.
+    pub(crate) fn mover(
+        input: Vec<Stretch>,
+        in_recv: bool,
+        check: std::ops::Range<usize>,
+        expect: Vec<Stretch>,
+    ) -> Self {
+        Self::reducing(Reduction::Sum, input, in_recv, check, expect)
+    }
+
+    /// The data of a reduction `op`: as [`Verifiable::mover`]'s.
+    pub(crate) fn reducing(
+        op: Reduction,
+        input: Vec<Stretch>,
+        in_recv: bool,
+        check: std::ops::Range<usize>,
+        expect: Vec<Stretch>,
+    ) -> Self {
+        let (send, recv) = if in_recv { (Vec::new(), input) } else { (input, Vec::new()) };
+        Verifiable { op, send, recv, check, expect }
+    }
+
+    fn fill(&self, send: &mut [u8], recv: &mut [u8], dt: Datatype) {
+        recv.fill(0);
+        for s in &self.send {
+            buffer_data::write(send, dt, self.op, s);
+        }
+        for s in &self.recv {
+            buffer_data::write(recv, dt, self.op, s);
+        }
+    }
+
+    fn check(&self, recv: &[u8], dt: Datatype) -> Option<Mismatch> {
+        buffer_data::check(recv, dt, self.op, self.check.clone(), &self.expect)
+    }
+}
+
+/// A stretch of `count` elements at element `at`: stream `stream`'s
+/// inputs from index `first`.
+pub(crate) fn inputs(at: usize, count: usize, first: u64, stream: Stream) -> Stretch {
+    Stretch { at, count, first, stream, output: false }
+}
+
+/// A stretch of `count` elements at element `at`: the reduction of
+/// stream `stream`'s inputs over its ranks, from index `first`.
+pub(crate) fn reduced(at: usize, count: usize, first: u64, stream: Stream) -> Stretch {
+    Stretch { at, count, first, stream, output: true }
 }
 
 /// What one blocking collective is. A type implementing it is a benchmark
@@ -243,6 +357,13 @@ pub trait Collective: Sized {
     /// First wrong output element after iteration `i` on this rank, from
     /// the host view of the receive buffer.
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch>;
+
+    /// nccl-tests' checkable data for iteration `i`'s call, for the
+    /// collectives nccl-tests has (what its `InitData` writes and
+    /// expects); None: OSU's patterns alone.
+    fn verifiable(&self, _case: &SizeCase, _job: &Ranks, _i: usize) -> Option<Verifiable> {
+        None
+    }
 }
 
 /// The operation of a [`Collective`] over the transports that have what it
@@ -591,6 +712,7 @@ mod tests {
             rank_time: RankTime::Avg,
             gpus_per_thread: 1,
             result_at_own_block: false,
+            nccl_data: false,
         };
         assert_eq!((fixed.root_of(0), fixed.root_of(7)), (2, 2));
         let rot = Ranks { root: RootRank::Rotate, ..fixed };
@@ -699,5 +821,134 @@ mod tests {
             }
         }
         all
+    }
+}
+
+/// nccl-tests' data end to end on mock ranks: what `-c` in its format
+/// writes into the buffers is nccl-tests' inputs, and what arrives is
+/// what nccl-tests expects, as its `InitData` lays them out (stated here
+/// from nccl-tests, not from the layouts above): a reduction's seed is
+/// the repetition, every rank reducing; an all-to-all's is 33 times the
+/// repetition plus the sending rank, block d of the sender's stream
+/// going to rank d at the receiver's own indices; a gather's one stream,
+/// rank r's block at indices r * count.
+#[cfg(test)]
+mod nccl_data_tests {
+    use super::*;
+    use crate::backend::mock::{self, Model};
+    use crate::bench::engine::plan::Plan;
+    use crate::bench::Calls;
+    use crate::cli::test_options;
+    use crate::datatype::verifiable::{input, output, tolerance};
+
+    /// Rank by rank: its send buffer after the fill, its receive buffer
+    /// after one call of `C`, and the check's verdict, for `count`
+    /// elements of `dt` with operation `op`, iteration `i`.
+    fn one_call<C: Collective + Call<mock::MockTransport>>(
+        np: usize,
+        dt: Datatype,
+        op: Reduction,
+        count: usize,
+        in_place: bool,
+        i: usize,
+    ) -> Vec<(Vec<u8>, Vec<u8>, Option<Mismatch>)> {
+        mock::run(np, Model::default(), |t| {
+            let size = count * dt.size();
+            let m = format!("{size}:{size}");
+            let mut opts = test_options(C::SPEC, &["--backend", "nccl", "--format", "nccl-tests", "-m", &m]);
+            // As nccl-tests' in-place pass sets it.
+            opts.in_place = in_place;
+            opts.reduction = op;
+            let plan = Plan::for_test(C::SPEC, &opts, np);
+            let s = Setup::new(t, &plan);
+            let c = C::new(np);
+            let mut bufs = CollBuffers::new(&s, &c).expect("buffers");
+            let job = Ranks::new(&s);
+            assert!(job.nccl_data);
+            let case = SizeCase { datatype: dt, size, count, iterations: 1, warmup: 0, window: 1, calls: Calls::ALONE };
+            let (sb, rb) = c.buffer_bytes(size, np);
+            bufs.fill_validation(t, &c, &case, &job, i);
+            let sent = t.memory().read_host(&bufs.send, sb, |b| b.to_vec());
+            let CollBuffers { send, recv, .. } = &mut bufs;
+            c.call(t, send, recv, &case, &job, i);
+            t.complete();
+            let got = t.memory().read_host(&bufs.recv, rb, |b| b.to_vec());
+            (sent, got, bufs.check(t, &c, &case, &job, i))
+        })
+    }
+
+    fn element(buf: &[u8], dt: Datatype, k: usize) -> u64 {
+        let w = dt.size();
+        let mut b = [0u8; 8];
+        b[..w].copy_from_slice(&buf[k * w..(k + 1) * w]);
+        u64::from_le_bytes(b)
+    }
+
+    #[test]
+    fn the_buffers_hold_nccl_tests_data() {
+        let (i, rep) = (4, 5);
+        for (dt, op) in
+            [(Datatype::Float, Reduction::Sum), (Datatype::Int, Reduction::Avg), (Datatype::Half, Reduction::Avg)]
+        {
+            let np = 3;
+            for (me, (sent, got, check)) in
+                one_call::<allreduce::Allreduce>(np, dt, op, 40, false, i).into_iter().enumerate()
+            {
+                assert_eq!(check, None, "{dt:?} {op:?}");
+                for k in 0..40 {
+                    let stream = Stream { seed: rep, rank_n: np, rank_me: me };
+                    assert_eq!(element(&sent, dt, k), input(dt, op, stream, k as u64), "{dt:?} {op:?} rank {me} {k}");
+                    let want = output(dt, op, np, rep, k as u64);
+                    assert!(element(&got, dt, k).abs_diff(want) <= tolerance(dt, op), "{dt:?} {op:?} rank {me} {k}");
+                }
+            }
+        }
+        let (np, c, dt) = (3, 8, Datatype::Uint32);
+        let own = |r: usize| Stream { seed: 33 * rep + r as u64, rank_n: 1, rank_me: 0 };
+        for (me, (sent, got, check)) in
+            one_call::<alltoall::Alltoall>(np, dt, Reduction::Sum, c, false, i).into_iter().enumerate()
+        {
+            assert_eq!(check, None);
+            for k in 0..c * np {
+                assert_eq!(element(&sent, dt, k), input(dt, Reduction::Sum, own(me), k as u64), "rank {me} {k}");
+                let (from, at) = (k / c, me * c + k % c);
+                assert_eq!(element(&got, dt, k), input(dt, Reduction::Sum, own(from), at as u64), "rank {me} {k}");
+            }
+        }
+        let shared = Stream { seed: rep, rank_n: 1, rank_me: 0 };
+        for in_place in [false, true] {
+            let calls = one_call::<gather::Gather>(np, dt, Reduction::Sum, c, in_place, i);
+            for (me, (sent, got, check)) in calls.into_iter().enumerate() {
+                assert_eq!(check, None, "in place {in_place}");
+                // The root (iteration 4 of a fixed root 0) in place sends
+                // from its receive buffer.
+                if !(in_place && me == 0) {
+                    for k in 0..c {
+                        assert_eq!(element(&sent, dt, k), input(dt, Reduction::Sum, shared, (me * c + k) as u64));
+                    }
+                }
+                for k in 0..c * np {
+                    let want = if me == 0 { input(dt, Reduction::Sum, shared, k as u64) } else { 0 };
+                    assert_eq!(element(&got, dt, k), want, "rank {me} in place {in_place} {k}");
+                }
+            }
+        }
+    }
+
+    /// A changed element of a checked result is counted.
+    #[test]
+    fn a_changed_result_is_caught() {
+        let calls = one_call::<allreduce::Allreduce>(2, Datatype::Int, Reduction::Sum, 16, false, 0);
+        let (_, mut got, _) = calls.into_iter().next().expect("rank 0");
+        let v = Verifiable::reducing(
+            Reduction::Sum,
+            Vec::new(),
+            false,
+            0..16,
+            vec![reduced(0, 16, 0, Stream { seed: 1, rank_n: 2, rank_me: 0 })],
+        );
+        assert_eq!(v.check(&got, Datatype::Int), None);
+        got[4 * 7] ^= 1;
+        assert_eq!(v.check(&got, Datatype::Int).map(|m| (m.index, m.count)), Some((7, 1)));
     }
 }

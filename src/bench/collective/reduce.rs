@@ -3,7 +3,9 @@
 //! synchronises before each call, not after. busbw = algbw.
 
 use crate::backend::Collectives;
-use crate::bench::collective::{check_reduction, fill_reduction, Call, Collective, Ranks, Sync};
+use crate::bench::collective::{
+    check_reduction, fill_reduction, inputs, reduced, Call, Collective, Ranks, Sync, Verifiable,
+};
 use crate::bench::needs;
 use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
@@ -52,6 +54,20 @@ impl Collective for Reduce {
             return None;
         }
         check_reduction(recv, case, job, i, 0, case.count)
+    }
+
+    /// nccl-tests' data: every rank's input reduced at the root; the
+    /// others' receive buffers as they were (in place: the input).
+    fn verifiable(&self, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+        let (c, s) = (case.count, job.reduction_stream(i));
+        let expect = if job.rank == job.root_of(i) {
+            vec![reduced(0, c, 0, s)]
+        } else if job.in_place {
+            vec![inputs(0, c, 0, s)]
+        } else {
+            Vec::new()
+        };
+        Some(Verifiable::reducing(job.reduction, vec![inputs(0, c, 0, s)], job.in_place, 0..c, expect))
     }
 }
 

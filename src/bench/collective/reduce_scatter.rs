@@ -4,7 +4,7 @@
 //! n < np). busbw = algbw * (n-1)/n.
 
 use crate::backend::Collectives;
-use crate::bench::collective::{check_reduction, fill_reduction, Call, Collective, Ranks};
+use crate::bench::collective::{check_reduction, fill_reduction, inputs, reduced, Call, Collective, Ranks, Verifiable};
 use crate::bench::needs;
 use crate::bench::SizeCase;
 use crate::buffer::Mismatch;
@@ -75,6 +75,17 @@ impl Collective for ReduceScatter {
         let (start, len) = self.block(job.rank);
         let at = if job.in_place && job.result_at_own_block { start * case.datatype.size() } else { 0 };
         check_reduction(recv.get(at..).unwrap_or_default(), case, job, i, start, len)
+    }
+
+    /// nccl-tests' data: every rank's whole input reduced, each rank
+    /// keeping its block (in place with NCCL: where the block lies).
+    fn verifiable(&self, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+        let s = job.reduction_stream(i);
+        let (start, len) = self.block(job.rank);
+        let at = if job.in_place && job.result_at_own_block { start } else { 0 };
+        let input = vec![inputs(0, case.count, 0, s)];
+        let expect = vec![reduced(at, len, start as u64, s)];
+        Some(Verifiable::reducing(job.reduction, input, job.in_place, at..at + len, expect))
     }
 }
 

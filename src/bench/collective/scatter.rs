@@ -3,7 +3,7 @@
 //! algbw counts the scattered size * np bytes; busbw = algbw * (n-1)/n.
 
 use crate::backend::Collectives;
-use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::collective::{inputs, Call, Collective, Ranks, Verifiable};
 use crate::bench::needs;
 use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -57,6 +57,17 @@ impl Collective for Scatter {
         let (c, me) = (case.count, job.rank);
         let first = if job.in_place && me == job.root_of(i) { me * c } else { 0 };
         check_values(recv, case.datatype, first..first + c, |_| block_value(me, i), 1)
+    }
+
+    /// nccl-tests' data: the root's stream; each rank receives its block
+    /// of it (the root, in place, where the block lies).
+    fn verifiable(&self, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+        let (c, me, s) = (case.count, job.rank, Ranks::shared_stream(i));
+        let root = me == job.root_of(i);
+        let input = if root { vec![inputs(0, c * job.np, 0, s)] } else { Vec::new() };
+        let first = if job.in_place && root { me * c } else { 0 };
+        let expect = vec![inputs(first, c, (me * c) as u64, s)];
+        Some(Verifiable::mover(input, job.in_place && root, first..first + c, expect))
     }
 }
 

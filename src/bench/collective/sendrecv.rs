@@ -6,7 +6,7 @@
 //! nccl-tests front end runs it.
 
 use crate::backend::Collectives;
-use crate::bench::collective::{Call, Collective, Ranks};
+use crate::bench::collective::{inputs, Call, Collective, Ranks, Verifiable};
 use crate::bench::needs;
 use crate::bench::SizeCase;
 use crate::buffer::{check_values, fill_zero, write_values, Mismatch};
@@ -64,6 +64,15 @@ impl Collective for SendRecv {
     fn check(&self, recv: &[u8], case: &SizeCase, job: &Ranks, i: usize) -> Option<Mismatch> {
         let (_, prev) = crate::backend::ring_neighbours(job.rank, job.np);
         check_values(recv, case.datatype, 0..case.count, |k| ring_value(prev, k, i), 1)
+    }
+
+    /// nccl-tests' data: rank r sends block r of one stream to the next
+    /// rank, so each receives its previous rank's block.
+    fn verifiable(&self, case: &SizeCase, job: &Ranks, i: usize) -> Option<Verifiable> {
+        let (c, s) = (case.count, Ranks::shared_stream(i));
+        let (_, prev) = crate::backend::ring_neighbours(job.rank, job.np);
+        let input = vec![inputs(0, c, (job.rank * c) as u64, s)];
+        Some(Verifiable::mover(input, job.in_place, 0..c, vec![inputs(0, c, (prev * c) as u64, s)]))
     }
 }
 
