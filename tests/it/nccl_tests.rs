@@ -1351,6 +1351,37 @@ fn every_type_in_turn_with_d_all() {
     }
 }
 
+/// `-c` with nccl-tests' own data: every type times every operation at
+/// three ranks (so a float average is not a halving) on an fp8-capable
+/// stand-in, whose NCCL reduces as a GPU would (a narrow float's average
+/// pre-multiplied in its own type), checks clean out of place and in
+/// place, within nccl-tests' two-unit tolerance for a float average and
+/// exactly otherwise; a corrupted average is still caught. Three
+/// launches of a few seconds (72 sweeps each).
+#[test]
+fn every_type_and_operation_checks_clean_on_nccl_tests_data() {
+    let _g = mpi_lock();
+    let gpu = standin::stand_in("dgx-h100");
+    let v2_24 = [("COMMBENCH_STANDIN_NCCL_VERSION", "22405")];
+    for program in ["all_reduce_perf", "reduce_scatter_perf"] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["-b", "96", "-e", "96", "-n", "1", "-w", "0", "-d", "all", "-o", "all"];
+        let r = perf(&gpu, Some(3), program, &args, &v2_24, dir.path());
+        assert_eq!(r.code, Some(0), "{program}: {}\n{}", r.stdout, r.stderr);
+        let got = rows(&r.stdout);
+        assert_eq!(got.len(), 12 * 6, "{program}: {}", r.stdout);
+        for row in &got {
+            assert_eq!((row.5.as_str(), row.6.as_str()), ("0", "0"), "{program}: {}", r.stdout);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-b", "96", "-e", "96", "-n", "1", "-w", "0", "-d", "bfloat16", "-o", "avg"];
+    let corrupt = [("COMMBENCH_STANDIN_NCCL_CORRUPT", "rank=1"), v2_24[0]];
+    let r = perf(&gpu, Some(3), "all_reduce_perf", &args, &corrupt, dir.path());
+    assert_eq!(r.code, Some(7), "{}\n{}", r.stdout, r.stderr);
+    assert!(rows(&r.stdout).iter().all(|row| row.5 != "0" && row.6 != "0"), "{}", r.stdout);
+}
+
 /// `-o all` and `-r -1`: a sweep per operation on the tests that loop over
 /// operations (sendrecv included), per root on the rooted ones, types
 /// outermost, then operations, then roots, as nccl-tests nests them; each
