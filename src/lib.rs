@@ -27,6 +27,7 @@ pub mod backend;
 pub mod bench;
 pub mod buffer;
 pub mod bytes;
+pub(crate) mod c_num;
 pub mod cli;
 pub mod compare;
 pub mod datatype;

@@ -1,6 +1,6 @@
 //! nccl-tests' command line (v2.19.6), read as its binaries read it: the
 //! getopt_long table (letters, long names, unique prefixes), each value
-//! through C's number readers ([`super::c_num`]), its defaults, the checks
+//! through C's number readers ([`crate::c_num`]), its defaults, the checks
 //! made once every option is read, and every line printed on the way, in
 //! order and on the stream nccl-tests uses (its environment is
 //! [`super::env`]). Pure: [`parse`] gives the
@@ -18,7 +18,7 @@
 use crate::cli::getopt::{self, ArgKind, OptDef, OptId, SplitError};
 use crate::options::{Sweep, SweepStep};
 
-use super::c_num::{int_strtol, scan_number_and_unit, strtol};
+use crate::c_num::{int_strtol, scan_number_and_unit, strtol};
 
 /// An NCCL version as `ncclGetVersion` gives it (2.19.3 is 21903).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

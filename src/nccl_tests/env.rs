@@ -4,7 +4,7 @@
 //! (which communicator each process joins). Pure: [`Environment::read`]
 //! takes the lookup.
 
-use super::c_num::{atof, atoi, strtoul, trim_c_space};
+use crate::c_num::{atof, atoi, strtoul, trim_c_space};
 
 /// nccl-tests' environment, as its binaries read it.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::c_num::{atoi, strtod};
+use crate::c_num::{atoi, strtod};
 use crate::report::nccl_tests::c_general;
 use crate::traffic::{Matrix, Traffic, ALIGN};
 

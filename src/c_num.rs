@@ -1,7 +1,8 @@
-//! Numbers as nccl-tests' C library reads them: `strtol`/`strtoul` (base
-//! 0, 2, 10 or 16), `atoi`, `atof`, and the `"%lf %1s"` scan behind its
-//! sizes. A drop-in must read `-n 0x10`, `-b 1.5M`, `-c 1x` or `-T ' 5'`
-//! as nccl-tests does, including the prefix rules (trailing junk ignored,
+//! Numbers as C's library reads them, for the drop-ins of C tools:
+//! `strtol`/`strtoul` (base 0, 2, 10 or 16), `atoi`, `atof`, and the
+//! `"%lf %1s"` scan behind nccl-tests' sizes. A drop-in must read `-n
+//! 0x10`, `-b 1.5M`, `-c 1x` or `-T ' 5'` as nccl-tests does (and
+//! bandwidthTest's `--start=1e3` as it does), including the prefix rules (trailing junk ignored,
 //! no digits read as 0) and the clamping on overflow.
 
 /// C's `isspace` in the "C" locale.
