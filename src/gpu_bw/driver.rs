@@ -229,12 +229,19 @@ pub(crate) struct PinnedBuffer<'d> {
 
 impl<'d> PinnedBuffer<'d> {
     pub fn new(dev: &'d Device, bytes: usize) -> Result<PinnedBuffer<'d>, CudaError> {
+        Self::with_write_combining(dev, bytes, false)
+    }
+
+    /// Pinned memory as [`PinnedBuffer::new`], write-combined where asked
+    /// (bandwidthTest's `--wc`: the CPU writes it without caching, and a
+    /// GPU reads it over PCIe without snooping the CPU's caches).
+    pub fn with_write_combining(dev: &'d Device, bytes: usize, wc: bool) -> Result<PinnedBuffer<'d>, CudaError> {
         dev.make_current()?;
-        // SAFETY: allocation only; the flag asks for memory pinned for
-        // all contexts.
-        let ptr = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_PORTABLE) }
-            .during("cuMemHostAlloc")
-            .map_err(|e| e.at(dev.place()))?;
+        let flags = sys::CU_MEMHOSTALLOC_PORTABLE | if wc { sys::CU_MEMHOSTALLOC_WRITECOMBINED } else { 0 };
+        // SAFETY: allocation only; the flags ask for memory pinned for
+        // all contexts (and write-combined).
+        let ptr =
+            unsafe { result::malloc_host(bytes, flags) }.during("cuMemHostAlloc").map_err(|e| e.at(dev.place()))?;
         // SAFETY: the driver returned `bytes` writable bytes at `ptr`.
         unsafe { std::ptr::write_bytes(ptr as *mut u8, 0x5a, bytes) };
         Ok(PinnedBuffer { dev, ptr, bytes })
@@ -324,11 +331,16 @@ impl<'d> Event<'d> {
 
     /// Seconds from `self` to `later`, both recorded and completed.
     pub(crate) fn seconds_until(&self, later: &Event) -> Result<f64, CudaError> {
+        Ok(f64::from(self.ms_until(later)?) / 1e3)
+    }
+
+    /// Milliseconds from `self` to `later` as the driver gives them (a
+    /// float).
+    pub(crate) fn ms_until(&self, later: &Event) -> Result<f32, CudaError> {
         // SAFETY: both events were created with timing and recorded.
-        let ms = unsafe { result::event::elapsed(self.raw, later.raw) }
+        unsafe { result::event::elapsed(self.raw, later.raw) }
             .during("cuEventElapsedTime")
-            .map_err(|e| e.at(self.dev.place()))?;
-        Ok(f64::from(ms) / 1e3)
+            .map_err(|e| e.at(self.dev.place()))
     }
 }
 

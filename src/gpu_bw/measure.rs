@@ -8,6 +8,8 @@
 
 use std::time::Instant;
 
+pub(crate) mod series;
+
 use super::driver::Device;
 use super::driver::{
     copy_dtod_async, copy_dtoh_async, copy_dtoh_pageable, copy_htod_async, copy_htod_pageable, CudaError, DeviceBuffer,

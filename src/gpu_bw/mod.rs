@@ -10,6 +10,7 @@
 //! fails `--min-bw`, or there is no CUDA driver or GPU, or a CUDA call
 //! fails, 2 bad options or result files that cannot be written.
 
+pub mod bandwidth_test;
 pub mod driver;
 pub mod efficiency;
 pub mod measure;

@@ -178,7 +178,18 @@ fn file_name(word: &str) -> &str {
 
 fn is_ours(word: &str) -> bool {
     let n = file_name(word);
-    n == "commbench" || (n.starts_with("osu_") && n.len() > 4) || is_perf(n)
+    n == "commbench" || (n.starts_with("osu_") && n.len() > 4) || is_perf(n) || n == "bandwidthTest"
+}
+
+/// bandwidthTest's words: each one the sample reads (it refuses none, so
+/// a misspelt option would pass unseen).
+fn check_bandwidth_test(p: &Parts) -> Result<Checked, String> {
+    let unread = commbench::gpu_bw::bandwidth_test::unread_arguments(p.args);
+    if unread.is_empty() {
+        Ok("bandwidthTest's names")
+    } else {
+        Err(format!("bandwidthTest reads nothing from {}", unread.join(" ")))
+    }
 }
 
 /// One of the nccl-tests programs (`all_reduce_perf`).
@@ -413,6 +424,7 @@ fn check_all(cmds: &[DocCommand], bins: &Path) -> (Vec<String>, BTreeMap<Checked
                         .map(|cmd| match parts(&cmd.words) {
                             Some(p) if p.program == "commbench" => check_commbench(&p, bins, scratch, helps),
                             Some(p) if is_perf(p.program) => check_perf(&p),
+                            Some(p) if p.program == "bandwidthTest" => check_bandwidth_test(&p),
                             Some(p) => check_osu(&p, bins, scratch),
                             None => check_other(cmd, root),
                         })

@@ -5,6 +5,7 @@
 mod common;
 
 mod bad_input;
+mod bandwidth_test;
 mod build_env;
 mod collectives;
 mod compare;
