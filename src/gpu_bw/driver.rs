@@ -156,6 +156,19 @@ impl Device {
         v.ok().and_then(|n| usize::try_from(n).ok())
     }
 
+    /// The PCI bus, device and domain numbers (0 where the driver does
+    /// not say).
+    pub(crate) fn pci_location(&self) -> (i32, i32, i32) {
+        use sys::CUdevice_attribute as A;
+        // SAFETY: `dev` came from cuDeviceGet.
+        let get = |a| unsafe { result::device::get_attribute(self.dev, a) }.unwrap_or(0);
+        (
+            get(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+            get(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID),
+            get(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+        )
+    }
+
     /// Device memory in bytes.
     pub(crate) fn total_memory(&self) -> Option<u64> {
         // SAFETY: `dev` came from cuDeviceGet.

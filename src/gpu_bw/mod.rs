@@ -16,6 +16,7 @@ pub mod efficiency;
 pub mod measure;
 pub mod options;
 pub mod output;
+pub mod p2p_test;
 pub mod peaks;
 pub mod record;
 pub mod report;

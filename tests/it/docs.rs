@@ -178,17 +178,25 @@ fn file_name(word: &str) -> &str {
 
 fn is_ours(word: &str) -> bool {
     let n = file_name(word);
-    n == "commbench" || (n.starts_with("osu_") && n.len() > 4) || is_perf(n) || n == "bandwidthTest"
+    n == "commbench"
+        || (n.starts_with("osu_") && n.len() > 4)
+        || is_perf(n)
+        || n == "bandwidthTest"
+        || n == "p2pBandwidthLatencyTest"
 }
 
-/// bandwidthTest's words: each one the sample reads (it refuses none, so
-/// a misspelt option would pass unseen).
-fn check_bandwidth_test(p: &Parts) -> Result<Checked, String> {
-    let unread = commbench::gpu_bw::bandwidth_test::unread_arguments(p.args);
+/// A CUDA sample's words (bandwidthTest, p2pBandwidthLatencyTest): each
+/// one the sample reads (it refuses none, so a misspelt option would pass
+/// unseen).
+fn check_cuda_sample(p: &Parts) -> Result<Checked, String> {
+    let unread = match p.program {
+        "bandwidthTest" => commbench::gpu_bw::bandwidth_test::unread_arguments(p.args),
+        _ => commbench::gpu_bw::p2p_test::unread_arguments(p.args),
+    };
     if unread.is_empty() {
-        Ok("bandwidthTest's names")
+        Ok("the CUDA sample's names")
     } else {
-        Err(format!("bandwidthTest reads nothing from {}", unread.join(" ")))
+        Err(format!("{} reads nothing from {}", p.program, unread.join(" ")))
     }
 }
 
@@ -424,7 +432,9 @@ fn check_all(cmds: &[DocCommand], bins: &Path) -> (Vec<String>, BTreeMap<Checked
                         .map(|cmd| match parts(&cmd.words) {
                             Some(p) if p.program == "commbench" => check_commbench(&p, bins, scratch, helps),
                             Some(p) if is_perf(p.program) => check_perf(&p),
-                            Some(p) if p.program == "bandwidthTest" => check_bandwidth_test(&p),
+                            Some(p) if matches!(p.program, "bandwidthTest" | "p2pBandwidthLatencyTest") => {
+                                check_cuda_sample(&p)
+                            }
                             Some(p) => check_osu(&p, bins, scratch),
                             None => check_other(cmd, root),
                         })

@@ -28,6 +28,7 @@ mod nbc;
 mod nccl_lib;
 mod nccl_tests;
 mod neighborhood;
+mod p2p_test;
 mod pairs;
 mod persistent;
 mod placement;

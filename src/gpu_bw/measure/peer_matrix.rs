@@ -1,0 +1,168 @@
+//! GPU-to-GPU matrices timed as CUDA's p2pBandwidthLatencyTest times
+//! them, for its drop-in (`crate::gpu_bw::p2p_test`): for each ordered
+//! pair, row by row, peer access turned on both ways for the pair alone
+//! (in the P2P=Enabled matrices, where the GPUs can map each other's
+//! memory) and off again after; the stream held by a gate while the
+//! copies are queued (the sample's spin kernel), no untimed round first;
+//! the diagonal copies within the GPU. Bandwidth: 5 copies of the
+//! sample's buffer one way, or both ways at once (the two directions'
+//! bytes added); latency: 100 copies of 16 bytes, in GPU time and in the
+//! host's time to queue them.
+
+use std::time::Instant;
+
+use super::{Lane, PairBuffers};
+use crate::gpu_bw::driver::{copy_dtod_async, CudaError, DeviceBuffer, Gate, PeerAccess};
+
+/// Copies per bandwidth timing.
+pub(crate) const BANDWIDTH_REPS: usize = 5;
+/// Copies per latency timing, and their size.
+pub(crate) const LATENCY_REPS: usize = 100;
+pub(crate) const LATENCY_BYTES: usize = 16;
+
+/// Which way a one-way copy between two GPUs goes, as the sample names
+/// it from the row's GPU: it writes into the column's GPU, or reads from
+/// it (the copy queued on the row's GPU either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Transfer {
+    Write,
+    Read,
+}
+
+/// The GPUs with the sample's two buffers each.
+pub(crate) struct PeerMatrix<'r, 'd> {
+    pub lanes: &'r [Lane<'d>],
+    pub bufs: &'r [PairBuffers<'d>],
+    /// Bytes per bandwidth copy.
+    pub bytes: usize,
+}
+
+/// A row-major square matrix of values.
+pub(crate) type Grid = Vec<Vec<f64>>;
+
+impl PeerMatrix<'_, '_> {
+    /// Runs `f` for every ordered pair, with peer access on both ways for
+    /// the pair while it runs where `p2p` asks and both GPUs allow it.
+    fn each_pair<T>(
+        &self,
+        p2p: bool,
+        mut f: impl FnMut(usize, usize) -> Result<T, CudaError>,
+    ) -> Result<Vec<Vec<T>>, CudaError> {
+        let n = self.lanes.len();
+        (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| {
+                        let (di, dj) = (self.lanes[i].dev, self.lanes[j].dev);
+                        let access = p2p && i != j && di.can_access_peer(dj) == Some(true);
+                        let _on = if access {
+                            Some((PeerAccess::enable(di, dj)?, PeerAccess::enable(dj, di)?))
+                        } else {
+                            None
+                        };
+                        f(i, j)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The source and destination of a one-way copy in row `i`, column
+    /// `j` (within a GPU, its second buffer into its first).
+    fn ends(&self, i: usize, j: usize, way: Transfer) -> (&DeviceBuffer<'_>, &DeviceBuffer<'_>) {
+        if i == j {
+            return (&self.bufs[i].b, &self.bufs[i].a);
+        }
+        match way {
+            Transfer::Write => (&self.bufs[i].a, &self.bufs[j].a),
+            Transfer::Read => (&self.bufs[j].a, &self.bufs[i].a),
+        }
+    }
+
+    /// Milliseconds (the driver's float) between the start and stop events
+    /// of row `i`'s stream around what `enqueue` queues behind a gate, and
+    /// the host's milliseconds to queue it.
+    fn gated(&self, i: usize, enqueue: impl FnOnce() -> Result<(), CudaError>) -> Result<(f32, f64), CudaError> {
+        let l = &self.lanes[i];
+        let s = &l.streams[0];
+        l.dev.make_current()?;
+        s.synchronize()?;
+        let gate = Gate::close(s)?;
+        l.start.record(s)?;
+        let t = Instant::now();
+        enqueue()?;
+        let host_ms = t.elapsed().as_secs_f64() * 1e3;
+        l.dev.make_current()?;
+        l.stop.record(s)?;
+        gate.open();
+        s.synchronize()?;
+        Ok((l.start.ms_until(&l.stop)?, host_ms))
+    }
+
+    /// One-way bandwidth, GB/s: 5 copies, the diagonal's bytes counted
+    /// twice (read and written).
+    pub fn one_way(&self, p2p: bool, way: Transfer) -> Result<Grid, CudaError> {
+        self.each_pair(p2p, |i, j| {
+            let (src, dst) = self.ends(i, j, way);
+            let s = &self.lanes[i].streams[0];
+            let (ms, _) =
+                self.gated(i, || (0..BANDWIDTH_REPS).try_for_each(|_| copy_dtod_async(dst, src, self.bytes, s)))?;
+            let gb = (self.bytes * BANDWIDTH_REPS) as f64 / 1e9 * if i == j { 2.0 } else { 1.0 };
+            Ok(gb / (f64::from(ms) / 1e3))
+        })
+    }
+
+    /// Bandwidth both ways at once, GB/s: row `i` -> column `j` on `i`'s
+    /// first stream and back on `j`'s second (within a GPU, its two
+    /// buffers into each other), the second stream starting at the
+    /// first's start event and the first's stop event waiting for it;
+    /// both directions' bytes added (the diagonal's twice over).
+    pub fn two_way(&self, p2p: bool) -> Result<Grid, CudaError> {
+        self.each_pair(p2p, |i, j| {
+            let (li, lj) = (&self.lanes[i], &self.lanes[j]);
+            let (si, sj) = (&li.streams[0], &lj.streams[1]);
+            let (fwd_src, fwd_dst, back_src, back_dst) = if i == j {
+                (&self.bufs[i].b, &self.bufs[i].a, &self.bufs[i].a, &self.bufs[i].b)
+            } else {
+                (&self.bufs[i].a, &self.bufs[j].a, &self.bufs[j].a, &self.bufs[i].a)
+            };
+            // Both streams idle, and the first to go on only after the
+            // second's last work: nothing on a GPU, whose streams share one
+            // clock; the stand-in keeps one per stream, which this aligns.
+            lj.dev.make_current()?;
+            sj.synchronize()?;
+            lj.joined.record(sj)?;
+            li.dev.make_current()?;
+            si.wait(&lj.joined)?;
+            let (ms, _) = self.gated(i, || {
+                lj.dev.make_current()?;
+                sj.wait(&li.start)?;
+                (0..BANDWIDTH_REPS).try_for_each(|_| copy_dtod_async(back_dst, back_src, self.bytes, sj))?;
+                lj.joined.record(sj)?;
+                li.dev.make_current()?;
+                (0..BANDWIDTH_REPS).try_for_each(|_| copy_dtod_async(fwd_dst, fwd_src, self.bytes, si))?;
+                si.wait(&lj.joined)
+            })?;
+            sj.synchronize()?;
+            let gb = 2.0 * (self.bytes * BANDWIDTH_REPS) as f64 / 1e9 * if i == j { 2.0 } else { 1.0 };
+            Ok(gb / (f64::from(ms) / 1e3))
+        })
+    }
+
+    /// Latency, microseconds per copy of [`LATENCY_BYTES`] (this matrix's
+    /// buffers are that small): the GPU's (between the events) and the
+    /// host's (queueing the 100 copies).
+    pub fn latency(&self, p2p: bool, way: Transfer) -> Result<(Grid, Grid), CudaError> {
+        let both = self.each_pair(p2p, |i, j| {
+            let (src, dst) = self.ends(i, j, way);
+            let s = &self.lanes[i].streams[0];
+            let (ms, host_ms) =
+                self.gated(i, || (0..LATENCY_REPS).try_for_each(|_| copy_dtod_async(dst, src, LATENCY_BYTES, s)))?;
+            // The sample keeps the host's time as a float too.
+            Ok((f64::from(ms) * 1e3 / LATENCY_REPS as f64, f64::from(host_ms as f32) * 1e3 / LATENCY_REPS as f64))
+        })?;
+        let gpu = both.iter().map(|row| row.iter().map(|c| c.0).collect()).collect();
+        let cpu = both.iter().map(|row| row.iter().map(|c| c.1).collect()).collect();
+        Ok((gpu, cpu))
+    }
+}
