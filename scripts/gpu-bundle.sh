@@ -19,7 +19,7 @@ rm -rf "$out" "$out.tar.xz"
 mkdir -p "$out/bin" "$out/lib"
 bins=(osu_latency osu_bw osu_allreduce osu_allgather osu_alltoall osu_reduce_scatter osu_bcast osu_reduce commbench
   all_reduce_perf all_gather_perf alltoall_perf reduce_scatter_perf broadcast_perf reduce_perf sendrecv_perf
-  gather_perf scatter_perf hypercube_perf alltoallv_perf)
+  gather_perf scatter_perf hypercube_perf alltoallv_perf bandwidthTest p2pBandwidthLatencyTest)
 for b in "${bins[@]}"; do cp "$target/release/$b" "$out/bin/"; done
 for b in mpiexec.hydra hydra_pmi_proxy; do cp "$(command -v "$b")" "$out/bin/"; done
 # glibc's own libraries (the C library, its loader and every companion it

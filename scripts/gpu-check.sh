@@ -7,7 +7,9 @@
 #   2. copy bandwidth: commbench gpu-bw H2D / D2H (pinned and pageable) and
 #      D2D at 32 MB against bandwidthTest, with ratios (target: within 3%
 #      for pinned memory); pairs of GPUs against p2pBandwidthLatencyTest
-#      where there are two or more;
+#      where there are two or more; commbench's bandwidthTest and
+#      p2pBandwidthLatencyTest drop-ins with the same command lines as the
+#      samples', line by line and cell by cell, with ratios;
 #   3. one-GPU NCCL sweeps, 8 B to 1 GiB, of allreduce, allgather,
 #      reduce_scatter, alltoall, bcast and reduce in nccl-tests' table
 #      (--backend nccl --format nccl-tests), each against the matching
@@ -154,10 +156,32 @@ if ref bandwidthTest; then
 elif [ -z "$standin" ]; then
   skip "bandwidthTest" "not built (above)"
 fi
+for mem in pinned pageable; do
+  step "commbench's bandwidthTest --memory=$mem --csv" 40 \
+    sh -c "'$bin/bandwidthTest' --memory=$mem --csv > '$work/ours-bt-$mem.txt'; rc=\$?; cat '$work/ours-bt-$mem.txt'; exit \$rc"
+  if ref bandwidthTest; then
+    echo
+    echo "=== bandwidthTest --memory=$mem --csv: commbench's drop-in against the sample"
+    python3 "$tools/gpu-side-by-side.py" samples "$work/ours-bt-$mem.txt" "$work/bt-$mem.txt"
+  fi
+done
+# Both p2pBandwidthLatencyTests copy 40 MB (not the sample's 160 MB) so
+# that eight GPUs' 64 pairs fit the check's bound.
+p2p_args=(--numElems=10000000)
 if [ "$gpus" -lt 2 ]; then
   skip "p2pBandwidthLatencyTest" "one GPU: no pair to measure"
-elif ref p2pBandwidthLatencyTest; then
-  step "p2pBandwidthLatencyTest" 60 "$anchors/bin/p2pBandwidthLatencyTest"
+else
+  if ref p2pBandwidthLatencyTest; then
+    step "p2pBandwidthLatencyTest ${p2p_args[*]}" 60 \
+      sh -c "'$anchors/bin/p2pBandwidthLatencyTest' ${p2p_args[*]} > '$work/p2p-theirs.txt'; rc=\$?; cat '$work/p2p-theirs.txt'; exit \$rc"
+  fi
+  step "commbench's p2pBandwidthLatencyTest ${p2p_args[*]}" 60 \
+    sh -c "'$bin/p2pBandwidthLatencyTest' ${p2p_args[*]} > '$work/p2p-ours.txt'; rc=\$?; cat '$work/p2p-ours.txt'; exit \$rc"
+  if ref p2pBandwidthLatencyTest; then
+    echo
+    echo "=== p2pBandwidthLatencyTest: commbench's drop-in against the sample"
+    python3 "$tools/gpu-side-by-side.py" samples "$work/p2p-ours.txt" "$work/p2p-theirs.txt"
+  fi
 fi
 
 # 3. NCCL, one GPU. GPU_CHECK_MAX_BYTES lowers the sweep's top (tests).

@@ -9,6 +9,12 @@ scripts/gpu-check.sh; only Python's standard library).
       two nccl-tests tables (commbench's --format nccl-tests and an
       nccl-tests binary's), per size, out of place: time and busbw with
       ratios; target: time within 3% from 1 MiB up, within 1 us below.
+  gpu-side-by-side.py samples OURS THEIRS
+      two outputs of one CUDA sample (bandwidthTest --csv, or
+      p2pBandwidthLatencyTest): commbench's drop-in against the sample,
+      value by value (a CSV line's bandwidth per copy and size; a
+      matrix's cells per title), with ratios; target within 3% for
+      bandwidths (pageable copies and latencies are shown, not judged).
 
 Prints a table and one verdict line; the exit status is 0 (the verdict is
 information for a person, the script's caller decides what fails).
@@ -130,11 +136,71 @@ def nccl(ours_path, theirs_path):
     print(f"nccl: {met} of {judged} sizes within target")
 
 
+BT_CSV = re.compile(r"^bandwidthTest-(\S+), Bandwidth = ([0-9.]+) GB/s, .* Size = (\d+) bytes")
+
+
+def sample_values(path):
+    """{key: value} of a CUDA sample's output: bandwidthTest's CSV lines
+    by (configuration, size), p2pBandwidthLatencyTest's cells by (matrix
+    title and grid, row, column)."""
+    out = {}
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        return out
+    title = ""
+    for line in lines:
+        m = BT_CSV.match(line)
+        if m:
+            out[(m.group(1), m.group(3))] = float(m.group(2))
+            continue
+        if line.endswith("(GB/s)") or line.endswith("(us)"):
+            title = line
+            continue
+        if line.startswith("   CPU"):
+            title = title.split(" [")[0] + " [CPU]"
+            continue
+        words = line.split()
+        if title and len(words) > 1 and "\t" not in line and "D\\D" not in line:
+            try:
+                row = int(words[0])
+                for col, v in enumerate(words[1:]):
+                    out[(title, row, col)] = float(v)
+            except ValueError:
+                continue
+    return out
+
+
+def samples(ours_path, theirs_path):
+    ours, theirs = sample_values(ours_path), sample_values(theirs_path)
+    keys = list(ours) + [k for k in theirs if k not in ours]
+    print(f"{'value':<72} {'ours':>9} {'theirs':>9} {'ratio':>7}  target")
+    met = judged = 0
+    for key in keys:
+        a, b = ours.get(key), theirs.get(key)
+        name = " ".join(str(k) for k in key)
+        if a is None or b is None:
+            print(f"{name:<72} {fmt(a):>9} {fmt(b):>9} {'':>7}  only one side")
+            continue
+        r = ratio(a, b)
+        verdict = ""
+        text = str(key[0])
+        if "Paged" not in text and "(us)" not in text and "[CPU]" not in text:
+            judged += 1
+            ok = abs(r - 1) <= 0.03
+            met += ok
+            verdict = "within 3%" if ok else "OUTSIDE 3%"
+        print(f"{name:<72} {a:>9.2f} {b:>9.2f} {r:>7.3f}  {verdict}")
+    print(f"samples: {met} of {judged} bandwidths within 3% of the sample")
+
+
 def main(argv):
     if len(argv) == 5 and argv[1] == "copies":
         copies(*argv[2:])
     elif len(argv) == 4 and argv[1] == "nccl":
         nccl(*argv[2:])
+    elif len(argv) == 4 and argv[1] == "samples":
+        samples(*argv[2:])
     else:
         print(__doc__.strip(), file=sys.stderr)
         return 2

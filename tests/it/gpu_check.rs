@@ -56,6 +56,9 @@ fn on_one_gpu_what_cannot_run_is_skipped_and_the_rest_passes() {
     assert_eq!(verdict(s, "build the reference tools"), "SKIPPED");
     assert_eq!(verdict(s, "gpu-bw h2d,d2h,d2d"), "PASSED");
     assert_eq!(verdict(s, "p2pBandwidthLatencyTest"), "SKIPPED");
+    for mem in ["pinned", "pageable"] {
+        assert_eq!(verdict(s, &format!("commbench's bandwidthTest --memory={mem} --csv")), "PASSED", "{s}");
+    }
     for c in ["allreduce", "allgather", "reduce_scatter", "alltoall", "bcast", "reduce"] {
         assert_eq!(verdict(s, &format!("osu_{c} --backend nccl --format nccl-tests")), "PASSED", "{s}");
     }
@@ -166,4 +169,51 @@ fn side_by_side_tables_read_both_tools_and_judge_the_targets() {
     assert!(text.lines().any(|l| l.starts_with("    1048576") && l.ends_with("within 3%")), "{text}");
     assert!(text.lines().any(|l| l.starts_with(" 1073741824") && l.ends_with("OUTSIDE 3%")), "{text}");
     assert!(text.contains("nccl: 2 of 3 sizes within target"), "{text}");
+}
+
+/// A CUDA sample's two outputs, commbench's drop-in and the sample's:
+/// bandwidthTest's CSV lines by copy and size, p2pBandwidthLatencyTest's
+/// matrices cell by cell; bandwidths judged (3%), pageable copies and
+/// latencies shown only.
+#[test]
+fn side_by_side_samples_compare_value_by_value() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let write = |name: &str, text: &str| {
+        std::fs::write(p.join(name), text).unwrap();
+        p.join(name)
+    };
+    let line = |cfg: &str, bw: f64| {
+        format!(
+            "bandwidthTest-{cfg}, Bandwidth = {bw:.1} GB/s, Time = 0.00058 s, Size = 32000000 bytes, NumDevsUsed = 1\n"
+        )
+    };
+    let ours = write("ours.txt", &[line("H2D-Pinned", 55.0), line("D2H-Paged", 20.0), line("D2D", 3000.0)].concat());
+    let theirs =
+        write("theirs.txt", &[line("H2D-Pinned", 55.5), line("D2H-Paged", 25.0), line("D2D", 3200.0)].concat());
+    let text = side_by_side(&[&ours, &theirs], "samples");
+    assert!(text.lines().any(|l| l.starts_with("H2D-Pinned 32000000 ") && l.ends_with("0.991  within 3%")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("D2H-Paged 32000000 ") && l.ends_with("0.800  ")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("D2D 32000000 ") && l.ends_with("OUTSIDE 3%")), "{text}");
+    assert!(text.contains("samples: 1 of 2 bandwidths within 3% of the sample"), "{text}");
+
+    let p2p = |cell: f64, cpu: f64| {
+        format!(
+            "P2P Connectivity Matrix\n     D\\D     0     1\n     0\t     1     1\n     1\t     1     1\n\
+             Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0      1 \n     0 550.74 {cell:6.2} \n     1  10.00 550.74 \n\
+             P2P=Disabled Latency Matrix (us)\n   GPU     0      1 \n     0   4.00   4.00 \n     1   4.00   4.00 \n\n\
+             \x20  CPU     0      1 \n     0 {cpu:6.2}   0.20 \n     1   0.19   0.17 \n"
+        )
+    };
+    let ours = write("p2p-ours.txt", &p2p(10.0, 0.31));
+    let theirs = write("p2p-theirs.txt", &p2p(10.5, 0.50));
+    let text = side_by_side(&[&ours, &theirs], "samples");
+    let bw = "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)";
+    assert!(text.lines().any(|l| l.starts_with(&format!("{bw} 0 1 ")) && l.ends_with("0.952  OUTSIDE 3%")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with(&format!("{bw} 1 0 ")) && l.ends_with("1.000  within 3%")), "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("P2P=Disabled Latency Matrix (us) [CPU] 0 0 ") && l.ends_with("0.620  ")),
+        "{text}"
+    );
+    assert!(text.contains("samples: 3 of 4 bandwidths within 3% of the sample"), "{text}");
 }
