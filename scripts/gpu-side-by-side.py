@@ -67,6 +67,12 @@ def ratio(a, b):
     return a / b if b else float("nan")
 
 
+def within_3(r):
+    """Whether ratio r is within 3% of 1, and the verdict's words."""
+    ok = abs(r - 1) <= 0.03
+    return ok, "within 3%" if ok else "OUTSIDE 3%"
+
+
 def copies(gpu_bw_csv, pinned, pageable):
     ours = gpu_bw_copies(gpu_bw_csv)
     theirs = bandwidth_test(pinned)
@@ -82,9 +88,8 @@ def copies(gpu_bw_csv, pinned, pageable):
         verdict = ""
         if key[1] != "pageable":
             judged += 1
-            ok = abs(r - 1) <= 0.03
+            ok, verdict = within_3(r)
             met += ok
-            verdict = "within 3%" if ok else "OUTSIDE 3%"
         print(f"{key[0]:<5} {key[1]:<12} {a:>15.2f} {b:>19.2f} {r:>7.3f}  {verdict}")
     print(f"copies: {met} of {judged} pinned/D2D copies within 3% of bandwidthTest")
 
@@ -126,8 +131,7 @@ def nccl(ours_path, theirs_path):
         r = ratio(a[0], b[0])
         judged += 1
         if size >= MIB:
-            ok = abs(r - 1) <= 0.03
-            verdict = "within 3%" if ok else "OUTSIDE 3%"
+            ok, verdict = within_3(r)
         else:
             ok = abs(a[0] - b[0]) <= 1.0
             verdict = "within 1 us" if ok else "OUTSIDE 1 us"
@@ -187,9 +191,8 @@ def samples(ours_path, theirs_path):
         text = str(key[0])
         if "Paged" not in text and "(us)" not in text and "[CPU]" not in text:
             judged += 1
-            ok = abs(r - 1) <= 0.03
+            ok, verdict = within_3(r)
             met += ok
-            verdict = "within 3%" if ok else "OUTSIDE 3%"
         print(f"{name:<72} {a:>9.2f} {b:>9.2f} {r:>7.3f}  {verdict}")
     print(f"samples: {met} of {judged} bandwidths within 3% of the sample")
 

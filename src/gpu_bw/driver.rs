@@ -100,6 +100,38 @@ pub(crate) fn device_count() -> Result<usize, CudaError> {
     result::device::get_count().during("cuDeviceGetCount").map(|n| n.max(0) as usize)
 }
 
+/// Why the driver cannot be used, in one line naming the host (and
+/// `CUDA_VISIBLE_DEVICES` where it is set), with the driver's error where
+/// it gave one (none: libcuda.so.1 is not there).
+pub(crate) struct StartFailure {
+    pub line: String,
+    pub error: Option<CudaError>,
+}
+
+/// Loads and starts the driver and counts the GPUs it shows on `host`:
+/// what every GPU front end does first, said the same way by each.
+pub(crate) fn start(host: &str) -> Result<usize, StartFailure> {
+    if !driver_present() {
+        let why = load_failure().unwrap_or_else(|| "not found under any name the loader tries".into());
+        let line = format!("no CUDA driver on {host}: libcuda.so.1 cannot be loaded ({why})");
+        return Err(StartFailure { line, error: None });
+    }
+    let visible = visible_devices();
+    let failed = |line: String, e: CudaError| StartFailure { line, error: Some(e) };
+    match init() {
+        Err(e) if e.is_no_device() => return Err(failed(format!("no CUDA GPU on {host}{visible}: {e}"), e)),
+        Err(e) => return Err(failed(format!("cannot start the CUDA driver on {host}: {e}"), e)),
+        Ok(()) => {}
+    }
+    device_count().map_err(|e| failed(format!("on {host}: {e}"), e))
+}
+
+/// ` (CUDA_VISIBLE_DEVICES=...)` where the variable is set, for the lines
+/// that say a GPU is missing.
+pub(crate) fn visible_devices() -> String {
+    std::env::var("CUDA_VISIBLE_DEVICES").map(|v| format!(" (CUDA_VISIBLE_DEVICES={v})")).unwrap_or_default()
+}
+
 /// One GPU with its primary context retained for as long as this lives.
 pub struct Device {
     pub ordinal: usize,

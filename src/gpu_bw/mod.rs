@@ -21,6 +21,7 @@ pub mod peaks;
 pub mod record;
 pub mod report;
 pub mod results;
+pub(crate) mod sample_args;
 pub mod topology;
 
 use std::io::{self, Write};
@@ -180,19 +181,8 @@ pub fn main(args: &[String]) -> i32 {
 /// Checks the driver and opens the GPUs to measure; the error is one line
 /// and an exit status.
 fn open_gpus(cfg: &Config, host: &str) -> Result<(Vec<Device>, usize), (String, i32)> {
-    if !driver::driver_present() {
-        let why = driver::load_failure().unwrap_or_else(|| "not found under any name the loader tries".into());
-        return Err((format!("no CUDA driver on {host}: libcuda.so.1 cannot be loaded ({why})"), EXIT_FAIL));
-    }
-    let visible =
-        || std::env::var("CUDA_VISIBLE_DEVICES").map(|v| format!(" (CUDA_VISIBLE_DEVICES={v})")).unwrap_or_default();
-    if let Err(e) = driver::init() {
-        if e.is_no_device() {
-            return Err((format!("no CUDA GPU on {host}{}: {e}", visible()), EXIT_FAIL));
-        }
-        return Err((format!("cannot start the CUDA driver on {host}: {e}"), EXIT_FAIL));
-    }
-    let count = driver::device_count().map_err(|e| (format!("on {host}: {e}"), EXIT_FAIL))?;
+    let count = driver::start(host).map_err(|f| (f.line, EXIT_FAIL))?;
+    let visible = driver::visible_devices;
     if count == 0 {
         return Err((format!("no CUDA GPU on {host}{}: the driver shows none", visible()), EXIT_FAIL));
     }

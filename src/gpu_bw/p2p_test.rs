@@ -11,10 +11,10 @@
 
 use std::io::{self, Write};
 
-use super::bandwidth_test::args::Args;
 use super::driver::{self, Device};
 use super::measure::peer_matrix::{Grid, PeerMatrix, Transfer, LATENCY_BYTES};
 use super::measure::{Lane, PairBuffers};
+use super::sample_args::Args;
 use crate::diag::say;
 
 const NAME: &str = "p2pBandwidthLatencyTest";
@@ -167,15 +167,9 @@ pub fn main(argv: &[String]) -> i32 {
         say(&format!("{NAME}: {line}"));
         1
     };
-    let host = crate::topo::hostname();
-    if !driver::driver_present() {
-        let why = driver::load_failure().unwrap_or_else(|| "not found under any name the loader tries".into());
-        return fail(format!("no CUDA driver on {host}: libcuda.so.1 cannot be loaded ({why})"));
-    }
-    let count = match driver::init().and_then(|()| driver::device_count()) {
+    let count = match driver::start(&crate::topo::hostname()) {
         Ok(n) => n,
-        Err(e) if e.is_no_device() => return fail(format!("no CUDA GPU on {host}: {e}")),
-        Err(e) => return fail(format!("cannot start the CUDA driver on {host}: {e}")),
+        Err(f) => return fail(f.line),
     };
     let a = Args::new(argv);
     if a.flag("help") {

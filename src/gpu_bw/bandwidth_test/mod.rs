@@ -1,5 +1,5 @@
 //! `bandwidthTest`, the drop-in for CUDA's sample of that name: its
-//! command line (the samples' grammar, [`args`]), its modes and sweeps
+//! command line (the samples' grammar, [`super::sample_args`]), its modes and sweeps
 //! (quick: 32 MB; range: `--start/--end/--increment`; shmoo: 81 sizes
 //! from 1 kB to 68 MB), its copies (host to GPU and back from pinned,
 //! write-combined or pageable memory, and within a GPU, on one GPU or
@@ -10,15 +10,13 @@
 //! Where the sample dies on a CUDA error, ours says one line on stderr
 //! and exits 1 likewise.
 
-pub(crate) mod args;
-
 use std::io::{self, Write};
 
 use super::driver::{self, CudaError, Device};
 use super::measure::series::{gb_per_s, series_ms, Direction, Flush, HostSide};
 use super::measure::Lane;
+use super::sample_args::Args;
 use crate::diag::say;
-use args::Args;
 
 const NAME: &str = "bandwidthTest";
 
@@ -210,35 +208,24 @@ struct Settings {
 }
 
 /// The CUDA runtime's number and text for the driver's failure to start
-/// (the lines the sample prints before it exits).
-fn runtime_error(e: &CudaError) -> (i32, &'static str) {
-    match e.name.as_str() {
-        "CUDA_ERROR_NO_DEVICE" => (100, "no CUDA-capable device is detected"),
-        "CUDA_ERROR_INSUFFICIENT_DRIVER" | "CUDA_ERROR_NOT_INITIALIZED" => {
+/// (none: no driver library), as the sample prints them before it exits.
+fn runtime_error(e: Option<&CudaError>) -> (i32, &'static str) {
+    match e.map(|e| e.name.as_str()) {
+        None | Some("CUDA_ERROR_INSUFFICIENT_DRIVER" | "CUDA_ERROR_NOT_INITIALIZED") => {
             (35, "CUDA driver version is insufficient for CUDA runtime version")
         }
-        _ => (999, "unknown error"),
+        Some("CUDA_ERROR_NO_DEVICE") => (100, "no CUDA-capable device is detected"),
+        Some(_) => (999, "unknown error"),
     }
 }
 
 /// Starts the driver and counts the GPUs; where it cannot, the sample's
 /// two lines after `asked` ("cudaGetDeviceCount") and our one line.
 fn gpu_count(asked: &str) -> Result<usize, Stop> {
-    let host = crate::topo::hostname();
-    if !driver::driver_present() {
-        let why = driver::load_failure().unwrap_or_else(|| "not found under any name the loader tries".into());
-        out(&format!("{asked} returned 35\n-> CUDA driver version is insufficient for CUDA runtime version\n"));
-        return Err(Stop::Died(format!("no CUDA driver on {host}: libcuda.so.1 cannot be loaded ({why})")));
-    }
-    let count = driver::init().and_then(|()| driver::device_count());
-    count.map_err(|e| {
-        let (code, text) = runtime_error(&e);
+    driver::start(&crate::topo::hostname()).map_err(|f| {
+        let (code, text) = runtime_error(f.error.as_ref());
         out(&format!("{asked} returned {code}\n-> {text}\n"));
-        if e.is_no_device() {
-            Stop::Died(format!("no CUDA GPU on {host}: {e}"))
-        } else {
-            Stop::Died(format!("cannot start the CUDA driver on {host}: {e}"))
-        }
+        Stop::Died(f.line)
     })
 }
 

@@ -1,12 +1,12 @@
-//! The CUDA samples' command-line grammar, as bandwidthTest reads it: no
-//! parser, but questions asked of the whole argument list. Each argument
-//! loses its leading dashes (any number, unless one character or none
-//! would remain); a flag is there when an argument's name (up to any
-//! `=`) equals it, letter case aside; a value belongs to the last
-//! argument that starts with the name: an integer after one optional
-//! `=`, read by C's `atoi`, and a string from the character after the
-//! name's (whatever that character is). Nothing is ever refused as
-//! unknown.
+//! The CUDA samples' command-line grammar, as bandwidthTest and
+//! p2pBandwidthLatencyTest read it: no parser, but questions asked of the
+//! whole argument list. Each argument loses its leading dashes (any
+//! number, unless one character or none would remain); a flag is there
+//! when an argument's name (up to any `=`) equals it, letter case aside;
+//! a value belongs to the last argument that starts with the name: an
+//! integer after one optional `=`, read by C's `atoi`, and a string from
+//! the character after the name's (whatever that character is). Nothing
+//! is ever refused as unknown.
 
 use crate::c_num::atoi;
 
