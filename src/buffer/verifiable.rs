@@ -38,14 +38,20 @@ impl Stretch {
 /// Below this many elements a stretch is done on the calling thread.
 const SPLIT_ABOVE: usize = 1 << 16;
 
-/// `f` over `0..n` in contiguous parts, one per core for a large `n`;
-/// the parts' results in order.
-fn in_parts<R: Send>(n: usize, f: impl Fn(Range<usize>) -> R + Sync) -> Vec<R> {
+/// Elements per part of `n`: one part per core, none under
+/// [`SPLIT_ABOVE`] elements (so a small `n` is one part).
+fn part_len(n: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    if n <= SPLIT_ABOVE || cores == 1 {
+    n.div_ceil(cores).max(SPLIT_ABOVE)
+}
+
+/// `f` over `0..n` in contiguous parts ([`part_len`]); the parts'
+/// results in order.
+fn in_parts<R: Send>(n: usize, f: impl Fn(Range<usize>) -> R + Sync) -> Vec<R> {
+    let part = part_len(n);
+    if part >= n {
         return vec![f(0..n)];
     }
-    let part = n.div_ceil(cores);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .step_by(part)
@@ -64,13 +70,13 @@ fn in_parts<R: Send>(n: usize, f: impl Fn(Range<usize>) -> R + Sync) -> Vec<R> {
 pub(crate) fn write(buf: &mut [u8], dt: Datatype, op: Reduction, s: &Stretch) {
     let w = dt.size();
     let bytes = &mut buf[s.at * w..(s.at + s.count) * w];
-    let part = s.count.div_ceil(std::thread::available_parallelism().map_or(1, |c| c.get())).max(SPLIT_ABOVE);
+    let part = part_len(s.count);
     let fill = |first: usize, chunk: &mut [u8]| {
         for (k, e) in chunk.chunks_exact_mut(w).enumerate() {
             e.copy_from_slice(&s.value(dt, op, first + k).to_le_bytes()[..w]);
         }
     };
-    if s.count <= SPLIT_ABOVE {
+    if part >= s.count {
         return fill(0, bytes);
     }
     std::thread::scope(|sc| {
@@ -94,17 +100,27 @@ pub(crate) fn check(
 ) -> Option<Mismatch> {
     let w = dt.size();
     let tolerance = verifiable::tolerance(dt, op);
-    let want =
-        |k: usize| expect.iter().find(|s| (s.at..s.at + s.count).contains(&k)).map_or(0, |s| s.value(dt, op, k - s.at));
+    // In buffer order, so that each part walks them with one cursor
+    // (an all-to-all has a stretch per rank).
+    let mut stretches: Vec<&Stretch> = expect.iter().collect();
+    stretches.sort_by_key(|s| s.at);
     let start = range.start;
     let parts = in_parts(range.len(), |part| {
         let mut first: Option<Mismatch> = None;
         let mut wrong = 0;
-        for k in part.start + start..part.end + start {
+        let ks = part.start + start..part.end + start;
+        let mut at = stretches.partition_point(|s| s.at + s.count <= ks.start);
+        for k in ks {
+            while stretches.get(at).is_some_and(|s| s.at + s.count <= k) {
+                at += 1;
+            }
+            let expected = match stretches.get(at) {
+                Some(s) if s.at <= k => s.value(dt, op, k - s.at),
+                _ => 0,
+            };
             let got = &buf[k * w..(k + 1) * w];
             let mut bits = [0u8; 8];
             bits[..w].copy_from_slice(got);
-            let expected = want(k);
             if u64::from_le_bytes(bits).abs_diff(expected) > tolerance {
                 wrong += 1;
                 if first.is_none() {

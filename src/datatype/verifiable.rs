@@ -138,6 +138,18 @@ macro_rules! gen_sum_xy {
 gen_sum_xy!(gen_sum_xy32, u32, false);
 gen_sum_xy!(gen_sum_xy64, u64, true);
 
+/// [`gen_sum_xy32`] or, for a mantissa wider than 32 bits (`wide`),
+/// [`gen_sum_xy64`], in `u64`s: x, with `y` in and out.
+fn gen_sum_xy(wide: bool, rank_n: usize, rank_me: usize, rng: &mut u64, y_max: u64, y: &mut u64, avoid: bool) -> u64 {
+    if wide {
+        return gen_sum_xy64(rank_n, rank_me, rng, y_max, y, avoid);
+    }
+    let mut y32 = *y as u32;
+    let x = gen_sum_xy32(rank_n, rank_me, rng, y_max as u32, &mut y32, avoid);
+    *y = u64::from(y32);
+    u64::from(x)
+}
+
 /// The layout of a floating-point type: exponent and mantissa bits.
 #[derive(Clone, Copy)]
 struct Float {
@@ -204,21 +216,11 @@ impl Float {
         let xy_exp = exp_lo + umul32hi((rng >> 32) as u32, exp_hi - exp_lo);
         rng = mix_bits(rng);
         let me = shuffle_rank(rank_n, rank_me as i64, &mut rng);
-        let gen = |n: usize, r: usize, rng: &mut u64, y: &mut u64, avoid: bool| -> u64 {
-            if wide {
-                gen_sum_xy64(n, r, rng, max_mant, y, avoid)
-            } else {
-                let mut y32 = *y as u32;
-                let x = gen_sum_xy32(n, r, rng, max_mant as u32, &mut y32, avoid);
-                *y = u64::from(y32);
-                u64::from(x)
-            }
-        };
         let mut y0 = 0;
-        let mut x0 = gen(rank_n.div_ceil(2), me / 2, &mut rng, &mut y0, false);
+        let mut x0 = gen_sum_xy(wide, rank_n.div_ceil(2), me / 2, &mut rng, max_mant, &mut y0, false);
         if rank_n / 2 != 0 {
             let mut y1 = y0;
-            let x1 = gen(rank_n / 2, me / 2, &mut rng, &mut y1, true);
+            let x1 = gen_sum_xy(wide, rank_n / 2, me / 2, &mut rng, max_mant, &mut y1, true);
             if y0 < y1 {
                 y_sign ^= 1;
             }
@@ -247,15 +249,9 @@ impl Float {
         rng = mix_bits(rng);
         let sub0 = shuffle_rank(rank_n.div_ceil(2), (rank_me / 2) as i64, &mut rng);
         let sub1 = shuffle_rank(rank_n / 2, (rank_me / 2) as i64, &mut rng);
-        let gen = |n: usize, r: usize, rng: &mut u64, y_max: u64| -> (u64, u64) {
-            if wide {
-                let mut y = 0;
-                (gen_sum_xy64(n, r, rng, y_max, &mut y, false), y)
-            } else {
-                let mut y = 0;
-                let x = gen_sum_xy32(n, r, rng, y_max as u32, &mut y, false);
-                (u64::from(x), u64::from(y))
-            }
+        let gen = |n: usize, r: usize, rng: &mut u64, y_max: u64| {
+            let mut y = 0;
+            (gen_sum_xy(wide, n, r, rng, y_max, &mut y, false), y)
         };
         let (x0, y0) = gen(rank_n.div_ceil(2), sub0, &mut rng, max_mant >> 1);
         let (x1, y1) = if rank_n / 2 != 0 { gen(rank_n / 2, sub1, &mut rng, max_mant >> 2) } else { (0, 0) };
