@@ -374,11 +374,6 @@ impl<'d> Event<'d> {
         unsafe { result::event::synchronize(self.raw) }.during("cuEventSynchronize").map_err(|e| e.at(self.dev.place()))
     }
 
-    /// Seconds from `self` to `later`, both recorded and completed.
-    pub(crate) fn seconds_until(&self, later: &Event) -> Result<f64, CudaError> {
-        Ok(f64::from(self.ms_until(later)?) / 1e3)
-    }
-
     /// Milliseconds from `self` to `later` as the driver gives them (a
     /// float).
     pub(crate) fn ms_until(&self, later: &Event) -> Result<f32, CudaError> {

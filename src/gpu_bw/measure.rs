@@ -50,6 +50,46 @@ pub(crate) struct Notes {
     pub lines: Vec<String>,
 }
 
+/// What one event timing on a lane's first stream gave.
+pub(crate) struct EventTiming {
+    /// Between the start and stop events, as the driver gives it.
+    pub gpu_ms: f32,
+    /// Host seconds spent queueing the work (after the start event).
+    pub queue_secs: f64,
+    /// Host seconds from before the start event until the stop event.
+    pub done_secs: f64,
+    /// Whether the stream passed a gate before it was opened.
+    pub held_too_long: bool,
+}
+
+/// What `enqueue` queues on `lane`'s first stream (and on others that
+/// wait for `lane.start` and end with an event the first waits for),
+/// between its start and stop events, behind a gate (opened once all is
+/// queued) where `gated`; waits for the stop event.
+pub(crate) fn events_around(
+    lane: &Lane,
+    gated: bool,
+    enqueue: impl FnOnce() -> Result<(), CudaError>,
+) -> Result<EventTiming, CudaError> {
+    let s = &lane.streams[0];
+    lane.dev.make_current()?;
+    let gate = if gated { Some(Gate::close(s)?) } else { None };
+    let began = Instant::now();
+    lane.start.record(s)?;
+    let queueing = Instant::now();
+    enqueue()?;
+    let queue_secs = queueing.elapsed().as_secs_f64();
+    lane.dev.make_current()?;
+    lane.stop.record(s)?;
+    if let Some(g) = &gate {
+        g.open();
+    }
+    lane.stop.synchronize()?;
+    let done_secs = began.elapsed().as_secs_f64();
+    let held_too_long = gate.is_some_and(|g| g.held_too_long());
+    Ok(EventTiming { gpu_ms: lane.start.ms_until(&lane.stop)?, queue_secs, done_secs, held_too_long })
+}
+
 /// GPU seconds of the copies `enqueue(n)` queues on `lane`'s first stream
 /// (and, for two-way timings, on other streams that wait for `lane.start`
 /// and end with an event `lane`'s first stream waits for), after one
@@ -61,25 +101,12 @@ fn timed<'d>(
     notes: &mut Notes,
     mut enqueue: impl FnMut(usize) -> Result<(), CudaError>,
 ) -> Result<f64, CudaError> {
-    let s = &lane.streams[0];
-    lane.dev.make_current()?;
-    lane.start.record(s)?;
-    enqueue(1)?;
-    lane.dev.make_current()?;
-    lane.stop.record(s)?;
-    lane.stop.synchronize()?;
-
-    let gate = Gate::close(s)?;
-    lane.start.record(s)?;
-    enqueue(reps)?;
-    lane.dev.make_current()?;
-    lane.stop.record(s)?;
-    gate.open();
-    lane.stop.synchronize()?;
-    if gate.held_too_long() {
+    events_around(lane, false, || enqueue(1))?;
+    let t = events_around(lane, true, || enqueue(reps))?;
+    if t.held_too_long {
         notes.gate_timeouts += 1;
     }
-    lane.start.seconds_until(&lane.stop)
+    Ok(f64::from(t.gpu_ms) / 1e3)
 }
 
 /// Host seconds of `reps` synchronous copies, each timed on its own and

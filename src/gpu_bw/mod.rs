@@ -46,6 +46,7 @@ pub(crate) const EXIT_USAGE: i32 = 2;
 
 const NAME: &str = "commbench gpu-bw";
 
+/// Writes `text` to stdout at once (the GPU front ends' output).
 fn out(text: &str) {
     let mut o = io::stdout().lock();
     let _ = o.write_all(text.as_bytes());

@@ -9,11 +9,10 @@
 //! (`--sm_copy`) are refused in one line until commbench compiles its
 //! kernels.
 
-use std::io::{self, Write};
-
 use super::driver::{self, Device};
 use super::measure::peer_matrix::{Grid, PeerMatrix, Transfer, LATENCY_BYTES};
 use super::measure::{Lane, PairBuffers};
+use super::out;
 use super::sample_args::Args;
 use crate::diag::say;
 
@@ -21,12 +20,6 @@ const NAME: &str = "p2pBandwidthLatencyTest";
 
 /// The sample's default copy: 40,000,000 ints.
 const DEFAULT_ELEMS: i32 = 40_000_000;
-
-fn out(text: &str) {
-    let mut o = io::stdout().lock();
-    let _ = o.write_all(text.as_bytes());
-    let _ = o.flush();
-}
 
 /// Our help: the sample's options, in our words.
 fn help() -> String {

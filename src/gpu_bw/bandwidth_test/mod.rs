@@ -10,11 +10,10 @@
 //! Where the sample dies on a CUDA error, ours says one line on stderr
 //! and exits 1 likewise.
 
-use std::io::{self, Write};
-
 use super::driver::{self, CudaError, Device};
 use super::measure::series::{gb_per_s, series_ms, Direction, Flush, HostSide};
 use super::measure::Lane;
+use super::out;
 use super::sample_args::Args;
 use crate::diag::say;
 
@@ -24,12 +23,6 @@ const NAME: &str = "bandwidthTest";
 const REPS: usize = 100;
 /// Quick mode's size, and range mode's start and end when not given.
 const QUICK_BYTES: u32 = 32_000_000;
-
-fn out(text: &str) {
-    let mut o = io::stdout().lock();
-    let _ = o.write_all(text.as_bytes());
-    let _ = o.flush();
-}
 
 /// How a run ends short of `Result = PASS`.
 enum Stop {
@@ -310,34 +303,38 @@ fn run_test(argv: &[String]) -> Result<(), Stop> {
 
 /// Range mode's sizes, or the sample's refusal of them.
 fn range(a: &Args) -> Result<Mode, Stop> {
-    let refuse = |lines: &str| {
+    fn refuse<T>(lines: &str) -> Result<T, Stop> {
         out(lines);
         Err(Stop::Refused)
+    }
+    // Each must be given (as a flag) and above zero, start not above end.
+    let positive = |name: &str, missing: &str, illegal: &str| {
+        if !a.flag(name) {
+            return refuse(missing);
+        }
+        match a.int(name) {
+            v if v <= 0 => refuse(illegal),
+            v => Ok(v),
+        }
     };
-    if !a.flag("start") {
-        return refuse("Must specify a starting size in range mode\nSee --help for more information\n");
-    }
-    let start = a.int("start");
-    if start <= 0 {
-        return refuse("Illegal argument - start must be greater than zero\n");
-    }
-    if !a.flag("end") {
-        return refuse("Must specify an end size in range mode.\nSee --help for more information\n");
-    }
-    let end = a.int("end");
-    if end <= 0 {
-        return refuse("Illegal argument - end must be greater than zero\n");
-    }
+    let start = positive(
+        "start",
+        "Must specify a starting size in range mode\nSee --help for more information\n",
+        "Illegal argument - start must be greater than zero\n",
+    )?;
+    let end = positive(
+        "end",
+        "Must specify an end size in range mode.\nSee --help for more information\n",
+        "Illegal argument - end must be greater than zero\n",
+    )?;
     if start > end {
         return refuse("Illegal argument - start is greater than end\n");
     }
-    if !a.flag("increment") {
-        return refuse("Must specify an increment in user mode\nSee --help for more information\n");
-    }
-    let increment = a.int("increment");
-    if increment <= 0 {
-        return refuse("Illegal argument - increment must be greater than zero\n");
-    }
+    let increment = positive(
+        "increment",
+        "Must specify an increment in user mode\nSee --help for more information\n",
+        "Illegal argument - increment must be greater than zero\n",
+    )?;
     Ok(Mode::Range { start: start as u32, end: end as u32, increment: increment as u32 })
 }
 

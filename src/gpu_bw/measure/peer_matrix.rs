@@ -9,10 +9,8 @@
 //! bytes added); latency: 100 copies of 16 bytes, in GPU time and in the
 //! host's time to queue them.
 
-use std::time::Instant;
-
-use super::{Lane, PairBuffers};
-use crate::gpu_bw::driver::{copy_dtod_async, CudaError, DeviceBuffer, Gate, PeerAccess};
+use super::{events_around, Lane, PairBuffers};
+use crate::gpu_bw::driver::{copy_dtod_async, CudaError, DeviceBuffer, PeerAccess};
 
 /// Copies per bandwidth timing.
 pub(crate) const BANDWIDTH_REPS: usize = 5;
@@ -84,19 +82,10 @@ impl PeerMatrix<'_, '_> {
     /// the host's milliseconds to queue it.
     fn gated(&self, i: usize, enqueue: impl FnOnce() -> Result<(), CudaError>) -> Result<(f32, f64), CudaError> {
         let l = &self.lanes[i];
-        let s = &l.streams[0];
         l.dev.make_current()?;
-        s.synchronize()?;
-        let gate = Gate::close(s)?;
-        l.start.record(s)?;
-        let t = Instant::now();
-        enqueue()?;
-        let host_ms = t.elapsed().as_secs_f64() * 1e3;
-        l.dev.make_current()?;
-        l.stop.record(s)?;
-        gate.open();
-        s.synchronize()?;
-        Ok((l.start.ms_until(&l.stop)?, host_ms))
+        l.streams[0].synchronize()?;
+        let t = events_around(l, true, enqueue)?;
+        Ok((t.gpu_ms, t.queue_secs * 1e3))
     }
 
     /// One-way bandwidth, GB/s: 5 copies, the diagonal's bytes counted

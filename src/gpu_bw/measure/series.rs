@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use super::{host_memory_error, pageable_buffer, Lane};
+use super::{events_around, host_memory_error, pageable_buffer, Lane};
 use crate::gpu_bw::driver::{
     copy_dtod_async, copy_dtoh_async, copy_dtoh_pageable, copy_htod_async, copy_htod_pageable, CudaError, DeviceBuffer,
     PinnedBuffer,
@@ -109,18 +109,8 @@ fn between_events(
     host_clock: bool,
     enqueue: impl FnOnce() -> Result<(), CudaError>,
 ) -> Result<f32, CudaError> {
-    let s = &lane.streams[0];
-    lane.dev.make_current()?;
-    let t = Instant::now();
-    lane.start.record(s)?;
-    enqueue()?;
-    lane.dev.make_current()?;
-    lane.stop.record(s)?;
-    lane.stop.synchronize()?;
-    if host_clock {
-        return Ok((t.elapsed().as_secs_f64() * 1e3) as f32);
-    }
-    lane.start.ms_until(&lane.stop)
+    let t = events_around(lane, false, enqueue)?;
+    Ok(if host_clock { (t.done_secs * 1e3) as f32 } else { t.gpu_ms })
 }
 
 /// GB/s of `reps` copies of `bytes` in `ms`, in the sample's arithmetic
