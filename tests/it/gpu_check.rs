@@ -110,6 +110,12 @@ fn the_check_keeps_within_its_limit() {
     assert!(run.elapsed < under_load(Duration::from_secs(25)), "took {:?}", run.elapsed);
 }
 
+/// Writes `text` to `name` in `dir`; its path.
+fn write_in(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    std::fs::write(dir.join(name), text).unwrap();
+    dir.join(name)
+}
+
 fn side_by_side(args: &[&Path], mode: &str) -> String {
     let out = Command::new("python3")
         .arg(repo_root().join("scripts/gpu-side-by-side.py"))
@@ -127,10 +133,7 @@ fn side_by_side(args: &[&Path], mode: &str) -> String {
 fn side_by_side_tables_read_both_tools_and_judge_the_targets() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
-    let write = |name: &str, text: &str| {
-        std::fs::write(p.join(name), text).unwrap();
-        p.join(name)
-    };
+    let write = |name: &str, text: &str| write_in(p, name, text);
     let pinned = write(
         "bt-pinned.txt",
         "[CUDA Bandwidth Test] - Starting...\n\
@@ -179,10 +182,7 @@ fn side_by_side_tables_read_both_tools_and_judge_the_targets() {
 fn side_by_side_samples_compare_value_by_value() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
-    let write = |name: &str, text: &str| {
-        std::fs::write(p.join(name), text).unwrap();
-        p.join(name)
-    };
+    let write = |name: &str, text: &str| write_in(p, name, text);
     let line = |cfg: &str, bw: f64| {
         format!(
             "bandwidthTest-{cfg}, Bandwidth = {bw:.1} GB/s, Time = 0.00058 s, Size = 32000000 bytes, NumDevsUsed = 1\n"
