@@ -248,6 +248,65 @@ pub(crate) fn scan_number_and_unit(s: &str) -> Option<(f64, Option<char>)> {
     Some((value, unit))
 }
 
+/// C's spelling of infinities and NaN (`%f`, `%e`, `%g`), for non-finite values.
+pub(crate) fn non_finite(value: f64) -> Option<&'static str> {
+    if value.is_nan() {
+        Some("nan")
+    } else if value.is_infinite() {
+        Some(if value > 0.0 { "inf" } else { "-inf" })
+    } else {
+        None
+    }
+}
+
+/// C's `%.{precision}e` for a finite value: Rust's mantissa, with the
+/// exponent signed and at least two digits long.
+pub(crate) fn c_exponent(value: f64, precision: usize) -> String {
+    let rust = format!("{value:.precision$e}");
+    match rust.split_once('e') {
+        Some((mantissa, exp)) => {
+            let (sign, digits) = match exp.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', exp),
+            };
+            format!("{mantissa}e{sign}{digits:0>2}")
+        }
+        None => rust,
+    }
+}
+
+/// Drops trailing zeros after a decimal point, and the point if nothing
+/// follows it.
+fn trim_fraction(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// C's `%.{precision}g`: `precision` significant digits (at least one),
+/// fixed notation when the rounded value's exponent is from -4 to below
+/// `precision` and exponent notation otherwise, trailing zeros dropped.
+pub(crate) fn general(value: f64, precision: usize) -> String {
+    if let Some(word) = non_finite(value) {
+        return word.to_string();
+    }
+    let precision = precision.max(1);
+    let sci = c_exponent(value, precision - 1);
+    let Some((mantissa, exp_text)) = sci.split_once('e') else {
+        return sci;
+    };
+    // The exponent of the value rounded to `precision` digits decides the form.
+    let exp: i64 = exp_text.parse().unwrap_or(0);
+    if exp >= -4 && exp < precision as i64 {
+        let decimals = usize::try_from(precision as i64 - 1 - exp).unwrap_or(0);
+        trim_fraction(&format!("{value:.decimals$}")).to_string()
+    } else {
+        format!("{}e{exp_text}", trim_fraction(mantissa))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,5 +385,18 @@ mod tests {
         assert_eq!(atof("infK"), f64::INFINITY);
         assert!(atof("nan").is_nan() && atof("-nan(0x1)").is_nan());
         assert_eq!(scan_number_and_unit("infK").map(|(_, u)| u), Some(Some('K')));
+    }
+
+    #[test]
+    fn general_is_printf_g() {
+        assert_eq!(general(110.43, 17), "110.43000000000001");
+        assert_eq!(general(0.1, 17), "0.10000000000000001");
+        assert_eq!(general(3.0, 17), "3");
+        assert_eq!(general(24.390243902439025, 6), "24.3902");
+        assert_eq!(general(1e-5, 6), "1e-05");
+        assert_eq!(general(123456789.0, 6), "1.23457e+08");
+        assert_eq!(general(100000.0, 6), "100000");
+        assert_eq!(general(0.0, 6), "0");
+        assert_eq!(general(f64::NAN, 6), "nan");
     }
 }

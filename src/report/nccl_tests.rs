@@ -423,53 +423,16 @@ impl Totals {
 /// cuts the text to the width and prints a wrong number; this lets it run
 /// over instead.
 pub fn fit(value: f64, width: usize) -> String {
-    let text = if let Some(word) = non_finite(value) {
+    let text = if let Some(word) = crate::c_num::non_finite(value) {
         word.to_string()
     } else {
         [2, 1, 0]
             .into_iter()
             .map(|decimals| format!("{value:.decimals$}"))
             .find(|s| s.len() <= width)
-            .unwrap_or_else(|| c_exponent(value, if width >= 7 { 1 } else { 0 }))
+            .unwrap_or_else(|| crate::c_num::c_exponent(value, if width >= 7 { 1 } else { 0 }))
     };
     format!("{text:>width$}")
-}
-
-/// C's spelling of infinities and NaN (`%f`, `%e`, `%g`), for non-finite values.
-fn non_finite(value: f64) -> Option<&'static str> {
-    if value.is_nan() {
-        Some("nan")
-    } else if value.is_infinite() {
-        Some(if value > 0.0 { "inf" } else { "-inf" })
-    } else {
-        None
-    }
-}
-
-/// C's `%.{precision}e` for a finite value: Rust's mantissa, with the
-/// exponent signed and at least two digits long.
-fn c_exponent(value: f64, precision: usize) -> String {
-    let rust = format!("{value:.precision$e}");
-    match rust.split_once('e') {
-        Some((mantissa, exp)) => {
-            let (sign, digits) = match exp.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', exp),
-            };
-            format!("{mantissa}e{sign}{digits:0>2}")
-        }
-        None => rust,
-    }
-}
-
-/// Drops trailing zeros after a decimal point, and the point if nothing
-/// follows it.
-fn trim_fraction(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
 }
 
 /// C's `%g`: six significant digits, fixed notation when the rounded
@@ -477,21 +440,7 @@ fn trim_fraction(s: &str) -> &str {
 /// trailing zeros dropped. nccl-tests prints `#wrong` and the average bus
 /// bandwidth this way.
 pub(crate) fn c_general(value: f64) -> String {
-    if let Some(word) = non_finite(value) {
-        return word.to_string();
-    }
-    let sci = c_exponent(value, 5);
-    let Some((mantissa, exp_text)) = sci.split_once('e') else {
-        return sci;
-    };
-    // The exponent of the value rounded to six digits decides the form.
-    let exp: i32 = exp_text.parse().unwrap_or(0);
-    if (-4..6).contains(&exp) {
-        let decimals = usize::try_from(5 - exp).unwrap_or(0);
-        trim_fraction(&format!("{value:.decimals$}")).to_string()
-    } else {
-        format!("{}e{exp_text}", trim_fraction(mantissa))
-    }
+    crate::c_num::general(value, 6)
 }
 
 /// The nccl-tests release whose behaviour and output this follows.
