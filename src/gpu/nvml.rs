@@ -73,6 +73,41 @@ fn text(chars: &[c_char]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// The kernel driver's version as NVML gives it (`550.54.15`); Err is one
+/// line saying why NVML cannot tell.
+pub fn driver_version() -> Result<String, String> {
+    type DriverVersionFn = unsafe extern "C" fn(*mut c_char, c_uint) -> c_int;
+    let name = library_name();
+    // SAFETY: opening a library runs its initialisers; we open only the
+    // NVML library by its name or the file COMMBENCH_NVML names.
+    let lib = unsafe { Library::new(&name) }.map_err(|_| "NVML not found".to_string())?;
+    // SAFETY: each symbol is read with nvml.h's signature for it, and the
+    // copies live no longer than `lib`.
+    let (init, shutdown, get) = unsafe {
+        (
+            *lib.get::<InitFn>(b"nvmlInit_v2\0").map_err(|_| "NVML lacks nvmlInit_v2".to_string())?,
+            *lib.get::<InitFn>(b"nvmlShutdown\0").map_err(|_| "NVML lacks nvmlShutdown".to_string())?,
+            *lib.get::<DriverVersionFn>(b"nvmlSystemGetDriverVersion\0")
+                .map_err(|_| "NVML lacks nvmlSystemGetDriverVersion".to_string())?,
+        )
+    };
+    // SAFETY: nvmlInit_v2 takes nothing.
+    let rc = unsafe { init() };
+    if rc != NVML_SUCCESS {
+        return Err(format!("NVML cannot start (nvmlInit_v2 returned {rc})"));
+    }
+    // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE is 80.
+    let mut buf = [0 as c_char; 80];
+    // SAFETY: NVML writes at most `len` bytes, NUL included.
+    let rc = unsafe { get(buf.as_mut_ptr(), buf.len() as c_uint) };
+    // SAFETY: balances the init above.
+    unsafe { shutdown() };
+    if rc != NVML_SUCCESS {
+        return Err(format!("nvmlSystemGetDriverVersion returned {rc}"));
+    }
+    Ok(text(&buf))
+}
+
 /// The links of the GPUs with these bus ids (as CUDA gives them); Err is
 /// one line saying why NVML cannot tell (not found, cannot start, a GPU it
 /// does not know).

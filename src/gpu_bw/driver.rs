@@ -95,6 +95,14 @@ pub(crate) fn driver_version() -> Option<String> {
     rc.result().ok().map(|_| format!("{}.{}", v / 1000, v % 1000 / 10))
 }
 
+/// The driver's CUDA version as cuDriverGetVersion gives it (12040).
+pub(crate) fn driver_version_code() -> Option<i32> {
+    let mut v: c_int = 0;
+    // SAFETY: writes one int through a valid pointer.
+    let rc = unsafe { sys::cuDriverGetVersion(&mut v) };
+    rc.result().ok().map(|_| v)
+}
+
 /// GPUs the driver shows (after CUDA_VISIBLE_DEVICES).
 pub(crate) fn device_count() -> Result<usize, CudaError> {
     result::device::get_count().during("cuDeviceGetCount").map(|n| n.max(0) as usize)
@@ -159,6 +167,13 @@ impl Device {
     pub(crate) fn make_current(&self) -> Result<(), CudaError> {
         // SAFETY: the context is retained for the life of `self`.
         unsafe { result::ctx::set_current(self.ctx) }.during("cuCtxSetCurrent").map_err(|e| e.at(self.place()))
+    }
+
+    /// Waits until all work queued in this GPU's context is done (a copy
+    /// from pageable memory may still be landing when its call returns).
+    pub(crate) fn synchronize(&self) -> Result<(), CudaError> {
+        self.make_current()?;
+        result::ctx::synchronize().during("cuCtxSynchronize").map_err(|e| e.at(self.place()))
     }
 
     /// The product name.
@@ -255,6 +270,18 @@ impl<'d> DeviceBuffer<'d> {
     }
 }
 
+impl<'d> DeviceBuffer<'d> {
+    /// The buffer's address in the unified address space.
+    pub(crate) fn addr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// The GPU the buffer is on.
+    pub(crate) fn device_ref(&self) -> &'d Device {
+        self.dev
+    }
+}
+
 impl Drop for DeviceBuffer<'_> {
     fn drop(&mut self) {
         let _ = self.dev.make_current();
@@ -290,6 +317,22 @@ impl<'d> PinnedBuffer<'d> {
         // SAFETY: the driver returned `bytes` writable bytes at `ptr`.
         unsafe { std::ptr::write_bytes(ptr as *mut u8, 0x5a, bytes) };
         Ok(PinnedBuffer { dev, ptr, bytes })
+    }
+}
+
+impl PinnedBuffer<'_> {
+    /// The buffer's address (host and device see the same one).
+    pub(crate) fn addr(&self) -> u64 {
+        self.ptr as u64
+    }
+
+    /// The buffer's bytes, for the host to write or read while no stream
+    /// is using it.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: the driver gave `bytes` writable bytes at `ptr`, owned by
+        // `self`; the caller's `&mut` excludes other host users, and it
+        // holds no stream work on the buffer (the contract above).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut u8, self.bytes) }
     }
 }
 
@@ -550,6 +593,42 @@ pub(crate) fn copy_dtod_async(
             .during("cuMemcpyPeerAsync")
     }
     .map_err(|e| e.at(place()))
+}
+
+/// Queues one copy between any two addresses the driver knows (device
+/// or pinned host memory, cuMemcpyAsync), as nvbandwidth's copy-engine
+/// copies are queued whatever their ends.
+///
+/// # Safety
+/// `dst` and `src` must each hold `bytes` bytes of memory allocated by the
+/// driver, and stay allocated until the stream's work is done.
+pub(crate) unsafe fn copy_async(dst: u64, src: u64, bytes: usize, s: &Stream) -> Result<(), CudaError> {
+    // SAFETY: per this function's contract.
+    unsafe { sys::cuMemcpyAsync(dst, src, bytes, s.raw) }
+        .result()
+        .during("cuMemcpyAsync")
+        .map_err(|e| e.at(s.dev.place()))
+}
+
+/// Copies host bytes to `dst` (device or pinned memory) and waits.
+///
+/// # Safety
+/// `dst` must hold `src.len()` bytes of driver memory that no stream is
+/// using.
+pub(crate) unsafe fn write_to(dst: u64, src: &[u8]) -> Result<(), CudaError> {
+    // SAFETY: per this function's contract.
+    unsafe { result::memcpy_htod_sync(dst, src) }.during("cuMemcpyHtoD")
+}
+
+/// Copies `dst.len()` bytes from `src` (device or pinned memory) to the
+/// host and waits.
+///
+/// # Safety
+/// `src` must hold `dst.len()` bytes of driver memory that no stream is
+/// writing.
+pub(crate) unsafe fn read_from(dst: &mut [u8], src: u64) -> Result<(), CudaError> {
+    // SAFETY: per this function's contract.
+    unsafe { result::memcpy_dtoh_sync(dst, src) }.during("cuMemcpyDtoH")
 }
 
 /// One synchronous copy from ordinary (pageable) host memory, returned

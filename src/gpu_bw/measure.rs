@@ -8,6 +8,7 @@
 
 use std::time::Instant;
 
+pub(crate) mod concurrent;
 pub(crate) mod peer_matrix;
 pub(crate) mod series;
 

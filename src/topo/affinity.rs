@@ -29,6 +29,25 @@ pub fn bind(cpus: &[usize]) -> std::io::Result<()> {
     bind_task(0, cpus)
 }
 
+/// The CPUs of NUMA node `node` (sysfs), within this process's mask.
+pub fn numa_node_cpus(node: usize) -> Option<Vec<usize>> {
+    let text = std::fs::read_to_string(format!("/sys/devices/system/node/node{node}/cpulist")).ok()?;
+    let cpus = super::cpuset::parse_list(text.trim()).ok()?;
+    let allowed = allowed_cpus();
+    let usable: Vec<usize> = cpus.into_iter().filter(|c| allowed.contains(c)).collect();
+    (!usable.is_empty()).then_some(usable)
+}
+
+/// Binds the calling thread alone to the CPUs of NUMA node `node`, so
+/// that memory it touches first lies on that node; the CPUs bound to (as
+/// a list), or None where the node has none this process may use or the
+/// binding is refused.
+pub fn bind_thread_to_numa_node(node: usize) -> Option<String> {
+    let cpus = numa_node_cpus(node)?;
+    bind_task(0, &cpus).ok()?;
+    Some(super::cpuset::format_list(&cpus))
+}
+
 fn bind_task(tid: libc::pid_t, cpus: &[usize]) -> std::io::Result<()> {
     // SAFETY: cpu_set_t is plain data; CPU_SET only touches bits below
     // CPU_SETSIZE, which we check first.

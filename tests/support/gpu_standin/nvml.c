@@ -2,8 +2,9 @@
  * The NVML part of commbench's GPU stand-in, built as libnvidia-ml.so.1
  * and linked against the CUDA stand-in (libcuda.so.1), whose machine file
  * it reads. Only the calls commbench makes (src/gpu/nvml.rs), with nvml.h's
- * names, values and signatures: init and shutdown, a handle by PCI bus id
- * or index, and per NVLink its state, version and far end. Test code only:
+ * names, values and signatures: init and shutdown, the driver's version
+ * (fixed: 555.42.06), a handle by PCI bus id or index, and per NVLink its
+ * state, version and far end. Test code only:
  * see README.md.
  *
  * Links: on a machine with `nvlink.switch=1` every GPU has the lanes of its
@@ -26,6 +27,7 @@ enum {
     NVML_ERROR_INVALID_ARGUMENT = 2,
     NVML_ERROR_NOT_SUPPORTED = 3,
     NVML_ERROR_NOT_FOUND = 6,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
     NVML_ERROR_DRIVER_NOT_LOADED = 9,
 };
 enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 };
@@ -101,6 +103,21 @@ static int gpu_of(nvmlDevice_t d)
         if (d == &g_dev[i] && d->magic == DEVICE_MAGIC)
             return i;
     return -1;
+}
+
+/* The kernel driver's version: the stand-in's own, fixed. */
+#define STANDIN_DRIVER_VERSION "555.42.06"
+
+API nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
+    if (!initialised())
+        return NVML_ERROR_UNINITIALIZED;
+    if (!version)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (length < sizeof STANDIN_DRIVER_VERSION)
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(version, STANDIN_DRIVER_VERSION, sizeof STANDIN_DRIVER_VERSION);
+    return NVML_SUCCESS;
 }
 
 API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
