@@ -760,6 +760,17 @@ API CUresult cuInit(unsigned int flags)
     return g_init_rc;
 }
 
+/* The driver's private tables, which NVRTC (it opens libcuda.so.1 when
+ * loaded) asks for by id: the stand-in has none. Without this symbol
+ * NVRTC 12.9 dereferences a null table and crashes. */
+API CUresult cuGetExportTable(const void **table, const void *id)
+{
+    (void)id;
+    if (table)
+        *table = NULL;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 API CUresult cuDriverGetVersion(int *version)
 {
     if (!version)
