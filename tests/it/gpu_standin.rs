@@ -37,6 +37,7 @@ fn check(gpu: &StandIn, prog: &str, args: &[&str], env: &[(&str, &str)]) -> Run 
         "CUDA_VISIBLE_DEVICES",
         "COMMBENCH_STANDIN_TIME_SCALE",
         "COMMBENCH_STANDIN_CUDA_FAIL",
+        "COMMBENCH_STANDIN_CORRUPT",
         "COMMBENCH_STANDIN_NCCL_CORRUPT",
         "COMMBENCH_STANDIN_NCCL_FAIL",
         "COMMBENCH_STANDIN_TRACE",
@@ -650,6 +651,23 @@ fn kernel_modules_and_launch_faults() {
         "{}",
         r.stderr
     );
+}
+
+/// A malformed COMMBENCH_STANDIN_CORRUPT is one line and corrupts
+/// nothing (tests/it/kernels.rs runs copies under it).
+#[test]
+fn a_malformed_corrupt_switch_is_one_line() {
+    let gpu = standin::stand_in("dgx1");
+    for bad in ["0", "x", "1,2"] {
+        let r = ok(&gpu, "cuda_check", &["init"], &[("COMMBENCH_STANDIN_CORRUPT", bad)]);
+        assert_eq!(
+            r.stderr.trim(),
+            format!(
+                "cuda stand-in: COMMBENCH_STANDIN_CORRUPT={bad}: expected a copy's number N (1 or more); nothing \
+                 corrupted"
+            )
+        );
+    }
 }
 
 // ------------------------------------------------------------------ NCCL

@@ -188,11 +188,15 @@ fn child(name: &str, env: &[(&str, &str)]) {
 #[test]
 fn kernels_copy_fill_count_and_chase_on_the_standin() {
     child("standin_kernels", &[]);
+    // A malformed corruption switch corrupts nothing: every check holds.
+    child("standin_kernels", &[("COMMBENCH_STANDIN_CORRUPT", "first")]);
 }
 
 #[test]
 fn a_corrupted_copy_is_counted_as_one_wrong_word() {
+    // The first copy is a copy kernel, the second a driver copy.
     child("standin_corrupt", &[("COMMBENCH_STANDIN_CORRUPT", "1")]);
+    child("standin_corrupt", &[("COMMBENCH_STANDIN_CORRUPT", "2")]);
 }
 
 /// Opens GPU `ordinal` of the stand-in (the child's libcuda).
@@ -382,10 +386,17 @@ fn standin_corrupt() {
         u64::from_le_bytes(download(&dev, &counter).try_into().unwrap())
     };
     assert_eq!(wrong(&src), 0);
-    // The first copy of 4 KiB or more writes one wrong word; the second
-    // does not.
+    let nth: u64 = std::env::var("COMMBENCH_STANDIN_CORRUPT").unwrap().parse().unwrap();
+    // Copy 1 (a kernel): one wrong word when it is the N-th.
     assert_eq!(k.copy(&s, dst.ptr(), src.ptr(), n, 1).unwrap(), n);
-    assert_eq!(wrong(&dst), 1);
+    assert_eq!(wrong(&dst), u64::from(nth == 1));
+    // Copy 2 (the driver's, host to device): its middle word, when N is 2.
+    let data = bytes(n, 9);
+    upload(&dev, &dst, &data);
+    let got = download(&dev, &dst);
+    let differ: Vec<usize> = (0..n / 4).filter(|&w| got[w * 4..w * 4 + 4] != data[w * 4..w * 4 + 4]).collect();
+    assert_eq!(differ, if nth == 2 { vec![n / 8] } else { vec![] });
+    // Copy 3: never.
     assert_eq!(k.copy(&s, dst.ptr(), src.ptr(), n, 1).unwrap(), n);
     assert_eq!(wrong(&dst), 0);
 }
