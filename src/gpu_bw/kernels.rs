@@ -168,16 +168,20 @@ impl<'d> Kernels<'d> {
         let sms = dev.multiprocessors()?;
         let image = image_for(major * 10 + minor)?;
         dev.make_current()?;
+        let mut module: sys::CUmodule = std::ptr::null_mut();
         // SAFETY: the image is a complete PTX text (NUL-terminated) or
-        // CUBIN from NVRTC, alive for the call.
-        let module = unsafe { cudarc::driver::result::module::load_data(image.bytes().as_ptr() as *const c_void) }
+        // CUBIN from NVRTC, alive for the call; one handle is written.
+        unsafe { sys::cuModuleLoadData(&mut module, image.bytes().as_ptr() as *const c_void) }
+            .result()
             .during("cuModuleLoadData")
             .map_err(|e| e.at(dev.place()))?;
         let mut kernels = Kernels { dev, module, fns: [std::ptr::null_mut(); ENTRY_POINTS.len()], sms };
         for (slot, name) in kernels.fns.iter_mut().zip(ENTRY_POINTS) {
             let cname = CString::new(name).expect("entry names hold no NUL");
-            // SAFETY: the module is loaded (and unloaded only by Drop).
-            *slot = unsafe { cudarc::driver::result::module::get_function(module, cname) }
+            // SAFETY: the module is loaded (and unloaded only by Drop); the
+            // name is NUL-terminated; one handle is written.
+            unsafe { sys::cuModuleGetFunction(slot, module, cname.as_ptr()) }
+                .result()
                 .during("cuModuleGetFunction")
                 .map_err(|e| e.at(format!("{} ({name})", dev.place())))?;
         }
@@ -419,7 +423,7 @@ impl Drop for Kernels<'_> {
         let _ = self.dev.make_current();
         // SAFETY: loaded in `load`, unloaded once; the streams that ran its
         // kernels were synchronised by their owners before this drop.
-        let _ = unsafe { cudarc::driver::result::module::unload(self.module) };
+        let _ = unsafe { sys::cuModuleUnload(self.module) };
     }
 }
 
