@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything commbench needs to build and test on Debian/Ubuntu:
 # Debian packages, cargo-nextest (the test runner scripts/test.sh uses), and
-# pip's NCCL wheel and reframe-hpc, each in a test virtual environment.
+# pip's NCCL wheel, NVRTC and ptxas, and reframe-hpc, each in a test virtual
+# environment.
 # Idempotent: packages already present are not reinstalled and apt (or pip)
 # is not even consulted when nothing is missing.
 #
@@ -48,14 +49,14 @@ fi
 
 cd "$(dirname "$0")/.."
 
-# fresh_venv NAME VENV PACKAGE: a new virtual environment at VENV (never
-# activated) holding pip's PACKAGE; whatever was at VENV is replaced.
+# fresh_venv NAME VENV PACKAGE...: a new virtual environment at VENV (never
+# activated) holding pip's PACKAGEs; whatever was at VENV is replaced.
 fresh_venv() {
-  echo "setup: installing $3 into $2"
+  echo "setup: installing ${*:3} into $2"
   rm -rf "$2"
   mkdir -p "$(dirname "$2")"
   python3 -m venv "$2"
-  "$2/bin/python3" -m pip install -q --disable-pip-version-check "$3"
+  "$2/bin/python3" -m pip install -q --disable-pip-version-check "${@:3}"
   echo "setup: $1 venv ready"
 }
 
@@ -70,6 +71,26 @@ if ls "$venv"/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 >/dev/null
   echo "setup: NCCL test venv present ($venv)"
 else
   fresh_venv "NCCL test" "$venv" "$NCCL_WHEEL"
+fi
+
+# NVRTC and ptxas, for the SM copy and latency kernels (src/gpu/kernels.cu):
+# tests/it/kernels.rs compiles them with the real NVRTC (libnvrtc.so.12 from
+# nvidia-cuda-nvrtc-cu12, found as a GPU machine's pip install is) and checks
+# every PTX with the real ptxas (nvidia-cuda-nvcc-cu12's bin/ptxas). No GPU
+# is needed for either. Downloads: about 90 MB (nvrtc) and 41 MB (nvcc)
+# wheels, 337 MB installed. COMMBENCH_CUDA_VENV moves it (the tests read the
+# same variable).
+CUDA_WHEELS=("nvidia-cuda-nvrtc-cu12==12.9.86" "nvidia-cuda-nvcc-cu12==12.9.86")
+cvenv=${COMMBENCH_CUDA_VENV:-target/cuda-venv}
+# Present means both wheels at the pinned version (their dist-info) with the
+# library and ptxas in place.
+site=("$cvenv"/lib/python3*/site-packages)
+if [ -d "${site[0]}/nvidia_cuda_nvrtc_cu12-12.9.86.dist-info" ] &&
+  [ -d "${site[0]}/nvidia_cuda_nvcc_cu12-12.9.86.dist-info" ] &&
+  [ -f "${site[0]}/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" ] && [ -x "${site[0]}/nvidia/cuda_nvcc/bin/ptxas" ]; then
+  echo "setup: CUDA compiler venv present ($cvenv)"
+else
+  fresh_venv "CUDA compiler" "$cvenv" "${CUDA_WHEELS[@]}"
 fi
 
 # ReFrame, for the test that runs the ReFrame checks of contrib/reframe

@@ -9,27 +9,9 @@
 //! used; none of its NCCL functions is ever called, so its loader never
 //! runs.
 //!
-//! The search order ([`candidates`], after `COMMBENCH_NCCL`) is:
-//!
-//! 1. `$COMMBENCH_NCCL`, a file: when set, nothing else is tried;
-//! 2. the dynamic loader's own search (`LD_LIBRARY_PATH`, RUNPATH, the
-//!    ld.so cache, the default directories) by name;
-//! 3. `$NCCL_HOME/lib`, `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64`,
-//!    `/usr/local/cuda/lib64`;
-//! 4. Python environments, where pip puts NCCL in `nvidia/nccl/lib`:
-//!    `$VIRTUAL_ENV` and `$CONDA_PREFIX` (`lib/python3*/site-packages`),
-//!    each entry of `$PYTHONPATH`, `~/.local/lib/python3*/site-packages`,
-//!    `/usr/local/lib/python3*/dist-packages` and
-//!    `/usr/lib/python3/dist-packages`;
-//! 5. when none of those has it: the package directories of the `python3`
-//!    on `PATH` (its virtual environment's, even when that is not
-//!    activated, and its user directory), asked of `python3` itself once,
-//!    for at most [`PYTHON_LIMIT`].
-//!
-//! In every directory `libnccl.so.2` is tried before `libnccl.so`; the
-//! first file that opens wins. The list is built from a [`SearchEnv`], a
-//! snapshot of the variables involved, so it can be checked without
-//! touching the process environment.
+//! The search is the one NCCL and NVRTC share ([`super::lib_search`]),
+//! with NCCL's names (`libnccl.so.2` before `libnccl.so`), its override
+//! `COMMBENCH_NCCL`, its home `$NCCL_HOME/lib` and pip's `nvidia/nccl/lib`.
 //!
 //! # Calling NCCL
 //!
@@ -41,9 +23,8 @@
 //! elements of `datatype` the call reads or writes, and stays allocated and
 //! untouched by others until the stream has run the operation.
 
-use std::ffi::{c_char, c_int, c_void, CStr, OsStr, OsString};
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::fmt;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -65,8 +46,18 @@ impl From<ncclRedOp_t> for RedOp {
 /// `ncclScalarHostImmediate`: the scalar is read from host memory when the
 /// operation is made.
 const SCALAR_HOST_IMMEDIATE: c_int = 1;
-use libloading::Library;
+use libloading::Library as Lib;
 use thiserror::Error;
+
+#[cfg(test)]
+use super::lib_search::Candidate;
+use super::lib_search::{self, Library, Missing};
+pub(crate) use super::lib_search::{named_not_regular, one_line};
+#[cfg(test)]
+use super::lib_search::{on_path, python_minor, python_packages, PYTHON_LIMIT};
+pub use super::lib_search::{Found, SearchEnv};
+#[cfg(test)]
+use std::ffi::{OsStr, OsString};
 
 /// The file names NCCL is looked for under, in the order tried.
 pub(crate) const LIBRARY_NAMES: [&str; 2] = ["libnccl.so.2", "libnccl.so"];
@@ -77,227 +68,27 @@ pub(crate) const OVERRIDE_VAR: &str = "COMMBENCH_NCCL";
 /// Where pip puts NCCL below a Python package directory.
 const NCCL_IN_PYTHON: &str = "nvidia/nccl/lib";
 
-/// How long `python3` may take to name its package directories.
-pub(crate) const PYTHON_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// The most of `python3`'s answer that is read.
-const PYTHON_ANSWER_CAP: u64 = 64 << 10;
-
-/// The first executable file `name` in the directories of `path` (a
-/// `$PATH` value).
-pub(crate) fn on_path(path: &OsStr, name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path)
-        .filter(|d| !d.as_os_str().is_empty())
-        .map(|d| d.join(name))
-        .find(|f| std::fs::metadata(f).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
-}
-
-/// The package directories `python` names (its `site.getsitepackages()`
-/// and user directory), asked once with `-E` so that `PYTHON*` variables
-/// do not change the answer; Err (with why) when it fails, says nothing
-/// usable or takes longer than `limit` (it is then killed).
-pub(crate) fn python_packages(python: &Path, limit: std::time::Duration) -> Result<Vec<PathBuf>, String> {
-    use std::io::Read;
-    use std::process::{Command, Stdio};
-    let program = "import site\nfor d in site.getsitepackages() + [site.getusersitepackages()]: print(d)";
-    let mut child = Command::new(python)
-        .args(["-E", "-c", program])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("{} does not start: {e}", python.display()))?;
-    let deadline = std::time::Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(5)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("{} did not answer within {} s", python.display(), limit.as_secs_f64()));
-            }
-            Err(e) => return Err(format!("{}: {e}", python.display())),
-        }
-    };
-    if !status.success() {
-        return Err(format!("{} failed ({status})", python.display()));
-    }
-    let mut text = Vec::new();
-    if let Some(out) = child.stdout.take() {
-        let _ = out.take(PYTHON_ANSWER_CAP).read_to_end(&mut text);
-    }
-    Ok(text
-        .split(|&b| b == b'\n')
-        .map(|l| PathBuf::from(OsStr::from_bytes(l.strip_suffix(b"\r").unwrap_or(l))))
-        .filter(|p| p.is_absolute())
-        .collect())
-}
-
-/// The variables the search reads, as a snapshot: [`SearchEnv::from_process`]
-/// takes them from the environment; tests fill one in by hand. Absent and
-/// empty variables are both `None`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SearchEnv {
-    /// `$COMMBENCH_NCCL`: the library file to use, and nothing else.
-    pub commbench_nccl: Option<PathBuf>,
-    /// `$NCCL_HOME` (its `lib`).
-    pub nccl_home: Option<PathBuf>,
-    /// `$CUDA_HOME` (its `lib64`).
-    pub cuda_home: Option<PathBuf>,
-    /// `$CUDA_PATH` (its `lib64`).
-    pub cuda_path: Option<PathBuf>,
-    /// `$VIRTUAL_ENV`, an active Python virtual environment.
-    pub virtual_env: Option<PathBuf>,
-    /// `$CONDA_PREFIX`, an active conda environment.
-    pub conda_prefix: Option<PathBuf>,
-    /// `$PYTHONPATH`, colon-separated.
-    pub pythonpath: Option<OsString>,
-    /// `$HOME`, for `~/.local`.
-    pub home: Option<PathBuf>,
-    /// The `python3` found on `$PATH`, asked for its package directories
-    /// when nothing else has NCCL; None asks nothing.
-    pub python: Option<PathBuf>,
-    /// The directory the fixed system paths (`/usr/local/cuda/lib64`,
-    /// `/usr/local/lib/python3*`, `/usr/lib/python3`) are taken below: `/`
-    /// for the real search, a scratch tree in tests.
-    pub root: PathBuf,
-}
-
-impl Default for SearchEnv {
-    /// No variables set, system paths below `/`.
-    fn default() -> Self {
-        SearchEnv {
-            commbench_nccl: None,
-            nccl_home: None,
-            cuda_home: None,
-            cuda_path: None,
-            virtual_env: None,
-            conda_prefix: None,
-            pythonpath: None,
-            home: None,
-            python: None,
-            root: PathBuf::from("/"),
-        }
-    }
-}
+/// NCCL for the shared search.
+pub const NCCL_LIBRARY: Library = Library {
+    names: &LIBRARY_NAMES,
+    override_var: OVERRIDE_VAR,
+    home_var: Some(("NCCL_HOME", "lib")),
+    python_subdir: NCCL_IN_PYTHON,
+    probe_symbol: "ncclGetVersion",
+};
 
 impl SearchEnv {
-    /// The snapshot of this process's environment.
-    pub(crate) fn from_process() -> Self {
-        Self::from_vars(|name| std::env::var_os(name))
+    /// The snapshot of this process's environment for NCCL.
+    pub(crate) fn for_nccl() -> Self {
+        SearchEnv::from_process(&NCCL_LIBRARY)
     }
-
-    /// The snapshot `var` gives (a variable's value by name), with the
-    /// system paths below `/`.
-    pub(crate) fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Self {
-        let value = |name: &str| var(name).filter(|v| !v.is_empty());
-        let path = |name: &str| value(name).map(PathBuf::from);
-        SearchEnv {
-            commbench_nccl: path(OVERRIDE_VAR),
-            nccl_home: path("NCCL_HOME"),
-            cuda_home: path("CUDA_HOME"),
-            cuda_path: path("CUDA_PATH"),
-            virtual_env: path("VIRTUAL_ENV"),
-            conda_prefix: path("CONDA_PREFIX"),
-            pythonpath: value("PYTHONPATH"),
-            home: path("HOME"),
-            python: value("PATH").and_then(|p| on_path(&p, "python3")),
-            root: PathBuf::from("/"),
-        }
-    }
-
-    fn system(&self, path: &str) -> PathBuf {
-        self.root.join(path)
-    }
-}
-
-/// One place the library may be.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Candidate {
-    /// A bare name, for the dynamic loader's own search.
-    LoaderPath(&'static str),
-    /// A file by its path.
-    File(PathBuf),
 }
 
 /// The places NCCL is looked for when `COMMBENCH_NCCL` is not set, in
-/// order, each once. The Python `python3*` directories are those that
-/// exist under `env`'s paths and hold `nvidia/nccl/lib`, newest Python
-/// first; every other directory is listed whether it exists or not.
+/// order (the shared search's, with NCCL's names and places).
+#[cfg(test)]
 pub(crate) fn candidates(env: &SearchEnv) -> Vec<Candidate> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    dirs.extend(env.nccl_home.as_ref().map(|p| p.join("lib")));
-    dirs.extend(env.cuda_home.as_ref().map(|p| p.join("lib64")));
-    dirs.extend(env.cuda_path.as_ref().map(|p| p.join("lib64")));
-    dirs.push(env.system("usr/local/cuda/lib64"));
-    for prefix in [&env.virtual_env, &env.conda_prefix].into_iter().flatten() {
-        dirs.extend(python_dirs(&prefix.join("lib"), "site-packages"));
-    }
-    if let Some(pythonpath) = &env.pythonpath {
-        for entry in std::env::split_paths(pythonpath).filter(|e| !e.as_os_str().is_empty()) {
-            dirs.push(entry.join(NCCL_IN_PYTHON));
-        }
-    }
-    if let Some(home) = &env.home {
-        dirs.extend(python_dirs(&home.join(".local/lib"), "site-packages"));
-    }
-    dirs.extend(python_dirs(&env.system("usr/local/lib"), "dist-packages"));
-    dirs.push(env.system("usr/lib/python3/dist-packages").join(NCCL_IN_PYTHON));
-
-    let mut out: Vec<Candidate> = LIBRARY_NAMES.into_iter().map(Candidate::LoaderPath).collect();
-    for dir in dirs {
-        for name in LIBRARY_NAMES {
-            let c = Candidate::File(dir.join(name));
-            if !out.contains(&c) {
-                out.push(c);
-            }
-        }
-    }
-    out
-}
-
-/// `lib/python3*/<packages>/nvidia/nccl/lib` below `lib_dir`, those that
-/// exist, newest Python first.
-fn python_dirs(lib_dir: &Path, packages: &str) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(lib_dir) else {
-        return Vec::new();
-    };
-    let mut found: Vec<(Option<u32>, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name();
-            let rest = name.to_str()?.strip_prefix("python3")?;
-            let dir = e.path().join(packages).join(NCCL_IN_PYTHON);
-            dir.is_dir().then(|| (python_minor(rest), dir))
-        })
-        .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    found.into_iter().map(|(_, d)| d).collect()
-}
-
-/// 11 for the `.11` of `python3.11` (and of `python3.11t`); None for
-/// anything else.
-fn python_minor(rest: &str) -> Option<u32> {
-    let digits = rest.strip_prefix('.')?;
-    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
-    digits[..end].parse().ok()
-}
-
-/// An opened NCCL library, before its functions are looked up.
-#[derive(Debug)]
-pub struct Found {
-    path: PathBuf,
-    library: Library,
-}
-
-impl Found {
-    /// The file that was opened (for a library found by the loader, the
-    /// file it chose where that can be told, else the name asked for).
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
+    lib_search::candidates(&NCCL_LIBRARY, env)
 }
 
 /// Why no NCCL library could be opened.
@@ -407,125 +198,26 @@ impl fmt::Display for NcclCallError {
 
 impl std::error::Error for NcclCallError {}
 
-/// `text` with every run of whitespace, newlines included, as one space.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Opens `path` (a file, or a bare name for the loader), giving the
-/// loader's complaint on one line when it cannot.
-fn open(path: &OsStr) -> Result<Library, String> {
-    // SAFETY: opening a library runs its initialisers. We open only files
-    // named as NCCL, or the one the user named in COMMBENCH_NCCL; NCCL's
-    // initialisers only set up its own state.
-    unsafe { Library::new(path) }.map_err(|e| one_line(&e.to_string()))
-}
-
-/// The file the loader opened `library` from, told by where its
-/// `ncclGetVersion` lives.
-fn loaded_from(library: &Library) -> Option<PathBuf> {
-    // SAFETY: the symbol is read as a plain address and never called here.
-    let symbol = unsafe { library.get::<*const c_void>(b"ncclGetVersion\0") }.ok()?;
-    let address: *const c_void = *symbol;
-    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
-    // SAFETY: dladdr only reads the address and fills `info`.
-    if unsafe { libc::dladdr(address, info.as_mut_ptr()) } == 0 {
-        return None;
+impl From<Missing> for NcclMissing {
+    fn from(m: Missing) -> NcclMissing {
+        match m {
+            Missing::NotFound => NcclMissing::NotFound,
+            Missing::Unloadable { path, reason } => NcclMissing::Unloadable { path, reason },
+            Missing::Override { path, reason } => NcclMissing::Override { path, reason },
+        }
     }
-    // SAFETY: dladdr succeeded, so it filled `info` in.
-    let info = unsafe { info.assume_init() };
-    if info.dli_fname.is_null() {
-        return None;
-    }
-    // SAFETY: dli_fname is the NUL-terminated name of a loaded object,
-    // which stays loaded while `library` is open.
-    let name = unsafe { CStr::from_ptr(info.dli_fname) };
-    Some(PathBuf::from(OsStr::from_bytes(name.to_bytes())))
-}
-
-/// Why the library file `path` is not opened at all: it is there and is
-/// not a regular file (a FIFO, on which the loader's open would block for
-/// ever; a device; a directory). A name without a `/` is the loader's to
-/// search, and is not looked at here.
-pub(crate) fn named_not_regular(path: &Path) -> Option<std::io::Error> {
-    if !path.as_os_str().as_bytes().contains(&b'/') {
-        return None;
-    }
-    crate::input_file::not_regular(path)
 }
 
 /// Finds and opens NCCL from this process's environment.
 pub fn find() -> Result<Found, NcclMissing> {
-    find_in(&SearchEnv::from_process())
+    find_in(&SearchEnv::for_nccl())
 }
 
 /// Finds and opens NCCL as [`find`] does, from the snapshot `env`: the
 /// `COMMBENCH_NCCL` file alone when set, else the first of
-/// [`candidates`] that opens. Files that do not exist are skipped without
-/// asking the loader.
+/// [`candidates`] that opens (the shared search, [`lib_search::find_in`]).
 pub fn find_in(env: &SearchEnv) -> Result<Found, NcclMissing> {
-    if let Some(path) = &env.commbench_nccl {
-        // The loader would block on a FIFO for ever, or read a device.
-        if let Some(e) = named_not_regular(path) {
-            return Err(NcclMissing::Override { path: path.clone(), reason: e.to_string() });
-        }
-        return match open(path.as_os_str()) {
-            Ok(library) => Ok(Found { path: path.clone(), library }),
-            Err(reason) => Err(NcclMissing::Override { path: path.clone(), reason }),
-        };
-    }
-    let mut first_failure: Option<(PathBuf, String)> = None;
-    let tried = candidates(env);
-    if let Some(found) = try_candidates(&tried, &mut first_failure) {
-        return Ok(found);
-    }
-    // Last, and only now (it starts a process): the python3 on PATH.
-    if let Some(python) = &env.python {
-        let more: Vec<Candidate> = python_packages(python, PYTHON_LIMIT)
-            .unwrap_or_default()
-            .into_iter()
-            .flat_map(|d| LIBRARY_NAMES.map(|n| Candidate::File(d.join(NCCL_IN_PYTHON).join(n))))
-            .filter(|c| !tried.contains(c))
-            .collect();
-        if let Some(found) = try_candidates(&more, &mut first_failure) {
-            return Ok(found);
-        }
-    }
-    Err(match first_failure {
-        Some((path, reason)) => NcclMissing::Unloadable { path, reason },
-        None => NcclMissing::NotFound,
-    })
-}
-
-/// The first of `list` that opens; a file that exists but does not load
-/// is noted in `first_failure` (the first such) and passed over.
-fn try_candidates(list: &[Candidate], first_failure: &mut Option<(PathBuf, String)>) -> Option<Found> {
-    for candidate in list {
-        match candidate {
-            Candidate::LoaderPath(name) => {
-                if let Ok(library) = open(OsStr::new(name)) {
-                    let path = loaded_from(&library).unwrap_or_else(|| PathBuf::from(name));
-                    return Some(Found { path, library });
-                }
-            }
-            Candidate::File(path) => {
-                if !path.exists() {
-                    continue;
-                }
-                if let Some(e) = named_not_regular(path) {
-                    first_failure.get_or_insert((path.clone(), e.to_string()));
-                    continue;
-                }
-                match open(path.as_os_str()) {
-                    Ok(library) => return Some(Found { path: path.clone(), library }),
-                    Err(reason) => {
-                        first_failure.get_or_insert((path.clone(), reason));
-                    }
-                }
-            }
-        }
-    }
-    None
+    lib_search::find_in(&NCCL_LIBRARY, env).map_err(NcclMissing::from)
 }
 
 /// The decoded `ncclGetVersion` code: `major*10000 + minor*100 + patch` from
@@ -658,7 +350,7 @@ pub struct NcclLib {
     version_code: i32,
     fns: Functions,
     /// Keeps every function in `fns` loaded; closed only with them.
-    _library: Library,
+    _library: Lib,
 }
 
 /// The functions looked up in an opened library.
@@ -707,7 +399,7 @@ impl fmt::Debug for NcclLib {
 ///
 /// `T` must be a function pointer type with the C signature NCCL gives
 /// `name`.
-unsafe fn symbol<T: Copy>(library: &Library, path: &Path, name: &'static str) -> Result<T, NcclError> {
+unsafe fn symbol<T: Copy>(library: &Lib, path: &Path, name: &'static str) -> Result<T, NcclError> {
     // SAFETY: the caller vouches for `T`; the pointer is copied out and
     // kept only beside `library`, which outlives it (see `NcclLib`).
     match unsafe { library.get::<T>(name.as_bytes()) } {
@@ -734,7 +426,7 @@ impl NcclLib {
     /// Looks up every function in `found` and reads its version. A missing
     /// required function gives [`NcclError::Lacks`].
     pub fn open(found: Found) -> Result<NcclLib, NcclError> {
-        let Found { path, library } = found;
+        let (path, library) = found.into_parts();
         let (lib, p) = (&library, path.as_path());
         // SAFETY: each type named below is nccl.h's signature for the name
         // beside it, and the pointers are kept only beside `library`.

@@ -32,7 +32,7 @@ pub struct CudaError {
 impl CudaError {
     /// Reads the name and text of `err` from the driver (which is loaded:
     /// it just returned this error).
-    fn new(call: &'static str, err: DriverError) -> CudaError {
+    pub(crate) fn new(call: &'static str, err: DriverError) -> CudaError {
         let name =
             err.error_name().map(|c| c.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", err.0));
         let text = err.error_string().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
@@ -69,7 +69,7 @@ impl fmt::Display for CudaError {
 impl std::error::Error for CudaError {}
 
 /// Names the call a driver result came from.
-trait During<T> {
+pub(crate) trait During<T> {
     fn during(self, call: &'static str) -> Result<T, CudaError>;
 }
 
@@ -159,12 +159,34 @@ impl Device {
         Ok(Device { ordinal, dev, ctx })
     }
 
-    fn place(&self) -> String {
+    pub(crate) fn place(&self) -> String {
         format!("GPU {}", self.ordinal)
     }
 
+    /// One attribute of this GPU (cuDeviceGetAttribute).
+    pub(crate) fn attribute(&self, attr: sys::CUdevice_attribute) -> Result<i32, CudaError> {
+        // SAFETY: `dev` came from cuDeviceGet.
+        unsafe { result::device::get_attribute(self.dev, attr) }
+            .during("cuDeviceGetAttribute")
+            .map_err(|e| e.at(self.place()))
+    }
+
+    /// Its streaming multiprocessors (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).
+    pub fn multiprocessors(&self) -> Result<u32, CudaError> {
+        let n = self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        Ok(u32::try_from(n).unwrap_or(0))
+    }
+
+    /// Its compute capability as (major, minor), e.g. (9, 0).
+    pub fn compute_capability(&self) -> Result<(u32, u32), CudaError> {
+        use sys::CUdevice_attribute as A;
+        let major = self.attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = self.attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        Ok((u32::try_from(major).unwrap_or(0), u32::try_from(minor).unwrap_or(0)))
+    }
+
     /// Makes this GPU's context current on the calling thread.
-    pub(crate) fn make_current(&self) -> Result<(), CudaError> {
+    pub fn make_current(&self) -> Result<(), CudaError> {
         // SAFETY: the context is retained for the life of `self`.
         unsafe { result::ctx::set_current(self.ctx) }.during("cuCtxSetCurrent").map_err(|e| e.at(self.place()))
     }
@@ -248,7 +270,7 @@ impl Drop for Device {
 
 /// Device memory on one GPU, filled once so its pages are mapped before
 /// any timing.
-pub(crate) struct DeviceBuffer<'d> {
+pub struct DeviceBuffer<'d> {
     dev: &'d Device,
     ptr: sys::CUdeviceptr,
     pub bytes: usize,
@@ -267,6 +289,11 @@ impl<'d> DeviceBuffer<'d> {
         // timing streams (non-blocking) would not wait for.
         result::ctx::synchronize().during("cuCtxSynchronize").map_err(|e| e.at(dev.place()))?;
         Ok(buf)
+    }
+
+    /// Its device address, as kernels take it.
+    pub fn ptr(&self) -> u64 {
+        self.ptr
     }
 }
 
@@ -293,7 +320,7 @@ impl Drop for DeviceBuffer<'_> {
 
 /// Page-locked host memory usable from every context (portable), not
 /// write-combined (bandwidthTest's default pinned memory).
-pub(crate) struct PinnedBuffer<'d> {
+pub struct PinnedBuffer<'d> {
     dev: &'d Device,
     ptr: *mut c_void,
     pub bytes: usize,
@@ -317,6 +344,28 @@ impl<'d> PinnedBuffer<'d> {
         // SAFETY: the driver returned `bytes` writable bytes at `ptr`.
         unsafe { std::ptr::write_bytes(ptr as *mut u8, 0x5a, bytes) };
         Ok(PinnedBuffer { dev, ptr, bytes })
+    }
+
+    /// Its address, as kernels take it (the same on the host and, with
+    /// unified addressing, on every GPU).
+    pub fn ptr(&self) -> u64 {
+        self.ptr as u64
+    }
+
+    /// Its bytes, read on the host (after the work writing them was
+    /// synchronised).
+    pub fn to_vec(&self) -> Vec<u8> {
+        // SAFETY: the driver gave `bytes` readable bytes at `ptr`; the
+        // caller synchronised the streams that write them.
+        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.bytes) }.to_vec()
+    }
+
+    /// Writes `data` at its start, on the host.
+    pub fn write(&self, data: &[u8]) {
+        assert!(data.len() <= self.bytes, "{} bytes do not fit in {}", data.len(), self.bytes);
+        // SAFETY: `ptr` holds `bytes` writable bytes; the caller keeps
+        // streams off them meanwhile.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr as *mut u8, data.len()) };
     }
 }
 
@@ -346,7 +395,7 @@ impl Drop for PinnedBuffer<'_> {
 }
 
 /// A non-blocking stream on one GPU.
-pub(crate) struct Stream<'d> {
+pub struct Stream<'d> {
     pub dev: &'d Device,
     raw: sys::CUstream,
 }
@@ -358,6 +407,11 @@ impl<'d> Stream<'d> {
             .during("cuStreamCreate")
             .map_err(|e| e.at(dev.place()))?;
         Ok(Stream { dev, raw })
+    }
+
+    /// The driver's handle, for calls that queue work on it.
+    pub(crate) fn raw(&self) -> sys::CUstream {
+        self.raw
     }
 
     /// Makes the stream wait for the last recording of `event`.
@@ -389,7 +443,7 @@ impl Drop for Stream<'_> {
 
 /// An event with timing enabled (CU_EVENT_DEFAULT; cudarc's default
 /// creates events without timing).
-pub(crate) struct Event<'d> {
+pub struct Event<'d> {
     dev: &'d Device,
     raw: sys::CUevent,
 }
@@ -419,7 +473,7 @@ impl<'d> Event<'d> {
 
     /// Milliseconds from `self` to `later` as the driver gives them (a
     /// float).
-    pub(crate) fn ms_until(&self, later: &Event) -> Result<f32, CudaError> {
+    pub fn ms_until(&self, later: &Event) -> Result<f32, CudaError> {
         // SAFETY: both events were created with timing and recorded.
         unsafe { result::event::elapsed(self.raw, later.raw) }
             .during("cuEventElapsedTime")
@@ -437,7 +491,7 @@ impl Drop for Event<'_> {
 
 /// Peer access from one GPU's context to another's memory, switched off
 /// again when dropped.
-pub(crate) struct PeerAccess<'d> {
+pub struct PeerAccess<'d> {
     from: &'d Device,
     to: &'d Device,
 }
@@ -445,7 +499,7 @@ pub(crate) struct PeerAccess<'d> {
 impl<'d> PeerAccess<'d> {
     /// Lets `from` map `to`'s memory (cuCtxEnablePeerAccess); access that
     /// is already on counts as on.
-    pub(crate) fn enable(from: &'d Device, to: &'d Device) -> Result<PeerAccess<'d>, CudaError> {
+    pub fn enable(from: &'d Device, to: &'d Device) -> Result<PeerAccess<'d>, CudaError> {
         from.make_current()?;
         // SAFETY: both contexts are retained by their devices.
         let rc = unsafe { sys::cuCtxEnablePeerAccess(to.ctx, 0) };
@@ -633,7 +687,7 @@ pub(crate) unsafe fn read_from(dst: &mut [u8], src: u64) -> Result<(), CudaError
 
 /// One synchronous copy from ordinary (pageable) host memory, returned
 /// once the GPU has the data (the copy and then cuCtxSynchronize).
-pub(crate) fn copy_htod_pageable(dst: &DeviceBuffer, src: &[u8]) -> Result<(), CudaError> {
+pub fn copy_htod_pageable(dst: &DeviceBuffer, src: &[u8]) -> Result<(), CudaError> {
     debug_assert!(src.len() <= dst.bytes);
     // SAFETY: `dst` holds at least `src.len()` bytes; the current context
     // is `dst`'s (made so by the caller).
@@ -642,7 +696,7 @@ pub(crate) fn copy_htod_pageable(dst: &DeviceBuffer, src: &[u8]) -> Result<(), C
 }
 
 /// One synchronous copy into ordinary (pageable) host memory.
-pub(crate) fn copy_dtoh_pageable(dst: &mut [u8], src: &DeviceBuffer) -> Result<(), CudaError> {
+pub fn copy_dtoh_pageable(dst: &mut [u8], src: &DeviceBuffer) -> Result<(), CudaError> {
     debug_assert!(dst.len() <= src.bytes);
     // SAFETY: `src` holds at least `dst.len()` bytes; the current context
     // is `src`'s (made so by the caller).

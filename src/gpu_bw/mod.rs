@@ -13,6 +13,7 @@
 pub mod bandwidth_test;
 pub mod driver;
 pub mod efficiency;
+pub mod kernels;
 pub mod measure;
 pub mod options;
 pub mod output;

@@ -37,6 +37,7 @@ fn check(gpu: &StandIn, prog: &str, args: &[&str], env: &[(&str, &str)]) -> Run 
         "CUDA_VISIBLE_DEVICES",
         "COMMBENCH_STANDIN_TIME_SCALE",
         "COMMBENCH_STANDIN_CUDA_FAIL",
+        "COMMBENCH_STANDIN_CORRUPT",
         "COMMBENCH_STANDIN_NCCL_CORRUPT",
         "COMMBENCH_STANDIN_NCCL_FAIL",
         "COMMBENCH_STANDIN_TRACE",
@@ -304,7 +305,7 @@ fn exports_what_commbench_calls() {
     assert!(missing.is_empty(), "libnccl stand-in lacks {missing:?}");
     // And commbench's own NCCL loader accepts it.
     let env = commbench::gpu::nccl_lib::SearchEnv {
-        commbench_nccl: Some(libs.libnccl.clone()),
+        override_file: Some(libs.libnccl.clone()),
         ..commbench::gpu::nccl_lib::SearchEnv::default()
     };
     let lib = commbench::gpu::nccl_lib::NcclLib::open(commbench::gpu::nccl_lib::find_in(&env).unwrap()).unwrap();
@@ -629,6 +630,44 @@ fn cuda_failure_injection_is_sticky() {
     assert!(r.stderr.starts_with("cuda stand-in: injected failure (COMMBENCH_STANDIN_CUDA_FAIL)"), "{}", r.stderr);
     let r = ok(&gpu, "cuda_check", &["sticky"], &[("COMMBENCH_STANDIN_CUDA_FAIL", "after=3,code=700")]);
     assert!(r.stdout.starts_with("sticky 700 CUDA_ERROR_ILLEGAL_ADDRESS query 700"), "{}", r.stdout);
+}
+
+/// Modules define only what their image defines and the stand-in knows;
+/// a kernel's out-of-range pointer is CUDA_ERROR_ILLEGAL_ADDRESS at the
+/// next synchronisation (the launch itself succeeds) and sticks.
+#[test]
+fn kernel_modules_and_launch_faults() {
+    let gpu = standin::stand_in("dgx1");
+    let r = ok(&gpu, "cuda_check", &["kernels"], &[]);
+    assert_eq!(
+        r.stdout.trim(),
+        "unknown 500\nundefined 500\nblock 1025 1\noverrun launch 0 sync 700 after 700",
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("commbench_copy_simple's dst") && r.stderr.contains("CUDA_ERROR_ILLEGAL_ADDRESS"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A malformed COMMBENCH_STANDIN_CORRUPT is one line and corrupts
+/// nothing (tests/it/kernels.rs runs copies under it).
+#[test]
+fn a_malformed_corrupt_switch_is_one_line() {
+    let gpu = standin::stand_in("dgx1");
+    for bad in ["0", "x", "1,2"] {
+        let r = ok(&gpu, "cuda_check", &["init"], &[("COMMBENCH_STANDIN_CORRUPT", bad)]);
+        assert_eq!(
+            r.stderr.trim(),
+            format!(
+                "cuda stand-in: COMMBENCH_STANDIN_CORRUPT={bad}: expected a copy's number N (1 or more); nothing \
+                 corrupted"
+            )
+        );
+    }
 }
 
 // ------------------------------------------------------------------ NCCL

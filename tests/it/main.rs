@@ -21,6 +21,7 @@ mod gpu_nccl;
 mod gpu_standin;
 mod harness;
 mod history;
+mod kernels;
 mod layout;
 mod limits;
 mod locate;

@@ -130,7 +130,7 @@ fn commbench_nccl_is_used_alone_before_every_other_place() {
     stand_in(&cuda.join("lib64/libnccl.so.2"), 22105, &[]);
     // Any file name will do for the override.
     let chosen = stand_in(&t.path().join("mine/libnccl-custom.so"), 2708, &[]);
-    let env = SearchEnv { commbench_nccl: Some(chosen.clone()), cuda_home: Some(cuda), ..bare(t.path()) };
+    let env = SearchEnv { override_file: Some(chosen.clone()), cuda_home: Some(cuda), ..bare(t.path()) };
     let nccl = NcclLib::open(find_in(&env).unwrap()).unwrap();
     assert_eq!(nccl.path(), chosen);
     assert_eq!(nccl.version(), (2, 7, 8));
@@ -140,7 +140,7 @@ fn commbench_nccl_is_used_alone_before_every_other_place() {
 fn a_library_lacking_a_required_function_is_refused_in_one_line() {
     let t = tempfile::tempdir().unwrap();
     let lib = stand_in(&t.path().join("libnccl.so.2"), 20610, &["ncclSend", "ncclRecv"]);
-    let env = SearchEnv { commbench_nccl: Some(lib.clone()), ..bare(t.path()) };
+    let env = SearchEnv { override_file: Some(lib.clone()), ..bare(t.path()) };
     let err = NcclLib::open(find_in(&env).unwrap()).unwrap_err();
     assert_eq!(err, NcclError::Lacks { path: lib.clone(), symbol: "ncclSend" });
     assert_eq!(err.to_string(), format!("NCCL at {} lacks ncclSend (NCCL 2.7 or newer is needed)", lib.display()));
@@ -152,7 +152,7 @@ fn a_failed_call_carries_the_code_and_nccl_s_words_and_get_last_error_is_optiona
     let with = stand_in(&t.path().join("with/libnccl.so.2"), 22105, &[]);
     let without = stand_in(&t.path().join("without/libnccl.so.2"), 21201, &["ncclGetLastError"]);
 
-    let env = SearchEnv { commbench_nccl: Some(with), ..bare(t.path()) };
+    let env = SearchEnv { override_file: Some(with), ..bare(t.path()) };
     let nccl = NcclLib::open(find_in(&env).unwrap()).unwrap();
     assert!(nccl.has_last_error());
     let err = nccl.group_start().unwrap_err();
@@ -164,7 +164,7 @@ fn a_failed_call_carries_the_code_and_nccl_s_words_and_get_last_error_is_optiona
         "ncclGroupStart failed with NCCL error 5: stand-in: invalid usage; last error: stand-in: does nothing"
     );
 
-    let env = SearchEnv { commbench_nccl: Some(without), ..bare(t.path()) };
+    let env = SearchEnv { override_file: Some(without), ..bare(t.path()) };
     let nccl = NcclLib::open(find_in(&env).unwrap()).unwrap();
     assert!(!nccl.has_last_error());
     assert_eq!(nccl.version(), (2, 12, 1));
@@ -205,7 +205,7 @@ fn commbench_nccl_naming_something_that_is_not_a_library_says_which_and_why() {
     fs::write(&text_file, "not a shared library\n").unwrap();
     let absent = t.path().join("absent/libnccl.so.2");
     for path in [text_file, absent] {
-        let env = SearchEnv { commbench_nccl: Some(path.clone()), ..bare(t.path()) };
+        let env = SearchEnv { override_file: Some(path.clone()), ..bare(t.path()) };
         let err = find_in(&env).unwrap_err();
         assert!(matches!(err, NcclMissing::Override { .. }), "{err:?}");
         let line = err.to_string();
@@ -395,7 +395,7 @@ fn a_fifo_or_a_directory_named_as_nccl_is_refused_at_once() {
     let fifo = t.path().join("libnccl.so.2");
     mkfifo(&fifo);
     for (path, what) in [(fifo.clone(), "a FIFO"), (t.path().to_path_buf(), "a directory")] {
-        let env = SearchEnv { commbench_nccl: Some(path.clone()), ..bare(t.path()) };
+        let env = SearchEnv { override_file: Some(path.clone()), ..bare(t.path()) };
         let err = find_within_limit(env).unwrap_err();
         assert_eq!(err, NcclMissing::Override { path: path.clone(), reason: format!("not a regular file ({what})") });
         assert_eq!(

@@ -44,8 +44,8 @@ fn every_place_comes_in_the_documented_order() {
     let usr_local_nccl = mkdirs(&root.join("usr/local/lib/python3.11/dist-packages/nvidia/nccl/lib"));
     let pythonpath = std::env::join_paths([p.join("pp1"), PathBuf::new(), p.join("pp2")]).unwrap();
     let env = SearchEnv {
-        commbench_nccl: None,
-        nccl_home: Some(p.join("nccl")),
+        override_file: None,
+        library_home: Some(p.join("nccl")),
         cuda_home: Some(p.join("cuda")),
         cuda_path: Some(p.join("cuda-path")),
         virtual_env: Some(venv),
@@ -127,12 +127,14 @@ fn the_snapshot_reads_each_variable_and_treats_empty_as_unset() {
         ("PYTHONPATH", "/a:/b"),
         ("HOME", "/home/u"),
     ];
-    let env = SearchEnv::from_vars(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v)));
+    let env = SearchEnv::from_vars(&NCCL_LIBRARY, |name| {
+        vars.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v))
+    });
     assert_eq!(
         env,
         SearchEnv {
-            commbench_nccl: Some("/x/libnccl.so.2".into()),
-            nccl_home: Some("/nccl".into()),
+            override_file: Some("/x/libnccl.so.2".into()),
+            library_home: Some("/nccl".into()),
             cuda_home: None,
             cuda_path: Some("/cuda".into()),
             virtual_env: Some("/venv".into()),
@@ -162,7 +164,7 @@ fn python3_is_taken_from_path_and_must_be_executable() {
     let good = script(&t.path().join("venv/bin"), "python3", "exit 0");
     let path = std::env::join_paths([t.path().join("absent"), plain, good.parent().unwrap().to_path_buf()]).unwrap();
     assert_eq!(on_path(&path, "python3"), Some(good));
-    let env = SearchEnv::from_vars(|n| (n == "PATH").then(|| path.clone()));
+    let env = SearchEnv::from_vars(&NCCL_LIBRARY, |n| (n == "PATH").then(|| path.clone()));
     assert_eq!(env.python, on_path(&path, "python3"));
     assert_eq!(on_path(OsStr::new(""), "python3"), None);
 }

@@ -20,7 +20,7 @@
 //!
 //! The stand-in also reads, when set: `CUDA_VISIBLE_DEVICES`,
 //! `COMMBENCH_STANDIN_TIME_SCALE` (multiplies every modelled duration),
-//! `COMMBENCH_STANDIN_CUDA_FAIL=after=K[,code=C]`,
+//! `COMMBENCH_STANDIN_CUDA_FAIL=after=K[,code=C]`, `COMMBENCH_STANDIN_CORRUPT=N`,
 //! `COMMBENCH_STANDIN_NCCL_CORRUPT=rank=R[,op=K]`,
 //! `COMMBENCH_STANDIN_NCCL_FAIL=rank=R[,op=K]`,
 //! `COMMBENCH_STANDIN_NCCL_JOIN_TIMEOUT_S` and `COMMBENCH_STANDIN_TRACE=1` (or `=FILE`)

@@ -15,6 +15,7 @@
 #include "standin.h"
 
 #include <ctype.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -43,10 +44,12 @@ enum {
     CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NOT_INITIALIZED = 3,
     CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_INVALID_IMAGE = 200,
     CUDA_ERROR_INVALID_DEVICE = 101,
     CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_ILLEGAL_STATE = 401,
+    CUDA_ERROR_NOT_FOUND = 500,
     CUDA_ERROR_NOT_READY = 600,
     CUDA_ERROR_ILLEGAL_ADDRESS = 700,
     CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
@@ -107,7 +110,9 @@ struct ctx {
     uint64_t next_off;  /* next-fit cursor in this GPU's address span */
 };
 
-enum op_kind { OP_COPY, OP_MEMSET, OP_HOSTFN, OP_RECORD, OP_WAIT, OP_CUSTOM };
+enum op_kind { OP_COPY, OP_MEMSET, OP_HOSTFN, OP_RECORD, OP_WAIT, OP_CUSTOM, OP_KERNEL };
+
+typedef struct kernel_run kernel_run_t;
 
 struct op {
     op_t *next;          /* in its stream's queue */
@@ -132,6 +137,8 @@ struct op {
     standin_run_fn run;
     standin_clone_fn clone; /* OP_CUSTOM: how a capture keeps it (NULL: it cannot) */
     standin_drop_fn drop;
+    int corrupt;         /* OP_COPY: write one wrong word (COMMBENCH_STANDIN_CORRUPT) */
+    kernel_run_t *kernel; /* OP_KERNEL: what it runs (freed with the op) */
 };
 
 struct stream {
@@ -225,6 +232,8 @@ static double g_scale = 1.0;
 static long long g_fail_after = -1;
 static CUresult g_fail_code = CUDA_ERROR_LAUNCH_FAILED;
 static long long g_stream_ops;
+static long long g_corrupt_at = -1; /* COMMBENCH_STANDIN_CORRUPT: the copy (1-based) that writes one wrong word */
+static long long g_copies;          /* copies and copy kernels of 4 KiB or more queued so far */
 static double g_ns_per_byte = 0.25; /* host memcpy speed, learnt */
 static int g_trace = -1;            /* COMMBENCH_STANDIN_TRACE: where each operation's line goes (-1: nowhere) */
 
@@ -451,6 +460,21 @@ static int load_machine(const char *path)
             } else {
                 g_m.nvswitch = (int)n;
             }
+        } else if (strcmp(key, "rate.sm_copy_factor") == 0 || strcmp(key, "latency.device_access_ns") == 0 ||
+                   strcmp(key, "latency.host_access_ns") == 0 || strcmp(key, "latency.peer_access_ns") == 0) {
+            double d;
+            if (parse_double(val, &d) || d <= 0) {
+                say("%s:%d: %s must be a positive number", path, lineno, key);
+                bad = 1;
+            } else if (key[0] == 'r') {
+                g_m.sm_copy_factor = d;
+            } else if (strcmp(key, "latency.device_access_ns") == 0) {
+                g_m.device_access_ns = d;
+            } else if (strcmp(key, "latency.host_access_ns") == 0) {
+                g_m.host_access_ns = d;
+            } else {
+                g_m.peer_access_ns = d;
+            }
         } else if (strcmp(key, "link") == 0) {
             int a, b, lanes = 0, used = 0;
             char kind[16];
@@ -516,6 +540,14 @@ static int load_machine(const char *path)
     g_m.staged_peer = rates[R_STAGED];
     if (!g_m.nvlink_version)
         g_m.nvlink_version = 2;
+    if (!g_m.sm_copy_factor)
+        g_m.sm_copy_factor = 1.0;
+    if (!g_m.device_access_ns)
+        g_m.device_access_ns = 500;
+    if (!g_m.host_access_ns)
+        g_m.host_access_ns = 900;
+    if (!g_m.peer_access_ns)
+        g_m.peer_access_ns = 1200;
     g_m.copy_latency_ns = rates[R_COPY_LAT] * 1e3;
     g_m.nccl_latency_ns = rates[R_NCCL_LAT] * 1e3;
     return 0;
@@ -575,6 +607,16 @@ static void read_faults(void)
             say("COMMBENCH_STANDIN_TIME_SCALE=%s is not a positive number; using 1", s);
         else
             g_scale = d;
+    }
+    s = getenv("COMMBENCH_STANDIN_CORRUPT");
+    if (s && *s) {
+        long long n;
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", s);
+        if (strlen(s) >= sizeof buf || parse_long(buf, &n) || n < 1)
+            say("COMMBENCH_STANDIN_CORRUPT=%s: expected a copy's number N (1 or more); nothing corrupted", s);
+        else
+            g_corrupt_at = n;
     }
     s = getenv("COMMBENCH_STANDIN_CUDA_FAIL");
     if (s && *s) {
@@ -645,6 +687,7 @@ static const struct {
     {46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "the device is busy or unavailable"},
     {100, "CUDA_ERROR_NO_DEVICE", "no CUDA device found"},
     {101, "CUDA_ERROR_INVALID_DEVICE", "no device has that ordinal"},
+    {200, "CUDA_ERROR_INVALID_IMAGE", "the module image is neither PTX nor a CUBIN"},
     {201, "CUDA_ERROR_INVALID_CONTEXT", "no usable context (none is current, or it was reset)"},
     {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "these two devices cannot be peers"},
     {400, "CUDA_ERROR_INVALID_HANDLE", "not a live stream or event"},
@@ -715,6 +758,17 @@ API CUresult cuInit(unsigned int flags)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_once(&g_once, init_once);
     return g_init_rc;
+}
+
+/* The driver's private tables, which NVRTC (it opens libcuda.so.1 when
+ * loaded) asks for by id: the stand-in has none. Without this symbol
+ * NVRTC 12.9 dereferences a null table and crashes. */
+API CUresult cuGetExportTable(const void **table, const void *id)
+{
+    (void)id;
+    if (table)
+        *table = NULL;
+    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 API CUresult cuDriverGetVersion(int *version)
@@ -1076,6 +1130,7 @@ static void op_release(op_t *op)
         op_release(op->deps[i]);
     free(op->deps);
     free(op->staging);
+    free(op->kernel);
     free(op);
 }
 
@@ -1410,6 +1465,11 @@ static CUresult enqueue(stream_t *s, op_t *op, int keep)
     return enqueue_ex(s, op, keep, NULL);
 }
 
+static int64_t kernel_prepare(stream_t *s, op_t *op);
+static void kernel_run(op_t *op);
+static void corrupt_middle(void *dst, size_t bytes);
+static void modules_drop(ctx_t *c);
+
 static void *worker(void *p)
 {
     stream_t *s = p;
@@ -1454,9 +1514,11 @@ static void *worker(void *p)
                 pthread_mutex_unlock(&G);
                 commbench_standin_sleep_until(max64(start, end - host_ns));
                 int64_t t0 = commbench_standin_now_ns();
-                if (op->kind == OP_COPY)
+                if (op->kind == OP_COPY) {
                     memmove(op->dst, op->src, op->bytes);
-                else
+                    if (op->corrupt)
+                        corrupt_middle(op->dst, op->bytes);
+                } else
                     memset(op->dst, op->value, op->bytes);
                 int64_t t1 = commbench_standin_now_ns();
                 commbench_standin_sleep_until(end);
@@ -1492,11 +1554,24 @@ static void *worker(void *p)
             pthread_mutex_lock(&G);
             break;
         }
+        case OP_KERNEL:
+            if (!skip) {
+                int64_t ns = kernel_prepare(s, op);
+                end = start + ns;
+                vend = vstart + ns;
+                if (!s->ctx->sticky) {
+                    pthread_mutex_unlock(&G);
+                    kernel_run(op);
+                    commbench_standin_sleep_until(end);
+                    pthread_mutex_lock(&G);
+                }
+            }
+            break;
         default: /* records and waits take no time */
             break;
         }
         if (g_trace >= 0) {
-            static const char *const kinds[] = {"copy", "memset", "hostfn", "record", "wait", "custom"};
+            static const char *const kinds[] = {"copy", "memset", "hostfn", "record", "wait", "custom", "kernel"};
             char line[512];
             /* CLOCK_MONOTONIC, the same in every process of the machine. */
             int n = snprintf(line, sizeof line,
@@ -1615,6 +1690,7 @@ static void ctx_reset(ctx_t *c)
     for (size_t i = g_nallocs; i-- > 0;)
         if (g_allocs[i].ctx == c)
             alloc_remove(i);
+    modules_drop(c);
     memset(c->peer, 0, sizeof c->peer);
     for (int i = 0; i < g_nvis; i++)
         g_ctx[i].peer[c->ordinal] = 0;
@@ -2239,6 +2315,23 @@ API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 
 /* ----------------------------------------------------------------- copies */
 
+/* Whether a copy (or copy kernel) moving `bytes` is the one
+ * COMMBENCH_STANDIN_CORRUPT names: copies of 4 KiB or more are counted in
+ * the order queued (G held). */
+static int counts_as_corrupted(size_t bytes)
+{
+    if (bytes < 4096)
+        return 0;
+    return ++g_copies == g_corrupt_at;
+}
+
+/* Writes one wrong 32-bit word in the middle of `dst` (`bytes` long). */
+static void corrupt_middle(void *dst, size_t bytes)
+{
+    uint32_t *w = (uint32_t *)((char *)dst + (bytes / 2 & ~(size_t)3));
+    *w = ~*w;
+}
+
 /* Rate of a copy between two GPUs queued on `s`: the link's when the
  * stream's context has peer access to the other GPU, else staged
  * through the host. */
@@ -2318,6 +2411,7 @@ static CUresult copy(stream_t *s, uint64_t dst, uint64_t src, size_t bytes, enum
     op->src = m.host;
     op->bytes = bytes;
     op->rate = rate_of(s, &m, &d);
+    op->corrupt = counts_as_corrupted(bytes);
     if (how == SYNC_STAGE) {
         pthread_mutex_unlock(&G);
         void *stage = malloc(bytes);
@@ -2464,6 +2558,511 @@ API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n)
 API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, void *h)
 {
     return memset_api(h, dst, value, n, 1, "cuMemsetD8Async");
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+/* The kernels of src/gpu/kernels.cu the stand-in knows, by the names their
+ * module defines; a launch runs the same semantics on host memory,
+ * reading each parameter as the C signature types it. */
+enum kernel_id {
+    K_COPY_SIMPLE,
+    K_COPY_STRIDED,
+    K_COPY_SPLIT_WARP,
+    K_POINTER_CHASE,
+    K_FILL_PATTERN,
+    K_COUNT_MISMATCHES,
+    K_CLEAR_WARP_PARITY,
+    K_COUNT
+};
+
+static const char *const KERNEL_NAMES[K_COUNT] = {
+    "commbench_copy_simple",      "commbench_copy_strided",     "commbench_copy_split_warp",
+    "commbench_pointer_chase",    "commbench_fill_pattern",     "commbench_count_mismatches",
+    "commbench_clear_warp_parity",
+};
+
+#define MODULE_MAGIC 0x4d4f444cu
+#define FUNC_MAGIC 0x46554e43u
+
+typedef struct module module_t;
+
+typedef struct func {
+    uint32_t magic; /* FUNC_MAGIC once cuModuleGetFunction gave it out */
+    int kernel;
+    module_t *mod;
+} func_t;
+
+struct module {
+    uint32_t magic;
+    ctx_t *ctx;
+    unsigned defined; /* bit k: the image defines KERNEL_NAMES[k] */
+    func_t fn[K_COUNT];
+    module_t *next;
+};
+
+static module_t *g_modules;
+
+/* What one launch runs: its parameters as read at the launch, their host
+ * addresses, and its modelled duration. */
+struct kernel_run {
+    int kernel;
+    uint64_t threads_launched; /* grid x block (1-D) */
+    uint64_t grid;
+    char *host[3];   /* resolved pointers, by the kernel's own order */
+    uint64_t ptr[3]; /* the same as the kernel got them */
+    uint64_t loops, n, per_thread;
+    unsigned threads, len, accesses, target;
+    int odd;
+    uint64_t elements; /* 16-byte elements a copy covers per loop */
+    size_t moved;      /* bytes a copy moves per loop (for COMMBENCH_STANDIN_CORRUPT) */
+    int corrupt;
+    int64_t ns;       /* modelled duration (a pointer chase's is counted when it runs) */
+    CUresult fault;   /* a pointer outside what the kernel may touch: the context faults when it runs */
+    char why[256];
+};
+
+/* The known kernel named by the `len` bytes at `name`, or -1. */
+static int kernel_named(const char *name, size_t len)
+{
+    for (int k = 0; k < K_COUNT; k++)
+        if (strlen(KERNEL_NAMES[k]) == len && memcmp(KERNEL_NAMES[k], name, len) == 0)
+            return k;
+    return -1;
+}
+
+/* The known kernels an ELF CUBIN defines: the function symbols of its
+ * symbol tables. -1 when the image is not a 64-bit ELF. */
+static long long elf_defined(const unsigned char *img)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+    if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff == 0)
+        return -1;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+    unsigned defined = 0;
+    for (unsigned i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum)
+            continue;
+        const Elf64_Shdr *strs = &sh[sh[i].sh_link];
+        const char *names = (const char *)img + strs->sh_offset;
+        const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh[i].sh_offset);
+        size_t count = sh[i].sh_size / sizeof *sym;
+        for (size_t j = 0; j < count; j++) {
+            if (ELF64_ST_TYPE(sym[j].st_info) != STT_FUNC || sym[j].st_name >= strs->sh_size)
+                continue;
+            const char *name = names + sym[j].st_name;
+            int k = kernel_named(name, strnlen(name, strs->sh_size - sym[j].st_name));
+            if (k >= 0)
+                defined |= 1u << k;
+        }
+    }
+    return defined;
+}
+
+/* The known kernels a PTX text defines: its `.entry NAME`s. -1 when the
+ * text is not PTX (no `.version` and `.target`). */
+static long long ptx_defined(const char *text)
+{
+    if (!strstr(text, ".version") || !strstr(text, ".target"))
+        return -1;
+    unsigned defined = 0;
+    for (const char *p = strstr(text, ".entry"); p; p = strstr(p, ".entry")) {
+        p += 6;
+        if (!isspace((unsigned char)*p))
+            continue;
+        while (isspace((unsigned char)*p))
+            p++;
+        size_t len = 0;
+        while (isalnum((unsigned char)p[len]) || p[len] == '_' || p[len] == '$')
+            len++;
+        int k = kernel_named(p, len);
+        if (k >= 0)
+            defined |= 1u << k;
+        p += len;
+    }
+    return defined;
+}
+
+API CUresult cuModuleLoadData(module_t **out, const void *image)
+{
+    NEED_INIT();
+    if (!out || !image)
+        return CUDA_ERROR_INVALID_VALUE;
+    long long defined = memcmp(image, ELFMAG, SELFMAG) == 0 ? elf_defined(image) : ptx_defined(image);
+    if (defined < 0)
+        return CUDA_ERROR_INVALID_IMAGE;
+    pthread_mutex_lock(&G);
+    ctx_t *c;
+    CUresult rc = current(&c);
+    module_t *m = NULL;
+    if (!rc && !(m = calloc(1, sizeof *m)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (!rc) {
+        m->magic = MODULE_MAGIC;
+        m->ctx = c;
+        m->defined = (unsigned)defined;
+        m->next = g_modules;
+        g_modules = m;
+        *out = m;
+    }
+    pthread_mutex_unlock(&G);
+    return rc;
+}
+
+/* A reset context's modules go with it (G held). */
+static void modules_drop(ctx_t *c)
+{
+    for (module_t **pp = &g_modules; *pp;) {
+        module_t *m = *pp;
+        if (m->ctx == c) {
+            *pp = m->next;
+            m->magic = 0;
+            free(m);
+        } else {
+            pp = &m->next;
+        }
+    }
+}
+
+static module_t *module_of(const void *h)
+{
+    for (module_t *m = g_modules; m; m = m->next)
+        if (m == h && m->magic == MODULE_MAGIC)
+            return m;
+    return NULL;
+}
+
+API CUresult cuModuleUnload(module_t *h)
+{
+    NEED_INIT();
+    pthread_mutex_lock(&G);
+    CUresult rc = CUDA_ERROR_INVALID_HANDLE;
+    for (module_t **pp = &g_modules; *pp; pp = &(*pp)->next)
+        if (*pp == h && h->magic == MODULE_MAGIC) {
+            *pp = h->next;
+            h->magic = 0;
+            free(h);
+            rc = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&G);
+    return rc;
+}
+
+API CUresult cuModuleGetFunction(func_t **out, module_t *h, const char *name)
+{
+    NEED_INIT();
+    if (!out || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&G);
+    module_t *m = module_of(h);
+    CUresult rc = m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    int k = kernel_named(name, strlen(name));
+    if (!rc && (k < 0 || !(m->defined & (1u << k))))
+        rc = CUDA_ERROR_NOT_FOUND;
+    if (!rc) {
+        m->fn[k] = (func_t){.magic = FUNC_MAGIC, .kernel = k, .mod = m};
+        *out = &m->fn[k];
+    }
+    pthread_mutex_unlock(&G);
+    return rc;
+}
+
+static func_t *func_of(const void *h)
+{
+    for (module_t *m = g_modules; m; m = m->next)
+        for (int k = 0; k < K_COUNT; k++)
+            if (h == &m->fn[k] && m->fn[k].magic == FUNC_MAGIC)
+                return &m->fn[k];
+    return NULL;
+}
+
+/* Checks that the kernel may touch [p, p + bytes) from a stream of `s`'s
+ * GPU: memory the stand-in allocated (device, managed or pinned), wholly
+ * inside one allocation, another GPU's only with peer access on. Else
+ * notes the fault (CUDA_ERROR_ILLEGAL_ADDRESS, raised when the kernel
+ * runs) and returns -1. G held. */
+static int kernel_range(stream_t *s, kernel_run_t *k, uint64_t p, size_t bytes, const char *what, memref_t *m)
+{
+    if (bytes == 0)
+        return 0;
+    CUresult rc = lookup(p, bytes, m);
+    const char *why = NULL;
+    if (rc || m->kind == STANDIN_MEM_HOST)
+        why = "outside every allocation of this process (or past its end)";
+    else if (m->kind == STANDIN_MEM_DEVICE && m->machine != s->ctx->machine) {
+        ctx_t *o = ctx_of_machine(m->machine);
+        if (!o || !s->ctx->peer[o->ordinal])
+            why = "on another GPU without peer access";
+    }
+    if (!why)
+        return 0;
+    if (!k->fault) {
+        k->fault = CUDA_ERROR_ILLEGAL_ADDRESS;
+        snprintf(k->why, sizeof k->why, "%s's %s [0x%llx, +%zu) is %s", KERNEL_NAMES[k->kernel], what,
+                 (unsigned long long)p, bytes, why);
+    }
+    return -1;
+}
+
+static int64_t scaled(double ns)
+{
+    return (int64_t)(ns * g_scale + 0.5);
+}
+
+/* Elements of the first n (0-based indices) whose warp is odd. */
+static uint64_t odd_warp_elements(uint64_t n)
+{
+    return n / 64 * 32 + (n % 64 > 32 ? n % 64 - 32 : 0);
+}
+
+/* Reads the launch's parameters, checks every range it touches, and
+ * models its duration (G held). */
+static void kernel_setup(stream_t *s, kernel_run_t *k, void **params)
+{
+#define P64(i) (*(const uint64_t *)params[i])
+#define P32(i) (*(const unsigned *)params[i])
+    memref_t a = {0}, b = {0}, c = {0};
+    const uint64_t T = k->threads_launched;
+    switch (k->kernel) {
+    case K_COPY_SIMPLE:
+    case K_COPY_SPLIT_WARP: {
+        k->loops = P64(0);
+        k->ptr[0] = P64(1);
+        k->ptr[1] = P64(2);
+        k->elements = T;
+        k->moved = (size_t)(T * 16);
+        int split = k->kernel == K_COPY_SPLIT_WARP;
+        int bad = kernel_range(s, k, k->ptr[0], k->moved, split ? "a" : "dst", &a) |
+                  kernel_range(s, k, k->ptr[1], k->moved, split ? "b" : "src", &b);
+        if (bad)
+            break;
+        k->host[0] = a.host;
+        k->host[1] = b.host;
+        double f = g_m.sm_copy_factor;
+        if (!split) {
+            k->ns = scaled((double)k->loops * (double)k->moved / (rate_of(s, &b, &a) * f));
+        } else {
+            /* Both ways at once: each direction's bytes at its own rate. */
+            double odd = (double)odd_warp_elements(T) * 16, even = (double)k->moved - odd;
+            double t1 = odd / (rate_of(s, &b, &a) * f), t2 = even / (rate_of(s, &a, &b) * f);
+            k->ns = scaled((double)k->loops * (t1 > t2 ? t1 : t2));
+        }
+        break;
+    }
+    case K_COPY_STRIDED: {
+        k->threads = P32(0);
+        k->loops = P64(1);
+        k->ptr[0] = P64(2);
+        k->ptr[1] = P64(3);
+        k->per_thread = P64(4);
+        uint64_t active = T < k->threads ? T : k->threads;
+        k->elements = active * k->per_thread;
+        k->moved = (size_t)(k->elements * 16);
+        /* The highest element touched, plus one. */
+        uint64_t span = active && k->per_thread ? (active - 1) + (k->per_thread - 1) * k->threads + 1 : 0;
+        if (kernel_range(s, k, k->ptr[0], (size_t)(span * 16), "dst", &a) |
+            kernel_range(s, k, k->ptr[1], (size_t)(span * 16), "src", &b))
+            break;
+        k->host[0] = a.host;
+        k->host[1] = b.host;
+        k->n = span;
+        if (span)
+            k->ns = scaled((double)k->loops * (double)k->moved / (rate_of(s, &b, &a) * g_m.sm_copy_factor));
+        break;
+    }
+    case K_POINTER_CHASE:
+        k->ptr[0] = P64(0);
+        k->accesses = P32(1);
+        k->target = P32(2);
+        break; /* followed when it runs */
+    case K_FILL_PATTERN:
+    case K_COUNT_MISMATCHES: {
+        k->ptr[0] = P64(0);
+        k->ptr[1] = P64(1);
+        k->n = P64(2);
+        k->len = P32(3);
+        if (k->n && !k->len) {
+            k->fault = CUDA_ERROR_LAUNCH_FAILED;
+            snprintf(k->why, sizeof k->why, "%s with pattern_len 0 divides by zero", KERNEL_NAMES[k->kernel]);
+            break;
+        }
+        uint64_t used = k->n < k->len ? k->n : k->len;
+        int bad = kernel_range(s, k, k->ptr[0], (size_t)(k->n * 4), "buf", &a) |
+                  kernel_range(s, k, k->ptr[1], (size_t)(used * 4), "pattern", &b);
+        if (k->kernel == K_COUNT_MISMATCHES) {
+            k->ptr[2] = P64(4);
+            bad |= kernel_range(s, k, k->ptr[2], k->n ? 8 : 0, "wrong", &c);
+            k->host[2] = c.host;
+        }
+        if (bad)
+            break;
+        k->host[0] = a.host;
+        k->host[1] = b.host;
+        k->ns = scaled((double)k->n * 4 / g_m.d2d);
+        break;
+    }
+    case K_CLEAR_WARP_PARITY:
+        k->ptr[0] = P64(0);
+        k->odd = *(const int *)params[1];
+        k->elements = T;
+        if (kernel_range(s, k, k->ptr[0], (size_t)(T * 16), "buf", &a))
+            break;
+        k->host[0] = a.host;
+        k->ns = scaled((double)T * 16 / g_m.d2d);
+        break;
+    }
+#undef P64
+#undef P32
+}
+
+/* When the kernel reaches the GPU (G held): a fault noted at the launch
+ * sticks to the context now; a pointer chase follows its chain here,
+ * checking every load. Returns the modelled duration. */
+static int64_t kernel_prepare(stream_t *s, op_t *op)
+{
+    kernel_run_t *k = op->kernel;
+    if (k->kernel == K_POINTER_CHASE && !k->fault && k->target < k->grid) {
+        memref_t m;
+        uint64_t p = k->ptr[0];
+        if (kernel_range(s, k, p, 8, "start", &m) == 0) {
+            double lat = m.kind == STANDIN_MEM_PINNED ? g_m.host_access_ns
+                         : m.kind == STANDIN_MEM_DEVICE && m.machine != s->ctx->machine ? g_m.peer_access_ns
+                                                                                          : g_m.device_access_ns;
+            for (unsigned i = 0; i < k->accesses && !k->fault; i++) {
+                memref_t at;
+                if (kernel_range(s, k, p, 8, "chain", &at) == 0)
+                    memcpy(&p, at.host, 8);
+            }
+            if (!k->fault && p == 0) {
+                k->fault = CUDA_ERROR_LAUNCH_FAILED;
+                snprintf(k->why, sizeof k->why, "%s reached a null pointer and trapped", KERNEL_NAMES[k->kernel]);
+            }
+            k->ns = scaled((double)k->accesses * lat);
+        }
+    }
+    if (k->fault) {
+        s->ctx->sticky = k->fault;
+        say("GPU %d: a kernel faulted: %s; the context now returns %s to every call", s->ctx->ordinal, k->why,
+            commbench_standin_cuda_error_name(k->fault));
+        return 0;
+    }
+    return k->ns;
+}
+
+/* Runs the kernel's effect on memory (G not held). */
+static void kernel_run(op_t *op)
+{
+    kernel_run_t *k = op->kernel;
+    if (k->kernel != K_CLEAR_WARP_PARITY && k->kernel != K_FILL_PATTERN && k->kernel != K_COUNT_MISMATCHES &&
+        k->loops == 0)
+        return;
+    switch (k->kernel) {
+    case K_COPY_SIMPLE:
+        memmove(k->host[0], k->host[1], k->moved);
+        if (k->corrupt)
+            corrupt_middle(k->host[0], k->moved);
+        break;
+    case K_COPY_STRIDED: {
+        uint64_t active = k->threads_launched < k->threads ? k->threads_launched : k->threads;
+        if (active == k->threads) {
+            memmove(k->host[0], k->host[1], k->moved); /* every element below the span */
+        } else {
+            for (uint64_t j = 0; j < k->per_thread; j++)
+                memmove(k->host[0] + j * k->threads * 16, k->host[1] + j * k->threads * 16, active * 16);
+        }
+        if (k->corrupt)
+            corrupt_middle(k->host[0], (size_t)(k->n * 16));
+        break;
+    }
+    case K_COPY_SPLIT_WARP:
+        for (uint64_t w = 0; w * 32 < k->elements; w++) {
+            uint64_t first = w * 32, count = k->elements - first < 32 ? k->elements - first : 32;
+            char *a = k->host[0] + first * 16, *b = k->host[1] + first * 16;
+            if (w & 1)
+                memmove(a, b, count * 16);
+            else
+                memmove(b, a, count * 16);
+        }
+        if (k->corrupt)
+            corrupt_middle(k->host[0], k->moved);
+        break;
+    case K_FILL_PATTERN: {
+        uint32_t *buf = (uint32_t *)k->host[0];
+        const uint32_t *pat = (const uint32_t *)k->host[1];
+        for (uint64_t i = 0; i < k->n; i++)
+            buf[i] = pat[i % k->len];
+        break;
+    }
+    case K_COUNT_MISMATCHES: {
+        const uint32_t *buf = (const uint32_t *)k->host[0];
+        const uint32_t *pat = (const uint32_t *)k->host[1];
+        uint64_t wrong = 0;
+        for (uint64_t i = 0; i < k->n; i++)
+            wrong += buf[i] != pat[i % k->len];
+        if (k->n) {
+            uint64_t have;
+            memcpy(&have, k->host[2], 8);
+            have += wrong;
+            memcpy(k->host[2], &have, 8);
+        }
+        break;
+    }
+    case K_CLEAR_WARP_PARITY:
+        for (uint64_t w = 0; w * 32 < k->elements; w++)
+            if ((int)(w & 1) == (k->odd != 0)) {
+                uint64_t first = w * 32, count = k->elements - first < 32 ? k->elements - first : 32;
+                memset(k->host[0] + first * 16, 0, count * 16);
+            }
+        break;
+    default: /* the pointer chase only reads */
+        break;
+    }
+}
+
+API CUresult cuLaunchKernel(func_t *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                            unsigned shared, void *h, void **params, void **extra)
+{
+    NEED_INIT();
+    if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024 || bz > 64 || gx > INT_MAX ||
+        gy > 65535 || gz > 65535 || shared > 49152)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (gy != 1 || gz != 1 || by != 1 || bz != 1 || extra) {
+        say("cuLaunchKernel: the stand-in runs commbench's kernels on 1-D grids and blocks with kernelParams only");
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_lock(&G);
+    ctx_t *c;
+    stream_t *s;
+    func_t *fn = func_of(f);
+    CUresult rc = fn ? work_stream(h, &c, &s, "cuLaunchKernel") : CUDA_ERROR_INVALID_HANDLE;
+    if (!rc && fn->mod->ctx != c) {
+        say("cuLaunchKernel: %s belongs to GPU %d's module but GPU %d's context is current", KERNEL_NAMES[fn->kernel],
+            fn->mod->ctx->ordinal, c->ordinal);
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (!rc && !params)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    kernel_run_t *k = NULL;
+    op_t *op = NULL;
+    if (!rc && (!(k = calloc(1, sizeof *k)) || !(op = op_new(OP_KERNEL)))) {
+        free(k);
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (!rc) {
+        k->kernel = fn->kernel;
+        k->grid = gx;
+        k->threads_launched = (uint64_t)gx * bx;
+        kernel_setup(s, k, params);
+        int copies = k->kernel == K_COPY_SIMPLE || k->kernel == K_COPY_STRIDED || k->kernel == K_COPY_SPLIT_WARP;
+        if (copies && !k->fault && k->loops > 0)
+            k->corrupt = counts_as_corrupted(k->moved);
+        op->kernel = k;
+        op->bytes = k->moved;
+        rc = enqueue(s, op, 0);
+    }
+    pthread_mutex_unlock(&G);
+    return rc;
 }
 
 /* ------------------------------------------------------------ peer access */

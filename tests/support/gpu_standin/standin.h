@@ -43,6 +43,13 @@ struct standin_machine {
     double copy_latency_ns, nccl_latency_ns;
     int nvlink_version; /* major version (nvlink.version, default 2), for NVML */
     int nvswitch;       /* the NVLinks go through NVSwitches (nvlink.switch=1) */
+    /* Kernels (cuLaunchKernel): copy kernels run at the copy path's rate
+     * times sm_copy_factor (rate.sm_copy_factor, default 1); a pointer
+     * chase takes one access latency per load, by where it starts
+     * (latency.device_access_ns 500, host_access_ns 900, peer_access_ns
+     * 1200 by default). */
+    double sm_copy_factor;
+    double device_access_ns, host_access_ns, peer_access_ns;
 };
 
 /* Memory kinds as the allocation table knows them. */

@@ -65,6 +65,13 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *x, CUgraph g, unsigned long lo
 CUresult cuGraphLaunch(CUgraphExec x, CUstream s);
 CUresult cuGraphExecDestroy(CUgraphExec x);
 CUresult cuGraphDestroy(CUgraph g);
+typedef void *CUmodule;
+typedef void *CUfunction;
+CUresult cuModuleLoadData(CUmodule *m, const void *image);
+CUresult cuModuleUnload(CUmodule m);
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name);
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, CUstream s, void **params, void **extra);
 CUresult cuGetErrorName(CUresult r, const char **s);
 CUresult cuGetErrorString(CUresult r, const char **s);
 

@@ -553,6 +553,42 @@ static int cmd_sticky(void)
     return 0;
 }
 
+/* -------------------------------------------------------------- kernels */
+
+/* A module defines what its image defines and the stand-in knows; a
+ * launch's bad pointer faults the context at the next synchronisation,
+ * as a real kernel's does; a block over 1024 threads is refused. */
+static int cmd_kernels(void)
+{
+    CK(cuInit(0));
+    open_gpu(0);
+    static const char ptx[] = ".version 8.0\n.target sm_70\n.address_size 64\n"
+                              ".visible .entry commbench_copy_simple(\n.param .u64 a\n)\n{\nret;\n}\n"
+                              ".visible .entry not_a_commbench_kernel()\n{\nret;\n}\n";
+    CUmodule m;
+    CUfunction f, g;
+    EXPECT_RC(200, cuModuleLoadData(&m, "not an image"));
+    CK(cuModuleLoadData(&m, ptx));
+    printf("unknown %d\n", cuModuleGetFunction(&g, m, "not_a_commbench_kernel"));
+    printf("undefined %d\n", cuModuleGetFunction(&g, m, "commbench_fill_pattern"));
+    CK(cuModuleGetFunction(&f, m, "commbench_copy_simple"));
+    CUdeviceptr a, b;
+    CUstream s;
+    CK(cuMemAlloc_v2(&a, 4096));
+    CK(cuMemAlloc_v2(&b, 4096));
+    CK(cuStreamCreate(&s, 1));
+    unsigned long long loops = 1;
+    void *params[] = {&loops, &a, &b};
+    printf("block 1025 %d\n", cuLaunchKernel(f, 1, 1, 1, 1025, 1, 1, 0, s, params, NULL));
+    /* 4096 bytes are 256 elements: one block of 256 fits, of 257 not. */
+    CK(cuLaunchKernel(f, 1, 1, 1, 256, 1, 1, 0, s, params, NULL));
+    CK(cuStreamSynchronize(s));
+    int launch = cuLaunchKernel(f, 1, 1, 1, 257, 1, 1, 0, s, params, NULL);
+    int sync = cuStreamSynchronize(s);
+    printf("overrun launch %d sync %d after %d\n", launch, sync, cuMemsetD8Async(a, 0, 16, s));
+    return 0;
+}
+
 /* -------------------------------------------------------------- capture */
 
 static volatile int g_hostfn_runs;
@@ -803,7 +839,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2)
-        FAIL("usage: cuda_check init|info|deref|bounds|oom|order|timing|sticky|clock|capture");
+        FAIL("usage: cuda_check init|info|deref|bounds|oom|order|timing|sticky|clock|capture|kernels");
     const char *c = argv[1];
     if (!strcmp(c, "init"))
         return cmd_init();
@@ -825,5 +861,7 @@ int main(int argc, char **argv)
         return cmd_clock();
     if (!strcmp(c, "capture"))
         return cmd_capture();
+    if (!strcmp(c, "kernels"))
+        return cmd_kernels();
     FAIL("unknown subcommand %s", c);
 }
