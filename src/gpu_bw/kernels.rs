@@ -143,12 +143,6 @@ pub struct Kernels<'d> {
     sms: u32,
 }
 
-// SAFETY: module and function handles are plain driver handles, usable
-// from any thread whose current context is the one they were loaded in
-// (every call here makes the device's context current first).
-unsafe impl Send for Kernels<'_> {}
-unsafe impl Sync for Kernels<'_> {}
-
 /// The simple kernel's shape for `bytes`: (grid, block), both 0 when
 /// nothing fits.
 fn simple_shape(bytes: usize) -> (usize, usize) {
@@ -166,6 +160,9 @@ impl<'d> Kernels<'d> {
     pub fn load(dev: &'d Device) -> Result<Kernels<'d>, KernelError> {
         let (major, minor) = dev.compute_capability()?;
         let sms = dev.multiprocessors()?;
+        if sms == 0 {
+            return Err(KernelError::Arch(format!("{}: the driver reports no multiprocessors", dev.place())));
+        }
         let image = image_for(major * 10 + minor)?;
         dev.make_current()?;
         let mut module: sys::CUmodule = std::ptr::null_mut();

@@ -2688,7 +2688,8 @@ API CUresult cuModuleLoadData(module_t **out, const void *image)
     NEED_INIT();
     if (!out || !image)
         return CUDA_ERROR_INVALID_VALUE;
-    long long defined = memcmp(image, ELFMAG, SELFMAG) == 0 ? elf_defined(image) : ptx_defined(image);
+    /* strncmp stops at a PTX text's end, however short. */
+    long long defined = strncmp(image, ELFMAG, SELFMAG) == 0 ? elf_defined(image) : ptx_defined(image);
     if (defined < 0)
         return CUDA_ERROR_INVALID_IMAGE;
     pthread_mutex_lock(&G);
