@@ -1,9 +1,12 @@
-//! Numbers as C's library reads them, for the drop-ins of C tools:
+//! Numbers as C's library reads and writes them, for the drop-ins of C
+//! tools. Read:
 //! `strtol`/`strtoul` (base 0, 2, 10 or 16), `atoi`, `atof`, and the
 //! `"%lf %1s"` scan behind nccl-tests' sizes. A drop-in must read `-n
 //! 0x10`, `-b 1.5M`, `-c 1x` or `-T ' 5'` as nccl-tests does (and
 //! bandwidthTest's `--start=1e3` as it does), including the prefix rules (trailing junk ignored,
-//! no digits read as 0) and the clamping on overflow.
+//! no digits read as 0) and the clamping on overflow. Written: `%g` at
+//! any precision ([`general`]: nccl-tests' `#wrong`, nvbandwidth's JSON
+//! reals at `%.17g`) and `%e`'s exponent form.
 
 /// C's `isspace` in the "C" locale.
 fn is_c_space(b: u8) -> bool {

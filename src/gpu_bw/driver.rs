@@ -298,11 +298,6 @@ impl<'d> DeviceBuffer<'d> {
 }
 
 impl<'d> DeviceBuffer<'d> {
-    /// The buffer's address in the unified address space.
-    pub(crate) fn addr(&self) -> u64 {
-        self.ptr
-    }
-
     /// The GPU the buffer is on.
     pub(crate) fn device_ref(&self) -> &'d Device {
         self.dev
@@ -370,11 +365,6 @@ impl<'d> PinnedBuffer<'d> {
 }
 
 impl PinnedBuffer<'_> {
-    /// The buffer's address (host and device see the same one).
-    pub(crate) fn addr(&self) -> u64 {
-        self.ptr as u64
-    }
-
     /// The buffer's bytes, for the host to write or read while no stream
     /// is using it.
     pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {

@@ -145,7 +145,7 @@ pub struct Kernels<'d> {
 
 /// The simple kernel's shape for `bytes`: (grid, block), both 0 when
 /// nothing fits.
-fn simple_shape(bytes: usize) -> (usize, usize) {
+pub(crate) fn simple_shape(bytes: usize) -> (usize, usize) {
     let n16 = bytes / 16;
     if n16 == 0 {
         return (0, 0);

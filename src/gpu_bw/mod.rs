@@ -15,6 +15,7 @@ pub mod driver;
 pub mod efficiency;
 pub mod kernels;
 pub mod measure;
+pub mod nvbandwidth;
 pub mod options;
 pub mod output;
 pub mod p2p_test;

@@ -52,7 +52,7 @@ fn in_venv(below: &str) -> PathBuf {
     })
 }
 
-fn libnvrtc() -> PathBuf {
+pub(crate) fn libnvrtc() -> PathBuf {
     in_venv("nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
 }
 

@@ -29,6 +29,7 @@ mod nbc;
 mod nccl_lib;
 mod nccl_tests;
 mod neighborhood;
+mod nvbandwidth;
 mod p2p_test;
 mod pairs;
 mod persistent;

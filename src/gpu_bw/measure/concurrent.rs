@@ -14,6 +14,7 @@
 //! start to the total end.
 
 use super::super::driver::{self, copy_async, CudaError, Device, DeviceBuffer, Event, Gate, PinnedBuffer, Stream};
+use super::super::kernels::simple_shape;
 
 /// Untimed copies before each sample's timed ones.
 pub(crate) const WARMUP: u64 = 4;
@@ -42,8 +43,8 @@ impl<'d> Mem<'d> {
 
     pub fn addr(&self) -> u64 {
         match self {
-            Mem::Device(b) => b.addr(),
-            Mem::Host(b) => b.addr(),
+            Mem::Device(b) => b.ptr(),
+            Mem::Host(b) => b.ptr(),
         }
     }
 
@@ -88,7 +89,7 @@ impl<'d> Mem<'d> {
                     let n = (bytes - at).min(PATTERN_BYTES);
                     // SAFETY: the buffer holds `bytes` bytes; no stream is
                     // using it between samples.
-                    unsafe { driver::write_to(b.addr() + at as u64, &pattern[..n]) }?;
+                    unsafe { driver::write_to(b.ptr() + at as u64, &pattern[..n]) }?;
                     at += n;
                 }
                 // A copy from pageable memory returns once staged; the
@@ -111,7 +112,7 @@ impl<'d> Mem<'d> {
                 Mem::Device(b) => {
                     b.device_ref().make_current()?;
                     // SAFETY: within the buffer's first `elements` x 16 bytes.
-                    unsafe { driver::write_to(b.addr() + (first * 16) as u64, &zero[..n]) }?;
+                    unsafe { driver::write_to(b.ptr() + (first * 16) as u64, &zero[..n]) }?;
                 }
             }
             warp += 2;
@@ -140,7 +141,7 @@ impl<'d> Mem<'d> {
                 while at < bytes {
                     let n = (bytes - at).min(PATTERN_BYTES);
                     // SAFETY: within the buffer; its streams are done.
-                    unsafe { driver::read_from(&mut got[..n], b.addr() + at as u64) }?;
+                    unsafe { driver::read_from(&mut got[..n], b.ptr() + at as u64) }?;
                     wrong += words_differing(&got[..n], &pattern[..n]);
                     at += n;
                 }
@@ -285,7 +286,9 @@ pub(crate) fn sample(
                 // will write it, and zeros where this one will.
                 c.dst.fill(&source, bytes)?;
                 c.src.fill(&source, bytes)?;
-                let elements = split_elements(bytes);
+                // The elements the split kernel's warps cover.
+                let (grid, block) = simple_shape(bytes);
+                let elements = grid * block;
                 c.dst.clear_warps(elements, true)?;
                 c.src.clear_warps(elements, false)?;
             } else {
@@ -368,18 +371,6 @@ pub(crate) fn sample(
     Ok(out)
 }
 
-/// The 16-byte elements a split copy of `bytes` covers: blocks of up to
-/// 1024 threads, as many whole blocks as fit.
-pub(crate) fn split_elements(bytes: usize) -> usize {
-    let n = bytes / 16;
-    let block = n.min(1024);
-    if block == 0 {
-        0
-    } else {
-        n / block * block
-    }
-}
-
 /// nvbandwidth's statistic of samples: the median (the mean of the middle
 /// two for an even count, 0 for none), or the mean.
 pub(crate) fn statistic(values: &[f64], mean: bool) -> f64 {
@@ -410,13 +401,10 @@ mod tests {
     }
 
     #[test]
-    fn median_mean_and_split_sizes() {
+    fn median_and_mean() {
         assert_eq!(statistic(&[3.0, 1.0, 2.0], false), 2.0);
         assert_eq!(statistic(&[4.0, 1.0, 2.0, 3.0], false), 2.5);
         assert_eq!(statistic(&[], false), 0.0);
         assert_eq!(statistic(&[1.0, 2.0, 6.0], true), 3.0);
-        assert_eq!(split_elements(16 * 1024 * 3 + 16 * 5), 3072);
-        assert_eq!(split_elements(16 * 100), 100);
-        assert_eq!(split_elements(15), 0);
     }
 }
