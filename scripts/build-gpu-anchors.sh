@@ -5,7 +5,11 @@
 # scatter_perf, hypercube_perf, alltoallv_perf) and CUDA samples'
 # bandwidthTest and p2pBandwidthLatencyTest, from the source tarball the
 # project keeps (../shared/reference/gpu-anchors-src.tar.gz), with the nvcc
-# and NCCL found on this machine. Used by scripts/gpu-check.sh; it also runs
+# and NCCL found on this machine; and NVIDIA's nvbandwidth (v0.8) where its
+# source tarball was carried ($NVBANDWIDTH_SRC or .gpu-anchors/
+# nvbandwidth-src.tar.gz, e.g. `git archive --prefix=nvbandwidth/ v0.8`
+# of its public repository) and Boost's program_options and nvml.h are
+# there (else one line says which is missing). Used by scripts/gpu-check.sh; it also runs
 # on a machine without a GPU, where it only builds (a stub libcuda stands in
 # for the driver at link time, and the binaries are not run).
 #
@@ -164,4 +168,41 @@ for s in bandwidthTest p2pBandwidthLatencyTest; do
     say "$s did not build (see $log)"
   fi
 done
+
+# nvbandwidth: its sources compiled with nvcc directly (its CMake build
+# needs nothing more), against Boost program_options, NVML and the driver.
+nvb_tar=""
+for t in "${NVBANDWIDTH_SRC:-}" "$repo/.gpu-anchors/nvbandwidth-src.tar.gz" "$here/.gpu-anchors/nvbandwidth-src.tar.gz"; do
+  [ -n "$t" ] && [ -f "$t" ] && nvb_tar=$t && break
+done
+nvml_h=""
+for d in "$kit/include" "${CUDA_HOME:-/nonexistent}/include" /usr/local/cuda/include /usr/include; do
+  [ -f "$d/nvml.h" ] && nvml_h=$d && break
+done
+boost_h=""
+for d in /usr/include /usr/local/include "${BOOST_ROOT:-/nonexistent}/include"; do
+  [ -f "$d/boost/program_options.hpp" ] && boost_h=$d && break
+done
+if [ -z "$nvb_tar" ]; then
+  say "nvbandwidth not built: no nvbandwidth-src.tar.gz (set NVBANDWIDTH_SRC)"
+elif [ -z "$boost_h" ]; then
+  say "nvbandwidth not built: no Boost program_options headers (libboost-program-options-dev) on this machine"
+elif [ -z "$nvml_h" ]; then
+  say "nvbandwidth not built: no nvml.h in the CUDA kit"
+else
+  start=$SECONDS
+  mkdir -p "$out/src/nvbandwidth"
+  tar -xzf "$nvb_tar" -C "$out/src/nvbandwidth" --strip-components=1
+  nsrc=$out/src/nvbandwidth
+  nvml_lib=$(ldconfig -p 2>/dev/null | awk '/libnvidia-ml\.so\.1 .*x86-64/ {print $NF; exit}')
+  [ -n "$nvml_lib" ] && ln -sf "$nvml_lib" "$cudadir/libnvidia-ml.so"
+  if "$nvcc" $gencode -std=c++17 -O3 -I"$nsrc" -I"$nvml_h" -I"$boost_h" -o "$out/bin/nvbandwidth" \
+    "$nsrc"/*.cpp "$nsrc/kernels.cu" "$nsrc/json/jsoncpp.cpp" -L"$cudadir" -lcuda -lnvidia-ml \
+    -lboost_program_options -Xlinker -rpath -Xlinker "$out/cuda/lib64" >>"$log" 2>&1; then
+    say "nvbandwidth built in $((SECONDS - start)) s"
+    built=$((built + 1))
+  else
+    say "nvbandwidth did not build (see $log)"
+  fi
+fi
 [ "$built" -gt 0 ]

@@ -19,7 +19,7 @@ rm -rf "$out" "$out.tar.xz"
 mkdir -p "$out/bin" "$out/lib"
 bins=(osu_latency osu_bw osu_allreduce osu_allgather osu_alltoall osu_reduce_scatter osu_bcast osu_reduce commbench
   all_reduce_perf all_gather_perf alltoall_perf reduce_scatter_perf broadcast_perf reduce_perf sendrecv_perf
-  gather_perf scatter_perf hypercube_perf alltoallv_perf bandwidthTest p2pBandwidthLatencyTest)
+  gather_perf scatter_perf hypercube_perf alltoallv_perf bandwidthTest p2pBandwidthLatencyTest nvbandwidth)
 for b in "${bins[@]}"; do cp "$target/release/$b" "$out/bin/"; done
 for b in mpiexec.hydra hydra_pmi_proxy; do cp "$(command -v "$b")" "$out/bin/"; done
 # glibc's own libraries (the C library, its loader and every companion it
@@ -45,6 +45,12 @@ for t in "${GPU_ANCHORS_SRC:-}" ../shared/reference/gpu-anchors-src.tar.gz; do
     break
   fi
 done
+# nvbandwidth's source, where one was given (NVBANDWIDTH_SRC, a tarball
+# of its v0.8 tree): built there beside the samples.
+if [ -n "${NVBANDWIDTH_SRC:-}" ] && [ -f "$NVBANDWIDTH_SRC" ]; then
+  mkdir -p "$out/.gpu-anchors"
+  cp "$NVBANDWIDTH_SRC" "$out/.gpu-anchors/nvbandwidth-src.tar.gz"
+fi
 tar cJf "$out.tar.xz" "$out"
 rm -rf "$out"
 echo "gpu-bundle: $(du -h "$out.tar.xz" | cut -f1) in $out.tar.xz"

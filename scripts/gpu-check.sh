@@ -2,14 +2,17 @@
 # The GPU check: one prepared script for a machine with an NVIDIA GPU,
 # bounded to 6 minutes (GPU_CHECK_LIMIT seconds), that sets commbench's GPU
 # numbers beside the reference tools' on the same GPU:
-#   1. builds nccl-tests, bandwidthTest and p2pBandwidthLatencyTest there
+#   1. builds nccl-tests, bandwidthTest, p2pBandwidthLatencyTest (and
+#      nvbandwidth, where its source and Boost are there) there
 #      (scripts/build-gpu-anchors.sh, with that machine's nvcc and NCCL);
 #   2. copy bandwidth: commbench gpu-bw H2D / D2H (pinned and pageable) and
 #      D2D at 32 MB against bandwidthTest, with ratios (target: within 3%
 #      for pinned memory); pairs of GPUs against p2pBandwidthLatencyTest
 #      where there are two or more; commbench's bandwidthTest and
 #      p2pBandwidthLatencyTest drop-ins with the same command lines as the
-#      samples', line by line and cell by cell, with ratios;
+#      samples', line by line and cell by cell, with ratios; and the
+#      nvbandwidth drop-in against NVIDIA's nvbandwidth where it could be
+#      built (its source carried by gpu-bundle.sh, Boost there);
 #   3. one-GPU NCCL sweeps, 8 B to 1 GiB, of allreduce, allgather,
 #      reduce_scatter, alltoall, bcast and reduce in nccl-tests' table
 #      (--backend nccl --format nccl-tests), each against the matching
@@ -182,6 +185,30 @@ else
     echo "=== p2pBandwidthLatencyTest: commbench's drop-in against the sample"
     python3 "$tools/gpu-side-by-side.py" samples "$work/p2p-ours.txt" "$work/p2p-theirs.txt"
   fi
+fi
+
+# nvbandwidth: the host<->GPU cases (copy engine and kernels), the local
+# copy and host latency; with two GPUs or more the peer ones too; 64 MiB
+# buffers (the tool's default 512 MiB would not fit the script's bound),
+# fewer where GPU_CHECK_MAX_BYTES says so.
+nvb_cases=(0 1 2 3 16 17 18 32 34)
+[ "$gpus" -ge 2 ] && nvb_cases+=(4 5 6 20 21 33)
+nvb_mib=$((${GPU_CHECK_MAX_BYTES:-67108864} >> 20))
+[ "$nvb_mib" -gt 64 ] && nvb_mib=64
+[ "$nvb_mib" -lt 1 ] && nvb_mib=1
+nvb_args=(-b "$nvb_mib" -t "${nvb_cases[@]}")
+if ref nvbandwidth; then
+  step "nvbandwidth ${nvb_args[*]}" 60 \
+    sh -c "'$anchors/bin/nvbandwidth' ${nvb_args[*]} > '$work/nvb-theirs.txt'; rc=\$?; cat '$work/nvb-theirs.txt'; exit \$rc"
+elif [ -z "$standin" ]; then
+  skip "nvbandwidth" "not built (see the build step's lines for why)"
+fi
+step "commbench's nvbandwidth ${nvb_args[*]}" 60 \
+  sh -c "'$bin/nvbandwidth' ${nvb_args[*]} > '$work/nvb-ours.txt'; rc=\$?; cat '$work/nvb-ours.txt'; exit \$rc"
+if ref nvbandwidth; then
+  echo
+  echo "=== nvbandwidth: commbench's drop-in against NVIDIA's"
+  python3 "$tools/gpu-side-by-side.py" samples "$work/nvb-ours.txt" "$work/nvb-theirs.txt"
 fi
 
 # 3. NCCL, one GPU. GPU_CHECK_MAX_BYTES lowers the sweep's top (tests).

@@ -11,10 +11,11 @@ scripts/gpu-check.sh; only Python's standard library).
       ratios; target: time within 3% from 1 MiB up, within 1 us below.
   gpu-side-by-side.py samples OURS THEIRS
       two outputs of one CUDA sample (bandwidthTest --csv, or
-      p2pBandwidthLatencyTest): commbench's drop-in against the sample,
-      value by value (a CSV line's bandwidth per copy and size; a
-      matrix's cells per title), with ratios; target within 3% for
-      bandwidths (pageable copies and latencies are shown, not judged).
+      p2pBandwidthLatencyTest) or of nvbandwidth: commbench's drop-in
+      against the tool, value by value (a CSV line's bandwidth per copy
+      and size; a matrix's cells per case and title), with ratios; target
+      within 3% for bandwidths (pageable copies and latencies are shown,
+      not judged).
 
 Prints a table and one verdict line; the exit status is 0 (the verdict is
 information for a person, the script's caller decides what fails).
@@ -144,34 +145,43 @@ BT_CSV = re.compile(r"^bandwidthTest-(\S+), Bandwidth = ([0-9.]+) GB/s, .* Size 
 
 
 def sample_values(path):
-    """{key: value} of a CUDA sample's output: bandwidthTest's CSV lines
-    by (configuration, size), p2pBandwidthLatencyTest's cells by (matrix
-    title and grid, row, column)."""
+    """{key: value} of a CUDA sample's or nvbandwidth's output:
+    bandwidthTest's CSV lines by (configuration, size), the matrices'
+    cells (p2pBandwidthLatencyTest's, nvbandwidth's) by (case and title,
+    row, column); N/A cells are left out."""
     out = {}
     try:
         lines = open(path).read().splitlines()
     except OSError:
         return out
-    title = ""
+    title = case = ""
     for line in lines:
         m = BT_CSV.match(line)
         if m:
             out[(m.group(1), m.group(3))] = float(m.group(2))
             continue
-        if line.endswith("(GB/s)") or line.endswith("(us)"):
-            title = line
+        if line.startswith("Running ") and line.endswith("."):
+            case = line[len("Running "):-1] + ": "
+            continue
+        if line.endswith("(GB/s)") or line.endswith("(us)") or line.endswith("(ns)"):
+            title = case + line
             continue
         if line.startswith("   CPU"):
             title = title.split(" [")[0] + " [CPU]"
+            continue
+        if not line.strip() or line.startswith("SUM "):
             continue
         words = line.split()
         if title and len(words) > 1 and "\t" not in line and "D\\D" not in line:
             try:
                 row = int(words[0])
-                for col, v in enumerate(words[1:]):
-                    out[(title, row, col)] = float(v)
             except ValueError:
                 continue
+            for col, v in enumerate(words[1:]):
+                try:
+                    out[(title, row, col)] = float(v)
+                except ValueError:
+                    pass
     return out
 
 
@@ -189,7 +199,7 @@ def samples(ours_path, theirs_path):
         r = ratio(a, b)
         verdict = ""
         text = str(key[0])
-        if "Paged" not in text and "(us)" not in text and "[CPU]" not in text:
+        if "Paged" not in text and "(us)" not in text and "(ns)" not in text and "[CPU]" not in text:
             judged += 1
             ok, verdict = within_3(r)
             met += ok

@@ -29,7 +29,9 @@ fn gpu_check(out: &Path, extra: &[(&str, &str)]) -> Run {
         .env("OUT", out)
         .env("GPU_CHECK_MAX_BYTES", "65536")
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        // nvbandwidth's kernel cases compile with the real NVRTC.
+        .env("COMMBENCH_NVRTC", crate::kernels::libnvrtc());
     for (k, v) in extra {
         cmd.env(k, v);
     }
@@ -56,6 +58,7 @@ fn on_one_gpu_what_cannot_run_is_skipped_and_the_rest_passes() {
     assert_eq!(verdict(s, "build the reference tools"), "SKIPPED");
     assert_eq!(verdict(s, "gpu-bw h2d,d2h,d2d"), "PASSED");
     assert_eq!(verdict(s, "p2pBandwidthLatencyTest"), "SKIPPED");
+    assert_eq!(verdict(s, "commbench's nvbandwidth -b 1 -t 0 1 2 3 16 17 18 32 34"), "PASSED", "{s}");
     for mem in ["pinned", "pageable"] {
         assert_eq!(verdict(s, &format!("commbench's bandwidthTest --memory={mem} --csv")), "PASSED", "{s}");
     }
