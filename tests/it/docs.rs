@@ -34,6 +34,9 @@
 //!   absent), list and topo by running them (they only read this node).
 //!   Any other command (`ab`, which would run the commands it is given) gets
 //!   the `--help` check only: `HELP_ONLY` says so.
+//! - `nvbandwidth`: its words through its own reader (the option
+//!   library's rules), and every case `-t` or `-p` names must be one of
+//!   its cases.
 //! - A command that is not ours but runs one of our scripts (`scripts/...`,
 //!   `sbatch scripts/slurm/...`): the script must exist, and be executable
 //!   when it is run directly.
@@ -183,6 +186,21 @@ fn is_ours(word: &str) -> bool {
         || is_perf(n)
         || n == "bandwidthTest"
         || n == "p2pBandwidthLatencyTest"
+        || n == "nvbandwidth"
+}
+
+/// nvbandwidth's words through its own reader, and each case `-t` names
+/// one it has.
+fn check_nvbandwidth(p: &Parts) -> Result<Checked, String> {
+    use commbench::gpu_bw::nvbandwidth::{args, cases};
+    let a = args::parse(p.args).map_err(|e| format!("nvbandwidth refuses it: {e}"))?;
+    for t in &a.testcases {
+        cases::find(t).map_err(|e| format!("nvbandwidth: {e}"))?;
+    }
+    if !a.prefixes.is_empty() && cases::with_prefixes(&a.prefixes).is_empty() {
+        return Err(format!("nvbandwidth: no case starts with {}", a.prefixes.join(" or ")));
+    }
+    Ok("nvbandwidth's options and cases")
 }
 
 /// A CUDA sample's words (bandwidthTest, p2pBandwidthLatencyTest): each
@@ -435,6 +453,7 @@ fn check_all(cmds: &[DocCommand], bins: &Path) -> (Vec<String>, BTreeMap<Checked
                             Some(p) if matches!(p.program, "bandwidthTest" | "p2pBandwidthLatencyTest") => {
                                 check_cuda_sample(&p)
                             }
+                            Some(p) if p.program == "nvbandwidth" => check_nvbandwidth(&p),
                             Some(p) => check_osu(&p, bins, scratch),
                             None => check_other(cmd, root),
                         })
