@@ -17,12 +17,16 @@ struct Run {
     code: Option<i32>,
     stdout: String,
     stderr: String,
+    /// `$COMMBENCH_RESULTS_DIR` of the run.
+    results: tempfile::TempDir,
 }
 
 fn nvbandwidth(machine: Option<&str>, visible: &str, env: &[(&str, &str)], args: &[&str]) -> Run {
     let d = tempfile::tempdir().unwrap();
+    let results = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_nvbandwidth"));
     cmd.args(args).current_dir(d.path()).env("CUDA_VISIBLE_DEVICES", visible);
+    cmd.env("COMMBENCH_RESULTS_DIR", results.path());
     if let Some(m) = machine {
         common::standin::stand_in(m).apply(&mut cmd);
     }
@@ -35,7 +39,97 @@ fn nvbandwidth(machine: Option<&str>, visible: &str, env: &[(&str, &str)], args:
         code: o.status.code(),
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        results,
     }
+}
+
+/// The run's CSV and run record.
+fn results_of(r: &Run) -> (Vec<HashMap<String, String>>, serde_json::Value) {
+    let files: Vec<std::path::PathBuf> =
+        std::fs::read_dir(r.results.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    let csv = files.iter().find(|p| p.extension().is_some_and(|e| e == "csv")).expect("a CSV");
+    let json = files.iter().find(|p| p.extension().is_some_and(|e| e == "json")).expect("a run record");
+    assert!(csv.file_name().unwrap().to_str().unwrap().ends_with("_nvbandwidth.csv"), "{csv:?}");
+    let mut rd = csv::Reader::from_path(csv).unwrap();
+    let head = rd.headers().unwrap().clone();
+    let rows = rd
+        .records()
+        .map(|r| head.iter().zip(r.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
+        .collect();
+    (rows, serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap())
+}
+
+/// Every printed cell is a CSV row (full precision, where its data goes),
+/// and the run record says what ran, with what, how each case ended.
+#[test]
+fn results_files_hold_every_cell_and_the_run() {
+    let r = nvbandwidth(
+        Some("dgx1"),
+        "0,1",
+        &[],
+        &["-b", "2", "-i", "2", "-t", "0", "device_to_device_bidirectional_memcpy_write_ce", "34", "nope"],
+    );
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr, "");
+    let (rows, rec) = results_of(&r);
+    // Two cells for case 0, three matrices of two cells for case 7, two
+    // for the local copy.
+    assert_eq!(rows.len(), 2 + 6 + 2, "{rows:?}");
+    let got = matrices(&r.stdout);
+    for row in &rows {
+        let (_, cells) = &got[&row["matrix"]];
+        let printed = cells[row["row"].parse::<usize>().unwrap()][row["column"].parse::<usize>().unwrap()].unwrap();
+        let full: f64 = row["value"].parse().unwrap();
+        assert!((full - printed).abs() <= 0.005 + 1e-9, "{row:?} against {printed}");
+        assert_eq!(row["buffer_bytes"], "2097152");
+        assert_eq!((row["loops"].as_str(), row["samples"].as_str(), row["statistic"].as_str()), ("16", "2", "median"));
+        assert_eq!(row["unit"], "GB/s");
+    }
+    assert_eq!(
+        (rows[0]["case_index"].as_str(), rows[0]["from"].as_str(), rows[0]["to"].as_str()),
+        ("0", "host", "gpu0")
+    );
+    let w2 = rows.iter().find(|r| r["matrix"].ends_with("_write2") && r["row"] == "0").unwrap();
+    assert_eq!((w2["from"].as_str(), w2["to"].as_str(), w2["engine"].as_str()), ("gpu0", "gpu1", "ce"));
+    assert_eq!(rec["schema"], "commbench-nvbandwidth-record/1");
+    assert_eq!(rec["status"], "complete");
+    assert_eq!(rec["exit_code"], 0);
+    assert_eq!(rec["follows"], "v0.8");
+    assert_eq!(rec["settings"]["buffer_mib"], 2);
+    assert_eq!(rec["gpus"].as_array().unwrap().len(), 2);
+    assert_eq!(rec["gpus"][0]["numa_node"], 0);
+    let ends: Vec<(&str, &str)> = rec["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["case"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            ("host_to_device_memcpy_ce", "passed"),
+            ("device_to_device_bidirectional_memcpy_write_ce", "passed"),
+            ("device_local_copy", "passed"),
+            ("nope", "not_found")
+        ]
+    );
+    // A run stopped by a corrupted copy keeps the cases it finished and
+    // ends its record failed, saying why. Copies of 4 KiB and more, as
+    // the stand-in counts them: the local copy's two fills, 4 warm-up and
+    // 16 timed copies and its read-back (23), then case 0's fill, 4
+    // warm-up copies and 16 timed ones, the last of which is the 44th.
+    let r = nvbandwidth(
+        Some("dgx1"),
+        "0",
+        &[("COMMBENCH_STANDIN_CORRUPT", "44")],
+        &["-b", "2", "-i", "1", "-t", "34", "0"],
+    );
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    let (rows, rec) = results_of(&r);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["case"], "device_local_copy");
+    assert_eq!(rec["status"], "failed");
+    assert!(rec["status_detail"].as_str().unwrap().contains("data check failed"), "{rec}");
 }
 
 fn masked(t: &str) -> String {
@@ -143,6 +237,26 @@ fn seconds(lat_us: f64, bytes: f64, gbs: f64) -> f64 {
     lat_us * 1e-6 + bytes / (gbs * 1e9)
 }
 
+/// The DGX-1 stand-in's rates, and the peer rate (GB/s) between two of
+/// the GPUs 0, 1 and 4 the tests make visible (as 0, 1, 2), where they
+/// have peer access.
+fn dgx1_model() -> (describe::GpuRates, impl Fn(usize, usize) -> Option<f64>) {
+    let m = describe::load_gpu_model(&common::standin::description("dgx1")).unwrap();
+    let rates = m.rates.unwrap();
+    let described = [0usize, 1, 4];
+    let nvlink = rates.nvlink_gbs;
+    let pcie = rates.pcie_peer_gbs;
+    let peer_rate = move |a: usize, b: usize| {
+        let (a, b) = (described[a], described[b]);
+        match m.links.iter().find(|l| (l.a, l.b) == (a.min(b), a.max(b))).map(|l| l.kind) {
+            Some(GpuLinkKind::NvLink(n)) => Some(f64::from(n) * nvlink),
+            Some(GpuLinkKind::Pcie) => Some(pcie),
+            None => None,
+        }
+    };
+    (rates, peer_rate)
+}
+
 /// Every copy-engine case on three GPUs of the DGX-1 (0 and 1: one
 /// NVLink; 0 and 4: two; 1 and 4: none, so no peer access), in the tool's
 /// layout, each figure the hand calculation's: bytes x loops over the
@@ -176,17 +290,7 @@ fn every_copy_engine_case_is_the_model_s() {
     assert!(masked(&r.stdout).contains(peer_block), "{}", r.stdout);
     assert!(r.stdout.ends_with("\n\n"));
 
-    let m = describe::load_gpu_model(&common::standin::description("dgx1")).unwrap();
-    let rates = m.rates.unwrap();
-    let described = [0usize, 1, 4];
-    let peer_rate = |a: usize, b: usize| {
-        let (a, b) = (described[a], described[b]);
-        match m.links.iter().find(|l| (l.a, l.b) == (a.min(b), a.max(b))).map(|l| l.kind) {
-            Some(GpuLinkKind::NvLink(n)) => Some(f64::from(n) * rates.nvlink_gbs),
-            Some(GpuLinkKind::Pcie) => Some(rates.pcie_peer_gbs),
-            None => None,
-        }
-    };
+    let (rates, peer_rate) = dgx1_model();
     let bytes = 2.0 * 1048576.0;
     let lat = rates.copy_latency_us;
     // The tool's arithmetic: bytes x 16 loops x 10^6 over the whole
@@ -296,6 +400,16 @@ fn waived_unknown_and_prefixes() {
     assert!(r.stdout.contains(
         "\n\nWaived: \nWaived: \nERROR: Testcase index 99 out of bound!\nERROR: Testcase x_y not found!\nNOTE: "
     ));
+    // A results place that cannot be written, chosen: one line, status 1,
+    // before anything is measured.
+    let r = nvbandwidth(Some("dgx1"), "0", &[("COMMBENCH_RESULTS_DIR", "/proc/none")], &["-b", "1", "-t", "0"]);
+    assert_eq!(r.code, Some(1));
+    assert_eq!(
+        r.stderr,
+        "nvbandwidth: cannot write results to '/proc/none': No such file or directory (os error 2) \
+         (COMMBENCH_RESULTS_DIR chooses another place)\n"
+    );
+    assert!(!r.stdout.contains("Running"), "{}", r.stdout);
     let r = nvbandwidth(Some("dgx1"), "0", &[], &["-b", "1", "-p", "nothing_", "zz"]);
     assert_eq!(r.code, Some(1));
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
@@ -329,17 +443,7 @@ fn every_kernel_case_is_the_model_s() {
     );
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
     assert_eq!(r.stderr, "");
-    let m = describe::load_gpu_model(&common::standin::description("dgx1")).unwrap();
-    let rates = m.rates.unwrap();
-    let described = [0usize, 1, 4];
-    let peer_rate = |a: usize, b: usize| {
-        let (a, b) = (described[a], described[b]);
-        match m.links.iter().find(|l| (l.a, l.b) == (a.min(b), a.max(b))).map(|l| l.kind) {
-            Some(GpuLinkKind::NvLink(n)) => Some(f64::from(n) * rates.nvlink_gbs),
-            Some(GpuLinkKind::Pcie) => Some(rates.pcie_peer_gbs),
-            None => None,
-        }
-    };
+    let (rates, peer_rate) = dgx1_model();
     let bytes = 2.0 * 1048576.0;
     let gbs = |rate: f64| {
         let us = (16.0 * bytes / (rate * 1e9) * 1e6 + 1e-6).floor();

@@ -11,19 +11,59 @@
 //! (CUDA errors, wrong data) ours says one line on stderr (in JSON, the
 //! document with its `error`) and exits 1 likewise. The multinode cases,
 //! which need MPI and the driver's fabric memory handles, are not offered:
-//! `-t` with one of their names says so in one line on stderr.
+//! `-t` with one of their names says so in one line on stderr. Each run
+//! also leaves a CSV of its cells and a run record ([`record`]).
 
 pub mod args;
 pub mod cases;
 pub mod json;
 pub mod output;
+pub(crate) mod record;
 pub(crate) mod run;
 pub(crate) mod sm;
 
 use super::driver::{self, Device};
 use super::measure::concurrent::Failure;
+use crate::report::record::RunStatus;
 use cases::Case;
 use output::Out;
+use record::{CaseEnd, NvbFiles, NvbRecord};
+
+/// The run record and files, where they could be made, and whether the
+/// place was chosen (then a file that cannot be written fails the run).
+struct Results {
+    rec: NvbRecord,
+    files: Option<NvbFiles>,
+    chosen: bool,
+    /// A write failed (said once on stderr).
+    failed: bool,
+}
+
+impl Results {
+    fn warn(&mut self, what: &str, e: &dyn std::fmt::Display) {
+        if !self.failed {
+            crate::diag::say(&format!("{NAME}: warning: {what}: {e}; the run goes on without it"));
+        }
+        self.failed = true;
+    }
+
+    fn case(&mut self, key: &str, status: &'static str, detail: Option<String>) {
+        self.rec.cases.push(CaseEnd { case: key.to_string(), status, detail });
+    }
+
+    /// Ends the record and writes it; the exit status to use.
+    fn end(&mut self, status: RunStatus, detail: Option<String>, code: i32) -> i32 {
+        let code = if code == 0 && self.failed && self.chosen { 1 } else { code };
+        self.rec.end(status, detail, code);
+        if let Some(f) = &self.files {
+            if let Err(e) = f.finish(&self.rec) {
+                let path = f.record_path.display().to_string();
+                self.warn(&format!("cannot write {path}"), &e);
+            }
+        }
+        code
+    }
+}
 
 const NAME: &str = "nvbandwidth";
 
@@ -117,11 +157,59 @@ pub fn main(argv: &[String]) -> i32 {
         .collect();
     out.devices(&host, &names);
 
+    let settings = record::Settings {
+        buffer_mib: a.buffer_mib,
+        loops: a.loops,
+        samples: a.samples,
+        statistic: if a.use_mean { "mean" } else { "median" },
+        verify: !a.skip_verification,
+        numa_affinity: !a.disable_affinity,
+        cases: Vec::new(),
+    };
+    let mut rec = NvbRecord::running(settings, host.clone(), argv.to_vec());
+    rec.cuda_driver_version = driver::driver_version_code().unwrap_or(0);
+    rec.driver_version = driver_text.clone();
+    rec.gpus = devs
+        .iter()
+        .zip(&names)
+        .map(|(d, n)| record::Gpu {
+            index: d.ordinal,
+            name: n.clone(),
+            pci_bus_id: d.pci_bus_id(),
+            numa_node: d.host_numa_id(),
+            host_memory_bound_to: None,
+        })
+        .collect();
+    let (dest, chosen) = record::destination();
+    let job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
+    let mut res = Results { rec, files: None, chosen, failed: false };
+    match NvbFiles::create(&dest, job.as_deref()) {
+        Ok(f) => res.files = f,
+        Err(e) if chosen => {
+            out.fatal(&format!("{NAME}: {e}"));
+            return 1;
+        }
+        Err(e) => res.warn("results", &e),
+    }
+    if let Some(f) = res.files.take() {
+        res.rec.files.insert("measurements".into(), f.csv_path.display().to_string());
+        res.rec.files.insert("record".into(), f.record_path.display().to_string());
+        match f.start(&res.rec) {
+            Ok(()) => res.files = Some(f),
+            Err(e) if chosen => {
+                out.fatal(&format!("{NAME}: cannot write {}: {e}", f.record_path.display()));
+                return 1;
+            }
+            Err(e) => res.warn(&format!("cannot write {}", f.record_path.display()), &e),
+        }
+    }
+
     let ids: Vec<String> = if !a.prefixes.is_empty() {
         let found = cases::with_prefixes(&a.prefixes);
         if found.is_empty() {
-            out.fatal(&format!("{NAME}: no test case name starts with {}", a.prefixes.join(" or ")));
-            return 1;
+            let line = format!("{NAME}: no test case name starts with {}", a.prefixes.join(" or "));
+            out.fatal(&line);
+            return res.end(RunStatus::Error, Some(line), 1);
         }
         found.iter().map(|c| c.key.to_string()).collect()
     } else if a.testcases.is_empty() {
@@ -138,9 +226,16 @@ pub fn main(argv: &[String]) -> i32 {
         Some(Err(why)) => (None, Some(why)),
         None => (None, None),
     };
+    res.rec.settings.cases = ids.clone();
+    res.rec.kernels = match (&kit, &no_kernels) {
+        (Some(_), _) => Some("compiled at run time by NVRTC and loaded on every GPU".into()),
+        (None, Some(why)) => Some(why.clone()),
+        (None, None) => None,
+    };
     let Ok(bytes) = usize::try_from(a.buffer_mib.wrapping_mul(1 << 20)) else {
-        out.fatal(&format!("{NAME}: a buffer of {} MiB cannot be addressed", a.buffer_mib));
-        return 1;
+        let line = format!("{NAME}: a buffer of {} MiB cannot be addressed", a.buffer_mib);
+        out.fatal(&line);
+        return res.end(RunStatus::Error, Some(line), 1);
     };
     let bench = run::Bench::new(
         &devs,
@@ -153,23 +248,33 @@ pub fn main(argv: &[String]) -> i32 {
         kit.as_ref(),
     );
     let peers = (0..count).any(|i| (0..count).any(|j| i != j && devs[i].can_access_peer(&devs[j]) == Some(true)));
+    let row_context = record::RowContext {
+        buffer_bytes: bytes as u64,
+        loops: a.loops,
+        samples: a.samples,
+        statistic: res.rec.settings.statistic,
+    };
     let mut status = 0;
     for id in &ids {
         let case = match cases::find(id) {
             Ok(c) => c,
             Err(msg) => {
                 out.status(id, "ERROR", &msg);
+                res.case(id, "not_found", Some(msg));
                 continue;
             }
         };
+        let index = cases::CASES.iter().position(|c| c.key == case.key).unwrap_or(0);
         if case.needs_peers() && !peers {
             out.status(case.key, "Waived", "");
+            res.case(case.key, "waived", Some("no two GPUs can map each other's memory".into()));
             continue;
         }
         out.status(case.key, "Running", "");
         if let (true, Some(why)) = (case.needs_kernels(), &no_kernels) {
             crate::diag::say(&format!("{NAME}: {}: {why}", case.key));
             out.failed(case.key, why);
+            res.case(case.key, "error", Some(why.clone()));
             status = 1;
             continue;
         }
@@ -177,21 +282,33 @@ pub fn main(argv: &[String]) -> i32 {
         for l in bench.lines.borrow_mut().drain(..) {
             out.verbose(&l);
         }
-        match result {
-            Ok(mats) => mats.iter().for_each(|m| out.matrix(m)),
-            Err(Failure::Cuda(e)) => {
-                out.fatal(&format!("{NAME}: {}: {e}", case.key));
-                return 1;
-            }
-            Err(Failure::Corrupt(c)) => {
-                out.fatal(&format!(
-                    "{NAME}: {}: data check failed in sample {}: after {}, {} of {} words of {} differ from the source",
-                    case.key, c.sample, c.copy, c.wrong_words, c.words, c.buffer
-                ));
-                return 1;
-            }
+        res.rec.gate_timeouts = *bench.gate_timeouts.borrow();
+        for (g, bound) in res.rec.gpus.iter_mut().zip(bench.bound.borrow().iter()) {
+            g.host_memory_bound_to.clone_from(bound);
         }
+        let line = match result {
+            Ok(mats) => {
+                mats.iter().for_each(|m| out.matrix(m));
+                res.case(case.key, "passed", None);
+                if let Some(f) = res.files.as_mut() {
+                    if let Err(e) = f.append(index, case, &mats, &row_context) {
+                        let path = f.csv_path.display().to_string();
+                        res.warn(&format!("cannot append {}'s rows to {path}", case.key), &e);
+                    }
+                }
+                continue;
+            }
+            Err(Failure::Cuda(e)) => format!("{NAME}: {}: {e}", case.key),
+            Err(Failure::Corrupt(c)) => format!(
+                "{NAME}: {}: data check failed in sample {}: after {}, {} of {} words of {} differ from the source",
+                case.key, c.sample, c.copy, c.wrong_words, c.words, c.buffer
+            ),
+        };
+        res.case(case.key, "error", Some(line.clone()));
+        out.fatal(&line);
+        return res.end(RunStatus::Failed, Some(line), 1);
     }
     out.finish();
-    status
+    let ended = if status == 0 { RunStatus::Complete } else { RunStatus::Failed };
+    res.end(ended, None, status)
 }

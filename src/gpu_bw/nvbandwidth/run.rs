@@ -232,7 +232,12 @@ impl<'d> Bench<'d> {
                     mats[0].set(0, d, v);
                 }
             }
-            Shape::AllToOne { read } => {
+            Shape::AllToOne { read } | Shape::OneToAll { read } => {
+                // Every other GPU's buffer, and per one GPU a buffer on it
+                // for each peer it can map: all to one writes into the
+                // one GPU (a read copies out of it), one to all writes
+                // out of it (a read copies into it).
+                let from_one = matches!(case.shape, Shape::OneToAll { .. }) != read;
                 let mut all: Vec<Mem> = (0..n).map(|k| self.device(k, size)).collect::<Result<_, _>>()?;
                 for one in 0..n {
                     let mut ends: Vec<(usize, Mem)> = Vec::new();
@@ -245,25 +250,7 @@ impl<'d> Bench<'d> {
                     if ends.is_empty() {
                         continue;
                     }
-                    let v = self.many(case, &mut all, &mut ends, read)?;
-                    mats[0].set(0, one, v);
-                }
-            }
-            Shape::OneToAll { read } => {
-                let mut all: Vec<Mem> = (0..n).map(|k| self.device(k, size)).collect::<Result<_, _>>()?;
-                for one in 0..n {
-                    let mut ends: Vec<(usize, Mem)> = Vec::new();
-                    for k in (0..n).filter(|&k| k != one) {
-                        let m = self.device(one, size)?;
-                        if self.peer(one, k)? {
-                            ends.push((k, m));
-                        }
-                    }
-                    if ends.is_empty() {
-                        continue;
-                    }
-                    // One GPU's buffers are the sources of a write.
-                    let v = self.many(case, &mut all, &mut ends, !read)?;
+                    let v = self.many(case, &mut all, &mut ends, from_one)?;
                     mats[0].set(0, one, v);
                 }
             }
