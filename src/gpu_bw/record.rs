@@ -14,8 +14,7 @@ use super::options::Config;
 use super::peaks::GpuPeak;
 use super::report::Verdict;
 use super::topology::{GpuFacts, PairPath};
-use crate::report::record::{relevant_environment, write_json, write_json_with_room, RunStatus, ToolInfo};
-use crate::report::time::Utc;
+use crate::report::record::{relevant_environment, write_json, write_json_with_room, LocalRun, RunStatus};
 
 pub(crate) const SCHEMA: &str = "commbench-gpu-bw-record/1";
 
@@ -86,15 +85,8 @@ impl Outcome {
 pub(crate) struct GpuBwRecord {
     pub schema: &'static str,
     pub command: &'static str,
-    pub status: RunStatus,
-    pub status_detail: Option<String>,
-    pub exit_code: Option<i32>,
-    pub commbench: ToolInfo,
-    pub command_line: Vec<String>,
-    pub working_dir: String,
-    pub host: String,
-    pub start_utc: String,
-    pub end_utc: Option<String>,
+    #[serde(flatten)]
+    pub run: LocalRun,
     pub config: Config,
     pub conventions: Conventions,
     /// CUDA version the driver supports (`12.8`).
@@ -124,15 +116,7 @@ impl GpuBwRecord {
         GpuBwRecord {
             schema: SCHEMA,
             command: "gpu-bw",
-            status: RunStatus::Running,
-            status_detail: None,
-            exit_code: None,
-            commbench: ToolInfo::current(),
-            command_line,
-            working_dir: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
-            host,
-            start_utc: Utc::now().rfc3339(),
-            end_utc: None,
+            run: LocalRun::starting(host, command_line),
             config,
             conventions: CONVENTIONS,
             driver_version: None,
@@ -152,10 +136,7 @@ impl GpuBwRecord {
 
     /// Marks the run ended now.
     pub fn end(&mut self, status: RunStatus, detail: Option<String>, exit_code: i32) {
-        self.status = status;
-        self.status_detail = detail;
-        self.exit_code = Some(exit_code);
-        self.end_utc = Some(Utc::now().rfc3339());
+        self.run.end(status, detail, exit_code);
     }
 
     /// Writes the record of a run that starts to `path`, with room for its

@@ -62,6 +62,48 @@ impl ToolInfo {
     }
 }
 
+/// What the record of a run on one host without MPI starts with
+/// (`commbench gpu-bw`, the GPU drop-ins): how it ended, what ran, where
+/// and when. Flattened into each such record, so its fields sit at the
+/// top level, as a [`RunHeader`]'s do.
+#[derive(Clone, Debug, Serialize)]
+pub struct LocalRun {
+    pub status: RunStatus,
+    pub status_detail: Option<String>,
+    pub exit_code: Option<i32>,
+    pub commbench: ToolInfo,
+    pub command_line: Vec<String>,
+    pub working_dir: String,
+    pub host: String,
+    pub start_utc: String,
+    pub end_utc: Option<String>,
+}
+
+impl LocalRun {
+    /// A run on `host` that starts now.
+    pub fn starting(host: String, command_line: Vec<String>) -> LocalRun {
+        LocalRun {
+            status: RunStatus::Running,
+            status_detail: None,
+            exit_code: None,
+            commbench: ToolInfo::current(),
+            command_line,
+            working_dir: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
+            host,
+            start_utc: crate::report::time::Utc::now().rfc3339(),
+            end_utc: None,
+        }
+    }
+
+    /// Marks the run ended now.
+    pub fn end(&mut self, status: RunStatus, detail: Option<String>, exit_code: i32) {
+        self.status = status;
+        self.status_detail = detail;
+        self.exit_code = Some(exit_code);
+        self.end_utc = Some(crate::report::time::Utc::now().rfc3339());
+    }
+}
+
 /// The MPI library the run used.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct MpiInfo {

@@ -18,7 +18,7 @@ use super::cases::{Case, Engine, Shape};
 use super::output::Matrix;
 use crate::options::ResultsDest;
 use crate::report::files::{self, ResultsError};
-use crate::report::record::{relevant_environment, write_json, write_json_with_room, RunStatus, ToolInfo};
+use crate::report::record::{relevant_environment, write_json, write_json_with_room, LocalRun, RunStatus};
 use crate::report::safe_file::RowFile;
 use crate::report::time::Utc;
 
@@ -102,17 +102,10 @@ pub(crate) struct CaseEnd {
 pub(crate) struct NvbRecord {
     pub schema: &'static str,
     pub command: &'static str,
-    pub status: RunStatus,
-    pub status_detail: Option<String>,
-    pub exit_code: Option<i32>,
-    pub commbench: ToolInfo,
+    #[serde(flatten)]
+    pub run: LocalRun,
     /// The nvbandwidth release whose behaviour this follows.
     pub follows: &'static str,
-    pub command_line: Vec<String>,
-    pub working_dir: String,
-    pub host: String,
-    pub start_utc: String,
-    pub end_utc: Option<String>,
     pub settings: Settings,
     pub conventions: Conventions,
     /// What cuDriverGetVersion says (12080).
@@ -134,16 +127,8 @@ impl NvbRecord {
         NvbRecord {
             schema: SCHEMA,
             command: "nvbandwidth",
-            status: RunStatus::Running,
-            status_detail: None,
-            exit_code: None,
-            commbench: ToolInfo::current(),
+            run: LocalRun::starting(host, command_line),
             follows: super::output::NVBANDWIDTH_VERSION,
-            command_line,
-            working_dir: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
-            host,
-            start_utc: Utc::now().rfc3339(),
-            end_utc: None,
             settings,
             conventions: CONVENTIONS,
             cuda_driver_version: 0,
@@ -158,10 +143,7 @@ impl NvbRecord {
     }
 
     pub fn end(&mut self, status: RunStatus, detail: Option<String>, exit_code: i32) {
-        self.status = status;
-        self.status_detail = detail;
-        self.exit_code = Some(exit_code);
-        self.end_utc = Some(Utc::now().rfc3339());
+        self.run.end(status, detail, exit_code);
     }
 }
 
