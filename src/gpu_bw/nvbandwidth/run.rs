@@ -342,9 +342,8 @@ impl<'d> Bench<'d> {
 }
 
 /// The NUMA node sysfs gives a GPU's PCI device, where the driver does
-/// not say.
+/// not say (the bus id rewritten to sysfs's spelling by the shared reader).
 fn gpu_numa_from_sysfs(dev: &Device) -> Option<usize> {
-    let bus = dev.pci_bus_id()?.to_lowercase();
-    let text = std::fs::read_to_string(format!("/sys/bus/pci/devices/{bus}/numa_node")).ok()?;
-    usize::try_from(text.trim().parse::<i64>().ok()?).ok()
+    let bus = crate::gpu::cuda::sysfs_bus_id(&dev.pci_bus_id()?);
+    crate::gpu::cuda::numa_node(std::path::Path::new("/sys/bus/pci/devices"), &bus).map(|n| n as usize)
 }
