@@ -24,11 +24,10 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub(crate) mod sample_args;
+pub(crate) mod survey;
 pub mod topology;
 
 use std::io::{self, Write};
-
-use cudarc::driver::sys::CUdevice_P2PAttribute as Attr;
 
 use crate::diag::say;
 use crate::matrix::heatmap::HeatmapSpec;
@@ -40,7 +39,7 @@ use options::{Config, Parsed, Test};
 use output::GpuBwFiles;
 use record::{GpuBwRecord, Outcome};
 use results::{Kind, MatrixId, Measurement};
-use topology::{GpuFacts, PeerAttributes};
+use topology::GpuFacts;
 
 pub(crate) const EXIT_OK: i32 = 0;
 pub(crate) const EXIT_FAIL: i32 = 1;
@@ -89,9 +88,7 @@ pub fn main(args: &[String]) -> i32 {
     let mut rec = GpuBwRecord::running(cfg.clone(), host.clone(), command_line);
     rec.devices = count;
     rec.driver_version = driver::driver_version();
-    rec.gpus = gpu_facts(&devices, described);
-    rec.pairs = topology::pair_paths(&rec.gpus, |s, d| peer_attributes(&devices, s, d));
-    path_peaks(&mut rec);
+    rec.survey = survey::Survey::of(&devices, described);
     let job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
     let mut files = match GpuBwFiles::create(&cfg.results, &Utc::now().compact(), job.as_deref()) {
         Ok(f) => f,
@@ -116,8 +113,8 @@ pub fn main(args: &[String]) -> i32 {
             f.record_path.display()
         ));
     }
-    out(&report::gpu_list(&host, rec.driver_version.as_deref(), &rec.gpus));
-    out(&report::path_table(&rec.pairs));
+    out(&report::gpu_list(&host, rec.driver_version.as_deref(), &rec.survey.gpus));
+    out(&report::path_table(&rec.survey.paths.pairs));
 
     let mut session =
         Session { cfg: &cfg, devices: &devices, count, files: files.as_mut(), notes: Notes::default(), ms: Vec::new() };
@@ -148,7 +145,7 @@ pub fn main(args: &[String]) -> i32 {
             let eff = efficiency_of(&cfg, &mut rec, &ms);
             let verdict = cfg.min_bw.map(|floor| report::judge(floor, &gpus, &ms, count));
             if let Some(v) = &verdict {
-                out(&report::verdict_text(v, &rec.pairs));
+                out(&report::verdict_text(v, &rec.survey.paths.pairs));
                 rec.outcome = Some(Outcome::of(v));
             }
             // Each asked verdict: None when nothing was judged.
@@ -162,7 +159,7 @@ pub fn main(args: &[String]) -> i32 {
         }
     };
     if let Some(f) = files.as_mut() {
-        if let Err(e) = write_matrices(f, &cfg, &rec.gpus, count, &ms) {
+        if let Err(e) = write_matrices(f, &cfg, &rec.survey.gpus, count, &ms) {
             say(&format!("{NAME}: cannot write results: {e}"));
             status = RunStatus::Error;
             detail = Some(e.to_string());
@@ -198,69 +195,11 @@ fn open_gpus(cfg: &Config, host: &str) -> Result<(Vec<Device>, usize), (String, 
     devices.map(|d| (d, count)).map_err(|e| (format!("on {host}: {e}"), EXIT_FAIL))
 }
 
-/// Names, bus ids, memory and locality of the opened GPUs; the locality
-/// from `described` when given, else from hwloc (and sysfs).
-fn gpu_facts(devices: &[Device], described: Option<crate::topo::machine::Machine>) -> Vec<GpuFacts> {
-    let mut gpus: Vec<GpuFacts> = devices
-        .iter()
-        .map(|d| GpuFacts {
-            index: d.ordinal,
-            name: d.name(),
-            pci_bus_id: d.pci_bus_id().and_then(|id| crate::gpu::bus_id::normalize(&id)),
-            numa_node: None,
-            package: None,
-            memory_bytes: d.total_memory(),
-            pci_path: Vec::new(),
-        })
-        .collect();
-    let machine = described.or_else(|| crate::topo::hwloc::discover().ok());
-    topology::locate(&mut gpus, machine.as_ref());
-    // Where neither hwloc nor sysfs knows the device, the driver may.
-    for (g, d) in gpus.iter_mut().zip(devices) {
-        g.numa_node = g.numa_node.or_else(|| d.host_numa_id());
-    }
-    gpus
-}
-
-/// Each GPU's PCIe link (sysfs) and each pair's peak (NVML for NVLinks).
-fn path_peaks(rec: &mut GpuBwRecord) {
-    let root = peaks::sysfs_root();
-    let ends: Vec<peaks::GpuEnd> = rec
-        .gpus
-        .iter()
-        .map(|g| peaks::GpuEnd {
-            index: g.index,
-            bus_id: g.pci_bus_id.clone(),
-            pcie: match &g.pci_bus_id {
-                Some(id) => crate::peak::pcie::read(&root, id),
-                None => Err("the driver gave no PCI bus id".into()),
-            },
-        })
-        .collect();
-    let nvml = if rec.pairs.iter().any(|p| p.attributes.can_access_peer == Some(true)) {
-        match ends.iter().map(|e| e.bus_id.clone()).collect::<Option<Vec<String>>>() {
-            Some(ids) => crate::gpu::nvml::links(&ids),
-            None => Err("a GPU has no PCI bus id to ask NVML about".into()),
-        }
-    } else {
-        Err("no pair has peer access".into())
-    };
-    rec.nvml_unknown = nvml.as_ref().err().cloned();
-    rec.host_links = ends.iter().map(|e| record::HostLink { gpu: e.index, peak: peaks::host_link(e) }).collect();
-    for p in &mut rec.pairs {
-        let (Some(a), Some(b)) = (ends.iter().find(|e| e.index == p.src), ends.iter().find(|e| e.index == p.dst))
-        else {
-            continue;
-        };
-        p.peak = Some(peaks::pair_peak(p, a, b, &nvml));
-    }
-}
-
 /// Prints each bandwidth against its path's peak and judges
 /// `--min-efficiency`; Some(passed) when it was asked and judged anything.
 fn efficiency_of(cfg: &Config, rec: &mut GpuBwRecord, ms: &[Measurement]) -> Option<bool> {
-    let host = |g: usize| rec.host_links.iter().find(|h| h.gpu == g).map(|h| h.peak.clone());
-    let rows = efficiency::rows(ms, &rec.pairs, &host);
+    let host = |g: usize| rec.survey.host_peak(g);
+    let rows = efficiency::rows(ms, &rec.survey.paths.pairs, &host);
     let classes = efficiency::classes(&rows);
     out(&efficiency::text(&rows, &classes, cfg.peer_bytes));
     let mut e = record::Efficiency { rows, classes, ..Default::default() };
@@ -275,19 +214,6 @@ fn efficiency_of(cfg: &Config, rec: &mut GpuBwRecord, ms: &[Measurement]) -> Opt
     }
     rec.efficiency = Some(e);
     passed
-}
-
-/// What the driver says about source -> destination (CUDA ordinals).
-fn peer_attributes(devices: &[Device], src: usize, dst: usize) -> PeerAttributes {
-    let find = |o: usize| devices.iter().find(|d| d.ordinal == o);
-    let (Some(s), Some(d)) = (find(src), find(dst)) else { return PeerAttributes::default() };
-    let flag = |a: Attr| s.p2p_attribute(d, a).map(|v| v != 0);
-    PeerAttributes {
-        can_access_peer: s.can_access_peer(d),
-        access_supported: flag(Attr::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED),
-        native_atomics: flag(Attr::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED),
-        performance_rank: s.p2p_attribute(d, Attr::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK),
-    }
 }
 
 /// A run in progress: the timings so far, appended to the CSV as they come.

@@ -11,9 +11,8 @@ use serde::Serialize;
 
 use super::efficiency;
 use super::options::Config;
-use super::peaks::GpuPeak;
 use super::report::Verdict;
-use super::topology::{GpuFacts, PairPath};
+use super::survey::Survey;
 use crate::report::record::{relevant_environment, write_json, write_json_with_room, LocalRun, RunStatus};
 
 pub(crate) const SCHEMA: &str = "commbench-gpu-bw-record/1";
@@ -43,13 +42,6 @@ pub(crate) const CONVENTIONS: Conventions = Conventions {
                P2P=Enabled only where both GPUs can map each other's memory, peer access switched off again after \
                each pair",
 };
-
-/// One GPU's PCIe link as the host<->GPU peak.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct HostLink {
-    pub gpu: usize,
-    pub peak: GpuPeak,
-}
 
 /// Efficiency against each path's peak: the judged rows, the pair classes
 /// and what `--min-efficiency` said.
@@ -93,13 +85,9 @@ pub(crate) struct GpuBwRecord {
     pub driver_version: Option<String>,
     /// GPUs the driver shows (measured or not).
     pub devices: usize,
-    /// The measured GPUs.
-    pub gpus: Vec<GpuFacts>,
-    pub pairs: Vec<PairPath>,
-    /// Each measured GPU's PCIe link (host<->GPU peak).
-    pub host_links: Vec<HostLink>,
-    /// Why NVML could not count NVLinks, where it could not.
-    pub nvml_unknown: Option<String>,
+    /// The measured GPUs, their pairs' paths and their PCIe links.
+    #[serde(flatten)]
+    pub survey: Survey,
     pub efficiency: Option<Efficiency>,
     /// Timings whose stream started before all their copies were queued.
     pub gate_timeouts: usize,
@@ -121,10 +109,7 @@ impl GpuBwRecord {
             conventions: CONVENTIONS,
             driver_version: None,
             devices: 0,
-            gpus: Vec::new(),
-            pairs: Vec::new(),
-            host_links: Vec::new(),
-            nvml_unknown: None,
+            survey: Survey::default(),
             efficiency: None,
             gate_timeouts: 0,
             notes: Vec::new(),
