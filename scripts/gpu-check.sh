@@ -161,7 +161,7 @@ elif [ -z "$standin" ]; then
 fi
 for mem in pinned pageable; do
   step "commbench's bandwidthTest --memory=$mem --csv" 40 \
-    sh -c "'$bin/bandwidthTest' --memory=$mem --csv > '$work/ours-bt-$mem.txt'; rc=\$?; cat '$work/ours-bt-$mem.txt'; exit \$rc"
+    sh -c "COMMBENCH_RESULTS_DIR='$work/cells' '$bin/bandwidthTest' --memory=$mem --csv > '$work/ours-bt-$mem.txt'; rc=\$?; cat '$work/ours-bt-$mem.txt'; exit \$rc"
   if ref bandwidthTest; then
     echo
     echo "=== bandwidthTest --memory=$mem --csv: commbench's drop-in against the sample"
@@ -179,7 +179,7 @@ else
       sh -c "'$anchors/bin/p2pBandwidthLatencyTest' ${p2p_args[*]} > '$work/p2p-theirs.txt'; rc=\$?; cat '$work/p2p-theirs.txt'; exit \$rc"
   fi
   step "commbench's p2pBandwidthLatencyTest ${p2p_args[*]}" 60 \
-    sh -c "'$bin/p2pBandwidthLatencyTest' ${p2p_args[*]} > '$work/p2p-ours.txt'; rc=\$?; cat '$work/p2p-ours.txt'; exit \$rc"
+    sh -c "COMMBENCH_RESULTS_DIR='$work/cells' '$bin/p2pBandwidthLatencyTest' ${p2p_args[*]} > '$work/p2p-ours.txt'; rc=\$?; cat '$work/p2p-ours.txt'; exit \$rc"
   if ref p2pBandwidthLatencyTest; then
     echo
     echo "=== p2pBandwidthLatencyTest: commbench's drop-in against the sample"
@@ -204,12 +204,15 @@ elif [ -z "$standin" ]; then
   skip "nvbandwidth" "not built (see the build step's lines for why)"
 fi
 step "commbench's nvbandwidth ${nvb_args[*]}" 60 \
-  sh -c "'$bin/nvbandwidth' ${nvb_args[*]} > '$work/nvb-ours.txt'; rc=\$?; cat '$work/nvb-ours.txt'; exit \$rc"
+  sh -c "COMMBENCH_RESULTS_DIR='$work/cells' '$bin/nvbandwidth' ${nvb_args[*]} > '$work/nvb-ours.txt'; rc=\$?; cat '$work/nvb-ours.txt'; exit \$rc"
 if ref nvbandwidth; then
   echo
   echo "=== nvbandwidth: commbench's drop-in against NVIDIA's"
   python3 "$tools/gpu-side-by-side.py" samples "$work/nvb-ours.txt" "$work/nvb-theirs.txt"
 fi
+echo
+echo "=== the drop-ins' cells against their paths' peaks (from their CSVs)"
+python3 "$tools/gpu-side-by-side.py" paths "$work/cells"
 
 # 3. NCCL, one GPU. GPU_CHECK_MAX_BYTES lowers the sweep's top (tests).
 max_bytes=${GPU_CHECK_MAX_BYTES:-1073741824}

@@ -16,6 +16,10 @@ scripts/gpu-check.sh; only Python's standard library).
       and size; a matrix's cells per case and title), with ratios; target
       within 3% for bandwidths (pageable copies and latencies are shown,
       not judged).
+  gpu-side-by-side.py paths RESULTS_DIR
+      the cells CSVs a drop-in (bandwidthTest, p2pBandwidthLatencyTest,
+      nvbandwidth) left in RESULTS_DIR: each bandwidth with a known path
+      against its peak, grouped by test and path class (median share).
 
 Prints a table and one verdict line; the exit status is 0 (the verdict is
 information for a person, the script's caller decides what fails).
@@ -207,11 +211,46 @@ def samples(ours_path, theirs_path):
     print(f"samples: {met} of {judged} bandwidths within 3% of the sample")
 
 
+def paths(results_dir):
+    """Each test's bandwidth cells by path class: cells, median GB/s,
+    the class's peak and the median share of it."""
+    import glob
+    import os
+    import statistics
+    groups = {}
+    for name in sorted(glob.glob(os.path.join(results_dir, "*.csv"))):
+        with open(name, newline="") as f:
+            reader = csv.DictReader(f)
+            if "efficiency_pct" not in (reader.fieldnames or []):
+                continue
+            for row in reader:
+                if row.get("unit") != "GB/s" or not row.get("path"):
+                    continue
+                key = (row["tool"], row["test"], row["path"])
+                g = groups.setdefault(key, {"gbps": [], "peak": [], "eff": []})
+                g["gbps"].append(float(row["value"]))
+                if row.get("peak_GBps"):
+                    g["peak"].append(float(row["peak_GBps"]))
+                if row.get("efficiency_pct"):
+                    g["eff"].append(float(row["efficiency_pct"]))
+    if not groups:
+        print(f"no cells with a path in {results_dir}")
+        return 0
+    print(f"{'tool':<24} {'test':<44} {'path':<16} {'cells':>5} {'median GB/s':>12} {'peak GB/s':>10} {'share':>7}")
+    for (tool, test, path), g in groups.items():
+        peak = f"{statistics.median(g['peak']):.2f}" if g["peak"] else "unknown"
+        share = f"{statistics.median(g['eff']):.0f}%" if g["eff"] else "-"
+        print(f"{tool:<24} {test:<44} {path:<16} {len(g['gbps']):>5} {statistics.median(g['gbps']):>12.2f} {peak:>10} {share:>7}")
+    return 0
+
+
 def main(argv):
     if len(argv) == 5 and argv[1] == "copies":
         copies(*argv[2:])
     elif len(argv) == 4 and argv[1] == "nccl":
         nccl(*argv[2:])
+    elif len(argv) == 3 and argv[1] == "paths":
+        return paths(argv[2])
     elif len(argv) == 4 and argv[1] == "samples":
         samples(*argv[2:])
     else:

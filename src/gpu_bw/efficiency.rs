@@ -51,16 +51,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     crate::stats::ci::median(&v).unwrap_or(0.0)
 }
 
-fn row(name: String, m: &Measurement, peak: &GpuPeak) -> Row {
-    Row {
-        name,
-        kind: m.kind,
-        src: m.src,
-        dst: m.dst,
-        gbps: m.value,
-        efficiency_pct: peak.efficiency(m.value * 1e3),
-        peak: peak.clone(),
-    }
+/// A bandwidth of `gbps` against `peak`.
+pub(crate) fn row(name: String, kind: Kind, src: Option<usize>, dst: Option<usize>, gbps: f64, peak: &GpuPeak) -> Row {
+    Row { name, kind, src, dst, gbps, efficiency_pct: peak.efficiency(gbps * 1e3), peak: peak.clone() }
+}
+
+fn measured(name: String, m: &Measurement, peak: &GpuPeak) -> Row {
+    row(name, m.kind, m.src, m.dst, m.value, peak)
 }
 
 /// The judged rows: each GPU's pinned H2D and D2H against `host(gpu)`,
@@ -74,7 +71,7 @@ pub fn rows(ms: &[Measurement], pairs: &[PairPath], host: &dyn Fn(usize) -> Opti
         let Some(g) = m.dst.or(m.src) else { continue };
         if let Some(peak) = host(g) {
             let dir = if m.kind == Kind::H2d { "H2D" } else { "D2H" };
-            out.push(row(format!("GPU {g} {dir}"), m, &peak));
+            out.push(measured(format!("GPU {g} {dir}"), m, &peak));
         }
     }
     for p in pairs {
@@ -84,7 +81,7 @@ pub fn rows(ms: &[Measurement], pairs: &[PairPath], host: &dyn Fn(usize) -> Opti
             m.kind == Kind::P2pUni && m.src == Some(p.src) && m.dst == Some(p.dst) && m.peer_access == Some(peer)
         });
         if let Some(m) = found {
-            out.push(row(format!("GPU {} -> GPU {}", p.src, p.dst), m, peak));
+            out.push(measured(format!("GPU {} -> GPU {}", p.src, p.dst), m, peak));
         }
     }
     // Both ways at once: twice the one-way peak.
@@ -98,7 +95,7 @@ pub fn rows(ms: &[Measurement], pairs: &[PairPath], host: &dyn Fn(usize) -> Opti
             let mut both = peak.clone();
             both.peak_mbps = both.peak_mbps.map(|x| 2.0 * x);
             both.how = format!("{}, both directions at once (x2)", both.how);
-            out.push(row(format!("GPU {} <-> GPU {}", p.src, p.dst), m, &both));
+            out.push(measured(format!("GPU {} <-> GPU {}", p.src, p.dst), m, &both));
         }
     }
     out

@@ -11,6 +11,7 @@
 //! fails, 2 bad options or result files that cannot be written.
 
 pub mod bandwidth_test;
+pub(crate) mod cells;
 pub mod driver;
 pub mod efficiency;
 pub mod kernels;

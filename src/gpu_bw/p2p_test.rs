@@ -9,12 +9,15 @@
 //! (`--sm_copy`) are refused in one line until commbench compiles its
 //! kernels.
 
+use super::cells::{self, Cell, CopyRecord, Outputs, Unit};
 use super::driver::{self, Device};
-use super::measure::peer_matrix::{Grid, PeerMatrix, Transfer, LATENCY_BYTES};
+use super::measure::peer_matrix::{Grid, PeerMatrix, Transfer, BANDWIDTH_REPS, LATENCY_BYTES, LATENCY_REPS};
 use super::measure::{Lane, PairBuffers};
 use super::out;
 use super::sample_args::Args;
+use super::survey::Survey;
 use crate::diag::say;
+use crate::report::record::RunStatus;
 
 const NAME: &str = "p2pBandwidthLatencyTest";
 
@@ -101,40 +104,145 @@ fn device_line(i: usize, name: &str, bus: i32, device: i32, domain: i32) -> Stri
     format!("Device: {i}, {name}, pciBusID: {bus:x}, pciDeviceID: {device:x}, pciDomainID:{domain:x}\n")
 }
 
-/// The matrices, each printed as it is done.
-fn matrices(devices: &[Device], elems: usize, read: bool) -> Result<(), driver::CudaError> {
+/// What one printed matrix was: its test's name in the CSV, the matrix
+/// (latency: `gpu` or `cpu` time), which way its copies went, with peer
+/// access where the sample turns it on, and how they were counted.
+struct Shown<'t> {
+    test: &'t str,
+    matrix: &'t str,
+    p2p: bool,
+    way: Transfer,
+    both_ways: bool,
+    bytes: usize,
+    loops: usize,
+    unit: Unit,
+}
+
+/// The cells of a printed matrix (`access[i][j]`: GPU i can map GPU j's
+/// memory). A one-way copy in row i goes from GPU i to the column's GPU
+/// (reads: the other way), both ways between them; within a GPU, from
+/// the GPU to itself.
+fn grid_cells(g: &Grid, shown: &Shown, access: &[Vec<bool>]) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for (i, row) in g.iter().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            let (from, to) = if shown.way == Transfer::Read && !shown.both_ways { (j, i) } else { (i, j) };
+            out.push(Cell {
+                test: shown.test.to_string(),
+                engine: "ce",
+                matrix: shown.matrix.to_string(),
+                row: Some(i),
+                column: Some(j),
+                from: format!("gpu{from}"),
+                to: format!("gpu{to}"),
+                host_memory: "",
+                peer_access: (i != j).then(|| shown.p2p && access[i][j]),
+                bytes: shown.bytes as u64,
+                loops: Some(shown.loops as u64),
+                samples: Some(1),
+                statistic: "",
+                value: v,
+                unit: shown.unit,
+                both_ways: shown.both_ways,
+                judged: true,
+            });
+        }
+    }
+    out
+}
+
+/// The matrices, each printed as it is done and its cells kept.
+fn matrices(
+    devices: &[Device],
+    elems: usize,
+    read: bool,
+    access: &[Vec<bool>],
+    res: &mut Outputs<CopyRecord>,
+) -> Result<(), driver::CudaError> {
     let bytes = elems * 4;
     let lanes = devices.iter().map(Lane::new).collect::<Result<Vec<_>, _>>()?;
+    let bw = |test, p2p, way, both_ways| Shown {
+        test,
+        matrix: "",
+        p2p,
+        way,
+        both_ways,
+        bytes,
+        loops: BANDWIDTH_REPS,
+        unit: Unit::GBps,
+    };
+    let mut print = |title: &str, corner: &str, g: &Grid, shown: Shown| {
+        out(title);
+        out(&grid(corner, g));
+        res.add(grid_cells(g, &shown, access));
+    };
     // The bandwidth buffers go before the latency ones are made.
     {
         let bufs = devices.iter().map(|d| PairBuffers::new(d, bytes)).collect::<Result<Vec<_>, _>>()?;
         let m = PeerMatrix { lanes: &lanes, bufs: &bufs, bytes };
-        out("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n");
-        out(&grid("   D\\D", &m.one_way(false, Transfer::Write)?));
-        out("Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n");
-        out(&grid("   D\\D", &m.one_way(true, Transfer::Write)?));
+        let (w, r) = (Transfer::Write, Transfer::Read);
+        let g = m.one_way(false, w)?;
+        print(
+            "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n",
+            "   D\\D",
+            &g,
+            bw("unidirectional_p2p_disabled", false, w, false),
+        );
+        let g = m.one_way(true, w)?;
+        print(
+            "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n",
+            "   D\\D",
+            &g,
+            bw("unidirectional_p2p_enabled_writes", true, w, false),
+        );
         if read {
-            out("Unidirectional P2P=Enabled Bandwidth (P2P Reads) Matrix (GB/s)\n");
-            out(&grid("   D\\D", &m.one_way(true, Transfer::Read)?));
+            let g = m.one_way(true, r)?;
+            print(
+                "Unidirectional P2P=Enabled Bandwidth (P2P Reads) Matrix (GB/s)\n",
+                "   D\\D",
+                &g,
+                bw("unidirectional_p2p_enabled_reads", true, r, false),
+            );
         }
-        out("Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n");
-        out(&grid("   D\\D", &m.two_way(false)?));
-        out("Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)\n");
-        out(&grid("   D\\D", &m.two_way(true)?));
+        let g = m.two_way(false)?;
+        print(
+            "Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n",
+            "   D\\D",
+            &g,
+            bw("bidirectional_p2p_disabled", false, w, true),
+        );
+        let g = m.two_way(true)?;
+        print(
+            "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)\n",
+            "   D\\D",
+            &g,
+            bw("bidirectional_p2p_enabled", true, w, true),
+        );
     }
     let small = devices.iter().map(|d| PairBuffers::new(d, LATENCY_BYTES)).collect::<Result<Vec<_>, _>>()?;
     let m = PeerMatrix { lanes: &lanes, bufs: &small, bytes: LATENCY_BYTES };
-    let latencies = |p2p, way| -> Result<String, driver::CudaError> {
-        let (gpu, cpu) = m.latency(p2p, way)?;
-        Ok(format!("{}\n{}", grid("   GPU", &gpu), grid("   CPU", &cpu)))
+    let lat = |test: &'static str, matrix: &'static str, p2p: bool, way: Transfer| Shown {
+        test,
+        matrix,
+        p2p,
+        way,
+        both_ways: false,
+        bytes: LATENCY_BYTES,
+        loops: LATENCY_REPS,
+        unit: Unit::Us,
     };
-    out("P2P=Disabled Latency Matrix (us)\n");
-    out(&latencies(false, Transfer::Write)?);
-    out("P2P=Enabled Latency (P2P Writes) Matrix (us)\n");
-    out(&latencies(true, Transfer::Write)?);
+    let mut latencies = |title: &str, test: &'static str, p2p: bool, way: Transfer| -> Result<(), driver::CudaError> {
+        let (gpu, cpu) = m.latency(p2p, way)?;
+        out(title);
+        out(&format!("{}\n{}", grid("   GPU", &gpu), grid("   CPU", &cpu)));
+        res.add(grid_cells(&gpu, &lat(test, "gpu", p2p, way), access));
+        res.add(grid_cells(&cpu, &lat(test, "cpu", p2p, way), access));
+        Ok(())
+    };
+    latencies("P2P=Disabled Latency Matrix (us)\n", "latency_p2p_disabled", false, Transfer::Write)?;
+    latencies("P2P=Enabled Latency (P2P Writes) Matrix (us)\n", "latency_p2p_enabled_writes", true, Transfer::Write)?;
     if read {
-        out("P2P=Enabled Latency (P2P Reads) Matrix (us)\n");
-        out(&latencies(true, Transfer::Read)?);
+        latencies("P2P=Enabled Latency (P2P Reads) Matrix (us)\n", "latency_p2p_enabled_reads", true, Transfer::Read)?;
     }
     Ok(())
 }
@@ -145,7 +253,7 @@ pub fn unread_arguments(argv: &[String]) -> Vec<String> {
     argv.iter()
         .filter(|a| {
             let one = Args::new(std::slice::from_ref(a));
-            !["help", "p2p_read", "sm_copy", "numElems"].iter().any(|f| one.flag(f))
+            !["help", "p2p_read", "sm_copy", "numElems", "min-efficiency"].iter().any(|f| one.flag(f))
         })
         .cloned()
         .collect()
@@ -179,6 +287,12 @@ pub fn main(argv: &[String]) -> i32 {
     if elems <= 0 {
         return fail(format!("--numElems={elems}: the copies need a positive number of ints"));
     }
+    let min_pct = match cells::min_efficiency_arg(
+        a.flag("min-efficiency").then(|| a.string("min-efficiency").unwrap_or_default()),
+    ) {
+        Ok(p) => p,
+        Err(line) => return fail(line),
+    };
     out("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\n");
     let devices = match (0..count).map(Device::open).collect::<Result<Vec<_>, _>>() {
         Ok(d) => d,
@@ -192,11 +306,53 @@ pub fn main(argv: &[String]) -> i32 {
         devices.iter().map(|a| devices.iter().map(|b| a.can_access_peer(b) == Some(true)).collect()).collect();
     out(&access_lines(&access));
     out(&connectivity(&access));
-    if let Err(e) = matrices(&devices, elems as usize, read) {
-        return fail(e.to_string());
+    let settings = serde_json::json!({
+        "num_elems": elems,
+        "bytes": elems as u64 * 4,
+        "p2p_read": read,
+        "sm_copy": false,
+        "min_efficiency_pct": min_pct,
+    });
+    let mut rec = CopyRecord::running(NAME, FOLLOWS, settings, crate::topo::hostname(), command_line(argv));
+    rec.conventions = conventions();
+    rec.cuda_driver_version = driver::driver_version_code().unwrap_or(0);
+    let mut res = match Outputs::open(NAME, rec, Survey::of(&devices, None)) {
+        Ok(r) => r,
+        Err(line) => {
+            say(&line);
+            return 1;
+        }
+    };
+    let subtitle = format!("{} ints per bandwidth copy, {BANDWIDTH_REPS} copies per timing", elems);
+    if let Err(e) = matrices(&devices, elems as usize, read, &access, &mut res) {
+        let line = e.to_string();
+        say(&format!("{NAME}: {line}"));
+        return res.end(RunStatus::Error, Some(line), 1, min_pct, &subtitle).1;
     }
     out("\nNOTE: The CUDA Samples are not meant for performance measurements. Results may vary when GPU Boost is enabled.\n");
-    0
+    res.end(RunStatus::Complete, None, 0, min_pct, &subtitle).1
+}
+
+/// The sample this follows.
+const FOLLOWS: &str = "CUDA samples' p2pBandwidthLatencyTest (12.x)";
+
+/// The command line as the record keeps it: the program's name, then
+/// the arguments.
+fn command_line(argv: &[String]) -> Vec<String> {
+    std::iter::once(NAME.to_string()).chain(argv.iter().cloned()).collect()
+}
+
+/// How the matrices' figures are counted, in words.
+fn conventions() -> std::collections::BTreeMap<&'static str, &'static str> {
+    [
+        ("bandwidth", "GB/s = bytes of 5 copies / seconds between CUDA events on the row's GPU / 1e9; within one GPU the bytes count twice (read and written)"),
+        ("bidirectional", "both directions' bytes added: row -> column on the row's GPU and back on the column's at once"),
+        ("peer_access", "P2P=Enabled: peer access on both ways for the pair while it is timed, where the GPUs can map each other's memory; else the copy goes through host memory"),
+        ("latency", "microseconds per 16-byte copy over 100 copies: gpu between CUDA events, cpu the host's time to queue them"),
+        ("cells", "row i, column j: writes go from GPU i to GPU j, reads from GPU j to GPU i"),
+    ]
+    .into_iter()
+    .collect()
 }
 
 #[cfg(test)]

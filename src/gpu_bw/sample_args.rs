@@ -12,8 +12,9 @@ use crate::c_num::atoi;
 
 /// The flags bandwidthTest asks about.
 const FLAGS: [&str; 9] = ["help", "csv", "htod", "dtoh", "dtod", "wc", "cputiming", "start", "end"];
-/// The names it reads a value of (`increment` is also asked as a flag).
-const VALUES: [&str; 6] = ["memory", "device", "mode", "start", "end", "increment"];
+/// The names it reads a value of (`increment` is also asked as a flag),
+/// and commbench's own `min-efficiency`.
+const VALUES: [&str; 7] = ["memory", "device", "mode", "start", "end", "increment", "min-efficiency"];
 
 /// The command line, without the program's name.
 pub(crate) struct Args<'a>(Vec<&'a [u8]>);

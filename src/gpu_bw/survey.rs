@@ -99,6 +99,12 @@ impl Survey {
         }
     }
 
+    /// A survey of nothing but `paths` (tests).
+    #[cfg(test)]
+    pub(crate) fn of_paths(paths: Paths) -> Survey {
+        Survey { gpus: Vec::new(), paths, ends: Vec::new() }
+    }
+
     /// The peak between GPU `g` and host memory (its PCIe link).
     pub fn host_peak(&self, g: usize) -> Option<GpuPeak> {
         self.paths.host_links.iter().find(|h| h.gpu == g).map(|h| h.peak.clone())

@@ -19,8 +19,10 @@ struct Run {
 
 fn bandwidth_test(machine: Option<&str>, args: &[&str]) -> Run {
     let d = tempfile::tempdir().unwrap();
+    let results = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bandwidthTest"));
     cmd.args(args).current_dir(d.path()).env("RUST_BACKTRACE", "1");
+    cmd.env("COMMBENCH_RESULTS_DIR", results.path());
     if let Some(m) = machine {
         common::standin::stand_in(m).apply(&mut cmd);
     }

@@ -16,6 +16,7 @@ mod fan;
 mod faults;
 mod gpu;
 mod gpu_bw;
+mod gpu_cells;
 mod gpu_check;
 mod gpu_nccl;
 mod gpu_standin;

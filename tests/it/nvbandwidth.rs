@@ -47,9 +47,8 @@ fn nvbandwidth(machine: Option<&str>, visible: &str, env: &[(&str, &str)], args:
 fn results_of(r: &Run) -> (Vec<HashMap<String, String>>, serde_json::Value) {
     let files: Vec<std::path::PathBuf> =
         std::fs::read_dir(r.results.path()).unwrap().map(|e| e.unwrap().path()).collect();
-    let csv = files.iter().find(|p| p.extension().is_some_and(|e| e == "csv")).expect("a CSV");
+    let csv = files.iter().find(|p| p.to_string_lossy().ends_with("_nvbandwidth.csv")).expect("the cells CSV");
     let json = files.iter().find(|p| p.extension().is_some_and(|e| e == "json")).expect("a run record");
-    assert!(csv.file_name().unwrap().to_str().unwrap().ends_with("_nvbandwidth.csv"), "{csv:?}");
     let mut rd = csv::Reader::from_path(csv).unwrap();
     let head = rd.headers().unwrap().clone();
     let rows = rd
@@ -77,19 +76,24 @@ fn results_files_hold_every_cell_and_the_run() {
     assert_eq!(rows.len(), 2 + 6 + 2, "{rows:?}");
     let got = matrices(&r.stdout);
     for row in &rows {
-        let (_, cells) = &got[&row["matrix"]];
+        // The SUM key: the case, and which of its matrices.
+        let key = match row["matrix"].as_str() {
+            "" => row["test"].clone(),
+            m => format!("{}_{m}", row["test"]),
+        };
+        let (_, cells) = &got[&key];
         let printed = cells[row["row"].parse::<usize>().unwrap()][row["column"].parse::<usize>().unwrap()].unwrap();
         let full: f64 = row["value"].parse().unwrap();
         assert!((full - printed).abs() <= 0.005 + 1e-9, "{row:?} against {printed}");
-        assert_eq!(row["buffer_bytes"], "2097152");
+        assert_eq!((row["tool"].as_str(), row["bytes"].as_str()), ("nvbandwidth", "2097152"));
         assert_eq!((row["loops"].as_str(), row["samples"].as_str(), row["statistic"].as_str()), ("16", "2", "median"));
         assert_eq!(row["unit"], "GB/s");
     }
     assert_eq!(
-        (rows[0]["case_index"].as_str(), rows[0]["from"].as_str(), rows[0]["to"].as_str()),
-        ("0", "host", "gpu0")
+        (rows[0]["test"].as_str(), rows[0]["from"].as_str(), rows[0]["to"].as_str(), rows[0]["host_memory"].as_str()),
+        ("host_to_device_memcpy_ce", "host", "gpu0", "pinned")
     );
-    let w2 = rows.iter().find(|r| r["matrix"].ends_with("_write2") && r["row"] == "0").unwrap();
+    let w2 = rows.iter().find(|r| r["matrix"] == "write2" && r["row"] == "0").unwrap();
     assert_eq!((w2["from"].as_str(), w2["to"].as_str(), w2["engine"].as_str()), ("gpu0", "gpu1", "ce"));
     assert_eq!(rec["schema"], "commbench-nvbandwidth-record/1");
     assert_eq!(rec["status"], "complete");
@@ -127,7 +131,7 @@ fn results_files_hold_every_cell_and_the_run() {
     assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
     let (rows, rec) = results_of(&r);
     assert_eq!(rows.len(), 1, "{rows:?}");
-    assert_eq!(rows[0]["case"], "device_local_copy");
+    assert_eq!(rows[0]["test"], "device_local_copy");
     assert_eq!(rec["status"], "failed");
     assert!(rec["status_detail"].as_str().unwrap().contains("data check failed"), "{rec}");
 }

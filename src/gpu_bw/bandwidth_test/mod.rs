@@ -10,12 +10,15 @@
 //! Where the sample dies on a CUDA error, ours says one line on stderr
 //! and exits 1 likewise.
 
+use super::cells::{self, Cell, CopyRecord, Outputs, Unit};
 use super::driver::{self, CudaError, Device};
 use super::measure::series::{gb_per_s, series_ms, Direction, Flush, HostSide};
 use super::measure::Lane;
 use super::out;
 use super::sample_args::Args;
+use super::survey::Survey;
 use crate::diag::say;
+use crate::report::record::RunStatus;
 
 const NAME: &str = "bandwidthTest";
 
@@ -31,6 +34,11 @@ enum Stop {
     /// The sample would exit on the spot (a CUDA error, no host memory):
     /// one line on stderr, no result line.
     Died(String),
+    /// Measured, but `--min-efficiency` named cells below their share
+    /// (said on stderr): `Result = FAIL`.
+    Below,
+    /// As `Died`, the line already led by the tool's name.
+    Said(String),
 }
 
 /// The sizes of one series, and how they are swept.
@@ -99,6 +107,40 @@ impl Series {
         match self.host {
             HostSide::Pinned { .. } => "PINNED",
             HostSide::Pageable => "PAGEABLE",
+        }
+    }
+
+    /// GPU `gpu`'s figure at `size` as a cell of the results CSV.
+    fn cell(self, gpu: usize, size: u32, gbps: f64, judged: bool) -> Cell {
+        let (from, to) = match self.dir {
+            Direction::HostToDevice => ("host".to_string(), format!("gpu{gpu}")),
+            Direction::DeviceToHost => (format!("gpu{gpu}"), "host".to_string()),
+            Direction::DeviceToDevice => (format!("gpu{gpu}"), format!("gpu{gpu}")),
+        };
+        let host_memory = match (self.dir, self.host) {
+            (Direction::DeviceToDevice, _) => "",
+            (_, HostSide::Pageable) => "pageable",
+            (_, HostSide::Pinned { write_combined: false }) => "pinned",
+            (_, HostSide::Pinned { write_combined: true }) => "write_combined",
+        };
+        Cell {
+            test: self.csv_name(),
+            engine: "ce",
+            matrix: String::new(),
+            row: None,
+            column: None,
+            from,
+            to,
+            host_memory,
+            peer_access: None,
+            bytes: u64::from(size),
+            loops: Some(REPS as u64),
+            samples: Some(1),
+            statistic: "",
+            value: gbps,
+            unit: Unit::GBps,
+            both_ways: false,
+            judged,
         }
     }
 
@@ -229,6 +271,8 @@ fn run_test(argv: &[String]) -> Result<(), Stop> {
         out(&help());
         return Ok(());
     }
+    let given = a.flag("min-efficiency").then(|| a.string("min-efficiency").unwrap_or_default());
+    let min_pct = cells::min_efficiency_arg(given).map_err(Stop::Died)?;
     let csv = a.flag("csv");
     let pageable = match a.string("memory").as_deref() {
         None | Some("pinned") => false,
@@ -298,7 +342,53 @@ fn run_test(argv: &[String]) -> Result<(), Stop> {
     }
     let host = if pageable { HostSide::Pageable } else { HostSide::Pinned { write_combined: wc } };
     let settings = Settings { csv, host, wc, mode, series, host_clock: a.flag("cputiming") };
-    measure_and_print(&settings, &devices)
+    let record_settings = serde_json::json!({
+        "mode": match settings.mode {
+            Mode::Quick => "quick",
+            Mode::Range { .. } => "range",
+            Mode::Shmoo => "shmoo",
+        },
+        "sizes": settings.mode.sizes(),
+        "memory": if pageable { "pageable" } else { "pinned" },
+        "write_combined": wc,
+        "series": settings.series.iter().map(|&d| Series { dir: d, host, wc }.csv_name()).collect::<Vec<_>>(),
+        "gpus": devices.iter().map(|d| d.ordinal).collect::<Vec<_>>(),
+        "host_clock": settings.host_clock,
+        "copies_per_timing": REPS,
+        "min_efficiency_pct": min_pct,
+    });
+    let command_line = std::iter::once(NAME.to_string()).chain(argv.iter().cloned()).collect();
+    let mut rec = CopyRecord::running(NAME, FOLLOWS, record_settings, crate::topo::hostname(), command_line);
+    rec.conventions = conventions();
+    rec.cuda_driver_version = driver::driver_version_code().unwrap_or(0);
+    let mut res = Outputs::open(NAME, rec, Survey::of(&devices, None)).map_err(Stop::Said)?;
+    let subtitle = format!("{REPS} copies per timing");
+    match measure_and_print(&settings, &devices, &mut res) {
+        Ok(()) => match res.end(RunStatus::Complete, None, 0, min_pct, &subtitle) {
+            (_, 0) => Ok(()),
+            _ => Err(Stop::Below),
+        },
+        Err(Stop::Died(line)) => {
+            res.end(RunStatus::Error, Some(line.clone()), 1, min_pct, &subtitle);
+            Err(Stop::Died(line))
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// The sample this follows.
+const FOLLOWS: &str = "CUDA samples' bandwidthTest (12.x)";
+
+/// How the figures are counted, in words.
+fn conventions() -> std::collections::BTreeMap<&'static str, &'static str> {
+    [
+        ("bandwidth", "GB/s = size x 100 copies / seconds / 1e9 (within one GPU the bytes count twice: read and written); CUDA events around the copies, or the host's clock with --cputiming and for pageable memory"),
+        ("pageable", "pageable copies are synchronous; a 256 MiB buffer is written before each so that the host's caches hold none of the copied data"),
+        ("device_all", "with --device=all stdout sums the GPUs' bandwidths per size; the CSV keeps each GPU's"),
+        ("judged", "each series' largest size is judged against its path: host and GPU through the GPU's PCIe link"),
+    ]
+    .into_iter()
+    .collect()
 }
 
 /// Range mode's sizes, or the sample's refusal of them.
@@ -339,24 +429,30 @@ fn range(a: &Args) -> Result<Mode, Stop> {
 }
 
 /// Each asked series over every size and GPU (the GPUs' bandwidths
-/// summed per size), printed as it ends.
-fn measure_and_print(s: &Settings, devices: &[Device]) -> Result<(), Stop> {
+/// summed per size), printed as it ends; each GPU's figures kept as
+/// cells.
+fn measure_and_print(s: &Settings, devices: &[Device], res: &mut Outputs<CopyRecord>) -> Result<(), Stop> {
     let sizes = s.mode.sizes();
+    let largest = sizes.iter().copied().max();
     let mut flush = Flush::default();
     for &dir in &s.series {
         let series = Series { dir, host: s.host, wc: s.wc };
         let mut gbs = vec![0.0f64; sizes.len()];
+        let mut cells = Vec::new();
         for dev in devices {
             let lane = Lane::new(dev).map_err(|e| Stop::Died(e.to_string()))?;
             for (i, &size) in sizes.iter().enumerate() {
                 let ms = series_ms(&lane, dir, s.host, size as usize, REPS, s.host_clock, &mut flush)
                     .map_err(|e| Stop::Died(e.to_string()))?;
-                gbs[i] += f64::from(gb_per_s(dir, size, REPS, ms));
+                let bw = f64::from(gb_per_s(dir, size, REPS, ms));
+                gbs[i] += bw;
+                cells.push(series.cell(dev.ordinal, size, bw, Some(size) == largest));
                 if s.mode == Mode::Shmoo {
                     out(".");
                 }
             }
         }
+        res.add(cells);
         if s.mode == Mode::Shmoo {
             out("\n");
         }
@@ -386,9 +482,13 @@ pub fn main(argv: &[String]) -> i32 {
     let ended = run_test(argv);
     let passed = match ended {
         Ok(()) => true,
-        Err(Stop::Refused) => false,
+        Err(Stop::Refused | Stop::Below) => false,
         Err(Stop::Died(line)) => {
             say(&format!("{NAME}: {line}"));
+            return 1;
+        }
+        Err(Stop::Said(line)) => {
+            say(&line);
             return 1;
         }
     };

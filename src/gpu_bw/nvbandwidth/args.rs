@@ -36,6 +36,9 @@ pub struct Args {
     pub json: bool,
     pub loops: u64,
     pub perf_formatter: bool,
+    /// commbench's own `--min-efficiency PCT` (hidden, as the tool's
+    /// `--loopCount` is): each judged cell's share of its path's peak.
+    pub min_efficiency: Option<f64>,
 }
 
 impl Default for Args {
@@ -54,6 +57,7 @@ impl Default for Args {
             json: false,
             loops: DEFAULT_LOOPS,
             perf_formatter: false,
+            min_efficiency: None,
         }
     }
 }
@@ -73,6 +77,7 @@ enum Value {
     Switch,
     U64,
     U32,
+    Text,
     Words,
 }
 
@@ -85,7 +90,7 @@ struct Opt {
     default: Option<&'static str>,
 }
 
-const OPTIONS: [Opt; 13] = [
+const OPTIONS: [Opt; 14] = [
     Opt { long: "help", short: Some('h'), value: Value::Switch, help: Some("Produce help message"), default: None },
     Opt {
         long: "bufferSize",
@@ -147,6 +152,7 @@ const OPTIONS: [Opt; 13] = [
     },
     Opt { long: "loopCount", short: None, value: Value::U64, help: None, default: Some("16") },
     Opt { long: "perfFormatter", short: None, value: Value::Switch, help: None, default: None },
+    Opt { long: "min-efficiency", short: None, value: Value::Text, help: None, default: None },
 ];
 
 /// The option a long name (or a prefix of one) names.
@@ -298,6 +304,9 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
                 "bufferSize" => a.buffer_mib = unsigned(&words[0], u64::MAX).ok_or_else(bad)?,
                 "loopCount" => a.loops = unsigned(&words[0], u64::MAX).ok_or_else(bad)?,
                 "testSamples" => a.samples = unsigned(&words[0], u64::from(u32::MAX)).ok_or_else(bad)? as u32,
+                "min-efficiency" => {
+                    a.min_efficiency = Some(crate::cli::options::parse_percent(&words[0]).ok_or_else(bad)?)
+                }
                 "testcase" => a.testcases.extend(words),
                 "testcasePrefixes" => a.prefixes.extend(words),
                 _ => unreachable!("every option is handled"),

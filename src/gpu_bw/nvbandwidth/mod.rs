@@ -12,7 +12,11 @@
 //! document with its `error`) and exits 1 likewise. The multinode cases,
 //! which need MPI and the driver's fabric memory handles, are not offered:
 //! `-t` with one of their names says so in one line on stderr. Each run
-//! also leaves a CSV of its cells and a run record ([`record`]).
+//! also leaves a CSV of its cells, each against its path's peak, the peer
+//! cases' heatmaps and a run record ([`record`],
+//! [`crate::gpu_bw::cells`]); commbench's own `--min-efficiency PCT`
+//! (not in the tool's help, as its `--loopCount` is not) names on stderr
+//! every cell below that share of its path's peak and exits 1.
 
 pub mod args;
 pub mod cases;
@@ -22,47 +26,31 @@ pub(crate) mod record;
 pub(crate) mod run;
 pub(crate) mod sm;
 
+use super::cells;
 use super::driver::{self, Device};
 use super::measure::concurrent::Failure;
+use super::survey::Survey;
 use crate::report::record::RunStatus;
 use cases::Case;
 use output::Out;
-use record::{CaseEnd, NvbFiles, NvbRecord};
+use record::{CaseEnd, NvbRecord};
 
-/// The run record and files, where they could be made, and whether the
-/// place was chosen (then a file that cannot be written fails the run).
-struct Results {
-    rec: NvbRecord,
-    files: Option<NvbFiles>,
-    chosen: bool,
-    /// A write failed (said once on stderr).
-    failed: bool,
+/// The run's record and files.
+type Results = cells::Outputs<NvbRecord>;
+
+/// Notes how case `key` ended in the record.
+fn case_end(res: &mut Results, key: &str, status: &'static str, detail: Option<String>) {
+    res.rec.cases.push(CaseEnd { case: key.to_string(), status, detail });
 }
 
-impl Results {
-    fn warn(&mut self, what: &str, e: &dyn std::fmt::Display) {
-        if !self.failed {
-            crate::diag::say(&format!("{NAME}: warning: {what}: {e}; the run goes on without it"));
-        }
-        self.failed = true;
-    }
-
-    fn case(&mut self, key: &str, status: &'static str, detail: Option<String>) {
-        self.rec.cases.push(CaseEnd { case: key.to_string(), status, detail });
-    }
-
-    /// Ends the record and writes it; the exit status to use.
-    fn end(&mut self, status: RunStatus, detail: Option<String>, code: i32) -> i32 {
-        let code = if code == 0 && self.failed && self.chosen { 1 } else { code };
-        self.rec.end(status, detail, code);
-        if let Some(f) = &self.files {
-            if let Err(e) = f.finish(&self.rec) {
-                let path = f.record_path.display().to_string();
-                self.warn(&format!("cannot write {path}"), &e);
-            }
-        }
-        code
-    }
+/// Ends the run's results: the exit status.
+fn finish(res: &mut Results, status: RunStatus, detail: Option<String>, code: i32, min_pct: Option<f64>) -> i32 {
+    let s = &res.rec.settings;
+    let subtitle = format!(
+        "{} MiB buffers, {} copies per sample, {} of {} samples",
+        s.buffer_mib, s.loops, s.statistic, s.samples
+    );
+    res.end(status, detail, code, min_pct, &subtitle).1
 }
 
 const NAME: &str = "nvbandwidth";
@@ -180,36 +168,21 @@ pub fn main(argv: &[String]) -> i32 {
             host_memory_bound_to: None,
         })
         .collect();
-    let (dest, chosen) = record::destination();
-    let job = std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty());
-    let mut res = Results { rec, files: None, chosen, failed: false };
-    match NvbFiles::create(&dest, job.as_deref()) {
-        Ok(f) => res.files = f,
-        Err(e) if chosen => {
-            out.fatal(&format!("{NAME}: {e}"));
+    let survey = Survey::of(&devs, None);
+    let mut res = match Results::open(NAME, rec, survey) {
+        Ok(r) => r,
+        Err(line) => {
+            out.fatal(&line);
             return 1;
         }
-        Err(e) => res.warn("results", &e),
-    }
-    if let Some(f) = res.files.take() {
-        res.rec.files.insert("measurements".into(), f.csv_path.display().to_string());
-        res.rec.files.insert("record".into(), f.record_path.display().to_string());
-        match f.start(&res.rec) {
-            Ok(()) => res.files = Some(f),
-            Err(e) if chosen => {
-                out.fatal(&format!("{NAME}: cannot write {}: {e}", f.record_path.display()));
-                return 1;
-            }
-            Err(e) => res.warn(&format!("cannot write {}", f.record_path.display()), &e),
-        }
-    }
+    };
 
     let ids: Vec<String> = if !a.prefixes.is_empty() {
         let found = cases::with_prefixes(&a.prefixes);
         if found.is_empty() {
             let line = format!("{NAME}: no test case name starts with {}", a.prefixes.join(" or "));
             out.fatal(&line);
-            return res.end(RunStatus::Error, Some(line), 1);
+            return finish(&mut res, RunStatus::Error, Some(line), 1, None);
         }
         found.iter().map(|c| c.key.to_string()).collect()
     } else if a.testcases.is_empty() {
@@ -235,7 +208,7 @@ pub fn main(argv: &[String]) -> i32 {
     let Ok(bytes) = usize::try_from(a.buffer_mib.wrapping_mul(1 << 20)) else {
         let line = format!("{NAME}: a buffer of {} MiB cannot be addressed", a.buffer_mib);
         out.fatal(&line);
-        return res.end(RunStatus::Error, Some(line), 1);
+        return finish(&mut res, RunStatus::Error, Some(line), 1, None);
     };
     let bench = run::Bench::new(
         &devs,
@@ -260,21 +233,20 @@ pub fn main(argv: &[String]) -> i32 {
             Ok(c) => c,
             Err(msg) => {
                 out.status(id, "ERROR", &msg);
-                res.case(id, "not_found", Some(msg));
+                case_end(&mut res, id, "not_found", Some(msg));
                 continue;
             }
         };
-        let index = cases::CASES.iter().position(|c| c.key == case.key).unwrap_or(0);
         if case.needs_peers() && !peers {
             out.status(case.key, "Waived", "");
-            res.case(case.key, "waived", Some("no two GPUs can map each other's memory".into()));
+            case_end(&mut res, case.key, "waived", Some("no two GPUs can map each other's memory".into()));
             continue;
         }
         out.status(case.key, "Running", "");
         if let (true, Some(why)) = (case.needs_kernels(), &no_kernels) {
             crate::diag::say(&format!("{NAME}: {}: {why}", case.key));
             out.failed(case.key, why);
-            res.case(case.key, "error", Some(why.clone()));
+            case_end(&mut res, case.key, "error", Some(why.clone()));
             status = 1;
             continue;
         }
@@ -289,13 +261,8 @@ pub fn main(argv: &[String]) -> i32 {
         let line = match result {
             Ok(mats) => {
                 mats.iter().for_each(|m| out.matrix(m));
-                res.case(case.key, "passed", None);
-                if let Some(f) = res.files.as_mut() {
-                    if let Err(e) = f.append(index, case, &mats, &row_context) {
-                        let path = f.csv_path.display().to_string();
-                        res.warn(&format!("cannot append {}'s rows to {path}", case.key), &e);
-                    }
-                }
+                case_end(&mut res, case.key, "passed", None);
+                res.add(record::cells(case, &mats, &row_context));
                 continue;
             }
             Err(Failure::Cuda(e)) => format!("{NAME}: {}: {e}", case.key),
@@ -304,11 +271,11 @@ pub fn main(argv: &[String]) -> i32 {
                 case.key, c.sample, c.copy, c.wrong_words, c.words, c.buffer
             ),
         };
-        res.case(case.key, "error", Some(line.clone()));
+        case_end(&mut res, case.key, "error", Some(line.clone()));
         out.fatal(&line);
-        return res.end(RunStatus::Failed, Some(line), 1);
+        return finish(&mut res, RunStatus::Failed, Some(line), 1, a.min_efficiency);
     }
     out.finish();
     let ended = if status == 0 { RunStatus::Complete } else { RunStatus::Failed };
-    res.end(ended, None, status)
+    finish(&mut res, ended, None, status, a.min_efficiency)
 }

@@ -1,47 +1,27 @@
 //! What an nvbandwidth run leaves besides its stdout, as every commbench
 //! run does: `<UTC stamp>_nvbandwidth[_job<id>].csv`, one row per
-//! measured cell (appended whole after each case, so a run cut short
-//! keeps the cases it finished), and `.json`, the run record (the
-//! command, the options, the driver, each GPU with its NUMA node and the
-//! CPUs its host memory was allocated from, how each case ended, the
-//! files), written when the run starts and rewritten whole at its end.
-//! They go to `results/` or `$COMMBENCH_RESULTS_DIR`; where the default
-//! place cannot be written the run goes on with one warning.
+//! measured cell in the GPU copy tools' schema ([`crate::gpu_bw::cells`];
+//! appended whole after each case, so a run cut short keeps the cases it
+//! finished), the peer cases' matrices as CSV and heatmap, and `.json`,
+//! the run record (the command, the options, the driver, each GPU with
+//! its NUMA node and the CPUs its host memory was allocated from, the
+//! paths between GPUs and their peaks, each cell's share of its path, how
+//! each case ended, the files), written when the run starts and rewritten
+//! whole at its end. They go to `results/` or `$COMMBENCH_RESULTS_DIR`;
+//! where the default place cannot be written the run goes on with one
+//! warning.
 
 use std::collections::BTreeMap;
-use std::io;
-use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::cases::{Case, Engine, Shape};
 use super::output::Matrix;
-use crate::options::ResultsDest;
-use crate::report::files::{self, ResultsError};
-use crate::report::record::{relevant_environment, write_json, write_json_with_room, LocalRun, RunStatus};
-use crate::report::safe_file::RowFile;
-use crate::report::time::Utc;
+use crate::gpu_bw::cells::{Cell, CellRecord, Judgement, Unit};
+use crate::gpu_bw::survey::Paths;
+use crate::report::record::{relevant_environment, LocalRun, RunStatus};
 
 pub(crate) const SCHEMA: &str = "commbench-nvbandwidth-record/1";
-
-/// Columns of the CSV.
-pub const COLUMNS: &[&str] = &[
-    "case_index",
-    "case",
-    "engine",
-    "matrix",
-    "row",
-    "column",
-    "from",
-    "to",
-    "buffer_bytes",
-    "loops",
-    "samples",
-    "statistic",
-    "value",
-    "unit",
-    "finished_utc",
-];
 
 /// How the figures are counted, in words, for a reader of the record
 /// alone.
@@ -118,6 +98,11 @@ pub(crate) struct NvbRecord {
     pub cases: Vec<CaseEnd>,
     /// Samples whose streams started before all their copies were queued.
     pub gate_timeouts: usize,
+    /// The paths between the GPUs and to host memory, with their peaks.
+    #[serde(flatten)]
+    pub paths: Paths,
+    /// Each judged cell against its path, and `--min-efficiency`.
+    pub efficiency: Option<Judgement>,
     pub files: BTreeMap<String, String>,
     pub environment: BTreeMap<String, String>,
 }
@@ -137,65 +122,29 @@ impl NvbRecord {
             kernels: None,
             cases: Vec::new(),
             gate_timeouts: 0,
+            paths: Paths::default(),
+            efficiency: None,
             files: BTreeMap::new(),
             environment: relevant_environment(),
         }
     }
+}
 
-    pub fn end(&mut self, status: RunStatus, detail: Option<String>, exit_code: i32) {
+impl CellRecord for NvbRecord {
+    fn files_mut(&mut self) -> &mut BTreeMap<String, String> {
+        &mut self.files
+    }
+
+    fn set_survey(&mut self, s: &crate::gpu_bw::survey::Survey) {
+        self.paths = s.paths.clone();
+    }
+
+    fn set_efficiency(&mut self, j: Judgement) {
+        self.efficiency = Some(j);
+    }
+
+    fn end(&mut self, status: RunStatus, detail: Option<String>, exit_code: i32) {
         self.run.end(status, detail, exit_code);
-    }
-}
-
-/// The run's two files.
-pub(crate) struct NvbFiles {
-    pub record_path: PathBuf,
-    pub csv_path: PathBuf,
-    rows: RowFile,
-}
-
-/// Where results go: `$COMMBENCH_RESULTS_DIR` (chosen: a failure there
-/// stops the run), else `results/`.
-pub(crate) fn destination() -> (ResultsDest, bool) {
-    match std::env::var_os("COMMBENCH_RESULTS_DIR").filter(|v| !v.is_empty()) {
-        Some(d) => (ResultsDest::Dir(PathBuf::from(d)), true),
-        None => (ResultsDest::Dir(PathBuf::from("results")), false),
-    }
-}
-
-impl NvbFiles {
-    /// Creates both files; Err is one line in this tool's terms (it has
-    /// no option for the place: `$COMMBENCH_RESULTS_DIR` chooses it).
-    pub fn create(dest: &ResultsDest, job: Option<&str>) -> Result<Option<NvbFiles>, String> {
-        let header = COLUMNS.join(",") + "\n";
-        let stamp = Utc::now().compact();
-        let made = files::create_with_header(dest, "nvbandwidth", &stamp, job, header.as_bytes());
-        let made = made.map_err(|e| match e {
-            ResultsError::Create { path, source } => format!(
-                "cannot write results to '{}': {source} (COMMBENCH_RESULTS_DIR chooses another place)",
-                path.display()
-            ),
-            other => other.to_string(),
-        })?;
-        let Some(f) = made else {
-            return Ok(None);
-        };
-        Ok(Some(NvbFiles { record_path: f.record_path, csv_path: f.csv_path, rows: f.rows }))
-    }
-
-    /// The record, written with room for its end.
-    pub fn start(&self, rec: &NvbRecord) -> io::Result<()> {
-        write_json_with_room(rec, &self.record_path)
-    }
-
-    pub fn finish(&self, rec: &NvbRecord) -> io::Result<()> {
-        write_json(rec, &self.record_path)
-    }
-
-    /// Appends a case's cells as whole rows.
-    pub fn append(&mut self, index: usize, case: &Case, mats: &[Matrix], run: &RowContext) -> io::Result<()> {
-        let rows = csv_rows(index, case, mats, run)?;
-        self.rows.append(&rows)
     }
 }
 
@@ -264,41 +213,45 @@ pub(crate) fn ends(case: &Case, matrix: usize, row: usize, col: usize) -> (Strin
     }
 }
 
-fn csv_rows(index: usize, case: &Case, mats: &[Matrix], run: &RowContext) -> io::Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let finished = Utc::now().rfc3339();
+/// A case's matrices as cells: each measured value with where its data
+/// went, its bytes and how it was counted.
+pub(crate) fn cells(case: &Case, mats: &[Matrix], run: &RowContext) -> Vec<Cell> {
     let engine = match case.engine {
         Engine::Ce => "ce",
         Engine::Sm => "sm",
     };
+    let mut out = Vec::new();
     for (k, m) in mats.iter().enumerate() {
+        let matrix = m.key.strip_prefix(case.key).map_or(m.key.as_str(), |r| r.trim_start_matches('_')).to_string();
         for r in 0..m.rows {
             for c in 0..m.cols {
                 let Some(v) = m.get(r, c) else { continue };
                 let (from, to) = ends(case, k, r, c);
                 let latency = m.latency;
-                w.write_record([
-                    index.to_string(),
-                    case.key.to_string(),
-                    engine.to_string(),
-                    m.key.clone(),
-                    r.to_string(),
-                    c.to_string(),
+                let host = from == "host" || to == "host";
+                out.push(Cell {
+                    test: case.key.to_string(),
+                    engine,
+                    matrix: matrix.clone(),
+                    row: Some(r),
+                    column: Some(c),
                     from,
                     to,
-                    if latency { (super::sm::LATENCY_BYTES as u64).to_string() } else { run.buffer_bytes.to_string() },
-                    if latency { String::new() } else { run.loops.to_string() },
-                    if latency { String::new() } else { run.samples.to_string() },
-                    if latency { String::new() } else { run.statistic.to_string() },
-                    format!("{v}"),
-                    if latency { "ns" } else { "GB/s" }.to_string(),
-                    finished.clone(),
-                ])
-                .map_err(io::Error::other)?;
+                    host_memory: if host { "pinned" } else { "" },
+                    peer_access: None,
+                    bytes: if latency { super::sm::LATENCY_BYTES as u64 } else { run.buffer_bytes },
+                    loops: (!latency).then_some(run.loops),
+                    samples: (!latency).then_some(run.samples),
+                    statistic: if latency { "" } else { run.statistic },
+                    value: v,
+                    unit: if latency { Unit::Ns } else { Unit::GBps },
+                    both_ways: false,
+                    judged: true,
+                });
             }
         }
     }
-    w.into_inner().map_err(|e| e.into_error())
+    out
 }
 
 #[cfg(test)]
@@ -321,14 +274,21 @@ mod tests {
         assert_eq!(e("one_to_all_read_sm", 0, 0, 2), "peers>gpu2");
         assert_eq!(e("host_device_latency_sm", 0, 0, 1), "gpu1>host");
         assert_eq!(e("device_local_copy", 0, 0, 1), "gpu1>gpu1");
-        let mut m = Matrix::new("k", "t", 1, 2, false);
+        let mut m = Matrix::new("host_to_device_memcpy_ce", "t", 1, 2, false);
         m.set(0, 1, 12.5);
         let ctx = RowContext { buffer_bytes: 1 << 20, loops: 16, samples: 3, statistic: "median" };
-        let rows = String::from_utf8(csv_rows(0, &CASES[0], &[m], &ctx).unwrap()).unwrap();
-        assert!(
-            rows.starts_with("0,host_to_device_memcpy_ce,ce,k,0,1,host,gpu1,1048576,16,3,median,12.5,GB/s,"),
-            "{rows}"
+        let got = cells(&CASES[0], &[m], &ctx);
+        assert_eq!(got.len(), 1);
+        let c = &got[0];
+        assert_eq!(
+            (c.test.as_str(), c.matrix.as_str(), c.row, c.column),
+            ("host_to_device_memcpy_ce", "", Some(0), Some(1))
         );
-        assert_eq!(rows.lines().count(), 1);
+        assert_eq!((c.from.as_str(), c.to.as_str(), c.host_memory, c.bytes), ("host", "gpu1", "pinned", 1 << 20));
+        assert_eq!((c.loops, c.samples, c.statistic, c.value, c.unit), (Some(16), Some(3), "median", 12.5, Unit::GBps));
+        let mut both: Vec<Matrix> = CASES[6].matrices().iter().map(|(k, t)| Matrix::new(k, t, 2, 2, false)).collect();
+        both[2].set(0, 1, 40.0);
+        let got = cells(&CASES[6], &both, &ctx);
+        assert_eq!((got[0].matrix.as_str(), got[0].from.as_str(), got[0].to.as_str()), ("total", "gpu0+gpu1", "both"));
     }
 }
