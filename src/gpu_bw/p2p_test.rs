@@ -1,16 +1,19 @@
 //! `p2pBandwidthLatencyTest`, the drop-in for CUDA's sample of that name:
-//! its options (`--p2p_read`, `--numElems=N`, `--help`; read with the
-//! samples' grammar), its device list, peer-access lines and
+//! its options (`--p2p_read`, `--sm_copy`, `--numElems=N`, `--help`; read
+//! with the samples' grammar), its device list, peer-access lines and
 //! connectivity matrix, and its matrices with their titles and number
 //! formats: one-way bandwidth with P2P off and on (writes, and reads with
 //! `--p2p_read`), both ways at once, and latency in the GPU's and the
 //! host's time, each timed as the sample times it
-//! ([`crate::gpu_bw::measure::peer_matrix`]). Copies by a kernel
-//! (`--sm_copy`) are refused in one line until commbench compiles its
-//! kernels.
+//! ([`crate::gpu_bw::measure::peer_matrix`]). With `--sm_copy` the copies
+//! between GPUs with peer access on go by the sample's grid-stride copy
+//! kernel (src/gpu/kernels.cu, compiled by NVRTC at run time, its grid
+//! sized by CUDA's occupancy calculator) instead of the copy engines;
+//! without NVRTC that is one line on stderr, status 1.
 
 use super::driver::{self, Device};
-use super::measure::peer_matrix::{Grid, PeerMatrix, Transfer, LATENCY_BYTES};
+use super::kernels::{KernelError, Kernels};
+use super::measure::peer_matrix::{Engine, Grid, PeerMatrix, Transfer, LATENCY_BYTES};
 use super::measure::{Lane, PairBuffers};
 use super::out;
 use super::sample_args::Args;
@@ -31,7 +34,7 @@ fn help() -> String {
         "Options:",
         "--help\t\tThis text",
         "--p2p_read\tAlso the matrices of copies that read from the peer (writes are always shown)",
-        "--sm_copy                      Copies by a kernel (not offered yet)",
+        "--sm_copy                      Copies between GPUs with peer access by a kernel, not the copy engines",
         "--numElems=<NUM_OF_INT_ELEMS>  Ints per bandwidth copy (default 40000000)",
         "",
     ]
@@ -102,13 +105,13 @@ fn device_line(i: usize, name: &str, bus: i32, device: i32, domain: i32) -> Stri
 }
 
 /// The matrices, each printed as it is done.
-fn matrices(devices: &[Device], elems: usize, read: bool) -> Result<(), driver::CudaError> {
+fn matrices(devices: &[Device], elems: usize, read: bool, engine: Engine) -> Result<(), driver::CudaError> {
     let bytes = elems * 4;
     let lanes = devices.iter().map(Lane::new).collect::<Result<Vec<_>, _>>()?;
     // The bandwidth buffers go before the latency ones are made.
     {
         let bufs = devices.iter().map(|d| PairBuffers::new(d, bytes)).collect::<Result<Vec<_>, _>>()?;
-        let m = PeerMatrix { lanes: &lanes, bufs: &bufs, bytes };
+        let m = PeerMatrix { lanes: &lanes, bufs: &bufs, bytes, engine };
         out("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n");
         out(&grid("   D\\D", &m.one_way(false, Transfer::Write)?));
         out("Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n");
@@ -123,7 +126,7 @@ fn matrices(devices: &[Device], elems: usize, read: bool) -> Result<(), driver::
         out(&grid("   D\\D", &m.two_way(true)?));
     }
     let small = devices.iter().map(|d| PairBuffers::new(d, LATENCY_BYTES)).collect::<Result<Vec<_>, _>>()?;
-    let m = PeerMatrix { lanes: &lanes, bufs: &small, bytes: LATENCY_BYTES };
+    let m = PeerMatrix { lanes: &lanes, bufs: &small, bytes: LATENCY_BYTES, engine };
     let latencies = |p2p, way| -> Result<String, driver::CudaError> {
         let (gpu, cpu) = m.latency(p2p, way)?;
         Ok(format!("{}\n{}", grid("   GPU", &gpu), grid("   CPU", &cpu)))
@@ -170,10 +173,13 @@ pub fn main(argv: &[String]) -> i32 {
         return 0;
     }
     let read = a.flag("p2p_read");
-    if a.flag("sm_copy") {
-        return fail(
-            "--sm_copy (copies by a kernel) is not offered yet: commbench does not compile the sample's kernel; leave it out for the copy engines' copies".into(),
-        );
+    let sm_copy = a.flag("sm_copy");
+    // The kernel is compiled at run time: without NVRTC, say so before
+    // anything is printed.
+    if sm_copy {
+        if let Err(e) = crate::gpu::nvrtc_lib::load() {
+            return fail(format!("--sm_copy: {}", KernelError::Nvrtc(e)));
+        }
     }
     let elems = if a.flag("numElems") { a.int("numElems") } else { DEFAULT_ELEMS };
     if elems <= 0 {
@@ -192,7 +198,16 @@ pub fn main(argv: &[String]) -> i32 {
         devices.iter().map(|a| devices.iter().map(|b| a.can_access_peer(b) == Some(true)).collect()).collect();
     out(&access_lines(&access));
     out(&connectivity(&access));
-    if let Err(e) = matrices(&devices, elems as usize, read) {
+    let kernels = if sm_copy {
+        match devices.iter().map(Kernels::load).collect::<Result<Vec<_>, _>>() {
+            Ok(k) => k,
+            Err(e) => return fail(format!("--sm_copy: {e}")),
+        }
+    } else {
+        Vec::new()
+    };
+    let engine = if sm_copy { Engine::Sm(&kernels) } else { Engine::Copy };
+    if let Err(e) = matrices(&devices, elems as usize, read, engine) {
         return fail(e.to_string());
     }
     out("\nNOTE: The CUDA Samples are not meant for performance measurements. Results may vary when GPU Boost is enabled.\n");
