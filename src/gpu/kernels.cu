@@ -6,8 +6,10 @@
 //
 // Elements are 16 bytes (uint4). A thread's index is
 // blockIdx.x * blockDim.x + threadIdx.x; its warp is that index / 32 and
-// its lane that index % 32. Loads and stores of the copies go through L2
-// only (cache-global), so repeated loops measure the path, not L1.
+// its lane that index % 32. Loads and stores of the looping copies go
+// through L2 only (cache-global), so repeated loops measure the path, not
+// L1; the grid-stride copy uses plain ones, as the CUDA sample it stands
+// in for does.
 
 typedef unsigned long long u64;
 
@@ -18,6 +20,18 @@ extern "C" __global__ void commbench_copy_simple(u64 loops, uint4 *dst, const ui
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     for (u64 n = 0; n < loops; n++)
         __stcg(dst + i, __ldcg(src + i));
+}
+
+// p2pBandwidthLatencyTest's copy (--sm_copy): elements 0..n-1 once, each
+// thread starting at its own index and stepping by the grid's thread count,
+// so whatever grid the launcher picks covers all n. The loop is unrolled
+// five times, as the sample's is.
+extern "C" __global__ void commbench_copy_grid_stride(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t n)
+{
+    const size_t step = (size_t)gridDim.x * blockDim.x;
+#pragma unroll 5
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        dst[i] = src[i];
 }
 
 // Loads kept in flight per thread before their stores.

@@ -1,7 +1,8 @@
 //! The SM (kernel) copies and latency kernels of src/gpu/kernels.cu, for
-//! the nvbandwidth drop-in: compiled by NVRTC once per process and compute
-//! capability, loaded as a module in a GPU's primary context and launched
-//! on a [`Stream`] with their arguments laid out as the C signatures say.
+//! the nvbandwidth drop-in and `p2pBandwidthLatencyTest --sm_copy`:
+//! compiled by NVRTC once per process and compute capability, loaded as a
+//! module in a GPU's primary context and launched on a [`Stream`] with
+//! their arguments laid out as the C signatures say.
 //!
 //! Pointers are device addresses (`CUdeviceptr`) as `u64`: device memory,
 //! or pinned host memory, which unified addressing maps at its host
@@ -11,9 +12,12 @@
 //! not copied), from 64 MiB the strided kernel over the GPU's SMs x 512
 //! threads (elements rounded down to a multiple of that); the copy calls
 //! return the bytes really moved per loop, for the bandwidth arithmetic.
+//! The p2pBandwidthLatencyTest copy is the grid-stride kernel instead,
+//! launched on the grid CUDA's occupancy calculator proposes
+//! ([`Kernels::grid_stride_shape`]), which covers any number of elements.
 
 use std::collections::HashMap;
-use std::ffi::{c_uint, c_void, CString};
+use std::ffi::{c_int, c_uint, c_void, CString};
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -29,7 +33,7 @@ pub const SOURCE: &str = include_str!("../gpu/kernels.cu");
 pub const SOURCE_NAME: &str = "kernels.cu";
 
 /// Every kernel of [`SOURCE`], in [`Fn`]'s order.
-pub const ENTRY_POINTS: [&str; 7] = [
+pub const ENTRY_POINTS: [&str; 8] = [
     "commbench_copy_simple",
     "commbench_copy_strided",
     "commbench_copy_split_warp",
@@ -37,6 +41,7 @@ pub const ENTRY_POINTS: [&str; 7] = [
     "commbench_fill_pattern",
     "commbench_count_mismatches",
     "commbench_clear_warp_parity",
+    "commbench_copy_grid_stride",
 ];
 
 /// Index of each kernel in [`ENTRY_POINTS`].
@@ -49,6 +54,7 @@ enum Fn {
     FillPattern = 4,
     CountMismatches = 5,
     ClearWarpParity = 6,
+    CopyGridStride = 7,
 }
 
 /// From this size on a copy runs the strided kernel.
@@ -261,6 +267,51 @@ impl<'d> Kernels<'d> {
         let (mut loops, mut a, mut b) = (loops, dst, src);
         self.launch(s, Fn::CopySplitWarp, grid, block, &mut [arg(&mut loops), arg(&mut a), arg(&mut b)])?;
         Ok(grid * block * 16)
+    }
+
+    /// The grid-stride copy's launch shape on this GPU, (grid, block), as
+    /// the CUDA runtime's `cudaOccupancyMaxPotentialBlockSize` gives it
+    /// (here the driver's cuOccupancyMaxPotentialBlockSize, without
+    /// dynamic shared memory or a block limit): the block size that keeps
+    /// the most threads resident on an SM, and as many blocks as all the
+    /// GPU's SMs hold at once at that size (blocks per SM x SMs).
+    pub fn grid_stride_shape(&self) -> Result<(usize, usize), CudaError> {
+        let (mut grid, mut block): (c_int, c_int) = (0, 0);
+        self.dev.make_current()?;
+        // SAFETY: the function belongs to this module, loaded in the
+        // device's context (now current); two ints are written; no
+        // callback is passed.
+        unsafe {
+            sys::cuOccupancyMaxPotentialBlockSize(
+                &mut grid,
+                &mut block,
+                self.fns[Fn::CopyGridStride as usize],
+                None,
+                0,
+                0,
+            )
+        }
+        .result()
+        .during("cuOccupancyMaxPotentialBlockSize")
+        .map_err(|e| e.at(format!("{} ({})", self.dev.place(), ENTRY_POINTS[Fn::CopyGridStride as usize])))?;
+        Ok((usize::try_from(grid).unwrap_or(0), usize::try_from(block).unwrap_or(0)))
+    }
+
+    /// Queues the grid-stride copy of `elements` 16-byte elements from
+    /// `src` to `dst` on `shape` (grid, block; see
+    /// [`Kernels::grid_stride_shape`]), once. Every element is copied
+    /// whatever the shape; with none the kernel still runs, copying
+    /// nothing (as the sample's does for fewer than four ints).
+    pub fn copy_grid_stride(
+        &self,
+        s: &Stream,
+        shape: (usize, usize),
+        dst: u64,
+        src: u64,
+        elements: usize,
+    ) -> Result<(), CudaError> {
+        let (mut dst, mut src, mut n) = (dst, src, elements);
+        self.launch(s, Fn::CopyGridStride, shape.0, shape.1, &mut [arg(&mut dst), arg(&mut src), arg(&mut n)])
     }
 
     /// The grid of a grid-stride kernel over `n` elements: 1024 threads a

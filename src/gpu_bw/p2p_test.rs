@@ -1,17 +1,23 @@
 //! `p2pBandwidthLatencyTest`, the drop-in for CUDA's sample of that name:
-//! its options (`--p2p_read`, `--numElems=N`, `--help`; read with the
-//! samples' grammar), its device list, peer-access lines and
+//! its options (`--p2p_read`, `--sm_copy`, `--numElems=N`, `--help`; read
+//! with the samples' grammar), its device list, peer-access lines and
 //! connectivity matrix, and its matrices with their titles and number
 //! formats: one-way bandwidth with P2P off and on (writes, and reads with
 //! `--p2p_read`), both ways at once, and latency in the GPU's and the
 //! host's time, each timed as the sample times it
-//! ([`crate::gpu_bw::measure::peer_matrix`]). Copies by a kernel
-//! (`--sm_copy`) are refused in one line until commbench compiles its
-//! kernels.
+//! ([`crate::gpu_bw::measure::peer_matrix`]). With `--sm_copy` the copies
+//! between GPUs with peer access on go by the sample's grid-stride copy
+//! kernel (src/gpu/kernels.cu, compiled by NVRTC at run time, its grid
+//! sized by CUDA's occupancy calculator) instead of the copy engines;
+//! without NVRTC that is one line on stderr, status 1. Every value is
+//! also a cell of the results CSV, judged against its path's peak
+//! ([`crate::gpu_bw::cells`]); commbench's own `--min-efficiency=PCT`
+//! names the cells below that share on stderr and exits 1.
 
 use super::cells::{self, Cell, CopyRecord, Outputs, Unit};
 use super::driver::{self, Device};
-use super::measure::peer_matrix::{Grid, PeerMatrix, Transfer, BANDWIDTH_REPS, LATENCY_BYTES, LATENCY_REPS};
+use super::kernels::{KernelError, Kernels};
+use super::measure::peer_matrix::{Engine, Grid, PeerMatrix, Transfer, BANDWIDTH_REPS, LATENCY_BYTES, LATENCY_REPS};
 use super::measure::{Lane, PairBuffers};
 use super::out;
 use super::sample_args::Args;
@@ -34,7 +40,7 @@ fn help() -> String {
         "Options:",
         "--help\t\tThis text",
         "--p2p_read\tAlso the matrices of copies that read from the peer (writes are always shown)",
-        "--sm_copy                      Copies by a kernel (not offered yet)",
+        "--sm_copy                      Copies between GPUs with peer access by a kernel, not the copy engines",
         "--numElems=<NUM_OF_INT_ELEMS>  Ints per bandwidth copy (default 40000000)",
         "",
     ]
@@ -122,21 +128,23 @@ struct Shown<'t> {
 /// memory). A one-way copy in row i goes from GPU i to the column's GPU
 /// (reads: the other way), both ways between them; within a GPU, from
 /// the GPU to itself.
-fn grid_cells(g: &Grid, shown: &Shown, access: &[Vec<bool>]) -> Vec<Cell> {
+fn grid_cells(g: &Grid, shown: &Shown, access: &[Vec<bool>], sm: bool) -> Vec<Cell> {
     let mut out = Vec::new();
     for (i, row) in g.iter().enumerate() {
         for (j, &v) in row.iter().enumerate() {
             let (from, to) = if shown.way == Transfer::Read && !shown.both_ways { (j, i) } else { (i, j) };
+            let peer = i != j && shown.p2p && access[i][j];
             out.push(Cell {
                 test: shown.test.to_string(),
-                engine: "ce",
+                // The kernel copies only where peer access is on.
+                engine: if sm && peer { "sm" } else { "ce" },
                 matrix: shown.matrix.to_string(),
                 row: Some(i),
                 column: Some(j),
                 from: format!("gpu{from}"),
                 to: format!("gpu{to}"),
                 host_memory: "",
-                peer_access: (i != j).then(|| shown.p2p && access[i][j]),
+                peer_access: (i != j).then_some(peer),
                 bytes: shown.bytes as u64,
                 loops: Some(shown.loops as u64),
                 samples: Some(1),
@@ -157,8 +165,10 @@ fn matrices(
     elems: usize,
     read: bool,
     access: &[Vec<bool>],
+    engine: Engine,
     res: &mut Outputs<CopyRecord>,
 ) -> Result<(), driver::CudaError> {
+    let sm = matches!(engine, Engine::Sm(_));
     let bytes = elems * 4;
     let lanes = devices.iter().map(Lane::new).collect::<Result<Vec<_>, _>>()?;
     let bw = |test, p2p, way, both_ways| Shown {
@@ -174,12 +184,12 @@ fn matrices(
     let mut print = |title: &str, corner: &str, g: &Grid, shown: Shown| {
         out(title);
         out(&grid(corner, g));
-        res.add(grid_cells(g, &shown, access));
+        res.add(grid_cells(g, &shown, access, sm));
     };
     // The bandwidth buffers go before the latency ones are made.
     {
         let bufs = devices.iter().map(|d| PairBuffers::new(d, bytes)).collect::<Result<Vec<_>, _>>()?;
-        let m = PeerMatrix { lanes: &lanes, bufs: &bufs, bytes };
+        let m = PeerMatrix { lanes: &lanes, bufs: &bufs, bytes, engine };
         let (w, r) = (Transfer::Write, Transfer::Read);
         let g = m.one_way(false, w)?;
         print(
@@ -220,7 +230,7 @@ fn matrices(
         );
     }
     let small = devices.iter().map(|d| PairBuffers::new(d, LATENCY_BYTES)).collect::<Result<Vec<_>, _>>()?;
-    let m = PeerMatrix { lanes: &lanes, bufs: &small, bytes: LATENCY_BYTES };
+    let m = PeerMatrix { lanes: &lanes, bufs: &small, bytes: LATENCY_BYTES, engine };
     let lat = |test: &'static str, matrix: &'static str, p2p: bool, way: Transfer| Shown {
         test,
         matrix,
@@ -235,8 +245,8 @@ fn matrices(
         let (gpu, cpu) = m.latency(p2p, way)?;
         out(title);
         out(&format!("{}\n{}", grid("   GPU", &gpu), grid("   CPU", &cpu)));
-        res.add(grid_cells(&gpu, &lat(test, "gpu", p2p, way), access));
-        res.add(grid_cells(&cpu, &lat(test, "cpu", p2p, way), access));
+        res.add(grid_cells(&gpu, &lat(test, "gpu", p2p, way), access, sm));
+        res.add(grid_cells(&cpu, &lat(test, "cpu", p2p, way), access, sm));
         Ok(())
     };
     latencies("P2P=Disabled Latency Matrix (us)\n", "latency_p2p_disabled", false, Transfer::Write)?;
@@ -278,10 +288,13 @@ pub fn main(argv: &[String]) -> i32 {
         return 0;
     }
     let read = a.flag("p2p_read");
-    if a.flag("sm_copy") {
-        return fail(
-            "--sm_copy (copies by a kernel) is not offered yet: commbench does not compile the sample's kernel; leave it out for the copy engines' copies".into(),
-        );
+    let sm_copy = a.flag("sm_copy");
+    // The kernel is compiled at run time: without NVRTC, say so before
+    // anything is printed.
+    if sm_copy {
+        if let Err(e) = crate::gpu::nvrtc_lib::load() {
+            return fail(format!("--sm_copy: {}", KernelError::Nvrtc(e)));
+        }
     }
     let elems = if a.flag("numElems") { a.int("numElems") } else { DEFAULT_ELEMS };
     if elems <= 0 {
@@ -310,9 +323,18 @@ pub fn main(argv: &[String]) -> i32 {
         "num_elems": elems,
         "bytes": elems as u64 * 4,
         "p2p_read": read,
-        "sm_copy": false,
+        "sm_copy": sm_copy,
         "min_efficiency_pct": min_pct,
     });
+    let kernels = if sm_copy {
+        match devices.iter().map(Kernels::load).collect::<Result<Vec<_>, _>>() {
+            Ok(k) => k,
+            Err(e) => return fail(format!("--sm_copy: {e}")),
+        }
+    } else {
+        Vec::new()
+    };
+    let engine = if sm_copy { Engine::Sm(&kernels) } else { Engine::Copy };
     let mut rec = CopyRecord::running(NAME, FOLLOWS, settings, crate::topo::hostname(), command_line(argv));
     rec.conventions = conventions();
     rec.cuda_driver_version = driver::driver_version_code().unwrap_or(0);
@@ -324,7 +346,7 @@ pub fn main(argv: &[String]) -> i32 {
         }
     };
     let subtitle = format!("{} ints per bandwidth copy, {BANDWIDTH_REPS} copies per timing", elems);
-    if let Err(e) = matrices(&devices, elems as usize, read, &access, &mut res) {
+    if let Err(e) = matrices(&devices, elems as usize, read, &access, engine, &mut res) {
         let line = e.to_string();
         say(&format!("{NAME}: {line}"));
         return res.end(RunStatus::Error, Some(line), 1, min_pct, &subtitle).1;

@@ -653,6 +653,27 @@ fn kernel_modules_and_launch_faults() {
     );
 }
 
+/// The occupancy calculator (cuOccupancyMaxPotentialBlockSize) on a V100
+/// of 80 SMs: 1024-thread blocks, two per SM, fill it; a block limit of
+/// 100 ends at 64-thread blocks, 32 per SM (the slot limit); 40,000 bytes
+/// of shared memory per block still fit two 1024-thread blocks in 96 KiB;
+/// 64 bytes per thread (asked per block size) keep three quarters of the
+/// threads at best, first reached with 768-thread blocks; over 48 KiB per
+/// block nothing runs; a handle that is no function is 400.
+#[test]
+fn the_occupancy_calculator_fills_the_sms() {
+    let gpu = standin::stand_in("dgx1");
+    let r = ok(&gpu, "cuda_check", &["occupancy"], &[]);
+    assert_eq!(
+        r.stdout.trim(),
+        "plain 160 1024\nlimit 100 2560 64\nsmem 40000 160 1024\nsmem per thread 160 768\nsmem 60000 0 0\n\
+         bad handle 400 null 1",
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr, "");
+}
+
 /// A malformed COMMBENCH_STANDIN_CORRUPT is one line and corrupts
 /// nothing (tests/it/kernels.rs runs copies under it).
 #[test]

@@ -194,9 +194,11 @@ fn kernels_copy_fill_count_and_chase_on_the_standin() {
 
 #[test]
 fn a_corrupted_copy_is_counted_as_one_wrong_word() {
-    // The first copy is a copy kernel, the second a driver copy.
+    // The first copy is a copy kernel, the second a driver copy, the
+    // fourth the grid-stride kernel.
     child("standin_corrupt", &[("COMMBENCH_STANDIN_CORRUPT", "1")]);
     child("standin_corrupt", &[("COMMBENCH_STANDIN_CORRUPT", "2")]);
+    child("standin_corrupt", &[("COMMBENCH_STANDIN_CORRUPT", "4")]);
 }
 
 /// Opens GPU `ordinal` of the stand-in (the child's libcuda).
@@ -318,6 +320,29 @@ fn standin_kernels() {
         );
     }
 
+    // The grid-stride copy (p2pBandwidthLatencyTest --sm_copy): the
+    // occupancy calculator's shape on a V100 (1024-thread blocks, two per
+    // SM); any shape copies all the elements once and nothing past them,
+    // at the d2d rate; none copies nothing.
+    let shape = k.grid_stride_shape().unwrap();
+    assert_eq!(shape, (160, 1024));
+    let n = (1 << 16) + 3;
+    let src = DeviceBuffer::new(&dev, n * 16 + 4096).unwrap();
+    let data = bytes(src.bytes, 5);
+    upload(&dev, &src, &data);
+    for shape in [shape, (1, 32), (3, 7)] {
+        let dst = DeviceBuffer::new(&dev, n * 16 + 4096).unwrap();
+        let ns = timed(&dev, &s, || k.copy_grid_stride(&s, shape, dst.ptr(), src.ptr(), n).unwrap());
+        assert!((ns - (n * 16) as f64 / 380.0).abs() <= 1.0, "{shape:?}: {ns} ns");
+        let got = download(&dev, &dst);
+        assert!(got[..n * 16] == data[..n * 16], "{shape:?}: the copied bytes differ");
+        assert!(got[n * 16..].iter().all(|&b| b == 0xa5), "{shape:?}: bytes past the elements were written");
+    }
+    let dst = DeviceBuffer::new(&dev, 16).unwrap();
+    let ns = timed(&dev, &s, || k.copy_grid_stride(&s, shape, dst.ptr(), src.ptr(), 0).unwrap());
+    assert!(ns.abs() < 1.0, "an empty copy: {ns} ns");
+    assert!(download(&dev, &dst).iter().all(|&b| b == 0xa5));
+
     // Fill a pattern, count no mismatch; one word changed counts one.
     let pattern = DeviceBuffer::new(&dev, 12).unwrap();
     let words: Vec<u8> = [0x1111_1111u32, 0x2222_2222, 0x3333_3333].iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -361,6 +386,28 @@ fn standin_kernels() {
         let ns = timed(&dev, &s, || k.pointer_chase(&s, far.ptr(), 1000, 0, 1).unwrap());
         assert!((ns - 1000.0 * 1200.0).abs() < 1.0, "peer: {ns} ns");
     }
+    // The grid-stride copy from GPU 1: into GPU 0's memory at the NVLink's
+    // rate with peer access (one lane, 25 GB/s), a fault without it; on
+    // GPU 2, a copy one element past its buffer's end faults too.
+    let kp = Kernels::load(&peer).unwrap_or_else(|e| panic!("{e}"));
+    let sp = Stream::new(&peer).unwrap();
+    let near = DeviceBuffer::new(&dev, 4096).unwrap();
+    {
+        let _access = PeerAccess::enable(&peer, &dev).unwrap();
+        let ns = timed(&peer, &sp, || kp.copy_grid_stride(&sp, (2, 64), near.ptr(), far.ptr(), 256).unwrap());
+        assert!((ns - 4096.0 / 25.0).abs() <= 1.0, "peer write: {ns} ns");
+    }
+    kp.copy_grid_stride(&sp, (2, 64), near.ptr(), far.ptr(), 256).unwrap();
+    let e = sp.synchronize().unwrap_err();
+    assert_eq!(e.name, "CUDA_ERROR_ILLEGAL_ADDRESS", "{e}");
+    let third = open(2);
+    let k3 = Kernels::load(&third).unwrap_or_else(|e| panic!("{e}"));
+    let s3 = Stream::new(&third).unwrap();
+    let (a3, b3) = (DeviceBuffer::new(&third, 4096).unwrap(), DeviceBuffer::new(&third, 4096).unwrap());
+    k3.copy_grid_stride(&s3, (1, 1024), a3.ptr(), b3.ptr(), 257).unwrap();
+    let e = s3.synchronize().unwrap_err();
+    assert_eq!(e.name, "CUDA_ERROR_ILLEGAL_ADDRESS", "{e}");
+
     // Without peer access the chase faults the context, as on a GPU.
     k.pointer_chase(&s, far.ptr(), 10, 0, 1).unwrap();
     let e = s.synchronize().unwrap_err();
@@ -396,7 +443,11 @@ fn standin_corrupt() {
     let got = download(&dev, &dst);
     let differ: Vec<usize> = (0..n / 4).filter(|&w| got[w * 4..w * 4 + 4] != data[w * 4..w * 4 + 4]).collect();
     assert_eq!(differ, if nth == 2 { vec![n / 8] } else { vec![] });
-    // Copy 3: never.
+    // Copy 3 is that download; copy 4, the grid-stride kernel: one wrong
+    // word when N is 4.
+    k.copy_grid_stride(&s, k.grid_stride_shape().unwrap(), dst.ptr(), src.ptr(), n / 16).unwrap();
+    assert_eq!(wrong(&dst), u64::from(nth == 4));
+    // Copy 5: never.
     assert_eq!(k.copy(&s, dst.ptr(), src.ptr(), n, 1).unwrap(), n);
     assert_eq!(wrong(&dst), 0);
 }

@@ -2578,13 +2578,14 @@ enum kernel_id {
     K_FILL_PATTERN,
     K_COUNT_MISMATCHES,
     K_CLEAR_WARP_PARITY,
+    K_COPY_GRID_STRIDE,
     K_COUNT
 };
 
 static const char *const KERNEL_NAMES[K_COUNT] = {
-    "commbench_copy_simple",      "commbench_copy_strided",     "commbench_copy_split_warp",
-    "commbench_pointer_chase",    "commbench_fill_pattern",     "commbench_count_mismatches",
-    "commbench_clear_warp_parity",
+    "commbench_copy_simple",       "commbench_copy_strided",     "commbench_copy_split_warp",
+    "commbench_pointer_chase",     "commbench_fill_pattern",     "commbench_count_mismatches",
+    "commbench_clear_warp_parity", "commbench_copy_grid_stride",
 };
 
 #define MODULE_MAGIC 0x4d4f444cu
@@ -2877,6 +2878,22 @@ static void kernel_setup(stream_t *s, kernel_run_t *k, void **params)
             k->ns = scaled((double)k->loops * (double)k->moved / (rate_of(s, &b, &a) * g_m.sm_copy_factor));
         break;
     }
+    case K_COPY_GRID_STRIDE: {
+        /* One pass over n elements, whatever the grid (a grid-stride loop). */
+        k->ptr[0] = P64(0);
+        k->ptr[1] = P64(1);
+        k->n = P64(2);
+        k->loops = 1;
+        k->elements = k->n;
+        k->moved = k->n > SIZE_MAX / 16 ? SIZE_MAX : (size_t)k->n * 16;
+        if (kernel_range(s, k, k->ptr[0], k->moved, "dst", &a) | kernel_range(s, k, k->ptr[1], k->moved, "src", &b))
+            break;
+        k->host[0] = a.host;
+        k->host[1] = b.host;
+        if (k->moved)
+            k->ns = scaled((double)k->moved / (rate_of(s, &b, &a) * g_m.sm_copy_factor));
+        break;
+    }
     case K_POINTER_CHASE:
         k->ptr[0] = P64(0);
         k->accesses = P32(1);
@@ -2969,6 +2986,13 @@ static void kernel_run(op_t *op)
         if (k->corrupt)
             corrupt_middle(k->host[0], k->moved);
         break;
+    case K_COPY_GRID_STRIDE:
+        if (k->moved) {
+            memmove(k->host[0], k->host[1], k->moved);
+            if (k->corrupt)
+                corrupt_middle(k->host[0], k->moved);
+        }
+        break;
     case K_COPY_STRIDED: {
         uint64_t active = k->threads_launched < k->threads ? k->threads_launched : k->threads;
         if (active == k->threads) {
@@ -3060,7 +3084,8 @@ API CUresult cuLaunchKernel(func_t *f, unsigned gx, unsigned gy, unsigned gz, un
         k->grid = gx;
         k->threads_launched = (uint64_t)gx * bx;
         kernel_setup(s, k, params);
-        int copies = k->kernel == K_COPY_SIMPLE || k->kernel == K_COPY_STRIDED || k->kernel == K_COPY_SPLIT_WARP;
+        int copies = k->kernel == K_COPY_SIMPLE || k->kernel == K_COPY_STRIDED || k->kernel == K_COPY_SPLIT_WARP ||
+                     k->kernel == K_COPY_GRID_STRIDE;
         if (copies && !k->fault && k->loops > 0)
             k->corrupt = counts_as_corrupted(k->moved);
         op->kernel = k;
@@ -3069,6 +3094,63 @@ API CUresult cuLaunchKernel(func_t *f, unsigned gx, unsigned gy, unsigned gz, un
     }
     pthread_mutex_unlock(&G);
     return rc;
+}
+
+/* -------------------------------------------------------------- occupancy */
+
+/* Blocks of `block` threads with `smem` bytes of dynamic shared memory each
+ * that one SM of `g` holds at once: as many as its 2048 threads (whole
+ * warps), its 32 block slots and its shared memory (96 KiB before compute
+ * capability 8, 164 KiB on 8.x, 228 KiB from 9) allow. commbench's kernels
+ * have no static shared memory, and registers are not modelled (taken never
+ * to be the limit). 0 when such a block cannot run at all. */
+static int blocks_per_sm(const struct standin_gpu *g, int block, size_t smem)
+{
+    if (block <= 0 || block > 1024 || smem > 49152)
+        return 0;
+    size_t shared = g->cc_major >= 9 ? 233472 : g->cc_major >= 8 ? 167936 : 98304;
+    int n = 2048 / ((block + 31) / 32 * 32);
+    if (n > 32)
+        n = 32;
+    if (smem && (size_t)n > shared / smem)
+        n = (int)(shared / smem);
+    return n;
+}
+
+typedef size_t (*block_to_smem_fn)(int block);
+
+/* The launch that fills the GPU with `f`'s blocks: the block size (up to
+ * `limit`, 0 for the device's 1024) keeping the most threads resident per
+ * SM, trying whole warps from the largest down and stopping at full
+ * occupancy, and the blocks all SMs hold at that size. Dynamic shared
+ * memory is `smem_of(block)` when given, else `smem`. */
+API CUresult cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block_size, func_t *f, block_to_smem_fn smem_of,
+                                              size_t smem, int limit)
+{
+    NEED_INIT();
+    if (!min_grid || !block_size || limit < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&G);
+    func_t *fn = func_of(f);
+    const struct standin_gpu *g = fn ? &g_m.gpu[fn->mod->ctx->machine] : NULL;
+    pthread_mutex_unlock(&G);
+    if (!g)
+        return CUDA_ERROR_INVALID_HANDLE;
+    int top = limit == 0 || limit > 1024 ? 1024 : limit;
+    int best = 0, best_blocks = 0, best_threads = 0;
+    /* The callback runs without the lock: it may call back into the driver. */
+    for (int aligned = (top + 31) / 32 * 32; aligned > 0 && best_threads < 2048; aligned -= 32) {
+        int b = aligned < top ? aligned : top;
+        int blocks = blocks_per_sm(g, b, smem_of ? smem_of(b) : smem);
+        if (blocks * b > best_threads) {
+            best = b;
+            best_blocks = blocks;
+            best_threads = blocks * b;
+        }
+    }
+    *min_grid = best_blocks * g->multiprocessors;
+    *block_size = best;
+    return CUDA_SUCCESS;
 }
 
 /* ------------------------------------------------------------ peer access */

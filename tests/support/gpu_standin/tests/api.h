@@ -72,6 +72,8 @@ CUresult cuModuleUnload(CUmodule m);
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name);
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, CUstream s, void **params, void **extra);
+CUresult cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, CUfunction f, size_t (*smem_of)(int block),
+                                          size_t smem, int limit);
 CUresult cuGetErrorName(CUresult r, const char **s);
 CUresult cuGetErrorString(CUresult r, const char **s);
 

@@ -589,6 +589,42 @@ static int cmd_kernels(void)
     return 0;
 }
 
+/* Dynamic shared memory of 64 bytes per thread. */
+static size_t smem_per_thread(int block)
+{
+    return (size_t)block * 64;
+}
+
+/* The occupancy calculator's launch for a kernel on GPU 0 (a V100: 80 SMs
+ * of 2048 threads and 96 KiB of shared memory): plain, with a block
+ * limit, with dynamic shared memory fixed or per block size, with too much
+ * of it, and for a handle that is no function. */
+static int cmd_occupancy(void)
+{
+    CK(cuInit(0));
+    open_gpu(0);
+    static const char ptx[] = ".version 8.0\n.target sm_70\n.address_size 64\n"
+                              ".visible .entry commbench_copy_grid_stride(\n.param .u64 a\n)\n{\nret;\n}\n";
+    CUmodule m;
+    CUfunction f;
+    CK(cuModuleLoadData(&m, ptx));
+    CK(cuModuleGetFunction(&f, m, "commbench_copy_grid_stride"));
+    int grid = -1, block = -1;
+    CK(cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, 0, 0));
+    printf("plain %d %d\n", grid, block);
+    CK(cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, 0, 100));
+    printf("limit 100 %d %d\n", grid, block);
+    CK(cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, 40000, 0));
+    printf("smem 40000 %d %d\n", grid, block);
+    CK(cuOccupancyMaxPotentialBlockSize(&grid, &block, f, smem_per_thread, 0, 0));
+    printf("smem per thread %d %d\n", grid, block);
+    CK(cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, 60000, 0));
+    printf("smem 60000 %d %d\n", grid, block);
+    printf("bad handle %d null %d\n", cuOccupancyMaxPotentialBlockSize(&grid, &block, &grid, NULL, 0, 0),
+           cuOccupancyMaxPotentialBlockSize(NULL, &block, f, NULL, 0, 0));
+    return 0;
+}
+
 /* -------------------------------------------------------------- capture */
 
 static volatile int g_hostfn_runs;
@@ -839,7 +875,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2)
-        FAIL("usage: cuda_check init|info|deref|bounds|oom|order|timing|sticky|clock|capture|kernels");
+        FAIL("usage: cuda_check init|info|deref|bounds|oom|order|timing|sticky|clock|capture|kernels|occupancy");
     const char *c = argv[1];
     if (!strcmp(c, "init"))
         return cmd_init();
@@ -863,5 +899,7 @@ int main(int argc, char **argv)
         return cmd_capture();
     if (!strcmp(c, "kernels"))
         return cmd_kernels();
+    if (!strcmp(c, "occupancy"))
+        return cmd_occupancy();
     FAIL("unknown subcommand %s", c);
 }
