@@ -38,11 +38,14 @@ pub(crate) fn run_info(path: &Path) -> Result<Option<RunInfo>, String> {
     if !v.is_object() {
         return Err("not a JSON object".into());
     }
-    let hosts = v
-        .get("hosts")
-        .and_then(|h| h.as_array())
-        .map(|a| a.iter().filter_map(|h| h.as_str().map(String::from)).collect())
-        .unwrap_or_default();
+    // An MPI run's `hosts`; a run on one host without MPI (gpu-bw, the
+    // GPU drop-ins: report::record::LocalRun) names its one `host`.
+    let hosts = match v.get("hosts").and_then(|h| h.as_array()) {
+        Some(a) => a.iter().filter_map(|h| h.as_str().map(String::from)).collect(),
+        None => {
+            v.get("host").and_then(|h| h.as_str()).filter(|h| !h.is_empty()).map(String::from).into_iter().collect()
+        }
+    };
     let mpi_library = v
         .pointer("/mpi/library_version")
         .and_then(|l| l.as_str())
@@ -262,6 +265,39 @@ mod tests {
         assert_eq!(info.mpi_library.as_deref(), Some("Open MPI v4.1.4"));
         assert_eq!(info.world_size, Some(h.mpi.world_size as u64).filter(|&n| n > 0));
         assert_eq!(info.memory, None);
+    }
+
+    /// A record of a run on one host without MPI (gpu-bw, nvbandwidth:
+    /// `report::record::LocalRun`) names one `host`: that is its hosts.
+    /// Its status is read as it is; one still `running` is no complete
+    /// run.
+    #[test]
+    fn run_info_reads_a_local_runs_host_and_status() {
+        use crate::gpu_bw::nvbandwidth::record::{NvbRecord, Settings};
+        let d = tempfile::tempdir().unwrap();
+        let settings = Settings {
+            buffer_mib: 64,
+            loops: 16,
+            samples: 3,
+            statistic: "median",
+            verify: true,
+            numa_affinity: true,
+            cases: Vec::new(),
+        };
+        let mut r = NvbRecord::running(settings, "gpunode7".into(), vec!["nvbandwidth".into()]);
+        let csv = d.path().join("n.csv");
+        crate::report::record::write_json(&r, &csv.with_extension("json")).unwrap();
+        let info = run_info(&csv).unwrap().unwrap();
+        assert_eq!((info.hosts.as_slice(), info.status.as_deref()), (&["gpunode7".to_string()][..], Some("running")));
+        assert!(!info.completed());
+        r.end(crate::report::record::RunStatus::Complete, None, 0);
+        crate::report::record::write_json(&r, &csv.with_extension("json")).unwrap();
+        let info = run_info(&csv).unwrap().unwrap();
+        assert_eq!((info.hosts.as_slice(), info.status.as_deref()), (&["gpunode7".to_string()][..], Some("complete")));
+        assert!(info.completed());
+        // `hosts` where a record has it, even beside a `host`.
+        std::fs::write(csv.with_extension("json"), r#"{"hosts": ["a", "b"], "host": "c"}"#).unwrap();
+        assert_eq!(run_info(&csv).unwrap().unwrap().hosts, ["a", "b"]);
     }
 
     /// No record is nothing to say; a file at the record's name that is no
