@@ -55,6 +55,10 @@ pub(crate) fn shape(text: &str) -> Option<Shape> {
     }
 }
 
+/// The backend a history keys these runs by: every tool here copies
+/// with CUDA.
+pub(crate) const BACKEND: &str = "cuda";
+
 /// One end of a gpu-bw copy as the cells CSV writes it: `host`, or
 /// `gpuN` for GPU number N.
 fn gpu_bw_end(cell: &str) -> String {

@@ -230,7 +230,7 @@ pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result
         return Err(Refusal { line, incomplete: true });
     }
     let bytes = crate::input_file::read(csv).map_err(|e| bad(format!("{shown}: {e}")))?;
-    let text = String::from_utf8_lossy(&bytes);
+    let text = String::from_utf8_lossy(crate::input_file::without_bom(&bytes));
     let record: Option<serde_json::Value> = crate::input_file::read_to_string(&csv.with_extension("json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -244,6 +244,7 @@ pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result
         .and_then(|b| b.as_str())
         .map(String::from)
         .or_else(|| csv_backend(&text))
+        .or_else(|| gpu_csv::shape(&text).map(|_| gpu_csv::BACKEND.to_string()))
         .unwrap_or_else(|| "unknown".into());
     let placement = options
         .and_then(|o| o.get("placement"))
@@ -291,23 +292,38 @@ pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result
     Ok(out)
 }
 
-/// Reads a results CSV with compare's reader, or a pairs measurements
-/// CSV with [`super::pairs_csv`] and its record as compare reads records.
+/// The options of a record that keeps them other than as `options`: a
+/// pairs or gpu-bw record's `config` (scheme, window, backend ...; sizes,
+/// tests), an nvbandwidth record's `settings` (statistic, NUMA affinity
+/// ...).
+fn record_options(csv: &Path) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let record = crate::input_file::read_to_string(&csv.with_extension("json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&record).ok()?;
+    ["config", "settings"].iter().find_map(|k| v.get(k).and_then(|c| c.as_object()).cloned())
+}
+
+/// Reads a results CSV with compare's reader (commbench's own, a GPU
+/// copy tool's), or a pairs measurements CSV with [`super::pairs_csv`]
+/// and its record as compare reads records.
 fn load(csv: &Path) -> Result<crate::compare::model::Parsed, String> {
     let shown = csv.display().to_string();
     let bytes = crate::input_file::read(csv).map_err(|e| format!("{shown}: {e}"))?;
     let text = String::from_utf8_lossy(crate::input_file::without_bom(&bytes));
     if !super::pairs_csv::is_pairs(&text) {
-        return input::load_file(csv).map_err(|e| e.to_string());
+        let mut parsed = input::load_file(csv).map_err(|e| e.to_string())?;
+        if gpu_csv::shape(&text).is_some() {
+            let options = record_options(csv);
+            for i in parsed.tables.iter_mut().filter_map(|t| t.run.as_mut()).filter(|i| i.options.is_none()) {
+                i.options.clone_from(&options);
+            }
+        }
+        return Ok(parsed);
     }
     let label = csv.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut parsed = super::pairs_csv::parse(&text, &shown, &label).map_err(|e| format!("{shown}: {e}"))?;
     let mut info = input::run_info(csv).map_err(|e| format!("{shown}: its run record: {e}"))?;
-    // A pairs record keeps its options as `config` (scheme, window, backend ...).
     if let Some(i) = info.as_mut().filter(|i| i.options.is_none()) {
-        let record = crate::input_file::read_to_string(&csv.with_extension("json")).unwrap_or_default();
-        let v: serde_json::Value = serde_json::from_str(&record).unwrap_or_default();
-        i.options = v.get("config").and_then(|c| c.as_object()).cloned();
+        i.options = record_options(csv);
     }
     for t in &mut parsed.tables {
         t.np = info.as_ref().and_then(|i| i.world_size);
