@@ -197,7 +197,8 @@ fn gpu_copy_runs_are_added_and_checked() {
 }
 
 /// A record still `running` (its tool did not end it) is an incomplete
-/// run: `add` refuses it, `check` fails it; a CSV cut short is refused.
+/// run: `add` refuses it, `check` fails it; once its process is gone it is
+/// ended `killed` first, as an MPI run's is. A CSV cut short is refused.
 #[test]
 fn gpu_copy_runs_not_ended_or_cut_short_are_refused() {
     let d = tempfile::tempdir().unwrap();
@@ -208,6 +209,19 @@ fn gpu_copy_runs_not_ended_or_cut_short_are_refused() {
     assert_eq!(add(&db, std::slice::from_ref(&nvb), None, true), 2);
     assert!(stored(&db).is_empty());
     assert_eq!(check_run(&db, &running), 1);
+    // Its process gone (killed outright), the record is ended `killed`
+    // first, and still refused.
+    let record = running.with_extension("json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    v["pid"] = gone.id().into();
+    gone.wait().unwrap();
+    v["host"] = crate::topo::hostname().into();
+    std::fs::write(&record, v.to_string()).unwrap();
+    let mut notes = Vec::new();
+    let refused = super::ingest::read(&running, None, &mut notes).unwrap_err();
+    assert!(refused.incomplete && refused.line.ends_with("the run record says 'killed': the run did not complete"));
+    assert!(notes[0].contains("running, but its processes are gone (rank 0 (pid "), "{notes:?}");
 
     let cut = nvbandwidth_run(&d.path().join("cut"), true);
     let text = std::fs::read_to_string(&cut).unwrap();
