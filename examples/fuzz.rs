@@ -289,6 +289,7 @@ fn exec(target: &str, bytes: &[u8], args: &[String], bench: usize) {
         }
         "csv" => {
             let _ = commbench::compare::csv_input::parse(&text, "fuzz", "fuzz");
+            let _ = commbench::compare::gpu_csv::parse(&text, "fuzz", "fuzz");
         }
         "hostfile" => {
             let _ = commbench::launch::hostfile::parse(&text);

@@ -1,10 +1,11 @@
-//! Turns paths given on the command line into tables: a commbench CSV, an
-//! OSU text output, or a directory of results (a results folder or a suite
+//! Turns paths given on the command line into tables: a commbench CSV, a
+//! GPU copy tool's CSV, an OSU text output, or a directory of results (a results folder or a suite
 //! run folder), with the JSON run record beside each file when there is one.
 
 use std::path::{Path, PathBuf};
 
 use super::csv_input::{self, CsvInputError};
+use super::gpu_csv;
 use super::model::{Memory, MemoryInfo, Note, Parsed, RunInfo, Table};
 use super::osu_text;
 
@@ -38,11 +39,14 @@ pub(crate) fn run_info(path: &Path) -> Result<Option<RunInfo>, String> {
     if !v.is_object() {
         return Err("not a JSON object".into());
     }
-    let hosts = v
-        .get("hosts")
-        .and_then(|h| h.as_array())
-        .map(|a| a.iter().filter_map(|h| h.as_str().map(String::from)).collect())
-        .unwrap_or_default();
+    // An MPI run's `hosts`; a run on one host without MPI (gpu-bw, the
+    // GPU drop-ins: report::record::LocalRun) names its one `host`.
+    let hosts = match v.get("hosts").and_then(|h| h.as_array()) {
+        Some(a) => a.iter().filter_map(|h| h.as_str().map(String::from)).collect(),
+        None => {
+            v.get("host").and_then(|h| h.as_str()).filter(|h| !h.is_empty()).map(String::from).into_iter().collect()
+        }
+    };
     let mpi_library = v
         .pointer("/mpi/library_version")
         .and_then(|l| l.as_str())
@@ -129,11 +133,11 @@ pub(crate) fn settle_beside(path: &Path) -> Option<Note> {
     Some(Note { path: record.display().to_string(), line: None, message })
 }
 
-/// Reads one file: CSV by its `.csv` name, anything else as OSU text. A
-/// run record beside it that still says `running` while its ranks are all
-/// gone from this host is ended `killed` first ([`settle_beside`]); the
-/// note saying so is among the notes, or said at once when the file is
-/// refused.
+/// Reads one file: CSV by its `.csv` name (commbench's own, or a GPU copy
+/// tool's by its header), anything else as OSU text. A run record beside
+/// it that still says `running` while its ranks are all gone from this
+/// host is ended `killed` first ([`settle_beside`]); the note saying so is
+/// among the notes, or said at once when the file is refused.
 pub(crate) fn load_file(path: &Path) -> Result<Parsed, InputError> {
     let (settled, loaded) = load_file_settled(path);
     match loaded {
@@ -171,7 +175,11 @@ fn read_file(path: &Path) -> Result<Parsed, InputError> {
     let shown = path.display().to_string();
     let label = label(path);
     let mut parsed = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")) {
-        csv_input::parse(&text, &shown, &label).map_err(|source| InputError::Csv { path: shown.clone(), source })?
+        let parsed = match gpu_csv::shape(&text) {
+            Some(_) => gpu_csv::parse(&text, &shown, &label),
+            None => csv_input::parse(&text, &shown, &label),
+        };
+        parsed.map_err(|source| InputError::Csv { path: shown.clone(), source })?
     } else {
         osu_text::parse(&text, &shown, &label)
     };
@@ -262,6 +270,61 @@ mod tests {
         assert_eq!(info.mpi_library.as_deref(), Some("Open MPI v4.1.4"));
         assert_eq!(info.world_size, Some(h.mpi.world_size as u64).filter(|&n| n > 0));
         assert_eq!(info.memory, None);
+    }
+
+    /// A record of a run on one host without MPI (gpu-bw, nvbandwidth:
+    /// `report::record::LocalRun`) names one `host`: that is its hosts.
+    /// Its status is read as it is; one still `running` is no complete
+    /// run.
+    #[test]
+    fn run_info_reads_a_local_runs_host_and_status() {
+        use crate::gpu_bw::nvbandwidth::record::{NvbRecord, Settings};
+        let d = tempfile::tempdir().unwrap();
+        let settings = Settings {
+            buffer_mib: 64,
+            loops: 16,
+            samples: 3,
+            statistic: "median",
+            verify: true,
+            numa_affinity: true,
+            cases: Vec::new(),
+        };
+        let mut r = NvbRecord::running(settings, "gpunode7".into(), vec!["nvbandwidth".into()]);
+        let csv = d.path().join("n.csv");
+        crate::report::record::write_json(&r, &csv.with_extension("json")).unwrap();
+        let info = run_info(&csv).unwrap().unwrap();
+        assert_eq!((info.hosts.as_slice(), info.status.as_deref()), (&["gpunode7".to_string()][..], Some("running")));
+        assert!(!info.completed());
+        r.end(crate::report::record::RunStatus::Complete, None, 0);
+        crate::report::record::write_json(&r, &csv.with_extension("json")).unwrap();
+        let info = run_info(&csv).unwrap().unwrap();
+        assert_eq!((info.hosts.as_slice(), info.status.as_deref()), (&["gpunode7".to_string()][..], Some("complete")));
+        assert!(info.completed());
+        // `hosts` where a record has it, even beside a `host`.
+        std::fs::write(csv.with_extension("json"), r#"{"hosts": ["a", "b"], "host": "c"}"#).unwrap();
+        assert_eq!(run_info(&csv).unwrap().unwrap().hosts, ["a", "b"]);
+    }
+
+    /// A GPU copy tool's CSV is read by its header: the tables of
+    /// gpu_csv, each with the record beside it.
+    #[test]
+    fn a_gpu_copy_csv_is_read_by_its_header() {
+        let d = tempfile::tempdir().unwrap();
+        let csv = d.path().join("g.csv");
+        std::fs::write(
+            &csv,
+            "tool,test,from,to,bytes,value,unit
+bandwidthTest,H2D-Pinned,host,gpu0,1024,2.5,GB/s
+",
+        )
+        .unwrap();
+        std::fs::write(csv.with_extension("json"), r#"{"status": "complete", "host": "gpunode7"}"#).unwrap();
+        let p = load_file(&csv).unwrap();
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+        let t = &p.tables[0];
+        assert_eq!((t.benchmark.as_str(), t.datatype.as_deref()), ("bandwidthTest H2D-Pinned", Some("host -> gpu0")));
+        assert_eq!(t.memory.as_ref().map(|m| m.memory), Some(Memory::Device));
+        assert_eq!(t.run.as_ref().map(|r| r.hosts.clone()), Some(vec!["gpunode7".to_string()]));
     }
 
     /// No record is nothing to say; a file at the record's name that is no

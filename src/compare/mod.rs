@@ -1,5 +1,5 @@
 //! `commbench compare REFERENCE RUN...`: reads OSU text outputs (any
-//! version) and commbench CSVs, matches benchmarks, datatypes and sizes, and
+//! version), commbench CSVs and the GPU copy tools' CSVs, matches benchmarks, datatypes and sizes, and
 //! judges each size against the reference with direction-aware tolerances,
 //! or as within noise where both sides carry spreads (see `judge`).
 //! Exit status: 0 all pass, 1 any failure beyond the allowance (or a run
@@ -10,6 +10,7 @@ pub mod args;
 pub mod context;
 pub mod csv_input;
 pub mod format;
+pub mod gpu_csv;
 pub mod input;
 pub mod judge;
 pub mod model;

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, TransactionBehavior};
 
 use super::key::{self, SeriesKey};
-use crate::compare::input;
 use crate::compare::model::{Quantity, Table};
+use crate::compare::{gpu_csv, input};
 
 /// The metrics a history keeps, by their name in the `points` table.
 pub(crate) const METRICS: [(Quantity, &str); 3] =
@@ -147,10 +147,41 @@ fn csv_backend(text: &str) -> Option<String> {
     row.get(at).map(str::to_string).filter(|b| !b.is_empty())
 }
 
+/// Whether the CSV at `path` has a header some reader takes as results:
+/// commbench's own, a pairs measurements file's, a GPU copy tool's.
+fn results_header(path: &Path) -> bool {
+    let Ok(bytes) = crate::input_file::read(path) else { return true };
+    let text = String::from_utf8_lossy(crate::input_file::without_bom(&bytes));
+    let first = text.lines().next().unwrap_or("");
+    first.split(',').any(|c| c.trim() == "benchmark")
+        || super::pairs_csv::is_pairs(first)
+        || gpu_csv::shape(first).is_some()
+}
+
+/// The results CSV among `csvs` that `csv` was written beside as one of
+/// its matrices or summaries (`X_uni_p2p_on_GBps.csv` of `X.csv`, as
+/// gpu-bw and pairs write them): a CSV with no run record of its own and
+/// no results header whose name is another's, with a record, and more
+/// after a `_`.
+fn companion_of<'a>(csv: &Path, csvs: &'a [PathBuf]) -> Option<&'a PathBuf> {
+    if csv.with_extension("json").exists() || results_header(csv) {
+        return None;
+    }
+    let name = csv.file_stem()?.to_string_lossy().into_owned();
+    csvs.iter().find(|r| {
+        let stem = r.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        *r != csv
+            && !stem.is_empty()
+            && name.strip_prefix(&stem).is_some_and(|rest| rest.starts_with('_'))
+            && r.with_extension("json").is_file()
+    })
+}
+
 /// The files an input names: a CSV itself, the CSV beside a run record
-/// (`X.json` for `X.csv`), every CSV of a directory. OSU text outputs are
-/// not kept (no record says where or when they ran): a directory's are
-/// passed over with a note, one named alone is refused.
+/// (`X.json` for `X.csv`), every CSV of a directory but the matrices and
+/// summaries written beside a run's results ([`companion_of`]). OSU text
+/// outputs are not kept (no record says where or when they ran): a
+/// directory's are passed over with a note, one named alone is refused.
 pub fn files(path: &Path, notes: &mut Vec<String>) -> Result<Vec<PathBuf>, String> {
     let ext = |p: &Path, e: &str| p.extension().is_some_and(|x| x.eq_ignore_ascii_case(e));
     if path.is_dir() {
@@ -158,6 +189,12 @@ pub fn files(path: &Path, notes: &mut Vec<String>) -> Result<Vec<PathBuf>, Strin
         let (csvs, other): (Vec<PathBuf>, Vec<PathBuf>) = all.into_iter().partition(|p| ext(p, "csv"));
         for o in other {
             notes.push(format!("{}: passed over: the history keeps commbench CSVs, not OSU text", o.display()));
+        }
+        let (companions, csvs): (Vec<PathBuf>, Vec<PathBuf>) =
+            csvs.iter().cloned().partition(|p| companion_of(p, &csvs).is_some());
+        for c in companions {
+            let of = companion_of(&c, &csvs).map(|o| o.display().to_string()).unwrap_or_default();
+            notes.push(format!("{}: passed over: a matrix or summary of {of}, not a results file", c.display()));
         }
         if csvs.is_empty() {
             return Err(format!("{}: no commbench results (CSV) found", path.display()));
@@ -193,7 +230,7 @@ pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result
         return Err(Refusal { line, incomplete: true });
     }
     let bytes = crate::input_file::read(csv).map_err(|e| bad(format!("{shown}: {e}")))?;
-    let text = String::from_utf8_lossy(&bytes);
+    let text = String::from_utf8_lossy(crate::input_file::without_bom(&bytes));
     let record: Option<serde_json::Value> = crate::input_file::read_to_string(&csv.with_extension("json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -207,6 +244,7 @@ pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result
         .and_then(|b| b.as_str())
         .map(String::from)
         .or_else(|| csv_backend(&text))
+        .or_else(|| gpu_csv::shape(&text).map(|_| gpu_csv::BACKEND.to_string()))
         .unwrap_or_else(|| "unknown".into());
     let placement = options
         .and_then(|o| o.get("placement"))
@@ -254,23 +292,38 @@ pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result
     Ok(out)
 }
 
-/// Reads a results CSV with compare's reader, or a pairs measurements
-/// CSV with [`super::pairs_csv`] and its record as compare reads records.
+/// The options of a record that keeps them other than as `options`: a
+/// pairs or gpu-bw record's `config` (scheme, window, backend ...; sizes,
+/// tests), an nvbandwidth record's `settings` (statistic, NUMA affinity
+/// ...).
+fn record_options(csv: &Path) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let record = crate::input_file::read_to_string(&csv.with_extension("json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&record).ok()?;
+    ["config", "settings"].iter().find_map(|k| v.get(k).and_then(|c| c.as_object()).cloned())
+}
+
+/// Reads a results CSV with compare's reader (commbench's own, a GPU
+/// copy tool's), or a pairs measurements CSV with [`super::pairs_csv`]
+/// and its record as compare reads records.
 fn load(csv: &Path) -> Result<crate::compare::model::Parsed, String> {
     let shown = csv.display().to_string();
     let bytes = crate::input_file::read(csv).map_err(|e| format!("{shown}: {e}"))?;
     let text = String::from_utf8_lossy(crate::input_file::without_bom(&bytes));
     if !super::pairs_csv::is_pairs(&text) {
-        return input::load_file(csv).map_err(|e| e.to_string());
+        let mut parsed = input::load_file(csv).map_err(|e| e.to_string())?;
+        if gpu_csv::shape(&text).is_some() {
+            let options = record_options(csv);
+            for i in parsed.tables.iter_mut().filter_map(|t| t.run.as_mut()).filter(|i| i.options.is_none()) {
+                i.options.clone_from(&options);
+            }
+        }
+        return Ok(parsed);
     }
     let label = csv.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut parsed = super::pairs_csv::parse(&text, &shown, &label).map_err(|e| format!("{shown}: {e}"))?;
     let mut info = input::run_info(csv).map_err(|e| format!("{shown}: its run record: {e}"))?;
-    // A pairs record keeps its options as `config` (scheme, window, backend ...).
     if let Some(i) = info.as_mut().filter(|i| i.options.is_none()) {
-        let record = crate::input_file::read_to_string(&csv.with_extension("json")).unwrap_or_default();
-        let v: serde_json::Value = serde_json::from_str(&record).unwrap_or_default();
-        i.options = v.get("config").and_then(|c| c.as_object()).cloned();
+        i.options = record_options(csv);
     }
     for t in &mut parsed.tables {
         t.np = info.as_ref().and_then(|i| i.world_size);
@@ -383,5 +436,33 @@ mod tests {
         assert_eq!(fingerprint(&[b"ab", b"c"]), fingerprint(&[b"ab", b"c"]));
         assert_ne!(fingerprint(&[b"ab", b"c"]), fingerprint(&[b"a", b"bc"]));
         assert_eq!(fingerprint(&[b""]).len(), 32);
+    }
+
+    /// A matrix or summary CSV written beside a run's results (no record
+    /// of its own, no results header, named after the results) is passed
+    /// over with a note; a results CSV without a record is not.
+    #[test]
+    fn matrices_beside_results_are_passed_over() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |name: &str, text: &str| std::fs::write(d.path().join(name), text).unwrap();
+        w("20261201T100000Z_gpu-bw.csv", "test,src_gpu,dst_gpu,value,unit\nh2d,host,0,25,GB/s\n");
+        w("20261201T100000Z_gpu-bw.json", "{}");
+        w("20261201T100000Z_gpu-bw_uni_p2p_on_GBps.csv", "src\\dst (GB/s),0,1\n0,,200.00\n1,,\n");
+        w("20261201T100000Z_gpu-bw_extra.csv", "benchmark,size_bytes,avg_lat_us\nosu_latency,1,2\n");
+        w("osu_latency.csv", "benchmark,size_bytes,avg_lat_us\nosu_latency,1,2\n");
+        w("osu_latency_mt.csv", "x,y\n1,2\n");
+        let mut notes = Vec::new();
+        let got = files(d.path(), &mut notes).unwrap();
+        let names: Vec<String> = got.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        let want = [
+            "20261201T100000Z_gpu-bw.csv",
+            "20261201T100000Z_gpu-bw_extra.csv",
+            "osu_latency.csv",
+            "osu_latency_mt.csv",
+        ];
+        assert_eq!(names, want);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("_gpu-bw_uni_p2p_on_GBps.csv: passed over: a matrix or summary of "), "{notes:?}");
+        assert!(notes[0].ends_with("20261201T100000Z_gpu-bw.csv, not a results file"), "{notes:?}");
     }
 }

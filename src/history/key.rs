@@ -15,19 +15,22 @@ use serde_json::{Map, Value};
 /// in-place collectives, the root, synchronisation, the accelerator API
 /// (`-d`), buffer locations, the neighbourhood topology, test calls of
 /// non-blocking benchmarks, data validation (`-c`, which touches every
-/// buffer between iterations) and, for `commbench pairs`, the pairing
-/// scheme and its seed.
+/// buffer between iterations), for `commbench pairs`, the pairing
+/// scheme and its seed, and for nvbandwidth, the statistic of its samples
+/// (median or mean) and whether host memory sat by the GPU's NUMA node.
 pub(crate) const NUMBER_OPTIONS: &[&str] = &[
     "accel",
     "buffer_locations",
     "buffers",
     "in_place",
     "neighborhood",
+    "numa_affinity",
     "pairs",
     "precision",
     "root",
     "scheme",
     "seed",
+    "statistic",
     "sync",
     "test_calls",
     "validation",

@@ -22,6 +22,8 @@ pub mod key;
 pub(crate) mod pairs_csv;
 pub mod plot;
 pub mod show;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 

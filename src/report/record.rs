@@ -75,6 +75,10 @@ pub struct LocalRun {
     pub command_line: Vec<String>,
     pub working_dir: String,
     pub host: String,
+    /// The measuring process, so that a reader on `host` can end the
+    /// record `killed` when the process is gone and the record still says
+    /// `running` ([`super::record_end::settle_if_gone`]).
+    pub pid: u32,
     pub start_utc: String,
     pub end_utc: Option<String>,
 }
@@ -90,6 +94,7 @@ impl LocalRun {
             command_line,
             working_dir: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
             host,
+            pid: std::process::id(),
             start_utc: crate::report::time::Utc::now().rfc3339(),
             end_utc: None,
         }

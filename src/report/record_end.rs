@@ -159,9 +159,15 @@ fn short_host(h: &str) -> &str {
 }
 
 /// The ranks a record lists, as (rank, host, pid); None when it lists none
-/// or one cannot be read.
+/// or one cannot be read. A run on one host without MPI (gpu-bw, the GPU
+/// drop-ins: [`super::record::LocalRun`]) lists no ranks: its one
+/// process, its `host` and `pid`, is its rank 0.
 fn ranks_of(v: &Value) -> Option<Vec<(u64, String, u32)>> {
-    let ranks = v.get("ranks")?.as_array()?;
+    let Some(ranks) = v.get("ranks") else {
+        let pid = u32::try_from(v.get("pid")?.as_u64()?).ok()?;
+        return Some(vec![(0, v.get("host")?.as_str()?.to_string(), pid)]);
+    };
+    let ranks = ranks.as_array()?;
     let mut out = Vec::new();
     for r in ranks {
         let pid = u32::try_from(r.get("pid")?.as_u64()?).ok()?;
@@ -412,6 +418,24 @@ mod tests {
         // A record without ranks says nothing about its processes.
         std::fs::write(dir.path().join("k.json"), r#"{"status": "running"}"#).unwrap();
         assert_eq!(settle_if_gone(&dir.path().join("k.json"), "x", None), None);
+    }
+
+    /// A run on one host without MPI (LocalRun: gpu-bw, nvbandwidth)
+    /// names its one process by `host` and `pid`: gone, its record is
+    /// ended `killed`; alive, it is left running.
+    #[test]
+    fn a_local_runs_record_is_ended_when_its_process_is_gone() {
+        use crate::report::record::{write_json, LocalRun};
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("g.json");
+        let mut run = LocalRun::starting(crate::topo::hostname(), vec!["commbench".into(), "gpu-bw".into()]);
+        write_json(&run, &p).unwrap();
+        assert_eq!(settle_if_gone(&p, "x", None), None, "this process is alive");
+        run.pid = ended_pid();
+        write_json(&run, &p).unwrap();
+        let s = settle_if_gone(&p, "commbench history", None).unwrap();
+        assert!(s.line.contains(&format!("rank 0 (pid {} on ", run.pid)), "{}", s.line);
+        assert_eq!(status_on_disk(&p).map(|s| s.0), Some(RunStatus::Killed));
     }
 
     /// Just after the launcher: a rank still on its way out is waited for

@@ -439,3 +439,65 @@ fn fifos_named_through_variables_are_refused_not_waited_on() {
     let sysfs = format!("{}: not a regular file (a FIFO)", speed.display());
     assert!(text.contains(&sysfs), "{sysfs} not in {text}");
 }
+
+/// `commbench ARGS` in `dir`; its exit status, stdout and stderr.
+fn commbench_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_commbench"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("COMMBENCH_HISTORY")
+        .output()
+        .expect("commbench runs");
+    (o.status.code(), text(&o.stdout), text(&o.stderr))
+}
+
+/// gpu-bw's results folder, as it leaves it on the stand-in DGX-1 (its
+/// long CSV, the record, the matrices and heatmaps beside them), is taken
+/// whole by `history add`, judged by `history check` against an earlier
+/// run, and read by `compare`: every cell of every test a table named
+/// `gpu-bw <test>`, on `cuda` device memory, of the record's host.
+#[test]
+fn results_go_to_history_and_compare() {
+    let gpu = common::standin::stand_in("dgx1");
+    let d = tempfile::tempdir().unwrap();
+    for res in ["first", "second"] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_commbench"));
+        cmd.arg("gpu-bw").args(["--gpus", "0,1", "--tests", "p2p", "--size", "4M", "--reps", "3"]);
+        cmd.args(["--results-dir", res, "--machine"]).arg(common::standin::description("dgx1"));
+        cmd.current_dir(d.path());
+        gpu.apply(&mut cmd);
+        let o = cmd.output().expect("commbench runs");
+        assert_eq!(o.status.code(), Some(0), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    }
+    let matrices = std::fs::read_dir(d.path().join("first"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with("GBps.csv"))
+        .count();
+    assert!(matrices > 0, "gpu-bw wrote its matrices beside its results");
+
+    let (code, _, err) = commbench_in(d.path(), &["history", "--db", "h.sqlite", "add", "first"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains(" run(s) added, 0 already there\n"), "{err}");
+    let (code, out, err) = commbench_in(d.path(), &["history", "--db", "h.sqlite", "show", "--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert!(!runs.is_empty(), "{v}");
+    let host = commbench::topo::hostname();
+    for r in runs {
+        assert!(r["benchmark"].as_str().unwrap().starts_with("gpu-bw p2p_"), "{r}");
+        assert_eq!((r["backend"].as_str(), r["memory"].as_str()), (Some("cuda"), Some("device")), "{r}");
+        assert_eq!(r["system"].as_str(), Some(host.as_str()), "{r}");
+    }
+    let uni = runs.iter().find(|r| r["benchmark"] == "gpu-bw p2p_uni" && r["datatype"] == "gpu0 -> gpu1 peer on");
+    assert!(uni.is_some(), "{v}");
+
+    // The stand-in's CUDA-event timings are its model, exactly: the
+    // second run is within the first's band.
+    let (code, out, err) = commbench_in(d.path(), &["history", "--db", "h.sqlite", "check", "second"]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let (code, out, err) = commbench_in(d.path(), &["compare", "first", "second"]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("gpu-bw p2p_uni"), "{out}");
+}
