@@ -128,6 +128,11 @@ impl NvbRecord {
             environment: relevant_environment(),
         }
     }
+
+    /// Marks the run ended now.
+    pub fn end(&mut self, status: RunStatus, detail: Option<String>, exit_code: i32) {
+        self.run.end(status, detail, exit_code);
+    }
 }
 
 impl CellRecord for NvbRecord {
@@ -144,7 +149,7 @@ impl CellRecord for NvbRecord {
     }
 
     fn end(&mut self, status: RunStatus, detail: Option<String>, exit_code: i32) {
-        self.run.end(status, detail, exit_code);
+        NvbRecord::end(self, status, detail, exit_code);
     }
 }
 
