@@ -271,3 +271,62 @@ fn nvbandwidth_cells_against_their_paths() {
     let help = run(bin, sys.path(), &["-h"]);
     assert!(!help.stdout.contains("efficiency"), "{}", help.stdout);
 }
+
+/// The drop-ins' results go to `history add`, `history check` and
+/// `compare` as they are: each test and cell a series of its tool
+/// (`bandwidthTest H2D-Pinned`, `host -> gpu0 pinned`), every size a
+/// point, the matrices beside the CSV passed over; a second like run (the
+/// stand-in's event-timed model, exactly) is within the first's band.
+/// p2pBandwidthLatencyTest's CPU latency grids are the host's time to
+/// queue copies, which a busy host changes from run to run: its runs are
+/// kept but not judged here.
+#[test]
+fn drop_in_results_go_to_history_and_compare() {
+    let sys = common::standin::sysfs_fixture("dgx1", "8.0 GT/s PCIe", "16");
+    let d = tempfile::tempdir().unwrap();
+    let bt = ["--mode=range", "--start=1000000", "--end=3000000", "--increment=1000000", "--htod"];
+    for run_dir in ["first", "second"] {
+        for (bin, args, place) in [
+            (env!("CARGO_BIN_EXE_bandwidthTest"), &bt[..], run_dir),
+            (env!("CARGO_BIN_EXE_p2pBandwidthLatencyTest"), &["--numElems=100000"][..], "p2p"),
+            (env!("CARGO_BIN_EXE_nvbandwidth"), &["-b", "1", "-i", "1", "-t", "0", "5"][..], run_dir),
+        ] {
+            let place = d.path().join(place);
+            let mut cmd = Command::new(bin);
+            cmd.args(args).current_dir(d.path()).env("CUDA_VISIBLE_DEVICES", "0,1");
+            cmd.env("COMMBENCH_RESULTS_DIR", &place).env("COMMBENCH_SYSFS_ROOT", sys.path());
+            common::standin::stand_in("dgx1").apply(&mut cmd);
+            let o = cmd.output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{bin}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    let commbench = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_commbench")).args(args).current_dir(d.path()).output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    for dir in ["first", "p2p"] {
+        let (code, _, err) = commbench(&["history", "--db", "h.sqlite", "add", dir]);
+        assert_eq!(code, Some(0), "{err}");
+    }
+    let (code, out, err) = commbench(&["history", "--db", "h.sqlite", "show", "--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    let series: Vec<String> = runs.iter().map(|r| format!("{} | {}", r["benchmark"], r["datatype"])).collect();
+    let has = |bench: &str, cell: &str| runs.iter().any(|r| r["benchmark"] == bench && r["datatype"] == cell);
+    assert!(has("bandwidthTest H2D-Pinned", "host -> gpu0 pinned"), "{series:#?}");
+    assert!(has("p2pBandwidthLatencyTest unidirectional_p2p_enabled_writes", "gpu0 -> gpu1 peer on"), "{series:#?}");
+    assert!(has("nvbandwidth device_to_device_memcpy_write_ce", "gpu0 -> gpu1"), "{series:#?}");
+    assert!(runs.iter().all(|r| r["backend"] == "cuda"), "{series:#?}");
+    let sizes = runs.iter().find(|r| r["benchmark"] == "bandwidthTest H2D-Pinned").unwrap()["sizes"].as_u64();
+    assert_eq!(sizes, Some(3));
+    let (code, out, err) = commbench(&["history", "--db", "h.sqlite", "check", "second"]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let (code, out, err) = commbench(&["compare", "first", "second"]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("bandwidthTest H2D-Pinned") && out.contains("nvbandwidth host_to_device_memcpy_ce"), "{out}");
+}
