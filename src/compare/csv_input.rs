@@ -92,11 +92,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
     }
 
     let mut out = Parsed::default();
-    if !text.is_empty() && !text.ends_with('\n') {
-        let line = text.lines().count();
-        let message = "the last line has no newline: the file was cut off in the middle of a row".to_string();
-        out.cut.push(Note { path: path.into(), line: Some(line), message });
-    }
+    out.cut.extend(Note::unfinished_csv(path, text));
     let spread_column = header.iter().position(|h| h == SPREAD_COLUMN);
     let mut windows: Vec<HashSet<String>> = Vec::new();
     // Each (benchmark, datatype)'s table, found without a look through
@@ -113,11 +109,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
                 continue;
             }
         };
-        if rec.len() != header.len() {
-            let message =
-                format!("{} cells where the header has {}: the row is cut short or damaged", rec.len(), header.len());
-            out.cut.push(note(message));
-        }
+        out.cut.extend(Note::short_row(path, line, rec.len(), header.len()));
         let row = match rec.deserialize::<CsvRow>(Some(&header)) {
             Ok(r) => r,
             Err(e) => {

@@ -123,11 +123,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
     let (value_at, unit_at, efficiency_at) = (col("value"), col("unit"), col("efficiency_pct"));
 
     let mut out = Parsed::default();
-    if !text.is_empty() && !text.ends_with('\n') {
-        let line = text.lines().count();
-        let message = "the last line has no newline: the file was cut off in the middle of a row".to_string();
-        out.cut.push(Note { path: path.into(), line: Some(line), message });
-    }
+    out.cut.extend(Note::unfinished_csv(path, text));
     let memory = MemoryInfo { memory: Memory::Device, from: "GPU copy CSV".into(), weak: false };
     let mut table_of: HashMap<(String, String), usize> = HashMap::new();
     for (i, rec) in rdr.records().enumerate() {
@@ -140,11 +136,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
                 continue;
             }
         };
-        if rec.len() != header.len() {
-            let message =
-                format!("{} cells where the header has {}: the row is cut short or damaged", rec.len(), header.len());
-            out.cut.push(note(message));
-        }
+        out.cut.extend(Note::short_row(path, line, rec.len(), header.len()));
         let cell = |at: Option<usize>| at.and_then(|a| rec.get(a)).unwrap_or("");
         let tool = match shape {
             Shape::GpuBw => GPU_BW_TOOL,

@@ -273,6 +273,31 @@ pub struct Note {
     pub message: String,
 }
 
+impl Note {
+    /// A file whose last line (`line`) has no newline: cut off while a
+    /// row was written.
+    pub(crate) fn cut_last_line(path: &str, line: usize) -> Note {
+        let message = "the last line has no newline: the file was cut off in the middle of a row".to_string();
+        Note { path: path.into(), line: Some(line), message }
+    }
+
+    /// A CSV row with `cells` where its header has `columns`: cut short or
+    /// damaged; None when they match.
+    pub(crate) fn short_row(path: &str, line: usize, cells: usize, columns: usize) -> Option<Note> {
+        (cells != columns).then(|| Note {
+            path: path.into(),
+            line: Some(line),
+            message: format!("{cells} cells where the header has {columns}: the row is cut short or damaged"),
+        })
+    }
+
+    /// [`Note::cut_last_line`] for a CSV `text` that does not end in a
+    /// newline.
+    pub(crate) fn unfinished_csv(path: &str, text: &str) -> Option<Note> {
+        (!text.is_empty() && !text.ends_with('\n')).then(|| Note::cut_last_line(path, text.lines().count()))
+    }
+}
+
 impl std::fmt::Display for Note {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.line {

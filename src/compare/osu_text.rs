@@ -461,8 +461,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Parsed {
         let before = r.data_rows;
         r.line(i + 1, line);
         if i + 1 == lines && !text.ends_with('\n') && r.data_rows > before {
-            let message = "the last line has no newline: the file was cut off in the middle of a row".to_string();
-            r.out.cut.push(Note { path: path.into(), line: Some(i + 1), message });
+            r.out.cut.push(Note::cut_last_line(path, i + 1));
         }
     }
     r.end_title();

@@ -26,18 +26,13 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, String> {
     };
     let lat_at = col("latency_us");
     let mut out = Parsed::default();
-    if !text.is_empty() && !text.ends_with('\n') {
-        let message = "the last line has no newline: the file was cut off in the middle of a row".to_string();
-        out.cut.push(Note { path: path.into(), line: Some(text.lines().count()), message });
-    }
+    out.cut.extend(Note::unfinished_csv(path, text));
     let (mut sizes, mut bws, mut lats) = (Vec::new(), Vec::new(), Vec::new());
     for (i, rec) in rdr.records().enumerate() {
         let line = i + 2;
         let Ok(rec) = rec else { continue };
-        if rec.len() != header.len() {
-            let message =
-                format!("{} cells where the header has {}: the row is cut short or damaged", rec.len(), header.len());
-            out.cut.push(Note { path: path.into(), line: Some(line), message });
+        if let Some(short) = Note::short_row(path, line, rec.len(), header.len()) {
+            out.cut.push(short);
             continue;
         }
         let num = |at: usize| rec.get(at).and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v > 0.0);
