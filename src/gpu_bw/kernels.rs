@@ -161,6 +161,11 @@ pub(crate) fn simple_shape(bytes: usize) -> (usize, usize) {
 }
 
 impl<'d> Kernels<'d> {
+    /// The GPU they are loaded on.
+    pub fn device(&self) -> &'d Device {
+        self.dev
+    }
+
     /// Compiles (once per process and compute capability) and loads the
     /// kernels on `dev`, looking every function up.
     pub fn load(dev: &'d Device) -> Result<Kernels<'d>, KernelError> {

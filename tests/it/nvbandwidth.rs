@@ -543,17 +543,23 @@ fn verification_catches_a_corrupted_copy() {
     skip.push("-s");
     let r = nvbandwidth(Some("dgx1"), "0", &[("COMMBENCH_STANDIN_CORRUPT", "21")], &skip);
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
-    // A kernel's copy is checked the same way (its fill, warm-up launch,
-    // then the timed launch: the third).
+    // With kernels the GPU fills and checks its own memory: the two
+    // patterns put on it once (copies 1 and 2), then the kernel's warm-up
+    // launch (3) and the timed one (4), whose corruption its check sees.
     let (k, v) = with_nvrtc();
-    let r = nvbandwidth(
-        Some("dgx1"),
-        "0",
-        &[("COMMBENCH_STANDIN_CORRUPT", "3"), (&k, &v)],
-        &["-b", "2", "-i", "1", "-t", "host_to_device_memcpy_sm"],
-    );
+    let sm = ["-b", "2", "-i", "1", "-t", "host_to_device_memcpy_sm"];
+    let r = nvbandwidth(Some("dgx1"), "0", &[("COMMBENCH_STANDIN_CORRUPT", "4"), (&k, &v)], &sm);
     assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("1 of 524288 words of Device 0 differ"), "{}", r.stderr);
+    let (_, rec) = results_of(&r);
+    assert!(rec["verification"].as_str().unwrap().starts_with("device memory filled and checked on its GPU"), "{rec}");
+    let r = nvbandwidth(Some("dgx1"), "0", &[("COMMBENCH_STANDIN_CORRUPT", "3"), (&k, &v)], &sm);
+    assert_eq!(r.code, Some(0), "a warm-up launch's word is overwritten: {}", r.stderr);
+    // The copy engine's copy, checked by the kernels: patterns (1, 2),
+    // warm-up (3-6), timed (7-22).
+    let r = nvbandwidth(Some("dgx1"), "0", &[("COMMBENCH_STANDIN_CORRUPT", "22"), (&k, &v)], &args);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("after Host -> Device 0, 1 of 524288 words"), "{}", r.stderr);
     // In JSON the document is printed with the error in it.
     let r = nvbandwidth(
         Some("dgx1"),

@@ -11,10 +11,13 @@
 //! integer one: bytes x loops x 10^6 over the whole microseconds between
 //! the copy's events (halved for a split copy, which moves data both
 //! ways); the total is all copies' bytes over the time from the first
-//! start to the total end.
+//! start to the total end. Device memory is filled and checked by the
+//! GPU's own kernels where they could be compiled ([`DeviceCheck`]), as
+//! nvbandwidth does, else through the host; pinned host memory by the
+//! host.
 
 use super::super::driver::{self, copy_async, CudaError, Device, DeviceBuffer, Event, Gate, PinnedBuffer, Stream};
-use super::super::kernels::simple_shape;
+use super::super::kernels::{simple_shape, Kernels};
 
 /// Untimed copies before each sample's timed ones.
 pub(crate) const WARMUP: u64 = 4;
@@ -71,8 +74,18 @@ impl<'d> Mem<'d> {
         }
     }
 
-    /// Writes the pattern of `seed` over the first `bytes` bytes.
-    fn fill(&mut self, pattern: &[u8], bytes: usize) -> Result<(), CudaError> {
+    /// Writes `pattern` (the source's, or the destination's before the
+    /// copy) over the first `bytes` bytes.
+    fn fill(
+        &mut self,
+        pattern: &[u8],
+        source: bool,
+        bytes: usize,
+        check: Option<&DeviceCheck>,
+    ) -> Result<(), CudaError> {
+        if let (Mem::Device(b), Some(gc)) = (&*self, check.and_then(|c| c.on(self.gpu()))) {
+            return gc.fill(b.ptr(), bytes, source);
+        }
         match self {
             Mem::Host(b) => {
                 let dst = &mut b.as_mut_slice()[..bytes];
@@ -100,8 +113,13 @@ impl<'d> Mem<'d> {
     }
 
     /// Zeroes the 16-byte elements of the warps (32 elements each) of one
-    /// parity among the first `elements`.
-    fn clear_warps(&mut self, elements: usize, odd: bool) -> Result<(), CudaError> {
+    /// parity among those the split copy of `bytes` covers.
+    fn clear_warps(&mut self, bytes: usize, odd: bool, check: Option<&DeviceCheck>) -> Result<(), CudaError> {
+        if let (Mem::Device(b), Some(gc)) = (&*self, check.and_then(|c| c.on(self.gpu()))) {
+            return gc.clear(b.ptr(), bytes, odd);
+        }
+        let (grid, block) = simple_shape(bytes);
+        let elements = grid * block;
         let zero = [0u8; 16 * 32];
         let mut warp = usize::from(odd);
         while warp * 32 < elements {
@@ -124,8 +142,11 @@ impl<'d> Mem<'d> {
     }
 
     /// How many 32-bit words of the first `bytes` bytes differ from the
-    /// pattern.
-    fn count_wrong(&mut self, pattern: &[u8], bytes: usize) -> Result<u64, CudaError> {
+    /// source's pattern.
+    fn count_wrong(&mut self, pattern: &[u8], bytes: usize, check: Option<&DeviceCheck>) -> Result<u64, CudaError> {
+        if let (Mem::Device(b), Some(gc)) = (&*self, check.and_then(|c| c.on(self.gpu()))) {
+            return gc.count(b.ptr(), bytes);
+        }
         let words_differing = |got: &[u8], want: &[u8]| {
             got.chunks_exact(4).zip(want.chunks_exact(4)).filter(|(a, b)| a != b).count() as u64
         };
@@ -148,6 +169,87 @@ impl<'d> Mem<'d> {
                 Ok(wrong)
             }
         }
+    }
+}
+
+/// Fills and checks on the GPUs: each GPU's kernels, its copies of the
+/// two patterns and a counter, and a stream of its own. A 512 MiB buffer
+/// is then filled or checked in about a millisecond, where through the
+/// host it takes some hundreds.
+pub(crate) struct DeviceCheck<'k, 'd> {
+    gpus: Vec<GpuCheck<'k, 'd>>,
+}
+
+struct GpuCheck<'k, 'd> {
+    kernels: &'k Kernels<'d>,
+    source: DeviceBuffer<'d>,
+    before: DeviceBuffer<'d>,
+    counter: DeviceBuffer<'d>,
+    stream: Stream<'d>,
+}
+
+impl<'k, 'd> DeviceCheck<'k, 'd> {
+    /// Puts the patterns on every GPU of `kernels` (one per GPU).
+    pub fn new(kernels: &'k [Kernels<'d>]) -> Result<DeviceCheck<'k, 'd>, CudaError> {
+        let (source_pattern, before_pattern) = (pattern(SOURCE_SEED), pattern(DESTINATION_SEED));
+        let gpus = kernels
+            .iter()
+            .map(|k| {
+                let dev = k.device();
+                dev.make_current()?;
+                let source = DeviceBuffer::new(dev, PATTERN_BYTES)?;
+                let before = DeviceBuffer::new(dev, PATTERN_BYTES)?;
+                let counter = DeviceBuffer::new(dev, 8)?;
+                // SAFETY: each buffer holds what is written; nothing else
+                // uses them yet.
+                unsafe {
+                    driver::write_to(source.ptr(), &source_pattern)?;
+                    driver::write_to(before.ptr(), &before_pattern)?;
+                }
+                dev.synchronize()?;
+                Ok(GpuCheck { kernels: k, source, before, counter, stream: Stream::new(dev)? })
+            })
+            .collect::<Result<Vec<_>, CudaError>>()?;
+        Ok(DeviceCheck { gpus })
+    }
+
+    fn on(&self, dev: Option<&Device>) -> Option<&GpuCheck<'k, 'd>> {
+        let dev = dev?;
+        self.gpus.iter().find(|g| g.stream.dev.ordinal == dev.ordinal)
+    }
+}
+
+impl GpuCheck<'_, '_> {
+    fn fill(&self, buf: u64, bytes: usize, source: bool) -> Result<(), CudaError> {
+        self.stream.dev.make_current()?;
+        let pattern = if source { self.source.ptr() } else { self.before.ptr() };
+        self.kernels.fill_pattern(&self.stream, buf, bytes, pattern, PATTERN_BYTES)?;
+        self.stream.synchronize()
+    }
+
+    fn clear(&self, buf: u64, bytes: usize, odd: bool) -> Result<(), CudaError> {
+        self.stream.dev.make_current()?;
+        self.kernels.clear_warp_parity(&self.stream, buf, bytes, odd)?;
+        self.stream.synchronize()
+    }
+
+    fn count(&self, buf: u64, bytes: usize) -> Result<u64, CudaError> {
+        self.stream.dev.make_current()?;
+        // SAFETY: the counter holds 8 bytes; its stream is idle.
+        unsafe { driver::write_to(self.counter.ptr(), &[0u8; 8]) }?;
+        self.kernels.count_mismatches(
+            &self.stream,
+            buf,
+            bytes,
+            self.source.ptr(),
+            PATTERN_BYTES,
+            self.counter.ptr(),
+        )?;
+        self.stream.synchronize()?;
+        let mut got = [0u8; 8];
+        // SAFETY: 8 bytes from the counter, its kernel done.
+        unsafe { driver::read_from(&mut got, self.counter.ptr()) }?;
+        Ok(u64::from_le_bytes(got))
     }
 }
 
@@ -244,10 +346,12 @@ impl From<CudaError> for Failure {
 }
 
 /// What one set of copies is timed with.
-pub(crate) struct Plan {
+pub(crate) struct Plan<'c, 'k, 'd> {
     pub loops: u64,
     pub samples: u32,
     pub verify: bool,
+    /// Fill and check device memory on the GPUs (else through the host).
+    pub check: Option<&'c DeviceCheck<'k, 'd>>,
     /// Also time all the copies together (the first stream waits for the
     /// others).
     pub total: bool,
@@ -284,16 +388,14 @@ pub(crate) fn sample(
             if copier.both_ways() {
                 // Each buffer holds the pattern where the other direction
                 // will write it, and zeros where this one will.
-                c.dst.fill(&source, bytes)?;
-                c.src.fill(&source, bytes)?;
+                c.dst.fill(&source, true, bytes, plan.check)?;
+                c.src.fill(&source, true, bytes, plan.check)?;
                 // The elements the split kernel's warps cover.
-                let (grid, block) = simple_shape(bytes);
-                let elements = grid * block;
-                c.dst.clear_warps(elements, true)?;
-                c.src.clear_warps(elements, false)?;
+                c.dst.clear_warps(bytes, true, plan.check)?;
+                c.src.clear_warps(bytes, false, plan.check)?;
             } else {
-                c.dst.fill(&before, bytes)?;
-                c.src.fill(&source, bytes)?;
+                c.dst.fill(&before, false, bytes, plan.check)?;
+                c.src.fill(&source, true, bytes, plan.check)?;
             }
         }
         let mut gates = Vec::with_capacity(n);
@@ -331,7 +433,7 @@ pub(crate) fn sample(
                     ends.push(&mut *c.src);
                 }
                 for m in ends {
-                    let wrong = m.count_wrong(&source, bytes)?;
+                    let wrong = m.count_wrong(&source, bytes, plan.check)?;
                     if wrong > 0 {
                         return Err(Failure::Corrupt(Corrupt {
                             sample,

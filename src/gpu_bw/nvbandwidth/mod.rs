@@ -28,7 +28,7 @@ pub(crate) mod sm;
 
 use super::cells;
 use super::driver::{self, Device};
-use super::measure::concurrent::Failure;
+use super::measure::concurrent::{DeviceCheck, Failure};
 use super::survey::Survey;
 use crate::report::record::RunStatus;
 use cases::Case;
@@ -192,8 +192,11 @@ pub fn main(argv: &[String]) -> i32 {
     };
     let wanted: Vec<&Case> = ids.iter().filter_map(|id| cases::find(id).ok()).collect();
     // Kernels are compiled and loaded on every GPU before any case runs
-    // (as the tool preloads its own), and only where a case needs them.
-    let kit = if wanted.iter().any(|c| c.needs_kernels()) { Some(sm::SmKit::load(&devs)) } else { None };
+    // (as the tool preloads its own), where a case needs them or the data
+    // is to be checked (the GPUs fill and check their own memory).
+    let verify = !a.skip_verification;
+    let needed = wanted.iter().any(|c| c.needs_kernels()) || (verify && !wanted.is_empty());
+    let kit = if needed { Some(sm::SmKit::load(&devs)) } else { None };
     let (kit, no_kernels) = match kit {
         Some(Ok(k)) => (Some(k), None),
         Some(Err(why)) => (None, Some(why)),
@@ -210,16 +213,30 @@ pub fn main(argv: &[String]) -> i32 {
         out.fatal(&line);
         return finish(&mut res, RunStatus::Error, Some(line), 1, None);
     };
-    let bench = run::Bench::new(
-        &devs,
-        bytes,
-        a.loops,
-        a.samples,
-        !a.skip_verification,
-        a.use_mean,
-        !a.disable_affinity,
-        kit.as_ref(),
-    );
+    let check = match (&kit, verify) {
+        (Some(k), true) => match DeviceCheck::new(k.kernels()) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                let line = format!("{NAME}: {e}");
+                out.fatal(&line);
+                return finish(&mut res, RunStatus::Error, Some(line), 1, None);
+            }
+        },
+        _ => None,
+    };
+    res.rec.verification = match (verify, &check, &no_kernels) {
+        (false, _, _) => "off (-s)".to_string(),
+        (true, Some(_), _) => {
+            "device memory filled and checked on its GPU by our kernels; host memory by the host".into()
+        }
+        (true, None, why) => format!(
+            "filled and checked through the host{}",
+            why.as_ref().map_or(String::new(), |w| format!(" (no kernels: {w})"))
+        ),
+    };
+    let mut bench =
+        run::Bench::new(&devs, bytes, a.loops, a.samples, verify, a.use_mean, !a.disable_affinity, kit.as_ref());
+    bench.check = check.as_ref();
     let peers = (0..count).any(|i| (0..count).any(|j| i != j && devs[i].can_access_peer(&devs[j]) == Some(true)));
     let row_context = record::RowContext {
         buffer_bytes: bytes as u64,

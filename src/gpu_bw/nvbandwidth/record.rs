@@ -95,6 +95,8 @@ pub(crate) struct NvbRecord {
     pub gpus: Vec<Gpu>,
     /// How the kernels were had, or why not (None: no case needed them).
     pub kernels: Option<String>,
+    /// Where the copied data was filled and checked.
+    pub verification: String,
     pub cases: Vec<CaseEnd>,
     /// Samples whose streams started before all their copies were queued.
     pub gate_timeouts: usize,
@@ -120,6 +122,7 @@ impl NvbRecord {
             driver_version: String::new(),
             gpus: Vec::new(),
             kernels: None,
+            verification: String::new(),
             cases: Vec::new(),
             gate_timeouts: 0,
             paths: Paths::default(),

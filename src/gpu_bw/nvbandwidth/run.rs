@@ -9,7 +9,9 @@ use super::cases::{Case, Engine, Shape};
 use super::output::Matrix;
 use super::sm::SmKit;
 use crate::gpu_bw::driver::{CudaError, Device, PeerAccess};
-use crate::gpu_bw::measure::concurrent::{self, statistic, Copier, Copy, EngineCopy, Failure, Mem, Plan, Samples};
+use crate::gpu_bw::measure::concurrent::{
+    self, statistic, Copier, Copy, DeviceCheck, EngineCopy, Failure, Mem, Plan, Samples,
+};
 use crate::topo::affinity;
 
 /// Everything a case runs with.
@@ -23,6 +25,9 @@ pub(crate) struct Bench<'d> {
     /// Bind to each GPU's NUMA node before allocating its host memory.
     pub affinity: bool,
     pub sm: Option<&'d SmKit<'d>>,
+    /// Fill and check device memory with the GPUs' kernels (else through
+    /// the host).
+    pub check: Option<&'d DeviceCheck<'d, 'd>>,
     /// Peer access turned on so far (it stays on, as nvbandwidth leaves it).
     peers: RefCell<Vec<PeerAccess<'d>>>,
     enabled: RefCell<Vec<(usize, usize)>>,
@@ -71,6 +76,7 @@ impl<'d> Bench<'d> {
             mean,
             affinity,
             sm,
+            check: None,
             peers: RefCell::new(Vec::new()),
             enabled: RefCell::new(Vec::new()),
             lines: RefCell::new(Vec::new()),
@@ -144,8 +150,13 @@ impl<'d> Bench<'d> {
                 Copy { src, dst, ctx }
             })
             .collect();
-        let plan =
-            Plan { loops: self.loops, samples: self.samples, verify: self.verify, total: figure == Figure::Total };
+        let plan = Plan {
+            loops: self.loops,
+            samples: self.samples,
+            verify: self.verify,
+            check: self.check,
+            total: figure == Figure::Total,
+        };
         let mut lines = self.lines.borrow_mut();
         let s: Samples = concurrent::sample(&mut copies, copier, &plan, &mut |l| lines.push(l))?;
         *self.gate_timeouts.borrow_mut() += s.gate_timeouts;

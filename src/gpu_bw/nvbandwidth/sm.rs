@@ -59,6 +59,11 @@ impl<'d> SmKit<'d> {
         Ok(SmKit { kernels, devs })
     }
 
+    /// Every GPU's kernels, by ordinal.
+    pub fn kernels(&self) -> &[Kernels<'d>] {
+        &self.kernels
+    }
+
     pub fn copier(&self, split: bool) -> KernelCopy<'_, 'd> {
         KernelCopy { kit: self, split }
     }
