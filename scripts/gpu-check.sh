@@ -9,7 +9,7 @@
 #      D2D at 32 MB against bandwidthTest, with ratios (target: within 3%
 #      for pinned memory); pairs of GPUs against p2pBandwidthLatencyTest
 #      where there are two or more; commbench's bandwidthTest and
-#      p2pBandwidthLatencyTest drop-ins with the same command lines as the
+#      p2pBandwidthLatencyTest drop-ins (p2p also with --sm_copy) with the same command lines as the
 #      samples', line by line and cell by cell, with ratios; and the
 #      nvbandwidth drop-in against NVIDIA's nvbandwidth where it could be
 #      built (its source carried by gpu-bundle.sh, Boost there);
@@ -184,6 +184,14 @@ else
     echo
     echo "=== p2pBandwidthLatencyTest: commbench's drop-in against the sample"
     python3 "$tools/gpu-side-by-side.py" samples "$work/p2p-ours.txt" "$work/p2p-theirs.txt"
+    # The copies between peers by a kernel (ours compiled by NVRTC).
+    step "p2pBandwidthLatencyTest --sm_copy ${p2p_args[*]}" 60 \
+      sh -c "'$anchors/bin/p2pBandwidthLatencyTest' --sm_copy ${p2p_args[*]} > '$work/p2p-sm-theirs.txt'; rc=\$?; cat '$work/p2p-sm-theirs.txt'; exit \$rc"
+    step "commbench's p2pBandwidthLatencyTest --sm_copy ${p2p_args[*]}" 60 \
+      sh -c "'$bin/p2pBandwidthLatencyTest' --sm_copy ${p2p_args[*]} > '$work/p2p-sm-ours.txt'; rc=\$?; cat '$work/p2p-sm-ours.txt'; exit \$rc"
+    echo
+    echo "=== p2pBandwidthLatencyTest --sm_copy: commbench's drop-in against the sample"
+    python3 "$tools/gpu-side-by-side.py" samples "$work/p2p-sm-ours.txt" "$work/p2p-sm-theirs.txt"
   fi
 fi
 
