@@ -330,3 +330,40 @@ fn drop_in_results_go_to_history_and_compare() {
     assert_eq!(code, Some(0), "{out}\n{err}");
     assert!(out.contains("bandwidthTest H2D-Pinned") && out.contains("nvbandwidth host_to_device_memcpy_ce"), "{out}");
 }
+
+/// A health check written against the real tools' output (bandwidthTest's
+/// CSV and result lines, p2pBandwidthLatencyTest's peer-access lines and
+/// write matrix, nvbandwidth's matrices, SUM lines and JSON document;
+/// tests/health/gpu-node-health.sh) runs unchanged on the drop-ins: it
+/// finds the node healthy at low thresholds, and above the stand-in's
+/// NVLink rate names every pair it fails.
+#[test]
+fn a_health_check_written_for_the_tools_runs_unchanged() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/health/gpu-node-health.sh");
+    let bins = Path::new(env!("CARGO_BIN_EXE_nvbandwidth")).parent().unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let check = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new("bash");
+        cmd.arg(&script).arg(bins).env("CUDA_VISIBLE_DEVICES", "0,1");
+        cmd.env("COMMBENCH_RESULTS_DIR", results.path()).current_dir(results.path());
+        cmd.envs([("P2P_ELEMS", "1000000"), ("NVB_MIB", "2"), ("NVB_SAMPLES", "1")]);
+        common::standin::stand_in("dgx1").apply(&mut cmd);
+        cmd.envs(env.iter().copied());
+        let o = cmd.output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = check(&[]);
+    assert_eq!((code, out.as_str()), (Some(0), "HEALTHY\n"), "{err}");
+    let (code, out, err) = check(&[("MIN_PEER_GBS", "30")]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let found: Vec<&str> = out.lines().collect();
+    assert_eq!(found[0], "UNHEALTHY");
+    for pair in ["p2p 0 -> 1: ", "p2p 1 -> 0: ", "nvbandwidth write 0 -> 1: ", "nvbandwidth write 1 -> 0: "] {
+        assert!(found.iter().any(|l| l.trim_start().starts_with(pair) && l.ends_with(" GB/s < 30")), "{pair}: {out}");
+    }
+    assert_eq!(found.len(), 5, "{out}");
+}
