@@ -336,7 +336,8 @@ fn drop_in_results_go_to_history_and_compare() {
 /// write matrix, nvbandwidth's matrices, SUM lines and JSON document;
 /// tests/health/gpu-node-health.sh) runs unchanged on the drop-ins: it
 /// finds the node healthy at low thresholds, and above the stand-in's
-/// NVLink rate names every pair it fails.
+/// NVLink rate names every pair it fails. About 3 s: two checks of five
+/// tool runs each, bandwidthTest's at its quick mode's 32 MB.
 #[test]
 fn a_health_check_written_for_the_tools_runs_unchanged() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/health/gpu-node-health.sh");
