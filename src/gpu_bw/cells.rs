@@ -174,24 +174,23 @@ pub(crate) struct Judgement {
     pub failing: Vec<String>,
     /// None when not asked or nothing was judged.
     pub passed: Option<bool>,
-    /// For each row, the index of its cell and whether it fails
-    /// `--min-efficiency`.
+    /// For each row, the index of its cell among those judged.
     #[serde(skip)]
-    verdicts: Vec<(usize, bool)>,
+    cell_of_row: Vec<usize>,
 }
 
 impl Judgement {
     /// Whether cell `k` (of the cells judged) fails `--min-efficiency`.
     pub fn below(&self, k: usize) -> bool {
-        self.verdicts.iter().any(|&(c, below)| c == k && below)
+        let Some(pct) = self.min_efficiency_pct else { return false };
+        self.cell_of_row.iter().zip(&self.rows).any(|(&c, r)| c == k && efficiency::falls_short(pct, r))
     }
 }
 
 /// Judges `cells` against their paths; `min_pct` is `--min-efficiency`.
 pub(crate) fn judge(cells: &[Cell], survey: &Survey, min_pct: Option<f64>) -> Judgement {
-    let judged: Vec<(usize, Row)> =
-        cells.iter().enumerate().filter_map(|(k, c)| c.judged_row(survey).map(|r| (k, r))).collect();
-    let rows: Vec<Row> = judged.iter().map(|(_, r)| r.clone()).collect();
+    let (cell_of_row, rows): (Vec<usize>, Vec<Row>) =
+        cells.iter().enumerate().filter_map(|(k, c)| c.judged_row(survey).map(|r| (k, r))).unzip();
     let mut tests: Vec<&str> = Vec::new();
     for c in cells {
         if !tests.contains(&c.test.as_str()) {
@@ -200,17 +199,16 @@ pub(crate) fn judge(cells: &[Cell], survey: &Survey, min_pct: Option<f64>) -> Ju
     }
     let classes = tests
         .iter()
-        .filter_map(|t| {
-            let prefix = format!("{t} ");
-            let own: Vec<Row> = rows.iter().filter(|r| r.name.starts_with(&prefix)).cloned().collect();
+        .filter_map(|&t| {
+            let own: Vec<Row> =
+                rows.iter().zip(&cell_of_row).filter(|(_, &k)| cells[k].test == t).map(|(r, _)| r.clone()).collect();
             let classes = efficiency::classes(&own);
             (!classes.is_empty()).then(|| TestClasses { test: t.to_string(), classes })
         })
         .collect();
-    let mut j = Judgement { rows, classes, min_efficiency_pct: min_pct, ..Judgement::default() };
+    let mut j = Judgement { rows, classes, min_efficiency_pct: min_pct, cell_of_row, ..Judgement::default() };
     if let Some(pct) = min_pct {
         j.failing = efficiency::judge(pct, &j.rows);
-        j.verdicts = judged.iter().map(|(k, r)| (*k, r.efficiency_pct.is_none_or(|e| e < pct))).collect();
         j.passed = (!j.rows.is_empty()).then_some(j.failing.is_empty());
     }
     j

@@ -188,17 +188,22 @@ pub fn text(rows: &[Row], classes: &[ClassSummary], peer_bytes: usize) -> String
     s
 }
 
+/// Whether `r` fails `--min-efficiency min_pct`: below that share of its
+/// peak, or with no known peak to judge it by.
+pub(crate) fn falls_short(min_pct: f64, r: &Row) -> bool {
+    r.efficiency_pct.is_none_or(|e| e < min_pct)
+}
+
 /// `--min-efficiency PCT`: one line per row below PCT% of its peak, or
 /// whose peak is unknown (it cannot be judged), worst first.
 pub fn judge(min_pct: f64, rows: &[Row]) -> Vec<String> {
     let mut failing: Vec<(f64, String)> = Vec::new();
-    for r in rows {
+    for r in rows.iter().filter(|r| falls_short(min_pct, r)) {
         let label = format!("{} {}", r.name, r.peak.class);
         match (r.efficiency_pct, r.peak.peak_mbps) {
-            (Some(e), Some(p)) if e < min_pct => {
+            (Some(e), Some(p)) => {
                 failing.push((e, crate::peak::verdict::share_of(&label, &r.peak.rate_text(), p, r.gbps * 1e3, e)))
             }
-            (Some(_), Some(_)) => {}
             _ => failing.push((
                 -1.0,
                 format!(
