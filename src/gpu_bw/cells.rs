@@ -349,10 +349,7 @@ impl CellFiles {
     }
 
     fn write_new(&mut self, kind: String, suffix: &str, bytes: &[u8]) -> io::Result<()> {
-        let path = safe_file::sibling(&self.stem, suffix);
-        safe_file::write_new(&path, bytes).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        self.written.insert(kind, path.display().to_string());
-        Ok(())
+        super::output::write_sibling(&self.stem, &mut self.written, kind, suffix, bytes)
     }
 }
 

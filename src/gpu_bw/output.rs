@@ -102,10 +102,7 @@ impl GpuBwFiles {
     }
 
     fn write_new(&mut self, kind: String, suffix: &str, bytes: &[u8]) -> io::Result<()> {
-        let path = safe_file::sibling(&self.stem, suffix);
-        safe_file::write_new(&path, bytes).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        self.written.insert(kind, path.display().to_string());
-        Ok(())
+        write_sibling(&self.stem, &mut self.written, kind, suffix, bytes)
     }
 
     /// Writes one matrix as CSV and as a heatmap.
@@ -117,6 +114,21 @@ impl GpuBwFiles {
         let svg = heatmap::svg(&off_diagonal(m), spec);
         self.write_new(format!("{kind}_heatmap"), &format!("_{kind}.svg"), svg.as_bytes())
     }
+}
+
+/// Writes `bytes` as a new file beside the run's CSV (`<stem><suffix>`)
+/// and notes it in `written` as `kind`; the error names the file.
+pub(crate) fn write_sibling(
+    stem: &std::path::Path,
+    written: &mut BTreeMap<String, String>,
+    kind: String,
+    suffix: &str,
+    bytes: &[u8],
+) -> io::Result<()> {
+    let path = safe_file::sibling(stem, suffix);
+    safe_file::write_new(&path, bytes).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    written.insert(kind, path.display().to_string());
+    Ok(())
 }
 
 /// `m` without its diagonal.
