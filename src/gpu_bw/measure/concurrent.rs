@@ -74,6 +74,14 @@ impl<'d> Mem<'d> {
         }
     }
 
+    /// Device memory's address and its GPU's checker, where there is one.
+    fn on_gpu<'c, 'k>(&self, check: Option<&'c DeviceCheck<'k, 'd>>) -> Option<(u64, &'c GpuCheck<'k, 'd>)> {
+        match self {
+            Mem::Device(b) => Some((b.ptr(), check?.on(self.gpu())?)),
+            Mem::Host(_) => None,
+        }
+    }
+
     /// Writes `pattern` (the source's, or the destination's before the
     /// copy) over the first `bytes` bytes.
     fn fill(
@@ -83,8 +91,8 @@ impl<'d> Mem<'d> {
         bytes: usize,
         check: Option<&DeviceCheck>,
     ) -> Result<(), CudaError> {
-        if let (Mem::Device(b), Some(gc)) = (&*self, check.and_then(|c| c.on(self.gpu()))) {
-            return gc.fill(b.ptr(), bytes, source);
+        if let Some((ptr, gc)) = self.on_gpu(check) {
+            return gc.fill(ptr, bytes, source);
         }
         match self {
             Mem::Host(b) => {
@@ -115,8 +123,8 @@ impl<'d> Mem<'d> {
     /// Zeroes the 16-byte elements of the warps (32 elements each) of one
     /// parity among those the split copy of `bytes` covers.
     fn clear_warps(&mut self, bytes: usize, odd: bool, check: Option<&DeviceCheck>) -> Result<(), CudaError> {
-        if let (Mem::Device(b), Some(gc)) = (&*self, check.and_then(|c| c.on(self.gpu()))) {
-            return gc.clear(b.ptr(), bytes, odd);
+        if let Some((ptr, gc)) = self.on_gpu(check) {
+            return gc.clear(ptr, bytes, odd);
         }
         let (grid, block) = simple_shape(bytes);
         let elements = grid * block;
@@ -144,8 +152,8 @@ impl<'d> Mem<'d> {
     /// How many 32-bit words of the first `bytes` bytes differ from the
     /// source's pattern.
     fn count_wrong(&mut self, pattern: &[u8], bytes: usize, check: Option<&DeviceCheck>) -> Result<u64, CudaError> {
-        if let (Mem::Device(b), Some(gc)) = (&*self, check.and_then(|c| c.on(self.gpu()))) {
-            return gc.count(b.ptr(), bytes);
+        if let Some((ptr, gc)) = self.on_gpu(check) {
+            return gc.count(ptr, bytes);
         }
         let words_differing = |got: &[u8], want: &[u8]| {
             got.chunks_exact(4).zip(want.chunks_exact(4)).filter(|(a, b)| a != b).count() as u64
