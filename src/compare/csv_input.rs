@@ -34,6 +34,19 @@ fn time_band(row: &CsvRow) -> Option<(f64, f64)> {
     ok.then(|| (p10 / mean, p90 / mean))
 }
 
+/// A row's median iteration time and the larger side of its interval in
+/// percent of it, where both make sense.
+fn median_iteration(row: &CsvRow) -> (Option<f64>, Option<f64>) {
+    let Some(p50) = row.iter_p50_us.filter(|v| v.is_finite() && *v > 0.0) else { return (None, None) };
+    let ci = match (row.median_ci95_low_us, row.median_ci95_high_us) {
+        (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() && lo <= p50 && p50 <= hi => {
+            Some((p50 - lo).max(hi - p50) / p50 * 100.0)
+        }
+        _ => None,
+    };
+    (Some(p50), ci.filter(|c| *c <= MAX_SPREAD_PCT))
+}
+
 /// Why a CSV could not be read at all.
 #[derive(Debug, thiserror::Error)]
 pub enum CsvInputError {
@@ -147,6 +160,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
                 None
             }
         };
+        let (median_us, median_ci95_rel_pct) = median_iteration(&row);
         // Values as written, NaN and infinities included: compare fails
         // them, the plots draw only positive finite values.
         let point = SizeRow {
@@ -166,6 +180,8 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
             pure_comm_us: row.pure_comm_us,
             overlap_pct: row.overlap_pct,
             efficiency_pct: row.efficiency_pct,
+            median_us,
+            median_ci95_rel_pct,
         };
         // A run that swept operations or roots (nccl-tests' `-o all`,
         // `-r -1`) has a table for each, named after the type.
@@ -201,6 +217,7 @@ pub fn parse(text: &str, path: &str, label: &str) -> Result<Parsed, CsvInputErro
                     line: Some(line),
                     run_label: label.to_string(),
                     run: None,
+                    band_for_one_run: false,
                 });
                 windows.push(HashSet::new());
                 *e.insert(out.tables.len() - 1)

@@ -388,9 +388,16 @@ fn compare_block(k: &Key, metric: Quantity, refs: &[&Table], runs: &[&Table], ru
             });
             continue;
         };
-        let spreads = spread_at(&ref_points, metric, size).zip(spread_at(&run_points, metric, size));
+        let one_run_band = refs.iter().all(|t| t.band_for_one_run);
+        let run_spread = if one_run_band { Some(0.0) } else { spread_at(&run_points, metric, size) };
+        let spreads = spread_at(&ref_points, metric, size).zip(run_spread);
         let (mut verdict, ratio, mut reasons, rule, noise_pct) =
             judge_with_noise(metric, size, reference, med, spreads, rules);
+        if one_run_band && rule == Rule::Noise {
+            let diff = (ratio - 1.0) * 100.0;
+            let band = noise_pct.unwrap_or_default();
+            reasons = vec![format!("{diff:+.1}% is inside the baseline's band for one run, ±{band:.1}%")];
+        }
         if verdict == Verdict::Skipped {
             let why = metric.implausible(reference).unwrap_or_default();
             reasons.push(format!("reference {} {why}: not judged", model::shown(reference)));
@@ -477,6 +484,13 @@ pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
             r.reasons.push("--require-all fails a size whose reference cannot be judged".into());
         }
     }
+    let summary = tally(&blocks, unmatched, rules);
+    Report { blocks, notes, warnings: Vec::new(), summary }
+}
+
+/// The summary of `blocks`' verdicts under `rules`; `unmatched` reference
+/// tables no run measured.
+pub(crate) fn tally(blocks: &[Block], unmatched: usize, rules: &Rules) -> Tally {
     let mut s = Tally { unmatched, allowed_failures: rules.allowed_failures, ..Tally::default() };
     for r in blocks.iter().flat_map(|b| &b.rows) {
         s.points += 1;
@@ -497,7 +511,7 @@ pub fn compare(reference: &[Table], runs: &[Table], rules: &Rules) -> Report {
     }
     s.counted_failures = s.failed + if rules.require_all { s.missing + s.unmatched } else { 0 };
     s.ok = s.counted_failures <= s.allowed_failures;
-    Report { blocks, notes, warnings: Vec::new(), summary: s }
+    s
 }
 
 #[cfg(test)]

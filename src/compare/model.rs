@@ -120,6 +120,13 @@ pub struct SizeRow {
     /// The bandwidth's share of its path's peak, percent (our CSV's
     /// `efficiency_pct`); None elsewhere.
     pub efficiency_pct: Option<f64>,
+    /// The median time of one iteration (the CSV's `iter_p50_us`) and the
+    /// larger side of its 95% interval in percent of it (from
+    /// `median_ci95_low_us` and `median_ci95_high_us`), where the output
+    /// has them: the typical iteration, which a few stalled ones do not
+    /// move.
+    pub median_us: Option<f64>,
+    pub median_ci95_rel_pct: Option<f64>,
 }
 
 impl SizeRow {
@@ -243,6 +250,10 @@ pub struct Table {
     /// A short name for the run in tables and legends.
     pub run_label: String,
     pub run: Option<RunInfo>,
+    /// The spreads (`ci95_rel_pct`) are a band for one new run (`history
+    /// check`'s baseline), which holds a run's own scatter already: the
+    /// noise rule then allows the band alone, adding no run interval.
+    pub band_for_one_run: bool,
 }
 
 impl Table {

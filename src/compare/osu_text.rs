@@ -378,6 +378,7 @@ impl Reader<'_> {
                 line: Some(n),
                 run_label: self.label.to_string(),
                 run: None,
+                band_for_one_run: false,
             };
             self.state = State::Table(Box::new(Open { table, cols }));
         }
@@ -423,6 +424,7 @@ impl Reader<'_> {
             line: Some(n),
             run_label: self.label.to_string(),
             run: None,
+            band_for_one_run: false,
         });
         true
     }

@@ -5,7 +5,7 @@
 use rusqlite::{params, Connection};
 use serde::Serialize;
 
-use super::ingest::metric_from_name;
+use super::ingest::{metric_from_name, MEDIAN_METRIC};
 use super::show::{self, Filter, RunRow};
 
 /// The CSV's columns, in order.
@@ -56,7 +56,7 @@ fn points(c: &Connection, run: i64) -> rusqlite::Result<Vec<PointRow>> {
         let metric: String = r.get(1)?;
         Ok(PointRow {
             size_bytes: r.get::<_, i64>(0)?.max(0) as u64,
-            unit: metric_from_name(&metric).map_or("", |m| m.unit()),
+            unit: metric_from_name(&metric).map_or(if metric == MEDIAN_METRIC { "us" } else { "" }, |m| m.unit()),
             metric,
             value: r.get(2)?,
             ci95_rel_pct: r.get(3)?,

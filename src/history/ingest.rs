@@ -16,6 +16,11 @@ use crate::compare::{gpu_csv, input};
 pub(crate) const METRICS: [(Quantity, &str); 3] =
     [(Quantity::Latency, "latency"), (Quantity::Bandwidth, "bandwidth"), (Quantity::MessageRate, "message_rate")];
 
+/// The `points` name of a latency benchmark's median iteration time (us),
+/// kept beside its mean (`latency`) where the CSV has it: `history check`
+/// asks it whether a mean that left its band moved the typical iteration.
+pub(crate) const MEDIAN_METRIC: &str = "latency_median";
+
 pub(crate) fn metric_name(m: Quantity) -> &'static str {
     METRICS.iter().find(|(x, _)| *x == m).map_or("efficiency", |(_, n)| n)
 }
@@ -40,6 +45,9 @@ pub(crate) struct Incoming {
     pub source: String,
     /// (size, metric, value, ci95_rel_pct).
     pub points: Vec<(u64, Quantity, f64, Option<f64>)>,
+    /// (size, median iteration time in us, its ci95_rel_pct): see
+    /// [`MEDIAN_METRIC`].
+    pub medians: Vec<(u64, f64, Option<f64>)>,
     /// The table as compare's reader gave it (what `history check` judges).
     pub table: Table,
 }
@@ -279,6 +287,7 @@ pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result
         ]);
         out.push(Incoming {
             points: points(t),
+            medians: medians(t),
             key,
             run_key,
             started_utc: start.clone(),
@@ -362,6 +371,20 @@ fn points(t: &Table) -> Vec<(u64, Quantity, f64, Option<f64>)> {
     out
 }
 
+/// The median iteration times of the sizes whose mean latency is kept.
+fn medians(t: &Table) -> Vec<(u64, f64, Option<f64>)> {
+    let latency =
+        |p: &crate::compare::model::SizeRow| p.latency_us.is_some_and(|v| Quantity::Latency.implausible(v).is_none());
+    t.points
+        .iter()
+        .filter(|p| latency(p))
+        .filter_map(|p| {
+            let m = p.median_us.filter(|v| Quantity::Latency.implausible(*v).is_none())?;
+            Some((p.size, m, p.median_ci95_rel_pct.filter(|c| c.is_finite() && *c >= 0.0)))
+        })
+        .collect()
+}
+
 /// Stores `runs` in one immediate transaction; returns how many were new
 /// (the others were already there).
 pub fn store(c: &mut Connection, runs: &[Incoming]) -> rusqlite::Result<usize> {
@@ -405,6 +428,9 @@ pub fn store(c: &mut Connection, runs: &[Incoming]) -> rusqlite::Result<usize> {
         )?;
         for (size, m, v, ci) in &r.points {
             st.execute(params![id, *size as i64, metric_name(*m), v, ci])?;
+        }
+        for (size, v, ci) in &r.medians {
+            st.execute(params![id, *size as i64, MEDIAN_METRIC, v, ci])?;
         }
     }
     tx.commit()?;

@@ -15,6 +15,7 @@
 
 pub mod baseline;
 pub mod check;
+pub(crate) mod curve;
 pub mod db;
 pub mod export;
 pub(crate) mod ingest;

@@ -53,6 +53,12 @@ pub fn chart(key: &SeriesKey, runs: &[StoredRun], sizes: &[u64], last: usize) ->
     let has = |m: Quantity| runs.iter().any(|r| r.points.iter().any(|p| p.1 == m));
     let metric = [Quantity::Bandwidth, Quantity::Latency, Quantity::MessageRate].into_iter().find(|m| has(*m))?;
     let all: Vec<u64> = runs.iter().flat_map(|r| r.points.iter().filter(|p| p.1 == metric).map(|p| p.0)).collect();
+    let family = {
+        let mut a = all.clone();
+        a.sort_unstable();
+        a.dedup();
+        a.len().max(1)
+    };
     let chosen = if sizes.is_empty() { baseline::key_sizes(&all) } else { sizes.to_vec() };
     let mut lines = Vec::new();
     for size in chosen {
@@ -68,7 +74,7 @@ pub fn chart(key: &SeriesKey, runs: &[StoredRun], sizes: &[u64], last: usize) ->
             if before.len() < MIN_BAND_RUNS {
                 continue;
             }
-            if let Some((lo, hi)) = baseline::baseline(&before).and_then(|b| b.band()) {
+            if let Some((lo, hi)) = baseline::baseline(&before, family).and_then(|b| b.band()) {
                 band.push((values[j].0, lo, hi));
             }
         }
@@ -81,7 +87,7 @@ pub fn chart(key: &SeriesKey, runs: &[StoredRun], sizes: &[u64], last: usize) ->
     Some(HistoryChart {
         title: format!("{}: {} over time", key.benchmark, metric.name()),
         subtitle: format!(
-            "{} · {} · np={} · {} · {} memory · {} runs · shaded: median ± spread of up to {last} runs before",
+            "{} · {} · np={} · {} · {} memory · {} runs · shaded: where one new run should fall, from up to {last} runs before",
             key.system,
             key.datatype,
             key.np,

@@ -148,56 +148,147 @@ fn history_check_judges_against_the_baseline_and_names_the_first_departure() {
     steady(&d.path().join("res"));
     assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
 
-    // A run like the others: within noise or tolerance, exit 0; more
-    // iterations do not make it another series.
+    // A run like the others: inside the band, exit 0; more iterations do
+    // not make it another series.
     let ok = write_run(&d.path().join("new"), "ok", "2026-11-06T10:00:00.000Z", 12020.0, "complete", 64, 1000);
     let r = history(&db, &["check", s(&ok)]);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.stdout.starts_with("osu_bw MPI_CHAR: bandwidth in MB/s (higher is better)"), "{}", r.stdout);
-    assert!(
-        r.stdout.contains(
-            "reference: history baseline: median of 5 runs from 2026-11-01T10:00:00Z to 2026-11-05T10:00:00Z"
-        ),
-        "{}",
-        r.stdout
-    );
+    let from = "reference: history baseline: band for one new run (95% for its 3 sizes together) from 5 runs, \
+                2026-11-01T10:00:00Z to 2026-11-05T10:00:00Z";
+    assert!(r.stdout.contains(from), "{}", r.stdout);
     assert!(r.stdout.contains("PASS: 3 reference sizes in 1 table: 3 pass"), "{}", r.stdout);
     assert!(r.stdout.contains("osu_bw 4194304 B: within its band in all 6 runs"), "{}", r.stdout);
+    assert!(r.stdout.contains("osu_bw MPI_CHAR: the whole curve (bandwidth, 3 sizes) is +0.2%"), "{}", r.stdout);
+    assert!(!r.stdout.contains("FAIL"), "{}", r.stdout);
 
-    // A slow run stored, then another checked: it fails, and the series
-    // left its band first at the stored one (run 6), whose band is
-    // 12000 ± 1.96 * 1.4826 * 50 / 12000 (MAD of the five before: 50).
+    // A slow run: 25% below the centre (the five runs' geometric mean,
+    // 11999.8), beyond their band for three sizes, 11662-12348 (SciPy:
+    // exp(mean ± t(1 - 0.025/3; 4) · sd · sqrt(1.2)) of their logs), and
+    // its whole curve beyond like runs'.
     let slow = write_run(&d.path().join("res2"), "slow", "2026-11-07T10:00:00.000Z", 9000.0, "complete", 64, 100);
+    let r = history(&db, &["check", s(&slow)]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stdout.contains("25.0% lower than the reference (tolerance 10%)"), "{}", r.stdout);
+    assert!(r.stdout.contains("FAIL: 3 reference sizes in 1 table: 0 pass"), "{}", r.stdout);
+    assert!(r.stdout.contains("the whole curve (bandwidth, 3 sizes) is -25.0% against the baseline"), "{}", r.stdout);
+
+    // Stored, it widens the per-size bands of the next check (a band
+    // carries every run it rests on), but not the whole curve's, which is
+    // robust to one slow run: the next slow run still fails. The scan
+    // names the stored one as where the series left its band.
     assert_eq!(history(&db, &["add", s(&slow)]).code, Some(0));
     let slow2 = write_run(&d.path().join("new"), "slow2", "2026-11-08T10:00:00.000Z", 9000.0, "complete", 64, 100);
     let r = history(&db, &["check", s(&slow2)]);
     assert_eq!(r.code, Some(1), "{r:?}");
-    let half = 1.96 * 1.4826 * 50.0;
-    let band = format!("band {:.0}-{:.0}", 12000.0 - half, 12000.0 + half);
-    assert_eq!(band, "band 11855-12145");
     for size in SIZES {
-        let line = format!("osu_bw {size} B: left its band first at run 6 (2026-11-07T10:00:00Z): 9000 MB/s, {band}");
+        let line = format!(
+            "osu_bw {size} B: left its band first at run 6 (2026-11-07T10:00:00Z): 9000 MB/s, band 11662-12348"
+        );
         assert!(r.stdout.contains(&line), "{line}\n{}", r.stdout);
     }
-    // Median of the six: 11975; 9000 is 24.8% lower.
-    assert!(r.stdout.contains("24.8% lower than the reference (tolerance 10%)"), "{}", r.stdout);
-    assert!(r.stdout.contains("FAIL: 3 reference sizes in 1 table: 0 pass"), "{}", r.stdout);
-    // Allowed failures and a wide tolerance make it pass; --last 1
-    // judges against the slow run alone.
-    assert_eq!(history(&db, &["check", s(&slow2), "--allowed-failures", "3"]).code, Some(0));
+    assert!(r.stdout.contains("PASS: 3 reference sizes in 1 table: 3 pass"), "{}", r.stdout);
+    // Levels: the five steady runs +5.5% against the others' centres, the
+    // slow one -24.9%; the new one is -21.3% against all six (SciPy).
+    let curve = "osu_bw MPI_CHAR: the whole curve (bandwidth, 3 sizes) is -21.3% against the baseline; a like run is \
+                 above +2.7% (6 runs), tolerance 10%: FAIL";
+    assert!(r.stdout.contains(curve), "{}", r.stdout);
+    assert!(r.stdout.contains("FAIL: the whole curve moved beyond like runs' band in 1 of 1 table"), "{}", r.stdout);
+    // Allowed failures count sizes, not curves; a tolerance above the
+    // shift passes it; --last 1 judges against the slow run alone, whose
+    // own interval is all the band there is, and makes no curve test.
+    assert_eq!(history(&db, &["check", s(&slow2), "--allowed-failures", "3"]).code, Some(1));
     assert_eq!(history(&db, &["check", s(&slow2), "--tolerance", "30%"]).code, Some(0));
     let r = history(&db, &["check", s(&slow2), "--last", "1"]);
     assert_eq!(r.code, Some(0), "{r:?}");
-    assert!(r.stdout.contains("median of 1 run from 2026-11-07T10:00:00Z to 2026-11-07T10:00:00Z"), "{}", r.stdout);
+    let one = "from one run: no run-to-run spread known, its own interval only, 2026-11-07T10:00:00Z to \
+               2026-11-07T10:00:00Z";
+    assert!(r.stdout.contains(one), "{}", r.stdout);
+    assert!(!r.stdout.contains("whole curve"), "{}", r.stdout);
     // --since after every run: no baseline, nothing to judge.
     let r = history(&db, &["check", s(&slow2), "--since", "2026-12-01"]);
     assert_eq!(r.code, Some(3), "{r:?}");
-    // JSON: compare's report and the band lines.
+    // JSON: compare's report, the curves and the band lines.
     let r = history(&db, &["check", s(&slow2), "--format", "json", "--sizes", "1K"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(v["report"]["summary"]["failed"], 3);
+    assert_eq!(v["report"]["summary"]["failed"], 0);
+    assert_eq!(v["curves"][0]["failed"], true);
+    assert_eq!(v["curves"][0]["runs"], 6);
     assert_eq!(v["bands"].as_array().unwrap().len(), 1);
     assert!(v["bands"][0].as_str().unwrap().starts_with("osu_bw 1024 B: left its band first at run 6"));
+}
+
+/// `src` (a results CSV) with every time (`*_us`) `factor` times longer,
+/// written to `dst` with a copy of its run record beside it.
+fn slowed_copy(src: &Path, dst: &Path, factor: f64) {
+    let mut r = csv::Reader::from_path(src).unwrap();
+    let header = r.headers().unwrap().clone();
+    let mut w = csv::Writer::from_path(dst).unwrap();
+    w.write_record(&header).unwrap();
+    for row in r.records() {
+        let row = row.unwrap();
+        let cells: Vec<String> = header
+            .iter()
+            .zip(row.iter())
+            .map(|(h, c)| match c.parse::<f64>() {
+                Ok(v) if h.ends_with("_us") => format!("{}", v * factor),
+                _ => c.to_string(),
+            })
+            .collect();
+        w.write_record(&cells).unwrap();
+    }
+    w.flush().unwrap();
+    std::fs::copy(src.with_extension("json"), dst.with_extension("json")).unwrap();
+}
+
+/// Recorded real runs of this machine (tests/data/history/like-runs; how
+/// and at what load in docs/measured.md): 30 like runs of `osu_latency -m
+/// 1:1024 -i 2000 -x 100`, Open MPI, np 2, one after another, on a host
+/// kept busy by other builds (load 2.7-3.3 on 2 cores): 24 of them have a
+/// mean of 1-54 us where like sizes take 0.4-0.8 us, 63 of 330 sizes in
+/// all (a rank preempted for a time slice). Replayed in order, as a site's nightly check
+/// meets them: each run from the fourth is checked against the (up to 10)
+/// runs before it and then stored. At least 19 in 20 like runs pass, and
+/// the same runs with every time 1.3 times longer (a slower plateau: at
+/// these sizes the whole curve is plateau) all fail. 87 short commbench
+/// processes: about 5 s.
+#[test]
+fn history_check_passes_like_runs_and_fails_a_slower_plateau() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/history/like-runs");
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 30);
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    let (mut judged, mut like_failed, mut slow_passed) = (0, Vec::new(), Vec::new());
+    for (i, run) in runs.iter().enumerate() {
+        if i >= 3 {
+            judged += 1;
+            let r = history(&db, &["check", s(run)]);
+            assert!(matches!(r.code, Some(0 | 1)), "{r:?}");
+            if r.code == Some(1) {
+                like_failed.push((i, r.stdout.lines().filter(|l| l.contains("FAIL")).collect::<Vec<_>>().join("\n")));
+            }
+            let slow = d.path().join(format!("slow_{}", run.file_name().unwrap().to_str().unwrap()));
+            slowed_copy(run, &slow, 1.3);
+            let r = history(&db, &["check", s(&slow)]);
+            assert!(matches!(r.code, Some(0 | 1)), "{r:?}");
+            if r.code != Some(1) {
+                slow_passed.push((i, r.stdout));
+            }
+        }
+        let r = history(&db, &["add", s(run)]);
+        assert_eq!(r.code, Some(0), "{r:?}");
+    }
+    assert_eq!(judged, 27);
+    // 19 in 20: at most one of 27 (one in 27 is 3.7%).
+    assert!(like_failed.len() <= 1, "{} of {judged} like runs failed: {like_failed:#?}", like_failed.len());
+    assert!(slow_passed.is_empty(), "slowed runs passed: {slow_passed:#?}");
 }
 
 #[test]
