@@ -4,9 +4,10 @@
 //! - `add RUN...`: stores runs (results folders, CSVs, run records), each
 //!   once, refusing what `commbench compare` refuses.
 //! - `show`: the series and runs held.
-//! - `check RUN`: judges a run against the median and spread of the last
-//!   runs of its series with compare's judge, and names where each series
-//!   first left its band.
+//! - `check RUN`: judges a run against where a like run of its series
+//!   should fall (each size's band for one new run from the last runs,
+//!   and the whole curve's shift) with compare's judge, and names where
+//!   each series first left its band.
 //! - `export`: everything as CSV or JSON.
 //! - `plot BENCHMARK`: key sizes over time with the baseline band.
 //!
@@ -50,7 +51,7 @@ pub(crate) const DB_ENV: &str = "COMMBENCH_HISTORY";
                   the numbers (window, -b, -V, --precision ...; not iterations or warm-up), and one metric.\n\n\
                   Exit status:\n  \
                   0  done (check: every judged size passes)\n  \
-                  1  check: failures beyond --allowed-failures, or a run that did not complete\n  \
+                  1  check: failures beyond --allowed-failures, a whole curve moved, or a run that did not complete\n  \
                   2  bad options or input (add: any run refused, the others are still added),\n     \
                   or a history file that cannot be used\n  \
                   3  check: nothing to judge (no baseline runs for the run's series)"
@@ -103,7 +104,7 @@ enum Command {
         #[arg(long)]
         system: Option<String>,
     },
-    /// Judge a run against the median and spread of its series' last runs.
+    /// Judge a run against where a like run of its series should fall, from its last runs.
     Check {
         #[arg(value_name = "RUN")]
         run: PathBuf,
