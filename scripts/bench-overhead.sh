@@ -5,20 +5,21 @@
 # ROUNDS rounds (default 9, at least 9) per benchmark, alternating which
 # program goes first each round so that drift hits both alike, it prints per
 # size the median of each, their ratio (ours / OSU), the spread over rounds
-# (interquartile range as a share of the median) and, with CONTROL=1, the
-# A/A band (ours run twice a round: what noise alone moves).
+# (interquartile range as a share of the median) and the A/A band (ours run
+# twice a round: what noise alone moves in the same rounds; CONTROL=0 leaves
+# it out, a third less time, and then every size beyond 5% is a miss).
 #
 # Benchmarks: osu_latency osu_bw osu_bibw osu_mbw_mr osu_barrier
 #             osu_allreduce osu_allgather osu_alltoall
 # Targets, at every size: latency-type (latency, barrier, allreduce,
 # allgather, alltoall) median ours / median OSU <= 1.05; bandwidth-type
 # (bw, bibw, mbw_mr) ratio >= 0.95. Exit 0 when every target is met, 1 when
-# some is missed, 2 on bad settings or a run that failed; the last line says
-# which. A size that misses by more than 5% but lies within the A/A band is
-# marked ~ (noise), not a miss.
+# some is missed outside its A/A band, 2 on bad settings or a run that
+# failed; the last line says which. A size that misses by more than 5% but
+# lies within the A/A band is marked ~ (noise), not a miss.
 #
 #   scripts/bench-overhead.sh
-#   CONTROL=1 scripts/bench-overhead.sh         with the A/A control
+#   CONTROL=0 scripts/bench-overhead.sh         without the A/A control
 #   ROUNDS=15 MAX_SIZE=65536 COLL_MAX_SIZE=65536 scripts/bench-overhead.sh
 #   BENCHES="osu_allreduce osu_barrier" ...     a subset
 #   LAT_ITERS=20000:200 BW_ITERS=1000:100 COLL_ITERS=2000:200 ...
@@ -146,7 +147,7 @@ for b in $benches; do
   extra=$(args_of "$b" | tr '\n' ' ')
   run=("$launcher" -np 2 "${launcher_args[@]}")
   opts=(--label-a commbench --label-b "OSU 7.4" --rounds "$rounds" --max-worse 5% --timeout "$run_timeout")
-  [ "${CONTROL:-0}" = 1 ] && opts+=(--control)
+  [ "${CONTROL:-1}" = 1 ] && opts+=(--control)
   [ -n "${RAW_DIR:-}" ] && opts+=(--raw-dir "$RAW_DIR/$b")
   rc=0
   "$ab" ab "${opts[@]}" --a "${run[*]} $ours_bin/$b $extra $ours_extra" --b "${run[*]} $osu_bin/$b $extra" || rc=$?

@@ -8,8 +8,9 @@
 # running both sides once, which goes first alternating from round to round
 # so that drift hits both alike; `commbench ab` prints per size the median
 # of each side, their ratio (ours / perftest, the target's measure), each
-# side's spread (interquartile range over the median) and, with CONTROL=1,
-# the A/A band (ours run twice a round: what noise alone moves).
+# side's spread (interquartile range over the median) and the A/A band
+# (ours run twice a round: what noise alone moves in the same rounds;
+# CONTROL=0 leaves it out).
 #
 #   A (ours): mpirun -np 2 --bind-to core -x UCX_TLS osu_latency|osu_bw
 #             --backend ucx -m 8:MAX_SIZE --csv {csv}: one launch sweeps
@@ -20,14 +21,14 @@
 #             (values as ucx_perftest prints them, not rounded).
 #
 # Targets, at every size: latency ours / perftest <= 1.05; bandwidth
-# ours / perftest >= 0.95 (`commbench ab --max-worse 5%`; with CONTROL=1 a
-# size beyond 5% but within the A/A band is marked ~, noise, not a miss).
-# Exit 0 when every target is met, 1 when some is missed (marked * above),
+# ours / perftest >= 0.95 (`commbench ab --max-worse 5%`; a size beyond 5%
+# but within the A/A band is marked ~, noise, not a miss). Exit 0 when
+# every target is met, 1 when some is missed outside its band (marked *),
 # 2 on bad settings or a run that failed; the last line, RESULT, says which.
 #
 #   scripts/bench-ucx.sh
 #   ROUNDS=15 TRANSPORTS=shm MAX_SIZE=65536 scripts/bench-ucx.sh
-#   CONTROL=1 scripts/bench-ucx.sh          with the A/A control
+#   CONTROL=0 scripts/bench-ucx.sh          without the A/A control
 #   RAW_DIR=DIR     keep every run's stdout, stderr and CSV there
 #                   (<tls>-<lat|bw>/<a|b|a2>-<round>.txt/.err/.csv; a is
 #                   ours, b perftest); default: temporary, removed
@@ -85,7 +86,7 @@ for tls in $transports; do
     b="$tls_env $(printf %q "$table") $kind $max"
     opts=(--label-a "commbench --backend ucx" --label-b "ucx_perftest -t tag_$kind" --rounds "$rounds"
       --max-worse 5% --timeout "$run_timeout")
-    [ "${CONTROL:-0}" = 1 ] && opts+=(--control)
+    [ "${CONTROL:-1}" = 1 ] && opts+=(--control)
     [ -n "${RAW_DIR:-}" ] && opts+=(--raw-dir "$RAW_DIR/$tls-$kind")
     echo
     echo "### UCX_TLS=$tls: $bench --backend ucx against ucx_perftest -t tag_$kind"

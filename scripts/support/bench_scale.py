@@ -3,12 +3,19 @@
 growing process counts (run by scripts/bench-scale.sh, which builds what it
 needs and says how to read the table).
 
-For each process count, in alternating rounds (ours, then OSU's), one job
-per binary is timed from the launcher's start to the first row on stdout,
-and a second is run with every rank under rsswrap (peak resident memory and
-CPU time of each rank). Reports medians over the rounds as a Markdown table, and the
-bytes rank 0 gathered at start-up (from our run record; OSU's gathers
-nothing of its own)."""
+For each process count, in rounds, one job per binary is timed from the
+launcher's start to the first row on stdout, and a second is run with every
+rank under rsswrap (peak resident memory and CPU time of each rank); with the
+control (the default), ours runs twice a round, on either side of OSU's, the
+order turned round every other round. Reports medians over the rounds as a
+Markdown table, each ratio beside its A/A band (how far ours' second runs lie
+from its first: what noise alone moves), and the bytes rank 0 gathered at
+start-up (from our run record; OSU's gathers nothing of its own).
+
+Targets, at every count: start-up (first row) ours / OSU <= 1.2, median RSS
+per rank ours / OSU <= 1.5. A ratio misses only beyond the target stretched
+by its band, target * (1 + band); the exit status is 1 when one does, 0
+otherwise."""
 
 import argparse
 import json
@@ -21,6 +28,12 @@ import tempfile
 import time
 
 ROW = re.compile(rb"^\s*\d+\s+\d")
+
+
+def fail(line):
+    """A run that failed: one line on stderr, exit status 2."""
+    print(line, file=sys.stderr)
+    sys.exit(2)
 
 
 def first_row(argv, env, limit):
@@ -61,6 +74,7 @@ def main():
     ap.add_argument("--args", default="-m 8:8 -i 100 -x 10")
     ap.add_argument("--limit", type=float, default=600)
     ap.add_argument("--label", default="")
+    ap.add_argument("--no-control", action="store_true")
     a = ap.parse_args()
     env = dict(os.environ)
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -71,44 +85,60 @@ def main():
     tmp = tempfile.mkdtemp(prefix="bench-scale-")
     for np_ in [int(x) for x in a.np.split()]:
         n_flag = ["-n", str(np_)] if "mpiexec" in launcher[0] else ["-np", str(np_)]
-        got = {"ours": [], "osu": []}
+        got = {"ours": [], "osu": [], "ours2": []}
         gathered = []
         for r in range(a.rounds):
-            for who, binary in (("ours", a.ours), ("osu", a.osu)):
+            order = [("ours", a.ours), ("osu", a.osu)] + ([] if a.no_control else [("ours2", a.ours)])
+            if r % 2 == 1:
+                order.reverse()
+            for who, binary in order:
                 extra = []
-                if who == "ours":
+                if who != "osu":
                     csv = os.path.join(tmp, f"s{np_}_{r}.csv")
                     extra = ["--csv", csv]
                 argv = launcher + n_flag + [binary] + bench_args + extra
                 first, total, code = first_row(argv, env, a.limit)
                 if code != 0 or first is None:
-                    sys.exit(f"bench-scale: {' '.join(argv)} failed (exit {code})")
-                if who == "ours":
+                    fail(f"bench-scale: {' '.join(argv)} failed (exit {code})")
+                if who != "osu":
                     rec = json.load(open(csv[:-4] + ".json"))
                     st = rec.get("startup") or {}
                     gathered.append(st.get("gathered_bytes", 0))
                     os.remove(csv)
                     os.remove(csv[:-4] + ".json")
-                rss_extra = ["--csv", os.path.join(tmp, f"m{np_}_{r}.csv")] if who == "ours" else []
+                rss_extra = ["--csv", os.path.join(tmp, f"m{np_}_{r}_{who}.csv")] if who != "osu" else []
                 rss, cpu, code = peak_rss(launcher + n_flag + [a.rsswrap, binary] + bench_args + rss_extra, env, a.limit)
                 if code != 0 or len(rss) != np_:
-                    sys.exit(f"bench-scale: rss run of {binary} at np {np_} failed (exit {code}, {len(rss)} ranks)")
+                    fail(f"bench-scale: rss run of {binary} at np {np_} failed (exit {code}, {len(rss)} ranks)")
                 got[who].append((first, total, statistics.median(rss.values()), rss[0], statistics.median(cpu.values())))
                 print(f"# np {np_} round {r + 1} {who}: first row {first:.2f} s, end {total:.2f} s, "
                       f"rss median {statistics.median(rss.values()) / 1024:.1f} MiB, rank 0 {rss[0] / 1024:.1f} MiB",
                       file=sys.stderr, flush=True)
-        med = {w: [statistics.median(x[i] for x in got[w]) for i in range(5)] for w in got}
+        med = {w: [statistics.median(x[i] for x in got[w]) for i in range(5)] for w in got if got[w]}
         rows.append((np_, med, max(gathered) if gathered else 0))
     print(f"\n{a.label}" if a.label else "")
-    print("| np | first row: ours / OSU (s) | ratio | CPU per rank: ours / OSU (ms) "
-          "| RSS per rank, median: ours / OSU (MiB) | ratio | rank 0 RSS: ours / OSU (MiB) "
+    print("| np | first row: ours / OSU (s) | ratio | A/A band | CPU per rank: ours / OSU (ms) "
+          "| RSS per rank, median: ours / OSU (MiB) | ratio | A/A band | rank 0 RSS: ours / OSU (MiB) "
           "| rank 0 gathered at start-up | per rank |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    misses = []
     for np_, m, g in rows:
         o, c = m["ours"], m["osu"]
-        print(f"| {np_} | {o[0]:.2f} / {c[0]:.2f} | {o[0] / c[0]:.2f} | {o[4]:.0f} / {c[4]:.0f} "
-              f"| {o[2] / 1024:.1f} / {c[2] / 1024:.1f} | {o[2] / c[2]:.2f} | {o[3] / 1024:.1f} / {c[3] / 1024:.1f} "
-              f"| {g} B | {g / np_:.0f} B |")
+        cells = []
+        for i, target, what in ((0, 1.2, "start-up"), (2, 1.5, "RSS per rank")):
+            ratio = o[i] / c[i]
+            band = abs(m["ours2"][i] / o[i] - 1) if "ours2" in m else 0.0
+            miss = ratio > target * (1 + band)
+            if miss:
+                misses.append(f"np {np_}: {what} {ratio:.2f} > {target} x (1 + {band * 100:.1f}%)")
+            cells.append((f"{ratio:.2f}{' *' if miss else ''}", f"±{band * 100:.1f}%" if "ours2" in m else "-"))
+        print(f"| {np_} | {o[0]:.2f} / {c[0]:.2f} | {cells[0][0]} | {cells[0][1]} | {o[4]:.0f} / {c[4]:.0f} "
+              f"| {o[2] / 1024:.1f} / {c[2] / 1024:.1f} | {cells[1][0]} | {cells[1][1]} "
+              f"| {o[3] / 1024:.1f} / {c[3] / 1024:.1f} | {g} B | {g / np_:.0f} B |")
+    if misses:
+        print("RESULT: TARGETS MISSED beyond the A/A band: " + "; ".join(misses))
+        sys.exit(1)
+    print("RESULT: ALL TARGETS MET (start-up <= 1.2x, RSS per rank <= 1.5x of OSU's, each within its A/A band)")
 
 
 if __name__ == "__main__":

@@ -151,8 +151,8 @@ fn run(a: &Args) -> Result<i32, String> {
     };
     let mut collected = Collected::new();
     let mut printed = true;
-    // Each run's wall time, A's and B's (seconds).
-    let mut walls = (Vec::new(), Vec::new());
+    // Each run's wall time, A's, B's and the control's (seconds).
+    let mut walls = (Vec::new(), Vec::new(), Vec::new());
     for r in 1..=a.rounds {
         eprintln!("commbench ab: round {r}/{}", a.rounds);
         for side in order(r, a.control) {
@@ -163,7 +163,7 @@ fn run(a: &Args) -> Result<i32, String> {
             match side {
                 Side::A => walls.0.push(wall),
                 Side::B => walls.1.push(wall),
-                Side::A2 => {}
+                Side::A2 => walls.2.push(wall),
             }
             let read = csv.clone().unwrap_or_else(|| base.with_extension("txt"));
             printed &= csv.is_none();
@@ -171,10 +171,24 @@ fn run(a: &Args) -> Result<i32, String> {
         }
     }
     let (code, result) = report(a, &collected, printed);
-    let (wa, wb) = (judge::median(&walls.0), judge::median(&walls.1));
-    println!("wall time per run (median): A {wa:.2} s, B {wb:.2} s, A/B {:.3}", wa / wb);
+    println!("{}", wall_line(&walls.0, &walls.1, &walls.2));
     println!("\n{}", printable(&result));
     Ok(code)
+}
+
+/// The wall-time line: each side's median over the rounds and their
+/// ratio, and with the control its median and the A/A band of the ratio
+/// (how far A's second run a round lies from its first, in percent: what
+/// the ratio moves by noise alone): `wall time per run (median): A 1.20 s,
+/// B 0.60 s, A/B 2.000; A/A 1.26 s, band ±5.0%`.
+fn wall_line(a: &[f64], b: &[f64], a2: &[f64]) -> String {
+    let (wa, wb) = (judge::median(a), judge::median(b));
+    let mut line = format!("wall time per run (median): A {wa:.2} s, B {wb:.2} s, A/B {:.3}", wa / wb);
+    if !a2.is_empty() {
+        let wa2 = judge::median(a2);
+        line += &format!("; A/A {wa2:.2} s, band ±{:.1}%", (wa2 / wa - 1.0).abs() * 100.0);
+    }
+    line
 }
 
 /// The extensions of the files one run may leave under its name: its
@@ -368,6 +382,17 @@ mod tests {
         assert_eq!(order(2, false), [Side::B, Side::A]);
         assert_eq!(order(1, true), [Side::A, Side::B, Side::A2]);
         assert_eq!(order(2, true), [Side::A2, Side::B, Side::A]);
+    }
+
+    #[test]
+    fn the_wall_line_gives_the_control_band() {
+        // Medians 1.2, 0.6 and 1.26: the control lies 5% from A.
+        let (a, b, a2) = ([1.1, 1.2, 1.3], [0.6, 0.5, 0.7], [1.26, 1.2, 1.4]);
+        assert_eq!(
+            wall_line(&a, &b, &a2),
+            "wall time per run (median): A 1.20 s, B 0.60 s, A/B 2.000; A/A 1.26 s, band ±5.0%"
+        );
+        assert_eq!(wall_line(&a, &b, &[]), "wall time per run (median): A 1.20 s, B 0.60 s, A/B 2.000");
     }
 
     #[test]

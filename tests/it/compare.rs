@@ -407,7 +407,8 @@ fn ab_compares_two_commands_round_by_round() {
     let rows: Vec<&str> = r.stdout.lines().filter(|l| l.trim_start().starts_with(['1', '2', '4'])).collect();
     assert_eq!(rows.len(), 3, "{}", r.stdout);
     assert!(rows.iter().all(|l| l.trim_end().ends_with('%')), "an A/A band on every row: {rows:?}");
-    assert!(r.stdout.contains("wall time per run (median): A "), "{}", r.stdout);
+    let wall = r.stdout.lines().find(|l| l.starts_with("wall time per run (median): A ")).unwrap_or_default();
+    assert!(wall.contains("; A/A ") && wall.ends_with('%'), "the control's wall band: {}", r.stdout);
     assert!(r.stdout.trim_end().ends_with("RESULT: ALL TARGETS MET"), "{}", r.stdout);
     // Every run kept: A, its control and B (B with its CSV), each round.
     for round in 1..=5 {
