@@ -937,7 +937,7 @@ fn history_since_takes_every_calendar_date_and_no_other() {
         assert_eq!(r.code, Some(code), "{good}: {r:?}");
     }
     let r = history(&db, &["check", s(&ok), "--since", "2026-11-04"]);
-    assert!(r.stdout.contains("median of 2 runs from 2026-11-04T10:00:00Z"), "{}", r.stdout);
+    assert!(r.stdout.contains("from 2 runs, 2026-11-04T10:00:00Z to 2026-11-05T10:00:00Z"), "{}", r.stdout);
 }
 
 /// `commbench suite --history` with a link planted at the file: the
