@@ -700,7 +700,7 @@ mod tests {
         assert_eq!(col("iter_max_us").parse::<f64>().unwrap(), 3.0);
         // Two samples: the 99.9th percentile is the larger, as p99's.
         assert_eq!(col("iter_p999_us").parse::<f64>().unwrap(), 3.0);
-        assert_eq!(&COLUMNS[COLUMNS.len() - 3..], ["iter_p999_us", "reduction", "root"]);
+        assert_eq!(&COLUMNS[COLUMNS.len() - 4..], ["iter_p999_us", "reduction", "root", "drift_holds"]);
         assert_eq!((col("pairs"), col("min_lat_us"), col("slowest_rank")), ("1", "", ""));
     }
 

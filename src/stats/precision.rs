@@ -47,8 +47,8 @@
 //!
 //! Why batches: timing samples are autocorrelated (a busy spell slows
 //! several iterations in a row) and heavy-tailed. A test on single
-//! samples takes their spread as if each were independent and, on a busy
-//! host, fires on most sizes. The mean of a batch averages the short
+//! samples takes their spread as if each were independent, so on a busy
+//! host it fires far more often than its level says. The mean of a batch averages the short
 //! spells out, and the test judges the halves against the spread of the
 //! batch means themselves, so a spell or a stall counts once, in its own
 //! batch: a single stall raises its half's mean and the spread of that
@@ -73,7 +73,9 @@
 //! visible: a trend keeps the halves apart however long the run gets, so
 //! such a size runs to the ceiling; after a change of mode the halves
 //! agree again only once the new mode fills most of the run, so the value
-//! it stops on is mostly the new mode's. Each time the test holds a size
+//! it stops on is mostly the new mode's. A change within the first batch
+//! or two reads to this test as a stall; there the 24 values needed and
+//! the mixture's wider interval are what keep the size going. Each time the test holds a size
 //! back is counted ([`PrecisionRun::drift_holds`]; the CSV's
 //! `drift_holds`).
 //!
