@@ -56,12 +56,37 @@ pub struct Model {
     /// collective, drawn from a fixed pseudo-random sequence per rank: noisy
     /// but reproducible timings (0: every iteration alike).
     pub jitter_s: f64,
+    /// A second, slower mode, in spans of virtual time (None: one mode).
+    pub modes: Option<Modes>,
+}
+
+/// Two modes of a rank, as osu_bibw shows at small sizes on a busy host:
+/// a posted operation or a collective costs `slow_extra_s` more while the
+/// rank's clock is in a slow span. The clock runs fast for `fast_s`, then
+/// slow for `slow_s`, then fast again for `fast_s`, and so on; an infinite
+/// `slow_s` stays slow for good once the first fast span is over.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Modes {
+    pub fast_s: f64,
+    pub slow_s: f64,
+    pub slow_extra_s: f64,
+}
+
+impl Modes {
+    /// Whether virtual time `t` is in a slow span.
+    fn slow_at(&self, t: f64) -> bool {
+        if t < self.fast_s {
+            return false;
+        }
+        let cycle = self.fast_s + self.slow_s;
+        !cycle.is_finite() || t % cycle >= self.fast_s
+    }
 }
 
 impl Default for Model {
     /// 1 us latency, 0.1 us per call, 10 GB/s.
     fn default() -> Model {
-        Model { latency_s: 1e-6, overhead_s: 1e-7, bytes_per_s: 1e10, jitter_s: 0.0 }
+        Model { latency_s: 1e-6, overhead_s: 1e-7, bytes_per_s: 1e10, jitter_s: 0.0, modes: None }
     }
 }
 
@@ -220,6 +245,14 @@ impl MockWorld {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;
         self.advance((z >> 11) as f64 / (1u64 << 53) as f64 * max);
+    }
+
+    /// The model's slow mode: its extra cost where the clock is in a slow
+    /// span.
+    fn mode(&self) {
+        if let Some(m) = self.shared.model.modes.filter(|m| m.slow_at(self.clock())) {
+            self.advance(m.slow_extra_s);
+        }
     }
 
     fn at_least(&self, t: f64) {
@@ -478,6 +511,7 @@ impl MockTransport {
         let me = self.world.rank;
         self.world.advance(self.model().overhead_s);
         self.world.jitter();
+        self.world.mode();
         let done = self.carry(me, env.peer, self.world.clock(), data.len());
         let sh = &*self.world.shared;
         let mut mail = lock(&sh.mail);
@@ -549,6 +583,7 @@ impl MockTransport {
         let all = self.world.exchange(mine);
         self.world.clock.set(all.1 + self.model().collective(self.world.shared.np, bytes));
         self.world.jitter();
+        self.world.mode();
         all
     }
 

@@ -208,7 +208,7 @@ mod tests {
     /// the model's link rate, and the latency is the model's one-way time.
     #[test]
     fn both_directions_at_the_link_rate_on_mock_ranks() {
-        let m = Model { latency_s: 1e-6, overhead_s: 0.0, bytes_per_s: 1e9, jitter_s: 0.0 };
+        let m = Model { latency_s: 1e-6, overhead_s: 0.0, bytes_per_s: 1e9, jitter_s: 0.0, modes: None };
         let plan = RoundPlan {
             bytes: 1 << 20,
             window: 4,

@@ -66,6 +66,7 @@ pub const COLUMNS: &[&str] = &[
     "iter_p999_us",
     "reduction",
     "root",
+    "drift_holds",
 ];
 
 /// One row of the results CSV, as the writer serialises it and every
@@ -224,6 +225,12 @@ pub struct CsvRow {
     /// (nccl-tests' `-r -1`).
     #[serde(default)]
     pub root: Option<u64>,
+    /// Under `--precision`: how many times the drift test held the size
+    /// back after the interval was met (stats::precision); 0 where it
+    /// never did. Empty without the option. Appended after the older
+    /// columns, so that each keeps its position.
+    #[serde(default)]
+    pub drift_holds: Option<u64>,
 }
 
 impl CsvRow {
@@ -285,6 +292,7 @@ impl CsvRow {
             iter_p999_us: it.map(|s| s.p999_us),
             reduction: r.reduction.map(|op| op.name().to_string()).unwrap_or_default(),
             root: r.root.map(|root| root as u64),
+            drift_holds: r.precision.map(|p| p.drift_holds),
         }
     }
 }
@@ -515,6 +523,7 @@ mod tests {
             num(it.map(|s| s.p999_us)),
             r.reduction.map(|op| op.name().to_string()).unwrap_or_default(),
             r.root.map(|root| root.to_string()).unwrap_or_default(),
+            r.precision.map(|p| p.drift_holds.to_string()).unwrap_or_default(),
         ]
     }
 
@@ -542,6 +551,7 @@ mod tests {
                 precision: Some(crate::report::PrecisionStop {
                     ceiling: 1000,
                     reason: crate::stats::precision::StopReason::Precision,
+                    drift_holds: 2,
                 }),
                 finished_utc: "2026-11-30T00:00:00.000Z".into(),
                 reduction: Some(crate::datatype::Reduction::MulSum),
@@ -690,7 +700,7 @@ mod tests {
         assert_eq!(col("iter_max_us").parse::<f64>().unwrap(), 3.0);
         // Two samples: the 99.9th percentile is the larger, as p99's.
         assert_eq!(col("iter_p999_us").parse::<f64>().unwrap(), 3.0);
-        assert_eq!(&COLUMNS[COLUMNS.len() - 3..], ["iter_p999_us", "reduction", "root"]);
+        assert_eq!(&COLUMNS[COLUMNS.len() - 4..], ["iter_p999_us", "reduction", "root", "drift_holds"]);
         assert_eq!((col("pairs"), col("min_lat_us"), col("slowest_rank")), ("1", "", ""));
     }
 
@@ -761,35 +771,38 @@ mod tests {
         assert!(fields[first..first + 9].iter().all(|f| f.is_empty()), "{fields:?}");
     }
 
-    /// `--precision`'s columns: the fixed count and why the size stopped;
-    /// empty for a row it did not end.
+    /// `--precision`'s columns: the fixed count, why the size stopped and
+    /// how often the drift test held it back; empty for a row it did not
+    /// end.
     #[test]
     fn precision_columns() {
         use crate::stats::precision::StopReason;
         let ctx = RunContext { benchmark: "osu_latency", backend: "mpi", np: 2, pairs: Some(1), path: None };
-        let stop = |reason| Some(crate::report::PrecisionStop { ceiling: 10000, reason });
+        let stop = |reason, drift_holds| Some(crate::report::PrecisionStop { ceiling: 10000, reason, drift_holds });
         let rows = [
-            Row { size: 1, iterations: 1200, precision: stop(StopReason::Precision), ..Row::default() },
-            Row { size: 2, iterations: 10000, precision: stop(StopReason::Ceiling), ..Row::default() },
-            Row { size: 4, iterations: 300, precision: stop(StopReason::TimeLimit), ..Row::default() },
+            Row { size: 1, iterations: 1200, precision: stop(StopReason::Precision, 0), ..Row::default() },
+            Row { size: 2, iterations: 10000, precision: stop(StopReason::Ceiling, 17), ..Row::default() },
+            Row { size: 4, iterations: 300, precision: stop(StopReason::TimeLimit, 1), ..Row::default() },
             Row { size: 8, iterations: 10000, ..Row::default() },
         ];
         let text = written(&ctx, &rows);
-        let cells: Vec<(String, String)> = text
+        let cells: Vec<(String, String, String)> = text
             .lines()
             .skip(1)
             .map(|l| {
                 let f: Vec<&str> = l.split(',').collect();
                 let col = |name: &str| f[COLUMNS.iter().position(|c| *c == name).unwrap()].to_string();
-                (col("iterations_ceiling"), col("stop_reason"))
+                (col("iterations_ceiling"), col("stop_reason"), col("drift_holds"))
             })
             .collect();
-        let want = [("10000", "precision"), ("10000", "ceiling"), ("10000", "time_limit"), ("", "")];
-        assert_eq!(cells, want.map(|(a, b)| (a.to_string(), b.to_string())));
+        let want =
+            [("10000", "precision", "0"), ("10000", "ceiling", "17"), ("10000", "time_limit", "1"), ("", "", "")];
+        assert_eq!(cells, want.map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string())));
         // And they read back.
         let back: Vec<CsvRow> = csv::Reader::from_reader(text.as_bytes()).deserialize().map(Result::unwrap).collect();
         assert_eq!((back[0].iterations_ceiling, back[0].stop_reason.as_deref()), (Some(10000), Some("precision")));
         assert_eq!((back[3].iterations_ceiling, back[3].stop_reason.as_deref()), (None, None));
+        assert_eq!((back[1].drift_holds, back[3].drift_holds), (Some(17), None));
     }
 
     #[test]

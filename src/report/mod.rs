@@ -144,6 +144,9 @@ pub struct PrecisionStop {
     /// The fixed count the rule replaced: its ceiling.
     pub ceiling: usize,
     pub reason: crate::stats::precision::StopReason,
+    /// How many times the drift test held the size back after its
+    /// interval was met (stats::precision).
+    pub drift_holds: u64,
 }
 
 /// A consumer of result rows: one output format.

@@ -201,6 +201,21 @@ pub(crate) fn mean_ci(m: &Moments) -> Option<Interval> {
     Some(Interval { estimate: m.mean(), low: m.mean() - h, high: m.mean() + h })
 }
 
+/// Welch's two-sample t test of the means summarised by `a` and `b`
+/// (unequal variances, Welch-Satterthwaite degrees of freedom): whether
+/// they differ at 95%, two-sided. None where either has fewer than two
+/// values. Where neither has any spread, they differ if their means do.
+pub(crate) fn welch_differ(a: &Moments, b: &Moments) -> Option<bool> {
+    let (va, vb) = (a.variance()? / a.count() as f64, b.variance()? / b.count() as f64);
+    let diff = b.mean() - a.mean();
+    let se2 = va + vb;
+    if se2 <= 0.0 {
+        return Some(diff != 0.0);
+    }
+    let df = se2 * se2 / (va * va / (a.count() - 1) as f64 + vb * vb / (b.count() - 1) as f64).max(f64::MIN_POSITIVE);
+    Some(diff.abs() > t_975(df) * se2.sqrt())
+}
+
 /// The median of ascending `sorted` values (the mean of the middle two for
 /// an even count); None when empty.
 pub fn median(sorted: &[f64]) -> Option<f64> {

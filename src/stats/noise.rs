@@ -38,7 +38,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::ci::{mean_ci, median, t_975};
+use super::ci::{mean_ci, median, welch_differ};
 use super::moments::Moments;
 
 /// The thresholds of the noise tests (see the module comment).
@@ -293,16 +293,9 @@ fn best_split(sorted: &[f64], th: &NoiseThresholds) -> Option<(f64, f64)> {
 fn drift(samples: &[f64], mean: f64) -> Option<(f64, bool)> {
     let (a, b) = samples.split_at(samples.len() / 2);
     let (ma, mb) = (Moments::of(a), Moments::of(b));
-    let (va, vb) = (ma.variance()? / ma.count() as f64, mb.variance()? / mb.count() as f64);
     let diff = mb.mean() - ma.mean();
     let rel = if mean != 0.0 { diff / mean } else { 0.0 };
-    let se2 = va + vb;
-    if se2 <= 0.0 {
-        return Some((rel, diff != 0.0));
-    }
-    // Welch-Satterthwaite degrees of freedom.
-    let df = se2 * se2 / (va * va / (ma.count() - 1) as f64 + vb * vb / (mb.count() - 1) as f64).max(f64::MIN_POSITIVE);
-    Some((rel, diff.abs() > t_975(df) * se2.sqrt()))
+    Some((rel, welch_differ(&ma, &mb)?))
 }
 
 /// Runs the tests on one size's per-iteration `samples`, in the order they

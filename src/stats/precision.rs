@@ -2,17 +2,19 @@
 //! grammar of its options.
 //!
 //! After warm-up a size runs in batches. After each batch the caller hands
-//! over that batch's moments (count, mean, spread: no samples are kept
-//! here) and the rule answers `Continue(iterations)` or `Stop(reason)`:
+//! over that batch's moments (count, mean, spread) and every value
+//! recorded so far, in order (which the drift test reads; nothing is
+//! copied or kept here), and the rule answers `Continue(iterations)` or
+//! `Stop(reason)`:
 //!
 //! 1. below the floor (`--min-iterations`), continue up to the floor: the
 //!    floor always runs in full, whatever the precision or the time limit;
-//! 2. stop, `precision`, once at least [`MIN_OBSERVATIONS`] values are in
-//!    and the 95% confidence interval of their mean (Student's t) is within
-//!    the target of it on either side. The mean of the per-iteration times
-//!    is what OSU reports (or, for bandwidth and message rate, its inverse
-//!    times a constant, whose relative interval is the same to first
-//!    order);
+//! 2. stop, `precision`, once at least [`MIN_OBSERVATIONS`] values are in,
+//!    the 95% confidence interval of their mean (Student's t) is within
+//!    the target of it on either side, and the drift test below finds the
+//!    values steady. The mean of the per-iteration times is what OSU
+//!    reports (or, for bandwidth and message rate, its inverse times a
+//!    constant, whose relative interval is the same to first order);
 //! 3. stop, `ceiling`, at the ceiling (OSU's count or `-i`);
 //! 4. stop, `time_limit`, when the size has run `--max-time-per-size`, or
 //!    when not one more iteration fits in what is left of it at the pace
@@ -24,6 +26,63 @@
 //!    variance estimated from few values does not commit a long batch),
 //!    never past the ceiling, and never past the time left.
 //!
+//! # The drift test
+//!
+//! A narrow interval says the mean of the values so far is well known, not
+//! that the size has settled: a run that starts in a fast mode and turns
+//! slow (osu_bibw at 16 B on a busy host) can meet the interval on its
+//! fast iterations alone. So before a size stops for precision its values
+//! must pass a *split-half batch-means Welch test*:
+//!
+//! - the last `8b` values (`b` = n / 8, at least [`DRIFT_MIN_BATCH`]; the
+//!   fewer than eight oldest values left over are not used) are cut into
+//!   eight consecutive batches of `b` and each batch is replaced by its
+//!   mean;
+//! - the statistic is Welch's t between the four batch means of the first
+//!   half and the four of the second: t = (m2 - m1) / sqrt(s1^2/4 +
+//!   s2^2/4), with the Welch-Satterthwaite degrees of freedom (3 to 6);
+//! - the size *drifts* when |t| is above Student's 97.5% quantile (a 5%
+//!   two-sided test) **and** the halves' means differ by more than the
+//!   target, as a share of the mean of all eight.
+//!
+//! Why batches: timing samples are autocorrelated (a busy spell slows
+//! several iterations in a row) and heavy-tailed. A test on single
+//! samples takes their spread as if each were independent, so on a busy
+//! host it fires far more often than its level says. The mean of a batch averages the short
+//! spells out, and the test judges the halves against the spread of the
+//! batch means themselves, so a spell or a stall counts once, in its own
+//! batch: a single stall raises its half's mean and the spread of that
+//! half's batch means alike, and leaves t near 1. Three values a batch at
+//! least (so [`MIN_OBSERVATIONS`] is 24) make a batch's mean more than one
+//! value, and a fixed count of eight batches lets them grow with n, so
+//! that they become more nearly independent as the run gets longer.
+//! Why the target as a floor on the difference: with hundreds of values a
+//! drift far too small to matter is already significant; halves that
+//! differ by less than the target leave the reported mean within half the
+//! target of either half's.
+//!
+//! What happens on drift: the size does not stop for precision. It goes
+//! on until its iterations have doubled (or to the ceiling or the time
+//! limit), and there both tests are made again on all the values, and so
+//! on. Going on rather than straight to the ceiling keeps the cost of a
+//! false alarm to one doubling of that size (which is also why a 5% test
+//! is affordable); waiting for the doubling, rather than testing again
+//! after every short batch, keeps the number of second chances small (a
+//! real drift that each test catches most of the time would slip through
+//! one of many), at most log2(ceiling / 24) of them. A real change stays
+//! visible: a trend keeps the halves apart however long the run gets, so
+//! such a size runs to the ceiling; after a change of mode the halves
+//! agree again only once the new mode fills most of the run, so the value
+//! it stops on is mostly the new mode's. A change within the first batch
+//! or two reads to this test as a stall; there the 24 values needed and
+//! the mixture's wider interval are what keep the size going. Each time the test holds a size
+//! back is counted ([`PrecisionRun::drift_holds`]; the CSV's
+//! `drift_holds`).
+//!
+//! Measured on seeded synthetic series in `precision/tests.rs`
+//! (`the_drift_test_rarely_holds_steady_series_and_catches_drift`): see
+//! its comments for the rates.
+//!
 //! Every rank must see the same decisions: feed the rule the same numbers
 //! on every rank (e.g. rank 0's and broadcast, or a reduction), or decide
 //! on one rank and share the decision.
@@ -32,7 +91,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::ci::{mean_ci, t_975, Interval};
+use super::ci::{mean_ci, t_975, welch_differ, Interval};
 use super::moments::Moments;
 
 /// A precision target, as a share of the reported value (0.01 for `1%`).
@@ -113,14 +172,50 @@ pub(crate) fn parse_max_time_per_size(text: &str) -> Result<Duration, PrecisionO
         .ok_or_else(|| PrecisionOptionError::MaxTime(text.to_string()))
 }
 
-/// Precision is judged from this many values on, whatever the floor: fewer
-/// say too little about the spread.
-pub(crate) const MIN_OBSERVATIONS: u64 = 10;
+/// The drift test cuts the values into this many batches (half of them
+/// each side).
+pub(crate) const DRIFT_BATCHES: u64 = 8;
+
+/// The fewest values in one of the drift test's batches.
+pub(crate) const DRIFT_MIN_BATCH: u64 = 3;
+
+/// Precision is judged from this many values on, whatever the floor: as
+/// many as the drift test needs (fewer also say too little about the
+/// spread).
+pub(crate) const MIN_OBSERVATIONS: u64 = DRIFT_BATCHES * DRIFT_MIN_BATCH;
+
+/// The least default floor.
+const FLOOR_AT_LEAST: u64 = 10;
 
 /// A floor for a benchmark whose fixed count is `ceiling`: a tenth of it,
-/// but at least [`MIN_OBSERVATIONS`] (or the ceiling itself if lower).
+/// but at least 10 (or the ceiling itself if lower).
 pub(crate) fn suggested_floor(ceiling: u64) -> u64 {
-    (ceiling / 10).max(MIN_OBSERVATIONS.min(ceiling)).max(1)
+    (ceiling / 10).max(FLOOR_AT_LEAST.min(ceiling)).max(1)
+}
+
+/// The drift test (see the module's doc) of `values`, in the order
+/// recorded, against a target of `target` (a share): Some(true) where
+/// they drift, Some(false) where they are steady, None below
+/// [`MIN_OBSERVATIONS`] values.
+pub(crate) fn drifts(values: &[f64], target: f64) -> Option<bool> {
+    let batches = DRIFT_BATCHES as usize;
+    let b = values.len() / batches;
+    if b < DRIFT_MIN_BATCH as usize {
+        return None;
+    }
+    let used = &values[values.len() - batches * b..];
+    let (mut first, mut second) = (Moments::EMPTY, Moments::EMPTY);
+    for (i, batch) in used.chunks_exact(b).enumerate() {
+        let mean = Moments::of(batch).mean();
+        if i < batches / 2 {
+            first.push(mean);
+        } else {
+            second.push(mean);
+        }
+    }
+    let overall = (first.mean() + second.mean()) / 2.0;
+    let apart = (second.mean() - first.mean()).abs() > target * overall.abs();
+    Some(apart && welch_differ(&first, &second)?)
 }
 
 /// The limits a size runs between.
@@ -147,7 +242,7 @@ impl StoppingRule {
 
     /// A fresh state for one size.
     pub fn start(&self) -> PrecisionRun {
-        PrecisionRun { rule: *self, total: Moments::EMPTY, iterations: 0, elapsed: 0.0 }
+        PrecisionRun { rule: *self, total: Moments::EMPTY, iterations: 0, elapsed: 0.0, drift_holds: 0, retest_at: 0 }
     }
 }
 
@@ -155,7 +250,8 @@ impl StoppingRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
-    /// The interval of the mean is within the target.
+    /// The interval of the mean is within the target, and the values do
+    /// not drift.
     Precision,
     /// The ceiling was reached first.
     Ceiling,
@@ -188,6 +284,10 @@ pub struct PrecisionRun {
     total: Moments,
     iterations: u64,
     elapsed: f64,
+    drift_holds: u64,
+    /// After a hold, the drift test is made again from this many values
+    /// on (twice as many as at the hold).
+    retest_at: u64,
 }
 
 impl PrecisionRun {
@@ -201,17 +301,29 @@ impl PrecisionRun {
     /// `--max-time-per-size`), whose per-iteration values have the moments
     /// `batch` (usually one value per iteration; a caller that times a
     /// batch as one value passes its mean as one value), and decides.
-    pub fn record(&mut self, batch: &Moments, iterations: u64, elapsed: Duration) -> Decision {
+    /// `values` is every value recorded so far, this batch's included, in
+    /// the order recorded: the drift test reads it (a size whose values
+    /// are missing there never stops for precision).
+    pub fn record(&mut self, batch: &Moments, iterations: u64, elapsed: Duration, values: &[f64]) -> Decision {
         self.total.merge(batch);
         self.iterations += iterations;
         self.elapsed += elapsed.as_secs_f64();
-        self.decide()
+        self.decide(values)
     }
 
-    /// [`PrecisionRun::record`] for a batch given as its values, one per
-    /// iteration.
+    /// [`PrecisionRun::record`] where `values` holds one value per
+    /// iteration, every one so far: the batch is those past the ones
+    /// already recorded.
     pub(crate) fn record_values(&mut self, values: &[f64], elapsed: Duration) -> Decision {
-        self.record(&Moments::of(values), values.len() as u64, elapsed)
+        let seen = (self.total.count() as usize).min(values.len());
+        let batch = &values[seen..];
+        self.record(&Moments::of(batch), batch.len() as u64, elapsed, values)
+    }
+
+    /// How many times the interval was met but the drift test held the
+    /// size back.
+    pub fn drift_holds(&self) -> u64 {
+        self.drift_holds
     }
 
     pub fn iterations(&self) -> u64 {
@@ -238,18 +350,30 @@ impl PrecisionRun {
             && self.interval().is_some_and(|ci| ci.relative_half_width() <= self.rule.target.fraction())
     }
 
-    fn decide(&self) -> Decision {
-        let r = &self.rule;
+    fn decide(&mut self, values: &[f64]) -> Decision {
+        let r = self.rule;
         if self.iterations < r.floor {
             return Decision::Continue(r.floor - self.iterations);
         }
-        if self.precise() {
-            return Decision::Stop(StopReason::Precision);
+        let n = self.total.count();
+        if self.precise() && n >= self.retest_at {
+            match drifts(values, r.target.fraction()) {
+                Some(false) => return Decision::Stop(StopReason::Precision),
+                Some(true) => {
+                    self.drift_holds += 1;
+                    self.retest_at = n.saturating_mul(2);
+                }
+                None => {}
+            }
         }
         if self.iterations >= r.ceiling {
             return Decision::Stop(StopReason::Ceiling);
         }
-        let mut next = self.wanted().min(r.ceiling - self.iterations);
+        // Held back: straight on to where the drift test is made again
+        // (as many iterations again as done at the hold, at most).
+        let per_value = self.iterations as f64 / n.max(1) as f64;
+        let to_retest = (self.retest_at.saturating_sub(n) as f64 * per_value).ceil().min(self.iterations as f64) as u64;
+        let mut next = self.wanted().max(to_retest).min(r.ceiling - self.iterations);
         if let Some(max) = r.max_time {
             let left = max.as_secs_f64() - self.elapsed;
             if left <= 0.0 {

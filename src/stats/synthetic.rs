@@ -1,6 +1,7 @@
 //! Deterministic synthetic sample streams for the statistics tests: a
 //! small seeded generator (SplitMix64) and the shapes timing samples take
-//! (flat, normal noise, two levels, a level that moves, rare long stalls).
+//! (flat, normal and log-normal noise, autocorrelated noise, two levels, a
+//! level that moves, rare long stalls).
 
 /// SplitMix64: a 64-bit state stepped by a constant and mixed.
 pub struct Rng(u64);
@@ -76,6 +77,29 @@ pub(crate) fn heavy_tailed(n: usize, base: f64, p_stall: f64, seed: u64) -> Vec<
                 x += base * r.uniform().powf(-1.0 / 1.5);
             }
             x.max(base * 1e-3)
+        })
+        .collect()
+}
+
+/// Log-normal around the median `median`: `median * exp(sigma * z)`, `z`
+/// standard normal (right-skewed, as timings are).
+pub(crate) fn log_normal(n: usize, median: f64, sigma: f64, seed: u64) -> Vec<f64> {
+    let mut r = Rng::new(seed);
+    (0..n).map(|_| median * (sigma * r.normal()).exp()).collect()
+}
+
+/// Steady but autocorrelated: `mean` plus a first-order autoregressive
+/// noise of standard deviation `sd` whose successive values correlate by
+/// `rho` (a busy spell slows several iterations in a row), kept above 0.
+pub(crate) fn autocorrelated(n: usize, mean: f64, sd: f64, rho: f64, seed: u64) -> Vec<f64> {
+    let mut r = Rng::new(seed);
+    let innovation = sd * (1.0 - rho * rho).sqrt();
+    let mut e = sd * r.normal();
+    (0..n)
+        .map(|_| {
+            let x = (mean + e).max(mean * 1e-3);
+            e = rho * e + innovation * r.normal();
+            x
         })
         .collect()
 }

@@ -89,6 +89,7 @@ fn row(spec: &BenchSpec, t: &Table, p: &SizeRow, k: &Known, finished_utc: &str) 
         noise: None,
         iterations_ceiling: None,
         stop_reason: None,
+        drift_holds: None,
         // A non-blocking collective's overall time is its latency column.
         overall_us: p.latency_us.filter(|_| p.overlap_pct.is_some()),
         compute_us: p.compute_us,

@@ -34,7 +34,7 @@ fn ping_pong_time_follows_the_model() {
 
 #[test]
 fn a_window_shares_the_link() {
-    let m = Model { latency_s: 0.0, overhead_s: 0.0, bytes_per_s: 1e9, jitter_s: 0.0 };
+    let m = Model { latency_s: 0.0, overhead_s: 0.0, bytes_per_s: 1e9, jitter_s: 0.0, modes: None };
     let took = run(2, m, |t| {
         let me = t.world().rank();
         let mut set = BufferSet::new(t, 1000, 4, false).unwrap();

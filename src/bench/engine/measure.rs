@@ -132,10 +132,11 @@ pub fn run<T: Transport, K: Kernel<T>>(
                     row.root = group.root;
                     row.issue_us = outcome.issue_secs.map(|secs| secs * 1e6);
                     row.per_iteration = per_iteration;
-                    row.precision = point
-                        .rule
-                        .zip(outcome.stop_reason)
-                        .map(|(r, reason)| PrecisionStop { ceiling: r.ceiling as usize, reason });
+                    row.precision = point.rule.zip(outcome.stop_reason).map(|(r, reason)| PrecisionStop {
+                        ceiling: r.ceiling as usize,
+                        reason,
+                        drift_holds: outcome.drift_holds,
+                    });
                     rows.push(row);
                 }
                 if passed == Some(false) {

@@ -32,6 +32,9 @@ pub(crate) struct LoopOutcome {
     /// Why `--precision` stopped the size (rank 0, which decides; None on
     /// the other ranks and without the option).
     pub stop_reason: Option<StopReason>,
+    /// How many times `--precision`'s drift test held the size back after
+    /// its interval was met (rank 0; 0 elsewhere and without the option).
+    pub drift_holds: u64,
     /// A batch's host time per call up to its last completion, on this
     /// rank, where asked ([`Calls::host_time`], nccl-tests' `-C 1`).
     pub issue_secs: Option<f64>,
@@ -52,6 +55,7 @@ impl LoopOutcome {
         self.iterations_run = later.iterations_run;
         self.batched = later.batched;
         self.stop_reason = later.stop_reason;
+        self.drift_holds = later.drift_holds;
         self.issue_secs = later.issue_secs;
         self.event_secs = later.event_secs;
     }
@@ -77,11 +81,13 @@ impl LoopOutcome {
 ///
 /// With a stopping `rule` (`--precision`; `case.iterations` is then its
 /// ceiling) the timed iterations run in batches. Between two batches,
-/// outside any timed region, rank 0 hands the rule the batch's times as
-/// it recorded them (its own series: for a point-to-point benchmark rank
-/// 0 is the side OSU times; for a collective, whose reported value is the
-/// average over ranks, rank 0's own times stand in for it, so that no
-/// reduction runs per batch) and broadcasts the rule's answer, so that
+/// outside any timed region, rank 0 hands the rule its times as it
+/// recorded them, the batch's and (for the rule's drift test, which reads
+/// them in place) every earlier one (its own series: for a point-to-point
+/// benchmark rank 0 is the side OSU times; for a collective, whose
+/// reported value is the average over ranks, rank 0's own times stand in
+/// for it, so that no reduction runs per batch) and broadcasts the rule's
+/// answer, so that
 /// every rank runs the same iterations and stops together. A batched
 /// transport's timing has no per-iteration values; the options refuse
 /// `--precision` there.
@@ -156,7 +162,7 @@ fn under_rule<T: Transport>(
     let root = t.world().rank() == 0;
     let (mut done, mut next) = (0usize, rule.floor.max(1) as usize);
     loop {
-        let (first, batch_start) = (samples.len(), t.now());
+        let batch_start = t.now();
         let end = (done + next).min(case.iterations);
         for i in case.warmup + done..case.warmup + end {
             iteration(i, out, samples);
@@ -166,7 +172,11 @@ fn under_rule<T: Transport>(
         // Untimed: rank 0 decides, every rank follows (0 = stop).
         let mine = if root {
             let took = Duration::from_secs_f64(batch_secs.max(0.0));
-            match state.record_values(&samples.as_slice()[first..], took) {
+            // Every sample so far: the rule takes the new ones as the
+            // batch, and its drift test reads them all.
+            let decision = state.record_values(samples.as_slice(), took);
+            out.drift_holds = state.drift_holds();
+            match decision {
                 Decision::Continue(n) if done < case.iterations => n.max(1),
                 Decision::Continue(_) => {
                     out.stop_reason = Some(StopReason::Ceiling);

@@ -1,5 +1,5 @@
 use super::*;
-use crate::stats::synthetic::{bimodal, constant, drifting, gaussian, heavy_tailed};
+use crate::stats::synthetic::{autocorrelated, bimodal, constant, drifting, gaussian, heavy_tailed, log_normal, Rng};
 
 fn pct(p: f64) -> Precision {
     Precision::from_fraction(p / 100.0).unwrap()
@@ -12,6 +12,7 @@ struct Outcome {
     reason: StopReason,
     batches: Vec<u64>,
     mean: f64,
+    drift_holds: u64,
 }
 
 /// Runs `rule` over `stream` (seconds per iteration, as timed; each
@@ -26,7 +27,7 @@ fn drive(rule: StoppingRule, stream: &[f64]) -> Outcome {
         let values = &stream[at..at + batch as usize];
         at += batch as usize;
         let took = Duration::from_secs_f64(values.iter().sum());
-        match run.record_values(values, took) {
+        match run.record_values(&stream[..at], took) {
             Decision::Continue(n) => {
                 assert!(n >= 1);
                 batch = n;
@@ -34,7 +35,8 @@ fn drive(rule: StoppingRule, stream: &[f64]) -> Outcome {
             }
             Decision::Stop(reason) => {
                 assert_eq!(run.iterations(), at as u64);
-                return Outcome { iterations: run.iterations(), reason, batches, mean: run.moments().mean() };
+                let (iterations, mean, drift_holds) = (run.iterations(), run.moments().mean(), run.drift_holds());
+                return Outcome { iterations, reason, batches, mean, drift_holds };
             }
         }
     }
@@ -136,7 +138,7 @@ fn batch_means_as_values() {
     let mut used = 0;
     while let Decision::Continue(n) = d {
         let k = (n as usize).div_ceil(50);
-        d = run.record(&Moments::of(&values[used..used + k]), 50 * k as u64, Duration::ZERO);
+        d = run.record(&Moments::of(&values[used..used + k]), 50 * k as u64, Duration::ZERO, &values[..used + k]);
         used += k;
     }
     assert_eq!(d, Decision::Stop(StopReason::Precision));
@@ -197,5 +199,170 @@ fn floor_and_time_option_grammar() {
                 .starts_with(&format!("--max-time-per-size '{bad}': ")),
             "{bad}"
         );
+    }
+}
+
+/// `a` then `b`: a size whose mode changes after `a.len()` iterations.
+fn then(mut a: Vec<f64>, b: Vec<f64>) -> Vec<f64> {
+    a.extend(b);
+    a
+}
+
+/// Runs of `fast` and `slow` (normal noise of `sd` relative), each run
+/// `min_run` to `2 min_run` iterations long, starting fast.
+fn switching(n: usize, fast: f64, slow: f64, sd: f64, min_run: usize, seed: u64) -> Vec<f64> {
+    let mut r = Rng::new(seed);
+    let (mut out, mut level) = (Vec::with_capacity(n), fast);
+    while out.len() < n {
+        let run = min_run + (r.next_u64() % (min_run as u64 + 1)) as usize;
+        for _ in 0..run.min(n - out.len()) {
+            out.push((level * (1.0 + sd * r.normal())).max(level * 1e-3));
+        }
+        level = if level == fast { slow } else { fast };
+    }
+    out
+}
+
+#[test]
+fn the_drift_test_judges_halves_of_batch_means() {
+    // Too few values for eight batches of three: no verdict.
+    assert_eq!(drifts(&constant(23, 1.0), 0.05), None);
+    assert_eq!(drifts(&constant(24, 1.0), 0.05), Some(false));
+    // A step from 1 to 2 in the middle, with a little noise: drift.
+    let step = then(gaussian(50, 1.0, 0.01, 1), gaussian(50, 2.0, 0.01, 2));
+    assert_eq!(drifts(&step, 0.05), Some(true));
+    // The same step, smaller than the target: not enough to matter.
+    let small = then(gaussian(50, 1.0, 0.001, 1), gaussian(50, 1.03, 0.001, 2));
+    assert_eq!(drifts(&small, 0.05), Some(false));
+    assert_eq!(drifts(&small, 0.01), Some(true));
+    // One long stall, 100 times an iteration, in a steady series: its
+    // batch's mean and its half's spread grow together; no drift.
+    let mut stall = gaussian(200, 1.0, 0.05, 3);
+    stall[150] = 100.0;
+    assert_eq!(drifts(&stall, 0.05), Some(false));
+    // Only the last 8b values count: 7 wild ones in front are left out.
+    let front = then(constant(7, 50.0), constant(24, 1.0));
+    assert_eq!(drifts(&front, 0.05), Some(false));
+}
+
+/// The rule's behaviour on seeded synthetic series (deterministic: the
+/// same seeds every run), 500 of each, driven through the whole rule as a
+/// size would be. A steady series is "held" when the drift test held it
+/// back at least once after its interval was met: a false alarm, which
+/// costs one doubling of that size's iterations. Measured with these
+/// seeds (iterations as the mean over seeds):
+///
+/// | steady series (target, floor, ceiling) | held | stopped for precision | iterations |
+/// |---|---:|---:|---:|
+/// | normal, 10% sd (5%, 10, 100) | 3.4% | 100% | 25.8 |
+/// | normal, 10% sd (1%, 100, 10000) | 4.6% | 100% | 433 |
+/// | log-normal, sigma 0.3 (5%, 10, 1000) | 2.8% | 100% | 160 |
+/// | autocorrelated 0.5, 10% sd (2%, 100, 10000) | 4.2% | 100% | 112 |
+/// | 2% noise, 1% stalls of Pareto length (5%, 10, 1000) | 0.0% | 99.6% | 54.0 |
+///
+/// A 5% test holds about 5% of steady sizes; fewer where the halves must
+/// also differ by more than a target that is wide against the noise, and
+/// none with stalls (a stall is one batch's, and leaves t near 1).
+///
+/// For drifting series, osu_bibw-like (5% target, floor 10, ceiling 100),
+/// what counts is the value the size stops on, against OSU's fixed count's
+/// (the mean of all 100): "near" is within the 5% target of it. The rule
+/// without the drift test stopped at the floor wherever the floor's ten
+/// values alone met the interval; the last column is how often it so
+/// stopped outside the target.
+///
+/// | drifting series (5% sd) | held | near | iterations | old rule: stopped outside |
+/// |---|---:|---:|---:|---:|
+/// | fast 1.0 for 10-16 iterations, then slow 1.6 | 0% | 100% | 70.6 | 95.6% |
+/// | linear, 1.0 to 2.0 over 100 iterations | 85.8% | 85.8% | 89.2 | 89.0% |
+/// | runs of 12-24 fast 1.0 and slow 1.6 | 0% | 89.8% | 88.0 | 95.4% |
+///
+/// A mode change in the first 24 iterations is caught by the 24 values
+/// a precision stop needs and by the mixture's wide interval, not by the
+/// drift test (the few fast values fill one batch, which the test reads
+/// as a stall); a trend is the drift test's (86% caught at its first
+/// test, at 24 iterations, where the halves differ by about twice the
+/// target; every one caught runs to the ceiling). The misses of the
+/// switching series are the interval's: long runs of one mode make the
+/// mixture's mean move between 24 and 100. About a second in a debug
+/// build.
+#[test]
+fn the_drift_test_rarely_holds_steady_series_and_catches_drift() {
+    const SEEDS: u64 = 500;
+    // (name, rule, series of a seed)
+    type Series = Box<dyn Fn(u64) -> Vec<f64>>;
+    let steady: Vec<(&str, StoppingRule, Series)> = vec![
+        ("normal 5%", StoppingRule::new(pct(5.0), 10, 100, None), Box::new(|s| gaussian(100, 1.0, 0.1, s))),
+        ("normal 1%", StoppingRule::new(pct(1.0), 100, 10_000, None), Box::new(|s| gaussian(10_000, 1.0, 0.1, s))),
+        ("log-normal", StoppingRule::new(pct(5.0), 10, 1000, None), Box::new(|s| log_normal(1000, 1.0, 0.3, s))),
+        (
+            "autocorrelated",
+            StoppingRule::new(pct(2.0), 100, 10_000, None),
+            Box::new(|s| autocorrelated(10_000, 1.0, 0.1, 0.5, s)),
+        ),
+        ("stalls", StoppingRule::new(pct(5.0), 10, 1000, None), Box::new(|s| heavy_tailed(1000, 1.0, 0.01, s))),
+    ];
+    for (name, rule, series) in &steady {
+        let (mut held, mut precise, mut iterations) = (0, 0, 0);
+        for seed in 1..=SEEDS {
+            let o = drive(*rule, &series(seed));
+            held += u64::from(o.drift_holds > 0);
+            precise += u64::from(o.reason == StopReason::Precision);
+            iterations += o.iterations;
+        }
+        let share = |k: u64| k as f64 / SEEDS as f64;
+        eprintln!(
+            "{name}: held {:.1}%, stopped for precision {:.1}%, mean iterations {:.1}",
+            100.0 * share(held),
+            100.0 * share(precise),
+            iterations as f64 / SEEDS as f64
+        );
+        assert!(share(held) <= 0.07, "{name}: held {held} of {SEEDS}");
+        assert!(share(precise) >= 0.98, "{name}: stopped for precision {precise} of {SEEDS}");
+    }
+    let bibw_like = StoppingRule::new(pct(5.0), 10, 100, None);
+    let drifting_series: Vec<(&str, Series)> = vec![
+        (
+            "mode change",
+            Box::new(|s| {
+                let fast_for = 10 + (s % 7) as usize;
+                then(gaussian(fast_for, 1.0, 0.05, s), gaussian(100 - fast_for, 1.6, 0.08, s + 1000))
+            }),
+        ),
+        ("trend", Box::new(|s| drifting(100, 1.0, 2.0, 0.05, s))),
+        ("switching", Box::new(|s| switching(100, 1.0, 1.6, 0.05, 12, s))),
+    ];
+    for (name, series) in &drifting_series {
+        let (mut held, mut close, mut iterations, mut old_off) = (0, 0, 0, 0);
+        for seed in 1..=SEEDS {
+            let stream = series(seed);
+            // What OSU's fixed count reports: the mean of all 100.
+            let fixed = Moments::of(&stream[..100]).mean();
+            let near = |mean: f64| (mean / fixed - 1.0).abs() <= 0.05;
+            // The rule without the drift test stopped at the floor where
+            // the floor's interval alone was within the target.
+            let floor = Moments::of(&stream[..10]);
+            old_off += u64::from(mean_ci(&floor).unwrap().relative_half_width() <= 0.05 && !near(floor.mean()));
+            let o = drive(bibw_like, &stream);
+            held += u64::from(o.drift_holds > 0);
+            close += u64::from(near(o.mean));
+            iterations += o.iterations;
+        }
+        let share = |k: u64| k as f64 / SEEDS as f64;
+        eprintln!(
+            "{name}: held {:.1}%, within 5% of the fixed count's value {:.1}% (the old rule's stop at the \
+             floor outside it {:.1}%), mean iterations {:.1}",
+            100.0 * share(held),
+            100.0 * share(close),
+            100.0 * share(old_off),
+            iterations as f64 / SEEDS as f64
+        );
+        let least = match *name {
+            "trend" => 0.8,
+            "switching" => 0.85,
+            _ => 0.95,
+        };
+        assert!(share(close) >= least, "{name}: within 5% {close} of {SEEDS}");
+        assert!(share(old_off) >= 0.5, "{name}: the old rule was off {old_off} of {SEEDS}");
     }
 }
