@@ -59,7 +59,10 @@ fn hdr_reference_against_shared_memory_reports_failures() {
     );
     let summary = r.stdout.lines().last().unwrap();
     assert!(summary.starts_with("FAIL: 23 reference sizes in 1 table"), "{summary}");
-    assert!(r.stderr.is_empty(), "no notes expected: {}", r.stderr);
+    // No notes; only, on a busy machine, the line that says the measured
+    // run's host was busy (its record's load: procs::load).
+    let busy = format!("commbench compare: run {}: the host was busy: ", csv.display());
+    assert!(r.stderr.lines().all(|l| l.starts_with(&busy)), "no notes expected: {}", r.stderr);
 
     // The same, allowing every failure, passes.
     let r = commbench(&["compare", &data("seed_osu_bw.txt"), path_str(csv), "--allowed-failures", "23"]);

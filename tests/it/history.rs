@@ -307,7 +307,7 @@ fn history_from_a_newer_version_is_refused_with_one_line() {
         assert_eq!(
             r.our_stderr_lines(),
             [format!(
-                "commbench history: {}: schema version 9 is newer than this commbench knows (2): use a newer commbench",
+                "commbench history: {}: schema version 9 is newer than this commbench knows (3): use a newer commbench",
                 db.display()
             )]
         );
