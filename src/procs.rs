@@ -3,7 +3,10 @@
 //! told from a later one that was given the same pid. Used by the signal
 //! thread (are rank 0's neighbours still there?) and by the readers that
 //! end a run record nobody could end (are its ranks gone?). Also how busy
-//! the host is ([`under_load`]), for the tests' limits on a hang.
+//! the host is ([`under_load`]), for the tests' limits on a hang, and what
+//! competed with a rank during its run ([`load`]).
+
+pub mod load;
 
 /// What /proc says of one process.
 #[derive(Clone, Debug, PartialEq, Eq)]

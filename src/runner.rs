@@ -632,6 +632,12 @@ impl Session<'_> {
     ) -> Ending {
         let job = self.job;
         let ending = self.measure(t, kernel, self.plan, sinks.as_mut(), record.as_ref());
+        // Every rank's last look at what competed with it, outside any
+        // timed loop (every rank gets here: a failed output aborted).
+        let loads = job::gather_loads(&job.world);
+        if let Some(r) = record.as_ref() {
+            r.update(|r| r.run.keep_loads(loads));
+        }
         let ending = self.judge_efficiency(ending, record.as_ref());
         job.step(Step::Finish);
         if std::env::var_os(memory::REPORT_ENV).is_some() {

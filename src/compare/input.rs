@@ -62,7 +62,8 @@ pub(crate) fn run_info(path: &Path) -> Result<Option<RunInfo>, String> {
         .or_else(|| word("/transport").and_then(|t| t.rsplit('-').next()))
         .and_then(Memory::from_word);
     let status = word("/status").map(String::from);
-    Ok(Some(RunInfo { hosts, mpi_library, world_size, memory, options, status }))
+    let busy = crate::procs::load::busy_line_of_record(&v);
+    Ok(Some(RunInfo { hosts, mpi_library, world_size, memory, options, status, busy }))
 }
 
 /// A device-buffer marker in a file name (`osu_bw-DD.txt`,

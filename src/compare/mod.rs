@@ -167,6 +167,11 @@ pub fn main(args: &[String]) -> i32 {
             return 2;
         }
     }
+    if !report.summary.ok {
+        for line in busy_lines(&reference.tables, &runs) {
+            crate::diag::say_printable(&format!("commbench compare: {line}"));
+        }
+    }
     for run in &report.summary.incomplete_runs {
         crate::diag::say_printable(&format!(
             "commbench compare: {run}: its results are not trusted: the comparison fails"
@@ -191,6 +196,23 @@ fn incomplete_runs(runs: &[model::Table]) -> Vec<String> {
         let Some(info) = t.run.as_ref().filter(|i| !i.completed()) else { continue };
         let line = format!("{}: the run record says '{}'", t.path, info.status.as_deref().unwrap_or_default());
         if seen.insert(line.clone()) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// Beside a failing verdict: each file, reference or run, whose run record
+/// says its host was busy during the run (crate::procs::load), as
+/// `reference <file>: the host was busy: load 8.2 on 2 cores during the
+/// run`.
+pub(crate) fn busy_lines(reference: &[model::Table], runs: &[model::Table]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let sides = reference.iter().map(|t| ("reference", t)).chain(runs.iter().map(|t| ("run", t)));
+    for (side, t) in sides {
+        let Some(busy) = t.run.as_ref().and_then(|i| i.busy.as_deref()) else { continue };
+        let line = format!("{side} {}: {busy}", t.path);
+        if !out.contains(&line) {
             out.push(line);
         }
     }

@@ -213,6 +213,9 @@ pub struct RunInfo {
     /// The record's `status` (`complete`, `running`, `error` ...), if it
     /// has one.
     pub status: Option<String>,
+    /// The line saying the run's host was busy during it
+    /// (crate::procs::load's rule over the record's ranks), if it was.
+    pub busy: Option<String>,
 }
 
 impl RunInfo {

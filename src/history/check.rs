@@ -348,6 +348,9 @@ pub fn run(c: &Connection, r: &Request) -> i32 {
             print!("{out}");
         }
     }
+    if !report.summary.ok || curve_failed {
+        busy_lines(c, &histories, r.last).iter().for_each(|l| say(l));
+    }
     for line in &incomplete {
         say(&format!("{line}: its results are not trusted: the check fails"));
     }
@@ -410,6 +413,32 @@ fn second_look(report: &mut judge::Report, bases: &[(&Incoming, Vec<StoredRun>)]
         }
     }
     changed
+}
+
+/// Beside a failing verdict: the checked runs and the baseline runs
+/// (the last `last` of each series, as judged) whose host was busy during
+/// the run (crate::procs::load), one line each: `the run checked 'x':
+/// the host was busy: load 8.2 on 2 cores during the run`, `baseline run
+/// 3 (2026-12-03T10:02:42Z): ...`.
+pub(crate) fn busy_lines(c: &Connection, histories: &[(&Incoming, Vec<StoredRun>)], last: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, history) in histories {
+        if let Some(b) = &i.busy {
+            out.push(format!("the run checked '{}': {b}", i.label));
+        }
+        let others: Vec<&StoredRun> = history.iter().filter(|h| h.run_key != i.run_key).collect();
+        for run in &others[others.len().saturating_sub(last)..] {
+            let busy: Option<String> =
+                c.query_row("SELECT busy FROM runs WHERE id = ?1", [run.id], |r| r.get(0)).ok().flatten();
+            if let Some(b) = busy {
+                let line = format!("baseline run {} ({}): {b}", run.id, date_text(&run.started_utc));
+                if !out.contains(&line) {
+                    out.push(line);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// One line on stderr, escaped as untrusted text (it names runs, files

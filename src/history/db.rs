@@ -5,7 +5,7 @@
 //! WAL mode, so two `commbench history add` at once (two suites ending
 //! together) neither corrupt it nor lose a run.
 //!
-//! Schema version 2 (see docs/history.md):
+//! Schema version 3 (see docs/history.md):
 //! - `meta(key, value)`: `schema_version`, `created_utc`.
 //! - `runs`: one row per measured table (benchmark and datatype of one
 //!   results file) with everything its series key is built of.
@@ -13,6 +13,9 @@
 //!
 //! Version 1 had no `runs.series_key` column and no index on it; the
 //! step to 2 adds both and fills the column from the other columns.
+//! Version 2 had no `runs.busy`, `runs.max_load1` and `runs.online_cpus`
+//! (what competed with the run: crate::procs::load); the step to 3 adds
+//! them empty (NULL: not known) for the runs already stored.
 //!
 //! The file is opened as carefully as every other results file
 //! (`report::safe_file`): never through a symbolic link (a link at its
@@ -27,7 +30,7 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
 /// The schema this code writes.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// How long a writer waits for another's lock before giving up.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -71,7 +74,7 @@ type Step = fn(&Connection) -> rusqlite::Result<()>;
 
 /// `STEPS[i]` brings a file from version `i` to `i + 1`; version 0 is a
 /// new, empty file.
-const STEPS: &[Step] = &[create_v1, v1_to_v2];
+const STEPS: &[Step] = &[create_v1, v1_to_v2, v2_to_v3];
 
 fn create_v1(c: &Connection) -> rusqlite::Result<()> {
     c.execute_batch(CREATE_V1)?;
@@ -94,6 +97,18 @@ fn v1_to_v2(c: &Connection) -> rusqlite::Result<()> {
         c.execute("UPDATE runs SET series_key = ?1 WHERE id = ?2", params![key.text(), id])?;
     }
     c.execute_batch("CREATE INDEX runs_by_series ON runs (series_key, started_utc)")
+}
+
+/// Version 3: what competed with each run on its host, from its run
+/// record: the line saying its host was busy (NULL for a quiet run), the
+/// highest 1-minute load any rank saw and that host's online CPUs. Runs
+/// stored before keep NULL: not known.
+fn v2_to_v3(c: &Connection) -> rusqlite::Result<()> {
+    c.execute_batch(
+        "ALTER TABLE runs ADD COLUMN busy TEXT;
+         ALTER TABLE runs ADD COLUMN max_load1 REAL;
+         ALTER TABLE runs ADD COLUMN online_cpus INTEGER;",
+    )
 }
 
 /// Why the history file cannot be used.
@@ -435,7 +450,14 @@ mod tests {
             .unwrap();
         }
         let c = open(&path, Mode::Write).unwrap();
-        assert_eq!(version(&c).unwrap(), Ok(2));
+        assert_eq!(version(&c).unwrap(), Ok(SCHEMA_VERSION));
+        // Version 3's columns, empty for a run stored before them.
+        let busy: (Option<String>, Option<f64>, Option<i64>) = c
+            .query_row("SELECT busy, max_load1, online_cpus FROM runs WHERE id = 7", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .unwrap();
+        assert_eq!(busy, (None, None, None));
         let (key, started): (String, String) = c
             .query_row("SELECT series_key, started_utc FROM runs WHERE id = 7", [], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap();
@@ -461,7 +483,7 @@ mod tests {
         // Opening it again changes nothing.
         drop(c);
         let c = open(&path, Mode::Write).unwrap();
-        assert_eq!(version(&c).unwrap(), Ok(2));
+        assert_eq!(version(&c).unwrap(), Ok(SCHEMA_VERSION));
     }
 
     /// The second defence, for a link planted after [`checked_path`]
@@ -496,13 +518,13 @@ mod tests {
         let path = d.path().join("sub/h.sqlite");
         let c = open(&path, Mode::Write).unwrap();
         assert_eq!(version(&c).unwrap(), Ok(SCHEMA_VERSION));
-        c.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'", []).unwrap();
+        c.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'", []).unwrap();
         drop(c);
         let e = open(&path, Mode::Write).unwrap_err().to_string();
         assert_eq!(
             e,
             format!(
-                "{}: schema version 3 is newer than this commbench knows (2): use a newer commbench",
+                "{}: schema version 4 is newer than this commbench knows (3): use a newer commbench",
                 path.display()
             )
         );

@@ -50,6 +50,12 @@ pub(crate) struct Incoming {
     pub medians: Vec<(u64, f64, Option<f64>)>,
     /// The table as compare's reader gave it (what `history check` judges).
     pub table: Table,
+    /// What competed with the run (crate::procs::load), from its record:
+    /// the line saying its host was busy, the highest 1-minute load a rank
+    /// saw and that host's online CPUs.
+    pub busy: Option<String>,
+    pub max_load1: Option<f64>,
+    pub online_cpus: Option<usize>,
 }
 
 /// Why a results file is not taken: unreadable or cut short (`cut`), or
@@ -265,6 +271,9 @@ pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result
     let mut sorted_hosts = hosts.clone();
     sorted_hosts.sort();
     sorted_hosts.dedup();
+    let busy = info.as_ref().and_then(|i| i.busy.clone());
+    let (max_load1, online_cpus) =
+        record.as_ref().and_then(crate::procs::load::highest_load_of_record).unwrap_or_default();
     let mut out = Vec::new();
     for t in &parsed.tables {
         let key = SeriesKey {
@@ -296,6 +305,9 @@ pub fn read(csv: &Path, system: Option<&str>, notes: &mut Vec<String>) -> Result
             status: info.as_ref().and_then(|i| i.status.clone()).unwrap_or_else(|| "complete".into()),
             source: shown.clone(),
             table: t.clone(),
+            busy: busy.clone(),
+            max_load1,
+            online_cpus,
         });
     }
     Ok(out)
@@ -395,8 +407,9 @@ pub fn store(c: &mut Connection, runs: &[Incoming]) -> rusqlite::Result<usize> {
         let k = &r.key;
         let n = tx.execute(
             "INSERT INTO runs (run_key, started_utc, label, system, hosts, benchmark, backend, memory, datatype, np, \
-             placement, mpi_library, options, status, source, added_utc, series_key) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) \
+             placement, mpi_library, options, status, source, added_utc, series_key, busy, max_load1, \
+             online_cpus) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) \
              ON CONFLICT (run_key) DO NOTHING",
             params![
                 r.run_key,
@@ -415,7 +428,10 @@ pub fn store(c: &mut Connection, runs: &[Incoming]) -> rusqlite::Result<usize> {
                 r.status,
                 r.source,
                 now,
-                k.text()
+                k.text(),
+                r.busy,
+                r.max_load1,
+                r.online_cpus.map(|n| n as i64)
             ],
         )?;
         if n == 0 {

@@ -636,6 +636,7 @@ pub(crate) fn rank_info(world: &World, env: &LauncherEnv, placement: Option<&Ran
         placement: placement.cloned(),
         path_end: None,
         lane_ends: Vec::new(),
+        load: Some(crate::procs::load::RankLoad { before: crate::procs::load::begin(), ..Default::default() }),
     }
 }
 
@@ -650,6 +651,14 @@ pub(crate) fn gather_ranks(
     let mine = RankInfo { path_end: end, lane_ends, ..rank_info(world, env, placement) };
     let mine = serde_json::to_vec(&mine).unwrap_or_default();
     world.gather_bytes(&mine).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect()
+}
+
+/// What every rank saw competing with it over the run
+/// (crate::procs::load), in rank order, at rank 0 (empty elsewhere;
+/// collective): its last sample is taken now, after the last size.
+pub(crate) fn gather_loads(world: &World) -> Vec<Option<crate::procs::load::RankLoad>> {
+    let mine = serde_json::to_vec(&crate::procs::load::finish()).unwrap_or_default();
+    world.gather_bytes(&mine).iter().map(|b| serde_json::from_slice(b).ok().flatten()).collect()
 }
 
 /// A watchdog action that marks the shared record as timed out and

@@ -232,6 +232,7 @@ mod tests {
             local_rank: Some(rank),
             path_end: None,
             lane_ends: Vec::new(),
+            load: None,
             placement: Some(RankPlacement {
                 policy: BindPolicy::Nic,
                 cores: cores.to_vec(),

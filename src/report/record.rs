@@ -157,6 +157,13 @@ pub struct RankInfo {
     /// its first's); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lane_ends: Vec<crate::peak::RankEnd>,
+    /// What competed with the rank for its CPUs: the host's load, steal,
+    /// the rank's involuntary switches and migrations, at its start,
+    /// between sizes and at its end (crate::procs::load). `after` is
+    /// filled when the run measured to its end; absent in older records
+    /// and where the host does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::procs::load::RankLoad>,
 }
 
 /// Iteration counts and thresholds in force.
@@ -342,6 +349,25 @@ impl RunHeader {
                 .map(|(gathered_bytes, gathers)| StartupCost { gathered_bytes, gathers }),
             environment: relevant_environment(),
         }
+    }
+
+    /// Keeps what each rank saw competing with it over the run (in rank
+    /// order, as gathered at its end: crate::procs::load::finish), over
+    /// what the ranks said at the start.
+    pub fn keep_loads(&mut self, loads: Vec<Option<crate::procs::load::RankLoad>>) {
+        for (r, load) in self.ranks.iter_mut().zip(loads) {
+            if load.is_some() {
+                r.load = load;
+            }
+        }
+    }
+
+    /// The line that says the run's host was busy during it (the busiest
+    /// host, named where the run had several), by crate::procs::load's
+    /// rule; None for a quiet run or a record without loads.
+    pub fn busy_line(&self) -> Option<String> {
+        let ranks = self.ranks.iter().filter_map(|r| Some((r.rank, r.host.as_str(), r.load.as_ref()?)));
+        crate::procs::load::busiest(ranks).map(|b| b.line(self.hosts.len() > 1))
     }
 
     /// Marks the run ended now (a timeout ended here keeps this process's
@@ -675,6 +701,7 @@ pub(crate) mod samples {
             placement: None,
             path_end: None,
             lane_ends: Vec::new(),
+            load: None,
         }
     }
 
@@ -772,6 +799,27 @@ mod tests {
         let mut h = header();
         h.end(RunStatus::Complete, None, 0);
         assert_eq!((h.status, h.exit_code, h.end_utc.is_some()), (RunStatus::Complete, Some(0), true));
+    }
+
+    /// The loads gathered at the end land on their ranks, and the busy
+    /// line names the host only where the run had several.
+    #[test]
+    fn loads_kept_and_the_busy_line() {
+        use crate::procs::load::{RankLoad, Sample};
+        let mut h = header();
+        assert_eq!(h.busy_line(), None);
+        let busy = RankLoad {
+            before: Sample { load1: Some(8.2), online_cpus: Some(2), ..Sample::default() },
+            ..RankLoad::default()
+        };
+        h.keep_loads(vec![None, Some(busy.clone())]);
+        assert_eq!((h.ranks[0].load.as_ref(), h.ranks[1].load.as_ref()), (None, Some(&busy)));
+        assert_eq!(h.busy_line().as_deref(), Some("the host was busy: load 8.2 on 2 cores during the run"));
+        h.hosts.push("b".into());
+        assert_eq!(h.busy_line().as_deref(), Some("the host a was busy: load 8.2 on 2 cores during the run"));
+        // Through the record's JSON, as compare and history read it.
+        let v = serde_json::to_value(&h).unwrap();
+        assert_eq!(crate::procs::load::busy_line_of_record(&v), h.busy_line());
     }
 
     /// Every status keeps the word earlier records (and the tests, and

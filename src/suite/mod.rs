@@ -371,6 +371,7 @@ fn read_back(dir: &Path, results: &mut [BenchResult]) -> ReadBack {
             back.library = Some(run.mpi.library_version.clone());
         }
         b.placement = summary::placement_line(&run);
+        b.busy = run.busy_line();
         b.placement_warnings = run.placement_warnings;
     }
     back
@@ -497,6 +498,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
             placement_warnings: Vec::new(),
             precision: None,
             noise_flags: Vec::new(),
+            busy: None,
         });
     }
 
@@ -679,6 +681,7 @@ mod tests {
             placement_warnings: Vec::new(),
             precision: None,
             noise_flags: Vec::new(),
+            busy: None,
         };
         // A run killed before it ended: still `running`, no end time.
         let mut run = samples::header();

@@ -52,6 +52,10 @@ pub(crate) struct BenchResult {
     pub precision: Option<PrecisionTally>,
     /// Its sizes whose noise verdict is not `ok`, e.g. `8 B: drift`.
     pub noise_flags: Vec<String>,
+    /// The line saying its host was busy during its run, from its run
+    /// record (crate::procs::load's rule); absent for a quiet run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub busy: Option<String>,
 }
 
 /// What `--precision` did to one benchmark's sizes.
@@ -468,6 +472,15 @@ pub(crate) fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots:
         );
     }
 
+    let busy: Vec<&str> = r.benchmarks.iter().filter(|b| b.busy.is_some()).map(|b| b.benchmark.as_str()).collect();
+    if !busy.is_empty() {
+        let _ = writeln!(
+            o,
+            "**Host busy during: {}** (something else competed for the CPUs: read their figures with care).\n",
+            busy.join(", ")
+        );
+    }
+
     let _ = writeln!(o, "## Environment\n");
     let mut env: Vec<Vec<String>> = vec![
         vec!["date".into(), format!("{} to {}", r.started_utc, r.finished_utc)],
@@ -530,7 +543,9 @@ pub(crate) fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots:
                 s => format!("**{}**", s.word().to_uppercase()),
             };
             let mut note = b.detail.clone().unwrap_or_default();
-            for n in &b.notes {
+            // A busy host is flagged beside the status (its line is in
+            // the benchmark's section).
+            for n in b.notes.iter().map(String::as_str).chain(b.busy.as_ref().map(|_| "host busy")) {
                 if !note.is_empty() {
                     note.push_str("; ");
                 }
@@ -590,6 +605,9 @@ pub(crate) fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots:
             let n = b.noise_flags.len();
             let list = printable(&list);
             let _ = writeln!(o, "\n**Noise flagged** at {n} size{}: {list}", if n == 1 { "" } else { "s" });
+        }
+        if let Some(busy) = &b.busy {
+            let _ = writeln!(o, "\n**Host busy:** {}", printable(busy));
         }
         if let Some(p) = &b.placement {
             let _ = writeln!(o, "\nRanks: {}", printable(p));
@@ -800,6 +818,7 @@ mod tests {
             placement_warnings: vec!["ranks 0-1 share one core (core 0) on h1".into()],
             precision: None,
             noise_flags: vec![],
+            busy: None,
         };
         SuiteReport {
             schema: SCHEMA.into(),
@@ -857,6 +876,25 @@ mod tests {
         let osu = SuiteReport { binaries: Maker::Osu, ..r };
         let md = render(&osu, &tables, &[]);
         assert!(md.contains("| binaries | `/b` (OSU's own: no run records; CSV made from their output) |"), "{md}");
+    }
+
+    /// A benchmark whose run record says its host was busy is flagged at
+    /// the top, in the status table and in its section, and suite.json
+    /// keeps the line; a quiet one is not flagged.
+    #[test]
+    fn busy_hosts_are_flagged() {
+        let mut r = report();
+        let md = render(&r, &HashMap::new(), &[]);
+        assert!(!md.contains("busy"), "{md}");
+        assert!(!serde_json::to_string(&r.benchmarks[0]).unwrap().contains("busy"));
+        let line = "the host was busy: load 8.2 on 2 cores during the run";
+        r.benchmarks[0].busy = Some(line.into());
+        let md = render(&r, &HashMap::new(), &[]);
+        assert!(md.contains("**Host busy during: osu_latency** ("), "{md}");
+        assert!(md.contains("| [osu_latency](#osu_latency) | passed | 0 | 2 | 1.2 s | host busy |"), "{md}");
+        assert!(md.contains(&format!("\n**Host busy:** {line}\n")), "{md}");
+        let v = serde_json::to_value(&r.benchmarks[0]).unwrap();
+        assert_eq!(v["busy"], line);
     }
 
     /// Rows as a `--precision` run writes them: the reasons and counts

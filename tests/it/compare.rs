@@ -59,7 +59,10 @@ fn hdr_reference_against_shared_memory_reports_failures() {
     );
     let summary = r.stdout.lines().last().unwrap();
     assert!(summary.starts_with("FAIL: 23 reference sizes in 1 table"), "{summary}");
-    assert!(r.stderr.is_empty(), "no notes expected: {}", r.stderr);
+    // No notes; only, on a busy machine, the line that says the measured
+    // run's host was busy (its record's load: procs::load).
+    let busy = format!("commbench compare: run {}: the host was busy: ", csv.display());
+    assert!(r.stderr.lines().all(|l| l.starts_with(&busy)), "no notes expected: {}", r.stderr);
 
     // The same, allowing every failure, passes.
     let r = commbench(&["compare", &data("seed_osu_bw.txt"), path_str(csv), "--allowed-failures", "23"]);
@@ -666,4 +669,61 @@ fn names_from_files_reach_no_terminal_raw() {
     assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
     assert_eq!(raw_controls(&r.stderr), [], "{}", r.stderr);
     assert!(r.stderr.trim_end().ends_with(": \\u{1b}]0;owned\\u{7} broken"), "{}", r.stderr);
+}
+
+/// The measured run's CSV and record copied into `dir` as `name`, every
+/// rank's `load` as given (the record's other fields as the run wrote
+/// them): a run whose record says what competed with it, without making
+/// real load in a test.
+fn with_load(dir: &Path, name: &str, load: &serde_json::Value) -> PathBuf {
+    let (csv, _) = measured();
+    let to = dir.join(format!("{name}.csv"));
+    std::fs::copy(csv, &to).unwrap();
+    let mut rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(csv.with_extension("json")).unwrap()).unwrap();
+    for r in rec["ranks"].as_array_mut().unwrap() {
+        r["load"] = load.clone();
+    }
+    std::fs::write(to.with_extension("json"), rec.to_string()).unwrap();
+    to
+}
+
+/// A failing verdict on a run whose record says load 8.2 on 2 cores
+/// prints the line that says the host was busy; a quiet run's failure,
+/// and a busy run that passes, print none.
+#[test]
+fn a_failing_verdict_says_the_host_was_busy() {
+    let d = tempfile::tempdir().unwrap();
+    let quiet = serde_json::json!({
+        "before": {"at_s": 0.0, "load1": 0.9, "online_cpus": 2},
+        "after": {"at_s": 3.0, "load1": 1.4, "online_cpus": 2},
+        "max_load1": 1.4
+    });
+    let busy = serde_json::json!({
+        "before": {"at_s": 0.0, "load1": 6.0, "online_cpus": 2},
+        "after": {"at_s": 3.0, "load1": 8.2, "online_cpus": 2},
+        "max_load1": 8.2
+    });
+    let reference = with_load(d.path(), "ref", &quiet);
+    let busy_run = with_load(d.path(), "loaded", &busy);
+    let quiet_run = with_load(d.path(), "quiet", &quiet);
+    // No bandwidth reaches a petabyte a second: every size fails.
+    let floor = ["--min-bw", "1000000000"];
+    let r = commbench(&[&["compare", path_str(&reference), path_str(&busy_run)][..], &floor].concat());
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    let line =
+        format!("commbench compare: run {}: the host was busy: load 8.2 on 2 cores during the run", busy_run.display());
+    assert!(r.stderr.lines().any(|l| l == line), "{}", r.stderr);
+    assert!(!r.stdout.contains("busy"), "the report itself is unchanged: {}", r.stdout);
+    // A busy reference is named as the reference.
+    let r = commbench(&[&["compare", path_str(&busy_run), path_str(&quiet_run)][..], &floor].concat());
+    assert!(r.stderr.contains(&format!("commbench compare: reference {}: the host was busy", busy_run.display())));
+    // Quiet: the same failure, no such line.
+    let r = commbench(&[&["compare", path_str(&reference), path_str(&quiet_run)][..], &floor].concat());
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(!r.stderr.contains("busy"), "{}", r.stderr);
+    // Busy, but nothing failed: nothing to explain.
+    let r = commbench(&["compare", path_str(&reference), path_str(&busy_run)]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(!r.stderr.contains("busy"), "{}", r.stderr);
 }

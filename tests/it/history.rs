@@ -72,7 +72,7 @@ fn history_add_is_idempotent_and_show_lists_the_series() {
     let r = history(&db, &["show"]);
     assert_eq!(r.code, Some(0), "{r:?}");
     let lines: Vec<&str> = r.stdout.lines().collect();
-    assert_eq!(lines[0], format!("history {} (schema 2): 5 runs in 1 series", db.display()));
+    assert_eq!(lines[0], format!("history {} (schema 3): 5 runs in 1 series", db.display()));
     let series = lines.iter().find(|l| l.contains("bandwidth")).unwrap();
     let cells: Vec<&str> = series.split_whitespace().collect();
     assert_eq!(
@@ -97,7 +97,7 @@ fn history_add_is_idempotent_and_show_lists_the_series() {
     );
     let r = history(&db, &["show", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     assert_eq!(v["series"].as_array().unwrap().len(), 1);
     assert_eq!(v["series"][0]["runs"], 5);
     assert_eq!(v["runs"].as_array().unwrap().len(), 5);
@@ -291,6 +291,68 @@ fn history_check_passes_like_runs_and_fails_a_slower_plateau() {
     assert!(slow_passed.is_empty(), "slowed runs passed: {slow_passed:#?}");
 }
 
+/// The record at `csv`'s side with every rank saying it saw the 1-minute
+/// load `load` on 2 online CPUs (written here: real load in a test would
+/// make it depend on timing).
+fn set_load(csv: &Path, load: f64) {
+    let path = csv.with_extension("json");
+    let mut rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let sample = serde_json::json!({"at_s": 0.0, "load1": load, "online_cpus": 2});
+    let ranks: Vec<serde_json::Value> = ["n1", "n2"]
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            serde_json::json!({"rank": i, "host": h, "pid": 1, "cpus": "0", "cpu_count": 1, "local_rank": 0,
+                               "load": {"before": sample, "after": sample, "max_load1": load}})
+        })
+        .collect();
+    rec["ranks"] = ranks.into();
+    std::fs::write(&path, rec.to_string()).unwrap();
+}
+
+/// Beside a failing verdict, `history check` says which of the checked
+/// run and the baseline runs it judged against had a busy host (the
+/// history keeps the line of each run it stored); a quiet run's failure,
+/// and a pass, get no such line.
+#[test]
+fn history_check_says_which_runs_had_a_busy_host() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("history.sqlite");
+    for r in steady(&d.path().join("res")) {
+        set_load(&r, 1.0);
+    }
+    assert_eq!(history(&db, &["add", s(&d.path().join("res"))]).code, Some(0));
+    // Quiet and failing: no line.
+    let quiet = write_run(&d.path().join("new"), "quiet", "2026-11-07T10:00:00.000Z", 9000.0, "complete", 64, 100);
+    set_load(&quiet, 1.5);
+    let r = history(&db, &["check", s(&quiet)]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(!r.stderr.contains("busy"), "{r:?}");
+    // Busy and failing: the line, for the run checked.
+    let busy = write_run(&d.path().join("new"), "busy", "2026-11-07T11:00:00.000Z", 9000.0, "complete", 64, 100);
+    set_load(&busy, 8.2);
+    let checked = "commbench history: the run checked 'busy': the host n1 was busy: load 8.2 on 2 cores during the run";
+    let r = history(&db, &["check", s(&busy)]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert_eq!(r.our_stderr_lines().iter().filter(|l| l.contains("busy")).collect::<Vec<_>>(), [&checked]);
+    // Busy but passing: nothing to explain.
+    let r = history(&db, &["check", s(&busy), "--tolerance", "30%"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(!r.stderr.contains("busy"), "{r:?}");
+    // A baseline run stored from a busy host (run 6) is named too, while
+    // it is among the runs judged against.
+    let loaded = write_run(&d.path().join("res2"), "loaded", "2026-11-06T10:00:00.000Z", 12000.0, "complete", 64, 100);
+    set_load(&loaded, 5.0);
+    assert_eq!(history(&db, &["add", s(&loaded)]).code, Some(0));
+    let base = "commbench history: baseline run 6 (2026-11-06T10:00:00Z): the host n1 was busy: load 5.0 on 2 cores \
+                during the run";
+    let r = history(&db, &["check", s(&busy)]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert_eq!(r.our_stderr_lines().iter().filter(|l| l.contains("busy")).collect::<Vec<_>>(), [&checked, &base]);
+    let r = history(&db, &["check", s(&quiet)]);
+    assert_eq!(r.our_stderr_lines().iter().filter(|l| l.contains("busy")).collect::<Vec<_>>(), [&base]);
+}
+
 #[test]
 fn history_check_needs_a_baseline_of_the_same_series() {
     let d = tempfile::tempdir().unwrap();
@@ -336,7 +398,7 @@ fn history_from_a_newer_version_is_refused_with_one_line() {
         assert_eq!(
             r.our_stderr_lines(),
             [format!(
-                "commbench history: {}: schema version 9 is newer than this commbench knows (2): use a newer commbench",
+                "commbench history: {}: schema version 9 is newer than this commbench knows (3): use a newer commbench",
                 db.display()
             )]
         );

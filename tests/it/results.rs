@@ -191,6 +191,20 @@ fn run_record_describes_the_run() {
         assert!(!rk["cpus"].as_str().unwrap().is_empty());
         assert!(rk["cpu_count"].as_u64().unwrap() >= 1);
         assert!(r["hosts"].as_array().unwrap().contains(&rk["host"]));
+        // What competed with the rank: this host's load and CPUs at its
+        // start and end, its own switches, and a look between sizes after
+        // each of the CSV's sizes, in order (procs::load).
+        let load = &rk["load"];
+        for s in [&load["before"], &load["after"]] {
+            assert!(s["load1"].as_f64().is_some_and(|l| l >= 0.0), "{load}");
+            assert!(s["online_cpus"].as_u64().is_some_and(|n| n >= 1), "{load}");
+            assert!(s["cpu_ticks"].as_u64().is_some() && s["involuntary_switches"].as_u64().is_some(), "{load}");
+        }
+        assert!(load["before"]["at_s"].as_f64() <= load["after"]["at_s"].as_f64(), "{load}");
+        assert!(load["max_load1"].as_f64() >= load["before"]["load1"].as_f64(), "{load}");
+        let seen: Vec<u64> = load["sizes"].as_array().unwrap().iter().map(|s| s["size"].as_u64().unwrap()).collect();
+        let csv_sizes: Vec<u64> = o.csv.iter().map(|r| r["size_bytes"].parse().unwrap()).collect();
+        assert_eq!(seen, csv_sizes, "{load}");
     }
     assert_eq!(r["environment"]["OMPI_COMM_WORLD_SIZE"], "2");
     assert_eq!(r["iteration_policy"]["small_iterations"], 10);

@@ -148,6 +148,8 @@ pub fn run<T: Transport, K: Kernel<T>>(
                 }
             }
             emit_point(&mut sinks, &rows, opts.verbose, program, &mut on_row)?;
+            // What competed with this rank, between sizes: never timed.
+            crate::procs::load::note_size(size);
             if failed {
                 return Ok(Ending::ValidationFailed { size });
             }

@@ -43,6 +43,9 @@ fn incoming(means: &[f64], medians: &[f64]) -> Incoming {
         source: String::new(),
         points: r.points,
         medians: r.medians,
+        busy: None,
+        max_load1: None,
+        online_cpus: None,
         table: Table { benchmark: "osu_latency".into(), ..Table::default() },
     }
 }
