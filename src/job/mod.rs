@@ -619,7 +619,19 @@ impl<R: Serialize> RecordFile<R> {
             return Ok(());
         }
         h.end(ending.status(), ending.detail(), exit_code);
-        record::write_json(&*r, &self.path)
+        let mut written = record::write_json(&*r, &self.path);
+        // On a full disk the end must fit the room the record was written
+        // with: the ranks' load samples are what it can spare, the
+        // per-size ones first, then all (the record's other facts stay).
+        for all in [false, true] {
+            match &written {
+                Err(e) if crate::report::safe_file::is_full(e) && (self.header)(&mut r).shed_loads(all) => {
+                    written = record::write_json(&*r, &self.path);
+                }
+                _ => break,
+            }
+        }
+        written
     }
 }
 

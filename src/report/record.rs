@@ -362,6 +362,22 @@ impl RunHeader {
         }
     }
 
+    /// Drops the ranks' load samples taken between sizes, or (`all`) every
+    /// load fact, so that an end fits the room a record kept on a full
+    /// disk; true when something was dropped.
+    pub(crate) fn shed_loads(&mut self, all: bool) -> bool {
+        let mut dropped = false;
+        for r in &mut self.ranks {
+            if all {
+                dropped |= r.load.take().is_some();
+            } else if let Some(l) = r.load.as_mut().filter(|l| !l.sizes.is_empty()) {
+                l.sizes.clear();
+                dropped = true;
+            }
+        }
+        dropped
+    }
+
     /// The line that says the run's host was busy during it (the busiest
     /// host, named where the run had several), by crate::procs::load's
     /// rule; None for a quiet run or a record without loads.

@@ -118,8 +118,9 @@ fn on_full_tmpfs(cwd: &Path, results_dir: Option<&str>) -> Run {
 }
 
 /// The pages the run record of the same run takes while it runs (with its
-/// 2 KiB of room for its end), from that run on an ordinary disk in
-/// `cwd/m` (a name as long as the tmpfs's `t`).
+/// 2 KiB of room for its end), from that run's ended record on an ordinary
+/// disk in `cwd/m` (a name as long as the tmpfs's `t`), less what only its
+/// end holds.
 fn record_pages(cwd: &Path, results_dir: Option<&str>, sizes: &str) -> usize {
     let m = cwd.join("m");
     std::fs::create_dir(&m).unwrap();
@@ -131,7 +132,18 @@ fn record_pages(cwd: &Path, results_dir: Option<&str>, sizes: &str) -> usize {
     let run = run_cmd(c, Duration::from_secs(60));
     assert_eq!(run.code, Some(0), "{run:?}");
     let json = files_with_ext(&m.join(results_dir.unwrap_or("results")), "json");
-    let bytes = std::fs::metadata(&json[0]).unwrap().len() as usize;
+    // The record as it was while running: the ranks' load facts gathered
+    // at the end (the last sample, the highest load, one sample per size)
+    // were not in it yet.
+    let mut rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json[0]).unwrap()).unwrap();
+    for rank in rec["ranks"].as_array_mut().into_iter().flatten() {
+        if let Some(load) = rank.get_mut("load").and_then(|l| l.as_object_mut()) {
+            for end_only in ["after", "max_load1", "max_runnable", "sizes"] {
+                load.remove(end_only);
+            }
+        }
+    }
+    let bytes = serde_json::to_string_pretty(&rec).unwrap().len() + 1;
     (bytes + 2048).div_ceil(4096)
 }
 
