@@ -153,6 +153,15 @@ impl Baseline {
     }
 }
 
+/// The family a band is for: how many distinct sizes `sizes` holds (at
+/// least 1).
+pub(crate) fn family(sizes: impl IntoIterator<Item = u64>) -> usize {
+    let mut s: Vec<u64> = sizes.into_iter().collect();
+    s.sort_unstable();
+    s.dedup();
+    s.len().max(1)
+}
+
 /// The baseline of `values` (value, its run's ci95_rel_pct), its band
 /// for one new run checked with `family` sizes in all (at least 1); None
 /// for no value above 0 (a log needs one; a value of 0 or below is left

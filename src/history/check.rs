@@ -52,10 +52,7 @@ pub(crate) fn date_text(t: &str) -> String {
 /// The number of sizes `points` hold of `metric`: the family a check's
 /// bands are for (see [`baseline::baseline`]).
 pub(crate) fn family(points: &[(u64, Quantity, f64, Option<f64>)], metric: Quantity) -> usize {
-    let mut sizes: Vec<u64> = points.iter().filter(|p| p.1 == metric).map(|p| p.0).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    sizes.len().max(1)
+    baseline::family(points.iter().filter(|p| p.1 == metric).map(|p| p.0))
 }
 
 /// The baseline of `runs` (oldest first) as compare reference tables,
@@ -168,12 +165,7 @@ pub(crate) fn departure_lines(
             Some(i) => i.points.iter().filter(|p| p.1 == metric).map(|p| p.0).collect(),
             None => entries.iter().flat_map(|e| e.run.points.iter().filter(|p| p.1 == metric).map(|p| p.0)).collect(),
         };
-        let family = {
-            let mut a = all.clone();
-            a.sort_unstable();
-            a.dedup();
-            a.len().max(1)
-        };
+        let family = baseline::family(all.iter().copied());
         let chosen = if sizes.is_empty() { baseline::key_sizes(&all) } else { sizes.to_vec() };
         let what = if metrics.len() > 1 { format!(" {}", metric.name()) } else { String::new() };
         for size in chosen {

@@ -53,12 +53,7 @@ pub fn chart(key: &SeriesKey, runs: &[StoredRun], sizes: &[u64], last: usize) ->
     let has = |m: Quantity| runs.iter().any(|r| r.points.iter().any(|p| p.1 == m));
     let metric = [Quantity::Bandwidth, Quantity::Latency, Quantity::MessageRate].into_iter().find(|m| has(*m))?;
     let all: Vec<u64> = runs.iter().flat_map(|r| r.points.iter().filter(|p| p.1 == metric).map(|p| p.0)).collect();
-    let family = {
-        let mut a = all.clone();
-        a.sort_unstable();
-        a.dedup();
-        a.len().max(1)
-    };
+    let family = baseline::family(all.iter().copied());
     let chosen = if sizes.is_empty() { baseline::key_sizes(&all) } else { sizes.to_vec() };
     let mut lines = Vec::new();
     for size in chosen {
