@@ -9,19 +9,23 @@
 //! panic instead; the panic hook recognises it and ends the job the same
 //! way, without calling it an internal error.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
-static PROGRAM: OnceLock<&'static str> = OnceLock::new();
+static PROGRAM: Mutex<Option<&'static str>> = Mutex::new(None);
 
-/// Names the program the lines of [`crate::backend::world::World::fail`]
-/// start with (set once, by the job).
+/// Names the program the lines of [`crate::backend::world::World::fail`],
+/// the panic hook, the watchdog and the signal thread start with: set by
+/// the job, and again for each benchmark of a shared launch (`commbench
+/// suite --one-launch`).
 pub(crate) fn set_program(name: &'static str) {
-    let _ = PROGRAM.set(name);
+    if let Ok(mut p) = PROGRAM.lock() {
+        *p = Some(name);
+    }
 }
 
 /// The program's name for a failure line (`commbench` before it is set).
 pub fn program() -> &'static str {
-    PROGRAM.get().copied().unwrap_or("commbench")
+    PROGRAM.lock().ok().and_then(|p| *p).unwrap_or("commbench")
 }
 
 /// What ends the run record after such a failure: the line and the exit
@@ -35,6 +39,14 @@ static RECORD_END: Mutex<Option<RecordEnd>> = Mutex::new(None);
 pub(crate) fn set_record_end(f: RecordEnd) {
     if let Ok(mut slot) = RECORD_END.lock() {
         *slot = Some(f);
+    }
+}
+
+/// Forgets how to end the run record: the record it ended is finished
+/// (the next benchmark of a shared launch has none yet).
+pub(crate) fn clear_record_end() {
+    if let Ok(mut slot) = RECORD_END.lock() {
+        *slot = None;
     }
 }
 

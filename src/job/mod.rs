@@ -113,7 +113,10 @@ pub(crate) fn end_world(world: World, code: i32) {
 /// payload is a failure of the GPU or a library and is said as it is; any
 /// other panic is a bug and says so.
 pub(crate) fn install_panic_hook(name: &'static str) {
+    crate::fatal::set_program(name);
     std::panic::set_hook(Box::new(move |info| {
+        // The program running now (a shared launch runs several).
+        let name = crate::fatal::program();
         let line = match info.payload().downcast_ref::<crate::fatal::Fatal>() {
             // A failure of the GPU or the library, not of commbench.
             Some(crate::fatal::Fatal(line)) => format!("{name}: {line}"),
@@ -264,14 +267,13 @@ impl Job {
     ) -> Result<Job, i32> {
         let name = cfg.name;
         install_panic_hook(name);
-        crate::fatal::set_program(name);
         let progress = Arc::new(Progress::default());
         let on_fire: Arc<Mutex<Option<OnFire>>> = Arc::new(Mutex::new(None));
         // Before any other thread starts (the watchdog's, MPI's), so that
         // only the signal thread takes them.
         let watch = Arc::new(signals::Watch::default());
         if signals::block() {
-            signals::start(name, progress.clone(), cfg.timeout, watch.clone());
+            signals::start(progress.clone(), cfg.timeout, watch.clone());
             if env.rank.is_some() {
                 // The launcher's end now reaches the signal thread, which
                 // ends the run record.
@@ -281,9 +283,9 @@ impl Job {
         let survey = Arc::new(std::sync::OnceLock::new());
         if let Some(timeout) = cfg.timeout {
             let rank = env.rank.map(|r| r.to_string()).unwrap_or_else(|| "?".into());
-            let who = format!("{name} rank {rank} on {}", topo::hostname());
+            let whose = format!("rank {rank} on {}", topo::hostname());
             let (progress, on_fire, survey) = (progress.clone(), on_fire.clone(), survey.clone());
-            watchdog::start(watchdog::Watch { progress, timeout, who, name, on_fire, survey });
+            watchdog::start(watchdog::Watch { progress, timeout, whose, on_fire, survey });
         }
         let start = Utc::now();
         // Binding and NIC variables must be in place before MPI starts.
@@ -545,6 +547,26 @@ impl Job {
             }));
         }
         self.watch.follow(place, rank, local);
+    }
+
+    /// Readies the started job for the next benchmark of a shared launch
+    /// (`commbench suite --one-launch`, src/runner/sequence.rs): its name in
+    /// every line, its command line and start in its run record, the
+    /// watchdog's position back at the start, this rank's load trace begun
+    /// again, and nothing left that would end the previous benchmark's run
+    /// record, which has ended. Every rank calls it.
+    pub(crate) fn next_benchmark(&mut self, name: &'static str, argv: Vec<String>) {
+        self.name = name;
+        self.argv = argv;
+        self.start = Utc::now();
+        crate::fatal::set_program(name);
+        crate::fatal::clear_record_end();
+        if let Ok(mut slot) = self.on_fire.lock() {
+            *slot = None;
+        }
+        self.watch.disarm();
+        self.progress.enter(Step::Startup, None, 0);
+        crate::procs::load::restart();
     }
 
     /// Marks the watchdog's position.

@@ -226,6 +226,20 @@ impl Watch {
         }
     }
 
+    /// Forgets the record and the ranks it watched: that run has ended (a
+    /// shared launch's next benchmark arms its own).
+    pub(crate) fn disarm(&self) {
+        if let Ok(mut m) = self.marker.lock() {
+            *m = None;
+        }
+        if let Ok(mut p) = self.peers.lock() {
+            p.clear();
+        }
+        if let Ok(mut f) = self.follow.lock() {
+            *f = None;
+        }
+    }
+
     /// A rank other than 0: where rank 0's record is, for [`on_signal`].
     /// `local` is this rank's index among the ranks of its node.
     pub fn follow(&self, place: RecordPlace, rank: usize, local: usize) {
@@ -284,12 +298,14 @@ impl Watch {
     }
 }
 
-/// Starts the signal thread (after [`block`]). `name` prefixes its line;
-/// `timeout` is the job's `--timeout`.
-pub fn start(name: &'static str, progress: Arc<Progress>, timeout: Option<Duration>, watch: Arc<Watch>) {
+/// Starts the signal thread (after [`block`]). The program running at the
+/// time ([`crate::fatal::program`]) prefixes its line; `timeout` is the
+/// job's `--timeout`.
+pub fn start(progress: Arc<Progress>, timeout: Option<Duration>, watch: Arc<Watch>) {
     let spawned = std::thread::Builder::new().name("commbench-signals".into()).spawn(move || {
         let mut failed: Option<Instant> = None;
         loop {
+            let name = crate::fatal::program();
             if let Some(sig) = wait(POLL) {
                 on_signal(name, sig, &progress, timeout, &watch);
             }
@@ -318,7 +334,7 @@ pub fn start(name: &'static str, progress: Arc<Progress>, timeout: Option<Durati
         }
     });
     if let Err(e) = spawned {
-        crate::say!("{name}: cannot watch for signals: {e}");
+        crate::say!("{}: cannot watch for signals: {e}", crate::fatal::program());
     }
 }
 

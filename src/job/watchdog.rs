@@ -156,21 +156,27 @@ impl Progress {
 pub(crate) type OnFire = Box<dyn Fn(&str) + Send>;
 
 /// The watchdog's setting: what it watches, for how long, and how it names
-/// this process (`who`: "osu_latency rank 1 on host x"; `name`: the
-/// program).
+/// this process (`whose`: "rank 1 on host x", after the program running
+/// at the time, [`crate::fatal::program`]: a shared launch runs several).
 pub struct Watch {
     pub progress: Arc<Progress>,
     pub timeout: Duration,
-    pub who: String,
-    pub name: &'static str,
+    pub whose: String,
     pub on_fire: Arc<Mutex<Option<OnFire>>>,
     /// Set once MPI is up ([`Survey::open`]).
     pub survey: Arc<OnceLock<Survey>>,
 }
 
+impl Watch {
+    /// "osu_latency rank 1 on host x": the program running now.
+    fn who(&self) -> String {
+        format!("{} {}", crate::fatal::program(), self.whose)
+    }
+}
+
 /// Starts the watchdog thread.
 pub fn start(w: Watch) {
-    let who = w.who.clone();
+    let who = w.who();
     thread::Builder::new()
         .name("commbench-watchdog".into())
         .spawn(move || watch(w))
@@ -207,7 +213,7 @@ fn watch(w: Watch) {
             continue;
         }
         match w.survey.get() {
-            None => fire(&w, vec![describe(&w.who, timeout, now)]),
+            None => fire(&w, vec![describe(&w.who(), timeout, now)]),
             Some(s) if s.rank == 0 => {
                 if asked.is_some_and(|t| t.elapsed() < again) {
                     continue;
@@ -218,13 +224,13 @@ fn watch(w: Watch) {
                 if answers.iter().any(|(_, a)| a.as_ref().is_ok_and(|a| a.still_ms < limit)) {
                     continue;
                 }
-                let (lines, table) = report(w.name, timeout, &answers);
+                let (lines, table) = report(crate::fatal::program(), timeout, &answers);
                 crate::report::record::keep_hang_table(table);
                 fire(&w, lines);
             }
             Some(s) => {
                 if still >= timeout + grace && !s.asked_within(grace) {
-                    fire(&w, vec![describe(&w.who, timeout, now)]);
+                    fire(&w, vec![describe(&w.who(), timeout, now)]);
                 }
             }
         }

@@ -375,6 +375,14 @@ pub fn begin() -> Sample {
     trace.load.before.clone()
 }
 
+/// Forgets this process's run as sampled so far: the next [`begin`] starts
+/// another (a shared launch's next benchmark).
+pub fn restart() {
+    if let Ok(mut t) = TRACE.lock() {
+        *t = None;
+    }
+}
+
 /// A sample after size `size` was measured, where [`begin`] was called
 /// (nothing otherwise: a test of the measurement with stand-in ranks).
 pub fn note_size(size: usize) {
