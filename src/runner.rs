@@ -8,6 +8,7 @@
 
 mod lanes;
 mod plan_record;
+pub mod sequence;
 
 use std::cell::RefCell;
 use std::io::{self, Write};
@@ -48,8 +49,45 @@ pub fn main<B: Bench + Launch<<B as Bench>::Needs>>() -> ! {
 /// Runs benchmark `B` with the process's arguments over the transport its
 /// options chose; returns the exit status.
 pub fn run<B: Bench + Launch<<B as Bench>::Needs>>() -> i32 {
-    run_with(<B as Registered>::ENTRY, B::message_bytes, |s: &Session| B::measure(s))
+    run_with(Runs::bench::<B>())
 }
+
+/// What runs one benchmark on a started job: its entry, its buffer memory
+/// on one rank for `--dry-run` ([`Bench::message_bytes`]), and its
+/// measurement. Its binary runs it once ([`run_with`]); `commbench suite
+/// --one-launch` runs several on one job (sequence.rs), from [`RUNS`].
+#[derive(Clone, Copy)]
+pub(crate) struct Runs {
+    pub entry: Entry,
+    pub message_bytes: fn(&Plan, usize) -> u128,
+    pub measure: fn(&Session) -> Ending,
+}
+
+impl Runs {
+    /// A [`Bench`], over the transport its options chose.
+    const fn bench<B: Bench + Launch<<B as Bench>::Needs>>() -> Runs {
+        Runs { entry: <B as Registered>::ENTRY, message_bytes: B::message_bytes, measure: B::measure }
+    }
+
+    /// A one-sided benchmark: MPI windows in host memory.
+    const fn rma<B: crate::bench::rma::RmaBench + Registered>() -> Runs {
+        Runs { entry: B::ENTRY, message_bytes: |p, _| crate::bench::rma::message_bytes(p), measure: measure_rma::<B> }
+    }
+
+    /// osu_init or osu_hello: the start-up row instead of a measurement.
+    const fn startup<B: Registered>() -> Runs {
+        Runs { entry: B::ENTRY, message_bytes: |_, _| 0, measure: |s: &Session| s.startup() }
+    }
+}
+
+/// Makes [`RUNS`] from the benchmarks' one list.
+macro_rules! runs {
+    ($($kind:ident $($seg:ident)::+),* $(,)?) => {
+        /// Every benchmark's [`Runs`], in [`crate::bench::BENCHMARKS`]' order.
+        pub(crate) const RUNS: &[Runs] = &[$(Runs::$kind::<crate::bench::$($seg)::+>()),*];
+    };
+}
+crate::bench::every_benchmark!(runs);
 
 /// How a benchmark whose kernel needs `N` is run: over which transport for
 /// each `--backend` that has `N`. Each implementation names a transport
@@ -201,18 +239,18 @@ pub fn main_rma<B: crate::bench::rma::RmaBench + Registered>() -> ! {
 /// [`run`] for a one-sided benchmark: MPI windows in host memory (the
 /// options refuse other backends and `-d`).
 pub(crate) fn run_rma<B: crate::bench::rma::RmaBench + Registered>() -> i32 {
-    run_with(
-        B::ENTRY,
-        |p, _| crate::bench::rma::message_bytes(p),
-        |s: &Session| {
-            let refused = crate::bench::rma::library_refuses(B::OP, &s.opts.datatypes, &s.job.world.library_version());
-            if s.job.everywhere(refused.map_or(Ok(()), Err)).is_none() {
-                return setup_failed();
-            }
-            let t = MpiHost::new(&s.job.world);
-            s.run(&t, |p, _| crate::bench::rma::message_bytes(p), crate::bench::rma::RmaKernel::new::<B>)
-        },
-    )
+    run_with(Runs::rma::<B>())
+}
+
+/// A one-sided benchmark's measurement, once its library is known to
+/// have the operation for the run's datatypes.
+fn measure_rma<B: crate::bench::rma::RmaBench + Registered>(s: &Session) -> Ending {
+    let refused = crate::bench::rma::library_refuses(B::OP, &s.opts.datatypes, &s.job.world.library_version());
+    if s.job.everywhere(refused.map_or(Ok(()), Err)).is_none() {
+        return setup_failed();
+    }
+    let t = MpiHost::new(&s.job.world);
+    s.run(&t, |p, _| crate::bench::rma::message_bytes(p), crate::bench::rma::RmaKernel::new::<B>)
 }
 
 #[cfg(ucx)]
@@ -233,21 +271,22 @@ fn run_ucx<B: Pt2ptBench>(s: &Session) -> Ending {
 /// Runs osu_init or osu_hello (`B`) and exits the process with its
 /// status.
 pub fn main_startup<B: Registered>() -> ! {
-    let code = run_startup(B::ENTRY);
+    let code = run_startup::<B>();
     let _ = io::stdout().flush();
     job::exit(code)
 }
 
 /// osu_init or osu_hello: the shared options and job start, then the
 /// start-up row instead of a measurement (bench/startup/init.rs says why).
-pub(crate) fn run_startup(entry: Entry) -> i32 {
-    run_with(entry, |_, _| 0, |s: &Session| s.startup())
+pub(crate) fn run_startup<B: Registered>() -> i32 {
+    run_with(Runs::startup::<B>())
 }
 
 /// Options, the job's start-up, `measure` on a started session, and the
 /// end: what every OSU binary does around its measurement. `message_bytes`
 /// is the benchmark's buffer memory on one rank, for `--dry-run`.
-fn run_with(entry: Entry, message_bytes: fn(&Plan, usize) -> u128, measure: impl FnOnce(&Session) -> Ending) -> i32 {
+fn run_with(runs: Runs) -> i32 {
+    let Runs { entry, message_bytes, measure } = runs;
     let spec = entry.spec;
     topo::hwloc::skip_unused_plugins();
     let argv = job::argv();
@@ -360,21 +399,8 @@ pub(crate) fn run_options(
     if opts.dry_run {
         return dry_run(entry, program, &opts, &env, message_bytes);
     }
-    let mut plan = None;
     let placement = opts.placement.clone();
-    let cfg = JobConfig {
-        name: program,
-        timeout: opts.timeout,
-        placement: &placement,
-        setup_exit: 1,
-        name_shape_lines: false,
-        gpu: opts.accel.is_some() || opts.backend == Backend::Nccl,
-        threads: spec.thread_level(),
-        lanes: opts.lanes(),
-        // nccl-tests' copies run alone where their launcher is another
-        // MPI's (seed 000); the OSU binaries refuse to.
-        alone_runs: front == Front::NcclTests,
-    };
+    let cfg = job_config(front, program, spec, &opts, &placement);
     if opts.backend == Backend::Ucx {
         crate::backend::quiet_ucx_by_default();
     }
@@ -383,42 +409,9 @@ pub(crate) fn run_options(
         println!("#Using NCCL");
         let _ = io::stdout().flush();
     }
+    let mut plan = None;
     let job = match Job::start(cfg, env, |world, gpu| {
-        // A rank per GPU: nccl-tests' -t x -g of them per process, in
-        // this process's communicator (NCCL_TESTS_SPLIT's, whose sizes may
-        // differ: every one sweeps the same sizes in bytes, its counts its own).
-        let group = opts.split.group_of(world.rank(), world.size()).1;
-        let p = Plan::resolve(entry, &opts, group * opts.lanes())?;
-        // nccl-tests' sweep within the job's smallest GPU (every rank
-        // agrees on it, so every rank runs the same sizes).
-        let p = match (front, p.sweep) {
-            (Front::NcclTests, Some(_)) => {
-                // A rank without a GPU (its failure is agreed later)
-                // limits nothing; the cast saturates.
-                let mine = gpu.map_or(f64::INFINITY, |g| g.memory_bytes as f64);
-                let least = world.bcast_u64(world.reduce_f64(mine, crate::backend::ReduceOp::Min) as u64);
-                // And `-d all` as the job's oldest GPU allows.
-                let major = gpu.map_or(f64::INFINITY, |g| f64::from(g.compute_major()));
-                let oldest = world.bcast_u64(world.reduce_f64(major, crate::backend::ReduceOp::Min) as u64);
-                p.within_gpu_memory(least).reducible_on(u32::try_from(oldest).unwrap_or(u32::MAX))
-            }
-            _ => p,
-        };
-        if world.threads() < spec.thread_level() {
-            return Err(crate::spec::JobShapeError::ThreadMultiple);
-        }
-        let p = if p.pairs_from_nodes() {
-            // Every rank off the parent node sends or receives: one pair
-            // each (np/2 on two nodes).
-            let layout = crate::bench::pt2pt::fan::FanLayout::of(world)?;
-            p.with_pairs(world.size() - layout.ppn())
-        } else {
-            p
-        };
-        if let (Some(note), 0) = (&p.note, world.rank()) {
-            say(note);
-        }
-        plan = Some(p);
+        plan = Some(resolve_plan(front, entry, &opts, world, gpu)?);
         Ok::<(), crate::spec::JobShapeError>(())
     }) {
         Ok(j) => j,
@@ -426,7 +419,97 @@ pub(crate) fn run_options(
     };
     // Set by every start that succeeded.
     let Some(plan) = plan else { return 1 };
-    let ending = measure(&Session { front, job: &job, opts: &opts, plan: &plan, spec, paths: RefCell::new(None) });
+    let code = measure_and_conclude(front, &job, program, argv, &opts, &plan, spec, measure);
+    job.finish(code);
+    code
+}
+
+/// What a run of `spec` with `opts` asks of its job.
+pub(crate) fn job_config<'a>(
+    front: Front,
+    program: &'static str,
+    spec: &crate::spec::BenchSpec,
+    opts: &Options,
+    placement: &'a crate::topo::request::PlacementRequest,
+) -> JobConfig<'a> {
+    JobConfig {
+        name: program,
+        timeout: opts.timeout,
+        placement,
+        setup_exit: 1,
+        name_shape_lines: false,
+        gpu: opts.accel.is_some() || opts.backend == Backend::Nccl,
+        threads: spec.thread_level(),
+        lanes: opts.lanes(),
+        // nccl-tests' copies run alone where their launcher is another
+        // MPI's (seed 000); the OSU binaries refuse to.
+        alone_runs: front == Front::NcclTests,
+    }
+}
+
+/// The run's plan on a started world (every rank gets the same), or why
+/// the job cannot run it: rank 0 says the line, every rank ends 1. `gpu`
+/// is the GPU this rank opened.
+pub(crate) fn resolve_plan<'a>(
+    front: Front,
+    entry: Entry,
+    opts: &'a Options,
+    world: &crate::backend::world::World,
+    gpu: Option<&crate::gpu::cuda::GpuInfo>,
+) -> Result<Plan<'a>, crate::spec::JobShapeError> {
+    let spec = entry.spec;
+    // A rank per GPU: nccl-tests' -t x -g of them per process, in
+    // this process's communicator (NCCL_TESTS_SPLIT's, whose sizes may
+    // differ: every one sweeps the same sizes in bytes, its counts its own).
+    let group = opts.split.group_of(world.rank(), world.size()).1;
+    let p = Plan::resolve(entry, opts, group * opts.lanes())?;
+    // nccl-tests' sweep within the job's smallest GPU (every rank
+    // agrees on it, so every rank runs the same sizes).
+    let p = match (front, p.sweep) {
+        (Front::NcclTests, Some(_)) => {
+            // A rank without a GPU (its failure is agreed later)
+            // limits nothing; the cast saturates.
+            let mine = gpu.map_or(f64::INFINITY, |g| g.memory_bytes as f64);
+            let least = world.bcast_u64(world.reduce_f64(mine, crate::backend::ReduceOp::Min) as u64);
+            // And `-d all` as the job's oldest GPU allows.
+            let major = gpu.map_or(f64::INFINITY, |g| f64::from(g.compute_major()));
+            let oldest = world.bcast_u64(world.reduce_f64(major, crate::backend::ReduceOp::Min) as u64);
+            p.within_gpu_memory(least).reducible_on(u32::try_from(oldest).unwrap_or(u32::MAX))
+        }
+        _ => p,
+    };
+    if world.threads() < spec.thread_level() {
+        return Err(crate::spec::JobShapeError::ThreadMultiple);
+    }
+    let p = if p.pairs_from_nodes() {
+        // Every rank off the parent node sends or receives: one pair
+        // each (np/2 on two nodes).
+        let layout = crate::bench::pt2pt::fan::FanLayout::of(world)?;
+        p.with_pairs(world.size() - layout.ppn())
+    } else {
+        p
+    };
+    if let (Some(note), 0) = (&p.note, world.rank()) {
+        say(note);
+    }
+    Ok(p)
+}
+
+/// `measure` on the started `job` with `plan`, then the run's closing
+/// lines; returns the exit status (MPI still up: the caller ends the job,
+/// or runs the next benchmark of a shared launch on it).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn measure_and_conclude(
+    front: Front,
+    job: &Job,
+    program: &str,
+    argv: &[String],
+    opts: &Options,
+    plan: &Plan,
+    spec: &'static crate::spec::BenchSpec,
+    measure: impl FnOnce(&Session) -> Ending,
+) -> i32 {
+    let ending = measure(&Session { front, job, opts, plan, spec, paths: RefCell::new(None) });
     let root = job.is_root();
     let code = front.exit_status(&ending);
     // The last lines before MPI ends: a failing job's other ranks leave
@@ -463,7 +546,6 @@ pub(crate) fn run_options(
         };
         println!(" .. {} pid {}: Test failure ({why})", crate::topo::hostname(), std::process::id());
     }
-    job.finish(code);
     code
 }
 

@@ -28,6 +28,11 @@ const COMMANDS: &[(&str, &str, Entry)] = &[
     ),
     ("gpu-bw", "CUDA copy bandwidth and latency: host<->GPU, within and between GPUs", commbench::gpu_bw::main),
     ("list", "the OSU benchmarks this build has (--long: what each measures)", commbench::list::list_main),
+    (
+        "suite-worker",
+        "(started by `suite --one-launch` on every rank: several benchmarks on one MPI job)",
+        commbench::runner::sequence::main,
+    ),
     ("ab", "run two commands in alternating rounds and compare their OSU tables size by size", commbench::ab::main),
 ];
 
