@@ -118,6 +118,53 @@ fn signal_group(pgid: i32, sig: i32) {
 /// the launcher has exited. The suite's own death (even SIGKILL) sends the
 /// launcher one SIGTERM, from its keeper ([`super::keeper`]).
 pub fn run(argv: &[String], env: &[(String, String)], o: &Output, stop: Stop, progress: &mut Progress) -> Ended {
+    run_split(argv, env, o, stop, progress, &mut Whole { echo: o.echo, record: o.record })
+}
+
+/// What the suite does with a launch's stdout as it lands: one benchmark's
+/// output ([`Whole`]), or several benchmarks' of one shared launch, cut
+/// into each one's files (suite/shared.rs).
+pub(crate) trait Split {
+    /// Whole lines of the launch's stdout (each with its newline).
+    fn stdout(&mut self, lines: &[u8], progress: &mut Progress);
+    /// The run record watched now for the launcher's [`linger`].
+    fn record(&self) -> Option<&Path>;
+    /// Since when `--max-time` counts (None: the launch's start).
+    fn since(&self) -> Option<Instant>;
+}
+
+/// One benchmark's launch: its stdout echoed when asked.
+struct Whole<'a> {
+    echo: bool,
+    record: Option<&'a Path>,
+}
+
+impl Split for Whole<'_> {
+    fn stdout(&mut self, lines: &[u8], progress: &mut Progress) {
+        if self.echo {
+            progress.echo(lines);
+        }
+    }
+
+    fn record(&self) -> Option<&Path> {
+        self.record
+    }
+
+    fn since(&self) -> Option<Instant> {
+        None
+    }
+}
+
+/// [`run`], with the launch's stdout handed to `split` as it lands (it is
+/// in `o.out` too) and the record and `--max-time` it says.
+pub(crate) fn run_split(
+    argv: &[String],
+    env: &[(String, String)],
+    o: &Output,
+    stop: Stop,
+    progress: &mut Progress,
+    split: &mut dyn Split,
+) -> Ended {
     let max_time = stop.max_time;
     let start = Instant::now();
     let failed =
@@ -154,7 +201,7 @@ pub fn run(argv: &[String], env: &[(String, String)], o: &Output, stop: Stop, pr
     let mut interrupted: Option<i32> = None;
     let mut lines = LineBuffer::default();
     let limit = max_time.map(Duration::from_secs_f64);
-    let mut record = RecordWatch { path: o.record, read_at: None, ended: None, lingered: None };
+    let mut record = RecordWatch::new(split.record());
     let mut stopped_at: Option<Instant> = None;
     let mut exited_at: Option<Instant> = None;
     let mut status = None;
@@ -170,6 +217,10 @@ pub fn run(argv: &[String], env: &[(String, String)], o: &Output, stop: Stop, pr
             }
         }
         let now = Instant::now();
+        if split.record() != record.path.as_deref() {
+            // A shared launch's next benchmark: its own record.
+            record = RecordWatch { lingered: record.lingered.take(), ..RecordWatch::new(split.record()) };
+        }
         let signal = crate::job::signals::caught();
         match (&status, limit, stopped_at) {
             (None, _, None) if signal.is_some() => {
@@ -177,7 +228,7 @@ pub fn run(argv: &[String], env: &[(String, String)], o: &Output, stop: Stop, pr
                 signal_group(pgid, signal.unwrap_or(libc::SIGTERM));
                 stopped_at = Some(now);
             }
-            (None, Some(l), None) if now.duration_since(start) > l => {
+            (None, Some(l), None) if now.duration_since(split.since().unwrap_or(start)) > l => {
                 // The launcher ends its ranks on SIGTERM.
                 signal_group(pgid, libc::SIGTERM);
                 stopped_at = Some(now);
@@ -195,8 +246,8 @@ pub fn run(argv: &[String], env: &[(String, String)], o: &Output, stop: Stop, pr
         progress.tick();
         let chunk = follow.next_chunk();
         let more = !chunk.is_empty();
-        if more && o.echo {
-            progress.echo(&lines.push(&chunk));
+        if more {
+            split.stdout(&lines.push(&chunk), progress);
         }
         if !more {
             std::thread::sleep(Duration::from_millis(50));
@@ -208,9 +259,7 @@ pub fn run(argv: &[String], env: &[(String, String)], o: &Output, stop: Stop, pr
         }
     }
     // A last line without its newline still reaches stdout, on its own line.
-    if o.echo {
-        progress.echo(&lines.rest());
-    }
+    split.stdout(&lines.rest(), progress);
     if stopped_at.is_some() {
         // Ranks the launcher left behind.
         signal_group(pgid, libc::SIGKILL);
@@ -254,16 +303,7 @@ pub fn run(argv: &[String], env: &[(String, String)], o: &Output, stop: Stop, pr
         };
     }
     match (st.code(), st.signal()) {
-        (Some(0), _) => Ended { status: Status::Passed, exit_code: Some(0), took, detail: None },
-        (Some(WATCHDOG_EXIT), _) => Ended {
-            status: Status::Timeout,
-            exit_code: Some(WATCHDOG_EXIT),
-            took,
-            detail: failure_reason(&stderr_text).or_else(|| Some("ended by its --timeout watchdog".into())),
-        },
-        (Some(c), _) => {
-            Ended { status: Status::Failed, exit_code: Some(c), took, detail: failure_reason(&stderr_text) }
-        }
+        (Some(c), _) => ended_with(c, took, &stderr_text),
         (None, sig) => Ended {
             status: Status::Failed,
             exit_code: None,
@@ -273,9 +313,24 @@ pub fn run(argv: &[String], env: &[(String, String)], o: &Output, stop: Stop, pr
     }
 }
 
+/// How a benchmark that exited with `code` after `took` ended, and why
+/// (from its stderr) when it did not pass.
+pub(crate) fn ended_with(code: i32, took: Duration, stderr: &str) -> Ended {
+    match code {
+        0 => Ended { status: Status::Passed, exit_code: Some(0), took, detail: None },
+        WATCHDOG_EXIT => Ended {
+            status: Status::Timeout,
+            exit_code: Some(WATCHDOG_EXIT),
+            took,
+            detail: failure_reason(stderr).or_else(|| Some("ended by its --timeout watchdog".into())),
+        },
+        c => Ended { status: Status::Failed, exit_code: Some(c), took, detail: failure_reason(stderr) },
+    }
+}
+
 /// The run record as [`run`] watches it.
-struct RecordWatch<'a> {
-    path: Option<&'a Path>,
+struct RecordWatch {
+    path: Option<std::path::PathBuf>,
     read_at: Option<Instant>,
     /// When the record was first seen ended, with its status and detail.
     ended: Option<(Instant, crate::report::record::RunStatus, Option<String>)>,
@@ -283,13 +338,17 @@ struct RecordWatch<'a> {
     lingered: Option<(crate::report::record::RunStatus, Option<String>)>,
 }
 
-impl RecordWatch<'_> {
+impl RecordWatch {
+    fn new(path: Option<&Path>) -> RecordWatch {
+        RecordWatch { path: path.map(Path::to_path_buf), read_at: None, ended: None, lingered: None }
+    }
+
     /// Whether the launcher (still running at `now`) has outlived the
     /// record's end by [`linger`]; reads the record every
     /// [`RECORD_POLL`] until it says the run ended.
     fn launcher_lingers(&mut self, now: Instant) -> bool {
         use crate::report::record::RunStatus;
-        let Some(path) = self.path else { return false };
+        let Some(path) = self.path.as_deref() else { return false };
         if self.ended.is_none() && self.read_at.is_none_or(|t| now.duration_since(t) >= RECORD_POLL) {
             self.read_at = Some(now);
             if let Some((status, detail)) = crate::report::record_end::status_on_disk(path) {

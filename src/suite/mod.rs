@@ -12,6 +12,7 @@ pub mod binaries;
 pub mod options;
 pub(crate) mod osu_c;
 pub mod plan;
+mod shared;
 pub mod summary;
 
 use std::collections::HashMap;
@@ -97,8 +98,10 @@ struct Job {
 /// stdout. Exit 0, or 1 when a benchmark's plan was refused: its line on
 /// stdout says why, and stderr says it too, one line per distinct reason
 /// naming the benchmarks it refused (a bad option refuses every plan the
-/// same way). A closed stdout ends the listing, not the process.
-fn dry_run(p: &Prepared, argv_for: &dyn Fn(&Job, String) -> Vec<String>) -> i32 {
+/// same way). A closed stdout ends the listing, not the process. With
+/// `one_launch`, which benchmarks would share a launch, and the MPI
+/// start-ups that saves.
+fn dry_run(p: &Prepared, argv_for: &dyn Fn(&Job, String) -> Vec<String>, one_launch: bool) -> i32 {
     let mut total = 0.0;
     // Each distinct reason (as it reads after the benchmarks' names), in
     // the order met, with the benchmarks it refused.
@@ -154,9 +157,30 @@ fn dry_run(p: &Prepared, argv_for: &dyn Fn(&Job, String) -> Vec<String>) -> i32 
             break;
         }
     }
+    let launches = if one_launch {
+        let groups = shared::groups(&p.jobs);
+        for (i, g) in groups.iter().filter(|g| g.len() > 1).enumerate() {
+            let names: Vec<&str> = p.jobs[g.clone()].iter().map(|j| j.spec.name).collect();
+            let _ = writeln!(
+                out,
+                "# shared launch {} (np {}): {}: MPI starts once instead of {} times",
+                i + 1,
+                p.jobs[g.start].layout.np,
+                names.join(", "),
+                g.len()
+            );
+        }
+        format!(
+            " in {} launch(es) with --one-launch ({} MPI start-up(s) saved)",
+            groups.len(),
+            p.jobs.len() - groups.len()
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "# suite: {} benchmark(s), estimated {} of timed iterations on the model above",
+        "# suite: {} benchmark(s){launches}, estimated {} of timed iterations on the model above",
         p.jobs.len(),
         crate::bench::engine::dry_run::human_secs(total)
     );
@@ -273,6 +297,18 @@ fn prepare(s: &Settings) -> Result<Prepared, SuiteError> {
     }
     if !launch::on_path(&launcher.program) {
         return Err(SuiteError::LauncherMissing(launcher.program.clone()));
+    }
+    if s.one_launch && maker == Maker::Osu {
+        return Err(SuiteError::Usage(format!(
+            "--one-launch needs commbench's binaries: OSU's own in {} start MPI in each one",
+            bin_dir.display()
+        )));
+    }
+    if s.one_launch && !find_binary(&bin_dir, "commbench").is_file() {
+        return Err(SuiteError::BinDir(format!(
+            "--one-launch runs `commbench suite-worker`, and there is no commbench in {}",
+            bin_dir.display()
+        )));
     }
     let hosts: Vec<String> = match &s.hostfile {
         Some(p) => hostfile::read(p)?.into_iter().map(|e| e.host).collect(),
@@ -423,7 +459,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
     };
 
     if s.dry_run {
-        return Ok(dry_run(&p, &argv_for));
+        return Ok(dry_run(&p, &argv_for, s.one_launch));
     }
     // Held until every launch (and --locate-on-hang's probes) ended.
     let _tmpdir = launch::own_tmpdir(&p.launcher, &mut env);
@@ -449,10 +485,49 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         dir.display()
     );
     let mut progress = progress::Progress::new(p.jobs.len());
+    let worker = find_binary(&p.bin_dir, "commbench");
+    let groups = if s.one_launch { shared::groups(&p.jobs) } else { Vec::new() };
+    let group_end = |k: usize| groups.iter().find(|g| g.contains(&k)).map_or(k + 1, |g| g.end);
+    let command = |layout: &launch::Layout, program: &Path, args: &[String]| {
+        launch::command(&p.launcher, layout, &ctx, program, args)
+    };
+    let alone = |j: &Job| argv_for(j, dir.join(format!("{}.csv", j.spec.name)).display().to_string());
     let mut results = Vec::new();
-    for (i, j) in p.jobs.iter().enumerate() {
+    let mut launches: Vec<shared::SharedLaunch> = Vec::new();
+    // Benchmarks before this index run one launch each: their shared
+    // launch ended before its first one began.
+    let mut alone_until = 0;
+    let mut k = 0;
+    while k < p.jobs.len() {
+        let end = group_end(k);
+        if end - k >= 2 && k >= alone_until && crate::job::signals::caught().is_none() {
+            let start = shared::Start {
+                worker: &worker,
+                command: &command,
+                alone: &alone,
+                env: &env,
+                dir: &dir,
+                echo: !s.quiet,
+                max_time: s.max_time,
+                number: launches.len() + 1,
+            };
+            let ran = shared::run(&p.jobs, k..end, &start, &mut progress);
+            let began = ran.ended.len();
+            for (i, mut ended) in ran.ended {
+                let j = &p.jobs[i];
+                settle(&dir, j.spec.name, p.maker, &mut ended);
+                results.push(result_of(&dir, j, alone(j), ended, Some(launches.len())));
+            }
+            launches.push(ran.launch);
+            if began == 0 {
+                alone_until = end;
+            }
+            k += began;
+            continue;
+        }
+        let j = &p.jobs[k];
         let name = j.spec.name;
-        let argv = argv_for(j, dir.join(format!("{name}.csv")).display().to_string());
+        let argv = alone(j);
         let ended = match crate::job::signals::caught() {
             Some(sig) => exec::Ended {
                 status: exec::Status::Interrupted,
@@ -461,15 +536,10 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
                 detail: Some(format!("not started: the suite got {}", crate::job::signals::name(sig))),
             },
             None => {
-                progress.start(i, name, &launch::shell_line(&argv));
+                progress.start(k, name, &launch::shell_line(&argv));
                 let mut ended = run_job(j, &argv, &env, &dir, s, p.maker == Maker::Commbench, &mut progress);
                 progress.finish(ended.status.word(), ended.took);
-                let record = dir.join(format!("{name}.json"));
-                if matches!(ended.status, exec::Status::Interrupted | exec::Status::Timeout) {
-                    close_record(&record, &ended);
-                } else if p.maker == Maker::Commbench {
-                    settle_record(&record, &mut ended);
-                }
+                settle(&dir, name, p.maker, &mut ended);
                 ended
             }
         };
@@ -480,26 +550,8 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
                 crate::say!("suite: no CSV for {name}: {e}");
             }
         }
-        let exists = |ext: &str| Some(format!("{name}.{ext}")).filter(|f| dir.join(f).is_file());
-        results.push(BenchResult {
-            benchmark: name.to_string(),
-            status: ended.status,
-            exit_code: ended.exit_code,
-            duration_s: ended.took.as_secs_f64(),
-            detail: ended.detail,
-            layout: j.layout.clone(),
-            command: argv,
-            notes: j.notes.clone(),
-            stdout: format!("{name}.txt"),
-            stderr: format!("{name}.stderr"),
-            csv: exists("csv"),
-            record: exists("json"),
-            placement: None,
-            placement_warnings: Vec::new(),
-            precision: None,
-            noise_flags: Vec::new(),
-            busy: None,
-        });
+        results.push(result_of(&dir, j, argv, ended, None));
+        k += 1;
     }
 
     // PLOTS: the one place where the run's plots are made (`<bench>.svg`
@@ -538,6 +590,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         hosts: back.hosts,
         slurm: p.slurm.clone(),
         benchmarks: results,
+        launches,
         locate,
     };
     let summary_path = dir.join("summary.md");
@@ -555,6 +608,44 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
         return Ok(128 + sig);
     }
     Ok(if report.passed() == report.benchmarks.len() { 0 } else { 1 })
+}
+
+/// A benchmark's run record once its launch ended: ended for it when the
+/// suite stopped it or the launcher left it `running` with every rank gone.
+fn settle(dir: &Path, name: &str, maker: Maker, ended: &mut exec::Ended) {
+    let record = dir.join(format!("{name}.json"));
+    if matches!(ended.status, exec::Status::Interrupted | exec::Status::Timeout) {
+        close_record(&record, ended);
+    } else if maker == Maker::Commbench {
+        settle_record(&record, ended);
+    }
+}
+
+/// The summary's entry for benchmark `j`, run by `command` (its own
+/// launch's; with `launch`, the index of the shared launch that ran it).
+fn result_of(dir: &Path, j: &Job, command: Vec<String>, ended: exec::Ended, launch: Option<usize>) -> BenchResult {
+    let name = j.spec.name;
+    let exists = |ext: &str| Some(format!("{name}.{ext}")).filter(|f| dir.join(f).is_file());
+    BenchResult {
+        benchmark: name.to_string(),
+        status: ended.status,
+        exit_code: ended.exit_code,
+        duration_s: ended.took.as_secs_f64(),
+        detail: ended.detail,
+        layout: j.layout.clone(),
+        command,
+        launch,
+        notes: j.notes.clone(),
+        stdout: format!("{name}.txt"),
+        stderr: format!("{name}.stderr"),
+        csv: exists("csv"),
+        record: exists("json"),
+        placement: None,
+        placement_warnings: Vec::new(),
+        precision: None,
+        noise_flags: Vec::new(),
+        busy: None,
+    }
 }
 
 /// `--locate-on-hang`: searches the hostfile's hosts (else those the
@@ -672,6 +763,7 @@ mod tests {
             detail: None,
             layout: launch::Layout { np: 2, ppn: None, nodes: Some(1) },
             command: Vec::new(),
+            launch: None,
             notes: Vec::new(),
             stdout: format!("{name}.txt"),
             stderr: format!("{name}.stderr"),

@@ -125,6 +125,10 @@ pub(crate) struct SuiteArgs {
     /// Print each benchmark's command line and run nothing
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// Run consecutive benchmarks that need the same job (ranks, placement, --timeout) in one
+    /// launch, so MPI starts once for them: each keeps its own files and values
+    #[arg(long = "one-launch")]
+    pub one_launch: bool,
     /// At the end, add the suite's runs to this history file (`commbench history add`); a run
     /// the history refuses (one that did not complete) is said, the suite's exit status is its own
     #[arg(long, value_name = "FILE")]
@@ -162,6 +166,8 @@ pub struct Settings {
     pub tag: Option<String>,
     pub bin_dir: Option<PathBuf>,
     pub dry_run: bool,
+    /// `--one-launch`: benchmarks that can share a job share one launch.
+    pub one_launch: bool,
     pub quiet: bool,
     pub locate_on_hang: bool,
     pub launcher_args: Vec<String>,
@@ -309,6 +315,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
         tag: a.tag,
         bin_dir: a.bin_dir,
         dry_run: a.dry_run,
+        one_launch: a.one_launch,
         quiet: a.quiet,
         locate_on_hang: a.locate_on_hang,
         launcher_args: a.launcher_args,

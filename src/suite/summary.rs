@@ -35,7 +35,12 @@ pub(crate) struct BenchResult {
     /// Why it did not pass.
     pub detail: Option<String>,
     pub layout: Layout,
+    /// The command line that runs it alone (its own launch's).
     pub command: Vec<String>,
+    /// With `--one-launch`: the index in [`SuiteReport::launches`] of the
+    /// launch it shared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch: Option<usize>,
     /// Suite options this benchmark did not take.
     pub notes: Vec<String>,
     /// Its files in the run directory (names only); missing ones are None.
@@ -172,6 +177,9 @@ pub(crate) struct SuiteReport {
     pub hosts: Vec<String>,
     pub slurm: Option<SlurmInfo>,
     pub benchmarks: Vec<BenchResult>,
+    /// `--one-launch`: the launches benchmarks shared, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub launches: Vec<super::shared::SharedLaunch>,
     /// What `--locate-on-hang` found, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locate: Option<LocateSummary>,
@@ -451,8 +459,82 @@ pub(crate) fn status_lines(r: &SuiteReport, summary_path: &Path) -> String {
         let detail = b.detail.as_ref().map(|d| format!("  {}", printable(d))).unwrap_or_default();
         let _ = writeln!(o, "{:<20} {:<8} {:>6.1} s{detail}", b.benchmark, b.status.word(), b.duration_s);
     }
+    if let Some(line) = r.launches_line() {
+        let _ = writeln!(o, "{line}");
+    }
     let _ = writeln!(o, "{} of {} passed; summary: {}", r.passed(), r.benchmarks.len(), summary_path.display());
     o
+}
+
+impl SuiteReport {
+    /// How many times MPI started: the shared launches, and each benchmark
+    /// that ran in a launch of its own.
+    fn mpi_starts(&self) -> usize {
+        let alone = self
+            .benchmarks
+            .iter()
+            .filter(|b| b.launch.is_none() && !b.detail.as_deref().unwrap_or_default().starts_with("not started"))
+            .count();
+        self.launches.len() + alone
+    }
+
+    /// With `--one-launch`: "one launch: 8 benchmarks, MPI started 1 time
+    /// (7 start-ups saved)".
+    pub(crate) fn launches_line(&self) -> Option<String> {
+        if self.launches.is_empty() {
+            return None;
+        }
+        let ran =
+            self.benchmarks.iter().filter(|b| !b.detail.as_deref().unwrap_or_default().starts_with("not started"));
+        let n = ran.count();
+        let starts = self.mpi_starts();
+        Some(format!(
+            "one launch: {n} benchmark(s), MPI started {starts} time(s) ({} start-up(s) saved)",
+            n.saturating_sub(starts)
+        ))
+    }
+}
+
+/// `--one-launch`: which benchmarks shared which launch.
+fn launches_section(o: &mut String, r: &SuiteReport) {
+    let Some(line) = r.launches_line() else { return };
+    let _ = writeln!(o, "\n## Launches\n");
+    let _ = writeln!(
+        o,
+        "With `--one-launch`, {}. Each benchmark ran on the job as its binary runs alone, with its own files; \
+         the status table's commands run it alone.\n",
+        line.trim_start_matches("one launch: ")
+    );
+    let rows: Vec<Vec<String>> = r
+        .launches
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut ended = l.status.word().to_string();
+            if let Some(d) = &l.detail {
+                ended.push_str(&format!(": {}", printable(d)));
+            }
+            if l.benchmarks.len() < l.planned {
+                ended.push_str(&format!(" ({} of {} began)", l.benchmarks.len(), l.planned));
+            }
+            // The plan is the benchmarks' own command lines (under
+            // Commands); suite.json has the whole line.
+            let mut command = l.command.clone();
+            if let Some(last) = command.last_mut() {
+                *last = "PLAN".into();
+            }
+            vec![
+                (i + 1).to_string(),
+                if l.benchmarks.is_empty() { "none began".into() } else { l.benchmarks.join(", ") },
+                format!("{:.1} s", l.duration_s),
+                ended,
+                code(&crate::launch::shell_line(&command)),
+            ]
+        })
+        .collect();
+    let headers: Vec<String> =
+        ["launch", "benchmarks", "duration", "ended", "command"].iter().map(|s| s.to_string()).collect();
+    table(o, &headers, &rows, usize::MAX);
 }
 
 /// summary.md. `tables` holds each benchmark's key rows, `plots` the image
@@ -564,6 +646,8 @@ pub(crate) fn render(r: &SuiteReport, tables: &HashMap<String, KeyTable>, plots:
     let headers: Vec<String> =
         ["benchmark", "status", "exit", "ranks", "duration", "note"].iter().map(|s| s.to_string()).collect();
     table(&mut o, &headers, &rows, usize::MAX);
+
+    launches_section(&mut o, r);
 
     precision_section(&mut o, r);
 
@@ -809,6 +893,7 @@ mod tests {
             detail: detail.map(String::from),
             layout: Layout { np: 2, ppn: None, nodes: Some(1) },
             command: vec!["mpirun".into(), "-np".into(), "2".into(), format!("/b/{name}")],
+            launch: None,
             notes: vec![],
             stdout: format!("{name}.txt"),
             stderr: format!("{name}.stderr"),
@@ -843,6 +928,7 @@ mod tests {
                 b("osu_latency", Status::Passed, Some(0), None),
                 b("osu_bw", Status::Failed, Some(1), Some("Invalid option [-W]")),
             ],
+            launches: Vec::new(),
             locate: None,
         }
     }

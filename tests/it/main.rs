@@ -31,6 +31,7 @@ mod nccl_lib;
 mod nccl_tests;
 mod neighborhood;
 mod nvbandwidth;
+mod one_launch;
 mod p2p_test;
 mod pairs;
 mod persistent;

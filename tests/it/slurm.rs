@@ -169,14 +169,21 @@ fn mbw_mr_script_under_open_mpi_mpirun() {
     assert!(summary.contains("mpirun -np 2 --map-by ppr:2:node"), "{summary}");
 }
 
+/// With ONE_LAUNCH=1: the four collectives in one srun launch.
 #[test]
 fn collectives_script_full_nodes_and_skipped_1ppn() {
     let _g = mpi_lock();
     let Some(c) = cluster() else { return };
     let work = tempfile::tempdir().unwrap();
     let dir = bin_dir(Mpi::OpenMpi);
-    let job = sbatch(&c, "collectives.sbatch", &[("COMMBENCH_BIN", &dir), ("BENCH_ARGS", SMALL)], work.path());
+    let env = [("COMMBENCH_BIN", dir.as_str()), ("BENCH_ARGS", SMALL), ("ONE_LAUNCH", "1")];
+    let job = sbatch(&c, "collectives.sbatch", &env, work.path());
     assert_ok(&job, &c);
+    assert!(
+        job.output.contains("one launch: 4 benchmark(s), MPI started 1 time(s) (3 start-up(s) saved)"),
+        "{}",
+        job.output
+    );
     assert!(job.output.contains("1 rank per node: skipped (needs 2 or more nodes, this job has 1)"), "{}", job.output);
     for t in ["Barrier", "Allreduce", "Allgather", "All-to-All Personalized Exchange"] {
         assert!(job.output.contains(&format!("# OSU MPI {t}")), "{t}:\n{}", job.output);
