@@ -233,31 +233,7 @@ fn a_benchmark_killed_mid_suite_is_recorded_and_the_rest_run() {
         .args(["-x", "2", "-q", "--bench-args", "bw=-m 1:1 -i 100000000", "--results-dir"])
         .arg(work.path().join("res"))
         .current_dir(work.path());
-    let watcher = std::thread::spawn({
-        let res = work.path().join("res");
-        move || {
-            // osu_bw's record lists its ranks once it runs (it runs for
-            // minutes with this count: it is killed long before it ends).
-            let start = Instant::now();
-            loop {
-                assert!(start.elapsed() < Duration::from_secs(120), "osu_bw never started");
-                let rec = std::fs::read_dir(&res)
-                    .ok()
-                    .and_then(|mut d| d.next())
-                    .and_then(|e| std::fs::read_to_string(e.ok()?.path().join("osu_bw.json")).ok())
-                    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-                let pid =
-                    rec.as_ref().and_then(|r| r["ranks"].as_array()?.iter().find(|x| x["rank"] == 1)?["pid"].as_i64());
-                if let Some(pid) = pid {
-                    std::thread::sleep(Duration::from_millis(500));
-                    // SAFETY: a signal to the benchmark rank this test started.
-                    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-    });
+    let watcher = signal_rank_1(work.path().join("res"), "osu_bw", libc::SIGKILL);
     let run = run_cmd(c, Duration::from_secs(300));
     watcher.join().unwrap();
     run.assert_no_panic();
@@ -287,6 +263,72 @@ fn a_benchmark_killed_mid_suite_is_recorded_and_the_rest_run() {
     assert!(run.stdout.contains("4 of 5 passed"), "{}", run.stdout);
     let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(md.contains("(2 of 5 began)"), "{md}");
+}
+
+/// Sends `sig` to rank 1 of `bench`, as its run record names it, half a
+/// second after the record appears in the one run directory under `res`;
+/// returns the rank's pid.
+fn signal_rank_1(res: PathBuf, bench: &'static str, sig: i32) -> std::thread::JoinHandle<i32> {
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        loop {
+            assert!(start.elapsed() < Duration::from_secs(120), "{bench} never started");
+            let rec = std::fs::read_dir(&res)
+                .ok()
+                .and_then(|mut d| d.next())
+                .and_then(|e| std::fs::read_to_string(e.ok()?.path().join(format!("{bench}.json"))).ok())
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+            let pid =
+                rec.as_ref().and_then(|r| r["ranks"].as_array()?.iter().find(|x| x["rank"] == 1)?["pid"].as_i64());
+            if let Some(pid) = pid {
+                std::thread::sleep(Duration::from_millis(500));
+                // SAFETY: a signal to the benchmark rank this test started.
+                assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
+                return pid as i32;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    })
+}
+
+/// Rank 1 of osu_bw stops (SIGSTOP) mid-suite: the `--timeout` watchdog
+/// ends the job naming osu_bw and the rank that did not answer, osu_bw is
+/// recorded `timeout`, and the rest run on a new launch. About 8 s: the
+/// 3 s watchdog and its 2 s wait for an answer.
+#[test]
+fn a_hang_mid_suite_names_who_stalled_and_the_rest_run() {
+    let _g = mpi_lock();
+    let work = tempfile::tempdir().unwrap();
+    let mut c = Command::new(bin(Mpi::OpenMpi, "commbench"));
+    c.args(["suite", "--one-launch", "--timeout", "3", "--bench", "latency,bw,barrier,allreduce", "-m", "1:64"])
+        .args(["-i", "20", "-x", "2", "-q", "--bench-args", "bw=-m 1:1 -i 100000000", "--results-dir"])
+        .arg(work.path().join("res"))
+        .current_dir(work.path());
+    let stopper = signal_rank_1(work.path().join("res"), "osu_bw", libc::SIGSTOP);
+    let run = run_cmd(c, Duration::from_secs(300));
+    let pid = stopper.join().unwrap();
+    // The stopped rank, if the launcher left it (still stopped: state T).
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    if stat.rsplit(')').next().is_some_and(|s| s.trim_start().starts_with('T')) {
+        // SAFETY: a signal to the stopped rank this test started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    run.assert_no_panic();
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let dir = std::fs::read_dir(work.path().join("res")).unwrap().next().unwrap().unwrap().path();
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("osu_bw.json")).unwrap()).unwrap();
+    assert_eq!(rec["status"], "timeout", "{}", rec["status_detail"]);
+    let detail = rec["status_detail"].as_str().unwrap();
+    assert!(detail.starts_with("osu_bw: no progress on any rank for 3s"), "{detail}");
+    assert!(detail.contains("rank 1 on "), "{detail}");
+    assert!(run.stdout.contains("osu_bw               timeout"), "{}", run.stdout);
+    for b in ["osu_latency", "osu_barrier", "osu_allreduce"] {
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{b}.json"))).unwrap()).unwrap();
+        assert_eq!(r["status"], "complete", "{b}");
+    }
+    assert!(run.stdout.contains("3 of 4 passed"), "{}", run.stdout);
 }
 
 /// The dry run names the shared launches and the start-ups saved; OSU's
