@@ -326,16 +326,24 @@ fn run_with(runs: Runs) -> i32 {
         }
         Ok(Parsed::Run(o)) => *o,
     };
-    if leader && !opts.ignored.is_empty() {
+    if leader {
         // Before MPI starts (only the leader says it), as OSU's osu_init
         // warns before it does.
+        say_ignored(spec, &opts);
+    }
+    run_options(Front::Osu, entry, &argv, env, opts, message_bytes, measure)
+}
+
+/// The warning for options a start-up benchmark ignores (osu_init,
+/// osu_hello), if it was given any.
+pub(crate) fn say_ignored(spec: &crate::spec::BenchSpec, opts: &Options) {
+    if !opts.ignored.is_empty() {
         say(&crate::diag::row_safe(&format!(
             "{}: warning: ignoring {} (it starts MPI once and repeats nothing: OSU's benchmark options do not apply)",
             spec.name,
             crate::diag::printable(&opts.ignored.join(" "))
         )));
     }
-    run_options(Front::Osu, entry, &argv, env, opts, message_bytes, measure)
 }
 
 /// The program a run was started as: an OSU binary or a nccl-tests one

@@ -108,11 +108,14 @@ impl JobNeeds {
 pub(crate) fn job_needs(name: &str, args: &[String]) -> Option<JobNeeds> {
     let runs = RUNS.iter().find(|r| r.entry.name() == name)?;
     match cli::parse(runs.entry.spec, args) {
-        Ok(Parsed::Run(o)) if o.backend != Backend::Nccl && o.lanes() == 1 && !o.dry_run => {
-            Some(JobNeeds::of(runs.entry.spec, &o))
-        }
+        Ok(Parsed::Run(o)) => shares(runs.entry.spec, &o),
         _ => None,
     }
+}
+
+/// [`job_needs`] of options already parsed.
+fn shares(spec: &crate::spec::BenchSpec, o: &Options) -> Option<JobNeeds> {
+    (o.backend != Backend::Nccl && o.lanes() == 1 && !o.dry_run).then(|| JobNeeds::of(spec, o))
 }
 
 /// Entry point of `commbench suite-worker PLAN` (started by the suite on
@@ -145,9 +148,7 @@ pub fn main(args: &[String]) -> i32 {
             return refuse(format!("no benchmark named {}", crate::diag::printable(&b.name)));
         };
         match cli::parse(runs.entry.spec, b.argv.get(1..).unwrap_or(&[])) {
-            Ok(Parsed::Run(o)) if job_needs(&b.name, b.argv.get(1..).unwrap_or(&[])).is_some() => {
-                items.push((*runs, b, *o))
-            }
+            Ok(Parsed::Run(o)) if shares(runs.entry.spec, &o).is_some() => items.push((*runs, b, *o)),
             _ => return refuse(format!("{}'s options do not let it share a launch", b.name)),
         }
     }
@@ -175,13 +176,9 @@ pub fn main(args: &[String]) -> i32 {
         mark(&job, &plan.marker, Mark::Begin(i));
         let spec = runs.entry.spec;
         job.next_benchmark(spec.name, planned.argv.clone());
-        if job.is_root() && !opts.ignored.is_empty() {
+        if job.is_root() {
             // As its binary says it, before MPI starts there.
-            say(&crate::diag::row_safe(&format!(
-                "{}: warning: ignoring {} (it starts MPI once and repeats nothing: OSU's benchmark options do not apply)",
-                spec.name,
-                crate::diag::printable(&opts.ignored.join(" "))
-            )));
+            super::say_ignored(spec, opts);
         }
         let gpu = job.gpu.as_ref().map(|g| g.info.clone());
         let code = match resolve_plan(Front::Osu, runs.entry, opts, &job.world, gpu.as_ref()) {

@@ -533,7 +533,7 @@ pub fn run(s: &Settings) -> Result<i32, SuiteError> {
                 status: exec::Status::Interrupted,
                 exit_code: None,
                 took: std::time::Duration::ZERO,
-                detail: Some(format!("not started: the suite got {}", crate::job::signals::name(sig))),
+                detail: Some(format!("{}: the suite got {}", summary::NOT_STARTED, crate::job::signals::name(sig))),
             },
             None => {
                 progress.start(k, name, &launch::shell_line(&argv));

@@ -43,13 +43,14 @@ pub(crate) struct SharedLaunch {
 /// (a benchmark that cannot share, or whose binary is missing, is a run of
 /// its own).
 pub(super) fn groups(jobs: &[Job]) -> Vec<Range<usize>> {
-    let needs = |j: &Job| j.binary.is_file().then(|| job_needs(j.spec.name, &j.args)).flatten();
+    let needs: Vec<_> =
+        jobs.iter().map(|j| j.binary.is_file().then(|| job_needs(j.spec.name, &j.args)).flatten()).collect();
     let mut out = Vec::new();
     let mut k = 0;
     while k < jobs.len() {
         let mut end = k + 1;
-        if let Some(n) = needs(&jobs[k]) {
-            while end < jobs.len() && jobs[end].layout == jobs[k].layout && needs(&jobs[end]).as_ref() == Some(&n) {
+        if needs[k].is_some() {
+            while end < jobs.len() && jobs[end].layout == jobs[k].layout && needs[end] == needs[k] {
                 end += 1;
             }
         }

@@ -63,6 +63,17 @@ pub(crate) struct BenchResult {
     pub busy: Option<String>,
 }
 
+/// How the detail of a benchmark the suite never started begins (a signal
+/// came first).
+pub(crate) const NOT_STARTED: &str = "not started";
+
+impl BenchResult {
+    /// Whether it was started (a launch of its own or a shared one).
+    fn started(&self) -> bool {
+        !self.detail.as_deref().is_some_and(|d| d.starts_with(NOT_STARTED))
+    }
+}
+
 /// What `--precision` did to one benchmark's sizes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub(crate) struct PrecisionTally {
@@ -470,11 +481,7 @@ impl SuiteReport {
     /// How many times MPI started: the shared launches, and each benchmark
     /// that ran in a launch of its own.
     fn mpi_starts(&self) -> usize {
-        let alone = self
-            .benchmarks
-            .iter()
-            .filter(|b| b.launch.is_none() && !b.detail.as_deref().unwrap_or_default().starts_with("not started"))
-            .count();
+        let alone = self.benchmarks.iter().filter(|b| b.launch.is_none() && b.started()).count();
         self.launches.len() + alone
     }
 
@@ -484,9 +491,7 @@ impl SuiteReport {
         if self.launches.is_empty() {
             return None;
         }
-        let ran =
-            self.benchmarks.iter().filter(|b| !b.detail.as_deref().unwrap_or_default().starts_with("not started"));
-        let n = ran.count();
+        let n = self.benchmarks.iter().filter(|b| b.started()).count();
         let starts = self.mpi_starts();
         Some(format!(
             "one launch: {n} benchmark(s), MPI started {starts} time(s) ({} start-up(s) saved)",

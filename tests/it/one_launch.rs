@@ -114,6 +114,16 @@ fn assert_same_files(a: &Path, b: &Path) {
     }
 }
 
+/// The run record of `bench` in run directory `dir`.
+fn record(dir: &Path, bench: &str) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{bench}.json"))).unwrap()).unwrap()
+}
+
+/// The one run directory under `res`.
+fn only_dir(res: &Path) -> PathBuf {
+    std::fs::read_dir(res).unwrap().next().unwrap().unwrap().path()
+}
+
 /// Both ways of running `args`: one launch, then separate launches, each
 /// in its own results folder (the run directories then differ only by
 /// their time). Returns both runs and directories.
@@ -238,16 +248,14 @@ fn a_benchmark_killed_mid_suite_is_recorded_and_the_rest_run() {
     watcher.join().unwrap();
     run.assert_no_panic();
     assert_eq!(run.code, Some(1), "{run:?}");
-    let dir = std::fs::read_dir(work.path().join("res")).unwrap().next().unwrap().unwrap().path();
-    let rec: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("osu_bw.json")).unwrap()).unwrap();
+    let dir = only_dir(&work.path().join("res"));
+    let rec = record(&dir, "osu_bw");
     assert_eq!(rec["status"], "rank_failed", "{}", rec["status_detail"]);
     assert!(rec["status_detail"].as_str().unwrap().starts_with("rank 1 (pid "), "{}", rec["status_detail"]);
     let stderr = std::fs::read_to_string(dir.join("osu_bw.stderr")).unwrap();
     assert!(stderr.contains("osu_bw: rank 1 (pid "), "{stderr}");
     for b in ["osu_latency", "osu_barrier", "osu_allreduce", "osu_put_latency"] {
-        let r: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{b}.json"))).unwrap()).unwrap();
+        let r = record(&dir, b);
         assert_eq!(r["status"], "complete", "{b}");
         assert!(!read_csv(&dir.join(format!("{b}.csv"))).is_empty(), "{b} has rows");
         // Nothing of osu_bw's end in the others' files.
@@ -315,17 +323,15 @@ fn a_hang_mid_suite_names_who_stalled_and_the_rest_run() {
     }
     run.assert_no_panic();
     assert_eq!(run.code, Some(1), "{run:?}");
-    let dir = std::fs::read_dir(work.path().join("res")).unwrap().next().unwrap().unwrap().path();
-    let rec: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("osu_bw.json")).unwrap()).unwrap();
+    let dir = only_dir(&work.path().join("res"));
+    let rec = record(&dir, "osu_bw");
     assert_eq!(rec["status"], "timeout", "{}", rec["status_detail"]);
     let detail = rec["status_detail"].as_str().unwrap();
     assert!(detail.starts_with("osu_bw: no progress on any rank for 3s"), "{detail}");
     assert!(detail.contains("rank 1 on "), "{detail}");
     assert!(run.stdout.contains("osu_bw               timeout"), "{}", run.stdout);
     for b in ["osu_latency", "osu_barrier", "osu_allreduce"] {
-        let r: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{b}.json"))).unwrap()).unwrap();
+        let r = record(&dir, b);
         assert_eq!(r["status"], "complete", "{b}");
     }
     assert!(run.stdout.contains("3 of 4 passed"), "{}", run.stdout);
