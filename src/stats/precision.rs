@@ -9,8 +9,9 @@
 //!
 //! 1. below the floor (`--min-iterations`), continue up to the floor: the
 //!    floor always runs in full, whatever the precision or the time limit;
-//! 2. stop, `precision`, once at least [`MIN_OBSERVATIONS`] values are in,
-//!    the 95% confidence interval of their mean (Student's t) is within
+//! 2. stop, `precision`, once at least [`StoppingRule::min_observations`]
+//!    values are in (24, or half a short ceiling; see below), the 95%
+//!    confidence interval of their mean (Student's t) is within
 //!    the target of it on either side, and the drift test below finds the
 //!    values steady. The mean of the per-iteration times is what OSU
 //!    reports (or, for bandwidth and message rate, its inverse times a
@@ -34,8 +35,8 @@
 //! fast iterations alone. So before a size stops for precision its values
 //! must pass a *split-half batch-means Welch test*:
 //!
-//! - the last `8b` values (`b` = n / 8, at least [`DRIFT_MIN_BATCH`]; the
-//!   fewer than eight oldest values left over are not used) are cut into
+//! - the last `8b` values (`b` = n / 8; the fewer than eight oldest values
+//!   left over are not used) are cut into
 //!   eight consecutive batches of `b` and each batch is replaced by its
 //!   mean;
 //! - the statistic is Welch's t between the four batch means of the first
@@ -56,6 +57,24 @@
 //! least (so [`MIN_OBSERVATIONS`] is 24) make a batch's mean more than one
 //! value, and a fixed count of eight batches lets them grow with n, so
 //! that they become more nearly independent as the run gets longer.
+//!
+//! Short ceilings: where the ceiling is below 48 (OSU runs osu_bw,
+//! osu_bibw and osu_mbw_mr only 20 iterations a size above 8 KiB), 24
+//! values would leave the size no early stop at all. There precision is
+//! judged from half the ceiling on, but never from fewer than eight
+//! values, and the drift test's batches may then be of one value. One
+//! value of those benchmarks is the time of a whole window (64 messages
+//! by default, each 16 KiB or more), already the mean over many transfers
+//! that a batch is there to take; and half the ceiling keeps a precision
+//! stop resting on at least half of the iterations OSU's count would
+//! report. A four-against-four Welch test is weak, but what it must
+//! catch, halves apart by more than the target, is at those sizes many
+//! times their windows' spread. Four against four also sees a step only
+//! near the middle of the eight, and a steady trend only once it is
+//! large, so with batches of one the values are also tested for a linear
+//! trend: the least-squares slope over all of them, significant at 5%
+//! (Student's t, n - 2 degrees of freedom), and a change across them of
+//! more than the target. Either finding holds the size back.
 //! Why the target as a floor on the difference: with hundreds of values a
 //! drift far too small to matter is already significant; halves that
 //! differ by less than the target leave the reported mean within half the
@@ -176,12 +195,14 @@ pub(crate) fn parse_max_time_per_size(text: &str) -> Result<Duration, PrecisionO
 /// each side).
 pub(crate) const DRIFT_BATCHES: u64 = 8;
 
-/// The fewest values in one of the drift test's batches.
+/// The fewest values in one of the drift test's batches, where the
+/// ceiling allows.
 pub(crate) const DRIFT_MIN_BATCH: u64 = 3;
 
-/// Precision is judged from this many values on, whatever the floor: as
-/// many as the drift test needs (fewer also say too little about the
-/// spread).
+/// Precision is judged from this many values on, whatever the floor,
+/// where the ceiling is at least twice as many: as many as the drift test
+/// needs (fewer also say too little about the spread). Below that, see
+/// [`StoppingRule::min_observations`].
 pub(crate) const MIN_OBSERVATIONS: u64 = DRIFT_BATCHES * DRIFT_MIN_BATCH;
 
 /// The least default floor.
@@ -195,12 +216,12 @@ pub(crate) fn suggested_floor(ceiling: u64) -> u64 {
 
 /// The drift test (see the module's doc) of `values`, in the order
 /// recorded, against a target of `target` (a share): Some(true) where
-/// they drift, Some(false) where they are steady, None below
-/// [`MIN_OBSERVATIONS`] values.
-pub(crate) fn drifts(values: &[f64], target: f64) -> Option<bool> {
+/// they drift, Some(false) where they are steady, None below `least`
+/// values (and always below eight, one a batch).
+pub(crate) fn drifts(values: &[f64], target: f64, least: u64) -> Option<bool> {
     let batches = DRIFT_BATCHES as usize;
     let b = values.len() / batches;
-    if b < DRIFT_MIN_BATCH as usize {
+    if b == 0 || (values.len() as u64) < least {
         return None;
     }
     let used = &values[values.len() - batches * b..];
@@ -215,7 +236,37 @@ pub(crate) fn drifts(values: &[f64], target: f64) -> Option<bool> {
     }
     let overall = (first.mean() + second.mean()) / 2.0;
     let apart = (second.mean() - first.mean()).abs() > target * overall.abs();
-    Some(apart && welch_differ(&first, &second)?)
+    let halves = apart && welch_differ(&first, &second)?;
+    // Batches of one value (a short ceiling's): four against four sees a
+    // step only near the middle, so a trend across all of them is tested
+    // too.
+    Some(halves || (b == 1 && trends(values, target)))
+}
+
+/// Whether `values` (in order) hold a linear trend: the least-squares
+/// slope is significant at 5% (Student's t, n - 2 degrees of freedom) and
+/// the change it fits across the values is more than `target` of their
+/// mean.
+fn trends(values: &[f64], target: f64) -> bool {
+    let n = values.len() as f64;
+    if values.len() < 3 {
+        return false;
+    }
+    let x_mean = (n - 1.0) / 2.0;
+    let y_mean = values.iter().sum::<f64>() / n;
+    let (mut sxx, mut sxy) = (0.0, 0.0);
+    for (i, y) in values.iter().enumerate() {
+        let dx = i as f64 - x_mean;
+        sxx += dx * dx;
+        sxy += dx * (y - y_mean);
+    }
+    let slope = sxy / sxx;
+    let residual: f64 =
+        values.iter().enumerate().map(|(i, y)| (y - y_mean - slope * (i as f64 - x_mean)).powi(2)).sum();
+    let se = (residual / (n - 2.0) / sxx).sqrt();
+    let change = (slope * (n - 1.0)).abs();
+    let significant = if se > 0.0 { (slope / se).abs() > t_975(n - 2.0) } else { slope != 0.0 };
+    significant && change > target * y_mean.abs()
 }
 
 /// The limits a size runs between.
@@ -238,6 +289,13 @@ impl StoppingRule {
     pub fn new(target: Precision, floor: u64, ceiling: u64, max_time: Option<Duration>) -> StoppingRule {
         let ceiling = ceiling.max(1);
         StoppingRule { target, floor: floor.clamp(1, ceiling), ceiling, max_time }
+    }
+
+    /// The fewest values a precision stop is judged from: half the
+    /// ceiling, but at least eight (one a drift batch) and at most
+    /// [`MIN_OBSERVATIONS`] (see the module's doc on short ceilings).
+    pub fn min_observations(&self) -> u64 {
+        (self.ceiling / 2).clamp(DRIFT_BATCHES, MIN_OBSERVATIONS)
     }
 
     /// A fresh state for one size.
@@ -344,9 +402,9 @@ impl PrecisionRun {
     }
 
     /// Whether the interval of the mean is within the target, from
-    /// [`MIN_OBSERVATIONS`] values on.
+    /// [`StoppingRule::min_observations`] values on.
     pub(crate) fn precise(&self) -> bool {
-        self.total.count() >= MIN_OBSERVATIONS
+        self.total.count() >= self.rule.min_observations()
             && self.interval().is_some_and(|ci| ci.relative_half_width() <= self.rule.target.fraction())
     }
 
@@ -357,7 +415,7 @@ impl PrecisionRun {
         }
         let n = self.total.count();
         if self.precise() && n >= self.retest_at {
-            match drifts(values, r.target.fraction()) {
+            match drifts(values, r.target.fraction(), r.min_observations()) {
                 Some(false) => return Decision::Stop(StopReason::Precision),
                 Some(true) => {
                     self.drift_holds += 1;
@@ -402,13 +460,13 @@ impl PrecisionRun {
                 let t = t_975((n - 1) as f64);
                 let need = (t * s / (self.rule.target.fraction() * m)).powi(2).ceil();
                 if need.is_finite() {
-                    (need as u64).max(MIN_OBSERVATIONS)
+                    (need as u64).max(self.rule.min_observations())
                 } else {
                     u64::MAX
                 }
             }
             // No spread yet, or a mean of 0: as many again.
-            _ => n.saturating_mul(2).max(MIN_OBSERVATIONS),
+            _ => n.saturating_mul(2).max(self.rule.min_observations()),
         };
         let more = values_needed.saturating_sub(n) as f64 * per_value;
         let more = if more.is_finite() && more < u64::MAX as f64 { more.ceil() as u64 } else { u64::MAX };

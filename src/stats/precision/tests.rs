@@ -226,23 +226,67 @@ fn switching(n: usize, fast: f64, slow: f64, sd: f64, min_run: usize, seed: u64)
 #[test]
 fn the_drift_test_judges_halves_of_batch_means() {
     // Too few values for eight batches of three: no verdict.
-    assert_eq!(drifts(&constant(23, 1.0), 0.05), None);
-    assert_eq!(drifts(&constant(24, 1.0), 0.05), Some(false));
+    assert_eq!(drifts(&constant(23, 1.0), 0.05, MIN_OBSERVATIONS), None);
+    assert_eq!(drifts(&constant(24, 1.0), 0.05, MIN_OBSERVATIONS), Some(false));
     // A step from 1 to 2 in the middle, with a little noise: drift.
     let step = then(gaussian(50, 1.0, 0.01, 1), gaussian(50, 2.0, 0.01, 2));
-    assert_eq!(drifts(&step, 0.05), Some(true));
+    assert_eq!(drifts(&step, 0.05, MIN_OBSERVATIONS), Some(true));
     // The same step, smaller than the target: not enough to matter.
     let small = then(gaussian(50, 1.0, 0.001, 1), gaussian(50, 1.03, 0.001, 2));
-    assert_eq!(drifts(&small, 0.05), Some(false));
-    assert_eq!(drifts(&small, 0.01), Some(true));
+    assert_eq!(drifts(&small, 0.05, MIN_OBSERVATIONS), Some(false));
+    assert_eq!(drifts(&small, 0.01, MIN_OBSERVATIONS), Some(true));
     // One long stall, 100 times an iteration, in a steady series: its
     // batch's mean and its half's spread grow together; no drift.
     let mut stall = gaussian(200, 1.0, 0.05, 3);
     stall[150] = 100.0;
-    assert_eq!(drifts(&stall, 0.05), Some(false));
+    assert_eq!(drifts(&stall, 0.05, MIN_OBSERVATIONS), Some(false));
     // Only the last 8b values count: 7 wild ones in front are left out.
     let front = then(constant(7, 50.0), constant(24, 1.0));
-    assert_eq!(drifts(&front, 0.05), Some(false));
+    assert_eq!(drifts(&front, 0.05, MIN_OBSERVATIONS), Some(false));
+    // A short ceiling's batches of one value: ten values, the last eight
+    // judged four against four.
+    assert_eq!(drifts(&constant(7, 1.0), 0.05, 1), None);
+    assert_eq!(drifts(&constant(9, 1.0), 0.05, 10), None);
+    assert_eq!(drifts(&constant(10, 1.0), 0.05, 10), Some(false));
+    let step = then(gaussian(6, 1.0, 0.01, 4), gaussian(4, 1.3, 0.01, 5));
+    assert_eq!(drifts(&step, 0.05, 10), Some(true));
+    let steady = gaussian(10, 1.0, 0.02, 6);
+    assert_eq!(drifts(&steady, 0.05, 10), Some(false));
+}
+
+#[test]
+fn short_ceilings_are_judged_from_half_of_them() {
+    let least = |ceiling| StoppingRule::new(pct(5.0), 1, ceiling, None).min_observations();
+    // OSU's large-message count for the windowed benchmarks, and the edges.
+    assert_eq!([least(20), least(10), least(16), least(47), least(48), least(100)], [10, 8, 8, 23, 24, 24]);
+    // Steady windows at a ceiling of 20 stop at the floor of 10, not at 20.
+    let o = drive(StoppingRule::new(pct(5.0), 10, 20, None), &gaussian(N, 1.0, 0.02, 7));
+    assert_eq!((o.iterations, o.reason), (10, StopReason::Precision), "{o:?}");
+    // With a floor of 1 they stop at 10, the least a ceiling of 20 allows.
+    let o = drive(StoppingRule::new(pct(5.0), 1, 20, None), &constant(N, 1.0));
+    assert_eq!((o.iterations, o.reason), (10, StopReason::Precision), "{o:?}");
+    // A step within the first ten windows, inside the interval, is held
+    // back by the drift test and runs to the ceiling (where the halves of
+    // the last 16, mostly the new mode, agree again).
+    let step = then(gaussian(6, 1.0, 0.005, 8), gaussian(N, 1.08, 0.005, 9));
+    let o = drive(StoppingRule::new(pct(5.0), 10, 20, None), &step);
+    assert_eq!((o.iterations, o.drift_holds), (20, 1), "{o:?}");
+    // A step inside the first half of the last eight is too much for four
+    // against four alone; the trend test sees it (and the mixture's
+    // interval would be too wide to stop on).
+    let early = then(gaussian(5, 1.0, 0.01, 10), gaussian(N, 1.3, 0.01, 11));
+    let (first, second) = early[2..10].split_at(4);
+    assert!(!welch_differ(&Moments::of(first), &Moments::of(second)).unwrap());
+    assert_eq!(drifts(&early[..10], 0.05, 10), Some(true));
+    let o = drive(StoppingRule::new(pct(5.0), 10, 20, None), &early);
+    assert!(o.iterations > 10, "{o:?}");
+    // A steady trend of 14% over ten windows; and one of 3%, below the
+    // target, which does not count.
+    assert_eq!(drifts(&drifting(10, 1.0, 1.14, 0.03, 12), 0.05, 10), Some(true));
+    assert_eq!(drifts(&drifting(10, 1.0, 1.03, 0.001, 13), 0.05, 10), Some(false));
+    // A ceiling of 100 still needs 24, whatever the floor.
+    let o = drive(StoppingRule::new(pct(5.0), 10, 100, None), &constant(N, 1.0));
+    assert_eq!((o.iterations, o.reason), (24, StopReason::Precision), "{o:?}");
 }
 
 /// The rule's behaviour on seeded synthetic series (deterministic: the
@@ -259,6 +303,13 @@ fn the_drift_test_judges_halves_of_batch_means() {
 /// | log-normal, sigma 0.3 (5%, 10, 1000) | 2.8% | 100% | 160 |
 /// | autocorrelated 0.5, 10% sd (2%, 100, 10000) | 4.2% | 100% | 112 |
 /// | 2% noise, 1% stalls of Pareto length (5%, 10, 1000) | 0.0% | 99.6% | 54.0 |
+/// | windows, normal, 3% sd (5%, 10, 20) | 5.6% | 99.8% | 10.6 |
+/// | windows, autocorrelated 0.5, 3% sd (5%, 10, 20) | 21.8% | 99.2% | 12.2 |
+///
+/// The last two are a short ceiling's (osu_bw's large sizes), judged from
+/// 10 values with batches of one and the trend test beside the halves;
+/// that test reads autocorrelation as a trend more often, and a false
+/// alarm there runs the size to OSU's 20.
 ///
 /// A 5% test holds about 5% of steady sizes; fewer where the halves must
 /// also differ by more than a target that is wide against the noise, and
@@ -276,6 +327,8 @@ fn the_drift_test_judges_halves_of_batch_means() {
 /// | fast 1.0 for 10-16 iterations, then slow 1.6 | 0% | 100% | 70.6 | 95.6% |
 /// | linear, 1.0 to 2.0 over 100 iterations | 85.8% | 85.8% | 89.2 | 89.0% |
 /// | runs of 12-24 fast 1.0 and slow 1.6 | 0% | 89.8% | 88.0 | 95.4% |
+/// | windows (3% sd; floor 10, ceiling 20): fast 1.0 for 3-9, then 1.3 | 0% | 99.8% | 20.0 | 0.2% |
+/// | windows: linear, 1.0 to 1.3 over 20 | 98.0% | 98.0% | 19.8 | 97.8% |
 ///
 /// A mode change in the first 24 iterations is caught by the 24 values
 /// a precision stop needs and by the mixture's wide interval, not by the
@@ -284,8 +337,10 @@ fn the_drift_test_judges_halves_of_batch_means() {
 /// test, at 24 iterations, where the halves differ by about twice the
 /// target; every one caught runs to the ceiling). The misses of the
 /// switching series are the interval's: long runs of one mode make the
-/// mixture's mean move between 24 and 100. About a second in a debug
-/// build.
+/// mixture's mean move between 24 and 100. At the short ceiling the mode
+/// change is the interval's (the mixture of ten never meets it), the
+/// trend the trend test's (four against four alone caught 40.6% of it).
+/// About a second in a debug build.
 #[test]
 fn the_drift_test_rarely_holds_steady_series_and_catches_drift() {
     const SEEDS: u64 = 500;
@@ -301,6 +356,12 @@ fn the_drift_test_rarely_holds_steady_series_and_catches_drift() {
             Box::new(|s| autocorrelated(10_000, 1.0, 0.1, 0.5, s)),
         ),
         ("stalls", StoppingRule::new(pct(5.0), 10, 1000, None), Box::new(|s| heavy_tailed(1000, 1.0, 0.01, s))),
+        ("windows 3%", StoppingRule::new(pct(5.0), 10, 20, None), Box::new(|s| gaussian(20, 1.0, 0.03, s))),
+        (
+            "windows, autocorrelated",
+            StoppingRule::new(pct(5.0), 10, 20, None),
+            Box::new(|s| autocorrelated(20, 1.0, 0.03, 0.5, s)),
+        ),
     ];
     for (name, rule, series) in &steady {
         let (mut held, mut precise, mut iterations) = (0, 0, 0);
@@ -317,7 +378,11 @@ fn the_drift_test_rarely_holds_steady_series_and_catches_drift() {
             100.0 * share(precise),
             iterations as f64 / SEEDS as f64
         );
-        assert!(share(held) <= 0.07, "{name}: held {held} of {SEEDS}");
+        // The trend test on single values reads autocorrelation as trend
+        // more often; a false alarm there costs the other half of a
+        // 20-window count, which is what OSU runs.
+        let most = if *name == "windows, autocorrelated" { 0.25 } else { 0.07 };
+        assert!(share(held) <= most, "{name}: held {held} of {SEEDS}");
         assert!(share(precise) >= 0.98, "{name}: stopped for precision {precise} of {SEEDS}");
     }
     let bibw_like = StoppingRule::new(pct(5.0), 10, 100, None);
@@ -332,18 +397,33 @@ fn the_drift_test_rarely_holds_steady_series_and_catches_drift() {
         ("trend", Box::new(|s| drifting(100, 1.0, 2.0, 0.05, s))),
         ("switching", Box::new(|s| switching(100, 1.0, 1.6, 0.05, 12, s))),
     ];
-    for (name, series) in &drifting_series {
+    // osu_bw-like large sizes (5% target, floor 10, ceiling 20), windows
+    // of 3% spread: a change of 30% after 3 to 9 windows, and a trend of
+    // 30% over the 20.
+    let windows_drifting: Vec<(&str, Series)> = vec![
+        (
+            "windows, mode change",
+            Box::new(|s| {
+                let fast_for = 3 + (s % 7) as usize;
+                then(gaussian(fast_for, 1.0, 0.03, s), gaussian(20 - fast_for, 1.3, 0.03, s + 1000))
+            }),
+        ),
+        ("windows, trend", Box::new(|s| drifting(20, 1.0, 1.3, 0.03, s))),
+    ];
+    let cases = drifting_series.iter().map(|(n, f)| (n, bibw_like, 100, f));
+    let bw_like = StoppingRule::new(pct(5.0), 10, 20, None);
+    for (name, rule, count, series) in cases.chain(windows_drifting.iter().map(|(n, f)| (n, bw_like, 20, f))) {
         let (mut held, mut close, mut iterations, mut old_off) = (0, 0, 0, 0);
         for seed in 1..=SEEDS {
             let stream = series(seed);
-            // What OSU's fixed count reports: the mean of all 100.
-            let fixed = Moments::of(&stream[..100]).mean();
+            // What OSU's fixed count reports: the mean of all of it.
+            let fixed = Moments::of(&stream[..count]).mean();
             let near = |mean: f64| (mean / fixed - 1.0).abs() <= 0.05;
             // The rule without the drift test stopped at the floor where
             // the floor's interval alone was within the target.
             let floor = Moments::of(&stream[..10]);
             old_off += u64::from(mean_ci(&floor).unwrap().relative_half_width() <= 0.05 && !near(floor.mean()));
-            let o = drive(bibw_like, &stream);
+            let o = drive(rule, &stream);
             held += u64::from(o.drift_holds > 0);
             close += u64::from(near(o.mean));
             iterations += o.iterations;
@@ -363,6 +443,8 @@ fn the_drift_test_rarely_holds_steady_series_and_catches_drift() {
             _ => 0.95,
         };
         assert!(share(close) >= least, "{name}: within 5% {close} of {SEEDS}");
-        assert!(share(old_off) >= 0.5, "{name}: the old rule was off {old_off} of {SEEDS}");
+        if count == 100 {
+            assert!(share(old_off) >= 0.5, "{name}: the old rule was off {old_off} of {SEEDS}");
+        }
     }
 }
