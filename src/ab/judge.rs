@@ -115,15 +115,51 @@ pub(crate) fn aa_distance_pct(s: &Samples) -> Option<f64> {
     (!s.a2.is_empty() && a != 0.0).then(|| 100.0 * (median(&s.a2) / a - 1.0).abs())
 }
 
+/// Draws of the resampled A/A band: enough for its 95th percentile to
+/// settle to a tenth of a percent or so at the sizes of rounds used here.
+const BAND_DRAWS: usize = 2000;
+
+/// The resampled A/A band of one size, in percent: A's and the control's
+/// runs are one program's, so together they show what the median of
+/// `rounds` runs does by chance. Two sets of `rounds` values are drawn
+/// from them (with replacement) 2000 times, and the band is the 95th
+/// percentile of how far the one median lies from the other. A second
+/// program no different from A lands inside it 95% of the time, where a
+/// single A/A distance (one draw of the same thing) leaves it outside
+/// about half the time. Seeded from the values, so a rerun of the same
+/// numbers gives the same band. None without a control.
+pub(crate) fn resampled_band_pct(s: &Samples) -> Option<f64> {
+    let (n, pool) = (s.a.len(), [s.a.as_slice(), s.a2.as_slice()].concat());
+    if s.a2.is_empty() || n == 0 {
+        return None;
+    }
+    let seed = pool.iter().fold(0x5eed_u64, |h, v| h.rotate_left(7) ^ v.to_bits());
+    let mut rng = crate::stats::rng::Rng::new(seed);
+    let mut draw = |buf: &mut Vec<f64>| {
+        buf.clear();
+        buf.extend((0..n).map(|_| pool[rng.below(pool.len())]));
+        median(buf)
+    };
+    let (mut x, mut y) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let distances: Vec<f64> = (0..BAND_DRAWS)
+        .filter_map(|_| {
+            let (mx, my) = (draw(&mut x), draw(&mut y));
+            (my != 0.0).then(|| 100.0 * (mx / my - 1.0).abs())
+        })
+        .collect();
+    (!distances.is_empty()).then(|| quantile(&distances, 0.95))
+}
+
 /// Judges one size of a series of metric `m` against `target` (None: no
 /// verdict); `printed` says whether both sides were read at two printed
-/// decimals. The size's A/A band is the larger of its own A/A distance and
-/// `band_floor` (the median distance over the series' sizes): one pair of
-/// medians is a single draw of the noise, and by chance can lie very close.
+/// decimals. The size's A/A band is the largest of its own A/A distance,
+/// `band_floor` (the median distance over the series' sizes) and its
+/// resampled band ([`resampled_band_pct`]): one pair of medians is a
+/// single draw of the noise, and by chance can lie very close.
 pub fn judge(size: u64, s: &Samples, m: Quantity, target: Option<Target>, printed: bool, band_floor: f64) -> SizeLine {
     let (a, b) = (median(&s.a), median(&s.b));
     let ratio = if b != 0.0 { a / b } else { f64::INFINITY };
-    let aa_band_pct = aa_distance_pct(s).map(|d| d.max(band_floor));
+    let aa_band_pct = aa_distance_pct(s).map(|d| d.max(band_floor).max(resampled_band_pct(s).unwrap_or(0.0)));
     // How far A is off B in the direction the target looks at, in percent.
     let (off_pct, t) = match target {
         None => (0.0, None),
@@ -214,6 +250,42 @@ mod tests {
             judge(1, &s(&[1.05; 5], &[1.0; 5], &[1.05105; 5]), Quantity::Latency, Some(Target::Worse(1.0)), false, 6.0);
         assert_eq!(l.mark, Mark::WithinNoise);
         assert!((l.aa_band_pct.unwrap() - 6.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_resampled_band_holds_a_program_against_itself() {
+        use crate::stats::rng::Rng;
+        // Three programs alike (log-normal noise of about 10%), 15 rounds
+        // each: B is A's twin. Over 200 such series, B lies outside the
+        // resampled band about 5% of the time, and outside the single A/A
+        // distance about half of it.
+        let mut rng = Rng::new(42);
+        let mut run = |n: usize| -> Vec<f64> {
+            (0..n)
+                .map(|_| {
+                    let (u, v) = (rng.uniform(), rng.uniform());
+                    (0.1 * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()).exp()
+                })
+                .collect()
+        };
+        let (mut out_resampled, mut out_single) = (0, 0);
+        for _ in 0..200 {
+            let s = s(&run(15), &run(15), &run(15));
+            let off = 100.0 * (median(&s.a) / median(&s.b) - 1.0).abs();
+            out_resampled += usize::from(off > resampled_band_pct(&s).unwrap());
+            out_single += usize::from(off > aa_distance_pct(&s).unwrap());
+        }
+        assert!(out_resampled <= 25, "outside the resampled band {out_resampled} of 200");
+        assert!(out_single >= 70, "outside the single distance {out_single} of 200");
+        // The same numbers, the same band; none without a control.
+        let t = s(&[1.0, 1.2, 0.9, 1.1], &[1.0; 4], &[1.05, 0.95, 1.3, 1.0]);
+        assert_eq!(resampled_band_pct(&t), resampled_band_pct(&t));
+        assert!(resampled_band_pct(&t).unwrap() > 0.0);
+        assert_eq!(resampled_band_pct(&s(&[1.0; 4], &[1.0; 4], &[])), None);
+        // A real 30% shift is still a miss beyond a band of 10% noise.
+        let shifted = s(&run(15), &run(15).iter().map(|v| v * 1.3).collect::<Vec<_>>(), &run(15));
+        let l = judge(1, &shifted, Quantity::Bandwidth, Some(Target::Worse(5.0)), false, 0.0);
+        assert_eq!(l.mark, Mark::Missed, "{l:?}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod iterations;
 pub(crate) mod moments;
 pub mod noise;
 pub mod precision;
+pub(crate) mod rng;
 pub mod spread;
 #[cfg(test)]
 pub(crate) mod synthetic;
