@@ -14,8 +14,12 @@
 #
 #   scripts/bench-suite.sh
 #   ROUNDS=9 PRECISION=5% scripts/bench-suite.sh
-#   NP=64 LAUNCHER_ARGS="--hostfile H --map-by ppr:8:node" TARGET=0.2 scripts/bench-suite.sh
-#       across hosts (8 namespace hosts x 8 ranks: shared/reference/multi-host-netns.md)
+#   NP=64 LAUNCHER_ARGS="--hostfile H --map-by ppr:8:node --mca mpi_yield_when_idle 1" \
+#     SUITE_ARGS="-m 1:65536" TARGET=0.2 ROUNDS=3 scripts/bench-suite.sh
+#       across hosts (8 namespace hosts x 8 ranks: shared/reference/multi-host-netns.md).
+#       Such hosts share this machine's cores while each claims its slots, so
+#       without mpi_yield_when_idle every waiting rank spins and a 64-rank
+#       barrier loop takes minutes instead of seconds.
 #   OSU_BIN=DIR      OSU binaries to use instead of building them
 #   OURS_BIN=DIR     commbench binaries to measure instead of this checkout's release build
 #   RAW_DIR=DIR      keep every run directory there (A-<round>, B-<round>, A2-<round>)
