@@ -80,6 +80,7 @@ echo "binaries: $bin; launcher: $launcher ${launcher_args[*]}; precision mode: -
 run=("$launcher" -np 2 "${launcher_args[@]}")
 worst=0
 walls=""
+per_round=""
 for b in $benches; do
   opts=(--label-a "fixed counts" --label-b "precision $precision" --rounds "$rounds" --timeout "$run_timeout")
   # With the control, every size's difference must lie within what the
@@ -90,8 +91,10 @@ for b in $benches; do
   rc=0
   "$ab" ab "${opts[@]}" --a "${run[*]} $bin/$b --csv {csv}" \
     --b "${run[*]} $bin/$b --precision $precision ${extra[*]} --csv {csv}" | tee "$out" || rc=$?
-  # A's, B's and (with the control) A's second run's median wall time.
-  walls+="$b $(sed -n 's/^wall time per run (median): A \([0-9.]*\) s, B \([0-9.]*\) s, A\/B [0-9.]*\(; A\/A \([0-9.]*\) s.*\)\{0,1\}$/\1 \2 \4/p' "$out")"$'\n'
+  # A's, B's and (with the control) A's second run's median wall time and
+  # the A/A band ab gives it; then every run's wall time, round by round.
+  walls+="$b $(sed -n 's/^wall time per run (median): A \([0-9.]*\) s, B \([0-9.]*\) s, A\/B [0-9.]*\(; A\/A \([0-9.]*\) s, band ±\([0-9.]*\)%\)\{0,1\}$/\1 \2 \4 \5/p' "$out")"$'\n'
+  per_round+="$(sed -n 's/^wall time per round (s): //p' "$out")"$'\n'
   rm -f "$out"
   if [ "$rc" -eq 2 ] || { [ "$rc" -eq 1 ] && [ "$worst" -eq 0 ]; }; then worst=$rc; fi
 done
@@ -99,15 +102,25 @@ done
 echo
 echo "wall time per run, median over rounds (s):"
 # (a): each benchmark's, and the whole sweep's (the sum of the medians).
-# The A/A band of a ratio: how far the control's wall time lies from the
-# fixed counts' first run, in percent (what the ratio moves by noise alone).
+# The A/A band of a ratio: what the ratio moves by noise alone, as ab
+# judges a size (commbench ab --band-of): for a benchmark, ab's own; for
+# the sweep, that of the rounds' sums over the benchmarks.
 awk 'NF >= 3 {
   printf "  %-15s fixed %8.2f  precision %8.2f  ratio %.3f", $1, $2, $3, $3 / $2
-  if (NF == 4) printf "  A/A band +-%.1f%%", ($4 > $2 ? $4 / $2 - 1 : 1 - $4 / $2) * 100
+  if (NF == 5) printf "  A/A band +-%.1f%%", $5
   printf "\n" }' <<<"$walls"
-read -r ratio band < <(awk 'NF >= 3 { a += $2; b += $3; if (NF == 4) { c += $4; n++ } }
-  END { r = (a > 0 ? b / a : 99); d = (n > 0 && a > 0 ? (c > a ? c / a - 1 : 1 - c / a) : 0)
-        printf "%.3f %.4f\n", r, d }' <<<"$walls")
+ratio=$(awk 'NF >= 3 { a += $2; b += $3 } END { printf "%.3f\n", (a > 0 ? b / a : 99) }' <<<"$walls")
+# Each round's whole sweep, fixed counts (A) and the control (A/A).
+sweep() {
+  awk -v side="$1" -F'; ' '{ for (i = 1; i <= NF; i++) { n = split($i, v, " ")
+      if (v[1] == side) for (k = 2; k <= n; k++) sum[k - 1] += v[k]; if (v[1] == side && n - 1 > m) m = n - 1 } }
+    END { for (k = 1; k <= m; k++) printf "%s%.3f", (k > 1 ? " " : ""), sum[k]; printf "\n" }' <<<"$per_round"
+}
+band=0
+if [ "$control" = 1 ]; then
+  band=$("$ab" ab --band-of "$(sweep A)" "$(sweep A/A)") || die "no A/A band for the sweep"
+  band=$(awk -v p="$band" 'BEGIN { printf "%.4f", p / 100 }')
+fi
 band_pct=$(awk -v d="$band" 'BEGIN { printf "%.1f", d * 100 }')
 echo "  whole sweep ratio $ratio (target <= 0.5; A/A band of the sweep +-$band_pct%)"
 # A miss only outside the band: the target stretched by what noise moves.

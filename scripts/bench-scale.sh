@@ -15,8 +15,10 @@
 # per rank within 1.5x of OSU's plus the buffers; rank 0's gathered bytes
 # linear in np (the per-rank column flat). Ours runs twice a round (the
 # control; CONTROL=0 leaves it out), and each ratio is printed beside its
-# A/A band, how far the two runs of ours lie apart: a ratio misses only
-# beyond its target times (1 + band), marked *. Exit 0 when every target
+# A/A band, how far the medians of the two runs of ours lie apart or what
+# resampling both moves a median by, whichever is larger (commbench ab
+# --band-of): a ratio misses only beyond its target times (1 + band),
+# marked *. Exit 0 when every target
 # is met, 1 when one is missed, 2 on bad settings or a run that failed. The table "At hundreds of
 # ranks" in docs/measured.md is this script's output on the development
 # machine (2 cores, 128 ranks oversubscribed: start-up there is mostly the
@@ -43,6 +45,7 @@ die() { echo "bench-scale.sh: $*" >&2; exit 2; }
 case $rounds in '' | *[!0-9]*) die "ROUNDS must be a whole number, not '$rounds'" ;; esac
 [ "$rounds" -ge 1 ] || die "ROUNDS must be at least 1"
 case ${CONTROL:-1} in 0) control_flag=--no-control ;; 1) control_flag="" ;; *) die "CONTROL must be 0 or 1, not '$CONTROL'" ;; esac
+[ -n "$control_flag" ] || [ "$rounds" -ge 3 ] || die "ROUNDS must be at least 3 with the control (its band is a median's), or set CONTROL=0"
 
 if [ -n "${OSU_BIN:-}" ]; then
   osu_bin=$OSU_BIN
@@ -56,6 +59,6 @@ wrap=$target/rsswrap
 cc -O2 -Wall -o "$wrap" scripts/support/rsswrap.c || die "cannot build rsswrap"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-python3 scripts/support/bench_scale.py --ours "$target/release/$bench" --osu "$osu_bin/$bench" \
+python3 scripts/support/bench_scale.py --ours "$target/release/$bench" --commbench "$target/release/commbench" --osu "$osu_bin/$bench" \
   --rsswrap "$wrap" --np "$nps" --rounds "$rounds" --launcher "$mpirun" --args "$args" \
   --label "$bench $args, $mpirun, $rounds round(s) each, medians" ${control_flag:+"$control_flag"}

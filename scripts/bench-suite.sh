@@ -4,7 +4,9 @@
 # counts, against commbench's in one launch with the precision rule
 # (`commbench suite --one-launch --precision 5%`), in alternating rounds
 # with an A/A control (OSU's eight again). Prints the median wall time of
-# each, their ratio beside its A/A band, and for every benchmark and size
+# each, their ratio beside its A/A band (commbench ab --band-of: how far
+# the control's median lies from A's, or what resampling both moves a
+# median by, whichever is larger), and for every benchmark and size
 # whether the precision run's median lies inside the fixed-count runs'
 # spread (scripts/support/bench_suite.py says how).
 #
@@ -48,14 +50,17 @@ else
 fi
 if [ -n "${OURS_BIN:-}" ]; then
   bin=$OURS_BIN
+  cargo build --release --quiet --bin commbench || die "cargo build failed"
 else
   cargo build --release --quiet --bins || die "cargo build failed"
   bin=${CARGO_TARGET_DIR:-target}/release
 fi
+# This checkout's commbench gives the A/A band (ab --band-of), whatever runs.
+ab=${CARGO_TARGET_DIR:-target}/release/commbench
 [ -x "$bin/commbench" ] || die "no commbench in $bin"
 if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-python3 scripts/support/bench_suite.py --commbench "$bin/commbench" --osu-bin "$osu_bin" --ours-bin "$bin" \
+python3 scripts/support/bench_suite.py --commbench "$bin/commbench" --ab "$ab" --osu-bin "$osu_bin" --ours-bin "$bin" \
   --np "${NP:-2}" --rounds "$rounds" --precision "$precision" --target "${TARGET:-0.25}" \
   --suite-args "${SUITE_ARGS:-}" --launcher-args "${LAUNCHER_ARGS:-}" ${RAW_DIR:+--raw-dir "$RAW_DIR"}

@@ -8,7 +8,9 @@ Each round runs A, then B, then A again (the control, A2: the A/A band), the
 order of A and B turned round every other round. Reports each mode's median
 wall time over the rounds (from the suite's start to its exit: launches, MPI
 start-up, warm-up and timed loops, everything a user waits for), the ratio
-B / A beside its A/A band (how far A2's median lies from A's), and per
+B / A beside its A/A band (how far A2's median lies from A's, or what
+resampling both modes' runs moves the median by, whichever is larger:
+scripts/support/aa_band.py), and per
 benchmark and size whether B's median value lies inside the spread of the
 fixed-count runs (every A and A2 value of that size: the default runs'
 spread), with the control's A2 median judged against A alone the same way.
@@ -26,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from aa_band import aa_band
 
 
 def fail(line):
@@ -70,6 +74,7 @@ def main():
     ap.add_argument("--commbench", required=True)
     ap.add_argument("--osu-bin", required=True)
     ap.add_argument("--ours-bin", required=True)
+    ap.add_argument("--ab", required=True, help="this checkout's commbench, for the A/A band (ab --band-of)")
     ap.add_argument("--np", default="2")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--precision", default="5%", help="B's --precision, or none for fixed counts")
@@ -100,7 +105,7 @@ def main():
 
     med = {m: statistics.median(w) for m, w in walls.items()}
     ratio = med["B"] / med["A"]
-    band = abs(med["A2"] / med["A"] - 1)
+    band = aa_band(a.ab, walls["A"], walls["A2"])
     b_mode = "fixed counts" if a.precision == "none" else f"--precision {a.precision}"
     print(f"suite wall time, median of {a.rounds} rounds (s): A ({a.osu_bin}) at fixed counts {med['A']:.2f} "
           f"(control {med['A2']:.2f}); B commbench --one-launch {b_mode} {med['B']:.2f}")

@@ -150,16 +150,25 @@ pub(crate) fn resampled_band_pct(s: &Samples) -> Option<f64> {
     (!distances.is_empty()).then(|| quantile(&distances, 0.95))
 }
 
+/// The A/A band of one quantity that A and the control each give once a
+/// round (a size's value, a run's wall time), in percent: the larger of
+/// their single A/A distance and the resampled band
+/// ([`resampled_band_pct`]). None without a control.
+pub fn aa_band_pct(a: &[f64], a2: &[f64]) -> Option<f64> {
+    let s = Samples { a: a.to_vec(), b: Vec::new(), a2: a2.to_vec() };
+    aa_distance_pct(&s).map(|d| d.max(resampled_band_pct(&s).unwrap_or(0.0)))
+}
+
 /// Judges one size of a series of metric `m` against `target` (None: no
 /// verdict); `printed` says whether both sides were read at two printed
-/// decimals. The size's A/A band is the largest of its own A/A distance,
-/// `band_floor` (the median distance over the series' sizes) and its
-/// resampled band ([`resampled_band_pct`]): one pair of medians is a
-/// single draw of the noise, and by chance can lie very close.
+/// decimals. The size's A/A band is the larger of [`aa_band_pct`] and
+/// `band_floor` (the median distance over the series' sizes): one pair of
+/// medians is a single draw of the noise, and by chance can lie very
+/// close.
 pub fn judge(size: u64, s: &Samples, m: Quantity, target: Option<Target>, printed: bool, band_floor: f64) -> SizeLine {
     let (a, b) = (median(&s.a), median(&s.b));
     let ratio = if b != 0.0 { a / b } else { f64::INFINITY };
-    let aa_band_pct = aa_distance_pct(s).map(|d| d.max(band_floor).max(resampled_band_pct(s).unwrap_or(0.0)));
+    let aa_band_pct = aa_band_pct(&s.a, &s.a2).map(|d| d.max(band_floor));
     // How far A is off B in the direction the target looks at, in percent.
     let (off_pct, t) = match target {
         None => (0.0, None),
@@ -275,6 +284,11 @@ mod tests {
         assert_eq!(resampled_band_pct(&t), resampled_band_pct(&t));
         assert!(resampled_band_pct(&t).unwrap() > 0.0);
         assert_eq!(resampled_band_pct(&s(&[1.0; 4], &[1.0; 4], &[])), None);
+        // What scripts ask for a wall time is the band a size is judged by.
+        let band = aa_band_pct(&t.a, &t.a2).unwrap();
+        assert_eq!(judge(1, &t, Quantity::Latency, None, false, 0.0).aa_band_pct, Some(band));
+        assert!(band >= aa_distance_pct(&t).unwrap() && band >= resampled_band_pct(&t).unwrap());
+        assert_eq!(aa_band_pct(&t.a, &[]), None);
         // A real 30% shift is still a miss beyond a band of 10% noise.
         let shifted = s(&run(15), &run(15).iter().map(|v| v * 1.3).collect::<Vec<_>>(), &run(15));
         let l = judge(1, &shifted, Quantity::Bandwidth, Some(Target::Worse(5.0)), false, 0.0);

@@ -31,11 +31,11 @@ use judge::{Collected, Mark, Samples, SeriesKey, SizeLine, Target};
 pub(crate) struct Args {
     /// Command A, run with `sh -c`. A `{csv}` in it becomes a fresh CSV path for each run, read at full
     /// precision (commbench's `--csv {csv}`); without one, its stdout is read as an OSU table
-    #[arg(long = "a", value_name = "CMD")]
-    pub a: String,
+    #[arg(long = "a", value_name = "CMD", required_unless_present = "band_of")]
+    pub a: Option<String>,
     /// Command B, as A
-    #[arg(long = "b", value_name = "CMD")]
-    pub b: String,
+    #[arg(long = "b", value_name = "CMD", required_unless_present = "band_of")]
+    pub b: Option<String>,
     /// A's name in the report
     #[arg(long, value_name = "NAME", default_value = "A")]
     pub label_a: String,
@@ -64,6 +64,12 @@ pub(crate) struct Args {
     /// Seconds one run may take before the comparison stops (exit 2)
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=2592000))]
     pub timeout: u64,
+    /// Run nothing: print the A/A band, in percent, of values A gave once a round and of the control's (two
+    /// lists, comma- or space-separated, at least 3 values each), as the comparisons judge a size: the larger of
+    /// the two medians' distance and the 95th percentile of 2000 resampled distances. For scripts that time
+    /// their own rounds (scripts/bench-suite.sh)
+    #[arg(long, num_args = 2, value_names = ["A", "CONTROL"], conflicts_with_all = ["a", "b", "control", "max_worse", "max_diff", "raw_dir"])]
+    pub band_of: Option<Vec<String>>,
 }
 
 impl Args {
@@ -118,7 +124,11 @@ pub fn main(args: &[String]) -> i32 {
         Ok(a) => a,
         Err(code) => return code,
     };
-    match run(&a) {
+    let result = match &a.band_of {
+        Some(lists) => band_of(lists),
+        None => run(&a),
+    };
+    match result {
         Ok(code) => code,
         Err(line) => {
             // The line may quote a command's own message: printed escaped.
@@ -128,7 +138,37 @@ pub fn main(args: &[String]) -> i32 {
     }
 }
 
+/// The least values each list of `--band-of` takes: a median of fewer is
+/// no estimate of anything.
+const BAND_OF_MIN: usize = 3;
+
+/// `--band-of A CONTROL`: prints the band and returns 0, or says why not.
+fn band_of(lists: &[String]) -> Result<i32, String> {
+    let parse = |list: &str| -> Result<Vec<f64>, String> {
+        let vals = list
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|v| !v.is_empty())
+            .map(|v| match v.parse::<f64>() {
+                Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+                _ => Err(format!("--band-of: '{v}' is not a positive number")),
+            })
+            .collect::<Result<Vec<f64>, String>>()?;
+        if vals.len() < BAND_OF_MIN {
+            return Err(format!(
+                "--band-of: {} value(s) in '{list}'; each list needs at least {BAND_OF_MIN}",
+                vals.len()
+            ));
+        }
+        Ok(vals)
+    };
+    let (a, a2) = (parse(&lists[0])?, parse(&lists[1])?);
+    let band = judge::aa_band_pct(&a, &a2).ok_or("--band-of: no band from these values")?;
+    println!("{band:.2}");
+    Ok(0)
+}
+
 fn run(a: &Args) -> Result<i32, String> {
+    let (cmd_a, cmd_b) = (a.a.as_deref().unwrap_or_default(), a.b.as_deref().unwrap_or_default());
     let mut _temp = None;
     let dir = match &a.raw_dir {
         Some(d) => {
@@ -156,7 +196,7 @@ fn run(a: &Args) -> Result<i32, String> {
     for r in 1..=a.rounds {
         eprintln!("commbench ab: round {r}/{}", a.rounds);
         for side in order(r, a.control) {
-            let cmd = if side == Side::B { &a.b } else { &a.a };
+            let cmd = if side == Side::B { cmd_b } else { cmd_a };
             let base = dir.join(format!("{}-{r}", side.tag()));
             let csv = cmd.contains("{csv}").then(|| base.with_extension("csv"));
             let wall = run_one(cmd, &base, csv.as_deref(), Duration::from_secs(a.timeout))?;
@@ -172,21 +212,33 @@ fn run(a: &Args) -> Result<i32, String> {
     }
     let (code, result) = report(a, &collected, printed);
     println!("{}", wall_line(&walls.0, &walls.1, &walls.2));
+    println!("{}", walls_line(&walls.0, &walls.1, &walls.2));
     println!("\n{}", printable(&result));
     Ok(code)
 }
 
 /// The wall-time line: each side's median over the rounds and their
 /// ratio, and with the control its median and the A/A band of the ratio
-/// (how far A's second run a round lies from its first, in percent: what
-/// the ratio moves by noise alone): `wall time per run (median): A 1.20 s,
-/// B 0.60 s, A/B 2.000; A/A 1.26 s, band ±5.0%`.
+/// (what the ratio moves by noise alone, judged as a size's band is:
+/// [`judge::aa_band_pct`]): `wall time per run (median): A 1.20 s, B 0.60
+/// s, A/B 2.000; A/A 1.26 s, band ±5.0%`.
 fn wall_line(a: &[f64], b: &[f64], a2: &[f64]) -> String {
     let (wa, wb) = (judge::median(a), judge::median(b));
     let mut line = format!("wall time per run (median): A {wa:.2} s, B {wb:.2} s, A/B {:.3}", wa / wb);
+    if let Some(band) = judge::aa_band_pct(a, a2) {
+        line += &format!("; A/A {:.2} s, band ±{band:.1}%", judge::median(a2));
+    }
+    line
+}
+
+/// Every run's wall time in round order, for scripts that add several
+/// comparisons' rounds together: `wall time per round (s): A 1.100 1.200;
+/// B 0.600 0.500; A/A 1.260 1.200`.
+fn walls_line(a: &[f64], b: &[f64], a2: &[f64]) -> String {
+    let list = |xs: &[f64]| xs.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(" ");
+    let mut line = format!("wall time per round (s): A {}; B {}", list(a), list(b));
     if !a2.is_empty() {
-        let wa2 = judge::median(a2);
-        line += &format!("; A/A {wa2:.2} s, band ±{:.1}%", (wa2 / wa - 1.0).abs() * 100.0);
+        line += &format!("; A/A {}", list(a2));
     }
     line
 }
@@ -386,13 +438,21 @@ mod tests {
 
     #[test]
     fn the_wall_line_gives_the_control_band() {
-        // Medians 1.2, 0.6 and 1.26: the control lies 5% from A.
+        // Medians 1.2, 0.6 and 1.26: the control lies 5% from A, and medians
+        // of three drawn from these six values lie further apart than that.
         let (a, b, a2) = ([1.1, 1.2, 1.3], [0.6, 0.5, 0.7], [1.26, 1.2, 1.4]);
+        let band = judge::aa_band_pct(&a, &a2).unwrap();
+        assert!(band > 5.0, "{band}");
         assert_eq!(
             wall_line(&a, &b, &a2),
-            "wall time per run (median): A 1.20 s, B 0.60 s, A/B 2.000; A/A 1.26 s, band ±5.0%"
+            format!("wall time per run (median): A 1.20 s, B 0.60 s, A/B 2.000; A/A 1.26 s, band ±{band:.1}%")
         );
         assert_eq!(wall_line(&a, &b, &[]), "wall time per run (median): A 1.20 s, B 0.60 s, A/B 2.000");
+        assert_eq!(
+            walls_line(&a, &b, &a2),
+            "wall time per round (s): A 1.100 1.200 1.300; B 0.600 0.500 0.700; A/A 1.260 1.200 1.400"
+        );
+        assert_eq!(walls_line(&a, &b, &[]), "wall time per round (s): A 1.100 1.200 1.300; B 0.600 0.500 0.700");
     }
 
     #[test]

@@ -412,6 +412,14 @@ fn ab_compares_two_commands_round_by_round() {
     assert!(rows.iter().all(|l| l.trim_end().ends_with('%')), "an A/A band on every row: {rows:?}");
     let wall = r.stdout.lines().find(|l| l.starts_with("wall time per run (median): A ")).unwrap_or_default();
     assert!(wall.contains("; A/A ") && wall.ends_with('%'), "the control's wall band: {}", r.stdout);
+    // Each run's wall time, for scripts that add comparisons together.
+    let per = r.stdout.lines().find_map(|l| l.strip_prefix("wall time per round (s): ")).unwrap_or_default();
+    let sides: Vec<(&str, usize)> = per
+        .split("; ")
+        .map(|s| s.split_once(' ').unwrap_or_default())
+        .map(|(name, vals)| (name, vals.split(' ').filter(|v| v.parse::<f64>().is_ok_and(|x| x > 0.0)).count()))
+        .collect();
+    assert_eq!(sides, [("A", 5), ("B", 5), ("A/A", 5)], "{}", r.stdout);
     assert!(r.stdout.trim_end().ends_with("RESULT: ALL TARGETS MET"), "{}", r.stdout);
     // Every run kept: A, its control and B (B with its CSV), each round.
     for round in 1..=5 {
@@ -435,6 +443,52 @@ fn ab_compares_two_commands_round_by_round() {
     assert_eq!(r.code, Some(2));
     let last = r.stderr.lines().last().unwrap_or("");
     assert_eq!(last, "commbench ab: 'echo broken >&2; exit 3' failed (exit status: 3): broken", "{}", r.stderr);
+}
+
+/// `ab --band-of` gives scripts that time their own rounds the band a size
+/// is judged by: one number, the same for the same values, at least the
+/// two medians' distance; bad lists are one line and status 2.
+#[test]
+fn ab_band_of_prints_the_band_scripts_judge_by() {
+    let band = |a: &str, c: &str| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_commbench"));
+        cmd.args(["ab", "--band-of", a, c]);
+        run_cmd(cmd, Duration::from_secs(10))
+    };
+    let r = band("10.0,10.4,9.8,10.1,10.2", "10.3 9.9 10.6 10.0 10.2");
+    assert_eq!((r.code, r.stderr.as_str()), (Some(0), ""), "{r:?}");
+    let b: f64 = r.stdout.trim().parse().unwrap_or_else(|_| panic!("one number: {:?}", r.stdout));
+    // Medians 10.1 and 10.2: the single distance is 0.99%; resampling
+    // medians of five from these ten values moves them further.
+    assert!((0.99..10.0).contains(&b), "{b}");
+    assert_eq!(band("10.0,10.4,9.8,10.1,10.2", "10.3 9.9 10.6 10.0 10.2").stdout, r.stdout);
+    // Identical medians still get the spread of the values as their band.
+    let same: f64 = band("1,2,3", "3,2,1").stdout.trim().parse().unwrap();
+    assert!(same > 0.0, "{same}");
+    for (a, c, want) in [
+        ("1,2", "1,2,3", "commbench ab: --band-of: 2 value(s) in '1,2'; each list needs at least 3"),
+        ("1,x,3", "1,2,3", "commbench ab: --band-of: 'x' is not a positive number"),
+        ("1,2,3", "1,-2,3", "commbench ab: --band-of: '-2' is not a positive number"),
+    ] {
+        let r = band(a, c);
+        assert_eq!((r.code, r.stdout.as_str(), r.stderr.trim_end()), (Some(2), "", want), "{a} {c}");
+    }
+    // The scripts' way in (scripts/support/aa_band.py) reads the same band.
+    let mut py = Command::new("python3");
+    py.current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/support")).args([
+        "-c",
+        "import sys; from aa_band import aa_band; \
+         print(aa_band(sys.argv[1], [10.0, 10.4, 9.8, 10.1, 10.2], [10.3, 9.9, 10.6, 10.0, 10.2]), \
+         aa_band(sys.argv[1], [1, 2, 3], []))",
+        env!("CARGO_BIN_EXE_commbench"),
+    ]);
+    let r = run_cmd(py, Duration::from_secs(30));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(r.stdout.trim(), format!("{} None", b / 100.0), "{r:?}");
+    let mut both = Command::new(env!("CARGO_BIN_EXE_commbench"));
+    both.args(["ab", "--band-of", "1,2,3", "1,2,3", "--a", "true"]);
+    let r = run_cmd(both, Duration::from_secs(10));
+    assert_eq!((r.code, r.stderr.lines().count()), (Some(2), 1), "{}", r.stderr);
 }
 
 /// compare is linear in rows. It once looked through every point for each
