@@ -133,10 +133,10 @@ def main():
         o, c = m["ours"], m["osu"]
         cells = []
         for i, band, target, what in ((0, bands[0], 1.2, "start-up"), (2, bands[1], 1.5, "RSS per rank")):
-            ratio = o[i] / c[i]
-            miss = ratio > target * (1 + (band or 0.0))
+            ratio, noise = o[i] / c[i], band or 0.0
+            miss = ratio > target * (1 + noise)
             if miss:
-                misses.append(f"np {np_}: {what} {ratio:.2f} > {target} x (1 + {(band or 0.0) * 100:.1f}%)")
+                misses.append(f"np {np_}: {what} {ratio:.2f} > {target} x (1 + {noise * 100:.1f}%)")
             cells.append((f"{ratio:.2f}{' *' if miss else ''}", "-" if band is None else f"±{band * 100:.1f}%"))
         print(f"| {np_} | {o[0]:.2f} / {c[0]:.2f} | {cells[0][0]} | {cells[0][1]} | {o[4]:.0f} / {c[4]:.0f} "
               f"| {o[2] / 1024:.1f} / {c[2] / 1024:.1f} | {cells[1][0]} | {cells[1][1]} "

@@ -363,7 +363,7 @@ fn report(a: &Args, collected: &Collected, printed: bool) -> (i32, String) {
             "{:>10} {:>14} {:>14} {:>8}    {:>7} {:>7} {:>9}",
             "size", "A", "B", "A/B", "IQR A", "IQR B", "A/A band"
         );
-        let distances: Vec<f64> = sizes.values().filter_map(judge::aa_distance_pct).collect();
+        let distances: Vec<f64> = sizes.values().filter_map(|s| judge::aa_distance_pct(&s.a, &s.a2)).collect();
         let band_floor = if distances.is_empty() { 0.0 } else { judge::median(&distances) };
         let mut lines: Vec<SizeLine> = Vec::new();
         for (size, s) in sizes {
