@@ -21,7 +21,10 @@
 //!   times the kernel took its CPU from it while it could still run;
 //! - `migrations`: /proc/self/sched's `se.nr_migrations`, the times the
 //!   kernel moved the rank's main thread to another CPU (absent on
-//!   kernels without scheduler debug data: "unknown").
+//!   kernels without scheduler debug data: "unknown");
+//! - `runq_wait_ns`: /proc/thread-self/schedstat's second field, the
+//!   nanoseconds the sampling thread (the rank's main thread, which runs
+//!   the timed loops) spent runnable on a run queue without a CPU.
 //!
 //! ## When a host was busy
 //!
@@ -45,6 +48,17 @@
 //!   kernel work only, a few times a second; one that shares its CPU with
 //!   a task that also wants to run is switched out at every scheduler
 //!   slice (a few milliseconds), hundreds of times a second.
+//! - **waiting**: a rank's main thread waited for a CPU more than
+//!   [`WAIT_BUSY_PCT`] percent of the run, and at least [`MIN_WAIT_S`] in
+//!   all. This is the one rule a run shorter than a second is judged by
+//!   as well as a long one: it is a share of time, not a rate of events,
+//!   and it measures what a competitor costs the rank rather than how
+//!   often the kernel looked. A rank polling alone on its CPU waits only
+//!   while kernel work or the MPI library's own helper threads run, a
+//!   fraction of a percent; one sharing its CPU with a task that also
+//!   wants it waits for whole slices, tens of percent. The floor keeps a
+//!   single slice taken from a run of a few milliseconds from calling it
+//!   busy.
 //!
 //! The runnable count is kept (its highest value too) but decides nothing:
 //! it is one instant, and the sampling rank is itself among it.
@@ -63,6 +77,14 @@ pub const PREEMPT_BUSY_PER_S: f64 = 100.0;
 /// The shortest span (seconds) over which a switch rate is judged: over
 /// less, a handful of switches is a large rate of nothing.
 pub const MIN_RATE_SPAN_S: f64 = 1.0;
+
+/// Percent of the run a rank's main thread waited for a CPU above which
+/// its host was busy.
+pub const WAIT_BUSY_PCT: f64 = 10.0;
+
+/// The least waiting (seconds, summed over the run) that can make a host
+/// busy: more than one scheduler slice.
+pub const MIN_WAIT_S: f64 = 0.01;
 
 /// Size samples a rank keeps at most (a long sweep keeps its first ones;
 /// the highest load and runnable count still see every size).
@@ -90,6 +112,9 @@ pub struct Sample {
     /// The main thread's migrations between CPUs, cumulative.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migrations: Option<u64>,
+    /// Nanoseconds the main thread waited on a run queue, cumulative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runq_wait_ns: Option<u64>,
 }
 
 /// What one rank saw between sizes: after the size's rows were out.
@@ -103,6 +128,8 @@ pub struct SizeSample {
     pub runnable: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub involuntary_switches: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runq_wait_ns: Option<u64>,
 }
 
 /// What one rank saw over its run, as the run record keeps it.
@@ -134,6 +161,9 @@ pub struct Busy {
     /// The rank preempted most and its rate a second, where above the
     /// threshold.
     pub preempted: Option<(usize, f64)>,
+    /// The rank that waited most for a CPU and the percent of the run it
+    /// waited, where above the threshold.
+    pub waited: Option<(usize, f64)>,
 }
 
 impl Busy {
@@ -143,7 +173,8 @@ impl Busy {
         let load = self.load.map_or(0.0, |(l, c)| l / c.max(1) as f64);
         let steal = self.steal_pct.map_or(0.0, |s| 1.0 + s / 100.0);
         let preempt = self.preempted.map_or(0.0, |(_, r)| 1.0 + r / 1000.0);
-        load.max(steal).max(preempt)
+        let wait = self.waited.map_or(0.0, |(_, w)| 1.0 + w / 100.0);
+        load.max(steal).max(preempt).max(wait)
     }
 
     /// The line a reader of a verdict gets: `the host was busy: load 8.2
@@ -159,6 +190,9 @@ impl Busy {
         }
         if let Some((rank, rate)) = self.preempted {
             why.push(format!("rank {rank} preempted {rate:.0} times a second"));
+        }
+        if let Some((rank, pct)) = self.waited {
+            why.push(format!("rank {rank} waited for a CPU {pct:.0}% of the time"));
         }
         let host = if name_host { format!("the host {} was busy", self.host) } else { "the host was busy".into() };
         format!("{host}: {} during the run", why.join(", "))
@@ -195,6 +229,16 @@ impl RankLoad {
         (span >= MIN_RATE_SPAN_S).then(|| n as f64 / span)
     }
 
+    /// Percent of the run the main thread waited for a CPU, and the
+    /// seconds it waited; None where the kernel does not say or the run
+    /// took no time.
+    pub fn wait(&self) -> Option<(f64, f64)> {
+        let a = self.after.as_ref()?;
+        let span = a.at_s - self.before.at_s;
+        let waited = a.runq_wait_ns?.checked_sub(self.before.runq_wait_ns?)? as f64 / 1e9;
+        (span > 0.0).then(|| (100.0 * waited / span, waited))
+    }
+
     /// Migrations over the run; None ("unknown") where the kernel does
     /// not say.
     pub fn migrations(&self) -> Option<u64> {
@@ -207,11 +251,13 @@ impl RankLoad {
         let load = self.highest_load().zip(self.online_cpus()).filter(|&(l, c)| l > c as f64);
         let steal_pct = self.steal_pct().filter(|&s| s > STEAL_BUSY_PCT);
         let preempted = self.preemptions_per_s().filter(|&r| r > PREEMPT_BUSY_PER_S).map(|r| (rank, r));
-        (load.is_some() || steal_pct.is_some() || preempted.is_some()).then(|| Busy {
+        let waited = self.wait().filter(|&(pct, s)| pct > WAIT_BUSY_PCT && s >= MIN_WAIT_S).map(|(pct, _)| (rank, pct));
+        (load.is_some() || steal_pct.is_some() || preempted.is_some() || waited.is_some()).then(|| Busy {
             host: host.to_string(),
             load,
             steal_pct,
             preempted,
+            waited,
         })
     }
 }
@@ -229,6 +275,7 @@ pub fn busiest<'a>(ranks: impl IntoIterator<Item = (usize, &'a str, &'a RankLoad
                 h.load = max_by(h.load, b.load, |x| x.0);
                 h.steal_pct = max_by(h.steal_pct, b.steal_pct, |x| *x);
                 h.preempted = max_by(h.preempted, b.preempted, |x| x.1);
+                h.waited = max_by(h.waited, b.waited, |x| x.1);
             }
         }
     }
@@ -311,6 +358,19 @@ pub fn parse_sched_migrations(text: &str) -> Option<u64> {
     })
 }
 
+/// /proc/<pid>/schedstat's second field: nanoseconds spent runnable on
+/// a run queue.
+pub fn parse_schedstat_wait(text: &str) -> Option<u64> {
+    let mut words = text.split_whitespace();
+    words.next()?.parse::<u64>().ok()?;
+    words.next()?.parse().ok()
+}
+
+/// The calling thread's run-queue wait so far.
+fn runq_wait_ns() -> Option<u64> {
+    read("/proc/thread-self/schedstat").and_then(|t| parse_schedstat_wait(&t))
+}
+
 fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
@@ -342,6 +402,7 @@ pub fn sample(at_s: f64) -> Sample {
         steal_ticks,
         involuntary_switches: involuntary_switches(),
         migrations: read("/proc/self/sched").and_then(|t| parse_sched_migrations(&t)),
+        runq_wait_ns: runq_wait_ns(),
     }
 }
 
@@ -393,7 +454,8 @@ pub fn note_size(size: usize) {
     trace.note(load1, runnable);
     if trace.load.sizes.len() < MAX_SIZE_SAMPLES {
         let involuntary_switches = involuntary_switches();
-        trace.load.sizes.push(SizeSample { size, at_s, load1, runnable, involuntary_switches });
+        let runq_wait_ns = runq_wait_ns();
+        trace.load.sizes.push(SizeSample { size, at_s, load1, runnable, involuntary_switches, runq_wait_ns });
     }
 }
 
@@ -455,6 +517,7 @@ mod tests {
             steal_ticks: Some(0),
             involuntary_switches: Some(5),
             migrations: Some(1),
+            runq_wait_ns: Some(1_000_000),
         };
         let after = Sample {
             at_s: 4.0,
@@ -463,6 +526,7 @@ mod tests {
             steal_ticks: Some(8),
             involuntary_switches: Some(25),
             migrations: Some(1),
+            runq_wait_ns: Some(21_000_000),
             ..before.clone()
         };
         RankLoad { before, after: Some(after), max_load1: Some(1.9), max_runnable: Some(3), sizes: Vec::new() }
@@ -475,6 +539,8 @@ mod tests {
         assert_eq!(q.steal_pct(), Some(1.0));
         assert_eq!(q.preemptions_per_s(), Some(5.0));
         assert_eq!(q.migrations(), Some(0));
+        let (pct, s) = q.wait().unwrap();
+        assert!((pct - 0.5).abs() < 1e-9 && (s - 0.02).abs() < 1e-12, "{pct} {s}");
         // Exactly as many as the CPUs is not above them.
         let mut at = quiet();
         at.max_load1 = Some(2.0);
@@ -508,10 +574,53 @@ mod tests {
     }
 
     #[test]
+    fn schedstat_wait() {
+        assert_eq!(parse_schedstat_wait("51033506 4193952 163\n"), Some(4193952));
+        assert_eq!(parse_schedstat_wait("51033506"), None);
+        assert_eq!(parse_schedstat_wait("x 4193952 163"), None);
+        assert_eq!(parse_schedstat_wait(""), None);
+    }
+
+    /// A short run is judged by its waiting: a share of its time, with a
+    /// floor of more than one slice in all.
+    #[test]
+    fn waiting_for_a_cpu_makes_a_short_run_busy() {
+        // 0.16 s, half of it waiting: too short for a switch rate, and
+        // the load below the CPUs, as a rank sharing its CPU with a task
+        // started just before it measured here.
+        let mut l = quiet();
+        let a = l.after.as_mut().unwrap();
+        a.at_s = 0.16;
+        a.runq_wait_ns = Some(1_000_000 + 80_000_000);
+        assert_eq!(l.preemptions_per_s(), None);
+        let b = l.busy(0, "n1").unwrap();
+        assert_eq!((b.load, b.steal_pct, b.preempted), (None, None, None));
+        assert_eq!(b.waited.map(|(r, p)| (r, p.round())), Some((0, 50.0)));
+        assert_eq!(b.line(false), "the host was busy: rank 0 waited for a CPU 50% of the time during the run");
+        // Below the threshold (9.4%).
+        l.after.as_mut().unwrap().runq_wait_ns = Some(1_000_000 + 15_000_000);
+        assert_eq!(l.busy(0, "n1"), None);
+        // A run of 2 ms that waited 0.4 ms of it (one wakeup of a helper
+        // thread) is a large share of little: under the floor.
+        let a = l.after.as_mut().unwrap();
+        a.at_s = 0.002;
+        a.runq_wait_ns = Some(1_000_000 + 400_000);
+        assert!(l.wait().unwrap().0 > WAIT_BUSY_PCT);
+        assert_eq!(l.busy(0, "n1"), None);
+        // Several ranks of one host: the one that waited most is named.
+        let mut w1 = quiet();
+        w1.after.as_mut().unwrap().runq_wait_ns = Some(1_000_000 + 800_000_000);
+        let mut w2 = quiet();
+        w2.after.as_mut().unwrap().runq_wait_ns = Some(1_000_000 + 2_000_000_000);
+        let got = busiest([(0, "n1", &w1), (1, "n1", &w2), (2, "n1", &quiet())]).unwrap();
+        assert_eq!(got.waited.map(|(r, p)| (r, p.round())), Some((1, 50.0)));
+    }
+
+    #[test]
     fn what_a_host_does_not_say_decides_nothing() {
         let l = RankLoad { before: Sample::default(), after: Some(Sample::default()), ..RankLoad::default() };
         assert_eq!(l.busy(0, "n1"), None);
-        assert_eq!((l.steal_pct(), l.preemptions_per_s(), l.migrations()), (None, None, None));
+        assert_eq!((l.steal_pct(), l.preemptions_per_s(), l.migrations(), l.wait()), (None, None, None, None));
         // Counters that went backwards (another boot?) are no difference.
         let mut back = quiet();
         back.after.as_mut().unwrap().cpu_ticks = Some(1);
@@ -563,6 +672,7 @@ mod tests {
             assert!(s.load1.is_some_and(|l| l >= 0.0));
             assert!(s.online_cpus.is_some_and(|n| n >= 1));
             assert!(s.involuntary_switches.is_some());
+            assert!(s.runq_wait_ns.is_some());
         }
     }
 }

@@ -199,6 +199,7 @@ fn run_record_describes_the_run() {
             assert!(s["load1"].as_f64().is_some_and(|l| l >= 0.0), "{load}");
             assert!(s["online_cpus"].as_u64().is_some_and(|n| n >= 1), "{load}");
             assert!(s["cpu_ticks"].as_u64().is_some() && s["involuntary_switches"].as_u64().is_some(), "{load}");
+            assert!(s["runq_wait_ns"].as_u64().is_some(), "{load}");
         }
         assert!(load["before"]["at_s"].as_f64() <= load["after"]["at_s"].as_f64(), "{load}");
         assert!(load["max_load1"].as_f64() >= load["before"]["load1"].as_f64(), "{load}");
@@ -239,6 +240,52 @@ fn run_record_describes_the_run() {
         (o.record["plan"]["needs"].as_str(), o.record["plan"]["collective"].as_str()),
         (Some("non_blocking_collectives"), Some("iallgatherv"))
     );
+}
+
+/// A rank sharing its CPU with a task that wants all of it waits for
+/// whole scheduler slices, and its record says the host was busy, by the
+/// waiting rule (procs::load), which judges a run of a fraction of a second
+/// as well: here an osu_allreduce of about 0.1-0.2 s, too short for a
+/// switch rate, beside a loop started just before it, when the load
+/// average has not yet moved (measured: load 1.8 on 2 cores, rank 0 waited
+/// 50%). One-sided: whatever else the machine runs only adds waiting.
+#[test]
+fn a_rank_sharing_its_cpu_is_recorded_waiting() {
+    struct Spin(std::process::Child);
+    impl Drop for Spin {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _g = mpi_lock();
+    // On CPU 0, where `--bind-to hwthread` puts rank 0 (checked below).
+    let spin = std::process::Command::new("taskset")
+        .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .map(Spin)
+        .expect("taskset");
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("res");
+    let rds = rd.display().to_string();
+    let o = Launch { launcher_args: vec!["--bind-to".into(), "hwthread".into()], ..Launch::default() };
+    let run = launch(Mpi::OpenMpi, 2, "osu_allreduce", &["--results-dir", &rds, "--timeout", "60"], &o);
+    drop(spin);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let jsons = files_with_ext(&rd, "json");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&jsons[0]).unwrap()).unwrap();
+    assert_eq!(r["ranks"][0]["cpus"], "0", "rank 0 must share CPU 0 with the loop");
+    let load: commbench::procs::load::RankLoad = serde_json::from_value(r["ranks"][0]["load"].clone()).unwrap();
+    let (pct, waited) = load.wait().expect("this kernel says how long a thread waited");
+    assert!(
+        pct > commbench::procs::load::WAIT_BUSY_PCT && waited >= commbench::procs::load::MIN_WAIT_S,
+        "{pct}% {waited} s"
+    );
+    let line = commbench::procs::load::busy_line_of_record(&r).expect("a busy host");
+    assert!(line.starts_with("the host was busy: ") && line.contains("waited for a CPU"), "{line}");
+    // The samples between sizes carry the waiting too, and it only grows.
+    let waits: Vec<u64> = load.sizes.iter().map(|s| s.runq_wait_ns.unwrap()).collect();
+    assert!(waits.windows(2).all(|w| w[0] <= w[1]) && !waits.is_empty(), "{waits:?}");
 }
 
 #[test]
