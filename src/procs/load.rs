@@ -211,21 +211,30 @@ impl RankLoad {
         self.after.as_ref().and_then(|a| a.online_cpus).or(self.before.online_cpus).filter(|&n| n > 0)
     }
 
+    /// How much cumulative counter `c` grew between the first and last
+    /// samples; None without both, or where it went backwards (another
+    /// boot?).
+    fn growth(&self, c: impl Fn(&Sample) -> Option<u64>) -> Option<u64> {
+        c(self.after.as_ref()?)?.checked_sub(c(&self.before)?)
+    }
+
+    /// Seconds between the first and last samples.
+    fn span_s(&self) -> Option<f64> {
+        Some(self.after.as_ref()?.at_s - self.before.at_s)
+    }
+
     /// Percent of the host's CPU time stolen between the first and last
     /// samples; None without both, or with no ticks between them.
     pub fn steal_pct(&self) -> Option<f64> {
-        let a = self.after.as_ref()?;
-        let total = a.cpu_ticks?.checked_sub(self.before.cpu_ticks?)?;
-        let steal = a.steal_ticks?.checked_sub(self.before.steal_ticks?)?;
+        let total = self.growth(|s| s.cpu_ticks)?;
+        let steal = self.growth(|s| s.steal_ticks)?;
         (total > 0).then(|| 100.0 * steal as f64 / total as f64)
     }
 
     /// Involuntary switches a second over the run, where it was long
     /// enough to judge ([`MIN_RATE_SPAN_S`]).
     pub fn preemptions_per_s(&self) -> Option<f64> {
-        let a = self.after.as_ref()?;
-        let span = a.at_s - self.before.at_s;
-        let n = a.involuntary_switches?.checked_sub(self.before.involuntary_switches?)?;
+        let (span, n) = (self.span_s()?, self.growth(|s| s.involuntary_switches)?);
         (span >= MIN_RATE_SPAN_S).then(|| n as f64 / span)
     }
 
@@ -233,16 +242,14 @@ impl RankLoad {
     /// seconds it waited; None where the kernel does not say or the run
     /// took no time.
     pub fn wait(&self) -> Option<(f64, f64)> {
-        let a = self.after.as_ref()?;
-        let span = a.at_s - self.before.at_s;
-        let waited = a.runq_wait_ns?.checked_sub(self.before.runq_wait_ns?)? as f64 / 1e9;
+        let (span, waited) = (self.span_s()?, self.growth(|s| s.runq_wait_ns)? as f64 / 1e9);
         (span > 0.0).then(|| (100.0 * waited / span, waited))
     }
 
     /// Migrations over the run; None ("unknown") where the kernel does
     /// not say.
     pub fn migrations(&self) -> Option<u64> {
-        self.after.as_ref()?.migrations?.checked_sub(self.before.migrations?)
+        self.growth(|s| s.migrations)
     }
 
     /// Whether this rank's host was busy by the rule of this module, and
